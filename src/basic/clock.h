@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* All durations in airlock are uint64_t milliseconds or nanoseconds, named so. */
+uint64_t clock_monotonic_ns(void);
+uint64_t clock_realtime_ns(void);
+
+/* Formats a realtime timestamp as RFC 3339 UTC with milliseconds,
+ * "2026-11-30T01:16:23.123Z". buf must hold 25 bytes. */
+void clock_format_rfc3339(uint64_t realtime_ns, char *buf, size_t size);

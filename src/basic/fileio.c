@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+#include "basic/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+
+int fd_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size,
+		   struct error *err)
+{
+	size_t cap = 4096, size = 0;
+	cleanup_free char *data = malloc(cap + 1);
+	if (!data)
+		return error_set(err, ENOMEM, "out of memory");
+
+	for (;;) {
+		if (size == cap) {
+			if (cap > max_bytes)
+				return error_set(err, EFBIG, "larger than %zu bytes", max_bytes);
+			size_t new_cap = MIN(cap * 2, max_bytes + 1);
+			char *grown = realloc(data, new_cap + 1);
+			if (!grown)
+				return error_set(err, ENOMEM, "out of memory");
+			data = grown;
+			cap = new_cap;
+		}
+		ssize_t n = read(fd, data + size, cap - size);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_set_errno(err, errno, "read");
+		}
+		if (n == 0)
+			break;
+		size += (size_t)n;
+		if (size > max_bytes)
+			return error_set(err, EFBIG, "larger than %zu bytes", max_bytes);
+	}
+	data[size] = '\0';
+	*ret_data = TAKE_PTR(data);
+	if (ret_size)
+		*ret_size = size;
+	return 0;
+}
+
+int file_read_capped(int dir_fd, const char *path, size_t max_bytes, char **ret_data,
+		     size_t *ret_size, struct error *err)
+{
+	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s'", path);
+
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return error_set_errno(err, errno, "cannot stat '%s'", path);
+	if (S_ISDIR(st.st_mode))
+		return error_set(err, EISDIR, "'%s' is a directory", path);
+
+	int r = fd_read_capped(fd, max_bytes, ret_data, ret_size, err);
+	if (r < 0)
+		return error_prefix(err, "cannot read '%s'", path);
+	return 0;
+}
+
+int file_write_atomic(int dir_fd, const char *name, const void *data, size_t n, mode_t mode,
+		      bool durable, struct error *err)
+{
+	char tmp[NAME_MAX + 1];
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid()) >= sizeof(tmp))
+		return error_set(err, ENAMETOOLONG, "file name '%s' too long", name);
+
+	cleanup_close int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot create '%s'", tmp);
+
+	int r = fd_write_all(fd, data, n);
+	if (r == 0 && durable && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat2(dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dir_fd, tmp, 0);
+		return error_set_errno(err, -r, "cannot write '%s'", name);
+	}
+	if (durable && fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "cannot sync directory of '%s'", name);
+	return 0;
+}
+
+int mkdir_parents(const char *path, mode_t mode)
+{
+	cleanup_free char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+
+	for (char *p = copy + 1; ; p++) {
+		bool last = *p == '\0';
+		if (*p != '/' && !last)
+			continue;
+		*p = '\0';
+		if (mkdir(copy, mode) < 0 && errno != EEXIST)
+			return -errno;
+		if (last)
+			break;
+		*p = '/';
+	}
+	return 0;
+}

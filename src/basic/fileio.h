@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+
+/* Writes all of buf, retrying on EINTR and short writes; 0 or -errno. */
+int fd_write_all(int fd, const void *buf, size_t n);
+
+/* Reads a whole file of at most max_bytes into a NUL-terminated heap buffer.
+ * A larger file fails with -EFBIG. dir_fd may be AT_FDCWD. */
+int file_read_capped(int dir_fd, const char *path, size_t max_bytes, char **ret_data,
+		     size_t *ret_size, struct error *err);
+
+/* Reads all of fd (at most max_bytes, else -EFBIG). */
+int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size,
+		   struct error *err);
+
+/* Writes data to dir_fd/name atomically and durably: a temporary file in the
+ * same directory, fsync (when durable), then renameat2(RENAME_NOREPLACE) so an
+ * existing file is never replaced (-EEXIST), then fsync of the directory. */
+int file_write_atomic(int dir_fd, const char *name, const void *data, size_t n, mode_t mode,
+		      bool durable, struct error *err);
+
+/* mkdir -p with the given mode for each created component. */
+int mkdir_parents(const char *path, mode_t mode);

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* `airlock receipts` lists attempts from the index; `airlock show` prints one
+ * receipt or pages through its output. Read-only: they never create state. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/parse.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/store.h"
+
+
+/* Opens the state directory read-only; *ret is NULL when it does not exist. */
+static int open_store_for_reading(const char *state_dir, struct store **ret)
+{
+	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
+	const char *dir = state_dir ? state_dir : default_dir;
+	struct error err = { 0 };
+
+	*ret = NULL;
+	if (!dir) {
+		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	int r = store_open(dir, false, ret, &err);
+	if (r == -ENOENT)
+		return EXIT_OK;
+	if (r < 0) {
+		cli_error("%s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	return EXIT_OK;
+}
+
+static bool entry_failed(json_t *entry)
+{
+	return !json_is_true(json_object_get(entry, "match_expected"));
+}
+
+static void print_entry_row(json_t *e)
+{
+	json_t *exit_code = json_object_get(e, "exit_code");
+	json_t *argv = json_object_get(e, "argv");
+	char exit_text[16] = "-";
+
+	if (json_is_integer(exit_code))
+		snprintf(exit_text, sizeof(exit_text), "%lld", (long long)json_integer_value(exit_code));
+	const char *started = json_string_value(json_object_get(e, "started_at"));
+	const char *status = json_string_value(json_object_get(e, "status"));
+	printf("%-7lld %-24s %-14s %-5s %8lld  ", (long long)json_integer_value(json_object_get(e, "id")),
+	       started ? started : "-", status ? status : "-", exit_text,
+	       (long long)json_integer_value(json_object_get(e, "duration_ms")));
+	size_t i;
+	json_t *arg;
+	json_array_foreach(argv, i, arg) {
+		const char *s = json_string_value(arg);
+		bool plain = s && *s && strpbrk(s, " \t\n'\"\\$`*?;&|<>()") == NULL;
+		printf(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
+	}
+	putchar('\n');
+}
+
+/* Parses the index and keeps the wanted entries, newest last. */
+static json_t *collect_entries(const char *text, bool failed_only, size_t *ret_skipped)
+{
+	json_t *list = json_array();
+	size_t skipped = 0;
+
+	for (const char *line = text; list && *line;) {
+		const char *end = strchrnul(line, '\n');
+		json_t *e = json_loadb(line, (size_t)(end - line), 0, NULL);
+		if (!json_is_object(e))
+			skipped += end > line; /* a torn last line after a crash */
+		else if (!failed_only || entry_failed(e))
+			json_array_append(list, e);
+		json_decref(e);
+		line = *end ? end + 1 : end;
+	}
+	*ret_skipped = skipped;
+	return list;
+}
+
+int cmd_receipts(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "failed", no_argument, NULL, 'f' },	    { "last", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },	    { "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },	    { 0 },
+	};
+	const char *state_dir = NULL;
+	bool failed_only = false, json = false;
+	uint64_t last = 0;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			failed_only = true;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &last) < 0 || last == 0) {
+				cli_error("--last '%s' must be a positive count", optarg);
+				return EXIT_AIRLOCK_ERROR;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock receipts [--failed] [--last N] [--json] [--state-dir DIR]");
+			return EXIT_OK;
+		default:
+			cli_error("receipts: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind < argc) {
+		cli_error("receipts: unexpected argument '%s'", argv[optind]);
+		return EXIT_AIRLOCK_ERROR;
+	}
+
+	cleanup_with(store_freep) struct store *store = NULL;
+	int status = open_store_for_reading(state_dir, &store);
+	if (status != EXIT_OK || !store)
+		return status;
+	cleanup_free char *text = NULL;
+	size_t size, skipped;
+	struct error err = { 0 };
+	if (store_read_index(store, &text, &size, &err) < 0) {
+		cli_error("%s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(json_decrefp) json_t *list = collect_entries(text, failed_only, &skipped);
+	if (!list) {
+		cli_error("out of memory");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	size_t n = json_array_size(list);
+	size_t from = last && last < n ? n - last : 0;
+	if (!json)
+		printf("%-7s %-24s %-14s %-5s %8s  %s\n", "ID", "STARTED", "STATUS", "EXIT", "MS", "ARGV");
+	for (size_t i = from; i < n; i++) {
+		json_t *e = json_array_get(list, i);
+		if (json) {
+			json_dumpf(e, stdout, JSON_COMPACT);
+			putchar('\n');
+		} else {
+			print_entry_row(e);
+		}
+	}
+	if (skipped)
+		cli_error("warning: skipped %zu damaged index line(s)", skipped);
+	return EXIT_OK;
+}
+
+struct show_args {
+	const char *state_dir;
+	const char *stream; /* NULL: the whole receipt */
+	uint64_t id, offset, limit;
+	bool has_range;
+};
+
+/* Pages the spilled file of a stream: bytes [offset, offset + limit). */
+static int show_spill(struct store *store, const struct show_args *a, int fd)
+{
+	char buf[64 * 1024];
+	uint64_t pos = a->offset, end = a->limit ? a->offset + a->limit : UINT64_MAX;
+
+	while (pos < end) {
+		size_t want = (size_t)MIN((uint64_t)sizeof(buf), end - pos);
+		ssize_t n = pread(fd, buf, want, (off_t)pos);
+		if (n < 0) {
+			cli_error("cannot read spilled %s of receipt %llu in '%s': %s", a->stream,
+				  (unsigned long long)a->id, store->path, strerror(errno));
+			return EXIT_AIRLOCK_ERROR;
+		}
+		if (n == 0)
+			break;
+		if (fd_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+			return EXIT_AIRLOCK_ERROR;
+		pos += (uint64_t)n;
+	}
+	return EXIT_OK;
+}
+
+/* Without a spill, the receipt's own text is all there is. */
+static int show_kept_text(json_t *receipt, const struct show_args *a)
+{
+	json_t *meta = json_object_get(json_object_get(receipt, "output"), a->stream);
+	const char *text = json_string_value(json_object_get(receipt, a->stream));
+	size_t n = json_string_length(json_object_get(receipt, a->stream));
+
+	if (a->has_range && json_is_true(json_object_get(meta, "truncated"))) {
+		cli_error("receipt %llu kept only the head and tail of %s (%lld bytes in all); run with --spill to page through all of it",
+			  (unsigned long long)a->id, a->stream,
+			  (long long)json_integer_value(json_object_get(meta, "bytes")));
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (!text)
+		return EXIT_OK;
+	size_t from = (size_t)MIN(a->offset, (uint64_t)n);
+	size_t len = a->limit ? (size_t)MIN(a->limit, (uint64_t)(n - from)) : n - from;
+	return fd_write_all(STDOUT_FILENO, text + from, len) < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
+}
+
+static int show_parse(int argc, char **argv, struct show_args *a)
+{
+	static const struct option options[] = {
+		{ "stdout", no_argument, NULL, 'o' },	      { "stderr", no_argument, NULL, 'e' },
+		{ "offset", required_argument, NULL, 'f' }, { "limit", required_argument, NULL, 'l' },
+		{ "state-dir", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+		case 'e':
+			a->stream = opt == 'o' ? "stdout" : "stderr";
+			break;
+		case 'f':
+		case 'l':
+			if (parse_u64(optarg, opt == 'f' ? &a->offset : &a->limit) < 0) {
+				cli_error("--%s '%s' must be a byte count", opt == 'f' ? "offset" : "limit", optarg);
+				return EXIT_AIRLOCK_ERROR;
+			}
+			a->has_range = true;
+			break;
+		case 's':
+			a->state_dir = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock show ID [--stdout|--stderr] [--offset B] [--limit B] [--state-dir DIR]");
+			return -1;
+		default:
+			cli_error("show: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind != argc - 1 || parse_u64(argv[optind], &a->id) < 0 || a->id == 0) {
+		cli_error("show: expected one receipt id (a positive number)");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (a->has_range && !a->stream) {
+		cli_error("show: --offset and --limit page a stream; add --stdout or --stderr");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	return EXIT_OK;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct show_args a = { 0 };
+	int status = show_parse(argc, argv, &a);
+	if (status != EXIT_OK)
+		return status < 0 ? EXIT_OK : status;
+
+	cleanup_with(store_freep) struct store *store = NULL;
+	status = open_store_for_reading(a.state_dir, &store);
+	if (status != EXIT_OK)
+		return status;
+	cleanup_free char *text = NULL;
+	struct error err = { 0 };
+	if (!store || store_read_receipt(store, a.id, &text, &err) < 0) {
+		cli_error("no receipt %llu", (unsigned long long)a.id);
+		return EXIT_NOT_FOUND_ITEM;
+	}
+	if (!a.stream) {
+		fputs(text, stdout);
+		return EXIT_OK;
+	}
+	cleanup_close int spill_fd = -1;
+	if (store_open_spill(store, a.id, a.stream, false, &spill_fd, &err) == 0)
+		return show_spill(store, &a, spill_fd);
+	cleanup_with(json_decrefp) json_t *receipt = json_loads(text, 0, NULL);
+	if (!receipt) {
+		cli_error("receipt %llu in '%s' is damaged", (unsigned long long)a.id, store->path);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	return show_kept_text(receipt, &a);
+}

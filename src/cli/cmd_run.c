@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/* `airlock run [OPTIONS] -- CMD [ARG...]` and `airlock job [OPTIONS] FILE|-`:
+ * translate the command line into a struct run_request, hand it to core, and
+ * print the outcome. Bad input is not an early exit: it becomes an invalid
+ * request, so the attempt still leaves a receipt. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/parse.h"
+#include "basic/strv.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/job.h"
+#include "core/run.h"
+
+#define JOB_MAX_BYTES (4 << 20)
+
+extern char **environ;
+
+/* What the command line says beyond the request itself. */
+struct run_cli {
+	struct run_request req;
+	struct run_context ctx;
+	bool json;
+	bool tee;
+};
+
+enum {
+	OPT_CWD = 0x100,
+	OPT_TIMEOUT,
+	OPT_KILL_AFTER,
+	OPT_ENV,
+	OPT_ENV_FORCE,
+	OPT_EXPECT,
+	OPT_JOB_ID,
+	OPT_WHY,
+	OPT_JSON,
+	OPT_TEE,
+	OPT_SPILL,
+	OPT_STATE_DIR,
+	OPT_POLICY,
+	OPT_HELP,
+};
+
+static const struct option run_options[] = {
+	{ "cwd", required_argument, NULL, OPT_CWD },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "env-force", required_argument, NULL, OPT_ENV_FORCE },
+	{ "expect", required_argument, NULL, OPT_EXPECT },
+	{ "job-id", required_argument, NULL, OPT_JOB_ID },
+	{ "why", required_argument, NULL, OPT_WHY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "tee", no_argument, NULL, OPT_TEE },
+	{ "spill", no_argument, NULL, OPT_SPILL },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ 0 },
+};
+
+/* Options that only make sense with an argv on the command line. */
+static bool option_is_run_only(int opt)
+{
+	return opt == OPT_CWD || opt == OPT_TIMEOUT || opt == OPT_KILL_AFTER || opt == OPT_ENV ||
+	       opt == OPT_EXPECT || opt == OPT_JOB_ID || opt == OPT_WHY;
+}
+
+static int parse_expect(struct run_request *req, const char *arg)
+{
+	cleanup_free char *copy = strdup(arg);
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	req->n_expected = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (req->n_expected == RUN_MAX_EXPECTED)
+			return -E2BIG;
+		int r = parse_int(tok, 0, 255, &req->expected[req->n_expected]);
+		if (r < 0)
+			return r;
+		req->n_expected++;
+	}
+	return req->n_expected ? 0 : -EINVAL;
+}
+
+static int replace_string(char **slot, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+/* Applies one option; a bad value marks the request invalid. */
+static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
+{
+	struct run_request *req = &cli->req;
+	uint64_t ms;
+	int r = 0;
+
+	switch (opt) {
+	case OPT_CWD:
+		r = replace_string(&req->cwd, arg);
+		break;
+	case OPT_TIMEOUT:
+		if (parse_duration_ms(arg, &ms) < 0 || ms == 0)
+			run_request_set_invalid(req, "--timeout '%.100s' is not a positive duration (e.g. 30s, 500ms)", arg);
+		req->timeout_ms = ms;
+		req->has_timeout = true;
+		break;
+	case OPT_KILL_AFTER:
+		if (parse_duration_ms(arg, &ms) < 0)
+			run_request_set_invalid(req, "--kill-after '%.100s' is not a duration (e.g. 2s)", arg);
+		req->kill_after_ms = ms;
+		req->has_kill_after = true;
+		break;
+	case OPT_ENV:
+		r = strv_push(&req->env_allow, arg);
+		break;
+	case OPT_ENV_FORCE:
+		r = strv_push(&req->env_force, arg);
+		break;
+	case OPT_EXPECT:
+		if (parse_expect(req, arg) < 0)
+			run_request_set_invalid(req, "--expect '%.100s' must list exit statuses 0-255, like 0 or 0,1", arg);
+		break;
+	case OPT_JOB_ID:
+		r = replace_string(&req->job_id, arg);
+		break;
+	case OPT_WHY:
+		r = replace_string(&req->rationale, arg);
+		break;
+	case OPT_JSON:
+		cli->json = true;
+		break;
+	case OPT_TEE:
+		cli->tee = true;
+		break;
+	case OPT_SPILL:
+		req->spill = true;
+		break;
+	case OPT_STATE_DIR:
+		cli->ctx.state_dir = arg;
+		break;
+	case OPT_POLICY:
+		cli->ctx.policy_path = arg;
+		break;
+	}
+	if (r < 0)
+		run_request_set_invalid(req, "out of memory");
+}
+
+static void print_run_usage(FILE *f, const char *name)
+{
+	if (strcmp(name, "job") == 0)
+		fputs("usage: airlock job [--json] [--tee] [--spill] [--env-force NAME] [--state-dir DIR]\n"
+		      "                   [--policy FILE] FILE|-\n",
+		      f);
+	else
+		fputs("usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
+		      "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
+		      "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
+		      "                   -- CMD [ARG...]\n",
+		      f);
+}
+
+/* Parses options up to the command; returns the index of its first word,
+ * or -1 when --help was asked for. */
+static int run_cli_parse(struct run_cli *cli, int argc, char **argv, bool is_job)
+{
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		int prev = optind;
+		int opt = getopt_long(argc, argv, "+h", run_options, NULL);
+		if (opt == -1)
+			break;
+		if (opt == 'h' || opt == OPT_HELP)
+			return -1;
+		if (opt == '?' || opt == ':') {
+			const char *word = argv[prev] ? argv[prev] : "?";
+			if (optopt && optopt < 0x100)
+				run_request_set_invalid(&cli->req, "unknown option '-%c'", optopt);
+			else
+				run_request_set_invalid(&cli->req, "bad option '%.100s' (unknown, or missing its value)", word);
+			continue;
+		}
+		if (is_job && option_is_run_only(opt)) {
+			run_request_set_invalid(&cli->req, "option '%.100s' does not apply to a job file; put it in the job", argv[prev]);
+			continue;
+		}
+		run_cli_apply(cli, opt, optarg);
+	}
+	return optind;
+}
+
+static void print_outcome(const struct run_cli *cli, const struct run_outcome *o, int status)
+{
+	if (o->message[0])
+		cli_error("receipt %llu: %s: %s", (unsigned long long)o->id,
+			  receipt_status_to_string(o->status), o->message);
+	if (o->warning[0])
+		cli_error("warning: %s", o->warning);
+	if (cli->json) {
+		json_dumpf(o->receipt, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		/* The seed logger's line, extended: one JSON object, fixed keys. */
+		printf("{\"receipt\":%llu,\"exit\":%d,\"bytes\":%llu,\"timed_out\":%s,"
+		       "\"match_expected\":%s,\"status\":\"%s\"}\n",
+		       (unsigned long long)o->id, status, (unsigned long long)o->output_bytes,
+		       o->timed_out ? "true" : "false", o->match_expected ? "true" : "false",
+		       receipt_status_to_string(o->status));
+	}
+	fflush(stdout);
+}
+
+static int run_cli_execute(struct run_cli *cli)
+{
+	struct run_outcome outcome = { 0 };
+	struct error err = { 0 };
+
+	cli->ctx.environ_ = environ;
+	if (cli->tee) {
+		cli->req.tee_stdout_fd = STDOUT_FILENO;
+		cli->req.tee_stderr_fd = STDERR_FILENO;
+		fflush(stdout);
+	}
+	int r = run_execute(&cli->ctx, &cli->req, &outcome, &err);
+	if (r < 0) {
+		cli_error("%s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	int status = exit_status_for_receipt(outcome.status, outcome.exit_code, outcome.signal);
+	print_outcome(cli, &outcome, status);
+	run_outcome_release(&outcome);
+	return status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_cli cli = { 0 };
+	run_request_init(&cli.req);
+
+	int first = run_cli_parse(&cli, argc, argv, false);
+	if (first < 0) {
+		print_run_usage(stdout, "run");
+		run_request_release(&cli.req);
+		return EXIT_OK;
+	}
+	for (int i = first; i < argc; i++)
+		if (strv_push(&cli.req.argv, argv[i]) < 0)
+			run_request_set_invalid(&cli.req, "out of memory");
+	if (first >= argc)
+		run_request_set_invalid(&cli.req, "no command given: airlock run [OPTIONS] -- CMD [ARG...]");
+
+	int status = run_cli_execute(&cli);
+	run_request_release(&cli.req);
+	return status;
+}
+
+static void job_read(struct run_request *req, const char *path)
+{
+	cleanup_free char *text = NULL;
+	size_t n = 0;
+	struct error err = { 0 };
+	int r = strcmp(path, "-") == 0
+			? fd_read_capped(STDIN_FILENO, JOB_MAX_BYTES, &text, &n, &err)
+			: file_read_capped(AT_FDCWD, path, JOB_MAX_BYTES, &text, &n, &err);
+
+	req->source = "job";
+	if (r < 0) {
+		run_request_set_invalid(req, "job file '%.200s': %s", path, err.msg);
+		return;
+	}
+	if (job_parse(text, n, req, &err) < 0)
+		run_request_set_invalid(req, "%s", err.msg);
+}
+
+int cmd_job(int argc, char **argv)
+{
+	struct run_cli cli = { 0 };
+	run_request_init(&cli.req);
+	cli.req.source = "job";
+
+	int first = run_cli_parse(&cli, argc, argv, true);
+	if (first < 0) {
+		print_run_usage(stdout, "job");
+		run_request_release(&cli.req);
+		return EXIT_OK;
+	}
+	if (argc - first != 1)
+		run_request_set_invalid(&cli.req, "expected one job file (or - for stdin), got %d arguments", argc - first);
+	else
+		job_read(&cli.req, argv[first]);
+
+	int status = run_cli_execute(&cli);
+	run_request_release(&cli.req);
+	return status;
+}

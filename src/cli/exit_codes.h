@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "core/receipt.h"
+
+/* airlock's own exit statuses (docs/exit-codes.md). For run and job, a
+ * command that exited returns its own status and a signal 128+N, like a
+ * shell; these are the statuses airlock chooses itself. */
+enum {
+	EXIT_OK = 0,
+	EXIT_NOT_FOUND_ITEM = 1, /* show: no such receipt */
+	EXIT_GATE_BLOCKED = 2, /* reserved for the gate */
+	EXIT_TIMEOUT = 124,
+	EXIT_AIRLOCK_ERROR = 125, /* airlock failed or the input was invalid: nothing ran */
+	EXIT_CANNOT_EXECUTE = 126, /* found but not executable, or denied by policy */
+	EXIT_COMMAND_NOT_FOUND = 127,
+};
+
+int exit_status_for_receipt(enum receipt_status status, int exit_code, int signal);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/macro.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "version.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("airlock: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "run", cmd_run, "run a command in quarantine and leave a receipt" },
+	{ "job", cmd_job, "run a job file (JSON) and leave a receipt" },
+	{ "receipts", cmd_receipts, "list receipts" },
+	{ "show", cmd_show, "print a receipt, or page through its output" },
+};
+
+static void print_usage(FILE *f)
+{
+	fputs("usage: airlock COMMAND [OPTIONS]\n\ncommands:\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'airlock COMMAND --help' shows a command's options; man airlock has the rest.\n", f);
+}
+
+/* Descriptors 0-2 must exist before any file is opened, or a pipe could land
+ * on one of them and be clobbered when the command's stdio is set up. */
+static void ensure_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			_exit(EXIT_AIRLOCK_ERROR);
+}
+
+int main(int argc, char **argv)
+{
+	ensure_std_fds();
+	/* A closed reader of --tee output must not kill the supervisor. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (argc < 2) {
+		print_usage(stderr);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("airlock %s\n", AIRLOCK_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (try 'airlock --help')", argv[1]);
+	return EXIT_AIRLOCK_ERROR;
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/strv.h"
+#include "basic/text.h"
+#include "core/jsonutil.h"
+
+#define POLICY_SCHEMA	 "airlock.policy/1"
+#define POLICY_MAX_BYTES (1024 * 1024)
+#define HOUR_MS		 (3600ULL * 1000)
+
+extern const char policy_default_json[]; /* generated from policy/default.json */
+
+
+void policy_free(struct policy *policy)
+{
+	if (!policy)
+		return;
+	free(policy->origin);
+	strv_free(policy->deny_argv0);
+	strv_free(policy->env_allow);
+	strv_free(policy->secret_patterns);
+	strv_free(policy->env_set);
+	free(policy);
+}
+
+/* Each section is an optional object with known keys; a missing key keeps
+ * the built-in value, so a policy file may state only what it changes. */
+static int policy_parse_timeout(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "default_ms", "max_ms", "kill_after_ms", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "timeout", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "default_ms")))
+		r = jsonutil_get_u64(v, "timeout.default_ms", 1, 24 * HOUR_MS,
+				     &p->default_timeout_ms, err);
+	if (r == 0 && (v = json_object_get(obj, "max_ms")))
+		r = jsonutil_get_u64(v, "timeout.max_ms", 1, 24 * HOUR_MS, &p->max_timeout_ms, err);
+	if (r == 0 && (v = json_object_get(obj, "kill_after_ms")))
+		r = jsonutil_get_u64(v, "timeout.kill_after_ms", 0, HOUR_MS, &p->kill_after_ms,
+				     err);
+	if (r == 0 && p->default_timeout_ms > p->max_timeout_ms)
+		r = error_set(err, EINVAL, "'timeout.default_ms' exceeds 'timeout.max_ms'");
+	return r;
+}
+
+
+static int policy_parse_env_set(struct policy *p, json_t *obj, struct error *err)
+{
+	const char *name;
+	json_t *value;
+
+	if (!json_is_object(obj))
+		return error_set(err, EINVAL, "'env.set' must be an object of strings");
+	strv_free(p->env_set);
+	p->env_set = NULL;
+	json_object_foreach(obj, name, value) {
+		if (!env_name_is_valid(name))
+			return error_set(err, EINVAL, "'env.set' has an invalid name '%s'", name);
+		if (!json_is_string(value))
+			return error_set(err, EINVAL, "'env.set.%s' must be a string", name);
+		char *entry = NULL;
+		if (asprintf(&entry, "%s=%s", name, json_string_value(value)) < 0 ||
+		    strv_consume(&p->env_set, entry) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int policy_replace_strv(char ***slot, json_t *v, const char *name, struct error *err)
+{
+	char **strv;
+	int r = jsonutil_get_strv(v, name, false, &strv, err);
+
+	if (r < 0)
+		return r;
+	strv_free(*slot);
+	*slot = strv;
+	return 0;
+}
+
+static int policy_parse_env(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "allow", "secret_patterns", "set", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "env", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "allow")))
+		r = policy_replace_strv(&p->env_allow, v, "env.allow", err);
+	for (size_t i = 0; r == 0 && p->env_allow && p->env_allow[i]; i++)
+		if (!env_name_is_valid(p->env_allow[i]))
+			r = error_set(err, EINVAL, "'env.allow' has an invalid name '%s'",
+				      p->env_allow[i]);
+	if (r == 0 && (v = json_object_get(obj, "secret_patterns")))
+		r = policy_replace_strv(&p->secret_patterns, v, "env.secret_patterns", err);
+	if (r == 0 && (v = json_object_get(obj, "set")))
+		r = policy_parse_env_set(p, v, err);
+	return r;
+}
+
+static int policy_parse_output(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "keep_bytes", "spill_max_bytes", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "output", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "keep_bytes")))
+		r = jsonutil_get_u64(v, "output.keep_bytes", 0, 64 << 20, &p->keep_bytes, err);
+	if (r == 0 && (v = json_object_get(obj, "spill_max_bytes")))
+		r = jsonutil_get_u64(v, "output.spill_max_bytes", 0, 1ULL << 40,
+				     &p->spill_max_bytes, err);
+	return r;
+}
+
+static int policy_parse_limits(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "max_argv_bytes", "core_bytes", "open_files",
+					    "file_size_bytes", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "limits", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "max_argv_bytes")))
+		r = jsonutil_get_u64(v, "limits.max_argv_bytes", 1, 2 << 20, &p->max_argv_bytes,
+				     err);
+	if (r == 0 && (v = json_object_get(obj, "core_bytes")))
+		r = jsonutil_get_u64(v, "limits.core_bytes", 0, INT64_MAX, &p->core_bytes, err);
+	if (r == 0 && (v = json_object_get(obj, "open_files")))
+		r = jsonutil_get_u64(v, "limits.open_files", 16, 1 << 20, &p->open_files, err);
+	if (r == 0 && (v = json_object_get(obj, "file_size_bytes")))
+		r = jsonutil_get_u64(v, "limits.file_size_bytes", 1, INT64_MAX,
+				     &p->file_size_bytes, err);
+	return r;
+}
+
+static int policy_parse_receipts(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "fsync", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "receipts", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "fsync")))
+		r = jsonutil_get_bool(v, "receipts.fsync", &p->fsync_receipts, err);
+	return r;
+}
+
+typedef int policy_section_fn(struct policy *p, json_t *obj, struct error *err);
+
+static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
+{
+	static const char *const keys[] = { "schema", "deny_argv0", "timeout", "env",
+					    "output", "limits", "receipts", NULL };
+	static const struct {
+		const char *name;
+		policy_section_fn *parse;
+	} sections[] = {
+		{ "timeout", policy_parse_timeout }, { "env", policy_parse_env },
+		{ "output", policy_parse_output },   { "limits", policy_parse_limits },
+		{ "receipts", policy_parse_receipts },
+	};
+	int r = jsonutil_check_keys(root, "", keys, err);
+	if (r < 0)
+		return r;
+
+	json_t *schema = json_object_get(root, "schema");
+	if (!json_is_string(schema) || strcmp(json_string_value(schema), POLICY_SCHEMA) != 0)
+		return error_set(err, EINVAL, "'schema' must be \"%s\"", POLICY_SCHEMA);
+
+	json_t *v = json_object_get(root, "deny_argv0");
+	if (v && (r = policy_replace_strv(&p->deny_argv0, v, "deny_argv0", err)) < 0)
+		return r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++) {
+		v = json_object_get(root, sections[i].name);
+		if (!v)
+			continue;
+		if (!json_is_object(v))
+			return error_set(err, EINVAL, "'%s' must be an object", sections[i].name);
+		r = sections[i].parse(p, v, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
+		 struct error *err)
+{
+	cleanup_with(policy_freep) struct policy *p = calloc(1, sizeof(*p));
+	if (!p)
+		return error_set(err, ENOMEM, "out of memory");
+	/* The floor every document starts from; the default document restates it. */
+	*p = (struct policy){
+		.default_timeout_ms = 30000,
+		.max_timeout_ms = 60000,
+		.kill_after_ms = 2000,
+		.keep_bytes = 8192,
+		.spill_max_bytes = 64 << 20,
+		.max_argv_bytes = 256 << 10,
+		.core_bytes = 0,
+		.open_files = 1024,
+		.file_size_bytes = 4ULL << 30,
+		.fsync_receipts = true,
+	};
+	p->origin = strdup(origin);
+	if (!p->origin)
+		return error_set(err, ENOMEM, "out of memory");
+
+	cleanup_with(json_decrefp) json_t *root = NULL;
+	int r = jsonutil_parse_object(text, n, &root, err);
+	if (r == 0)
+		r = policy_parse_root(p, root, err);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int policy_load_default(struct policy **ret, struct error *err)
+{
+	int r = policy_parse(policy_default_json, strlen(policy_default_json), "default", ret,
+			     err);
+	if (r < 0)
+		return error_prefix(err, "built-in policy");
+	return 0;
+}
+
+int policy_load_file(const char *path, struct policy **ret, struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = file_read_capped(AT_FDCWD, path, POLICY_MAX_BYTES, &text, &n, err);
+
+	if (r == 0)
+		r = policy_parse(text, n, path, ret, err);
+	if (r < 0)
+		return error_prefix(err, "policy '%s'", path);
+	return 0;
+}
+
+bool policy_denies_argv0(const struct policy *policy, const char *argv0,
+			 struct policy_denial *ret_denial)
+{
+	const char *slash = strrchr(argv0, '/');
+	const char *base = slash ? slash + 1 : argv0;
+
+	for (size_t i = 0; policy->deny_argv0 && policy->deny_argv0[i]; i++) {
+		if (strcasecmp(base, policy->deny_argv0[i]) != 0)
+			continue;
+		*ret_denial = (struct policy_denial){ .rule = "deny_argv0" };
+		snprintf(ret_denial->value, sizeof(ret_denial->value), "%s", base);
+		snprintf(ret_denial->message, sizeof(ret_denial->message),
+			 "'%.200s' is on the policy's deny_argv0 list", base);
+		return true;
+	}
+	return false;
+}
+
+bool policy_denies_timeout(const struct policy *policy, uint64_t timeout_ms,
+			   struct policy_denial *ret_denial)
+{
+	if (timeout_ms <= policy->max_timeout_ms)
+		return false;
+	*ret_denial = (struct policy_denial){ .rule = "max_timeout" };
+	snprintf(ret_denial->value, sizeof(ret_denial->value), "%llu",
+		 (unsigned long long)timeout_ms);
+	snprintf(ret_denial->message, sizeof(ret_denial->message),
+		 "timeout %llu ms exceeds the policy's maximum of %llu ms",
+		 (unsigned long long)timeout_ms, (unsigned long long)policy->max_timeout_ms);
+	return true;
+}
+
+bool policy_is_secret_name(const struct policy *policy, const char *name)
+{
+	for (size_t i = 0; policy->secret_patterns && policy->secret_patterns[i]; i++)
+		if (fnmatch(policy->secret_patterns[i], name, FNM_CASEFOLD) == 0)
+			return true;
+	return false;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+
+/* The rules a run is held to, loaded from a versioned JSON document
+ * (docs/policy-format.md). The default ships in policy/default.json and is
+ * compiled in; --policy FILE replaces it whole. */
+struct policy {
+	char *origin; /* "default" or the file's path */
+	char **deny_argv0;
+	uint64_t default_timeout_ms, max_timeout_ms, kill_after_ms;
+	char **env_allow;
+	char **secret_patterns;
+	char **env_set; /* "NAME=VALUE" entries, in document order */
+	uint64_t keep_bytes, spill_max_bytes;
+	uint64_t max_argv_bytes;
+	uint64_t core_bytes, open_files, file_size_bytes;
+	bool fsync_receipts;
+};
+
+/* A rule that refused a run: which one, and the offending value. */
+struct policy_denial {
+	const char *rule; /* static: "deny_argv0", "max_timeout", "secret_env" */
+	char value[256];
+	char message[512];
+};
+
+int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
+		 struct error *err);
+int policy_load_default(struct policy **ret, struct error *err);
+int policy_load_file(const char *path, struct policy **ret, struct error *err);
+void policy_free(struct policy *policy);
+static inline void policy_freep(struct policy **p)
+{
+	policy_free(*p);
+}
+
+/* Each returns true and fills *ret_denial when the policy refuses. */
+bool policy_denies_argv0(const struct policy *policy, const char *argv0,
+			 struct policy_denial *ret_denial);
+bool policy_denies_timeout(const struct policy *policy, uint64_t timeout_ms,
+			   struct policy_denial *ret_denial);
+bool policy_is_secret_name(const struct policy *policy, const char *name);

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/receipt.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/macro.h"
+#include "basic/text.h"
+#include "version.h"
+
+static const char *const status_names[_RECEIPT_STATUS_MAX] = {
+	[RECEIPT_EXITED] = "exited",
+	[RECEIPT_SIGNALED] = "signaled",
+	[RECEIPT_TIMEOUT] = "timeout",
+	[RECEIPT_NOT_FOUND] = "not_found",
+	[RECEIPT_NOT_EXECUTABLE] = "not_executable",
+	[RECEIPT_DENIED] = "denied",
+	[RECEIPT_SETUP_ERROR] = "setup_error",
+	[RECEIPT_INVALID] = "invalid",
+};
+
+const char *receipt_status_to_string(enum receipt_status status)
+{
+	if ((unsigned)status >= _RECEIPT_STATUS_MAX)
+		return "unknown";
+	return status_names[status];
+}
+
+/* A JSON string of arbitrary bytes: ill-formed UTF-8 becomes U+FFFD. */
+static json_t *json_text(const char *data, size_t n)
+{
+	size_t len;
+	cleanup_free char *clean = utf8_sanitize(data, n, &len);
+
+	return clean ? json_stringn(clean, len) : NULL;
+}
+
+static json_t *json_string_or_null(const char *s)
+{
+	return s ? json_text(s, strlen(s)) : json_null();
+}
+
+/* argv as strings, and, only when some element is not UTF-8, argv_b64 with
+ * every element in base64 so the exact bytes are kept. */
+static int receipt_add_argv(json_t *root, char *const *argv)
+{
+	json_t *list = json_array(), *b64 = NULL;
+	bool lossy = false;
+
+	if (!list)
+		return -ENOMEM;
+	json_object_set_new(root, "argv", list);
+	for (size_t i = 0; argv && argv[i]; i++) {
+		json_array_append_new(list, json_text(argv[i], strlen(argv[i])));
+		lossy = lossy || !utf8_is_valid(argv[i], strlen(argv[i]));
+	}
+	if (!lossy)
+		return 0;
+	b64 = json_array();
+	if (!b64)
+		return -ENOMEM;
+	json_object_set_new(root, "argv_b64", b64);
+	for (size_t i = 0; argv[i]; i++) {
+		cleanup_free char *enc = base64_encode(argv[i], strlen(argv[i]));
+		json_array_append_new(b64, enc ? json_string(enc) : json_null());
+	}
+	return 0;
+}
+
+/* The seed's clipped text: the head, a marker naming the bytes left out, the
+ * tail. */
+static json_t *receipt_stream_text(const struct capture *c)
+{
+	if (!c)
+		return json_string("");
+	size_t tail_cap = c->tail_cap ? c->tail_cap : 1;
+	cleanup_free char *buf = malloc(c->head_len + c->tail_len + 96);
+	cleanup_free char *tail = malloc(tail_cap);
+	if (!buf || !tail)
+		return NULL;
+	size_t n = c->head_len;
+	memcpy(buf, c->head, c->head_len);
+	if (capture_is_truncated(c))
+		n += (size_t)snprintf(buf + n, 96, "\n...[airlock: %llu bytes omitted]...\n",
+				      (unsigned long long)capture_omitted_bytes(c));
+	size_t t = capture_copy_tail(c, tail);
+	memcpy(buf + n, tail, t);
+	return json_text(buf, n + t);
+}
+
+static json_t *receipt_stream_json(const struct receipt_stream *s)
+{
+	const struct capture *c = s->capture;
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "bytes", json_integer(c ? (json_int_t)c->total_bytes : 0));
+	json_object_set_new(o, "sha256", c ? json_string(c->sha256) : json_null());
+	json_object_set_new(o, "truncated", json_boolean(c && capture_is_truncated(c)));
+	json_object_set_new(o, "head_bytes", json_integer(c ? (json_int_t)c->head_len : 0));
+	json_object_set_new(o, "tail_bytes", json_integer(c ? (json_int_t)c->tail_len : 0));
+	json_object_set_new(o, "omitted_bytes",
+			    json_integer(c ? (json_int_t)capture_omitted_bytes(c) : 0));
+	if (s->spilled) {
+		json_t *spill = json_object();
+		json_object_set_new(spill, "bytes", json_integer((json_int_t)s->spill_bytes));
+		json_object_set_new(spill, "truncated", json_boolean(s->spill_truncated));
+		json_object_set_new(spill, "error", json_string_or_null(s->spill_error));
+		json_object_set_new(o, "spill", spill);
+	} else {
+		json_object_set_new(o, "spill", json_null());
+	}
+	return o;
+}
+
+static json_t *json_int_or_null(bool present, json_int_t v)
+{
+	return present ? json_integer(v) : json_null();
+}
+
+static json_t *json_strv(char *const *strv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && strv && strv[i]; i++)
+		json_array_append_new(a, json_text(strv[i], strlen(strv[i])));
+	return a;
+}
+
+static void receipt_add_times(json_t *o, const struct receipt *r)
+{
+	char started[32], ended[32];
+
+	clock_format_rfc3339(r->started_ns, started, sizeof(started));
+	clock_format_rfc3339(r->ended_ns, ended, sizeof(ended));
+	json_object_set_new(o, "started_at", json_string(started));
+	json_object_set_new(o, "ended_at", json_string(ended));
+	json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
+}
+
+static void receipt_add_outcome(json_t *o, const struct receipt *r)
+{
+	json_object_set_new(o, "status", json_string(receipt_status_to_string(r->status)));
+	json_object_set_new(o, "exit_code", json_int_or_null(r->has_exit_code, r->exit_code));
+	json_object_set_new(o, "signal", json_int_or_null(r->signal != 0, r->signal));
+	json_object_set_new(o, "signal_name",
+			    r->signal ? json_string_or_null(sigabbrev_np(r->signal)) : json_null());
+	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
+	json_object_set_new(o, "match_expected", json_boolean(r->match_expected));
+	json_object_set_new(o, "error", json_string_or_null(r->error));
+	if (r->denied_rule) {
+		json_t *d = json_object();
+		json_object_set_new(d, "rule", json_string(r->denied_rule));
+		json_object_set_new(d, "value", json_string_or_null(r->denied_value));
+		json_object_set_new(o, "denied", d);
+	} else {
+		json_object_set_new(o, "denied", json_null());
+	}
+	if (r->setup_stage) {
+		json_t *s = json_object();
+		json_object_set_new(s, "stage", json_string(r->setup_stage));
+		json_object_set_new(s, "errno", json_integer(r->setup_errno));
+		json_object_set_new(s, "errno_name",
+				    json_string_or_null(strerrorname_np(r->setup_errno)));
+		json_object_set_new(o, "setup", s);
+	} else {
+		json_object_set_new(o, "setup", json_null());
+	}
+	json_object_set_new(o, "descendants_killed", json_integer(r->descendants_killed));
+	json_t *res = json_object();
+	json_object_set_new(res, "max_rss_kib", json_integer((json_int_t)r->max_rss_kib));
+	json_object_set_new(res, "user_cpu_ms", json_integer((json_int_t)r->user_cpu_ms));
+	json_object_set_new(res, "system_cpu_ms", json_integer((json_int_t)r->system_cpu_ms));
+	json_object_set_new(o, "resources", res);
+}
+
+json_t *receipt_to_json(const struct receipt *r)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+
+	json_object_set_new(o, "schema", json_string(RECEIPT_SCHEMA));
+	json_object_set_new(o, "id", json_integer((json_int_t)r->id));
+	json_object_set_new(o, "source", json_string(r->source));
+	json_object_set_new(o, "job_id", json_string_or_null(r->job_id));
+	if (receipt_add_argv(o, r->argv) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	json_object_set_new(o, "cwd", json_string_or_null(r->cwd));
+	json_object_set_new(o, "exec_path", json_string_or_null(r->exec_path));
+	json_object_set_new(o, "rationale", json_string_or_null(r->rationale));
+	json_object_set_new(o, "job_sha256", json_string_or_null(r->job_sha256));
+	json_object_set_new(o, "timeout_sec", json_real((double)r->timeout_ms / 1000.0));
+	json_object_set_new(o, "timeout_ms", json_integer((json_int_t)r->timeout_ms));
+	json_object_set_new(o, "expected_exit",
+			    json_integer(r->n_expected ? r->expected[0] : 0));
+	json_t *expected = json_array();
+	for (size_t i = 0; expected && i < r->n_expected; i++)
+		json_array_append_new(expected, json_integer(r->expected[i]));
+	json_object_set_new(o, "expected_exits", expected);
+	receipt_add_outcome(o, r);
+	receipt_add_times(o, r);
+	json_object_set_new(o, "env_keys", json_strv(r->env_keys));
+	json_object_set_new(o, "stdout", receipt_stream_text(r->out.capture));
+	json_object_set_new(o, "stderr", receipt_stream_text(r->err.capture));
+	json_t *output = json_object();
+	json_object_set_new(output, "stdout", receipt_stream_json(&r->out));
+	json_object_set_new(output, "stderr", receipt_stream_json(&r->err));
+	json_object_set_new(o, "output", output);
+	json_object_set_new(o, "policy", json_string_or_null(r->policy_origin));
+	json_object_set_new(o, "airlock_version", json_string(AIRLOCK_VERSION));
+
+	/* jansson drops a NULL value silently: check that nothing went missing. */
+	static const char *const required[] = { "argv", "stdout", "stderr", "output",
+						"expected_exits", "env_keys", "resources" };
+	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
+		if (!json_object_get(o, required[i])) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+/* The index holds enough of argv to list and grep; the receipt has it all. */
+#define INDEX_ARGV_MAX	   16
+#define INDEX_ARG_MAX_BYTES 256
+
+static json_t *receipt_index_argv(json_t *argv)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *arg;
+
+	json_array_foreach(argv, i, arg) {
+		if (i == INDEX_ARGV_MAX || !out)
+			break;
+		const char *s = json_string_value(arg);
+		size_t n = s ? json_string_length(arg) : 0;
+		json_array_append_new(out, json_text(s ? s : "", MIN(n, INDEX_ARG_MAX_BYTES)));
+	}
+	return out;
+}
+
+json_t *receipt_index_entry(json_t *receipt_json)
+{
+	static const char *const keys[] = { "id",	 "started_at", "status",     "exit_code",
+					    "signal",	 "timed_out",  "match_expected",
+					    "duration_ms", "job_id",   "cwd" };
+	json_t *entry = json_object();
+	if (!entry)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(receipt_json, keys[i]);
+		json_object_set_new(entry, keys[i], v ? json_incref(v) : json_null());
+	}
+	json_t *argv = receipt_index_argv(json_object_get(receipt_json, "argv"));
+	if (!argv || json_object_set_new(entry, "argv", argv) < 0) {
+		json_decref(entry);
+		return NULL;
+	}
+	return entry;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/capture.h"
+
+/* One attempt to run a command, whatever became of it (docs/receipt-format.md). */
+#define RECEIPT_SCHEMA "airlock.receipt/1"
+
+enum receipt_status {
+	RECEIPT_EXITED,
+	RECEIPT_SIGNALED,
+	RECEIPT_TIMEOUT,
+	RECEIPT_NOT_FOUND,
+	RECEIPT_NOT_EXECUTABLE,
+	RECEIPT_DENIED,
+	RECEIPT_SETUP_ERROR,
+	RECEIPT_INVALID,
+	_RECEIPT_STATUS_MAX,
+};
+
+const char *receipt_status_to_string(enum receipt_status status);
+
+struct receipt_stream {
+	const struct capture *capture; /* NULL when nothing ran */
+	bool spilled;
+	uint64_t spill_bytes;
+	bool spill_truncated;
+	char *spill_error; /* why spilling stopped early, if it did */
+};
+
+struct receipt {
+	uint64_t id;
+	const char *source; /* "run", "job" */
+	char *const *argv; /* may be empty for a job that did not parse */
+	const char *cwd;
+	const char *exec_path;
+	const char *job_id, *rationale, *job_sha256;
+	uint64_t timeout_ms;
+	const int *expected;
+	size_t n_expected;
+	enum receipt_status status;
+	bool has_exit_code;
+	int exit_code;
+	int signal; /* 0: none */
+	bool timed_out;
+	bool match_expected;
+	uint64_t started_ns, ended_ns, duration_ms; /* realtime ns */
+	char *const *env_keys;
+	struct receipt_stream out, err;
+	const char *error; /* why it did not run or did not finish */
+	const char *denied_rule, *denied_value;
+	const char *setup_stage;
+	int setup_errno;
+	unsigned descendants_killed;
+	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
+	const char *policy_origin;
+};
+
+/* The receipt as a JSON document; NULL on allocation failure. */
+json_t *receipt_to_json(const struct receipt *receipt);
+
+/* The one-line summary kept in index.jsonl, from a receipt document. */
+json_t *receipt_index_entry(json_t *receipt_json);

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/run.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/capture.h"
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/fileio.h"
+#include "basic/strv.h"
+#include "core/env.h"
+#include "core/jsonutil.h"
+#include "core/policy.h"
+#include "core/store.h"
+#include "sandbox/sandbox.h"
+
+
+/* Where the command's output goes while it runs: the bounded capture always,
+ * the spill file and the caller's terminal when asked. */
+struct run_stream {
+	struct capture capture;
+	int spill_fd;
+	uint64_t spill_bytes, spill_max;
+	bool spill_truncated;
+	char spill_error[256];
+	int tee_fd;
+};
+
+struct run_state {
+	const struct run_request *req;
+	struct policy *policy;
+	struct store *store;
+	struct receipt receipt;
+	struct run_stream streams[2];
+	char *cwd;
+	char *exec_path;
+	struct run_env env;
+	char message[1024];
+	char id_text[32];
+};
+
+void run_outcome_release(struct run_outcome *outcome)
+{
+	json_decref(outcome->receipt);
+	outcome->receipt = NULL;
+}
+
+static void run_stream_spill(struct run_stream *s, const void *data, size_t n)
+{
+	if (s->spill_fd < 0)
+		return;
+	size_t room = s->spill_max - s->spill_bytes;
+	size_t take = MIN(n, room);
+	int r = fd_write_all(s->spill_fd, data, take);
+	if (r < 0) {
+		snprintf(s->spill_error, sizeof(s->spill_error), "spill stopped at %llu bytes: %s",
+			 (unsigned long long)s->spill_bytes, strerror(-r));
+		close(s->spill_fd);
+		s->spill_fd = -1;
+		return;
+	}
+	s->spill_bytes += take;
+	if (take < n) {
+		s->spill_truncated = true;
+		close(s->spill_fd);
+		s->spill_fd = -1;
+	}
+}
+
+static void run_on_output(void *userdata, enum sandbox_stream stream, const void *data, size_t n)
+{
+	struct run_state *st = userdata;
+	struct run_stream *s = &st->streams[stream == SANDBOX_STDOUT ? 0 : 1];
+
+	capture_feed(&s->capture, data, n);
+	run_stream_spill(s, data, n);
+	if (s->tee_fd >= 0 && fd_write_all(s->tee_fd, data, n) < 0)
+		s->tee_fd = -1; /* the terminal went away; the receipt still has it all */
+}
+
+static void run_state_release(struct run_state *st)
+{
+	for (int i = 0; i < 2; i++) {
+		capture_release(&st->streams[i].capture);
+		if (st->streams[i].spill_fd >= 0)
+			close(st->streams[i].spill_fd);
+	}
+	policy_free(st->policy);
+	store_free(st->store);
+	free(st->cwd);
+	free(st->exec_path);
+	run_env_release(&st->env);
+}
+
+/* Marks the receipt as not run, with the reason in message. */
+static void run_refuse(struct run_state *st, enum receipt_status status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void run_refuse(struct run_state *st, enum receipt_status status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+	st->receipt.status = status;
+	st->receipt.error = st->message;
+}
+
+static void run_deny(struct run_state *st, const struct policy_denial *denial)
+{
+	run_refuse(st, RECEIPT_DENIED, "denied by policy rule %s: %s", denial->rule,
+		   denial->message);
+	st->receipt.denied_rule = denial->rule;
+	/* The denial lives on the caller's stack: keep a copy in message's tail. */
+	size_t used = strlen(st->message) + 1;
+	snprintf(st->message + used, sizeof(st->message) - used, "%s", denial->value);
+	st->receipt.denied_value = st->message + used;
+}
+
+static int run_resolve_cwd(struct run_state *st)
+{
+	const char *wanted = st->req->cwd;
+	char *resolved = wanted ? realpath(wanted, NULL) : getcwd(NULL, 0);
+	if (!resolved) {
+		run_refuse(st, RECEIPT_INVALID, "cwd '%.300s': %s", wanted ? wanted : ".",
+			   strerror(errno));
+		return -1;
+	}
+	st->cwd = resolved;
+	st->receipt.cwd = resolved;
+	struct stat sb;
+	if (stat(resolved, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		run_refuse(st, RECEIPT_INVALID, "cwd '%.300s' is not a directory", resolved);
+		return -1;
+	}
+	return 0;
+}
+
+static size_t argv_total_bytes(char *const *argv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; argv && argv[i]; i++)
+		n += strlen(argv[i]) + 1;
+	return n;
+}
+
+/* Every check that can refuse the run before anything starts, in order;
+ * returns -1 after recording the refusal. */
+static int run_check_request(struct run_state *st, char **environ_)
+{
+	const struct run_request *req = st->req;
+	const struct policy *policy = st->policy;
+	struct policy_denial denial;
+
+	if (run_request_is_invalid(req)) {
+		run_refuse(st, RECEIPT_INVALID, "%s", req->invalid_reason);
+		return -1;
+	}
+	if (!req->argv || !req->argv[0] || !req->argv[0][0]) {
+		run_refuse(st, RECEIPT_INVALID, "no command given");
+		return -1;
+	}
+	size_t argv_bytes = argv_total_bytes(req->argv);
+	if (argv_bytes > policy->max_argv_bytes) {
+		denial = (struct policy_denial){ .rule = "max_argv_bytes" };
+		snprintf(denial.value, sizeof(denial.value), "%zu", argv_bytes);
+		snprintf(denial.message, sizeof(denial.message),
+			 "argv is %zu bytes; the policy allows %llu (limits.max_argv_bytes)",
+			 argv_bytes, (unsigned long long)policy->max_argv_bytes);
+		run_deny(st, &denial);
+		return -1;
+	}
+	if (run_resolve_cwd(st) < 0)
+		return -1;
+	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
+	    policy_denies_timeout(policy, st->receipt.timeout_ms, &denial)) {
+		run_deny(st, &denial);
+		return -1;
+	}
+	struct error err = { 0 };
+	int r = run_env_build(policy, req, environ_, st->id_text, &st->env, &denial, &err);
+	if (r < 0) {
+		run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
+		return -1;
+	}
+	if (r > 0) {
+		run_deny(st, &denial);
+		return -1;
+	}
+	st->receipt.env_keys = st->env.keys;
+	return 0;
+}
+
+static const char *run_env_value(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+static int run_resolve_command(struct run_state *st)
+{
+	const char *cmd = st->req->argv[0];
+	const char *path = run_env_value(st->env.envp, "PATH");
+	int r = sandbox_resolve_command(cmd, path, st->cwd, &st->exec_path);
+
+	if (r == -ENOENT) {
+		if (strchr(cmd, '/'))
+			run_refuse(st, RECEIPT_NOT_FOUND, "'%.300s' not found", cmd);
+		else
+			run_refuse(st, RECEIPT_NOT_FOUND, "'%.200s' not found in the command's PATH (%.300s)",
+				   cmd, path ? path : "unset");
+		return -1;
+	}
+	if (r == -EACCES) {
+		run_refuse(st, RECEIPT_NOT_EXECUTABLE, "'%.300s' is not an executable file", cmd);
+		return -1;
+	}
+	if (r < 0) {
+		run_refuse(st, RECEIPT_SETUP_ERROR, "cannot resolve '%.300s': %s", cmd, strerror(-r));
+		return -1;
+	}
+	st->receipt.exec_path = st->exec_path;
+	return 0;
+}
+
+static int run_open_streams(struct run_state *st, struct error *err)
+{
+	const struct run_request *req = st->req;
+	static const char *const names[2] = { "stdout", "stderr" };
+	const int tee[2] = { req->tee_stdout_fd, req->tee_stderr_fd };
+
+	for (int i = 0; i < 2; i++) {
+		struct run_stream *s = &st->streams[i];
+		if (capture_init(&s->capture, st->policy->keep_bytes) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		s->tee_fd = tee[i];
+		s->spill_max = st->policy->spill_max_bytes;
+		if (req->spill) {
+			int r = store_open_spill(st->store, st->receipt.id, names[i], true,
+						 &s->spill_fd, err);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static void run_fill_limits(const struct policy *policy, struct sandbox_config *config)
+{
+	const struct sandbox_rlimit limits[] = {
+		{ RLIMIT_CORE, policy->core_bytes },
+		{ RLIMIT_NOFILE, policy->open_files },
+		{ RLIMIT_FSIZE, policy->file_size_bytes },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(limits); i++)
+		config->rlimits[config->n_rlimits++] = limits[i];
+}
+
+static void run_record_exec_failure(struct run_state *st, const struct sandbox_result *res)
+{
+	int e = res->failed_errno;
+	const char *cmd = st->req->argv[0];
+
+	st->receipt.setup_stage = sandbox_stage_to_string(res->failed_stage);
+	st->receipt.setup_errno = e;
+	if (res->failed_stage != SANDBOX_STAGE_EXEC)
+		run_refuse(st, RECEIPT_SETUP_ERROR, "setting up the command failed at stage '%s': %s",
+			   st->receipt.setup_stage, strerror(e));
+	else if (e == ENOENT)
+		run_refuse(st, RECEIPT_NOT_FOUND,
+			   "cannot execute '%.300s': its interpreter or loader was not found", cmd);
+	else if (e == ENOEXEC)
+		run_refuse(st, RECEIPT_NOT_EXECUTABLE,
+			   "cannot execute '%.300s': not a binary and no #! line (airlock never guesses a shell)",
+			   cmd);
+	else if (e == EACCES || e == EPERM || e == EISDIR || e == ETXTBSY || e == ELIBBAD)
+		run_refuse(st, RECEIPT_NOT_EXECUTABLE, "cannot execute '%.300s': %s", cmd,
+			   strerror(e));
+	else
+		run_refuse(st, RECEIPT_SETUP_ERROR, "cannot execute '%.300s': %s", cmd, strerror(e));
+}
+
+static bool run_exit_matches(const struct run_request *req, int code)
+{
+	if (req->n_expected == 0)
+		return code == 0;
+	for (size_t i = 0; i < req->n_expected; i++)
+		if (req->expected[i] == code)
+			return true;
+	return false;
+}
+
+static void run_record_result(struct run_state *st, const struct sandbox_result *res)
+{
+	struct receipt *rc = &st->receipt;
+
+	rc->started_ns = res->started_realtime_ns;
+	rc->ended_ns = res->ended_realtime_ns;
+	rc->duration_ms = res->duration_ns / 1000000;
+	rc->descendants_killed = res->descendants_killed;
+	rc->max_rss_kib = res->max_rss_kib;
+	rc->user_cpu_ms = res->user_cpu_ms;
+	rc->system_cpu_ms = res->system_cpu_ms;
+	switch (res->outcome) {
+	case SANDBOX_EXITED:
+		rc->status = RECEIPT_EXITED;
+		rc->has_exit_code = true;
+		rc->exit_code = res->exit_code;
+		rc->match_expected = run_exit_matches(st->req, res->exit_code);
+		break;
+	case SANDBOX_SIGNALED:
+		rc->status = RECEIPT_SIGNALED;
+		rc->signal = res->term_signal;
+		break;
+	case SANDBOX_TIMED_OUT:
+		rc->timed_out = true;
+		rc->signal = res->term_signal;
+		run_refuse(st, RECEIPT_TIMEOUT, "timed out after %llu ms; the process tree was killed",
+			   (unsigned long long)rc->timeout_ms);
+		break;
+	case SANDBOX_SETUP_FAILED:
+		run_record_exec_failure(st, res);
+		break;
+	}
+}
+
+static int run_spawn(struct run_state *st, struct error *err)
+{
+	int r = run_open_streams(st, err);
+	if (r < 0)
+		return r;
+
+	struct sandbox_config config = {
+		.exec_path = st->exec_path,
+		.argv = st->req->argv,
+		.envp = st->env.envp,
+		.cwd = st->cwd,
+		.timeout_ms = st->receipt.timeout_ms,
+		.kill_after_ms = st->policy->kill_after_ms,
+		.on_output = run_on_output,
+		.userdata = st,
+	};
+	if (st->req->has_kill_after)
+		config.kill_after_ms = st->req->kill_after_ms;
+	run_fill_limits(st->policy, &config);
+
+	struct sandbox_result res;
+	r = sandbox_run(&config, &res, err);
+	if (r < 0)
+		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
+	for (int i = 0; i < 2; i++) {
+		struct run_stream *s = &st->streams[i];
+		capture_finish(&s->capture);
+		struct receipt_stream *rs = i == 0 ? &st->receipt.out : &st->receipt.err;
+		rs->capture = &s->capture;
+		rs->spilled = st->req->spill;
+		rs->spill_bytes = s->spill_bytes;
+		rs->spill_truncated = s->spill_truncated;
+		rs->spill_error = s->spill_error[0] ? s->spill_error : NULL;
+	}
+	run_record_result(st, &res);
+	return 0;
+}
+
+static void run_fill_outcome(const struct run_state *st, json_t *doc, struct run_outcome *ret)
+{
+	const struct receipt *rc = &st->receipt;
+
+	*ret = (struct run_outcome){
+		.id = rc->id,
+		.status = rc->status,
+		.exit_code = rc->exit_code,
+		.signal = rc->signal,
+		.timed_out = rc->timed_out,
+		.match_expected = rc->match_expected,
+		.descendants_killed = rc->descendants_killed,
+		.receipt = doc,
+	};
+	for (int i = 0; i < 2; i++)
+		if (st->streams[i].capture.hash)
+			ret->output_bytes += st->streams[i].capture.total_bytes;
+	if (rc->error)
+		snprintf(ret->message, sizeof(ret->message), "%s", rc->error);
+}
+
+static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
+	if (!doc)
+		return error_set(err, ENOMEM, "cannot build receipt %llu",
+				 (unsigned long long)st->receipt.id);
+	cleanup_free char *text = json_dumps(doc, JSON_INDENT(2));
+	if (!text)
+		return error_set(err, ENOMEM, "cannot serialize receipt");
+	size_t n = strlen(text);
+	text[n] = '\n'; /* json_dumps left room for the NUL only: swap it */
+	int r = store_write_receipt(st->store, st->receipt.id, text, n + 1, err);
+	if (r < 0)
+		return r;
+
+	run_fill_outcome(st, NULL, ret);
+	json_t *entry = receipt_index_entry(doc);
+	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
+	json_decref(entry);
+	struct error index_err = { 0 };
+	if (!line || store_append_index(st->store, line, &index_err) < 0)
+		snprintf(ret->warning, sizeof(ret->warning), "receipt %llu is not in the index: %.900s",
+			 (unsigned long long)st->receipt.id,
+			 index_err.msg[0] ? index_err.msg : "out of memory");
+	ret->receipt = TAKE_PTR(doc);
+	return 0;
+}
+
+static int run_load_policy(struct run_state *st, const char *path)
+{
+	struct error err = { 0 };
+	int r = path ? policy_load_file(path, &st->policy, &err)
+		     : policy_load_default(&st->policy, &err);
+	if (r == 0)
+		return 0;
+	/* The attempt is still recorded, under the built-in policy's limits. */
+	run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
+	struct error ignored;
+	return policy_load_default(&st->policy, &ignored) < 0 ? -ENOMEM : -1;
+}
+
+static int run_execute_with_store(struct run_state *st, const struct run_context *ctx,
+			      struct run_outcome *ret, struct error *err)
+{
+	const struct run_request *req = st->req;
+	struct receipt *rc = &st->receipt;
+
+	int policy_r = run_load_policy(st, ctx->policy_path);
+	if (policy_r == -ENOMEM)
+		return error_set(err, ENOMEM, "out of memory");
+	st->store->durable = st->policy->fsync_receipts;
+	rc->policy_origin = st->policy->origin;
+	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
+	rc->started_ns = rc->ended_ns = clock_realtime_ns();
+
+	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&
+	    run_resolve_command(st) == 0) {
+		int r = run_spawn(st, err);
+		if (r < 0)
+			return r;
+	}
+	return run_write_receipt(st, ret, err);
+}
+
+int run_execute(const struct run_context *ctx, const struct run_request *req,
+		struct run_outcome *ret, struct error *err)
+{
+	struct run_state st = {
+		.req = req,
+		.streams = { { .spill_fd = -1, .tee_fd = -1 }, { .spill_fd = -1, .tee_fd = -1 } },
+		.receipt = {
+			.source = req->source,
+			.argv = req->argv,
+			.job_id = req->job_id,
+			.rationale = req->rationale,
+			.job_sha256 = req->job_sha256,
+			.expected = req->expected,
+			.n_expected = req->n_expected,
+		},
+	};
+	static const int default_expected[] = { 0 };
+	if (req->n_expected == 0) {
+		st.receipt.expected = default_expected;
+		st.receipt.n_expected = 1;
+	}
+
+	cleanup_free char *default_dir = ctx->state_dir ? NULL : store_default_path();
+	const char *dir = ctx->state_dir ? ctx->state_dir : default_dir;
+	int r;
+	if (!dir)
+		r = error_set(err, ENOENT,
+			      "no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
+	else
+		r = store_open(dir, true, &st.store, err);
+	if (r == 0)
+		r = store_allocate_id(st.store, &st.receipt.id, err);
+	if (r == 0) {
+		snprintf(st.id_text, sizeof(st.id_text), "%llu", (unsigned long long)st.receipt.id);
+		r = run_execute_with_store(&st, ctx, ret, err);
+	}
+	run_state_release(&st);
+	return r;
+}

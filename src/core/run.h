@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/receipt.h"
+#include "core/request.h"
+
+/* What became of one attempt, for the front end to print and turn into an
+ * exit status. */
+struct run_outcome {
+	uint64_t id;
+	enum receipt_status status;
+	int exit_code; /* valid for RECEIPT_EXITED */
+	int signal; /* valid for RECEIPT_SIGNALED, and a timeout's last signal */
+	bool timed_out;
+	bool match_expected;
+	uint64_t output_bytes; /* stdout + stderr */
+	unsigned descendants_killed;
+	char message[1024]; /* why it did not run or finish; empty for exited/signaled */
+	json_t *receipt; /* the document written */
+	char warning[1024]; /* a non-fatal problem (index not updated); may be empty */
+};
+
+void run_outcome_release(struct run_outcome *outcome);
+
+struct run_context {
+	const char *state_dir; /* NULL: store_default_path() */
+	const char *policy_path; /* NULL: the built-in policy */
+	char **environ_; /* the caller's environment, where allowlisted values come from */
+};
+
+/* Runs req and writes its receipt, or records why it did not run (invalid
+ * input, policy denial, command not found). Returns 0 when a receipt was
+ * written, else a negative errno with err set (no state directory, disk
+ * full); *ret is then partly filled at most. */
+int run_execute(const struct run_context *ctx, const struct run_request *req,
+		struct run_outcome *ret, struct error *err);

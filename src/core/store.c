@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/parse.h"
+
+#define SEQ_WIDTH	   20
+#define RECEIPT_MAX_BYTES  (16 << 20)
+#define INDEX_MAX_BYTES	   (1ULL << 30)
+
+char *store_default_path(void)
+{
+	const char *dir = getenv("AIRLOCK_STATE_DIR");
+	char *path = NULL;
+
+	if (dir && *dir)
+		return strdup(dir);
+	dir = getenv("XDG_STATE_HOME");
+	if (dir && dir[0] == '/')
+		return asprintf(&path, "%s/airlock", dir) < 0 ? NULL : path;
+	dir = getenv("HOME");
+	if (dir && dir[0] == '/')
+		return asprintf(&path, "%s/.local/state/airlock", dir) < 0 ? NULL : path;
+	return NULL;
+}
+
+void store_free(struct store *store)
+{
+	if (!store)
+		return;
+	if (store->dir_fd >= 0)
+		close(store->dir_fd);
+	if (store->receipts_fd >= 0)
+		close(store->receipts_fd);
+	free(store->path);
+	free(store);
+}
+
+static int store_open_dir(int at_fd, const char *path, bool create, struct error *err)
+{
+	int fd = openat(at_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(at_fd, path, 0700) < 0 && errno != EEXIST)
+			return error_set_errno(err, errno, "cannot create '%s'", path);
+		fd = openat(at_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s'", path);
+	return fd;
+}
+
+int store_open(const char *path, bool create, struct store **ret, struct error *err)
+{
+	cleanup_with(store_freep) struct store *store = calloc(1, sizeof(*store));
+	if (!store)
+		return error_set(err, ENOMEM, "out of memory");
+	store->dir_fd = store->receipts_fd = -1;
+	store->durable = true;
+	store->path = strdup(path);
+	if (!store->path)
+		return error_set(err, ENOMEM, "out of memory");
+
+	if (create) {
+		/* Parents as for any XDG directory; the state dir itself is private. */
+		cleanup_free char *parent = strdup(path);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+		if (slash && slash != parent) {
+			*slash = '\0';
+			(void)mkdir_parents(parent, 0755);
+		}
+	}
+	int r = store_open_dir(AT_FDCWD, path, create, err);
+	if (r < 0)
+		return error_prefix(err, "state directory");
+	store->dir_fd = r;
+	r = store_open_dir(store->dir_fd, "receipts", create, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", path);
+	store->receipts_fd = r;
+	*ret = TAKE_PTR(store);
+	return 0;
+}
+
+static bool store_receipt_exists(struct store *store, uint64_t id)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	return faccessat(store->receipts_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
+{
+	cleanup_close int lock_fd =
+		openat(store->dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/lock'", store->path);
+	while (flock(lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return error_set_errno(err, errno, "cannot lock '%s/lock'", store->path);
+
+	cleanup_close int seq_fd =
+		openat(store->dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (seq_fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/seq'", store->path);
+	char buf[SEQ_WIDTH + 2] = { 0 };
+	ssize_t n = pread(seq_fd, buf, SEQ_WIDTH, 0);
+	if (n < 0)
+		return error_set_errno(err, errno, "cannot read '%s/seq'", store->path);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+
+	uint64_t last = 0;
+	if (n > 0 && parse_u64(buf, &last) < 0)
+		last = 0; /* damaged counter: the existence check below recovers */
+	uint64_t id = last + 1;
+	while (store_receipt_exists(store, id))
+		id++;
+
+	snprintf(buf, sizeof(buf), "%0*llu\n", SEQ_WIDTH, (unsigned long long)id);
+	/* One small write at offset 0 replaces the fixed-width value whole. */
+	if (pwrite(seq_fd, buf, SEQ_WIDTH + 1, 0) != SEQ_WIDTH + 1)
+		return error_set_errno(err, errno ? errno : ENOSPC, "cannot update '%s/seq'",
+				       store->path);
+	*ret_id = id;
+	return 0; /* closing lock_fd releases the lock */
+}
+
+int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
+			struct error *err)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	int r = file_write_atomic(store->receipts_fd, name, text, n, 0600, store->durable, err);
+	if (r < 0)
+		return error_prefix(err, "receipt %llu in '%s/receipts'", (unsigned long long)id,
+				    store->path);
+	return 0;
+}
+
+int store_append_index(struct store *store, const char *line, struct error *err)
+{
+	cleanup_close int fd = openat(store->dir_fd, "index.jsonl",
+				      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/index.jsonl'", store->path);
+	/* One write() per line with O_APPEND: concurrent appends do not interleave. */
+	int r = fd_write_all(fd, line, strlen(line));
+	if (r < 0)
+		return error_set_errno(err, -r, "cannot append to '%s/index.jsonl'", store->path);
+	return 0;
+}
+
+int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	int r = file_read_capped(store->receipts_fd, name, RECEIPT_MAX_BYTES, ret_text, NULL, err);
+	if (r < 0)
+		return error_set(err, -r, "no receipt %llu in '%s'", (unsigned long long)id,
+				 store->path);
+	return 0;
+}
+
+int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err)
+{
+	int r = file_read_capped(store->dir_fd, "index.jsonl", INDEX_MAX_BYTES, ret_text, ret_size,
+				 err);
+	if (r == -ENOENT) {
+		*ret_text = strdup("");
+		*ret_size = 0;
+		return *ret_text ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
+	if (r < 0)
+		return error_prefix(err, "index of '%s'", store->path);
+	return 0;
+}
+
+int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
+		     int *ret_fd, struct error *err)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%llu.%s", (unsigned long long)id, stream);
+	int flags = create ? O_WRONLY | O_CREAT | O_EXCL : O_RDONLY;
+	int fd = openat(store->receipts_fd, name, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/receipts/%s'", store->path,
+				       name);
+	*ret_fd = fd;
+	return 0;
+}

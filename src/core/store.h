@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+
+/* The state directory (docs/state-dir.md):
+ *	lock		flock()ed while an id is allocated
+ *	seq		the last id handed out, fixed-width decimal
+ *	receipts/N.json	one receipt per attempt, written atomically
+ *	receipts/N.stdout, N.stderr	spilled full streams (--spill)
+ *	index.jsonl	one summary line per receipt, appended in order */
+struct store {
+	char *path;
+	int dir_fd;
+	int receipts_fd;
+	bool durable; /* fsync receipts and the directory */
+};
+
+/* $AIRLOCK_STATE_DIR, else $XDG_STATE_HOME/airlock, else ~/.local/state/airlock.
+ * Returns a heap string, or NULL when none can be derived. */
+char *store_default_path(void);
+
+/* Opens (creating with mode 0700 when create) the state directory. */
+int store_open(const char *path, bool create, struct store **ret, struct error *err);
+void store_free(struct store *store);
+static inline void store_freep(struct store **s)
+{
+	store_free(*s);
+}
+
+/* A new id, unique and increasing across concurrent airlock processes:
+ * allocated under the lock, skipping any id whose receipt already exists
+ * (a counter that lost its last update in a crash never reissues one). */
+int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
+
+/* Writes receipts/<id>.json; never replaces an existing one. */
+int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
+			struct error *err);
+int store_append_index(struct store *store, const char *line, struct error *err);
+
+int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err);
+int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err);
+
+/* receipts/<id>.<stream>: created exclusively for writing, or opened to read. */
+int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
+		     int *ret_fd, struct error *err);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <sys/types.h>
+
+#include "sandbox/sandbox.h"
+
+/* What the child reports on the report pipe when a stage fails. */
+struct child_report {
+	int32_t stage; /* enum sandbox_stage */
+	int32_t error; /* errno at the failing step */
+};
+
+/* Everything the child needs, prepared by the parent before clone(), so the
+ * child allocates nothing. */
+struct child_setup {
+	const struct sandbox_config *config;
+	pid_t parent_pid;
+	int stdin_fd, stdout_fd, stderr_fd;
+	int report_fd;
+};
+
+/* Runs in the child between clone() and execve(): raw syscalls only, no
+ * allocation, no stdio. Never returns. */
+_Noreturn void child_exec(const struct child_setup *setup);

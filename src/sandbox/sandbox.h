@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+
+/* The sandbox layer confines and supervises one process from a plain config.
+ * It parses nothing and decides no policy: core/ resolves what to run, with
+ * which environment and limits, and records what happened. */
+
+/* The steps the child takes between clone() and execve(), in order. A failed
+ * step is reported to the parent as {stage, errno}. */
+enum sandbox_stage {
+	SANDBOX_STAGE_NONE,
+	SANDBOX_STAGE_SIGNALS,
+	SANDBOX_STAGE_SESSION,
+	SANDBOX_STAGE_PARENT_DEATH,
+	SANDBOX_STAGE_STDIO,
+	SANDBOX_STAGE_CWD,
+	SANDBOX_STAGE_RLIMITS,
+	SANDBOX_STAGE_FDS,
+	SANDBOX_STAGE_EXEC,
+	_SANDBOX_STAGE_MAX,
+};
+
+const char *sandbox_stage_to_string(enum sandbox_stage stage);
+
+enum sandbox_stream {
+	SANDBOX_STDOUT = 1,
+	SANDBOX_STDERR = 2,
+};
+
+struct sandbox_rlimit {
+	int resource; /* RLIMIT_* */
+	uint64_t value; /* soft and hard */
+};
+
+#define SANDBOX_MAX_RLIMITS 8
+
+struct sandbox_config {
+	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;
+	uint64_t timeout_ms; /* 0: none */
+	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL on timeout */
+	struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
+	size_t n_rlimits;
+	/* Called with each chunk the command writes, in order per stream. */
+	void (*on_output)(void *userdata, enum sandbox_stream stream, const void *data, size_t n);
+	void *userdata;
+};
+
+enum sandbox_outcome {
+	SANDBOX_EXITED, /* exit_code is valid */
+	SANDBOX_SIGNALED, /* term_signal is valid */
+	SANDBOX_TIMED_OUT, /* killed by the timeout; term_signal says how it ended */
+	SANDBOX_SETUP_FAILED, /* the child failed at failed_stage with failed_errno */
+};
+
+struct sandbox_result {
+	enum sandbox_outcome outcome;
+	int exit_code;
+	int term_signal;
+	enum sandbox_stage failed_stage;
+	int failed_errno;
+	/* Processes other than the main one that were still alive when it ended
+	 * (or timed out) and were killed. */
+	unsigned descendants_killed;
+	uint64_t started_realtime_ns, ended_realtime_ns;
+	uint64_t duration_ns;
+	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
+};
+
+/* Runs config->argv and waits until it and every descendant are gone.
+ * Returns 0 whenever a result was produced (including setup failures inside
+ * the child, which are results), or a negative errno when the supervisor
+ * itself could not start it. */
+int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_result,
+		struct error *err);
+
+/* Finds what execve() must run for `command` the way execvp() would, but
+ * against the child's own PATH and cwd, without running anything: a command
+ * containing '/' is taken as is. Returns 0 with *ret_path (heap), -ENOENT
+ * when nothing matched, -EACCES when only non-executable candidates exist. */
+int sandbox_resolve_command(const char *command, const char *path_env, const char *cwd,
+			    char **ret_path);

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/macro.h"
+#include "sandbox/child.h"
+#include "sandbox/proctree.h"
+#include "sandbox/sandbox.h"
+
+#define READ_CHUNK_BYTES (128 * 1024)
+#define PIPE_BYTES	 (1024 * 1024)
+/* How long to wait for the output pipes to reach EOF once every descendant
+ * is gone: only a process outside the tree (handed the pipe over a socket)
+ * could hold them open, and airlock must never hang on it. */
+#define DRAIN_AFTER_EXIT_MS 200
+
+static const char *const stage_names[_SANDBOX_STAGE_MAX] = {
+	[SANDBOX_STAGE_NONE] = "none",
+	[SANDBOX_STAGE_SIGNALS] = "signals",
+	[SANDBOX_STAGE_SESSION] = "session",
+	[SANDBOX_STAGE_PARENT_DEATH] = "parent_death",
+	[SANDBOX_STAGE_STDIO] = "stdio",
+	[SANDBOX_STAGE_CWD] = "cwd",
+	[SANDBOX_STAGE_RLIMITS] = "rlimits",
+	[SANDBOX_STAGE_FDS] = "fds",
+	[SANDBOX_STAGE_EXEC] = "exec",
+};
+
+const char *sandbox_stage_to_string(enum sandbox_stage stage)
+{
+	if ((unsigned)stage >= _SANDBOX_STAGE_MAX)
+		return "unknown";
+	return stage_names[stage];
+}
+
+struct supervisor {
+	const struct sandbox_config *config;
+	struct sandbox_result *result;
+	pid_t main_pid;
+	bool main_exited;
+	int out_fds[2]; /* read ends; -1 once at EOF */
+	int signal_fd;
+	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
+	struct pid_set killed;
+	char *buf;
+};
+
+static void supervisor_record_main(struct supervisor *s, int status, const struct rusage *ru)
+{
+	struct sandbox_result *r = s->result;
+
+	s->main_exited = true;
+	r->ended_realtime_ns = clock_realtime_ns();
+	r->max_rss_kib = (uint64_t)ru->ru_maxrss;
+	r->user_cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
+	r->system_cpu_ms =
+		(uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
+	if (WIFEXITED(status)) {
+		r->exit_code = WEXITSTATUS(status);
+		if (r->outcome != SANDBOX_TIMED_OUT)
+			r->outcome = SANDBOX_EXITED;
+	} else {
+		r->term_signal = WTERMSIG(status);
+		if (r->outcome != SANDBOX_TIMED_OUT)
+			r->outcome = SANDBOX_SIGNALED;
+	}
+}
+
+/* Reaps every exited child; returns false when no child is left at all. */
+static bool supervisor_reap(struct supervisor *s, bool block)
+{
+	for (;;) {
+		int status;
+		struct rusage ru;
+		pid_t pid = wait4(-1, &status, block ? 0 : WNOHANG, &ru);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			return false; /* ECHILD */
+		}
+		if (pid == 0)
+			return true;
+		if (pid == s->main_pid)
+			supervisor_record_main(s, status, &ru);
+		block = false;
+	}
+}
+
+/* Kills everything left below airlock (the main process included, if it is
+ * still running) and reaps it all. Orphans are re-parented to airlock, the
+ * child subreaper, so "no child left" means "no descendant left". */
+static void supervisor_kill_all(struct supervisor *s)
+{
+	while (supervisor_reap(s, false)) {
+		int n = proctree_signal_descendants(getpid(), SIGKILL, &s->killed);
+		if (n < 0 && !s->main_exited)
+			(void)kill(-s->main_pid, SIGKILL);
+		/* Something is alive or a zombie: wait for at least one to go. */
+		if (!supervisor_reap(s, true))
+			break;
+	}
+	if (!s->drain_until_ns)
+		s->drain_until_ns = clock_monotonic_ns() + DRAIN_AFTER_EXIT_MS * 1000000ULL;
+	s->timeout_at_ns = s->kill_at_ns = 0;
+}
+
+static void supervisor_read(struct supervisor *s, int index)
+{
+	int fd = s->out_fds[index];
+
+	for (;;) {
+		ssize_t n = read(fd, s->buf, READ_CHUNK_BYTES);
+		if (n > 0) {
+			if (s->config->on_output)
+				s->config->on_output(s->config->userdata,
+						     index == 0 ? SANDBOX_STDOUT : SANDBOX_STDERR,
+						     s->buf, (size_t)n);
+			if (n < READ_CHUNK_BYTES)
+				return; /* likely drained: let poll() say */
+			continue;
+		}
+		if (n < 0 && (errno == EINTR))
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		close(fd);
+		s->out_fds[index] = -1;
+		return;
+	}
+}
+
+static void supervisor_on_deadline(struct supervisor *s, uint64_t now)
+{
+	if (s->timeout_at_ns && now >= s->timeout_at_ns) {
+		s->timeout_at_ns = 0;
+		s->result->outcome = SANDBOX_TIMED_OUT;
+		/* TERM to the whole tree: the process group, then every descendant
+		 * that left it (setsid, double fork). */
+		(void)kill(-s->main_pid, SIGTERM);
+		(void)proctree_signal_descendants(getpid(), SIGTERM, &s->killed);
+		s->kill_at_ns = now + s->config->kill_after_ms * 1000000ULL;
+	}
+	if (s->kill_at_ns && now >= s->kill_at_ns) {
+		s->kill_at_ns = 0;
+		supervisor_kill_all(s);
+	}
+}
+
+static int supervisor_poll_timeout_ms(const struct supervisor *s, uint64_t now)
+{
+	uint64_t next = 0;
+	const uint64_t deadlines[] = { s->timeout_at_ns, s->kill_at_ns, s->drain_until_ns };
+
+	for (size_t i = 0; i < ARRAY_SIZE(deadlines); i++)
+		if (deadlines[i] && (!next || deadlines[i] < next))
+			next = deadlines[i];
+	if (!next)
+		return -1;
+	if (next <= now)
+		return 0;
+	uint64_t ms = (next - now + 999999) / 1000000;
+	return ms > 60000 ? 60000 : (int)ms;
+}
+
+static void supervisor_on_child_signal(struct supervisor *s)
+{
+	struct signalfd_siginfo info;
+
+	while (read(s->signal_fd, &info, sizeof(info)) > 0)
+		;
+	bool was_running = !s->main_exited;
+	(void)supervisor_reap(s, false);
+	/* The main process is gone: whatever it left behind is killed now, and
+	 * output still in the pipes is drained after. After a timeout the tree
+	 * keeps its grace period until the KILL deadline. */
+	if (was_running && s->main_exited && !s->kill_at_ns)
+		supervisor_kill_all(s);
+}
+
+static void supervisor_loop(struct supervisor *s)
+{
+	for (;;) {
+		bool pipes_open = s->out_fds[0] >= 0 || s->out_fds[1] >= 0;
+		if (s->main_exited && !pipes_open)
+			return;
+
+		uint64_t now = clock_monotonic_ns();
+		if (s->drain_until_ns && now >= s->drain_until_ns)
+			return;
+		supervisor_on_deadline(s, now);
+
+		struct pollfd pfd[3] = {
+			{ .fd = s->out_fds[0], .events = POLLIN },
+			{ .fd = s->out_fds[1], .events = POLLIN },
+			{ .fd = s->main_exited ? -1 : s->signal_fd, .events = POLLIN },
+		};
+		int n = poll(pfd, 3, supervisor_poll_timeout_ms(s, now));
+		if (n < 0 && errno != EINTR)
+			return;
+		for (int i = 0; i < 2; i++)
+			if (pfd[i].revents)
+				supervisor_read(s, i);
+		if (pfd[2].revents)
+			supervisor_on_child_signal(s);
+	}
+}
+
+/* Reads the child's stage report: 0 when execve() succeeded (EOF), or the
+ * failed stage's report. */
+static bool supervisor_read_report(int report_fd, struct child_report *ret_report)
+{
+	for (;;) {
+		ssize_t n = read(report_fd, ret_report, sizeof(*ret_report));
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n == (ssize_t)sizeof(*ret_report);
+	}
+}
+
+static pid_t clone_child(void)
+{
+	struct clone_args args = { .exit_signal = SIGCHLD };
+
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+struct supervisor_fds {
+	int stdin_fd;
+	int out[2][2];
+	int report[2];
+	int signal_fd;
+};
+
+static void close_and_invalidate(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void supervisor_fds_close(struct supervisor_fds *f)
+{
+	int *all[] = { &f->stdin_fd, &f->out[0][0], &f->out[0][1], &f->out[1][0],
+		       &f->out[1][1], &f->report[0], &f->report[1], &f->signal_fd };
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		close_and_invalidate(all[i]);
+}
+
+static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld,
+			       struct error *err)
+{
+	f->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (f->stdin_fd < 0)
+		return error_set_errno(err, errno, "cannot open /dev/null");
+	for (int i = 0; i < 2; i++)
+		if (pipe2(f->out[i], O_CLOEXEC) < 0)
+			return error_set_errno(err, errno, "cannot create output pipe");
+	if (pipe2(f->report, O_CLOEXEC) < 0)
+		return error_set_errno(err, errno, "cannot create report pipe");
+	f->signal_fd = signalfd(-1, sigchld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (f->signal_fd < 0)
+		return error_set_errno(err, errno, "cannot create signalfd");
+	/* A larger pipe halves the wake-ups for chatty commands; best effort. */
+	(void)fcntl(f->out[0][1], F_SETPIPE_SZ, PIPE_BYTES);
+	for (int i = 0; i < 2; i++)
+		(void)fcntl(f->out[i][0], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static void supervisor_fds_closep(struct supervisor_fds *f)
+{
+	supervisor_fds_close(f);
+}
+
+static void supervisor_count_killed(struct supervisor *s)
+{
+	s->result->descendants_killed = 0;
+	for (size_t i = 0; i < s->killed.n; i++)
+		if (s->killed.pids[i] != s->main_pid)
+			s->result->descendants_killed++;
+}
+
+/* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
+static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
+				       const sigset_t *sigchld, struct sandbox_result *result,
+				       struct error *err)
+{
+	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = {
+		-1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1
+	};
+	int r = supervisor_fds_open(&fds, sigchld, err);
+	if (r < 0)
+		return r;
+	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
+	if (!buf)
+		return error_set(err, ENOMEM, "out of memory");
+
+	struct child_setup setup = {
+		.config = config,
+		.parent_pid = getpid(),
+		.stdin_fd = fds.stdin_fd,
+		.stdout_fd = fds.out[0][1],
+		.stderr_fd = fds.out[1][1],
+		.report_fd = fds.report[1],
+	};
+	result->started_realtime_ns = clock_realtime_ns();
+	uint64_t started_ns = clock_monotonic_ns();
+	pid_t pid = clone_child();
+	if (pid < 0)
+		return error_set_errno(err, errno, "cannot start the command");
+	if (pid == 0)
+		child_exec(&setup);
+
+	/* Only the child keeps the write ends. */
+	close_and_invalidate(&fds.out[0][1]);
+	close_and_invalidate(&fds.out[1][1]);
+	close_and_invalidate(&fds.report[1]);
+
+	struct supervisor s = {
+		.config = config,
+		.result = result,
+		.main_pid = pid,
+		.out_fds = { TAKE_FD(fds.out[0][0]), TAKE_FD(fds.out[1][0]) },
+		.signal_fd = fds.signal_fd,
+		.buf = buf,
+	};
+	struct child_report report;
+	if (supervisor_read_report(fds.report[0], &report)) {
+		supervisor_kill_all(&s);
+		result->outcome = SANDBOX_SETUP_FAILED;
+		result->failed_stage = (enum sandbox_stage)report.stage;
+		result->failed_errno = report.error;
+	} else {
+		if (config->timeout_ms)
+			s.timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
+		supervisor_loop(&s);
+		supervisor_kill_all(&s);
+	}
+	supervisor_count_killed(&s);
+	pid_set_release(&s.killed);
+	for (int i = 0; i < 2; i++)
+		if (s.out_fds[i] >= 0)
+			close(s.out_fds[i]);
+
+	result->duration_ns = clock_monotonic_ns() - started_ns;
+	if (!result->ended_realtime_ns)
+		result->ended_realtime_ns = clock_realtime_ns();
+	return 0;
+}
+
+int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_result,
+		struct error *err)
+{
+	struct sandbox_result result = { .outcome = SANDBOX_EXITED };
+	sigset_t sigchld, old_mask;
+
+	/* Orphaned descendants come back to airlock, so none can escape the
+	 * final kill by double-forking or calling setsid(). */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return error_set_errno(err, errno, "cannot become child subreaper");
+
+	sigemptyset(&sigchld);
+	sigaddset(&sigchld, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &sigchld, &old_mask) < 0)
+		return error_set_errno(err, errno, "cannot block SIGCHLD");
+	int r = sandbox_spawn_and_supervise(config, &sigchld, &result, err);
+	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (r < 0)
+		return r;
+	*ret_result = result;
+	return 0;
+}
