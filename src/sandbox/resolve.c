@@ -30,14 +30,17 @@ int sandbox_resolve_command(const char *command, const char *path_env, const cha
 {
 	if (!command || !*command)
 		return -ENOENT;
-	if (strchr(command, '/')) {
-		*ret_path = strdup(command);
-		return *ret_path ? 0 : -ENOMEM;
-	}
-
 	cleanup_close int cwd_fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cwd_fd < 0)
 		return -errno;
+
+	if (strchr(command, '/')) {
+		int r = candidate_check(cwd_fd, command);
+		if (r < 0)
+			return r;
+		*ret_path = strdup(command);
+		return *ret_path ? 0 : -ENOMEM;
+	}
 
 	/* POSIX: an unset PATH means an implementation default. */
 	const char *path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
