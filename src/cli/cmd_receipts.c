@@ -133,16 +133,19 @@ int cmd_receipts(int argc, char **argv)
 
 	cleanup_with(store_freep) struct store *store = NULL;
 	int status = open_store_for_reading(state_dir, &store);
-	if (status != EXIT_OK || !store)
+	if (status != EXIT_OK)
 		return status;
 	cleanup_free char *text = NULL;
-	size_t size, skipped;
+	size_t size = 0, skipped;
 	struct error err = { 0 };
-	if (store_read_index(store, &text, &size, &err) < 0) {
+	if (!store)
+		text = strdup(""); /* no state directory yet: nothing was recorded */
+	else if (store_read_index(store, &text, &size, &err) < 0) {
 		cli_error("%s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(json_decrefp) json_t *list = collect_entries(text, failed_only, &skipped);
+	cleanup_with(json_decrefp) json_t *list =
+		text ? collect_entries(text, failed_only, &skipped) : NULL;
 	if (!list) {
 		cli_error("out of memory");
 		return EXIT_AIRLOCK_ERROR;

@@ -192,33 +192,34 @@ static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 	return 0;
 }
 
+static int policy_overlay(struct policy *p, const char *text, size_t n, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *root = NULL;
+	int r = jsonutil_parse_object(text, n, &root, err);
+
+	if (r == 0)
+		r = policy_parse_root(p, root, err);
+	return r;
+}
+
+/* A document states what it changes: it is laid over the built-in default,
+ * so a key it leaves out keeps the default's value and `[]` empties a list. */
 int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
 		 struct error *err)
 {
 	cleanup_with(policy_freep) struct policy *p = calloc(1, sizeof(*p));
 	if (!p)
 		return error_set(err, ENOMEM, "out of memory");
-	/* The floor every document starts from; the default document restates it. */
-	*p = (struct policy){
-		.default_timeout_ms = 30000,
-		.max_timeout_ms = 60000,
-		.kill_after_ms = 2000,
-		.keep_bytes = 8192,
-		.spill_max_bytes = 64 << 20,
-		.max_argv_bytes = 256 << 10,
-		.core_bytes = 0,
-		.open_files = 1024,
-		.file_size_bytes = 4ULL << 30,
-		.fsync_receipts = true,
-	};
 	p->origin = strdup(origin);
 	if (!p->origin)
 		return error_set(err, ENOMEM, "out of memory");
 
-	cleanup_with(json_decrefp) json_t *root = NULL;
-	int r = jsonutil_parse_object(text, n, &root, err);
-	if (r == 0)
-		r = policy_parse_root(p, root, err);
+	int r = 0;
+	if (text != policy_default_json)
+		r = policy_overlay(p, policy_default_json, strlen(policy_default_json), err);
+	if (r < 0)
+		return error_prefix(err, "built-in policy");
+	r = policy_overlay(p, text, n, err);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(p);
@@ -227,11 +228,7 @@ int policy_parse(const char *text, size_t n, const char *origin, struct policy *
 
 int policy_load_default(struct policy **ret, struct error *err)
 {
-	int r = policy_parse(policy_default_json, strlen(policy_default_json), "default", ret,
-			     err);
-	if (r < 0)
-		return error_prefix(err, "built-in policy");
-	return 0;
+	return policy_parse(policy_default_json, strlen(policy_default_json), "default", ret, err);
 }
 
 int policy_load_file(const char *path, struct policy **ret, struct error *err)

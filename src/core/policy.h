@@ -29,6 +29,8 @@ struct policy_denial {
 	char message[512];
 };
 
+/* Parses a policy document laid over the built-in default: keys it leaves
+ * out keep the default's values. */
 int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
 		 struct error *err);
 int policy_load_default(struct policy **ret, struct error *err);

@@ -398,6 +398,12 @@ static void run_fill_outcome(const struct run_state *st, json_t *doc, struct run
 
 static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
 {
+	/* Like a shell, and like the seed runner: a command that could not be
+	 * found reads as exit code 127, one that could not be executed as 126. */
+	if (st->receipt.status == RECEIPT_NOT_FOUND || st->receipt.status == RECEIPT_NOT_EXECUTABLE) {
+		st->receipt.has_exit_code = true;
+		st->receipt.exit_code = st->receipt.status == RECEIPT_NOT_FOUND ? 127 : 126;
+	}
 	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
 	if (!doc)
 		return error_set(err, ENOMEM, "cannot build receipt %llu",

@@ -1,0 +1,72 @@
+#!/usr/bin/env bats
+# Receipt storage, listing and reading; ids under concurrency.
+load helpers
+
+@test "receipts lists every attempt in order, --failed and --last filter" {
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" run -- false >/dev/null || true
+	"$AIRLOCK" run -- no-such-cmd-q >/dev/null 2>&1 || true
+	"$AIRLOCK" run -- echo four >/dev/null
+	run "$AIRLOCK" receipts
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ "${lines[0]}" == ID* ]]
+	[[ "${lines[2]}" == 2*exited*1*false ]]
+	[[ "${lines[3]}" == 3*not_found* ]]
+	run "$AIRLOCK" receipts --failed --json
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -s 'map(.id) | join(",")' <<<"$output")" = '"2,3"' ]
+	run "$AIRLOCK" receipts --last 1 --json
+	[ "${#lines[@]}" -eq 1 ]
+	jq -e '.id == 4 and .argv == ["echo", "four"]' <<<"$output"
+}
+
+@test "receipts with no state dir yet prints only the header" {
+	run "$AIRLOCK" receipts --state-dir "$TEST_DIR/none"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ ! -e "$TEST_DIR/none" ]
+}
+
+@test "show prints a receipt, and a missing one exits 1" {
+	"$AIRLOCK" run -- echo hello >/dev/null
+	run "$AIRLOCK" show 1
+	[ "$status" -eq 0 ]
+	jq -e '.id == 1 and .stdout == "hello\n"' <<<"$output"
+	run "$AIRLOCK" show 1 --stdout
+	[ "$output" = hello ]
+	run --separate-stderr "$AIRLOCK" show 99
+	[ "$status" -eq 1 ]
+	one_error_line "no receipt 99"
+	run --separate-stderr "$AIRLOCK" show abc
+	[ "$status" -eq 125 ]
+}
+
+@test "concurrent runs get distinct ids and valid receipts" {
+	for shell in 1 2 3 4 5 6 7 8; do
+		( for i in $(seq 1 25); do "$AIRLOCK" run -- true >/dev/null; done ) &
+	done
+	wait
+	[ "$(ls "$AIRLOCK_STATE_DIR/receipts" | grep -c '\.json$')" -eq 200 ]
+	for f in "$AIRLOCK_STATE_DIR"/receipts/*.json; do jq -e '.status == "exited"' "$f" >/dev/null; done
+	[ "$(jq -s 'map(.id) | unique | length' "$AIRLOCK_STATE_DIR/index.jsonl")" -eq 200 ]
+	[ "$(jq -s 'map(.id) | max' "$AIRLOCK_STATE_DIR/index.jsonl")" -eq 200 ]
+}
+
+@test "a torn last index line is skipped with a warning" {
+	"$AIRLOCK" run -- true >/dev/null
+	printf '{"id":2,"sta' >> "$AIRLOCK_STATE_DIR/index.jsonl"
+	run --separate-stderr "$AIRLOCK" receipts --json
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	one_error_line "damaged index"
+}
+
+@test "an id is never reused even if the counter is lost" {
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" run -- true >/dev/null
+	rm "$AIRLOCK_STATE_DIR/seq"
+	al run -- true
+	[ "$(receipt_id)" = 3 ]
+	jq -e '.id == 1' "$AIRLOCK_STATE_DIR/receipts/1.json"
+}

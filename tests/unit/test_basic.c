@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/capture.h"
+#include "basic/error.h"
+#include "basic/fileio.h"
+#include "basic/parse.h"
+#include "basic/sha256.h"
+#include "basic/strv.h"
+#include "basic/text.h"
+#include "harness.h"
+
+static void test_parse_duration_units(void)
+{
+	uint64_t ms;
+
+	ASSERT_EQ_INT(parse_duration_ms("30s", &ms), 0);
+	ASSERT_EQ_INT(ms, 30000);
+	ASSERT_EQ_INT(parse_duration_ms("500ms", &ms), 0);
+	ASSERT_EQ_INT(ms, 500);
+	ASSERT_EQ_INT(parse_duration_ms("1.5s", &ms), 0);
+	ASSERT_EQ_INT(ms, 1500);
+	ASSERT_EQ_INT(parse_duration_ms("2m", &ms), 0);
+	ASSERT_EQ_INT(ms, 120000);
+	ASSERT_EQ_INT(parse_duration_ms("7", &ms), 0);
+	ASSERT_EQ_INT(ms, 7000);
+}
+
+static void test_parse_duration_rejects_garbage(void)
+{
+	uint64_t ms = 42;
+
+	ASSERT_EQ_INT(parse_duration_ms("", &ms), -EINVAL);
+	ASSERT_EQ_INT(parse_duration_ms("-1s", &ms), -EINVAL);
+	ASSERT_EQ_INT(parse_duration_ms("5x", &ms), -EINVAL);
+	ASSERT_EQ_INT(parse_duration_ms("1.s", &ms), -EINVAL);
+	ASSERT_EQ_INT(parse_duration_ms("s", &ms), -EINVAL);
+	ASSERT_EQ_INT(parse_duration_ms("99999999999999999999s", &ms), -ERANGE);
+	ASSERT_EQ_INT(parse_duration_ms("9999999999999999h", &ms), -ERANGE);
+	ASSERT_EQ_INT(ms, 42);
+}
+
+static void test_parse_int_bounds(void)
+{
+	int v;
+
+	ASSERT_EQ_INT(parse_int("255", 0, 255, &v), 0);
+	ASSERT_EQ_INT(v, 255);
+	ASSERT_EQ_INT(parse_int("256", 0, 255, &v), -ERANGE);
+	ASSERT_EQ_INT(parse_int("-1", 0, 255, &v), -ERANGE);
+	ASSERT_EQ_INT(parse_int("-5", -10, 10, &v), 0);
+	ASSERT_EQ_INT(v, -5);
+	ASSERT_EQ_INT(parse_int("1 ", 0, 9, &v), -EINVAL);
+	ASSERT_EQ_INT(parse_int("+1", 0, 9, &v), -EINVAL);
+}
+
+static void test_parse_size_units(void)
+{
+	uint64_t b;
+
+	ASSERT_EQ_INT(parse_size("8K", &b), 0);
+	ASSERT_EQ_INT(b, 8192);
+	ASSERT_EQ_INT(parse_size("1GiB", &b), 0);
+	ASSERT_EQ_INT(b, 1ULL << 30);
+	ASSERT_EQ_INT(parse_size("12", &b), 0);
+	ASSERT_EQ_INT(b, 12);
+	ASSERT_EQ_INT(parse_size("1T", &b), -EINVAL);
+}
+
+static void test_error_prefix_nests_context(void)
+{
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(error_set(&err, ENOENT, "open '%s'", "x"), -ENOENT);
+	ASSERT_EQ_INT(error_prefix(&err, "policy"), -ENOENT);
+	ASSERT_EQ_STR(err.msg, "policy: open 'x'");
+	ASSERT_EQ_INT(error_set_errno(&err, EACCES, "read"), -EACCES);
+	ASSERT_EQ_STR(err.msg, "read: Permission denied");
+	ASSERT_EQ_INT(error_set(NULL, EINVAL, "ignored"), -EINVAL);
+}
+
+static void test_error_prefix_truncates_safely(void)
+{
+	struct error err = { 0 };
+	char big[2000];
+
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	error_set(&err, EIO, "%s", big);
+	error_prefix(&err, "%s", big);
+	ASSERT_EQ_INT(strlen(err.msg), sizeof(err.msg) - 1);
+}
+
+static void test_sha256_known_vectors(void)
+{
+	char hex[SHA256_HEX_SIZE];
+
+	sha256_hex("", 0, hex);
+	ASSERT_EQ_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	sha256_hex("abc", 3, hex);
+	ASSERT_EQ_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void test_capture_keeps_head_and_tail(void)
+{
+	struct capture c;
+	char tail[8];
+
+	ASSERT_EQ_INT(capture_init(&c, 8), 0);
+	capture_feed(&c, "0123", 4);
+	capture_feed(&c, "456789abcdef", 12);
+	capture_finish(&c);
+	ASSERT_EQ_INT(c.total_bytes, 16);
+	ASSERT_EQ_INT(c.head_len, 4);
+	ASSERT_TRUE(memcmp(c.head, "0123", 4) == 0);
+	size_t n = capture_copy_tail(&c, tail);
+	ASSERT_EQ_INT(n, 4);
+	ASSERT_TRUE(memcmp(tail, "cdef", 4) == 0);
+	ASSERT_TRUE(capture_is_truncated(&c));
+	ASSERT_EQ_INT(capture_omitted_bytes(&c), 8);
+	char want[SHA256_HEX_SIZE];
+	sha256_hex("0123456789abcdef", 16, want);
+	ASSERT_EQ_STR(c.sha256, want);
+	capture_release(&c);
+}
+
+static void test_capture_tail_wraps_byte_by_byte(void)
+{
+	struct capture c;
+	char tail[3];
+
+	ASSERT_EQ_INT(capture_init(&c, 6), 0);
+	for (char ch = 'a'; ch <= 'z'; ch++)
+		capture_feed(&c, &ch, 1);
+	capture_finish(&c);
+	ASSERT_EQ_INT(capture_copy_tail(&c, tail), 3);
+	ASSERT_TRUE(memcmp(tail, "xyz", 3) == 0);
+	ASSERT_TRUE(memcmp(c.head, "abc", 3) == 0);
+	capture_release(&c);
+}
+
+static void test_capture_short_stream_is_whole(void)
+{
+	struct capture c;
+	char tail[4];
+
+	ASSERT_EQ_INT(capture_init(&c, 8), 0);
+	capture_feed(&c, "hello", 5);
+	capture_finish(&c);
+	ASSERT_TRUE(!capture_is_truncated(&c));
+	ASSERT_EQ_INT(c.head_len, 4);
+	ASSERT_EQ_INT(capture_copy_tail(&c, tail), 1);
+	ASSERT_TRUE(tail[0] == 'o');
+	capture_release(&c);
+}
+
+static void test_utf8_validation(void)
+{
+	ASSERT_TRUE(utf8_is_valid("h\xc3\xa9llo", 6));
+	ASSERT_TRUE(!utf8_is_valid("\xff", 1));
+	ASSERT_TRUE(!utf8_is_valid("\xc0\xaf", 2)); /* overlong '/' */
+	ASSERT_TRUE(!utf8_is_valid("\xed\xa0\x80", 3)); /* surrogate */
+	ASSERT_TRUE(!utf8_is_valid("\xe2\x82", 2)); /* cut short */
+	size_t n;
+	char *s = utf8_sanitize("a\xff" "b", 3, &n);
+	ASSERT_TRUE(s != NULL);
+	ASSERT_EQ_STR(s, "a\xef\xbf\xbd" "b");
+	ASSERT_EQ_INT(n, 5);
+	free(s);
+}
+
+static void test_base64(void)
+{
+	char *s = base64_encode("\xff\x00\x01", 3);
+
+	ASSERT_EQ_STR(s, "/wAB");
+	free(s);
+}
+
+static void test_env_names(void)
+{
+	ASSERT_TRUE(env_name_is_valid("PATH"));
+	ASSERT_TRUE(env_name_is_valid("_x1"));
+	ASSERT_TRUE(!env_name_is_valid("1X"));
+	ASSERT_TRUE(!env_name_is_valid("A=B"));
+	ASSERT_TRUE(!env_name_is_valid(""));
+}
+
+static void test_strv(void)
+{
+	char **v = NULL;
+
+	ASSERT_EQ_INT(strv_push(&v, "a"), 0);
+	ASSERT_EQ_INT(strv_push(&v, "b"), 0);
+	ASSERT_EQ_INT(strv_length(v), 2);
+	ASSERT_TRUE(strv_contains(v, "b"));
+	ASSERT_TRUE(!strv_contains(v, "c"));
+	strv_free(v);
+}
+
+static void test_file_write_atomic_never_replaces(void)
+{
+	char dir[] = "/tmp/airlock-unit-XXXXXX";
+	struct error err = { 0 };
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(file_write_atomic(fd, "a", "one", 3, 0600, true, &err), 0);
+	ASSERT_EQ_INT(file_write_atomic(fd, "a", "two", 3, 0600, true, &err), -EEXIST);
+	char *data = NULL;
+	size_t n;
+	ASSERT_EQ_INT(file_read_capped(fd, "a", 100, &data, &n, &err), 0);
+	ASSERT_EQ_STR(data, "one");
+	free(data);
+	ASSERT_EQ_INT(file_read_capped(fd, "a", 2, &data, &n, &err), -EFBIG);
+	unlinkat(fd, "a", 0);
+	close(fd);
+	rmdir(dir);
+}
+
+RUN_TESTS(T_(test_parse_duration_units), T_(test_parse_duration_rejects_garbage),
+	  T_(test_parse_int_bounds), T_(test_parse_size_units),
+	  T_(test_error_prefix_nests_context), T_(test_error_prefix_truncates_safely),
+	  T_(test_sha256_known_vectors), T_(test_capture_keeps_head_and_tail),
+	  T_(test_capture_tail_wraps_byte_by_byte), T_(test_capture_short_stream_is_whole),
+	  T_(test_utf8_validation), T_(test_base64), T_(test_env_names), T_(test_strv),
+	  T_(test_file_write_atomic_never_replaces))

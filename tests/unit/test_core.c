@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/strv.h"
+#include "core/env.h"
+#include "core/job.h"
+#include "core/policy.h"
+#include "core/receipt.h"
+#include "core/store.h"
+#include "harness.h"
+
+static void test_default_policy_loads(void)
+{
+	struct policy *p = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_load_default(&p, &err), 0);
+	ASSERT_EQ_INT(p->max_timeout_ms, 60000);
+	ASSERT_EQ_INT(p->default_timeout_ms, 30000);
+	ASSERT_EQ_INT(p->keep_bytes, 8192);
+	ASSERT_EQ_INT(p->kill_after_ms, 2000);
+	ASSERT_EQ_INT(p->spill_max_bytes, 64 << 20);
+	ASSERT_EQ_INT(p->max_argv_bytes, 256 << 10);
+	ASSERT_EQ_INT(p->open_files, 1024);
+	ASSERT_EQ_INT(p->file_size_bytes, 4ULL << 30);
+	ASSERT_TRUE(p->fsync_receipts);
+	ASSERT_TRUE(strv_contains(p->deny_argv0, "sudo"));
+	ASSERT_TRUE(strv_contains(p->deny_argv0, "pip3"));
+	ASSERT_TRUE(strv_contains(p->env_allow, "PATH"));
+	ASSERT_TRUE(strv_contains(p->env_set, "CI=1"));
+	policy_free(p);
+}
+
+static void test_policy_partial_document_keeps_floor(void)
+{
+	static const char doc[] = "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max_ms\":5000,\"default_ms\":1000}}";
+	struct policy *p = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_parse(doc, strlen(doc), "t", &p, &err), 0);
+	ASSERT_EQ_INT(p->max_timeout_ms, 5000);
+	ASSERT_EQ_INT(p->keep_bytes, 8192);
+	ASSERT_TRUE(strv_contains(p->deny_argv0, "sudo"));
+	ASSERT_TRUE(strv_contains(p->env_allow, "PATH"));
+	policy_free(p);
+}
+
+static void test_policy_errors_name_the_key(void)
+{
+	static const struct {
+		const char *doc, *needle;
+	} cases[] = {
+		{ "{\"schema\":\"airlock.policy/1\",\"bogus\":1}", "'bogus'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max\":1}}", "'timeout.max'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max_ms\":\"x\"}}", "'timeout.max_ms'" },
+		{ "{\"schema\":\"airlock.policy/2\"}", "'schema'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"env\":{\"allow\":[\"A=B\"]}}", "'env.allow'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"deny_argv0\":[1]}", "'deny_argv0[0]'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"default_ms\":90000}}", "exceeds" },
+		{ "[1]", "object" },
+		{ "{", "invalid JSON" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy *p = NULL;
+		struct error err = { 0 };
+		ASSERT_TRUE(policy_parse(cases[i].doc, strlen(cases[i].doc), "t", &p, &err) < 0);
+		ASSERT_TRUE(p == NULL);
+		if (!strstr(err.msg, cases[i].needle)) {
+			printf("# case %zu: '%s' lacks '%s'\n", i, err.msg, cases[i].needle);
+			ASSERT_TRUE(false);
+		}
+	}
+}
+
+static void test_policy_empty_list_clears_default(void)
+{
+	static const char doc[] = "{\"schema\":\"airlock.policy/1\",\"deny_argv0\":[]}";
+	struct policy *p = NULL;
+	struct error err = { 0 };
+	struct policy_denial d;
+
+	ASSERT_EQ_INT(policy_parse(doc, strlen(doc), "t", &p, &err), 0);
+	ASSERT_TRUE(!policy_denies_argv0(p, "sudo", &d));
+	policy_free(p);
+}
+
+static void test_policy_denials(void)
+{
+	struct policy *p = NULL;
+	struct error err = { 0 };
+	struct policy_denial d;
+
+	ASSERT_EQ_INT(policy_load_default(&p, &err), 0);
+	ASSERT_TRUE(policy_denies_argv0(p, "/usr/bin/sudo", &d));
+	ASSERT_EQ_STR(d.rule, "deny_argv0");
+	ASSERT_EQ_STR(d.value, "sudo");
+	ASSERT_TRUE(policy_denies_argv0(p, "CURL", &d));
+	ASSERT_TRUE(!policy_denies_argv0(p, "sudoku", &d));
+	ASSERT_TRUE(policy_denies_timeout(p, 60001, &d));
+	ASSERT_TRUE(!policy_denies_timeout(p, 60000, &d));
+	ASSERT_TRUE(policy_is_secret_name(p, "GITHUB_TOKEN"));
+	ASSERT_TRUE(policy_is_secret_name(p, "aws_secret_access_key"));
+	ASSERT_TRUE(policy_is_secret_name(p, "SSH_AUTH_SOCK"));
+	ASSERT_TRUE(!policy_is_secret_name(p, "PATH"));
+	policy_free(p);
+}
+
+static void test_job_seed_format(void)
+{
+	static const char doc[] =
+		"{\"job_id\":\"j1\",\"argv\":[\"python3\",\"-m\",\"compileall\"],\"cwd\":\"/tmp\","
+		"\"timeout_sec\":30,\"expected_exit\":0,\"env_allowlist\":[\"PATH\",\"HOME\"],"
+		"\"rationale\":\"compile\"}";
+	struct run_request req;
+	struct error err = { 0 };
+
+	run_request_init(&req);
+	ASSERT_EQ_INT(job_parse(doc, strlen(doc), &req, &err), 0);
+	ASSERT_EQ_STR(req.job_id, "j1");
+	ASSERT_EQ_INT(strv_length(req.argv), 3);
+	ASSERT_EQ_STR(req.cwd, "/tmp");
+	ASSERT_EQ_INT(req.timeout_ms, 30000);
+	ASSERT_EQ_INT(req.n_expected, 1);
+	ASSERT_EQ_INT(req.expected[0], 0);
+	ASSERT_TRUE(req.env_replace);
+	ASSERT_EQ_STR(req.rationale, "compile");
+	ASSERT_EQ_STR(req.source, "job");
+	ASSERT_EQ_INT(strlen(req.job_sha256), 64);
+	run_request_release(&req);
+}
+
+static void test_job_codex_format(void)
+{
+	static const char doc[] = "{\"command\":[\"ls\",\"-l\"],\"workdir\":\"/\",\"timeout_ms\":1500,"
+				  "\"justification\":\"look\",\"with_escalated_permissions\":false}";
+	struct run_request req;
+	struct error err = { 0 };
+
+	run_request_init(&req);
+	ASSERT_EQ_INT(job_parse(doc, strlen(doc), &req, &err), 0);
+	ASSERT_EQ_STR(req.argv[1], "-l");
+	ASSERT_EQ_STR(req.cwd, "/");
+	ASSERT_EQ_INT(req.timeout_ms, 1500);
+	ASSERT_EQ_STR(req.rationale, "look");
+	run_request_release(&req);
+}
+
+static void test_job_errors_name_the_key(void)
+{
+	static const struct {
+		const char *doc, *needle;
+	} cases[] = {
+		{ "{\"argv\":[\"ls\"],\"extra\":1}", "'extra'" },
+		{ "{\"argv\":[]}", "'argv' is empty" },
+		{ "{\"argv\":[\"\"]}", "'argv[0]' is an empty string" },
+		{ "{\"argv\":\"ls -l\"}", "'argv' must be an array" },
+		{ "{\"argv\":[\"ls\",3]}", "'argv[1]' must be a string" },
+		{ "{\"argv\":[\"ls\"],\"cwd\":\"rel\"}", "'cwd' must be an absolute path" },
+		{ "{\"argv\":[\"ls\"],\"timeout_sec\":-1}", "'timeout_sec'" },
+		{ "{\"argv\":[\"ls\"],\"timeout_sec\":\"5\"}", "'timeout_sec' must be a number" },
+		{ "{\"argv\":[\"ls\"],\"expected_exit\":256}", "'expected_exit'" },
+		{ "{\"argv\":[\"ls\"],\"command\":[\"ls\"]}", "'argv' and 'command'" },
+		{ "{\"cwd\":\"/\"}", "missing 'argv'" },
+		{ "{\"argv\":[\"ls\"],\"argv\":[\"ls\"]}", "duplicate" },
+		{ "{\"argv\":[\"a\\u0000b\"]}", "invalid JSON" },
+		{ "{\"argv\":[\"ls\"],\"timeout_ms\":99999999999999999999}", "invalid JSON" },
+		{ "{\"argv\":[\"ls\"],\"with_escalated_permissions\":true}", "not supported" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run_request req;
+		struct error err = { 0 };
+		run_request_init(&req);
+		ASSERT_TRUE(job_parse(cases[i].doc, strlen(cases[i].doc), &req, &err) < 0);
+		run_request_release(&req);
+		if (!strstr(err.msg, cases[i].needle)) {
+			printf("# case %zu: '%s' lacks '%s'\n", i, err.msg, cases[i].needle);
+			ASSERT_TRUE(false);
+		}
+	}
+}
+
+static void test_env_allowlist_and_fixed_settings(void)
+{
+	struct policy *p = NULL;
+	struct error err = { 0 };
+	struct run_request req;
+	struct run_env env;
+	struct policy_denial d;
+	char *environ_[] = { (char *)"PATH=/bin", (char *)"HOME=", (char *)"GITHUB_TOKEN=x", (char *)"FOO=bar", (char *)"CI=0", NULL };
+
+	ASSERT_EQ_INT(policy_load_default(&p, &err), 0);
+	run_request_init(&req);
+	strv_push(&req.env_allow, "FOO");
+	ASSERT_EQ_INT(run_env_build(p, &req, environ_, "7", &env, &d, &err), 0);
+	ASSERT_TRUE(strv_contains(env.envp, "PATH=/bin"));
+	ASSERT_TRUE(strv_contains(env.envp, "FOO=bar"));
+	ASSERT_TRUE(strv_contains(env.envp, "CI=1"));
+	ASSERT_TRUE(strv_contains(env.envp, "AIRLOCK_RECEIPT_ID=7"));
+	ASSERT_TRUE(!strv_contains(env.keys, "HOME")); /* empty: not passed, like the seed */
+	ASSERT_TRUE(!strv_contains(env.keys, "GITHUB_TOKEN"));
+	for (size_t i = 0; env.envp[i]; i++)
+		ASSERT_TRUE(strstr(env.envp[i], "CI=0") == NULL);
+	run_env_release(&env);
+	run_request_release(&req);
+	policy_free(p);
+}
+
+static void test_env_refuses_secret_unless_forced(void)
+{
+	struct policy *p = NULL;
+	struct error err = { 0 };
+	struct run_request req;
+	struct run_env env;
+	struct policy_denial d;
+	char *environ_[] = { (char *)"GITHUB_TOKEN=x", NULL };
+
+	ASSERT_EQ_INT(policy_load_default(&p, &err), 0);
+	run_request_init(&req);
+	strv_push(&req.env_allow, "GITHUB_TOKEN");
+	ASSERT_EQ_INT(run_env_build(p, &req, environ_, "1", &env, &d, &err), 1);
+	ASSERT_EQ_STR(d.rule, "secret_env");
+	ASSERT_EQ_STR(d.value, "GITHUB_TOKEN");
+	strv_push(&req.env_force, "GITHUB_TOKEN");
+	ASSERT_EQ_INT(run_env_build(p, &req, environ_, "1", &env, &d, &err), 0);
+	ASSERT_TRUE(strv_contains(env.envp, "GITHUB_TOKEN=x"));
+	run_env_release(&env);
+	run_request_release(&req);
+	policy_free(p);
+}
+
+static void make_state_dir(char *dir)
+{
+	strcpy(dir, "/tmp/airlock-unit-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+}
+
+static void remove_state_dir(const char *dir)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		abort();
+}
+
+static void test_store_ids_increase_and_skip_existing(void)
+{
+	char dir[64];
+	struct store *s = NULL;
+	struct error err = { 0 };
+	uint64_t a, b, c;
+
+	make_state_dir(dir);
+	ASSERT_EQ_INT(store_open(dir, true, &s, &err), 0);
+	ASSERT_EQ_INT(store_allocate_id(s, &a, &err), 0);
+	ASSERT_EQ_INT(store_allocate_id(s, &b, &err), 0);
+	ASSERT_EQ_INT(a, 1);
+	ASSERT_EQ_INT(b, 2);
+	/* A counter that lost updates (crash) never reissues a written id. */
+	ASSERT_EQ_INT(store_write_receipt(s, 3, "{}\n", 3, &err), 0);
+	ASSERT_EQ_INT(store_write_receipt(s, 3, "{}\n", 3, &err), -EEXIST);
+	ASSERT_EQ_INT(store_allocate_id(s, &c, &err), 0);
+	ASSERT_EQ_INT(c, 4);
+	int fd = openat(s->dir_fd, "seq", O_WRONLY | O_TRUNC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(write(fd, "garbage", 7), 7);
+	close(fd);
+	ASSERT_EQ_INT(store_allocate_id(s, &c, &err), 0);
+	ASSERT_TRUE(c != 3);
+	store_free(s);
+	remove_state_dir(dir);
+}
+
+static void test_store_ids_unique_across_processes(void)
+{
+	char dir[64];
+	int pipefd[2];
+
+	make_state_dir(dir);
+	ASSERT_EQ_INT(pipe(pipefd), 0);
+	for (int p = 0; p < 4; p++) {
+		if (fork() == 0) {
+			struct store *s = NULL;
+			struct error err = { 0 };
+			if (store_open(dir, true, &s, &err) < 0)
+				_exit(1);
+			for (int i = 0; i < 50; i++) {
+				uint64_t id;
+				if (store_allocate_id(s, &id, &err) < 0 ||
+				    write(pipefd[1], &id, sizeof(id)) != sizeof(id))
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	close(pipefd[1]);
+	bool seen[201] = { false };
+	uint64_t id;
+	int n = 0;
+	while (read(pipefd[0], &id, sizeof(id)) == sizeof(id)) {
+		ASSERT_TRUE(id >= 1 && id <= 200);
+		ASSERT_TRUE(!seen[id]);
+		seen[id] = true;
+		n++;
+	}
+	close(pipefd[0]);
+	while (wait(NULL) > 0)
+		;
+	ASSERT_EQ_INT(n, 200);
+	remove_state_dir(dir);
+}
+
+static void test_receipt_keeps_non_utf8_argv(void)
+{
+	char *argv[] = { (char *)"echo", (char *)"caf\xe9", NULL };
+	struct receipt r = { .id = 9, .source = "run", .argv = argv, .status = RECEIPT_EXITED };
+
+	json_t *doc = receipt_to_json(&r);
+	ASSERT_TRUE(doc != NULL);
+	ASSERT_EQ_STR(json_string_value(json_array_get(json_object_get(doc, "argv"), 1)),
+		      "caf\xef\xbf\xbd");
+	json_t *b64 = json_object_get(doc, "argv_b64");
+	ASSERT_EQ_STR(json_string_value(json_array_get(b64, 1)), "Y2Fm6Q==");
+	ASSERT_EQ_STR(json_string_value(json_object_get(doc, "schema")), RECEIPT_SCHEMA);
+	json_decref(doc);
+}
+
+static void test_receipt_clips_long_output(void)
+{
+	struct capture c;
+	char *argv[] = { (char *)"x", NULL };
+
+	ASSERT_EQ_INT(capture_init(&c, 8), 0);
+	capture_feed(&c, "abcdefghijklmnopqrstuvwxyz", 26);
+	capture_finish(&c);
+	struct receipt r = { .id = 1, .source = "run", .argv = argv, .out = { .capture = &c } };
+	json_t *doc = receipt_to_json(&r);
+	ASSERT_TRUE(doc != NULL);
+	ASSERT_EQ_STR(json_string_value(json_object_get(doc, "stdout")),
+		      "abcd\n...[airlock: 18 bytes omitted]...\nwxyz");
+	json_t *meta = json_object_get(json_object_get(doc, "output"), "stdout");
+	ASSERT_EQ_INT(json_integer_value(json_object_get(meta, "bytes")), 26);
+	ASSERT_TRUE(json_is_true(json_object_get(meta, "truncated")));
+	ASSERT_TRUE(json_is_null(json_object_get(doc, "argv_b64")) ||
+		    !json_object_get(doc, "argv_b64"));
+	json_t *entry = receipt_index_entry(doc);
+	ASSERT_EQ_INT(json_integer_value(json_object_get(entry, "id")), 1);
+	json_decref(entry);
+	json_decref(doc);
+	capture_release(&c);
+}
+
+RUN_TESTS(T_(test_default_policy_loads), T_(test_policy_partial_document_keeps_floor),
+	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default), T_(test_policy_denials), T_(test_job_seed_format),
+	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
+	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
+	  T_(test_store_ids_increase_and_skip_existing),
+	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
+	  T_(test_receipt_clips_long_output))

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sandbox/sandbox.h"
+
+struct collected {
+	char out[256];
+	size_t n_out;
+	size_t n_err;
+};
+
+static void collect(void *userdata, enum sandbox_stream stream, const void *data, size_t n)
+{
+	struct collected *c = userdata;
+
+	if (stream == SANDBOX_STDERR) {
+		c->n_err += n;
+		return;
+	}
+	size_t take = n < sizeof(c->out) - 1 - c->n_out ? n : sizeof(c->out) - 1 - c->n_out;
+	memcpy(c->out + c->n_out, data, take);
+	c->n_out += take;
+	c->out[c->n_out] = '\0';
+}
+
+static int run_sh(const char *script, uint64_t timeout_ms, struct collected *c,
+		  struct sandbox_result *res)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)script, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"X=1", NULL };
+	struct sandbox_config config = {
+		.exec_path = "/bin/sh",
+		.argv = argv,
+		.envp = envp,
+		.cwd = "/",
+		.timeout_ms = timeout_ms,
+		.kill_after_ms = 200,
+		.on_output = collect,
+		.userdata = c,
+	};
+	struct error err = { 0 };
+
+	return sandbox_run(&config, res, &err);
+}
+
+static void test_resolve_uses_given_path(void)
+{
+	char *p = NULL;
+
+	ASSERT_EQ_INT(sandbox_resolve_command("sh", "/nonexistent:/bin", "/", &p), 0);
+	ASSERT_EQ_STR(p, "/bin/sh");
+	free(p);
+	ASSERT_EQ_INT(sandbox_resolve_command("sh", "/nonexistent", "/", &p), -ENOENT);
+	ASSERT_EQ_INT(sandbox_resolve_command("passwd", "/etc", "/", &p), -EACCES);
+	ASSERT_EQ_INT(sandbox_resolve_command("bin/sh", NULL, "/", &p), 0);
+	ASSERT_EQ_STR(p, "bin/sh");
+	free(p);
+	ASSERT_EQ_INT(sandbox_resolve_command("./nope", NULL, "/", &p), -ENOENT);
+}
+
+static void test_run_reports_exit_and_output(void)
+{
+	struct collected c = { 0 };
+	struct sandbox_result res;
+
+	ASSERT_EQ_INT(run_sh("echo $X; echo e >&2; exit 7", 5000, &c, &res), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	ASSERT_EQ_INT(res.exit_code, 7);
+	ASSERT_EQ_STR(c.out, "1\n");
+	ASSERT_EQ_INT(c.n_err, 2);
+}
+
+static void test_run_stdin_is_null_and_fds_closed(void)
+{
+	struct collected c = { 0 };
+	struct sandbox_result res;
+
+	ASSERT_EQ_INT(run_sh("cat; ls /proc/self/fd | wc -l", 5000, &c, &res), 0);
+	ASSERT_EQ_INT(res.exit_code, 0);
+	/* 0, 1, 2 and the one ls opens to list the directory */
+	ASSERT_EQ_STR(c.out, "4\n");
+}
+
+static void test_run_signal(void)
+{
+	struct collected c = { 0 };
+	struct sandbox_result res;
+
+	ASSERT_EQ_INT(run_sh("kill -SEGV $$", 5000, &c, &res), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_SIGNALED);
+	ASSERT_EQ_INT(res.term_signal, SIGSEGV);
+}
+
+static void test_timeout_kills_background_children(void)
+{
+	struct collected c = { 0 };
+	struct sandbox_result res;
+
+	ASSERT_EQ_INT(run_sh("sleep 30 & setsid sleep 30 & sleep 30", 300, &c, &res), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_TIMED_OUT);
+	ASSERT_TRUE(res.descendants_killed >= 2);
+	ASSERT_TRUE(res.duration_ns < 5ULL * 1000000000ULL);
+}
+
+static void test_exit_kills_leftovers_and_does_not_hang(void)
+{
+	struct collected c = { 0 };
+	struct sandbox_result res;
+
+	/* The grandchild holds stdout open: airlock must not wait for it. */
+	ASSERT_EQ_INT(run_sh("(setsid sleep 30 &) ; echo done", 10000, &c, &res), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	ASSERT_EQ_INT(res.descendants_killed, 1);
+	ASSERT_EQ_STR(c.out, "done\n");
+	ASSERT_TRUE(res.duration_ns < 5ULL * 1000000000ULL);
+}
+
+static void test_setup_failure_names_stage(void)
+{
+	char *argv[] = { (char *)"true", NULL };
+	char *envp[] = { NULL };
+	struct sandbox_config config = {
+		.exec_path = "/bin/true", .argv = argv, .envp = envp, .cwd = "/nonexistent-dir",
+	};
+	struct sandbox_result res;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_SETUP_FAILED);
+	ASSERT_EQ_INT(res.failed_stage, SANDBOX_STAGE_CWD);
+	ASSERT_EQ_INT(res.failed_errno, ENOENT);
+	ASSERT_EQ_STR(sandbox_stage_to_string(res.failed_stage), "cwd");
+}
+
+static void test_exec_failure_for_script_without_shebang(void)
+{
+	char path[] = "/tmp/airlock-noshebang-XXXXXX";
+	int fd = mkstemp(path);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(write(fd, "echo hi\n", 8), 8);
+	close(fd);
+	chmod(path, 0755);
+	char *argv[] = { path, NULL };
+	char *envp[] = { NULL };
+	struct sandbox_config config = { .exec_path = path, .argv = argv, .envp = envp, .cwd = "/" };
+	struct sandbox_result res;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	unlink(path);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_SETUP_FAILED);
+	ASSERT_EQ_INT(res.failed_stage, SANDBOX_STAGE_EXEC);
+	ASSERT_EQ_INT(res.failed_errno, ENOEXEC);
+}
+
+RUN_TESTS(T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
+	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
+	  T_(test_timeout_kills_background_children),
+	  T_(test_exit_kills_leftovers_and_does_not_hang), T_(test_setup_failure_names_stage),
+	  T_(test_exec_failure_for_script_without_shebang))
