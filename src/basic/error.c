@@ -12,7 +12,8 @@ static int error_code_or_eio(int code)
 	return code > 0 ? code : EIO;
 }
 
-static void error_vset(struct error *err, int code, bool with_errno, const char *fmt, va_list ap)
+_printf_(4, 0) static void error_vset(struct error *err, int code, bool with_errno, const char *fmt,
+				      va_list ap)
 {
 	err->code = error_code_or_eio(code);
 	int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);

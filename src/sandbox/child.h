@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sandbox/sandbox.h"
@@ -22,4 +23,5 @@ struct child_setup {
 
 /* Runs in the child between clone() and execve(): raw syscalls only, no
  * allocation, no stdio. Never returns. */
-_Noreturn void child_exec(const struct child_setup *setup);
+_Noreturn __attribute__((no_sanitize("address", "undefined"))) void
+child_exec(const struct child_setup *setup);

@@ -11,13 +11,15 @@
 #include "basic/cleanup.h"
 #include "sandbox/sandbox.h"
 
-/* 0 when dir_fd/path is an executable regular file, else -ENOENT/-EACCES. */
+/* 0 when dir_fd/path is an executable regular file; -EACCES when it exists
+ * but cannot be executed; -ENOENT when it cannot be seen at all (also when a
+ * directory on the way is not searchable: nothing by that name is reachable). */
 static int candidate_check(int dir_fd, const char *path)
 {
 	struct stat st;
 
 	if (fstatat(dir_fd, path, &st, 0) < 0)
-		return errno == EACCES ? -EACCES : -ENOENT;
+		return -ENOENT;
 	if (!S_ISREG(st.st_mode))
 		return -EACCES;
 	if (faccessat(dir_fd, path, X_OK, AT_EACCESS) < 0)

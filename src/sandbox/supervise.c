@@ -235,7 +235,7 @@ static bool supervisor_read_report(int report_fd, struct child_report *ret_repor
 
 #define CHILD_STACK_BYTES (64 * 1024)
 
-static int child_entry(void *setup)
+__attribute__((no_sanitize("address", "undefined"))) static int child_entry(void *setup)
 {
 	child_exec(setup);
 }

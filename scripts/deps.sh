@@ -1,0 +1,21 @@
+#!/bin/sh
+# Installs the Debian 12 packages airlock needs to build and test, if any are
+# missing. Uses sudo when not run as root.
+set -eu
+
+packages="meson ninja-build pkg-config gcc clang libclang-rt-14-dev libjansson-dev libssl-dev
+libseccomp-dev jq bats time python3 util-linux procps"
+[ "${1:-}" = "--bench" ] && packages="$packages hyperfine bubblewrap"
+
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing:$missing" >&2
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null

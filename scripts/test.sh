@@ -1,0 +1,66 @@
+#!/bin/sh
+# Builds airlock three ways and runs every test: gcc (warnings as errors),
+# clang (warnings as errors), and gcc with ASan+UBSan. As root, the CLI
+# suites also run as an unprivileged user. Ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+failed_builds=0
+build() { # dir, meson options...
+	dir=$1
+	shift
+	if [ ! -d "$dir" ]; then
+		meson setup "$dir" -Dwerror=true "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+	fi
+	meson compile -C "$dir" >"$dir.compile.log" 2>&1 || { cat "$dir.compile.log"; return 1; }
+}
+
+scripts/check-layers.sh || failed_builds=$((failed_builds + 1))
+build build-gcc || failed_builds=$((failed_builds + 1))
+CC=clang build build-clang || failed_builds=$((failed_builds + 1))
+build build-asan -Db_sanitize=address,undefined -Db_lundef=false || failed_builds=$((failed_builds + 1))
+
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+meson test -C build-gcc --print-errorlogs --num-processes 2
+meson test -C build-clang --suite unit --suite fuzz --print-errorlogs
+meson test -C build-asan --print-errorlogs --num-processes 2
+
+# The CLI suites again as nobody, when this tree is reachable for it.
+unprivileged_log=build-gcc/unprivileged.tap
+: >"$unprivileged_log"
+if [ "$(id -u)" -eq 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups \
+	test -x "$PWD/build-gcc/airlock" 2>/dev/null; then
+	for suite in tests/cli/*.bats; do
+		env HOME=/tmp AIRLOCK="$PWD/build-gcc/airlock" setpriv --reuid=65534 --regid=65534 \
+			--clear-groups bats --tap "$suite" >>"$unprivileged_log" 2>&1
+	done
+	grep '^not ok' -A4 "$unprivileged_log" || true
+elif [ "$(id -u)" -eq 0 ]; then
+	echo "note: $PWD is not reachable by uid 65534; the unprivileged pass is skipped"
+fi
+
+# A short real fuzzing run of every parser (clang libFuzzer).
+scripts/fuzz.sh 20 || failed_builds=$((failed_builds + 1))
+
+# Totals over every TAP line the runs produced.
+count() { # pattern
+	{
+		for log in build-gcc build-clang build-asan; do
+			jq -r '.stdout // ""' "$log/meson-logs/testlog.json" 2>/dev/null
+		done
+		cat "$unprivileged_log"
+	} | grep -cE "$1"
+}
+passed=$(count '^ok ')
+failed=$(count '^not ok ')
+failed=$((failed + failed_builds))
+for log in build-gcc build-clang build-asan; do
+	# a test binary that crashed before printing its plan counts as a failure
+	n=$(jq -r 'select(.result != "OK" and .result != "SKIP") | .name' \
+		"$log/meson-logs/testlog.json" 2>/dev/null | grep -c .)
+	failed=$((failed + n))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
