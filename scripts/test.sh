@@ -17,7 +17,7 @@ build() { # dir, meson options...
 }
 
 scripts/check-layers.sh || failed_builds=$((failed_builds + 1))
-build build-gcc || failed_builds=$((failed_builds + 1))
+build build-gcc --buildtype=release || failed_builds=$((failed_builds + 1))
 CC=clang build build-clang || failed_builds=$((failed_builds + 1))
 build build-asan -Db_sanitize=address,undefined -Db_lundef=false || failed_builds=$((failed_builds + 1))
 

@@ -36,8 +36,8 @@ static int job_pick(json_t *root, const char *a, const char *b, json_t **ret, co
 
 static int job_parse_argv(json_t *root, struct run_request *req, struct error *err)
 {
-	json_t *v;
-	const char *name;
+	json_t *v = NULL;
+	const char *name = NULL;
 	int r = job_pick(root, "argv", "command", &v, &name, err);
 	if (r < 0)
 		return r;
@@ -53,8 +53,8 @@ static int job_parse_argv(json_t *root, struct run_request *req, struct error *e
 
 static int job_parse_cwd(json_t *root, struct run_request *req, struct error *err)
 {
-	json_t *v;
-	const char *name;
+	json_t *v = NULL;
+	const char *name = NULL;
 	int r = job_pick(root, "cwd", "workdir", &v, &name, err);
 	if (r < 0 || !v)
 		return r;
@@ -128,8 +128,8 @@ static int job_parse_expected(json_t *root, struct run_request *req, struct erro
 
 static int job_parse_strings(json_t *root, struct run_request *req, struct error *err)
 {
-	json_t *v;
-	const char *name;
+	json_t *v = NULL;
+	const char *name = NULL;
 	int r = 0;
 
 	if ((v = json_object_get(root, "job_id")))

@@ -1,0 +1,86 @@
+#!/bin/sh
+# airlock's benchmarks, side by side with what a user would run instead, in
+# one run on this machine. Prints a Markdown report (docs/BENCHMARKS.md).
+#   bench/run.sh [BUILD_DIR]     (default: build-bench, a release build)
+set -eu
+cd "$(dirname "$0")/.."
+scripts/deps.sh --bench
+build=${1:-build-bench}
+[ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
+meson compile -C "$build" >/dev/null
+airlock=$PWD/$build/airlock
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cc -O2 -o "$work/spawn_floor" bench/spawn_floor.c
+export AIRLOCK_STATE_DIR="$work/state"
+printf '{"schema": "airlock.policy/1", "receipts": {"fsync": false}}\n' >"$work/nofsync.json"
+printf '{"argv": ["true"]}\n' >"$work/true.json"
+python3=/usr/bin/python3 # Debian's, not a version-manager shim
+
+median_ms() { # hyperfine JSON file, index
+	jq -r ".results[$2].median * 1000 | . * 1000 | round / 1000" "$1"
+}
+
+echo "## Start-up: \`airlock run -- true\`"
+echo
+hyperfine -N --warmup 30 --runs 500 --export-json "$work/start.json" \
+	"true" \
+	"$work/spawn_floor true" \
+	"$airlock run -- true" \
+	"$airlock run --policy $work/nofsync.json -- true" \
+	"$python3 bench/seed/quarantine_run.py $work/true.json $work/seed-receipt.json" \
+	>/dev/null
+t_true=$(median_ms "$work/start.json" 0)
+t_floor=$(median_ms "$work/start.json" 1)
+t_al=$(median_ms "$work/start.json" 2)
+t_nofsync=$(median_ms "$work/start.json" 3)
+t_seed=$(median_ms "$work/start.json" 4)
+ratio() { echo "scale=2; $1 / $2" | bc; }
+echo "| command | median ms | vs bare true | vs spawn floor |"
+echo "|---|---:|---:|---:|"
+echo "| \`true\` | $t_true | 1.00 | |"
+echo "| spawn floor (posix_spawn + wait, bench/spawn_floor.c) | $t_floor | $(ratio "$t_floor" "$t_true") | 1.00 |"
+echo "| \`airlock run -- true\` (receipt fsynced) | $t_al | $(ratio "$t_al" "$t_true") | $(ratio "$t_al" "$t_floor") |"
+echo "| \`airlock run -- true\` (policy receipts.fsync=false) | $t_nofsync | $(ratio "$t_nofsync" "$t_true") | $(ratio "$t_nofsync" "$t_floor") |"
+echo "| seed runner (python3 quarantine_run.py) | $t_seed | $(ratio "$t_seed" "$t_true") | $(ratio "$t_seed" "$t_floor") |"
+echo
+echo "airlock overhead over bare true: $(echo "$t_al - $t_true" | bc) ms; over the spawn floor: $(echo "$t_al - $t_floor" | bc) ms; fsync share: $(echo "$t_al - $t_nofsync" | bc) ms."
+echo
+
+echo "## 1 GiB of output: \`head -c 1G /dev/zero\`"
+echo
+measure() { # label, command...
+	label=$1
+	shift
+	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>&1 || true
+	set -- $(cat "$work/time")
+	echo "| $label | $1 | $2 |"
+}
+printf '{"argv": ["head", "-c", "1G", "/dev/zero"], "timeout_sec": 60}\n' >"$work/big.json"
+echo "| command | seconds | peak RSS KiB |"
+echo "|---|---:|---:|"
+measure "\`head -c 1G /dev/zero > /dev/null\`" sh -c 'head -c 1G /dev/zero > /dev/null'
+measure "\`head -c 1G /dev/zero | cat > /dev/null\`" sh -c 'head -c 1G /dev/zero | cat > /dev/null'
+measure "\`airlock run -- head -c 1G /dev/zero\`" "$airlock" run -- head -c 1G /dev/zero
+measure "\`airlock run --spill -- head -c 1G /dev/zero\` (64 MiB spill cap)" "$airlock" run --spill -- head -c 1G /dev/zero
+measure "seed runner" "$python3" bench/seed/quarantine_run.py "$work/big.json" "$work/seed-big.json"
+echo
+
+echo "## 1,000 concurrent runs from 8 parallel shells"
+echo
+rm -rf "$AIRLOCK_STATE_DIR"
+start=$(date +%s%N)
+for shell in 1 2 3 4 5 6 7 8; do
+	(for i in $(seq 1 125); do "$airlock" run -- true >/dev/null; done) &
+done
+wait
+end=$(date +%s%N)
+receipts=$(ls "$AIRLOCK_STATE_DIR/receipts" | grep -c '\.json$')
+valid=0
+for f in "$AIRLOCK_STATE_DIR"/receipts/*.json; do
+	jq -e '.status == "exited" and .exit_code == 0' "$f" >/dev/null && valid=$((valid + 1))
+done
+distinct=$(jq -s 'map(.id) | unique | length' "$AIRLOCK_STATE_DIR/index.jsonl")
+echo "| receipts | valid | distinct ids in index | wall seconds |"
+echo "|---:|---:|---:|---:|"
+echo "| $receipts | $valid | $distinct | $(echo "scale=2; ($end - $start) / 1000000000" | bc) |"
