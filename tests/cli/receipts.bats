@@ -70,3 +70,23 @@ load helpers
 	[ "$(receipt_id)" = 3 ]
 	jq -e '.id == 1' "$AIRLOCK_STATE_DIR/receipts/1.json"
 }
+
+@test "every kind of receipt matches docs/receipt.schema.json" {
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" run --spill -- sh -c 'seq 1 20000; kill -TERM $$' >/dev/null || true
+	"$AIRLOCK" run -- no-such-cmd-q >/dev/null 2>&1 || true
+	"$AIRLOCK" run -- sudo true >/dev/null 2>&1 || true
+	"$AIRLOCK" run --timeout 100ms -- sleep 5 >/dev/null 2>&1 || true
+	"$AIRLOCK" run --timeout bad -- true >/dev/null 2>&1 || true
+	"$AIRLOCK" run -- printf $'\377' >/dev/null 2>&1 || true
+	printf 'echo\n' > noshebang && chmod +x noshebang
+	"$AIRLOCK" run -- ./noshebang >/dev/null 2>&1 || true
+	printf '{"argv": ["true"], "job_id": "x", "expected_exit": [0, 1]}' > j.json
+	"$AIRLOCK" job j.json >/dev/null
+	"$AIRLOCK" job /nonexistent >/dev/null 2>&1 || true
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR"/receipts/*.json
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 10 ]
+}
