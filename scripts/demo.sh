@@ -12,7 +12,7 @@ airlock=build/airlock
 step() { printf '\n$ airlock %s\n' "$*"; "$airlock" "$@" || printf '(exit status %s)\n' "$?"; }
 
 step run -- sh -c 'echo hello from the quarantine'
-step run -- jq --version-that-does-not-exist
+step run -- no-such-linter --check src
 step run --timeout 1s -- sh -c 'sleep 30 & sleep 30'
 if pgrep -f 'sleep 30' >/dev/null; then
 	echo "demo: a background sleep survived the timeout" >&2
