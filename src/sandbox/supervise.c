@@ -23,7 +23,7 @@
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
 
-#define READ_CHUNK_BYTES (1024 * 1024)
+#define READ_CHUNK_BYTES (256 * 1024)
 #define PIPE_BYTES	 (1024 * 1024)
 /* How long to wait for the output pipes to reach EOF once every descendant
  * is gone: only a process outside the tree (handed the pipe over a socket)
