@@ -30,6 +30,8 @@ void policy_free(struct policy *policy)
 	strv_free(policy->env_allow);
 	strv_free(policy->secret_patterns);
 	strv_free(policy->env_set);
+	strv_free(policy->hide);
+	strv_free(policy->read_only);
 	free(policy);
 }
 
@@ -125,7 +127,8 @@ static int policy_parse_output(struct policy *p, json_t *obj, struct error *err)
 static int policy_parse_limits(struct policy *p, json_t *obj, struct error *err)
 {
 	static const char *const keys[] = { "max_argv_bytes", "core_bytes", "open_files",
-					    "file_size_bytes", NULL };
+					    "file_size_bytes", "processes", "memory_bytes",
+					    "cpu_seconds", NULL };
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "limits", keys, err);
 
@@ -139,6 +142,54 @@ static int policy_parse_limits(struct policy *p, json_t *obj, struct error *err)
 	if (r == 0 && (v = json_object_get(obj, "file_size_bytes")))
 		r = jsonutil_get_u64(v, "limits.file_size_bytes", 1, INT64_MAX,
 				     &p->file_size_bytes, err);
+	if (r == 0 && (v = json_object_get(obj, "processes")))
+		r = jsonutil_get_u64(v, "limits.processes", 8, 1 << 22, &p->processes, err);
+	if (r == 0 && (v = json_object_get(obj, "memory_bytes")))
+		r = jsonutil_get_u64(v, "limits.memory_bytes", 16 << 20, INT64_MAX,
+				     &p->memory_bytes, err);
+	if (r == 0 && (v = json_object_get(obj, "cpu_seconds")))
+		r = jsonutil_get_u64(v, "limits.cpu_seconds", 1, 7 * 24 * 3600, &p->cpu_seconds,
+				     err);
+	return r;
+}
+
+static int policy_check_paths(char **paths, const char *name, bool allow_relative,
+			      struct error *err)
+{
+	for (size_t i = 0; paths && paths[i]; i++) {
+		const char *path = paths[i];
+		bool ok = path[0] == '/' || strncmp(path, "~/", 2) == 0 ||
+			  (allow_relative && strncmp(path, "..", 2) != 0 && !strstr(path, "/../"));
+		if (!ok)
+			return error_set(err, EINVAL, "'%s[%zu]' must be absolute%s, not '%.200s'",
+					 name, i, allow_relative ? ", ~/..., or inside the workspace" : " or ~/...",
+					 path);
+	}
+	return 0;
+}
+
+static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "profile", "hide", "read_only", "tmp_bytes", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "sandbox", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "profile"))) {
+		const char *profile = json_string_value(v);
+		if (!profile || (strcmp(profile, "default") != 0 && strcmp(profile, "none") != 0))
+			return error_set(err, EINVAL, "'sandbox.profile' must be \"default\" or \"none\"");
+		p->sandbox_enabled = strcmp(profile, "default") == 0;
+	}
+	if (r == 0 && (v = json_object_get(obj, "hide")))
+		r = policy_replace_strv(&p->hide, v, "sandbox.hide", err);
+	if (r == 0)
+		r = policy_check_paths(p->hide, "sandbox.hide", false, err);
+	if (r == 0 && (v = json_object_get(obj, "read_only")))
+		r = policy_replace_strv(&p->read_only, v, "sandbox.read_only", err);
+	if (r == 0)
+		r = policy_check_paths(p->read_only, "sandbox.read_only", true, err);
+	if (r == 0 && (v = json_object_get(obj, "tmp_bytes")))
+		r = jsonutil_get_u64(v, "sandbox.tmp_bytes", 1 << 20, 1ULL << 40, &p->tmp_bytes, err);
 	return r;
 }
 
@@ -157,15 +208,15 @@ typedef int policy_section_fn(struct policy *p, json_t *obj, struct error *err);
 
 static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 {
-	static const char *const keys[] = { "schema", "deny_argv0", "timeout", "env",
-					    "output", "limits", "receipts", NULL };
+	static const char *const keys[] = { "schema", "deny_argv0", "timeout", "env",    "output",
+					    "limits", "receipts", "sandbox", NULL };
 	static const struct {
 		const char *name;
 		policy_section_fn *parse;
 	} sections[] = {
 		{ "timeout", policy_parse_timeout }, { "env", policy_parse_env },
 		{ "output", policy_parse_output },   { "limits", policy_parse_limits },
-		{ "receipts", policy_parse_receipts },
+		{ "receipts", policy_parse_receipts }, { "sandbox", policy_parse_sandbox },
 	};
 	int r = jsonutil_check_keys(root, "", keys, err);
 	if (r < 0)

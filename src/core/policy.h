@@ -19,7 +19,12 @@ struct policy {
 	uint64_t keep_bytes, spill_max_bytes;
 	uint64_t max_argv_bytes;
 	uint64_t core_bytes, open_files, file_size_bytes;
+	uint64_t processes, memory_bytes, cpu_seconds; /* quarantine only */
 	bool fsync_receipts;
+	bool sandbox_enabled; /* sandbox.profile: "default" (true) or "none" */
+	char **hide; /* "~/" is the caller's home; others absolute */
+	char **read_only; /* relative: to the workspace */
+	uint64_t tmp_bytes;
 };
 
 /* A rule that refused a run: which one, and the offending value. */

@@ -179,6 +179,69 @@ static void receipt_add_outcome(json_t *o, const struct receipt *r)
 	json_object_set_new(o, "resources", res);
 }
 
+static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
+{
+	json_t *e = json_object();
+	if (!e)
+		return NULL;
+	json_t *ns = json_array();
+	static const char *const isolated_ns[] = { "user", "mount", "pid", "ipc", "uts", "cgroup" };
+	for (size_t i = 0; ns && i < ARRAY_SIZE(isolated_ns); i++)
+		json_array_append_new(ns, json_string(isolated_ns[i]));
+	if (ns && !sb->share_net)
+		json_array_append_new(ns, json_string("net"));
+	json_object_set_new(e, "namespaces", ns);
+	json_object_set_new(e, "network", json_string(sb->share_net ? "host" : "loopback"));
+	json_object_set_new(e, "root", json_string("read-only"));
+	json_object_set_new(e, "workspace", json_string_or_null(sb->workspace));
+	json_object_set_new(e, "tmp_bytes", json_integer((json_int_t)sb->tmp_bytes));
+	json_object_set_new(e, "hidden", json_strv(sb->hidden));
+	json_object_set_new(e, "read_only", json_strv(sb->read_only));
+	json_object_set_new(e, "capabilities", json_string("none"));
+	json_object_set_new(e, "no_new_privs", json_true());
+	json_t *ll = json_object();
+	json_object_set_new(ll, "abi", json_integer(sb->landlock_abi));
+	json_t *scoped = json_array();
+	if (sb->landlock_scoped & 1)
+		json_array_append_new(scoped, json_string("abstract_unix_socket"));
+	if (sb->landlock_scoped & 2)
+		json_array_append_new(scoped, json_string("signal"));
+	json_object_set_new(ll, "scoped", scoped);
+	json_object_set_new(e, "landlock", ll);
+	json_t *sc = json_object();
+	json_object_set_new(sc, "rules", json_integer(sb->seccomp_rules));
+	json_object_set_new(sc, "action", json_string("errno EPERM, reported"));
+	json_object_set_new(sc, "foreign_arch", json_string("kill"));
+	json_object_set_new(e, "seccomp", sc);
+	json_t *limits = json_object();
+	for (size_t i = 0; i < sb->n_limits; i++)
+		json_object_set_new(limits, sb->limits[i].name,
+				    json_integer((json_int_t)sb->limits[i].value));
+	json_object_set_new(e, "limits", limits);
+	return e;
+}
+
+static json_t *receipt_sandbox_json(const struct receipt_sandbox *sb)
+{
+	json_t *o = json_object();
+	if (!o || !sb)
+		return o;
+	json_object_set_new(o, "profile", json_string(sb->profile));
+	json_object_set_new(o, "enforced", sb->enforced ? receipt_sandbox_enforced(sb) : json_null());
+	json_t *denials = json_array();
+	for (size_t i = 0; denials && i < sb->n_denials; i++) {
+		json_t *d = json_object();
+		json_object_set_new(d, "syscall", json_string_or_null(sb->denials[i].syscall));
+		json_object_set_new(d, "nr", json_integer(sb->denials[i].nr));
+		json_object_set_new(d, "count", json_integer(sb->denials[i].count));
+		json_array_append_new(denials, d);
+	}
+	json_object_set_new(o, "denials", denials);
+	json_object_set_new(o, "denials_dropped", json_integer(sb->denials_dropped));
+	json_object_set_new(o, "killed_by", json_string_or_null(sb->killed_by));
+	return o;
+}
+
 json_t *receipt_to_json(const struct receipt *r)
 {
 	json_t *o = json_object();
@@ -214,12 +277,13 @@ json_t *receipt_to_json(const struct receipt *r)
 	json_object_set_new(output, "stdout", receipt_stream_json(&r->out));
 	json_object_set_new(output, "stderr", receipt_stream_json(&r->err));
 	json_object_set_new(o, "output", output);
+	json_object_set_new(o, "sandbox", receipt_sandbox_json(r->sandbox));
 	json_object_set_new(o, "policy", json_string_or_null(r->policy_origin));
 	json_object_set_new(o, "airlock_version", json_string(AIRLOCK_VERSION));
 
 	/* jansson drops a NULL value silently: check that nothing went missing. */
-	static const char *const required[] = { "argv", "stdout", "stderr", "output",
-						"expected_exits", "env_keys", "resources" };
+	static const char *const required[] = { "argv",	     "stdout",	 "stderr",   "output",
+						"expected_exits", "env_keys", "resources", "sandbox" };
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
 		if (!json_object_get(o, required[i])) {
 			json_decref(o);

@@ -32,6 +32,36 @@ struct receipt_stream {
 	char *spill_error; /* why spilling stopped early, if it did */
 };
 
+struct receipt_limit {
+	const char *name;
+	uint64_t value;
+};
+
+struct receipt_denial {
+	const char *syscall; /* NULL: unknown number */
+	int nr;
+	unsigned count;
+};
+
+/* What the quarantine enforced; `enforced` is false when nothing ran in it. */
+struct receipt_sandbox {
+	const char *profile; /* "default" or "none" */
+	bool enforced;
+	bool share_net;
+	const char *workspace;
+	uint64_t tmp_bytes;
+	char *const *hidden, *const *read_only;
+	int landlock_abi;
+	uint64_t landlock_scoped;
+	unsigned seccomp_rules;
+	struct receipt_limit limits[8];
+	size_t n_limits;
+	struct receipt_denial denials[32];
+	size_t n_denials;
+	unsigned denials_dropped;
+	const char *killed_by;
+};
+
 struct receipt {
 	uint64_t id;
 	const char *source; /* "run", "job" */
@@ -58,6 +88,7 @@ struct receipt {
 	unsigned descendants_killed;
 	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
 	const char *policy_origin;
+	const struct receipt_sandbox *sandbox;
 };
 
 /* The receipt as a JSON document; NULL on allocation failure. */

@@ -26,6 +26,7 @@ void run_request_release(struct run_request *req)
 	free(req->job_id);
 	free(req->rationale);
 	free(req->job_sha256);
+	free(req->workspace);
 	run_request_init(req);
 }
 

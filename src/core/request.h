@@ -27,6 +27,9 @@ struct run_request {
 	char *rationale;
 	char *job_sha256; /* job files: digest of the bytes read */
 	bool spill;
+	const char *sandbox_profile; /* NULL: the policy's; else "default" or "none" */
+	char *workspace; /* NULL: the cwd */
+	bool share_net; /* --net host */
 	int tee_stdout_fd, tee_stderr_fd; /* -1: no tee */
 	/* Set when the front end or the job parser rejected the input: the
 	 * attempt is recorded with status "invalid" and nothing runs. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,12 @@ struct run_state {
 	char *cwd;
 	char *exec_path;
 	struct run_env env;
+	char *workspace;
+	char **hide, **read_only;
+	struct receipt_sandbox sandbox;
+	bool sandbox_enabled;
+	char *state_dir_real;
+	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
 };
@@ -97,6 +104,10 @@ static void run_state_release(struct run_state *st)
 	store_free(st->store);
 	free(st->cwd);
 	free(st->exec_path);
+	free(st->workspace);
+	free(st->state_dir_real);
+	strv_free(st->hide);
+	strv_free(st->read_only);
 	run_env_release(&st->env);
 }
 
@@ -144,6 +155,26 @@ static int run_resolve_cwd(struct run_state *st)
 	return 0;
 }
 
+static int run_resolve_workspace(struct run_state *st)
+{
+	const char *wanted = st->req->workspace;
+
+	st->workspace = wanted ? realpath(wanted, NULL) : strdup(st->cwd);
+	if (!st->workspace) {
+		run_refuse(st, RECEIPT_INVALID, "workspace '%.300s': %s", wanted ? wanted : ".",
+			   strerror(errno));
+		return -1;
+	}
+	struct stat sb;
+	if (stat(st->workspace, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		run_refuse(st, RECEIPT_INVALID, "workspace '%.300s' is not a directory",
+			   st->workspace);
+		return -1;
+	}
+	st->sandbox.workspace = st->workspace;
+	return 0;
+}
+
 static size_t argv_total_bytes(char *const *argv)
 {
 	size_t n = 0;
@@ -179,7 +210,7 @@ static int run_check_request(struct run_state *st, char **environ_)
 		run_deny(st, &denial);
 		return -1;
 	}
-	if (run_resolve_cwd(st) < 0)
+	if (run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0)
 		return -1;
 	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
 	    policy_denies_timeout(policy, st->receipt.timeout_ms, &denial)) {
@@ -258,15 +289,99 @@ static int run_open_streams(struct run_state *st, struct error *err)
 	return 0;
 }
 
-static void run_fill_limits(const struct policy *policy, struct sandbox_config *config)
+static void run_add_limit(struct run_state *st, struct sandbox_config *config, int resource,
+			  const char *name, uint64_t value)
 {
-	const struct sandbox_rlimit limits[] = {
-		{ RLIMIT_CORE, policy->core_bytes },
-		{ RLIMIT_NOFILE, policy->open_files },
-		{ RLIMIT_FSIZE, policy->file_size_bytes },
+	config->rlimits[config->n_rlimits++] = (struct sandbox_rlimit){ resource, value };
+	st->sandbox.limits[st->sandbox.n_limits++] = (struct receipt_limit){ name, value };
+}
+
+static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
+{
+	const struct policy *policy = st->policy;
+
+	run_add_limit(st, config, RLIMIT_CORE, "core_bytes", policy->core_bytes);
+	run_add_limit(st, config, RLIMIT_NOFILE, "open_files", policy->open_files);
+	run_add_limit(st, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes);
+	if (!config->isolation.enabled)
+		return;
+	/* Inside its own user namespace RLIMIT_NPROC counts only the
+	 * quarantine's processes, root's included; on the host it would count
+	 * every process of the caller. */
+	run_add_limit(st, config, RLIMIT_NPROC, "processes", policy->processes);
+	run_add_limit(st, config, RLIMIT_AS, "memory_bytes", policy->memory_bytes);
+	run_add_limit(st, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds);
+}
+
+/* "~/x" is x in the caller's home; NULL when there is no home to expand. */
+static char *run_expand_home(const char *path, const char *home)
+{
+	char *out = NULL;
+
+	if (strncmp(path, "~/", 2) != 0)
+		return strdup(path);
+	if (!home || home[0] != '/')
+		return NULL;
+	return asprintf(&out, "%s/%s", home, path + 2) < 0 ? NULL : out;
+}
+
+static int run_build_isolation(struct run_state *st, const struct run_context *ctx,
+			       struct sandbox_isolation *iso)
+{
+	const struct policy *policy = st->policy;
+	const char *home = NULL;
+
+	for (size_t i = 0; ctx->environ_ && ctx->environ_[i]; i++)
+		if (strncmp(ctx->environ_[i], "HOME=", 5) == 0)
+			home = ctx->environ_[i] + 5;
+	for (size_t i = 0; policy->hide && policy->hide[i]; i++) {
+		char *path = run_expand_home(policy->hide[i], home);
+		if (path && strv_consume(&st->hide, path) < 0)
+			return -ENOMEM;
+	}
+	/* airlock's own state: never visible from inside. */
+	if (st->state_dir_real && strv_push(&st->hide, st->state_dir_real) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; policy->read_only && policy->read_only[i]; i++) {
+		const char *p = policy->read_only[i];
+		char *path = NULL;
+		if (p[0] == '/' || p[0] == '~')
+			path = run_expand_home(p, home);
+		else if (asprintf(&path, "%s/%s", st->workspace, p) < 0)
+			path = NULL;
+		if (path && strv_consume(&st->read_only, path) < 0)
+			return -ENOMEM;
+	}
+	*iso = (struct sandbox_isolation){
+		.enabled = true,
+		.share_net = st->req->share_net,
+		.workspace = st->workspace,
+		.hide = st->hide,
+		.read_only = st->read_only,
+		.tmp_bytes = policy->tmp_bytes,
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(limits); i++)
-		config->rlimits[config->n_rlimits++] = limits[i];
+	return 0;
+}
+
+/* What to do when a quarantine layer cannot be built (airlock doctor checks
+ * each of them). */
+static const char *run_layer_hint(enum sandbox_stage stage)
+{
+	switch (stage) {
+	case SANDBOX_STAGE_USER_NS:
+		return "user namespaces are refused here: check sysctl user.max_user_namespaces and "
+		       "kernel.apparmor_restrict_unprivileged_userns; see airlock doctor";
+	case SANDBOX_STAGE_MOUNTS:
+	case SANDBOX_STAGE_PIVOT:
+		return "the mount namespace could not be built (a masked /proc, as in some containers, "
+		       "prevents a fresh one); see airlock doctor";
+	case SANDBOX_STAGE_LANDLOCK:
+		return "enable Landlock (lsm=landlock,...); see airlock doctor";
+	case SANDBOX_STAGE_SECCOMP:
+		return "the kernel must support seccomp user notification (Linux 5.0 or later)";
+	default:
+		return "see airlock doctor; --sandbox=none runs without the quarantine, on a disposable machine only";
+	}
 }
 
 static void run_record_exec_failure(struct run_state *st, const struct sandbox_result *res)
@@ -276,7 +391,14 @@ static void run_record_exec_failure(struct run_state *st, const struct sandbox_r
 
 	st->receipt.setup_stage = sandbox_stage_to_string(res->failed_stage);
 	st->receipt.setup_errno = e;
-	if (res->failed_stage != SANDBOX_STAGE_EXEC)
+	if (res->failed_message[0])
+		run_refuse(st, RECEIPT_SETUP_ERROR, "quarantine layer '%s' could not be set up: %.400s",
+			   st->receipt.setup_stage, res->failed_message);
+	else if (res->failed_stage >= SANDBOX_STAGE_USER_NS)
+		run_refuse(st, RECEIPT_SETUP_ERROR,
+			   "quarantine layer '%s' could not be set up: %s; the command did not run (%s)",
+			   st->receipt.setup_stage, strerror(e), run_layer_hint(res->failed_stage));
+	else if (res->failed_stage != SANDBOX_STAGE_EXEC)
 		run_refuse(st, RECEIPT_SETUP_ERROR, "setting up the command failed at stage '%s': %s",
 			   st->receipt.setup_stage, strerror(e));
 	else if (e == ENOENT)
@@ -337,7 +459,66 @@ static void run_record_result(struct run_state *st, const struct sandbox_result 
 	}
 }
 
-static int run_spawn(struct run_state *st, struct error *err)
+static const char *run_killed_by(const struct sandbox_result *res)
+{
+	if (res->outcome == SANDBOX_TIMED_OUT)
+		return "timeout";
+	if (res->outcome != SANDBOX_SIGNALED)
+		return NULL;
+	switch (res->term_signal) {
+	case SIGXCPU:
+		return "cpu";
+	case SIGXFSZ:
+		return "file_size";
+	case SIGSYS:
+		return "seccomp";
+	default:
+		return NULL;
+	}
+}
+
+static const char *run_denial_name(struct run_state *st, size_t i,
+				   const struct sandbox_denial *denial)
+{
+	const char *name = sandbox_syscall_name(denial);
+
+	if (!name)
+		return NULL;
+	snprintf(st->denial_names[i], sizeof(st->denial_names[i]), "%s", name);
+	return st->denial_names[i];
+}
+
+static void run_record_sandbox(struct run_state *st, const struct sandbox_config *config,
+			       struct sandbox_result *res)
+{
+	struct receipt_sandbox *sb = &st->sandbox;
+
+	sb->killed_by = run_killed_by(res);
+	if (!res->manifest.isolated)
+		return;
+	/* The manifest outlives res: keep its lists. */
+	strv_free(st->hide);
+	strv_free(st->read_only);
+	st->hide = TAKE_PTR(res->manifest.hidden);
+	st->read_only = TAKE_PTR(res->manifest.read_only);
+	sb->enforced = res->outcome != SANDBOX_SETUP_FAILED;
+	sb->share_net = config->isolation.share_net;
+	sb->tmp_bytes = config->isolation.tmp_bytes;
+	sb->hidden = st->hide;
+	sb->read_only = st->read_only;
+	sb->landlock_abi = res->manifest.landlock_abi;
+	sb->landlock_scoped = res->manifest.landlock_scoped;
+	sb->seccomp_rules = res->manifest.n_seccomp_rules;
+	for (size_t i = 0; i < res->n_denials && i < ARRAY_SIZE(sb->denials); i++)
+		sb->denials[sb->n_denials++] = (struct receipt_denial){
+			.syscall = run_denial_name(st, i, &res->denials[i]),
+			.nr = res->denials[i].syscall_nr,
+			.count = res->denials[i].count,
+		};
+	sb->denials_dropped = res->denials_dropped;
+}
+
+static int run_spawn(struct run_state *st, const struct run_context *ctx, struct error *err)
 {
 	int r = run_open_streams(st, err);
 	if (r < 0)
@@ -355,12 +536,15 @@ static int run_spawn(struct run_state *st, struct error *err)
 	};
 	if (st->req->has_kill_after)
 		config.kill_after_ms = st->req->kill_after_ms;
-	run_fill_limits(st->policy, &config);
+	if (st->sandbox_enabled && run_build_isolation(st, ctx, &config.isolation) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	run_fill_limits(st, &config);
 
 	struct sandbox_result res;
 	r = sandbox_run(&config, &res, err);
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
+	run_record_sandbox(st, &config, &res);
 	for (int i = 0; i < 2; i++) {
 		struct run_stream *s = &st->streams[i];
 		capture_finish(&s->capture);
@@ -454,12 +638,17 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		return error_set(err, ENOMEM, "out of memory");
 	st->store->durable = st->policy->fsync_receipts;
 	rc->policy_origin = st->policy->origin;
+	st->sandbox_enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
+						   : st->policy->sandbox_enabled;
+	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
+	rc->sandbox = &st->sandbox;
+	st->state_dir_real = realpath(st->store->path, NULL);
 	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
 	rc->started_ns = rc->ended_ns = clock_realtime_ns();
 
 	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&
 	    run_resolve_command(st) == 0) {
-		int r = run_spawn(st, err);
+		int r = run_spawn(st, ctx, err);
 		if (r < 0)
 			return r;
 	}

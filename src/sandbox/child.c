@@ -8,7 +8,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -107,4 +110,122 @@ CHILD_NO_SANITIZE void child_exec(const struct child_setup *setup)
 
 	syscall(SYS_execve, config->exec_path, config->argv, config->envp);
 	child_fail(report_fd, SANDBOX_STAGE_EXEC);
+}
+
+/* ---- the quarantine's init process ------------------------------------ */
+
+/* Builds the quarantine, in an order that matters: mounts need the
+ * capabilities of the new user namespace, Landlock needs no_new_privs, and
+ * seccomp comes last because it refuses the mount API. */
+static void init_build_quarantine(const struct child_setup *setup)
+{
+	const struct isolate_plan *plan = setup->plan;
+	int report_fd = setup->report_fd;
+
+	if (!isolate_user_ns(plan))
+		child_fail(report_fd, SANDBOX_STAGE_USER_NS);
+	if (!isolate_mounts(plan))
+		child_fail(report_fd, SANDBOX_STAGE_MOUNTS);
+	if (!isolate_pivot())
+		child_fail(report_fd, SANDBOX_STAGE_PIVOT);
+	if (!isolate_network(plan))
+		child_fail(report_fd, SANDBOX_STAGE_NETWORK);
+	if (!isolate_hostname(plan))
+		child_fail(report_fd, SANDBOX_STAGE_HOSTNAME);
+	if (!isolate_drop_capabilities())
+		child_fail(report_fd, SANDBOX_STAGE_CAPABILITIES);
+	if (!isolate_no_new_privs())
+		child_fail(report_fd, SANDBOX_STAGE_NO_NEW_PRIVS);
+	if (!isolate_landlock(plan))
+		child_fail(report_fd, SANDBOX_STAGE_LANDLOCK);
+	if (!isolate_seccomp(plan))
+		child_fail(report_fd, SANDBOX_STAGE_SECCOMP);
+}
+
+static _Noreturn void init_finish(const struct child_setup *setup, int wait_status,
+				  unsigned killed)
+{
+	struct isolate_status status = { .wait_status = wait_status, .killed = killed };
+
+	/* Whatever the command left behind dies with it. */
+	unsigned left = isolate_count_processes();
+	if (left) {
+		(void)syscall(SYS_kill, -1, SIGKILL);
+		while (syscall(SYS_wait4, -1, NULL, 0, NULL) > 0)
+			;
+	}
+	if (!status.killed)
+		status.killed = left;
+	(void)syscall(SYS_write, setup->plan->status_fd, &status, sizeof(status));
+	syscall(SYS_exit_group, 0);
+	__builtin_unreachable();
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		(void)syscall(SYS_close, fd);
+}
+
+void child_init(const struct child_setup *setup)
+{
+	int report_fd = setup->report_fd;
+	uint64_t all = ~0ULL, watched = 0;
+	const int signals[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+
+	/* Die with the supervisor: armed, then checked (the socket's peer). */
+	if (child_syscall_failed(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)))
+		child_fail(report_fd, SANDBOX_STAGE_PARENT_DEATH);
+	struct pollfd peer = { .fd = setup->plan->notify_fd, .events = POLLIN };
+	if (syscall(SYS_poll, &peer, 1, 0) > 0 && (peer.revents & POLLHUP)) {
+		errno = ESRCH;
+		child_fail(report_fd, SANDBOX_STAGE_PARENT_DEATH);
+	}
+
+	init_build_quarantine(setup);
+
+	/* Signals arrive on a signalfd: as pid 1, a signal it has no handler
+	 * for would be ignored, but a blocked one is queued and read here. */
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		watched |= 1ULL << (signals[i] - 1);
+	int sfd = -1;
+	if (child_syscall_failed(syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, 8)) ||
+	    (sfd = (int)syscall(SYS_signalfd4, -1, &watched, 8, SFD_CLOEXEC)) < 0)
+		child_fail(report_fd, SANDBOX_STAGE_INIT);
+
+	struct child_setup command = *setup;
+	command.parent_pid = 1;
+	long pid = syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+	if (pid < 0)
+		child_fail(report_fd, SANDBOX_STAGE_INIT);
+	if (pid == 0)
+		child_exec(&command);
+
+	/* Only the command keeps these; the report pipe reaches EOF when it
+	 * has called execve(). */
+	close_fd(report_fd);
+	close_fd(setup->stdin_fd);
+	close_fd(setup->stdout_fd);
+	close_fd(setup->stderr_fd);
+	close_fd(setup->plan->notify_fd);
+
+	unsigned killed_at_term = 0;
+	for (;;) {
+		struct signalfd_siginfo info;
+		if (syscall(SYS_read, sfd, &info, sizeof(info)) != sizeof(info))
+			continue;
+		if (info.ssi_signo != SIGCHLD) {
+			/* TERM (the timeout) goes to the whole tree. */
+			unsigned n = isolate_count_processes();
+			if (n > killed_at_term + 1)
+				killed_at_term = n - 1; /* not counting the command */
+			(void)syscall(SYS_kill, -1, info.ssi_signo);
+			continue;
+		}
+		int status;
+		long reaped;
+		while ((reaped = syscall(SYS_wait4, -1, &status, WNOHANG, NULL)) > 0)
+			if (reaped == pid)
+				init_finish(setup, status, killed_at_term);
+	}
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sandbox/isolate.h"
 #include "sandbox/sandbox.h"
 
 /* What the child reports on the report pipe when a stage fails. */
@@ -19,9 +20,15 @@ struct child_setup {
 	pid_t parent_pid;
 	int stdin_fd, stdout_fd, stderr_fd;
 	int report_fd;
+	const struct isolate_plan *plan; /* NULL: no quarantine */
 };
 
 /* Runs in the child between clone() and execve(): raw syscalls only, no
  * allocation, no stdio. Never returns. */
 _Noreturn __attribute__((no_sanitize("address", "undefined"))) void
 child_exec(const struct child_setup *setup);
+
+/* The quarantine's pid 1: builds the quarantine, starts the command with
+ * child_exec(), reaps, and reports the command's status on the status pipe.
+ * Never returns. */
+_Noreturn void child_init(const struct child_setup *setup);

@@ -24,6 +24,17 @@ enum sandbox_stage {
 	SANDBOX_STAGE_RLIMITS,
 	SANDBOX_STAGE_FDS,
 	SANDBOX_STAGE_EXEC,
+	/* isolation stages, in the order the init process takes them */
+	SANDBOX_STAGE_USER_NS,
+	SANDBOX_STAGE_MOUNTS,
+	SANDBOX_STAGE_PIVOT,
+	SANDBOX_STAGE_NETWORK,
+	SANDBOX_STAGE_HOSTNAME,
+	SANDBOX_STAGE_CAPABILITIES,
+	SANDBOX_STAGE_NO_NEW_PRIVS,
+	SANDBOX_STAGE_LANDLOCK,
+	SANDBOX_STAGE_SECCOMP,
+	SANDBOX_STAGE_INIT,
 	_SANDBOX_STAGE_MAX,
 };
 
@@ -41,6 +52,39 @@ struct sandbox_rlimit {
 
 #define SANDBOX_MAX_RLIMITS 8
 
+/* The quarantine: what the command sees and may do. Paths are absolute and
+ * resolved; core decides them, the sandbox only builds them. */
+struct sandbox_isolation {
+	bool enabled; /* false: run on the host, receipts only */
+	bool share_net; /* true: the host's network; false: loopback only */
+	const char *workspace; /* the only writable host directory */
+	char *const *hide; /* replaced by an empty, read-only view */
+	char *const *read_only; /* inside the workspace, kept read-only */
+	uint64_t tmp_bytes; /* size of the private /tmp */
+	const char *hostname;
+};
+
+/* What the sandbox enforced for a run that reached execve(): every layer
+ * requested is applied or the run fails, so this mirrors the request plus
+ * what the kernel decided (the Landlock ABI). */
+struct sandbox_manifest {
+	bool isolated;
+	char **hidden; /* host paths hidden (heap; sandbox_result_release) */
+	char **read_only; /* host paths inside the workspace kept read-only */
+	int landlock_abi; /* 0: none */
+	uint64_t landlock_scoped;
+	unsigned n_seccomp_rules;
+};
+
+/* A system call the seccomp filter refused, and how often. */
+struct sandbox_denial {
+	int syscall_nr;
+	uint32_t arch;
+	unsigned count;
+};
+
+#define SANDBOX_MAX_DENIALS 32
+
 struct sandbox_config {
 	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
 	char *const *argv;
@@ -50,6 +94,7 @@ struct sandbox_config {
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL on timeout */
 	struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
 	size_t n_rlimits;
+	struct sandbox_isolation isolation;
 	/* Called with each chunk the command writes, in order per stream. */
 	void (*on_output)(void *userdata, enum sandbox_stream stream, const void *data, size_t n);
 	void *userdata;
@@ -68,13 +113,26 @@ struct sandbox_result {
 	int term_signal;
 	enum sandbox_stage failed_stage;
 	int failed_errno;
+	char failed_message[512]; /* set when the parent could not prepare a layer */
 	/* Processes other than the main one that were still alive when it ended
 	 * (or timed out) and were killed. */
 	unsigned descendants_killed;
 	uint64_t started_realtime_ns, ended_realtime_ns;
 	uint64_t duration_ns;
 	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
+	struct sandbox_manifest manifest;
+	struct sandbox_denial denials[SANDBOX_MAX_DENIALS];
+	size_t n_denials;
+	unsigned denials_dropped; /* beyond SANDBOX_MAX_DENIALS distinct syscalls */
 };
+
+void sandbox_result_release(struct sandbox_result *result);
+
+/* The syscall's name for a denial, or NULL (libseccomp's table). */
+const char *sandbox_syscall_name(const struct sandbox_denial *denial);
+
+/* The best Landlock ABI this kernel offers (0 when none). */
+int sandbox_landlock_abi(void);
 
 /* Runs config->argv and waits until it and every descendant are gone.
  * Returns 0 whenever a result was produced (including setup failures inside

@@ -11,6 +11,10 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,7 +23,9 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/macro.h"
+#include "basic/strv.h"
 #include "sandbox/child.h"
+#include "sandbox/isolate.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
 
@@ -40,6 +46,16 @@ static const char *const stage_names[_SANDBOX_STAGE_MAX] = {
 	[SANDBOX_STAGE_RLIMITS] = "rlimits",
 	[SANDBOX_STAGE_FDS] = "fds",
 	[SANDBOX_STAGE_EXEC] = "exec",
+	[SANDBOX_STAGE_USER_NS] = "user_namespace",
+	[SANDBOX_STAGE_MOUNTS] = "mounts",
+	[SANDBOX_STAGE_PIVOT] = "pivot_root",
+	[SANDBOX_STAGE_NETWORK] = "network",
+	[SANDBOX_STAGE_HOSTNAME] = "hostname",
+	[SANDBOX_STAGE_CAPABILITIES] = "capabilities",
+	[SANDBOX_STAGE_NO_NEW_PRIVS] = "no_new_privs",
+	[SANDBOX_STAGE_LANDLOCK] = "landlock",
+	[SANDBOX_STAGE_SECCOMP] = "seccomp",
+	[SANDBOX_STAGE_INIT] = "init",
 };
 
 const char *sandbox_stage_to_string(enum sandbox_stage stage)
@@ -56,6 +72,9 @@ struct supervisor {
 	bool main_exited;
 	int out_fds[2]; /* read ends; -1 once at EOF */
 	int signal_fd;
+	bool isolated; /* main_pid is the quarantine's init */
+	int listener_fd; /* seccomp notifications; -1 when none */
+	int status_fd; /* init's report of the command's status */
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
 	struct pid_set killed;
 	char *buf;
@@ -107,6 +126,9 @@ static bool supervisor_reap(struct supervisor *s, bool block)
  * child subreaper, so "no child left" means "no descendant left". */
 static void supervisor_kill_all(struct supervisor *s)
 {
+	/* Killing a pid namespace's init kills everything in it. */
+	if (s->isolated && !s->main_exited)
+		(void)kill(s->main_pid, SIGKILL);
 	while (supervisor_reap(s, false)) {
 		int n = proctree_signal_descendants(getpid(), SIGKILL, &s->killed);
 		if (n < 0 && !s->main_exited)
@@ -150,10 +172,16 @@ static void supervisor_on_deadline(struct supervisor *s, uint64_t now)
 	if (s->timeout_at_ns && now >= s->timeout_at_ns) {
 		s->timeout_at_ns = 0;
 		s->result->outcome = SANDBOX_TIMED_OUT;
-		/* TERM to the whole tree: the process group, then every descendant
-		 * that left it (setsid, double fork). */
-		(void)kill(-s->main_pid, SIGTERM);
-		(void)proctree_signal_descendants(getpid(), SIGTERM, &s->killed);
+		/* TERM to the whole tree. In the quarantine, its init forwards it
+		 * to every process of the pid namespace; on the host, the process
+		 * group gets it, then every descendant that left it (setsid, double
+		 * fork). */
+		if (s->isolated) {
+			(void)kill(s->main_pid, SIGTERM);
+		} else {
+			(void)kill(-s->main_pid, SIGTERM);
+			(void)proctree_signal_descendants(getpid(), SIGTERM, &s->killed);
+		}
 		s->kill_at_ns = now + s->config->kill_after_ms * 1000000ULL;
 	}
 	if (s->kill_at_ns && now >= s->kill_at_ns) {
@@ -193,6 +221,64 @@ static void supervisor_on_child_signal(struct supervisor *s)
 		supervisor_kill_all(s);
 }
 
+static void supervisor_record_denial(struct sandbox_result *r, int nr, uint32_t arch)
+{
+	for (size_t i = 0; i < r->n_denials; i++)
+		if (r->denials[i].syscall_nr == nr && r->denials[i].arch == arch) {
+			r->denials[i].count++;
+			return;
+		}
+	if (r->n_denials == SANDBOX_MAX_DENIALS) {
+		r->denials_dropped++;
+		return;
+	}
+	r->denials[r->n_denials++] = (struct sandbox_denial){ .syscall_nr = nr, .arch = arch,
+							      .count = 1 };
+}
+
+/* Every rule of the filter means "refuse": answer EPERM, and write it down. */
+static void supervisor_on_notification(struct supervisor *s, short revents)
+{
+	if (!(revents & POLLIN)) {
+		close(s->listener_fd);
+		s->listener_fd = -1;
+		return;
+	}
+	char req_buf[256] __attribute__((aligned(8))) = { 0 };
+	char resp_buf[256] __attribute__((aligned(8))) = { 0 };
+	struct seccomp_notif *req = (struct seccomp_notif *)req_buf;
+	struct seccomp_notif_resp *resp = (struct seccomp_notif_resp *)resp_buf;
+
+	if (ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+		return; /* the caller died meanwhile */
+	supervisor_record_denial(s->result, req->data.nr, req->data.arch);
+	resp->id = req->id;
+	resp->error = -EPERM;
+	(void)ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+}
+
+/* In the quarantine, init reports the command's own status. */
+static void supervisor_read_isolate_status(struct supervisor *s)
+{
+	struct isolate_status status;
+
+	if (s->status_fd < 0 || read(s->status_fd, &status, sizeof(status)) != sizeof(status))
+		return;
+	struct sandbox_result *r = s->result;
+	bool timed_out = r->outcome == SANDBOX_TIMED_OUT;
+	if (WIFEXITED(status.wait_status)) {
+		r->exit_code = WEXITSTATUS(status.wait_status);
+		r->term_signal = 0;
+		if (!timed_out)
+			r->outcome = SANDBOX_EXITED;
+	} else if (WIFSIGNALED(status.wait_status)) {
+		r->term_signal = WTERMSIG(status.wait_status);
+		if (!timed_out)
+			r->outcome = SANDBOX_SIGNALED;
+	}
+	r->descendants_killed = status.killed;
+}
+
 static void supervisor_loop(struct supervisor *s)
 {
 	for (;;) {
@@ -205,12 +291,13 @@ static void supervisor_loop(struct supervisor *s)
 			return;
 		supervisor_on_deadline(s, now);
 
-		struct pollfd pfd[3] = {
+		struct pollfd pfd[4] = {
 			{ .fd = s->out_fds[0], .events = POLLIN },
 			{ .fd = s->out_fds[1], .events = POLLIN },
 			{ .fd = s->main_exited ? -1 : s->signal_fd, .events = POLLIN },
+			{ .fd = s->listener_fd, .events = POLLIN },
 		};
-		int n = poll(pfd, 3, supervisor_poll_timeout_ms(s, now));
+		int n = poll(pfd, 4, supervisor_poll_timeout_ms(s, now));
 		if (n < 0 && errno != EINTR)
 			return;
 		for (int i = 0; i < 2; i++)
@@ -218,6 +305,8 @@ static void supervisor_loop(struct supervisor *s)
 				supervisor_read(s, i);
 		if (pfd[2].revents)
 			supervisor_on_child_signal(s);
+		if (pfd[3].revents)
+			supervisor_on_notification(s, pfd[3].revents);
 	}
 }
 
@@ -245,8 +334,30 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_entry(void
  * calls execve() or exits (CLONE_VFORK). No page tables are copied, which
  * halves the cost of a run; it is safe because the child only makes raw
  * syscalls (child.c) and every signal is blocked while it shares memory. */
+static pid_t clone_child_isolated(struct child_setup *setup)
+{
+	/* New namespaces for everything; fork semantics (no CLONE_VM), because
+	 * the init process outlives execve() and must not share memory. */
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	} args = {
+		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+			 CLONE_NEWCGROUP |
+			 (setup->config->isolation.share_net ? 0 : (uint64_t)CLONE_NEWNET),
+		.exit_signal = SIGCHLD,
+	};
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+
+	if (pid == 0)
+		child_init(setup);
+	return pid;
+}
+
 static pid_t clone_child(struct child_setup *setup)
 {
+	if (setup->plan)
+		return clone_child_isolated(setup);
+
 	void *stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -269,7 +380,11 @@ struct supervisor_fds {
 	int out[2][2];
 	int report[2];
 	int signal_fd;
+	int notify[2]; /* socketpair: the seccomp listener travels on it */
+	int status[2]; /* init -> supervisor */
 };
+
+#define SUPERVISOR_FDS_INIT { -1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 } }
 
 static void close_and_invalidate(int *fd)
 {
@@ -280,15 +395,19 @@ static void close_and_invalidate(int *fd)
 
 static void supervisor_fds_close(struct supervisor_fds *f)
 {
-	int *all[] = { &f->stdin_fd, &f->out[0][0], &f->out[0][1], &f->out[1][0],
-		       &f->out[1][1], &f->report[0], &f->report[1], &f->signal_fd };
+	int *all[] = { &f->stdin_fd,  &f->out[0][0], &f->out[0][1], &f->out[1][0],
+		       &f->out[1][1], &f->report[0], &f->report[1], &f->signal_fd,
+		       &f->notify[0], &f->notify[1], &f->status[0], &f->status[1] };
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		close_and_invalidate(all[i]);
 }
 
-static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld,
+static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld, bool isolated,
 			       struct error *err)
 {
+	if (isolated && (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->notify) < 0 ||
+			 pipe2(f->status, O_CLOEXEC) < 0))
+		return error_set_errno(err, errno, "cannot create quarantine pipes");
 	f->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (f->stdin_fd < 0)
 		return error_set_errno(err, errno, "cannot open /dev/null");
@@ -305,6 +424,27 @@ static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld
 	for (int i = 0; i < 2; i++)
 		(void)fcntl(f->out[i][0], F_SETFL, O_NONBLOCK);
 	return 0;
+}
+
+/* Receives the descriptor init sent on sock, or -1. */
+static int receive_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+	if (cmsg && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
 }
 
 static void supervisor_fds_closep(struct supervisor_fds *f)
@@ -325,12 +465,37 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 				       const sigset_t *sigchld, struct sandbox_result *result,
 				       struct error *err)
 {
-	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = {
-		-1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1
-	};
-	int r = supervisor_fds_open(&fds, sigchld, err);
+	bool isolated = config->isolation.enabled;
+	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = SUPERVISOR_FDS_INIT;
+	int r = supervisor_fds_open(&fds, sigchld, isolated, err);
 	if (r < 0)
 		return r;
+	cleanup_with(isolate_plan_release) struct isolate_plan plan = { .notify_fd = -1,
+									 .status_fd = -1 };
+	if (isolated) {
+		struct error plan_err = { 0 };
+		if (isolate_plan_prepare(config, &plan, &plan_err) < 0) {
+			/* Fail closed: a layer that cannot be built means no run. */
+			result->outcome = SANDBOX_SETUP_FAILED;
+			result->failed_stage = strstr(plan_err.msg, "landlock") ? SANDBOX_STAGE_LANDLOCK
+					       : strstr(plan_err.msg, "seccomp") ? SANDBOX_STAGE_SECCOMP
+										 : SANDBOX_STAGE_MOUNTS;
+			result->failed_errno = plan_err.code;
+			snprintf(result->failed_message, sizeof(result->failed_message), "%.500s",
+				 plan_err.msg);
+			return 0;
+		}
+		plan.notify_fd = fds.notify[1];
+		plan.status_fd = fds.status[1];
+		result->manifest = (struct sandbox_manifest){
+			.isolated = true,
+			.landlock_abi = plan.landlock_abi,
+			.landlock_scoped = plan.landlock_handled.scoped,
+			.n_seccomp_rules = plan.filter.n_rules,
+			.hidden = TAKE_PTR(plan.enforced_hidden),
+			.read_only = TAKE_PTR(plan.enforced_read_only),
+		};
+	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
 	if (!buf)
 		return error_set(err, ENOMEM, "out of memory");
@@ -342,6 +507,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		.stdout_fd = fds.out[0][1],
 		.stderr_fd = fds.out[1][1],
 		.report_fd = fds.report[1],
+		.plan = isolated ? &plan : NULL,
 	};
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
@@ -353,6 +519,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	close_and_invalidate(&fds.out[0][1]);
 	close_and_invalidate(&fds.out[1][1]);
 	close_and_invalidate(&fds.report[1]);
+	close_and_invalidate(&fds.notify[1]);
+	close_and_invalidate(&fds.status[1]);
 
 	struct supervisor s = {
 		.config = config,
@@ -361,6 +529,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		.out_fds = { TAKE_FD(fds.out[0][0]), TAKE_FD(fds.out[1][0]) },
 		.signal_fd = fds.signal_fd,
 		.buf = buf,
+		.isolated = isolated,
+		.listener_fd = -1,
+		.status_fd = fds.status[0],
 	};
 	struct child_report report;
 	if (supervisor_read_report(fds.report[0], &report)) {
@@ -369,12 +540,19 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		result->failed_stage = (enum sandbox_stage)report.stage;
 		result->failed_errno = report.error;
 	} else {
+		if (isolated)
+			s.listener_fd = receive_fd(fds.notify[0]);
 		if (config->timeout_ms)
 			s.timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
 		supervisor_loop(&s);
 		supervisor_kill_all(&s);
 	}
-	supervisor_count_killed(&s);
+	if (s.listener_fd >= 0)
+		close(s.listener_fd);
+	if (isolated)
+		supervisor_read_isolate_status(&s);
+	else
+		supervisor_count_killed(&s);
 	pid_set_release(&s.killed);
 	for (int i = 0; i < 2; i++)
 		if (s.out_fds[i] >= 0)
@@ -384,6 +562,13 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	if (!result->ended_realtime_ns)
 		result->ended_realtime_ns = clock_realtime_ns();
 	return 0;
+}
+
+void sandbox_result_release(struct sandbox_result *result)
+{
+	strv_free(result->manifest.hidden);
+	strv_free(result->manifest.read_only);
+	result->manifest.hidden = result->manifest.read_only = NULL;
 }
 
 int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_result,
@@ -403,8 +588,10 @@ int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_
 		return error_set_errno(err, errno, "cannot block SIGCHLD");
 	int r = sandbox_spawn_and_supervise(config, &sigchld, &result, err);
 	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	if (r < 0)
+	if (r < 0) {
+		sandbox_result_release(&result);
 		return r;
+	}
 	*ret_result = result;
 	return 0;
 }

@@ -146,7 +146,7 @@ load helpers
 
 @test "the command runs in its own session" {
 	al run -- sh -c 'ps -o sid= -p $$; echo $$'
-	sid=$(rq '.stdout | split("\n")[0] | ltrimstr(" ")')
+	sid=$(rq '.stdout | split("\n")[0]' | tr -d " ")
 	pid=$(rq '.stdout | split("\n")[1]')
 	[ "$sid" = "$pid" ]
 }

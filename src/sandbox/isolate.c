@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: MIT */
+/* The quarantine. isolate_plan_prepare() runs in the parent; every other
+ * function runs in the init process between clone() and the command's
+ * execve(), and makes raw syscalls only. */
+#include "sandbox/isolate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/macro.h"
+#include "basic/strv.h"
+
+#define STAGE "/tmp" /* where the new root is built before pivot_root */
+
+/* ---- parent side ---------------------------------------------------- */
+
+static char *staged_path(const char *host_path)
+{
+	char *s = NULL;
+
+	if (strcmp(host_path, "/") == 0)
+		return strdup(STAGE);
+	return asprintf(&s, STAGE "%s", host_path) < 0 ? NULL : s;
+}
+
+static bool path_is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+int sandbox_landlock_abi(void)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0,
+			   AL_LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : (int)abi;
+}
+
+static void isolate_plan_landlock(struct isolate_plan *plan)
+{
+	int abi = sandbox_landlock_abi();
+	uint64_t fs = AL_FS_EXECUTE | AL_FS_WRITE_FILE | AL_FS_READ_FILE | AL_FS_READ_DIR |
+		      AL_FS_REMOVE_DIR | AL_FS_REMOVE_FILE | AL_FS_MAKE_CHAR | AL_FS_MAKE_DIR |
+		      AL_FS_MAKE_REG | AL_FS_MAKE_SOCK | AL_FS_MAKE_FIFO | AL_FS_MAKE_BLOCK |
+		      AL_FS_MAKE_SYM;
+	uint64_t dev = AL_FS_READ_FILE | AL_FS_WRITE_FILE | AL_FS_READ_DIR;
+
+	if (abi >= 2)
+		fs |= AL_FS_REFER;
+	if (abi >= 3) {
+		fs |= AL_FS_TRUNCATE;
+		dev |= AL_FS_TRUNCATE;
+	}
+	if (abi >= 5) {
+		fs |= AL_FS_IOCTL_DEV;
+		dev |= AL_FS_IOCTL_DEV;
+	}
+	plan->landlock_abi = abi;
+	plan->landlock_handled = (struct al_landlock_ruleset_attr){ .handled_access_fs = fs };
+	plan->landlock_attr_size = sizeof(uint64_t);
+	if (abi >= 4)
+		plan->landlock_attr_size = 2 * sizeof(uint64_t);
+	if (abi >= 6) {
+		/* Abstract Unix sockets and signals stay inside the quarantine. */
+		plan->landlock_handled.scoped = AL_SCOPE_ABSTRACT_UNIX_SOCKET | AL_SCOPE_SIGNAL;
+		plan->landlock_attr_size = sizeof(struct al_landlock_ruleset_attr);
+	}
+	plan->landlock_read = AL_FS_EXECUTE | AL_FS_READ_FILE | AL_FS_READ_DIR;
+	plan->landlock_write = fs;
+	plan->landlock_dev = dev;
+}
+
+static int isolate_plan_read_only(struct isolate_plan *plan, const struct sandbox_isolation *iso,
+				  struct error *err)
+{
+	size_t n = 0;
+
+	while (iso->read_only && iso->read_only[n])
+		n++;
+	plan->read_only = calloc(n + 1, sizeof(char *));
+	plan->staged_read_only = calloc(n + 1, sizeof(char *));
+	if (!plan->read_only || !plan->staged_read_only)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *path = iso->read_only[i];
+		/* Only paths that exist can be mounted over; a missing one is not
+		 * in the manifest (docs/sandbox.md says what that leaves open). */
+		struct stat st;
+		if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		if (plan->n_read_only == ISOLATE_MAX_READ_ONLY)
+			return error_set(err, E2BIG, "more than %d read-only paths",
+					 ISOLATE_MAX_READ_ONLY);
+		if (strv_push(&plan->enforced_read_only, path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		plan->read_only[plan->n_read_only] = strdup(path);
+		plan->staged_read_only[plan->n_read_only] = staged_path(path);
+		if (!plan->read_only[plan->n_read_only] || !plan->staged_read_only[plan->n_read_only])
+			return error_set(err, ENOMEM, "out of memory");
+		plan->n_read_only++;
+	}
+	return 0;
+}
+
+static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_isolation *iso,
+			     struct error *err)
+{
+	size_t n = 0;
+
+	while (iso->hide && iso->hide[n])
+		n++;
+	plan->staged_hide = calloc(n + 1, sizeof(char *));
+	plan->hide_is_dir = calloc(n + 1, sizeof(bool));
+	if (!plan->staged_hide || !plan->hide_is_dir)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *path = iso->hide[i];
+		struct stat st;
+		/* The private /tmp and the empty /run already hide what lies
+		 * under the host's. */
+		bool under_private_tmp = (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
+					  path_is_under(path, "/var/run")) &&
+					 !path_is_under(path, iso->workspace);
+		if (under_private_tmp) {
+			if (strv_push(&plan->enforced_hidden, path) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+			continue;
+		}
+		if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		if (strv_push(&plan->enforced_hidden, path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		plan->hide_is_dir[plan->n_hide] = S_ISDIR(st.st_mode);
+		plan->staged_hide[plan->n_hide++] = staged_path(path);
+		if (!plan->staged_hide[plan->n_hide - 1])
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
+			 struct error *err)
+{
+	const struct sandbox_isolation *iso = &config->isolation;
+
+	*plan = (struct isolate_plan){ .iso = iso, .notify_fd = -1, .status_fd = -1 };
+	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", geteuid(), geteuid());
+	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getegid(), getegid());
+	snprintf(plan->tmp_options, sizeof(plan->tmp_options), "size=%llu,mode=1777",
+		 (unsigned long long)iso->tmp_bytes);
+
+	plan->workspace = iso->workspace;
+	plan->staged_workspace = staged_path(iso->workspace);
+	if (!plan->staged_workspace)
+		return error_set(err, ENOMEM, "out of memory");
+	plan->workspace_needs_mkdir = path_is_under(iso->workspace, "/tmp");
+
+	int r = isolate_plan_read_only(plan, iso, err);
+	if (r == 0)
+		r = isolate_plan_hide(plan, iso, err);
+	if (r < 0)
+		return r;
+
+	isolate_plan_landlock(plan);
+	if (plan->landlock_abi < 1)
+		return error_set(err, EOPNOTSUPP,
+				 "landlock: the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
+	r = syscall_filter_build(&plan->filter, err);
+	if (r < 0)
+		return error_prefix(err, "seccomp");
+	return 0;
+}
+
+void isolate_plan_release(struct isolate_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_read_only; i++) {
+		free(plan->read_only[i]);
+		free(plan->staged_read_only[i]);
+	}
+	for (size_t i = 0; i < plan->n_hide; i++)
+		free(plan->staged_hide[i]);
+	free(plan->read_only);
+	free(plan->staged_read_only);
+	free(plan->staged_hide);
+	free(plan->hide_is_dir);
+	free(plan->staged_workspace);
+	strv_free(plan->enforced_hidden);
+	strv_free(plan->enforced_read_only);
+	syscall_filter_release(&plan->filter);
+	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1 };
+}
+
+/* ---- child side: raw syscalls only ------------------------------------ */
+
+static bool ok(long r)
+{
+	return r >= 0;
+}
+
+static bool write_file(const char *path, const char *text)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t n = strlen(text);
+	long w = syscall(SYS_write, fd, text, n);
+	int saved = errno;
+	syscall(SYS_close, fd);
+	errno = saved;
+	return w == (long)n;
+}
+
+bool isolate_user_ns(const struct isolate_plan *plan)
+{
+	return write_file("/proc/self/setgroups", "deny") &&
+	       write_file("/proc/self/uid_map", plan->uid_map) &&
+	       write_file("/proc/self/gid_map", plan->gid_map);
+}
+
+static bool set_attr(int dfd, const char *path, unsigned flags, uint64_t attr)
+{
+	struct mount_attr a = { .attr_set = attr };
+
+	return ok(syscall(SYS_mount_setattr, dfd, path, flags, &a, sizeof(a)));
+}
+
+/* mkdir -p inside the staged tree; path is at most PATH_MAX. */
+static bool mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		char saved = buf[i];
+		buf[i] = '\0';
+		if (!ok(syscall(SYS_mkdirat, AT_FDCWD, buf, 0755)) && errno != EEXIST)
+			return false;
+		buf[i] = saved;
+	}
+	return true;
+}
+
+/* A detached copy of the mount tree at path, with attr on every mount. */
+static int clone_tree(const char *path, uint64_t attr)
+{
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	if (tree < 0)
+		return -1;
+	if (!set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr)) {
+		int saved = errno;
+		syscall(SYS_close, tree);
+		errno = saved;
+		return -1;
+	}
+	return tree;
+}
+
+static bool attach_tree(int tree, const char *target)
+{
+	bool done = ok(syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH));
+	int saved = errno;
+	syscall(SYS_close, tree);
+	errno = saved;
+	return done;
+}
+
+static bool isolate_dev(void)
+{
+	static const char *const nodes[][2] = {
+		{ "/dev/null", STAGE "/dev/null" },	  { "/dev/zero", STAGE "/dev/zero" },
+		{ "/dev/full", STAGE "/dev/full" },	  { "/dev/random", STAGE "/dev/random" },
+		{ "/dev/urandom", STAGE "/dev/urandom" }, { "/dev/tty", STAGE "/dev/tty" },
+	};
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", STAGE "/dev/fd" },	  { "/proc/self/fd/0", STAGE "/dev/stdin" },
+		{ "/proc/self/fd/1", STAGE "/dev/stdout" }, { "/proc/self/fd/2", STAGE "/dev/stderr" },
+		{ "pts/ptmx", STAGE "/dev/ptmx" },
+	};
+
+	if (!ok(syscall(SYS_mount, "tmpfs", STAGE "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+			"size=64k,mode=0755")))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, nodes[i][1],
+				      O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return false;
+		syscall(SYS_close, fd);
+		if (!ok(syscall(SYS_mount, nodes[i][0], nodes[i][1], NULL, MS_BIND, NULL)))
+			return false;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if (!ok(syscall(SYS_symlinkat, links[i][0], AT_FDCWD, links[i][1])))
+			return false;
+	if (!ok(syscall(SYS_mkdirat, AT_FDCWD, STAGE "/dev/shm", 01777)) ||
+	    !ok(syscall(SYS_mount, "tmpfs", STAGE "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+			"size=16m,mode=1777")) ||
+	    !ok(syscall(SYS_mkdirat, AT_FDCWD, STAGE "/dev/pts", 0755)))
+		return false;
+	/* A private pty instance: the host's terminals are not in it. Not a
+	 * security layer, so a kernel that refuses it only loses ptys. */
+	(void)syscall(SYS_mount, "devpts", STAGE "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		      "newinstance,ptmxmode=0666,mode=0620");
+	return set_attr(AT_FDCWD, STAGE "/dev", 0, MOUNT_ATTR_RDONLY);
+}
+
+static bool isolate_proc(void)
+{
+	static const char *const read_only[] = { STAGE "/proc/sys", STAGE "/proc/sysrq-trigger",
+						 STAGE "/proc/irq", STAGE "/proc/bus" };
+
+	if (!ok(syscall(SYS_mount, "proc", STAGE "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			NULL)))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(read_only); i++) {
+		if (!ok(syscall(SYS_mount, read_only[i], read_only[i], NULL, MS_BIND | MS_REC, NULL))) {
+			if (errno == ENOENT)
+				continue;
+			return false;
+		}
+		if (!set_attr(AT_FDCWD, read_only[i], AT_RECURSIVE, MOUNT_ATTR_RDONLY))
+			return false;
+	}
+	return true;
+}
+
+static bool isolate_hide(const struct isolate_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_hide; i++) {
+		const char *target = plan->staged_hide[i];
+		bool mounted = plan->hide_is_dir[i]
+				       ? ok(syscall(SYS_mount, "tmpfs", target, "tmpfs",
+						    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+						    "size=4k,mode=0755"))
+				       : ok(syscall(SYS_mount, STAGE "/dev/null", target, NULL,
+						    MS_BIND, NULL)) &&
+						 set_attr(AT_FDCWD, target, 0, MOUNT_ATTR_RDONLY);
+		if (!mounted)
+			return false;
+	}
+	return true;
+}
+
+bool isolate_mounts(const struct isolate_plan *plan)
+{
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	/* Nothing done here propagates back to the host. */
+	if (!ok(syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)))
+		return false;
+	/* Copy the workspace and the read-only paths as detached trees while
+	 * their host paths still resolve and before anything is mounted on
+	 * /tmp: staging there would shadow them, or end up inside the copy. */
+	int workspace_tree = clone_tree(plan->workspace, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (workspace_tree < 0)
+		return false;
+	int read_only_trees[ISOLATE_MAX_READ_ONLY];
+	for (size_t i = 0; i < plan->n_read_only; i++) {
+		read_only_trees[i] = clone_tree(plan->read_only[i], ro);
+		if (read_only_trees[i] < 0)
+			return false;
+	}
+	/* The host, read-only, as the new root. */
+	if (!ok(syscall(SYS_mount, "/", STAGE, NULL, MS_BIND | MS_REC, NULL)) ||
+	    !set_attr(AT_FDCWD, STAGE, AT_RECURSIVE, ro))
+		return false;
+	if (!ok(syscall(SYS_mount, "tmpfs", STAGE "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+			plan->tmp_options)))
+		return false;
+	if (!isolate_dev() || !isolate_proc())
+		return false;
+	struct stat st;
+	if (ok(syscall(SYS_newfstatat, AT_FDCWD, STAGE "/run", &st, 0)) &&
+	    !ok(syscall(SYS_mount, "tmpfs", STAGE "/run", "tmpfs",
+			MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755")))
+		return false;
+	/* The workspace, writable, then what must stay read-only inside it. */
+	if (plan->workspace_needs_mkdir && !mkdir_p(plan->staged_workspace))
+		return false;
+	if (!attach_tree(workspace_tree, plan->staged_workspace))
+		return false;
+	for (size_t i = 0; i < plan->n_read_only; i++)
+		if (!attach_tree(read_only_trees[i], plan->staged_read_only[i]))
+			return false;
+	return isolate_hide(plan);
+}
+
+bool isolate_pivot(void)
+{
+	/* pivot_root(".", "."): the old root ends up stacked on the new one and
+	 * is then detached, leaving no path back to the host. */
+	return ok(syscall(SYS_chdir, STAGE)) && ok(syscall(SYS_pivot_root, ".", ".")) &&
+	       ok(syscall(SYS_umount2, ".", MNT_DETACH)) && ok(syscall(SYS_chdir, "/"));
+}
+
+bool isolate_network(const struct isolate_plan *plan)
+{
+	if (plan->iso->share_net)
+		return true;
+	/* A new network namespace has only lo, and it is down. */
+	int fd = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	struct ifreq ifr = { .ifr_name = "lo" };
+	bool up = ok(syscall(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr));
+	if (up) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		up = ok(syscall(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr));
+	}
+	int saved = errno;
+	syscall(SYS_close, fd);
+	errno = saved;
+	return up;
+}
+
+bool isolate_hostname(const struct isolate_plan *plan)
+{
+	const char *name = plan->iso->hostname ? plan->iso->hostname : "airlock";
+
+	return ok(syscall(SYS_sethostname, name, strlen(name)));
+}
+
+bool isolate_drop_capabilities(void)
+{
+	/* Lock root out of regaining capabilities across execve(), then empty
+	 * every set: bounding, ambient, and effective/permitted/inheritable. */
+	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+	if (!ok(syscall(SYS_prctl, PR_SET_SECUREBITS, bits, 0, 0, 0)))
+		return false;
+	for (int cap = 0; cap <= 63; cap++)
+		if (!ok(syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0)) && errno != EINVAL)
+			return false;
+	if (!ok(syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)))
+		return false;
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 }, { 0 } };
+	return ok(syscall(SYS_capset, &header, data));
+}
+
+bool isolate_no_new_privs(void)
+{
+	return ok(syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+}
+
+static bool landlock_allow(int ruleset, const char *path, uint64_t access)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+	if (fd < 0)
+		return false;
+	struct al_landlock_path_beneath_attr rule = { .allowed_access = access, .parent_fd = fd };
+	bool added = ok(syscall(__NR_landlock_add_rule, ruleset, AL_LANDLOCK_RULE_PATH_BENEATH,
+				&rule, 0));
+	int saved = errno;
+	syscall(SYS_close, fd);
+	errno = saved;
+	return added;
+}
+
+bool isolate_landlock(const struct isolate_plan *plan)
+{
+	/* The second wall, under the mount view: everything readable, only the
+	 * workspace, /tmp and the device nodes writable. */
+	int ruleset = (int)syscall(__NR_landlock_create_ruleset, &plan->landlock_handled,
+				   plan->landlock_attr_size, 0);
+	if (ruleset < 0)
+		return false;
+	bool done = landlock_allow(ruleset, "/", plan->landlock_read) &&
+		    landlock_allow(ruleset, plan->iso->workspace, plan->landlock_write) &&
+		    landlock_allow(ruleset, "/tmp", plan->landlock_write) &&
+		    landlock_allow(ruleset, "/dev", plan->landlock_dev) &&
+		    ok(syscall(__NR_landlock_restrict_self, ruleset, 0));
+	int saved = errno;
+	syscall(SYS_close, ruleset);
+	errno = saved;
+	return done;
+}
+
+/* Sends fd over the Unix socket sock (SCM_RIGHTS). */
+static bool send_fd(int sock, int fd)
+{
+	char byte = 'L';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	memset(control.buf, 0, sizeof(control.buf));
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return syscall(SYS_sendmsg, sock, &msg, 0) == 1;
+}
+
+bool isolate_seccomp(const struct isolate_plan *plan)
+{
+	struct sock_fprog prog = { .len = plan->filter.len, .filter = plan->filter.insns };
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0)
+		return false;
+	bool sent = send_fd(plan->notify_fd, listener);
+	int saved = errno;
+	syscall(SYS_close, listener);
+	errno = saved;
+	return sent;
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+unsigned isolate_count_processes(void)
+{
+	char buf[4096];
+	unsigned count = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+			bool numeric = d->d_name[0] >= '1' && d->d_name[0] <= '9';
+			if (numeric && !(d->d_name[0] == '1' && d->d_name[1] == '\0'))
+				count++;
+			off += d->d_reclen;
+		}
+	}
+	syscall(SYS_close, fd);
+	return count;
+}
+
+const char *sandbox_syscall_name(const struct sandbox_denial *denial)
+{
+	return syscall_filter_name(denial->syscall_nr, denial->arch);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "sandbox/landlock_abi.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/syscall_filter.h"
+
+/* Everything the init process needs to build the quarantine, prepared by the
+ * parent (which may allocate and format) so the child only makes syscalls.
+ * The new root is staged on /tmp, so host paths below /tmp are opened (in
+ * the child's own mount namespace) before the staging hides them. */
+#define ISOLATE_MAX_READ_ONLY 64
+
+struct isolate_plan {
+	const struct sandbox_isolation *iso;
+	char uid_map[48], gid_map[48];
+	char tmp_options[64];
+	const char *workspace;
+	char *staged_workspace;
+	bool workspace_needs_mkdir; /* it lies under the private /tmp */
+	char **read_only; /* host paths that exist, at most ISOLATE_MAX_READ_ONLY */
+	char **staged_read_only;
+	size_t n_read_only;
+	char **staged_hide;
+	bool *hide_is_dir;
+	size_t n_hide;
+	char **enforced_hidden; /* host paths now hidden, for the manifest */
+	char **enforced_read_only;
+	/* Landlock, as the running kernel supports it */
+	int landlock_abi;
+	size_t landlock_attr_size;
+	struct al_landlock_ruleset_attr landlock_handled;
+	uint64_t landlock_read, landlock_write, landlock_dev;
+	struct syscall_filter filter;
+	int notify_fd; /* child's end of the socket the listener travels on */
+	int status_fd; /* init's end of the status pipe */
+};
+
+/* The init process's final word on the status pipe. */
+struct isolate_status {
+	int32_t wait_status; /* the command's, as from wait4() */
+	uint32_t killed; /* other processes alive at the timeout or left at exit */
+};
+
+int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
+			 struct error *err);
+void isolate_plan_release(struct isolate_plan *plan);
+
+/* Child side: each returns false with errno set; raw syscalls only. */
+bool isolate_user_ns(const struct isolate_plan *plan);
+bool isolate_mounts(const struct isolate_plan *plan);
+bool isolate_pivot(void);
+bool isolate_network(const struct isolate_plan *plan);
+bool isolate_hostname(const struct isolate_plan *plan);
+bool isolate_drop_capabilities(void);
+bool isolate_no_new_privs(void);
+bool isolate_landlock(const struct isolate_plan *plan);
+bool isolate_seccomp(const struct isolate_plan *plan);
+/* Processes in this pid namespace other than the caller (pid 1). */
+unsigned isolate_count_processes(void);

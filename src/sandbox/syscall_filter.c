@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* The only file that includes <seccomp.h>. */
+#include "sandbox/syscall_filter.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <limits.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "sandbox/sandbox.h"
+
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+/* Refused outright: debugging other processes, kernel keyrings, eBPF and
+ * perf, userfaultfd, io_uring (it bypasses this filter), the mount API, new
+ * or joined namespaces, kexec and modules, and a few host-wide knobs. */
+static const char *const denied_syscalls[] = {
+	"ptrace",	   "process_vm_readv", "process_vm_writev", "keyctl",	     "add_key",
+	"request_key",	   "bpf",	       "perf_event_open",   "userfaultfd",   "io_uring_setup",
+	"io_uring_enter",  "io_uring_register", "mount",	    "umount2",	     "fsopen",
+	"fsconfig",	   "fsmount",	       "fspick",	    "open_tree",     "move_mount",
+	"mount_setattr",   "pivot_root",       "chroot",	    "setns",	     "kexec_load",
+	"kexec_file_load", "init_module",      "finit_module",	    "delete_module", "reboot",
+	"swapon",	   "swapoff",	       "syslog",	    "acct",	     "settimeofday",
+	"clock_settime",   "clock_adjtime",    "adjtimex",	    "quotactl",	     "lookup_dcookie",
+	"name_to_handle_at", "open_by_handle_at", "iopl",	    "ioperm",	     "vhangup",
+};
+
+static const uint64_t namespace_flags[] = {
+	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP,
+};
+
+static void seccomp_ctx_releasep(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+
+static int syscall_filter_add_rules(scmp_filter_ctx ctx, unsigned *n_rules)
+{
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(denied_syscalls); i++) {
+		int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not on this architecture */
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+		if (r < 0)
+			return r;
+		(*n_rules)++;
+	}
+	/* New namespaces: any namespace flag in clone() or unshare(). */
+	for (size_t i = 0; i < ARRAY_SIZE(namespace_flags); i++) {
+		uint64_t f = namespace_flags[i];
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
+				     SCMP_A0_64(SCMP_CMP_MASKED_EQ, f, f));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(unshare), 1,
+					     SCMP_A0_64(SCMP_CMP_MASKED_EQ, f, f));
+		if (r < 0)
+			return r;
+		*n_rules += 2;
+	}
+	/* clone3 passes its flags in memory the filter cannot read: report it
+	 * missing, and libc falls back to clone(), which is checked above. */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (r < 0)
+		return r;
+	(*n_rules)++;
+	/* Typing into the terminal: TIOCSTI and TIOCLINUX, compared on the low
+	 * 32 bits so high bits in the request cannot slip past (CVE-2019-10063). */
+	const unsigned long ioctls[] = { TIOCSTI, TIOCLINUX };
+	for (size_t i = 0; i < ARRAY_SIZE(ioctls); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
+				     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, ioctls[i]));
+		if (r < 0)
+			return r;
+		(*n_rules)++;
+	}
+	return 0;
+}
+
+int syscall_filter_build(struct syscall_filter *ret, struct error *err)
+{
+	cleanup_with(seccomp_ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return error_set(err, ENOMEM, "cannot create seccomp filter");
+	unsigned n_rules = 0;
+	int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* the child sets it itself */
+	if (r == 0)
+		r = syscall_filter_add_rules(ctx, &n_rules);
+	if (r < 0)
+		return error_set_errno(err, -r, "cannot build seccomp filter");
+
+	cleanup_close int fd = memfd_create("airlock-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot create memfd for seccomp filter");
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return error_set_errno(err, -r, "cannot export seccomp filter");
+	off_t size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    size / (off_t)sizeof(struct sock_filter) > USHRT_MAX)
+		return error_set(err, EINVAL, "seccomp filter has an odd size %lld", (long long)size);
+	struct sock_filter *insns = malloc((size_t)size);
+	if (!insns)
+		return error_set(err, ENOMEM, "out of memory");
+	if (pread(fd, insns, (size_t)size, 0) != size) {
+		free(insns);
+		return error_set_errno(err, errno ? errno : EIO, "cannot read seccomp filter");
+	}
+	*ret = (struct syscall_filter){
+		.insns = insns,
+		.len = (unsigned short)(size / (off_t)sizeof(struct sock_filter)),
+		.n_rules = n_rules,
+	};
+	return 0;
+}
+
+void syscall_filter_release(struct syscall_filter *filter)
+{
+	free(filter->insns);
+	filter->insns = NULL;
+}
+
+const char *syscall_filter_name(int nr, uint32_t arch)
+{
+	static char name[64];
+	char *resolved = seccomp_syscall_resolve_num_arch(arch, nr);
+
+	if (!resolved)
+		return NULL;
+	snprintf(name, sizeof(name), "%s", resolved);
+	free(resolved);
+	return name;
+}
