@@ -46,6 +46,9 @@ enum {
 	OPT_SPILL,
 	OPT_STATE_DIR,
 	OPT_POLICY,
+	OPT_SANDBOX,
+	OPT_WORKSPACE,
+	OPT_NET,
 	OPT_HELP,
 };
 
@@ -63,6 +66,9 @@ static const struct option run_options[] = {
 	{ "spill", no_argument, NULL, OPT_SPILL },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "net", required_argument, NULL, OPT_NET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -158,6 +164,22 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 	case OPT_POLICY:
 		cli->ctx.policy_path = arg;
 		break;
+	case OPT_SANDBOX:
+		if (strcmp(arg, "default") == 0)
+			req->sandbox_profile = "default";
+		else if (strcmp(arg, "none") == 0)
+			req->sandbox_profile = "none";
+		else
+			run_request_set_invalid(req, "--sandbox '%.100s' must be default or none", arg);
+		break;
+	case OPT_WORKSPACE:
+		r = replace_string(&req->workspace, arg);
+		break;
+	case OPT_NET:
+		if (strcmp(arg, "host") != 0 && strcmp(arg, "none") != 0)
+			run_request_set_invalid(req, "--net '%.100s' must be none (loopback only) or host", arg);
+		req->share_net = strcmp(arg, "host") == 0;
+		break;
 	}
 	if (r < 0)
 		run_request_set_invalid(req, "out of memory");
@@ -167,12 +189,14 @@ static void print_run_usage(FILE *f, const char *name)
 {
 	if (strcmp(name, "job") == 0)
 		fputs("usage: airlock job [--json] [--tee] [--spill] [--env-force NAME] [--state-dir DIR]\n"
-		      "                   [--policy FILE] FILE|-\n",
+		      "                   [--policy FILE] [--sandbox default|none] [--workspace DIR]\n"
+		      "                   [--net none|host] FILE|-\n",
 		      f);
 	else
 		fputs("usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
 		      "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
 		      "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
+		      "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
 		      "                   -- CMD [ARG...]\n",
 		      f);
 }

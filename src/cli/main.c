@@ -32,6 +32,7 @@ static const struct {
 	{ "job", cmd_job, "run a job file (JSON) and leave a receipt" },
 	{ "receipts", cmd_receipts, "list receipts" },
 	{ "show", cmd_show, "print a receipt, or page through its output" },
+	{ "doctor", cmd_doctor, "check every layer of the quarantine on this host" },
 };
 
 static void print_usage(FILE *f)

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/doctor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "sandbox/sandbox.h"
+
+static struct doctor_check *doctor_add(struct doctor_report *report, const char *layer, bool ok,
+				       bool required)
+{
+	struct doctor_check *c = &report->checks[report->n++];
+
+	*c = (struct doctor_check){ .layer = layer, .ok = ok, .required = required };
+	return c;
+}
+
+static long read_number(const char *path)
+{
+	cleanup_free char *text = NULL;
+
+	if (file_read_capped(AT_FDCWD, path, 64, &text, NULL, NULL) < 0)
+		return -1;
+	return strtol(text, NULL, 10);
+}
+
+static void doctor_user_namespaces(struct doctor_report *report)
+{
+	long max = read_number("/proc/sys/user/max_user_namespaces");
+	long apparmor = read_number("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	int status = 1;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	bool ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	struct doctor_check *c = doctor_add(report, "user namespaces", ok, true);
+	snprintf(c->detail, sizeof(c->detail), "user.max_user_namespaces=%ld%s", max,
+		 apparmor == 1 ? ", AppArmor restricts unprivileged user namespaces" : "");
+	if (!ok)
+		snprintf(c->fix, sizeof(c->fix),
+			 "%s", apparmor == 1
+				       ? "allow them: sysctl kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for airlock with 'userns,'"
+				       : "enable them: sysctl user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 where it exists)");
+}
+
+static void doctor_landlock(struct doctor_report *report)
+{
+	int abi = sandbox_landlock_abi();
+	struct doctor_check *c = doctor_add(report, "landlock", abi >= 1, true);
+
+	snprintf(c->detail, sizeof(c->detail), "ABI %d%s", abi,
+		 abi >= 6 ? " (with signal and abstract-socket scoping)" : "");
+	if (abi < 1)
+		snprintf(c->fix, sizeof(c->fix),
+			 "boot with landlock in the LSM list (lsm=landlock,lockdown,yama,integrity,apparmor,bpf) on Linux 5.13 or later");
+}
+
+static void doctor_proc(struct doctor_report *report)
+{
+	cleanup_free char *info = NULL;
+	int masked = 0;
+
+	if (file_read_capped(AT_FDCWD, "/proc/self/mountinfo", 4 << 20, &info, NULL, NULL) == 0)
+		for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+			char mount_point[512];
+			if (sscanf(line, "%*s %*s %*s %*s %511s", mount_point) == 1 &&
+			    strncmp(mount_point, "/proc/", 6) == 0 &&
+			    strcmp(mount_point, "/proc/sys/fs/binfmt_misc") != 0)
+				masked++;
+		}
+	struct doctor_check *c = doctor_add(report, "fresh /proc", masked == 0, true);
+	snprintf(c->detail, sizeof(c->detail), "%d mount(s) over parts of /proc", masked);
+	if (masked)
+		snprintf(c->fix, sizeof(c->fix),
+			 "a container masks /proc, so a new one cannot be mounted: run the container with --security-opt systempaths=unconfined (Docker) or without masked paths");
+}
+
+static void doctor_cgroups(struct doctor_report *report)
+{
+	bool v1_pids = access("/sys/fs/cgroup/pids", F_OK) == 0;
+	bool v1_memory = access("/sys/fs/cgroup/memory", F_OK) == 0;
+	cleanup_free char *controllers = NULL;
+	(void)file_read_capped(AT_FDCWD, "/sys/fs/cgroup/unified/cgroup.controllers", 4096,
+			       &controllers, NULL, NULL);
+	if (!controllers)
+		(void)file_read_capped(AT_FDCWD, "/sys/fs/cgroup/cgroup.controllers", 4096,
+				       &controllers, NULL, NULL);
+	if (controllers)
+		controllers[strcspn(controllers, "\n")] = '\0';
+	struct doctor_check *c = doctor_add(report, "resource limits", true, false);
+	snprintf(c->detail, sizeof(c->detail),
+		 "rlimits in the quarantine's user namespace (processes, memory, CPU, file size, open files); cgroup v2 controllers: '%s', v1 pids: %s, v1 memory: %s (not used yet)",
+		 controllers ? controllers : "", v1_pids ? "yes" : "no", v1_memory ? "yes" : "no");
+}
+
+static void doctor_trial(struct doctor_report *report)
+{
+	char *argv[] = { (char *)"/bin/true", NULL };
+	char *envp[] = { NULL };
+	char *none[] = { NULL };
+	struct sandbox_config config = {
+		.exec_path = "/bin/true",
+		.argv = argv,
+		.envp = envp,
+		.cwd = "/",
+		.timeout_ms = 10000,
+		.kill_after_ms = 1000,
+		.isolation = { .enabled = true, .workspace = "/", .hide = none, .read_only = none,
+			       .tmp_bytes = 1 << 20 },
+	};
+	struct sandbox_result res = { 0 };
+	struct error err = { 0 };
+	int r = sandbox_run(&config, &res, &err);
+	bool ok = r == 0 && res.outcome == SANDBOX_EXITED && res.exit_code == 0;
+	struct doctor_check *c = doctor_add(report, "quarantined run", ok, true);
+
+	if (r < 0)
+		snprintf(c->detail, sizeof(c->detail), "%.250s", err.msg);
+	else if (res.outcome == SANDBOX_SETUP_FAILED)
+		snprintf(c->detail, sizeof(c->detail), "failed at layer '%s': %s %.150s",
+			 sandbox_stage_to_string(res.failed_stage), strerror(res.failed_errno),
+			 res.failed_message);
+	else
+		snprintf(c->detail, sizeof(c->detail),
+			 "/bin/true ran with every layer: namespaces, mounts, capabilities dropped, no_new_privs, Landlock ABI %d, seccomp (%u rules)",
+			 res.manifest.landlock_abi, res.manifest.n_seccomp_rules);
+	if (!ok)
+		snprintf(c->fix, sizeof(c->fix),
+			 "fix the failing layer above; until then --sandbox=none runs commands unconfined (receipts only), for disposable machines");
+	sandbox_result_release(&res);
+}
+
+void doctor_run(struct doctor_report *report)
+{
+	report->n = 0;
+	doctor_user_namespaces(report);
+	doctor_proc(report);
+	doctor_landlock(report);
+	doctor_cgroups(report);
+	doctor_trial(report);
+}
+
+bool doctor_report_ok(const struct doctor_report *report)
+{
+	for (size_t i = 0; i < report->n; i++)
+		if (report->checks[i].required && !report->checks[i].ok)
+			return false;
+	return true;
+}
