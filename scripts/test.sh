@@ -33,7 +33,7 @@ unprivileged_log=build-gcc/unprivileged.tap
 if [ "$(id -u)" -eq 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups \
 	test -x "$PWD/build-gcc/airlock" 2>/dev/null; then
 	for suite in tests/cli/*.bats; do
-		env HOME=/tmp AIRLOCK="$PWD/build-gcc/airlock" setpriv --reuid=65534 --regid=65534 \
+		env HOME=/tmp AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" setpriv --reuid=65534 --regid=65534 \
 			--clear-groups bats --tap "$suite" >>"$unprivileged_log" 2>&1
 	done
 	grep '^not ok' -A4 "$unprivileged_log" || true

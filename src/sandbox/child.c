@@ -98,6 +98,8 @@ CHILD_NO_SANITIZE void child_exec(const struct child_setup *setup)
 	for (size_t i = 0; i < config->n_rlimits; i++) {
 		struct rlimit rl = { .rlim_cur = config->rlimits[i].value,
 				     .rlim_max = config->rlimits[i].value };
+		if (config->rlimits[i].resource == RLIMIT_CPU)
+			rl.rlim_max++;
 		if (child_syscall_failed(
 			    syscall(SYS_prlimit64, 0, config->rlimits[i].resource, &rl, NULL)))
 			child_fail(report_fd, SANDBOX_STAGE_RLIMITS);

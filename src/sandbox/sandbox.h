@@ -47,7 +47,8 @@ enum sandbox_stream {
 
 struct sandbox_rlimit {
 	int resource; /* RLIMIT_* */
-	uint64_t value; /* soft and hard */
+	uint64_t value; /* the soft limit; the hard one too, except for RLIMIT_CPU, whose
+			 * hard limit is one second later so SIGXCPU, not SIGKILL, says why */
 };
 
 #define SANDBOX_MAX_RLIMITS 8

@@ -1,0 +1,400 @@
+#!/usr/bin/env bats
+# The quarantine against attacks (shared/research/sandbox-anchors.md, section
+# 7). Each test runs one attack through `airlock run` with the default
+# sandbox and asserts that it failed and that the host is unchanged. The
+# suite runs as root in CI and again as uid 65534 (scripts/test.sh); the
+# terminal attacks also run on a pty.
+load helpers
+
+setup_file() {
+	"$AIRLOCK" doctor >/dev/null 2>&1 || skip "the quarantine cannot run on this host (airlock doctor)"
+}
+
+# A private fake home with credentials, and a target outside the workspace.
+setup() {
+	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
+	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
+	WORK="$TEST_DIR/work"
+	export HOME="$TEST_DIR/home"
+	mkdir -p "$WORK" "$HOME/.ssh" "$HOME/.aws" "$HOME/.config/gh"
+	echo "PRIVATE-KEY-MATERIAL" > "$HOME/.ssh/id_ed25519"
+	echo "aws_secret_access_key=AKIASECRET" > "$HOME/.aws/credentials"
+	echo "oauth_token: gho_secret" > "$HOME/.config/gh/hosts.yml"
+	echo "machine x password hunter2" > "$HOME/.netrc"
+	echo "original" > "$TEST_DIR/outside.txt"
+	cd "$WORK" || return 1
+}
+
+# The probe's verdict: blocked (exit 0) and the seccomp denial recorded.
+probe_blocked() { # mode, syscall name expected in denials ("" for none)
+	al run -- "$AIRLOCK_PROBE" "$1"
+	[ "$status" -eq 0 ] || { echo "probe $1: $(rq .stdout)"; return 1; }
+	[[ "$(rq .stdout)" == blocked:* ]]
+	[[ "$(rq .stdout)" != *ESCAPED* ]]
+	if [ -n "$2" ]; then
+		rq ".sandbox.denials | map(.syscall) | index(\"$2\") != null" | grep -qx true
+	fi
+}
+
+@test "the receipt's manifest lists every layer actually enforced" {
+	al run -- true
+	[ "$status" -eq 0 ]
+	rq '.sandbox.enforced.namespaces | sort | join(",")' | grep -qx 'cgroup,ipc,mount,net,pid,user,uts'
+	[ "$(rq .sandbox.enforced.network)" = loopback ]
+	[ "$(rq .sandbox.enforced.capabilities)" = none ]
+	[ "$(rq .sandbox.enforced.no_new_privs)" = true ]
+	[ "$(rq .sandbox.enforced.landlock.abi)" -ge 1 ]
+	[ "$(rq .sandbox.enforced.seccomp.rules)" -ge 40 ]
+	[ "$(rq .sandbox.enforced.workspace)" = "$(pwd -P)" ]
+	rq '.sandbox.enforced.hidden | index("'"$HOME"'/.ssh") != null' | grep -qx true
+	[ "$(rq .sandbox.enforced.limits.processes)" -gt 0 ]
+}
+
+@test "1 read ssh keys: hidden" {
+	al run -- cat "$HOME/.ssh/id_ed25519"
+	[ "$status" -ne 0 ]
+	[[ "$(rq .stdout)" != *PRIVATE-KEY* ]]
+}
+
+@test "2 read cloud and gh credentials and .netrc: hidden" {
+	al run -- sh -c "cat '$HOME/.aws/credentials' '$HOME/.config/gh/hosts.yml' '$HOME/.netrc'"
+	[ "$status" -ne 0 ]
+	! grep -rq 'AKIASECRET\|gho_secret\|hunter2' "$AIRLOCK_STATE_DIR/receipts"
+}
+
+@test "3 secrets in the environment: not passed" {
+	export GITHUB_TOKEN=ghp_x AWS_SECRET_ACCESS_KEY=y MY_API_KEY=z
+	al run -- sh -c 'env | grep -i -E "token|secret|key" || echo none'
+	[ "$(rq .stdout)" = none ]
+}
+
+@test "4 write outside the workspace: the host file is unchanged" {
+	al run -- sh -c "echo pwned > '$TEST_DIR/outside.txt'; echo pwned > /etc/airlock-pwned"
+	[ "$status" -ne 0 ]
+	[ "$(cat "$TEST_DIR/outside.txt")" = original ]
+	[ ! -e /etc/airlock-pwned ]
+}
+
+@test "5 write into the caller's home: read-only" {
+	al run -- sh -c "echo pwned > '$HOME/.bashrc'"
+	[ "$status" -ne 0 ]
+	[ ! -e "$HOME/.bashrc" ]
+}
+
+@test "6 write through a symlink planted in the workspace" {
+	ln -s "$TEST_DIR/outside.txt" link
+	ln -s /etc/passwd passwd-link
+	al run -- sh -c 'echo pwned > link; echo pwned >> passwd-link'
+	[ "$status" -ne 0 ]
+	[ "$(cat "$TEST_DIR/outside.txt")" = original ]
+	! grep -q pwned /etc/passwd
+}
+
+@test "7 hard-link an outside file into the workspace" {
+	al run -- ln "$TEST_DIR/outside.txt" stolen
+	[ "$status" -ne 0 ]
+	[ ! -e stolen ]
+}
+
+@test "8 remount / read-write (also as root)" {
+	probe_blocked remount mount
+	al run -- sh -c 'mount -o remount,rw / 2>&1; touch /usr/airlock-pwned'
+	[ "$status" -ne 0 ]
+	[ ! -e /usr/airlock-pwned ]
+}
+
+@test "9 mount a filesystem" {
+	probe_blocked mount mount
+}
+
+@test "10 the new mount API (open_tree, fsopen)" {
+	probe_blocked open_tree open_tree
+	probe_blocked fsopen fsopen
+}
+
+@test "11 nested user namespace" {
+	probe_blocked unshare unshare
+	probe_blocked clone_newns clone
+}
+
+@test "12 join a namespace with setns" {
+	probe_blocked setns setns
+}
+
+@test "13 ptrace another process" {
+	probe_blocked ptrace ptrace
+}
+
+@test "14 read another process's memory (process_vm_readv)" {
+	probe_blocked process_vm_readv process_vm_readv
+}
+
+@test "15 kernel keyrings" {
+	probe_blocked keyctl keyctl
+	probe_blocked add_key add_key
+}
+
+@test "16 eBPF and perf events" {
+	probe_blocked bpf bpf
+	probe_blocked perf_event_open perf_event_open
+}
+
+@test "17 userfaultfd and io_uring" {
+	probe_blocked userfaultfd userfaultfd
+	probe_blocked io_uring io_uring_setup
+}
+
+@test "18 kexec and kernel modules" {
+	probe_blocked kexec kexec_load
+	probe_blocked init_module init_module
+}
+
+@test "19 TIOCSTI, also with high bits in the request, and TIOCLINUX" {
+	probe_blocked tiocsti ioctl
+	probe_blocked tiocsti_high ioctl
+	probe_blocked tioclinux ioctl
+}
+
+@test "20 TIOCSTI on a pty: nothing reaches the caller's terminal" {
+	command -v script >/dev/null || skip "needs script(1)"
+	cat > inject.sh <<SH
+"$AIRLOCK" run -- "$AIRLOCK_PROBE" tiocsti >/dev/null 2>&1
+# whatever was pushed into this terminal would be read and run here
+if read -t 1 line; then eval "\$line"; fi
+SH
+	script -qec "sh inject.sh" /dev/null </dev/null >/dev/null 2>&1 || true
+	[ ! -e x ] && [ ! -e PWNED ]
+	run jq -s 'map(.sandbox.denials[]?.syscall) | index("ioctl") != null' "$AIRLOCK_STATE_DIR"/receipts/*.json
+	[ "$output" = true ]
+}
+
+@test "21 a foreign architecture (32-bit int 0x80) is killed" {
+	al run -- "$AIRLOCK_PROBE" int80
+	[ "$status" -ne 0 ]
+	[[ "$(rq .stdout)" != *ESCAPED* ]]
+	[ "$(rq .status)" = signaled ]
+}
+
+@test "22 chroot, sethostname, mknod" {
+	probe_blocked chroot chroot
+	probe_blocked sethostname ""
+	probe_blocked mknod ""
+}
+
+@test "23 no capabilities, no_new_privs, even when root calls" {
+	al run -- grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status
+	[ "$(rq '.stdout' | grep -c ':[[:space:]]*0000000000000000$')" -eq 5 ]
+	rq .stdout | grep -q 'NoNewPrivs:[[:space:]]*1'
+	rq .stdout | grep -q 'Seccomp:[[:space:]]*2'
+}
+
+@test "24 host processes are invisible and cannot be signaled" {
+	sleep 37.5 &
+	host_pid=$!
+	al run -- sh -c "kill -TERM $host_pid; kill -9 -1; ps -e | wc -l"
+	kill -0 "$host_pid"
+	kill "$host_pid"
+	[ "$(rq '.stdout' | grep -cv '^$' || true)" -ge 0 ]
+	al run -- sh -c 'ls /proc | grep -c "^[0-9]"'
+	[ "$(rq .stdout)" -le 4 ]
+}
+
+@test "25 TCP to a host service on loopback: unreachable" {
+	port=$((20000 + RANDOM % 20000))
+	timeout 10 python3 -c "
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $port)); s.listen(1); s.settimeout(8)
+try:
+    s.accept(); open('$TEST_DIR/tcp-reached', 'w').write('yes')
+except socket.timeout:
+    pass
+" &
+	listener=$!
+	sleep 0.3
+	al run -- bash -c "echo hi > /dev/tcp/127.0.0.1/$port"
+	[ "$status" -ne 0 ]
+	kill "$listener" 2>/dev/null || true
+	wait "$listener" 2>/dev/null || true
+	[ ! -e "$TEST_DIR/tcp-reached" ]
+}
+
+@test "26 UDP (DNS-style) to a host service: never arrives" {
+	port=$((20000 + RANDOM % 20000))
+	timeout 10 python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', $port)); s.settimeout(3)
+try:
+    s.recvfrom(100); open('$TEST_DIR/udp-reached', 'w').write('yes')
+except socket.timeout:
+    pass
+" &
+	listener=$!
+	sleep 0.3
+	al run -- bash -c "echo query > /dev/udp/127.0.0.1/$port"
+	wait "$listener" || true
+	[ ! -e "$TEST_DIR/udp-reached" ]
+}
+
+@test "27 only loopback exists in the network namespace" {
+	al run -- cat /proc/net/dev
+	[ "$(rq '.stdout' | grep -c ':')" -eq 1 ]
+	rq .stdout | grep -q 'lo:'
+}
+
+@test "28 host Unix sockets: path and abstract" {
+	timeout 10 python3 -c "
+import socket
+a = socket.socket(socket.AF_UNIX); a.bind('\0airlock-test-$$'); a.listen(1)
+p = socket.socket(socket.AF_UNIX); p.bind('$TEST_DIR/host.sock'); p.listen(1)
+a.settimeout(4); p.settimeout(0.1)
+for s in (a, p):
+    try:
+        s.accept(); open('$TEST_DIR/unix-reached', 'w').write('yes')
+    except socket.timeout:
+        pass
+" &
+	listener=$!
+	sleep 0.3
+	al run -- python3 -c "
+import socket
+for addr in ('\0airlock-test-$$', '$TEST_DIR/host.sock'):
+    try:
+        socket.socket(socket.AF_UNIX).connect(addr); print('ESCAPED', addr)
+    except OSError as e:
+        print('blocked', e.errno)
+"
+	wait "$listener" || true
+	[ ! -e "$TEST_DIR/unix-reached" ]
+	! rq .stdout | grep -q ESCAPED
+}
+
+@test "29 fork bomb: the process limit holds and nothing is left" {
+	al run --timeout 5s -- bash -c ':(){ :|:& };:; sleep 1'
+	[ "$status" -ne 0 ] || [ "$(rq .status)" = exited ]
+	[ "$(rq .sandbox.enforced.limits.processes)" -le 4096 ]
+	sleep 0.5
+	! pgrep -f ':(){ :|:& };:' >/dev/null
+}
+
+@test "30 memory bomb: the memory limit refuses it" {
+	al run --timeout 20s -- python3 -c 'b = bytearray(10 << 30); print("ESCAPED")'
+	[ "$status" -ne 0 ]
+	[[ "$(rq .stdout)" != *ESCAPED* ]]
+	rq .stderr | grep -q MemoryError
+}
+
+@test "31 disk fill in /tmp: the tmpfs cap stops it" {
+	al run --timeout 20s -- sh -c 'head -c 400M /dev/zero > /tmp/fill'
+	[ "$status" -ne 0 ]
+	rq .stderr | grep -q 'No space left'
+}
+
+@test "32 a large file in the workspace: the file size limit kills it" {
+	printf '{"schema": "airlock.policy/1", "limits": {"file_size_bytes": 1048576}}' > "$TEST_DIR/p.json"
+	al run --policy "$TEST_DIR/p.json" -- sh -c 'head -c 2M /dev/zero > big'
+	[ "$status" -ne 0 ]
+	[ "$(stat -c %s big)" -le 1048576 ]
+}
+
+@test "33 CPU spinning: the CPU limit kills it, and says so" {
+	printf '{"schema": "airlock.policy/1", "limits": {"cpu_seconds": 1}}' > "$TEST_DIR/p.json"
+	al run --policy "$TEST_DIR/p.json" --timeout 20s -- sh -c 'while :; do :; done'
+	[ "$(rq .status)" = signaled ]
+	[ "$(rq .sandbox.killed_by)" = cpu ]
+}
+
+@test "34 output flood: capture stays bounded and the run ends" {
+	al run --timeout 1s -- yes
+	[ "$status" -eq 124 ]
+	[ "$(rq .output.stdout.truncated)" = true ]
+	[ "$(rq '.stdout | length')" -lt 9000 ]
+	[ "$(rq .output.stdout.bytes)" -gt 100000 ]
+}
+
+@test "35 timeout evasion: TERM ignored, setsid, double fork" {
+	al run --timeout 500ms --kill-after 500ms -- sh -c 'trap "" TERM; setsid sleep 38.5 & (sleep 38.5 &); while :; do sleep 0.1; done'
+	[ "$status" -eq 124 ]
+	no_process_with "sleep 38.5"
+}
+
+@test "36 a background child holding stdout after exit" {
+	al run -- sh -c 'sleep 39.5 & echo done'
+	[ "$status" -eq 0 ]
+	[ "$(rq .descendants_killed)" -ge 1 ]
+	no_process_with "sleep 39.5"
+}
+
+@test "37 tamper with receipts: the state dir is invisible" {
+	"$AIRLOCK" run -- true >/dev/null
+	before=$(sha256sum "$AIRLOCK_STATE_DIR/receipts/1.json")
+	al run -- sh -c "ls '$AIRLOCK_STATE_DIR'; rm -f '$AIRLOCK_STATE_DIR/receipts/1.json'; echo x > '$AIRLOCK_STATE_DIR/receipts/1.json'"
+	[ "$status" -ne 0 ]
+	[ "$(sha256sum "$AIRLOCK_STATE_DIR/receipts/1.json")" = "$before" ]
+}
+
+@test "38 a state dir inside the workspace is still hidden" {
+	export AIRLOCK_STATE_DIR="$WORK/.state"
+	"$AIRLOCK" run -- true >/dev/null
+	al run -- sh -c 'ls -A .state; echo x > .state/index.jsonl'
+	[ "$status" -ne 0 ]
+	[ -z "$(rq .stdout)" ]
+	! grep -qx x "$WORK/.state/index.jsonl"
+	[ "$(wc -l < "$WORK/.state/index.jsonl")" -eq 2 ]
+}
+
+@test "39 .git/hooks and .git/config stay read-only in the workspace" {
+	mkdir -p .git/hooks
+	echo '[core]' > .git/config
+	al run -- sh -c 'echo "touch PWNED" > .git/hooks/pre-commit; echo evil >> .git/config; echo ok > allowed.txt'
+	[ ! -e .git/hooks/pre-commit ]
+	[ "$(cat .git/config)" = '[core]' ]
+	[ "$(cat allowed.txt)" = ok ]
+	rq '.sandbox.enforced.read_only | length' | grep -qx 2
+}
+
+@test "40 kernel interfaces: sysrq, /proc/sys, /sys, block devices" {
+	al run -- sh -c 'echo b > /proc/sysrq-trigger; echo 1 > /proc/sys/kernel/sysrq; echo x > /sys/kernel/uevent_helper; ls /dev/sda /dev/kmsg'
+	[ "$status" -ne 0 ]
+	rq .stdout | grep -vq 'sda'
+}
+
+@test "41 cross-run persistence through /tmp" {
+	al run -- sh -c 'echo planted > /tmp/persist'
+	[ "$status" -eq 0 ]
+	al run -- cat /tmp/persist
+	[ "$status" -ne 0 ]
+	[ ! -e /tmp/persist ]
+}
+
+@test "42 argv injection is executed verbatim, never by a shell" {
+	al run -- echo '$(touch PWNED)' ';' 'touch PWNED2' '&&' '`id`'
+	[ "$status" -eq 0 ]
+	[ ! -e PWNED ] && [ ! -e PWNED2 ]
+	[ "$(rq .stdout)" = '$(touch PWNED) ; touch PWNED2 && `id`' ]
+}
+
+@test "43 an inherited descriptor does not reach the command" {
+	echo secret-in-fd > "$TEST_DIR/fdsecret"
+	al run -- sh -c 'cat <&7; ls /proc/self/fd' 7<"$TEST_DIR/fdsecret"
+	[[ "$(rq .stdout)" != *secret-in-fd* ]]
+}
+
+@test "44 the workspace stays writable, and only it" {
+	al run -- sh -c 'mkdir -p a/b && echo data > a/b/c && mv a/b/c a/d && rm -r a/b'
+	[ "$status" -eq 0 ]
+	[ "$(cat a/d)" = data ]
+}
+
+@test "45 --net host is an explicit, recorded choice" {
+	al run --net host -- cat /proc/net/dev
+	[ "$status" -eq 0 ]
+	[ "$(rq .sandbox.enforced.network)" = host ]
+	rq '.sandbox.enforced.namespaces | index("net") == null' | grep -qx true
+}
+
+@test "46 --sandbox=none is recorded as such" {
+	al run --sandbox=none -- true
+	[ "$(rq .sandbox.profile)" = none ]
+	[ "$(rq .sandbox.enforced)" = null ]
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* Attacks the containment tests run inside the quarantine. Each mode tries
+ * one thing and prints "blocked: <errno name>" and exits 0 when it was
+ * refused, or "ESCAPED" and exits 1 when it worked. Built without
+ * sanitizers: it runs inside the sandbox. */
+#include <signal.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <termios.h>
+#include <unistd.h>
+
+static int verdict(long r, const char *what)
+{
+	if (r >= 0) {
+		printf("ESCAPED: %s succeeded\n", what);
+		return 1;
+	}
+	printf("blocked: %s: %s\n", what, strerrorname_np(errno));
+	return 0;
+}
+
+static int probe_tiocsti(unsigned long request)
+{
+	char c = 'x';
+	int failed = 0;
+
+	/* every descriptor it has, and its (absent) controlling terminal */
+	for (int fd = 0; fd < 3; fd++)
+		failed += verdict(ioctl(fd, request, &c), "TIOCSTI on stdio");
+	int tty = open("/dev/tty", O_RDWR);
+	if (tty >= 0)
+		failed += verdict(ioctl(tty, request, &c), "TIOCSTI on /dev/tty");
+	return failed;
+}
+
+static int probe_int80(void)
+{
+	long r;
+	/* 32-bit getpid through the compat entry: a foreign architecture */
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20) : "memory");
+	printf("ESCAPED: int 0x80 returned %ld\n", r);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	char buf[16];
+	struct iovec local = { buf, sizeof(buf) }, remote = { buf, sizeof(buf) };
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE };
+
+	if (!strcmp(mode, "ptrace"))
+		return verdict(ptrace(PTRACE_ATTACH, 1, 0, 0), "ptrace attach");
+	if (!strcmp(mode, "process_vm_readv"))
+		return verdict(syscall(SYS_process_vm_readv, 1, &local, 1, &remote, 1, 0),
+			       "process_vm_readv");
+	if (!strcmp(mode, "keyctl"))
+		return verdict(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0),
+			       "keyctl");
+	if (!strcmp(mode, "add_key"))
+		return verdict(syscall(SYS_add_key, "user", "k", "v", 1, KEY_SPEC_PROCESS_KEYRING),
+			       "add_key");
+	if (!strcmp(mode, "bpf"))
+		return verdict(syscall(SYS_bpf, 0, NULL, 0), "bpf");
+	if (!strcmp(mode, "perf_event_open"))
+		return verdict(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0), "perf_event_open");
+	if (!strcmp(mode, "userfaultfd"))
+		return verdict(syscall(SYS_userfaultfd, 0), "userfaultfd");
+	if (!strcmp(mode, "io_uring"))
+		return verdict(syscall(SYS_io_uring_setup, 1, buf), "io_uring_setup");
+	if (!strcmp(mode, "mount"))
+		return verdict(mount("none", "/tmp", "tmpfs", 0, NULL), "mount tmpfs");
+	if (!strcmp(mode, "remount"))
+		return verdict(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND, NULL), "remount / rw");
+	if (!strcmp(mode, "open_tree"))
+		return verdict(syscall(SYS_open_tree, AT_FDCWD, "/", 1), "open_tree clone");
+	if (!strcmp(mode, "fsopen"))
+		return verdict(syscall(SYS_fsopen, "tmpfs", 0), "fsopen");
+	if (!strcmp(mode, "unshare"))
+		return verdict(unshare(CLONE_NEWUSER), "unshare user namespace");
+	if (!strcmp(mode, "clone_newns"))
+		return verdict(syscall(SYS_clone, CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0), "clone NEWNS");
+	if (!strcmp(mode, "setns"))
+		return verdict(setns(open("/proc/1/ns/mnt", O_RDONLY), 0), "setns");
+	if (!strcmp(mode, "kexec"))
+		return verdict(syscall(SYS_kexec_load, 0, 0, NULL, 0), "kexec_load");
+	if (!strcmp(mode, "init_module"))
+		return verdict(syscall(SYS_init_module, buf, sizeof(buf), ""), "init_module");
+	if (!strcmp(mode, "chroot"))
+		return verdict(chroot("/tmp"), "chroot");
+	if (!strcmp(mode, "sethostname"))
+		return verdict(sethostname("pwned", 5), "sethostname");
+	if (!strcmp(mode, "mknod"))
+		return verdict(mknod("dev-sda", S_IFBLK | 0600, makedev(8, 0)), "mknod");
+	if (!strcmp(mode, "tiocsti"))
+		return probe_tiocsti(TIOCSTI);
+	if (!strcmp(mode, "tiocsti_high"))
+		return probe_tiocsti(TIOCSTI | (1UL << 32));
+	if (!strcmp(mode, "tioclinux"))
+		return probe_tiocsti(0x541C);
+	if (!strcmp(mode, "int80"))
+		return probe_int80();
+	fprintf(stderr, "probe: unknown mode '%s'\n", mode);
+	return 2;
+}
