@@ -23,28 +23,42 @@ median_ms() { # hyperfine JSON file, index
 
 echo "## Start-up: \`airlock run -- true\`"
 echo
-hyperfine -N --warmup 30 --runs 500 --export-json "$work/start.json" \
+bwrap_cmd="bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc true"
+hyperfine -N --warmup 30 --runs 300 --export-json "$work/start.json" \
 	"true" \
 	"$work/spawn_floor true" \
 	"$airlock run -- true" \
 	"$airlock run --policy $work/nofsync.json -- true" \
 	"$python3 bench/seed/quarantine_run.py $work/true.json $work/seed-receipt.json" \
+	"$bwrap_cmd" \
+	"$airlock run --sandbox=none -- true" \
+	"$airlock run --sandbox=none --policy $work/nofsync.json -- true" \
 	>/dev/null
 t_true=$(median_ms "$work/start.json" 0)
 t_floor=$(median_ms "$work/start.json" 1)
 t_al=$(median_ms "$work/start.json" 2)
 t_nofsync=$(median_ms "$work/start.json" 3)
 t_seed=$(median_ms "$work/start.json" 4)
+t_bwrap=$(median_ms "$work/start.json" 5)
+t_none=$(median_ms "$work/start.json" 6)
+t_none_nofsync=$(median_ms "$work/start.json" 7)
 ratio() { echo "scale=2; $1 / $2" | bc; }
 echo "| command | median ms | vs bare true | vs spawn floor |"
 echo "|---|---:|---:|---:|"
 echo "| \`true\` | $t_true | 1.00 | |"
 echo "| spawn floor (posix_spawn + wait, bench/spawn_floor.c) | $t_floor | $(ratio "$t_floor" "$t_true") | 1.00 |"
-echo "| \`airlock run -- true\` (receipt fsynced) | $t_al | $(ratio "$t_al" "$t_true") | $(ratio "$t_al" "$t_floor") |"
-echo "| \`airlock run -- true\` (policy receipts.fsync=false) | $t_nofsync | $(ratio "$t_nofsync" "$t_true") | $(ratio "$t_nofsync" "$t_floor") |"
+echo "| \`airlock run --sandbox=none -- true\` (receipt fsynced) | $t_none | $(ratio "$t_none" "$t_true") | $(ratio "$t_none" "$t_floor") |"
+echo "| \`airlock run --sandbox=none -- true\` (receipts.fsync=false) | $t_none_nofsync | $(ratio "$t_none_nofsync" "$t_true") | $(ratio "$t_none_nofsync" "$t_floor") |"
+echo "| \`airlock run -- true\`, full quarantine (receipt fsynced) | $t_al | $(ratio "$t_al" "$t_true") | $(ratio "$t_al" "$t_floor") |"
+echo "| \`airlock run -- true\`, full quarantine (receipts.fsync=false) | $t_nofsync | $(ratio "$t_nofsync" "$t_true") | $(ratio "$t_nofsync" "$t_floor") |"
+echo "| bubblewrap: \`$bwrap_cmd\` (no receipt) | $t_bwrap | $(ratio "$t_bwrap" "$t_true") | $(ratio "$t_bwrap" "$t_floor") |"
 echo "| seed runner (python3 quarantine_run.py) | $t_seed | $(ratio "$t_seed" "$t_true") | $(ratio "$t_seed" "$t_floor") |"
 echo
-echo "airlock overhead over bare true: $(echo "$t_al - $t_true" | bc) ms; over the spawn floor: $(echo "$t_al - $t_floor" | bc) ms; fsync share: $(echo "$t_al - $t_nofsync" | bc) ms."
+echo "Full quarantine against bubblewrap: $(ratio "$t_al" "$t_bwrap")x with the receipt fsynced, $(ratio "$t_nofsync" "$t_bwrap")x without (bubblewrap writes no receipt)."
+echo "Without the quarantine, airlock's overhead over bare true: $(echo "$t_none - $t_true" | bc) ms; over the spawn floor: $(echo "$t_none - $t_floor" | bc) ms; fsync share: $(echo "$t_none - $t_none_nofsync" | bc) ms."
+echo
+/usr/bin/time -f '%M' -o "$work/rss" "$airlock" run -- true >/dev/null
+echo "Peak RSS of \`airlock run -- true\` (supervisor, init and command; /usr/bin/time %M): $(cat "$work/rss") KiB."
 echo
 
 echo "## 1 GiB of output: \`head -c 1G /dev/zero\`"

@@ -226,7 +226,7 @@ static int run_cli_parse(struct run_cli *cli, int argc, char **argv, bool is_job
 			run_request_set_invalid(&cli->req, "option '%.100s' does not apply to a job file; put it in the job", argv[prev]);
 			continue;
 		}
-		run_cli_apply(cli, opt, optarg);
+		run_cli_apply(cli, opt, optarg ? optarg : "");
 	}
 	return optind;
 }
