@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fdpass.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
 
@@ -504,27 +505,6 @@ bool isolate_landlock(const struct isolate_plan *plan)
 	return done;
 }
 
-/* Sends fd over the Unix socket sock (SCM_RIGHTS). */
-static bool send_fd(int sock, int fd)
-{
-	char byte = 'L';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			      .msg_controllen = sizeof(control.buf) };
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	memset(control.buf, 0, sizeof(control.buf));
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return syscall(SYS_sendmsg, sock, &msg, 0) == 1;
-}
-
 bool isolate_seccomp(const struct isolate_plan *plan)
 {
 	struct sock_fprog prog = { .len = plan->filter.len, .filter = plan->filter.insns };
@@ -532,7 +512,7 @@ bool isolate_seccomp(const struct isolate_plan *plan)
 				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (listener < 0)
 		return false;
-	bool sent = send_fd(plan->notify_fd, listener);
+	bool sent = fdpass_send(plan->notify_fd, listener);
 	int saved = errno;
 	syscall(SYS_close, listener);
 	errno = saved;

@@ -22,6 +22,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/fdpass.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
 #include "sandbox/child.h"
@@ -426,27 +427,6 @@ static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld
 	return 0;
 }
 
-/* Receives the descriptor init sent on sock, or -1. */
-static int receive_fd(int sock)
-{
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			      .msg_controllen = sizeof(control.buf) };
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-	if (cmsg && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
-
 static void supervisor_fds_closep(struct supervisor_fds *f)
 {
 	supervisor_fds_close(f);
@@ -541,7 +521,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		result->failed_errno = report.error;
 	} else {
 		if (isolated)
-			s.listener_fd = receive_fd(fds.notify[0]);
+			s.listener_fd = fdpass_receive(fds.notify[0]);
 		if (config->timeout_ms)
 			s.timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
 		supervisor_loop(&s);
