@@ -44,13 +44,25 @@ fi
 # A short real fuzzing run of every parser (clang libFuzzer).
 scripts/fuzz.sh 20 || failed_builds=$((failed_builds + 1))
 
+# The containment suite once more with a terminal: airlock's own stdio on a
+# pty, as when an agent's shell runs it.
+pty_log=build-gcc/pty.tap
+: >"$pty_log"
+if command -v script >/dev/null; then
+	AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" \
+		script -qec "bats --tap tests/cli/containment.bats" /dev/null </dev/null |
+		tr -d '\r' >"$pty_log"
+	grep '^not ok' -A4 "$pty_log" || true
+	grep -q '^1\.\.' "$pty_log" || { echo "the pty pass did not run"; failed_builds=$((failed_builds + 1)); }
+fi
+
 # Totals over every TAP line the runs produced.
 count() { # pattern
 	{
 		for log in build-gcc build-clang build-asan; do
 			jq -r '.stdout // ""' "$log/meson-logs/testlog.json" 2>/dev/null
 		done
-		cat "$unprivileged_log"
+		cat "$unprivileged_log" "$pty_log"
 	} | grep -cE "$1"
 }
 passed=$(count '^ok ')

@@ -101,8 +101,9 @@ static void doctor_cgroups(struct doctor_report *report)
 		controllers[strcspn(controllers, "\n")] = '\0';
 	struct doctor_check *c = doctor_add(report, "resource limits", true, false);
 	snprintf(c->detail, sizeof(c->detail),
-		 "rlimits in the quarantine's user namespace (processes, memory, CPU, file size, open files); cgroup v2 controllers: '%s', v1 pids: %s, v1 memory: %s (not used yet)",
-		 controllers ? controllers : "", v1_pids ? "yes" : "no", v1_memory ? "yes" : "no");
+		 "rlimits in the quarantine (processes, CPU, file size, open files); memory and processes also by a v1 cgroup %s (v1 memory: %s, v1 pids: %s; v2 controllers: '%s', not used)",
+		 geteuid() == 0 ? "as root" : "when run as root", v1_memory ? "yes" : "no",
+		 v1_pids ? "yes" : "no", controllers ? controllers : "");
 }
 
 static void doctor_trial(struct doctor_report *report)
@@ -118,7 +119,7 @@ static void doctor_trial(struct doctor_report *report)
 		.timeout_ms = 10000,
 		.kill_after_ms = 1000,
 		.isolation = { .enabled = true, .workspace = "/", .hide = none, .read_only = none,
-			       .tmp_bytes = 1 << 20 },
+			       .tmp_bytes = 1 << 20, .memory_bytes = 256 << 20, .max_processes = 64 },
 	};
 	struct sandbox_result res = { 0 };
 	struct error err = { 0 };

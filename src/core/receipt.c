@@ -218,6 +218,12 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 		json_object_set_new(limits, sb->limits[i].name,
 				    json_integer((json_int_t)sb->limits[i].value));
 	json_object_set_new(e, "limits", limits);
+	json_t *cgroup = json_array();
+	if (sb->cgroup_memory)
+		json_array_append_new(cgroup, json_string("memory"));
+	if (sb->cgroup_pids)
+		json_array_append_new(cgroup, json_string("pids"));
+	json_object_set_new(e, "cgroup_controllers", cgroup);
 	return e;
 }
 
@@ -239,6 +245,12 @@ static json_t *receipt_sandbox_json(const struct receipt_sandbox *sb)
 	json_object_set_new(o, "denials", denials);
 	json_object_set_new(o, "denials_dropped", json_integer(sb->denials_dropped));
 	json_object_set_new(o, "killed_by", json_string_or_null(sb->killed_by));
+	json_t *hit = json_array();
+	if (sb->memory_limit_hit)
+		json_array_append_new(hit, json_string("memory"));
+	if (sb->pids_limit_hit)
+		json_array_append_new(hit, json_string("processes"));
+	json_object_set_new(o, "limits_hit", hit);
 	return o;
 }
 

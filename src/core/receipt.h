@@ -54,6 +54,8 @@ struct receipt_sandbox {
 	int landlock_abi;
 	uint64_t landlock_scoped;
 	unsigned seccomp_rules;
+	bool cgroup_memory, cgroup_pids;
+	bool memory_limit_hit, pids_limit_hit;
 	struct receipt_limit limits[8];
 	size_t n_limits;
 	struct receipt_denial denials[32];

@@ -309,8 +309,10 @@ static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
 	 * quarantine's processes, root's included; on the host it would count
 	 * every process of the caller. */
 	run_add_limit(st, config, RLIMIT_NPROC, "processes", policy->processes);
-	run_add_limit(st, config, RLIMIT_AS, "memory_bytes", policy->memory_bytes);
 	run_add_limit(st, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds);
+	/* memory: a cgroup where the sandbox can make one, else RLIMIT_AS */
+	st->sandbox.limits[st->sandbox.n_limits++] =
+		(struct receipt_limit){ "memory_bytes", policy->memory_bytes };
 }
 
 /* "~/x" is x in the caller's home; NULL when there is no home to expand. */
@@ -359,6 +361,8 @@ static int run_build_isolation(struct run_state *st, const struct run_context *c
 		.hide = st->hide,
 		.read_only = st->read_only,
 		.tmp_bytes = policy->tmp_bytes,
+		.memory_bytes = policy->memory_bytes,
+		.max_processes = policy->processes,
 	};
 	return 0;
 }
@@ -461,6 +465,9 @@ static void run_record_result(struct run_state *st, const struct sandbox_result 
 
 static const char *run_killed_by(const struct sandbox_result *res)
 {
+	/* The OOM killer's SIGKILL looks like any other: the cgroup says. */
+	if (res->manifest.memory_limit_hit && res->outcome != SANDBOX_EXITED)
+		return "memory";
 	if (res->outcome == SANDBOX_TIMED_OUT)
 		return "timeout";
 	if (res->outcome != SANDBOX_SIGNALED)
@@ -509,6 +516,10 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	sb->landlock_abi = res->manifest.landlock_abi;
 	sb->landlock_scoped = res->manifest.landlock_scoped;
 	sb->seccomp_rules = res->manifest.n_seccomp_rules;
+	sb->cgroup_memory = res->manifest.cgroup_memory;
+	sb->cgroup_pids = res->manifest.cgroup_pids;
+	sb->memory_limit_hit = res->manifest.memory_limit_hit;
+	sb->pids_limit_hit = res->manifest.pids_limit_hit;
 	for (size_t i = 0; i < res->n_denials && i < ARRAY_SIZE(sb->denials); i++)
 		sb->denials[sb->n_denials++] = (struct receipt_denial){
 			.syscall = run_denial_name(st, i, &res->denials[i]),

@@ -105,6 +105,12 @@ CHILD_NO_SANITIZE void child_exec(const struct child_setup *setup)
 			child_fail(report_fd, SANDBOX_STAGE_RLIMITS);
 	}
 
+	if (setup->memory_rlimit) {
+		struct rlimit rl = { .rlim_cur = setup->memory_rlimit, .rlim_max = setup->memory_rlimit };
+		if (child_syscall_failed(syscall(SYS_prlimit64, 0, RLIMIT_AS, &rl, NULL)))
+			child_fail(report_fd, SANDBOX_STAGE_RLIMITS);
+	}
+
 	/* Everything above stderr closes at execve(), including the report pipe,
 	 * whose EOF tells the parent that execve() succeeded. */
 	if (child_syscall_failed(syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC)))
@@ -194,6 +200,15 @@ void child_init(const struct child_setup *setup)
 	if (child_syscall_failed(syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, 8)) ||
 	    (sfd = (int)syscall(SYS_signalfd4, -1, &watched, 8, SFD_CLOEXEC)) < 0)
 		child_fail(report_fd, SANDBOX_STAGE_INIT);
+
+	/* The supervisor moves init into the run's cgroups, then says go: the
+	 * command starts inside them. EOF means the supervisor is gone. */
+	char go;
+	if (syscall(SYS_read, setup->plan->go_fd, &go, 1) != 1) {
+		errno = ESRCH;
+		child_fail(report_fd, SANDBOX_STAGE_INIT);
+	}
+	close_fd(setup->plan->go_fd);
 
 	struct child_setup command = *setup;
 	command.parent_pid = 1;

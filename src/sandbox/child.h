@@ -21,6 +21,7 @@ struct child_setup {
 	int stdin_fd, stdout_fd, stderr_fd;
 	int report_fd;
 	const struct isolate_plan *plan; /* NULL: no quarantine */
+	uint64_t memory_rlimit; /* RLIMIT_AS when no memory cgroup holds the limit; 0: none */
 };
 
 /* Runs in the child between clone() and execve(): raw syscalls only, no

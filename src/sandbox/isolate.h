@@ -39,6 +39,7 @@ struct isolate_plan {
 	struct syscall_filter filter;
 	int notify_fd; /* child's end of the socket the listener travels on */
 	int status_fd; /* init's end of the status pipe */
+	int go_fd; /* init waits on it until the supervisor has placed it in its cgroups */
 };
 
 /* The init process's final word on the status pipe. */

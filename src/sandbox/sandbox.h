@@ -62,6 +62,7 @@ struct sandbox_isolation {
 	char *const *hide; /* replaced by an empty, read-only view */
 	char *const *read_only; /* inside the workspace, kept read-only */
 	uint64_t tmp_bytes; /* size of the private /tmp */
+	uint64_t memory_bytes, max_processes; /* cgroup limits, where one can be made */
 	const char *hostname;
 };
 
@@ -75,6 +76,8 @@ struct sandbox_manifest {
 	int landlock_abi; /* 0: none */
 	uint64_t landlock_scoped;
 	unsigned n_seccomp_rules;
+	bool cgroup_memory, cgroup_pids; /* cgroup limits in force */
+	bool memory_limit_hit, pids_limit_hit;
 };
 
 /* A system call the seccomp filter refused, and how often. */

@@ -23,8 +23,10 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/fdpass.h"
+#include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/isolate.h"
 #include "sandbox/proctree.h"
@@ -383,9 +385,11 @@ struct supervisor_fds {
 	int signal_fd;
 	int notify[2]; /* socketpair: the seccomp listener travels on it */
 	int status[2]; /* init -> supervisor */
+	int go[2]; /* supervisor -> init: placed in the cgroups */
 };
 
-#define SUPERVISOR_FDS_INIT { -1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 } }
+#define SUPERVISOR_FDS_INIT                                                           \
+	{ -1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 }, { -1, -1 } }
 
 static void close_and_invalidate(int *fd)
 {
@@ -398,7 +402,8 @@ static void supervisor_fds_close(struct supervisor_fds *f)
 {
 	int *all[] = { &f->stdin_fd,  &f->out[0][0], &f->out[0][1], &f->out[1][0],
 		       &f->out[1][1], &f->report[0], &f->report[1], &f->signal_fd,
-		       &f->notify[0], &f->notify[1], &f->status[0], &f->status[1] };
+		       &f->notify[0], &f->notify[1], &f->status[0], &f->status[1],
+		       &f->go[0],     &f->go[1] };
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		close_and_invalidate(all[i]);
 }
@@ -407,7 +412,7 @@ static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld
 			       struct error *err)
 {
 	if (isolated && (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->notify) < 0 ||
-			 pipe2(f->status, O_CLOEXEC) < 0))
+			 pipe2(f->status, O_CLOEXEC) < 0 || pipe2(f->go, O_CLOEXEC) < 0))
 		return error_set_errno(err, errno, "cannot create quarantine pipes");
 	f->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (f->stdin_fd < 0)
@@ -467,6 +472,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		}
 		plan.notify_fd = fds.notify[1];
 		plan.status_fd = fds.status[1];
+		plan.go_fd = fds.go[0];
 		result->manifest = (struct sandbox_manifest){
 			.isolated = true,
 			.landlock_abi = plan.landlock_abi,
@@ -491,9 +497,26 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	};
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
+	/* Memory is limited by a cgroup where one can be made (the OOM killer
+	 * then says which limit fired), else by RLIMIT_AS. */
+	cleanup_with(cgroup_run_destroy) struct cgroup_run cgroup = { 0 };
+	if (isolated && !cgroup_run_create(&cgroup, config->isolation.memory_bytes,
+					   config->isolation.max_processes))
+		cgroup = (struct cgroup_run){ 0 };
+	if (isolated && !cgroup.memory)
+		setup.memory_rlimit = config->isolation.memory_bytes;
 	pid_t pid = clone_child(&setup);
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
+	if (isolated) {
+		if (cgroup.memory || cgroup.pids)
+			(void)cgroup_run_attach(&cgroup, pid);
+		result->manifest.cgroup_memory = cgroup.memory;
+		result->manifest.cgroup_pids = cgroup.pids;
+		(void)fd_write_all(fds.go[1], "g", 1);
+		close_and_invalidate(&fds.go[1]);
+		close_and_invalidate(&fds.go[0]);
+	}
 
 	/* Only the child keeps the write ends. */
 	close_and_invalidate(&fds.out[0][1]);
@@ -529,10 +552,13 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	}
 	if (s.listener_fd >= 0)
 		close(s.listener_fd);
-	if (isolated)
+	if (isolated) {
 		supervisor_read_isolate_status(&s);
-	else
+		result->manifest.memory_limit_hit = cgroup_run_memory_fired(&cgroup);
+		result->manifest.pids_limit_hit = cgroup_run_pids_fired(&cgroup);
+	} else {
 		supervisor_count_killed(&s);
+	}
 	pid_set_release(&s.killed);
 	for (int i = 0; i < 2; i++)
 		if (s.out_fds[i] >= 0)

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A cgroup per run for memory and process limits, where this host lets
+ * airlock create one: the v1 memory and pids hierarchies (hybrid hosts,
+ * like the development machine), as root. Elsewhere nothing is created and
+ * the rlimits set in the quarantine are the only limits. */
+struct cgroup_run {
+	char memory_dir[256];
+	char pids_dir[256];
+	bool memory, pids; /* which controllers are in force */
+};
+
+/* Creates the run's cgroups with the limits; best effort: returns true when
+ * at least one controller is in force. */
+bool cgroup_run_create(struct cgroup_run *cg, uint64_t memory_bytes, uint64_t max_processes);
+/* Moves pid (with the children it will have) into the run's cgroups. */
+bool cgroup_run_attach(struct cgroup_run *cg, pid_t pid);
+/* Which limits fired: the OOM killer ran, or a fork was refused. */
+bool cgroup_run_memory_fired(const struct cgroup_run *cg);
+bool cgroup_run_pids_fired(const struct cgroup_run *cg);
+/* Removes the cgroups once every process in them is gone. */
+void cgroup_run_destroy(struct cgroup_run *cg);
