@@ -171,6 +171,12 @@ static int run_resolve_workspace(struct run_state *st)
 			   st->workspace);
 		return -1;
 	}
+	/* A cwd of / would make the whole host writable: say so, not do it. */
+	if (!wanted && strcmp(st->workspace, "/") == 0 && st->sandbox_enabled) {
+		run_refuse(st, RECEIPT_INVALID,
+			   "the workspace would be / (the cwd): the whole host would be writable; pass --workspace DIR, or --workspace / if that is really meant");
+		return -1;
+	}
 	st->sandbox.workspace = st->workspace;
 	return 0;
 }

@@ -293,3 +293,9 @@ SH
 	one_error_line "No space left on device"
 	jq -e '.stdout == "first\n"' "$TEST_DIR/first.json"
 }
+
+@test "a workspace of / by default (cwd /) is refused" {
+	cd /
+	al run -- true
+	expect_rejected 125 invalid "--workspace"
+}
