@@ -265,6 +265,10 @@ static void supervisor_read_isolate_status(struct supervisor *s)
 {
 	struct isolate_status status;
 
+	/* A command that failed before execve() also exits, and init reports
+	 * that too: the stage report already said what happened. */
+	if (s->result->outcome == SANDBOX_SETUP_FAILED)
+		return;
 	if (s->status_fd < 0 || read(s->status_fd, &status, sizeof(status)) != sizeof(status))
 		return;
 	struct sandbox_result *r = s->result;

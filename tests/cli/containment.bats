@@ -412,3 +412,12 @@ while True:
 	[ "$(rq .sandbox.profile)" = none ]
 	[ "$(rq .sandbox.enforced)" = null ]
 }
+
+@test "47 an exec failure in the quarantine is always reported as one (regression: a race read it as exit 125)" {
+	printf 'echo hi\n' > noshebang.sh
+	chmod 755 noshebang.sh
+	for i in $(seq 40); do
+		run "$AIRLOCK" run -- ./noshebang.sh
+		[ "$status" -eq 126 ] || { echo "attempt $i: status $status"; return 1; }
+	done
+}
