@@ -421,3 +421,12 @@ while True:
 		[ "$status" -eq 126 ] || { echo "attempt $i: status $status"; return 1; }
 	done
 }
+
+@test "48 airlock doctor reports every layer working here" {
+	run "$AIRLOCK" doctor
+	[ "$status" -eq 0 ]
+	for layer in "user namespaces" "fresh /proc" "landlock" "quarantined run"; do
+		grep -q "^ok  *$layer" <<<"$output"
+	done
+	[[ "${lines[-1]}" == "the quarantine works on this host" ]]
+}
