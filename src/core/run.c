@@ -136,41 +136,45 @@ static void run_deny(struct run_state *st, const struct policy_denial *denial)
 	st->receipt.denied_value = st->message + used;
 }
 
-static int run_resolve_cwd(struct run_state *st)
+/* The absolute, resolved directory for `what` (wanted, or fallback when
+ * wanted is NULL); records the refusal and returns NULL when it is not one. */
+static char *run_resolve_dir(struct run_state *st, const char *what, const char *wanted,
+			     const char *fallback)
 {
-	const char *wanted = st->req->cwd;
-	char *resolved = wanted ? realpath(wanted, NULL) : getcwd(NULL, 0);
+	char *resolved = wanted ? realpath(wanted, NULL) : strdup(fallback);
 	if (!resolved) {
-		run_refuse(st, RECEIPT_INVALID, "cwd '%.300s': %s", wanted ? wanted : ".",
+		run_refuse(st, RECEIPT_INVALID, "%s '%.300s': %s", what, wanted ? wanted : fallback,
 			   strerror(errno));
-		return -1;
+		return NULL;
 	}
-	st->cwd = resolved;
-	st->receipt.cwd = resolved;
 	struct stat sb;
 	if (stat(resolved, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-		run_refuse(st, RECEIPT_INVALID, "cwd '%.300s' is not a directory", resolved);
+		run_refuse(st, RECEIPT_INVALID, "%s '%.300s' is not a directory", what, resolved);
+		free(resolved);
+		return NULL;
+	}
+	return resolved;
+}
+
+static int run_resolve_cwd(struct run_state *st)
+{
+	cleanup_free char *here = getcwd(NULL, 0);
+	if (!here) {
+		run_refuse(st, RECEIPT_INVALID, "cwd: %s", strerror(errno));
 		return -1;
 	}
-	return 0;
+	st->cwd = run_resolve_dir(st, "cwd", st->req->cwd, here);
+	st->receipt.cwd = st->cwd;
+	return st->cwd ? 0 : -1;
 }
 
 static int run_resolve_workspace(struct run_state *st)
 {
 	const char *wanted = st->req->workspace;
 
-	st->workspace = wanted ? realpath(wanted, NULL) : strdup(st->cwd);
-	if (!st->workspace) {
-		run_refuse(st, RECEIPT_INVALID, "workspace '%.300s': %s", wanted ? wanted : ".",
-			   strerror(errno));
+	st->workspace = run_resolve_dir(st, "workspace", wanted, st->cwd);
+	if (!st->workspace)
 		return -1;
-	}
-	struct stat sb;
-	if (stat(st->workspace, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-		run_refuse(st, RECEIPT_INVALID, "workspace '%.300s' is not a directory",
-			   st->workspace);
-		return -1;
-	}
 	/* A cwd of / would make the whole host writable: say so, not do it. */
 	if (!wanted && strcmp(st->workspace, "/") == 0 && st->sandbox_enabled) {
 		run_refuse(st, RECEIPT_INVALID,
