@@ -173,7 +173,8 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 	plan->staged_workspace = staged_path(iso->workspace);
 	if (!plan->staged_workspace)
 		return error_set(err, ENOMEM, "out of memory");
-	plan->workspace_needs_mkdir = path_is_under(iso->workspace, "/tmp");
+	plan->workspace_needs_mkdir = path_is_under(iso->workspace, "/tmp") ||
+				      path_is_under(iso->workspace, "/run");
 
 	int r = isolate_plan_read_only(plan, iso, err);
 	if (r == 0)
@@ -397,10 +398,11 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		return false;
 	if (!isolate_dev() || !isolate_proc())
 		return false;
+	/* An empty /run, made read-only once a workspace below it is in place. */
 	struct stat st;
-	if (ok(syscall(SYS_newfstatat, AT_FDCWD, STAGE "/run", &st, 0)) &&
-	    !ok(syscall(SYS_mount, "tmpfs", STAGE "/run", "tmpfs",
-			MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755")))
+	bool run = ok(syscall(SYS_newfstatat, AT_FDCWD, STAGE "/run", &st, 0));
+	if (run && !ok(syscall(SYS_mount, "tmpfs", STAGE "/run", "tmpfs",
+			       MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755")))
 		return false;
 	/* The workspace, writable, then what must stay read-only inside it. */
 	if (plan->workspace_needs_mkdir && !mkdir_p(plan->staged_workspace))
@@ -410,6 +412,8 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	for (size_t i = 0; i < plan->n_read_only; i++)
 		if (!attach_tree(read_only_trees[i], plan->staged_read_only[i]))
 			return false;
+	if (run && !set_attr(AT_FDCWD, STAGE "/run", 0, MOUNT_ATTR_RDONLY))
+		return false;
 	return isolate_hide(plan);
 }
 

@@ -22,7 +22,7 @@ struct isolate_plan {
 	char tmp_options[64];
 	const char *workspace;
 	char *staged_workspace;
-	bool workspace_needs_mkdir; /* it lies under the private /tmp */
+	bool workspace_needs_mkdir; /* it lies under the private /tmp or the empty /run */
 	char **read_only; /* host paths that exist, at most ISOLATE_MAX_READ_ONLY */
 	char **staged_read_only;
 	size_t n_read_only;

@@ -430,3 +430,13 @@ while True:
 	done
 	[[ "${lines[-1]}" == "the quarantine works on this host" ]]
 }
+
+@test "49 a workspace below /run stays writable while /run itself is empty and read-only" {
+	[ "$(id -u)" -eq 0 ] || skip "only root can make a directory in /run"
+	ws=$(mktemp -d /run/airlock-ws.XXXXXX)
+	run "$AIRLOCK" run --workspace "$ws" --cwd "$ws" -- sh -c 'echo ok > f; touch /run/x; ls /run'
+	output_line=$(cat "$ws/f")
+	rm -rf "$ws"
+	[ "$output_line" = ok ]
+	[ ! -e /run/x ]
+}
