@@ -168,11 +168,15 @@ SH
 	[ "$output" = true ]
 }
 
-@test "21 a foreign architecture (32-bit int 0x80) is killed" {
+@test "21 a foreign architecture (32-bit int 0x80) is killed by seccomp" {
+	# Where the kernel itself refuses int 0x80 (SIGSEGV outside any sandbox,
+	# as on the development VM), there is nothing for the filter to catch.
+	"$PROBE" int80 >/dev/null 2>&1 && host_status=0 || host_status=$?
+	[ "$host_status" -ne 139 ] || skip "int 0x80 faults on this kernel even outside the sandbox"
 	al run --workspace "$TEST_DIR" -- "$PROBE" int80
-	[ "$status" -ne 0 ]
 	[[ "$(rq .stdout)" != *ESCAPED* ]]
 	[ "$(rq .status)" = signaled ]
+	[ "$(rq .sandbox.killed_by)" = seccomp ]
 }
 
 @test "22 chroot, sethostname, mknod" {
