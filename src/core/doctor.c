@@ -108,6 +108,13 @@ static void doctor_cgroups(struct doctor_report *report)
 
 static void doctor_trial(struct doctor_report *report)
 {
+	char workspace[] = "/tmp/airlock-doctor-XXXXXX";
+	if (!mkdtemp(workspace)) {
+		struct doctor_check *c = doctor_add(report, "quarantined run", false, true);
+		snprintf(c->detail, sizeof(c->detail), "cannot create a workspace in /tmp: %s",
+			 strerror(errno));
+		return;
+	}
 	char *argv[] = { (char *)"/bin/true", NULL };
 	char *envp[] = { NULL };
 	char *none[] = { NULL };
@@ -115,15 +122,16 @@ static void doctor_trial(struct doctor_report *report)
 		.exec_path = "/bin/true",
 		.argv = argv,
 		.envp = envp,
-		.cwd = "/",
+		.cwd = workspace,
 		.timeout_ms = 10000,
 		.kill_after_ms = 1000,
-		.isolation = { .enabled = true, .workspace = "/", .hide = none, .read_only = none,
+		.isolation = { .enabled = true, .workspace = workspace, .hide = none, .read_only = none,
 			       .tmp_bytes = 1 << 20, .memory_bytes = 256 << 20, .max_processes = 64 },
 	};
 	struct sandbox_result res = { 0 };
 	struct error err = { 0 };
 	int r = sandbox_run(&config, &res, &err);
+	(void)rmdir(workspace);
 	bool ok = r == 0 && res.outcome == SANDBOX_EXITED && res.exit_code == 0;
 	struct doctor_check *c = doctor_add(report, "quarantined run", ok, true);
 

@@ -400,10 +400,18 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		return false;
 	/* An empty /run, made read-only once a workspace below it is in place. */
 	struct stat st;
-	bool run = ok(syscall(SYS_newfstatat, AT_FDCWD, STAGE "/run", &st, 0));
-	if (run && !ok(syscall(SYS_mount, "tmpfs", STAGE "/run", "tmpfs",
-			       MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755")))
-		return false;
+	int run_fd = -1;
+	if (ok(syscall(SYS_newfstatat, AT_FDCWD, STAGE "/run", &st, 0))) {
+		if (!ok(syscall(SYS_mount, "tmpfs", STAGE "/run", "tmpfs",
+				MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755")))
+			return false;
+		/* Held so the attribute reaches this tmpfs even if the workspace
+		 * is later mounted over it. */
+		run_fd = (int)syscall(SYS_openat, AT_FDCWD, STAGE "/run",
+				      O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (run_fd < 0)
+			return false;
+	}
 	/* The workspace, writable, then what must stay read-only inside it. */
 	if (plan->workspace_needs_mkdir && !mkdir_p(plan->staged_workspace))
 		return false;
@@ -412,8 +420,12 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	for (size_t i = 0; i < plan->n_read_only; i++)
 		if (!attach_tree(read_only_trees[i], plan->staged_read_only[i]))
 			return false;
-	if (run && !set_attr(AT_FDCWD, STAGE "/run", 0, MOUNT_ATTR_RDONLY))
-		return false;
+	if (run_fd >= 0) {
+		bool done = set_attr(run_fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY);
+		syscall(SYS_close, run_fd);
+		if (!done)
+			return false;
+	}
 	return isolate_hide(plan);
 }
 
