@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The child between clone() and execve(). It shares airlock's memory
- * (CLONE_VM) and runs on a borrowed stack, so it makes raw syscalls only:
- * no libc wrapper that keeps state, no allocation, no stdio, nothing a
- * sanitizer intercepts. A failed step is reported as {stage, errno}. */
+/* The processes between clone() and execve(). Without the quarantine the
+ * command's process shares airlock's memory (CLONE_VM) on a borrowed stack;
+ * in it, the init process is a fork of airlock that never calls execve().
+ * Both make raw syscalls only: no libc wrapper that keeps state, no
+ * allocation, no stdio, nothing a sanitizer intercepts. A failed step is
+ * reported as {stage, errno}. */
 #include "sandbox/child.h"
 
 #include <errno.h>
