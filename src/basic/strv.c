@@ -49,3 +49,18 @@ int strv_push(char ***strv, const char *s)
 {
 	return strv_consume(strv, strdup(s));
 }
+
+bool strv_env_entry_is(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+const char *strv_env_get(char *const *env, const char *name)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		if (strv_env_entry_is(env[i], name))
+			return env[i] + strlen(name) + 1;
+	return NULL;
+}

@@ -16,3 +16,8 @@ bool strv_contains(char *const *strv, const char *s);
 int strv_push(char ***strv, const char *s);
 /* Takes ownership of s (freed on failure). */
 int strv_consume(char ***strv, char *s);
+
+/* For environment arrays of "NAME=VALUE": whether entry defines name, and
+ * the value of the first entry that does (NULL when none). */
+bool strv_env_entry_is(const char *entry, const char *name);
+const char *strv_env_get(char *const *env, const char *name);

@@ -16,23 +16,13 @@ void run_env_release(struct run_env *env)
 	env->envp = env->keys = NULL;
 }
 
-static const char *env_lookup(char **environ_, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; environ_ && environ_[i]; i++)
-		if (strncmp(environ_[i], name, n) == 0 && environ_[i][n] == '=')
-			return environ_[i] + n + 1;
-	return NULL;
-}
-
 /* Removes NAME=... from env (fixed settings override inherited values). */
 static void env_drop(struct run_env *env, const char *name)
 {
-	size_t n = strlen(name), j = 0;
+	size_t j = 0;
 
 	for (size_t i = 0; env->envp && env->envp[i]; i++) {
-		if (strncmp(env->envp[i], name, n) == 0 && env->envp[i][n] == '=') {
+		if (strv_env_entry_is(env->envp[i], name)) {
 			free(env->envp[i]);
 			continue;
 		}
@@ -69,7 +59,7 @@ static int env_allow_one(const struct policy *policy, const struct run_request *
 			 name);
 		return 1;
 	}
-	const char *value = env_lookup(environ_, name);
+	const char *value = strv_env_get(environ_, name);
 	if (!value || !*value || strv_contains(env->keys, name))
 		return 0;
 	return env_set(env, name, value) < 0 ? error_set(err, ENOMEM, "out of memory") : 0;

@@ -241,20 +241,10 @@ static int run_check_request(struct run_state *st, char **environ_)
 	return 0;
 }
 
-static const char *run_env_value(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
-			return envp[i] + n + 1;
-	return NULL;
-}
-
 static int run_resolve_command(struct run_state *st)
 {
 	const char *cmd = st->req->argv[0];
-	const char *path = run_env_value(st->env.envp, "PATH");
+	const char *path = strv_env_get(st->env.envp, "PATH");
 	int r = sandbox_resolve_command(cmd, path, st->cwd, &st->exec_path);
 
 	if (r == -ENOENT) {
@@ -341,11 +331,7 @@ static int run_build_isolation(struct run_state *st, const struct run_context *c
 			       struct sandbox_isolation *iso)
 {
 	const struct policy *policy = st->policy;
-	const char *home = NULL;
-
-	for (size_t i = 0; ctx->environ_ && ctx->environ_[i]; i++)
-		if (strncmp(ctx->environ_[i], "HOME=", 5) == 0)
-			home = ctx->environ_[i] + 5;
+	const char *home = strv_env_get(ctx->environ_, "HOME");
 	for (size_t i = 0; policy->hide && policy->hide[i]; i++) {
 		char *path = run_expand_home(policy->hide[i], home);
 		if (path && strv_consume(&st->hide, path) < 0)

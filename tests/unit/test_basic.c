@@ -202,6 +202,18 @@ static void test_strv(void)
 	strv_free(v);
 }
 
+static void test_strv_env(void)
+{
+	char *env[] = { (char *)"PATHX=1", (char *)"PATH=/bin", (char *)"EMPTY=", NULL };
+
+	ASSERT_EQ_STR(strv_env_get(env, "PATH"), "/bin");
+	ASSERT_EQ_STR(strv_env_get(env, "EMPTY"), "");
+	ASSERT_TRUE(strv_env_get(env, "PAT") == NULL);
+	ASSERT_TRUE(strv_env_get(NULL, "PATH") == NULL);
+	ASSERT_TRUE(strv_env_entry_is("A=b", "A"));
+	ASSERT_TRUE(!strv_env_entry_is("AB=b", "A"));
+}
+
 static void test_file_write_atomic_never_replaces(void)
 {
 	char dir[] = "/tmp/airlock-unit-XXXXXX";
@@ -228,5 +240,5 @@ RUN_TESTS(T_(test_parse_duration_units), T_(test_parse_duration_rejects_garbage)
 	  T_(test_error_prefix_nests_context), T_(test_error_prefix_truncates_safely),
 	  T_(test_sha256_known_vectors), T_(test_capture_keeps_head_and_tail),
 	  T_(test_capture_tail_wraps_byte_by_byte), T_(test_capture_short_stream_is_whole),
-	  T_(test_utf8_validation), T_(test_base64), T_(test_env_names), T_(test_strv),
+	  T_(test_utf8_validation), T_(test_base64), T_(test_env_names), T_(test_strv), T_(test_strv_env),
 	  T_(test_file_write_atomic_never_replaces))
