@@ -159,7 +159,7 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 }
 
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
-			 struct error *err)
+			 enum sandbox_stage *ret_stage, struct error *err)
 {
 	const struct sandbox_isolation *iso = &config->isolation;
 
@@ -176,19 +176,22 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 	plan->workspace_needs_mkdir = path_is_under(iso->workspace, "/tmp") ||
 				      path_is_under(iso->workspace, "/run");
 
+	*ret_stage = SANDBOX_STAGE_MOUNTS;
 	int r = isolate_plan_read_only(plan, iso, err);
 	if (r == 0)
 		r = isolate_plan_hide(plan, iso, err);
 	if (r < 0)
 		return r;
 
+	*ret_stage = SANDBOX_STAGE_LANDLOCK;
 	isolate_plan_landlock(plan);
 	if (plan->landlock_abi < 1)
 		return error_set(err, EOPNOTSUPP,
-				 "landlock: the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
+				 "the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
+	*ret_stage = SANDBOX_STAGE_SECCOMP;
 	r = syscall_filter_build(&plan->filter, err);
 	if (r < 0)
-		return error_prefix(err, "seccomp");
+		return r;
 	return 0;
 }
 

@@ -48,8 +48,9 @@ struct isolate_status {
 	uint32_t killed; /* other processes alive at the timeout or left at exit */
 };
 
+/* On failure, *ret_stage names the layer that could not be prepared. */
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
-			 struct error *err);
+			 enum sandbox_stage *ret_stage, struct error *err);
 void isolate_plan_release(struct isolate_plan *plan);
 
 /* Child side: each returns false with errno set; raw syscalls only. */

@@ -463,12 +463,11 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 									 .status_fd = -1 };
 	if (isolated) {
 		struct error plan_err = { 0 };
-		if (isolate_plan_prepare(config, &plan, &plan_err) < 0) {
+		enum sandbox_stage stage;
+		if (isolate_plan_prepare(config, &plan, &stage, &plan_err) < 0) {
 			/* Fail closed: a layer that cannot be built means no run. */
 			result->outcome = SANDBOX_SETUP_FAILED;
-			result->failed_stage = strstr(plan_err.msg, "landlock") ? SANDBOX_STAGE_LANDLOCK
-					       : strstr(plan_err.msg, "seccomp") ? SANDBOX_STAGE_SECCOMP
-										 : SANDBOX_STAGE_MOUNTS;
+			result->failed_stage = stage;
 			result->failed_errno = plan_err.code;
 			snprintf(result->failed_message, sizeof(result->failed_message), "%.500s",
 				 plan_err.msg);
