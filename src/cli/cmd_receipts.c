@@ -39,11 +39,6 @@ static int open_store_for_reading(const char *state_dir, struct store **ret)
 	return EXIT_OK;
 }
 
-static bool entry_failed(json_t *entry)
-{
-	return !json_is_true(json_object_get(entry, "match_expected"));
-}
-
 static void print_entry_row(json_t *e)
 {
 	json_t *exit_code = json_object_get(e, "exit_code");
@@ -65,26 +60,6 @@ static void print_entry_row(json_t *e)
 		printf(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
 	}
 	putchar('\n');
-}
-
-/* Parses the index and keeps the wanted entries, newest last. */
-static json_t *collect_entries(const char *text, bool failed_only, size_t *ret_skipped)
-{
-	json_t *list = json_array();
-	size_t skipped = 0;
-
-	for (const char *line = text; list && *line;) {
-		const char *end = strchrnul(line, '\n');
-		json_t *e = json_loadb(line, (size_t)(end - line), 0, NULL);
-		if (!json_is_object(e))
-			skipped += end > line; /* a torn last line after a crash */
-		else if (!failed_only || entry_failed(e))
-			json_array_append(list, e);
-		json_decref(e);
-		line = *end ? end + 1 : end;
-	}
-	*ret_skipped = skipped;
-	return list;
 }
 
 int cmd_receipts(int argc, char **argv)
@@ -135,27 +110,24 @@ int cmd_receipts(int argc, char **argv)
 	int status = open_store_for_reading(state_dir, &store);
 	if (status != EXIT_OK)
 		return status;
-	cleanup_free char *text = NULL;
-	size_t size = 0, skipped;
+	cleanup_with(json_decrefp) json_t *list = NULL;
+	size_t skipped = 0;
 	struct error err = { 0 };
 	if (!store)
-		text = strdup(""); /* no state directory yet: nothing was recorded */
-	else if (store_read_index(store, &text, &size, &err) < 0) {
+		list = json_array(); /* no state directory yet: nothing was recorded */
+	else if (store_list(store, failed_only, last, &list, &skipped, &err) < 0) {
 		cli_error("%s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(json_decrefp) json_t *list =
-		text ? collect_entries(text, failed_only, &skipped) : NULL;
 	if (!list) {
 		cli_error("out of memory");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	size_t n = json_array_size(list);
-	size_t from = last && last < n ? n - last : 0;
 	if (!json)
 		printf("%-7s %-24s %-14s %-5s %8s  %s\n", "ID", "STARTED", "STATUS", "EXIT", "MS", "ARGV");
-	for (size_t i = from; i < n; i++) {
-		json_t *e = json_array_get(list, i);
+	size_t i;
+	json_t *e;
+	json_array_foreach(list, i, e) {
 		if (json) {
 			json_dumpf(e, stdout, JSON_COMPACT);
 			putchar('\n');

@@ -202,3 +202,45 @@ int store_open_spill(struct store *store, uint64_t id, const char *stream, bool 
 	*ret_fd = fd;
 	return 0;
 }
+
+static bool store_entry_failed(json_t *entry)
+{
+	return !json_is_true(json_object_get(entry, "match_expected"));
+}
+
+int store_list(struct store *store, bool failed_only, uint64_t last, json_t **ret_entries,
+	       size_t *ret_skipped, struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t size, skipped = 0;
+	int r = store_read_index(store, &text, &size, err);
+	if (r < 0)
+		return r;
+
+	json_t *list = json_array();
+	if (!list)
+		return error_set(err, ENOMEM, "out of memory");
+	for (const char *line = text; *line;) {
+		const char *end = strchrnul(line, '\n');
+		json_t *e = json_loadb(line, (size_t)(end - line), 0, NULL);
+		if (!json_is_object(e))
+			skipped += end > line;
+		else if (!failed_only || store_entry_failed(e))
+			json_array_append(list, e);
+		json_decref(e);
+		line = *end ? end + 1 : end;
+	}
+	size_t n = json_array_size(list);
+	if (last && n > last) {
+		json_t *tail = json_array();
+		for (size_t i = n - last; tail && i < n; i++)
+			json_array_append(tail, json_array_get(list, i));
+		json_decref(list);
+		if (!tail)
+			return error_set(err, ENOMEM, "out of memory");
+		list = tail;
+	}
+	*ret_entries = list;
+	*ret_skipped = skipped;
+	return 0;
+}

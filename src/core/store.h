@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,12 @@ int store_append_index(struct store *store, const char *line, struct error *err)
 
 int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err);
 int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err);
+
+/* The index entries, oldest first: only those that did not match their
+ * expected exit when failed_only, only the last `last` when last > 0. A
+ * torn or damaged line (a crash mid-append) is skipped and counted. */
+int store_list(struct store *store, bool failed_only, uint64_t last, json_t **ret_entries,
+	       size_t *ret_skipped, struct error *err);
 
 /* receipts/<id>.<stream>: created exclusively for writing, or opened to read. */
 int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
