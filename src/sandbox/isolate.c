@@ -25,6 +25,7 @@
 #include "basic/cleanup.h"
 #include "basic/fdpass.h"
 #include "basic/macro.h"
+#include "basic/path.h"
 #include "basic/strv.h"
 
 #define STAGE "/tmp" /* where the new root is built before pivot_root */
@@ -38,15 +39,6 @@ static char *staged_path(const char *host_path)
 	if (strcmp(host_path, "/") == 0)
 		return strdup(STAGE);
 	return asprintf(&s, STAGE "%s", host_path) < 0 ? NULL : s;
-}
-
-static bool path_is_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
 int sandbox_landlock_abi(void)
@@ -93,31 +85,17 @@ static void isolate_plan_landlock(struct isolate_plan *plan)
 static int isolate_plan_read_only(struct isolate_plan *plan, const struct sandbox_isolation *iso,
 				  struct error *err)
 {
-	size_t n = 0;
-
-	while (iso->read_only && iso->read_only[n])
-		n++;
-	plan->read_only = calloc(n + 1, sizeof(char *));
-	plan->staged_read_only = calloc(n + 1, sizeof(char *));
-	if (!plan->read_only || !plan->staged_read_only)
-		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		const char *path = iso->read_only[i];
-		/* Only paths that exist can be mounted over; a missing one is not
-		 * in the manifest (docs/sandbox.md says what that leaves open). */
-		struct stat st;
-		if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
-			continue;
-		if (plan->n_read_only == ISOLATE_MAX_READ_ONLY)
-			return error_set(err, E2BIG, "more than %d read-only paths",
-					 ISOLATE_MAX_READ_ONLY);
-		if (strv_push(&plan->enforced_read_only, path) < 0)
+	plan->protect.workspace = iso->workspace;
+	for (size_t i = 0; iso->read_only && iso->read_only[i]; i++) {
+		int r = protect_plan_add(&plan->protect, iso->read_only[i], err);
+		if (r < 0)
+			return r;
+	}
+	protect_plan_finish(&plan->protect);
+	for (size_t i = 0; i < plan->protect.n_mounts; i++) {
+		plan->staged_protect[i] = staged_path(plan->protect.mounts[i].path);
+		if (!plan->staged_protect[i])
 			return error_set(err, ENOMEM, "out of memory");
-		plan->read_only[plan->n_read_only] = strdup(path);
-		plan->staged_read_only[plan->n_read_only] = staged_path(path);
-		if (!plan->read_only[plan->n_read_only] || !plan->staged_read_only[plan->n_read_only])
-			return error_set(err, ENOMEM, "out of memory");
-		plan->n_read_only++;
 	}
 	return 0;
 }
@@ -197,19 +175,15 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 
 void isolate_plan_release(struct isolate_plan *plan)
 {
-	for (size_t i = 0; i < plan->n_read_only; i++) {
-		free(plan->read_only[i]);
-		free(plan->staged_read_only[i]);
-	}
+	for (size_t i = 0; i < plan->protect.n_mounts; i++)
+		free(plan->staged_protect[i]);
+	protect_plan_release(&plan->protect);
 	for (size_t i = 0; i < plan->n_hide; i++)
 		free(plan->staged_hide[i]);
-	free(plan->read_only);
-	free(plan->staged_read_only);
 	free(plan->staged_hide);
 	free(plan->hide_is_dir);
 	free(plan->staged_workspace);
 	strv_free(plan->enforced_hidden);
-	strv_free(plan->enforced_read_only);
 	syscall_filter_release(&plan->filter);
 	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
 }
@@ -376,6 +350,7 @@ static bool isolate_hide(const struct isolate_plan *plan)
 bool isolate_mounts(const struct isolate_plan *plan)
 {
 	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	const uint64_t rw = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
 	/* Nothing done here propagates back to the host. */
 	if (!ok(syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)))
@@ -383,13 +358,14 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	/* Copy the workspace and the read-only paths as detached trees while
 	 * their host paths still resolve and before anything is mounted on
 	 * /tmp: staging there would shadow them, or end up inside the copy. */
-	int workspace_tree = clone_tree(plan->workspace, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int workspace_tree = clone_tree(plan->workspace, rw);
 	if (workspace_tree < 0)
 		return false;
-	int read_only_trees[ISOLATE_MAX_READ_ONLY];
-	for (size_t i = 0; i < plan->n_read_only; i++) {
-		read_only_trees[i] = clone_tree(plan->read_only[i], ro);
-		if (read_only_trees[i] < 0)
+	int protect_trees[PROTECT_MAX_MOUNTS];
+	for (size_t i = 0; i < plan->protect.n_mounts; i++) {
+		const struct protect_mount *m = &plan->protect.mounts[i];
+		protect_trees[i] = clone_tree(m->path, m->read_only ? ro : rw);
+		if (protect_trees[i] < 0)
 			return false;
 	}
 	/* The host, read-only, as the new root. */
@@ -420,8 +396,9 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		return false;
 	if (!attach_tree(workspace_tree, plan->staged_workspace))
 		return false;
-	for (size_t i = 0; i < plan->n_read_only; i++)
-		if (!attach_tree(read_only_trees[i], plan->staged_read_only[i]))
+	/* Parents first (protect_plan_finish), so no mount hides another. */
+	for (size_t i = 0; i < plan->protect.n_mounts; i++)
+		if (!attach_tree(protect_trees[i], plan->staged_protect[i]))
 			return false;
 	if (run_fd >= 0) {
 		bool done = set_attr(run_fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY);

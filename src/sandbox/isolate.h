@@ -7,6 +7,7 @@
 
 #include "basic/error.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/protect.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/syscall_filter.h"
 
@@ -14,8 +15,6 @@
  * parent (which may allocate and format) so the child only makes syscalls.
  * The new root is staged on /tmp, so host paths below /tmp are opened (in
  * the child's own mount namespace) before the staging hides them. */
-#define ISOLATE_MAX_READ_ONLY 64
-
 struct isolate_plan {
 	const struct sandbox_isolation *iso;
 	char uid_map[48], gid_map[48];
@@ -23,14 +22,12 @@ struct isolate_plan {
 	const char *workspace;
 	char *staged_workspace;
 	bool workspace_needs_mkdir; /* it lies under the private /tmp or the empty /run */
-	char **read_only; /* host paths that exist, at most ISOLATE_MAX_READ_ONLY */
-	char **staged_read_only;
-	size_t n_read_only;
+	struct protect_plan protect; /* read-only paths and pins in the workspace */
+	char *staged_protect[PROTECT_MAX_MOUNTS];
 	char **staged_hide;
 	bool *hide_is_dir;
 	size_t n_hide;
 	char **enforced_hidden; /* host paths now hidden, for the manifest */
-	char **enforced_read_only;
 	/* Landlock, as the running kernel supports it */
 	int landlock_abi;
 	size_t landlock_attr_size;

@@ -482,7 +482,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 			.landlock_scoped = plan.landlock_handled.scoped,
 			.n_seccomp_rules = plan.filter.n_rules,
 			.hidden = TAKE_PTR(plan.enforced_hidden),
-			.read_only = TAKE_PTR(plan.enforced_read_only),
+			.read_only = TAKE_PTR(plan.protect.enforced),
 		};
 	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);

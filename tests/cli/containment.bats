@@ -368,7 +368,7 @@ while True:
 	[ ! -e .git/hooks/pre-commit ]
 	[ "$(cat .git/config)" = '[core]' ]
 	[ "$(cat allowed.txt)" = ok ]
-	rq '.sandbox.enforced.read_only | length' | grep -qx 2
+	rq '.sandbox.enforced.read_only | length' | grep -qx 4
 }
 
 @test "40 kernel interfaces: sysrq, /proc/sys, /sys, block devices" {
@@ -443,4 +443,49 @@ while True:
 	rm -rf "$ws"
 	[ "$output_line" = ok ]
 	[ ! -e /run/x ]
+}
+
+@test "50 renaming .git away does not let a planted hook reach the host" {
+	mkdir -p .git/hooks
+	echo '[core]' > .git/config
+	al run -- sh -c 'mv .git .gitx; mkdir -p .git/hooks; echo "touch PWNED" > .git/hooks/pre-commit; mv .git/hooks .git/h2; rmdir .git/hooks'
+	[ ! -e .gitx ]
+	[ ! -e .git/h2 ]
+	[ -d .git/hooks ] && [ -z "$(ls -A .git/hooks)" ]
+	[ "$(cat .git/config)" = '[core]' ]
+}
+
+@test "51 protected paths that do not exist yet cannot be created, and leave nothing behind" {
+	al run -- sh -c 'echo evil > .envrc || echo refused1; mkdir -p .airlock/x || echo refused2; echo ok > allowed.txt'
+	[ "$status" -eq 0 ]
+	[[ "$(rq .stdout)" == *refused1*refused2* ]]
+	[ "$(cat allowed.txt)" = ok ]
+	[ ! -e .envrc ] && [ ! -e .airlock ]
+	[ ! -e .git ]
+	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.envrc'
+	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.airlock'
+	mkdir .git
+	al run -- sh -c 'mkdir -p .git/hooks; echo "touch PWNED" > .git/hooks/pre-commit; echo evil > .git/config; mv .git .gitx'
+	[ "$status" -ne 0 ]
+	[ -d .git ] && [ -z "$(ls -A .git)" ]
+	[ ! -e .gitx ]
+	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.git/hooks'
+}
+
+@test "52 a protected path that is a symlink pins the link and protects its target" {
+	mkdir -p .git tools/hooks
+	ln -s ../tools/hooks .git/hooks
+	al run -- sh -c 'echo "touch PWNED" > .git/hooks/pre-commit; echo "touch PWNED" > tools/hooks/pre-commit; rm .git/hooks; mv .git/hooks .git/h2'
+	[ -L .git/hooks ] && [ "$(readlink .git/hooks)" = ../tools/hooks ]
+	[ ! -e tools/hooks/pre-commit ]
+	[ ! -e .git/h2 ]
+}
+
+@test "53 a placeholder shared by concurrent runs stays until the last one ends" {
+	al run --timeout 20s -- sh -c 'sleep 2; echo evil > .envrc' &
+	sleep 0.5
+	al run -- sh -c 'echo evil > .envrc'
+	[ "$status" -ne 0 ]
+	wait
+	[ ! -e .envrc ]
 }

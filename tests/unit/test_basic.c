@@ -9,6 +9,7 @@
 #include "basic/error.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
+#include "basic/path.h"
 #include "basic/sha256.h"
 #include "basic/strv.h"
 #include "basic/text.h"
@@ -235,7 +236,28 @@ static void test_file_write_atomic_never_replaces(void)
 	rmdir(dir);
 }
 
-RUN_TESTS(T_(test_parse_duration_units), T_(test_parse_duration_rejects_garbage),
+static void test_path_helpers(void)
+{
+	ASSERT_TRUE(path_is_under("/a/b", "/a"));
+	ASSERT_TRUE(path_is_under("/a", "/a"));
+	ASSERT_TRUE(!path_is_under("/ab", "/a"));
+	ASSERT_TRUE(path_is_under("/x", "/"));
+	ASSERT_TRUE(!path_is_under("x", "/"));
+	char *s = path_join("/a", "b");
+	ASSERT_EQ_STR(s, "/a/b");
+	free(s);
+	s = path_join("/", "b");
+	ASSERT_EQ_STR(s, "/b");
+	free(s);
+	s = path_dirname("/a/b");
+	ASSERT_EQ_STR(s, "/a");
+	free(s);
+	s = path_dirname("/a");
+	ASSERT_EQ_STR(s, "/");
+	free(s);
+}
+
+RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units), T_(test_parse_duration_rejects_garbage),
 	  T_(test_parse_int_bounds), T_(test_parse_size_units),
 	  T_(test_error_prefix_nests_context), T_(test_error_prefix_truncates_safely),
 	  T_(test_sha256_known_vectors), T_(test_capture_keeps_head_and_tail),

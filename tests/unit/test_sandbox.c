@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "sandbox/protect.h"
 #include "sandbox/sandbox.h"
 
 struct collected {
@@ -159,7 +161,93 @@ static void test_exec_failure_for_script_without_shebang(void)
 	ASSERT_EQ_INT(res.failed_errno, ENOEXEC);
 }
 
-RUN_TESTS(T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
+static const struct protect_mount *find_mount(const struct protect_plan *plan, const char *ws,
+					    const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", ws, rel);
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		if (strcmp(plan->mounts[i].path, path) == 0)
+			return &plan->mounts[i];
+	return NULL;
+}
+
+static void test_protect_plans_pins_links_and_placeholders(void)
+{
+	char ws[] = "/tmp/airlock-protect-XXXXXX";
+	char path[512];
+	struct error err = { 0 };
+	struct stat st;
+
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	snprintf(path, sizeof(path), "%s/tools", ws);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/tools/hooks", ws);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/.git", ws);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/.git/hooks", ws);
+	ASSERT_EQ_INT(symlink("../tools/hooks", path), 0);
+
+	struct protect_plan a = { .workspace = ws }, b = { .workspace = ws };
+	const char *rels[] = { ".git/hooks", ".envrc", "new/dir/file" };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ws, rels[i]);
+		ASSERT_EQ_INT(protect_plan_add(&a, path, &err), 0);
+	}
+	protect_plan_finish(&a);
+	ASSERT_EQ_INT(a.n_mounts, 6);
+	ASSERT_TRUE(!find_mount(&a, ws, ".git")->read_only);	    /* pinned directory */
+	ASSERT_TRUE(!find_mount(&a, ws, ".git/hooks")->read_only); /* pinned link */
+	ASSERT_TRUE(!find_mount(&a, ws, "tools")->read_only);
+	ASSERT_TRUE(find_mount(&a, ws, "tools/hooks")->read_only); /* the link's target */
+	ASSERT_TRUE(find_mount(&a, ws, ".envrc")->read_only);	    /* placeholder file */
+	ASSERT_TRUE(find_mount(&a, ws, "new")->read_only);	    /* placeholder directory */
+	for (size_t i = 1; i < a.n_mounts; i++) /* parents first */
+		ASSERT_TRUE(strlen(a.mounts[i - 1].path) <= strlen(a.mounts[i].path));
+	snprintf(path, sizeof(path), "%s/new", ws);
+	ASSERT_EQ_INT(lstat(path, &st), 0);
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/.envrc", ws);
+	ASSERT_EQ_INT(lstat(path, &st), 0);
+	ASSERT_TRUE(S_ISREG(st.st_mode) && st.st_size == 0);
+	ASSERT_EQ_INT(a.n_placeholders, 2);
+
+	/* A second run joins the placeholder; the first one's end leaves it. */
+	ASSERT_EQ_INT(protect_plan_add(&b, path, &err), 0);
+	bool shared = b.n_placeholders == 1; /* needs user xattrs on /tmp */
+	protect_plan_release(&a);
+	ASSERT_EQ_INT(lstat(path, &st), shared ? 0 : -1);
+	protect_plan_release(&b);
+	ASSERT_EQ_INT(lstat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/new", ws);
+	ASSERT_EQ_INT(lstat(path, &st), -1);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", ws);
+	ASSERT_EQ_INT(system(path), 0);
+}
+
+static void test_protect_rejects_relative_and_loops(void)
+{
+	char ws[] = "/tmp/airlock-protect-XXXXXX";
+	char path[512];
+	struct error err = { 0 };
+
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	struct protect_plan plan = { .workspace = ws };
+	ASSERT_EQ_INT(protect_plan_add(&plan, "relative/path", &err), -EINVAL);
+	snprintf(path, sizeof(path), "%s/loop", ws);
+	ASSERT_EQ_INT(symlink("loop", path), 0);
+	ASSERT_EQ_INT(protect_plan_add(&plan, path, &err), -ELOOP);
+	ASSERT_TRUE(strstr(err.msg, "too many symlinks") != NULL);
+	protect_plan_release(&plan);
+	unlink(path);
+	rmdir(ws);
+}
+
+RUN_TESTS(T_(test_protect_plans_pins_links_and_placeholders),
+	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
 	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
 	  T_(test_timeout_kills_background_children),
 	  T_(test_exit_kills_leftovers_and_does_not_hang), T_(test_setup_failure_names_stage),
