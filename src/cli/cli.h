@@ -12,6 +12,19 @@ int cmd_job(int argc, char **argv);
 int cmd_receipts(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_ack(int argc, char **argv);
+int cmd_approver(int argc, char **argv);
+int cmd_classify(int argc, char **argv);
+int cmd_hook(int argc, char **argv);
+
+struct store;
+/* Opens the state directory without creating it; *ret is NULL when it does
+ * not exist. Returns an exit status, having printed any error. */
+int cli_open_store(const char *state_dir, struct store **ret);
+/* Reads a line from the controlling terminal with echo off: -ENXIO when
+ * there is no terminal. buf is wiped by the caller. */
+int cli_read_secret(const char *prompt, char *buf, size_t size);
 
 /* "airlock: <message>" on stderr: the only way airlock reports a problem. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);

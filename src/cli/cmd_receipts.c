@@ -17,8 +17,7 @@
 #include "core/store.h"
 
 
-/* Opens the state directory read-only; *ret is NULL when it does not exist. */
-static int open_store_for_reading(const char *state_dir, struct store **ret)
+int cli_open_store(const char *state_dir, struct store **ret)
 {
 	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
 	const char *dir = state_dir ? state_dir : default_dir;
@@ -107,7 +106,7 @@ int cmd_receipts(int argc, char **argv)
 	}
 
 	cleanup_with(store_freep) struct store *store = NULL;
-	int status = open_store_for_reading(state_dir, &store);
+	int status = cli_open_store(state_dir, &store);
 	if (status != EXIT_OK)
 		return status;
 	cleanup_with(json_decrefp) json_t *list = NULL;
@@ -246,7 +245,7 @@ int cmd_show(int argc, char **argv)
 		return status < 0 ? EXIT_OK : status;
 
 	cleanup_with(store_freep) struct store *store = NULL;
-	status = open_store_for_reading(a.state_dir, &store);
+	status = cli_open_store(a.state_dir, &store);
 	if (status != EXIT_OK)
 		return status;
 	cleanup_free char *text = NULL;

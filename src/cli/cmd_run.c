@@ -49,6 +49,7 @@ enum {
 	OPT_SANDBOX,
 	OPT_WORKSPACE,
 	OPT_NET,
+	OPT_FIXES,
 	OPT_HELP,
 };
 
@@ -69,6 +70,7 @@ static const struct option run_options[] = {
 	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "net", required_argument, NULL, OPT_NET },
+	{ "fixes", required_argument, NULL, OPT_FIXES },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -175,6 +177,10 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 	case OPT_WORKSPACE:
 		r = replace_string(&req->workspace, arg);
 		break;
+	case OPT_FIXES:
+		if (parse_u64(arg, &req->fixes) < 0 || req->fixes == 0)
+			run_request_set_invalid(req, "--fixes '%.100s' must be a receipt id", arg);
+		break;
 	case OPT_NET:
 		if (strcmp(arg, "host") != 0 && strcmp(arg, "none") != 0)
 			run_request_set_invalid(req, "--net '%.100s' must be none (loopback only) or host", arg);
@@ -197,7 +203,7 @@ static void print_run_usage(FILE *f, const char *name)
 		      "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
 		      "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
 		      "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
-		      "                   -- CMD [ARG...]\n",
+		      "                   [--fixes ID] -- CMD [ARG...]\n",
 		      f);
 }
 
@@ -238,16 +244,21 @@ static void print_outcome(const struct run_cli *cli, const struct run_outcome *o
 			  receipt_status_to_string(o->status), o->message);
 	if (o->warning[0])
 		cli_error("warning: %s", o->warning);
+	if (o->gate_note[0])
+		cli_error("receipt %llu closes no failure: %s", (unsigned long long)o->id, o->gate_note);
 	if (cli->json) {
 		json_dumpf(o->receipt, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 	} else {
 		/* The seed logger's line, extended: one JSON object, fixed keys. */
 		printf("{\"receipt\":%llu,\"exit\":%d,\"bytes\":%llu,\"timed_out\":%s,"
-		       "\"match_expected\":%s,\"status\":\"%s\"}\n",
+		       "\"match_expected\":%s,\"status\":\"%s\",\"failure_opened\":%s,\"closes\":[",
 		       (unsigned long long)o->id, status, (unsigned long long)o->output_bytes,
 		       o->timed_out ? "true" : "false", o->match_expected ? "true" : "false",
-		       receipt_status_to_string(o->status));
+		       receipt_status_to_string(o->status), o->failure_opened ? "true" : "false");
+		for (size_t i = 0; i < o->n_closes; i++)
+			printf("%s%llu", i ? "," : "", (unsigned long long)o->closes[i]);
+		printf("]}\n");
 	}
 	fflush(stdout);
 }

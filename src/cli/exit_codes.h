@@ -9,7 +9,8 @@
 enum {
 	EXIT_OK = 0,
 	EXIT_NOT_FOUND_ITEM = 1, /* show: no such receipt */
-	EXIT_GATE_BLOCKED = 2, /* reserved for the gate */
+	EXIT_GATE_BLOCKED = 2, /* gate: a failure is open; hook: block */
+	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */
 	EXIT_TIMEOUT = 124,
 	EXIT_AIRLOCK_ERROR = 125, /* airlock failed or the input was invalid: nothing ran */
 	EXIT_CANNOT_EXECUTE = 126, /* found but not executable, or denied by policy */

@@ -33,6 +33,11 @@ static const struct {
 	{ "receipts", cmd_receipts, "list receipts" },
 	{ "show", cmd_show, "print a receipt, or page through its output" },
 	{ "doctor", cmd_doctor, "check every layer of the quarantine on this host" },
+	{ "gate", cmd_gate, "exit 2 while a failure is open in this workspace" },
+	{ "ack", cmd_ack, "acknowledge an open failure (read-only, or with the approver)" },
+	{ "approver", cmd_approver, "enrol the human approver (init) or show it" },
+	{ "classify", cmd_classify, "print a command's risk level 1-5 and the rule that decided" },
+	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
 };
 
 static void print_usage(FILE *f)

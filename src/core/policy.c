@@ -32,6 +32,7 @@ void policy_free(struct policy *policy)
 	strv_free(policy->env_set);
 	strv_free(policy->hide);
 	strv_free(policy->read_only);
+	strv_free(policy->gate_trivial);
 	free(policy);
 }
 
@@ -204,12 +205,23 @@ static int policy_parse_receipts(struct policy *p, json_t *obj, struct error *er
 	return r;
 }
 
+static int policy_parse_gate(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "trivial", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "gate", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "trivial")))
+		r = policy_replace_strv(&p->gate_trivial, v, "gate.trivial", err);
+	return r;
+}
+
 typedef int policy_section_fn(struct policy *p, json_t *obj, struct error *err);
 
 static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 {
 	static const char *const keys[] = { "schema", "deny_argv0", "timeout", "env",    "output",
-					    "limits", "receipts", "sandbox", NULL };
+					    "limits", "receipts", "sandbox", "gate",  NULL };
 	static const struct {
 		const char *name;
 		policy_section_fn *parse;
@@ -217,6 +229,7 @@ static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 		{ "timeout", policy_parse_timeout }, { "env", policy_parse_env },
 		{ "output", policy_parse_output },   { "limits", policy_parse_limits },
 		{ "receipts", policy_parse_receipts }, { "sandbox", policy_parse_sandbox },
+		{ "gate", policy_parse_gate },
 	};
 	int r = jsonutil_check_keys(root, "", keys, err);
 	if (r < 0)

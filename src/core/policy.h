@@ -25,6 +25,7 @@ struct policy {
 	char **hide; /* "~/" is the caller's home; others absolute */
 	char **read_only; /* relative: to the workspace */
 	uint64_t tmp_bytes;
+	char **gate_trivial; /* basenames whose success proves nothing */
 };
 
 /* A rule that refused a run: which one, and the offending value. */

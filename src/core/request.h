@@ -31,6 +31,7 @@ struct run_request {
 	char *workspace; /* NULL: the cwd */
 	bool share_net; /* --net host */
 	int tee_stdout_fd, tee_stderr_fd; /* -1: no tee */
+	uint64_t fixes; /* --fixes ID: the open failure this run claims to fix; 0 none */
 	/* Set when the front end or the job parser rejected the input: the
 	 * attempt is recorded with status "invalid" and nothing runs. */
 	char invalid_reason[512];

@@ -16,10 +16,13 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/strv.h"
 #include "core/env.h"
+#include "core/gate.h"
 #include "core/jsonutil.h"
 #include "core/policy.h"
+#include "core/rules.h"
 #include "core/store.h"
 #include "sandbox/sandbox.h"
 
@@ -49,6 +52,7 @@ struct run_state {
 	struct receipt_sandbox sandbox;
 	bool sandbox_enabled;
 	char *state_dir_real;
+	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
 	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
@@ -106,6 +110,7 @@ static void run_state_release(struct run_state *st)
 	free(st->exec_path);
 	free(st->workspace);
 	free(st->state_dir_real);
+	free(st->scope);
 	strv_free(st->hide);
 	strv_free(st->read_only);
 	run_env_release(&st->env);
@@ -194,6 +199,33 @@ static size_t argv_total_bytes(char *const *argv)
 	return n;
 }
 
+/* --fixes must name a failure that is open in this run's scope. */
+static int run_check_fixes(struct run_state *st)
+{
+	struct error err = { 0 };
+	cleanup_with(json_decrefp) json_t *entry = NULL;
+	int r = gate_scope(st->cwd, &st->scope, &err);
+	if (r == 0)
+		r = gate_find_open(st->store, st->req->fixes, &entry, &err);
+	if (r == -ENOENT) {
+		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: receipt %llu is not an open failure",
+			   (unsigned long long)st->req->fixes, (unsigned long long)st->req->fixes);
+		return -1;
+	}
+	if (r < 0) {
+		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: %s", (unsigned long long)st->req->fixes,
+			   err.msg);
+		return -1;
+	}
+	const char *scope = json_string_value(json_object_get(entry, "scope"));
+	if (!scope || strcmp(scope, st->scope) != 0) {
+		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: that failure is open in %.300s, not in %.300s",
+			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->scope);
+		return -1;
+	}
+	return 0;
+}
+
 /* Every check that can refuse the run before anything starts, in order;
  * returns -1 after recording the refusal. */
 static int run_check_request(struct run_state *st, char **environ_)
@@ -221,6 +253,8 @@ static int run_check_request(struct run_state *st, char **environ_)
 		return -1;
 	}
 	if (run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0)
+		return -1;
+	if (req->fixes && run_check_fixes(st) < 0)
 		return -1;
 	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
 	    policy_denies_timeout(policy, st->receipt.timeout_ms, &denial)) {
@@ -587,6 +621,45 @@ static void run_fill_outcome(const struct run_state *st, json_t *doc, struct run
 		snprintf(ret->message, sizeof(ret->message), "%s", rc->error);
 }
 
+/* What the receipt does to the gate, decided before it is written. A
+ * failure is opened first, so a crash cannot leave a failed receipt behind
+ * an open gate. */
+static int run_gate_prepare(struct run_state *st, json_t *doc, struct gate_effect *effect,
+			    struct error *err)
+{
+	const struct run_request *req = st->req;
+
+	if (!st->scope) {
+		/* The cwd may be what was invalid: fall back to the caller's. */
+		cleanup_free char *here = getcwd(NULL, 0);
+		const char *dir = st->cwd ? st->cwd : here;
+		int r = dir ? gate_scope(dir, &st->scope, err) : -ENOENT;
+		if (r < 0)
+			st->scope = strdup(dir ? dir : "/");
+		if (!st->scope)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	/* The rules are only needed to classify a failure, or the command of a
+	 * --fixes run: a plain success does not pay for loading them. */
+	bool failed = !json_is_true(json_object_get(doc, "match_expected")) ||
+		      st->receipt.status != RECEIPT_EXITED;
+	cleanup_with(rules_freep) struct rules *rules = NULL;
+	if ((failed || req->fixes) && rules_load_default(&rules, err) < 0)
+		return -EINVAL;
+	bool trivial = req->fixes && req->argv && req->argv[0] &&
+		       gate_is_trivial(st->policy, rules, req->argv);
+	return gate_prepare(st->store, doc, rules, st->scope, req->fixes, trivial, true, effect,
+			    err);
+}
+
+static void run_gate_outcome(const struct gate_effect *effect, struct run_outcome *ret)
+{
+	ret->failure_opened = effect->opened;
+	for (size_t i = 0; i < effect->n_closes && i < ARRAY_SIZE(ret->closes); i++)
+		ret->closes[ret->n_closes++] = effect->closes[i];
+	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
+}
+
 static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
 {
 	/* Like a shell, and like the seed runner: a command that could not be
@@ -599,6 +672,12 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	if (!doc)
 		return error_set(err, ENOMEM, "cannot build receipt %llu",
 				 (unsigned long long)st->receipt.id);
+	cleanup_with(gate_effect_release) struct gate_effect effect = { 0 };
+	struct error gate_err = { 0 };
+	int gate_r = run_gate_prepare(st, doc, &effect, &gate_err);
+	json_object_set_new(doc, "gate",
+			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
+				       : gate_effect_to_json(&effect));
 	cleanup_free char *text = json_dumps(doc, JSON_INDENT(2));
 	if (!text)
 		return error_set(err, ENOMEM, "cannot serialize receipt");
@@ -609,6 +688,17 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 		return r;
 
 	run_fill_outcome(st, NULL, ret);
+	if (gate_r < 0) {
+		/* The receipt is kept; the gate could not record it, and says so. */
+		*err = gate_err;
+		return error_prefix(err, "receipt %llu was written but the gate is not updated",
+				    (unsigned long long)st->receipt.id);
+	}
+	struct error commit_err = { 0 };
+	if (gate_commit(st->store, &effect, doc, &commit_err) < 0)
+		snprintf(ret->warning, sizeof(ret->warning), "receipt %llu: gate: %.900s",
+			 (unsigned long long)st->receipt.id, commit_err.msg);
+	run_gate_outcome(&effect, ret);
 	json_t *entry = receipt_index_entry(doc);
 	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
 	json_decref(entry);

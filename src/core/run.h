@@ -23,6 +23,11 @@ struct run_outcome {
 	char message[1024]; /* why it did not run or finish; empty for exited/signaled */
 	json_t *receipt; /* the document written */
 	char warning[1024]; /* a non-fatal problem (index not updated); may be empty */
+	/* What the receipt did to the gate (core/gate.h) */
+	bool failure_opened;
+	uint64_t closes[16];
+	size_t n_closes;
+	char gate_note[256]; /* why --fixes closed nothing, if it did not */
 };
 
 void run_outcome_release(struct run_outcome *outcome);

@@ -84,9 +84,15 @@ load helpers
 	printf '{"argv": ["true"], "job_id": "x", "expected_exit": [0, 1]}' > j.json
 	"$AIRLOCK" job j.json >/dev/null
 	"$AIRLOCK" job /nonexistent >/dev/null 2>&1 || true
+	# Gate fields, and receipts a host reported through its hook.
+	"$AIRLOCK" run --fixes 1 -- ls >/dev/null 2>&1 || true
+	printf '{"cwd":"%s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"make | tail"},"error":"Exit code 2","session_id":"s","tool_use_id":"t"}' "$PWD" |
+		"$AIRLOCK" hook claude post-tool-use >/dev/null
+	printf '{"cwd":"%s","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":{"llmContent":"x"}}' "$PWD" |
+		"$AIRLOCK" hook gemini post-tool-use >/dev/null
 	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
 		"$AIRLOCK_STATE_DIR"/receipts/*.json
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 10 ]
+	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 13 ]
 }

@@ -1,0 +1,71 @@
+#!/bin/sh
+# `airlock gate` at 10 and at 100,000 receipts with one open failure, side by
+# side with the seed's gate.py at the same counts, in one run. Prints a
+# Markdown section for docs/BENCHMARKS.md.
+#   bench/gate.sh AIRLOCK_BINARY
+set -eu
+cd "$(dirname "$0")/.."
+airlock=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3=/usr/bin/python3
+mkdir -p "$work/ws"
+
+# A state directory with N receipts: N-1 successes copied from a real one
+# (writing 100,000 through airlock would take a quarter of an hour here),
+# then a real failed run through airlock, which opens the failure.
+make_state() { # dir count
+	AIRLOCK_STATE_DIR="$1" "$airlock" run --sandbox=none --cwd "$work/ws" -- true >/dev/null
+	"$python3" - "$1" "$2" <<'PY'
+import json, os, sys
+state, count = sys.argv[1], int(sys.argv[2])
+template = json.load(open(os.path.join(state, "receipts", "1.json")))
+index = open(os.path.join(state, "index.jsonl"), "a")
+for i in range(2, count):
+    template["id"] = i
+    with open(os.path.join(state, "receipts", "%d.json" % i), "w") as f:
+        json.dump(template, f)
+    index.write(json.dumps({"id": i, "argv": template["argv"], "status": "exited", "exit_code": 0}) + "\n")
+open(os.path.join(state, "seq"), "w").write("%020d\n" % (count - 1))
+PY
+	AIRLOCK_STATE_DIR="$1" "$airlock" run --sandbox=none --cwd "$work/ws" -- false >/dev/null || true
+}
+# The seed's receipt directory: one JSON file per receipt, the newest failed.
+make_seed() { # dir count
+	"$python3" - "$1" "$2" <<'PY'
+import json, os, sys
+d, count = sys.argv[1], int(sys.argv[2])
+os.makedirs(d)
+for i in range(1, count + 1):
+    with open(os.path.join(d, "%08d.jsonl" % i), "w") as f:
+        json.dump({"id": i, "argv": ["make", "test"], "exit": 1 if i == count else 0}, f)
+PY
+}
+make_state "$work/s10" 10
+make_state "$work/s100k" 100000
+make_seed "$work/seed10" 10
+make_seed "$work/seed100k" 100000
+n=$(ls "$work/s100k/receipts" | wc -l)
+
+hyperfine -N -i --warmup 20 --runs 200 --export-json "$work/gate.json" \
+	"$airlock gate --state-dir $work/s10 --cwd $work/ws" \
+	"$airlock gate --state-dir $work/s100k --cwd $work/ws" \
+	>/dev/null
+RECEIPT_DIR="$work/seed10" hyperfine -N -i --warmup 3 --runs 20 --export-json "$work/seed10.json" \
+	"$python3 bench/seed/gate.py" >/dev/null
+RECEIPT_DIR="$work/seed100k" hyperfine -N -i --warmup 1 --runs 5 --export-json "$work/seed100k.json" \
+	"$python3 bench/seed/gate.py" >/dev/null
+med() { jq -r ".results[$2].median * 1000 | . * 1000 | round / 1000" "$1"; }
+g10=$(med "$work/gate.json" 0)
+g100k=$(med "$work/gate.json" 1)
+s10=$(med "$work/seed10.json" 0)
+s100k=$(med "$work/seed100k.json" 0)
+ratio() { echo "scale=2; $1 / $2" | bc; }
+echo "## The gate: \`airlock gate\` with one open failure"
+echo
+echo "| receipts in the state directory | \`airlock gate\` median ms | seed \`gate.py\` median ms | seed / airlock |"
+echo "|---:|---:|---:|---:|"
+echo "| 10 | $g10 | $s10 | $(ratio "$s10" "$g10") |"
+echo "| 100,000 ($n receipt files) | $g100k | $s100k | $(ratio "$s100k" "$g100k") |"
+echo
+echo "\`airlock gate\` at 100,000 receipts against 10: $(ratio "$g100k" "$g10")x (target: within 1.2x, and under 2 ms). It lists one directory of open failures and never reads receipts; the seed's gate sorts every receipt file name on each call."

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/* `airlock gate`, `ack`, `approver` and `classify`: the front ends of
+ * core/gate.c, core/approver.c and core/rules.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/parse.h"
+#include "basic/strv.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/approver.h"
+#include "core/gate.h"
+#include "core/rules.h"
+#include "core/store.h"
+
+#define GATE_SHOW_MAX 10
+
+int cli_read_secret(const char *prompt, char *buf, size_t size)
+{
+	cleanup_close int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	struct termios saved, quiet;
+
+	if (fd < 0)
+		return -ENXIO;
+	bool echo_off = tcgetattr(fd, &saved) == 0;
+	if (echo_off) {
+		quiet = saved;
+		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		/* TCSANOW: input typed ahead of the prompt is kept, not flushed. */
+		echo_off = tcsetattr(fd, TCSANOW, &quiet) == 0;
+	}
+	(void)!write(fd, prompt, strlen(prompt));
+	size_t n = 0;
+	int r = 0;
+	for (;;) {
+		char c;
+		ssize_t got = read(fd, &c, 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || c == '\n' || c == '\r')
+			break;
+		if (n + 1 >= size) {
+			r = -E2BIG;
+			continue;
+		}
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	if (echo_off)
+		tcsetattr(fd, TCSANOW, &saved);
+	(void)!write(fd, "\n", 1);
+	return r;
+}
+
+static void print_words(json_t *argv)
+{
+	size_t i;
+	json_t *arg;
+
+	json_array_foreach(argv, i, arg) {
+		const char *s = json_string_value(arg);
+		bool plain = s && *s && strpbrk(s, " \t\n'\"\\$`*?;&|<>()") == NULL;
+		printf(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
+	}
+}
+
+static void print_failure(json_t *e)
+{
+	unsigned long long id = (unsigned long long)json_integer_value(json_object_get(e, "receipt"));
+	const char *status = json_string_value(json_object_get(e, "status"));
+	const char *cwd = json_string_value(json_object_get(e, "cwd"));
+	const char *shell = json_string_value(json_object_get(e, "shell"));
+	const char *tail = json_string_value(json_object_get(e, "tail"));
+	json_t *code = json_object_get(e, "exit_code");
+
+	printf("receipt %llu is an open failure\n  command: ", id);
+	if (shell)
+		printf("%s (a shell string the host ran)", shell);
+	else
+		print_words(json_object_get(e, "argv"));
+	printf("\n  cwd:     %s\n  status:  %s", cwd ? cwd : "?", status ? status : "?");
+	if (json_is_integer(code))
+		printf(", exit %lld", (long long)json_integer_value(code));
+	printf(", expected ");
+	json_t *exp = json_object_get(e, "expected_exits");
+	for (size_t i = 0; i < json_array_size(exp); i++)
+		printf(i ? ",%lld" : "%lld", (long long)json_integer_value(json_array_get(exp, i)));
+	const char *damaged = json_string_value(json_object_get(e, "damaged"));
+	if (damaged)
+		printf("\n  (its gate entry is damaged: %s)", damaged);
+	printf("\n");
+	if (tail && *tail) {
+		printf("  last lines:\n");
+		for (const char *line = tail; line && *line;) {
+			const char *nl = strchr(line, '\n');
+			int len = nl ? (int)(nl - line) : (int)strlen(line);
+			printf("    | %.*s\n", len, line);
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	printf("  it closes when:\n");
+	if (!shell) {
+		printf("    - the same command succeeds again in the same cwd: airlock run -- ");
+		print_words(json_object_get(e, "argv"));
+		printf("\n");
+	} else {
+		printf("    - the host runs the same command string again and it succeeds, unmasked\n");
+	}
+	printf("    - a run naming it exits 0 with a command that is not a trivial success:\n"
+	       "      airlock run --fixes %llu -- CMD ...\n", id);
+	/* The entry has the risk since it was opened; older ones are classified now. */
+	struct rules_verdict v = { .risk = (int)json_integer_value(json_object_get(e, "risk")) };
+	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct error ignored;
+	if (v.risk == 0 && rules_load_default(&rules, &ignored) == 0) {
+		if (shell) {
+			rules_classify_shell(rules, shell, &v);
+		} else {
+			json_t *argv = json_object_get(e, "argv");
+			cleanup_strv char **words = calloc(json_array_size(argv) + 1, sizeof(char *));
+			for (size_t i = 0; words && i < json_array_size(argv); i++) {
+				const char *w = json_string_value(json_array_get(argv, i));
+				words[i] = strdup(w ? w : "");
+			}
+			if (words)
+				rules_classify(rules, words, &v);
+		}
+	}
+	if (v.risk == 1)
+		printf("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n", id);
+	else
+		printf("    - the approver acknowledges it in their own terminal: airlock ack %llu --reason TEXT\n", id);
+}
+
+int cmd_gate(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },	{ "cwd", required_argument, NULL, 'C' },
+		{ "state-dir", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = NULL, *cwd = NULL;
+	bool json = false;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'C':
+			cwd = optarg;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock gate [--json] [--cwd DIR] [--state-dir DIR]\n"
+			     "exits 0 when no failure is open in DIR's workspace (its git root, else DIR),\n"
+			     "2 when one is, and prints the open failures");
+			return EXIT_OK;
+		default:
+			cli_error("gate: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind < argc) {
+		cli_error("gate: unexpected argument '%s'", argv[optind]);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(store_freep) struct store *store = NULL;
+	int status = cli_open_store(state_dir, &store);
+	if (status != EXIT_OK)
+		return status;
+	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
+	cleanup_free char *scope = NULL;
+	struct error err = { 0 };
+	if (gate_scope(cwd ? cwd : here ? here : ".", &scope, &err) < 0) {
+		cli_error("gate: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(json_decrefp) json_t *open = NULL;
+	if (!store)
+		open = json_array();
+	else if (gate_list_open(store, scope, &open, &err) < 0) {
+		cli_error("gate: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	size_t n = json_array_size(open);
+	if (json) {
+		json_t *doc = json_pack("{s:s, s:I, s:O}", "scope", scope, "open", (json_int_t)n,
+					"failures", open);
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(doc);
+	} else if (n == 0) {
+		printf("no open failure in %s\n", scope);
+	} else {
+		printf("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", scope);
+		for (size_t i = 0; i < n && i < GATE_SHOW_MAX; i++) {
+			putchar('\n');
+			print_failure(json_array_get(open, i));
+		}
+		if (n > GATE_SHOW_MAX)
+			printf("\n... and %zu more (airlock gate --json lists all)\n", n - GATE_SHOW_MAX);
+	}
+	fflush(stdout);
+	return n ? EXIT_GATE_BLOCKED : EXIT_OK;
+}
+
+int cmd_ack(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "reason", required_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = NULL, *reason = NULL;
+	uint64_t id = 0;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			reason = optarg;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock ack ID --reason TEXT [--state-dir DIR]");
+			return EXIT_OK;
+		default:
+			cli_error("ack: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind + 1 != argc || parse_u64(argv[optind], &id) < 0 || id == 0) {
+		cli_error("ack: give one receipt id: airlock ack ID --reason TEXT");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (!reason || !*reason) {
+		cli_error("ack: --reason TEXT is required: it is recorded with the close");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(store_freep) struct store *store = NULL;
+	int status = cli_open_store(state_dir, &store);
+	if (status != EXIT_OK)
+		return status;
+	if (!store) {
+		cli_error("ack: receipt %llu is not an open failure (no state directory)",
+			  (unsigned long long)id);
+		return EXIT_NOT_FOUND_ITEM;
+	}
+	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct error err = { 0 };
+	if (rules_load_default(&rules, &err) < 0) {
+		cli_error("ack: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct gate_ack_result res;
+	int r = gate_ack(store, rules, id, reason, NULL, &res, &err);
+	if (r == -EACCES && res.needs_approval) {
+		char passphrase[1024];
+		char prompt[256];
+		snprintf(prompt, sizeof(prompt), "approver passphrase to acknowledge receipt %llu: ",
+			 (unsigned long long)id);
+		int t = cli_read_secret(prompt, passphrase, sizeof(passphrase));
+		if (t == -ENXIO) {
+			cli_error("ack: %s; the passphrase is read from a terminal and there is none here",
+				  err.msg);
+			return EXIT_NOT_APPROVED;
+		}
+		err = (struct error){ 0 };
+		r = t < 0 ? error_set(&err, EACCES, "the passphrase is too long")
+			  : gate_ack(store, rules, id, reason, passphrase, &res, &err);
+		explicit_bzero(passphrase, sizeof(passphrase));
+	}
+	if (r == -ENOENT) {
+		cli_error("ack: %s", err.msg);
+		return EXIT_NOT_FOUND_ITEM;
+	}
+	if (r == -EACCES) {
+		cli_error("ack: %s", err.msg);
+		return EXIT_NOT_APPROVED;
+	}
+	if (r < 0) {
+		cli_error("ack: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (res.fingerprint[0])
+		printf("receipt %llu closed (%s, approver %s)\n", (unsigned long long)id, res.move,
+		       res.fingerprint);
+	else
+		printf("receipt %llu closed (%s)\n", (unsigned long long)id, res.move);
+	return EXIT_OK;
+}
+
+static int approver_read_new(char *pass, size_t size)
+{
+	char again[1024];
+	int r = cli_read_secret("new approver passphrase: ", pass, size);
+
+	if (r == 0)
+		r = cli_read_secret("the same passphrase again: ", again, sizeof(again));
+	if (r == 0 && strcmp(pass, again) != 0)
+		r = -EINVAL;
+	explicit_bzero(again, sizeof(again));
+	return r;
+}
+
+int cmd_approver(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "system", no_argument, NULL, 'S' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = NULL;
+	bool system = false;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'S':
+			system = true;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock approver init [--system] [--state-dir DIR]\n"
+			     "       airlock approver show [--state-dir DIR]");
+			return EXIT_OK;
+		default:
+			cli_error("approver: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	const char *action = optind < argc ? argv[optind] : NULL;
+	if (!action || (strcmp(action, "init") != 0 && strcmp(action, "show") != 0) ||
+	    optind + 1 != argc) {
+		cli_error("approver: say init or show");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct error err = { 0 };
+	cleanup_with(store_freep) struct store *store = NULL;
+	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
+	const char *dir = state_dir ? state_dir : default_dir;
+	if (!dir || store_open(dir, strcmp(action, "init") == 0, &store, &err) < 0) {
+		cli_error("approver: %s", dir ? err.msg : "no state directory");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(approver_release) struct approver approver = { 0 };
+	char fp[20];
+	if (strcmp(action, "show") == 0) {
+		int r = approver_load(store, &approver, &err);
+		if (r == -ENOENT) {
+			printf("no approver is enrolled\n");
+			return EXIT_NOT_FOUND_ITEM;
+		}
+		if (r < 0) {
+			cli_error("approver: %s", err.msg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		const char *created = json_string_value(json_object_get(approver.doc, "created_at"));
+		printf("approver %s in %s, enrolled %s\n", approver_fingerprint(&approver, fp),
+		       approver.origin, created ? created : "?");
+		return EXIT_OK;
+	}
+
+	char old[1024] = "", pass[1024] = "";
+	bool replacing = approver_load(store, &approver, &err) == 0;
+	approver_release(&approver);
+	int r = 0;
+	if (replacing)
+		r = cli_read_secret("current approver passphrase: ", old, sizeof(old));
+	if (r == 0)
+		r = approver_read_new(pass, sizeof(pass));
+	if (r == -ENXIO) {
+		cli_error("approver: the passphrase is read from a terminal and there is none here");
+		return EXIT_NOT_APPROVED;
+	}
+	if (r < 0) {
+		cli_error("approver: %s", r == -EINVAL ? "the two passphrases differ" : "the passphrase is too long");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	r = approver_enroll(store, system, pass, replacing ? old : NULL, &approver, &err);
+	explicit_bzero(old, sizeof(old));
+	explicit_bzero(pass, sizeof(pass));
+	if (r < 0) {
+		cli_error("approver: %s", err.msg);
+		return r == -EACCES || r == -EEXIST ? EXIT_NOT_APPROVED : EXIT_AIRLOCK_ERROR;
+	}
+	printf("approver %s enrolled in %s\n", approver_fingerprint(&approver, fp), approver.origin);
+	return EXIT_OK;
+}
+
+int cmd_classify(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },   { "rules", required_argument, NULL, 'r' },
+		{ "shell", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *rules_path = NULL, *shell = NULL;
+	bool json = false;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			rules_path = optarg;
+			break;
+		case 'c':
+			shell = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock classify [--json] [--rules FILE] -- CMD [ARG...]\n"
+			     "       airlock classify [--json] [--rules FILE] --shell 'STRING'");
+			return EXIT_OK;
+		default:
+			cli_error("classify: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (!shell && optind >= argc) {
+		cli_error("classify: give a command after --, or --shell STRING");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (shell && optind < argc) {
+		cli_error("classify: give either a command or --shell, not both");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct error err = { 0 };
+	int r = rules_path ? rules_load_file(rules_path, &rules, &err)
+			   : rules_load_default(&rules, &err);
+	if (r < 0) {
+		cli_error("classify: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct rules_verdict v;
+	if (shell)
+		rules_classify_shell(rules, shell, &v);
+	else
+		rules_classify(rules, argv + optind, &v);
+	if (json) {
+		json_t *doc = json_pack("{s:i, s:s, s:s, s:s}", "risk", v.risk, "level", v.level,
+					"rule", v.rule, "reason", v.reason);
+		json_dumpf(doc, stdout, JSON_COMPACT);
+		putchar('\n');
+		json_decref(doc);
+	} else {
+		printf("risk %d (%s): rule %s: %s\n", v.risk, v.level, v.rule, v.reason);
+	}
+	return EXIT_OK;
+}

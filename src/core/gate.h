@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/policy.h"
+#include "core/rules.h"
+#include "core/store.h"
+
+/* The gate (docs/gate.md). A receipt that failed opens a failure in its
+ * scope (the git root of its cwd, else the cwd); the failure stays open until
+ * an honest move closes it:
+ *   rerun          the same argv, in the same cwd, with the same expected
+ *                  exits, later succeeds (the environment was repaired);
+ *   fixes          a run that names it (--fixes ID) exits 0 and is not a
+ *                  trivial success (true, echo, `sh -c :` ...);
+ *   ack-read-only  `airlock ack`, where the failed command was read-only;
+ *   ack-approved   `airlock ack` with the approver's passphrase.
+ * State lives in the state directory:
+ *   gate/open/<scope key>/<id>.json   one file per open failure
+ *   gate/closed/<id>.json             how it was closed, never rewritten
+ * so checking a scope reads one small directory, whatever the number of
+ * receipts. */
+
+#define GATE_FAILURE_SCHEMA "airlock.gate-failure/1"
+#define GATE_CLOSE_SCHEMA   "airlock.gate-close/1"
+#define GATE_MAX_CLOSES	    16
+
+/* The git root above dir (a directory holding .git), else dir itself. */
+int gate_scope(const char *dir, char **ret_scope, struct error *err);
+
+/* What one receipt does to the gate; filled by gate_prepare(). */
+struct gate_effect {
+	char *scope;
+	bool opened;
+	uint64_t fixes; /* 0: names no failure */
+	bool trivial; /* fixes was attempted with a trivial command */
+	bool verified; /* airlock ran it, or the host's status is not masked */
+	uint64_t closes[GATE_MAX_CLOSES];
+	const char *moves[GATE_MAX_CLOSES];
+	size_t n_closes;
+	char note[256]; /* why --fixes closed nothing, if it did not */
+};
+void gate_effect_release(struct gate_effect *e);
+
+/* Decides what receipt (a receipt document) does in scope. A failure's entry
+ * records the failed command's risk by rules (when given), so `airlock gate`
+ * can say which kind of ack applies without loading them. A failure is
+ * opened at once (before the receipt is written, so a crash in between
+ * leaves the gate closed, not open to anything); closes wait for
+ * gate_commit(). */
+int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
+		 const char *scope, uint64_t fixes, bool trivial, bool verified,
+		 struct gate_effect *ret, struct error *err);
+json_t *gate_effect_to_json(const struct gate_effect *e);
+/* Once the receipt is written: records and applies its closes. */
+int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+		struct error *err);
+
+/* The open failures of scope, newest first. */
+int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
+		   struct error *err);
+/* The open failure with this receipt id, in any scope; -ENOENT when none. */
+int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
+/* The close record of a failure; -ENOENT when it is not closed. */
+int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
+/* Closes the open failure entry by move; by_receipt 0 for acks. */
+int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+	       const char *reason, json_t *approval, struct error *err);
+
+/* `airlock ack ID --reason TEXT`. A failure whose command the rules call
+ * read-only (risk 1) closes with the reason alone (ack-read-only); any other
+ * needs the approver's passphrase (ack-approved, signed). Without one,
+ * returns -EACCES with needs_approval set, so the front end can ask the human
+ * and call again. -ENOENT: no such open failure. */
+struct gate_ack_result {
+	bool needs_approval;
+	const char *move;
+	struct rules_verdict verdict; /* of the failed command */
+	char fingerprint[20]; /* the approver's, when one signed */
+};
+int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,
+	     const char *passphrase, struct gate_ack_result *ret, struct error *err);
+
+/* Whether argv is a trivial success by the policy's gate.trivial list,
+ * seen through wrappers and `sh -c` scripts (rules give both). */
+bool gate_is_trivial(const struct policy *policy, const struct rules *rules, char *const *argv);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+
+/* The agent hosts' hooks (docs/gate.md, "Hooks"): Claude Code, Codex and
+ * Gemini CLI hand a JSON payload on stdin before a tool runs, after it ran,
+ * and when the agent wants to stop. hook_handle() reads one, consults the
+ * gate, and says what to do; the front end formats that in the host's
+ * dialect. Unknown payload fields are ignored: hosts add them monthly. */
+
+enum hook_dialect { HOOK_CLAUDE, HOOK_CODEX, HOOK_GEMINI };
+enum hook_event { HOOK_PRE_TOOL_USE, HOOK_POST_TOOL_USE, HOOK_STOP };
+
+enum hook_decision {
+	HOOK_PASS, /* no opinion: the host's own permission flow goes on */
+	HOOK_BLOCK, /* refuse the tool, or refuse to stop */
+};
+
+#define HOOK_MAX_PAYLOAD (1 << 20)
+
+struct hook_context {
+	const char *state_dir; /* NULL: the default */
+	char **environ_;
+};
+
+struct hook_outcome {
+	enum hook_decision decision;
+	char message[4096]; /* the block reason, or context for the agent; facts only */
+	char event_name[64]; /* the payload's hook_event_name, for the reply */
+	uint64_t receipt; /* post-tool-use: the receipt recorded; 0 none */
+};
+
+int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum hook_event event,
+		const char *payload, size_t n, struct hook_outcome *ret, struct error *err);

@@ -1,0 +1,245 @@
+#!/usr/bin/env bats
+# The gate: open failures, the honest moves that close them, ack and the
+# approver, classify. docs/gate.md is the specification.
+load helpers
+
+fail_once() { # a command that fails, scoped to $WORK
+	al run -- sh -c 'echo "FAILED test_x: missing DATABASE_URL" >&2; exit 1'
+	[ "$status" -eq 1 ]
+	FAILED=$(receipt_id)
+}
+
+@test "no receipts: the gate is open (exit 0) and says so" {
+	al gate
+	[ "$status" -eq 0 ]
+	[[ "$output" == "no open failure in $(pwd -P)" ]]
+}
+
+@test "a failure blocks the gate with exit 2 and prints facts: id, argv, status, last lines, the moves" {
+	fail_once
+	rq .gate.opened | grep -qx true
+	al gate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"receipt $FAILED is an open failure"* ]]
+	[[ "$output" == *"exit 1, expected 0"* ]]
+	[[ "$output" == *"| FAILED test_x: missing DATABASE_URL"* ]]
+	[[ "$output" == *"airlock run --fixes $FAILED -- CMD"* ]]
+	[[ "$output" == *"airlock ack $FAILED --reason TEXT"* ]]
+	al gate --json
+	[ "$status" -eq 2 ]
+	jq -e ".open == 1 and .failures[0].receipt == $FAILED and .failures[0].exit_code == 1" <<<"$output"
+}
+
+@test "running true never clears the gate (the seed's trick)" {
+	fail_once
+	al run -- true
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$output")" = "[]" ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "--fixes with a trivial success closes nothing, and says why" {
+	fail_once
+	while IFS= read -r line; do
+		eval "args=($line)"
+		al run --fixes "$FAILED" -- "${args[@]}"
+		[ "$status" -eq 0 ] || { echo "$line: $status $stderr"; return 1; }
+		[[ "$stderr" == *"a trivial success closes nothing"* ]] || { echo "$line: $stderr"; return 1; }
+	done <<'EOF'
+true
+sh -c :
+echo fixed
+sh -c 'exit 0'
+bash -c 'true; echo ok'
+env X=1 true
+timeout 5 test -e /
+EOF
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "--fixes with a real command that exits 0 closes it, and the close cites both receipts" {
+	fail_once
+	al run --fixes "$FAILED" -- sh -c 'test -d . && ls >/dev/null'
+	[ "$status" -eq 0 ]
+	fixer=$(receipt_id)
+	[ "$(jq -c .closes <<<"$output")" = "[$FAILED]" ]
+	rq '.gate.closes[0].move' | grep -qx fixes
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+	jq -e ".move == \"fixes\" and .by_receipt == $fixer" "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+}
+
+@test "--fixes with --expect cannot turn the failing exit into a close" {
+	al run -- sh -c 'exit 3'
+	FAILED=$(receipt_id)
+	al run --fixes "$FAILED" --expect 3 -- sh -c 'ls >/dev/null; exit 3'
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"only an exit status of 0 closes a failure"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "the same argv in the same cwd succeeding closes it (the environment was repaired)" {
+	al run -- sh -c 'test -e marker'
+	FAILED=$(receipt_id)
+	touch marker
+	al run -- sh -c 'test -e marker'
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$output")" = "[$FAILED]" ]
+	rq '.gate.closes[0].move' | grep -qx rerun
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+}
+
+@test "the same argv in another cwd, or with a different expectation, does not close it" {
+	al run -- sh -c 'test -e marker'
+	mkdir sub && touch sub/marker
+	al run --cwd sub -- sh -c 'test -e marker'
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$output")" = "[]" ]
+	al run --expect 1 -- sh -c 'test -e marker'
+	[ "$(jq -c .closes <<<"$output")" = "[]" ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "failures are scoped to their workspace: the git root, else the cwd" {
+	mkdir -p repo/sub other
+	git -C repo init -q
+	al run --cwd repo/sub -- false
+	cd other
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+	cd ../repo
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	run "$AIRLOCK" gate --cwd "$WORK/repo/sub"
+	[ "$status" -eq 2 ]
+}
+
+@test "timeouts, denials, not-found and invalid input open failures too" {
+	al run --timeout 200ms -- sleep 5
+	[ "$status" -eq 124 ]
+	rq .gate.opened | grep -qx true
+	al run -- sudo true
+	[ "$status" -eq 126 ]
+	rq .gate.opened | grep -qx true
+	run -127 --separate-stderr "$AIRLOCK" run -- no-such-command-x
+	rq .gate.opened | grep -qx true
+	al run --cwd /nonexistent -- true
+	[ "$status" -eq 125 ]
+	rq .gate.opened | grep -qx true
+	run "$AIRLOCK" gate --json
+	[ "$(jq .open <<<"$output")" -eq 4 ]
+}
+
+@test "--fixes naming something that is not an open failure is refused with a receipt" {
+	al run --fixes 999 -- make
+	[ "$status" -eq 125 ]
+	one_error_line "--fixes 999: receipt 999 is not an open failure"
+	[ "$(rq .status)" = invalid ]
+}
+
+@test "ack of a read-only command's failure needs only a reason" {
+	al run -- ls /nonexistent-dir
+	FAILED=$(receipt_id)
+	al ack "$FAILED"
+	[ "$status" -eq 125 ]
+	al ack "$FAILED" --reason "the directory is created later by the build"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"closed (ack-read-only)"* ]]
+	jq -e '.move == "ack-read-only" and .reason == "the directory is created later by the build"' \
+		"$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+	al ack "$FAILED" --reason again
+	[ "$status" -eq 1 ]
+}
+
+@test "ack of anything else needs the approver; without a terminal it is refused (77)" {
+	fail_once
+	al ack "$FAILED" --reason "I say so" </dev/null
+	[ "$status" -eq 77 ]
+	[[ "$stderr" == *"needs the approver"* ]]
+	setsid -w "$AIRLOCK" ack "$FAILED" --reason "no tty" </dev/null >/dev/null 2>&1 || s=$?
+	[ "${s:-0}" -eq 77 ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+# An agent-side process with a pty of its own still lacks the passphrase.
+@test "approver: a forged or missing passphrase never closes, the right one does and signs" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	[ ! -e /etc/airlock/approver.json ] || skip "a system approver is enrolled on this host"
+	fail_once
+	# No approver enrolled: nothing to sign with.
+	run script -qec "'$AIRLOCK' ack $FAILED --reason x" /dev/null <<<"anything"
+	[[ "$output" == *"no approver is enrolled"* ]]
+	printf 'correct horse battery\ncorrect horse battery\n' |
+		script -qec "'$AIRLOCK' approver init" /dev/null
+	run "$AIRLOCK" approver show
+	[ "$status" -eq 0 ]
+	fp=$(awk '{print $2}' <<<"$output")
+	# The agent guesses.
+	run script -qec "'$AIRLOCK' ack $FAILED --reason guess" /dev/null <<<"hunter2 hunter2"
+	[[ "$output" == *"not the approver's passphrase"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# The agent re-enrols with a passphrase of its own: refused.
+	run script -qec "'$AIRLOCK' approver init" /dev/null <<<$'guess\nmine mine mine\nmine mine mine'
+	run "$AIRLOCK" approver show
+	[[ "$output" == *"$fp"* ]]
+	# The human.
+	run script -qec "'$AIRLOCK' ack $FAILED --reason 'known flaky, issue 12'" /dev/null <<<"correct horse battery"
+	[[ "$output" == *"closed (ack-approved, approver $fp)"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+	jq -e '.move == "ack-approved" and (.approval.signature | length) == 128 and
+		(.approval.message | contains("reason=known flaky, issue 12"))' \
+		"$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+}
+
+@test "a quarantined command cannot ack, forge a close, or remove an open failure" {
+	fail_once
+	state="$AIRLOCK_STATE_DIR"
+	al run --env AIRLOCK_STATE_DIR -- sh -c "
+		'$AIRLOCK' ack $FAILED --reason x; airlock ack $FAILED --reason x;
+		mkdir -p '$state/gate/closed' && echo '{}' > '$state/gate/closed/$FAILED.json';
+		rm -rf '$state/gate/open'; ls '$state'"
+	[ ! -e "$state/gate/closed/$FAILED.json" ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "classify: levels, rules and flag vetoes, as text and JSON" {
+	al classify -- git status
+	[ "$status" -eq 0 ]
+	[ "$output" = "risk 1 (read-only inspection): rule git-read: reads the repository" ]
+	al classify --json -- git -c core.pager=sh log
+	jq -e '.risk == 4 and .rule == "git-write"' <<<"$output"
+	al classify --json -- find . -exec rm {} +
+	jq -e '.risk == 4' <<<"$output"
+	al classify --json -- rm -rf /
+	jq -e '.risk == 5 and .rule == "rm-outside"' <<<"$output"
+	al classify --json --shell 'ls | wc -l && git diff'
+	jq -e '.risk == 1' <<<"$output"
+	al classify --json --shell 'ls > f'
+	jq -e '.risk == 4 and (.rule | startswith("unparsed-shell"))' <<<"$output"
+	al classify
+	[ "$status" -eq 125 ]
+	echo '{"schema":"airlock.rules/1"}' > bad.json
+	al classify --rules bad.json -- ls
+	[ "$status" -eq 125 ]
+	one_error_line "levels"
+}
+
+@test "gate stays constant-time: it never reads receipts" {
+	fail_once
+	# Receipts the gate would have to sort if it read them: take them away.
+	mv "$AIRLOCK_STATE_DIR/receipts" "$AIRLOCK_STATE_DIR/receipts.away"
+	mkdir "$AIRLOCK_STATE_DIR/receipts"
+	mv "$AIRLOCK_STATE_DIR/index.jsonl" "$AIRLOCK_STATE_DIR/index.away"
+	run "$AIRLOCK" gate --json
+	[ "$status" -eq 2 ]
+	[ "$(jq .open <<<"$output")" -eq 1 ]
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# `airlock hook`: host payloads in (tests/fixtures/hosts), decisions out.
+# Every internal error must be an explicit block (exit 2 and a reason on
+# stderr): the hosts run the tool when a hook exits 1, times out or prints
+# bad JSON.
+load helpers
+
+FIXTURES="$BATS_TEST_DIRNAME/../fixtures/hosts"
+
+payload() { # fixture, command, [active]
+	local cmd=${2//\\/\\\\}
+	cmd=${cmd//\"/\\\"}
+	sed -e "s|@CWD@|$WORK|g" -e "s|@ACTIVE@|${3:-false}|g" -e "s|@PATH@|${4:-}|g" \
+		-e "s|@COMMAND@|$(printf '%s' "$cmd" | sed 's/[&|]/\\&/g')|g" "$FIXTURES/$1"
+}
+
+hook() { # dialect event fixture command [active] [path]
+	local input
+	input=$(payload "$3" "$4" "${5:-false}" "${6:-}")
+	run --separate-stderr "$AIRLOCK" hook "$1" "$2" <<<"$input"
+}
+
+open_failure() {
+	"$AIRLOCK" run -- sh -c 'echo "E: no DATABASE_URL" >&2; exit 1' >/dev/null || true
+	FAILED=$(jq -r .id "$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)")
+}
+
+@test "claude pre-tool-use with nothing open: no block, the risk as context" {
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "npm test"
+	[ "$status" -eq 0 ]
+	jq -e '.hookSpecificOutput.hookEventName == "PreToolUse" and
+		(.hookSpecificOutput.additionalContext | contains("risk 3"))' <<<"$output"
+}
+
+@test "pre-tool-use blocks a new command while a failure is open, citing the receipt (all three hosts)" {
+	open_failure
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "npm test"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"airlock receipt $FAILED is an open failure"* ]]
+	[[ "$stderr" == *"E: no DATABASE_URL"* ]]
+	hook codex pre-tool-use codex/0.169/pre-tool-use.json "make"
+	[ "$status" -eq 2 ]
+	[ -n "$stderr" ]
+	[ -z "$output" ]
+	hook gemini pre-tool-use gemini-cli/0.20/before-tool.json "make"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
+}
+
+@test "while a failure is open, read-only commands and commands naming it pass" {
+	open_failure
+	for cmd in "git status" "ls -la && git diff" "cat README | head -5" "airlock gate" \
+		"airlock run --fixes $FAILED -- make test" "airlock ack $FAILED --reason flaky"; do
+		hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "$cmd"
+		[ "$status" -eq 0 ] || { echo "$cmd: $stderr"; return 1; }
+	done
+	# Naming another id, or smuggling a second command, does not.
+	for cmd in "airlock run --fixes 999 -- make" "airlock run --fixes $FAILED -- make; rm -rf build" \
+		"git status > out" "airlock approver init"; do
+		hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "$cmd"
+		[ "$status" -eq 2 ] || { echo "$cmd passed"; return 1; }
+	done
+}
+
+@test "codex gets no output at all on a pass (unknown fields would fail its hook)" {
+	hook codex pre-tool-use codex/0.169/pre-tool-use.json "ls"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	hook gemini pre-tool-use gemini-cli/0.20/before-tool.json "ls"
+	[ "$status" -eq 0 ]
+	[ "$output" = "{}" ]
+}
+
+@test "risk 5 is refused even with nothing open" {
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "sudo rm -rf /"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"risk 5"* ]]
+}
+
+@test "a file tool aimed at the state directory is refused" {
+	"$AIRLOCK" run -- true >/dev/null
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-write.json "" false "$AIRLOCK_STATE_DIR/gate/closed/1.json"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"state directory"* ]]
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-write.json "" false "$WORK/notes.txt"
+	[ "$status" -eq 0 ]
+}
+
+@test "post-tool-use turns the host's run into a receipt marked with its source; a failure opens the gate" {
+	hook claude post-tool-use claude-code/2.1/post-tool-use-failure-bash.json "pytest -q"
+	[ "$status" -eq 0 ]
+	jq -e '.hookSpecificOutput.hookEventName == "PostToolUseFailure"' <<<"$output"
+	id=$(jq -r '.hookSpecificOutput.additionalContext' <<<"$output" | grep -o 'receipt [0-9]*' | cut -d' ' -f2)
+	r="$AIRLOCK_STATE_DIR/receipts/$id.json"
+	jq -e '.source == "claude-post-tool-use" and .exit_code == 1 and .shell == "pytest -q" and
+		.host.agent == "claude-code" and .host.tool_use_id == "toolu_01FAIL" and .gate.opened and
+		.duration_ms == 1870 and (.stdout | contains("AssertionError"))' "$r"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# The host runs the same command again and it passes: closed by rerun.
+	hook claude post-tool-use claude-code/2.1/post-tool-use-bash.json "pytest -q"
+	[ "$status" -eq 0 ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+}
+
+@test "a masked success is recorded as unverified and closes nothing" {
+	hook claude post-tool-use claude-code/2.1/post-tool-use-failure-bash.json "pytest -q"
+	for cmd in "pytest -q | tail -15" "pytest -q || true" "pytest -q; echo done" "pytest -q &"; do
+		hook claude post-tool-use claude-code/2.1/post-tool-use-bash.json "$cmd"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *unverified* ]] || { echo "$cmd: $output"; return 1; }
+	done
+	r=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.host.verified == false and .host.masking == "background"' "$r"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "gemini after-tool reads its exit code" {
+	hook gemini post-tool-use gemini-cli/0.20/after-tool.json "make"
+	[ "$status" -eq 0 ]
+	[ "$output" = "{}" ]
+	r=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.source == "gemini-after-tool" and .exit_code == 2 and .host.exit_code_reported' "$r"
+}
+
+@test "stop blocks while a failure is open, with a loop guard" {
+	hook claude stop claude-code/2.1/stop.json "" false
+	[ "$status" -eq 0 ]
+	[ "$output" = "{}" ]
+	open_failure
+	hook claude stop claude-code/2.1/stop.json "" false
+	[ "$status" -eq 0 ]
+	jq -e ".decision == \"block\" and (.reason | contains(\"receipt $FAILED\"))" <<<"$output"
+	hook claude stop claude-code/2.1/stop.json "" true
+	jq -e '.decision == "block"' <<<"$output"
+	# The same failure a third time with stop_hook_active: let it stop.
+	hook claude stop claude-code/2.1/stop.json "" true
+	[ "$status" -eq 0 ]
+	[ "$output" = "{}" ]
+	hook codex stop codex/0.169/stop.json "" false
+	jq -e '.decision == "block"' <<<"$output"
+}
+
+@test "every internal error is an explicit block: exit 2 and a reason, never 1" {
+	for input in "" "not json" "[1,2]" '{"tool_name":"Bash","tool_input":{}}' \
+		'{"tool_name":"Bash","tool_input":{"command":7}}' '{"a":1,"a":2}'; do
+		run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$input"
+		[ "$status" -eq 2 ] || { echo "input '$input': status $status"; return 1; }
+		[[ "$stderr" == *"blocking"* ]]
+	done
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use --bogus </dev/null
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$AIRLOCK" hook vim pre-tool-use </dev/null
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$AIRLOCK" hook claude launch </dev/null
+	[ "$status" -eq 2 ]
+	head -c 2000000 /dev/zero | tr '\0' ' ' >big
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <big
+	[ "$status" -eq 2 ]
+	# An unusable state directory is a block too.
+	echo x > "$TEST_DIR/notadir"
+	AIRLOCK_STATE_DIR="$TEST_DIR/notadir" hook claude post-tool-use claude-code/2.1/post-tool-use-bash.json "ls"
+	[ "$status" -eq 2 ]
+}
+
+@test "a hook that hangs on stdin is cut off by its own deadline with a block" {
+	[ -z "${AIRLOCK_SANITIZED:-}" ] || skip "timing under sanitizers"
+	start=$(date +%s)
+	run --separate-stderr timeout 30 "$AIRLOCK" hook claude pre-tool-use < <(sleep 20)
+	[ "$status" -eq 2 ]
+	[ $(( $(date +%s) - start )) -lt 15 ]
+	[[ "$stderr" == *"blocking"* ]]
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/* The shell reading, the rules, the gate's state and the approver. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/ed25519.h"
+#include "core/approver.h"
+#include "core/gate.h"
+#include "core/policy.h"
+#include "core/rules.h"
+#include "core/shellwords.h"
+#include "core/store.h"
+#include "harness.h"
+
+static void test_shell_plain_commands_and_operators(void)
+{
+	struct shell_script s;
+	const char *text = "git status && ls -la 'a b' \"c\\\"d\"; echo x | wc -l";
+
+	ASSERT_EQ_INT(shell_script_parse(text, strlen(text), &s), 0);
+	ASSERT_TRUE(s.plain);
+	ASSERT_EQ_INT(s.n_commands, 4);
+	ASSERT_EQ_STR(s.commands[1].argv[2], "a b");
+	ASSERT_EQ_STR(s.commands[1].argv[3], "c\"d");
+	ASSERT_EQ_INT(s.commands[0].op_after, SHELL_OP_AND);
+	ASSERT_EQ_INT(s.commands[1].op_after, SHELL_OP_SEQ);
+	ASSERT_EQ_INT(s.commands[2].op_after, SHELL_OP_PIPE);
+	ASSERT_EQ_INT(shell_script_masking(&s), SHELL_MASK_SEQUENCE | SHELL_MASK_PIPE);
+	shell_script_release(&s);
+}
+
+static void test_shell_masking_forms(void)
+{
+	static const struct {
+		const char *text;
+		unsigned mask;
+	} cases[] = {
+		{ "pytest -q | tail -15", SHELL_MASK_PIPE },
+		{ "make || true", SHELL_MASK_OR },
+		{ "make; echo done", SHELL_MASK_SEQUENCE },
+		{ "make &", SHELL_MASK_BACKGROUND },
+		{ "make && make install", 0 },
+		{ "make 2>&1 | tee log", SHELL_MASK_PIPE | SHELL_MASK_UNPARSED },
+		{ "make\n", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct shell_script s;
+		ASSERT_EQ_INT(shell_script_parse(cases[i].text, strlen(cases[i].text), &s), 0);
+		unsigned mask = shell_script_masking(&s);
+		shell_script_release(&s);
+		if (mask != cases[i].mask)
+			printf("# case %zu: %s\n", i, cases[i].text);
+		ASSERT_EQ_INT(mask, cases[i].mask);
+	}
+}
+
+static void test_shell_not_plain(void)
+{
+	static const char *const cases[] = {
+		"echo $HOME",	     "echo `id`",	 "cat < f",	     "ls > f",
+		"(cd x; ls)",	     "ls *.c",		 "X=1 make",	     "echo 'open",
+		"ls # hidden",	     "echo {a,b}",	 "ls ~",	     "echo \\; x",
+		"cat <(ls)",	     "echo $(rm -rf x)", "echo \"$X\"",	     "a &&",
+		"| ls",		     "ls\r",		 "ls \xc2\xa0-la",   "echo a;; b",
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct shell_script s;
+		ASSERT_EQ_INT(shell_script_parse(cases[i], strlen(cases[i]), &s), 0);
+		bool plain = s.plain;
+		shell_script_release(&s);
+		if (plain)
+			printf("# read as plain: %s\n", cases[i]);
+		ASSERT_TRUE(!plain);
+	}
+}
+
+static void test_shell_redirection_target_is_not_an_argument(void)
+{
+	struct shell_script s;
+	const char *text = "true 2>/dev/null >out";
+
+	ASSERT_EQ_INT(shell_script_parse(text, strlen(text), &s), 0);
+	ASSERT_EQ_INT(s.n_commands, 1);
+	ASSERT_EQ_STR(s.commands[0].argv[0], "true");
+	ASSERT_TRUE(s.commands[0].argv[1] == NULL);
+	shell_script_release(&s);
+}
+
+static int classify(const struct rules *rules, const char *const *argv)
+{
+	struct rules_verdict v;
+
+	rules_classify(rules, (char *const *)argv, &v);
+	return v.risk;
+}
+
+static void test_rules_flag_vetoes(void)
+{
+	struct rules *rules = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(rules_load_default(&rules, &err), 0);
+	static const struct {
+		const char *argv[8];
+		int risk;
+	} cases[] = {
+		{ { "git", "status", NULL }, 1 },
+		{ { "git", "-C", "sub", "diff", NULL }, 1 },
+		{ { "/usr/bin/git", "log", "--oneline", NULL }, 1 },
+		{ { "git", "-c", "core.pager=sh", "log", NULL }, 4 },
+		{ { "git", "diff", "--output=/tmp/x", NULL }, 4 },
+		{ { "git", "diff", "--ext-diff", NULL }, 4 },
+		{ { "git", "branch", NULL }, 1 },
+		{ { "git", "branch", "-D", "main", NULL }, 4 },
+		{ { "git", "push", "--force", NULL }, 5 },
+		{ { "find", ".", "-name", "x", NULL }, 1 },
+		{ { "find", ".", "-exec", "rm", "{}", ";", NULL }, 4 },
+		{ { "find", ".", "-delete", NULL }, 4 },
+		{ { "rg", "--pre", "sh", "x", NULL }, 4 },
+		{ { "rg", "-iz", "x", NULL }, 4 },
+		{ { "rg", "-i", "x", NULL }, 1 },
+		{ { "sed", "-n", "1,5p", "f", NULL }, 1 },
+		{ { "sed", "-i", "s/a/b/", "f", NULL }, 4 },
+		{ { "sed", "-i.bak", "s/a/b/", "f", NULL }, 4 },
+		{ { "ls", NULL }, 1 },
+		{ { "env", "FOO=1", "ls", NULL }, 1 },
+		{ { "timeout", "5", "rm", "-rf", "/", NULL }, 5 },
+		{ { "sudo", "ls", NULL }, 5 },
+		{ { "sh", "-c", "ls && git status", NULL }, 1 },
+		{ { "bash", "-lc", "ls; rm -rf ~", NULL }, 5 },
+		{ { "sh", "-c", "ls > out", NULL }, 4 },
+		{ { "make", NULL }, 3 },
+		{ { "frobnicate", NULL }, 4 },
+		{ { "airlock", "gate", NULL }, 1 },
+		{ { "airlock", "approver", "init", NULL }, 5 },
+		{ { "script", "-qc", "airlock ack 1", NULL }, 5 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int risk = classify(rules, cases[i].argv);
+		if (risk != cases[i].risk)
+			printf("# case %zu: %s %s\n", i, cases[i].argv[0],
+			       cases[i].argv[1] ? cases[i].argv[1] : "");
+		ASSERT_EQ_INT(risk, cases[i].risk);
+	}
+	rules_free(rules);
+}
+
+static void test_rules_errors_name_the_key(void)
+{
+	struct rules *rules = NULL;
+	struct error err = { 0 };
+	const char *doc = "{\"schema\":\"airlock.rules/1\",\"levels\":{\"1\":\"a\",\"2\":\"b\","
+			  "\"3\":\"c\",\"4\":\"d\",\"5\":\"e\"},\"default\":{\"risk\":4,\"reason\":\"x\"},"
+			  "\"unparsed_shell\":{\"risk\":4,\"reason\":\"y\"},\"shells\":[\"sh\"],"
+			  "\"wrappers\":[],\"rules\":[{\"id\":\"a\",\"argv0\":[\"ls\"],\"risk\":9,"
+			  "\"reason\":\"z\"}]}";
+
+	ASSERT_TRUE(rules_parse(doc, strlen(doc), &rules, &err) < 0);
+	ASSERT_TRUE(strstr(err.msg, "rules[0].risk") != NULL);
+}
+
+static void test_gate_trivial_successes(void)
+{
+	struct rules *rules = NULL;
+	struct policy *policy = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(rules_load_default(&rules, &err), 0);
+	ASSERT_EQ_INT(policy_load_default(&policy, &err), 0);
+	const char *trivial[][5] = {
+		{ "true", NULL },	       { ":", NULL },
+		{ "/bin/echo", "ok", NULL },   { "sh", "-c", "exit 0", NULL },
+		{ "bash", "-c", "true; echo fixed", NULL },
+		{ "env", "X=1", "true", NULL }, { "timeout", "5", "test", "-e", NULL },
+		{ "sh", "-c", "", NULL },
+	};
+	const char *real[][5] = {
+		{ "make", "test", NULL },
+		{ "sh", "-c", "true && make", NULL },
+		{ "pytest", NULL },
+	};
+	for (size_t i = 0; i < sizeof(trivial) / sizeof(trivial[0]); i++)
+		ASSERT_TRUE(gate_is_trivial(policy, rules, (char *const *)trivial[i]));
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++)
+		ASSERT_TRUE(!gate_is_trivial(policy, rules, (char *const *)real[i]));
+	rules_free(rules);
+	policy_free(policy);
+}
+
+static json_t *fake_receipt(uint64_t id, const char *cmd, int code)
+{
+	return json_pack("{s:I, s:s, s:[s,s,s], s:s, s:s, s:i, s:b, s:[i], s:s, s:s}", "id",
+			 (json_int_t)id, "source", "run", "argv", "sh", "-c", cmd, "cwd", "/w",
+			 "status", "exited", "exit_code", code, "match_expected", code == 0,
+			 "expected_exits", 0, "stdout", "", "stderr", "line1\nline2\n");
+}
+
+static void test_gate_opens_and_closes(void)
+{
+	char dir[] = "/tmp/airlock-gate-XXXXXX";
+	struct store *store = NULL;
+	struct error err = { 0 };
+	struct gate_effect e;
+	json_t *open = NULL;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	ASSERT_EQ_INT(store_open(dir, true, &store, &err), 0);
+
+	json_t *failed = fake_receipt(1, "make", 2);
+	ASSERT_EQ_INT(gate_prepare(store, failed, NULL, "/w", 0, false, true, &e, &err), 0);
+	ASSERT_TRUE(e.opened);
+	gate_effect_release(&e);
+	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
+	ASSERT_EQ_INT(json_array_size(open), 1);
+	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(open, 0), "tail")),
+		      "line1\nline2");
+	json_decref(open);
+	ASSERT_EQ_INT(gate_list_open(store, "/elsewhere", &open, &err), 0);
+	ASSERT_EQ_INT(json_array_size(open), 0);
+	json_decref(open);
+
+	/* Unverified success of the same argv: nothing closes. */
+	json_t *ok = fake_receipt(2, "make", 0);
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, false, false, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	gate_effect_release(&e);
+	/* --fixes with a trivial command: nothing closes, and it says why. */
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 1, true, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 1); /* same argv: the rerun closes it anyway */
+	ASSERT_EQ_STR(e.moves[0], "rerun");
+	gate_effect_release(&e);
+	json_t *other = fake_receipt(3, "true", 0);
+	ASSERT_EQ_INT(gate_prepare(store, other, NULL, "/w", 1, true, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(strstr(e.note, "trivial") != NULL);
+	gate_effect_release(&e);
+	/* A real fix closes it, once. */
+	json_t *fix = fake_receipt(4, "make clean all", 0);
+	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 1, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 1);
+	ASSERT_EQ_STR(e.moves[0], "fixes");
+	ASSERT_EQ_INT(gate_commit(store, &e, fix, &err), 0);
+	gate_effect_release(&e);
+	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
+	ASSERT_EQ_INT(json_array_size(open), 0);
+	json_decref(open);
+	json_t *record = NULL;
+	ASSERT_EQ_INT(gate_find_closed(store, 1, &record, &err), 0);
+	ASSERT_EQ_STR(json_string_value(json_object_get(record, "move")), "fixes");
+	ASSERT_EQ_INT(json_integer_value(json_object_get(record, "by_receipt")), 4);
+	json_decref(record);
+
+	json_decref(failed);
+	json_decref(ok);
+	json_decref(other);
+	json_decref(fix);
+	store_free(store);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+static void test_approver_signs_only_with_its_passphrase(void)
+{
+	char dir[] = "/tmp/airlock-approver-XXXXXX";
+	struct store *store = NULL;
+	struct error err = { 0 };
+	struct approver a = { 0 }, again = { 0 };
+	json_t *approval = NULL;
+
+	if (access(APPROVER_SYSTEM_PATH, F_OK) == 0)
+		return; /* a system approver takes precedence on this host */
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	ASSERT_EQ_INT(store_open(dir, true, &store, &err), 0);
+	ASSERT_EQ_INT(approver_enroll(store, false, "short", NULL, &a, &err), -EINVAL);
+	ASSERT_EQ_INT(approver_enroll(store, false, "correct horse", NULL, &a, &err), 0);
+	ASSERT_EQ_INT(approver_sign(&a, "wrong horse", "m", &approval, &err), -EACCES);
+	ASSERT_EQ_INT(approver_sign(&a, "correct horse", "message", &approval, &err), 0);
+	ASSERT_TRUE(approver_verify(&a, approval));
+	json_object_set_new(approval, "message", json_string("messagf"));
+	ASSERT_TRUE(!approver_verify(&a, approval));
+	json_decref(approval);
+	/* Replacing needs the current passphrase. */
+	ASSERT_EQ_INT(approver_enroll(store, false, "new passphrase", NULL, &again, &err), -EEXIST);
+	ASSERT_EQ_INT(approver_enroll(store, false, "new passphrase", "wrong horse", &again, &err),
+		      -EACCES);
+	ASSERT_EQ_INT(approver_enroll(store, false, "new passphrase", "correct horse", &again, &err),
+		      0);
+	approver_release(&a);
+	approver_release(&again);
+	store_free(store);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+static void test_ed25519_rfc8032_vector(void)
+{
+	/* RFC 8032, section 7.1, TEST 1 (empty message). */
+	uint8_t seed[32], pub[32], sig[64];
+	char hex[129];
+
+	ASSERT_TRUE(hex_decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+			       seed, 32));
+	ASSERT_EQ_INT(ed25519_public_key(seed, pub), 0);
+	hex_encode(pub, 32, hex);
+	ASSERT_EQ_STR(hex, "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
+	ASSERT_EQ_INT(ed25519_sign(seed, "", 0, sig), 0);
+	hex_encode(sig, 64, hex);
+	ASSERT_EQ_STR(hex, "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+			   "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+	ASSERT_TRUE(ed25519_verify(pub, "", 0, sig));
+}
+
+RUN_TESTS(T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
+	  T_(test_shell_not_plain), T_(test_shell_redirection_target_is_not_an_argument),
+	  T_(test_rules_flag_vetoes), T_(test_rules_errors_name_the_key),
+	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),
+	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
