@@ -18,7 +18,7 @@
 static const char *const job_keys[] = {
 	"job_id",  "argv",    "cwd",	   "timeout_sec",   "expected_exit",
 	"env_allowlist", "rationale", "command", "workdir", "timeout_ms",
-	"justification", "with_escalated_permissions", NULL,
+	"justification", "with_escalated_permissions", "fixes", NULL,
 };
 
 /* Returns the value of whichever of two spellings is present; both is an error. */
@@ -142,6 +142,8 @@ static int job_parse_strings(json_t *root, struct run_request *req, struct error
 		r = jsonutil_get_strv(v, "env_allowlist", false, &req->env_allow, err);
 		req->env_replace = true;
 	}
+	if (r == 0 && (v = json_object_get(root, "fixes")))
+		r = jsonutil_get_u64(v, "fixes", 1, UINT64_MAX >> 1, &req->fixes, err);
 	if (r == 0 && (v = json_object_get(root, "with_escalated_permissions"))) {
 		bool escalate;
 		r = jsonutil_get_bool(v, "with_escalated_permissions", &escalate, err);

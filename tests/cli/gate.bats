@@ -243,3 +243,15 @@ EOF
 	[ "$status" -eq 2 ]
 	[ "$(jq .open <<<"$output")" -eq 1 ]
 }
+
+@test "a job file names the failure it fixes with \"fixes\"" {
+	fail_once
+	printf '{"argv": ["sh", "-c", "ls >/dev/null"], "fixes": %s}\n' "$FAILED" > fix.json
+	al job fix.json
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$output")" = "[$FAILED]" ]
+	printf '{"argv": ["true"], "fixes": "x"}\n' > bad.json
+	al job bad.json
+	[ "$status" -eq 125 ]
+	one_error_line "'fixes'"
+}
