@@ -30,6 +30,8 @@ static bool protect_in_workspace(const struct protect_plan *plan, const char *pa
 static int protect_add_mount(struct protect_plan *plan, const char *path, bool read_only,
 			     struct error *err)
 {
+	if (!read_only && plan->no_pins)
+		return 0;
 	for (size_t i = 0; i < plan->n_mounts; i++)
 		if (strcmp(plan->mounts[i].path, path) == 0) {
 			plan->mounts[i].read_only |= read_only;
@@ -108,13 +110,14 @@ static int protect_placeholder(struct protect_plan *plan, const char *dir, const
 		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP
 			       ? -EAGAIN
 			       : error_set_errno(err, errno, "open %s", dir);
-	int r = is_dir ? mkdirat(dir_fd, name, 0555) : 0;
+	/* Writable until marked: setting a user xattr needs write access. */
+	int r = is_dir ? mkdirat(dir_fd, name, 0755) : 0;
 	cleanup_close int fd = -1;
 	if (r == 0)
 		fd = openat(dir_fd, name,
 			    is_dir ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 				   : O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0444);
+			    0644);
 	if (r < 0 || fd < 0) {
 		if (errno == EEXIST || errno == ENOENT)
 			return -EAGAIN;
@@ -122,8 +125,9 @@ static int protect_placeholder(struct protect_plan *plan, const char *dir, const
 			return 0;
 		return error_set_errno(err, errno, "create placeholder %s", path);
 	}
+	(void)flock(fd, LOCK_SH | LOCK_NB); /* before anyone can recognise it */
 	(void)fsetxattr(fd, PLACEHOLDER_XATTR, "1", 1, 0); /* not every file system */
-	(void)flock(fd, LOCK_SH | LOCK_NB); /* only this run knows it yet */
+	(void)fchmod(fd, is_dir ? 0555 : 0444);
 	if (protect_add_placeholder(plan, path, &fd, &dir_fd, true) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	r = protect_add_mount(plan, path, true, err);
