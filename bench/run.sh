@@ -98,3 +98,6 @@ distinct=$(jq -s 'map(.id) | unique | length' "$AIRLOCK_STATE_DIR/index.jsonl")
 echo "| receipts | valid | distinct ids in index | wall seconds |"
 echo "|---:|---:|---:|---:|"
 echo "| $receipts | $valid | $distinct | $(echo "scale=2; ($end - $start) / 1000000000" | bc) |"
+
+# The gate at 10 and at 100,000 receipts, against the seed gate.py.
+bench/gate.sh "$airlock"

@@ -125,36 +125,3 @@ int kdf_scrypt(const char *passphrase, const uint8_t *salt, size_t salt_n, uint6
 		       ? 0
 		       : -EINVAL;
 }
-
-void hex_encode(const uint8_t *data, size_t n, char *ret)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		ret[2 * i] = digits[data[i] >> 4];
-		ret[2 * i + 1] = digits[data[i] & 15];
-	}
-	ret[2 * n] = '\0';
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-bool hex_decode(const char *hex, uint8_t *ret, size_t n)
-{
-	if (strlen(hex) != 2 * n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		ret[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
-}

@@ -22,7 +22,3 @@ bool ed25519_verify(const uint8_t public_key[ED25519_KEY_BYTES], const void *msg
 /* scrypt(passphrase, salt, N, r, p) into out; 0 or -EINVAL/-ENOMEM. */
 int kdf_scrypt(const char *passphrase, const uint8_t *salt, size_t salt_n, uint64_t n, uint64_t r,
 	       uint64_t p, uint8_t *out, size_t out_n);
-
-/* Lowercase hex of n bytes into a buffer of 2n+1; and back (false on bad input). */
-void hex_encode(const uint8_t *data, size_t n, char *ret);
-bool hex_decode(const char *hex, uint8_t *ret, size_t n);

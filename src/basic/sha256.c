@@ -5,6 +5,7 @@
  * deprecated but kept by OpenSSL 3 and use the same assembly (SHA-NI). */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "basic/sha256.h"
+#include "basic/text.h"
 
 #include <openssl/sha.h>
 #include <stdlib.h>
@@ -32,17 +33,6 @@ void sha256_free(struct sha256 *h)
 void sha256_update(struct sha256 *h, const void *data, size_t n)
 {
 	SHA256_Update(&h->ctx, data, n);
-}
-
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 0xf];
-	}
-	out[2 * n] = '\0';
 }
 
 void sha256_final_hex(struct sha256 *h, char hex[SHA256_HEX_SIZE])

@@ -102,3 +102,39 @@ bool env_name_is_valid(const char *name)
 			return false;
 	return true;
 }
+
+void hex_encode(const void *data, size_t n, char *ret)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *in = data;
+
+	for (size_t i = 0; i < n; i++) {
+		ret[2 * i] = digits[in[i] >> 4];
+		ret[2 * i + 1] = digits[in[i] & 15];
+	}
+	ret[2 * n] = '\0';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+bool hex_decode(const char *hex, void *ret, size_t n)
+{
+	unsigned char *out = ret;
+
+	if (!hex || strlen(hex) != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return true;
+}

@@ -12,6 +12,11 @@ bool utf8_is_valid(const char *data, size_t n);
  * Returns NULL on allocation failure. */
 char *utf8_sanitize(const char *data, size_t n, size_t *ret_len);
 
+/* Lowercase hex of n bytes into a buffer of 2n+1 bytes; and back: false
+ * unless hex is exactly 2n lowercase hex digits. */
+void hex_encode(const void *data, size_t n, char *ret);
+bool hex_decode(const char *hex, void *ret, size_t n);
+
 /* Standard base64 (RFC 4648) of data, NUL-terminated, via OpenSSL. */
 char *base64_encode(const void *data, size_t n);
 

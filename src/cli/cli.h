@@ -9,6 +9,7 @@
  * the process exit status. */
 int cmd_run(int argc, char **argv);
 int cmd_job(int argc, char **argv);
+int cmd_dryrun(int argc, char **argv);
 int cmd_receipts(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

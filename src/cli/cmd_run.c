@@ -30,6 +30,7 @@ struct run_cli {
 	struct run_context ctx;
 	bool json;
 	bool tee;
+	bool dryrun; /* --expect takes path patterns, not exit statuses */
 };
 
 enum {
@@ -50,6 +51,8 @@ enum {
 	OPT_WORKSPACE,
 	OPT_NET,
 	OPT_FIXES,
+	OPT_EXPECT_EXIT,
+	OPT_EXPECT_DELETE,
 	OPT_HELP,
 };
 
@@ -71,6 +74,8 @@ static const struct option run_options[] = {
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "fixes", required_argument, NULL, OPT_FIXES },
+	{ "expect-exit", required_argument, NULL, OPT_EXPECT_EXIT },
+	{ "expect-delete", required_argument, NULL, OPT_EXPECT_DELETE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -79,7 +84,7 @@ static const struct option run_options[] = {
 static bool option_is_run_only(int opt)
 {
 	return opt == OPT_CWD || opt == OPT_TIMEOUT || opt == OPT_KILL_AFTER || opt == OPT_ENV ||
-	       opt == OPT_EXPECT || opt == OPT_JOB_ID || opt == OPT_WHY;
+	       opt == OPT_EXPECT || opt == OPT_EXPECT_EXIT || opt == OPT_JOB_ID || opt == OPT_WHY;
 }
 
 static int parse_expect(struct run_request *req, const char *arg)
@@ -142,6 +147,13 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		r = strv_push(&req->env_force, arg);
 		break;
 	case OPT_EXPECT:
+		if (cli->dryrun) {
+			r = strv_push(&req->expect_paths, arg);
+			break;
+		}
+		/* in run and job, --expect names exit statuses */
+		__attribute__((fallthrough));
+	case OPT_EXPECT_EXIT:
 		if (parse_expect(req, arg) < 0)
 			run_request_set_invalid(req, "--expect '%.100s' must list exit statuses 0-255, like 0 or 0,1", arg);
 		break;
@@ -177,6 +189,12 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 	case OPT_WORKSPACE:
 		r = replace_string(&req->workspace, arg);
 		break;
+	case OPT_EXPECT_DELETE:
+		if (!cli->dryrun)
+			run_request_set_invalid(req, "--expect-delete is for dry runs: airlock dryrun --expect-delete PATTERN -- CMD");
+		else
+			r = strv_push(&req->expect_delete, arg);
+		break;
 	case OPT_FIXES:
 		if (parse_u64(arg, &req->fixes) < 0 || req->fixes == 0)
 			run_request_set_invalid(req, "--fixes '%.100s' must be a receipt id", arg);
@@ -193,7 +211,12 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 
 static void print_run_usage(FILE *f, const char *name)
 {
-	if (strcmp(name, "job") == 0)
+	if (strcmp(name, "dryrun") == 0)
+		fputs("usage: airlock dryrun [RUN OPTIONS] [--expect PATTERN]... [--expect-delete PATTERN]...\n"
+		      "                      [--expect-exit N[,N...]] -- CMD [ARG...]\n"
+		      "runs CMD on a snapshot of the workspace and prints what it changed\n",
+		      f);
+	else if (strcmp(name, "job") == 0)
 		fputs("usage: airlock job [--json] [--tee] [--spill] [--env-force NAME] [--state-dir DIR]\n"
 		      "                   [--policy FILE] [--sandbox default|none] [--workspace DIR]\n"
 		      "                   [--net none|host] FILE|-\n",
@@ -263,6 +286,80 @@ static void print_outcome(const struct run_cli *cli, const struct run_outcome *o
 	fflush(stdout);
 }
 
+static const char *change_label(const char *change)
+{
+	static const struct {
+		const char *change, *label;
+	} labels[] = {
+		{ "created", "new" },	       { "modified", "modified" },
+		{ "deleted", "deleted" },      { "renamed", "renamed" },
+		{ "type_changed", "typechange" }, { "mode_changed", "mode" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(labels); i++)
+		if (strcmp(labels[i].change, change) == 0)
+			return labels[i].label;
+	return change;
+}
+
+/* Like `git status`: one line per change, then the problems. */
+static void print_dryrun(const struct run_outcome *o)
+{
+	json_t *dr = json_object_get(o->receipt, "dryrun");
+	json_t *changes = json_object_get(dr, "changes");
+	size_t i;
+	json_t *c;
+
+	printf("dry run %llu: %s\n", (unsigned long long)o->id, o->verdict ? o->verdict : "?");
+	json_array_foreach(changes, i, c) {
+		const char *change = json_string_value(json_object_get(c, "change"));
+		const char *path = json_string_value(json_object_get(c, "path"));
+		const char *type = json_string_value(json_object_get(c, "type"));
+		printf("  %-11s %s%s", change_label(change), path,
+		       type && strcmp(type, "dir") == 0 ? "/" : "");
+		if (strcmp(change, "renamed") == 0)
+			printf(" (from %s)", json_string_value(json_object_get(c, "from")));
+		else if (strcmp(change, "mode_changed") == 0)
+			printf(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
+			       json_string_value(json_object_get(c, "mode")));
+		else if (json_is_integer(json_object_get(c, "old_size")) &&
+			 json_is_integer(json_object_get(c, "size")))
+			printf(" (%lld -> %lld bytes)",
+			       (long long)json_integer_value(json_object_get(c, "old_size")),
+			       (long long)json_integer_value(json_object_get(c, "size")));
+		else if (json_is_integer(json_object_get(c, "size")))
+			printf(" (%lld bytes)", (long long)json_integer_value(json_object_get(c, "size")));
+		putchar('\n');
+	}
+	if (json_is_true(json_object_get(dr, "truncated")))
+		printf("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
+		       (long long)json_integer_value(json_object_get(dr, "total")),
+		       json_array_size(changes));
+	json_array_foreach(json_object_get(dr, "problems"), i, c) {
+		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
+		if (unexpected)
+			printf("  not declared: %s (%s)\n", unexpected,
+			       json_string_value(json_object_get(c, "change")));
+		else
+			printf("  declared, but nothing changed there: %s\n",
+			       json_string_value(json_object_get(c, "missing")));
+	}
+}
+
+/* docs/exit-codes.md: the run's status when the command failed, else one
+ * status per verdict. */
+static int dryrun_exit_status(const struct run_outcome *o, int run_status)
+{
+	if (!o->verdict || strcmp(o->verdict, "DRY_RUN_FAILED") == 0)
+		return run_status ? run_status : EXIT_AIRLOCK_ERROR;
+	if (strcmp(o->verdict, "DRY_RUN_OK") == 0)
+		return EXIT_OK;
+	if (strcmp(o->verdict, "NO_EFFECT") == 0)
+		return EXIT_DRYRUN_NO_EFFECT;
+	if (strcmp(o->verdict, "UNEXPECTED_PATH") == 0)
+		return EXIT_DRYRUN_UNEXPECTED_PATH;
+	return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
+}
+
 static int run_cli_execute(struct run_cli *cli)
 {
 	struct run_outcome outcome = { 0 };
@@ -280,8 +377,46 @@ static int run_cli_execute(struct run_cli *cli)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	int status = exit_status_for_receipt(outcome.status, outcome.exit_code, outcome.signal);
-	print_outcome(cli, &outcome, status);
+	if (cli->dryrun) {
+		status = dryrun_exit_status(&outcome, status);
+		if (outcome.message[0])
+			cli_error("receipt %llu: %s: %s", (unsigned long long)outcome.id,
+				  receipt_status_to_string(outcome.status), outcome.message);
+		if (cli->json) {
+			json_dumpf(outcome.receipt, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+		} else {
+			print_dryrun(&outcome);
+		}
+		fflush(stdout);
+	} else {
+		print_outcome(cli, &outcome, status);
+	}
 	run_outcome_release(&outcome);
+	return status;
+}
+
+int cmd_dryrun(int argc, char **argv)
+{
+	struct run_cli cli = { .dryrun = true };
+	run_request_init(&cli.req);
+	cli.req.source = "dryrun";
+	cli.req.dryrun = true;
+
+	int first = run_cli_parse(&cli, argc, argv, false);
+	if (first < 0) {
+		print_run_usage(stdout, "dryrun");
+		run_request_release(&cli.req);
+		return EXIT_OK;
+	}
+	for (int i = first; i < argc; i++)
+		if (strv_push(&cli.req.argv, argv[i]) < 0)
+			run_request_set_invalid(&cli.req, "out of memory");
+	if (first >= argc)
+		run_request_set_invalid(&cli.req, "no command given: airlock dryrun [OPTIONS] -- CMD [ARG...]");
+
+	int status = run_cli_execute(&cli);
+	run_request_release(&cli.req);
 	return status;
 }
 

@@ -10,6 +10,9 @@ enum {
 	EXIT_OK = 0,
 	EXIT_NOT_FOUND_ITEM = 1, /* show: no such receipt */
 	EXIT_GATE_BLOCKED = 2, /* gate: a failure is open; hook: block */
+	EXIT_DRYRUN_NO_EFFECT = 10, /* dryrun verdicts other than DRY_RUN_OK and DRY_RUN_FAILED */
+	EXIT_DRYRUN_UNEXPECTED_PATH = 11,
+	EXIT_DRYRUN_EXPECTED_PATH_MISSING = 12,
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */
 	EXIT_TIMEOUT = 124,
 	EXIT_AIRLOCK_ERROR = 125, /* airlock failed or the input was invalid: nothing ran */

@@ -30,6 +30,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run, "run a command in quarantine and leave a receipt" },
 	{ "job", cmd_job, "run a job file (JSON) and leave a receipt" },
+	{ "dryrun", cmd_dryrun, "run a command on a snapshot of the workspace; print its change set" },
 	{ "receipts", cmd_receipts, "list receipts" },
 	{ "show", cmd_show, "print a receipt, or page through its output" },
 	{ "doctor", cmd_doctor, "check every layer of the quarantine on this host" },

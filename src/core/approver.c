@@ -13,6 +13,7 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/ed25519.h"
+#include "basic/text.h"
 #include "basic/fileio.h"
 #include "core/jsonutil.h"
 

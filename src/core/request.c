@@ -27,6 +27,8 @@ void run_request_release(struct run_request *req)
 	free(req->rationale);
 	free(req->job_sha256);
 	free(req->workspace);
+	strv_free(req->expect_paths);
+	strv_free(req->expect_delete);
 	run_request_init(req);
 }
 

@@ -32,6 +32,9 @@ struct run_request {
 	bool share_net; /* --net host */
 	int tee_stdout_fd, tee_stderr_fd; /* -1: no tee */
 	uint64_t fixes; /* --fixes ID: the open failure this run claims to fix; 0 none */
+	bool dryrun; /* the workspace is a snapshot; the receipt gets the change set */
+	char **expect_paths; /* dry runs: what may be created or modified */
+	char **expect_delete; /* dry runs: what may be deleted */
 	/* Set when the front end or the job parser rejected the input: the
 	 * attempt is recorded with status "invalid" and nothing runs. */
 	char invalid_reason[512];

@@ -18,6 +18,7 @@
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
+#include "core/dryrun.h"
 #include "core/env.h"
 #include "core/gate.h"
 #include "core/jsonutil.h"
@@ -53,6 +54,8 @@ struct run_state {
 	bool sandbox_enabled;
 	char *state_dir_real;
 	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
+	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
+	bool dry_ran; /* the snapshot was built and the command started in it */
 	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
@@ -111,6 +114,8 @@ static void run_state_release(struct run_state *st)
 	free(st->workspace);
 	free(st->state_dir_real);
 	free(st->scope);
+	free(st->dry_upper);
+	free(st->dry_work);
 	strv_free(st->hide);
 	strv_free(st->read_only);
 	run_env_release(&st->env);
@@ -256,6 +261,18 @@ static int run_check_request(struct run_state *st, char **environ_)
 		return -1;
 	if (req->fixes && run_check_fixes(st) < 0)
 		return -1;
+	if (req->dryrun && !st->sandbox_enabled) {
+		run_refuse(st, RECEIPT_INVALID,
+			   "a dry run needs the quarantine: its snapshot is an overlay in the quarantine's mount namespace (drop --sandbox=none)");
+		return -1;
+	}
+	if (req->dryrun) {
+		struct error err = { 0 };
+		if (dryrun_check_workspace(st->workspace, st->state_dir_real, &err) < 0) {
+			run_refuse(st, RECEIPT_SETUP_ERROR, "%s", err.msg);
+			return -1;
+		}
+	}
 	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
 	    policy_denies_timeout(policy, st->receipt.timeout_ms, &denial)) {
 		run_deny(st, &denial);
@@ -579,12 +596,20 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 		config.kill_after_ms = st->req->kill_after_ms;
 	if (st->sandbox_enabled && run_build_isolation(st, ctx, &config.isolation) < 0)
 		return error_set(err, ENOMEM, "out of memory");
+	if (st->req->dryrun) {
+		r = dryrun_prepare(st->store, st->receipt.id, &st->dry_upper, &st->dry_work, err);
+		if (r < 0)
+			return r;
+		config.isolation.overlay_upper = st->dry_upper;
+		config.isolation.overlay_work = st->dry_work;
+	}
 	run_fill_limits(st, &config);
 
 	struct sandbox_result res;
 	r = sandbox_run(&config, &res, err);
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
+	st->dry_ran = st->req->dryrun && res.outcome != SANDBOX_SETUP_FAILED;
 	run_record_sandbox(st, &config, &res);
 	for (int i = 0; i < 2; i++) {
 		struct run_stream *s = &st->streams[i];
@@ -648,8 +673,9 @@ static int run_gate_prepare(struct run_state *st, json_t *doc, struct gate_effec
 		return -EINVAL;
 	bool trivial = req->fixes && req->argv && req->argv[0] &&
 		       gate_is_trivial(st->policy, rules, req->argv);
-	return gate_prepare(st->store, doc, rules, st->scope, req->fixes, trivial, true, effect,
-			    err);
+	/* A success inside a snapshot proves nothing about the real tree. */
+	return gate_prepare(st->store, doc, rules, st->scope, req->fixes, trivial, !req->dryrun,
+			    effect, err);
 }
 
 static void run_gate_outcome(const struct gate_effect *effect, struct run_outcome *ret)
@@ -658,6 +684,36 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 	for (size_t i = 0; i < effect->n_closes && i < ARRAY_SIZE(ret->closes); i++)
 		ret->closes[ret->n_closes++] = effect->closes[i];
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
+}
+
+/* The change set and verdict of a dry run, into the receipt. A dry run
+ * whose snapshot was never built (a refusal, a setup failure) has none. */
+static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *err)
+{
+	const struct run_request *req = st->req;
+	bool succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected;
+	json_t *summary = NULL;
+	const char *verdict;
+
+	if (!st->dry_ran) {
+		summary = json_pack("{s:s, s:s, s:n, s:o}", "snapshot", "overlay", "verdict",
+				    "DRY_RUN_FAILED", "changes", "problems", json_array());
+	} else {
+		struct dryrun_request dr = {
+			.upper = st->dry_upper,
+			.work = st->dry_work,
+			.workspace = st->workspace,
+			.succeeded = succeeded,
+			.expect = req->expect_paths,
+			.expect_delete = req->expect_delete,
+		};
+		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, err);
+		if (r < 0)
+			return r;
+	}
+	if (!summary || json_object_set_new(doc, "dryrun", summary) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
 }
 
 static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
@@ -672,6 +728,11 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	if (!doc)
 		return error_set(err, ENOMEM, "cannot build receipt %llu",
 				 (unsigned long long)st->receipt.id);
+	if (st->req->dryrun) {
+		int r = run_dryrun_finish(st, doc, err);
+		if (r < 0)
+			return r;
+	}
 	cleanup_with(gate_effect_release) struct gate_effect effect = { 0 };
 	struct error gate_err = { 0 };
 	int gate_r = run_gate_prepare(st, doc, &effect, &gate_err);
@@ -699,6 +760,7 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 		snprintf(ret->warning, sizeof(ret->warning), "receipt %llu: gate: %.900s",
 			 (unsigned long long)st->receipt.id, commit_err.msg);
 	run_gate_outcome(&effect, ret);
+	ret->verdict = json_string_value(json_object_get(json_object_get(doc, "dryrun"), "verdict"));
 	json_t *entry = receipt_index_entry(doc);
 	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
 	json_decref(entry);

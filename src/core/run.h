@@ -28,6 +28,7 @@ struct run_outcome {
 	uint64_t closes[16];
 	size_t n_closes;
 	char gate_note[256]; /* why --fixes closed nothing, if it did not */
+	const char *verdict; /* dry runs: DRY_RUN_OK ...; points into receipt */
 };
 
 void run_outcome_release(struct run_outcome *outcome);

@@ -86,6 +86,9 @@ static int isolate_plan_read_only(struct isolate_plan *plan, const struct sandbo
 				  struct error *err)
 {
 	plan->protect.workspace = iso->workspace;
+	/* In a snapshot, pins (writable clones of the real tree) would let
+	 * writes bypass the overlay: the snapshot gets read-only paths only. */
+	plan->protect.no_pins = iso->overlay_upper != NULL;
 	for (size_t i = 0; iso->read_only && iso->read_only[i]; i++) {
 		int r = protect_plan_add(&plan->protect, iso->read_only[i], err);
 		if (r < 0)
@@ -261,6 +264,37 @@ static int clone_tree(const char *path, uint64_t attr)
 	return tree;
 }
 
+/* The workspace as an overlay: lower the real tree, upper and work the dry
+ * run's directories. userxattr: in a user namespace the overlay's own
+ * xattrs are user.overlay.*; volatile: no syncs, the upper is read once
+ * and thrown away or applied. redirect_dir and metacopy stay off, so the
+ * upper can be read without the kernel (core/changeset.c). A mount point
+ * inside the workspace makes the kernel refuse (EINVAL). */
+static int snapshot_tree(const struct isolate_plan *plan, uint64_t attr)
+{
+	int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	bool made = ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", plan->workspace, 0)) &&
+		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "upperdir",
+			       plan->iso->overlay_upper, 0)) &&
+		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "workdir",
+			       plan->iso->overlay_work, 0)) &&
+		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0)) &&
+		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0)) &&
+		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
+	int tree = made ? (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0) : -1;
+	int saved = errno;
+	syscall(SYS_close, fs);
+	if (tree >= 0 && !set_attr(tree, "", AT_EMPTY_PATH, attr)) {
+		saved = errno;
+		syscall(SYS_close, tree);
+		tree = -1;
+	}
+	errno = saved;
+	return tree;
+}
+
 static bool attach_tree(int tree, const char *target)
 {
 	bool done = ok(syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH));
@@ -358,7 +392,8 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	/* Copy the workspace and the read-only paths as detached trees while
 	 * their host paths still resolve and before anything is mounted on
 	 * /tmp: staging there would shadow them, or end up inside the copy. */
-	int workspace_tree = clone_tree(plan->workspace, rw);
+	int workspace_tree = plan->iso->overlay_upper ? snapshot_tree(plan, rw)
+						       : clone_tree(plan->workspace, rw);
 	if (workspace_tree < 0)
 		return false;
 	int protect_trees[PROTECT_MAX_MOUNTS];

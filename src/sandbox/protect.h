@@ -38,6 +38,7 @@ struct protect_placeholder {
 
 struct protect_plan {
 	const char *workspace;
+	bool no_pins; /* plan read-only mounts only (a snapshot's workspace) */
 	struct protect_mount mounts[PROTECT_MAX_MOUNTS]; /* parents before children */
 	size_t n_mounts;
 	struct protect_placeholder *placeholders;

@@ -59,6 +59,11 @@ struct sandbox_isolation {
 	bool enabled; /* false: run on the host, receipts only */
 	bool share_net; /* true: the host's network; false: loopback only */
 	const char *workspace; /* the only writable host directory */
+	/* Dry runs: when set, the workspace is a copy-on-write snapshot, an
+	 * overlay with the real workspace as its lower layer and these
+	 * directories (empty, outside the workspace) as upper and work dirs;
+	 * nothing the command does reaches the real tree. */
+	const char *overlay_upper, *overlay_work;
 	char *const *hide; /* replaced by an empty, read-only view */
 	char *const *read_only; /* inside the workspace, kept read-only */
 	uint64_t tmp_bytes; /* size of the private /tmp */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "basic/ed25519.h"
+#include "basic/text.h"
 #include "core/approver.h"
 #include "core/gate.h"
 #include "core/policy.h"

@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/changeset.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/sha256.h"
+#include "basic/text.h"
+
+#define MAX_DEPTH 256
+
+struct walk {
+	json_t *changes;
+	struct error *err;
+};
+
+static const char *type_name(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "file";
+	if (S_ISDIR(mode))
+		return "dir";
+	if (S_ISLNK(mode))
+		return "symlink";
+	if (S_ISFIFO(mode))
+		return "fifo";
+	if (S_ISSOCK(mode))
+		return "socket";
+	return "other";
+}
+
+static json_t *mode_string(mode_t mode)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%04o", (unsigned)(mode & 07777));
+	return json_string(buf);
+}
+
+/* SHA-256 of a regular file, read through dir_fd/name without following
+ * a symlink; the hex digest goes into hex. */
+static int hash_file(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE])
+{
+	cleanup_close int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	cleanup_with(sha256_freep) struct sha256 *h = sha256_new();
+	if (!h)
+		return -ENOMEM;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		sha256_update(h, buf, (size_t)n);
+	}
+	sha256_final_hex(h, hex);
+	return 0;
+}
+
+static char *join_rel(const char *rel, const char *name)
+{
+	char *s = NULL;
+
+	if (!*rel)
+		return strdup(name);
+	return asprintf(&s, "%s/%s", rel, name) < 0 ? NULL : s;
+}
+
+/* Paths are bytes and JSON is UTF-8: an ill-formed name shows with U+FFFD. */
+static json_t *path_json(const char *path)
+{
+	if (utf8_is_valid(path, strlen(path)))
+		return json_string(path);
+	size_t n;
+	cleanup_free char *clean = utf8_sanitize(path, strlen(path), &n);
+	return clean ? json_stringn(clean, n) : NULL;
+}
+
+static int add_change(struct walk *w, const char *rel, const char *change, mode_t mode,
+		      json_t **ret)
+{
+	json_t *c = json_pack("{s:o, s:s, s:s}", "path", path_json(rel), "change", change, "type",
+			      type_name(mode));
+	if (!c || json_array_append_new(w->changes, c) < 0)
+		return error_set(w->err, ENOMEM, "out of memory");
+	if (ret)
+		*ret = c;
+	return 0;
+}
+
+static int describe_new(struct walk *w, int dir_fd, const char *name, const struct stat *st,
+			json_t *c)
+{
+	if (S_ISREG(st->st_mode)) {
+		char hex[SHA256_HEX_SIZE];
+		int r = hash_file(dir_fd, name, hex);
+		if (r < 0)
+			return error_set_errno(w->err, -r, "read %s from the snapshot", name);
+		json_object_set_new(c, "size", json_integer((json_int_t)st->st_size));
+		json_object_set_new(c, "sha256", json_string(hex));
+	} else if (S_ISLNK(st->st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(dir_fd, name, target, sizeof(target) - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			json_object_set_new(c, "target", path_json(target));
+		}
+	}
+	return 0;
+}
+
+static int describe_old(struct walk *w, int dir_fd, const char *name, const struct stat *st,
+			json_t *c)
+{
+	if (S_ISREG(st->st_mode)) {
+		char hex[SHA256_HEX_SIZE];
+		int r = hash_file(dir_fd, name, hex);
+		if (r < 0)
+			return error_set_errno(w->err, -r, "read %s from the workspace", name);
+		json_object_set_new(c, "old_size", json_integer((json_int_t)st->st_size));
+		json_object_set_new(c, "old_sha256", json_string(hex));
+	} else if (S_ISLNK(st->st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(dir_fd, name, target, sizeof(target) - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			json_object_set_new(c, "old_target", path_json(target));
+		}
+	}
+	return 0;
+}
+
+/* How many entries a deleted lower directory held, recursively. */
+static long count_entries(int dir_fd, const char *name, int depth)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	long n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		if (de->d_type == DT_DIR && depth < MAX_DEPTH)
+			n += count_entries(dirfd(d), de->d_name, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
+		    int depth);
+
+static int deleted(struct walk *w, int lower_fd, const char *name, const char *rel)
+{
+	struct stat lst;
+	json_t *c;
+
+	if (lower_fd < 0 || fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* a whiteout over nothing: nothing was deleted */
+	int r = add_change(w, rel, "deleted", lst.st_mode, &c);
+	if (r == 0 && S_ISDIR(lst.st_mode))
+		json_object_set_new(c, "entries", json_integer(count_entries(lower_fd, name, 0)));
+	else if (r == 0)
+		r = describe_old(w, lower_fd, name, &lst, c);
+	return r;
+}
+
+static bool same_content(int upper_fd, int lower_fd, const char *name, const struct stat *ust,
+			 const struct stat *lst, bool *ret_same, char new_hex[SHA256_HEX_SIZE],
+			 char old_hex[SHA256_HEX_SIZE])
+{
+	if (hash_file(upper_fd, name, new_hex) < 0 || hash_file(lower_fd, name, old_hex) < 0)
+		return false;
+	*ret_same = ust->st_size == lst->st_size && strcmp(new_hex, old_hex) == 0;
+	return true;
+}
+
+static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
+		 bool parent_opaque, int depth)
+{
+	struct stat ust, lst;
+	bool has_lower = lower_fd >= 0 && !parent_opaque &&
+			 fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	/* Under an opaque directory the lower is hidden, but a file recreated
+	 * with the same content is still no change: compare with it. */
+	if (lower_fd >= 0 && parent_opaque)
+		has_lower = fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	json_t *c;
+	int r;
+
+	if (fstatat(upper_fd, name, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+		return error_set_errno(w->err, errno, "stat %s in the snapshot", rel);
+	if (S_ISCHR(ust.st_mode) && major(ust.st_rdev) == 0 && minor(ust.st_rdev) == 0)
+		return deleted(w, lower_fd, name, rel);
+
+	if (S_ISDIR(ust.st_mode)) {
+		char value[4] = "";
+		cleanup_close int sub = openat(upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			return error_set_errno(w->err, errno, "open %s in the snapshot", rel);
+		bool opaque = fgetxattr(sub, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
+			      value[0] == 'y';
+		cleanup_close int lower_sub = -1;
+		if (!has_lower) {
+			r = add_change(w, rel, "created", ust.st_mode, &c);
+			if (r == 0)
+				json_object_set_new(c, "mode", mode_string(ust.st_mode));
+		} else if (!S_ISDIR(lst.st_mode)) {
+			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
+			if (r == 0)
+				json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
+		} else {
+			lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			r = 0;
+			if ((ust.st_mode & 07777) != (lst.st_mode & 07777)) {
+				r = add_change(w, rel, "mode_changed", ust.st_mode, &c);
+				if (r == 0) {
+					json_object_set_new(c, "mode", mode_string(ust.st_mode));
+					json_object_set_new(c, "old_mode", mode_string(lst.st_mode));
+				}
+			}
+		}
+		if (r < 0)
+			return r;
+		if (depth >= MAX_DEPTH)
+			return error_set(w->err, ELOOP, "%s: deeper than %d directories", rel, MAX_DEPTH);
+		return walk_dir(w, sub, lower_sub, rel, opaque, depth + 1);
+	}
+
+	if (!has_lower) {
+		r = add_change(w, rel, "created", ust.st_mode, &c);
+		if (r == 0) {
+			json_object_set_new(c, "mode", mode_string(ust.st_mode));
+			r = describe_new(w, upper_fd, name, &ust, c);
+		}
+		return r;
+	}
+	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
+		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
+		if (r == 0) {
+			json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
+			r = describe_new(w, upper_fd, name, &ust, c);
+		}
+		if (r == 0 && !S_ISDIR(lst.st_mode))
+			r = describe_old(w, lower_fd, name, &lst, c);
+		return r;
+	}
+	bool same = true;
+	char new_hex[SHA256_HEX_SIZE] = "", old_hex[SHA256_HEX_SIZE] = "";
+	if (S_ISREG(ust.st_mode)) {
+		if (!same_content(upper_fd, lower_fd, name, &ust, &lst, &same, new_hex, old_hex))
+			return error_set_errno(w->err, errno, "compare %s", rel);
+	} else if (S_ISLNK(ust.st_mode)) {
+		char a[PATH_MAX], b[PATH_MAX];
+		ssize_t na = readlinkat(upper_fd, name, a, sizeof(a));
+		ssize_t nb = readlinkat(lower_fd, name, b, sizeof(b));
+		same = na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
+	}
+	if (!same) {
+		r = add_change(w, rel, "modified", ust.st_mode, &c);
+		if (r == 0 && S_ISREG(ust.st_mode)) {
+			json_object_set_new(c, "size", json_integer((json_int_t)ust.st_size));
+			json_object_set_new(c, "sha256", json_string(new_hex));
+			json_object_set_new(c, "old_size", json_integer((json_int_t)lst.st_size));
+			json_object_set_new(c, "old_sha256", json_string(old_hex));
+		} else if (r == 0) {
+			r = describe_new(w, upper_fd, name, &ust, c);
+			if (r == 0)
+				r = describe_old(w, lower_fd, name, &lst, c);
+		}
+		return r;
+	}
+	if (!S_ISLNK(ust.st_mode) && (ust.st_mode & 07777) != (lst.st_mode & 07777)) {
+		r = add_change(w, rel, "mode_changed", ust.st_mode, &c);
+		if (r == 0) {
+			json_object_set_new(c, "mode", mode_string(ust.st_mode));
+			json_object_set_new(c, "old_mode", mode_string(lst.st_mode));
+		}
+		return r;
+	}
+	return 0; /* copied up, unchanged */
+}
+
+static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
+		    int depth)
+{
+	int fd = dup(upper_fd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return error_set_errno(w->err, errno, "read %s in the snapshot", *rel ? rel : ".");
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		cleanup_free char *child = join_rel(rel, de->d_name);
+		if (!child) {
+			r = error_set(w->err, ENOMEM, "out of memory");
+			break;
+		}
+		r = entry(w, upper_fd, lower_fd, de->d_name, child, opaque, depth);
+	}
+	closedir(d);
+	if (r < 0 || !opaque || lower_fd < 0)
+		return r;
+	/* An opaque directory hides the lower one: what it does not hold again
+	 * was deleted. */
+	fd = dup(lower_fd);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return error_set_errno(w->err, errno, "read %s in the workspace", *rel ? rel : ".");
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    fstatat(upper_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		cleanup_free char *child = join_rel(rel, de->d_name);
+		r = child ? deleted(w, lower_fd, de->d_name, child)
+			  : error_set(w->err, ENOMEM, "out of memory");
+	}
+	closedir(d);
+	return r;
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+
+	return strcmp(json_string_value(json_object_get(x, "path")),
+		      json_string_value(json_object_get(y, "path")));
+}
+
+/* A deleted and a created file with equal size and SHA-256: a rename. */
+static void pair_renames(json_t *changes)
+{
+	size_t n = json_array_size(changes);
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *del = json_array_get(changes, i);
+		const char *old_hash = json_string_value(json_object_get(del, "old_sha256"));
+		if (strcmp(json_string_value(json_object_get(del, "change")), "deleted") != 0 ||
+		    !old_hash)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			json_t *add = json_array_get(changes, j);
+			const char *hash = json_string_value(json_object_get(add, "sha256"));
+			if (strcmp(json_string_value(json_object_get(add, "change")), "created") != 0 ||
+			    !hash || strcmp(hash, old_hash) != 0)
+				continue;
+			json_object_set_new(add, "change", json_string("renamed"));
+			json_object_set(add, "from", json_object_get(del, "path"));
+			json_object_set_new(del, "change", json_string("renamed_away"));
+			break;
+		}
+	}
+	/* The source of a rename is described by its destination. */
+	for (size_t i = n; i-- > 0;)
+		if (strcmp(json_string_value(json_object_get(json_array_get(changes, i), "change")),
+			   "renamed_away") == 0)
+			json_array_remove(changes, i);
+}
+
+int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
+		      struct error *err)
+{
+	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (upper_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot's upper directory %s", upper);
+	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lower_fd < 0)
+		return error_set_errno(err, errno, "open the workspace %s", workspace);
+	cleanup_with(json_decrefp) json_t *changes = json_array();
+	if (!changes)
+		return error_set(err, ENOMEM, "out of memory");
+	struct walk w = { .changes = changes, .err = err };
+	int r = walk_dir(&w, upper_fd, lower_fd, "", false, 0);
+	if (r < 0)
+		return r;
+	pair_renames(changes);
+	size_t n = json_array_size(changes);
+	json_t **items = calloc(n + 1, sizeof(*items));
+	if (!items)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		items[i] = json_incref(json_array_get(changes, i));
+	qsort(items, n, sizeof(*items), compare_paths);
+	json_array_clear(changes);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(changes, items[i]);
+	free(items);
+	*ret_changes = TAKE_PTR(changes);
+	return 0;
+}
+
+/* Glob matching with `**` across components; `*`, `?` and `[...]` stay
+ * within one (fnmatch-like, without character classes beyond ranges). */
+static bool match_here(const char *p, const char *s)
+{
+	while (*p) {
+		if (p[0] == '*' && p[1] == '*') {
+			p += 2;
+			if (*p == '/')
+				p++;
+			/* ** matches empty, or any prefix ending at a '/' boundary */
+			for (const char *t = s;; t++) {
+				if (match_here(p, t))
+					return true;
+				if (!*t)
+					return false;
+			}
+		}
+		if (*p == '*') {
+			p++;
+			for (const char *t = s;; t++) {
+				if (match_here(p, t))
+					return true;
+				if (!*t || *t == '/')
+					return false;
+			}
+		}
+		if (!*s)
+			return false;
+		if (*p == '?') {
+			if (*s == '/')
+				return false;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+			bool negate = *q == '!' || *q == '^', found = false;
+			if (negate)
+				q++;
+			for (; *q && *q != ']'; q++) {
+				if (q[1] == '-' && q[2] && q[2] != ']') {
+					found |= *s >= q[0] && *s <= q[2];
+					q += 2;
+				} else {
+					found |= *s == *q;
+				}
+			}
+			if (!*q || found == negate || *s == '/')
+				return false;
+			p = q;
+		} else if (*p != *s) {
+			return false;
+		}
+		p++;
+		s++;
+	}
+	return *s == '\0';
+}
+
+bool changeset_path_matches(const char *pattern, const char *path)
+{
+	while (pattern[0] == '.' && pattern[1] == '/')
+		pattern += 2;
+	size_t n = strlen(pattern);
+	while (n > 1 && pattern[n - 1] == '/')
+		n--;
+	char buf[PATH_MAX];
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, pattern, n);
+	buf[n] = '\0';
+	if (match_here(buf, path))
+		return true;
+	/* A pattern naming a directory covers what is below it. */
+	char below[PATH_MAX + 4];
+	snprintf(below, sizeof(below), "%s/**", buf);
+	return match_here(below, path);
+}
+
+static bool any_matches(char *const *patterns, const char *path)
+{
+	for (size_t i = 0; patterns && patterns[i]; i++)
+		if (changeset_path_matches(patterns[i], path))
+			return true;
+	return false;
+}
+
+const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
+			      char *const *expect_delete, json_t **ret_problems)
+{
+	json_t *problems = json_array();
+	*ret_problems = problems;
+	if (!succeeded)
+		return "DRY_RUN_FAILED";
+	if (json_array_size(changes) == 0)
+		return "NO_EFFECT";
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c) {
+		const char *path = json_string_value(json_object_get(c, "path"));
+		const char *change = json_string_value(json_object_get(c, "change"));
+		bool removes = strcmp(change, "deleted") == 0 || strcmp(change, "type_changed") == 0;
+		bool ok = removes ? any_matches(expect_delete, path) : any_matches(expect, path);
+		if (ok && strcmp(change, "renamed") == 0)
+			ok = any_matches(expect_delete,
+					 json_string_value(json_object_get(c, "from")));
+		if (!ok)
+			json_array_append_new(problems, json_pack("{s:s, s:s}", "unexpected", path,
+								  "change", change));
+	}
+	if (json_array_size(problems) > 0)
+		return "UNEXPECTED_PATH";
+	char *const *lists[] = { expect, expect_delete };
+	for (size_t l = 0; l < 2; l++)
+		for (size_t k = 0; lists[l] && lists[l][k]; k++) {
+			bool hit = false;
+			json_array_foreach(changes, i, c) {
+				const char *path = json_string_value(json_object_get(c, "path"));
+				const char *from = json_string_value(json_object_get(c, "from"));
+				if (changeset_path_matches(lists[l][k], path) ||
+				    (from && changeset_path_matches(lists[l][k], from))) {
+					hit = true;
+					break;
+				}
+			}
+			if (!hit)
+				json_array_append_new(problems,
+						      json_pack("{s:s}", "missing", lists[l][k]));
+		}
+	return json_array_size(problems) > 0 ? "EXPECTED_PATH_MISSING" : "DRY_RUN_OK";
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "basic/error.h"
+
+/* The change set of a dry run (docs/dryrun.md), read from the overlay's upper
+ * directory after the snapshot is gone, against the real workspace (the
+ * lower). Overlay conventions (userxattr, redirect_dir and metacopy off):
+ * a character device 0:0 is a whiteout (deleted), a directory with
+ * user.overlay.opaque="y" replaced the lower one, any other upper entry was
+ * created or copied up; a copied-up file whose content, type and mode equal
+ * the lower's is no change at all (an open for writing that wrote nothing). */
+
+#define CHANGESET_SCHEMA "airlock.changeset/1"
+
+/* Each change is a JSON object:
+ *   path      relative to the workspace
+ *   change    created | modified | deleted | type_changed | mode_changed | renamed
+ *   type      file | dir | symlink | fifo | socket | other
+ *   size, sha256            the new regular file (created, modified, renamed)
+ *   old_size, old_sha256    the old one (modified, deleted files)
+ *   mode, old_mode          octal strings (mode_changed, and created)
+ *   from                    renamed: the old path
+ *   target, old_target      symlinks
+ *   entries                 a deleted directory: how many entries it held
+ * sorted by path (bytes). A rename is a deleted and a created regular file of
+ * equal size and SHA-256, paired. */
+int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
+		      struct error *err);
+
+/* `**` matches any number of path components (including none), `*` and `?`
+ * do not cross '/', and a pattern matches a path or any path below it
+ * ("build" covers "build/x.o"). */
+bool changeset_path_matches(const char *pattern, const char *path);
+
+/* The verdict of a dry run, in this order of precedence:
+ *   DRY_RUN_FAILED         the command did not succeed
+ *   NO_EFFECT              nothing changed
+ *   UNEXPECTED_PATH        a change no pattern declares; deletions (and the
+ *                          source of a rename) need a --expect-delete pattern
+ *   EXPECTED_PATH_MISSING  a declared pattern that no change matched
+ *   DRY_RUN_OK
+ * ret_problems lists the unexpected paths, then the missing patterns. */
+const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
+			      char *const *expect_delete, json_t **ret_problems);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/dryrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <mntent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/path.h"
+#include "core/changeset.h"
+#include "core/jsonutil.h"
+
+int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err)
+{
+	if (state_dir && path_is_under(state_dir, workspace))
+		return error_set(err, ELOOP,
+				 "the state directory %s is inside the workspace: the snapshot's upper layer would show inside the snapshot; use another --state-dir or --workspace",
+				 state_dir);
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	if (!f)
+		return error_set_errno(err, errno, "read /proc/self/mounts");
+	struct mntent ent;
+	char buf[8192];
+	int r = 0;
+	while (getmntent_r(f, &ent, buf, sizeof(buf))) {
+		if (strcmp(ent.mnt_dir, workspace) != 0 && path_is_under(ent.mnt_dir, workspace)) {
+			r = error_set(err, EBUSY,
+				      "the workspace has a mount point inside it, %s: the kernel overlay cannot snapshot it (the fuse-overlayfs and copy fallbacks are not built yet); choose a --workspace without mounts inside",
+				      ent.mnt_dir);
+			break;
+		}
+	}
+	endmntent(f);
+	return r;
+}
+
+int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **ret_work,
+		   struct error *err)
+{
+	char rel[64];
+	cleanup_free char *upper = NULL, *work = NULL;
+
+	if (mkdirat(store->dir_fd, "dryruns", 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create %s/dryruns", store->path);
+	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	if (mkdirat(store->dir_fd, rel, 0700) < 0)
+		return error_set_errno(err, errno, "create %s/%s", store->path, rel);
+	if (asprintf(&upper, "%s/%s/upper", store->path, rel) < 0 ||
+	    asprintf(&work, "%s/%s/work", store->path, rel) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return error_set_errno(err, errno, "create the snapshot directories in %s/%s",
+				       store->path, rel);
+	/* The overlay needs absolute paths that the init process resolves
+	 * before anything is mounted over them. */
+	cleanup_free char *real_upper = realpath(upper, NULL), *real_work = realpath(work, NULL);
+	if (!real_upper || !real_work)
+		return error_set_errno(err, errno, "resolve %s", upper);
+	*ret_upper = TAKE_PTR(real_upper);
+	*ret_work = TAKE_PTR(real_work);
+	return 0;
+}
+
+/* The overlay leaves work/work (and with volatile, work/incompat) with mode
+ * 000; nothing in it is needed once the snapshot is gone. */
+static void remove_tree(int dir_fd, const char *name, int depth)
+{
+	(void)fchmodat(dir_fd, name, 0700, AT_SYMLINK_NOFOLLOW);
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+				if (de->d_type == DT_DIR && depth < 16)
+					remove_tree(dirfd(d), de->d_name, depth + 1);
+				else
+					(void)unlinkat(dirfd(d), de->d_name, 0);
+			}
+		closedir(d);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	(void)unlinkat(dir_fd, name, AT_REMOVEDIR);
+}
+
+int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
+		  json_t **ret_summary, const char **ret_verdict, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *changes = NULL;
+	int r = changeset_compute(req->upper, req->workspace, &changes, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+
+	json_t *problems = NULL;
+	const char *verdict = changeset_verdict(changes, req->succeeded, req->expect,
+						req->expect_delete, &problems);
+	size_t n = json_array_size(changes);
+	json_t *counts = json_object();
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c) {
+		const char *kind = json_string_value(json_object_get(c, "change"));
+		json_object_set_new(counts, kind,
+				    json_integer(json_integer_value(json_object_get(counts, kind)) + 1));
+	}
+
+	/* The whole change set beside the upper; the receipt keeps the first
+	 * DRYRUN_MAX_IN_RECEIPT. */
+	char rel[64];
+	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	cleanup_close int dir_fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return error_set_errno(err, errno, "open %s/%s", store->path, rel);
+	cleanup_with(json_decrefp) json_t *full = json_pack(
+		"{s:s, s:I, s:s, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt", (json_int_t)id,
+		"workspace", req->workspace, "verdict", verdict, "changes", changes);
+	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	r = file_write_atomic(dir_fd, "changeset.json", text, strlen(text), 0600, store->durable,
+			      err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	remove_tree(dir_fd, "work", 0);
+
+	json_t *shown = json_array();
+	for (i = 0; i < n && i < DRYRUN_MAX_IN_RECEIPT; i++)
+		json_array_append(shown, json_array_get(changes, i));
+	json_t *expect = json_array(), *expect_delete = json_array();
+	for (i = 0; req->expect && req->expect[i]; i++)
+		json_array_append_new(expect, json_string(req->expect[i]));
+	for (i = 0; req->expect_delete && req->expect_delete[i]; i++)
+		json_array_append_new(expect_delete, json_string(req->expect_delete[i]));
+	json_t *summary = json_pack(
+		"{s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o, s:o, s:s}", "snapshot", "overlay",
+		"verdict", verdict, "expect", expect, "expect_delete", expect_delete, "counts",
+		counts, "total", (json_int_t)n, "truncated", n > DRYRUN_MAX_IN_RECEIPT, "changes",
+		shown, "problems", problems, "upper", req->upper);
+	if (!summary)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_verdict = json_string_value(json_object_get(summary, "verdict"));
+	*ret_summary = summary;
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/store.h"
+
+/* Dry runs (docs/dryrun.md): the run's workspace is an overlay whose upper
+ * layer lives in the state directory, dryruns/<id>/upper, so the command
+ * changes nothing real; afterwards the upper is read into a change set
+ * (core/changeset.h) and judged against the declared paths. The upper is
+ * kept: it is what a later apply puts into the real tree. */
+
+#define DRYRUN_MAX_IN_RECEIPT 1000 /* changes embedded; the rest are in changeset.json */
+
+/* Refuses a workspace the kernel overlay cannot snapshot: a mount point
+ * strictly inside it (the overlay would not see it, and the kernel refuses
+ * to clone a lower with locked submounts; -EBUSY names the first one), or
+ * one that holds the state directory, where the snapshot's upper layer
+ * would show inside its own lower (-ELOOP). */
+int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err);
+
+/* Creates dryruns/<id>/{upper,work}; returns their absolute paths. */
+int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **ret_work,
+		   struct error *err);
+
+struct dryrun_request {
+	const char *upper, *work, *workspace;
+	bool succeeded; /* the command exited as expected */
+	char *const *expect, *const *expect_delete;
+};
+
+/* Reads the change set, writes dryruns/<id>/changeset.json, removes the
+ * overlay's work directory, and returns the receipt's "dryrun" object;
+ * *ret_verdict points into it. */
+int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
+		  json_t **ret_summary, const char **ret_verdict, struct error *err);

@@ -1,0 +1,219 @@
+#!/usr/bin/env bats
+# airlock dryrun: the command runs on an overlay snapshot of the workspace;
+# the real tree is never touched; the change set is read from the upper
+# layer. Edge cases from shared/research/dryrun-anchors.md, section 6.
+load helpers
+
+# A fingerprint of the real tree: names, types, modes, sizes, contents.
+tree_state() {
+	(cd "$WORK" && find . -path ./.git -prune -o -printf '%p %y %m %s\n' | sort &&
+		find . -type f -not -path './.git/*' -print0 | sort -z | xargs -0r sha256sum)
+}
+
+dr() { # dryrun with --json; sets $output to the receipt
+	run --separate-stderr "$AIRLOCK" dryrun --json "$@"
+}
+
+changes() { # "change path" lines, sorted
+	jq -r '.dryrun.changes[] | "\(.change) \(.path)"' <<<"$output"
+}
+
+setup_tree() {
+	mkdir -p src old docs
+	echo one > src/a.c
+	echo keep > src/b.c
+	echo gone > old/x
+	echo doc > docs/readme
+	printf 'same\n' > same.txt
+	before=$(tree_state)
+}
+
+@test "the real tree is untouched whatever the command does" {
+	setup_tree
+	dr -- sh -c 'echo more >> src/a.c; rm -rf old docs; mkdir -p new/deep; echo x > new/deep/f;
+		mv src/b.c src/c.c; chmod 700 same.txt; ln -s a.c src/link; mkfifo pipe; rm same.txt'
+	[ "$status" -eq 11 ]
+	[ "$(tree_state)" = "$before" ]
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = UNEXPECTED_PATH ]
+}
+
+@test "each kind of change is reported, with sizes and hashes" {
+	setup_tree
+	dr --expect '**' --expect-delete '**' -- sh -c 'echo more >> src/a.c; rm -rf old; mkdir new;
+		echo x > new/f; mv src/b.c src/c.c; chmod 700 same.txt; ln -s a.c src/link; mkfifo pipe'
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = DRY_RUN_OK ]
+	diff <(changes) - <<'EOF'
+created new
+created new/f
+deleted old
+created pipe
+mode_changed same.txt
+modified src/a.c
+renamed src/c.c
+created src/link
+EOF
+	jq -e '.dryrun.changes[] | select(.path == "src/a.c") |
+		.old_size == 4 and .size == 9 and (.sha256 | length) == 64 and .old_sha256 != .sha256' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "src/c.c") | .from == "src/b.c"' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "old") | .type == "dir" and .entries == 1' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "same.txt") | .old_mode == "0644" and .mode == "0700"' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "src/link") | .type == "symlink" and .target == "a.c"' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "pipe") | .type == "fifo"' <<<"$output"
+	[ "$(sha256sum < new/f 2>/dev/null)" = "" ] || [ ! -e new/f ]
+}
+
+@test "a copy-up that changes nothing is no change (open for writing, chmod to the same mode, touch)" {
+	setup_tree
+	dr -- sh -c 'exec 3>>src/a.c; chmod 644 same.txt; touch same.txt; cat src/a.c >/dev/null'
+	[ "$status" -eq 10 ]
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = NO_EFFECT ]
+	[ "$(jq '.dryrun.changes | length' <<<"$output")" -eq 0 ]
+}
+
+@test "a directory deleted and made again is opaque: what it lost is deleted, what it kept is not" {
+	mkdir d && echo a > d/a && echo b > d/b
+	dr --expect-delete 'd/**' --expect d -- sh -c 'rm -rf d; mkdir d; echo a > d/a; echo c > d/c'
+	diff <(changes) - <<'EOF'
+deleted d/b
+created d/c
+EOF
+}
+
+@test "a type change: a file replaced by a directory, a directory by a file" {
+	echo f > thing && mkdir dir && echo x > dir/x
+	dr --expect '**' --expect-delete '**' -- sh -c 'rm thing; mkdir thing; rm -rf dir; echo now-a-file > dir'
+	jq -e '[.dryrun.changes[] | select(.change == "type_changed")] | map(.path) == ["dir", "thing"]' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "dir") | .old_type == "dir" and .type == "file"' <<<"$output"
+}
+
+@test "verdicts: undeclared paths, deletions without --expect-delete, declared paths that did not change, ** patterns" {
+	setup_tree
+	dr --expect 'src/**' -- sh -c 'echo x >> src/a.c; rm old/x'
+	[ "$status" -eq 11 ]
+	jq -e '.dryrun.problems == [{"unexpected": "old/x", "change": "deleted"}]' <<<"$output"
+	dr --expect 'src/**' --expect-delete 'old/*' --expect 'docs' -- sh -c 'echo x >> src/a.c; rm old/x'
+	[ "$status" -eq 12 ]
+	jq -e '.dryrun.verdict == "EXPECTED_PATH_MISSING" and .dryrun.problems == [{"missing": "docs"}]' <<<"$output"
+	dr --expect '**/*.c' -- sh -c 'mkdir -p a/b/c; echo x > a/b/c/deep.c; echo y > top.c'
+	[ "$status" -eq 11 ] # the directories a, a/b, a/b/c are not *.c
+	dr --expect 'a' --expect '*.c' -- sh -c 'mkdir -p a/b/c; echo x > a/b/c/deep.c; echo y > top.c'
+	[ "$status" -eq 0 ]
+	dr --expect 'sr?/[ab].c' -- sh -c 'echo x >> src/a.c'
+	[ "$status" -eq 0 ]
+}
+
+@test "a failing command is DRY_RUN_FAILED with its own exit status, and still shows its changes" {
+	setup_tree
+	dr --expect '**' -- sh -c 'echo partial > half.txt; exit 3'
+	[ "$status" -eq 3 ]
+	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and .dryrun.changes[0].path == "half.txt"' <<<"$output"
+	[ ! -e half.txt ]
+	dr --expect-exit 3 --expect '**' -- sh -c 'echo partial > half.txt; exit 3'
+	[ "$status" -eq 0 ]
+}
+
+@test "writes outside the workspace fail, and .git/hooks stays read-only in the snapshot" {
+	mkdir -p .git/hooks
+	outside=/var/tmp/airlock-dryrun-outside.$$
+	dr --expect '**' -- sh -c "echo evil > $outside || echo refused1;
+		echo 'touch PWNED' > .git/hooks/pre-commit || echo refused2; echo ok > inside"
+	[[ "$(jq -r .stdout <<<"$output")" == *refused1*refused2* ]]
+	[ ! -e "$outside" ]
+	[ "$(changes)" = "created inside" ]
+}
+
+@test "hard links: changing one name through the snapshot leaves the other name's real content" {
+	echo hard > h1 && ln h1 h2
+	dr --expect '**' -- sh -c 'echo more >> h1; cat h2'
+	[ "$(changes)" = "modified h1" ]
+	[ "$(cat h1)" = hard ] && [ "$(cat h2)" = hard ]
+	[ "$(stat -c %h h1)" -eq 2 ]
+}
+
+@test "file names that are not UTF-8, and names with spaces and newlines" {
+	dr --expect '**' -- sh -c "printf x > \"\$(printf 'bad\\377name')\"; printf y > 'with space'; printf z > 'new
+line'"
+	[ "$status" -eq 0 ]
+	[ "$(jq '.dryrun.changes | length' <<<"$output")" -eq 3 ]
+	jq -e '[.dryrun.changes[].path] | index("with space") != null and index("new\nline") != null' <<<"$output"
+	jq -e '[.dryrun.changes[].path] | any(contains("bad\ufffdname"))' <<<"$output"
+}
+
+@test "a large file is hashed, not kept: 64 MiB appended to" {
+	[ -z "${AIRLOCK_SANITIZED:-}" ] || skip "slow under sanitizers"
+	head -c 67108864 /dev/zero > big
+	dr --expect big -- sh -c 'echo tail >> big'
+	[ "$status" -eq 0 ]
+	jq -e '.dryrun.changes[0] | .old_size == 67108864 and .size == 67108869' <<<"$output"
+	[ "$(stat -c %s big)" -eq 67108864 ]
+}
+
+@test "extended attributes and times alone are no change; a new xattr'd file is" {
+	command -v setfattr >/dev/null || skip "attr is not installed"
+	echo x > f
+	setfattr -n user.note -v one f 2>/dev/null || skip "no user xattrs here"
+	dr -- sh -c 'touch -m -d 2001-01-01 f'
+	[ "$status" -eq 10 ]
+}
+
+@test "the change set is kept beside the snapshot, and the receipt matches the schema" {
+	setup_tree
+	dr --expect '**' -- sh -c 'echo x >> src/a.c'
+	id=$(jq -r .id <<<"$output")
+	jq -e ".schema == \"airlock.changeset/1\" and .receipt == $id and (.changes | length) == 1" \
+		"$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/upper/src" ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR"/receipts/*.json
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "more changes than the receipt holds: counted, listed in changeset.json" {
+	dr --expect '**' -- sh -c 'i=0; while [ $i -lt 1100 ]; do : > f$i; i=$((i+1)); done'
+	[ "$status" -eq 0 ]
+	jq -e '.dryrun.total == 1100 and .dryrun.truncated and (.dryrun.changes | length) == 1000' <<<"$output"
+	run --separate-stderr "$AIRLOCK" dryrun --expect '**' -- sh -c 'i=0; while [ $i -lt 1100 ]; do : > f$i; i=$((i+1)); done'
+	[[ "$output" == *"1100 changes in all"* ]]
+}
+
+@test "no quarantine, no dry run: --sandbox=none is refused with a receipt" {
+	run --separate-stderr "$AIRLOCK" dryrun --sandbox=none -- true
+	[ "$status" -eq 125 ]
+	one_error_line "a dry run needs the quarantine"
+}
+
+@test "a mount point inside the workspace: the snapshot cannot be made, nothing runs (125)" {
+	[ "$(id -u)" -eq 0 ] || skip "only root can mount here"
+	mkdir sub && mount -t tmpfs tmpfs sub
+	run --separate-stderr "$AIRLOCK" dryrun -- touch sub/x
+	umount sub
+	[ "$status" -eq 125 ]
+	[ ! -e sub/x ]
+	[[ "$stderr" == *"a mount point inside it"* ]]
+}
+
+@test "a dry run's success closes no failure; its failure opens one" {
+	al run -- sh -c 'test -e marker'
+	failed=$(receipt_id)
+	dr -- sh -c 'test -e marker || touch marker; test -e marker'
+	jq -e '.gate.closes == [] and .gate.verified == false' <<<"$output"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "a state directory inside the workspace is refused before anything is mounted" {
+	run --separate-stderr env AIRLOCK_STATE_DIR="$WORK/.state" "$AIRLOCK" dryrun -- touch x
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"is inside the workspace"* ]]
+	[ ! -e x ]
+}
+
+@test "the private /tmp and the workspace below /tmp: the command sees its files, /tmp writes are not changes" {
+	echo data > input
+	dr --expect out -- sh -c 'cat input > out; echo scratch > /tmp/scratch'
+	[ "$status" -eq 0 ]
+	[ "$(changes)" = "created out" ]
+}
