@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -246,7 +248,44 @@ static void test_protect_rejects_relative_and_loops(void)
 	rmdir(ws);
 }
 
-RUN_TESTS(T_(test_protect_plans_pins_links_and_placeholders),
+/* Regression: as a user without CAP_FOWNER, a read-only placeholder could
+ * not get its marking xattr, so a concurrent run did not share it and the
+ * first run to end removed it under the other. */
+static void test_protect_placeholder_is_marked_when_unprivileged(void)
+{
+	char ws[] = "/tmp/airlock-protect-XXXXXX";
+	char path[512];
+
+	if (geteuid() != 0)
+		return; /* the test drops to uid 65534 itself */
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	ASSERT_EQ_INT(chown(ws, 65534, 65534), 0);
+	snprintf(path, sizeof(path), "%s/.envrc", ws);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		struct protect_plan plan = { .workspace = ws };
+		struct error err = { 0 };
+		char value[4];
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		if (protect_plan_add(&plan, path, &err) < 0 || plan.n_placeholders != 1)
+			_exit(3);
+		ssize_t n = getxattr(path, "user.airlock.placeholder", value, sizeof(value));
+		bool marked = n > 0 || errno == ENOTSUP; /* a file system without user xattrs */
+		protect_plan_release(&plan);
+		_exit(marked ? 0 : 4);
+	}
+	int status;
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+	ASSERT_EQ_INT(access(path, F_OK), -1);
+	rmdir(ws);
+}
+
+RUN_TESTS(T_(test_protect_placeholder_is_marked_when_unprivileged),
+	  T_(test_protect_plans_pins_links_and_placeholders),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
 	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
 	  T_(test_timeout_kills_background_children),
