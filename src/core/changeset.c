@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,80 +421,121 @@ int changeset_compute(const char *upper, const char *workspace, json_t **ret_cha
 	return 0;
 }
 
-/* Glob matching with `**` across components; `*`, `?` and `[...]` stay
- * within one (fnmatch-like, without character classes beyond ranges). */
-static bool match_here(const char *p, const char *s)
+/* One character of a pattern against c: '?', a [class] or itself. Sets
+ * *ret_next to the pattern index after it; false when it does not match. */
+static bool char_matches(const char *p, size_t pn, size_t pi, char c, size_t *ret_next)
 {
-	while (*p) {
-		if (p[0] == '*' && p[1] == '*') {
-			p += 2;
-			if (*p == '/')
-				p++;
-			/* ** matches empty, or any prefix ending at a '/' boundary */
-			for (const char *t = s;; t++) {
-				if (match_here(p, t))
-					return true;
-				if (!*t)
-					return false;
-			}
-		}
-		if (*p == '*') {
-			p++;
-			for (const char *t = s;; t++) {
-				if (match_here(p, t))
-					return true;
-				if (!*t || *t == '/')
-					return false;
-			}
-		}
-		if (!*s)
-			return false;
-		if (*p == '?') {
-			if (*s == '/')
-				return false;
-		} else if (*p == '[') {
-			const char *q = p + 1;
-			bool negate = *q == '!' || *q == '^', found = false;
-			if (negate)
-				q++;
-			for (; *q && *q != ']'; q++) {
-				if (q[1] == '-' && q[2] && q[2] != ']') {
-					found |= *s >= q[0] && *s <= q[2];
-					q += 2;
-				} else {
-					found |= *s == *q;
-				}
-			}
-			if (!*q || found == negate || *s == '/')
-				return false;
-			p = q;
-		} else if (*p != *s) {
-			return false;
-		}
-		p++;
-		s++;
+	if (p[pi] == '?') {
+		*ret_next = pi + 1;
+		return true;
 	}
-	return *s == '\0';
+	if (p[pi] == '[') {
+		size_t q = pi + 1;
+		bool negate = q < pn && (p[q] == '!' || p[q] == '^'), found = false;
+		if (negate)
+			q++;
+		size_t first = q;
+		for (; q < pn && (p[q] != ']' || q == first); q++) {
+			if (q + 2 < pn && p[q + 1] == '-' && p[q + 2] != ']') {
+				found |= c >= p[q] && c <= p[q + 2];
+				q += 2;
+			} else {
+				found |= c == p[q];
+			}
+		}
+		if (q < pn) { /* a closed class */
+			*ret_next = q + 1;
+			return found != negate;
+		}
+		/* an unclosed '[' is a literal */
+	}
+	*ret_next = pi + 1;
+	return p[pi] == c;
 }
 
+/* Wildcards within one path component: the classic matcher that backtracks
+ * only to the last '*', O(pattern x name) at worst. */
+static bool component_matches(const char *p, size_t pn, const char *s, size_t sn)
+{
+	size_t pi = 0, si = 0, star = SIZE_MAX, mark = 0, next;
+
+	while (si < sn) {
+		if (pi < pn && p[pi] == '*') {
+			star = pi++;
+			mark = si;
+		} else if (pi < pn && char_matches(p, pn, pi, s[si], &next)) {
+			pi = next;
+			si++;
+		} else if (star != SIZE_MAX) {
+			pi = star + 1;
+			si = ++mark;
+		} else {
+			return false;
+		}
+	}
+	while (pi < pn && p[pi] == '*')
+		pi++;
+	return pi == pn;
+}
+
+#define MAX_COMPONENTS 512
+
+struct component {
+	const char *s;
+	size_t n;
+};
+
+static size_t split_components(const char *path, struct component *ret)
+{
+	size_t n = 0;
+
+	while (*path) {
+		while (*path == '/')
+			path++;
+		if (!*path)
+			break;
+		size_t len = strcspn(path, "/");
+		if (n == MAX_COMPONENTS)
+			return SIZE_MAX;
+		if (!(len == 1 && path[0] == '.'))
+			ret[n++] = (struct component){ path, len };
+		path += len;
+	}
+	return n;
+}
+
+/* Component by component: a `**` component matches any number of them,
+ * found by dynamic programming over (pattern, path) positions, so no
+ * pattern costs more than O(components^2) component matches. */
 bool changeset_path_matches(const char *pattern, const char *path)
 {
-	while (pattern[0] == '.' && pattern[1] == '/')
-		pattern += 2;
-	size_t n = strlen(pattern);
-	while (n > 1 && pattern[n - 1] == '/')
-		n--;
-	char buf[PATH_MAX];
-	if (n >= sizeof(buf))
+	static struct component pc[MAX_COMPONENTS], sc[MAX_COMPONENTS];
+	size_t np = split_components(pattern, pc);
+	size_t ns = split_components(path, sc);
+
+	if (np == SIZE_MAX || ns == SIZE_MAX || np == 0)
 		return false;
-	memcpy(buf, pattern, n);
-	buf[n] = '\0';
-	if (match_here(buf, path))
-		return true;
-	/* A pattern naming a directory covers what is below it. */
-	char below[PATH_MAX + 4];
-	snprintf(below, sizeof(below), "%s/**", buf);
-	return match_here(below, path);
+	/* ok[i * (ns + 1) + j]: pattern components i.. match path components j.. */
+	bool *ok = calloc((np + 1) * (ns + 1), sizeof(bool));
+	if (!ok)
+		return false;
+	for (size_t j = 0; j <= ns; j++)
+		ok[np * (ns + 1) + j] = true; /* what is left of the path lies below */
+	for (size_t i = np; i-- > 0;) {
+		bool globstar = pc[i].n == 2 && pc[i].s[0] == '*' && pc[i].s[1] == '*';
+		for (size_t j = ns + 1; j-- > 0;) {
+			bool m;
+			if (globstar)
+				m = ok[(i + 1) * (ns + 1) + j] || (j < ns && ok[i * (ns + 1) + j + 1]);
+			else
+				m = j < ns && ok[(i + 1) * (ns + 1) + j + 1] &&
+				    component_matches(pc[i].s, pc[i].n, sc[j].s, sc[j].n);
+			ok[i * (ns + 1) + j] = m;
+		}
+	}
+	bool matched = ok[0];
+	free(ok);
+	return matched;
 }
 
 static bool any_matches(char *const *patterns, const char *path)

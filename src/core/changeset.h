@@ -32,9 +32,10 @@
 int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
 		      struct error *err);
 
-/* `**` matches any number of path components (including none), `*` and `?`
- * do not cross '/', and a pattern matches a path or any path below it
- * ("build" covers "build/x.o"). */
+/* A `**` component matches any number of path components (including none);
+ * `*`, `?` and `[a-z]` match within one component; a pattern matches a path
+ * or any path below it ("build" covers "build/x.o"). At most 512 components
+ * each; not thread-safe (static scratch space). */
 bool changeset_path_matches(const char *pattern, const char *path);
 
 /* The verdict of a dry run, in this order of precedence:

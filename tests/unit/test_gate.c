@@ -10,6 +10,7 @@
 #include "basic/ed25519.h"
 #include "basic/text.h"
 #include "core/approver.h"
+#include "core/changeset.h"
 #include "core/gate.h"
 #include "core/policy.h"
 #include "core/rules.h"
@@ -317,7 +318,32 @@ static void test_ed25519_rfc8032_vector(void)
 	ASSERT_TRUE(ed25519_verify(pub, "", 0, sig));
 }
 
-RUN_TESTS(T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
+static void test_changeset_patterns(void)
+{
+	static const struct {
+		const char *pattern, *path;
+		bool match;
+	} cases[] = {
+		{ "src/**", "src/a/b.c", true },    { "src/**", "src", true },
+		{ "**/*.c", "a/b/c.c", true },	    { "**/*.c", "top.c", true },
+		{ "**/*.c", "a/b/c.h", false },	    { "*.c", "a/top.c", false },
+		{ "build", "build/x.o", true },	    { "build", "builder", false },
+		{ "./build/", "build/x.o", true },  { "sr?/[a-c].c", "src/b.c", true },
+		{ "sr?/[a-c].c", "src/d.c", false }, { "[!a]*", "bcd", true },
+		{ "[!a]*", "abc", false },	    { "a/**/z", "a/z", true },
+		{ "a/**/z", "a/b/c/z", true },	    { "a/**/z", "a/b/c/y", false },
+		{ "[", "[", true },		    { "*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false },
+		{ "", "x", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool m = changeset_path_matches(cases[i].pattern, cases[i].path);
+		if (m != cases[i].match)
+			printf("# %s vs %s\n", cases[i].pattern, cases[i].path);
+		ASSERT_TRUE(m == cases[i].match);
+	}
+}
+
+RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
 	  T_(test_shell_not_plain), T_(test_shell_redirection_target_is_not_an_argument),
 	  T_(test_rules_flag_vetoes), T_(test_rules_errors_name_the_key),
 	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),

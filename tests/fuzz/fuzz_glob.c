@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Property: changeset_path_matches() never crashes and stays polynomial on
+ * any pattern (libFuzzer's timeout catches exponential backtracking); a
+ * pattern always matches itself when it has no wildcard. Input: pattern,
+ * NUL, path. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/changeset.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 2);
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = buf[size + 1] = '\0';
+	const char *pattern = buf;
+	const char *path = buf + strlen(buf) + 1;
+	if (path > buf + size)
+		path = "";
+	(void)changeset_path_matches(pattern, path);
+	if (*pattern && !strpbrk(pattern, "*?[") && strcmp(pattern, ".") != 0 &&
+	    strspn(pattern, "./") != strlen(pattern) && !changeset_path_matches(pattern, pattern))
+		abort();
+	free(buf);
+	return 0;
+}
