@@ -18,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "core/approver.h"
 #include "core/gate.h"
+#include "core/jsonutil.h"
 #include "core/rules.h"
 #include "core/store.h"
 
@@ -124,14 +125,9 @@ static void print_failure(json_t *e)
 		if (shell) {
 			rules_classify_shell(rules, shell, &v);
 		} else {
-			json_t *argv = json_object_get(e, "argv");
-			cleanup_strv char **words = calloc(json_array_size(argv) + 1, sizeof(char *));
-			for (size_t i = 0; words && i < json_array_size(argv); i++) {
-				const char *w = json_string_value(json_array_get(argv, i));
-				words[i] = strdup(w ? w : "");
-			}
-			if (words)
-				rules_classify(rules, words, &v);
+			cleanup_strv char **words =
+				jsonutil_strv_from_array(json_object_get(e, "argv"));
+			rules_classify(rules, words, &v);
 		}
 	}
 	if (v.risk == 1)

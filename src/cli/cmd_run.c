@@ -396,16 +396,19 @@ static int run_cli_execute(struct run_cli *cli)
 	return status;
 }
 
-int cmd_dryrun(int argc, char **argv)
+/* run and dryrun: options, then the command. */
+static int run_cli_main(int argc, char **argv, const char *name, bool dryrun)
 {
-	struct run_cli cli = { .dryrun = true };
+	struct run_cli cli = { .dryrun = dryrun };
 	run_request_init(&cli.req);
-	cli.req.source = "dryrun";
-	cli.req.dryrun = true;
+	if (dryrun) {
+		cli.req.source = "dryrun";
+		cli.req.dryrun = true;
+	}
 
 	int first = run_cli_parse(&cli, argc, argv, false);
 	if (first < 0) {
-		print_run_usage(stdout, "dryrun");
+		print_run_usage(stdout, name);
 		run_request_release(&cli.req);
 		return EXIT_OK;
 	}
@@ -413,33 +416,22 @@ int cmd_dryrun(int argc, char **argv)
 		if (strv_push(&cli.req.argv, argv[i]) < 0)
 			run_request_set_invalid(&cli.req, "out of memory");
 	if (first >= argc)
-		run_request_set_invalid(&cli.req, "no command given: airlock dryrun [OPTIONS] -- CMD [ARG...]");
+		run_request_set_invalid(&cli.req, "no command given: airlock %s [OPTIONS] -- CMD [ARG...]",
+					name);
 
 	int status = run_cli_execute(&cli);
 	run_request_release(&cli.req);
 	return status;
 }
 
+int cmd_dryrun(int argc, char **argv)
+{
+	return run_cli_main(argc, argv, "dryrun", true);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct run_cli cli = { 0 };
-	run_request_init(&cli.req);
-
-	int first = run_cli_parse(&cli, argc, argv, false);
-	if (first < 0) {
-		print_run_usage(stdout, "run");
-		run_request_release(&cli.req);
-		return EXIT_OK;
-	}
-	for (int i = first; i < argc; i++)
-		if (strv_push(&cli.req.argv, argv[i]) < 0)
-			run_request_set_invalid(&cli.req, "out of memory");
-	if (first >= argc)
-		run_request_set_invalid(&cli.req, "no command given: airlock run [OPTIONS] -- CMD [ARG...]");
-
-	int status = run_cli_execute(&cli);
-	run_request_release(&cli.req);
-	return status;
+	return run_cli_main(argc, argv, "run", false);
 }
 
 static void job_read(struct run_request *req, const char *path)

@@ -17,6 +17,7 @@
 #include "basic/cleanup.h"
 #include "basic/sha256.h"
 #include "basic/text.h"
+#include "core/jsonutil.h"
 
 #define MAX_DEPTH 256
 
@@ -104,43 +105,26 @@ static int add_change(struct walk *w, const char *rel, const char *change, mode_
 	return 0;
 }
 
-static int describe_new(struct walk *w, int dir_fd, const char *name, const struct stat *st,
-			json_t *c)
+/* Size and SHA-256 of a regular file, or a symlink's target, under the
+ * keys of the new entry or (old) of the one it replaced. */
+static int describe(struct walk *w, int dir_fd, const char *name, const struct stat *st,
+		    json_t *c, bool old)
 {
 	if (S_ISREG(st->st_mode)) {
 		char hex[SHA256_HEX_SIZE];
 		int r = hash_file(dir_fd, name, hex);
 		if (r < 0)
-			return error_set_errno(w->err, -r, "read %s from the snapshot", name);
-		json_object_set_new(c, "size", json_integer((json_int_t)st->st_size));
-		json_object_set_new(c, "sha256", json_string(hex));
+			return error_set_errno(w->err, -r, "read %s from the %s", name,
+					       old ? "workspace" : "snapshot");
+		json_object_set_new(c, old ? "old_size" : "size",
+				    json_integer((json_int_t)st->st_size));
+		json_object_set_new(c, old ? "old_sha256" : "sha256", json_string(hex));
 	} else if (S_ISLNK(st->st_mode)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(dir_fd, name, target, sizeof(target) - 1);
 		if (n >= 0) {
 			target[n] = '\0';
-			json_object_set_new(c, "target", path_json(target));
-		}
-	}
-	return 0;
-}
-
-static int describe_old(struct walk *w, int dir_fd, const char *name, const struct stat *st,
-			json_t *c)
-{
-	if (S_ISREG(st->st_mode)) {
-		char hex[SHA256_HEX_SIZE];
-		int r = hash_file(dir_fd, name, hex);
-		if (r < 0)
-			return error_set_errno(w->err, -r, "read %s from the workspace", name);
-		json_object_set_new(c, "old_size", json_integer((json_int_t)st->st_size));
-		json_object_set_new(c, "old_sha256", json_string(hex));
-	} else if (S_ISLNK(st->st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlinkat(dir_fd, name, target, sizeof(target) - 1);
-		if (n >= 0) {
-			target[n] = '\0';
-			json_object_set_new(c, "old_target", path_json(target));
+			json_object_set_new(c, old ? "old_target" : "target", path_json(target));
 		}
 	}
 	return 0;
@@ -184,7 +168,7 @@ static int deleted(struct walk *w, int lower_fd, const char *name, const char *r
 	if (r == 0 && S_ISDIR(lst.st_mode))
 		json_object_set_new(c, "entries", json_integer(count_entries(lower_fd, name, 0)));
 	else if (r == 0)
-		r = describe_old(w, lower_fd, name, &lst, c);
+		r = describe(w, lower_fd, name, &lst, c, true);
 	return r;
 }
 
@@ -254,7 +238,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		r = add_change(w, rel, "created", ust.st_mode, &c);
 		if (r == 0) {
 			json_object_set_new(c, "mode", mode_string(ust.st_mode));
-			r = describe_new(w, upper_fd, name, &ust, c);
+			r = describe(w, upper_fd, name, &ust, c, false);
 		}
 		return r;
 	}
@@ -262,10 +246,10 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 		if (r == 0) {
 			json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
-			r = describe_new(w, upper_fd, name, &ust, c);
+			r = describe(w, upper_fd, name, &ust, c, false);
 		}
 		if (r == 0 && !S_ISDIR(lst.st_mode))
-			r = describe_old(w, lower_fd, name, &lst, c);
+			r = describe(w, lower_fd, name, &lst, c, true);
 		return r;
 	}
 	bool same = true;
@@ -287,9 +271,9 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			json_object_set_new(c, "old_size", json_integer((json_int_t)lst.st_size));
 			json_object_set_new(c, "old_sha256", json_string(old_hex));
 		} else if (r == 0) {
-			r = describe_new(w, upper_fd, name, &ust, c);
+			r = describe(w, upper_fd, name, &ust, c, false);
 			if (r == 0)
-				r = describe_old(w, lower_fd, name, &lst, c);
+				r = describe(w, lower_fd, name, &lst, c, true);
 		}
 		return r;
 	}
@@ -406,17 +390,8 @@ int changeset_compute(const char *upper, const char *workspace, json_t **ret_cha
 	if (r < 0)
 		return r;
 	pair_renames(changes);
-	size_t n = json_array_size(changes);
-	json_t **items = calloc(n + 1, sizeof(*items));
-	if (!items)
+	if (jsonutil_array_sort(changes, compare_paths) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		items[i] = json_incref(json_array_get(changes, i));
-	qsort(items, n, sizeof(*items), compare_paths);
-	json_array_clear(changes);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(changes, items[i]);
-	free(items);
 	*ret_changes = TAKE_PTR(changes);
 	return 0;
 }

@@ -359,17 +359,8 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		if (!entry || json_array_append_new(entries, entry) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
-	size_t n = json_array_size(entries);
-	json_t **items = calloc(n + 1, sizeof(*items));
-	if (!items)
+	if (jsonutil_array_sort(entries, compare_newest_first) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		items[i] = json_incref(json_array_get(entries, i));
-	qsort(items, n, sizeof(*items), compare_newest_first);
-	json_array_clear(entries);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(entries, items[i]);
-	free(items);
 	*ret_entries = TAKE_PTR(entries);
 	return 0;
 }
@@ -474,23 +465,13 @@ bool gate_is_trivial(const struct policy *policy, const struct rules *rules, cha
 static void gate_entry_verdict(const struct rules *rules, json_t *entry,
 			       struct rules_verdict *ret)
 {
-	json_t *argv = json_object_get(entry, "argv");
 	const char *shell = json_str(entry, "shell");
-	size_t n = json_array_size(argv);
-	cleanup_strv char **words = calloc(n + 1, sizeof(char *));
 
 	if (shell) {
 		rules_classify_shell(rules, shell, ret);
 		return;
 	}
-	for (size_t i = 0; words && i < n; i++) {
-		const char *w = json_string_value(json_array_get(argv, i));
-		words[i] = strdup(w ? w : "");
-		if (!words[i]) {
-			strv_free(TAKE_PTR(words));
-			break;
-		}
-	}
+	cleanup_strv char **words = jsonutil_strv_from_array(json_object_get(entry, "argv"));
 	rules_classify(rules, words, ret);
 }
 

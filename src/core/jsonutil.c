@@ -110,3 +110,36 @@ char *jsonutil_dump_line(const json_t *v)
 	line[n + 1] = '\0';
 	return line;
 }
+
+int jsonutil_array_sort(json_t *array, int (*compare)(const void *, const void *))
+{
+	size_t n = json_array_size(array);
+	json_t **items = calloc(n + 1, sizeof(*items));
+
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		items[i] = json_incref(json_array_get(array, i));
+	qsort(items, n, sizeof(*items), compare);
+	json_array_clear(array);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(array, items[i]);
+	free(items);
+	return 0;
+}
+
+char **jsonutil_strv_from_array(json_t *array)
+{
+	size_t n = json_array_size(array);
+	char **strv = calloc(n + 1, sizeof(char *));
+
+	for (size_t i = 0; strv && i < n; i++) {
+		const char *s = json_string_value(json_array_get(array, i));
+		strv[i] = strdup(s ? s : "");
+		if (!strv[i]) {
+			strv_free(strv);
+			return NULL;
+		}
+	}
+	return strv;
+}

@@ -25,5 +25,11 @@ int jsonutil_get_strv(json_t *v, const char *name, bool allow_empty, char ***ret
 		      struct error *err);
 int jsonutil_get_string(json_t *v, const char *name, char **ret, struct error *err);
 
+/* Sorts a JSON array in place with a qsort() comparison of json_t **. */
+int jsonutil_array_sort(json_t *array, int (*compare)(const void *, const void *));
+/* A NUL-terminated string vector from a JSON array; a non-string element
+ * becomes "". NULL when out of memory. */
+char **jsonutil_strv_from_array(json_t *array);
+
 /* Serializes v compactly with a final newline; NULL on allocation failure. */
 char *jsonutil_dump_line(const json_t *v);

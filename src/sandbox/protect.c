@@ -92,6 +92,14 @@ static bool same_file(int fd, int dir_fd, const char *name)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+static bool protect_has_placeholder(const struct protect_plan *plan, const char *path)
+{
+	for (size_t i = 0; i < plan->n_placeholders; i++)
+		if (strcmp(plan->placeholders[i].path, path) == 0)
+			return true;
+	return false;
+}
+
 /* Creates the placeholder for the missing entry dir/name, or joins one that
  * another run created. Returns 1 when it is in place, 0 when the caller may
  * not create it (then neither may the command), -EAGAIN when the tree
@@ -102,9 +110,8 @@ static int protect_placeholder(struct protect_plan *plan, const char *dir, const
 	cleanup_free char *path = path_join(dir, name);
 	if (!path)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < plan->n_placeholders; i++)
-		if (strcmp(plan->placeholders[i].path, path) == 0)
-			return 1;
+	if (protect_has_placeholder(plan, path))
+		return 1;
 	cleanup_close int dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir_fd < 0)
 		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP
@@ -142,9 +149,8 @@ static int protect_join_placeholder(struct protect_plan *plan, const char *dir,
 	cleanup_free char *path = path_join(dir, name);
 	if (!path)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < plan->n_placeholders; i++)
-		if (strcmp(plan->placeholders[i].path, path) == 0)
-			return 1;
+	if (protect_has_placeholder(plan, path))
+		return 1;
 	cleanup_close int dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	cleanup_close int fd = dir_fd < 0 ? -1
 					  : openat(dir_fd, name,
