@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "basic/fileio.h"
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -132,4 +134,44 @@ int mkdir_parents(const char *path, mode_t mode)
 		*p = '/';
 	}
 	return 0;
+}
+
+static int remove_tree_depth(int dir_fd, const char *name, int depth)
+{
+	struct stat st;
+
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	if (depth > 4096)
+		return -ELOOP;
+	(void)fchmodat(dir_fd, name, 0700, 0);
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	int r = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		int q = remove_tree_depth(dirfd(d), de->d_name, depth + 1);
+		if (q < 0 && r == 0)
+			r = q;
+	}
+	closedir(d);
+	if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
+}
+
+int remove_tree_at(int dir_fd, const char *name)
+{
+	return remove_tree_depth(dir_fd, name, 0);
 }

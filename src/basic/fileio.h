@@ -27,3 +27,8 @@ int file_write_atomic(int dir_fd, const char *name, const void *data, size_t n, 
 
 /* mkdir -p with the given mode for each created component. */
 int mkdir_parents(const char *path, mode_t mode);
+
+/* rm -rf of dir_fd/name, making directories writable on the way (an
+ * overlay's work directory is mode 000); never follows a symlink. Returns 0,
+ * or the first error (-errno) while it goes on removing what it can. */
+int remove_tree_at(int dir_fd, const char *name);

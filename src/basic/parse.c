@@ -124,6 +124,7 @@ int parse_duration_ms(const char *s, uint64_t *ret_ms)
 		{ "m", 60 * 1000 },
 		{ "min", 60 * 1000 },
 		{ "h", 60 * 60 * 1000 },
+		{ "d", 24 * 60 * 60 * 1000 },
 	};
 	return parse_scaled(s, units, ARRAY_SIZE(units), 1000, ret_ms);
 }

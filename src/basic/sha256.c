@@ -8,7 +8,9 @@
 #include "basic/text.h"
 
 #include <openssl/sha.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct sha256 {
 	SHA256_CTX ctx;
@@ -52,4 +54,26 @@ void sha256_hex(const void *data, size_t n, char hex[SHA256_HEX_SIZE])
 	SHA256_Update(&ctx, data, n);
 	SHA256_Final(digest, &ctx);
 	hex_encode(digest, SHA256_DIGEST_BYTES, hex);
+}
+
+int sha256_fd_hex(int fd, char hex[SHA256_HEX_SIZE])
+{
+	SHA256_CTX ctx;
+	unsigned char digest[SHA256_DIGEST_LENGTH];
+	char buf[65536];
+
+	SHA256_Init(&ctx);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		SHA256_Update(&ctx, buf, (size_t)n);
+	}
+	SHA256_Final(digest, &ctx);
+	hex_encode(digest, SHA256_DIGEST_BYTES, hex);
+	return 0;
 }

@@ -22,3 +22,6 @@ void sha256_update(struct sha256 *h, const void *data, size_t n);
 void sha256_final_hex(struct sha256 *h, char hex[SHA256_HEX_SIZE]);
 
 void sha256_hex(const void *data, size_t n, char hex[SHA256_HEX_SIZE]);
+
+/* The hex digest of everything read from fd (to its end); 0 or -errno. */
+int sha256_fd_hex(int fd, char hex[SHA256_HEX_SIZE]);

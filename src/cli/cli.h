@@ -10,6 +10,10 @@
 int cmd_run(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_dryrun(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+int cmd_discard(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 int cmd_receipts(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

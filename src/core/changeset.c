@@ -54,24 +54,8 @@ static json_t *mode_string(mode_t mode)
 static int hash_file(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE])
 {
 	cleanup_close int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	cleanup_with(sha256_freep) struct sha256 *h = sha256_new();
-	if (!h)
-		return -ENOMEM;
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		sha256_update(h, buf, (size_t)n);
-	}
-	sha256_final_hex(h, hex);
-	return 0;
+
+	return fd < 0 ? -errno : sha256_fd_hex(fd, hex);
 }
 
 static char *join_rel(const char *rel, const char *name)

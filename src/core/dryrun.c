@@ -68,29 +68,6 @@ int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **re
 	return 0;
 }
 
-/* The overlay leaves work/work (and with volatile, work/incompat) with mode
- * 000; nothing in it is needed once the snapshot is gone. */
-static void remove_tree(int dir_fd, const char *name, int depth)
-{
-	(void)fchmodat(dir_fd, name, 0700, AT_SYMLINK_NOFOLLOW);
-	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (d) {
-		struct dirent *de;
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-				if (de->d_type == DT_DIR && depth < 16)
-					remove_tree(dirfd(d), de->d_name, depth + 1);
-				else
-					(void)unlinkat(dirfd(d), de->d_name, 0);
-			}
-		closedir(d);
-	} else if (fd >= 0) {
-		close(fd);
-	}
-	(void)unlinkat(dir_fd, name, AT_REMOVEDIR);
-}
-
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
 		  json_t **ret_summary, const char **ret_verdict, struct error *err)
 {
@@ -129,7 +106,9 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 			      err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	remove_tree(dir_fd, "work", 0);
+	/* The overlay leaves work/work (and with volatile, work/incompat) mode
+	 * 000; nothing in it is needed once the snapshot is gone. */
+	(void)remove_tree_at(dir_fd, "work");
 
 	json_t *shown = json_array();
 	for (i = 0; i < n && i < DRYRUN_MAX_IN_RECEIPT; i++)

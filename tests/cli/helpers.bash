@@ -57,3 +57,8 @@ no_process_with() {
 		return 1
 	fi
 }
+
+# The receipt file of receipt ID.
+receipt_file() {
+	echo "$AIRLOCK_STATE_DIR/receipts/$1.json"
+}

@@ -29,6 +29,8 @@ static void test_parse_duration_units(void)
 	ASSERT_EQ_INT(ms, 120000);
 	ASSERT_EQ_INT(parse_duration_ms("7", &ms), 0);
 	ASSERT_EQ_INT(ms, 7000);
+	ASSERT_EQ_INT(parse_duration_ms("2d", &ms), 0);
+	ASSERT_EQ_INT(ms, 2 * 86400000LL);
 }
 
 static void test_parse_duration_rejects_garbage(void)

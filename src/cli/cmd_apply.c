@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/* `airlock apply`, `rollback`, `discard` and `gc`: the front end of
+ * core/apply.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/cleanup.h"
+#include "basic/parse.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/apply.h"
+#include "core/store.h"
+
+enum apply_action { APPLY, ROLLBACK, DISCARD };
+
+static int exit_for(int r)
+{
+	switch (r) {
+	case 0:
+		return EXIT_OK;
+	case -ENOENT:
+		return EXIT_NOT_FOUND_ITEM;
+	case -EBUSY:
+		return EXIT_CONFLICT;
+	case -EPERM:
+		return EXIT_REFUSED;
+	default:
+		return EXIT_AIRLOCK_ERROR;
+	}
+}
+
+static int apply_main(int argc, char **argv, enum apply_action action)
+{
+	static const struct option options[] = {
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = NULL;
+	uint64_t id = 0;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (opt == 's') {
+			state_dir = optarg;
+		} else if (opt == 'h') {
+			printf("usage: airlock %s ID [--state-dir DIR]\n", argv[0]);
+			return EXIT_OK;
+		} else {
+			cli_error("%s: bad option '%s'", argv[0], argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind + 1 != argc || parse_u64(argv[optind], &id) < 0 || id == 0) {
+		cli_error("%s: give one dry run's receipt id: airlock %s ID", argv[0], argv[0]);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(store_freep) struct store *store = NULL;
+	int status = cli_open_store(state_dir, &store);
+	if (status != EXIT_OK)
+		return status;
+	if (!store) {
+		cli_error("%s: no dry run %llu (no state directory)", argv[0], (unsigned long long)id);
+		return EXIT_NOT_FOUND_ITEM;
+	}
+	struct error err = { 0 };
+	struct apply_outcome out = { 0 };
+	int r;
+	if (action == APPLY) {
+		/* Test hook for crash safety: stop after N operations. */
+		const char *crash = getenv("AIRLOCK_TEST_CRASH_AFTER");
+		int crash_after = -1;
+		if (crash && parse_int(crash, 0, 1 << 30, &crash_after) < 0)
+			crash_after = -1;
+		r = apply_changes(store, id, crash_after, &out, &err);
+	} else if (action == ROLLBACK) {
+		r = apply_rollback(store, id, &out, &err);
+	} else {
+		r = apply_discard(store, id, &err);
+	}
+	if (r < 0) {
+		cli_error("%s: %s", argv[0], err.msg);
+		return exit_for(r);
+	}
+	if (action == APPLY)
+		printf("dry run %llu applied: %zu operations\n", (unsigned long long)id, out.ops);
+	else if (action == ROLLBACK)
+		printf("dry run %llu rolled back: %zu operations undone\n", (unsigned long long)id,
+		       out.ops);
+	else
+		printf("dry run %llu discarded\n", (unsigned long long)id);
+	return EXIT_OK;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	return apply_main(argc, argv, APPLY);
+}
+
+int cmd_rollback(int argc, char **argv)
+{
+	return apply_main(argc, argv, ROLLBACK);
+}
+
+int cmd_discard(int argc, char **argv)
+{
+	return apply_main(argc, argv, DISCARD);
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "include-applied", no_argument, NULL, 'a' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = NULL;
+	uint64_t older_than_ms = 7ULL * 24 * 3600 * 1000;
+	bool include_applied = false;
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			if (parse_duration_ms(optarg, &older_than_ms) < 0) {
+				cli_error("gc: --older-than '%s' is not a duration (e.g. 7d, 12h)", optarg);
+				return EXIT_AIRLOCK_ERROR;
+			}
+			break;
+		case 'a':
+			include_applied = true;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock gc [--older-than DUR] [--include-applied] [--state-dir DIR]");
+			return EXIT_OK;
+		default:
+			cli_error("gc: bad option '%s'", argv[optind - 1]);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind != argc) {
+		cli_error("gc: unexpected argument '%s'", argv[optind]);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(store_freep) struct store *store = NULL;
+	int status = cli_open_store(state_dir, &store);
+	if (status != EXIT_OK || !store)
+		return status;
+	struct error err = { 0 };
+	size_t removed;
+	if (apply_gc(store, older_than_ms, include_applied, &removed, &err) < 0) {
+		cli_error("gc: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	printf("%zu dry run%s removed\n", removed, removed == 1 ? "" : "s");
+	return EXIT_OK;
+}

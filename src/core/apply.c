@@ -1,0 +1,833 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/apply.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/fileio.h"
+#include "basic/path.h"
+#include "basic/sha256.h"
+#include "core/changeset.h"
+#include "core/jsonutil.h"
+
+#define JOURNAL_SCHEMA	"airlock.journal/1"
+#define JOURNAL_MAX	(256 << 20)
+#define CHANGESET_MAX	(256 << 20)
+
+/* One dry run's directory and the workspace it belongs to. */
+struct dryrun_dir {
+	uint64_t id;
+	int fd; /* dryruns/<id> */
+	int ws_fd; /* the workspace */
+	char *workspace;
+	json_t *changes;
+	const char *verdict;
+	json_t *changeset;
+	char state[32];
+};
+
+static void dryrun_dir_release(struct dryrun_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->ws_fd >= 0)
+		close(d->ws_fd);
+	free(d->workspace);
+	json_decref(d->changeset);
+	*d = (struct dryrun_dir){ .fd = -1, .ws_fd = -1 };
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static int conflict(struct apply_outcome *ret, struct error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int conflict(struct apply_outcome *ret, struct error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ret->conflict, sizeof(ret->conflict), fmt, ap);
+	va_end(ap);
+	return error_set(err, EBUSY, "CONFLICT: %s; nothing was changed", ret->conflict);
+}
+
+/* ---- paths, resolved without symlinks ---------------------------------- */
+
+static int open_beneath(int dir_fd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/* The directory holding path (relative to dir_fd), opened without following
+ * any symlink on the way, and path's last component. */
+static int open_parent(int dir_fd, const char *path, const char **ret_name)
+{
+	const char *slash = strrchr(path, '/');
+
+	*ret_name = slash ? slash + 1 : path;
+	if (!slash) {
+		int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	char parent[PATH_MAX];
+	if ((size_t)(slash - path) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = '\0';
+	return open_beneath(dir_fd, parent, O_PATH | O_DIRECTORY);
+}
+
+static int stat_at(int dir_fd, const char *path, struct stat *st)
+{
+	const char *name;
+	cleanup_close int fd = open_parent(dir_fd, path, &name);
+
+	if (fd < 0)
+		return fd;
+	return fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static int hash_at(int dir_fd, const char *path, char hex[SHA256_HEX_SIZE])
+{
+	cleanup_close int fd = open_beneath(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
+
+	return fd < 0 ? fd : sha256_fd_hex(fd, hex);
+}
+
+static int readlink_at(int dir_fd, const char *path, char *buf, size_t size)
+{
+	const char *name;
+	cleanup_close int fd = open_parent(dir_fd, path, &name);
+
+	if (fd < 0)
+		return fd;
+	ssize_t n = readlinkat(fd, name, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* rename(2) between two trees, each side resolved without symlinks. */
+static int move_at(int from_fd, const char *from, int to_fd, const char *to, unsigned flags)
+{
+	const char *from_name, *to_name;
+	cleanup_close int a = open_parent(from_fd, from, &from_name);
+	cleanup_close int b = a < 0 ? -1 : open_parent(to_fd, to, &to_name);
+
+	if (a < 0)
+		return a;
+	if (b < 0)
+		return b;
+	return renameat2(a, from_name, b, to_name, flags) < 0 ? -errno : 0;
+}
+
+static long count_entries_at(int dir_fd, const char *path)
+{
+	cleanup_close int fd = open_beneath(dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	long n = 0;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		return -1;
+	fd = -1;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			n++;
+			if (de->d_type == DT_DIR) {
+				char sub[PATH_MAX];
+				snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+				long k = count_entries_at(dir_fd, sub);
+				n += k > 0 ? k : 0;
+			}
+		}
+	closedir(d);
+	return n;
+}
+
+/* The overlay's own attributes must not reach the real tree. */
+static void strip_overlay_xattrs(const char *path, int depth)
+{
+	char names[4096];
+	ssize_t n = llistxattr(path, names, sizeof(names));
+
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
+		if (strncmp(names + i, "user.overlay.", 13) == 0 ||
+		    strncmp(names + i, "trusted.overlay.", 16) == 0)
+			(void)lremovexattr(path, names + i);
+	struct stat st;
+	if (depth > 256 || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char child[PATH_MAX];
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, de->d_name) < sizeof(child))
+			strip_overlay_xattrs(child, depth + 1);
+	}
+	closedir(d);
+}
+
+/* ---- the dry run's files --------------------------------------------------- */
+
+static int dryrun_open(struct store *store, uint64_t id, struct dryrun_dir *d, struct error *err)
+{
+	char rel[64];
+	cleanup_free char *text = NULL;
+	size_t n;
+
+	*d = (struct dryrun_dir){ .id = id, .fd = -1, .ws_fd = -1 };
+	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	d->fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->fd < 0)
+		return errno == ENOENT ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
+				       : error_set_errno(err, errno, "open %s/%s", store->path, rel);
+	int r = file_read_capped(d->fd, "changeset.json", CHANGESET_MAX, &text, &n, err);
+	if (r == -ENOENT)
+		return error_set(err, ENOENT, "dry run %llu has no change set (it did not run)",
+				 (unsigned long long)id);
+	if (r == 0)
+		r = jsonutil_parse_object(text, n, &d->changeset, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	d->changes = json_object_get(d->changeset, "changes");
+	d->verdict = jstr(d->changeset, "verdict");
+	const char *ws = jstr(d->changeset, "workspace");
+	if (!json_is_array(d->changes) || !d->verdict || !ws)
+		return error_set(err, EINVAL, "dry run %llu: its change set is damaged",
+				 (unsigned long long)id);
+	d->workspace = strdup(ws);
+	if (!d->workspace)
+		return error_set(err, ENOMEM, "out of memory");
+	d->ws_fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->ws_fd < 0)
+		return error_set_errno(err, errno, "open the workspace %s", ws);
+	cleanup_free char *state = NULL;
+	if (file_read_capped(d->fd, "state", 64, &state, &n, err) == 0) {
+		state[strcspn(state, "\n")] = '\0';
+		snprintf(d->state, sizeof(d->state), "%s", state);
+	} else {
+		snprintf(d->state, sizeof(d->state), "pending");
+	}
+	*err = (struct error){ 0 };
+	return 0;
+}
+
+static int dryrun_set_state(struct dryrun_dir *d, const char *state, struct error *err)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%s\n", state);
+
+	(void)unlinkat(d->fd, "state.new", 0);
+	int r = file_write_atomic(d->fd, "state.new", line, (size_t)n, 0600, true, err);
+	if (r == 0 && renameat(d->fd, "state.new", d->fd, "state") < 0)
+		r = error_set_errno(err, errno, "dry run %llu: write its state",
+				    (unsigned long long)d->id);
+	if (r == 0)
+		snprintf(d->state, sizeof(d->state), "%s", state);
+	return r;
+}
+
+/* ---- checking the tree against the change set ------------------------------- */
+
+/* Whether the workspace holds at path what the change says was there before
+ * (after == false) or what the apply put there (after == true). */
+static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
+		    size_t why_size)
+{
+	const char *change = jstr(c, "change"), *type = jstr(c, "type");
+	bool gone = strcmp(change, "deleted") == 0;
+	bool absent_before = strcmp(change, "created") == 0 || strcmp(change, "renamed") == 0;
+	struct stat st;
+	int r = stat_at(d->ws_fd, path, &st);
+
+	if ((after && gone) || (!after && absent_before)) {
+		if (r == -ENOENT)
+			return true;
+		snprintf(why, why_size, "%s exists now", path);
+		return false;
+	}
+	if (r < 0) {
+		snprintf(why, why_size, "%s: %s", path, strerror(-r));
+		return false;
+	}
+	/* The type and content the path should have. */
+	const char *want_type = after || !strcmp(change, "created") ? type : jstr(c, "old_type");
+	if (!want_type)
+		want_type = type;
+	const char *hash = after ? jstr(c, "sha256") : jstr(c, "old_sha256");
+	const char *target = after ? jstr(c, "target") : jstr(c, "old_target");
+	if (strcmp(change, "mode_changed") == 0) {
+		const char *mode = after ? jstr(c, "mode") : jstr(c, "old_mode");
+		char have[16];
+		snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
+		if (mode && strcmp(mode, have) != 0) {
+			snprintf(why, why_size, "%s has mode %s, not %s", path, have, mode);
+			return false;
+		}
+		return true;
+	}
+	bool is_dir = S_ISDIR(st.st_mode), is_reg = S_ISREG(st.st_mode), is_lnk = S_ISLNK(st.st_mode);
+	if ((strcmp(want_type, "dir") == 0) != is_dir || (strcmp(want_type, "file") == 0) != is_reg ||
+	    (strcmp(want_type, "symlink") == 0) != is_lnk) {
+		snprintf(why, why_size, "%s is no longer a %s", path, want_type);
+		return false;
+	}
+	if (is_reg && hash) {
+		char have[SHA256_HEX_SIZE];
+		if (hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0) {
+			snprintf(why, why_size, "%s changed since the dry run", path);
+			return false;
+		}
+	}
+	if (is_lnk && target) {
+		char have[PATH_MAX];
+		if (readlink_at(d->ws_fd, path, have, sizeof(have)) < 0 || strcmp(have, target) != 0) {
+			snprintf(why, why_size, "%s points elsewhere now", path);
+			return false;
+		}
+	}
+	json_t *entries = json_object_get(c, "entries");
+	if (!after && is_dir && json_is_integer(entries) &&
+	    count_entries_at(d->ws_fd, path) != json_integer_value(entries)) {
+		snprintf(why, why_size, "%s holds other entries now", path);
+		return false;
+	}
+	return true;
+}
+
+/* ---- planning --------------------------------------------------------------- */
+
+/* Under a created (or type-changed) directory, the directory's one move
+ * brings everything below it: nothing below needs its own operation. */
+static bool covered(json_t *changes, const char *path)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(changes, i, c) {
+		const char *p = jstr(c, "path"), *change = jstr(c, "change"), *type = jstr(c, "type");
+		if (strcmp(p, path) != 0 && path_is_under(path, p) && !strcmp(type, "dir") &&
+		    (!strcmp(change, "created") || !strcmp(change, "type_changed")))
+			return true;
+	}
+	return false;
+}
+
+static int op_append(json_t *ops, json_t *op)
+{
+	return op && json_array_append_new(ops, op) == 0 ? 0 : -ENOMEM;
+}
+
+static int compare_path_desc(const void *a, const void *b)
+{
+	return -strcmp(jstr(*(json_t *const *)a, "path"), jstr(*(json_t *const *)b, "path"));
+}
+
+/* The operations, in order: renames, then removals (old objects into
+ * backup/), then creations parents first, then content swaps, then mode
+ * changes deepest first (a directory made read-only last). */
+static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
+{
+	cleanup_with(json_decrefp) json_t *ops = json_array();
+	cleanup_with(json_decrefp) json_t *chmods = json_array();
+	size_t i, backups = 0;
+	json_t *c;
+	int r = ops && chmods ? 0 : -ENOMEM;
+
+	json_array_foreach(d->changes, i, c) { /* renames whose destination is not covered */
+		if (r == 0 && !strcmp(jstr(c, "change"), "renamed") && !covered(d->changes, jstr(c, "path")))
+			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "rename", "from",
+						     jstr(c, "from"), "path", jstr(c, "path")));
+	}
+	json_array_foreach(d->changes, i, c) {
+		const char *change = jstr(c, "change");
+		const char *path = !strcmp(change, "renamed") ? jstr(c, "from") : jstr(c, "path");
+		bool renamed_into_new_dir = !strcmp(change, "renamed") && covered(d->changes, jstr(c, "path"));
+		if (r < 0 || covered(d->changes, path))
+			continue;
+		if (!strcmp(change, "deleted") || !strcmp(change, "type_changed") || renamed_into_new_dir) {
+			char backup[64];
+			snprintf(backup, sizeof(backup), "backup/%zu", backups++);
+			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "backup", "path", path,
+						     "backup", backup));
+		}
+	}
+	json_array_foreach(d->changes, i, c) { /* sorted by path: parents first */
+		const char *change = jstr(c, "change"), *path = jstr(c, "path");
+		if (r < 0 || covered(d->changes, path))
+			continue;
+		if (!strcmp(change, "created") || !strcmp(change, "type_changed")) {
+			char staged[PATH_MAX];
+			snprintf(staged, sizeof(staged), "upper/%s", path);
+			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "create", "path", path,
+						     "staged", staged));
+		}
+	}
+	json_array_foreach(d->changes, i, c) {
+		const char *change = jstr(c, "change"), *path = jstr(c, "path");
+		if (r < 0 || strcmp(change, "modified") != 0)
+			continue;
+		char staged[PATH_MAX], backup[64];
+		snprintf(staged, sizeof(staged), "upper/%s", path);
+		snprintf(backup, sizeof(backup), "backup/%zu", backups++);
+		struct stat st;
+		if (stat_at(d->fd, staged, &st) < 0)
+			return -ENOENT;
+		r = op_append(ops, json_pack("{s:s, s:s, s:s, s:s, s:I}", "op", "exchange", "path", path,
+					     "staged", staged, "backup", backup, "new_ino",
+					     (json_int_t)st.st_ino));
+	}
+	json_array_foreach(d->changes, i, c)
+		if (r == 0 && !strcmp(jstr(c, "change"), "mode_changed"))
+			r = op_append(chmods, json_pack("{s:s, s:s, s:s, s:s}", "op", "chmod", "path",
+							jstr(c, "path"), "mode", jstr(c, "mode"),
+							"old_mode", jstr(c, "old_mode")));
+	if (r == 0)
+		r = jsonutil_array_sort(chmods, compare_path_desc);
+	json_array_foreach(chmods, i, c)
+		if (r == 0)
+			r = json_array_append(ops, c) == 0 ? 0 : -ENOMEM;
+	if (r < 0)
+		return r;
+	*ret_ops = TAKE_PTR(ops);
+	return 0;
+}
+
+/* ---- doing and undoing one operation ---------------------------------------- */
+
+static mode_t parse_mode(const char *s)
+{
+	return s ? (mode_t)strtoul(s, NULL, 8) : 0;
+}
+
+static int chmod_at(int dir_fd, const char *path, mode_t mode)
+{
+	const char *name;
+	cleanup_close int fd = open_parent(dir_fd, path, &name);
+
+	if (fd < 0)
+		return fd;
+	/* fchmodat() has no AT_SYMLINK_NOFOLLOW on Linux; the change set only
+	 * holds mode changes of files and directories. */
+	cleanup_close int target = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (target < 0)
+		return -errno;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
+	return chmod(proc, mode) < 0 ? -errno : 0;
+}
+
+static int op_do(struct dryrun_dir *d, struct store *store, json_t *op)
+{
+	const char *kind = jstr(op, "op"), *path = jstr(op, "path");
+
+	if (!strcmp(kind, "rename"))
+		return move_at(d->ws_fd, jstr(op, "from"), d->ws_fd, path, RENAME_NOREPLACE);
+	if (!strcmp(kind, "backup"))
+		return move_at(d->ws_fd, path, d->fd, jstr(op, "backup"), RENAME_NOREPLACE);
+	if (!strcmp(kind, "chmod"))
+		return chmod_at(d->ws_fd, path, parse_mode(jstr(op, "mode")));
+	char full[PATH_MAX];
+	snprintf(full, sizeof(full), "%s/dryruns/%llu/%s", store->path, (unsigned long long)d->id,
+		 jstr(op, "staged"));
+	strip_overlay_xattrs(full, 0);
+	if (!strcmp(kind, "create"))
+		return move_at(d->fd, jstr(op, "staged"), d->ws_fd, path, RENAME_NOREPLACE);
+	/* exchange: the new object in, the old one out to the backup */
+	int r = move_at(d->fd, jstr(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
+	if (r == 0)
+		r = move_at(d->fd, jstr(op, "staged"), d->fd, jstr(op, "backup"), RENAME_NOREPLACE);
+	return r;
+}
+
+static bool exists_at(int dir_fd, const char *path, struct stat *st)
+{
+	struct stat ignored;
+
+	return stat_at(dir_fd, path, st ? st : &ignored) == 0;
+}
+
+/* Undo by inspection: each step checks whether it happened, so an undo of
+ * an operation that never ran, or ran halfway, is right too. */
+static int op_undo(struct dryrun_dir *d, json_t *op)
+{
+	const char *kind = jstr(op, "op"), *path = jstr(op, "path");
+	struct stat st;
+
+	if (!strcmp(kind, "rename")) {
+		if (exists_at(d->ws_fd, path, NULL) && !exists_at(d->ws_fd, jstr(op, "from"), NULL))
+			return move_at(d->ws_fd, path, d->ws_fd, jstr(op, "from"), RENAME_NOREPLACE);
+		return 0;
+	}
+	if (!strcmp(kind, "backup")) {
+		if (exists_at(d->fd, jstr(op, "backup"), NULL))
+			return move_at(d->fd, jstr(op, "backup"), d->ws_fd, path, RENAME_NOREPLACE);
+		return 0;
+	}
+	if (!strcmp(kind, "chmod"))
+		return exists_at(d->ws_fd, path, NULL)
+			       ? chmod_at(d->ws_fd, path, parse_mode(jstr(op, "old_mode")))
+			       : 0;
+	if (!strcmp(kind, "create")) {
+		if (!exists_at(d->fd, jstr(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
+			return move_at(d->ws_fd, path, d->fd, jstr(op, "staged"), RENAME_NOREPLACE);
+		return 0;
+	}
+	/* exchange: bring the old object back to staged, then swap again */
+	int r = 0;
+	if (exists_at(d->fd, jstr(op, "backup"), NULL))
+		r = move_at(d->fd, jstr(op, "backup"), d->fd, jstr(op, "staged"), RENAME_NOREPLACE);
+	if (r == 0 && exists_at(d->ws_fd, path, &st) &&
+	    (json_int_t)st.st_ino == json_integer_value(json_object_get(op, "new_ino")))
+		r = move_at(d->fd, jstr(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
+	return r;
+}
+
+/* ---- the journal ------------------------------------------------------------------ */
+
+static int journal_append(int dir_fd, const char *text, struct error *err)
+{
+	cleanup_close int fd = openat(dir_fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0)
+		return error_set_errno(err, errno, "open the journal");
+	int r = fd_write_all(fd, text, strlen(text));
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
+}
+
+static int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *head = json_pack(
+		"{s:s, s:I, s:s, s:I}", "schema", JOURNAL_SCHEMA, "dryrun", (json_int_t)d->id,
+		"workspace", d->workspace, "started_ns", (json_int_t)clock_realtime_ns());
+	cleanup_free char *first = head ? jsonutil_dump_line(head) : NULL;
+	if (!first)
+		return error_set(err, ENOMEM, "out of memory");
+	if (faccessat(d->fd, "journal", F_OK, 0) == 0)
+		(void)renameat(d->fd, "journal", d->fd, "journal.previous");
+	int fd = openat(d->fd, "journal", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "create the journal");
+	int r = fd_write_all(fd, first, strlen(first));
+	size_t i;
+	json_t *op;
+	json_array_foreach(ops, i, op) {
+		cleanup_free char *line = jsonutil_dump_line(op);
+		if (r == 0)
+			r = line ? fd_write_all(fd, line, strlen(line)) : -ENOMEM;
+	}
+	/* One sync for the whole journal, before the first operation. */
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r == 0 && fsync(d->fd) < 0)
+		r = -errno;
+	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
+}
+
+/* The operations of the journal, and its mark ("" when there is none). */
+static int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark_size,
+			struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = file_read_capped(d->fd, "journal", JOURNAL_MAX, &text, &n, err);
+	if (r < 0)
+		return r;
+	cleanup_with(json_decrefp) json_t *ops = json_array();
+	mark[0] = '\0';
+	char *save = NULL;
+	bool first = true;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *o = json_loads(line, 0, NULL);
+		if (!o)
+			continue; /* a torn last line: the operation it names never ran */
+		if (first) {
+			first = false;
+			json_decref(o);
+			continue;
+		}
+		if (jstr(o, "mark")) {
+			snprintf(mark, mark_size, "%s", jstr(o, "mark"));
+			json_decref(o);
+		} else if (jstr(o, "op")) {
+			json_array_append_new(ops, o);
+		} else {
+			json_decref(o);
+		}
+	}
+	*ret_ops = TAKE_PTR(ops);
+	return 0;
+}
+
+static int undo_all(struct dryrun_dir *d, json_t *ops, struct apply_outcome *ret,
+		    struct error *err)
+{
+	for (size_t i = json_array_size(ops); i-- > 0;) {
+		int r = op_undo(d, json_array_get(ops, i));
+		if (r < 0)
+			return error_set_errno(err, -r, "undo %s of %s", jstr(json_array_get(ops, i), "op"),
+					       jstr(json_array_get(ops, i), "path"));
+		ret->ops++;
+	}
+	if (syncfs(d->ws_fd) < 0)
+		return error_set_errno(err, errno, "sync the workspace");
+	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", err);
+}
+
+/* ---- the commands -------------------------------------------------------------- */
+
+static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+	cleanup_with(json_decrefp) json_t *ops = NULL;
+	char mark[32];
+	struct apply_outcome ignored = { 0 };
+
+	*ret_recovered = false;
+	int r = dryrun_open(store, id, &d, err);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	r = journal_read(&d, &ops, mark, sizeof(mark), err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0 || mark[0])
+		return r;
+	/* An apply that never reached "committed": back to entirely old. */
+	r = undo_all(&d, ops, &ignored, err);
+	if (r == 0)
+		r = dryrun_set_state(&d, "pending", err);
+	*ret_recovered = r == 0;
+	return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)id) : 0;
+}
+
+int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
+{
+	cleanup_close int fd = openat(store->dir_fd, "dryruns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*ret_recovered = 0;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store->path);
+	DIR *dir = fdopendir(fd);
+	if (!dir)
+		return error_set_errno(err, errno, "read %s/dryruns", store->path);
+	fd = -1;
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(dir))) {
+		char journal[PATH_MAX];
+		uint64_t id = strtoull(de->d_name, NULL, 10);
+		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
+		if (id == 0 || faccessat(dirfd(dir), journal, F_OK, 0) < 0)
+			continue;
+		bool recovered;
+		r = recover_one(store, id, &recovered, err);
+		*ret_recovered += recovered;
+	}
+	closedir(dir);
+	return r;
+}
+
+int apply_changes(struct store *store, uint64_t id, int crash_after, struct apply_outcome *ret,
+		  struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+	cleanup_with(json_decrefp) json_t *ops = NULL;
+	size_t recovered;
+
+	*ret = (struct apply_outcome){ 0 };
+	int r = apply_recover(store, &recovered, err);
+	if (r == 0)
+		r = dryrun_open(store, id, &d, err);
+	if (r < 0)
+		return r;
+	if (strcmp(d.verdict, "DRY_RUN_OK") != 0)
+		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
+				 (unsigned long long)id, d.verdict);
+	if (strcmp(d.state, "pending") != 0 && strcmp(d.state, "rolled_back") != 0)
+		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id, d.state);
+	struct stat ws, up;
+	if (fstat(d.ws_fd, &ws) < 0 || fstatat(d.fd, "upper", &up, 0) < 0)
+		return error_set_errno(err, errno, "dry run %llu: stat its snapshot", (unsigned long long)id);
+	if (ws.st_dev != up.st_dev)
+		return error_set(err, EXDEV,
+				 "the state directory and the workspace are on different file systems: applying by copy is not built yet");
+
+	/* Optimistic concurrency: everything the dry run saw must still be so. */
+	size_t i;
+	json_t *c;
+	json_array_foreach(d.changes, i, c) {
+		char why[600];
+		const char *change = jstr(c, "change");
+		if (!strcmp(change, "renamed")) {
+			json_t *src = json_pack("{s:s, s:s, s:s, s:O?}", "change", "deleted", "type", "file",
+						"path", jstr(c, "from"), "old_sha256",
+						json_object_get(c, "sha256"));
+			bool ok = src && matches(&d, src, jstr(c, "from"), false, why, sizeof(why));
+			json_decref(src);
+			if (!ok)
+				return conflict(ret, err, "%s", why);
+		}
+		if (!covered(d.changes, jstr(c, "path")) &&
+		    !matches(&d, c, jstr(c, "path"), false, why, sizeof(why)))
+			return conflict(ret, err, "%s", why);
+	}
+	r = plan_ops(&d, &ops);
+	if (r < 0)
+		return error_set(err, -r, "dry run %llu: its snapshot is incomplete", (unsigned long long)id);
+	if (mkdirat(d.fd, "backup", 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create the backup directory");
+	r = journal_write(&d, ops, err);
+	if (r < 0)
+		return r;
+	json_t *op;
+	json_array_foreach(ops, i, op) {
+		if (crash_after >= 0 && (size_t)crash_after == i)
+			_exit(137); /* test hook: a crash between two operations */
+		r = op_do(&d, store, op);
+		if (r < 0) {
+			struct error undo_err = { 0 };
+			struct apply_outcome ignored = { 0 };
+			error_set_errno(err, -r, "%s %s", jstr(op, "op"), jstr(op, "path"));
+			if (undo_all(&d, ops, &ignored, &undo_err) < 0)
+				return error_prefix(err, "apply %llu stopped, and undoing it failed too (%s)",
+						    (unsigned long long)id, undo_err.msg);
+			return error_prefix(err, "apply %llu stopped and was undone", (unsigned long long)id);
+		}
+		ret->ops++;
+	}
+	if (syncfs(d.ws_fd) < 0)
+		return error_set_errno(err, errno, "sync the workspace");
+	r = journal_append(d.fd, "{\"mark\":\"committed\"}\n", err);
+	if (r == 0)
+		r = dryrun_set_state(&d, "applied", err);
+	return r;
+}
+
+int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
+		   struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+	cleanup_with(json_decrefp) json_t *ops = NULL;
+	char mark[32];
+	size_t recovered;
+
+	*ret = (struct apply_outcome){ 0 };
+	int r = apply_recover(store, &recovered, err);
+	if (r == 0)
+		r = dryrun_open(store, id, &d, err);
+	if (r < 0)
+		return r;
+	if (strcmp(d.state, "applied") != 0)
+		return error_set(err, EPERM, "dry run %llu is %s, not applied", (unsigned long long)id,
+				 d.state);
+	r = journal_read(&d, &ops, mark, sizeof(mark), err);
+	if (r < 0)
+		return r;
+	/* Nothing is put back over a path someone changed after the apply,
+	 * including below a directory the apply created. */
+	size_t i;
+	json_t *c;
+	json_array_foreach(d.changes, i, c) {
+		char why[600];
+		if (!matches(&d, c, jstr(c, "path"), true, why, sizeof(why)))
+			return conflict(ret, err, "%s", why);
+	}
+	r = undo_all(&d, ops, ret, err);
+	if (r == 0)
+		r = dryrun_set_state(&d, "rolled_back", err);
+	return r;
+}
+
+int apply_discard(struct store *store, uint64_t id, struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+	size_t recovered;
+	char rel[64];
+
+	int r = apply_recover(store, &recovered, err);
+	if (r < 0)
+		return r;
+	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	r = dryrun_open(store, id, &d, err);
+	if (r == -ENOENT && faccessat(store->dir_fd, rel, F_OK, 0) < 0)
+		return r;
+	if (r == 0 && strcmp(d.state, "applied") == 0)
+		return error_set(err, EPERM, "dry run %llu is applied: roll it back first",
+				 (unsigned long long)id);
+	dryrun_dir_release(&d);
+	r = remove_tree_at(store->dir_fd, rel);
+	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store->path, rel) : 0;
+}
+
+int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
+	     size_t *ret_removed, struct error *err)
+{
+	size_t recovered;
+	*ret_removed = 0;
+	int r = apply_recover(store, &recovered, err);
+	if (r < 0)
+		return r;
+	cleanup_close int fd = openat(store->dir_fd, "dryruns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store->path);
+	DIR *dir = fdopendir(fd);
+	if (!dir)
+		return error_set_errno(err, errno, "read %s/dryruns", store->path);
+	fd = -1;
+	uint64_t now_ms = clock_realtime_ns() / 1000000;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(dir))) {
+		uint64_t id = strtoull(de->d_name, NULL, 10);
+		struct stat st;
+		if (id == 0 || fstatat(dirfd(dir), de->d_name, &st, 0) < 0)
+			continue;
+		uint64_t age_ms = now_ms - (uint64_t)st.st_mtim.tv_sec * 1000;
+		char state_path[PATH_MAX], state[32] = "pending";
+		snprintf(state_path, sizeof(state_path), "%s/state", de->d_name);
+		cleanup_free char *text = NULL;
+		size_t n;
+		struct error ignored;
+		if (file_read_capped(dirfd(dir), state_path, 64, &text, &n, &ignored) == 0)
+			snprintf(state, sizeof(state), "%.*s", (int)strcspn(text, "\n"), text);
+		if (age_ms < older_than_ms || (!include_applied && !strcmp(state, "applied")))
+			continue;
+		int q = remove_tree_at(dirfd(dir), de->d_name);
+		if (q < 0)
+			r = error_set_errno(err, -q, "remove dry run %s", de->d_name);
+		else
+			++*ret_removed;
+	}
+	closedir(dir);
+	return r;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/store.h"
+
+/* Applying a dry run's change set to the real workspace, and undoing it
+ * (docs/dryrun.md, "Apply, rollback, discard, gc"). Nothing runs: the
+ * objects the command made are moved out of the snapshot's upper layer.
+ *
+ * dryruns/<id>/ holds
+ *   upper/           the snapshot's layer: the staged new objects
+ *   changeset.json   what the dry run saw (core/changeset.h)
+ *   backup/N         the old objects an apply replaced or removed
+ *   journal          airlock.journal/1: the operations of the last apply,
+ *                    then a mark, "committed" or "rolled_back"
+ *   state            pending | applied | rolled_back | discarded
+ *
+ * Each path switches with one rename (or RENAME_EXCHANGE), so it is always
+ * entirely old or entirely new. The journal is written and synced before the
+ * first operation; an apply that did not reach its "committed" mark (a
+ * crash) is rolled back by apply_recover(), which every apply, rollback,
+ * discard and gc runs first. Undo steps inspect the tree (inode numbers,
+ * presence) so that running them twice is harmless. */
+
+struct apply_outcome {
+	size_t ops; /* operations applied or undone */
+	char conflict[1024]; /* set with -EBUSY: what no longer matches; nothing was changed */
+};
+
+/* -ENOENT: no such dry run; -EPERM: its verdict or state does not allow it
+ * (the message says which); -EBUSY: CONFLICT. crash_after >= 0 stops the
+ * process (_exit) after that many operations: a test hook for crash safety. */
+int apply_changes(struct store *store, uint64_t id, int crash_after, struct apply_outcome *ret,
+		  struct error *err);
+int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
+		   struct error *err);
+/* Drops a dry run that was not applied (or was rolled back). */
+int apply_discard(struct store *store, uint64_t id, struct error *err);
+/* Removes the dry runs last changed more than older_than_ms ago, except one
+ * that is applied and younger (its backups are its rollback). */
+int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
+	     size_t *ret_removed, struct error *err);
+/* Rolls back every apply that a crash interrupted. */
+int apply_recover(struct store *store, size_t *ret_recovered, struct error *err);

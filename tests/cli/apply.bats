@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# airlock apply / rollback / discard / gc: a dry run's change set reaches the
+# real tree without running anything, each path switched atomically, undone
+# exactly, and a crash at any step leaves the tree entirely old.
+load helpers
+
+snap() { # the tree: names, types, modes, sizes, link targets, contents
+	(cd "$WORK" && find . -printf '%p %y %m %s %l\n' | sort &&
+		find . -type f -print0 | sort -z | xargs -0r sha256sum)
+}
+
+make_tree() {
+	mkdir -p src old d
+	echo one > src/a.c
+	echo keep > src/b.c
+	echo gone > old/x
+	printf 'same\n' > same.txt
+	echo a > d/a && echo b > d/b
+	ln -s a.c src/l
+}
+
+# Every kind of change at once.
+SCRIPT='echo more >> src/a.c; rm -rf old; mkdir -p new/deep; echo x > new/deep/f;
+	mv src/b.c src/c.c; chmod 700 same.txt; ln -sf c.c src/l; rm -rf d; mkdir d;
+	echo a > d/a; echo c > d/c; mkfifo pipe'
+
+dryrun_all() {
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$SCRIPT"
+	[ "$status" -eq 0 ]
+	ID=$(jq -r .id <<<"$output")
+}
+
+@test "apply puts exactly the change set in place; rollback restores every byte and inode" {
+	make_tree
+	before=$(snap)
+	ino_a=$(stat -c %i src/a.c)
+	dryrun_all
+	[ "$(snap)" = "$before" ]
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat src/a.c)" = "$(printf 'one\nmore')" ]
+	[ ! -e old ] && [ ! -e src/b.c ] && [ "$(cat src/c.c)" = keep ]
+	[ "$(readlink src/l)" = c.c ] && [ -p pipe ] && [ "$(cat new/deep/f)" = x ]
+	[ "$(stat -c %a same.txt)" = 700 ] && [ ! -e d/b ] && [ "$(cat d/c)" = c ]
+	after=$(snap)
+	al rollback "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(snap)" = "$before" ]
+	[ "$(stat -c %i src/a.c)" = "$ino_a" ]
+	# Applying again after a rollback gives the same tree again.
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(snap)" = "$after" ]
+}
+
+@test "a rename is applied as a rename: the inode travels" {
+	echo content > f
+	ino=$(stat -c %i f)
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect g --expect-delete f -- mv f g
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.dryrun.changes == [.dryrun.changes[0]] and .dryrun.changes[0].change == "renamed"' <<<"$output"
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %i g)" = "$ino" ] && [ ! -e f ]
+}
+
+@test "no overlay attribute reaches the real tree" {
+	command -v getfattr >/dev/null || skip "attr is not installed"
+	make_tree
+	dryrun_all
+	al apply "$ID"
+	[ -z "$(getfattr -R -d -m '^(user|trusted)\.overlay\.' . 2>/dev/null)" ]
+}
+
+@test "CONFLICT when the real tree changed between the dry run and apply; nothing is applied" {
+	make_tree
+	dryrun_all
+	echo edited-meanwhile >> src/a.c
+	mid=$(snap)
+	al apply "$ID"
+	[ "$status" -eq 20 ]
+	one_error_line "CONFLICT: src/a.c changed since the dry run; nothing was changed"
+	[ "$(snap)" = "$mid" ]
+
+	git_like=$(mktemp -d "$TEST_DIR/w2.XXXXXX")
+	cd "$git_like"
+	WORK=$git_like
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect new -- sh -c 'echo mine > new'
+	ID=$(jq -r .id <<<"$output")
+	echo theirs > new
+	al apply "$ID"
+	[ "$status" -eq 20 ]
+	[[ "$stderr" == *"new exists now"* ]]
+	[ "$(cat new)" = theirs ]
+}
+
+@test "rollback refuses with CONFLICT when a file changed after the apply" {
+	make_tree
+	dryrun_all
+	al apply "$ID"
+	echo later >> new/deep/f
+	mid=$(snap)
+	al rollback "$ID"
+	[ "$status" -eq 20 ]
+	[ "$(snap)" = "$mid" ]
+}
+
+@test "a crash after every step of an apply leaves the tree entirely old, then entirely new" {
+	make_tree
+	before=$(snap)
+	dryrun_all
+	ops=$(jq -r '.dryrun.total' "$(receipt_file "$ID")")
+	"$AIRLOCK" apply "$ID" >/dev/null
+	after=$(snap)
+	"$AIRLOCK" rollback "$ID" >/dev/null
+	[ "$(snap)" = "$before" ]
+	n=$(grep -c '"op"' "$AIRLOCK_STATE_DIR/dryruns/$ID/journal")
+	[ "$n" -ge 8 ]
+	for k in $(seq 0 $((n - 1))); do
+		run env AIRLOCK_TEST_CRASH_AFTER="$k" "$AIRLOCK" apply "$ID"
+		[ "$status" -eq 137 ] || { echo "step $k: status $status $output"; return 1; }
+		# Any later command recovers first: back to entirely old.
+		"$AIRLOCK" gc --older-than 3650d >/dev/null
+		[ "$(snap)" = "$before" ] || { echo "after a crash at step $k the tree is mixed"; diff <(echo "$before") <(snap); return 1; }
+		"$AIRLOCK" apply "$ID" >/dev/null
+		[ "$(snap)" = "$after" ] || { echo "re-apply after step $k"; return 1; }
+		"$AIRLOCK" rollback "$ID" >/dev/null
+	done
+	[ "$ops" -ge 1 ]
+}
+
+@test "apply refuses a verdict other than DRY_RUN_OK, and a second apply" {
+	echo x > f
+	run --separate-stderr "$AIRLOCK" dryrun --json -- sh -c 'echo y > g'
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "verdict is UNEXPECTED_PATH"
+	[ ! -e g ]
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect g -- sh -c 'echo y > g'
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "is applied"
+	al apply 999
+	[ "$status" -eq 1 ]
+}
+
+@test "discard drops a pending dry run, refuses an applied one; gc removes old ones" {
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect g -- sh -c 'echo y > g'
+	A=$(jq -r .id <<<"$output")
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect h -- sh -c 'echo y > h'
+	B=$(jq -r .id <<<"$output")
+	al discard "$A"
+	[ "$status" -eq 0 ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$A" ]
+	"$AIRLOCK" apply "$B" >/dev/null
+	al discard "$B"
+	[ "$status" -eq 21 ]
+	al gc --older-than 0s
+	[ "$status" -eq 0 ]
+	[ -e "$AIRLOCK_STATE_DIR/dryruns/$B" ] # applied: kept for its rollback
+	al gc --older-than 0s --include-applied
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$B" ]
+	[ "$(cat h)" = y ] # gc never touches the workspace
+}
