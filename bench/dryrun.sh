@@ -62,3 +62,29 @@ echo "| 1,000 | $d1k | $s1k | $(ratio "$s1k" "$d1k") |"
 echo "| 100,000 | $d100k | $s100k | $(ratio "$s100k" "$d100k") |"
 echo
 echo "\`airlock dryrun\` at 100,000 files against 1,000: $(ratio "$d100k" "$d1k")x (target: within 2x; the cost follows the change, not the tree). The dry run's own output: \`$verdict\`. Both trees are on ext4 (/var/tmp); the seed's numbers include its \`rm -rf\` of the copy."
+
+# Applying a change set of 1,000 modified files, against running the command
+# again (directly, and through airlock run): apply moves what the dry run
+# made; a re-run repeats the work and may not do the same thing twice.
+make_tree "$work/t1000" 1000
+mod="for f in d0/*; do echo changed >> \$f; done"
+id=$("$airlock" dryrun --json --workspace "$work/t1000" --cwd "$work/t1000" --expect d0 -- sh -c "$mod" | jq -r .id)
+hyperfine -N --warmup 2 --runs 20 --export-json "$work/apply.json" \
+	--prepare "sh -c '$airlock rollback $id >/dev/null || true'" "$airlock apply $id" >/dev/null
+hyperfine -N --warmup 2 --runs 20 --export-json "$work/rerun.json" \
+	"sh -c 'cd $work/t1000 && $mod'" \
+	"$airlock run --workspace $work/t1000 --cwd $work/t1000 -- sh -c '$mod'" >/dev/null
+a=$(med "$work/apply.json" 0)
+r1=$(med "$work/rerun.json" 0)
+r2=$(med "$work/rerun.json" 1)
+echo
+echo "## Apply: a change set of 1,000 modified files"
+echo
+echo "| | median ms |"
+echo "|---|---:|"
+echo "| \`airlock apply\` (checks 1,000 hashes, journal, 2,000 renames, syncfs) | $a |"
+echo "| re-running the command directly (\`sh\`, no checks, no receipt) | $r1 |"
+echo "| re-running it through \`airlock run\` (quarantined, receipt) | $r2 |"
+echo
+echo "Each apply is preceded by a rollback (not timed) so it starts from the same tree."
+

@@ -139,6 +139,8 @@ static void test_rules_flag_vetoes(void)
 		{ { "frobnicate", NULL }, 4 },
 		{ { "airlock", "gate", NULL }, 1 },
 		{ { "airlock", "approver", "init", NULL }, 5 },
+		{ { "airlock", "dryrun", "--", "make", NULL }, 2 },
+		{ { "airlock", "apply", "7", NULL }, 4 },
 		{ { "script", "-qc", "airlock ack 1", NULL }, 5 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
