@@ -217,3 +217,12 @@ line'"
 	[ "$status" -eq 0 ]
 	[ "$(changes)" = "created out" ]
 }
+
+@test "a file of a group outside the identity map: the overlay cannot copy it up, and the receipt says so" {
+	[ "$(id -u)" -eq 0 ] || skip "only root can give a file another group"
+	echo x > grp && chown 0:1000 grp && chmod 664 grp
+	dr --expect grp -- sh -c 'echo y >> grp'
+	[ "$status" -ne 0 ]
+	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and (.dryrun.problems[0].hint | contains("EOVERFLOW"))' <<<"$output"
+	[ "$(cat grp)" = x ]
+}
