@@ -101,3 +101,6 @@ echo "| $receipts | $valid | $distinct | $(echo "scale=2; ($end - $start) / 1000
 
 # The gate at 10 and at 100,000 receipts, against the seed gate.py.
 bench/gate.sh "$airlock"
+
+# Dry runs against the seed pipeline, and apply against re-running.
+bench/dryrun.sh "$airlock"
