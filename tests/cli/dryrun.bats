@@ -149,7 +149,7 @@ line'"
 	[ "$(stat -c %s big)" -eq 67108864 ]
 }
 
-@test "extended attributes and times alone are no change; a new xattr'd file is" {
+@test "a file with extended attributes whose times alone change is no change" {
 	command -v setfattr >/dev/null || skip "attr is not installed"
 	echo x > f
 	setfattr -n user.note -v one f 2>/dev/null || skip "no user xattrs here"
