@@ -11,7 +11,13 @@ meson compile -C "$build" >/dev/null
 airlock=$PWD/$build/airlock
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+repo=$PWD
 cc -O2 -o "$work/spawn_floor" bench/spawn_floor.c
+# Runs happen in a scratch workspace: airlock's read-only paths that do not
+# exist yet get placeholders in the workspace while a run lasts
+# (docs/sandbox.md), which a checkout should not see.
+mkdir -p "$work/ws"
+cd "$work/ws"
 export AIRLOCK_STATE_DIR="$work/state"
 printf '{"schema": "airlock.policy/1", "receipts": {"fsync": false}}\n' >"$work/nofsync.json"
 printf '{"argv": ["true"]}\n' >"$work/true.json"
@@ -29,7 +35,7 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$work/start.json" \
 	"$work/spawn_floor true" \
 	"$airlock run -- true" \
 	"$airlock run --policy $work/nofsync.json -- true" \
-	"$python3 bench/seed/quarantine_run.py $work/true.json $work/seed-receipt.json" \
+	"$python3 $repo/bench/seed/quarantine_run.py $work/true.json $work/seed-receipt.json" \
 	"$bwrap_cmd" \
 	"$airlock run --sandbox=none -- true" \
 	"$airlock run --sandbox=none --policy $work/nofsync.json -- true" \
@@ -77,7 +83,7 @@ measure "\`head -c 1G /dev/zero > /dev/null\`" sh -c 'head -c 1G /dev/zero > /de
 measure "\`head -c 1G /dev/zero | cat > /dev/null\`" sh -c 'head -c 1G /dev/zero | cat > /dev/null'
 measure "\`airlock run -- head -c 1G /dev/zero\`" "$airlock" run -- head -c 1G /dev/zero
 measure "\`airlock run --spill -- head -c 1G /dev/zero\` (64 MiB spill cap)" "$airlock" run --spill -- head -c 1G /dev/zero
-measure "seed runner" "$python3" bench/seed/quarantine_run.py "$work/big.json" "$work/seed-big.json"
+measure "seed runner" "$python3" "$repo/bench/seed/quarantine_run.py" "$work/big.json" "$work/seed-big.json"
 echo
 
 echo "## 1,000 concurrent runs from 8 parallel shells"
@@ -100,7 +106,7 @@ echo "|---:|---:|---:|---:|"
 echo "| $receipts | $valid | $distinct | $(echo "scale=2; ($end - $start) / 1000000000" | bc) |"
 
 # The gate at 10 and at 100,000 receipts, against the seed gate.py.
-bench/gate.sh "$airlock"
+"$repo/bench/gate.sh" "$airlock"
 
 # Dry runs against the seed pipeline, and apply against re-running.
-bench/dryrun.sh "$airlock"
+"$repo/bench/dryrun.sh" "$airlock"

@@ -3,13 +3,17 @@
 # attempts in the quarantine (a success, a missing tool, a timeout with
 # background children, a write outside the workspace and a nested user
 # namespace, both refused), each leaving a receipt in the default state
-# directory.
+# directory; then the gate those failures opened, and a dry run.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 [ -d build ] || meson setup build >/dev/null
 meson compile -C build >/dev/null
-airlock=build/airlock
+airlock=$PWD/build/airlock
+# The commands run in a scratch workspace, not in this checkout.
+ws=$(mktemp -d)
+trap 'rm -rf "$ws"' EXIT
+cd "$ws"
 
 step() { printf '\n$ airlock %s\n' "$*"; "$airlock" "$@" || printf '(exit status %s)\n' "$?"; }
 
@@ -17,6 +21,8 @@ step run -- sh -c 'echo hello from the quarantine'
 step run -- no-such-linter --check src
 step run --timeout 1s -- sh -c 'sleep 30 & sleep 30'
 step run -- sh -c 'touch /etc/airlock-demo; unshare -U true; exit 3'
+step gate
+step dryrun --expect notes.txt -- sh -c 'echo draft > notes.txt'
 if pgrep -f 'sleep 30' >/dev/null; then
 	echo "demo: a background sleep survived the timeout" >&2
 	exit 1
