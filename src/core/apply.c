@@ -658,17 +658,24 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 	return r;
 }
 
+/* Every command on a dry run starts by finishing what a crash left. */
+static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
+			struct error *err)
+{
+	size_t recovered;
+	int r = apply_recover(store, &recovered, err);
+
+	return r < 0 ? r : dryrun_open(store, id, d, err);
+}
+
 int apply_changes(struct store *store, uint64_t id, int crash_after, struct apply_outcome *ret,
 		  struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
-	size_t recovered;
 
 	*ret = (struct apply_outcome){ 0 };
-	int r = apply_recover(store, &recovered, err);
-	if (r == 0)
-		r = dryrun_open(store, id, &d, err);
+	int r = dryrun_begin(store, id, &d, err);
 	if (r < 0)
 		return r;
 	if (strcmp(d.verdict, "DRY_RUN_OK") != 0)
@@ -740,12 +747,9 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
 	char mark[32];
-	size_t recovered;
 
 	*ret = (struct apply_outcome){ 0 };
-	int r = apply_recover(store, &recovered, err);
-	if (r == 0)
-		r = dryrun_open(store, id, &d, err);
+	int r = dryrun_begin(store, id, &d, err);
 	if (r < 0)
 		return r;
 	if (strcmp(d.state, "applied") != 0)
