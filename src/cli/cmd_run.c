@@ -334,6 +334,11 @@ static void print_dryrun(const struct run_outcome *o)
 		printf("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
 		       (long long)json_integer_value(json_object_get(dr, "total")),
 		       json_array_size(changes));
+	json_array_foreach(json_object_get(dr, "outside_writes"), i, c)
+		printf("  outside the workspace, refused: %s (%s, %lld times)\n",
+		       json_string_value(json_object_get(c, "path")),
+		       json_string_value(json_object_get(c, "syscall")),
+		       (long long)json_integer_value(json_object_get(c, "count")));
 	json_array_foreach(json_object_get(dr, "problems"), i, c) {
 		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
 		if (unexpected)

@@ -56,6 +56,8 @@ struct run_state {
 	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
 	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
 	bool dry_ran; /* the snapshot was built and the command started in it */
+	json_t *outside_writes; /* dry runs: what the command tried to write outside */
+	unsigned outside_writes_dropped;
 	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
@@ -116,6 +118,7 @@ static void run_state_release(struct run_state *st)
 	free(st->scope);
 	free(st->dry_upper);
 	free(st->dry_work);
+	json_decref(st->outside_writes);
 	strv_free(st->hide);
 	strv_free(st->read_only);
 	run_env_release(&st->env);
@@ -602,6 +605,7 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 			return r;
 		config.isolation.overlay_upper = st->dry_upper;
 		config.isolation.overlay_work = st->dry_work;
+		config.isolation.trace_outside_writes = true;
 	}
 	run_fill_limits(st, &config);
 
@@ -610,6 +614,15 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
 	st->dry_ran = st->req->dryrun && res.outcome != SANDBOX_SETUP_FAILED;
+	if (st->req->dryrun) {
+		st->outside_writes = json_array();
+		for (size_t i = 0; st->outside_writes && i < res.n_outside_writes; i++)
+			json_array_append_new(st->outside_writes,
+					      json_pack("{s:s, s:s, s:i}", "path", res.outside_writes[i].path,
+							"syscall", res.outside_writes[i].syscall, "count",
+							(int)res.outside_writes[i].count));
+		st->outside_writes_dropped = res.outside_writes_dropped;
+	}
 	run_record_sandbox(st, &config, &res);
 	for (int i = 0; i < 2; i++) {
 		struct run_stream *s = &st->streams[i];
@@ -713,6 +726,10 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 	}
 	if (!summary)
 		return error_set(err, ENOMEM, "out of memory");
+	json_object_set_new(summary, "outside_writes",
+			    st->outside_writes ? json_incref(st->outside_writes) : json_array());
+	json_object_set_new(summary, "outside_writes_dropped",
+			    json_integer(st->outside_writes_dropped));
 	/* The overlay cannot copy up a file whose owner or group is outside the
 	 * quarantine's identity map: the command sees EOVERFLOW where a real run
 	 * would have worked. Its message in the output is the evidence. */

@@ -170,7 +170,7 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 		return error_set(err, EOPNOTSUPP,
 				 "the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
 	*ret_stage = SANDBOX_STAGE_SECCOMP;
-	r = syscall_filter_build(&plan->filter, err);
+	r = syscall_filter_build(&plan->filter, iso->trace_outside_writes, err);
 	if (r < 0)
 		return r;
 	return 0;

@@ -64,6 +64,10 @@ struct sandbox_isolation {
 	 * directories (empty, outside the workspace) as upper and work dirs;
 	 * nothing the command does reaches the real tree. */
 	const char *overlay_upper, *overlay_work;
+	/* Record paths outside the workspace (and outside /tmp, /dev, /proc)
+	 * that the command tried to write; each attempt still meets the
+	 * read-only host. Costs a round trip to the supervisor per write. */
+	bool trace_outside_writes;
 	char *const *hide; /* replaced by an empty, read-only view */
 	char *const *read_only; /* inside the workspace, kept read-only */
 	uint64_t tmp_bytes; /* size of the private /tmp */
@@ -93,6 +97,15 @@ struct sandbox_denial {
 };
 
 #define SANDBOX_MAX_DENIALS 32
+
+/* A path outside the workspace the command tried to write. */
+struct sandbox_write_attempt {
+	char path[512]; /* as the command named it, resolved lexically against its cwd */
+	char syscall[24];
+	unsigned count;
+};
+
+#define SANDBOX_MAX_WRITE_ATTEMPTS 32
 
 struct sandbox_config {
 	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
@@ -133,6 +146,9 @@ struct sandbox_result {
 	struct sandbox_denial denials[SANDBOX_MAX_DENIALS];
 	size_t n_denials;
 	unsigned denials_dropped; /* beyond SANDBOX_MAX_DENIALS distinct syscalls */
+	struct sandbox_write_attempt outside_writes[SANDBOX_MAX_WRITE_ATTEMPTS];
+	size_t n_outside_writes;
+	unsigned outside_writes_dropped; /* beyond SANDBOX_MAX_WRITE_ATTEMPTS distinct paths */
 };
 
 void sandbox_result_release(struct sandbox_result *result);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -31,6 +33,7 @@
 #include "sandbox/isolate.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/syscall_filter.h"
 
 #define READ_CHUNK_BYTES (256 * 1024)
 #define PIPE_BYTES	 (1024 * 1024)
@@ -239,7 +242,135 @@ static void supervisor_record_denial(struct sandbox_result *r, int nr, uint32_t 
 							      .count = 1 };
 }
 
-/* Every rule of the filter means "refuse": answer EPERM, and write it down. */
+/* Reads the NUL-terminated string at addr in the stopped caller, a page at a
+ * time (a read may not cross into an unmapped page). */
+static bool read_caller_string(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	const size_t page = 4096;
+	size_t got = 0;
+
+	while (got + 1 < size) {
+		size_t chunk = page - ((addr + got) % page);
+		if (chunk > size - 1 - got)
+			chunk = size - 1 - got;
+		struct iovec local = { buf + got, chunk };
+		struct iovec remote = { (void *)(uintptr_t)(addr + got), chunk };
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return false;
+		char *nul = memchr(buf + got, '\0', (size_t)n);
+		if (nul)
+			return true;
+		got += (size_t)n;
+	}
+	return false;
+}
+
+/* base + "/" + rel with "." and ".." taken lexically (symlinks are not
+ * followed: this is a record of what was named, not a decision). */
+static bool join_normalized(const char *base, const char *rel, char *out, size_t size)
+{
+	char tmp[2 * PATH_MAX + 2];
+	size_t n = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/%s", rel[0] == '/' ? "" : base, rel) >= (int)sizeof(tmp))
+		return false;
+	out[0] = '\0';
+	char *save = NULL;
+	for (char *c = strtok_r(tmp, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			char *slash = strrchr(out, '/');
+			n = slash ? (size_t)(slash - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		size_t len = strlen(c);
+		if (n + 1 + len + 1 > size)
+			return false;
+		out[n++] = '/';
+		memcpy(out + n, c, len + 1);
+		n += len;
+	}
+	if (n == 0)
+		snprintf(out, size, "/");
+	return true;
+}
+
+static bool path_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static void supervisor_record_write(struct sandbox_result *r, const char *path, const char *name)
+{
+	for (size_t i = 0; i < r->n_outside_writes; i++)
+		if (strncmp(r->outside_writes[i].path, path, sizeof(r->outside_writes[i].path) - 1) == 0) {
+			r->outside_writes[i].count++;
+			return;
+		}
+	if (r->n_outside_writes == SANDBOX_MAX_WRITE_ATTEMPTS) {
+		r->outside_writes_dropped++;
+		return;
+	}
+	struct sandbox_write_attempt *w = &r->outside_writes[r->n_outside_writes++];
+	snprintf(w->path, sizeof(w->path), "%.511s", path); /* longer ones are cut */
+	snprintf(w->syscall, sizeof(w->syscall), "%.23s", name);
+	w->count = 1;
+}
+
+/* A traced write: note each path outside the workspace (and outside the
+ * private /tmp, /dev and /proc), then let the call go on to meet the
+ * read-only host. Paths come from the caller's memory and its /proc
+ * links, read while it waits; a notification that is no longer valid (the
+ * caller died, its pid may be someone else's now) is not recorded. */
+static void supervisor_trace_write(struct supervisor *s, const struct seccomp_notif *req,
+				   const struct syscall_trace *t)
+{
+	const char *workspace = s->config->isolation.workspace;
+	char found[2][PATH_MAX];
+	int n_found = 0;
+
+	for (int k = 0; k < 2; k++) {
+		if (t->path_arg[k] < 0 || !req->data.args[t->path_arg[k]])
+			continue;
+		char path[PATH_MAX], base[PATH_MAX] = "/";
+		if (!read_caller_string((pid_t)req->pid, req->data.args[t->path_arg[k]], path,
+					sizeof(path)))
+			continue;
+		if (path[0] != '/') {
+			char link[64];
+			int dirfd = t->dirfd_arg[k] < 0 ? AT_FDCWD : (int)req->data.args[t->dirfd_arg[k]];
+			if (dirfd == AT_FDCWD)
+				snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+			else
+				snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
+			ssize_t len = readlink(link, base, sizeof(base) - 1);
+			if (len <= 0)
+				continue;
+			base[len] = '\0';
+			if (base[0] != '/')
+				continue; /* a pipe or socket: no path */
+		}
+		char full[PATH_MAX];
+		if (!join_normalized(base, path, full, sizeof(full)))
+			continue;
+		if ((workspace && path_below(full, workspace)) || path_below(full, "/tmp") ||
+		    path_below(full, "/dev") || path_below(full, "/proc"))
+			continue;
+		memcpy(found[n_found++], full, sizeof(full));
+	}
+	uint64_t id = req->id;
+	if (n_found && ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+		for (int k = 0; k < n_found; k++)
+			supervisor_record_write(s->result, found[k], t->name);
+}
+
+/* A rule of the filter means "refuse" (answer EPERM and write it down), or
+ * in a traced run, for the write system calls, "note and go on". */
 static void supervisor_on_notification(struct supervisor *s, short revents)
 {
 	if (!(revents & POLLIN)) {
@@ -254,9 +385,17 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 
 	if (ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* the caller died meanwhile */
-	supervisor_record_denial(s->result, req->data.nr, req->data.arch);
 	resp->id = req->id;
-	resp->error = -EPERM;
+	const struct syscall_trace *t = s->config->isolation.trace_outside_writes
+						? syscall_filter_traced(req->data.nr)
+						: NULL;
+	if (t) {
+		supervisor_trace_write(s, req, t);
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	} else {
+		supervisor_record_denial(s->result, req->data.nr, req->data.arch);
+		resp->error = -EPERM;
+	}
 	(void)ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 

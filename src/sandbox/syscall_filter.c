@@ -3,6 +3,7 @@
 #include "sandbox/syscall_filter.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -41,6 +42,68 @@ static const uint64_t namespace_flags[] = {
 	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
 	CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP,
 };
+
+/* System calls that create, change or remove what a path names. */
+static const struct syscall_trace traced_syscalls[] = {
+	{ "open", { 0, -1 }, { -1, -1 }, 1 },	    { "creat", { 0, -1 }, { -1, -1 }, -1 },
+	{ "openat", { 1, -1 }, { 0, -1 }, 2 },	    { "openat2", { 1, -1 }, { 0, -1 }, -1 },
+	{ "mkdir", { 0, -1 }, { -1, -1 }, -1 },	    { "mkdirat", { 1, -1 }, { 0, -1 }, -1 },
+	{ "mknod", { 0, -1 }, { -1, -1 }, -1 },	    { "mknodat", { 1, -1 }, { 0, -1 }, -1 },
+	{ "unlink", { 0, -1 }, { -1, -1 }, -1 },    { "unlinkat", { 1, -1 }, { 0, -1 }, -1 },
+	{ "rmdir", { 0, -1 }, { -1, -1 }, -1 },	    { "rename", { 0, 1 }, { -1, -1 }, -1 },
+	{ "renameat", { 1, 3 }, { 0, 2 }, -1 },	    { "renameat2", { 1, 3 }, { 0, 2 }, -1 },
+	{ "link", { 1, -1 }, { -1, -1 }, -1 },	    { "linkat", { 3, -1 }, { 2, -1 }, -1 },
+	{ "symlink", { 1, -1 }, { -1, -1 }, -1 },   { "symlinkat", { 2, -1 }, { 1, -1 }, -1 },
+	{ "truncate", { 0, -1 }, { -1, -1 }, -1 },  { "chmod", { 0, -1 }, { -1, -1 }, -1 },
+	{ "fchmodat", { 1, -1 }, { 0, -1 }, -1 },   { "fchmodat2", { 1, -1 }, { 0, -1 }, -1 },
+	{ "chown", { 0, -1 }, { -1, -1 }, -1 },	    { "lchown", { 0, -1 }, { -1, -1 }, -1 },
+	{ "fchownat", { 1, -1 }, { 0, -1 }, -1 },   { "utimes", { 0, -1 }, { -1, -1 }, -1 },
+	{ "utimensat", { 1, -1 }, { 0, -1 }, -1 },  { "setxattr", { 0, -1 }, { -1, -1 }, -1 },
+	{ "lsetxattr", { 0, -1 }, { -1, -1 }, -1 }, { "removexattr", { 0, -1 }, { -1, -1 }, -1 },
+	{ "lremovexattr", { 0, -1 }, { -1, -1 }, -1 },
+};
+
+const struct syscall_trace *syscall_filter_traced(int nr)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(traced_syscalls); i++)
+		if (seccomp_syscall_resolve_name(traced_syscalls[i].name) == nr)
+			return &traced_syscalls[i];
+	return NULL;
+}
+
+static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned *n_rules)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(traced_syscalls); i++) {
+		const struct syscall_trace *t = &traced_syscalls[i];
+		int nr = seccomp_syscall_resolve_name(t->name);
+		int r;
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (t->flags_arg < 0) {
+			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+			if (r < 0)
+				return r;
+			(*n_rules)++;
+			continue;
+		}
+		/* Opens only when they can write: write access, O_CREAT, O_TRUNC. */
+		const struct {
+			uint64_t mask, value;
+		} writes[] = { { O_ACCMODE, O_WRONLY }, { O_ACCMODE, O_RDWR }, { O_CREAT, O_CREAT },
+			       { O_TRUNC, O_TRUNC } };
+		for (size_t k = 0; k < ARRAY_SIZE(writes); k++) {
+			struct scmp_arg_cmp cmp = { .arg = (unsigned)t->flags_arg,
+						    .op = SCMP_CMP_MASKED_EQ,
+						    .datum_a = writes[k].mask,
+						    .datum_b = writes[k].value };
+			r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &cmp);
+			if (r < 0)
+				return r;
+			(*n_rules)++;
+		}
+	}
+	return 0;
+}
 
 static void seccomp_ctx_releasep(scmp_filter_ctx *ctx)
 {
@@ -92,7 +155,7 @@ static int syscall_filter_add_rules(scmp_filter_ctx ctx, unsigned *n_rules)
 	return 0;
 }
 
-int syscall_filter_build(struct syscall_filter *ret, struct error *err)
+int syscall_filter_build(struct syscall_filter *ret, bool trace_writes, struct error *err)
 {
 	cleanup_with(seccomp_ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -103,6 +166,8 @@ int syscall_filter_build(struct syscall_filter *ret, struct error *err)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* the child sets it itself */
 	if (r == 0)
 		r = syscall_filter_add_rules(ctx, &n_rules);
+	if (r == 0 && trace_writes)
+		r = syscall_filter_add_traces(ctx, &n_rules);
 	if (r < 0)
 		return error_set_errno(err, -r, "cannot build seccomp filter");
 

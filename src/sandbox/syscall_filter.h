@@ -2,6 +2,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "basic/error.h"
@@ -16,7 +17,21 @@ struct syscall_filter {
 	unsigned n_rules;
 };
 
-int syscall_filter_build(struct syscall_filter *ret, struct error *err);
+/* With trace_writes, the system calls that write to a path also come to the
+ * supervisor, which records the paths and lets each call go on
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): for a record of what was attempted,
+ * never for a decision, since the path can change after it is read. */
+int syscall_filter_build(struct syscall_filter *ret, bool trace_writes, struct error *err);
+
+/* A traced system call: which arguments are paths, and the directory
+ * descriptor each is relative to (-1: the cwd). */
+struct syscall_trace {
+	const char *name;
+	signed char path_arg[2], dirfd_arg[2]; /* -1: none */
+	signed char flags_arg; /* open flags: traced only when they write */
+};
+/* The trace entry for a syscall number of the native architecture, or NULL. */
+const struct syscall_trace *syscall_filter_traced(int nr);
 void syscall_filter_release(struct syscall_filter *filter);
 /* The name of a syscall for a receipt, or NULL; the string is static. */
 const char *syscall_filter_name(int nr, uint32_t arch);

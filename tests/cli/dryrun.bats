@@ -123,6 +123,19 @@ EOF
 	[ "$(changes)" = "created inside" ]
 }
 
+@test "writes attempted outside the workspace are recorded; /tmp, /dev and the workspace are not" {
+	dr --expect '**' -- sh -c "echo x > /var/tmp/airlock-attempt.\$\$; (cd /etc && rm -f ../usr/airlock-zz);
+		mkdir /opt/airlock-attempt; echo t > /tmp/scratch; echo n > /dev/null; echo ok > inside;
+		mv inside inside2; true"
+	[ "$status" -eq 0 ]
+	jq -e '[.dryrun.outside_writes[].path] | (any(startswith("/var/tmp/airlock-attempt.")) and
+		index("/usr/airlock-zz") != null and index("/opt/airlock-attempt") != null)' <<<"$output"
+	jq -e '[.dryrun.outside_writes[].path] | all(startswith("/tmp") or startswith("/dev") | not)' <<<"$output"
+	jq -e --arg w "$WORK" '[.dryrun.outside_writes[].path] | all(startswith($w) | not)' <<<"$output"
+	jq -e '.dryrun.outside_writes[] | select(.path == "/usr/airlock-zz") | .syscall == "unlinkat"' <<<"$output"
+	[ ! -e /opt/airlock-attempt ]
+}
+
 @test "hard links: changing one name through the snapshot leaves the other name's real content" {
 	echo hard > h1 && ln h1 h2
 	dr --expect '**' -- sh -c 'echo more >> h1; cat h2'
