@@ -166,3 +166,17 @@ dryrun_all() {
 	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$B" ]
 	[ "$(cat h)" = y ] # gc never touches the workspace
 }
+
+@test "a directory renamed in the snapshot (copy and delete, as mv does across the overlay) applies and rolls back" {
+	mkdir -p dir/sub && echo one > dir/sub/f && echo two > dir/g
+	before=$(snap)
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect moved --expect-delete dir -- mv dir moved
+	[ "$status" -eq 0 ]
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ ! -e dir ] && [ "$(cat moved/sub/f)" = one ] && [ "$(cat moved/g)" = two ]
+	al rollback "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(snap)" = "$before" ]
+}
