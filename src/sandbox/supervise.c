@@ -27,6 +27,7 @@
 #include "basic/fdpass.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
+#include "basic/path.h"
 #include "basic/strv.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
@@ -298,13 +299,6 @@ static bool join_normalized(const char *base, const char *rel, char *out, size_t
 	return true;
 }
 
-static bool path_below(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 static void supervisor_record_write(struct sandbox_result *r, const char *path, const char *name)
 {
 	for (size_t i = 0; i < r->n_outside_writes; i++)
@@ -358,8 +352,8 @@ static void supervisor_trace_write(struct supervisor *s, const struct seccomp_no
 		char full[PATH_MAX];
 		if (!join_normalized(base, path, full, sizeof(full)))
 			continue;
-		if ((workspace && path_below(full, workspace)) || path_below(full, "/tmp") ||
-		    path_below(full, "/dev") || path_below(full, "/proc"))
+		if ((workspace && path_is_under(full, workspace)) || path_is_under(full, "/tmp") ||
+		    path_is_under(full, "/dev") || path_is_under(full, "/proc"))
 			continue;
 		memcpy(found[n_found++], full, sizeof(full));
 	}
