@@ -13,12 +13,10 @@
 
 #include "basic/cleanup.h"
 #include "basic/parse.h"
-#include "basic/strv.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/approver.h"
 #include "core/gate.h"
-#include "core/jsonutil.h"
 #include "core/rules.h"
 #include "core/store.h"
 
@@ -117,23 +115,13 @@ static void print_failure(json_t *e)
 	}
 	printf("    - a run naming it exits 0 with a command that is not a trivial success:\n"
 	       "      airlock run --fixes %llu -- CMD ...\n", id);
-	/* The entry has the risk since it was opened; older ones are classified now. */
-	struct rules_verdict v = { .risk = (int)json_integer_value(json_object_get(e, "risk")) };
-	cleanup_with(rules_freep) struct rules *rules = NULL;
-	struct error ignored;
-	if (v.risk == 0 && rules_load_default(&rules, &ignored) == 0) {
-		if (shell) {
-			rules_classify_shell(rules, shell, &v);
-		} else {
-			cleanup_strv char **words =
-				jsonutil_strv_from_array(json_object_get(e, "argv"));
-			rules_classify(rules, words, &v);
-		}
-	}
-	if (v.risk == 1)
+	json_int_t risk = json_integer_value(json_object_get(e, "risk"));
+	if (risk == 1)
 		printf("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n", id);
-	else
+	else if (risk > 1)
 		printf("    - the approver acknowledges it in their own terminal: airlock ack %llu --reason TEXT\n", id);
+	else /* an entry without its risk: airlock ack says which applies */
+		printf("    - it is acknowledged: airlock ack %llu --reason TEXT (with the approver unless the command was read-only)\n", id);
 }
 
 int cmd_gate(int argc, char **argv)
