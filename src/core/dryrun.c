@@ -129,3 +129,21 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	*ret_summary = summary;
 	return 0;
 }
+
+void dryrun_explain_failure(json_t *summary, json_t *receipt)
+{
+	static const char *const streams[] = { "stderr", "stdout" };
+
+	/* The overlay cannot copy up a file whose owner or group is outside the
+	 * quarantine's identity map: the command sees EOVERFLOW where a real run
+	 * would have worked. Its message in the output is the evidence. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *text = json_string_value(json_object_get(receipt, streams[i]));
+		if (text && strstr(text, "Value too large for defined data type")) {
+			json_array_append_new(json_object_get(summary, "problems"),
+					      json_pack("{s:s}", "hint",
+							"the output shows EOVERFLOW: a file owned by a user or group outside the quarantine's identity map cannot be copied into the snapshot; the fuse-overlayfs fallback is not built yet"));
+			return;
+		}
+	}
+}

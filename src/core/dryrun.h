@@ -38,3 +38,8 @@ struct dryrun_request {
  * *ret_verdict points into it. */
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
 		  json_t **ret_summary, const char **ret_verdict, struct error *err);
+
+/* After a failed dry run: adds to the summary's problems what the command's
+ * output (in the receipt document) says about the snapshot itself, such as
+ * EOVERFLOW from a file whose owner is outside the identity map. */
+void dryrun_explain_failure(json_t *summary, json_t *receipt);

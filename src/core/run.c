@@ -730,19 +730,8 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 			    st->outside_writes ? json_incref(st->outside_writes) : json_array());
 	json_object_set_new(summary, "outside_writes_dropped",
 			    json_integer(st->outside_writes_dropped));
-	/* The overlay cannot copy up a file whose owner or group is outside the
-	 * quarantine's identity map: the command sees EOVERFLOW where a real run
-	 * would have worked. Its message in the output is the evidence. */
-	const char *streams[] = { "stderr", "stdout" };
-	for (size_t i = 0; !succeeded && i < ARRAY_SIZE(streams); i++) {
-		const char *text = json_string_value(json_object_get(doc, streams[i]));
-		if (text && strstr(text, "Value too large for defined data type")) {
-			json_array_append_new(json_object_get(summary, "problems"),
-					      json_pack("{s:s}", "hint",
-							"the output shows EOVERFLOW: a file owned by a user or group outside the quarantine's identity map cannot be copied into the snapshot; the fuse-overlayfs fallback is not built yet"));
-			break;
-		}
-	}
+	if (!succeeded)
+		dryrun_explain_failure(summary, doc);
 	if (json_object_set_new(doc, "dryrun", summary) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	return 0;
