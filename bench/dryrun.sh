@@ -6,6 +6,7 @@
 #   bench/dryrun.sh AIRLOCK_BINARY
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 airlock=$1
 work=$(mktemp -d /var/tmp/airlock-bench.XXXXXX)
 trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
@@ -47,12 +48,10 @@ dry() { echo "$airlock dryrun --workspace $1 --cwd $1 --expect d0/f0 -- sh -c 'e
 hyperfine -N --warmup 3 --runs 30 --export-json "$work/dry.json" "$(dry "$work/t1k")" "$(dry "$work/t100k")" >/dev/null
 hyperfine -N --warmup 1 --runs 10 --export-json "$work/seed1k.json" "$work/seed.sh $work/t1k $work/s1k" >/dev/null
 hyperfine -N --warmup 1 --runs 3 --export-json "$work/seed100k.json" "$work/seed.sh $work/t100k $work/s100k" >/dev/null
-med() { jq -r ".results[$2].median * 1000 | . * 10 | round / 10" "$1"; }
-d1k=$(med "$work/dry.json" 0)
-d100k=$(med "$work/dry.json" 1)
-s1k=$(med "$work/seed1k.json" 0)
-s100k=$(med "$work/seed100k.json" 0)
-ratio() { echo "scale=1; $1 / $2" | bc; }
+d1k=$(median_ms "$work/dry.json" 0)
+d100k=$(median_ms "$work/dry.json" 1)
+s1k=$(median_ms "$work/seed1k.json" 0)
+s100k=$(median_ms "$work/seed100k.json" 0)
 verdict=$(AIRLOCK_STATE_DIR="$work/state" sh -c "$(dry "$work/t100k")" | head -1)
 echo "## Dry run: one file changed in a tree of small files"
 echo
@@ -74,9 +73,9 @@ hyperfine -N --warmup 2 --runs 20 --export-json "$work/apply.json" \
 hyperfine -N --warmup 2 --runs 20 --export-json "$work/rerun.json" \
 	"sh -c 'cd $work/t1000 && $mod'" \
 	"$airlock run --workspace $work/t1000 --cwd $work/t1000 -- sh -c '$mod'" >/dev/null
-a=$(med "$work/apply.json" 0)
-r1=$(med "$work/rerun.json" 0)
-r2=$(med "$work/rerun.json" 1)
+a=$(median_ms "$work/apply.json" 0)
+r1=$(median_ms "$work/rerun.json" 0)
+r2=$(median_ms "$work/rerun.json" 1)
 echo
 echo "## Apply: a change set of 1,000 modified files"
 echo

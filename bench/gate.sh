@@ -5,6 +5,7 @@
 #   bench/gate.sh AIRLOCK_BINARY
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 airlock=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -55,12 +56,10 @@ RECEIPT_DIR="$work/seed10" hyperfine -N -i --warmup 3 --runs 20 --export-json "$
 	"$python3 bench/seed/gate.py" >/dev/null
 RECEIPT_DIR="$work/seed100k" hyperfine -N -i --warmup 1 --runs 5 --export-json "$work/seed100k.json" \
 	"$python3 bench/seed/gate.py" >/dev/null
-med() { jq -r ".results[$2].median * 1000 | . * 1000 | round / 1000" "$1"; }
-g10=$(med "$work/gate.json" 0)
-g100k=$(med "$work/gate.json" 1)
-s10=$(med "$work/seed10.json" 0)
-s100k=$(med "$work/seed100k.json" 0)
-ratio() { echo "scale=2; $1 / $2" | bc; }
+g10=$(median_ms "$work/gate.json" 0)
+g100k=$(median_ms "$work/gate.json" 1)
+s10=$(median_ms "$work/seed10.json" 0)
+s100k=$(median_ms "$work/seed100k.json" 0)
 echo "## The gate: \`airlock gate\` with one open failure"
 echo
 echo "| receipts in the state directory | \`airlock gate\` median ms | seed \`gate.py\` median ms | seed / airlock |"

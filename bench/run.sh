@@ -4,6 +4,7 @@
 #   bench/run.sh [BUILD_DIR]     (default: build-bench, a release build)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 scripts/deps.sh --bench
 build=${1:-build-bench}
 [ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
@@ -23,9 +24,6 @@ printf '{"schema": "airlock.policy/1", "receipts": {"fsync": false}}\n' >"$work/
 printf '{"argv": ["true"]}\n' >"$work/true.json"
 python3=/usr/bin/python3 # Debian's, not a version-manager shim
 
-median_ms() { # hyperfine JSON file, index
-	jq -r ".results[$2].median * 1000 | . * 1000 | round / 1000" "$1"
-}
 
 echo "## Start-up: \`airlock run -- true\`"
 echo
@@ -48,7 +46,6 @@ t_seed=$(median_ms "$work/start.json" 4)
 t_bwrap=$(median_ms "$work/start.json" 5)
 t_none=$(median_ms "$work/start.json" 6)
 t_none_nofsync=$(median_ms "$work/start.json" 7)
-ratio() { echo "scale=2; $1 / $2" | bc; }
 echo "| command | median ms | vs bare true | vs spawn floor |"
 echo "|---|---:|---:|---:|"
 echo "| \`true\` | $t_true | 1.00 | |"
