@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #define cleanup_close	 cleanup_with(closep)
 #define cleanup_fclose	 cleanup_with(fclosep)
 #define cleanup_strv	 cleanup_with(strv_freep)
+#define cleanup_closedir cleanup_with(closedirp)
 
 static inline void freep(void *p)
 {
@@ -24,6 +26,12 @@ static inline void closep(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
+}
+
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
 }
 
 static inline void fclosep(FILE **f)

@@ -51,11 +51,6 @@ static void dryrun_dir_release(struct dryrun_dir *d)
 	*d = (struct dryrun_dir){ .fd = -1, .ws_fd = -1 };
 }
 
-static const char *jstr(json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static int conflict(struct apply_outcome *ret, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int conflict(struct apply_outcome *ret, struct error *err, const char *fmt, ...)
@@ -146,27 +141,10 @@ static int move_at(int from_fd, const char *from, int to_fd, const char *to, uns
 
 static long count_entries_at(int dir_fd, const char *path)
 {
-	cleanup_close int fd = open_beneath(dir_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	long n = 0;
-	DIR *d = fdopendir(fd);
-	if (!d)
-		return -1;
-	fd = -1;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-			n++;
-			if (de->d_type == DT_DIR) {
-				char sub[PATH_MAX];
-				snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-				long k = count_entries_at(dir_fd, sub);
-				n += k > 0 ? k : 0;
-			}
-		}
-	closedir(d);
-	return n;
+	const char *name;
+	cleanup_close int fd = open_parent(dir_fd, path, &name);
+
+	return fd < 0 ? -1 : changeset_count_entries(fd, name);
 }
 
 /* The overlay's own attributes must not reach the real tree. */
@@ -219,8 +197,8 @@ static int dryrun_open(struct store *store, uint64_t id, struct dryrun_dir *d, s
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	d->changes = json_object_get(d->changeset, "changes");
-	d->verdict = jstr(d->changeset, "verdict");
-	const char *ws = jstr(d->changeset, "workspace");
+	d->verdict = jsonutil_str(d->changeset, "verdict");
+	const char *ws = jsonutil_str(d->changeset, "workspace");
 	if (!json_is_array(d->changes) || !d->verdict || !ws)
 		return error_set(err, EINVAL, "dry run %llu: its change set is damaged",
 				 (unsigned long long)id);
@@ -263,7 +241,7 @@ static int dryrun_set_state(struct dryrun_dir *d, const char *state, struct erro
 static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
 		    size_t why_size)
 {
-	const char *change = jstr(c, "change"), *type = jstr(c, "type");
+	const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
 	bool gone = strcmp(change, "deleted") == 0;
 	bool absent_before = strcmp(change, "created") == 0 || strcmp(change, "renamed") == 0;
 	struct stat st;
@@ -280,13 +258,13 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 		return false;
 	}
 	/* The type and content the path should have. */
-	const char *want_type = after || !strcmp(change, "created") ? type : jstr(c, "old_type");
+	const char *want_type = after || !strcmp(change, "created") ? type : jsonutil_str(c, "old_type");
 	if (!want_type)
 		want_type = type;
-	const char *hash = after ? jstr(c, "sha256") : jstr(c, "old_sha256");
-	const char *target = after ? jstr(c, "target") : jstr(c, "old_target");
+	const char *hash = after ? jsonutil_str(c, "sha256") : jsonutil_str(c, "old_sha256");
+	const char *target = after ? jsonutil_str(c, "target") : jsonutil_str(c, "old_target");
 	if (strcmp(change, "mode_changed") == 0) {
-		const char *mode = after ? jstr(c, "mode") : jstr(c, "old_mode");
+		const char *mode = after ? jsonutil_str(c, "mode") : jsonutil_str(c, "old_mode");
 		char have[16];
 		snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
 		if (mode && strcmp(mode, have) != 0) {
@@ -334,7 +312,7 @@ static bool covered(json_t *changes, const char *path)
 	json_t *c;
 
 	json_array_foreach(changes, i, c) {
-		const char *p = jstr(c, "path"), *change = jstr(c, "change"), *type = jstr(c, "type");
+		const char *p = jsonutil_str(c, "path"), *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
 		if (strcmp(p, path) != 0 && path_is_under(path, p) && !strcmp(type, "dir") &&
 		    (!strcmp(change, "created") || !strcmp(change, "type_changed")))
 			return true;
@@ -349,7 +327,7 @@ static int op_append(json_t *ops, json_t *op)
 
 static int compare_path_desc(const void *a, const void *b)
 {
-	return -strcmp(jstr(*(json_t *const *)a, "path"), jstr(*(json_t *const *)b, "path"));
+	return -strcmp(jsonutil_str(*(json_t *const *)a, "path"), jsonutil_str(*(json_t *const *)b, "path"));
 }
 
 /* The operations, in order: renames, then removals (old objects into
@@ -364,14 +342,14 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 	int r = ops && chmods ? 0 : -ENOMEM;
 
 	json_array_foreach(d->changes, i, c) { /* renames whose destination is not covered */
-		if (r == 0 && !strcmp(jstr(c, "change"), "renamed") && !covered(d->changes, jstr(c, "path")))
+		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "renamed") && !covered(d->changes, jsonutil_str(c, "path")))
 			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "rename", "from",
-						     jstr(c, "from"), "path", jstr(c, "path")));
+						     jsonutil_str(c, "from"), "path", jsonutil_str(c, "path")));
 	}
 	json_array_foreach(d->changes, i, c) {
-		const char *change = jstr(c, "change");
-		const char *path = !strcmp(change, "renamed") ? jstr(c, "from") : jstr(c, "path");
-		bool renamed_into_new_dir = !strcmp(change, "renamed") && covered(d->changes, jstr(c, "path"));
+		const char *change = jsonutil_str(c, "change");
+		const char *path = !strcmp(change, "renamed") ? jsonutil_str(c, "from") : jsonutil_str(c, "path");
+		bool renamed_into_new_dir = !strcmp(change, "renamed") && covered(d->changes, jsonutil_str(c, "path"));
 		if (r < 0 || covered(d->changes, path))
 			continue;
 		if (!strcmp(change, "deleted") || !strcmp(change, "type_changed") || renamed_into_new_dir) {
@@ -382,7 +360,7 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		}
 	}
 	json_array_foreach(d->changes, i, c) { /* sorted by path: parents first */
-		const char *change = jstr(c, "change"), *path = jstr(c, "path");
+		const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
 		if (r < 0 || covered(d->changes, path))
 			continue;
 		if (!strcmp(change, "created") || !strcmp(change, "type_changed")) {
@@ -393,7 +371,7 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		}
 	}
 	json_array_foreach(d->changes, i, c) {
-		const char *change = jstr(c, "change"), *path = jstr(c, "path");
+		const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
 		if (r < 0 || strcmp(change, "modified") != 0)
 			continue;
 		char staged[PATH_MAX], backup[64];
@@ -407,10 +385,10 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 					     (json_int_t)st.st_ino));
 	}
 	json_array_foreach(d->changes, i, c)
-		if (r == 0 && !strcmp(jstr(c, "change"), "mode_changed"))
+		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "mode_changed"))
 			r = op_append(chmods, json_pack("{s:s, s:s, s:s, s:s}", "op", "chmod", "path",
-							jstr(c, "path"), "mode", jstr(c, "mode"),
-							"old_mode", jstr(c, "old_mode")));
+							jsonutil_str(c, "path"), "mode", jsonutil_str(c, "mode"),
+							"old_mode", jsonutil_str(c, "old_mode")));
 	if (r == 0)
 		r = jsonutil_array_sort(chmods, compare_path_desc);
 	json_array_foreach(chmods, i, c)
@@ -448,24 +426,24 @@ static int chmod_at(int dir_fd, const char *path, mode_t mode)
 
 static int op_do(struct dryrun_dir *d, struct store *store, json_t *op)
 {
-	const char *kind = jstr(op, "op"), *path = jstr(op, "path");
+	const char *kind = jsonutil_str(op, "op"), *path = jsonutil_str(op, "path");
 
 	if (!strcmp(kind, "rename"))
-		return move_at(d->ws_fd, jstr(op, "from"), d->ws_fd, path, RENAME_NOREPLACE);
+		return move_at(d->ws_fd, jsonutil_str(op, "from"), d->ws_fd, path, RENAME_NOREPLACE);
 	if (!strcmp(kind, "backup"))
-		return move_at(d->ws_fd, path, d->fd, jstr(op, "backup"), RENAME_NOREPLACE);
+		return move_at(d->ws_fd, path, d->fd, jsonutil_str(op, "backup"), RENAME_NOREPLACE);
 	if (!strcmp(kind, "chmod"))
-		return chmod_at(d->ws_fd, path, parse_mode(jstr(op, "mode")));
+		return chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "mode")));
 	char full[PATH_MAX];
 	snprintf(full, sizeof(full), "%s/dryruns/%llu/%s", store->path, (unsigned long long)d->id,
-		 jstr(op, "staged"));
+		 jsonutil_str(op, "staged"));
 	strip_overlay_xattrs(full, 0);
 	if (!strcmp(kind, "create"))
-		return move_at(d->fd, jstr(op, "staged"), d->ws_fd, path, RENAME_NOREPLACE);
+		return move_at(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_NOREPLACE);
 	/* exchange: the new object in, the old one out to the backup */
-	int r = move_at(d->fd, jstr(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
+	int r = move_at(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
 	if (r == 0)
-		r = move_at(d->fd, jstr(op, "staged"), d->fd, jstr(op, "backup"), RENAME_NOREPLACE);
+		r = move_at(d->fd, jsonutil_str(op, "staged"), d->fd, jsonutil_str(op, "backup"), RENAME_NOREPLACE);
 	return r;
 }
 
@@ -480,35 +458,35 @@ static bool exists_at(int dir_fd, const char *path, struct stat *st)
  * an operation that never ran, or ran halfway, is right too. */
 static int op_undo(struct dryrun_dir *d, json_t *op)
 {
-	const char *kind = jstr(op, "op"), *path = jstr(op, "path");
+	const char *kind = jsonutil_str(op, "op"), *path = jsonutil_str(op, "path");
 	struct stat st;
 
 	if (!strcmp(kind, "rename")) {
-		if (exists_at(d->ws_fd, path, NULL) && !exists_at(d->ws_fd, jstr(op, "from"), NULL))
-			return move_at(d->ws_fd, path, d->ws_fd, jstr(op, "from"), RENAME_NOREPLACE);
+		if (exists_at(d->ws_fd, path, NULL) && !exists_at(d->ws_fd, jsonutil_str(op, "from"), NULL))
+			return move_at(d->ws_fd, path, d->ws_fd, jsonutil_str(op, "from"), RENAME_NOREPLACE);
 		return 0;
 	}
 	if (!strcmp(kind, "backup")) {
-		if (exists_at(d->fd, jstr(op, "backup"), NULL))
-			return move_at(d->fd, jstr(op, "backup"), d->ws_fd, path, RENAME_NOREPLACE);
+		if (exists_at(d->fd, jsonutil_str(op, "backup"), NULL))
+			return move_at(d->fd, jsonutil_str(op, "backup"), d->ws_fd, path, RENAME_NOREPLACE);
 		return 0;
 	}
 	if (!strcmp(kind, "chmod"))
 		return exists_at(d->ws_fd, path, NULL)
-			       ? chmod_at(d->ws_fd, path, parse_mode(jstr(op, "old_mode")))
+			       ? chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "old_mode")))
 			       : 0;
 	if (!strcmp(kind, "create")) {
-		if (!exists_at(d->fd, jstr(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
-			return move_at(d->ws_fd, path, d->fd, jstr(op, "staged"), RENAME_NOREPLACE);
+		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
+			return move_at(d->ws_fd, path, d->fd, jsonutil_str(op, "staged"), RENAME_NOREPLACE);
 		return 0;
 	}
 	/* exchange: bring the old object back to staged, then swap again */
 	int r = 0;
-	if (exists_at(d->fd, jstr(op, "backup"), NULL))
-		r = move_at(d->fd, jstr(op, "backup"), d->fd, jstr(op, "staged"), RENAME_NOREPLACE);
+	if (exists_at(d->fd, jsonutil_str(op, "backup"), NULL))
+		r = move_at(d->fd, jsonutil_str(op, "backup"), d->fd, jsonutil_str(op, "staged"), RENAME_NOREPLACE);
 	if (r == 0 && exists_at(d->ws_fd, path, &st) &&
 	    (json_int_t)st.st_ino == json_integer_value(json_object_get(op, "new_ino")))
-		r = move_at(d->fd, jstr(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
+		r = move_at(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
 	return r;
 }
 
@@ -578,10 +556,10 @@ static int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size
 			json_decref(o);
 			continue;
 		}
-		if (jstr(o, "mark")) {
-			snprintf(mark, mark_size, "%s", jstr(o, "mark"));
+		if (jsonutil_str(o, "mark")) {
+			snprintf(mark, mark_size, "%s", jsonutil_str(o, "mark"));
 			json_decref(o);
-		} else if (jstr(o, "op")) {
+		} else if (jsonutil_str(o, "op")) {
 			json_array_append_new(ops, o);
 		} else {
 			json_decref(o);
@@ -597,8 +575,8 @@ static int undo_all(struct dryrun_dir *d, json_t *ops, struct apply_outcome *ret
 	for (size_t i = json_array_size(ops); i-- > 0;) {
 		int r = op_undo(d, json_array_get(ops, i));
 		if (r < 0)
-			return error_set_errno(err, -r, "undo %s of %s", jstr(json_array_get(ops, i), "op"),
-					       jstr(json_array_get(ops, i), "path"));
+			return error_set_errno(err, -r, "undo %s of %s", jsonutil_str(json_array_get(ops, i), "op"),
+					       jsonutil_str(json_array_get(ops, i), "path"));
 		ret->ops++;
 	}
 	if (syncfs(d->ws_fd) < 0)
@@ -632,17 +610,30 @@ static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, st
 	return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)id) : 0;
 }
 
-int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
+/* The state directory's dryruns/, to list; *ret is NULL when there is none. */
+static int dryruns_open(struct store *store, DIR **ret, struct error *err)
 {
-	cleanup_close int fd = openat(store->dir_fd, "dryruns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	*ret_recovered = 0;
+	int fd = openat(store->dir_fd, "dryruns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*ret = NULL;
 	if (fd < 0)
 		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store->path);
-	DIR *dir = fdopendir(fd);
-	if (!dir)
-		return error_set_errno(err, errno, "read %s/dryruns", store->path);
-	fd = -1;
-	int r = 0;
+	*ret = fdopendir(fd);
+	if (!*ret) {
+		int e = errno;
+		close(fd);
+		return error_set_errno(err, e, "read %s/dryruns", store->path);
+	}
+	return 0;
+}
+
+int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
+{
+	DIR *dir = NULL;
+	*ret_recovered = 0;
+	int r = dryruns_open(store, &dir, err);
+	if (r < 0 || !dir)
+		return r;
 	struct dirent *de;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
@@ -695,18 +686,18 @@ int apply_changes(struct store *store, uint64_t id, int crash_after, struct appl
 	json_t *c;
 	json_array_foreach(d.changes, i, c) {
 		char why[600];
-		const char *change = jstr(c, "change");
+		const char *change = jsonutil_str(c, "change");
 		if (!strcmp(change, "renamed")) {
 			json_t *src = json_pack("{s:s, s:s, s:s, s:O?}", "change", "deleted", "type", "file",
-						"path", jstr(c, "from"), "old_sha256",
+						"path", jsonutil_str(c, "from"), "old_sha256",
 						json_object_get(c, "sha256"));
-			bool ok = src && matches(&d, src, jstr(c, "from"), false, why, sizeof(why));
+			bool ok = src && matches(&d, src, jsonutil_str(c, "from"), false, why, sizeof(why));
 			json_decref(src);
 			if (!ok)
 				return conflict(ret, err, "%s", why);
 		}
-		if (!covered(d.changes, jstr(c, "path")) &&
-		    !matches(&d, c, jstr(c, "path"), false, why, sizeof(why)))
+		if (!covered(d.changes, jsonutil_str(c, "path")) &&
+		    !matches(&d, c, jsonutil_str(c, "path"), false, why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
 	r = plan_ops(&d, &ops);
@@ -725,7 +716,7 @@ int apply_changes(struct store *store, uint64_t id, int crash_after, struct appl
 		if (r < 0) {
 			struct error undo_err = { 0 };
 			struct apply_outcome ignored = { 0 };
-			error_set_errno(err, -r, "%s %s", jstr(op, "op"), jstr(op, "path"));
+			error_set_errno(err, -r, "%s %s", jsonutil_str(op, "op"), jsonutil_str(op, "path"));
 			if (undo_all(&d, ops, &ignored, &undo_err) < 0)
 				return error_prefix(err, "apply %llu stopped, and undoing it failed too (%s)",
 						    (unsigned long long)id, undo_err.msg);
@@ -764,7 +755,7 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 	json_t *c;
 	json_array_foreach(d.changes, i, c) {
 		char why[600];
-		if (!matches(&d, c, jstr(c, "path"), true, why, sizeof(why)))
+		if (!matches(&d, c, jsonutil_str(c, "path"), true, why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
 	r = undo_all(&d, ops, ret, err);
@@ -802,13 +793,10 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 	int r = apply_recover(store, &recovered, err);
 	if (r < 0)
 		return r;
-	cleanup_close int fd = openat(store->dir_fd, "dryruns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store->path);
-	DIR *dir = fdopendir(fd);
-	if (!dir)
-		return error_set_errno(err, errno, "read %s/dryruns", store->path);
-	fd = -1;
+	DIR *dir = NULL;
+	r = dryruns_open(store, &dir, err);
+	if (r < 0 || !dir)
+		return r;
 	uint64_t now_ms = clock_realtime_ns() / 1000000;
 	struct dirent *de;
 	while (r == 0 && (de = readdir(dir))) {

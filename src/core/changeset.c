@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/macro.h"
 #include "basic/sha256.h"
 #include "basic/text.h"
 #include "core/jsonutil.h"
@@ -114,16 +115,15 @@ static int describe(struct walk *w, int dir_fd, const char *name, const struct s
 	return 0;
 }
 
-/* How many entries a deleted lower directory held, recursively. */
-static long count_entries(int dir_fd, const char *name, int depth)
+static long count_entries_depth(int dir_fd, const char *name, int depth)
 {
 	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return 0;
+		return -1;
 	}
 	long n = 0;
 	struct dirent *de;
@@ -131,11 +131,18 @@ static long count_entries(int dir_fd, const char *name, int depth)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		n++;
-		if (de->d_type == DT_DIR && depth < MAX_DEPTH)
-			n += count_entries(dirfd(d), de->d_name, depth + 1);
+		if (de->d_type == DT_DIR && depth < MAX_DEPTH) {
+			long below = count_entries_depth(dirfd(d), de->d_name, depth + 1);
+			n += below > 0 ? below : 0;
+		}
 	}
 	closedir(d);
 	return n;
+}
+
+long changeset_count_entries(int dir_fd, const char *name)
+{
+	return count_entries_depth(dir_fd, name, 0);
 }
 
 static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
@@ -150,7 +157,8 @@ static int deleted(struct walk *w, int lower_fd, const char *name, const char *r
 		return 0; /* a whiteout over nothing: nothing was deleted */
 	int r = add_change(w, rel, "deleted", lst.st_mode, &c);
 	if (r == 0 && S_ISDIR(lst.st_mode))
-		json_object_set_new(c, "entries", json_integer(count_entries(lower_fd, name, 0)));
+		json_object_set_new(c, "entries",
+				    json_integer(MAX(changeset_count_entries(lower_fd, name), 0L)));
 	else if (r == 0)
 		r = describe(w, lower_fd, name, &lst, c, true);
 	return r;

@@ -32,6 +32,10 @@
 int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
 		      struct error *err);
 
+/* How many entries the directory dir_fd/name holds, counted recursively,
+ * never following a symlink; -1 when it cannot be read as a directory. */
+long changeset_count_entries(int dir_fd, const char *name);
+
 /* A `**` component matches any number of path components (including none);
  * `*`, `?` and `[a-z]` match within one component; a pattern matches a path
  * or any path below it ("build" covers "build/x.o"). At most 512 components

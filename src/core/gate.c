@@ -25,13 +25,6 @@
 #define GATE_TAIL_LINES	     5
 #define GATE_TAIL_BYTES	     1000
 
-static void closedir_null(DIR *d)
-{
-	if (d)
-		closedir(d);
-}
-DEFINE_CLEANUP_FUNC(DIR, closedir_null)
-
 int gate_scope(const char *dir, char **ret_scope, struct error *err)
 {
 	cleanup_free char *real = realpath(dir, NULL);
@@ -100,20 +93,15 @@ void gate_effect_release(struct gate_effect *e)
 	*e = (struct gate_effect){ 0 };
 }
 
-static const char *json_str(json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 /* The last lines of the output that tells most: stderr, else stdout, else
  * the error airlock recorded. */
 static char *gate_tail(json_t *receipt)
 {
-	const char *text = json_str(receipt, "stderr");
+	const char *text = jsonutil_str(receipt, "stderr");
 	if (!text || !*text)
-		text = json_str(receipt, "stdout");
+		text = jsonutil_str(receipt, "stdout");
 	if (!text || !*text)
-		text = json_str(receipt, "error");
+		text = jsonutil_str(receipt, "error");
 	if (!text)
 		return strdup("");
 	size_t n = strlen(text);
@@ -171,7 +159,7 @@ static int gate_write_json(struct store *store, int dir_fd, const char *name, js
 
 static bool gate_receipt_succeeded(json_t *receipt)
 {
-	const char *status = json_str(receipt, "status");
+	const char *status = jsonutil_str(receipt, "status");
 
 	return status && strcmp(status, "exited") == 0 &&
 	       json_is_true(json_object_get(receipt, "match_expected"));
@@ -333,7 +321,7 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 	}
 	if (fd < 0)
 		return fd;
-	cleanup_with(closedir_nullp) DIR *d = fdopendir(fd);
+	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return error_set_errno(err, errno, "read %s/%s", store->path, dir);
@@ -374,7 +362,7 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 		return fd;
 	if (gate_is_closed(store, id))
 		return -ENOENT;
-	cleanup_with(closedir_nullp) DIR *d = fdopendir(fd);
+	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d)
 		return error_set_errno(err, errno, "read %s/gate/open", store->path);
 	fd = -1; /* owned by d now */
@@ -406,7 +394,7 @@ int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by
 	       const char *reason, json_t *approval, struct error *err)
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
-	const char *scope = json_str(entry, "scope");
+	const char *scope = jsonutil_str(entry, "scope");
 	char now[64], name[32], dir[64];
 
 	if (!scope)
@@ -465,7 +453,7 @@ bool gate_is_trivial(const struct policy *policy, const struct rules *rules, cha
 static void gate_entry_verdict(const struct rules *rules, json_t *entry,
 			       struct rules_verdict *ret)
 {
-	const char *shell = json_str(entry, "shell");
+	const char *shell = jsonutil_str(entry, "shell");
 
 	if (shell) {
 		rules_classify_shell(rules, shell, ret);
@@ -513,7 +501,7 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 	cleanup_free char *argv_text = json_dumps(json_object_get(entry, "argv"), JSON_COMPACT);
 	cleanup_free char *message = NULL;
 	if (asprintf(&message, "airlock.ack/1\nreceipt=%llu\nscope=%s\nargv=%s\nreason=%s\nat=%s\n",
-		     (unsigned long long)id, json_str(entry, "scope"), argv_text ? argv_text : "null",
+		     (unsigned long long)id, jsonutil_str(entry, "scope"), argv_text ? argv_text : "null",
 		     reason, now) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	cleanup_with(json_decrefp) json_t *approval = NULL;

@@ -49,15 +49,10 @@ static void hook_state_release(struct hook_state *st)
 	free(st->scope);
 }
 
-static const char *jstr(json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 /* The string at key, or fallback when there is none. */
 static const char *jstr_or(json_t *obj, const char *key, const char *fallback)
 {
-	const char *s = jstr(obj, key);
+	const char *s = jsonutil_str(obj, key);
 
 	return s ? s : fallback;
 }
@@ -144,7 +139,7 @@ static int hook_open_state(struct hook_state *st, bool create, struct error *err
 
 static int hook_load_gate(struct hook_state *st, struct error *err)
 {
-	const char *cwd = jstr(st->payload, "cwd");
+	const char *cwd = jsonutil_str(st->payload, "cwd");
 	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
 
 	if (!cwd && !here)
@@ -163,7 +158,7 @@ static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
 {
 	json_t *e = json_array_get(st->open, 0);
 	json_t *code = json_object_get(e, "exit_code");
-	const char *shell = jstr(e, "shell");
+	const char *shell = jsonutil_str(e, "shell");
 	cleanup_free char *argv = shell ? NULL : json_dumps(json_object_get(e, "argv"), JSON_COMPACT);
 	char exit_text[32] = "";
 	size_t n = json_array_size(st->open);
@@ -177,8 +172,8 @@ static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
 		 "(`airlock gate` lists the ways).%s",
 		 (long long)json_integer_value(json_object_get(e, "receipt")), st->scope,
 		 shell ? shell : argv ? argv : "?", "", jstr_or(e, "status", "failed"), exit_text,
-		 jstr(e, "tail") && *jstr(e, "tail") ? "Its last output lines: \"" : "",
-		 jstr_or(e, "tail", ""), jstr(e, "tail") && *jstr(e, "tail") ? "\". " : "",
+		 jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "Its last output lines: \"" : "",
+		 jstr_or(e, "tail", ""), jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "\". " : "",
 		 (long long)json_integer_value(json_object_get(e, "receipt")),
 		 n > 1 ? " Other failures are open too; `airlock gate` lists them." : "");
 }
@@ -240,7 +235,7 @@ static bool hook_targets_state_dir(struct hook_state *st, json_t *input)
 	if (!state)
 		return false;
 	for (size_t i = 0; keys[i]; i++) {
-		const char *p = jstr(input, keys[i]);
+		const char *p = jsonutil_str(input, keys[i]);
 		if (!p)
 			continue;
 		cleanup_free char *dir = path_dirname(p);
@@ -253,7 +248,7 @@ static bool hook_targets_state_dir(struct hook_state *st, json_t *input)
 
 static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
 {
-	const char *tool = jstr(st->payload, "tool_name");
+	const char *tool = jsonutil_str(st->payload, "tool_name");
 	json_t *input = json_object_get(st->payload, "tool_input");
 
 	if (!hook_is_shell_tool(st->dialect, tool)) {
@@ -313,16 +308,16 @@ static int hook_exit_code(json_t *payload, bool *ret_reported, int *ret_code)
 		}
 	}
 	/* Claude's PostToolUseFailure: "Exit code N" on the first line. */
-	const char *error = jstr(payload, "error");
+	const char *error = jsonutil_str(payload, "error");
 	if (!error)
-		error = jstr(resp, "error");
+		error = jsonutil_str(resp, "error");
 	int code;
 	if (error && sscanf(error, "Exit code %d", &code) == 1) {
 		*ret_reported = true;
 		*ret_code = code;
 		return 0;
 	}
-	const char *event = jstr(payload, "hook_event_name");
+	const char *event = jsonutil_str(payload, "hook_event_name");
 	*ret_reported = false;
 	*ret_code = event && strstr(event, "Failure") ? 1 : 0;
 	return 0;
@@ -372,7 +367,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	static const char *const out_keys[] = { "stdout", "output", "aggregated_output",
 						"llmContent", NULL };
 	static const char *const err_keys[] = { "stderr", NULL };
-	const char *tool = jstr(st->payload, "tool_name");
+	const char *tool = jsonutil_str(st->payload, "tool_name");
 
 	if (!hook_is_shell_tool(st->dialect, tool))
 		return 0;
@@ -399,8 +394,8 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	hook_feed(&out, st->payload, out_keys);
 	hook_feed(&errc, st->payload, err_keys);
 	if (!json_object_get(resp, "stdout") && !json_object_get(resp, "stderr") &&
-	    jstr(st->payload, "error"))
-		capture_feed(&out, jstr(st->payload, "error"), strlen(jstr(st->payload, "error")));
+	    jsonutil_str(st->payload, "error"))
+		capture_feed(&out, jsonutil_str(st->payload, "error"), strlen(jsonutil_str(st->payload, "error")));
 	capture_finish(&out);
 	capture_finish(&errc);
 
@@ -415,7 +410,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	struct receipt rc = {
 		.source = sources[st->dialect],
 		.argv = argv,
-		.cwd = jstr(st->payload, "cwd"),
+		.cwd = jsonutil_str(st->payload, "cwd"),
 		.expected = expected,
 		.n_expected = 1,
 		.status = interrupted ? RECEIPT_SIGNALED : RECEIPT_EXITED,
@@ -446,9 +441,9 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	json_object_set_new(doc, "host",
 			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?}", "agent",
 				      agents[st->dialect], "session_id",
-				      jstr(st->payload, "session_id"), "tool_use_id",
-				      jstr(st->payload, "tool_use_id"), "event",
-				      jstr(st->payload, "hook_event_name"), "exit_code_reported",
+				      jsonutil_str(st->payload, "session_id"), "tool_use_id",
+				      jsonutil_str(st->payload, "tool_use_id"), "event",
+				      jsonutil_str(st->payload, "hook_event_name"), "exit_code_reported",
 				      reported, "verified", verified, "masking",
 				      mask ? masking : NULL));
 
@@ -494,7 +489,7 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 	if (json_array_size(st->open) == 0)
 		return 0;
 	json_int_t newest = json_integer_value(json_object_get(json_array_get(st->open, 0), "receipt"));
-	const char *session = jstr(st->payload, "session_id");
+	const char *session = jsonutil_str(st->payload, "session_id");
 	char hex[SHA256_HEX_SIZE], name[128];
 	sha256_hex(session ? session : "", session ? strlen(session) : 0, hex);
 	snprintf(name, sizeof(name), "gate/stop/%.32s.json", hex);

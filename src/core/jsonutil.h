@@ -25,6 +25,12 @@ int jsonutil_get_strv(json_t *v, const char *name, bool allow_empty, char ***ret
 		      struct error *err);
 int jsonutil_get_string(json_t *v, const char *name, char **ret, struct error *err);
 
+/* The string value at key in obj, or NULL (no key, or not a string). */
+static inline const char *jsonutil_str(json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
 /* Sorts a JSON array in place with a qsort() comparison of json_t **. */
 int jsonutil_array_sort(json_t *array, int (*compare)(const void *, const void *));
 /* A NUL-terminated string vector from a JSON array; a non-string element
