@@ -144,6 +144,12 @@ static void init_build_quarantine(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_HOSTNAME);
 	if (!isolate_drop_capabilities())
 		child_fail(report_fd, SANDBOX_STAGE_CAPABILITIES);
+	/* Undumpable, init's /proc/1 (its descriptors, its memory) is out of the
+	 * command's reach although both run as the same user: otherwise the
+	 * command could write a forged status on init's pipe to the supervisor.
+	 * After the capability drop, which could reset the flag. */
+	if (child_syscall_failed(syscall(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0)))
+		child_fail(report_fd, SANDBOX_STAGE_INIT);
 	if (!isolate_no_new_privs())
 		child_fail(report_fd, SANDBOX_STAGE_NO_NEW_PRIVS);
 	if (!isolate_landlock(plan))
@@ -175,6 +181,18 @@ static void close_fd(int fd)
 {
 	if (fd >= 0)
 		(void)syscall(SYS_close, fd);
+}
+
+/* Closes every descriptor above stderr except a and b. */
+static void close_all_but(int a, int b)
+{
+	unsigned lo = (unsigned)(a < b ? a : b), hi = (unsigned)(a < b ? b : a);
+
+	if (lo > 3)
+		(void)syscall(SYS_close_range, 3U, lo - 1, 0U);
+	if (hi > lo + 1)
+		(void)syscall(SYS_close_range, lo + 1, hi - 1, 0U);
+	(void)syscall(SYS_close_range, hi + 1, ~0U, 0U);
 }
 
 void child_init(const struct child_setup *setup)
@@ -220,13 +238,11 @@ void child_init(const struct child_setup *setup)
 	if (pid == 0)
 		child_exec(&command);
 
-	/* Only the command keeps these; the report pipe reaches EOF when it
-	 * has called execve(). */
-	close_fd(report_fd);
-	close_fd(setup->stdin_fd);
-	close_fd(setup->stdout_fd);
-	close_fd(setup->stderr_fd);
-	close_fd(setup->plan->notify_fd);
+	/* From here init needs only its signalfd and the status pipe: the
+	 * report pipe reaches EOF once the command has called execve(), and
+	 * nothing else the supervisor had open (its state directory among
+	 * them) stays in the quarantine. */
+	close_all_but(sfd, setup->plan->status_fd);
 
 	unsigned killed_at_term = 0;
 	for (;;) {

@@ -489,3 +489,21 @@ while True:
 	wait
 	[ ! -e .envrc ]
 }
+
+@test "54 the quarantine's init is out of reach: no forged exit status through /proc/1/fd, no state dir, no memory" {
+	# Regression: init was dumpable, so the command could open its
+	# descriptors through /proc/1/fd, write a forged status on the pipe to
+	# the supervisor and be recorded as a success (which closes a failure).
+	al run -- sh -c 'trap "" PIPE
+		for f in /proc/1/fd/*; do
+			case $(readlink "$f") in pipe*) head -c 64 /dev/zero > "$f" 2>/dev/null && echo "ESCAPED wrote $f";; esac
+		done
+		for f in /proc/1/fd/*; do readlink "$f" >/dev/null 2>&1 && echo "ESCAPED $f readable"; done
+		ls /proc/1/fd/3/ 2>/dev/null | grep -q . && echo "ESCAPED state dir"
+		echo x 2>/dev/null > /proc/1/mem && echo "ESCAPED mem"
+		exit 3'
+	[ "$status" -eq 3 ]
+	[ "$(rq .exit_code)" = 3 ]
+	[ "$(rq .match_expected)" = false ]
+	[[ "$(rq .stdout)" != *ESCAPED* ]]
+}
