@@ -538,7 +538,9 @@ bool isolate_landlock(const struct isolate_plan *plan)
 
 bool isolate_seccomp(const struct isolate_plan *plan)
 {
-	struct sock_fprog prog = { .len = plan->filter.len, .filter = plan->filter.insns };
+	/* The kernel only reads the program. */
+	struct sock_fprog prog = { .len = plan->filter.len,
+				   .filter = (struct sock_filter *)plan->filter.insns };
 	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (listener < 0)

@@ -155,7 +155,7 @@ static int syscall_filter_add_rules(scmp_filter_ctx ctx, unsigned *n_rules)
 	return 0;
 }
 
-int syscall_filter_build(struct syscall_filter *ret, bool trace_writes, struct error *err)
+int syscall_filter_compile(struct syscall_filter *ret, bool trace_writes, struct error *err)
 {
 	cleanup_with(seccomp_ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -192,14 +192,22 @@ int syscall_filter_build(struct syscall_filter *ret, bool trace_writes, struct e
 		.insns = insns,
 		.len = (unsigned short)(size / (off_t)sizeof(struct sock_filter)),
 		.n_rules = n_rules,
+		.owned = true,
 	};
 	return 0;
 }
 
 void syscall_filter_release(struct syscall_filter *filter)
 {
-	free(filter->insns);
+	if (filter->owned)
+		free((void *)filter->insns);
 	filter->insns = NULL;
+	filter->owned = false;
+}
+
+uint32_t syscall_filter_native_arch(void)
+{
+	return seccomp_arch_native();
 }
 
 const char *syscall_filter_name(int nr, uint32_t arch)

@@ -7,14 +7,20 @@
 
 #include "basic/error.h"
 
-/* The seccomp filter every quarantined command runs under, compiled to BPF
- * in the parent (libseccomp allocates; the child only loads it). Refused
- * system calls return to the supervisor as user notifications, which answers
- * EPERM and records each one; foreign architectures kill the process. */
+/* The seccomp filter every quarantined command runs under. Refused system
+ * calls return to the supervisor as user notifications, which answers EPERM
+ * and records each one; foreign architectures kill the process.
+ *
+ * The rules are compiled to BPF with libseccomp when airlock is built
+ * (tools/gen_syscall_filter.c), not at every run: that cost 0.5 ms and a
+ * dozen page faults per start. syscall_filter_build() hands out the compiled
+ * program; syscall_filter_compile() is the compiler behind it, which the
+ * build tool and the unit tests call. */
 struct syscall_filter {
-	struct sock_filter *insns;
+	const struct sock_filter *insns;
 	unsigned short len;
 	unsigned n_rules;
+	bool owned; /* insns is malloc()ed (compiled here, not embedded) */
 };
 
 /* With trace_writes, the system calls that write to a path also come to the
@@ -22,6 +28,7 @@ struct syscall_filter {
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): for a record of what was attempted,
  * never for a decision, since the path can change after it is read. */
 int syscall_filter_build(struct syscall_filter *ret, bool trace_writes, struct error *err);
+int syscall_filter_compile(struct syscall_filter *ret, bool trace_writes, struct error *err);
 
 /* A traced system call: which arguments are paths, and the directory
  * descriptor each is relative to (-1: the cwd). */
@@ -35,3 +42,5 @@ const struct syscall_trace *syscall_filter_traced(int nr);
 void syscall_filter_release(struct syscall_filter *filter);
 /* The name of a syscall for a receipt, or NULL; the string is static. */
 const char *syscall_filter_name(int nr, uint32_t arch);
+/* The AUDIT_ARCH_* value of the architecture airlock runs on. */
+uint32_t syscall_filter_native_arch(void);

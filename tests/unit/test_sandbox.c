@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "sandbox/protect.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/syscall_filter.h"
 
 struct collected {
 	char out[256];
@@ -284,7 +285,27 @@ static void test_protect_placeholder_is_marked_when_unprivileged(void)
 	rmdir(ws);
 }
 
-RUN_TESTS(T_(test_protect_placeholder_is_marked_when_unprivileged),
+/* The program embedded at build time is what the rules compile to now, in
+ * both modes, and it is handed out without a copy. */
+static void test_embedded_filter_matches_the_rules(void)
+{
+	for (int trace = 0; trace <= 1; trace++) {
+		struct syscall_filter built, compiled;
+		struct error err = { 0 };
+		ASSERT_EQ_INT(syscall_filter_build(&built, trace, &err), 0);
+		ASSERT_EQ_INT(syscall_filter_compile(&compiled, trace, &err), 0);
+		ASSERT_TRUE(!built.owned && compiled.owned);
+		ASSERT_EQ_INT(built.len, compiled.len);
+		ASSERT_EQ_INT(built.n_rules, compiled.n_rules);
+		ASSERT_TRUE(built.n_rules >= 40);
+		ASSERT_EQ_INT(memcmp(built.insns, compiled.insns, built.len * sizeof(*built.insns)), 0);
+		syscall_filter_release(&built);
+		syscall_filter_release(&compiled);
+	}
+}
+
+RUN_TESTS(T_(test_embedded_filter_matches_the_rules),
+	  T_(test_protect_placeholder_is_marked_when_unprivileged),
 	  T_(test_protect_plans_pins_links_and_placeholders),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
 	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
