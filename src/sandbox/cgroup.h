@@ -25,3 +25,8 @@ bool cgroup_run_memory_fired(const struct cgroup_run *cg);
 bool cgroup_run_pids_fired(const struct cgroup_run *cg);
 /* Removes the cgroups once every process in them is gone. */
 void cgroup_run_destroy(struct cgroup_run *cg);
+/* A run's cgroups outlive a supervisor killed with SIGKILL, empty; runs
+ * sweep such leftovers from time to time. Removes the <pid>-... entries of
+ * parent whose supervisor pid is gone (rmdir() refuses any that still has
+ * processes; a reused pid only keeps a leftover longer) and says how many. */
+unsigned cgroup_sweep_stale(const char *parent);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/protect.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/syscall_filter.h"
@@ -304,7 +305,32 @@ static void test_embedded_filter_matches_the_rules(void)
 	}
 }
 
-RUN_TESTS(T_(test_embedded_filter_matches_the_rules),
+/* Leftovers of killed supervisors go; a live supervisor's cgroup stays. */
+static void test_cgroup_sweep_removes_only_dead_supervisors(void)
+{
+	const char *parent = "/sys/fs/cgroup/pids/airlock-sweep-test";
+	char dead[128], live[128];
+
+	if (geteuid() != 0 || access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) < 0)
+		return; /* no v1 pids hierarchy we may write to */
+	pid_t child = fork();
+	ASSERT_TRUE(child >= 0);
+	if (child == 0)
+		_exit(0);
+	ASSERT_EQ_INT(waitpid(child, NULL, 0), child);
+	ASSERT_TRUE(mkdir(parent, 0755) == 0 || errno == EEXIST);
+	snprintf(dead, sizeof(dead), "%s/%d-1", parent, (int)child);
+	snprintf(live, sizeof(live), "%s/%d-2", parent, (int)getpid());
+	ASSERT_EQ_INT(mkdir(dead, 0755), 0);
+	ASSERT_EQ_INT(mkdir(live, 0755), 0);
+	ASSERT_EQ_INT((int)cgroup_sweep_stale(parent), 1);
+	ASSERT_EQ_INT(access(dead, F_OK), -1);
+	ASSERT_EQ_INT(access(live, F_OK), 0);
+	ASSERT_EQ_INT(rmdir(live), 0);
+	ASSERT_EQ_INT(rmdir(parent), 0);
+}
+
+RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_cgroup_sweep_removes_only_dead_supervisors),
 	  T_(test_protect_placeholder_is_marked_when_unprivileged),
 	  T_(test_protect_plans_pins_links_and_placeholders),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
