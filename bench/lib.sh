@@ -9,3 +9,22 @@ median_ms() { # file, index of the command
 ratio() {
 	echo "scale=2; $1 / $2" | bc
 }
+
+# hyperfine over the commands in interleaved rounds: each round times every
+# command `runs` times, and the rounds alternate, so this VM's drift (20% over
+# minutes) falls on every command alike. Writes one JSON in hyperfine's shape
+# whose medians are over all rounds.
+hyperfine_rounds() { # out.json, rounds, runs, command...
+	out=$1 rounds=$2 runs=$3
+	shift 3
+	r=0
+	while [ "$r" -lt "$rounds" ]; do
+		hyperfine -N --warmup 3 --runs "$runs" --export-json "$out.$r" "$@" >/dev/null
+		r=$((r + 1))
+	done
+	jq -s '{results: [range(0; .[0].results | length) as $i
+		| {command: .[0].results[$i].command, times: (map(.results[$i].times) | add | sort)}
+		| .median = (.times | if length % 2 == 1 then .[length / 2 | floor]
+			else (.[length / 2 - 1] + .[length / 2]) / 2 end)]}' "$out".* >"$out"
+	rm -f "$out".*
+}

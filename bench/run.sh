@@ -28,7 +28,9 @@ python3=/usr/bin/python3 # Debian's, not a version-manager shim
 echo "## Start-up: \`airlock run -- true\`"
 echo
 bwrap_cmd="bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc true"
-hyperfine -N --warmup 30 --runs 300 --export-json "$work/start.json" \
+# firejail as close to the same quarantine as its flags go.
+firejail_cmd="firejail --quiet --noprofile --net=none --private-tmp --private-dev --caps.drop=all --nonewprivs --seccomp --read-only=/ true"
+hyperfine_rounds "$work/start.json" 10 30 \
 	"true" \
 	"$work/spawn_floor true" \
 	"$airlock run -- true" \
@@ -37,7 +39,7 @@ hyperfine -N --warmup 30 --runs 300 --export-json "$work/start.json" \
 	"$bwrap_cmd" \
 	"$airlock run --sandbox=none -- true" \
 	"$airlock run --sandbox=none --policy $work/nofsync.json -- true" \
-	>/dev/null
+	"$firejail_cmd"
 t_true=$(median_ms "$work/start.json" 0)
 t_floor=$(median_ms "$work/start.json" 1)
 t_al=$(median_ms "$work/start.json" 2)
@@ -46,6 +48,7 @@ t_seed=$(median_ms "$work/start.json" 4)
 t_bwrap=$(median_ms "$work/start.json" 5)
 t_none=$(median_ms "$work/start.json" 6)
 t_none_nofsync=$(median_ms "$work/start.json" 7)
+t_firejail=$(median_ms "$work/start.json" 8)
 echo "| command | median ms | vs bare true | vs spawn floor |"
 echo "|---|---:|---:|---:|"
 echo "| \`true\` | $t_true | 1.00 | |"
@@ -55,9 +58,10 @@ echo "| \`airlock run --sandbox=none -- true\` (receipts.fsync=false) | $t_none_
 echo "| \`airlock run -- true\`, full quarantine (receipt fsynced) | $t_al | $(ratio "$t_al" "$t_true") | $(ratio "$t_al" "$t_floor") |"
 echo "| \`airlock run -- true\`, full quarantine (receipts.fsync=false) | $t_nofsync | $(ratio "$t_nofsync" "$t_true") | $(ratio "$t_nofsync" "$t_floor") |"
 echo "| bubblewrap: \`$bwrap_cmd\` (no receipt) | $t_bwrap | $(ratio "$t_bwrap" "$t_true") | $(ratio "$t_bwrap" "$t_floor") |"
+echo "| firejail: \`$firejail_cmd\` (no receipt) | $t_firejail | $(ratio "$t_firejail" "$t_true") | $(ratio "$t_firejail" "$t_floor") |"
 echo "| seed runner (python3 quarantine_run.py) | $t_seed | $(ratio "$t_seed" "$t_true") | $(ratio "$t_seed" "$t_floor") |"
 echo
-echo "Full quarantine against bubblewrap: $(ratio "$t_al" "$t_bwrap")x with the receipt fsynced, $(ratio "$t_nofsync" "$t_bwrap")x without (bubblewrap writes no receipt)."
+echo "Full quarantine against bubblewrap: $(ratio "$t_nofsync" "$t_bwrap")x with receipts.fsync=false, $(ratio "$t_al" "$t_bwrap")x with the receipt fsynced (two disk flushes, $(echo "$t_al - $t_nofsync" | bc) ms here; bubblewrap writes no receipt). Against firejail: $(ratio "$t_nofsync" "$t_firejail")x and $(ratio "$t_al" "$t_firejail")x."
 echo "Without the quarantine, airlock's overhead over bare true: $(echo "$t_none - $t_true" | bc) ms; over the spawn floor: $(echo "$t_none - $t_floor" | bc) ms; fsync share: $(echo "$t_none - $t_none_nofsync" | bc) ms."
 echo
 /usr/bin/time -f '%M' -o "$work/rss" "$airlock" run -- true >/dev/null
