@@ -20,6 +20,7 @@
 #include "core/approver.h"
 #include "core/jsonutil.h"
 #include "core/shellwords.h"
+#include "sandbox/protect.h"
 
 #define GATE_ENTRY_MAX_BYTES (64 << 10)
 #define GATE_TAIL_LINES	     5
@@ -30,7 +31,9 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err)
 	cleanup_free char *real = realpath(dir, NULL);
 	if (!real)
 		return error_set_errno(err, errno, "resolve %s", dir);
-	/* The nearest directory holding a .git (directory, or a worktree's file). */
+	/* The nearest directory holding a .git (directory, or a worktree's file),
+	 * other than a placeholder a run in progress made for its protected
+	 * .git/hooks (docs/sandbox.md). */
 	cleanup_free char *cur = strdup(real);
 	while (cur) {
 		cleanup_free char *git = path_join(cur, ".git");
@@ -38,7 +41,7 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err)
 		if (!git)
 			return error_set(err, ENOMEM, "out of memory");
 		if (lstat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
-		    st.st_size > 0) {
+		    st.st_size > 0 && !protect_path_is_placeholder(git)) {
 			*ret_scope = TAKE_PTR(cur);
 			return 0;
 		}

@@ -56,6 +56,8 @@ struct run_state {
 	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
 	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
 	bool dry_ran; /* the snapshot was built and the command started in it */
+	/* The quarantine's teardown, finished once the receipt is written. */
+	struct sandbox_teardown *teardown;
 	json_t *outside_writes; /* dry runs: what the command tried to write outside */
 	unsigned outside_writes_dropped;
 	char denial_names[32][32];
@@ -104,6 +106,7 @@ static void run_on_output(void *userdata, enum sandbox_stream stream, const void
 
 static void run_state_release(struct run_state *st)
 {
+	sandbox_teardown_finish(st->teardown);
 	for (int i = 0; i < 2; i++) {
 		capture_release(&st->streams[i].capture);
 		if (st->streams[i].spill_fd >= 0)
@@ -610,10 +613,14 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 	run_fill_limits(st, &config);
 
 	struct sandbox_result res;
-	r = sandbox_run(&config, &res, err);
+	r = sandbox_run_until_result(&config, &res, &st->teardown, err);
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
 	st->dry_ran = st->req->dryrun && res.outcome != SANDBOX_SETUP_FAILED;
+	if (st->req->dryrun) {
+		/* The snapshot is read once its overlay is gone with the quarantine. */
+		sandbox_teardown_finish(TAKE_PTR(st->teardown));
+	}
 	if (st->req->dryrun) {
 		st->outside_writes = json_array();
 		for (size_t i = 0; st->outside_writes && i < res.n_outside_writes; i++)
@@ -828,11 +835,19 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 
 	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&
 	    run_resolve_command(st) == 0) {
+		/* The gate's scope is where the command was asked to run, read
+		 * before it runs: not after whatever it does to the tree. */
+		struct error ignored = { 0 };
+		if (!st->scope)
+			(void)gate_scope(st->cwd, &st->scope, &ignored);
 		int r = run_spawn(st, ctx, err);
 		if (r < 0)
 			return r;
 	}
-	return run_write_receipt(st, ret, err);
+	/* The receipt is written while the kernel tears the quarantine down. */
+	int r = run_write_receipt(st, ret, err);
+	sandbox_teardown_finish(TAKE_PTR(st->teardown));
+	return r;
 }
 
 int run_execute(const struct run_context *ctx, const struct run_request *req,

@@ -172,6 +172,15 @@ static _Noreturn void init_finish(const struct child_setup *setup, int wait_stat
 	}
 	if (!status.killed)
 		status.killed = left;
+	struct rusage ru;
+	if (syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru) == 0) {
+		status.max_rss_kib = (uint64_t)ru.ru_maxrss;
+		status.user_cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
+		status.system_cpu_us =
+			(uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+	}
+	/* The supervisor finishes the run on this message, while the kernel
+	 * still tears the namespaces down after init's exit. */
 	(void)syscall(SYS_write, setup->plan->status_fd, &status, sizeof(status));
 	syscall(SYS_exit_group, 0);
 	__builtin_unreachable();

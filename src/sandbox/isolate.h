@@ -43,6 +43,9 @@ struct isolate_plan {
 struct isolate_status {
 	int32_t wait_status; /* the command's, as from wait4() */
 	uint32_t killed; /* other processes alive at the timeout or left at exit */
+	/* getrusage(RUSAGE_CHILDREN) of init: the command and whatever else init
+	 * reaped, all of them dead by now */
+	uint64_t max_rss_kib, user_cpu_us, system_cpu_us;
 };
 
 /* On failure, *ret_stage names the layer that could not be prepared. */

@@ -54,6 +54,13 @@ static bool protect_is_placeholder(int fd)
 	return fgetxattr(fd, PLACEHOLDER_XATTR, value, sizeof(value)) > 0;
 }
 
+bool protect_path_is_placeholder(const char *path)
+{
+	char value[2];
+
+	return lgetxattr(path, PLACEHOLDER_XATTR, value, sizeof(value)) > 0;
+}
+
 static int protect_add_placeholder(struct protect_plan *plan, const char *path, int *fd,
 				   int *dir_fd, bool ours)
 {

@@ -54,5 +54,9 @@ int protect_plan_add(struct protect_plan *plan, const char *path, struct error *
 /* Orders the mounts so that parents are mounted first, and makes a pin below
  * a read-only mount read-only too. */
 void protect_plan_finish(struct protect_plan *plan);
+/* Whether path is a placeholder some run put there (and will remove): it
+ * stands for a path that does not exist. */
+bool protect_path_is_placeholder(const char *path);
+
 /* Removes the placeholders no other run still uses, then frees. */
 void protect_plan_release(struct protect_plan *plan);

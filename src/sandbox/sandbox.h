@@ -166,6 +166,21 @@ int sandbox_landlock_abi(void);
 int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_result,
 		struct error *err);
 
+/* What is left of a quarantined run once its result is known: the kernel
+ * tearing the namespaces down after init's exit (about 1 ms here), then the
+ * run's cgroups and placeholders to remove. */
+struct sandbox_teardown;
+
+/* sandbox_run() in two halves, so that the caller can write its receipt
+ * while the quarantine tears down. The first returns once the command and
+ * every process of its quarantine are gone and the output is drained, with
+ * *ret_teardown (NULL when nothing is left); sandbox_teardown_finish() waits
+ * for the rest and removes what the run made. */
+int sandbox_run_until_result(const struct sandbox_config *config,
+			     struct sandbox_result *ret_result,
+			     struct sandbox_teardown **ret_teardown, struct error *err);
+void sandbox_teardown_finish(struct sandbox_teardown *teardown);
+
 /* Finds what execve() must run for `command` the way execvp() would, but
  * against the child's own PATH and cwd, without running anything: a command
  * containing '/' is taken as is. Returns 0 with *ret_path (heap), -ENOENT

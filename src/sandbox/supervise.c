@@ -81,7 +81,8 @@ struct supervisor {
 	int signal_fd;
 	bool isolated; /* main_pid is the quarantine's init */
 	int listener_fd; /* seccomp notifications; -1 when none */
-	int status_fd; /* init's report of the command's status */
+	int status_fd; /* init's report of the command's status; -1 once read */
+	bool command_done; /* init reported: the command and its tree are gone */
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
 	struct pid_set killed;
 	char *buf;
@@ -92,6 +93,8 @@ static void supervisor_record_main(struct supervisor *s, int status, const struc
 	struct sandbox_result *r = s->result;
 
 	s->main_exited = true;
+	if (s->command_done)
+		return; /* init's report, not init's own exit, is the result */
 	r->ended_realtime_ns = clock_realtime_ns();
 	r->max_rss_kib = (uint64_t)ru->ru_maxrss;
 	r->user_cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
@@ -393,16 +396,23 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 	(void)ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
 
-/* In the quarantine, init reports the command's own status. */
+/* In the quarantine, init reports the command's own status, once every
+ * process of the quarantine is dead: the run's result is complete then,
+ * although init itself may still be exiting. */
 static void supervisor_read_isolate_status(struct supervisor *s)
 {
 	struct isolate_status status;
+	ssize_t n = read(s->status_fd, &status, sizeof(status));
 
-	/* A command that failed before execve() also exits, and init reports
-	 * that too: the stage report already said what happened. */
-	if (s->result->outcome == SANDBOX_SETUP_FAILED)
+	if (n < 0 && errno == EINTR)
 		return;
-	if (s->status_fd < 0 || read(s->status_fd, &status, sizeof(status)) != sizeof(status))
+	close(s->status_fd);
+	s->status_fd = -1;
+	/* EOF: init died without a word (killed at the timeout's deadline);
+	 * its own wait status stands. A command that failed before execve()
+	 * also exits, and init reports that too, but the stage report already
+	 * said what happened. */
+	if (n != (ssize_t)sizeof(status) || s->result->outcome == SANDBOX_SETUP_FAILED)
 		return;
 	struct sandbox_result *r = s->result;
 	bool timed_out = r->outcome == SANDBOX_TIMED_OUT;
@@ -417,13 +427,21 @@ static void supervisor_read_isolate_status(struct supervisor *s)
 			r->outcome = SANDBOX_SIGNALED;
 	}
 	r->descendants_killed = status.killed;
+	r->max_rss_kib = status.max_rss_kib;
+	r->user_cpu_ms = status.user_cpu_us / 1000;
+	r->system_cpu_ms = status.system_cpu_us / 1000;
+	r->ended_realtime_ns = clock_realtime_ns();
+	s->command_done = true;
+	s->timeout_at_ns = s->kill_at_ns = 0;
+	if (!s->drain_until_ns)
+		s->drain_until_ns = clock_monotonic_ns() + DRAIN_AFTER_EXIT_MS * 1000000ULL;
 }
 
 static void supervisor_loop(struct supervisor *s)
 {
 	for (;;) {
 		bool pipes_open = s->out_fds[0] >= 0 || s->out_fds[1] >= 0;
-		if (s->main_exited && !pipes_open)
+		if ((s->main_exited || s->command_done) && !pipes_open)
 			return;
 
 		uint64_t now = clock_monotonic_ns();
@@ -431,18 +449,21 @@ static void supervisor_loop(struct supervisor *s)
 			return;
 		supervisor_on_deadline(s, now);
 
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[5] = {
 			{ .fd = s->out_fds[0], .events = POLLIN },
 			{ .fd = s->out_fds[1], .events = POLLIN },
 			{ .fd = s->main_exited ? -1 : s->signal_fd, .events = POLLIN },
 			{ .fd = s->listener_fd, .events = POLLIN },
+			{ .fd = s->status_fd, .events = POLLIN },
 		};
-		int n = poll(pfd, 4, supervisor_poll_timeout_ms(s, now));
+		int n = poll(pfd, 5, supervisor_poll_timeout_ms(s, now));
 		if (n < 0 && errno != EINTR)
 			return;
 		for (int i = 0; i < 2; i++)
 			if (pfd[i].revents)
 				supervisor_read(s, i);
+		if (pfd[4].revents)
+			supervisor_read_isolate_status(s);
 		if (pfd[2].revents)
 			supervisor_on_child_signal(s);
 		if (pfd[3].revents)
@@ -582,22 +603,53 @@ static void supervisor_count_killed(struct supervisor *s)
 			s->result->descendants_killed++;
 }
 
+struct sandbox_teardown {
+	struct isolate_plan plan;
+	struct cgroup_run cgroup;
+	pid_t init_pid; /* 0 once reaped */
+};
+
+void sandbox_teardown_finish(struct sandbox_teardown *t)
+{
+	if (!t)
+		return;
+	if (t->init_pid > 0) {
+		/* Init has reported and is exiting; the kill only guarantees it. */
+		(void)kill(t->init_pid, SIGKILL);
+		while (waitpid(t->init_pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	}
+	/* Only now is the cgroup empty and no mount namespace holds the
+	 * placeholders. */
+	cgroup_run_destroy(&t->cgroup);
+	isolate_plan_release(&t->plan);
+	free(t);
+}
+
+static void sandbox_teardown_finishp(struct sandbox_teardown **t)
+{
+	sandbox_teardown_finish(*t);
+}
+
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
 static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 				       const sigset_t *sigchld, struct sandbox_result *result,
-				       struct error *err)
+				       struct sandbox_teardown **ret_teardown, struct error *err)
 {
 	bool isolated = config->isolation.enabled;
 	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = SUPERVISOR_FDS_INIT;
 	int r = supervisor_fds_open(&fds, sigchld, isolated, err);
 	if (r < 0)
 		return r;
-	cleanup_with(isolate_plan_release) struct isolate_plan plan = { .notify_fd = -1,
-									 .status_fd = -1 };
+	cleanup_with(sandbox_teardown_finishp) struct sandbox_teardown *td = NULL;
 	if (isolated) {
+		td = calloc(1, sizeof(*td));
+		if (!td)
+			return error_set(err, ENOMEM, "out of memory");
+		td->plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
 		struct error plan_err = { 0 };
 		enum sandbox_stage stage;
-		if (isolate_plan_prepare(config, &plan, &stage, &plan_err) < 0) {
+		if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
 			/* Fail closed: a layer that cannot be built means no run. */
 			result->outcome = SANDBOX_SETUP_FAILED;
 			result->failed_stage = stage;
@@ -606,16 +658,16 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 				 plan_err.msg);
 			return 0;
 		}
-		plan.notify_fd = fds.notify[1];
-		plan.status_fd = fds.status[1];
-		plan.go_fd = fds.go[0];
+		td->plan.notify_fd = fds.notify[1];
+		td->plan.status_fd = fds.status[1];
+		td->plan.go_fd = fds.go[0];
 		result->manifest = (struct sandbox_manifest){
 			.isolated = true,
-			.landlock_abi = plan.landlock_abi,
-			.landlock_scoped = plan.landlock_handled.scoped,
-			.n_seccomp_rules = plan.filter.n_rules,
-			.hidden = TAKE_PTR(plan.enforced_hidden),
-			.read_only = TAKE_PTR(plan.protect.enforced),
+			.landlock_abi = td->plan.landlock_abi,
+			.landlock_scoped = td->plan.landlock_handled.scoped,
+			.n_seccomp_rules = td->plan.filter.n_rules,
+			.hidden = TAKE_PTR(td->plan.enforced_hidden),
+			.read_only = TAKE_PTR(td->plan.protect.enforced),
 		};
 	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
@@ -629,26 +681,26 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		.stdout_fd = fds.out[0][1],
 		.stderr_fd = fds.out[1][1],
 		.report_fd = fds.report[1],
-		.plan = isolated ? &plan : NULL,
+		.plan = isolated ? &td->plan : NULL,
 	};
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
 	/* Memory is limited by a cgroup where one can be made (the OOM killer
 	 * then says which limit fired), else by RLIMIT_AS. */
-	cleanup_with(cgroup_run_destroy) struct cgroup_run cgroup = { 0 };
-	if (isolated && !cgroup_run_create(&cgroup, config->isolation.memory_bytes,
+	if (isolated && !cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
 					   config->isolation.max_processes))
-		cgroup = (struct cgroup_run){ 0 };
-	if (isolated && !cgroup.memory)
+		td->cgroup = (struct cgroup_run){ 0 };
+	if (isolated && !td->cgroup.memory)
 		setup.memory_rlimit = config->isolation.memory_bytes;
 	pid_t pid = clone_child(&setup);
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
 	if (isolated) {
-		if (cgroup.memory || cgroup.pids)
-			(void)cgroup_run_attach(&cgroup, pid);
-		result->manifest.cgroup_memory = cgroup.memory;
-		result->manifest.cgroup_pids = cgroup.pids;
+		td->init_pid = pid;
+		if (td->cgroup.memory || td->cgroup.pids)
+			(void)cgroup_run_attach(&td->cgroup, pid);
+		result->manifest.cgroup_memory = td->cgroup.memory;
+		result->manifest.cgroup_pids = td->cgroup.pids;
 		(void)fd_write_all(fds.go[1], "g", 1);
 		close_and_invalidate(&fds.go[1]);
 		close_and_invalidate(&fds.go[0]);
@@ -670,7 +722,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		.buf = buf,
 		.isolated = isolated,
 		.listener_fd = -1,
-		.status_fd = fds.status[0],
+		.status_fd = TAKE_FD(fds.status[0]),
 	};
 	struct child_report report;
 	if (supervisor_read_report(fds.report[0], &report)) {
@@ -684,14 +736,20 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		if (config->timeout_ms)
 			s.timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
 		supervisor_loop(&s);
-		supervisor_kill_all(&s);
+		/* Init's report ends a quarantined run: nothing in it is alive,
+		 * and init's own exit is the teardown's to wait for. */
+		if (!s.command_done)
+			supervisor_kill_all(&s);
 	}
 	if (s.listener_fd >= 0)
 		close(s.listener_fd);
 	if (isolated) {
-		supervisor_read_isolate_status(&s);
-		result->manifest.memory_limit_hit = cgroup_run_memory_fired(&cgroup);
-		result->manifest.pids_limit_hit = cgroup_run_pids_fired(&cgroup);
+		if (s.status_fd >= 0)
+			supervisor_read_isolate_status(&s); /* init is gone: data or EOF */
+		if (s.main_exited)
+			td->init_pid = 0;
+		result->manifest.memory_limit_hit = cgroup_run_memory_fired(&td->cgroup);
+		result->manifest.pids_limit_hit = cgroup_run_pids_fired(&td->cgroup);
 	} else {
 		supervisor_count_killed(&s);
 	}
@@ -703,6 +761,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	result->duration_ns = clock_monotonic_ns() - started_ns;
 	if (!result->ended_realtime_ns)
 		result->ended_realtime_ns = clock_realtime_ns();
+	if (td) /* it outlives config, whose strings the plan borrowed */
+		td->plan.iso = NULL, td->plan.workspace = td->plan.protect.workspace = NULL;
+	*ret_teardown = TAKE_PTR(td);
 	return 0;
 }
 
@@ -713,10 +774,12 @@ void sandbox_result_release(struct sandbox_result *result)
 	result->manifest.hidden = result->manifest.read_only = NULL;
 }
 
-int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_result,
-		struct error *err)
+int sandbox_run_until_result(const struct sandbox_config *config,
+			     struct sandbox_result *ret_result,
+			     struct sandbox_teardown **ret_teardown, struct error *err)
 {
 	struct sandbox_result result = { .outcome = SANDBOX_EXITED };
+	struct sandbox_teardown *teardown = NULL;
 	sigset_t sigchld, old_mask;
 
 	/* Orphaned descendants come back to airlock, so none can escape the
@@ -728,12 +791,24 @@ int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_
 	sigaddset(&sigchld, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &sigchld, &old_mask) < 0)
 		return error_set_errno(err, errno, "cannot block SIGCHLD");
-	int r = sandbox_spawn_and_supervise(config, &sigchld, &result, err);
+	int r = sandbox_spawn_and_supervise(config, &sigchld, &result, &teardown, err);
 	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (r < 0) {
 		sandbox_result_release(&result);
 		return r;
 	}
 	*ret_result = result;
+	*ret_teardown = teardown;
 	return 0;
+}
+
+int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_result,
+		struct error *err)
+{
+	struct sandbox_teardown *teardown;
+	int r = sandbox_run_until_result(config, ret_result, &teardown, err);
+
+	if (r == 0)
+		sandbox_teardown_finish(teardown);
+	return r;
 }
