@@ -315,3 +315,12 @@ JSON
 	jq -e '.bytes == 209715200' <<<"$output"
 	[ "$(tail -1 <<<"$stderr")" -lt 16384 ]
 }
+
+@test "the receipt records the command's resource usage, in the quarantine and without" {
+	for profile in default none; do
+		al run --sandbox=$profile -- sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
+		[ "$status" -eq 0 ]
+		[ "$(rq .resources.max_rss_kib)" -gt 0 ]
+		[ "$(rq '.resources.user_cpu_ms + .resources.system_cpu_ms')" -gt 0 ]
+	done
+}
