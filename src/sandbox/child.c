@@ -241,6 +241,8 @@ void child_init(const struct child_setup *setup)
 
 	struct child_setup command = *setup;
 	command.parent_pid = 1;
+	if (go == CHILD_GO_CGROUP_MEMORY)
+		command.memory_rlimit = 0;
 	/* vfork(): the command borrows init's memory until its execve(), so no
 	 * page tables are copied and no page of init is faulted in again (1-2 ms
 	 * of every run here). That is sound because child_exec() only makes

@@ -21,7 +21,9 @@ struct child_setup {
 	int stdin_fd, stdout_fd, stderr_fd;
 	int report_fd;
 	const struct isolate_plan *plan; /* NULL: no quarantine */
-	uint64_t memory_rlimit; /* RLIMIT_AS when no memory cgroup holds the limit; 0: none */
+	/* RLIMIT_AS for the command; in the quarantine, dropped when the go
+	 * message says a memory cgroup holds the limit. 0: none */
+	uint64_t memory_rlimit;
 };
 
 /* Runs in the child between clone() and execve(): raw syscalls only, no
@@ -33,3 +35,7 @@ child_exec(const struct child_setup *setup);
  * child_exec(), reaps, and reports the command's status on the status pipe.
  * Never returns. */
 _Noreturn void child_init(const struct child_setup *setup);
+
+/* The supervisor's go message to init, once init is in the run's cgroups. */
+#define CHILD_GO		'g'
+#define CHILD_GO_CGROUP_MEMORY	'm' /* a memory cgroup holds the limit: no RLIMIT_AS */

@@ -616,7 +616,7 @@ void sandbox_teardown_finish(struct sandbox_teardown *t)
 	if (t->init_pid > 0) {
 		/* Init has reported and is exiting; the kill only guarantees it. */
 		(void)kill(t->init_pid, SIGKILL);
-		while (waitpid(t->init_pid, NULL, __WALL) < 0 && errno == EINTR)
+		while (waitpid(t->init_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
 	/* Only now is the cgroup empty and no mount namespace holds the
@@ -685,23 +685,24 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	};
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
-	/* Memory is limited by a cgroup where one can be made (the OOM killer
-	 * then says which limit fired), else by RLIMIT_AS. */
-	if (isolated && !cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
-					   config->isolation.max_processes))
-		td->cgroup = (struct cgroup_run){ 0 };
-	if (isolated && !td->cgroup.memory)
+	if (isolated)
 		setup.memory_rlimit = config->isolation.memory_bytes;
 	pid_t pid = clone_child(&setup);
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
 	if (isolated) {
+		/* While init builds the quarantine: the run's cgroups, with init in
+		 * them before it starts the command. Memory is limited by a cgroup
+		 * where one can be made (the OOM killer then says which limit
+		 * fired), else by RLIMIT_AS; the go message says which. */
 		td->init_pid = pid;
-		if (td->cgroup.memory || td->cgroup.pids)
-			(void)cgroup_run_attach(&td->cgroup, pid);
+		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
+				      config->isolation.max_processes))
+			(void)cgroup_run_attach(&td->cgroup, pid); /* drops what fails */
 		result->manifest.cgroup_memory = td->cgroup.memory;
 		result->manifest.cgroup_pids = td->cgroup.pids;
-		(void)fd_write_all(fds.go[1], "g", 1);
+		char go = td->cgroup.memory ? CHILD_GO_CGROUP_MEMORY : CHILD_GO;
+		(void)fd_write_all(fds.go[1], &go, 1);
 		close_and_invalidate(&fds.go[1]);
 		close_and_invalidate(&fds.go[0]);
 	}
@@ -761,8 +762,10 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	result->duration_ns = clock_monotonic_ns() - started_ns;
 	if (!result->ended_realtime_ns)
 		result->ended_realtime_ns = clock_realtime_ns();
-	if (td) /* it outlives config, whose strings the plan borrowed */
-		td->plan.iso = NULL, td->plan.workspace = td->plan.protect.workspace = NULL;
+	if (td) { /* it outlives config, whose strings the plan borrowed */
+		td->plan.iso = NULL;
+		td->plan.workspace = td->plan.protect.workspace = NULL;
+	}
 	*ret_teardown = TAKE_PTR(td);
 	return 0;
 }

@@ -507,3 +507,13 @@ while True:
 	[ "$(rq .match_expected)" = false ]
 	[[ "$(rq .stdout)" != *ESCAPED* ]]
 }
+
+@test "55 memory is limited once: by the run's memory cgroup where there is one, else by RLIMIT_AS" {
+	al run -- sh -c 'ulimit -v'
+	[ "$status" -eq 0 ]
+	if rq '.sandbox.enforced.cgroup_controllers | index("memory") != null' | grep -qx true; then
+		[ "$(rq .stdout)" = unlimited ]
+	else
+		[ "$(rq .stdout)" = "$(( $(rq .sandbox.enforced.limits.memory_bytes) / 1024 ))" ]
+	fi
+}
