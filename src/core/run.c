@@ -620,8 +620,6 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 	if (st->req->dryrun) {
 		/* The snapshot is read once its overlay is gone with the quarantine. */
 		sandbox_teardown_finish(TAKE_PTR(st->teardown));
-	}
-	if (st->req->dryrun) {
 		st->outside_writes = json_array();
 		for (size_t i = 0; st->outside_writes && i < res.n_outside_writes; i++)
 			json_array_append_new(st->outside_writes,
