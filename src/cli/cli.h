@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "basic/macro.h"
@@ -33,3 +34,12 @@ int cli_read_secret(const char *prompt, char *buf, size_t size);
 
 /* "airlock: <message>" on stderr: the only way airlock reports a problem. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);
+
+struct option;
+/* getopt_long() for a subcommand, whose name is argv[0]: the next option,
+ * -1 after the last, or '?' once "NAME: bad option 'X'" is printed (unknown,
+ * or missing its value). The first call with an argv starts over. */
+int cli_option(int argc, char **argv, const char *shortopts, const struct option *options);
+/* False, once "NAME: unexpected argument 'X'" is printed, when operands
+ * follow the options. */
+bool cli_no_operands(int argc, char **argv);

@@ -43,16 +43,13 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 	uint64_t id = 0;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		if (opt == 's') {
 			state_dir = optarg;
 		} else if (opt == 'h') {
 			printf("usage: airlock %s ID [--state-dir DIR]\n", argv[0]);
 			return EXIT_OK;
 		} else {
-			cli_error("%s: bad option '%s'", argv[0], argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
@@ -126,9 +123,7 @@ int cmd_gc(int argc, char **argv)
 	bool include_applied = false;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		switch (opt) {
 		case 'o':
 			if (parse_duration_ms(optarg, &older_than_ms) < 0) {
@@ -146,14 +141,11 @@ int cmd_gc(int argc, char **argv)
 			puts("usage: airlock gc [--older-than DUR] [--include-applied] [--state-dir DIR]");
 			return EXIT_OK;
 		default:
-			cli_error("gc: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
-	if (optind != argc) {
-		cli_error("gc: unexpected argument '%s'", argv[optind]);
+	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
-	}
 	cleanup_with(store_freep) struct store *store = NULL;
 	int status = cli_open_store(state_dir, &store);
 	if (status != EXIT_OK || !store)

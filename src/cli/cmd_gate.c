@@ -135,9 +135,7 @@ int cmd_gate(int argc, char **argv)
 	bool json = false;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "+h", options)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -154,14 +152,11 @@ int cmd_gate(int argc, char **argv)
 			     "2 when one is, and prints the open failures");
 			return EXIT_OK;
 		default:
-			cli_error("gate: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
-	if (optind < argc) {
-		cli_error("gate: unexpected argument '%s'", argv[optind]);
+	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
-	}
 	cleanup_with(store_freep) struct store *store = NULL;
 	int status = cli_open_store(state_dir, &store);
 	if (status != EXIT_OK)
@@ -214,9 +209,7 @@ int cmd_ack(int argc, char **argv)
 	uint64_t id = 0;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		switch (opt) {
 		case 'r':
 			reason = optarg;
@@ -228,7 +221,6 @@ int cmd_ack(int argc, char **argv)
 			puts("usage: airlock ack ID --reason TEXT [--state-dir DIR]");
 			return EXIT_OK;
 		default:
-			cli_error("ack: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
@@ -318,9 +310,7 @@ int cmd_approver(int argc, char **argv)
 	bool system = false;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		switch (opt) {
 		case 'S':
 			system = true;
@@ -333,7 +323,6 @@ int cmd_approver(int argc, char **argv)
 			     "       airlock approver show [--state-dir DIR]");
 			return EXIT_OK;
 		default:
-			cli_error("approver: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
@@ -407,9 +396,7 @@ int cmd_classify(int argc, char **argv)
 	bool json = false;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "+h", options)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -425,7 +412,6 @@ int cmd_classify(int argc, char **argv)
 			     "       airlock classify [--json] [--rules FILE] --shell 'STRING'");
 			return EXIT_OK;
 		default:
-			cli_error("classify: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}

@@ -73,9 +73,7 @@ int cmd_receipts(int argc, char **argv)
 	uint64_t last = 0;
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "+h", options)) != -1) {
 		switch (opt) {
 		case 'f':
 			failed_only = true;
@@ -96,14 +94,11 @@ int cmd_receipts(int argc, char **argv)
 			puts("usage: airlock receipts [--failed] [--last N] [--json] [--state-dir DIR]");
 			return EXIT_OK;
 		default:
-			cli_error("receipts: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
-	if (optind < argc) {
-		cli_error("receipts: unexpected argument '%s'", argv[optind]);
+	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
-	}
 
 	cleanup_with(store_freep) struct store *store = NULL;
 	int status = cli_open_store(state_dir, &store);
@@ -199,9 +194,7 @@ static int show_parse(int argc, char **argv, struct show_args *a)
 	};
 	int opt;
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		switch (opt) {
 		case 'o':
 		case 'e':
@@ -222,7 +215,6 @@ static int show_parse(int argc, char **argv, struct show_args *a)
 			puts("usage: airlock show ID [--stdout|--stderr] [--offset B] [--limit B] [--state-dir DIR]");
 			return -1;
 		default:
-			cli_error("show: bad option '%s'", argv[optind - 1]);
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}

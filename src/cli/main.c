@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,29 @@ void cli_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cli_option(int argc, char **argv, const char *shortopts, const struct option *options)
+{
+	static char **parsing;
+
+	if (argv != parsing) {
+		parsing = argv;
+		optind = 1;
+	}
+	opterr = 0;
+	int opt = getopt_long(argc, argv, shortopts, options, NULL);
+	if (opt == '?')
+		cli_error("%s: bad option '%s'", argv[0], argv[optind - 1]);
+	return opt;
+}
+
+bool cli_no_operands(int argc, char **argv)
+{
+	if (optind >= argc)
+		return true;
+	cli_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
+	return false;
 }
 
 static const struct {
