@@ -68,3 +68,4 @@ echo "| 10 | $g10 | $s10 | $(ratio "$s10" "$g10") |"
 echo "| 100,000 ($n receipt files) | $g100k | $s100k | $(ratio "$s100k" "$g100k") |"
 echo
 echo "\`airlock gate\` at 100,000 receipts against 10: $(ratio "$g100k" "$g10")x (target: within 1.2x, and under 2 ms). It lists one directory of open failures and never reads receipts; the seed's gate sorts every receipt file name on each call."
+echo

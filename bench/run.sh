@@ -105,6 +105,7 @@ distinct=$(jq -s 'map(.id) | unique | length' "$AIRLOCK_STATE_DIR/index.jsonl")
 echo "| receipts | valid | distinct ids in index | wall seconds |"
 echo "|---:|---:|---:|---:|"
 echo "| $receipts | $valid | $distinct | $(echo "scale=2; ($end - $start) / 1000000000" | bc) |"
+echo
 
 # The gate at 10 and at 100,000 receipts, against the seed gate.py.
 "$repo/bench/gate.sh" "$airlock"
