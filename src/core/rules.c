@@ -103,6 +103,30 @@ static int rules_opt_strv(json_t *obj, const char *key, const char *where, char 
 	return jsonutil_get_strv(v, name, false, ret, err);
 }
 
+static int rules_opt_bool(json_t *obj, const char *key, const char *where, bool *ret,
+			  struct error *err)
+{
+	json_t *v = json_object_get(obj, key);
+	char name[128];
+
+	if (!v)
+		return 0;
+	snprintf(name, sizeof(name), "%s.%s", where, key);
+	return jsonutil_get_bool(v, name, ret, err);
+}
+
+static int rules_opt_u64(json_t *obj, const char *key, const char *where, uint64_t min,
+			 uint64_t max, uint64_t *ret, struct error *err)
+{
+	json_t *v = json_object_get(obj, key);
+	char name[128];
+
+	if (!v)
+		return 0;
+	snprintf(name, sizeof(name), "%s.%s", where, key);
+	return jsonutil_get_u64(v, name, min, max, ret, err);
+}
+
 static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, struct error *err)
 {
 	static const char *const keys[] = { "id",	    "argv0",	    "subcommands",
@@ -141,19 +165,13 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 		r = rules_opt_strv(obj, "any_arg", where, &rule->any_arg, err);
 	if (r == 0)
 		r = rules_opt_strv(obj, "allowed_args", where, &rule->allowed_args, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "combined_short", where, &rule->combined_short, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "any_arg_prefix", where, &rule->any_arg_prefix, err);
+	if (r == 0)
+		r = rules_opt_u64(obj, "max_args", where, 1, 4096, &rule->max_args, err);
 	json_t *v;
-	if (r == 0 && (v = json_object_get(obj, "combined_short"))) {
-		snprintf(name, sizeof(name), "%s.combined_short", where);
-		r = jsonutil_get_bool(v, name, &rule->combined_short, err);
-	}
-	if (r == 0 && (v = json_object_get(obj, "any_arg_prefix"))) {
-		snprintf(name, sizeof(name), "%s.any_arg_prefix", where);
-		r = jsonutil_get_bool(v, name, &rule->any_arg_prefix, err);
-	}
-	if (r == 0 && (v = json_object_get(obj, "max_args"))) {
-		snprintf(name, sizeof(name), "%s.max_args", where);
-		r = jsonutil_get_u64(v, name, 1, 4096, &rule->max_args, err);
-	}
 	if (r == 0 && (v = json_object_get(obj, "args"))) {
 		cleanup_strv char **patterns = NULL;
 		snprintf(name, sizeof(name), "%s.args", where);
@@ -188,15 +206,10 @@ static int rules_parse_wrapper(struct wrapper *w, json_t *obj, const char *where
 		r = jsonutil_get_strv(json_object_get(obj, "argv0"), name, false, &w->argv0, err);
 	if (r == 0)
 		r = rules_opt_strv(obj, "options_with_value", where, &w->options_with_value, err);
-	json_t *v;
-	if (r == 0 && (v = json_object_get(obj, "assignments"))) {
-		snprintf(name, sizeof(name), "%s.assignments", where);
-		r = jsonutil_get_bool(v, name, &w->assignments, err);
-	}
-	if (r == 0 && (v = json_object_get(obj, "positionals"))) {
-		snprintf(name, sizeof(name), "%s.positionals", where);
-		r = jsonutil_get_u64(v, name, 0, 8, &w->positionals, err);
-	}
+	if (r == 0)
+		r = rules_opt_bool(obj, "assignments", where, &w->assignments, err);
+	if (r == 0)
+		r = rules_opt_u64(obj, "positionals", where, 0, 8, &w->positionals, err);
 	return r;
 }
 
