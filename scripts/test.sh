@@ -7,13 +7,16 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 
 failed_builds=0
+# Build logs stay under build-logs/, never beside the sources.
+mkdir -p build-logs
 build() { # dir, meson options...
 	dir=$1
 	shift
+	log=build-logs/$dir
 	if [ ! -d "$dir" ]; then
-		meson setup "$dir" -Dwerror=true "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+		meson setup "$dir" -Dwerror=true "$@" >"$log.setup.log" 2>&1 || { cat "$log.setup.log"; return 1; }
 	fi
-	meson compile -C "$dir" >"$dir.compile.log" 2>&1 || { cat "$dir.compile.log"; return 1; }
+	meson compile -C "$dir" >"$log.compile.log" 2>&1 || { cat "$log.compile.log"; return 1; }
 }
 
 scripts/check-layers.sh || failed_builds=$((failed_builds + 1))
