@@ -383,9 +383,13 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 	if (ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* the caller died meanwhile */
 	resp->id = req->id;
-	const struct syscall_trace *t = s->config->isolation.trace_outside_writes
-						? syscall_filter_traced(req->data.nr)
-						: NULL;
+	/* The arguments are the caller's registers, fixed while it waits: a
+	 * decision on them cannot be raced, unlike one on a path it points to. */
+	const struct syscall_trace *t =
+		s->config->isolation.trace_outside_writes &&
+				!syscall_filter_sets_id(req->data.nr, req->data.args)
+			? syscall_filter_traced(req->data.nr)
+			: NULL;
 	if (t) {
 		supervisor_trace_write(s, req, t);
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

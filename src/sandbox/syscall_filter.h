@@ -2,6 +2,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,11 @@ struct syscall_trace {
 	signed char path_arg[2], dirfd_arg[2]; /* -1: none */
 	signed char flags_arg; /* open flags: traced only when they write */
 };
+/* Whether a call with these arguments asks for a set-user-ID or
+ * set-group-ID bit (a chmod, or a create with such a mode): the filter
+ * refuses those in every run, and the supervisor refuses them in a traced
+ * run too, where the same system calls also come to it to be recorded. */
+bool syscall_filter_sets_id(int nr, const __u64 args[6]);
 /* The trace entry for a syscall number of the native architecture, or NULL. */
 const struct syscall_trace *syscall_filter_traced(int nr);
 void syscall_filter_release(struct syscall_filter *filter);
