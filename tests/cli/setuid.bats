@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# No set-user-ID or set-group-ID file, and no file capability, leaves the
+# quarantine (docs/sandbox.md, "No set-id files"): the workspace is the
+# host's, and outside the quarantine nosuid no longer holds. Each test makes
+# the attempt inside `airlock run`, then looks at the HOST tree. Runs as root
+# and as uid 65534.
+load helpers
+
+PY=/usr/bin/python3
+
+# Set-id files in the workspace, as the host sees them, except under host/
+# (what the test itself put there).
+setid_on_host() {
+	find "$WORK" -path "$WORK/host" -prune -o -perm /6000 -type f -printf '%p %m\n'
+}
+
+no_setid_on_host() {
+	local found
+	found=$(setid_on_host)
+	[ -z "$found" ] || { echo "set-id files on the host: $found"; return 1; }
+}
+
+# The receipt records a seccomp denial of one of the named syscalls.
+denied() {
+	rq --arg names "$*" '[.sandbox.denials[].syscall] as $d | ($names | split(" ")) | any(. as $n | $d | index($n) != null)' |
+		grep -qx true || { echo "no denial of $* in $(rq -c .sandbox.denials)"; return 1; }
+}
+
+@test "chmod 4755, 2755, 6755, u+s and g+s: refused, recorded, nothing set-id on the host" {
+	al run -- sh -c 'for m in 4755 2755 6755 u+s g+s ug+s; do cp /bin/true "f$m"; chmod "$m" "f$m" && echo "chmod $m worked"; done; true'
+	[ "$status" -eq 0 ]
+	for m in 4755 2755 6755 u+s g+s ug+s; do [ -f "f$m" ]; done
+	[[ "$(rq .stdout)" != *worked* ]]
+	no_setid_on_host
+	denied chmod fchmodat fchmodat2
+	# An ordinary chmod still works.
+	al run -- sh -c 'cp /bin/true plain && chmod 700 plain'
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a plain)" = 700 ]
+}
+
+@test "install -m 4755 and -m 2755: refused" {
+	al run -- sh -c 'install -m 4755 /bin/true i1; install -m 2755 /bin/true i2; true'
+	[ "$status" -eq 0 ]
+	no_setid_on_host
+	denied chmod fchmod fchmodat fchmodat2
+}
+
+@test "cp -p and cp -a of a set-id file keep no set-id bit" {
+	mkdir host && cp /bin/true host/suid && chmod 6755 host/suid
+	al run -- sh -c 'cp -p host/suid p1; cp -a host/suid p2; cp -p /usr/bin/passwd p3; cp -a /usr/bin/passwd p4; true'
+	[ "$status" -eq 0 ]
+	[ -f p1 ] && [ -f p2 ] && [ -f p3 ]
+	no_setid_on_host
+	denied chmod fchmod fchmodat fchmodat2
+}
+
+@test "tar -xpf of an archive with set-id members keeps no set-id bit" {
+	mkdir host
+	"$PY" - host/t.tar <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    for name, mode in (("tsuid", 0o4755), ("tsgid", 0o2755), ("both", 0o6755)):
+        data = b"#!/bin/sh\necho hi\n"
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), mode
+        t.addfile(info, io.BytesIO(data))
+EOF
+	al run -- sh -c 'tar -xpf host/t.tar; tar -xf host/t.tar --same-permissions -C host 2>/dev/null; true'
+	[ "$status" -eq 0 ]
+	[ -f tsuid ] && [ -f both ]
+	no_setid_on_host
+	[ -z "$(find host -perm /6000 -type f)" ]
+	denied chmod fchmod fchmodat fchmodat2 open openat creat
+}
+
+@test "python: open and mknod with a set-id mode, fchmod, chmod through /proc/self/fd, fchmodat2 and openat2" {
+	cat > attack.py <<'EOF'
+import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(what, f):
+    try:
+        f()
+        print(what, "ok")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+def sys_call(nr, *args):
+    if libc.syscall(nr, *args) < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+attempt("open", lambda: os.close(os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755)))
+attempt("open_sgid", lambda: os.close(os.open("o2", os.O_CREAT | os.O_WRONLY, 0o2755)))
+attempt("tmpfile", lambda: os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o4755)))
+attempt("mkdir", lambda: os.mkdir("d1", 0o2755))
+attempt("mknod", lambda: os.mknod("n1", 0o104755))
+fd = os.open("plain", os.O_CREAT | os.O_WRONLY, 0o755)
+attempt("fchmod", lambda: os.fchmod(fd, 0o4755))
+attempt("procfd", lambda: os.chmod("/proc/self/fd/%d" % fd, 0o6755))
+attempt("nofollow", lambda: os.chmod("plain", 0o4755, follow_symlinks=False))
+AT_FDCWD = ctypes.c_int(-100)
+attempt("fchmodat2", lambda: sys_call(452, AT_FDCWD, b"plain", 0o4755, 0))
+how = struct.pack("QQQ", os.O_CREAT | os.O_WRONLY, 0o4755, 0)
+attempt("openat2", lambda: sys_call(437, AT_FDCWD, b"o3", how, len(how)))
+# Harmless ones still work.
+attempt("plain_open", lambda: os.close(os.open("o4", os.O_CREAT | os.O_WRONLY, 0o755)))
+attempt("plain_chmod", lambda: os.fchmod(fd, 0o700))
+EOF
+	al run -- "$PY" attack.py
+	[ "$status" -eq 0 ]
+	out=$(rq .stdout)
+	echo "$out"
+	for a in open open_sgid tmpfile mkdir mknod fchmod procfd nofollow fchmodat2; do
+		grep -qx "$a EPERM" <<<"$out"
+	done
+	grep -qx "openat2 ENOSYS" <<<"$out"
+	grep -qx "plain_open ok" <<<"$out"
+	grep -qx "plain_chmod ok" <<<"$out"
+	[ ! -e o3 ] && [ ! -e o1 ] && [ ! -e n1 ] && [ ! -e d1 ]
+	[ "$(stat -c %a plain)" = 700 ]
+	no_setid_on_host
+	[ -z "$(find "$WORK" -perm /6000)" ]
+	denied fchmod
+	denied fchmodat2
+	denied openat open
+	denied mkdir mkdirat
+	denied mknod mknodat
+}
+
+@test "a hard link to a set-id file outside the workspace fails (another mount)" {
+	al run -- sh -c 'ln /usr/bin/passwd p 2>&1; ln /usr/bin/su s 2>&1; true'
+	[ "$status" -eq 0 ]
+	[ ! -e p ] && [ ! -e s ]
+	[[ "$(rq .stdout)" == *"Invalid cross-device link"* ]]
+	no_setid_on_host
+}
+
+@test "file capabilities: setcap and a raw security.capability attribute are refused" {
+	cat > caps.py <<'EOF'
+import os, struct
+# VFS_CAP_REVISION_2, effective, permitted CAP_NET_RAW (13)
+value = struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0)
+open("c2", "wb").close()
+try:
+    os.setxattr("c2", "security.capability", value)
+    print("setxattr ok")
+except OSError as e:
+    print("setxattr", e.errno)
+EOF
+	al run -- sh -c 'cp /bin/true c1; /usr/sbin/setcap cap_net_raw+ep c1; echo "setcap $?"; /usr/bin/python3 caps.py'
+	[ "$status" -eq 0 ]
+	echo "$(rq .stdout)"
+	[[ "$(rq .stdout)" != *"setcap 0"* ]]
+	[[ "$(rq .stdout)" != *"setxattr ok"* ]]
+	[ -f c1 ] && [ -f c2 ]
+	[ -z "$(/usr/sbin/getcap c1 c2)" ]
+	! getfattr -n security.capability c1 c2 2>/dev/null | grep -q capability
+}
+
+@test "a POSIX ACL set through setxattr adds no set-id bit" {
+	cat > acl.py <<'EOF'
+import os, struct
+# system.posix_acl_access: version 2, USER_OBJ rwx, GROUP_OBJ r-x, OTHER r-x
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, 0xffffffff)
+                                      for tag, perm in ((1, 7), (4, 5), (0x20, 5)))
+open("a1", "wb").close()
+try:
+    os.setxattr("a1", "system.posix_acl_access", acl)
+    print("acl ok", oct(os.stat("a1").st_mode))
+except OSError as e:
+    print("acl", e.errno)
+EOF
+	al run -- "$PY" acl.py
+	[ "$status" -eq 0 ]
+	echo "$(rq .stdout)"
+	[ -f a1 ]
+	no_setid_on_host
+}
+
+@test "in a set-group-ID directory of the host, new directories inherit it but no file gets it" {
+	mkdir -p host/shared && chmod 2775 host/shared
+	cat > sgid.py <<'EOF'
+import os
+os.mkdir("host/shared/sub", 0o755)
+for path in ("host/shared/f", "host/shared/sub/g"):
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o775))
+try:
+    os.close(os.open("host/shared/h", os.O_CREAT | os.O_WRONLY, 0o2775))
+    print("h ok")
+except OSError as e:
+    print("h", e.errno)
+os.chmod("host/shared/f", 0o775)
+EOF
+	al run -- "$PY" sgid.py
+	[ "$status" -eq 0 ]
+	[ -f host/shared/f ] && [ -f host/shared/sub/g ]
+	[ -z "$(find host -type f -perm /6000)" ]
+	# The directory inherits the bit: it runs nothing (docs/sandbox.md).
+	[ "$(stat -c %a host/shared/sub)" = 2755 ]
+	no_setid_on_host
+	denied open openat
+}
+
+@test "the filter holds in a dry run's traced snapshot too" {
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'cp /bin/true rs; chmod 4755 rs; chmod 700 rs'
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = DRY_RUN_OK ]
+	jq -e '.dryrun.changes[] | select(.path == "rs") | .mode == "0700"' <<<"$output"
+	jq -e '[.sandbox.denials[].syscall] | index("fchmodat") != null' <<<"$output"
+}
