@@ -328,6 +328,10 @@ static void print_dryrun(const struct run_outcome *o)
 			       (long long)json_integer_value(json_object_get(c, "size")));
 		else if (json_is_integer(json_object_get(c, "size")))
 			printf(" (%lld bytes)", (long long)json_integer_value(json_object_get(c, "size")));
+		if (json_is_string(json_object_get(c, "refused")))
+			printf(" [mode %s, %s: never applied]",
+			       json_string_value(json_object_get(c, "mode")),
+			       json_string_value(json_object_get(c, "refused")));
 		putchar('\n');
 	}
 	if (json_is_true(json_object_get(dr, "truncated")))
@@ -341,7 +345,11 @@ static void print_dryrun(const struct run_outcome *o)
 		       (long long)json_integer_value(json_object_get(c, "count")));
 	json_array_foreach(json_object_get(dr, "problems"), i, c) {
 		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
-		if (unexpected)
+		const char *refused = json_string_value(json_object_get(c, "refused"));
+		if (refused)
+			printf("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
+			       refused, json_string_value(json_object_get(c, "change")));
+		else if (unexpected)
 			printf("  not declared: %s (%s)\n", unexpected,
 			       json_string_value(json_object_get(c, "change")));
 		else
@@ -360,6 +368,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_OK;
 	if (strcmp(o->verdict, "NO_EFFECT") == 0)
 		return EXIT_DRYRUN_NO_EFFECT;
+	if (strcmp(o->verdict, "PRIVILEGED_FILE") == 0)
+		return EXIT_DRYRUN_PRIVILEGED_FILE;
 	if (strcmp(o->verdict, "UNEXPECTED_PATH") == 0)
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
 	return EXIT_DRYRUN_EXPECTED_PATH_MISSING;

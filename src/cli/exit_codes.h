@@ -13,6 +13,7 @@ enum {
 	EXIT_DRYRUN_NO_EFFECT = 10, /* dryrun verdicts other than DRY_RUN_OK and DRY_RUN_FAILED */
 	EXIT_DRYRUN_UNEXPECTED_PATH = 11,
 	EXIT_DRYRUN_EXPECTED_PATH_MISSING = 12,
+	EXIT_DRYRUN_PRIVILEGED_FILE = 13, /* a set-id file or file capability: never applied */
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */

@@ -302,6 +302,26 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 	return true;
 }
 
+/* A second look at what would move in (docs/dryrun.md, "Set-id files"):
+ * whatever the change set says, no staged object with a set-id bit or a
+ * file capability reaches the real tree. The reason, or NULL. */
+static const char *staged_privilege(struct dryrun_dir *d, json_t *c)
+{
+	char staged[PATH_MAX];
+	const char *name;
+	struct stat st;
+
+	if (jsonutil_str(c, "refused"))
+		return jsonutil_str(c, "refused");
+	if (!strcmp(jsonutil_str(c, "change"), "deleted") ||
+	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", jsonutil_str(c, "path")) >= sizeof(staged))
+		return NULL;
+	cleanup_close int fd = open_parent(d->fd, staged, &name);
+	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL; /* nothing staged there: the operation itself fails */
+	return changeset_privilege(fd, name, &st);
+}
+
 /* ---- planning --------------------------------------------------------------- */
 
 /* Under a created (or type-changed) directory, the directory's one move
@@ -681,9 +701,15 @@ int apply_changes(struct store *store, uint64_t id, int crash_after, struct appl
 		return error_set(err, EXDEV,
 				 "the state directory and the workspace are on different file systems: applying by copy is not built yet");
 
-	/* Optimistic concurrency: everything the dry run saw must still be so. */
 	size_t i;
 	json_t *c;
+	json_array_foreach(d.changes, i, c) {
+		const char *why = staged_privilege(&d, c);
+		if (why)
+			return error_set(err, EPERM, "dry run %llu: %s (%s): apply never installs a set-id file or a file capability",
+					 (unsigned long long)id, jsonutil_str(c, "path"), why);
+	}
+	/* Optimistic concurrency: everything the dry run saw must still be so. */
 	json_array_foreach(d.changes, i, c) {
 		char why[600];
 		const char *change = jsonutil_str(c, "change");

@@ -25,7 +25,24 @@
 struct walk {
 	json_t *changes;
 	struct error *err;
+	const char *refused; /* the current upper entry's changeset_privilege() */
 };
+
+const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st)
+{
+	if (st->st_mode & S_ISUID)
+		return "setuid";
+	if ((st->st_mode & S_ISGID) && !S_ISDIR(st->st_mode))
+		return "setgid";
+	if (!S_ISREG(st->st_mode))
+		return NULL;
+	/* lgetxattr by the descriptor's path: no open, so a file of mode 000
+	 * is read too, and a symlink never followed. */
+	char path[PATH_MAX + 32];
+	if ((size_t)snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, name) >= sizeof(path))
+		return "capability"; /* cannot look: refuse rather than guess */
+	return lgetxattr(path, "security.capability", NULL, 0) >= 0 ? "capability" : NULL;
+}
 
 static const char *type_name(mode_t mode)
 {
@@ -85,6 +102,10 @@ static int add_change(struct walk *w, const char *rel, const char *change, mode_
 			      type_name(mode));
 	if (!c || json_array_append_new(w->changes, c) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
+	if (w->refused && strcmp(change, "deleted") != 0) {
+		json_object_set_new(c, "refused", json_string(w->refused));
+		json_object_set_new(c, "mode", mode_string(mode));
+	}
 	if (ret)
 		*ret = c;
 	return 0;
@@ -191,6 +212,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		return error_set_errno(w->err, errno, "stat %s in the snapshot", rel);
 	if (S_ISCHR(ust.st_mode) && major(ust.st_rdev) == 0 && minor(ust.st_rdev) == 0)
 		return deleted(w, lower_fd, name, rel);
+	w->refused = changeset_privilege(upper_fd, name, &ust);
 
 	if (S_ISDIR(ust.st_mode)) {
 		char value[4] = "";
@@ -524,6 +546,15 @@ const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expe
 		return "NO_EFFECT";
 	size_t i;
 	json_t *c;
+	json_array_foreach(changes, i, c) {
+		const char *why = json_string_value(json_object_get(c, "refused"));
+		if (why)
+			json_array_append_new(problems, json_pack("{s:O, s:O, s:s}", "refused",
+								  json_object_get(c, "path"), "change",
+								  json_object_get(c, "change"), "reason", why));
+	}
+	if (json_array_size(problems) > 0)
+		return "PRIVILEGED_FILE";
 	json_array_foreach(changes, i, c) {
 		const char *path = json_string_value(json_object_get(c, "path"));
 		const char *change = json_string_value(json_object_get(c, "change"));

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "basic/error.h"
 
@@ -27,10 +28,19 @@
  *   from                    renamed: the old path
  *   target, old_target      symlinks
  *   entries                 a deleted directory: how many entries it held
+ *   refused                 setuid | setgid | capability: the new object is
+ *                           one apply never installs (changeset_privilege);
+ *                           its mode is given too
  * sorted by path (bytes). A rename is a deleted and a created regular file of
  * equal size and SHA-256, paired. */
 int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
 		      struct error *err);
+
+/* Why apply must never install the object dir_fd/name, whose lstat() is st:
+ * "setuid", "setgid" (not a directory's: that one the kernel gives a new
+ * directory in a set-group-ID one, and it runs nothing), "capability" (a
+ * security.capability attribute); NULL when there is no such reason. */
+const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st);
 
 /* How many entries the directory dir_fd/name holds, counted recursively,
  * never following a symlink; -1 when it cannot be read as a directory. */
@@ -45,10 +55,13 @@ bool changeset_path_matches(const char *pattern, const char *path);
 /* The verdict of a dry run, in this order of precedence:
  *   DRY_RUN_FAILED         the command did not succeed
  *   NO_EFFECT              nothing changed
+ *   PRIVILEGED_FILE        a change is `refused` (set-id or capability),
+ *                          declared or not
  *   UNEXPECTED_PATH        a change no pattern declares; deletions (and the
  *                          source of a rename) need a --expect-delete pattern
  *   EXPECTED_PATH_MISSING  a declared pattern that no change matched
  *   DRY_RUN_OK
- * ret_problems lists the unexpected paths, then the missing patterns. */
+ * ret_problems lists the refused changes ({refused, change, reason}), or the
+ * unexpected paths, then the missing patterns. */
 const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
 			      char *const *expect_delete, json_t **ret_problems);

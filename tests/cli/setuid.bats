@@ -207,3 +207,69 @@ EOF
 	jq -e '.dryrun.changes[] | select(.path == "rs") | .mode == "0700"' <<<"$output"
 	jq -e '[.sandbox.denials[].syscall] | index("fchmodat") != null' <<<"$output"
 }
+
+@test "dry run: a set-id file in the change set is named (PRIVILEGED_FILE), and apply refuses it" {
+	mkdir host && cp /bin/true host/tool && chmod 4755 host/tool
+	# A new name for the host's set-user-ID file: in the snapshot a new
+	# set-user-ID object, which apply would move into the real tree.
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'ln host/tool tool2; echo x > plain'
+	[ "$status" -eq 13 ]
+	ID=$(jq -r .id <<<"$output")
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = PRIVILEGED_FILE ]
+	jq -e '.dryrun.problems == [{"refused": "tool2", "change": "created", "reason": "setuid"}]' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "tool2") | .refused == "setuid" and .mode == "4755"' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "plain") | has("refused") | not' <<<"$output"
+	[ "$(jq -r .verdict "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json")" = PRIVILEGED_FILE ]
+	# The human view names it too.
+	run --separate-stderr "$AIRLOCK" dryrun --expect '**' -- ln host/tool tool3
+	[ "$status" -eq 13 ]
+	[[ "$output" == *"PRIVILEGED_FILE"* ]]
+	[[ "$output" == *"refused, setuid: tool3 (created)"* ]]
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "verdict is PRIVILEGED_FILE"
+	[ ! -e tool2 ] && [ ! -e plain ]
+	no_setid_on_host
+}
+
+@test "apply never installs a staged set-id object, even under a clean verdict" {
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'cp /bin/true newtool; mkdir d; cp /bin/true d/t'
+	[ "$status" -eq 0 ]
+	ID=$(jq -r .id <<<"$output")
+	upper="$AIRLOCK_STATE_DIR/dryruns/$ID/upper"
+	# What the dry run staged, changed after it (the filter refuses it inside).
+	chmod 2755 "$upper/d/t"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "d/t (setgid): apply never installs a set-id file"
+	[ ! -e newtool ] && [ ! -e d ]
+	chmod 755 "$upper/d/t"
+	chmod 4755 "$upper/newtool"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "newtool (setuid)"
+	chmod 755 "$upper/newtool"
+	if [ "$(id -u)" -eq 0 ]; then
+		/usr/sbin/setcap cap_net_raw+ep "$upper/newtool"
+		al apply "$ID"
+		[ "$status" -eq 21 ]
+		one_error_line "newtool (capability)"
+		/usr/sbin/setcap -r "$upper/newtool"
+	fi
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ -f newtool ] && [ -f d/t ]
+	no_setid_on_host
+}
+
+@test "dry run in a set-group-ID directory: the inherited bit of a new directory is no refusal" {
+	mkdir -p host/shared && chmod 2775 host/shared
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'mkdir host/shared/sub && echo x > host/shared/sub/f'
+	[ "$status" -eq 0 ]
+	ID=$(jq -r .id <<<"$output")
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = DRY_RUN_OK ]
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ -f host/shared/sub/f ]
+	[ -z "$(find host -type f -perm /6000)" ]
+}
