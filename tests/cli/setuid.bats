@@ -230,6 +230,10 @@ EOF
 	one_error_line "verdict is PRIVILEGED_FILE"
 	[ ! -e tool2 ] && [ ! -e plain ]
 	no_setid_on_host
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR"/receipts/*.json
+	echo "$output"
+	[ "$status" -eq 0 ]
 }
 
 @test "apply never installs a staged set-id object, even under a clean verdict" {
