@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <stdio.h>
@@ -305,6 +310,93 @@ static void test_embedded_filter_matches_the_rules(void)
 	}
 }
 
+/* The compiled program itself refuses set-id modes and nothing else of the
+ * same calls: a child loads it with no listener, so a refused call (a user
+ * notification nobody answers) fails with ENOSYS. Returns the number of the
+ * first call that did not do what it should, 0 when all did. */
+static int setid_filter_child(const char *dir)
+{
+	struct syscall_filter filter;
+	struct error err = { 0 };
+	char f[512], g[512], h[512], d[512], n[512];
+
+	snprintf(f, sizeof(f), "%s/f", dir);
+	snprintf(g, sizeof(g), "%s/g", dir);
+	snprintf(h, sizeof(h), "%s/h", dir);
+	snprintf(d, sizeof(d), "%s/d", dir);
+	snprintf(n, sizeof(n), "%s/n", dir);
+	int fd = open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0 || syscall_filter_build(&filter, false, &err) < 0)
+		return 100;
+	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return 101;
+	struct open_how how = { .flags = O_CREAT | O_WRONLY, .mode = 04755 };
+	/* Each call's outcome (-errno) is read right after it; none depends on
+	 * the order in which the initializers run. */
+#define E(call) ((call) < 0 ? -(long)errno : 0L)
+	const struct {
+		long r;
+		bool refused;
+	} calls[] = {
+		{ E(syscall(SYS_chmod, f, 04755)), true },
+		{ E(syscall(SYS_chmod, f, 02755)), true },
+		{ E(syscall(SYS_chmod, f, (1UL << 32) | 04755)), true }, /* high bits change nothing */
+		{ E(syscall(SYS_fchmod, fd, 06755)), true },
+		{ E(syscall(SYS_fchmodat, AT_FDCWD, f, 04755)), true },
+		{ E(syscall(452 /* fchmodat2 */, AT_FDCWD, f, 02755, 0)), true },
+		{ E(syscall(SYS_openat, AT_FDCWD, g, O_CREAT | O_WRONLY | O_CLOEXEC, 04755)), true },
+		{ E(syscall(SYS_open, g, O_CREAT | O_WRONLY | O_CLOEXEC, 02644)), true },
+		{ E(syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755)), true },
+		{ E(syscall(SYS_creat, g, 04755)), true },
+		{ E(syscall(SYS_mkdir, d, 02755)), true },
+		{ E(syscall(SYS_mknodat, AT_FDCWD, n, S_IFREG | 04755, 0)), true },
+		{ E(syscall(SYS_openat2, AT_FDCWD, h, &how, sizeof(how))), true },
+		{ E(syscall(SYS_chmod, f, 0700)), false },
+		{ E(syscall(SYS_chmod, f, (1UL << 32) | 0755)), false },
+		{ E(syscall(SYS_fchmod, fd, 0644)), false },
+		{ E(syscall(SYS_openat, AT_FDCWD, f, O_RDONLY | O_CLOEXEC, 04755)), false }, /* mode ignored */
+		{ E(syscall(SYS_openat, AT_FDCWD, h, O_CREAT | O_WRONLY | O_CLOEXEC, 0755)), false },
+		{ E(syscall(SYS_mkdir, d, 01777)), false },
+	};
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
+			return (int)i + 1;
+#undef E
+	return 0;
+}
+
+static void test_filter_refuses_setid_modes(void)
+{
+	char dir[] = "/tmp/airlock-setid.XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(setid_filter_child(dir));
+	int status;
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ_INT(system(cmd), 0);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
+/* The supervisor's own reading of a notification's arguments agrees. */
+static void test_sets_id_reads_the_mode_argument(void)
+{
+	const __u64 chmod_suid[6] = { 0, 04755 }, chmod_plain[6] = { 0, 0755 };
+	const __u64 open_creat[6] = { 0, 0, O_CREAT | O_WRONLY, 02755 };
+	const __u64 open_read[6] = { 0, 0, O_RDONLY, 04755 };
+	ASSERT_TRUE(syscall_filter_sets_id(SYS_chmod, chmod_suid));
+	ASSERT_TRUE(!syscall_filter_sets_id(SYS_chmod, chmod_plain));
+	ASSERT_TRUE(syscall_filter_sets_id(SYS_openat, open_creat));
+	ASSERT_TRUE(!syscall_filter_sets_id(SYS_openat, open_read));
+	ASSERT_TRUE(!syscall_filter_sets_id(SYS_unlink, chmod_suid));
+}
+
 /* Leftovers of killed supervisors go; a live supervisor's cgroup stays. */
 static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 {
@@ -330,7 +422,8 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 	ASSERT_EQ_INT(rmdir(parent), 0);
 }
 
-RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_cgroup_sweep_removes_only_dead_supervisors),
+RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
+	  T_(test_sets_id_reads_the_mode_argument), T_(test_cgroup_sweep_removes_only_dead_supervisors),
 	  T_(test_protect_placeholder_is_marked_when_unprivileged),
 	  T_(test_protect_plans_pins_links_and_placeholders),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
