@@ -27,7 +27,9 @@ denied() {
 }
 
 @test "chmod 4755, 2755, 6755, u+s and g+s: refused, recorded, nothing set-id on the host" {
-	al run -- sh -c 'for m in 4755 2755 6755 u+s g+s ug+s; do cp /bin/true "f$m"; chmod "$m" "f$m" && echo "chmod $m worked"; done; true'
+	cp /bin/true existing # the host's own file, there before the run
+	al run -- sh -c 'for m in 4755 2755 6755 u+s g+s ug+s; do cp /bin/true "f$m"; chmod "$m" "f$m" && echo "chmod $m worked"; done
+		chmod u+s existing && echo "existing worked"; true'
 	[ "$status" -eq 0 ]
 	for m in 4755 2755 6755 u+s g+s ug+s; do [ -f "f$m" ]; done
 	[[ "$(rq .stdout)" != *worked* ]]
@@ -96,6 +98,7 @@ attempt("mknod", lambda: os.mknod("n1", 0o104755))
 fd = os.open("plain", os.O_CREAT | os.O_WRONLY, 0o755)
 attempt("fchmod", lambda: os.fchmod(fd, 0o4755))
 attempt("procfd", lambda: os.chmod("/proc/self/fd/%d" % fd, 0o6755))
+attempt("chmod", lambda: os.chmod("plain", 0o4755))
 attempt("nofollow", lambda: os.chmod("plain", 0o4755, follow_symlinks=False))
 AT_FDCWD = ctypes.c_int(-100)
 attempt("fchmodat2", lambda: sys_call(452, AT_FDCWD, b"plain", 0o4755, 0))
@@ -109,7 +112,7 @@ EOF
 	[ "$status" -eq 0 ]
 	out=$(rq .stdout)
 	echo "$out"
-	for a in open open_sgid tmpfile mkdir mknod fchmod procfd nofollow fchmodat2; do
+	for a in open open_sgid tmpfile mkdir mknod fchmod procfd chmod nofollow fchmodat2; do
 		grep -qx "$a EPERM" <<<"$out"
 	done
 	grep -qx "openat2 ENOSYS" <<<"$out"
