@@ -18,7 +18,7 @@
 static const char *const job_keys[] = {
 	"job_id",  "argv",    "cwd",	   "timeout_sec",   "expected_exit",
 	"env_allowlist", "rationale", "command", "workdir", "timeout_ms",
-	"justification", "with_escalated_permissions", "fixes", NULL,
+	"justification", "with_escalated_permissions", "fixes", "kill_after_ms", NULL,
 };
 
 /* Returns the value of whichever of two spellings is present; both is an error. */
@@ -89,6 +89,14 @@ static int job_parse_timeout(json_t *root, struct run_request *req, struct error
 					 "'timeout_sec' must be above 0 and at most a year, not %g", s);
 		req->timeout_ms = (uint64_t)ceil(s * 1000);
 		req->has_timeout = true;
+	}
+	json_t *grace = json_object_get(root, "kill_after_ms");
+	if (grace) {
+		int r = jsonutil_get_u64(grace, "kill_after_ms", 0, JOB_MAX_TIMEOUT_MS,
+					 &req->kill_after_ms, err);
+		if (r < 0)
+			return r;
+		req->has_kill_after = true;
 	}
 	return 0;
 }

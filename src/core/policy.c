@@ -327,16 +327,39 @@ bool policy_denies_argv0(const struct policy *policy, const char *argv0,
 }
 
 bool policy_denies_timeout(const struct policy *policy, uint64_t timeout_ms,
+			   const uint64_t *kill_after_ms, uint64_t *ret_kill_after_ms,
 			   struct policy_denial *ret_denial)
 {
-	if (timeout_ms <= policy->max_timeout_ms)
+	uint64_t max = policy->max_timeout_ms;
+
+	if (timeout_ms > max) {
+		*ret_denial = (struct policy_denial){ .rule = "max_timeout" };
+		snprintf(ret_denial->value, sizeof(ret_denial->value), "%llu",
+			 (unsigned long long)timeout_ms);
+		snprintf(ret_denial->message, sizeof(ret_denial->message),
+			 "timeout %llu ms exceeds the policy's maximum of %llu ms",
+			 (unsigned long long)timeout_ms, (unsigned long long)max);
+		return true;
+	}
+	/* Written as a difference: the sum could wrap. */
+	uint64_t left = max - timeout_ms;
+	if (!kill_after_ms) {
+		*ret_kill_after_ms = MIN(policy->kill_after_ms, left);
 		return false;
+	}
+	if (*kill_after_ms <= left) {
+		*ret_kill_after_ms = *kill_after_ms;
+		return false;
+	}
 	*ret_denial = (struct policy_denial){ .rule = "max_timeout" };
-	snprintf(ret_denial->value, sizeof(ret_denial->value), "%llu",
-		 (unsigned long long)timeout_ms);
+	/* The value is the whole life asked for, saturated. */
+	uint64_t life = *kill_after_ms > UINT64_MAX - timeout_ms ? UINT64_MAX
+								  : timeout_ms + *kill_after_ms;
+	snprintf(ret_denial->value, sizeof(ret_denial->value), "%llu", (unsigned long long)life);
 	snprintf(ret_denial->message, sizeof(ret_denial->message),
-		 "timeout %llu ms exceeds the policy's maximum of %llu ms",
-		 (unsigned long long)timeout_ms, (unsigned long long)policy->max_timeout_ms);
+		 "timeout %llu ms plus a grace of %llu ms before KILL exceeds the policy's maximum of %llu ms: the command's whole life must fit in it",
+		 (unsigned long long)timeout_ms, (unsigned long long)*kill_after_ms,
+		 (unsigned long long)max);
 	return true;
 }
 

@@ -50,6 +50,12 @@ static inline void policy_freep(struct policy **p)
 /* Each returns true and fills *ret_denial when the policy refuses. */
 bool policy_denies_argv0(const struct policy *policy, const char *argv0,
 			 struct policy_denial *ret_denial);
+/* The command's whole life, its timeout plus the grace between TERM and
+ * KILL, fits in timeout.max_ms. A grace the caller asked for (kill_after_ms
+ * not NULL) that does not fit is denied, like a timeout that does not; the
+ * policy's own grace is cut to what the timeout leaves (down to 0, KILL
+ * right after TERM). Unless denied, *ret_kill_after_ms is the grace to use. */
 bool policy_denies_timeout(const struct policy *policy, uint64_t timeout_ms,
+			   const uint64_t *kill_after_ms, uint64_t *ret_kill_after_ms,
 			   struct policy_denial *ret_denial);
 bool policy_is_secret_name(const struct policy *policy, const char *name);

@@ -274,6 +274,7 @@ json_t *receipt_to_json(const struct receipt *r)
 	json_object_set_new(o, "job_sha256", json_string_or_null(r->job_sha256));
 	json_object_set_new(o, "timeout_sec", json_real((double)r->timeout_ms / 1000.0));
 	json_object_set_new(o, "timeout_ms", json_integer((json_int_t)r->timeout_ms));
+	json_object_set_new(o, "kill_after_ms", json_integer((json_int_t)r->kill_after_ms));
 	json_object_set_new(o, "expected_exit",
 			    json_integer(r->n_expected ? r->expected[0] : 0));
 	json_t *expected = json_array();

@@ -72,6 +72,7 @@ struct receipt {
 	const char *exec_path;
 	const char *job_id, *rationale, *job_sha256;
 	uint64_t timeout_ms;
+	uint64_t kill_after_ms; /* the grace between TERM and KILL the run got */
 	const int *expected;
 	size_t n_expected;
 	enum receipt_status status;

@@ -280,7 +280,9 @@ static int run_check_request(struct run_state *st, char **environ_)
 		}
 	}
 	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
-	    policy_denies_timeout(policy, st->receipt.timeout_ms, &denial)) {
+	    policy_denies_timeout(policy, st->receipt.timeout_ms,
+				  req->has_kill_after ? &req->kill_after_ms : NULL,
+				  &st->receipt.kill_after_ms, &denial)) {
 		run_deny(st, &denial);
 		return -1;
 	}
@@ -594,12 +596,10 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 		.envp = st->env.envp,
 		.cwd = st->cwd,
 		.timeout_ms = st->receipt.timeout_ms,
-		.kill_after_ms = st->policy->kill_after_ms,
+		.kill_after_ms = st->receipt.kill_after_ms, /* fits under timeout.max_ms */
 		.on_output = run_on_output,
 		.userdata = st,
 	};
-	if (st->req->has_kill_after)
-		config.kill_after_ms = st->req->kill_after_ms;
 	if (st->sandbox_enabled && run_build_isolation(st, ctx, &config.isolation) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	if (st->req->dryrun) {
@@ -829,6 +829,8 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	rc->sandbox = &st->sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
 	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
+	/* What was asked; run_check_request() sets the grace the run gets. */
+	rc->kill_after_ms = req->has_kill_after ? req->kill_after_ms : st->policy->kill_after_ms;
 	rc->started_ns = rc->ended_ns = clock_realtime_ns();
 
 	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&

@@ -58,3 +58,20 @@ JSON
 	[ "$status" -eq 126 ]
 	[ "$(rq .denied.rule)" = max_timeout ]
 }
+
+@test "a job's kill_after_ms counts against the maximum timeout" {
+	printf '{"argv": ["true"], "timeout_ms": 50000, "kill_after_ms": 30000}' > long.json
+	al job long.json
+	[ "$status" -eq 126 ]
+	[ "$(rq .denied.rule)" = max_timeout ]
+	[ "$(rq .kill_after_ms)" = 30000 ]
+	printf '{"argv": ["sh", "-c", "trap \\"\\" TERM; while :; do sleep 0.05; done"], "timeout_ms": 300, "kill_after_ms": 200}' > grace.json
+	al job grace.json
+	[ "$status" -eq 124 ]
+	[ "$(rq .signal_name)" = KILL ]
+	[ "$(rq .kill_after_ms)" = 200 ]
+	printf '{"argv": ["true"], "kill_after_ms": -1}' > bad.json
+	al job bad.json
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"'kill_after_ms'"* ]]
+}

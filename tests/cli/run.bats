@@ -129,6 +129,41 @@ load helpers
 	[ $(( (end - start) / 1000000 )) -lt 4000 ]
 }
 
+@test "a --kill-after that would outlive the policy's maximum is denied" {
+	al run --timeout 50s --kill-after 30s -- sh -c 'trap "" TERM; sleep 80'
+	[ "$status" -eq 126 ]
+	[ "$(rq .status)" = denied ]
+	[ "$(rq .denied.rule)" = max_timeout ]
+	[ "$(rq .denied.value)" = 80000 ]
+	[ "$(rq .kill_after_ms)" = 30000 ]
+	[[ "$stderr" == *"plus a grace of 30000 ms"*"60000 ms"* ]]
+	al run --timeout 50s --kill-after 10s -- true
+	[ "$status" -eq 0 ]
+	[ "$(rq .kill_after_ms)" = 10000 ]
+}
+
+@test "timeout plus grace never outlives timeout.max_ms" {
+	printf '{"schema": "airlock.policy/1", "timeout": {"max_ms": 1500, "default_ms": 1000, "kill_after_ms": 5000}}' > "$TEST_DIR/p.json"
+	# the policy's own grace is cut to what the timeout leaves: 500 ms
+	start=$(date +%s%N)
+	al run --policy "$TEST_DIR/p.json" -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
+	end=$(date +%s%N)
+	[ "$status" -eq 124 ]
+	[ "$(rq .signal_name)" = KILL ]
+	[ "$(rq .kill_after_ms)" = 500 ]
+	[ $(( (end - start) / 1000000 )) -lt 3500 ]
+	# at the maximum, KILL follows TERM at once
+	al run --policy "$TEST_DIR/p.json" --timeout 1500ms -- true
+	[ "$status" -eq 0 ]
+	[ "$(rq .kill_after_ms)" = 0 ]
+	# a grace asked for is honoured whole or refused
+	al run --policy "$TEST_DIR/p.json" --timeout 1s --kill-after 501ms -- true
+	[ "$status" -eq 126 ]
+	[ "$(rq .denied.rule)" = max_timeout ]
+	al run --policy "$TEST_DIR/p.json" --timeout 1s --kill-after 500ms -- true
+	[ "$status" -eq 0 ]
+}
+
 @test "the command dies with airlock (parent death signal)" {
 	"$AIRLOCK" run --timeout 60s -- sleep 35.5 >/dev/null 2>&1 &
 	pid=$!

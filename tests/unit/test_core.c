@@ -103,8 +103,28 @@ static void test_policy_denials(void)
 	ASSERT_EQ_STR(d.value, "sudo");
 	ASSERT_TRUE(policy_denies_argv0(p, "CURL", &d));
 	ASSERT_TRUE(!policy_denies_argv0(p, "sudoku", &d));
-	ASSERT_TRUE(policy_denies_timeout(p, 60001, &d));
-	ASSERT_TRUE(!policy_denies_timeout(p, 60000, &d));
+	uint64_t grace = 7, asked;
+	ASSERT_TRUE(policy_denies_timeout(p, 60001, NULL, &grace, &d));
+	ASSERT_EQ_STR(d.rule, "max_timeout");
+	ASSERT_TRUE(grace == 7);
+	/* the policy's grace (2 s) is cut to what the timeout leaves */
+	ASSERT_TRUE(!policy_denies_timeout(p, 60000, NULL, &grace, &d));
+	ASSERT_TRUE(grace == 0);
+	ASSERT_TRUE(!policy_denies_timeout(p, 59000, NULL, &grace, &d));
+	ASSERT_TRUE(grace == 1000);
+	ASSERT_TRUE(!policy_denies_timeout(p, 30000, NULL, &grace, &d));
+	ASSERT_TRUE(grace == 2000);
+	/* a grace the caller asked for fits whole, or is denied */
+	asked = 30000;
+	ASSERT_TRUE(policy_denies_timeout(p, 50000, &asked, &grace, &d));
+	ASSERT_EQ_STR(d.rule, "max_timeout");
+	ASSERT_EQ_STR(d.value, "80000");
+	asked = 10000;
+	ASSERT_TRUE(!policy_denies_timeout(p, 50000, &asked, &grace, &d));
+	ASSERT_TRUE(grace == 10000);
+	asked = UINT64_MAX;
+	ASSERT_TRUE(policy_denies_timeout(p, 1, &asked, &grace, &d));
+	ASSERT_EQ_STR(d.value, "18446744073709551615");
 	ASSERT_TRUE(policy_is_secret_name(p, "GITHUB_TOKEN"));
 	ASSERT_TRUE(policy_is_secret_name(p, "aws_secret_access_key"));
 	ASSERT_TRUE(policy_is_secret_name(p, "SSH_AUTH_SOCK"));
