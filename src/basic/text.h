@@ -12,6 +12,20 @@ bool utf8_is_valid(const char *data, size_t n);
  * Returns NULL on allocation failure. */
 char *utf8_sanitize(const char *data, size_t n, size_t *ret_len);
 
+/* Copies data into a NUL-terminated heap string that is safe to print on a
+ * terminal, for a human reading output a command chose. Escape sequences
+ * are dropped whole: ESC and C1 CSI (U+009B) control sequences, OSC, DCS,
+ * SOS, PM and APC strings (up to BEL, ST, or the next ESC or newline), and
+ * two-byte escapes (ESC c, ESC 7, ESC ( B...). Every other control becomes
+ * U+FFFD, visibly: C0 but newline and tab, DEL, C1 (U+0080..U+009F), and
+ * the bidi embeddings, overrides and isolates (U+202A..U+202E,
+ * U+2066..U+2069), which reorder what is shown. Ill-formed UTF-8 is U+FFFD
+ * per byte, so neither overlongs nor bare 8-bit C1 bytes pass.
+ * Lines are independent: no sequence spans a newline, so text split at
+ * newlines comes out as it does whole. The length goes to *ret_len if set.
+ * Returns NULL on allocation failure. */
+char *text_for_terminal(const char *data, size_t n, size_t *ret_len);
+
 /* Lowercase hex of n bytes into a buffer of 2n+1 bytes; and back: false
  * unless hex is exactly 2n lowercase hex digits. */
 void hex_encode(const void *data, size_t n, char *ret);

@@ -32,8 +32,14 @@ int cli_open_store(const char *state_dir, struct store **ret);
  * there is no terminal. buf is wiped by the caller. */
 int cli_read_secret(const char *prompt, char *buf, size_t size);
 
-/* "airlock: <message>" on stderr: the only way airlock reports a problem. */
+/* "airlock: <message>" on stderr: the only way airlock reports a problem.
+ * The message goes through text_for_terminal(): it may quote a path or an
+ * argv the command chose. */
 void cli_error(const char *fmt, ...) _printf_(1, 2);
+/* printf() for text a human reads that quotes what a command chose (its
+ * output, its argv, the paths it made): through text_for_terminal(), so
+ * none of it drives the terminal. Machine output (JSON) is printed as is. */
+void cli_print(const char *fmt, ...) _printf_(1, 2);
 
 struct option;
 /* getopt_long() for a subcommand, whose name is argv[0]: the next option,

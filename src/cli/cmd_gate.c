@@ -67,7 +67,7 @@ static void print_words(json_t *argv)
 	json_array_foreach(argv, i, arg) {
 		const char *s = json_string_value(arg);
 		bool plain = s && *s && strpbrk(s, " \t\n'\"\\$`*?;&|<>()") == NULL;
-		printf(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
+		cli_print(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
 	}
 }
 
@@ -80,48 +80,48 @@ static void print_failure(json_t *e)
 	const char *tail = json_string_value(json_object_get(e, "tail"));
 	json_t *code = json_object_get(e, "exit_code");
 
-	printf("receipt %llu is an open failure\n  command: ", id);
+	cli_print("receipt %llu is an open failure\n  command: ", id);
 	if (shell)
-		printf("%s (a shell string the host ran)", shell);
+		cli_print("%s (a shell string the host ran)", shell);
 	else
 		print_words(json_object_get(e, "argv"));
-	printf("\n  cwd:     %s\n  status:  %s", cwd ? cwd : "?", status ? status : "?");
+	cli_print("\n  cwd:     %s\n  status:  %s", cwd ? cwd : "?", status ? status : "?");
 	if (json_is_integer(code))
-		printf(", exit %lld", (long long)json_integer_value(code));
-	printf(", expected ");
+		cli_print(", exit %lld", (long long)json_integer_value(code));
+	cli_print(", expected ");
 	json_t *exp = json_object_get(e, "expected_exits");
 	for (size_t i = 0; i < json_array_size(exp); i++)
-		printf(i ? ",%lld" : "%lld", (long long)json_integer_value(json_array_get(exp, i)));
+		cli_print(i ? ",%lld" : "%lld", (long long)json_integer_value(json_array_get(exp, i)));
 	const char *damaged = json_string_value(json_object_get(e, "damaged"));
 	if (damaged)
-		printf("\n  (its gate entry is damaged: %s)", damaged);
-	printf("\n");
+		cli_print("\n  (its gate entry is damaged: %s)", damaged);
+	cli_print("\n");
 	if (tail && *tail) {
-		printf("  last lines:\n");
+		cli_print("  last lines:\n");
 		for (const char *line = tail; line && *line;) {
 			const char *nl = strchr(line, '\n');
 			int len = nl ? (int)(nl - line) : (int)strlen(line);
-			printf("    | %.*s\n", len, line);
+			cli_print("    | %.*s\n", len, line);
 			line = nl ? nl + 1 : NULL;
 		}
 	}
-	printf("  it closes when:\n");
+	cli_print("  it closes when:\n");
 	if (!shell) {
-		printf("    - the same command succeeds again in the same cwd: airlock run -- ");
+		cli_print("    - the same command succeeds again in the same cwd: airlock run -- ");
 		print_words(json_object_get(e, "argv"));
-		printf("\n");
+		cli_print("\n");
 	} else {
-		printf("    - the host runs the same command string again and it succeeds, unmasked\n");
+		cli_print("    - the host runs the same command string again and it succeeds, unmasked\n");
 	}
-	printf("    - a run naming it exits 0 with a command that is not a trivial success:\n"
+	cli_print("    - a run naming it exits 0 with a command that is not a trivial success:\n"
 	       "      airlock run --fixes %llu -- CMD ...\n", id);
 	json_int_t risk = json_integer_value(json_object_get(e, "risk"));
 	if (risk == 1)
-		printf("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n", id);
+		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n", id);
 	else if (risk > 1)
-		printf("    - the approver acknowledges it in their own terminal: airlock ack %llu --reason TEXT\n", id);
+		cli_print("    - the approver acknowledges it in their own terminal: airlock ack %llu --reason TEXT\n", id);
 	else /* an entry without its risk: airlock ack says which applies */
-		printf("    - it is acknowledged: airlock ack %llu --reason TEXT (with the approver unless the command was read-only)\n", id);
+		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (with the approver unless the command was read-only)\n", id);
 }
 
 int cmd_gate(int argc, char **argv)
@@ -183,15 +183,15 @@ int cmd_gate(int argc, char **argv)
 		putchar('\n');
 		json_decref(doc);
 	} else if (n == 0) {
-		printf("no open failure in %s\n", scope);
+		cli_print("no open failure in %s\n", scope);
 	} else {
-		printf("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", scope);
+		cli_print("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", scope);
 		for (size_t i = 0; i < n && i < GATE_SHOW_MAX; i++) {
-			putchar('\n');
+			cli_print("\n");
 			print_failure(json_array_get(open, i));
 		}
 		if (n > GATE_SHOW_MAX)
-			printf("\n... and %zu more (airlock gate --json lists all)\n", n - GATE_SHOW_MAX);
+			cli_print("\n... and %zu more (airlock gate --json lists all)\n", n - GATE_SHOW_MAX);
 	}
 	fflush(stdout);
 	return n ? EXIT_GATE_BLOCKED : EXIT_OK;

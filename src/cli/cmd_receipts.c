@@ -12,6 +12,7 @@
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
+#include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/store.h"
@@ -48,7 +49,7 @@ static void print_entry_row(json_t *e)
 		snprintf(exit_text, sizeof(exit_text), "%lld", (long long)json_integer_value(exit_code));
 	const char *started = json_string_value(json_object_get(e, "started_at"));
 	const char *status = json_string_value(json_object_get(e, "status"));
-	printf("%-7lld %-24s %-14s %-5s %8lld  ", (long long)json_integer_value(json_object_get(e, "id")),
+	cli_print("%-7lld %-24s %-14s %-5s %8lld  ", (long long)json_integer_value(json_object_get(e, "id")),
 	       started ? started : "-", status ? status : "-", exit_text,
 	       (long long)json_integer_value(json_object_get(e, "duration_ms")));
 	size_t i;
@@ -56,9 +57,9 @@ static void print_entry_row(json_t *e)
 	json_array_foreach(argv, i, arg) {
 		const char *s = json_string_value(arg);
 		bool plain = s && *s && strpbrk(s, " \t\n'\"\\$`*?;&|<>()") == NULL;
-		printf(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
+		cli_print(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
 	}
-	putchar('\n');
+	cli_print("\n");
 }
 
 int cmd_receipts(int argc, char **argv)
@@ -139,7 +140,22 @@ struct show_args {
 	const char *stream; /* NULL: the whole receipt */
 	uint64_t id, offset, limit;
 	bool has_range;
+	bool tty; /* stdout is a terminal: what is shown goes through text_for_terminal() */
 };
+
+/* Writes n bytes on stdout: as they are to a pipe or a file, so that
+ * `show --stdout` gives back the exact bytes; through text_for_terminal()
+ * to a terminal, which the command's output must not drive. */
+static int show_write(const struct show_args *a, const char *data, size_t n)
+{
+	if (!a->tty)
+		return fd_write_all(STDOUT_FILENO, data, n);
+	size_t len;
+	cleanup_free char *safe = text_for_terminal(data, n, &len);
+	if (!safe)
+		return -ENOMEM;
+	return fd_write_all(STDOUT_FILENO, safe, len);
+}
 
 /* Pages the spilled file of a stream: bytes [offset, offset + limit). */
 static int show_spill(struct store *store, const struct show_args *a, int fd)
@@ -157,9 +173,16 @@ static int show_spill(struct store *store, const struct show_args *a, int fd)
 		}
 		if (n == 0)
 			break;
-		if (fd_write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+		/* To a terminal, a chunk ends after a newline when it has one:
+		 * no escape sequence spans one, so pages read as the whole would. */
+		size_t take = (size_t)n;
+		const char *nl = a->tty && take == want && pos + take < end ? memrchr(buf, '\n', take)
+									    : NULL;
+		if (nl)
+			take = (size_t)(nl - buf) + 1;
+		if (show_write(a, buf, take) < 0)
 			return EXIT_AIRLOCK_ERROR;
-		pos += (uint64_t)n;
+		pos += (uint64_t)take;
 	}
 	return EXIT_OK;
 }
@@ -181,7 +204,7 @@ static int show_kept_text(json_t *receipt, const struct show_args *a)
 		return EXIT_OK;
 	size_t from = (size_t)MIN(a->offset, (uint64_t)n);
 	size_t len = a->limit ? (size_t)MIN(a->limit, (uint64_t)(n - from)) : n - from;
-	return fd_write_all(STDOUT_FILENO, text + from, len) < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
+	return show_write(a, text + from, len) < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
 }
 
 static int show_parse(int argc, char **argv, struct show_args *a)
@@ -246,10 +269,9 @@ int cmd_show(int argc, char **argv)
 		cli_error("no receipt %llu", (unsigned long long)a.id);
 		return EXIT_NOT_FOUND_ITEM;
 	}
-	if (!a.stream) {
-		fputs(text, stdout);
-		return EXIT_OK;
-	}
+	a.tty = isatty(STDOUT_FILENO);
+	if (!a.stream)
+		return show_write(&a, text, strlen(text)) < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
 	cleanup_close int spill_fd = -1;
 	if (store_open_spill(store, a.id, a.stream, false, &spill_fd, &err) == 0)
 		return show_spill(store, &a, spill_fd);

@@ -309,37 +309,37 @@ static void print_dryrun(const struct run_outcome *o)
 	size_t i;
 	json_t *c;
 
-	printf("dry run %llu: %s\n", (unsigned long long)o->id, o->verdict ? o->verdict : "?");
+	cli_print("dry run %llu: %s\n", (unsigned long long)o->id, o->verdict ? o->verdict : "?");
 	json_array_foreach(changes, i, c) {
 		const char *change = json_string_value(json_object_get(c, "change"));
 		const char *path = json_string_value(json_object_get(c, "path"));
 		const char *type = json_string_value(json_object_get(c, "type"));
-		printf("  %-11s %s%s", change_label(change), path,
+		cli_print("  %-11s %s%s", change_label(change), path,
 		       type && strcmp(type, "dir") == 0 ? "/" : "");
 		if (strcmp(change, "renamed") == 0)
-			printf(" (from %s)", json_string_value(json_object_get(c, "from")));
+			cli_print(" (from %s)", json_string_value(json_object_get(c, "from")));
 		else if (strcmp(change, "mode_changed") == 0)
-			printf(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
+			cli_print(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
 			       json_string_value(json_object_get(c, "mode")));
 		else if (json_is_integer(json_object_get(c, "old_size")) &&
 			 json_is_integer(json_object_get(c, "size")))
-			printf(" (%lld -> %lld bytes)",
+			cli_print(" (%lld -> %lld bytes)",
 			       (long long)json_integer_value(json_object_get(c, "old_size")),
 			       (long long)json_integer_value(json_object_get(c, "size")));
 		else if (json_is_integer(json_object_get(c, "size")))
-			printf(" (%lld bytes)", (long long)json_integer_value(json_object_get(c, "size")));
+			cli_print(" (%lld bytes)", (long long)json_integer_value(json_object_get(c, "size")));
 		if (json_is_string(json_object_get(c, "refused")))
-			printf(" [mode %s, %s: never applied]",
+			cli_print(" [mode %s, %s: never applied]",
 			       json_string_value(json_object_get(c, "mode")),
 			       json_string_value(json_object_get(c, "refused")));
-		putchar('\n');
+		cli_print("\n");
 	}
 	if (json_is_true(json_object_get(dr, "truncated")))
-		printf("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
+		cli_print("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
 		       (long long)json_integer_value(json_object_get(dr, "total")),
 		       json_array_size(changes));
 	json_array_foreach(json_object_get(dr, "outside_writes"), i, c)
-		printf("  outside the workspace, refused: %s (%s, %lld times)\n",
+		cli_print("  outside the workspace, refused: %s (%s, %lld times)\n",
 		       json_string_value(json_object_get(c, "path")),
 		       json_string_value(json_object_get(c, "syscall")),
 		       (long long)json_integer_value(json_object_get(c, "count")));
@@ -347,13 +347,13 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
 		const char *refused = json_string_value(json_object_get(c, "refused"));
 		if (refused)
-			printf("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
+			cli_print("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
 			       refused, json_string_value(json_object_get(c, "change")));
 		else if (unexpected)
-			printf("  not declared: %s (%s)\n", unexpected,
+			cli_print("  not declared: %s (%s)\n", unexpected,
 			       json_string_value(json_object_get(c, "change")));
 		else
-			printf("  declared, but nothing changed there: %s\n",
+			cli_print("  declared, but nothing changed there: %s\n",
 			       json_string_value(json_object_get(c, "missing")));
 	}
 }

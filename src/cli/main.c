@@ -7,10 +7,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "basic/macro.h"
+#include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "version.h"
+
+/* Prints fmt's text on f through text_for_terminal(); nothing when memory
+ * runs out, rather than the text unchecked. */
+static void cli_vprint(FILE *f, const char *fmt, va_list ap)
+{
+	cleanup_free char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+
+	if (n < 0)
+		return;
+	size_t len;
+	cleanup_free char *safe = text_for_terminal(text, (size_t)n, &len);
+	if (safe)
+		fwrite(safe, 1, len, f);
+}
 
 void cli_error(const char *fmt, ...)
 {
@@ -19,9 +36,18 @@ void cli_error(const char *fmt, ...)
 	fflush(stdout);
 	fputs("airlock: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vprint(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_print(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vprint(stdout, fmt, ap);
+	va_end(ap);
 }
 
 int cli_option(int argc, char **argv, const char *shortopts, const struct option *options)

@@ -19,6 +19,7 @@
 #include "basic/path.h"
 #include "basic/sha256.h"
 #include "basic/strv.h"
+#include "basic/text.h"
 #include "core/gate.h"
 #include "core/jsonutil.h"
 #include "core/policy.h"
@@ -57,6 +58,31 @@ static const char *jstr_or(json_t *obj, const char *key, const char *fallback)
 	return s ? s : fallback;
 }
 
+/* The host shows the message in its terminal, and it quotes what the
+ * command chose (its output's last lines, its argv, paths): it goes through
+ * text_for_terminal(), cut at a character boundary to fit. Without memory,
+ * every byte that is not printable ASCII becomes '?'. */
+static void hook_message_for_terminal(char *msg, size_t size)
+{
+	size_t len;
+	cleanup_free char *safe = text_for_terminal(msg, strlen(msg), &len);
+
+	if (!safe) {
+		for (char *c = msg; *c; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') ||
+			    (unsigned char)*c >= 0x7f)
+				*c = '?';
+		return;
+	}
+	if (len >= size) {
+		len = size - 1;
+		while (len > 0 && ((unsigned char)safe[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(msg, safe, len);
+	msg[len] = '\0';
+}
+
 static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const char *fmt, ...)
@@ -67,6 +93,7 @@ static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const ch
 	va_start(ap, fmt);
 	vsnprintf(ret->message, sizeof(ret->message), fmt, ap);
 	va_end(ap);
+	hook_message_for_terminal(ret->message, sizeof(ret->message));
 }
 
 static bool hook_is_shell_tool(enum hook_dialect dialect, const char *tool)

@@ -272,3 +272,21 @@ EOF
 	[ "$(rq .gate.scope)" = "$(cd repo && pwd -P)" ]
 	[ ! -e repo/sub/.git ]
 }
+
+@test "gate shows a failure's output and argv on a terminal without their escape sequences" {
+	al run -- sh -c "$(terminal_attack_script)"
+	[ "$status" -eq 1 ]
+	id=$(receipt_id)
+	script -qec "'$AIRLOCK' gate" /dev/null </dev/null >"$TEST_DIR/tty.out" 2>&1 || true
+	shows_no_controls "$TEST_DIR/tty.out" "receipt $id is an open failure" "err-visible" "end" "argv-visible"
+	shows_no_hidden_text "$TEST_DIR/tty.out" 'pwned|hidden-argv'
+	# to a pipe too: gate's text is for a human wherever it goes
+	al gate
+	[ "$status" -eq 2 ]
+	printf '%s\n' "$output" >"$TEST_DIR/pipe.out"
+	shows_no_controls "$TEST_DIR/pipe.out" "err-visible" "argv-visible"
+	shows_no_hidden_text "$TEST_DIR/pipe.out" 'pwned|hidden-argv'
+	# --json is for programs: the exact text, JSON-escaped
+	al gate --json
+	jq -e '.failures[0].tail | contains("\u001bPpwned-dcs")' <<<"$output"
+}

@@ -62,3 +62,40 @@ no_process_with() {
 receipt_file() {
 	echo "$AIRLOCK_STATE_DIR/receipts/$1.json"
 }
+
+# A command whose output and argv try to drive the terminal that shows them:
+# a window title, a screen clear, a clipboard write (OSC 52), a C1 CSI in
+# UTF-8 and as a bare 8-bit byte, a DCS string; it fails so the gate opens.
+# The texts inside the sequences say "pwned" (split in the script's own
+# text, so that only the sequences carry it); the argv's own title sequence
+# says "hidden-argv".
+terminal_attack_script() {
+	printf '%s' 'printf "out-visible \033]0;pw""ned-title\007 \033[2J \033]52;c;cHduZWQtY2xpcA==\007 \302\2331;31m \2331m\n"; '
+	printf '%s' 'printf "err-visible \033[8m \033Ppw""ned-dcs\033\\\\ \302\235pw""ned-c1\302\234 end\n" >&2; exit 1 '
+	printf '# argv-visible \033]0;hidden-argv\007\033[2J\n'
+}
+
+# Fails if the file holds a byte a terminal acts on (C0 but \n, \t and the
+# pty's own \r; DEL; C1 in UTF-8 or as a bare byte). $2.. are texts that
+# must be shown.
+shows_no_controls() {
+	local file=$1 text
+	shift
+	if LC_ALL=C grep -aqP '[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]' <(LC_ALL=C sed 's/\xc2[\x80-\x9f]/\x1b/g; s/[\xc0-\xf4][\x80-\xbf]*//g' "$file"); then
+		echo "terminal controls reached the terminal:" >&2
+		od -c "$file" | head -40 >&2
+		return 1
+	fi
+	for text in "$@"; do
+		grep -aqF -- "$text" "$file" || { echo "'$text' is not shown:" >&2; cat -v "$file" >&2; return 1; }
+	done
+}
+
+# Fails if the file shows a text that only an escape sequence carried.
+shows_no_hidden_text() {
+	if grep -aqE -- "${2:-pwned}" "$1"; then
+		echo "the text of an escape sequence was shown:" >&2
+		cat -v "$1" >&2
+		return 1
+	fi
+}

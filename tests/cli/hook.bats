@@ -173,3 +173,17 @@ open_failure() {
 	[ $(( $(date +%s) - start )) -lt 15 ]
 	[[ "$stderr" == *"blocking"* ]]
 }
+
+@test "a block quoting a failure's output and argv carries no escape sequence" {
+	"$AIRLOCK" run -- sh -c "$(terminal_attack_script)" >/dev/null || true
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "npm test"
+	[ "$status" -eq 2 ]
+	printf '%s\n' "$stderr" >"$TEST_DIR/hook.out"
+	shows_no_controls "$TEST_DIR/hook.out" "err-visible" "argv-visible"
+	shows_no_hidden_text "$TEST_DIR/hook.out"
+	hook claude stop claude-code/2.1/stop.json ""
+	printf '%s\n' "$output" >"$TEST_DIR/stop.out"
+	jq -r .reason "$TEST_DIR/stop.out" >"$TEST_DIR/stop.reason"
+	shows_no_controls "$TEST_DIR/stop.reason" "err-visible"
+	shows_no_hidden_text "$TEST_DIR/stop.reason"
+}

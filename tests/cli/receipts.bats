@@ -96,3 +96,40 @@ load helpers
 	[ "$status" -eq 0 ]
 	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 13 ]
 }
+
+@test "show on a terminal and the receipts listing drop escape sequences; show to a pipe is exact" {
+	al run -- sh -c "$(terminal_attack_script)"
+	[ "$status" -eq 1 ]
+	id=$(receipt_id)
+	script -qec "'$AIRLOCK' show $id --stdout" /dev/null </dev/null >"$TEST_DIR/out.tty" 2>&1
+	shows_no_controls "$TEST_DIR/out.tty" "out-visible"
+	shows_no_hidden_text "$TEST_DIR/out.tty"
+	script -qec "'$AIRLOCK' show $id --stderr" /dev/null </dev/null >"$TEST_DIR/err.tty" 2>&1
+	shows_no_controls "$TEST_DIR/err.tty" "err-visible" "end"
+	shows_no_hidden_text "$TEST_DIR/err.tty"
+	script -qec "'$AIRLOCK' show $id" /dev/null </dev/null >"$TEST_DIR/receipt.tty" 2>&1
+	shows_no_controls "$TEST_DIR/receipt.tty" '"status": "exited"'
+	script -qec "'$AIRLOCK' receipts" /dev/null </dev/null >"$TEST_DIR/list.tty" 2>&1
+	shows_no_controls "$TEST_DIR/list.tty" "argv-visible"
+	shows_no_hidden_text "$TEST_DIR/list.tty" hidden-argv
+	# to a pipe, show gives back the kept text as it is (the receipt's
+	# JSON string: what was not UTF-8 is U+FFFD there; --spill keeps bytes)
+	cmp <("$AIRLOCK" show "$id" --stdout) <(jq -j .stdout "$(receipt_file "$id")")
+	"$AIRLOCK" show "$id" --stderr | grep -q $'\e\\[8m'
+}
+
+@test "show pages a spilled stream to a terminal without escape sequences, split or not" {
+	# 200 KB of lines, each with a title sequence, so that page boundaries
+	# fall inside them
+	al run --spill -- sh -c 'i=0; while [ $i -lt 4000 ]; do printf "line %d \033]0;pw""ned-%d\007 tail \302\233" "$i" "$i"; printf "2J\n"; i=$((i+1)); done'
+	[ "$status" -eq 0 ]
+	id=$(receipt_id)
+	script -qec "'$AIRLOCK' show $id --stdout" /dev/null </dev/null >"$TEST_DIR/spill.tty" 2>&1
+	shows_no_controls "$TEST_DIR/spill.tty" "line 0 " "line 3999 "
+	shows_no_hidden_text "$TEST_DIR/spill.tty"
+	[ "$(grep -ac '^line [0-9]*  tail '$'\r''$' "$TEST_DIR/spill.tty")" -eq 4000 ]
+	script -qec "'$AIRLOCK' show $id --stdout --offset 5 --limit 100000" /dev/null </dev/null >"$TEST_DIR/range.tty" 2>&1
+	shows_no_controls "$TEST_DIR/range.tty" "  tail "
+	shows_no_hidden_text "$TEST_DIR/range.tty"
+	"$AIRLOCK" show "$id" --stdout | sha256sum | grep -q "^$(rq .output.stdout.sha256) "
+}

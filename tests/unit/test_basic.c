@@ -176,6 +176,62 @@ static void test_utf8_validation(void)
 	free(s);
 }
 
+/* text_for_terminal(data) is expect, and keeps no byte a terminal acts on. */
+static bool terminal_case(const char *data, size_t n, const char *expect)
+{
+	size_t len;
+	char *got = text_for_terminal(data, n, &len);
+	bool ok = got && strlen(got) == len && strcmp(got, expect) == 0;
+
+	for (size_t i = 0; ok && i < len; i++) {
+		unsigned char c = (unsigned char)got[i];
+		ok = (c >= 0x20 || c == '\n' || c == '\t') && c != 0x7f &&
+		     !(c == 0xc2 && (unsigned char)got[i + 1] >= 0x80 && (unsigned char)got[i + 1] <= 0x9f);
+	}
+	if (!ok)
+		printf("# text_for_terminal gave \"%s\", expected \"%s\"\n", got ? got : "(null)", expect);
+	free(got);
+	return ok;
+}
+
+#define TERM_CASE(data, expect) ASSERT_TRUE(terminal_case(data, sizeof(data) - 1, expect))
+#define FFFD "\xef\xbf\xbd"
+
+static void test_text_for_terminal(void)
+{
+	TERM_CASE("plain text, tab\tand\nlines\n", "plain text, tab\tand\nlines\n");
+	TERM_CASE("h\xc3\xa9llo \xe2\x9c\x93", "h\xc3\xa9llo \xe2\x9c\x93");
+	/* the sequences of the attack: title, clear, clipboard write, C1 CSI */
+	TERM_CASE("a\x1b]0;pwned\x07" "b", "ab");
+	TERM_CASE("a\x1b[2J\x1b[1;31mred\x1b[0m", "ared");
+	TERM_CASE("\x1b]52;c;ZWNobyBwd25lZA==\x07" "after", "after");
+	TERM_CASE("\x1b]52;c;ZWNobyBwd25lZA==\x1b\\after", "after");
+	TERM_CASE("x\xc2\x9b" "2Jy", "xy");
+	TERM_CASE("x\xc2\x9d" "0;t\xc2\x9cy", "xy");
+	/* a bare 8-bit C1 byte and an overlong ESC are ill-formed UTF-8 */
+	TERM_CASE("x\x9b" "2J", "x" FFFD "2J");
+	TERM_CASE("x\xc0\x9b[2J", "x" FFFD FFFD "[2J");
+	/* other controls stay visible as U+FFFD */
+	TERM_CASE("safe\rEVIL", "safe" FFFD "EVIL");
+	TERM_CASE("a\bb\x7f" "c\xc2\x85" "d", "a" FFFD "b" FFFD "c" FFFD "d");
+	TERM_CASE("a\0b", "a" FFFD "b");
+	TERM_CASE("ab\xe2\x80\xae" "cd", "ab" FFFD "cd"); /* RIGHT-TO-LEFT OVERRIDE */
+	/* two-byte escapes, charset designations, DCS and APC strings */
+	TERM_CASE("\x1b" "c\x1b" "7a\x1b(Bb\x1bP1$r\x1b\\c\x1b_apc\x07" "d", "abcd");
+	/* an unterminated string ends at the newline, not the end of the text */
+	TERM_CASE("a\x1b]0;title\nshown\n", "a\nshown\n");
+	/* an escape inside a string ends it and is dropped too */
+	TERM_CASE("a\x1b]0;t\x1b[2Jb", "ab");
+	/* a control ends a control sequence unfinished */
+	TERM_CASE("a\x1b[1;2\x01" "b", "a" FFFD "b");
+	TERM_CASE("a\x1b[1;2\nb", "a\nb");
+	/* a lone ESC, at the end or before a non-ASCII byte */
+	TERM_CASE("a\x1b", "a");
+	TERM_CASE("a\x1b\xc3\xa9", "a\xc3\xa9");
+	TERM_CASE("a\x1b\x1b[2Jb", "ab");
+	TERM_CASE("", "");
+}
+
 static void test_base64(void)
 {
 	char *s = base64_encode("\xff\x00\x01", 3);
@@ -264,5 +320,5 @@ RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units), T_(test_parse_du
 	  T_(test_error_prefix_nests_context), T_(test_error_prefix_truncates_safely),
 	  T_(test_sha256_known_vectors), T_(test_capture_keeps_head_and_tail),
 	  T_(test_capture_tail_wraps_byte_by_byte), T_(test_capture_short_stream_is_whole),
-	  T_(test_utf8_validation), T_(test_base64), T_(test_env_names), T_(test_strv), T_(test_strv_env),
+	  T_(test_utf8_validation), T_(test_text_for_terminal), T_(test_base64), T_(test_env_names), T_(test_strv), T_(test_strv_env),
 	  T_(test_file_write_atomic_never_replaces))
