@@ -16,6 +16,7 @@
 
 /* Prints fmt's text on f through text_for_terminal(); nothing when memory
  * runs out, rather than the text unchecked. */
+static void cli_vprint(FILE *f, const char *fmt, va_list ap) _printf_(2, 0);
 static void cli_vprint(FILE *f, const char *fmt, va_list ap)
 {
 	cleanup_free char *text = NULL;
