@@ -239,3 +239,10 @@ line'"
 	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and (.dryrun.problems[0].hint | contains("EOVERFLOW"))' <<<"$output"
 	[ "$(cat grp)" = x ]
 }
+
+@test "the dry-run report shows file names the command chose without their escape sequences" {
+	al dryrun -- sh -c 'touch "$(printf "name-visible\033]0;pw""ned\007\033[2J\302\233""1m")"'
+	printf '%s\n' "$output" >"$TEST_DIR/report.out"
+	shows_no_controls "$TEST_DIR/report.out" "new         name-visible (0 bytes)" "not declared: name-visible (created)"
+	shows_no_hidden_text "$TEST_DIR/report.out"
+}
