@@ -84,16 +84,17 @@ j=$build/quarantine.json
 row() { # label, index, index of bwrap, index of before (or -)
 	t=$(median_ms "$j" "$2")
 	b=$(median_ms "$j" "$3")
+	sd=$(jq -r ".results[$2].stddev * 1000 | round" "$j")
 	if [ "$4" = - ]; then
-		echo "| $1 | $t | $(ratio "$t" "$b") | |"
+		echo "| $1 | $t | $sd | $(ratio "$t" "$b") | |"
 	else
-		echo "| $1 | $t | $(ratio "$t" "$b") | $(ratio "$t" "$(median_ms "$j" "$4")") |"
+		echo "| $1 | $t | $sd | $(ratio "$t" "$b") | $(ratio "$t" "$(median_ms "$j" "$4")") |"
 	fi
 }
 echo "## The quarantine before and after issue 10: \`true\` and \`git status\` in 10,000 files"
 echo
-echo "| command | median ms | vs bubblewrap | after / before |"
-echo "|---|---:|---:|---:|"
+echo "| command | median ms | stddev ms | vs bubblewrap | after / before |"
+echo "|---|---:|---:|---:|---:|"
 row "bubblewrap, \`true\`" 0 0 -
 row "airlock before, \`true\`, receipts.fsync=false" 1 0 -
 row "airlock after, \`true\`, receipts.fsync=false" 2 0 1
