@@ -18,7 +18,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
+#include <pthread.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -53,6 +56,67 @@ static int probe_int80(void)
 	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20) : "memory");
 	printf("ESCAPED: int 0x80 returned %ld\n", r);
 	return 1;
+}
+
+
+/* A thread flips the address between an allowed socket and a host one
+ * while the main thread connects: the supervisor must act on the address
+ * it checked, never on one read again later. */
+static struct sockaddr_un race_addr;
+static const char *race_paths[2];
+static volatile int race_stop;
+
+static void *race_flipper(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; !race_stop; i++) {
+		const char *p = race_paths[i & 1];
+		size_t n = strlen(p);
+		memcpy(race_addr.sun_path, p, n + 1);
+	}
+	return NULL;
+}
+
+static int probe_unix_race(const char *allowed, const char *host)
+{
+	pthread_t t;
+	unsigned reached_allowed = 0, refused = 0, escaped = 0;
+
+	if (strlen(allowed) >= sizeof(race_addr.sun_path) || strlen(host) >= sizeof(race_addr.sun_path))
+		return 2;
+	race_addr.sun_family = AF_UNIX;
+	race_paths[0] = allowed;
+	race_paths[1] = host;
+	strcpy(race_addr.sun_path, allowed);
+	if (pthread_create(&t, NULL, race_flipper, NULL) != 0)
+		return 2;
+	for (int i = 0; i < 2000; i++) {
+		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s < 0)
+			break;
+		if (connect(s, (struct sockaddr *)&race_addr, sizeof(race_addr)) == 0) {
+			struct sockaddr_un peer = { 0 };
+			socklen_t len = sizeof(peer);
+			if (getpeername(s, (struct sockaddr *)&peer, &len) == 0 &&
+			    strcmp(peer.sun_path, host) == 0) {
+				escaped++;
+				(void)write(s, "ESCAPED\n", 8);
+			} else {
+				reached_allowed++;
+			}
+		} else {
+			refused++;
+		}
+		close(s);
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	if (escaped) {
+		printf("ESCAPED: %u connects reached the host socket\n", escaped);
+		return 1;
+	}
+	printf("blocked: %u refused, %u reached the allowed socket\n", refused, reached_allowed);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -111,6 +175,8 @@ int main(int argc, char **argv)
 		return probe_tiocsti(TIOCSTI | (1UL << 32));
 	if (!strcmp(mode, "tioclinux"))
 		return probe_tiocsti(0x541C);
+	if (!strcmp(mode, "unix_race") && argc == 4)
+		return probe_unix_race(argv[2], argv[3]);
 	if (!strcmp(mode, "int80"))
 		return probe_int80();
 	fprintf(stderr, "probe: unknown mode '%s'\n", mode);
