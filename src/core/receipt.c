@@ -213,6 +213,9 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 	json_object_set_new(sc, "action", json_string("errno EPERM, reported"));
 	json_object_set_new(sc, "foreign_arch", json_string("kill"));
 	json_object_set_new(e, "seccomp", sc);
+	/* who keeps pathname Unix sockets to the workspace and /tmp */
+	json_object_set_new(e, "unix_sockets",
+			    json_string(sb->connect_mediated ? "supervisor" : "landlock"));
 	json_t *limits = json_object();
 	for (size_t i = 0; i < sb->n_limits; i++)
 		json_object_set_new(limits, sb->limits[i].name,
@@ -244,6 +247,13 @@ static json_t *receipt_sandbox_json(const struct receipt_sandbox *sb)
 	}
 	json_object_set_new(o, "denials", denials);
 	json_object_set_new(o, "denials_dropped", json_integer(sb->denials_dropped));
+	json_t *sockets = json_array();
+	for (size_t i = 0; sockets && i < sb->n_socket_denials; i++)
+		json_array_append_new(sockets,
+				      json_pack("{s:s, s:i}", "path", sb->socket_denials[i].path,
+						"count", (int)sb->socket_denials[i].count));
+	json_object_set_new(o, "socket_denials", sockets);
+	json_object_set_new(o, "socket_denials_dropped", json_integer(sb->socket_denials_dropped));
 	json_object_set_new(o, "killed_by", json_string_or_null(sb->killed_by));
 	json_t *hit = json_array();
 	if (sb->memory_limit_hit)

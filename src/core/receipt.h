@@ -43,6 +43,12 @@ struct receipt_denial {
 	unsigned count;
 };
 
+/* A connect() to a Unix socket outside the workspace and /tmp, refused. */
+struct receipt_socket_denial {
+	char *path; /* valid UTF-8 (ill-formed bytes replaced) */
+	unsigned count;
+};
+
 /* What the quarantine enforced; `enforced` is false when nothing ran in it. */
 struct receipt_sandbox {
 	const char *profile; /* "default" or "none" */
@@ -61,6 +67,10 @@ struct receipt_sandbox {
 	struct receipt_denial denials[32];
 	size_t n_denials;
 	unsigned denials_dropped;
+	bool connect_mediated; /* Unix sockets scoped by the supervisor, not Landlock */
+	struct receipt_socket_denial socket_denials[32];
+	size_t n_socket_denials;
+	unsigned socket_denials_dropped;
 	const char *killed_by;
 };
 

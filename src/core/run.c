@@ -18,6 +18,7 @@
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
+#include "basic/text.h"
 #include "core/dryrun.h"
 #include "core/env.h"
 #include "core/gate.h"
@@ -122,6 +123,8 @@ static void run_state_release(struct run_state *st)
 	free(st->dry_upper);
 	free(st->dry_work);
 	json_decref(st->outside_writes);
+	for (size_t i = 0; i < st->sandbox.n_socket_denials; i++)
+		free(st->sandbox.socket_denials[i].path);
 	strv_free(st->hide);
 	strv_free(st->read_only);
 	run_env_release(&st->env);
@@ -582,6 +585,18 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 			.count = res->denials[i].count,
 		};
 	sb->denials_dropped = res->denials_dropped;
+	sb->connect_mediated = res->manifest.connect_mediated;
+	for (size_t i = 0; i < res->n_socket_denials && i < ARRAY_SIZE(sb->socket_denials); i++) {
+		const char *path = res->socket_denials[i].path;
+		char *text = utf8_sanitize(path, strlen(path), NULL);
+		if (!text)
+			continue;
+		sb->socket_denials[sb->n_socket_denials++] = (struct receipt_socket_denial){
+			.path = text,
+			.count = res->socket_denials[i].count,
+		};
+	}
+	sb->socket_denials_dropped = res->socket_denials_dropped;
 }
 
 static int run_spawn(struct run_state *st, const struct run_context *ctx, struct error *err)

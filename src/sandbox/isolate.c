@@ -67,6 +67,12 @@ static void isolate_plan_landlock(struct isolate_plan *plan)
 		fs |= AL_FS_IOCTL_DEV;
 		dev |= AL_FS_IOCTL_DEV;
 	}
+	/* Pathname Unix sockets: reachable beneath the workspace and /tmp only
+	 * (landlock_write), not on the read-only host nor in /dev. Older kernels
+	 * get the supervisor's mediation instead. */
+	if (abi >= 8)
+		fs |= AL_FS_RESOLVE_UNIX;
+	plan->mediate_connect = abi < 8;
 	plan->landlock_abi = abi;
 	plan->landlock_handled = (struct al_landlock_ruleset_attr){ .handled_access_fs = fs };
 	plan->landlock_attr_size = sizeof(uint64_t);
@@ -170,7 +176,10 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 		return error_set(err, EOPNOTSUPP,
 				 "the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
 	*ret_stage = SANDBOX_STAGE_SECCOMP;
-	r = syscall_filter_build(&plan->filter, iso->trace_outside_writes, err);
+	r = syscall_filter_build(&plan->filter,
+				 (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_WRITES : 0) |
+					 (plan->mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0),
+				 err);
 	if (r < 0)
 		return r;
 	return 0;

@@ -86,6 +86,9 @@ struct sandbox_manifest {
 	uint64_t landlock_scoped;
 	unsigned n_seccomp_rules;
 	bool cgroup_memory, cgroup_pids; /* cgroup limits in force */
+	/* pathname Unix sockets scoped by the supervisor (Landlock ABI < 8),
+	 * not by Landlock */
+	bool connect_mediated;
 	bool memory_limit_hit, pids_limit_hit;
 };
 
@@ -106,6 +109,17 @@ struct sandbox_write_attempt {
 };
 
 #define SANDBOX_MAX_WRITE_ATTEMPTS 32
+
+/* A connect() to a Unix socket outside the workspace and /tmp, refused. */
+struct sandbox_socket_denial {
+	/* as the command named it, resolved lexically against its cwd; an
+	 * abstract name (refused with --net host) is "@" and the name, cut at
+	 * its first NUL */
+	char path[512];
+	unsigned count;
+};
+
+#define SANDBOX_MAX_SOCKET_DENIALS 32
 
 struct sandbox_config {
 	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
@@ -149,6 +163,9 @@ struct sandbox_result {
 	struct sandbox_write_attempt outside_writes[SANDBOX_MAX_WRITE_ATTEMPTS];
 	size_t n_outside_writes;
 	unsigned outside_writes_dropped; /* beyond SANDBOX_MAX_WRITE_ATTEMPTS distinct paths */
+	struct sandbox_socket_denial socket_denials[SANDBOX_MAX_SOCKET_DENIALS];
+	size_t n_socket_denials;
+	unsigned socket_denials_dropped; /* beyond SANDBOX_MAX_SOCKET_DENIALS distinct paths */
 };
 
 void sandbox_result_release(struct sandbox_result *result);

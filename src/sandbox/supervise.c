@@ -34,6 +34,7 @@
 #include "sandbox/isolate.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sockbroker.h"
 #include "sandbox/syscall_filter.h"
 
 #define READ_CHUNK_BYTES (256 * 1024)
@@ -81,6 +82,7 @@ struct supervisor {
 	int signal_fd;
 	bool isolated; /* main_pid is the quarantine's init */
 	int listener_fd; /* seccomp notifications; -1 when none */
+	struct sockbroker *broker; /* connect() on the command's behalf; NULL when Landlock scopes it */
 	int status_fd; /* init's report of the command's status; -1 once read */
 	bool command_done; /* init reported: the command and its tree are gone */
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
@@ -382,6 +384,10 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 
 	if (ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return; /* the caller died meanwhile */
+	if (s->broker && sockbroker_handles(req)) {
+		sockbroker_submit(s->broker, req); /* the broker answers */
+		return;
+	}
 	resp->id = req->id;
 	/* The arguments are the caller's registers, fixed while it waits: a
 	 * decision on them cannot be raced, unlike one on a path it points to. */
@@ -460,7 +466,15 @@ static void supervisor_loop(struct supervisor *s)
 			{ .fd = s->listener_fd, .events = POLLIN },
 			{ .fd = s->status_fd, .events = POLLIN },
 		};
-		int n = poll(pfd, 5, supervisor_poll_timeout_ms(s, now));
+		int timeout_ms = supervisor_poll_timeout_ms(s, now);
+		if (s->broker) {
+			/* a connect in flight whose caller stopped waiting */
+			sockbroker_sweep(s->broker);
+			int sweep_ms = sockbroker_poll_timeout_ms(s->broker);
+			if (sweep_ms >= 0 && (timeout_ms < 0 || sweep_ms < timeout_ms))
+				timeout_ms = sweep_ms;
+		}
+		int n = poll(pfd, 5, timeout_ms);
 		if (n < 0 && errno != EINTR)
 			return;
 		for (int i = 0; i < 2; i++)
@@ -670,6 +684,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 			.landlock_abi = td->plan.landlock_abi,
 			.landlock_scoped = td->plan.landlock_handled.scoped,
 			.n_seccomp_rules = td->plan.filter.n_rules,
+			.connect_mediated = td->plan.mediate_connect,
 			.hidden = TAKE_PTR(td->plan.enforced_hidden),
 			.read_only = TAKE_PTR(td->plan.protect.enforced),
 		};
@@ -738,6 +753,14 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	} else {
 		if (isolated)
 			s.listener_fd = fdpass_receive(fds.notify[0]);
+		if (s.listener_fd >= 0 && td->plan.mediate_connect) {
+			/* Without it each connect() is refused as a denial (EPERM). */
+			struct sockbroker_config bc = { .listener_fd = s.listener_fd,
+							.workspace = config->isolation.workspace,
+							.share_net = config->isolation.share_net };
+			struct error broker_err = { 0 };
+			(void)sockbroker_new(&s.broker, &bc, &broker_err);
+		}
 		if (config->timeout_ms)
 			s.timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
 		supervisor_loop(&s);
@@ -746,6 +769,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		if (!s.command_done)
 			supervisor_kill_all(&s);
 	}
+	/* Interrupts connects still in flight: nothing waits for them now. */
+	sockbroker_finish(s.broker, result);
 	if (s.listener_fd >= 0)
 		close(s.listener_fd);
 	if (isolated) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -231,7 +232,30 @@ static int syscall_filter_add_rules(scmp_filter_ctx ctx, unsigned *n_rules)
 	return 0;
 }
 
-int syscall_filter_compile(struct syscall_filter *ret, bool trace_writes, struct error *err)
+/* The rules of SYSCALL_FILTER_MEDIATE_CONNECT. Arguments the kernel reads
+ * as int are compared on their low 32 bits, so high bits cannot slip past. */
+static int syscall_filter_add_socket_rules(scmp_filter_ctx ctx, unsigned *n_rules)
+{
+	int r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (r < 0)
+		return r;
+	(*n_rules)++;
+	const int creators[] = { SCMP_SYS(socket), SCMP_SYS(socketpair) };
+	const uint64_t datagram_types[] = { SOCK_DGRAM, SOCK_RAW };
+	for (size_t i = 0; i < ARRAY_SIZE(creators); i++)
+		for (size_t k = 0; k < ARRAY_SIZE(datagram_types); k++) {
+			/* the type's low four bits; the rest are SOCK_NONBLOCK/CLOEXEC */
+			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 2,
+					     SCMP_A0_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_UNIX),
+					     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xfULL, datagram_types[k]));
+			if (r < 0)
+				return r;
+			(*n_rules)++;
+		}
+	return 0;
+}
+
+int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err)
 {
 	cleanup_with(seccomp_ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
@@ -244,8 +268,10 @@ int syscall_filter_compile(struct syscall_filter *ret, bool trace_writes, struct
 		r = syscall_filter_add_rules(ctx, &n_rules);
 	if (r == 0)
 		r = syscall_filter_add_setid(ctx, &n_rules);
-	if (r == 0 && trace_writes)
+	if (r == 0 && (flags & SYSCALL_FILTER_TRACE_WRITES))
 		r = syscall_filter_add_traces(ctx, &n_rules);
+	if (r == 0 && (flags & SYSCALL_FILTER_MEDIATE_CONNECT))
+		r = syscall_filter_add_socket_rules(ctx, &n_rules);
 	if (r < 0)
 		return error_set_errno(err, -r, "cannot build seccomp filter");
 

@@ -24,12 +24,26 @@ struct syscall_filter {
 	bool owned; /* insns is malloc()ed (compiled here, not embedded) */
 };
 
-/* With trace_writes, the system calls that write to a path also come to the
- * supervisor, which records the paths and lets each call go on
+/* What a program adds to the refusals every run has (flags may be or-ed).
+ *
+ * SYSCALL_FILTER_TRACE_WRITES: the system calls that write to a path also
+ * come to the supervisor, which records the paths and lets each call go on
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): for a record of what was attempted,
- * never for a decision, since the path can change after it is read. */
-int syscall_filter_build(struct syscall_filter *ret, bool trace_writes, struct error *err);
-int syscall_filter_compile(struct syscall_filter *ret, bool trace_writes, struct error *err);
+ * never for a decision, since the path can change after it is read.
+ *
+ * SYSCALL_FILTER_MEDIATE_CONNECT: for kernels whose Landlock cannot scope
+ * pathname Unix sockets (ABI < 8). Every connect() comes to the supervisor,
+ * which performs it on the command's behalf (src/sandbox/sockbroker.c), and
+ * AF_UNIX datagram sockets (SOCK_DGRAM, and SOCK_RAW, which the kernel makes
+ * a datagram socket) are refused in socket() and socketpair(): a datagram's
+ * destination is in sendmsg()'s memory, which the filter cannot read. */
+enum {
+	SYSCALL_FILTER_TRACE_WRITES = 1U << 0,
+	SYSCALL_FILTER_MEDIATE_CONNECT = 1U << 1,
+	_SYSCALL_FILTER_FLAGS_ALL = (1U << 2) - 1,
+};
+int syscall_filter_build(struct syscall_filter *ret, unsigned flags, struct error *err);
+int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err);
 
 /* A traced system call: which arguments are paths, and the directory
  * descriptor each is relative to (-1: the cwd). */

@@ -292,10 +292,10 @@ static void test_protect_placeholder_is_marked_when_unprivileged(void)
 }
 
 /* The program embedded at build time is what the rules compile to now, in
- * both modes, and it is handed out without a copy. */
+ * every mode, and it is handed out without a copy. */
 static void test_embedded_filter_matches_the_rules(void)
 {
-	for (int trace = 0; trace <= 1; trace++) {
+	for (unsigned trace = 0; trace <= _SYSCALL_FILTER_FLAGS_ALL; trace++) {
 		struct syscall_filter built, compiled;
 		struct error err = { 0 };
 		ASSERT_EQ_INT(syscall_filter_build(&built, trace, &err), 0);
