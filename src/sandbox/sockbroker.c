@@ -278,6 +278,34 @@ static int sockbroker_mount_allowed(struct sockbroker *b, pid_t pid, int root, u
 	return r;
 }
 
+/* Paths through the quarantine's /proc. Its self and thread-self links name
+ * the caller, but resolve to nothing for the supervisor, which is not in the
+ * quarantine's pid namespace, and its fd, cwd and root links lead anywhere
+ * (openat2() refuses them under RESOLVE_IN_ROOT with EXDEV). No socket file
+ * lives in /proc, so a connect through it is refused outright: checked on
+ * the path with "//" and "/./" taken out, and /dev's links into /proc. */
+static bool sockbroker_through_proc(const char *path)
+{
+	static const char *const prefixes[] = { "/proc/", "/dev/fd/", "/dev/stdin/", "/dev/stdout/",
+						"/dev/stderr/" };
+	char clean[PATH_MAX + 2];
+	size_t n = 0;
+
+	for (const char *p = path; *p && n + 2 < sizeof(clean);) {
+		if (p[0] == '/' && (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || p[2] == '\0')))) {
+			p += p[1] == '/' ? 1 : 2;
+			continue;
+		}
+		clean[n++] = *p++;
+	}
+	clean[n++] = '/';
+	clean[n] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (strncmp(clean, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* A pathname address: resolved in the caller's view, pinned, checked, and
  * connected to through the pin. */
 static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_notif *req, int sock,
@@ -303,6 +331,10 @@ static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_no
 		if (snprintf(full, sizeof(full), "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path) >=
 		    (int)sizeof(full))
 			return -ENAMETOOLONG;
+	}
+	if (sockbroker_through_proc(full)) {
+		sockbroker_record(b, full);
+		return -EACCES;
 	}
 	snprintf(proc, sizeof(proc), "/proc/%d/root", (int)pid);
 	cleanup_close int root = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);

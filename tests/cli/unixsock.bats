@@ -102,8 +102,16 @@ inside() {
 	listen stream "$HOST_DIR/host.sock"
 	inside "$PY" "$SP" connect "/proc/self/root$HOST_DIR/host.sock"
 	[ "$(rq .stdout)" = "err:EACCES" ]
+	socket_denied "/proc/self/root$HOST_DIR/host.sock"
+	inside "$PY" "$SP" connect "/proc/1/root$HOST_DIR/host.sock"
+	[ "$(rq .stdout)" = "err:EACCES" ]
 	inside "$PY" "$SP" opath "$HOST_DIR/host.sock"
 	[ "$(rq .stdout)" = "err:EACCES" ]
+	rq '.sandbox.socket_denials[0].path' | grep -q '^/proc/self/fd/[0-9]*$'
+	# the same through /dev/fd, a link to /proc/self/fd
+	inside sh -c "exec 7<'$HOST_DIR'; exec '$PY' '$SP' connect /dev/fd/7/host.sock"
+	[ "$(rq .stdout)" = "err:EACCES" ]
+	socket_denied /dev/fd/7/host.sock
 	untouched "$HOST_DIR/host.sock"
 }
 
@@ -158,6 +166,19 @@ inside() {
 	[ "$(rq .stdout)" = ok ]
 	sleep 0.1
 	grep -q ESCAPED "$TEST_DIR/ok.sock.log"
+}
+
+@test "abstract names: the quarantine's own work; the host's are refused with --net host" {
+	inside "$PY" "$SP" abstract_inside "airlock-test-$$"
+	[ "$(rq .stdout)" = ok ]
+	listen stream "@airlock-test-host-$$"
+	al run --net host --workspace "$TEST_DIR" -- "$PY" "$SP" abstract "airlock-test-host-$$"
+	[ "$(rq .stdout)" = "err:EPERM" ]
+	socket_denied "@airlock-test-host-$$"
+	# without --net host the host's abstract names are not even there
+	inside "$PY" "$SP" abstract "airlock-test-host-$$"
+	[ "$(rq .stdout)" = "err:ECONNREFUSED" ]
+	untouched "@airlock-test-host-$$"
 }
 
 @test "allowed: TCP on the quarantine's loopback, blocking and nonblocking" {

@@ -78,6 +78,18 @@ def main():
     mode, args = sys.argv[1], sys.argv[2:]
     if mode == "connect":
         attempt(lambda: connect_send(args[0]))
+    elif mode == "abstract":  # connect to an abstract name
+        attempt(lambda: connect_send("\0" + args[0]))
+    elif mode == "abstract_inside":  # a server and a client, both here
+        def go():
+            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            srv.bind("\0" + args[0])
+            srv.listen(4)
+            connect_send("\0" + args[0])
+            conn, _ = srv.accept()
+            if conn.recv(16) != b"ESCAPED\n":
+                raise OSError(errno.EIO, "bad data")
+        attempt(go)
     elif mode == "connect_rel":
         os.chdir(args[0])
         attempt(lambda: connect_send(args[1]))
@@ -138,8 +150,11 @@ def main():
         kind, path, log = args
         typ = socket.SOCK_STREAM if kind == "stream" else socket.SOCK_DGRAM
         s = socket.socket(socket.AF_UNIX, typ)
-        s.bind(path)
-        os.chmod(path, 0o777)
+        if path.startswith("@"):  # abstract
+            s.bind("\0" + path[1:])
+        else:
+            s.bind(path)
+            os.chmod(path, 0o777)
         if typ == socket.SOCK_STREAM:
             s.listen(16)
         with open(log + ".ready", "w"):
