@@ -79,6 +79,11 @@ inside() {
 	[ "$(rq .stdout)" = "err:EACCES" ]
 	untouched "$HOST_DIR/host.sock"
 	socket_denied "$HOST_DIR/host.sock"
+	[ "$(rq .sandbox.socket_denials_dropped)" -eq 0 ]
+	[ "$(rq .sandbox.enforced.unix_sockets)" = supervisor ] ||
+		[ "$(rq .sandbox.enforced.landlock.abi)" -ge 8 ]
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" "$(receipt)"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 @test "connect by a relative path from a host directory: refused" {
