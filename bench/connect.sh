@@ -14,7 +14,7 @@ cc -O2 -pthread -o "$work/connect_loop" "$(dirname "$0")/connect_loop.c"
 export AIRLOCK_STATE_DIR="$work/state"
 mkdir -p "$work/ws"
 cd "$work/ws"
-n=10000
+n=${CONNECTS:-10000}
 # The median of 5 runs of one probe, in microseconds per connect.
 median_us() { # command...
 	for _ in 1 2 3 4 5; do
@@ -25,7 +25,7 @@ inside() { # airlock, probe args...
 	a=$1
 	shift
 	"$a" run --workspace "$work" -- "$work/connect_loop" "$@" >"$work/line"
-	jq -r .stdout "$AIRLOCK_STATE_DIR/receipts/$(jq -r .receipt "$work/line").json"
+	jq -j .stdout "$AIRLOCK_STATE_DIR/receipts/$(jq -r .receipt "$work/line").json"
 }
 echo "## connect(): $n connects, mean microseconds each (median of 5 runs)"
 echo

@@ -112,3 +112,6 @@ echo
 
 # Dry runs against the seed pipeline, and apply against re-running.
 "$repo/bench/dryrun.sh" "$airlock"
+
+# The cost of mediating connect() where Landlock cannot scope Unix sockets.
+"$repo/bench/connect.sh" "$airlock"

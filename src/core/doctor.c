@@ -60,8 +60,10 @@ static void doctor_landlock(struct doctor_report *report)
 	int abi = sandbox_landlock_abi();
 	struct doctor_check *c = doctor_add(report, "landlock", abi >= 1, true);
 
-	snprintf(c->detail, sizeof(c->detail), "ABI %d%s", abi,
-		 abi >= 6 ? " (with signal and abstract-socket scoping)" : "");
+	snprintf(c->detail, sizeof(c->detail), "ABI %d%s%s", abi,
+		 abi >= 6 ? " (with signal and abstract-socket scoping)" : "",
+		 abi >= 8 ? "; pathname Unix sockets scoped by Landlock"
+			  : "; pathname Unix sockets scoped by the supervisor (a round trip per connect)");
 	if (abi < 1)
 		snprintf(c->fix, sizeof(c->fix),
 			 "boot with landlock in the LSM list (lsm=landlock,lockdown,yama,integrity,apparmor,bpf) on Linux 5.13 or later");
