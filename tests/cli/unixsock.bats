@@ -165,12 +165,24 @@ inside() {
 	[ "$(rq '.sandbox.socket_denials | length')" -eq 0 ]
 }
 
-@test "allowed: a host listener inside the workspace" {
+@test "allowed: a host listener inside the workspace, by absolute and relative path" {
 	listen stream "$TEST_DIR/ok.sock"
 	inside "$PY" "$SP" connect "$TEST_DIR/ok.sock"
 	[ "$(rq .stdout)" = ok ]
+	inside "$PY" "$SP" connect_rel "$WORK" ../ok.sock
+	[ "$(rq .stdout)" = ok ]
 	sleep 0.1
-	grep -q ESCAPED "$TEST_DIR/ok.sock.log"
+	[ "$(grep -c ESCAPED "$TEST_DIR/ok.sock.log")" -eq 2 ]
+}
+
+@test "a dry run refuses host sockets too" {
+	listen stream "$HOST_DIR/host.sock"
+	# the state directory may not lie in a dry run's workspace
+	cp "$SP" "$WORK/sockprobe.py"
+	run --separate-stderr "$AIRLOCK" dryrun --json -- "$PY" "$WORK/sockprobe.py" connect "$HOST_DIR/host.sock"
+	[ "$(jq -r .stdout <<<"$output")" = "err:EACCES" ]
+	jq -r --arg p "$HOST_DIR/host.sock" '.sandbox.socket_denials | map(select(.path == $p)) | length' <<<"$output" | grep -qx 1
+	untouched "$HOST_DIR/host.sock"
 }
 
 @test "abstract names: the quarantine's own work; the host's are refused with --net host" {
