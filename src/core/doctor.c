@@ -62,7 +62,7 @@ static void doctor_landlock(struct doctor_report *report)
 
 	snprintf(c->detail, sizeof(c->detail), "ABI %d%s%s", abi,
 		 abi >= 6 ? " (with signal and abstract-socket scoping)" : "",
-		 abi >= 8 ? "; pathname Unix sockets scoped by Landlock"
+		 abi >= 9 ? "; pathname Unix sockets scoped by Landlock"
 			  : "; pathname Unix sockets scoped by the supervisor (a round trip per connect)");
 	if (abi < 1)
 		snprintf(c->fix, sizeof(c->fix),

@@ -70,9 +70,9 @@ static void isolate_plan_landlock(struct isolate_plan *plan)
 	/* Pathname Unix sockets: reachable beneath the workspace and /tmp only
 	 * (landlock_write), not on the read-only host nor in /dev. Older kernels
 	 * get the supervisor's mediation instead. */
-	if (abi >= 8)
+	if (abi >= 9)
 		fs |= AL_FS_RESOLVE_UNIX;
-	plan->mediate_connect = abi < 8;
+	plan->mediate_connect = abi < 9;
 	plan->landlock_abi = abi;
 	plan->landlock_handled = (struct al_landlock_ruleset_attr){ .handled_access_fs = fs };
 	plan->landlock_attr_size = sizeof(uint64_t);

@@ -33,7 +33,7 @@ struct isolate_plan {
 	size_t landlock_attr_size;
 	struct al_landlock_ruleset_attr landlock_handled;
 	uint64_t landlock_read, landlock_write, landlock_dev;
-	/* Landlock cannot scope pathname Unix sockets (ABI < 8): the seccomp
+	/* Landlock cannot scope pathname Unix sockets (ABI < 9): the seccomp
 	 * filter sends connect() to the supervisor (src/sandbox/sockbroker.c) */
 	bool mediate_connect;
 	struct syscall_filter filter;

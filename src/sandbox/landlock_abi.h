@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Landlock's uapi, spelled out: Debian 12's kernel headers stop at ABI 2,
- * and airlock uses what the running kernel offers, up to ABI 8. */
+ * and airlock uses what the running kernel offers, up to ABI 9. */
 #pragma once
 
 #include <stdint.h>
@@ -24,9 +24,11 @@
 #define AL_FS_REFER	  (1ULL << 13) /* ABI 2 */
 #define AL_FS_TRUNCATE	  (1ULL << 14) /* ABI 3 */
 #define AL_FS_IOCTL_DEV	  (1ULL << 15) /* ABI 5 */
-/* ABI 8 (commit "landlock: Control pathname UNIX domain socket resolution
- * by path"): connect() and sendmsg() to a pathname Unix socket. The bit is
- * the one after IOCTL_DEV; no kernel here offers ABI 8 to test it on. */
+/* ABI 9 (Linux 7.1, commit "landlock: Control pathname UNIX domain socket
+ * resolution by path"; ABI 8 was LANDLOCK_RESTRICT_SELF_TSYNC): connect()
+ * and sendmsg() to a pathname Unix socket created outside the domain. The
+ * bit is the one after IOCTL_DEV, as in the uapi header and the selftests;
+ * no kernel here offers ABI 9 to test it on. */
 #define AL_FS_RESOLVE_UNIX (1ULL << 16)
 
 #define AL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */

@@ -86,7 +86,7 @@ struct sandbox_manifest {
 	uint64_t landlock_scoped;
 	unsigned n_seccomp_rules;
 	bool cgroup_memory, cgroup_pids; /* cgroup limits in force */
-	/* pathname Unix sockets scoped by the supervisor (Landlock ABI < 8),
+	/* pathname Unix sockets scoped by the supervisor (Landlock ABI < 9),
 	 * not by Landlock */
 	bool connect_mediated;
 	bool memory_limit_hit, pids_limit_hit;

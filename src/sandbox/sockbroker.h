@@ -8,7 +8,7 @@
 #include "sandbox/sandbox.h"
 
 /* connect() on the command's behalf, for kernels whose Landlock cannot scope
- * pathname Unix sockets (ABI < 8; docs/sandbox.md, "Unix sockets").
+ * pathname Unix sockets (ABI < 9; docs/sandbox.md, "Unix sockets").
  *
  * The seccomp filter sends every connect() to the supervisor, which hands it
  * to the broker. A worker thread duplicates the socket (pidfd_getfd), reads

@@ -32,7 +32,7 @@ struct syscall_filter {
  * never for a decision, since the path can change after it is read.
  *
  * SYSCALL_FILTER_MEDIATE_CONNECT: for kernels whose Landlock cannot scope
- * pathname Unix sockets (ABI < 8). Every connect() comes to the supervisor,
+ * pathname Unix sockets (ABI < 9). Every connect() comes to the supervisor,
  * which performs it on the command's behalf (src/sandbox/sockbroker.c), and
  * AF_UNIX datagram sockets (SOCK_DGRAM, and SOCK_RAW, which the kernel makes
  * a datagram socket) are refused in socket() and socketpair(): a datagram's

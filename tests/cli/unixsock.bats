@@ -81,7 +81,7 @@ inside() {
 	socket_denied "$HOST_DIR/host.sock"
 	[ "$(rq .sandbox.socket_denials_dropped)" -eq 0 ]
 	[ "$(rq .sandbox.enforced.unix_sockets)" = supervisor ] ||
-		[ "$(rq .sandbox.enforced.landlock.abi)" -ge 8 ]
+		[ "$(rq .sandbox.enforced.landlock.abi)" -ge 9 ]
 	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" "$(receipt)"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
