@@ -4,6 +4,9 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -384,6 +387,59 @@ static void test_filter_refuses_setid_modes(void)
 	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
 }
 
+/* With SYSCALL_FILTER_MEDIATE_CONNECT, every connect() and the AF_UNIX
+ * datagram sockets come to the supervisor (ENOSYS with no listener), and
+ * nothing else of the same calls does. Returns the first call that did not
+ * do what it should, 0 when all did. */
+static int socket_filter_child(void)
+{
+	struct syscall_filter filter;
+	struct error err = { 0 };
+	int pair[2];
+
+	if (syscall_filter_build(&filter, SYSCALL_FILTER_MEDIATE_CONNECT, &err) < 0)
+		return 100;
+	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return 101;
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(9) };
+#define E(call) ((call) < 0 ? -(long)errno : 0L)
+	const struct {
+		long r;
+		bool refused;
+	} calls[] = {
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_DGRAM, 0)), true },
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)), true },
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_RAW, 0)), true },
+		{ E(syscall(SYS_socket, (1UL << 32) | AF_UNIX, SOCK_DGRAM, 0)), true }, /* high bits */
+		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_DGRAM, 0, pair)), true },
+		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_RAW | SOCK_CLOEXEC, 0, pair)), true },
+		{ E(syscall(SYS_connect, 0, &in, sizeof(in))), true },
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)), false },
+	};
+#undef E
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
+			return (int)i + 1;
+	return 0;
+}
+
+static void test_filter_mediates_connect_and_refuses_unix_datagrams(void)
+{
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(socket_filter_child());
+	int status;
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 /* The supervisor's own reading of a notification's arguments agrees. */
 static void test_sets_id_reads_the_mode_argument(void)
 {
@@ -423,6 +479,7 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 }
 
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
+	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument), T_(test_cgroup_sweep_removes_only_dead_supervisors),
 	  T_(test_protect_placeholder_is_marked_when_unprivileged),
 	  T_(test_protect_plans_pins_links_and_placeholders),
