@@ -109,6 +109,67 @@ static int isolate_plan_read_only(struct isolate_plan *plan, const struct sandbo
 	return 0;
 }
 
+static int isolate_plan_masks(struct isolate_plan *plan, const struct sandbox_isolation *iso,
+			      struct error *err)
+{
+	if (iso->n_masks > SANDBOX_MAX_MASKS)
+		return error_set(err, E2BIG, "%zu directories to mask; at most %d", iso->n_masks,
+				 SANDBOX_MAX_MASKS);
+	for (size_t i = 0; i < iso->n_masks; i++) {
+		const struct sandbox_mask *m = &iso->masks[i];
+		plan->staged_mask[i] = staged_path(m->path);
+		if (!plan->staged_mask[i])
+			return error_set(err, ENOMEM, "out of memory");
+		plan->n_masks = i + 1;
+		plan->mask_holds_workspace[i] = path_is_under(iso->workspace, m->path);
+		if (plan->mask_holds_workspace[i])
+			plan->workspace_needs_mkdir = true;
+		if (strv_push(&plan->enforced_hidden, m->path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		for (size_t j = 0; m->expose && m->expose[j]; j++) {
+			const char *e = m->expose[j];
+			struct stat st;
+			if (!path_is_under(e, m->path) || strcmp(e, m->path) == 0)
+				return error_set(err, EINVAL, "'%s' is not below the masked '%s'", e,
+						 m->path);
+			/* core resolved it: a path gone or turned into a link since
+			 * shows nothing */
+			if (lstat(e, &st) < 0 || S_ISLNK(st.st_mode))
+				continue;
+			if (plan->n_expose == SANDBOX_MAX_EXPOSE)
+				return error_set(err, E2BIG, "more than %d paths to leave visible in masked directories",
+						 SANDBOX_MAX_EXPOSE);
+			struct isolate_expose *x = &plan->expose[plan->n_expose];
+			*x = (struct isolate_expose){ .host = e, .staged = staged_path(e),
+						      .is_dir = S_ISDIR(st.st_mode), .mask = i };
+			if (!x->staged)
+				return error_set(err, ENOMEM, "out of memory");
+			plan->n_expose++;
+			if (strv_push(&plan->enforced_exposed, e) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* Whether path already reads empty inside: below a mask, and neither below
+ * what the mask leaves visible nor in the workspace. */
+static bool isolate_is_masked(const struct isolate_plan *plan, const struct sandbox_isolation *iso,
+			      const char *path)
+{
+	if (path_is_under(path, iso->workspace))
+		return false;
+	for (size_t i = 0; i < iso->n_masks; i++) {
+		if (!path_is_under(path, iso->masks[i].path))
+			continue;
+		for (size_t j = 0; j < plan->n_expose; j++)
+			if (plan->expose[j].mask == i && path_is_under(path, plan->expose[j].host))
+				return false;
+		return true;
+	}
+	return false;
+}
+
 static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_isolation *iso,
 			     struct error *err)
 {
@@ -122,6 +183,12 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const char *path = iso->hide[i];
+		/* The kernel mounts on what a path resolves to: hide that, which
+		 * hides the link's path with it; a link to a missing target shows
+		 * nothing. Resolved in the parent, the staged path of the target
+		 * is a real path of the staged tree, not a link that would lead
+		 * out of it. */
+		cleanup_free char *resolved = realpath(path, NULL);
 		struct stat st;
 		/* The private /tmp and the empty /run already hide what lies
 		 * under the host's. */
@@ -133,12 +200,19 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 				return error_set(err, ENOMEM, "out of memory");
 			continue;
 		}
-		if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+		if (!resolved || stat(resolved, &st) < 0)
 			continue;
-		if (strv_push(&plan->enforced_hidden, path) < 0)
+		bool already = (path_is_under(resolved, "/tmp") || path_is_under(resolved, "/run")) &&
+			       !path_is_under(resolved, iso->workspace);
+		already = already || isolate_is_masked(plan, iso, resolved);
+		if (strv_push(&plan->enforced_hidden, path) < 0 ||
+		    (strcmp(resolved, path) != 0 && !strv_contains(plan->enforced_hidden, resolved) &&
+		     strv_push(&plan->enforced_hidden, resolved) < 0))
 			return error_set(err, ENOMEM, "out of memory");
+		if (already)
+			continue;
 		plan->hide_is_dir[plan->n_hide] = S_ISDIR(st.st_mode);
-		plan->staged_hide[plan->n_hide++] = staged_path(path);
+		plan->staged_hide[plan->n_hide++] = staged_path(resolved);
 		if (!plan->staged_hide[plan->n_hide - 1])
 			return error_set(err, ENOMEM, "out of memory");
 	}
@@ -165,6 +239,8 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 
 	*ret_stage = SANDBOX_STAGE_MOUNTS;
 	int r = isolate_plan_read_only(plan, iso, err);
+	if (r == 0)
+		r = isolate_plan_masks(plan, iso, err);
 	if (r == 0)
 		r = isolate_plan_hide(plan, iso, err);
 	if (r < 0)
@@ -195,7 +271,12 @@ void isolate_plan_release(struct isolate_plan *plan)
 	free(plan->staged_hide);
 	free(plan->hide_is_dir);
 	free(plan->staged_workspace);
+	for (size_t i = 0; i < plan->n_masks; i++)
+		free(plan->staged_mask[i]);
+	for (size_t i = 0; i < plan->n_expose; i++)
+		free(plan->expose[i].staged);
 	strv_free(plan->enforced_hidden);
+	strv_free(plan->enforced_exposed);
 	syscall_filter_release(&plan->filter);
 	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
 }
@@ -390,6 +471,65 @@ static bool isolate_hide(const struct isolate_plan *plan)
 	return true;
 }
 
+/* An empty directory, or an empty file, to mount a host path on. */
+static bool isolate_mount_point(const char *staged, bool is_dir)
+{
+	char parent[4096];
+	size_t n = strlen(staged);
+
+	if (is_dir)
+		return mkdir_p(staged);
+	if (n >= sizeof(parent)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	memcpy(parent, staged, n + 1);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*slash = '\0';
+	if (!mkdir_p(parent))
+		return false;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, staged, O_CREAT | O_WRONLY | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return false;
+	syscall(SYS_close, fd);
+	return true;
+}
+
+/* Each mask: an empty tmpfs, the mount point of the workspace when it lies
+ * below, the exposed host paths bound read-only, then the tmpfs made
+ * read-only. Host paths outside /tmp still resolve here: only /tmp is
+ * staged over. */
+static bool isolate_masks(const struct isolate_plan *plan)
+{
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	for (size_t i = 0; i < plan->n_masks; i++) {
+		const char *target = plan->staged_mask[i];
+		if (!ok(syscall(SYS_mount, "tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				"size=64k,mode=0755")))
+			return false;
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		bool done = !plan->mask_holds_workspace[i] || mkdir_p(plan->staged_workspace);
+		for (size_t j = 0; done && j < plan->n_expose; j++) {
+			const struct isolate_expose *x = &plan->expose[j];
+			if (x->mask != i)
+				continue;
+			int tree = isolate_mount_point(x->staged, x->is_dir) ? clone_tree(x->host, ro) : -1;
+			done = tree >= 0 && attach_tree(tree, x->staged);
+		}
+		done = done && set_attr(fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY);
+		int saved = errno;
+		syscall(SYS_close, fd);
+		errno = saved;
+		if (!done)
+			return false;
+	}
+	return true;
+}
+
 bool isolate_mounts(const struct isolate_plan *plan)
 {
 	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
@@ -435,6 +575,8 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		if (run_fd < 0)
 			return false;
 	}
+	if (!isolate_masks(plan))
+		return false;
 	/* The workspace, writable, then what must stay read-only inside it. */
 	if (plan->workspace_needs_mkdir && !mkdir_p(plan->staged_workspace))
 		return false;

@@ -28,6 +28,18 @@ struct isolate_plan {
 	bool *hide_is_dir;
 	size_t n_hide;
 	char **enforced_hidden; /* host paths now hidden, for the manifest */
+	/* Masks (struct sandbox_mask), built in order before the workspace. */
+	char *staged_mask[SANDBOX_MAX_MASKS];
+	bool mask_holds_workspace[SANDBOX_MAX_MASKS];
+	size_t n_masks;
+	struct isolate_expose {
+		const char *host; /* borrowed from the isolation */
+		char *staged;
+		bool is_dir;
+		size_t mask;
+	} expose[SANDBOX_MAX_EXPOSE];
+	size_t n_expose;
+	char **enforced_exposed;
 	/* Landlock, as the running kernel supports it */
 	int landlock_abi;
 	size_t landlock_attr_size;

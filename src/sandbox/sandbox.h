@@ -53,6 +53,17 @@ struct sandbox_rlimit {
 
 #define SANDBOX_MAX_RLIMITS 8
 
+/* A host directory replaced by an empty, read-only view, except for the
+ * paths in expose (absolute, resolved, below path), which stay visible
+ * read-only, and the workspace when it lies below path. */
+struct sandbox_mask {
+	const char *path;
+	char *const *expose;
+};
+
+#define SANDBOX_MAX_MASKS  8
+#define SANDBOX_MAX_EXPOSE 64 /* exposed paths, all masks together */
+
 /* The quarantine: what the command sees and may do. Paths are absolute and
  * resolved; core decides them, the sandbox only builds them. */
 struct sandbox_isolation {
@@ -68,7 +79,12 @@ struct sandbox_isolation {
 	 * that the command tried to write; each attempt still meets the
 	 * read-only host. Costs a round trip to the supervisor per write. */
 	bool trace_outside_writes;
-	char *const *hide; /* replaced by an empty, read-only view */
+	/* Replaced by an empty, read-only view. An entry that is a symlink, or
+	 * has one on its way, is hidden where it resolves (the kernel mounts on
+	 * the target), so the link's path and its target both read empty. */
+	char *const *hide;
+	const struct sandbox_mask *masks; /* built before the workspace is attached */
+	size_t n_masks;
 	char *const *read_only; /* inside the workspace, kept read-only */
 	uint64_t tmp_bytes; /* size of the private /tmp */
 	uint64_t memory_bytes, max_processes; /* cgroup limits, where one can be made */
@@ -81,6 +97,7 @@ struct sandbox_isolation {
 struct sandbox_manifest {
 	bool isolated;
 	char **hidden; /* host paths hidden (heap; sandbox_result_release) */
+	char **exposed; /* paths left visible inside the masks (heap) */
 	char **read_only; /* host paths inside the workspace kept read-only */
 	int landlock_abi; /* 0: none */
 	uint64_t landlock_scoped;

@@ -686,6 +686,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 			.n_seccomp_rules = td->plan.filter.n_rules,
 			.connect_mediated = td->plan.mediate_connect,
 			.hidden = TAKE_PTR(td->plan.enforced_hidden),
+			.exposed = TAKE_PTR(td->plan.enforced_exposed),
 			.read_only = TAKE_PTR(td->plan.protect.enforced),
 		};
 	}
@@ -803,7 +804,8 @@ void sandbox_result_release(struct sandbox_result *result)
 {
 	strv_free(result->manifest.hidden);
 	strv_free(result->manifest.read_only);
-	result->manifest.hidden = result->manifest.read_only = NULL;
+	strv_free(result->manifest.exposed);
+	result->manifest.hidden = result->manifest.read_only = result->manifest.exposed = NULL;
 }
 
 int sandbox_run_until_result(const struct sandbox_config *config,
