@@ -17,6 +17,7 @@
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
+#include "core/hostview.h"
 #include "core/job.h"
 #include "core/run.h"
 
@@ -53,6 +54,7 @@ enum {
 	OPT_FIXES,
 	OPT_EXPECT_EXIT,
 	OPT_EXPECT_DELETE,
+	OPT_ALLOW_WORKSPACE,
 	OPT_HELP,
 };
 
@@ -76,6 +78,7 @@ static const struct option run_options[] = {
 	{ "fixes", required_argument, NULL, OPT_FIXES },
 	{ "expect-exit", required_argument, NULL, OPT_EXPECT_EXIT },
 	{ "expect-delete", required_argument, NULL, OPT_EXPECT_DELETE },
+	{ "allow-workspace", required_argument, NULL, OPT_ALLOW_WORKSPACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -189,6 +192,10 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 	case OPT_WORKSPACE:
 		r = replace_string(&req->workspace, arg);
 		break;
+	case OPT_ALLOW_WORKSPACE:
+		if (hostview_parse_allow(arg, &req->allow_workspace) < 0)
+			run_request_set_invalid(req, "--allow-workspace '%.100s' must be home, system or home,system", arg);
+		break;
 	case OPT_EXPECT_DELETE:
 		if (!cli->dryrun)
 			run_request_set_invalid(req, "--expect-delete is for dry runs: airlock dryrun --expect-delete PATTERN -- CMD");
@@ -219,14 +226,14 @@ static void print_run_usage(FILE *f, const char *name)
 	else if (strcmp(name, "job") == 0)
 		fputs("usage: airlock job [--json] [--tee] [--spill] [--env-force NAME] [--state-dir DIR]\n"
 		      "                   [--policy FILE] [--sandbox default|none] [--workspace DIR]\n"
-		      "                   [--net none|host] FILE|-\n",
+		      "                   [--net none|host] [--allow-workspace home|system] FILE|-\n",
 		      f);
 	else
 		fputs("usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
 		      "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
 		      "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
 		      "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
-		      "                   [--fixes ID] -- CMD [ARG...]\n",
+		      "                   [--allow-workspace home|system] [--fixes ID] -- CMD [ARG...]\n",
 		      f);
 }
 

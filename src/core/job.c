@@ -9,6 +9,7 @@
 #include "basic/cleanup.h"
 #include "basic/sha256.h"
 #include "basic/strv.h"
+#include "core/hostview.h"
 #include "core/jsonutil.h"
 
 /* A year: anything longer is a typo, whatever the policy's maximum. */
@@ -18,7 +19,8 @@
 static const char *const job_keys[] = {
 	"job_id",  "argv",    "cwd",	   "timeout_sec",   "expected_exit",
 	"env_allowlist", "rationale", "command", "workdir", "timeout_ms",
-	"justification", "with_escalated_permissions", "fixes", "kill_after_ms", NULL,
+	"justification", "with_escalated_permissions", "fixes", "kill_after_ms", "allow_workspace",
+	NULL,
 };
 
 /* Returns the value of whichever of two spellings is present; both is an error. */
@@ -134,6 +136,18 @@ static int job_parse_expected(json_t *root, struct run_request *req, struct erro
 	return 0;
 }
 
+/* ["home"], ["system"] or both: as --allow-workspace. */
+static int job_parse_allow_workspace(json_t *v, struct run_request *req, struct error *err)
+{
+	cleanup_strv char **names = NULL;
+	int r = jsonutil_get_strv(v, "allow_workspace", false, &names, err);
+
+	for (size_t i = 0; r == 0 && names && names[i]; i++)
+		if (strchr(names[i], ',') || hostview_parse_allow(names[i], &req->allow_workspace) < 0)
+			r = error_set(err, EINVAL, "'allow_workspace[%zu]' must be \"home\" or \"system\"", i);
+	return r;
+}
+
 static int job_parse_strings(json_t *root, struct run_request *req, struct error *err)
 {
 	json_t *v = NULL;
@@ -152,6 +166,8 @@ static int job_parse_strings(json_t *root, struct run_request *req, struct error
 	}
 	if (r == 0 && (v = json_object_get(root, "fixes")))
 		r = jsonutil_get_u64(v, "fixes", 1, UINT64_MAX >> 1, &req->fixes, err);
+	if (r == 0 && (v = json_object_get(root, "allow_workspace")))
+		r = job_parse_allow_workspace(v, req, err);
 	if (r == 0 && (v = json_object_get(root, "with_escalated_permissions"))) {
 		bool escalate;
 		r = jsonutil_get_bool(v, "with_escalated_permissions", &escalate, err);

@@ -31,6 +31,7 @@ void policy_free(struct policy *policy)
 	strv_free(policy->secret_patterns);
 	strv_free(policy->env_set);
 	strv_free(policy->hide);
+	strv_free(policy->home_allow);
 	strv_free(policy->read_only);
 	strv_free(policy->gate_trivial);
 	free(policy);
@@ -171,7 +172,8 @@ static int policy_check_paths(char **paths, const char *name, bool allow_relativ
 
 static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err)
 {
-	static const char *const keys[] = { "profile", "hide", "read_only", "tmp_bytes", NULL };
+	static const char *const keys[] = { "profile", "hide", "home", "home_allow", "read_only",
+					    "tmp_bytes", NULL };
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "sandbox", keys, err);
 
@@ -185,6 +187,16 @@ static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err
 		r = policy_replace_strv(&p->hide, v, "sandbox.hide", err);
 	if (r == 0)
 		r = policy_check_paths(p->hide, "sandbox.hide", false, err);
+	if (r == 0 && (v = json_object_get(obj, "home"))) {
+		const char *home = json_string_value(v);
+		if (!home || (strcmp(home, "visible") != 0 && strcmp(home, "hidden") != 0))
+			return error_set(err, EINVAL, "'sandbox.home' must be \"visible\" or \"hidden\"");
+		p->home_hidden = strcmp(home, "hidden") == 0;
+	}
+	if (r == 0 && (v = json_object_get(obj, "home_allow")))
+		r = policy_replace_strv(&p->home_allow, v, "sandbox.home_allow", err);
+	if (r == 0)
+		r = policy_check_paths(p->home_allow, "sandbox.home_allow", false, err);
 	if (r == 0 && (v = json_object_get(obj, "read_only")))
 		r = policy_replace_strv(&p->read_only, v, "sandbox.read_only", err);
 	if (r == 0)

@@ -23,6 +23,8 @@ struct policy {
 	bool fsync_receipts;
 	bool sandbox_enabled; /* sandbox.profile: "default" (true) or "none" */
 	char **hide; /* "~/" is the caller's home; others absolute */
+	bool home_hidden; /* sandbox.home: "hidden" (true) or "visible" */
+	char **home_allow; /* visible when the home is hidden; "~/" or absolute */
 	char **read_only; /* relative: to the workspace */
 	uint64_t tmp_bytes;
 	char **gate_trivial; /* basenames whose success proves nothing */

@@ -10,6 +10,7 @@
 #include "basic/clock.h"
 #include "basic/macro.h"
 #include "basic/text.h"
+#include "core/hostview.h"
 #include "version.h"
 
 static const char *const status_names[_RECEIPT_STATUS_MAX] = {
@@ -196,6 +197,7 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 	json_object_set_new(e, "workspace", json_string_or_null(sb->workspace));
 	json_object_set_new(e, "tmp_bytes", json_integer((json_int_t)sb->tmp_bytes));
 	json_object_set_new(e, "hidden", json_strv(sb->hidden));
+	json_object_set_new(e, "exposed", json_strv(sb->exposed));
 	json_object_set_new(e, "read_only", json_strv(sb->read_only));
 	json_object_set_new(e, "capabilities", json_string("none"));
 	json_object_set_new(e, "no_new_privs", json_true());
@@ -237,6 +239,12 @@ static json_t *receipt_sandbox_json(const struct receipt_sandbox *sb)
 		return o;
 	json_object_set_new(o, "profile", json_string(sb->profile));
 	json_object_set_new(o, "enforced", sb->enforced ? receipt_sandbox_enforced(sb) : json_null());
+	const char *allowed[3];
+	hostview_allow_names(sb->allow_workspace, allowed);
+	json_t *allow = json_array();
+	for (size_t i = 0; allow && allowed[i]; i++)
+		json_array_append_new(allow, json_string(allowed[i]));
+	json_object_set_new(o, "allow_workspace", allow);
 	json_t *denials = json_array();
 	for (size_t i = 0; denials && i < sb->n_denials; i++) {
 		json_t *d = json_object();

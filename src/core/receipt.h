@@ -57,6 +57,8 @@ struct receipt_sandbox {
 	const char *workspace;
 	uint64_t tmp_bytes;
 	char *const *hidden, *const *read_only;
+	char *const *exposed; /* left visible inside the masked directories */
+	unsigned allow_workspace; /* enum hostview_allow: the caller's overrides */
 	int landlock_abi;
 	uint64_t landlock_scoped;
 	unsigned seccomp_rules;

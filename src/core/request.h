@@ -29,6 +29,7 @@ struct run_request {
 	bool spill;
 	const char *sandbox_profile; /* NULL: the policy's; else "default" or "none" */
 	char *workspace; /* NULL: the cwd */
+	unsigned allow_workspace; /* enum hostview_allow: workspaces allowed despite the checks */
 	bool share_net; /* --net host */
 	int tee_stdout_fd, tee_stderr_fd; /* -1: no tee */
 	uint64_t fixes; /* --fixes ID: the open failure this run claims to fix; 0 none */

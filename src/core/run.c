@@ -22,6 +22,7 @@
 #include "core/dryrun.h"
 #include "core/env.h"
 #include "core/gate.h"
+#include "core/hostview.h"
 #include "core/jsonutil.h"
 #include "core/policy.h"
 #include "core/rules.h"
@@ -50,7 +51,10 @@ struct run_state {
 	char *exec_path;
 	struct run_env env;
 	char *workspace;
-	char **hide, **read_only;
+	struct hostview_caller caller;
+	char **state_dirs; /* every state directory airlock would use (core/hostview.h) */
+	struct hostview view;
+	char **hide, **read_only, **exposed;
 	struct receipt_sandbox sandbox;
 	bool sandbox_enabled;
 	char *state_dir_real;
@@ -127,6 +131,9 @@ static void run_state_release(struct run_state *st)
 		free(st->sandbox.socket_denials[i].path);
 	strv_free(st->hide);
 	strv_free(st->read_only);
+	strv_free(st->state_dirs);
+	strv_free(st->exposed);
+	hostview_release(&st->view);
 	run_env_release(&st->env);
 }
 
@@ -187,21 +194,30 @@ static int run_resolve_cwd(struct run_state *st)
 	return st->cwd ? 0 : -1;
 }
 
-static int run_resolve_workspace(struct run_state *st)
+/* The workspace is made writable: refuse the places where that would hand
+ * the host to the command (core/hostview.h), unless the caller allowed them.
+ * Only the quarantine has a workspace; --sandbox=none runs on the host. */
+static int run_check_workspace(struct run_state *st)
 {
-	const char *wanted = st->req->workspace;
+	struct error err = { 0 };
 
-	st->workspace = run_resolve_dir(st, "workspace", wanted, st->cwd);
-	if (!st->workspace)
-		return -1;
-	/* A cwd of / would make the whole host writable: say so, not do it. */
-	if (!wanted && strcmp(st->workspace, "/") == 0 && st->sandbox_enabled) {
-		run_refuse(st, RECEIPT_INVALID,
-			   "the workspace would be / (the cwd): the whole host would be writable; pass --workspace DIR, or --workspace / if that is really meant");
+	if (!st->sandbox_enabled)
+		return 0;
+	if (hostview_check_workspace(st->workspace, st->req->allow_workspace, st->state_dirs,
+				     &st->caller, &err) < 0) {
+		run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 		return -1;
 	}
-	st->sandbox.workspace = st->workspace;
 	return 0;
+}
+
+static int run_resolve_workspace(struct run_state *st)
+{
+	st->workspace = run_resolve_dir(st, "workspace", st->req->workspace, st->cwd);
+	if (!st->workspace)
+		return -1;
+	st->sandbox.workspace = st->workspace;
+	return run_check_workspace(st);
 }
 
 static size_t argv_total_bytes(char *const *argv)
@@ -389,34 +405,30 @@ static char *run_expand_home(const char *path, const char *home)
 	return asprintf(&out, "%s/%s", home, path + 2) < 0 ? NULL : out;
 }
 
-static int run_build_isolation(struct run_state *st, const struct run_context *ctx,
-			       struct sandbox_isolation *iso)
+static int run_build_isolation(struct run_state *st, struct sandbox_isolation *iso,
+			       struct error *err)
 {
 	const struct policy *policy = st->policy;
-	const char *home = strv_env_get(ctx->environ_, "HOME");
-	for (size_t i = 0; policy->hide && policy->hide[i]; i++) {
-		char *path = run_expand_home(policy->hide[i], home);
-		if (path && strv_consume(&st->hide, path) < 0)
-			return -ENOMEM;
-	}
-	/* airlock's own state: never visible from inside. */
-	if (st->state_dir_real && strv_push(&st->hide, st->state_dir_real) < 0)
-		return -ENOMEM;
+	int r = hostview_build(policy, &st->caller, st->workspace, st->state_dirs, &st->view, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; policy->read_only && policy->read_only[i]; i++) {
 		const char *p = policy->read_only[i];
 		char *path = NULL;
 		if (p[0] == '/' || p[0] == '~')
-			path = run_expand_home(p, home);
+			path = run_expand_home(p, st->caller.home);
 		else if (asprintf(&path, "%s/%s", st->workspace, p) < 0)
 			path = NULL;
 		if (path && strv_consume(&st->read_only, path) < 0)
-			return -ENOMEM;
+			return error_set(err, ENOMEM, "out of memory");
 	}
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
 		.share_net = st->req->share_net,
 		.workspace = st->workspace,
-		.hide = st->hide,
+		.hide = st->view.hide,
+		.masks = st->view.masks,
+		.n_masks = st->view.n_masks,
 		.read_only = st->read_only,
 		.tmp_bytes = policy->tmp_bytes,
 		.memory_bytes = policy->memory_bytes,
@@ -564,13 +576,16 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	/* The manifest outlives res: keep its lists. */
 	strv_free(st->hide);
 	strv_free(st->read_only);
+	strv_free(st->exposed);
 	st->hide = TAKE_PTR(res->manifest.hidden);
 	st->read_only = TAKE_PTR(res->manifest.read_only);
+	st->exposed = TAKE_PTR(res->manifest.exposed);
 	sb->enforced = res->outcome != SANDBOX_SETUP_FAILED;
 	sb->share_net = config->isolation.share_net;
 	sb->tmp_bytes = config->isolation.tmp_bytes;
 	sb->hidden = st->hide;
 	sb->read_only = st->read_only;
+	sb->exposed = st->exposed;
 	sb->landlock_abi = res->manifest.landlock_abi;
 	sb->landlock_scoped = res->manifest.landlock_scoped;
 	sb->seccomp_rules = res->manifest.n_seccomp_rules;
@@ -599,7 +614,7 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	sb->socket_denials_dropped = res->socket_denials_dropped;
 }
 
-static int run_spawn(struct run_state *st, const struct run_context *ctx, struct error *err)
+static int run_spawn(struct run_state *st, struct error *err)
 {
 	int r = run_open_streams(st, err);
 	if (r < 0)
@@ -615,8 +630,8 @@ static int run_spawn(struct run_state *st, const struct run_context *ctx, struct
 		.on_output = run_on_output,
 		.userdata = st,
 	};
-	if (st->sandbox_enabled && run_build_isolation(st, ctx, &config.isolation) < 0)
-		return error_set(err, ENOMEM, "out of memory");
+	if (st->sandbox_enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
+		return r;
 	if (st->req->dryrun) {
 		r = dryrun_prepare(st->store, st->receipt.id, &st->dry_upper, &st->dry_work, err);
 		if (r < 0)
@@ -843,6 +858,13 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
 	rc->sandbox = &st->sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
+	st->caller = (struct hostview_caller){ .home = strv_env_get(ctx->environ_, "HOME"),
+					       .uid = geteuid() };
+	st->sandbox.allow_workspace = req->allow_workspace;
+	struct error state_err = { 0 };
+	if (hostview_state_dirs(st->state_dir_real, ctx->environ_, &st->caller, &st->state_dirs,
+				&state_err) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
 	/* What was asked; run_check_request() sets the grace the run gets. */
 	rc->kill_after_ms = req->has_kill_after ? req->kill_after_ms : st->policy->kill_after_ms;
@@ -855,7 +877,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		struct error ignored = { 0 };
 		if (!st->scope)
 			(void)gate_scope(st->cwd, &st->scope, &ignored);
-		int r = run_spawn(st, ctx, err);
+		int r = run_spawn(st, err);
 		if (r < 0)
 			return r;
 	}

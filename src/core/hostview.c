@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/hostview.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/macro.h"
+#include "basic/path.h"
+#include "basic/strv.h"
+
+/* Refused as a workspace themselves (a project may live below them). */
+static const char *const hostview_system_exact[] = {
+	"/",	      "/var",	    "/var/lib", "/var/log",   "/var/cache", "/var/spool",
+	"/var/mail",  "/var/tmp",   "/var/backups", "/opt",   "/srv",	    "/tmp",
+	"/mnt",	      "/media",	    "/run",	"/snap",
+};
+/* Refused as a workspace, and everything below them: what the host runs. */
+static const char *const hostview_system_tree[] = {
+	"/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/proc", "/sys", "/dev",
+};
+
+int hostview_parse_allow(const char *text, unsigned *flags)
+{
+	cleanup_free char *copy = strdup(text);
+	char *save = NULL;
+	unsigned f = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "home") == 0)
+			f |= HOSTVIEW_ALLOW_HOME;
+		else if (strcmp(tok, "system") == 0)
+			f |= HOSTVIEW_ALLOW_SYSTEM;
+		else
+			return -EINVAL;
+	}
+	if (!f)
+		return -EINVAL;
+	*flags |= f;
+	return 0;
+}
+
+void hostview_allow_names(unsigned flags, const char *ret[static 3])
+{
+	size_t n = 0;
+
+	if (flags & HOSTVIEW_ALLOW_HOME)
+		ret[n++] = "home";
+	if (flags & HOSTVIEW_ALLOW_SYSTEM)
+		ret[n++] = "system";
+	ret[n] = NULL;
+}
+
+char *hostview_resolve(const char *path)
+{
+	if (!path || path[0] != '/')
+		return NULL;
+	char *resolved = realpath(path, NULL);
+	if (resolved || errno != ENOENT)
+		return resolved ? resolved : strdup(path);
+	/* The longest prefix that exists, resolved, plus the rest. */
+	cleanup_free char *head = strdup(path);
+	if (!head)
+		return NULL;
+	for (char *slash = strrchr(head, '/'); slash; slash = strrchr(head, '/')) {
+		*slash = '\0';
+		cleanup_free char *base = realpath(head[0] ? head : "/", NULL);
+		if (!base)
+			continue;
+		const char *rest = path + (slash - head) + 1;
+		char *out = NULL;
+		return asprintf(&out, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", rest) < 0
+			       ? NULL
+			       : out;
+	}
+	return strdup(path);
+}
+
+/* Appends the resolved path, once. */
+static int hostview_push_resolved(char ***list, const char *path)
+{
+	char *resolved = hostview_resolve(path);
+
+	if (!resolved)
+		return -ENOMEM;
+	if (strv_contains(*list, resolved)) {
+		free(resolved);
+		return 0;
+	}
+	return strv_consume(list, resolved);
+}
+
+/* The passwd home of uid, or NULL. Only /etc/passwd is read: asking NSS
+ * (LDAP, sssd) could block a run on the network. */
+static char *hostview_passwd_home(uid_t uid)
+{
+	cleanup_fclose FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *pw;
+
+	while (f && (pw = fgetpwent(f)))
+		if (pw->pw_uid == uid && pw->pw_dir && pw->pw_dir[0] == '/')
+			return strdup(pw->pw_dir);
+	return NULL;
+}
+
+static int hostview_state_candidate(char ***list, const char *base, const char *suffix)
+{
+	char *path = NULL;
+
+	if (!base || base[0] != '/')
+		return 0;
+	if (asprintf(&path, "%s%s", base, suffix) < 0)
+		return -ENOMEM;
+	int r = hostview_push_resolved(list, path);
+	free(path);
+	return r;
+}
+
+int hostview_state_dirs(const char *in_use, char *const *environ_,
+			const struct hostview_caller *caller, char ***ret, struct error *err)
+{
+	cleanup_strv char **list = NULL;
+	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
+	int r = 0;
+
+	if (in_use)
+		r = hostview_state_candidate(&list, in_use, "");
+	if (r == 0)
+		r = hostview_state_candidate(&list, strv_env_get(environ_, "AIRLOCK_STATE_DIR"), "");
+	if (r == 0)
+		r = hostview_state_candidate(&list, strv_env_get(environ_, "XDG_STATE_HOME"), "/airlock");
+	if (r == 0)
+		r = hostview_state_candidate(&list, caller->home, "/.local/state/airlock");
+	if (r == 0)
+		r = hostview_state_candidate(&list, pw_home, "/.local/state/airlock");
+	/* the system approver (core/approver.h): its salt would allow an
+	 * offline guess at the passphrase */
+	if (r == 0 && access("/etc/airlock", F_OK) == 0)
+		r = hostview_state_candidate(&list, "/etc/airlock", "");
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = TAKE_PTR(list);
+	return 0;
+}
+
+/* Every home the workspace must not be or contain: the caller's ($HOME and
+ * the passwd one), /root, and each home in /etc/passwd. */
+static int hostview_homes(const struct hostview_caller *caller, char ***ret)
+{
+	cleanup_strv char **homes = NULL;
+	cleanup_fclose FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *pw;
+	int r = 0;
+
+	if (caller->home && caller->home[0] == '/')
+		r = hostview_push_resolved(&homes, caller->home);
+	if (r == 0)
+		r = hostview_push_resolved(&homes, "/root");
+	while (r == 0 && f && (pw = fgetpwent(f)))
+		if (pw->pw_dir && pw->pw_dir[0] == '/')
+			r = hostview_push_resolved(&homes, pw->pw_dir);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(homes);
+	return 0;
+}
+
+/* The system directory the workspace is, or lies in; NULL when none. */
+static const char *hostview_system_dir(const char *workspace, char **buf)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_exact); i++) {
+		free(*buf);
+		*buf = hostview_resolve(hostview_system_exact[i]);
+		if (*buf && strcmp(workspace, *buf) == 0)
+			return hostview_system_exact[i];
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_tree); i++) {
+		free(*buf);
+		*buf = hostview_resolve(hostview_system_tree[i]);
+		if (*buf && path_is_under(workspace, *buf))
+			return hostview_system_tree[i];
+	}
+	return NULL;
+}
+
+int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
+			     const struct hostview_caller *caller, struct error *err)
+{
+	for (size_t i = 0; state_dirs && state_dirs[i]; i++) {
+		if (path_is_under(state_dirs[i], workspace))
+			return error_set(err, EPERM,
+					 "the workspace %.300s holds airlock's state directory %.300s: the command could replace it and forge receipts or the gate; pass another --workspace, or another --state-dir (no option allows this)",
+					 workspace, state_dirs[i]);
+		if (path_is_under(workspace, state_dirs[i]))
+			return error_set(err, EPERM,
+					 "the workspace %.300s lies in airlock's state directory %.300s: pass another --workspace (no option allows this)",
+					 workspace, state_dirs[i]);
+	}
+	cleanup_free char *buf = NULL;
+	const char *system = hostview_system_dir(workspace, &buf);
+	if (system && !(allowed & HOSTVIEW_ALLOW_SYSTEM))
+		return error_set(err, EPERM,
+				 "the workspace %.300s is %s system directory %.100s: the command could rewrite the host; pass --workspace DIR (a project directory), or --allow-workspace=system%s if that is really meant",
+				 workspace, strcmp(workspace, buf) == 0 ? "the" : "below the", system,
+				 strcmp(workspace, "/") == 0 ? ",home" : "");
+	cleanup_strv char **homes = NULL;
+	if (hostview_homes(caller, &homes) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; homes && homes[i]; i++) {
+		if (!path_is_under(homes[i], workspace) || (allowed & HOSTVIEW_ALLOW_HOME))
+			continue;
+		bool same = strcmp(homes[i], workspace) == 0;
+		return error_set(err, EPERM,
+				 "the workspace %.300s %s the home directory %.300s: the command could plant shell startup files, keys or git hooks there; pass --workspace DIR (a project directory), or --allow-workspace=home%s if that is really meant",
+				 workspace, same ? "is" : "holds", homes[i],
+				 system ? ",system" : "");
+	}
+	return 0;
+}
+
+/* "~/x" in the caller's home; NULL when there is no home to expand it in. */
+static char *hostview_expand(const char *path, const char *home)
+{
+	char *out = NULL;
+
+	if (strncmp(path, "~/", 2) != 0)
+		return strdup(path);
+	if (!home || home[0] != '/')
+		return NULL;
+	return asprintf(&out, "%s/%s", home, path + 2) < 0 ? NULL : out;
+}
+
+static bool hostview_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Masks the sandbox can build: an existing directory, not "/" or a system
+ * directory, not below the private /tmp or the empty /run (already hidden),
+ * not below the workspace (the writable workspace would cover it), and not
+ * holding or inside another mask. */
+static bool hostview_can_mask(const struct hostview *hv, const char *path, const char *workspace)
+{
+	cleanup_free char *buf = NULL;
+
+	if (!hostview_is_dir(path) || strcmp(path, "/") == 0 || hostview_system_dir(path, &buf))
+		return false;
+	if (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
+	    path_is_under(path, workspace))
+		return false;
+	for (size_t i = 0; i < hv->n_masks; i++)
+		if (path_is_under(path, hv->mask_paths[i]) || path_is_under(hv->mask_paths[i], path))
+			return false;
+	return true;
+}
+
+static int hostview_add_mask(struct hostview *hv, const char *path, const char *workspace)
+{
+	if (hv->n_masks == SANDBOX_MAX_MASKS || !hostview_can_mask(hv, path, workspace))
+		return 0;
+	hv->mask_paths[hv->n_masks] = strdup(path);
+	if (!hv->mask_paths[hv->n_masks])
+		return -ENOMEM;
+	hv->n_masks++;
+	return 0;
+}
+
+/* Leaves path (resolved) visible in the mask that holds it, if one does. */
+static int hostview_expose(struct hostview *hv, const char *path)
+{
+	for (size_t i = 0; i < hv->n_masks; i++) {
+		if (!path_is_under(path, hv->mask_paths[i]) || strcmp(path, hv->mask_paths[i]) == 0)
+			continue;
+		if (strv_contains(hv->expose[i], path))
+			return 0;
+		return strv_push(&hv->expose[i], path);
+	}
+	return 0;
+}
+
+/* Whether the caller owns path: a home that belongs to someone else is not
+ * the caller's, whatever $HOME says. */
+static bool hostview_owned(const char *path, uid_t uid)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
+static int hostview_build_masks(struct hostview *hv, const struct policy *policy,
+				const struct hostview_caller *caller, const char *workspace)
+{
+	cleanup_free char *home = caller->home ? hostview_resolve(caller->home) : NULL;
+	cleanup_free char *pw_raw = hostview_passwd_home(caller->uid);
+	cleanup_free char *pw_home = pw_raw ? hostview_resolve(pw_raw) : NULL;
+	cleanup_free char *homes_root = hostview_resolve("/home");
+	cleanup_free char *root_home = hostview_resolve("/root");
+	int r = 0;
+
+	/* Other users' homes: /home whole (one mount, however many users), and
+	 * /root for everyone but root. */
+	if (homes_root)
+		r = hostview_add_mask(hv, homes_root, workspace);
+	if (r == 0 && root_home && caller->uid != 0 && !(home && strcmp(home, root_home) == 0))
+		r = hostview_add_mask(hv, root_home, workspace);
+	if (r < 0)
+		return r;
+	if (!policy->home_hidden) {
+		/* The caller's own home stays visible (its secrets hidden by the
+		 * list); each is checked to be the caller's. */
+		if (home && hostview_owned(home, caller->uid))
+			r = hostview_expose(hv, home);
+		if (r == 0 && pw_home && hostview_owned(pw_home, caller->uid))
+			r = hostview_expose(hv, pw_home);
+		return r;
+	}
+	/* The caller's home hidden but for sandbox.home_allow. */
+	if (home && (r = hostview_add_mask(hv, home, workspace)) < 0)
+		return r;
+	for (size_t i = 0; policy->home_allow && policy->home_allow[i]; i++) {
+		cleanup_free char *raw = hostview_expand(policy->home_allow[i], caller->home);
+		cleanup_free char *path = raw ? realpath(raw, NULL) : NULL;
+		if (path && (r = hostview_expose(hv, path)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
+		   const char *workspace, char *const *state_dirs, struct hostview *ret,
+		   struct error *err)
+{
+	struct hostview hv = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
+		char *path = hostview_expand(policy->hide[i], caller->home);
+		if (path)
+			r = strv_consume(&hv.hide, path);
+	}
+	/* airlock's own state: never visible from inside, wherever it is. */
+	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
+		if (!strv_contains(hv.hide, state_dirs[i]))
+			r = strv_push(&hv.hide, state_dirs[i]);
+	if (r == 0)
+		r = hostview_build_masks(&hv, policy, caller, workspace);
+	if (r < 0) {
+		hostview_release(&hv);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < hv.n_masks; i++)
+		hv.masks[i] = (struct sandbox_mask){ .path = hv.mask_paths[i], .expose = hv.expose[i] };
+	*ret = hv;
+	return 0;
+}
+
+void hostview_release(struct hostview *hv)
+{
+	strv_free(hv->hide);
+	for (size_t i = 0; i < hv->n_masks; i++) {
+		free(hv->mask_paths[i]);
+		strv_free(hv->expose[i]);
+	}
+	*hv = (struct hostview){ 0 };
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+#include "core/policy.h"
+#include "sandbox/sandbox.h"
+
+/* What of the host a quarantined command sees (docs/sandbox.md, "What the
+ * command sees of the host"): which workspaces are refused, and which host
+ * paths are hidden, masked or left visible. Every path here is absolute and
+ * resolved (symlinks and ".." gone) where it exists. */
+
+/* Workspaces refused unless the caller says so (--allow-workspace). A
+ * workspace that holds a state directory, or lies inside one, is always
+ * refused. */
+enum hostview_allow {
+	HOSTVIEW_ALLOW_HOME = 1 << 0, /* a home directory, or an ancestor of one */
+	HOSTVIEW_ALLOW_SYSTEM = 1 << 1, /* /, /etc, /usr, /var, ... */
+};
+
+/* "home", "system" or a comma-separated list of them, ORed into *flags;
+ * -EINVAL for anything else. */
+int hostview_parse_allow(const char *text, unsigned *flags);
+/* The names of the flags set, in a fixed order, NULL-terminated (static). */
+void hostview_allow_names(unsigned flags, const char *ret[static 3]);
+
+/* The caller, as the quarantine is built for it. */
+struct hostview_caller {
+	const char *home; /* $HOME: what "~/" means; may be NULL */
+	uid_t uid; /* effective */
+};
+
+/* Every state directory airlock would use, resolved where it exists and as
+ * written where it does not yet: in_use (the one this run opened), the
+ * default locations ($AIRLOCK_STATE_DIR, $XDG_STATE_HOME/airlock,
+ * ~/.local/state/airlock for $HOME and for the passwd home), and the system
+ * approver's /etc/airlock. */
+int hostview_state_dirs(const char *in_use, char *const *environ_,
+			const struct hostview_caller *caller, char ***ret, struct error *err);
+
+/* 0 when the (resolved) workspace may be made writable; else -EPERM with a
+ * message that says what it is and which --allow-workspace would allow it. */
+int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
+			     const struct hostview_caller *caller, struct error *err);
+
+/* What is hidden from a run: the policy's sandbox.hide with "~/" expanded,
+ * the state directories, and masks (an empty view except what they expose)
+ * over the other users' homes and, in sandbox.home "hidden" mode, over the
+ * caller's home. */
+struct hostview {
+	char **hide;
+	struct sandbox_mask masks[SANDBOX_MAX_MASKS];
+	char *mask_paths[SANDBOX_MAX_MASKS];
+	char **expose[SANDBOX_MAX_MASKS];
+	size_t n_masks;
+};
+
+int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
+		   const char *workspace, char *const *state_dirs, struct hostview *ret,
+		   struct error *err);
+void hostview_release(struct hostview *hv);
+
+/* The absolute path resolved as far as it exists, the rest appended as
+ * written: a link on the way to a path that does not exist yet is still
+ * followed. NULL when out of memory or path is not absolute. */
+char *hostview_resolve(const char *path);
