@@ -1,22 +1,85 @@
 /* SPDX-License-Identifier: MIT */
-/* `airlock doctor`: what works on this host, and how to fix what does not. */
+/* `airlock doctor`: what works on this host, how to fix what does not, and
+ * what a run from here would hide. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/doctor.h"
 
+extern char **environ;
+
+static void doctor_print_view(const struct doctor_view *v)
+{
+	printf("\nhidden from a run in %s (policy %s, sandbox.home %s):\n", v->workspace,
+	       v->policy_origin, v->home_hidden ? "hidden" : "visible");
+	for (size_t i = 0; i < v->view.n_masks; i++) {
+		char *const *expose = v->view.expose[i];
+		printf("  masked   %s (an empty view%s", v->view.mask_paths[i],
+		       expose && expose[0] ? "; visible in it:" : ")\n");
+		for (size_t j = 0; expose && expose[j]; j++)
+			printf(" %s", expose[j]);
+		if (expose && expose[0])
+			printf(")\n");
+	}
+	for (size_t i = 0; i < v->n_hidden; i++) {
+		const struct doctor_hidden *h = &v->hidden[i];
+		printf("  %-8s %s%s%s\n", h->how == DOCTOR_HIDDEN_BY_MASK ? "in mask" : "hidden",
+		       h->path, h->target ? " -> " : "", h->target ? h->target : "");
+	}
+	printf("  (%zu more paths of sandbox.hide and state directories do not exist here)\n",
+	       v->n_absent);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
+	static const struct option options[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy = NULL, *state_dir = NULL, *workspace = NULL;
 	struct doctor_report report;
+	int opt;
 
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		puts("usage: airlock doctor\n\nChecks every layer of the quarantine on this host; exits 0 when all required ones work.");
-		return EXIT_OK;
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
+		switch (opt) {
+		case 'p':
+			policy = optarg;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'w':
+			workspace = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock doctor [--policy FILE] [--state-dir DIR] [--workspace DIR]\n\n"
+			     "Checks every layer of the quarantine on this host; exits 0 when all required ones work.\n"
+			     "Then lists what a run with that policy and workspace (default: the cwd) would hide.");
+			return EXIT_OK;
+		default:
+			return EXIT_AIRLOCK_ERROR;
+		}
 	}
-	if (argc > 1) {
-		cli_error("doctor: unexpected argument '%s'", argv[1]);
+	if (!cli_no_operands(argc, argv))
+		return EXIT_AIRLOCK_ERROR;
+	cleanup_free char *here = realpath(workspace ? workspace : ".", NULL);
+	if (!here) {
+		cli_error("doctor: workspace '%s' cannot be resolved", workspace ? workspace : ".");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct doctor_view view = { 0 };
+	struct error err = { 0 };
+	if (doctor_view_build(policy, state_dir, here, environ, &view, &err) < 0) {
+		cli_error("doctor: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
 	doctor_run(&report);
@@ -30,5 +93,7 @@ int cmd_doctor(int argc, char **argv)
 	bool ok = doctor_report_ok(&report);
 	printf("%s\n", ok ? "the quarantine works on this host"
 			  : "the quarantine cannot run here: airlock run refuses to run commands (exit 125) until this is fixed");
+	doctor_print_view(&view);
+	doctor_view_release(&view);
 	return ok ? EXIT_OK : 1;
 }

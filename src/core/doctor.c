@@ -8,11 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/path.h"
+#include "basic/strv.h"
+#include "core/policy.h"
+#include "core/store.h"
 #include "sandbox/sandbox.h"
 
 static struct doctor_check *doctor_add(struct doctor_report *report, const char *layer, bool ok,
@@ -169,4 +174,91 @@ bool doctor_report_ok(const struct doctor_report *report)
 		if (report->checks[i].required && !report->checks[i].ok)
 			return false;
 	return true;
+}
+
+void doctor_view_release(struct doctor_view *v)
+{
+	free(v->policy_origin);
+	hostview_release(&v->view);
+	for (size_t i = 0; i < v->n_hidden; i++) {
+		free(v->hidden[i].path);
+		free(v->hidden[i].target);
+	}
+	free(v->hidden);
+	strv_free(v->state_dirs);
+	*v = (struct doctor_view){ 0 };
+}
+
+static bool doctor_is_masked(const struct hostview *hv, const char *path)
+{
+	for (size_t i = 0; i < hv->n_masks; i++) {
+		if (!path_is_under(path, hv->mask_paths[i]))
+			continue;
+		for (size_t j = 0; hv->expose[i] && hv->expose[i][j]; j++)
+			if (path_is_under(path, hv->expose[i][j]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static int doctor_view_fill(struct doctor_view *v)
+{
+	size_t n = strv_length(v->view.hide);
+
+	v->hidden = calloc(n + 1, sizeof(*v->hidden));
+	if (!v->hidden)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *path = v->view.hide[i];
+		struct stat st;
+		cleanup_free char *resolved = realpath(path, NULL);
+		if (!resolved || stat(resolved, &st) < 0) {
+			v->n_absent++;
+			continue;
+		}
+		struct doctor_hidden *h = &v->hidden[v->n_hidden];
+		h->path = strdup(path);
+		if (!h->path)
+			return -ENOMEM;
+		v->n_hidden++;
+		if (strcmp(resolved, path) != 0)
+			h->target = TAKE_PTR(resolved);
+		h->how = doctor_is_masked(&v->view, h->target ? h->target : path)
+				 ? DOCTOR_HIDDEN_BY_MASK
+				 : DOCTOR_HIDDEN;
+	}
+	return 0;
+}
+
+int doctor_view_build(const char *policy_path, const char *state_dir, const char *workspace,
+		      char *const *environ_, struct doctor_view *ret, struct error *err)
+{
+	cleanup_with(policy_freep) struct policy *policy = NULL;
+	struct doctor_view v = { .workspace = workspace };
+	int r = policy_path ? policy_load_file(policy_path, &policy, err)
+			    : policy_load_default(&policy, err);
+	if (r < 0)
+		return r;
+	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
+	const char *dir = state_dir ? state_dir : default_dir;
+	cleanup_free char *real = dir ? realpath(dir, NULL) : NULL;
+	cleanup_free char *in_use = real ? TAKE_PTR(real) : hostview_resolve(dir);
+	struct hostview_caller caller = { .home = strv_env_get(environ_, "HOME"), .uid = geteuid() };
+	v.policy_origin = strdup(policy->origin);
+	v.home_hidden = policy->home_hidden;
+	if (!v.policy_origin)
+		r = error_set(err, ENOMEM, "out of memory");
+	if (r == 0)
+		r = hostview_state_dirs(in_use, environ_, &caller, &v.state_dirs, err);
+	if (r == 0)
+		r = hostview_build(policy, &caller, workspace, v.state_dirs, &v.view, err);
+	if (r == 0 && doctor_view_fill(&v) < 0)
+		r = error_set(err, ENOMEM, "out of memory");
+	if (r < 0) {
+		doctor_view_release(&v);
+		return r;
+	}
+	*ret = v;
+	return 0;
 }

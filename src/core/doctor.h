@@ -4,6 +4,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "basic/error.h"
+#include "core/hostview.h"
+
 /* `airlock doctor`: each layer of the quarantine checked on this host, with
  * what to do about the ones that fail. */
 struct doctor_check {
@@ -20,6 +23,35 @@ struct doctor_report {
 	struct doctor_check checks[DOCTOR_MAX_CHECKS];
 	size_t n;
 };
+
+/* What a run from workspace would hide, as the policy and the caller's
+ * environment say (core/hostview.h): masked directories with what stays
+ * visible in them, then each hidden path that exists here. */
+enum doctor_hidden_how {
+	DOCTOR_HIDDEN, /* replaced by an empty view */
+	DOCTOR_HIDDEN_BY_MASK, /* inside a masked directory already */
+};
+
+struct doctor_hidden {
+	char *path;
+	char *target; /* where a symlinked path resolves (hidden there); NULL otherwise */
+	enum doctor_hidden_how how;
+};
+
+struct doctor_view {
+	char *policy_origin;
+	bool home_hidden;
+	const char *workspace;
+	struct hostview view;
+	struct doctor_hidden *hidden;
+	size_t n_hidden;
+	size_t n_absent; /* listed by the policy, absent here: nothing to hide */
+	char **state_dirs;
+};
+
+int doctor_view_build(const char *policy_path, const char *state_dir, const char *workspace,
+		      char *const *environ_, struct doctor_view *ret, struct error *err);
+void doctor_view_release(struct doctor_view *v);
 
 /* Runs every check, including one real quarantined run of /bin/true. */
 void doctor_run(struct doctor_report *report);

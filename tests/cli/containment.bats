@@ -20,14 +20,15 @@ setup() {
 	echo "original" > "$TEST_DIR/outside.txt"
 	cd "$WORK" || return 1
 	# The tree under test may itself live below /tmp, which the quarantine
-	# replaces: the probe runs from the workspace.
-	PROBE="$TEST_DIR/probe"
+	# replaces: the probe runs from the workspace (the test dir holds the
+	# state dir and HOME, refused as a workspace).
+	PROBE="$WORK/probe"
 	cp "$AIRLOCK_PROBE" "$PROBE"
 }
 
 # The probe's verdict: blocked (exit 0) and the seccomp denial recorded.
 probe_blocked() { # mode, syscall name expected in denials ("" for none)
-	al run --workspace "$TEST_DIR" -- "$PROBE" "$1"
+	al run -- "$PROBE" "$1"
 	[ "$status" -eq 0 ] || { echo "probe $1: $(rq .stdout)"; return 1; }
 	[[ "$(rq .stdout)" == blocked:* ]]
 	[[ "$(rq .stdout)" != *ESCAPED* ]]
@@ -158,7 +159,7 @@ probe_blocked() { # mode, syscall name expected in denials ("" for none)
 @test "20 TIOCSTI on a pty: nothing reaches the caller's terminal" {
 	command -v script >/dev/null || skip "needs script(1)"
 	cat > inject.sh <<SH
-"$AIRLOCK" run --workspace "$TEST_DIR" -- "$PROBE" tiocsti >/dev/null 2>&1
+"$AIRLOCK" run -- "$PROBE" tiocsti >/dev/null 2>&1
 # whatever was pushed into this terminal would be read and run here
 if read -t 1 line; then eval "\$line"; fi
 SH
@@ -173,7 +174,7 @@ SH
 	# as on the development VM), there is nothing for the filter to catch.
 	"$PROBE" int80 >/dev/null 2>&1 && host_status=0 || host_status=$?
 	[ "$host_status" -ne 139 ] || skip "int 0x80 faults on this kernel even outside the sandbox"
-	al run --workspace "$TEST_DIR" -- "$PROBE" int80
+	al run -- "$PROBE" int80
 	[[ "$(rq .stdout)" != *ESCAPED* ]]
 	[ "$(rq .status)" = signaled ]
 	[ "$(rq .sandbox.killed_by)" = seccomp ]
@@ -351,14 +352,16 @@ while True:
 	[ "$(sha256sum "$AIRLOCK_STATE_DIR/receipts/1.json")" = "$before" ]
 }
 
-@test "38 a state dir inside the workspace is still hidden" {
+@test "38 a state dir inside the workspace: refused, so the command cannot swap it" {
 	export AIRLOCK_STATE_DIR="$WORK/.state"
-	"$AIRLOCK" run -- true >/dev/null
-	al run -- sh -c 'ls -A .state; echo x > .state/index.jsonl'
-	[ "$status" -ne 0 ]
-	[ -z "$(rq .stdout)" ]
-	! grep -qx x "$WORK/.state/index.jsonl"
-	[ "$(wc -l < "$WORK/.state/index.jsonl")" -eq 2 ]
+	al run -- sh -c 'mv .state .old && mkdir -p .state/receipts && touch ran'
+	[ "$status" -eq 125 ]
+	[ "$(rq .status)" = invalid ]
+	[[ "$(rq .error)" == *"holds airlock's state directory"* ]]
+	[ ! -e ran ] && [ ! -e .old ]
+	al run --allow-workspace=home,system -- true
+	[ "$status" -eq 125 ]
+	[ "$(rq '.sandbox.allow_workspace | join(",")')" = home,system ]
 }
 
 @test "39 .git/hooks and .git/config stay read-only in the workspace" {

@@ -220,7 +220,7 @@ line'"
 @test "a state directory inside the workspace is refused before anything is mounted" {
 	run --separate-stderr env AIRLOCK_STATE_DIR="$WORK/.state" "$AIRLOCK" dryrun -- touch x
 	[ "$status" -eq 125 ]
-	[[ "$stderr" == *"is inside the workspace"* ]]
+	[[ "$stderr" == *"holds airlock's state directory"* ]]
 	[ ! -e x ]
 }
 

@@ -20,10 +20,11 @@ JSON
 }
 
 @test "a Codex shell-tool call runs the same way" {
-	printf '{"command": ["pwd"], "workdir": "/tmp", "timeout_ms": 2500, "justification": "where"}' > codex.json
+	mkdir sub
+	printf '{"command": ["pwd"], "workdir": "%s/sub", "timeout_ms": 2500, "justification": "where"}' "$PWD" > codex.json
 	al job codex.json
 	[ "$status" -eq 0 ]
-	[ "$(rq .stdout)" = /tmp ]
+	[ "$(rq .stdout)" = "$PWD/sub" ]
 	[ "$(rq .timeout_ms)" = 2500 ]
 	[ "$(rq .rationale)" = where ]
 }

@@ -1,0 +1,235 @@
+#!/usr/bin/env bats
+# What the command sees of the host (docs/sandbox.md, "What the command sees
+# of the host") and which workspaces are refused, tested by attacking them.
+# Runs as root and as uid 65534. HOME lives below /var/tmp: below /tmp it
+# would be hidden by the private /tmp anyway, and prove nothing.
+load helpers
+
+setup() {
+	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
+	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
+	WORK="$TEST_DIR/work"
+	mkdir -p "$WORK"
+	export HOME
+	HOME=$(mktemp -d /var/tmp/airlock-home.XXXXXX)
+	unset XDG_STATE_HOME
+	cd "$WORK" || return 1
+}
+
+teardown() {
+	chmod -R u+rwX "$TEST_DIR" "$HOME" 2>/dev/null || true
+	rm -rf "$TEST_DIR" "$HOME"
+	[ -z "${OTHER_HOME:-}" ] || rm -rf "$OTHER_HOME"
+}
+
+# Writes "SECRET:<path>" into each path below HOME (making parents).
+plant() {
+	local p
+	for p in "$@"; do
+		mkdir -p "$(dirname "$HOME/$p")"
+		echo "SECRET:$p" > "$HOME/$p"
+	done
+}
+
+# The paths the issue found readable: each must read as nothing inside and
+# still be readable outside.
+NEW_SECRETS=(.claude/.credentials.json .codex/auth.json .gemini/oauth_creds.json
+	.config/git/credentials .cargo/credentials .vault-token .pgpass
+	.config/containers/auth.json .terraform.d/credentials.tfrc.json .m2/settings.xml
+	.gradle/gradle.properties .s3cfg .boto .my.cnf .zsh_history
+	.local/share/fish/fish_history)
+
+@test "a symlinked ~/.ssh: neither the link nor its target can be read" {
+	plant real-ssh/id_ed25519
+	ln -s real-ssh "$HOME/.ssh"
+	cat "$HOME/.ssh/id_ed25519" >/dev/null # readable outside
+	al run -- sh -c "cat '$HOME/.ssh/id_ed25519'; cat '$HOME/real-ssh/id_ed25519'; ls -A '$HOME/.ssh'"
+	[[ "$(rq .stdout)" != *SECRET* ]]
+	rq '.sandbox.enforced.hidden | index("'"$HOME"'/real-ssh") != null' | grep -qx true
+}
+
+@test "a symlinked ~/.aws pointing outside the home: its target is hidden" {
+	outside=$(mktemp -d /var/tmp/airlock-keys.XXXXXX)
+	echo "SECRET:aws" > "$outside/credentials"
+	ln -s "$outside" "$HOME/.aws"
+	al run -- sh -c "cat '$HOME/.aws/credentials' '$outside/credentials'"
+	rm -rf "$outside"
+	[[ "$(rq .stdout)" != *SECRET* ]]
+	[ "$status" -ne 0 ]
+}
+
+@test "a link to a secret file (~/.netrc -> elsewhere): the target reads empty" {
+	plant store/netrc
+	ln -s store/netrc "$HOME/.netrc"
+	al run -- cat "$HOME/.netrc" "$HOME/store/netrc"
+	[[ "$(rq .stdout)" != *SECRET* ]]
+}
+
+@test "every newly covered credential and history file is hidden inside, readable outside" {
+	plant "${NEW_SECRETS[@]}"
+	for p in "${NEW_SECRETS[@]}"; do grep -q "SECRET:$p" "$HOME/$p"; done
+	script=""
+	for p in "${NEW_SECRETS[@]}"; do script+="cat '$HOME/$p' 2>/dev/null; "; done
+	al run -- sh -c "$script true"
+	[ "$status" -eq 0 ]
+	[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+}
+
+@test "/etc/shadow- and /etc/gshadow- read as nothing" {
+	al run -- sh -c 'for f in /etc/shadow- /etc/gshadow- /etc/shadow; do [ -e $f ] || continue; wc -c < $f; done'
+	[ "$status" -eq 0 ]
+	[ -z "$(rq .stdout | tr -d '0\n ')" ]
+}
+
+@test "other users' homes: /home is an empty view, and /root too for non-root" {
+	if [ "$(id -u)" -eq 0 ]; then
+		OTHER_HOME=$(mktemp -d /home/airlock-test-other.XXXXXX)
+		chmod 755 "$OTHER_HOME"
+		echo "SECRET:other" > "$OTHER_HOME/notes"
+		chmod 644 "$OTHER_HOME/notes"
+		al run -- sh -c "cat '$OTHER_HOME/notes'; ls -A /home"
+		[[ "$(rq .stdout)" != *SECRET* ]]
+		[ -z "$(rq .stdout)" ]
+	else
+		al run -- sh -c 'ls -A /home; ls -A /root; echo end'
+		[ "$status" -eq 0 ]
+		[ "$(rq .stdout)" = end ]
+	fi
+	rq '.sandbox.enforced.hidden | index("/home") != null' | grep -qx true
+}
+
+@test "the default state directory is hidden when --state-dir points elsewhere" {
+	mkdir -p "$HOME/.local/state/airlock/receipts" "$HOME/xdg/airlock"
+	echo "SECRET:default-state" > "$HOME/.local/state/airlock/receipts/1.json"
+	echo "SECRET:xdg-state" > "$HOME/xdg/airlock/approver.json"
+	al run -- sh -c "cat '$HOME/.local/state/airlock/receipts/1.json' '$HOME/xdg/airlock/approver.json'"
+	[[ "$(rq .stdout)" != *SECRET:default* ]]
+	# XDG_STATE_HOME names another default
+	XDG_STATE_HOME="$HOME/xdg" al run --state-dir "$AIRLOCK_STATE_DIR" -- cat "$HOME/xdg/airlock/approver.json"
+	[[ "$(rq .stdout)" != *SECRET* ]]
+}
+
+@test "sandbox.home hidden: the home is an empty view but for sandbox.home_allow" {
+	plant plain.txt .cache/tool/data .config/app/token
+	printf '{"schema":"airlock.policy/1","sandbox":{"home":"hidden","home_allow":["~/.cache"]}}' > "$TEST_DIR/policy.json"
+	al run --policy "$TEST_DIR/policy.json" -- sh -c "cat '$HOME/.cache/tool/data'; cat '$HOME/plain.txt' '$HOME/.config/app/token'; ls -A '$HOME'"
+	[[ "$(rq .stdout)" == *SECRET:.cache/tool/data* ]]
+	[[ "$(rq .stdout)" != *SECRET:plain* ]]
+	[[ "$(rq .stdout)" != *SECRET:.config* ]]
+	[ "$(rq .stdout | sed "/^$/d" | tail -1)" = .cache ] || { rq .stdout; return 1; }
+	rq '.sandbox.enforced.exposed | index("'"$HOME"'/.cache") != null' | grep -qx true
+	# the allowed path is read-only
+	al run --policy "$TEST_DIR/policy.json" -- sh -c "echo x > '$HOME/.cache/tool/data'"
+	[ "$status" -ne 0 ]
+	grep -q SECRET "$HOME/.cache/tool/data"
+}
+
+@test "sandbox.home must be visible or hidden" {
+	printf '{"schema":"airlock.policy/1","sandbox":{"home":"gone"}}' > "$TEST_DIR/policy.json"
+	al run --policy "$TEST_DIR/policy.json" -- true
+	[ "$status" -eq 125 ]
+	[[ "$(rq .error)" == *sandbox.home* ]]
+}
+
+# A refused workspace: exit 125, a receipt with status invalid, nothing ran.
+refused() { # what the message must contain
+	[ "$status" -eq 125 ] || { echo "status $status: $stderr"; return 1; }
+	[ "$(rq .status)" = invalid ]
+	[[ "$(rq .error)" == *"$1"* ]] || { rq .error; return 1; }
+	[ "$(rq .sandbox.enforced)" = null ]
+}
+
+@test 'a job with {"cwd":"/etc"} is refused: /etc stays unwritable' {
+	printf '{"argv":["sh","-c","echo x >> passwd"],"cwd":"/etc"}' > job.json
+	before=$(sha256sum /etc/passwd)
+	al job job.json
+	refused "system directory /etc"
+	[ "$(sha256sum /etc/passwd)" = "$before" ]
+}
+
+@test "--workspace \$HOME, /home, /usr, /tmp and a symlink to /etc are refused" {
+	al run --workspace "$HOME" -- true
+	refused "holds airlock's state directory $HOME/.local/state/airlock"
+	al run --workspace /home -- true
+	refused "home directory"
+	al run --workspace /usr -- true
+	refused "system directory /usr"
+	al run --workspace /usr/local -- true
+	refused "below the system directory /usr"
+	al run --workspace /tmp -- true
+	refused "workspace /tmp "
+	ln -s /etc "$TEST_DIR/etc-link"
+	al run --workspace "$TEST_DIR/etc-link" -- true
+	refused "system directory /etc"
+	al run --workspace "$TEST_DIR/etc-link/.." -- true
+	refused "system directory"
+	# a cwd of $HOME becomes the workspace: refused the same way
+	al run --cwd "$HOME" -- true
+	refused "holds airlock's state directory"
+	mkdir -p "$TEST_DIR/h2/me"
+	HOME="$TEST_DIR/h2/me" al run --workspace "$TEST_DIR/h2" -- true
+	refused "holds the home directory $TEST_DIR/h2/me"
+}
+
+@test "a directory below /tmp and one below the home stay allowed" {
+	mkdir -p "$HOME/project"
+	al run -- true
+	[ "$status" -eq 0 ]
+	al run --workspace "$HOME/project" --cwd "$HOME/project" -- sh -c 'echo ok > f'
+	[ "$status" -eq 0 ]
+	[ "$(cat "$HOME/project/f")" = ok ]
+}
+
+@test "a workspace holding, or inside, a state directory is refused even with the override" {
+	al run --workspace "$TEST_DIR" --allow-workspace=home,system -- true
+	refused "holds airlock's state directory"
+	mkdir -p "$AIRLOCK_STATE_DIR/receipts"
+	al run --workspace "$AIRLOCK_STATE_DIR/receipts" -- true
+	refused "lies in airlock's state directory"
+	# the default state dir in a home given as the workspace, not yet made
+	al run --workspace "$HOME" --allow-workspace=home -- true
+	refused "$HOME/.local/state/airlock"
+}
+
+@test "the override is recorded: --allow-workspace runs in /home and /usr/local, and the receipt says so" {
+	al run --workspace /home --cwd / --allow-workspace=home -- true
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(rq '.sandbox.allow_workspace | join(",")')" = home ]
+	[ "$(rq .sandbox.enforced.workspace)" = "$(realpath /home)" ]
+	al run --workspace /usr/local --cwd / --allow-workspace=system -- true
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(rq '.sandbox.allow_workspace | join(",")')" = system ]
+	# one category does not allow the other
+	al run --workspace /usr --allow-workspace=home -- true
+	refused "--allow-workspace=system"
+}
+
+@test "the caller's own home is never a workspace: its default state directory would be inside" {
+	al run --workspace "$HOME" --cwd "$HOME" --allow-workspace=home -- sh -c 'echo ok > written'
+	refused "$HOME/.local/state/airlock"
+	[ ! -e "$HOME/written" ]
+}
+
+@test "an override in a job file is recorded in the receipt" {
+	mkdir -p "$TEST_DIR/sub"
+	printf '{"argv":["true"],"allow_workspace":["home","system"]}' > job.json
+	al job job.json
+	[ "$status" -eq 0 ]
+	[ "$(rq '.sandbox.allow_workspace | join(",")')" = home,system ]
+	printf '{"argv":["true"],"allow_workspace":["everything"]}' > job.json
+	al job job.json
+	[ "$status" -eq 125 ]
+	[[ "$(rq .error)" == *allow_workspace* ]]
+	al run --allow-workspace=all -- true
+	[ "$status" -eq 125 ]
+}
+
+@test "airlock doctor lists what a run would hide" {
+	plant .ssh/id_ed25519 .codex/auth.json
+	run "$AIRLOCK" doctor
+	[[ "$output" == *"hidden from a run in $WORK"* ]]
+	[[ "$output" == *"hidden   $HOME/.ssh"* ]]
+	[[ "$output" == *"hidden   $HOME/.codex/auth.json"* ]]
+	[[ "$output" == *"masked   /home"* ]]
+	[[ "$output" == *"hidden   $AIRLOCK_STATE_DIR"* ]] || [ ! -d "$AIRLOCK_STATE_DIR" ]
+}
