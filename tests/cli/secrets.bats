@@ -161,8 +161,8 @@ refused() { # what the message must contain
 	ln -s /etc "$TEST_DIR/etc-link"
 	al run --workspace "$TEST_DIR/etc-link" -- true
 	refused "system directory /etc"
-	al run --workspace "$TEST_DIR/etc-link/.." -- true
-	refused "system directory"
+	al run --workspace "$TEST_DIR/etc-link/ssh/.." -- true
+	refused "system directory /etc"
 	# a cwd of $HOME becomes the workspace: refused the same way
 	al run --cwd "$HOME" -- true
 	refused "holds airlock's state directory"
