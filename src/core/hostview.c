@@ -153,7 +153,7 @@ int hostview_state_dirs(const char *in_use, char *const *environ_,
 }
 
 /* Every home the workspace must not be or contain: the caller's ($HOME and
- * the passwd one), /root, and each home in /etc/passwd. */
+ * the passwd one), /root, /home, and each home in /etc/passwd. */
 static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 {
 	cleanup_strv char **homes = NULL;
@@ -165,6 +165,9 @@ static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 		r = hostview_push_resolved(&homes, caller->home);
 	if (r == 0)
 		r = hostview_push_resolved(&homes, "/root");
+	/* /home itself, even where no home lies below it yet */
+	if (r == 0)
+		r = hostview_push_resolved(&homes, "/home");
 	while (r == 0 && f && (pw = fgetpwent(f)))
 		if (pw->pw_dir && pw->pw_dir[0] == '/')
 			r = hostview_push_resolved(&homes, pw->pw_dir);

@@ -151,7 +151,7 @@ refused() { # what the message must contain
 	al run --workspace "$HOME" -- true
 	refused "holds airlock's state directory $HOME/.local/state/airlock"
 	al run --workspace /home -- true
-	refused "home directory"
+	refused "the home directory"
 	al run --workspace /usr -- true
 	refused "system directory /usr"
 	al run --workspace /usr/local -- true
@@ -166,9 +166,7 @@ refused() { # what the message must contain
 	# a cwd of $HOME becomes the workspace: refused the same way
 	al run --cwd "$HOME" -- true
 	refused "holds airlock's state directory"
-	mkdir -p "$TEST_DIR/h2/me"
-	HOME="$TEST_DIR/h2/me" al run --workspace "$TEST_DIR/h2" -- true
-	refused "holds the home directory $TEST_DIR/h2/me"
+
 }
 
 @test "a directory below /tmp and one below the home stay allowed" {
