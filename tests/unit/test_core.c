@@ -10,6 +10,7 @@
 
 #include "basic/strv.h"
 #include "core/env.h"
+#include "core/hostview.h"
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/receipt.h"
@@ -378,7 +379,91 @@ static void test_receipt_clips_long_output(void)
 	capture_release(&c);
 }
 
-RUN_TESTS(T_(test_default_policy_loads), T_(test_policy_partial_document_keeps_floor),
+static void test_hostview_parse_allow(void)
+{
+	unsigned f = 0;
+
+	ASSERT_EQ_INT(hostview_parse_allow("home", &f), 0);
+	ASSERT_EQ_INT(f, HOSTVIEW_ALLOW_HOME);
+	ASSERT_EQ_INT(hostview_parse_allow("system,home", &f), 0);
+	ASSERT_EQ_INT(f, HOSTVIEW_ALLOW_HOME | HOSTVIEW_ALLOW_SYSTEM);
+	ASSERT_EQ_INT(hostview_parse_allow("state", &f), -EINVAL);
+	ASSERT_EQ_INT(hostview_parse_allow(",", &f), -EINVAL);
+	const char *names[3];
+	hostview_allow_names(HOSTVIEW_ALLOW_SYSTEM, names);
+	ASSERT_EQ_STR(names[0], "system");
+	ASSERT_TRUE(names[1] == NULL);
+}
+
+/* A path that does not exist yet is resolved through the links on its way. */
+static void test_hostview_resolve_follows_links_to_missing_paths(void)
+{
+	char dir[] = "/tmp/airlock-unit-XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	char real[64], link[64], want[128];
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link/state/airlock", dir);
+	ASSERT_EQ_INT(mkdir(real, 0700), 0);
+	char at[64];
+	snprintf(at, sizeof(at), "%s/link", dir);
+	ASSERT_EQ_INT(symlink("real", at), 0);
+	char *got = hostview_resolve(link);
+	snprintf(want, sizeof(want), "%s/real/state/airlock", dir);
+	ASSERT_EQ_STR(got, want);
+	free(got);
+	got = hostview_resolve("/etc/../etc");
+	ASSERT_EQ_STR(got, "/etc");
+	free(got);
+	unlink(at);
+	rmdir(real);
+	rmdir(dir);
+}
+
+static void test_hostview_check_workspace(void)
+{
+	struct hostview_caller caller = { .home = "/nonexistent-home", .uid = 12345 };
+	char *state[] = { (char *)"/srv/x/state", NULL };
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(hostview_check_workspace("/etc", 0, state, &caller, &err), -EPERM);
+	ASSERT_TRUE(strstr(err.msg, "--allow-workspace=system") != NULL);
+	ASSERT_EQ_INT(hostview_check_workspace("/usr/lib", HOSTVIEW_ALLOW_SYSTEM, state, &caller, &err), 0);
+	ASSERT_EQ_INT(hostview_check_workspace("/usr/lib", HOSTVIEW_ALLOW_HOME, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/nonexistent-home", 0, state, &caller, &err), -EPERM);
+	ASSERT_TRUE(strstr(err.msg, "--allow-workspace=home") != NULL);
+	ASSERT_EQ_INT(hostview_check_workspace("/home", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/srv/x", HOSTVIEW_ALLOW_HOME | HOSTVIEW_ALLOW_SYSTEM, state, &caller, &err), -EPERM);
+	ASSERT_TRUE(strstr(err.msg, "no option allows this") != NULL);
+	ASSERT_EQ_INT(hostview_check_workspace("/srv/x/state/receipts", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/srv/y", 0, state, &caller, &err), 0);
+	ASSERT_EQ_INT(hostview_check_workspace("/tmp/y", 0, state, &caller, &err), 0);
+	ASSERT_EQ_INT(hostview_check_workspace("/tmp", 0, state, &caller, &err), -EPERM);
+}
+
+static void test_policy_home_mode(void)
+{
+	static const char hidden[] = "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"home\":\"hidden\",\"home_allow\":[\"~/.cache\"]}}";
+	static const char bad[] = "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"home_allow\":[\"rel\"]}}";
+	struct policy *p = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_load_default(&p, &err), 0);
+	ASSERT_TRUE(!p->home_hidden);
+	ASSERT_TRUE(strv_contains(p->home_allow, "~/.cargo/bin"));
+	ASSERT_TRUE(strv_contains(p->hide, "~/.codex/auth.json"));
+	ASSERT_TRUE(strv_contains(p->hide, "/etc/shadow-"));
+	policy_free(p);
+	ASSERT_EQ_INT(policy_parse(hidden, strlen(hidden), "t", &p, &err), 0);
+	ASSERT_TRUE(p->home_hidden);
+	ASSERT_EQ_INT(strv_length(p->home_allow), 1);
+	policy_free(p);
+	ASSERT_EQ_INT(policy_parse(bad, strlen(bad), "t", &p, &err), -EINVAL);
+	ASSERT_TRUE(strstr(err.msg, "sandbox.home_allow") != NULL);
+}
+
+RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
+	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
+	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
 	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default), T_(test_policy_denials), T_(test_job_seed_format),
 	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
