@@ -32,7 +32,7 @@ static void doctor_print_view(const struct doctor_view *v)
 		printf("  %-8s %s%s%s\n", h->how == DOCTOR_HIDDEN_BY_MASK ? "in mask" : "hidden",
 		       h->path, h->target ? " -> " : "", h->target ? h->target : "");
 	}
-	printf("  (%zu more paths of sandbox.hide and state directories do not exist here)\n",
+	printf("  (%zu more paths of sandbox.hide and state directories do not exist here)\n\n",
 	       v->n_absent);
 }
 
@@ -90,10 +90,11 @@ int cmd_doctor(int argc, char **argv)
 		if (!c->ok && c->fix[0])
 			printf("      %-17s fix: %s\n", "", c->fix);
 	}
+	doctor_print_view(&view);
+	doctor_view_release(&view);
+	/* the verdict stays the last line */
 	bool ok = doctor_report_ok(&report);
 	printf("%s\n", ok ? "the quarantine works on this host"
 			  : "the quarantine cannot run here: airlock run refuses to run commands (exit 125) until this is fixed");
-	doctor_print_view(&view);
-	doctor_view_release(&view);
 	return ok ? EXIT_OK : 1;
 }
