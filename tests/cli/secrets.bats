@@ -231,3 +231,12 @@ refused() { # what the message must contain
 	[[ "$output" == *"masked   /home"* ]]
 	[[ "$output" == *"hidden   $AIRLOCK_STATE_DIR"* ]] || [ ! -d "$AIRLOCK_STATE_DIR" ]
 }
+
+@test "a hidden file cannot be hard-linked or opened through /proc into the workspace" {
+	plant .netrc .ssh/id_ed25519
+	al run -- sh -c "ln '$HOME/.netrc' netrc; ln '$HOME/.ssh/id_ed25519' key; cat /proc/self/root'$HOME/.netrc' /proc/1/root'$HOME/.netrc' 2>/dev/null; cat netrc key 2>/dev/null; true"
+	[ "$status" -eq 0 ]
+	[[ "$(rq .stdout)" != *SECRET* ]]
+	[ ! -e "$WORK/key" ]
+	! grep -qs SECRET "$WORK/netrc"
+}
