@@ -14,25 +14,26 @@
 
 extern char **environ;
 
+/* Paths come from the host and the caller's environment: through cli_print(). */
 static void doctor_print_view(const struct doctor_view *v)
 {
-	printf("\nhidden from a run in %s (policy %s, sandbox.home %s):\n", v->workspace,
+	cli_print("\nhidden from a run in %s (policy %s, sandbox.home %s):\n", v->workspace,
 	       v->policy_origin, v->home_hidden ? "hidden" : "visible");
 	for (size_t i = 0; i < v->view.n_masks; i++) {
 		char *const *expose = v->view.expose[i];
-		printf("  masked   %s (an empty view%s", v->view.mask_paths[i],
+		cli_print("  masked   %s (an empty view%s", v->view.mask_paths[i],
 		       expose && expose[0] ? "; visible in it:" : ")\n");
 		for (size_t j = 0; expose && expose[j]; j++)
-			printf(" %s", expose[j]);
+			cli_print(" %s", expose[j]);
 		if (expose && expose[0])
-			printf(")\n");
+			cli_print(")\n");
 	}
 	for (size_t i = 0; i < v->n_hidden; i++) {
 		const struct doctor_hidden *h = &v->hidden[i];
-		printf("  %-8s %s%s%s\n", h->how == DOCTOR_HIDDEN_BY_MASK ? "in mask" : "hidden",
+		cli_print("  %-8s %s%s%s\n", h->how == DOCTOR_HIDDEN_BY_MASK ? "in mask" : "hidden",
 		       h->path, h->target ? " -> " : "", h->target ? h->target : "");
 	}
-	printf("  (%zu more paths of sandbox.hide and state directories do not exist here)\n\n",
+	cli_print("  (%zu more paths of sandbox.hide and state directories do not exist here)\n\n",
 	       v->n_absent);
 }
 
