@@ -8,7 +8,9 @@ load helpers
 
 setup() {
 	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
+	# The state directory lies beside the test dir, which is the workspace of
+	# most tests here: a workspace holding a state directory is refused.
+	export AIRLOCK_STATE_DIR="$TEST_DIR.state"
 	WORK="$TEST_DIR/work"
 	mkdir -p "$WORK"
 	cd "$WORK" || return 1
@@ -28,8 +30,8 @@ teardown() {
 		kill "$pid" 2>/dev/null || true
 	done
 	rm -rf "$HOST_DIR"
-	chmod -R u+rwX "$TEST_DIR" 2>/dev/null || true
-	rm -rf "$TEST_DIR"
+	chmod -R u+rwX "$TEST_DIR" "$AIRLOCK_STATE_DIR" 2>/dev/null || true
+	rm -rf "$TEST_DIR" "$AIRLOCK_STATE_DIR"
 }
 
 # listen KIND PATH: a host listener logging to PATH.log
