@@ -379,6 +379,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_DRYRUN_PRIVILEGED_FILE;
 	if (strcmp(o->verdict, "UNEXPECTED_PATH") == 0)
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
+	if (strcmp(o->verdict, "HOST_CODE") == 0)
+		return EXIT_HOST_CODE;
 	return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
 }
 
@@ -412,6 +414,9 @@ static int run_cli_execute(struct run_cli *cli)
 		}
 		fflush(stdout);
 	} else {
+		/* A success that left code for the host is not one (docs/exit-codes.md). */
+		if (outcome.host_code_failed && status == EXIT_OK)
+			status = EXIT_HOST_CODE;
 		print_outcome(cli, &outcome, status);
 	}
 	run_outcome_release(&outcome);

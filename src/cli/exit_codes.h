@@ -14,6 +14,9 @@ enum {
 	EXIT_DRYRUN_UNEXPECTED_PATH = 11,
 	EXIT_DRYRUN_EXPECTED_PATH_MISSING = 12,
 	EXIT_DRYRUN_PRIVILEGED_FILE = 13, /* a set-id file or file capability: never applied */
+	/* run: the command succeeded but left code for the host, moved aside;
+	 * dryrun: verdict HOST_CODE */
+	EXIT_HOST_CODE = 14,
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */

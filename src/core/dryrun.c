@@ -68,6 +68,25 @@ int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **re
 	return 0;
 }
 
+/* Code for the host in the snapshot outranks every verdict but a failed
+ * command's: apply must not land it. Each file is a problem. */
+static int dryrun_judge_host_code(const struct hostsafety_report *hc, const char **verdict,
+				  json_t *problems)
+{
+	if (!hc || !hostsafety_report_failed(hc) || strcmp(*verdict, "DRY_RUN_FAILED") == 0)
+		return 0;
+	*verdict = "HOST_CODE";
+	for (size_t i = 0; i < hc->n_items; i++)
+		if (json_array_append_new(problems,
+					  json_pack("{s:s, s:s}", "host_code", hc->items[i].path,
+						    "kind", hostsafety_kind_to_string(hc->items[i].kind))) < 0)
+			return -ENOMEM;
+	if (hc->incomplete &&
+	    json_array_append_new(problems, json_pack("{s:s}", "host_code_unchecked", hc->reason)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
 		  json_t **ret_summary, const char **ret_verdict, struct error *err)
 {
@@ -79,6 +98,9 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	json_t *problems = NULL;
 	const char *verdict = changeset_verdict(changes, req->succeeded, req->expect,
 						req->expect_delete, &problems);
+	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
+	if (r < 0)
+		return error_set(err, -r, "out of memory");
 	size_t n = json_array_size(changes);
 	json_t *counts = json_object();
 	size_t i;

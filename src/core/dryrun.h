@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/hostsafety.h"
 #include "core/store.h"
 
 /* Dry runs (docs/dryrun.md): the run's workspace is an overlay whose upper
@@ -31,6 +32,9 @@ struct dryrun_request {
 	const char *upper, *work, *workspace;
 	bool succeeded; /* the command exited as expected */
 	char *const *expect, *const *expect_delete;
+	/* What in the upper would run code on the host (core/hostsafety.h);
+	 * NULL: not checked. Anything found makes the verdict HOST_CODE. */
+	const struct hostsafety_report *host_code;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

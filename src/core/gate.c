@@ -20,7 +20,6 @@
 #include "core/approver.h"
 #include "core/jsonutil.h"
 #include "core/shellwords.h"
-#include "sandbox/protect.h"
 
 #define GATE_ENTRY_MAX_BYTES (64 << 10)
 #define GATE_TAIL_LINES	     5
@@ -31,9 +30,7 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err)
 	cleanup_free char *real = realpath(dir, NULL);
 	if (!real)
 		return error_set_errno(err, errno, "resolve %s", dir);
-	/* The nearest directory holding a .git (directory, or a worktree's file),
-	 * other than a placeholder a run in progress made for its protected
-	 * .git/hooks (docs/sandbox.md). */
+	/* The nearest directory holding a .git (directory, or a worktree's file). */
 	cleanup_free char *cur = strdup(real);
 	while (cur) {
 		cleanup_free char *git = path_join(cur, ".git");
@@ -41,7 +38,7 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err)
 		if (!git)
 			return error_set(err, ENOMEM, "out of memory");
 		if (lstat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
-		    st.st_size > 0 && !protect_path_is_placeholder(git)) {
+		    st.st_size > 0) {
 			*ret_scope = TAKE_PTR(cur);
 			return 0;
 		}
@@ -96,11 +93,25 @@ void gate_effect_release(struct gate_effect *e)
 	*e = (struct gate_effect){ 0 };
 }
 
+/* Code left for the host (moved aside, or not ruled out) is a failure
+ * whatever the exit status (docs/sandbox.md, "Code for the host"). */
+static bool gate_host_code_clean(json_t *receipt)
+{
+	json_t *host_code = json_object_get(receipt, "host_code");
+
+	return !json_is_object(host_code) ||
+	       (json_is_true(json_object_get(host_code, "complete")) &&
+		json_array_size(json_object_get(host_code, "moved_aside")) == 0);
+}
+
 /* The last lines of the output that tells most: stderr, else stdout, else
- * the error airlock recorded. */
+ * the error airlock recorded; that error first when it is about code left
+ * for the host, which no output mentions. */
 static char *gate_tail(json_t *receipt)
 {
-	const char *text = jsonutil_str(receipt, "stderr");
+	const char *text = gate_host_code_clean(receipt) ? NULL : jsonutil_str(receipt, "error");
+	if (!text || !*text)
+		text = jsonutil_str(receipt, "stderr");
 	if (!text || !*text)
 		text = jsonutil_str(receipt, "stdout");
 	if (!text || !*text)
@@ -165,7 +176,8 @@ static bool gate_receipt_succeeded(json_t *receipt)
 	const char *status = jsonutil_str(receipt, "status");
 
 	return status && strcmp(status, "exited") == 0 &&
-	       json_is_true(json_object_get(receipt, "match_expected"));
+	       json_is_true(json_object_get(receipt, "match_expected")) &&
+	       gate_host_code_clean(receipt);
 }
 
 static void gate_entry_verdict(const struct rules *rules, json_t *entry,

@@ -10,6 +10,7 @@
 #include "basic/clock.h"
 #include "basic/macro.h"
 #include "basic/text.h"
+#include "core/hostsafety.h"
 #include "core/hostview.h"
 #include "version.h"
 
@@ -272,6 +273,25 @@ static json_t *receipt_sandbox_json(const struct receipt_sandbox *sb)
 	return o;
 }
 
+static json_t *receipt_host_code_json(const struct hostsafety_report *hc)
+{
+	if (!hc)
+		return json_null();
+	json_t *moved = json_array();
+	for (size_t i = 0; moved && i < hc->n_items; i++) {
+		const struct hostsafety_item *it = &hc->items[i];
+		json_t *m = json_pack("{s:s, s:s, s:o}", "path", it->path, "kind",
+				      hostsafety_kind_to_string(it->kind), "to",
+				      json_string_or_null(it->moved_to));
+		if (m && it->move_errno)
+			json_object_set_new(m, "error", json_string(strerror(it->move_errno)));
+		json_array_append_new(moved, m);
+	}
+	return json_pack("{s:b, s:o, s:I, s:o}", "complete", !hc->incomplete, "reason",
+			 json_string_or_null(hc->incomplete ? hc->reason : NULL), "entries",
+			 (json_int_t)hc->entries, "moved_aside", moved);
+}
+
 json_t *receipt_to_json(const struct receipt *r)
 {
 	json_t *o = json_object();
@@ -309,12 +329,14 @@ json_t *receipt_to_json(const struct receipt *r)
 	json_object_set_new(output, "stderr", receipt_stream_json(&r->err));
 	json_object_set_new(o, "output", output);
 	json_object_set_new(o, "sandbox", receipt_sandbox_json(r->sandbox));
+	json_object_set_new(o, "host_code", receipt_host_code_json(r->host_code));
 	json_object_set_new(o, "policy", json_string_or_null(r->policy_origin));
 	json_object_set_new(o, "airlock_version", json_string(AIRLOCK_VERSION));
 
 	/* jansson drops a NULL value silently: check that nothing went missing. */
 	static const char *const required[] = { "argv",	     "stdout",	 "stderr",   "output",
-						"expected_exits", "env_keys", "resources", "sandbox" };
+						"expected_exits", "env_keys", "resources", "sandbox",
+						"host_code" };
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
 		if (!json_object_get(o, required[i])) {
 			json_decref(o);

@@ -76,6 +76,8 @@ struct receipt_sandbox {
 	const char *killed_by;
 };
 
+struct hostsafety_report; /* core/hostsafety.h */
+
 struct receipt {
 	uint64_t id;
 	const char *source; /* "run", "job" */
@@ -104,6 +106,9 @@ struct receipt {
 	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
 	const char *policy_origin;
 	const struct receipt_sandbox *sandbox;
+	/* What the run left that would run code on the host, moved aside;
+	 * NULL when the workspace was not checked (nothing ran quarantined). */
+	const struct hostsafety_report *host_code;
 };
 
 /* The receipt as a JSON document; NULL on allocation failure. */

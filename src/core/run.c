@@ -2,6 +2,7 @@
 #include "core/run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "core/dryrun.h"
 #include "core/env.h"
 #include "core/gate.h"
+#include "core/hostsafety.h"
 #include "core/hostview.h"
 #include "core/jsonutil.h"
 #include "core/policy.h"
@@ -65,6 +67,9 @@ struct run_state {
 	struct sandbox_teardown *teardown;
 	json_t *outside_writes; /* dry runs: what the command tried to write outside */
 	unsigned outside_writes_dropped;
+	struct hostsafety_report host_code; /* valid when host_code_checked */
+	bool host_code_checked;
+	char host_code_message[1024];
 	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
@@ -129,6 +134,7 @@ static void run_state_release(struct run_state *st)
 	json_decref(st->outside_writes);
 	for (size_t i = 0; i < st->sandbox.n_socket_denials; i++)
 		free(st->sandbox.socket_denials[i].path);
+	hostsafety_report_release(&st->host_code);
 	strv_free(st->hide);
 	strv_free(st->read_only);
 	strv_free(st->state_dirs);
@@ -685,6 +691,7 @@ static void run_fill_outcome(const struct run_state *st, json_t *doc, struct run
 		.timed_out = rc->timed_out,
 		.match_expected = rc->match_expected,
 		.descendants_killed = rc->descendants_killed,
+		.host_code_failed = rc->host_code && hostsafety_report_failed(rc->host_code),
 		.receipt = doc,
 	};
 	for (int i = 0; i < 2; i++)
@@ -754,6 +761,7 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 			.succeeded = succeeded,
 			.expect = req->expect_paths,
 			.expect_delete = req->expect_delete,
+			.host_code = st->host_code_checked ? &st->host_code : NULL,
 		};
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, err);
 		if (r < 0)
@@ -829,6 +837,76 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	return 0;
 }
 
+/* The protected paths below the workspace, relative to it. */
+static char **run_protected_relative(const struct run_state *st)
+{
+	char **rel = NULL;
+	size_t n = strlen(st->workspace);
+
+	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
+		const char *p = st->read_only[i];
+		if (strncmp(p, st->workspace, n) == 0 && p[n] == '/' && p[n + 1] &&
+		    strv_push(&rel, p + n + 1) < 0) {
+			strv_free(rel);
+			return NULL;
+		}
+	}
+	return rel;
+}
+
+/* Files the run left that would make a host tool run code (core/hostsafety.h):
+ * after a quarantined run they are moved aside and the receipt names them,
+ * which opens a failure; a dry run's verdict names those in its snapshot. */
+static void run_check_host_code(struct run_state *st)
+{
+	struct hostsafety_report *hc = &st->host_code;
+	struct error err = { 0 };
+
+	if (!st->sandbox.enforced)
+		return; /* nothing ran in the quarantine */
+	/* A dry run's snapshot reaches nothing: its verdict names what it holds
+	 * (run_dryrun_finish), and no failure is opened for it. */
+	st->host_code_checked = true;
+	if (!st->req->dryrun)
+		st->receipt.host_code = hc;
+	cleanup_close int root_fd = open(st->req->dryrun ? st->dry_upper : st->workspace,
+					 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int lower_fd =
+		st->req->dryrun ? open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	cleanup_strv char **protected_paths = run_protected_relative(st);
+	struct hostsafety_request req = {
+		.root_fd = root_fd,
+		.lower_fd = lower_fd,
+		.protected_paths = protected_paths,
+		.since_ns = st->req->dryrun ? 0 : (int64_t)st->receipt.started_ns,
+	};
+	int r = root_fd < 0 || (st->req->dryrun && lower_fd < 0)
+			? error_set_errno(&err, errno, "cannot open the workspace")
+			: hostsafety_scan(&req, hc, &err);
+	if (r == 0 && !st->req->dryrun)
+		r = hostsafety_move_aside(st->store, st->receipt.id, root_fd, hc, &err);
+	if (r < 0 && !hc->incomplete) {
+		hc->incomplete = true;
+		snprintf(hc->reason, sizeof(hc->reason), "%.250s", err.msg);
+	}
+	if (!hostsafety_report_failed(hc) || st->receipt.error)
+		return;
+	if (st->req->dryrun)
+		snprintf(st->host_code_message, sizeof(st->host_code_message),
+			 "the snapshot holds %zu files that would run code on the host (dryrun.problems)",
+			 hc->n_items);
+	else if (hc->n_items > 0)
+		snprintf(st->host_code_message, sizeof(st->host_code_message),
+			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",
+			 hc->n_items, hc->items[0].path, st->store->path,
+			 (unsigned long long)st->receipt.id);
+	else
+		snprintf(st->host_code_message, sizeof(st->host_code_message),
+			 "the workspace could not be checked for code left for the host: %.300s",
+			 hc->reason);
+	st->receipt.error = st->host_code_message;
+}
+
 static int run_load_policy(struct run_state *st, const char *path)
 {
 	struct error err = { 0 };
@@ -880,6 +958,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		int r = run_spawn(st, err);
 		if (r < 0)
 			return r;
+		run_check_host_code(st);
 	}
 	/* The receipt is written while the kernel tears the quarantine down. */
 	int r = run_write_receipt(st, ret, err);

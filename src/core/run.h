@@ -20,6 +20,9 @@ struct run_outcome {
 	bool match_expected;
 	uint64_t output_bytes; /* stdout + stderr */
 	unsigned descendants_killed;
+	/* Files that would run code on the host were found (and, but in a dry
+	 * run, moved aside), or the workspace could not be checked. */
+	bool host_code_failed;
 	char message[1024]; /* why it did not run or finish; empty for exited/signaled */
 	json_t *receipt; /* the document written */
 	char warning[1024]; /* a non-fatal problem (index not updated); may be empty */

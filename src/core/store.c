@@ -244,3 +244,19 @@ int store_list(struct store *store, bool failed_only, uint64_t last, json_t **re
 	*ret_skipped = skipped;
 	return 0;
 }
+
+int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct error *err)
+{
+	char rel[64];
+
+	int r = store_open_dir(store->dir_fd, "quarantine", true, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", store->path);
+	cleanup_close int qfd = r;
+	snprintf(rel, sizeof(rel), "%llu", (unsigned long long)id);
+	r = store_open_dir(qfd, rel, true, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s/quarantine'", store->path);
+	*ret_fd = r;
+	return 0;
+}

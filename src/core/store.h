@@ -13,7 +13,10 @@
  *	seq		the last id handed out, fixed-width decimal
  *	receipts/N.json	one receipt per attempt, written atomically
  *	receipts/N.stdout, N.stderr	spilled full streams (--spill)
- *	index.jsonl	one summary line per receipt, appended in order */
+ *	index.jsonl	one summary line per receipt, appended in order
+ *	quarantine/N/	what run N left in the workspace that would run code on
+ *			the host, moved aside under its workspace path
+ *			(core/hostsafety.h) */
 struct store {
 	char *path;
 	int dir_fd;
@@ -55,3 +58,7 @@ int store_list(struct store *store, bool failed_only, uint64_t last, json_t **re
 /* receipts/<id>.<stream>: created exclusively for writing, or opened to read. */
 int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
 		     int *ret_fd, struct error *err);
+
+/* quarantine/<id>/, created (mode 0700) for a run's moved-aside files and
+ * opened into *ret_fd. */
+int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct error *err);

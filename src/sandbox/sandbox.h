@@ -202,7 +202,7 @@ int sandbox_run(const struct sandbox_config *config, struct sandbox_result *ret_
 
 /* What is left of a quarantined run once its result is known: the kernel
  * tearing the namespaces down after init's exit (about 1 ms here), then the
- * run's cgroups and placeholders to remove. */
+ * run's cgroups to remove. */
 struct sandbox_teardown;
 
 /* sandbox_run() in two halves, so that the caller can write its receipt

@@ -637,8 +637,7 @@ void sandbox_teardown_finish(struct sandbox_teardown *t)
 		while (waitpid(t->init_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	/* Only now is the cgroup empty and no mount namespace holds the
-	 * placeholders. */
+	/* Only now is the cgroup empty. */
 	cgroup_run_destroy(&t->cgroup);
 	isolate_plan_release(&t->plan);
 	free(t);

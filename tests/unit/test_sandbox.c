@@ -185,7 +185,10 @@ static const struct protect_mount *find_mount(const struct protect_plan *plan, c
 	return NULL;
 }
 
-static void test_protect_plans_pins_links_and_placeholders(void)
+/* Existing paths get mounts; missing ones get nothing, on the host or in
+ * the plan, and still count as enforced (the run's caller moves aside
+ * what the command creates there). */
+static void test_protect_plans_pins_links_and_leaves_missing_paths_alone(void)
 {
 	char ws[] = "/tmp/airlock-protect-XXXXXX";
 	char path[512];
@@ -202,39 +205,31 @@ static void test_protect_plans_pins_links_and_placeholders(void)
 	snprintf(path, sizeof(path), "%s/.git/hooks", ws);
 	ASSERT_EQ_INT(symlink("../tools/hooks", path), 0);
 
-	struct protect_plan a = { .workspace = ws }, b = { .workspace = ws };
+	struct protect_plan a = { .workspace = ws };
 	const char *rels[] = { ".git/hooks", ".envrc", "new/dir/file" };
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "%s/%s", ws, rels[i]);
 		ASSERT_EQ_INT(protect_plan_add(&a, path, &err), 0);
 	}
 	protect_plan_finish(&a);
-	ASSERT_EQ_INT(a.n_mounts, 6);
+	ASSERT_EQ_INT(a.n_mounts, 4);
 	ASSERT_TRUE(!find_mount(&a, ws, ".git")->read_only);	    /* pinned directory */
 	ASSERT_TRUE(!find_mount(&a, ws, ".git/hooks")->read_only); /* pinned link */
 	ASSERT_TRUE(!find_mount(&a, ws, "tools")->read_only);
 	ASSERT_TRUE(find_mount(&a, ws, "tools/hooks")->read_only); /* the link's target */
-	ASSERT_TRUE(find_mount(&a, ws, ".envrc")->read_only);	    /* placeholder file */
-	ASSERT_TRUE(find_mount(&a, ws, "new")->read_only);	    /* placeholder directory */
+	ASSERT_TRUE(find_mount(&a, ws, ".envrc") == NULL);
+	ASSERT_TRUE(find_mount(&a, ws, "new") == NULL);
 	for (size_t i = 1; i < a.n_mounts; i++) /* parents first */
 		ASSERT_TRUE(strlen(a.mounts[i - 1].path) <= strlen(a.mounts[i].path));
+	size_t n = 0;
+	for (char **p = a.enforced; p && *p; p++)
+		n++;
+	ASSERT_EQ_INT(n, 3);
 	snprintf(path, sizeof(path), "%s/new", ws);
-	ASSERT_EQ_INT(lstat(path, &st), 0);
-	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ_INT(lstat(path, &st), -1);
 	snprintf(path, sizeof(path), "%s/.envrc", ws);
-	ASSERT_EQ_INT(lstat(path, &st), 0);
-	ASSERT_TRUE(S_ISREG(st.st_mode) && st.st_size == 0);
-	ASSERT_EQ_INT(a.n_placeholders, 2);
-
-	/* A second run joins the placeholder; the first one's end leaves it. */
-	ASSERT_EQ_INT(protect_plan_add(&b, path, &err), 0);
-	bool shared = b.n_placeholders == 1; /* needs user xattrs on /tmp */
+	ASSERT_EQ_INT(lstat(path, &st), -1);
 	protect_plan_release(&a);
-	ASSERT_EQ_INT(lstat(path, &st), shared ? 0 : -1);
-	protect_plan_release(&b);
-	ASSERT_EQ_INT(lstat(path, &st), -1);
-	snprintf(path, sizeof(path), "%s/new", ws);
-	ASSERT_EQ_INT(lstat(path, &st), -1);
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", ws);
 	ASSERT_EQ_INT(system(path), 0);
@@ -255,42 +250,6 @@ static void test_protect_rejects_relative_and_loops(void)
 	ASSERT_TRUE(strstr(err.msg, "too many symlinks") != NULL);
 	protect_plan_release(&plan);
 	unlink(path);
-	rmdir(ws);
-}
-
-/* Regression: as a user without CAP_FOWNER, a read-only placeholder could
- * not get its marking xattr, so a concurrent run did not share it and the
- * first run to end removed it under the other. */
-static void test_protect_placeholder_is_marked_when_unprivileged(void)
-{
-	char ws[] = "/tmp/airlock-protect-XXXXXX";
-	char path[512];
-
-	if (geteuid() != 0)
-		return; /* the test drops to uid 65534 itself */
-	ASSERT_TRUE(mkdtemp(ws) != NULL);
-	ASSERT_EQ_INT(chown(ws, 65534, 65534), 0);
-	snprintf(path, sizeof(path), "%s/.envrc", ws);
-	pid_t pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0) {
-		struct protect_plan plan = { .workspace = ws };
-		struct error err = { 0 };
-		char value[4];
-		if (setgid(65534) < 0 || setuid(65534) < 0)
-			_exit(2);
-		if (protect_plan_add(&plan, path, &err) < 0 || plan.n_placeholders != 1)
-			_exit(3);
-		ssize_t n = getxattr(path, "user.airlock.placeholder", value, sizeof(value));
-		bool marked = n > 0 || errno == ENOTSUP; /* a file system without user xattrs */
-		protect_plan_release(&plan);
-		_exit(marked ? 0 : 4);
-	}
-	int status;
-	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
-	ASSERT_EQ_INT(access(path, F_OK), -1);
 	rmdir(ws);
 }
 
@@ -481,8 +440,7 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument), T_(test_cgroup_sweep_removes_only_dead_supervisors),
-	  T_(test_protect_placeholder_is_marked_when_unprivileged),
-	  T_(test_protect_plans_pins_links_and_placeholders),
+	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
 	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
 	  T_(test_timeout_kills_background_children),

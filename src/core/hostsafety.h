@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/store.h"
+
+/* Files a command leaves behind that make a host tool run code nobody asked
+ * for (docs/sandbox.md, "Code for the host"): git configs, hooks and
+ * commondir/gitdir indirections, in the workspace's repository, in nested
+ * repositories (a `.git` directory, a bare-repository shape: HEAD with
+ * objects/ or commondir) and in submodules; and whatever the command created
+ * at a protected path (sandbox.read_only) that protect.c could not mount
+ * because it did not exist.
+ *
+ * After a quarantined run the workspace is walked with getdents (the type
+ * from d_type; a stat only for names that matter), without following any
+ * symlink. An entry counts as the run's when its ctime (which a command can
+ * not set back) is at or after the run's start, less a margin for coarse
+ * file system clocks; what the run did not touch is the user's and stays.
+ * What is found is moved aside into <state>/quarantine/<receipt id>/ under
+ * its path in the workspace. */
+
+#define HOSTSAFETY_MAX_ENTRIES	    1000000 /* directory entries one walk reads */
+#define HOSTSAFETY_MAX_DEPTH	    128
+#define HOSTSAFETY_MAX_ITEMS	    256
+#define HOSTSAFETY_CONFIG_MAX_BYTES (64 << 10)
+#define HOSTSAFETY_CLOCK_MARGIN_NS  2000000000LL /* coarse and 1 s file system clocks */
+
+enum hostsafety_kind {
+	HOSTSAFETY_GIT_CONFIG, /* config or config.worktree that is not inert */
+	HOSTSAFETY_GIT_HOOK, /* hooks/<name>, other than <name>.sample */
+	HOSTSAFETY_GIT_INDIRECTION, /* commondir, gitdir, a `.git` file or symlink */
+	HOSTSAFETY_PROTECTED_PATH, /* created at a sandbox.read_only path */
+};
+const char *hostsafety_kind_to_string(enum hostsafety_kind kind);
+
+struct hostsafety_item {
+	char *path; /* relative to the workspace */
+	enum hostsafety_kind kind;
+	char *moved_to; /* absolute, in the state directory; NULL when not moved */
+	int move_errno; /* why it could not be moved, else 0 */
+};
+
+struct hostsafety_report {
+	struct hostsafety_item *items;
+	size_t n_items;
+	uint64_t entries; /* directory entries read */
+	bool incomplete; /* the walk could not finish: reason says why */
+	char reason[256];
+};
+void hostsafety_report_release(struct hostsafety_report *report);
+/* Whether the run must open a failure: something was found, or the walk
+ * could not prove there was nothing. */
+bool hostsafety_report_failed(const struct hostsafety_report *report);
+
+struct hostsafety_request {
+	int root_fd; /* the tree walked: the workspace, or a dry run's upper layer */
+	int lower_fd; /* a dry run's workspace, which completes the upper's entries; or -1 */
+	char *const *protected_paths; /* relative to the workspace (sandbox.read_only) */
+	int64_t since_ns; /* the run's start (realtime); 0: all of root_fd is the run's */
+};
+
+/* Walks req->root_fd and fills *ret (which the caller releases). Returns 0
+ * also when the walk stopped at a limit (ret->incomplete); < 0 only when
+ * out of memory or root_fd cannot be read. */
+int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_report *ret,
+		    struct error *err);
+
+/* Moves every item of report out of root_fd into the quarantine directory
+ * of receipt id (store_open_quarantine), by rename or, across file systems,
+ * by copy and removal, never following a symlink. An item that cannot be
+ * moved keeps moved_to NULL with move_errno set; returns < 0 only when the
+ * quarantine directory itself cannot be made. */
+int hostsafety_move_aside(struct store *store, uint64_t id, int root_fd,
+			  struct hostsafety_report *report, struct error *err);
+
+/* A git config (text of n bytes) that makes no git command run anything:
+ * only keys of a short allowlist (core.repositoryformatversion, filemode,
+ * bare, logallrefupdates, ignorecase, precomposeunicode, symlinks;
+ * init.defaultbranch; branch.*.remote|merge; remote.*.url|fetch with an
+ * ordinary URL; user.name|email), with plain values, no include. Anything
+ * it does not recognise is not inert. */
+bool hostsafety_config_is_inert(const char *text, size_t n);
