@@ -429,6 +429,7 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 			close(dfd);
 		return -ENOMEM;
 	}
+	rewinddir(d); /* the duplicate shares fd's offset, which may be anywhere */
 	struct dirent *de;
 	while (!w->stop && (de = readdir(d))) {
 		const char *name = de->d_name;

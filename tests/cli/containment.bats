@@ -458,20 +458,23 @@ while True:
 	[ "$(cat .git/config)" = '[core]' ]
 }
 
-@test "51 protected paths that do not exist yet cannot be created, and leave nothing behind" {
-	al run -- sh -c 'echo evil > .envrc || echo refused1; mkdir -p .airlock/x || echo refused2; echo ok > allowed.txt'
-	[ "$status" -eq 0 ]
-	[[ "$(rq .stdout)" == *refused1*refused2* ]]
+@test "51 protected paths that do not exist yet get nothing on the host; what the command makes there is moved aside" {
+	al run -- sh -c 'ls -A; echo evil > .envrc; mkdir -p .airlock/x; echo ok > allowed.txt'
+	[ "$status" -eq 13 ]
+	[ "$(rq .stdout)" = "" ]
 	[ "$(cat allowed.txt)" = ok ]
 	[ ! -e .envrc ] && [ ! -e .airlock ]
 	[ ! -e .git ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/quarantine/$(receipt_id)/.envrc")" = evil ]
+	[ -d "$AIRLOCK_STATE_DIR/quarantine/$(receipt_id)/.airlock/x" ]
 	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.envrc'
 	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.airlock'
 	mkdir .git
 	al run -- sh -c 'mkdir -p .git/hooks; echo "touch PWNED" > .git/hooks/pre-commit; echo evil > .git/config; mv .git .gitx'
 	[ "$status" -ne 0 ]
-	[ -d .git ] && [ -z "$(ls -A .git)" ]
+	[ -d .git ] && [ "$(ls -A .git)" = hooks ] && [ -z "$(ls -A .git/hooks)" ]
 	[ ! -e .gitx ]
+	rq '.host_code.moved_aside[].path' | sort | tr '\n' ' ' | grep -qx '.git/config .git/hooks/pre-commit '
 	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.git/hooks'
 }
 
@@ -484,13 +487,15 @@ while True:
 	[ ! -e .git/h2 ]
 }
 
-@test "53 a placeholder shared by concurrent runs stays until the last one ends" {
-	al run --timeout 20s -- sh -c 'sleep 2; echo evil > .envrc' &
+@test "53 concurrent runs each move aside what they made at a protected path" {
+	"$AIRLOCK" run --timeout 20s -- sh -c 'sleep 2; echo first > .envrc' >/dev/null &
 	sleep 0.5
-	al run -- sh -c 'echo evil > .envrc'
-	[ "$status" -ne 0 ]
+	al run -- sh -c '[ ! -e .envrc ] && echo second > .envrc'
+	[ "$status" -eq 13 ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/quarantine/$(receipt_id)/.envrc")" = second ]
 	wait
 	[ ! -e .envrc ]
+	[ "$(cat "$AIRLOCK_STATE_DIR"/quarantine/*/.envrc | sort | tr '\n' ' ')" = "first second " ]
 }
 
 @test "54 the quarantine's init is out of reach: no forged exit status through /proc/1/fd, no state dir, no memory" {

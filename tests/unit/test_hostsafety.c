@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/hostsafety.h"
+#include "harness.h"
+
+static bool inert(const char *text)
+{
+	return hostsafety_config_is_inert(text, strlen(text));
+}
+
+static void test_config_git_init_and_clone_are_inert(void)
+{
+	ASSERT_TRUE(inert("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+			  "\tbare = false\n\tlogallrefupdates = true\n"));
+	ASSERT_TRUE(inert("[core]\n\tignorecase = true\n\tprecomposeunicode = true\n"
+			  "\tsymlinks = false\n[init]\n\tdefaultBranch = main\n"));
+	ASSERT_TRUE(inert("[remote \"origin\"]\n\turl = https://example.com/x.git\n"
+			  "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+			  "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"));
+	ASSERT_TRUE(inert("[remote \"o\"]\n\turl = git@example.com:x/y.git\n"));
+	ASSERT_TRUE(inert("[user]\n\tname = Jane Doe\n\temail = jane@example.com\n"));
+	ASSERT_TRUE(inert("# comment\n; other\n[CORE]\n\tBare ; trailing\n\n"));
+	ASSERT_TRUE(inert(""));
+}
+
+static void test_config_anything_else_is_hazardous(void)
+{
+	static const char *const bad[] = {
+		"[core]\n\tfsmonitor = touch x\n",
+		"[core]\n\thooksPath = /tmp\n",
+		"[core]\n\tpager = less\n",
+		"[core]\n\tsshCommand = id\n",
+		"[include]\n\tpath = ../x\n",
+		"[includeIf \"gitdir:/\"]\n\tpath = x\n",
+		"[alias]\n\tst = !id\n",
+		"[filter \"x\"]\n\tclean = id\n",
+		"[remote \"o\"]\n\turl = ext::sh -c id\n",
+		"[remote \"o\"]\n\turl = -uhttps://x\n",
+		"[remote \"o\"]\n\turl = https://x y\n",
+		"[remote \"o\"]\n\tuploadpack = id\n",
+		"[core]\n\tbare = \"true\"\n",
+		"[core]\n\tbare = tr\\\nue\n",
+		"[core.x]\n\tbare\n",
+		"[core] bare = true\n",
+		"bare = true\n",
+		"[core]\n\tbare = \n",
+		"[user]\n\tname = a\x01b\n",
+		"[branch]\n\tremote = o\n",
+		"[remote]\n\turl = https://x\n",
+		"[core]\n\tfilemode = true; \n\teditor = vi\n",
+		"[core\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (inert(bad[i]))
+			fprintf(stderr, "inert: %s\n", bad[i]);
+		ASSERT_TRUE(!inert(bad[i]));
+	}
+	ASSERT_TRUE(!hostsafety_config_is_inert("[core]\n\tbare\0\n", 13));
+}
+
+static void write_file(int dir_fd, const char *path, const char *text)
+{
+	int fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+}
+
+static bool has_item(const struct hostsafety_report *r, const char *path,
+		     enum hostsafety_kind kind)
+{
+	for (size_t i = 0; i < r->n_items; i++)
+		if (strcmp(r->items[i].path, path) == 0 && r->items[i].kind == kind)
+			return true;
+	return false;
+}
+
+/* The walk finds each shape; what is older than the run stays. */
+static void test_scan_finds_git_shapes_and_spares_old_files(void)
+{
+	char ws[] = "/tmp/airlock-hostsafety-XXXXXX";
+	struct error err = { 0 };
+
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	const char *dirs[] = { "a", "a/.git", "a/.git/hooks", "b", "b/objects", "b/refs",
+			       "c", "d", "d/.git" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		ASSERT_EQ_INT(mkdirat(fd, dirs[i], 0755), 0);
+	write_file(fd, "a/.git/config", "[core]\n\tbare = false\n");
+	write_file(fd, "a/.git/hooks/pre-commit.sample", "#!/bin/sh\n");
+	write_file(fd, "a/.git/hooks/pre-commit", "#!/bin/sh\n");
+	write_file(fd, "b/HEAD", "ref: refs/heads/main\n");
+	write_file(fd, "b/config", "[core]\n\tfsmonitor = id\n");
+	write_file(fd, "c/.git", "gitdir: ../b\n");
+	write_file(fd, "d/.git/commondir", "../b\n");
+	write_file(fd, ".envrc", "id\n");
+
+	char envrc[] = ".envrc", airlock[] = ".airlock", hooks[] = ".git/hooks";
+	char *protected_paths[] = { envrc, airlock, hooks, NULL };
+	struct hostsafety_request req = { .root_fd = fd, .lower_fd = -1,
+					  .protected_paths = protected_paths, .since_ns = 1 };
+	struct hostsafety_report r;
+	ASSERT_EQ_INT(hostsafety_scan(&req, &r, &err), 0);
+	ASSERT_TRUE(!r.incomplete);
+	ASSERT_EQ_INT(r.n_items, 5);
+	ASSERT_TRUE(has_item(&r, "a/.git/hooks/pre-commit", HOSTSAFETY_GIT_HOOK));
+	ASSERT_TRUE(has_item(&r, "b/config", HOSTSAFETY_GIT_CONFIG));
+	ASSERT_TRUE(has_item(&r, "c/.git", HOSTSAFETY_GIT_INDIRECTION));
+	ASSERT_TRUE(has_item(&r, "d/.git/commondir", HOSTSAFETY_GIT_INDIRECTION));
+	ASSERT_TRUE(has_item(&r, ".envrc", HOSTSAFETY_PROTECTED_PATH));
+	ASSERT_TRUE(hostsafety_report_failed(&r));
+	hostsafety_report_release(&r);
+
+	/* A run that started after all of this finds nothing of its own. */
+	req.since_ns = (int64_t)time(NULL) * 1000000000LL + 3 * HOSTSAFETY_CLOCK_MARGIN_NS;
+	ASSERT_EQ_INT(hostsafety_scan(&req, &r, &err), 0);
+	ASSERT_EQ_INT(r.n_items, 0);
+	ASSERT_TRUE(!hostsafety_report_failed(&r));
+	ASSERT_TRUE(r.entries == 17);
+	hostsafety_report_release(&r);
+
+	close(fd);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ws);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+/* Moving aside never follows a symlink on the way. */
+static void test_move_aside_refuses_symlinked_parents(void)
+{
+	char ws[] = "/tmp/airlock-hostsafety-XXXXXX", state[] = "/tmp/airlock-hsstate-XXXXXX";
+	struct error err = { 0 };
+	struct store *store = NULL;
+
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	ASSERT_TRUE(mkdtemp(state) != NULL);
+	ASSERT_EQ_INT(store_open(state, true, &store, &err), 0);
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(mkdirat(fd, "real", 0755), 0);
+	write_file(fd, "real/hook", "x");
+	ASSERT_EQ_INT(symlinkat("real", fd, "link"), 0);
+	struct hostsafety_report r = { 0 };
+	r.items = calloc(2, sizeof(*r.items));
+	r.items[0] = (struct hostsafety_item){ .path = strdup("link/hook") };
+	r.items[1] = (struct hostsafety_item){ .path = strdup("real/hook") };
+	r.n_items = 2;
+	ASSERT_EQ_INT(hostsafety_move_aside(store, 7, fd, &r, &err), 0);
+	for (size_t i = 0; i < 2; i++) {
+		if (strcmp(r.items[i].path, "link/hook") == 0) {
+			ASSERT_TRUE(r.items[i].moved_to == NULL);
+			ASSERT_EQ_INT(r.items[i].move_errno, ELOOP);
+		} else {
+			ASSERT_TRUE(r.items[i].moved_to != NULL);
+			ASSERT_EQ_INT(access(r.items[i].moved_to, F_OK), 0);
+		}
+	}
+	ASSERT_EQ_INT(faccessat(fd, "real/hook", F_OK, 0), -1);
+	hostsafety_report_release(&r);
+	store_free(store);
+	close(fd);
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, state);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+RUN_TESTS(T_(test_config_git_init_and_clone_are_inert), T_(test_config_anything_else_is_hazardous),
+	  T_(test_scan_finds_git_shapes_and_spares_old_files),
+	  T_(test_move_aside_refuses_symlinked_parents))
