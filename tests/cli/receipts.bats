@@ -81,6 +81,7 @@ load helpers
 	"$AIRLOCK" run -- printf $'\377' >/dev/null 2>&1 || true
 	printf 'echo\n' > noshebang && chmod +x noshebang
 	"$AIRLOCK" run -- ./noshebang >/dev/null 2>&1 || true
+	"$AIRLOCK" run -- sh -c 'echo x > .envrc' >/dev/null 2>&1 || true # host_code
 	printf '{"argv": ["true"], "job_id": "x", "expected_exit": [0, 1]}' > j.json
 	"$AIRLOCK" job j.json >/dev/null
 	"$AIRLOCK" job /nonexistent >/dev/null 2>&1 || true
@@ -94,7 +95,7 @@ load helpers
 		"$AIRLOCK_STATE_DIR"/receipts/*.json
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 13 ]
+	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 14 ]
 }
 
 @test "show on a terminal and the receipts listing drop escape sequences; show to a pipe is exact" {
