@@ -22,6 +22,11 @@ uint64_t clock_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t clock_realtime_coarse_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME_COARSE);
+}
+
 void clock_format_rfc3339(uint64_t realtime_ns, char *buf, size_t size)
 {
 	time_t secs = (time_t)(realtime_ns / 1000000000ULL);

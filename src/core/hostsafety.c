@@ -18,6 +18,7 @@
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
+#include "basic/strv.h"
 
 const char *hostsafety_kind_to_string(enum hostsafety_kind kind)
 {
@@ -560,9 +561,17 @@ int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_repo
 	struct hostsafety_walk w = {
 		.req = req,
 		.report = ret,
-		.since = req->since_ns - HOSTSAFETY_CLOCK_MARGIN_NS,
+		.since = req->since_ns,
 	};
 	int r = 0;
+	struct stat root;
+
+	/* Whole-second times (ext3, FAT, some network file systems) round a
+	 * change during the run's first seconds down to before its start. */
+	if (fstat(req->root_fd, &root) < 0)
+		return error_set_errno(err, errno, "looking for code left for the host");
+	if (root.st_ctim.tv_nsec == 0 && root.st_mtim.tv_nsec == 0)
+		w.since -= HOSTSAFETY_CLOCK_MARGIN_NS;
 
 	for (size_t i = 0; req->protected_paths && req->protected_paths[i] && r == 0; i++)
 		r = hostsafety_check_protected(&w, req->protected_paths[i]);
@@ -573,6 +582,78 @@ int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_repo
 		return error_set(err, -r, "looking for code left for the host: %s", strerror(-r));
 	}
 	return 0;
+}
+
+/* ---- before the run ---------------------------------------------------- */
+
+static int hostsafety_protect_if_exists(int git_fd, const char *git_path, const char *rel,
+				       size_t *n, char ***paths)
+{
+	struct stat st;
+
+	if (*n >= HOSTSAFETY_MAX_PROTECTED || fstatat(git_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	char *path = NULL;
+	if (asprintf(&path, "%s/%s", git_path, rel) < 0)
+		return -ENOMEM;
+	(*n)++;
+	return strv_consume(paths, path);
+}
+
+/* Each <dir>/<entry>/<name> that exists, for the subdirectories of <dir>. */
+static int hostsafety_protect_each(int git_fd, const char *git_path, const char *dir,
+				   const char *const *names, size_t n_names, size_t *n,
+				   char ***paths)
+{
+	int fd = openat(git_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	cleanup_closedir DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	struct dirent *de;
+	while (*n < HOSTSAFETY_MAX_PROTECTED && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		for (size_t i = 0; i < n_names; i++) {
+			char rel[PATH_MAX];
+			if (snprintf(rel, sizeof(rel), "%s/%s/%s", dir, de->d_name, names[i]) >=
+			    (int)sizeof(rel))
+				continue;
+			int r = hostsafety_protect_if_exists(git_fd, git_path, rel, n, paths);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int hostsafety_protect_existing(const char *workspace, char ***paths)
+{
+	static const char *const module_names[] = { "config", "hooks" };
+	static const char *const worktree_names[] = { "commondir", "gitdir", "config.worktree" };
+	static const char *const own[] = { "commondir", "config.worktree" };
+	cleanup_free char *git_path = NULL;
+	size_t n = 0;
+
+	if (asprintf(&git_path, "%s/.git", workspace) < 0)
+		return -ENOMEM;
+	cleanup_close int git_fd = open(git_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (git_fd < 0)
+		return 0; /* no repository, or a worktree's .git file: the walk covers it */
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		int r = hostsafety_protect_if_exists(git_fd, git_path, own[i], &n, paths);
+		if (r < 0)
+			return r;
+	}
+	int r = hostsafety_protect_each(git_fd, git_path, "modules", module_names,
+					ARRAY_SIZE(module_names), &n, paths);
+	if (r == 0)
+		r = hostsafety_protect_each(git_fd, git_path, "worktrees", worktree_names,
+					    ARRAY_SIZE(worktree_names), &n, paths);
+	return r;
 }
 
 /* ---- moving aside ------------------------------------------------------ */

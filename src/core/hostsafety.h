@@ -19,8 +19,10 @@
  * After a quarantined run the workspace is walked with getdents (the type
  * from d_type; a stat only for names that matter), without following any
  * symlink. An entry counts as the run's when its ctime (which a command can
- * not set back) is at or after the run's start, less a margin for coarse
- * file system clocks; what the run did not touch is the user's and stays.
+ * not set back) is at or after the run's start on the file systems' coarse
+ * clock, less 2 s on a file system that keeps whole seconds only (seen as a
+ * workspace whose own times have no nanoseconds); what the run did not touch
+ * is the user's and stays.
  * What is found is moved aside into <state>/quarantine/<receipt id>/ under
  * its path in the workspace. */
 
@@ -28,7 +30,7 @@
 #define HOSTSAFETY_MAX_DEPTH	    128
 #define HOSTSAFETY_MAX_ITEMS	    256
 #define HOSTSAFETY_CONFIG_MAX_BYTES (64 << 10)
-#define HOSTSAFETY_CLOCK_MARGIN_NS  2000000000LL /* coarse and 1 s file system clocks */
+#define HOSTSAFETY_CLOCK_MARGIN_NS  2000000000LL /* file systems with 1 s or 2 s times */
 
 enum hostsafety_kind {
 	HOSTSAFETY_GIT_CONFIG, /* config or config.worktree that is not inert */
@@ -61,7 +63,9 @@ struct hostsafety_request {
 	int root_fd; /* the tree walked: the workspace, or a dry run's upper layer */
 	int lower_fd; /* a dry run's workspace, which completes the upper's entries; or -1 */
 	char *const *protected_paths; /* relative to the workspace (sandbox.read_only) */
-	int64_t since_ns; /* the run's start (realtime); 0: all of root_fd is the run's */
+	/* The run's start on the file systems' clock (clock_realtime_coarse_ns(),
+	 * read before the command started); 0: all of root_fd is the run's. */
+	int64_t since_ns;
 };
 
 /* Walks req->root_fd and fills *ret (which the caller releases). Returns 0
@@ -77,6 +81,16 @@ int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_repo
  * quarantine directory itself cannot be made. */
 int hostsafety_move_aside(struct store *store, uint64_t id, int root_fd,
 			  struct hostsafety_report *report, struct error *err);
+
+/* Appends to *paths (absolute) the files of the workspace's own repository
+ * that would run code on the host and exist now, beyond the policy's
+ * .git/config and .git/hooks: .git/commondir, .git/config.worktree,
+ * .git/modules/<m>/{config,hooks}, .git/worktrees/<w>/{commondir,gitdir,
+ * config.worktree}; at most HOSTSAFETY_MAX_PROTECTED, so that their mounts
+ * and pins stay well within PROTECT_MAX_MOUNTS. They are mounted read-only
+ * for the run, so the user's own are not changed (and not moved aside). */
+#define HOSTSAFETY_MAX_PROTECTED 24
+int hostsafety_protect_existing(const char *workspace, char ***paths);
 
 /* A git config (text of n bytes) that makes no git command run anything:
  * only keys of a short allowlist (core.repositoryformatversion, filemode,

@@ -69,6 +69,7 @@ struct run_state {
 	unsigned outside_writes_dropped;
 	struct hostsafety_report host_code; /* valid when host_code_checked */
 	bool host_code_checked;
+	uint64_t started_coarse_ns; /* the run's start on the file systems' clock */
 	char host_code_message[1024];
 	char denial_names[32][32];
 	char message[1024];
@@ -428,6 +429,10 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 		if (path && strv_consume(&st->read_only, path) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
+	/* The repository's other files that would run code on the host, where
+	 * they exist: read-only too (core/hostsafety.h). */
+	if (hostsafety_protect_existing(st->workspace, &st->read_only) < 0)
+		return -ENOMEM;
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
 		.share_net = st->req->share_net,
@@ -878,7 +883,7 @@ static void run_check_host_code(struct run_state *st)
 		.root_fd = root_fd,
 		.lower_fd = lower_fd,
 		.protected_paths = protected_paths,
-		.since_ns = st->req->dryrun ? 0 : (int64_t)st->receipt.started_ns,
+		.since_ns = st->req->dryrun ? 0 : (int64_t)st->started_coarse_ns,
 	};
 	int r = root_fd < 0 || (st->req->dryrun && lower_fd < 0)
 			? error_set_errno(&err, errno, "cannot open the workspace")
@@ -955,6 +960,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		struct error ignored = { 0 };
 		if (!st->scope)
 			(void)gate_scope(st->cwd, &st->scope, &ignored);
+		st->started_coarse_ns = clock_realtime_coarse_ns();
 		int r = run_spawn(st, err);
 		if (r < 0)
 			return r;

@@ -125,20 +125,28 @@ echo ran > $MARK"
 	moved_aside evil/config
 }
 
-@test "submodule configs and hooks under .git/modules are moved aside" {
+@test "an existing submodule's config and hooks are read-only inside; a new one's are moved aside" {
 	host_repo "$TEST_DIR/src"
 	host_repo
 	git -c protocol.file.allow=always submodule add -q "$TEST_DIR/src" m >/dev/null 2>&1
 	git commit -qm sub
 	[ -f .git/modules/m/config ] && [ -f m/.git ]
-	sleep 2.1 # the host's files are older than the run's clock margin
-	al run -- sh -c "git config --file .git/modules/m/config core.fsmonitor '$FSMON'
-		printf '%s\n' '$HOOK' > .git/modules/m/hooks/pre-commit
-		chmod +x .git/modules/m/hooks/pre-commit"
-	host_git_runs_nothing . m
+	cp .git/modules/m/config "$TEST_DIR/config.before"
+	al run -- sh -c "git config --file .git/modules/m/config core.fsmonitor '$FSMON' || echo refused1
+		printf '%s\n' '$HOOK' > .git/modules/m/hooks/pre-commit || echo refused2
+		cp -r .git/modules/m .git/modules/n
+		git config --file .git/modules/n/config core.fsmonitor '$FSMON'
+		printf '%s\n' '$HOOK' > .git/modules/n/hooks/pre-commit; chmod +x .git/modules/n/hooks/pre-commit
+		mkdir n && echo 'gitdir: ../.git/modules/n' > n/.git"
+	host_git_runs_nothing . m n
 	[ "$status" -eq 13 ]
-	moved_aside .git/modules/m/config
-	moved_aside .git/modules/m/hooks/pre-commit
+	[[ "$(rq .stdout)" == *refused1*refused2* ]]
+	cmp .git/modules/m/config "$TEST_DIR/config.before"
+	[ ! -e .git/modules/m/hooks/pre-commit ]
+	rq '.sandbox.enforced.read_only[]' | grep -q '/.git/modules/m/config$'
+	moved_aside .git/modules/n/config
+	moved_aside .git/modules/n/hooks/pre-commit
+	moved_aside n/.git
 	[ -f m/.git ] # the user's gitfile was not touched: it stays
 }
 
