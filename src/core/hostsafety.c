@@ -780,12 +780,27 @@ static int hostsafety_move_one(int root_fd, int qfd, const char *rel)
 	return r;
 }
 
-static int hostsafety_compare_deepest_first(const void *a, const void *b)
+static int hostsafety_compare_shortest_first(const void *a, const void *b)
 {
 	size_t x = strlen(((const struct hostsafety_item *)a)->path);
 	size_t y = strlen(((const struct hostsafety_item *)b)->path);
 
-	return (x < y) - (x > y);
+	return (x > y) - (x < y);
+}
+
+/* Whether an item moved before this one holds it (a created .airlock
+ * holding a nested repository): it went along. */
+static bool hostsafety_went_along(const struct hostsafety_report *report, size_t i)
+{
+	const char *path = report->items[i].path;
+
+	for (size_t j = 0; j < i; j++) {
+		const struct hostsafety_item *a = &report->items[j];
+		size_t n = strlen(a->path);
+		if (a->moved_to && strncmp(a->path, path, n) == 0 && path[n] == '/')
+			return true;
+	}
+	return false;
 }
 
 int hostsafety_move_aside(struct store *store, uint64_t id, int root_fd,
@@ -797,12 +812,12 @@ int hostsafety_move_aside(struct store *store, uint64_t id, int root_fd,
 	int r = store_open_quarantine(store, id, &qfd, err);
 	if (r < 0)
 		return r;
-	/* A child before its parent, so each keeps its own name. */
+	/* A parent before its children, which go along with it. */
 	qsort(report->items, report->n_items, sizeof(report->items[0]),
-	      hostsafety_compare_deepest_first);
+	      hostsafety_compare_shortest_first);
 	for (size_t i = 0; i < report->n_items; i++) {
 		struct hostsafety_item *it = &report->items[i];
-		r = hostsafety_move_one(root_fd, qfd, it->path);
+		r = hostsafety_went_along(report, i) ? 0 : hostsafety_move_one(root_fd, qfd, it->path);
 		if (r < 0) {
 			it->move_errno = -r;
 			continue;

@@ -208,12 +208,14 @@ echo ran > $MARK"
 }
 
 @test "a .envrc and a .airlock the command creates are moved aside, and the failure is open" {
-	al run -- sh -c 'echo "touch x" > .envrc && mkdir -p .airlock/x && ls -A'
+	al run -- sh -c "echo 'touch x' > .envrc && mkdir -p .airlock/x && ls -A
+		git init -q .airlock/x && git -C .airlock/x config core.fsmonitor '$FSMON'"
 	[ "$status" -eq 13 ]
 	[[ "$(rq .stdout)" == *.envrc* ]]
 	[ ! -e .envrc ] && [ ! -e .airlock ]
 	moved_aside .envrc
 	moved_aside .airlock
+	moved_aside .airlock/x/.git/config # went along with .airlock
 	[ "$(rq '.host_code.moved_aside[] | select(.path == ".envrc") | .kind')" = protected_path ]
 	failure_open
 }
