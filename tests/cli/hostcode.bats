@@ -150,6 +150,19 @@ echo ran > $MARK"
 	[ -f m/.git ] # the user's gitfile was not touched: it stays
 }
 
+@test "a worktree's indirections and a config.worktree the command made are moved aside" {
+	host_repo
+	al run -- sh -c "git worktree add -q wt 2>&1
+		git config --file .git/config.worktree core.fsmonitor '$FSMON'"
+	host_git_runs_nothing . wt
+	[ "$status" -eq 13 ]
+	moved_aside .git/config.worktree
+	moved_aside .git/worktrees/wt/commondir
+	moved_aside .git/worktrees/wt/gitdir
+	moved_aside wt/.git
+	[ -f wt/tracked.txt ] # the checkout itself is the user's to keep
+}
+
 @test "hooks planted by renaming ancestors are moved aside" {
 	host_repo
 	host_repo sub
