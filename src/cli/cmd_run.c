@@ -353,12 +353,22 @@ static void print_dryrun(const struct run_outcome *o)
 	json_array_foreach(json_object_get(dr, "problems"), i, c) {
 		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
 		const char *refused = json_string_value(json_object_get(c, "refused"));
+		const char *host_code = json_string_value(json_object_get(c, "host_code"));
+		const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
+		const char *hint = json_string_value(json_object_get(c, "hint"));
 		if (refused)
 			cli_print("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
 			       refused, json_string_value(json_object_get(c, "change")));
 		else if (unexpected)
 			cli_print("  not declared: %s (%s)\n", unexpected,
 			       json_string_value(json_object_get(c, "change")));
+		else if (host_code)
+			cli_print("  would run code on the host: %s (%s)\n", host_code,
+			       json_string_value(json_object_get(c, "kind")));
+		else if (unchecked)
+			cli_print("  not checked for code for the host: %s\n", unchecked);
+		else if (hint)
+			cli_print("  %s\n", hint);
 		else
 			cli_print("  declared, but nothing changed there: %s\n",
 			       json_string_value(json_object_get(c, "missing")));

@@ -377,6 +377,13 @@ json_t *receipt_index_entry(json_t *receipt_json)
 		json_t *v = json_object_get(receipt_json, keys[i]);
 		json_object_set_new(entry, keys[i], v ? json_incref(v) : json_null());
 	}
+	/* So that `receipts --failed` lists a run that left code for the host
+	 * even when the command itself succeeded. */
+	json_t *hc = json_object_get(receipt_json, "host_code");
+	bool hc_failed = json_is_object(hc) &&
+			 (!json_is_true(json_object_get(hc, "complete")) ||
+			  json_array_size(json_object_get(hc, "moved_aside")) > 0);
+	json_object_set_new(entry, "host_code_failed", json_boolean(hc_failed));
 	json_t *argv = receipt_index_argv(json_object_get(receipt_json, "argv"));
 	if (!argv || json_object_set_new(entry, "argv", argv) < 0) {
 		json_decref(entry);

@@ -205,7 +205,8 @@ int store_open_spill(struct store *store, uint64_t id, const char *stream, bool 
 
 static bool store_entry_failed(json_t *entry)
 {
-	return !json_is_true(json_object_get(entry, "match_expected"));
+	return !json_is_true(json_object_get(entry, "match_expected")) ||
+	       json_is_true(json_object_get(entry, "host_code_failed"));
 }
 
 int store_list(struct store *store, bool failed_only, uint64_t last, json_t **ret_entries,

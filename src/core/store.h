@@ -50,7 +50,8 @@ int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct
 int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err);
 
 /* The index entries, oldest first: only those that did not match their
- * expected exit when failed_only, only the last `last` when last > 0. A
+ * expected exit or left code for the host when failed_only, only the last
+ * `last` when last > 0. A
  * torn or damaged line (a crash mid-append) is skipped and counted. */
 int store_list(struct store *store, bool failed_only, uint64_t last, json_t **ret_entries,
 	       size_t *ret_skipped, struct error *err);

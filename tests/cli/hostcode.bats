@@ -77,7 +77,10 @@ echo ran > $MARK"
 	moved_aside c/config # c has the shape of a repository: its own config counts too
 	moved_aside c/hooks/pre-commit
 	[[ "$(rq .error)" == *"would run code on the host"* ]]
+	id=$(receipt_id)
 	failure_open
+	run "$AIRLOCK" receipts --failed
+	[[ "$output" == *"$id"* ]]
 }
 
 @test "a nested repository the command made with a fsmonitor is moved aside; a plain git init stays" {
@@ -243,7 +246,12 @@ echo ran > $MARK"
 	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx .git/commondir
 	[ "$(jq -r .host_code <<<"$output")" = null ]
 	[ ! -e sub ] && [ ! -e .git/commondir ]
-	run "$AIRLOCK" apply "$(jq -r .id <<<"$output")"
+	id=$(jq -r .id <<<"$output")
+	run "$AIRLOCK" dryrun -- sh -c "echo ../c > .git/commondir"
+	[ "$status" -eq 13 ]
+	[[ "$output" == *"dry run "*": HOST_CODE"* ]]
+	[[ "$output" == *"would run code on the host: .git/commondir (git_indirection)"* ]]
+	run "$AIRLOCK" apply "$id"
 	[ "$status" -eq 21 ]
 }
 
