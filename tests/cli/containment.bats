@@ -460,7 +460,7 @@ while True:
 
 @test "51 protected paths that do not exist yet get nothing on the host; what the command makes there is moved aside" {
 	al run -- sh -c 'ls -A; echo evil > .envrc; mkdir -p .airlock/x; echo ok > allowed.txt'
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[ "$(rq .stdout)" = "" ]
 	[ "$(cat allowed.txt)" = ok ]
 	[ ! -e .envrc ] && [ ! -e .airlock ]
@@ -491,7 +491,7 @@ while True:
 	"$AIRLOCK" run --timeout 20s -- sh -c 'sleep 2; echo first > .envrc' >/dev/null &
 	sleep 0.5
 	al run -- sh -c '[ ! -e .envrc ] && echo second > .envrc'
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[ "$(cat "$AIRLOCK_STATE_DIR/quarantine/$(receipt_id)/.envrc")" = second ]
 	wait
 	[ ! -e .envrc ]

@@ -69,7 +69,7 @@ echo ran > $MARK"
 		printf '%s\n' '$HOOK' > c/hooks/pre-commit; chmod +x c/hooks/pre-commit
 		echo ../c > .git/commondir"
 	host_git_runs_nothing .
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[ "$(rq .status)" = exited ] && [ "$(rq .exit_code)" = 0 ]
 	[ ! -e .git/commondir ]
 	moved_aside .git/commondir
@@ -87,7 +87,7 @@ echo ran > $MARK"
 	al run -- sh -c "git init -q sub && git -C sub config core.fsmonitor '$FSMON'
 		git init -q plain && git -C plain config user.name Someone"
 	host_git_runs_nothing sub plain
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	moved_aside sub/.git/config
 	[ "$(rq '.host_code.moved_aside | length')" = 1 ]
 	[ -f plain/.git/config ] && [ -f plain/.git/HEAD ]
@@ -112,7 +112,7 @@ echo ran > $MARK"
 		printf '%s\n' '$HOOK' > b/hooks/pre-receive; chmod +x b/hooks/pre-receive"
 	git push -q ./b HEAD:refs/heads/main >/dev/null 2>&1 || true
 	host_git_runs_nothing
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	moved_aside b/config
 	moved_aside b/hooks/pre-receive
 	[ ! -e b/config ] && [ -f b/HEAD ]
@@ -123,7 +123,7 @@ echo ran > $MARK"
 		git config --file evil/config core.fsmonitor '$FSMON'
 		echo 'gitdir: ../evil' > sub/.git"
 	host_git_runs_nothing sub
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	moved_aside sub/.git
 	moved_aside evil/config
 }
@@ -142,7 +142,7 @@ echo ran > $MARK"
 		printf '%s\n' '$HOOK' > .git/modules/n/hooks/pre-commit; chmod +x .git/modules/n/hooks/pre-commit
 		mkdir n && echo 'gitdir: ../.git/modules/n' > n/.git"
 	host_git_runs_nothing . m n
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[[ "$(rq .stdout)" == *refused1*refused2* ]]
 	cmp .git/modules/m/config "$TEST_DIR/config.before"
 	[ ! -e .git/modules/m/hooks/pre-commit ]
@@ -158,7 +158,7 @@ echo ran > $MARK"
 	al run -- sh -c "git worktree add -q wt 2>&1
 		git config --file .git/config.worktree core.fsmonitor '$FSMON'"
 	host_git_runs_nothing . wt
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	moved_aside .git/config.worktree
 	moved_aside .git/worktrees/wt/commondir
 	moved_aside .git/worktrees/wt/gitdir
@@ -178,7 +178,7 @@ echo ran > $MARK"
 		git init -q n && mv n/.git n/.old && mkdir -p n/.git/hooks && cp -r n/.old/. n/.git/ &&
 		printf "%s\n" "#!/bin/sh" "touch x" > n/.git/hooks/pre-commit'
 	host_git_runs_nothing . sub n
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[ -d .git ] && [ ! -e .old ] # the workspace's .git is pinned
 	moved_aside sub/.git/hooks/pre-commit
 	moved_aside n/.git/hooks/pre-commit
@@ -192,7 +192,7 @@ echo ran > $MARK"
 	sleep 2.1
 	al run -- sh -c "printf '%s\n' '$HOOK' > hooklink"
 	host_git_runs_nothing .
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	moved_aside .git/hooks/pre-commit
 }
 
@@ -205,7 +205,7 @@ echo ran > $MARK"
 	sleep 2.1
 	al run -- sh -c "printf '%s\n' '$HOOK' > scripts/hook.sh"
 	host_git_runs_nothing .
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	moved_aside .git/hooks/pre-commit
 }
 
@@ -226,7 +226,7 @@ echo ran > $MARK"
 @test "a .envrc and a .airlock the command creates are moved aside, and the failure is open" {
 	al run -- sh -c "echo 'touch x' > .envrc && mkdir -p .airlock/x && ls -A
 		git init -q .airlock/x && git -C .airlock/x config core.fsmonitor '$FSMON'"
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[[ "$(rq .stdout)" == *.envrc* ]]
 	[ ! -e .envrc ] && [ ! -e .airlock ]
 	moved_aside .envrc
@@ -240,7 +240,7 @@ echo ran > $MARK"
 	host_repo
 	run --separate-stderr "$AIRLOCK" dryrun --json -- sh -c "git init -q sub && git -C sub config core.fsmonitor '$FSMON'; echo ../c > .git/commondir"
 	host_git_runs_nothing .
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[ "$(jq -r .dryrun.verdict <<<"$output")" = HOST_CODE ]
 	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx sub/.git/config
 	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx .git/commondir
@@ -248,7 +248,7 @@ echo ran > $MARK"
 	[ ! -e sub ] && [ ! -e .git/commondir ]
 	id=$(jq -r .id <<<"$output")
 	run "$AIRLOCK" dryrun -- sh -c "echo ../c > .git/commondir"
-	[ "$status" -eq 13 ]
+	[ "$status" -eq 14 ]
 	[[ "$output" == *"dry run "*": HOST_CODE"* ]]
 	[[ "$output" == *"would run code on the host: .git/commondir (git_indirection)"* ]]
 	run "$AIRLOCK" apply "$id"
