@@ -459,6 +459,7 @@ while True:
 }
 
 @test "51 protected paths that do not exist yet get nothing on the host; what the command makes there is moved aside" {
+	mkdir fresh && cd fresh # $WORK holds the probe
 	al run -- sh -c 'ls -A; echo evil > .envrc; mkdir -p .airlock/x; echo ok > allowed.txt'
 	[ "$status" -eq 14 ]
 	[ "$(rq .stdout)" = "" ]
