@@ -22,10 +22,37 @@
 
 extern const char policy_rules_json[];
 
+/* What a tool's options are (docs/rules-format.md, "Options"). */
+struct optspec {
+	bool present;
+	char **flags, **with_value, **optional_value, **deny;
+	bool numeric; /* -NUM is an option (head -5, nice -10) */
+	bool single_dash; /* find: every -word is one option, no clusters, no -- */
+};
+
+enum opt_kind {
+	OPT_UNKNOWN,
+	OPT_FLAG,
+	OPT_VALUE,
+	OPT_OPTIONAL,
+	OPT_DENY,
+};
+
+struct operandspec {
+	bool present;
+	bool has_max;
+	uint64_t min, max;
+	regex_t re[RULES_MAX_ARGS_RE];
+	size_t n_re;
+};
+
 struct rule {
 	char *id, *reason;
 	int risk;
 	char **argv0;
+	struct optspec global_options, options;
+	struct operandspec operands;
+	bool any_arguments;
 	char **subcommands; /* NULL: no subcommand is looked for */
 	char **global_options_with_value, **global_veto;
 	char **veto;
@@ -41,15 +68,21 @@ struct rule {
 
 struct wrapper {
 	char **argv0;
-	char **options_with_value;
+	struct optspec options;
+	char **describes; /* options that make it describe its operand, not run it */
 	bool assignments;
 	uint64_t positionals;
+	int least_risk; /* 0: none */
+	char *least_reason;
 };
 
 struct rules {
 	char *levels[6];
 	int default_risk, unparsed_risk;
 	char *default_reason, *unparsed_reason;
+	char **safe_environment; /* NAME, or PREFIX* */
+	int environment_risk;
+	char *environment_reason;
 	char **shells;
 	struct wrapper *wrappers;
 	size_t n_wrappers;
@@ -95,7 +128,7 @@ static int rules_opt_strv(json_t *obj, const char *key, const char *where, char 
 			  struct error *err)
 {
 	json_t *v = json_object_get(obj, key);
-	char name[128];
+	char name[256];
 
 	if (!v)
 		return 0;
@@ -107,7 +140,7 @@ static int rules_opt_bool(json_t *obj, const char *key, const char *where, bool 
 			  struct error *err)
 {
 	json_t *v = json_object_get(obj, key);
-	char name[128];
+	char name[256];
 
 	if (!v)
 		return 0;
@@ -119,12 +152,98 @@ static int rules_opt_u64(json_t *obj, const char *key, const char *where, uint64
 			 uint64_t max, uint64_t *ret, struct error *err)
 {
 	json_t *v = json_object_get(obj, key);
-	char name[128];
+	char name[256];
 
 	if (!v)
 		return 0;
 	snprintf(name, sizeof(name), "%s.%s", where, key);
 	return jsonutil_get_u64(v, name, min, max, ret, err);
+}
+
+/* An option list entry is `-x` or `--long` (or, single_dash, `-word`). */
+static int rules_check_option_names(char *const *names, const char *where, bool single_dash,
+				    struct error *err)
+{
+	for (size_t i = 0; names && names[i]; i++) {
+		const char *n = names[i];
+		bool ok = n[0] == '-' && n[1] != '\0' && !strchr(n, '=');
+		if (ok && !single_dash)
+			ok = n[1] == '-' ? n[2] != '\0' : n[2] == '\0';
+		if (!ok)
+			return error_set(err, EINVAL, "'%s[%zu]' is not an option name: \"%s\"", where,
+					 i, n);
+	}
+	return 0;
+}
+
+static int rules_parse_optspec(struct optspec *o, json_t *parent, const char *key,
+			       const char *where, struct error *err)
+{
+	static const char *const keys[] = { "flags", "with_value", "optional_value", "deny",
+					    "numeric", "single_dash", NULL };
+	static const char *const lists[] = { "flags", "with_value", "optional_value", "deny" };
+	json_t *obj = json_object_get(parent, key);
+	char name[200];
+
+	if (!obj)
+		return 0;
+	snprintf(name, sizeof(name), "%s.%s", where, key);
+	if (!json_is_object(obj))
+		return error_set(err, EINVAL, "'%s' must be an object", name);
+	int r = jsonutil_check_keys(obj, name, keys, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "numeric", name, &o->numeric, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "single_dash", name, &o->single_dash, err);
+	char ***dest[] = { &o->flags, &o->with_value, &o->optional_value, &o->deny };
+	for (size_t i = 0; r == 0 && i < 4; i++) {
+		char list[256];
+		snprintf(list, sizeof(list), "%s.%s", name, lists[i]);
+		r = rules_opt_strv(obj, lists[i], name, dest[i], err);
+		if (r == 0)
+			r = rules_check_option_names(*dest[i], list, o->single_dash, err);
+	}
+	o->present = r == 0;
+	return r;
+}
+
+static int rules_parse_operands(struct operandspec *ops, json_t *parent, const char *where,
+				struct error *err)
+{
+	static const char *const keys[] = { "min", "max", "patterns", NULL };
+	json_t *obj = json_object_get(parent, "operands");
+	char name[200];
+
+	if (!obj)
+		return 0;
+	snprintf(name, sizeof(name), "%s.operands", where);
+	if (!json_is_object(obj))
+		return error_set(err, EINVAL, "'%s' must be an object", name);
+	int r = jsonutil_check_keys(obj, name, keys, err);
+	ops->has_max = json_object_get(obj, "max") != NULL;
+	if (r == 0)
+		r = rules_opt_u64(obj, "max", name, 0, 4096, &ops->max, err);
+	if (r == 0)
+		r = rules_opt_u64(obj, "min", name, 0, 4096, &ops->min, err);
+	json_t *v = json_object_get(obj, "patterns");
+	if (r == 0 && v) {
+		cleanup_strv char **patterns = NULL;
+		char list[256];
+		snprintf(list, sizeof(list), "%s.patterns", name);
+		r = jsonutil_get_strv(v, list, false, &patterns, err);
+		size_t n = r == 0 ? strv_length(patterns) : 0;
+		if (n > RULES_MAX_ARGS_RE)
+			return error_set(err, E2BIG, "'%s' has more than %d patterns", list,
+					 RULES_MAX_ARGS_RE);
+		for (size_t i = 0; r == 0 && i < n; i++) {
+			if (regcomp(&ops->re[i], patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
+				return error_set(err, EINVAL, "'%s[%zu]' is not a valid regular expression",
+						 list, i);
+			ops->n_re++;
+		}
+	}
+	ops->present = r == 0;
+	return r;
 }
 
 static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, struct error *err)
@@ -134,8 +253,9 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 					    "veto",	    "combined_short", "any_arg",
 					    "any_arg_prefix", "allowed_args", "args",
 					    "max_args",	    "risk",	    "reason",
-					    NULL };
-	char name[128];
+					    "global_options", "options", "operands",
+					    "any_arguments", NULL };
+	char name[256];
 
 	if (!json_is_object(obj))
 		return error_set(err, EINVAL, "'%s' must be an object", where);
@@ -171,6 +291,16 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 		r = rules_opt_bool(obj, "any_arg_prefix", where, &rule->any_arg_prefix, err);
 	if (r == 0)
 		r = rules_opt_u64(obj, "max_args", where, 1, 4096, &rule->max_args, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "any_arguments", where, &rule->any_arguments, err);
+	if (r == 0)
+		r = rules_parse_optspec(&rule->global_options, obj, "global_options", where, err);
+	if (r == 0)
+		r = rules_parse_optspec(&rule->options, obj, "options", where, err);
+	if (r == 0)
+		r = rules_parse_operands(&rule->operands, obj, where, err);
+	if (r == 0 && rule->global_options.present && !rule->subcommands)
+		return error_set(err, EINVAL, "'%s.global_options' needs 'subcommands'", where);
 	json_t *v;
 	if (r == 0 && (v = json_object_get(obj, "args"))) {
 		cleanup_strv char **patterns = NULL;
@@ -188,15 +318,21 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 			rule->n_args_re++;
 		}
 	}
+	/* Read-only is granted by what is listed, never by what is not vetoed. */
+	if (r == 0 && rule->risk == 1 && !rule->options.present && !rule->allowed_args &&
+	    !rule->has_args_re && !rule->any_arguments)
+		return error_set(err, EINVAL,
+				 "'%s' is risk 1 but lists no allowed arguments (options, allowed_args, args or any_arguments)",
+				 where);
 	return r;
 }
 
 static int rules_parse_wrapper(struct wrapper *w, json_t *obj, const char *where,
 			       struct error *err)
 {
-	static const char *const keys[] = { "argv0", "options_with_value", "assignments",
-					    "positionals", NULL };
-	char name[128];
+	static const char *const keys[] = { "argv0",	   "options", "describes", "assignments",
+					    "positionals", "least",   NULL };
+	char name[256];
 
 	if (!json_is_object(obj))
 		return error_set(err, EINVAL, "'%s' must be an object", where);
@@ -205,11 +341,39 @@ static int rules_parse_wrapper(struct wrapper *w, json_t *obj, const char *where
 	if (r == 0)
 		r = jsonutil_get_strv(json_object_get(obj, "argv0"), name, false, &w->argv0, err);
 	if (r == 0)
-		r = rules_opt_strv(obj, "options_with_value", where, &w->options_with_value, err);
+		r = rules_parse_optspec(&w->options, obj, "options", where, err);
+	if (r == 0)
+		r = rules_opt_strv(obj, "describes", where, &w->describes, err);
+	snprintf(name, sizeof(name), "%s.describes", where);
+	if (r == 0)
+		r = rules_check_option_names(w->describes, name, false, err);
 	if (r == 0)
 		r = rules_opt_bool(obj, "assignments", where, &w->assignments, err);
 	if (r == 0)
 		r = rules_opt_u64(obj, "positionals", where, 0, 8, &w->positionals, err);
+	json_t *least = json_object_get(obj, "least");
+	snprintf(name, sizeof(name), "%s.least", where);
+	if (r == 0 && least)
+		r = rules_parse_verdict(least, name, &w->least_risk, &w->least_reason, err);
+	return r;
+}
+
+static int rules_parse_environment(struct rules *rules, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "safe", "risk", "reason", NULL };
+
+	if (!json_is_object(obj))
+		return error_set(err, EINVAL, "'environment' must be an object");
+	int r = jsonutil_check_keys(obj, "environment", keys, err);
+	if (r == 0)
+		r = jsonutil_get_strv(json_object_get(obj, "safe"), "environment.safe", false,
+				      &rules->safe_environment, err);
+	if (r == 0)
+		r = rules_get_risk(json_object_get(obj, "risk"), "environment.risk",
+				   &rules->environment_risk, err);
+	if (r == 0)
+		r = jsonutil_get_string(json_object_get(obj, "reason"), "environment.reason",
+					&rules->environment_reason, err);
 	return r;
 }
 
@@ -231,8 +395,9 @@ static int rules_parse_levels(struct rules *rules, json_t *obj, struct error *er
 
 static int rules_parse_root(struct rules *rules, json_t *root, struct error *err)
 {
-	static const char *const keys[] = { "schema", "levels",	  "default", "unparsed_shell",
-					    "shells", "wrappers", "rules",   NULL };
+	static const char *const keys[] = { "schema",	   "levels", "default",	 "unparsed_shell",
+					    "environment", "shells", "wrappers", "rules",
+					    NULL };
 	int r = jsonutil_check_keys(root, "", keys, err);
 	if (r < 0)
 		return r;
@@ -246,6 +411,8 @@ static int rules_parse_root(struct rules *rules, json_t *root, struct error *err
 	if (r == 0)
 		r = rules_parse_verdict(json_object_get(root, "unparsed_shell"), "unparsed_shell",
 					&rules->unparsed_risk, &rules->unparsed_reason, err);
+	if (r == 0)
+		r = rules_parse_environment(rules, json_object_get(root, "environment"), err);
 	if (r == 0)
 		r = jsonutil_get_strv(json_object_get(root, "shells"), "shells", false,
 				      &rules->shells, err);
@@ -317,6 +484,14 @@ int rules_load_file(const char *path, struct rules **ret, struct error *err)
 	return r < 0 ? error_prefix(err, "rules %s", path) : 0;
 }
 
+static void optspec_release(struct optspec *o)
+{
+	strv_free(o->flags);
+	strv_free(o->with_value);
+	strv_free(o->optional_value);
+	strv_free(o->deny);
+}
+
 void rules_free(struct rules *rules)
 {
 	if (!rules)
@@ -325,10 +500,14 @@ void rules_free(struct rules *rules)
 		free(rules->levels[i]);
 	free(rules->default_reason);
 	free(rules->unparsed_reason);
+	strv_free(rules->safe_environment);
+	free(rules->environment_reason);
 	strv_free(rules->shells);
 	for (size_t i = 0; i < rules->n_wrappers; i++) {
 		strv_free(rules->wrappers[i].argv0);
-		strv_free(rules->wrappers[i].options_with_value);
+		optspec_release(&rules->wrappers[i].options);
+		strv_free(rules->wrappers[i].describes);
+		free(rules->wrappers[i].least_reason);
 	}
 	free(rules->wrappers);
 	for (size_t i = 0; i < rules->n_rules; i++) {
@@ -344,24 +523,32 @@ void rules_free(struct rules *rules)
 		strv_free(rule->allowed_args);
 		for (size_t j = 0; j < rule->n_args_re; j++)
 			regfree(&rule->args_re[j]);
+		optspec_release(&rule->global_options);
+		optspec_release(&rule->options);
+		for (size_t j = 0; j < rule->operands.n_re; j++)
+			regfree(&rule->operands.re[j]);
 	}
 	free(rules->rules);
 	free(rules);
 }
 
-/* ---- matching ---------------------------------------------------------- */
+/* ---- reading options -------------------------------------------------- */
 
-/* arg is the option, `--option=value`, or (for a two-character `-x`) `-xvalue`. */
+/* A vetoed `--long` also matches its GNU abbreviations: `--outp` is `--output`
+ * to getopt_long when no other option starts so; when another does, the tool
+ * refuses the word, so a veto costs nothing. */
 static bool option_matches(const char *arg, const char *option)
 {
 	size_t n = strlen(option);
 
+	if (option[0] == '-' && option[1] == '-' && arg[0] == '-' && arg[1] == '-') {
+		size_t len = strcspn(arg, "=");
+		return len > 2 && len <= n && strncmp(arg, option, len) == 0;
+	}
 	if (strncmp(arg, option, n) != 0)
 		return false;
 	if (arg[n] == '\0')
 		return true;
-	if (option[0] == '-' && option[1] == '-')
-		return arg[n] == '=';
 	return n == 2 && option[0] == '-'; /* attached value */
 }
 
@@ -378,6 +565,134 @@ static bool any_option_matches(const char *arg, char *const *options, bool combi
 	}
 	return false;
 }
+
+/* The kind of the option called name[0..len) by o. A `--long` name that is
+ * no option exactly is resolved as getopt_long does, as the unambiguous
+ * prefix of one; a prefix of several is read only when they are all of one
+ * allowed kind (aliases such as --color/--colour), else it is unknown. */
+static enum opt_kind optspec_lookup(const struct optspec *o, const char *name, size_t len)
+{
+	char *const *lists[] = { o->flags, o->with_value, o->optional_value, o->deny };
+	static const enum opt_kind kinds[] = { OPT_FLAG, OPT_VALUE, OPT_OPTIONAL, OPT_DENY };
+	bool prefix = !o->single_dash && len > 2 && name[0] == '-' && name[1] == '-';
+	enum opt_kind found = OPT_UNKNOWN;
+	size_t n_found = 0;
+
+	for (size_t l = 0; l < 4; l++)
+		for (size_t i = 0; lists[l] && lists[l][i]; i++) {
+			const char *entry = lists[l][i];
+			if (strncmp(entry, name, len) != 0)
+				continue;
+			if (entry[len] == '\0')
+				return kinds[l];
+			if (!prefix || entry[1] != '-')
+				continue;
+			if (n_found > 0 && found != kinds[l])
+				found = OPT_DENY;
+			else
+				found = kinds[l];
+			n_found++;
+		}
+	return found;
+}
+
+static bool rules_all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* The operand at position n (0-based) fits ops. */
+static bool operand_fits(const struct operandspec *ops, size_t n, const char *word)
+{
+	if (!ops || !ops->present)
+		return true;
+	if (ops->has_max && n >= ops->max)
+		return false;
+	if (ops->n_re == 0)
+		return true;
+	const regex_t *re = &ops->re[n < ops->n_re ? n : ops->n_re - 1];
+	return regexec(re, word, 0, NULL, 0) == 0;
+}
+
+/* Reads argv[start..] as the options and operands o and ops describe.
+ * Options may follow operands (GNU permutation) unless stop_at_operand,
+ * when the first operand or `--` ends them and *ret_stop is its index
+ * (past the `--`). Returns false at the first word that is not allowed: a
+ * denied or unknown option, an option without its value, an ambiguous
+ * abbreviation, or an operand ops refuses. */
+static bool optspec_scan(const struct optspec *o, const struct operandspec *ops,
+			 char *const *argv, size_t start, bool stop_at_operand, size_t *ret_stop)
+{
+	bool options_ended = false;
+	size_t n_operands = 0;
+	size_t i = start;
+
+	for (; argv[i]; i++) {
+		const char *w = argv[i];
+		if (!options_ended && w[0] == '-' && w[1] != '\0') {
+			if (strcmp(w, "--") == 0 && !o->single_dash) {
+				options_ended = true;
+				if (stop_at_operand) {
+					i++;
+					break;
+				}
+				continue;
+			}
+			if (o->numeric && rules_all_digits(w + 1))
+				continue;
+			if (o->single_dash || w[1] == '-') {
+				size_t len = o->single_dash ? strlen(w) : strcspn(w, "=");
+				bool attached = w[len] == '=';
+				switch (optspec_lookup(o, w, len)) {
+				case OPT_FLAG:
+					if (attached)
+						return false;
+					continue;
+				case OPT_VALUE:
+					if (!attached && !argv[++i])
+						return false;
+					continue;
+				case OPT_OPTIONAL:
+					continue;
+				case OPT_DENY:
+				case OPT_UNKNOWN:
+					return false;
+				}
+			}
+			/* A cluster of short options: -abc, -kVALUE, -k VALUE. */
+			for (size_t j = 1; w[j]; j++) {
+				char name[3] = { '-', w[j], '\0' };
+				enum opt_kind kind = optspec_lookup(o, name, 2);
+				if (kind == OPT_FLAG)
+					continue;
+				if (kind == OPT_OPTIONAL)
+					break;
+				if (kind != OPT_VALUE)
+					return false;
+				if (w[j + 1] == '\0' && !argv[++i])
+					return false;
+				break;
+			}
+			continue;
+		}
+		if (stop_at_operand)
+			break;
+		if (!operand_fits(ops, n_operands++, w))
+			return false;
+	}
+	if (ops && ops->present && n_operands < ops->min)
+		return false;
+	if (ret_stop)
+		*ret_stop = i;
+	return true;
+}
+
+/* ---- matching ---------------------------------------------------------- */
 
 static bool allowed_arg(const char *arg, char *const *allowed)
 {
@@ -401,11 +716,16 @@ static bool rule_matches(const struct rule *rule, char *const *argv)
 	size_t first = 1; /* the first argument the veto lists look at */
 	if (rule->subcommands) {
 		size_t i = 1;
-		for (; i < argc && argv[i][0] == '-'; i++) {
-			if (any_option_matches(argv[i], rule->global_veto, false))
+		if (rule->global_options.present) {
+			if (!optspec_scan(&rule->global_options, NULL, argv, 1, true, &i))
 				return false;
-			if (strv_contains(rule->global_options_with_value, argv[i]))
-				i++;
+		} else {
+			for (; i < argc && argv[i][0] == '-'; i++) {
+				if (any_option_matches(argv[i], rule->global_veto, false))
+					return false;
+				if (strv_contains(rule->global_options_with_value, argv[i]))
+					i++;
+			}
 		}
 		if (i >= argc || !strv_contains(rule->subcommands, argv[i]))
 			return false;
@@ -425,6 +745,9 @@ static bool rule_matches(const struct rule *rule, char *const *argv)
 		if (rule->allowed_args && !allowed_arg(argv[i], rule->allowed_args))
 			return false;
 	}
+	if (rule->options.present &&
+	    !optspec_scan(&rule->options, &rule->operands, argv, first, false, NULL))
+		return false;
 	if (rule->has_args_re) {
 		if (argc - 1 > rule->n_args_re)
 			return false;
@@ -435,35 +758,130 @@ static bool rule_matches(const struct rule *rule, char *const *argv)
 	return true;
 }
 
-char *const *rules_strip_wrappers(const struct rules *rules, char *const *argv)
+static void verdict_set(const struct rules *rules, struct rules_verdict *ret, int risk,
+			const char *rule, const char *reason)
 {
+	ret->risk = risk;
+	snprintf(ret->rule, sizeof(ret->rule), "%.63s", rule);
+	snprintf(ret->reason, sizeof(ret->reason), "%.255s", reason);
+	ret->level = rules->levels[risk];
+}
+
+/* Raises ret to risk when that is higher (the first reason of a level stays). */
+static void verdict_raise(const struct rules *rules, struct rules_verdict *ret, int risk,
+			  const char *rule, const char *reason)
+{
+	if (risk > ret->risk)
+		verdict_set(rules, ret, risk, rule, reason);
+}
+
+static void verdict_merge(struct rules_verdict *ret, const struct rules_verdict *v)
+{
+	if (v->risk > ret->risk)
+		*ret = *v;
+}
+
+/* What a wrapper brings names the verdict when it is as risky as the command. */
+static void verdict_merge_bump(struct rules_verdict *ret, const struct rules_verdict *bump)
+{
+	if (bump->risk >= ret->risk)
+		*ret = *bump;
+}
+
+/* NAME=VALUE with NAME on the safe list (an entry ending in `*` is a prefix). */
+static bool rules_safe_assignment(const struct rules *rules, const char *word)
+{
+	size_t len = strcspn(word, "=");
+
+	for (size_t i = 0; rules->safe_environment[i]; i++) {
+		const char *safe = rules->safe_environment[i];
+		size_t n = strlen(safe);
+		if (n > 0 && safe[n - 1] == '*' ? len >= n - 1 && strncmp(word, safe, n - 1) == 0
+						 : len == n && strncmp(word, safe, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void rules_check_assignment(const struct rules *rules, const char *word,
+				   struct rules_verdict *bump)
+{
+	if (rules_safe_assignment(rules, word))
+		return;
+	size_t len = strcspn(word, "=");
+	char rule[64];
+	snprintf(rule, sizeof(rule), "environment: %.*s", (int)(len > 40 ? 40 : len), word);
+	verdict_raise(rules, bump, rules->environment_risk, rule, rules->environment_reason);
+}
+
+static const struct wrapper *rules_find_wrapper(const struct rules *rules, const char *argv0)
+{
+	for (size_t i = 0; i < rules->n_wrappers; i++)
+		if (strv_contains(rules->wrappers[i].argv0, base_name(argv0)))
+			return &rules->wrappers[i];
+	return NULL;
+}
+
+static bool wrapper_describes(const struct wrapper *w, char *const *argv, size_t stop)
+{
+	for (size_t i = 1; i < stop && w->describes; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || a[1] == '-')
+			continue;
+		for (size_t j = 0; w->describes[j]; j++)
+			if (strchr(a + 1, w->describes[j][1]))
+				return true;
+	}
+	return false;
+}
+
+/* Removes the leading wrappers, each read with its own options. *bump gets
+ * what the wrappers themselves bring: an environment assignment off the safe
+ * list, an option airlock does not read (then the wrapper is where the
+ * command starts), a wrapper's least risk. Returns NULL when only wrappers
+ * remain. */
+static char *const *rules_unwrap(const struct rules *rules, char *const *argv,
+				 struct rules_verdict *bump)
+{
+	*bump = (struct rules_verdict){ .risk = 0 }; /* below every level: nothing brought */
 	for (int depth = 0; depth < MAX_WRAPPER_DEPTH && argv[0]; depth++) {
-		const struct wrapper *w = NULL;
-		for (size_t i = 0; i < rules->n_wrappers && !w; i++)
-			if (strv_contains(rules->wrappers[i].argv0, base_name(argv[0])))
-				w = &rules->wrappers[i];
+		const struct wrapper *w = rules_find_wrapper(rules, argv[0]);
 		if (!w)
 			return argv;
 		size_t i = 1;
-		for (; argv[i]; i++) {
-			if (strcmp(argv[i], "--") == 0) {
-				i++;
-				break;
-			}
-			if (argv[i][0] == '-') {
-				if (strv_contains(w->options_with_value, argv[i]) && argv[i + 1])
-					i++;
-				continue;
-			}
-			if (w->assignments && strchr(argv[i], '='))
-				continue;
-			break;
+		static const struct optspec none = { .present = true };
+		bool ok = optspec_scan(w->options.present ? &w->options : &none, NULL, argv, 1, true,
+				       &i);
+		if (ok && wrapper_describes(w, argv, i))
+			return argv; /* `command -v rm` runs nothing: the rules judge it */
+		if (!ok) {
+			char rule[64];
+			snprintf(rule, sizeof(rule), "wrapper-option: %.40s", base_name(argv[0]));
+			verdict_raise(rules, bump, rules->default_risk, rule,
+				      "the wrapper has an option airlock does not read, so what it runs is unknown");
+			return argv;
 		}
+		for (; w->assignments && argv[i] && strchr(argv[i], '='); i++)
+			rules_check_assignment(rules, argv[i], bump);
 		for (uint64_t p = 0; p < w->positionals && argv[i]; p++)
 			i++;
+		if (w->least_risk) {
+			char rule[64];
+			snprintf(rule, sizeof(rule), "wrapper: %.40s", base_name(argv[0]));
+			verdict_raise(rules, bump, w->least_risk, rule, w->least_reason);
+		}
 		argv += i;
 	}
 	return argv[0] ? argv : NULL;
+}
+
+char *const *rules_strip_wrappers(const struct rules *rules, char *const *argv)
+{
+	struct rules_verdict bump;
+	char *const *cmd = rules_unwrap(rules, argv, &bump);
+
+	/* A wrapper that is more than read-only is itself the command. */
+	return bump.risk > 1 ? argv : cmd;
 }
 
 const char *rules_shell_script(const struct rules *rules, char *const *argv)
@@ -479,15 +897,6 @@ const char *rules_shell_script(const struct rules *rules, char *const *argv)
 	return has_c && argv[i] ? argv[i] : NULL;
 }
 
-static void verdict_set(const struct rules *rules, struct rules_verdict *ret, int risk,
-			const char *rule, const char *reason)
-{
-	ret->risk = risk;
-	snprintf(ret->rule, sizeof(ret->rule), "%.63s", rule);
-	snprintf(ret->reason, sizeof(ret->reason), "%.255s", reason);
-	ret->level = rules->levels[risk];
-}
-
 static void classify_argv(const struct rules *rules, char *const *argv, int depth,
 			  struct rules_verdict *ret);
 
@@ -501,8 +910,9 @@ static void classify_script(const struct rules *rules, const char *script, int d
 	for (size_t i = 0; r == 0 && i < s.n_commands; i++) {
 		struct rules_verdict v;
 		classify_argv(rules, s.commands[i].argv, depth + 1, &v);
-		if (v.risk > ret->risk)
-			*ret = v;
+		for (size_t j = 0; s.commands[i].assignments && s.commands[i].assignments[j]; j++)
+			rules_check_assignment(rules, s.commands[i].assignments[j], &v);
+		verdict_merge(ret, &v);
 	}
 	if (r < 0 || !s.plain) {
 		char why[128];
@@ -517,27 +927,30 @@ static void classify_script(const struct rules *rules, const char *script, int d
 static void classify_argv(const struct rules *rules, char *const *argv, int depth,
 			  struct rules_verdict *ret)
 {
-	char *const *cmd = rules_strip_wrappers(rules, argv);
+	struct rules_verdict bump;
+	char *const *cmd = rules_unwrap(rules, argv, &bump);
 
 	if (!cmd) /* only wrappers: `env` alone prints the environment */
 		cmd = argv;
 	const char *script = rules_shell_script(rules, cmd);
 	if (script) {
-		if (depth >= MAX_SHELL_DEPTH) {
+		if (depth >= MAX_SHELL_DEPTH)
 			verdict_set(rules, ret, rules->unparsed_risk, "unparsed-shell: nested too deep",
 				    rules->unparsed_reason);
-			return;
-		}
-		classify_script(rules, script, depth, ret);
+		else
+			classify_script(rules, script, depth, ret);
+		verdict_merge_bump(ret, &bump);
 		return;
 	}
-	for (size_t i = 0; i < rules->n_rules; i++)
-		if (rule_matches(&rules->rules[i], cmd)) {
-			verdict_set(rules, ret, rules->rules[i].risk, rules->rules[i].id,
-				    rules->rules[i].reason);
-			return;
-		}
-	verdict_set(rules, ret, rules->default_risk, "default", rules->default_reason);
+	size_t i = 0;
+	while (i < rules->n_rules && !rule_matches(&rules->rules[i], cmd))
+		i++;
+	if (i < rules->n_rules)
+		verdict_set(rules, ret, rules->rules[i].risk, rules->rules[i].id,
+			    rules->rules[i].reason);
+	else
+		verdict_set(rules, ret, rules->default_risk, "default", rules->default_reason);
+	verdict_merge_bump(ret, &bump);
 }
 
 void rules_classify(const struct rules *rules, char *const *argv, struct rules_verdict *ret)

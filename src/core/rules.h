@@ -10,7 +10,7 @@
  * The built-in rules are policy/rules.json, compiled in. Levels are the
  * permit levels: 1 read-only, 2 temporary files only, 3 generated files,
  * 4 tracked files, 5 destructive outside the workspace. */
-#define RULES_SCHEMA "airlock.rules/1"
+#define RULES_SCHEMA "airlock.rules/2"
 
 struct rules;
 
@@ -36,9 +36,11 @@ void rules_classify(const struct rules *rules, char *const *argv, struct rules_v
 /* The same for a shell command string as a host hands it over. */
 void rules_classify_shell(const struct rules *rules, const char *script,
 			  struct rules_verdict *ret);
-/* argv with the leading wrappers (env, nice, timeout, ...) removed; points
- * into argv. Returns argv itself when there are none, NULL when only
- * wrappers remain. */
+/* argv with the leading wrappers (env, nice, timeout, ...) removed, each
+ * read with its own options; points into argv. Returns argv itself when there
+ * are none, or when a wrapper is itself more than read-only (an option
+ * airlock does not read, an environment assignment off the safe list,
+ * nohup's nohup.out), and NULL when only wrappers remain. */
 char *const *rules_strip_wrappers(const struct rules *rules, char *const *argv);
 /* The script of `sh -c SCRIPT` (any shell the rules name), or NULL. */
 const char *rules_shell_script(const struct rules *rules, char *const *argv);

@@ -17,6 +17,7 @@ struct parser {
 	bool drop_next_word; /* a redirection's target: not an argument */
 	char **argv;
 	size_t argc;
+	char **assignments;
 	size_t words;
 	int error;
 };
@@ -75,21 +76,19 @@ static void word_end(struct parser *ps)
 		ps->drop_next_word = false;
 		return;
 	}
-	if (ps->argc == 0 && is_assignment(ps->word)) {
-		/* FOO=bar cmd: the command is cmd; the assignment is not modelled. */
-		not_plain(ps, "assignment");
-		return;
-	}
 	if (++ps->words > SHELL_MAX_WORDS) {
 		ps->error = -E2BIG;
 		return;
 	}
+	bool assignment = ps->argc == 0 && is_assignment(ps->word);
 	char *w = strdup(ps->word);
-	if (!w || strv_consume(&ps->argv, w) < 0) {
+	/* FOO=bar cmd: cmd's environment, kept for the caller to judge. */
+	if (!w || strv_consume(assignment ? &ps->assignments : &ps->argv, w) < 0) {
 		ps->error = -ENOMEM;
 		return;
 	}
-	ps->argc++;
+	if (!assignment)
+		ps->argc++;
 }
 
 static void command_end(struct parser *ps, enum shell_op op)
@@ -102,8 +101,12 @@ static void command_end(struct parser *ps, enum shell_op op)
 		ps->drop_next_word = false;
 	}
 	if (ps->argc == 0) {
-		if (op != SHELL_OP_SEQ && op != SHELL_OP_END)
+		if (ps->assignments) /* FOO=bar alone changes the shell's own state */
+			not_plain(ps, "assignment");
+		else if (op != SHELL_OP_SEQ && op != SHELL_OP_END)
 			not_plain(ps, "operator without a command");
+		strv_free(ps->assignments);
+		ps->assignments = NULL;
 		return;
 	}
 	struct shell_script *s = ps->s;
@@ -117,8 +120,11 @@ static void command_end(struct parser *ps, enum shell_op op)
 		return;
 	}
 	s->commands = c;
-	c[s->n_commands++] = (struct shell_command){ .argv = ps->argv, .op_after = op };
+	c[s->n_commands++] = (struct shell_command){ .argv = ps->argv,
+						     .assignments = ps->assignments,
+						     .op_after = op };
 	ps->argv = NULL;
+	ps->assignments = NULL;
 	ps->argc = 0;
 }
 
@@ -336,13 +342,16 @@ int shell_script_parse(const char *text, size_t n, struct shell_script *ret)
 		not_plain(&ps, "NUL byte");
 	free(ps.word);
 	strv_free(ps.argv);
+	strv_free(ps.assignments);
 	return ps.error;
 }
 
 void shell_script_release(struct shell_script *s)
 {
-	for (size_t i = 0; i < s->n_commands; i++)
+	for (size_t i = 0; i < s->n_commands; i++) {
 		strv_free(s->commands[i].argv);
+		strv_free(s->commands[i].assignments);
+	}
 	free(s->commands);
 	*s = (struct shell_script){ 0 };
 }

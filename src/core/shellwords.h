@@ -10,8 +10,10 @@
  * into simple commands at `;` `&&` `||` `|` `&` and newlines, removes quotes,
  * and marks the script not `plain` at the first construct whose effect it
  * does not model (expansions, substitutions, redirections, globs, subshells,
- * comments, escapes, assignments, non-ASCII bytes). Callers treat a script
- * that is not plain as unknown, never as safe. */
+ * comments, escapes, non-ASCII bytes, an assignment that is not a command's
+ * prefix). Callers treat a script that is not plain as unknown, never as
+ * safe. `NAME=VALUE cmd` is plain: the assignments are kept apart from argv,
+ * for the caller to judge. */
 
 #define SHELL_MAX_BYTES	   65536
 #define SHELL_MAX_COMMANDS 256
@@ -28,6 +30,7 @@ enum shell_op {
 
 struct shell_command {
 	char **argv; /* NULL-terminated, quotes removed; never empty */
+	char **assignments; /* NAME=VALUE words before argv[0], or NULL */
 	enum shell_op op_after; /* the operator that follows it */
 };
 

@@ -11,9 +11,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const argvs[][5] = {
+	static const char *const argvs[][8] = {
 		{ "git", "-C", "x", "status", NULL }, { "sh", "-c", "ls | wc", NULL },
 		{ "env", "A=1", "timeout", "5", NULL }, { "sed", "-n", "1p", "f", NULL },
+		{ "nohup", "git", "-Cx", "status", "-sn5", "--porc", "--", NULL },
+		{ "env", "-S", "x", NULL }, { "sort", "--outp=F", "-k", NULL },
+		{ "find", ".", "-name", "x", "-print", "--", "-delete", NULL },
+		{ "command", "-v", "rm", NULL }, { "env", "-i", "LANG=C", NULL },
 	};
 	struct rules *rules = NULL;
 	struct error err = { 0 };
@@ -31,6 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct rules_verdict v;
 	rules_classify_shell(rules, "make && echo $X > f", &v);
+	if (v.risk < 1 || v.risk > 5)
+		abort();
+	rules_classify_shell(rules, "LC_ALL=C X=1 ls -la && Y=2; exec -a x rm", &v);
 	if (v.risk < 1 || v.risk > 5)
 		abort();
 	rules_free(rules);

@@ -64,10 +64,11 @@ static void test_shell_not_plain(void)
 {
 	static const char *const cases[] = {
 		"echo $HOME",	     "echo `id`",	 "cat < f",	     "ls > f",
-		"(cd x; ls)",	     "ls *.c",		 "X=1 make",	     "echo 'open",
+		"(cd x; ls)",	     "ls *.c",		 "X=1",		     "echo 'open",
 		"ls # hidden",	     "echo {a,b}",	 "ls ~",	     "echo \\; x",
 		"cat <(ls)",	     "echo $(rm -rf x)", "echo \"$X\"",	     "a &&",
 		"| ls",		     "ls\r",		 "ls \xc2\xa0-la",   "echo a;; b",
+		"PATH=/tmp; ls",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct shell_script s;
@@ -78,6 +79,23 @@ static void test_shell_not_plain(void)
 			printf("# read as plain: %s\n", cases[i]);
 		ASSERT_TRUE(!plain);
 	}
+}
+
+/* `NAME=VALUE cmd` is read: the assignments are kept apart for the rules. */
+static void test_shell_assignment_prefix_is_kept(void)
+{
+	struct shell_script s;
+	const char *text = "LC_ALL=C GIT_DIR=x ls -la A=1";
+
+	ASSERT_EQ_INT(shell_script_parse(text, strlen(text), &s), 0);
+	ASSERT_TRUE(s.plain);
+	ASSERT_EQ_INT(s.n_commands, 1);
+	ASSERT_EQ_STR(s.commands[0].argv[0], "ls");
+	ASSERT_EQ_STR(s.commands[0].argv[2], "A=1");
+	ASSERT_EQ_STR(s.commands[0].assignments[0], "LC_ALL=C");
+	ASSERT_EQ_STR(s.commands[0].assignments[1], "GIT_DIR=x");
+	ASSERT_TRUE(s.commands[0].assignments[2] == NULL);
+	shell_script_release(&s);
 }
 
 static void test_shell_redirection_target_is_not_an_argument(void)
@@ -129,7 +147,8 @@ static void test_rules_flag_vetoes(void)
 		{ { "sed", "-i", "s/a/b/", "f", NULL }, 4 },
 		{ { "sed", "-i.bak", "s/a/b/", "f", NULL }, 4 },
 		{ { "ls", NULL }, 1 },
-		{ { "env", "FOO=1", "ls", NULL }, 1 },
+		{ { "env", "FOO=1", "ls", NULL }, 4 },
+		{ { "env", "LC_ALL=C", "ls", NULL }, 1 },
 		{ { "timeout", "5", "rm", "-rf", "/", NULL }, 5 },
 		{ { "sudo", "ls", NULL }, 5 },
 		{ { "sh", "-c", "ls && git status", NULL }, 1 },
@@ -157,14 +176,212 @@ static void test_rules_errors_name_the_key(void)
 {
 	struct rules *rules = NULL;
 	struct error err = { 0 };
-	const char *doc = "{\"schema\":\"airlock.rules/1\",\"levels\":{\"1\":\"a\",\"2\":\"b\","
-			  "\"3\":\"c\",\"4\":\"d\",\"5\":\"e\"},\"default\":{\"risk\":4,\"reason\":\"x\"},"
-			  "\"unparsed_shell\":{\"risk\":4,\"reason\":\"y\"},\"shells\":[\"sh\"],"
-			  "\"wrappers\":[],\"rules\":[{\"id\":\"a\",\"argv0\":[\"ls\"],\"risk\":9,"
-			  "\"reason\":\"z\"}]}";
+	static const struct {
+		const char *rule, *key;
+	} cases[] = {
+		{ "\"risk\":9", "rules[0].risk" },
+		/* read-only is granted by a list of what is allowed, never by default */
+		{ "\"risk\":1", "rules[0]" },
+		{ "\"risk\":1,\"options\":{\"flags\":[\"-vv\"]}", "rules[0].options.flags[0]" },
+		{ "\"risk\":1,\"options\":{\"bogus\":1}", "rules[0].options.bogus" },
+		{ "\"risk\":1,\"any_arguments\":true,\"operands\":{\"patterns\":[\"[\"]}",
+		  "rules[0].operands.patterns[0]" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[1024];
+		snprintf(doc, sizeof(doc),
+			 "{\"schema\":\"airlock.rules/2\",\"levels\":{\"1\":\"a\",\"2\":\"b\","
+			 "\"3\":\"c\",\"4\":\"d\",\"5\":\"e\"},\"default\":{\"risk\":4,\"reason\":\"x\"},"
+			 "\"unparsed_shell\":{\"risk\":4,\"reason\":\"y\"},\"environment\":{\"safe\":"
+			 "[\"LANG\"],\"risk\":4,\"reason\":\"w\"},\"shells\":[\"sh\"],"
+			 "\"wrappers\":[],\"rules\":[{\"id\":\"a\",\"argv0\":[\"ls\"],%s,"
+			 "\"reason\":\"z\"}]}",
+			 cases[i].rule);
+		err = (struct error){ 0 };
+		ASSERT_TRUE(rules_parse(doc, strlen(doc), &rules, &err) < 0);
+		if (!strstr(err.msg, cases[i].key))
+			printf("# case %zu: %s\n", i, err.msg);
+		ASSERT_TRUE(strstr(err.msg, cases[i].key) != NULL);
+	}
+}
 
-	ASSERT_TRUE(rules_parse(doc, strlen(doc), &rules, &err) < 0);
-	ASSERT_TRUE(strstr(err.msg, "rules[0].risk") != NULL);
+static int classify_shell(const struct rules *rules, const char *script, char *rule, size_t n)
+{
+	struct rules_verdict v;
+
+	rules_classify_shell(rules, script, &v);
+	snprintf(rule, n, "%s", v.rule);
+	return v.risk;
+}
+
+/* issue 12: each of these passed the hook as risk 1 and wrote a file or ran
+ * a program. */
+static void test_rules_read_only_attacks(void)
+{
+	struct rules *rules = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(rules_load_default(&rules, &err), 0);
+	static const char *const argvs[][12] = {
+		{ "env", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.fsmonitor",
+		  "GIT_CONFIG_VALUE_0=id > f; false", "git", "status", NULL },
+		{ "env", "BASH_ENV=./evil", "bash", "-c", "ls", NULL },
+		{ "env", "LD_PRELOAD=./evil.so", "ls", NULL },
+		{ "env", "PATH=.", "ls", NULL },
+		{ "exec", "-a", "ls", "rm", "-f", "victim", NULL },
+		{ "env", "-S", "rm -f victim", NULL },
+		{ "env", "-Srm -f victim", NULL },
+		{ "env", "-Smake test", NULL },
+		{ "env", "--split-string=rm -f victim", NULL },
+		{ "env", "--spl=rm -f victim", NULL },
+		{ "uniq", "-", "out", NULL },
+		{ "uniq", "-c", "in", "out", NULL },
+		{ "xxd", "-r", "-p", "hex", "out", NULL },
+		{ "sort", "--outp=F", NULL },
+		{ "sort", "--o", "F", NULL },
+		{ "sort", "-oF", NULL },
+		{ "sort", "-rnoF", NULL },
+		{ "sort", "-S", "1", "--compress-program=./evil", NULL },
+		{ "sort", "-S", "1", "--compress=./evil", NULL },
+		{ "sort", "-T", "/tmp", "f", NULL },
+		{ "/usr/bin/time", "-oF", "ls", NULL },
+		{ "time", "--output=F", "ls", NULL },
+		{ "time", "--outp", "F", "ls", NULL },
+		{ "file", "-C", "-m", "x", NULL },
+		{ "file", "--comp", "-m", "x", NULL },
+		{ "file", "-p", "f", NULL },
+		{ "date", "-s", "2020-01-01", NULL },
+		{ "date", "--se=2020-01-01", NULL },
+		{ "date", "0101000020", NULL },
+		{ "hostname", "X", NULL },
+		{ "hostname", "-F", "f", NULL },
+		{ "tree", "-o", "out", NULL },
+		{ "find", ".", "-fprint", "out", NULL },
+		{ "find", ".", "-newer", "f", "-delete", NULL },
+		{ "diff", "--paginate", "a", "b", NULL },
+		{ "git", "log", "--outp=x", NULL },
+		{ "git", "log", "--ext-diff", NULL },
+		{ "git", "-c", "core.pager=sh", "log", NULL },
+		{ "git", "--exec-path=.", "status", NULL },
+		{ "git", "grep", "-O", "x", NULL },
+		{ "git", "grep", "--open-files-in-pager=vi", "x", NULL },
+		{ "git", "stash", NULL },
+		{ "git", "tag", "list", NULL },
+		{ "git", "branch", "show", NULL },
+		{ "git", "branch", "--edit-description", NULL },
+		{ "git", "remote", "add", "x", "y", NULL },
+		{ "rg", "--pre", "./evil", "x", NULL },
+		{ "rg", "-iz", "x", NULL },
+		{ "printf", "-v", "PATH", "/tmp", NULL },
+		{ "ionice", "-c", "3", "-p", "1", NULL },
+		{ "xargs", "ls", NULL },
+		{ "command", "-x", "ls", NULL },
+		{ "timeout", "--bogus", "5", "ls", NULL },
+	};
+	for (size_t i = 0; i < sizeof(argvs) / sizeof(argvs[0]); i++) {
+		int risk = classify(rules, argvs[i]);
+		if (risk < 2)
+			printf("# rated read-only: %s %s %s\n", argvs[i][0], argvs[i][1],
+			       argvs[i][2] ? argvs[i][2] : "");
+		ASSERT_TRUE(risk >= 2);
+	}
+	/* The same through a shell string, as a hook hands it over. */
+	static const char *const scripts[] = {
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=id git status",
+		"LD_PRELOAD=./x.so ls",
+		"BASH_ENV=./evil bash -c ls",
+		"LC_ALL=C PATH=. ls",
+		"PATH=. :; ls",
+		"ls && exec -a ls rm -f victim",
+		"echo x | uniq - out",
+		"git status; env -S'rm -f victim'",
+		"bash -c 'sort --outp=F'",
+	};
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		char rule[64];
+		int risk = classify_shell(rules, scripts[i], rule, sizeof(rule));
+		if (risk < 2)
+			printf("# rated read-only: %s (%s)\n", scripts[i], rule);
+		ASSERT_TRUE(risk >= 2);
+	}
+	/* The wrapper or the variable is named as the reason. */
+	char rule[64];
+	classify_shell(rules, "env LD_PRELOAD=x ls", rule, sizeof(rule));
+	ASSERT_EQ_STR(rule, "environment: LD_PRELOAD");
+	classify_shell(rules, "/usr/bin/time -oF ls", rule, sizeof(rule));
+	ASSERT_EQ_STR(rule, "wrapper-option: time");
+	ASSERT_EQ_INT(classify_shell(rules, "exec -a ls rm -rf /", rule, sizeof(rule)), 5);
+	ASSERT_EQ_INT(classify_shell(rules, "env -i LC_ALL=C timeout -s KILL 5 rm -rf /", rule,
+				     sizeof(rule)),
+		      5);
+	rules_free(rules);
+}
+
+/* What is read-only stays so: real commands an agent runs to look around. */
+static void test_rules_read_only_commands(void)
+{
+	struct rules *rules = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(rules_load_default(&rules, &err), 0);
+	static const char *const scripts[] = {
+		"ls -la",
+		"ls --colo=auto -1",
+		"cat f",
+		"grep -rn x .",
+		"grep -rn '--include=*.c' -e x -A3 src",
+		"git status",
+		"git status --porcelain=v1 -uno",
+		"git log --oneline -5",
+		"git log -n 3 --stat --format=%H",
+		"git diff --cached --stat",
+		"git show HEAD~1 --name-only",
+		"git -C sub --no-pager diff -U5",
+		"git blame -L 1,10 f",
+		"git rev-parse --abbrev-ref HEAD",
+		"git ls-files -z",
+		"git branch -a",
+		"git branch --show-current",
+		"git stash list",
+		"git remote -v",
+		"find . -name x",
+		"find . -type f -name '*.c' -print0",
+		"sed -n 1,5p f",
+		"head -n 20 f",
+		"head -5 f",
+		"tail -f log",
+		"wc -l f g",
+		"sort -u f",
+		"sort -k2,2n -t, f g",
+		"uniq -c",
+		"uniq -c in",
+		"jq .",
+		"jq -r '.a' f.json",
+		"xxd -r -p hex",
+		"date +%s",
+		"date -u",
+		"hostname -f",
+		"file -b f",
+		"env",
+		"env LC_ALL=C sort f",
+		"LC_ALL=C TZ=UTC date",
+		"command -v rm",
+		"nice -n 5 ls",
+		"timeout 5 cat f",
+		"stat -c %s f",
+		"diff -u a b",
+		"test -e f && echo yes",
+		"echo --- x ---",
+		"du -sh .",
+	};
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		char rule[64];
+		int risk = classify_shell(rules, scripts[i], rule, sizeof(rule));
+		if (risk != 1)
+			printf("# not read-only: %s (%s)\n", scripts[i], rule);
+		ASSERT_EQ_INT(risk, 1);
+	}
+	rules_free(rules);
 }
 
 static void test_gate_trivial_successes(void)
@@ -179,7 +396,7 @@ static void test_gate_trivial_successes(void)
 		{ "true", NULL },	       { ":", NULL },
 		{ "/bin/echo", "ok", NULL },   { "sh", "-c", "exit 0", NULL },
 		{ "bash", "-c", "true; echo fixed", NULL },
-		{ "env", "X=1", "true", NULL }, { "timeout", "5", "test", "-e", NULL },
+		{ "env", "LANG=C", "true", NULL }, { "timeout", "5", "test", "-e", NULL },
 		{ "sh", "-c", "", NULL },
 	};
 	const char *real[][5] = {
@@ -346,7 +563,9 @@ static void test_changeset_patterns(void)
 }
 
 RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
-	  T_(test_shell_not_plain), T_(test_shell_redirection_target_is_not_an_argument),
+	  T_(test_shell_not_plain), T_(test_shell_assignment_prefix_is_kept),
+	  T_(test_shell_redirection_target_is_not_an_argument),
 	  T_(test_rules_flag_vetoes), T_(test_rules_errors_name_the_key),
+	  T_(test_rules_read_only_attacks), T_(test_rules_read_only_commands),
 	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),
 	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
