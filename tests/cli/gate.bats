@@ -214,7 +214,7 @@ EOF
 @test "classify: levels, rules and flag vetoes, as text and JSON" {
 	al classify -- git status
 	[ "$status" -eq 0 ]
-	[ "$output" = "risk 1 (read-only inspection): rule git-read: reads the repository" ]
+	[ "$output" = "risk 1 (read-only inspection): rule git-status: reads the work tree's status" ]
 	al classify --json -- git -c core.pager=sh log
 	jq -e '.risk == 4 and .rule == "git-write"' <<<"$output"
 	al classify --json -- find . -exec rm {} +
@@ -227,10 +227,53 @@ EOF
 	jq -e '.risk == 4 and (.rule | startswith("unparsed-shell"))' <<<"$output"
 	al classify
 	[ "$status" -eq 125 ]
-	echo '{"schema":"airlock.rules/1"}' > bad.json
+	echo '{"schema":"airlock.rules/2"}' > bad.json
 	al classify --rules bad.json -- ls
 	[ "$status" -eq 125 ]
 	one_error_line "levels"
+}
+
+@test "classify: read-only is an allowlist; the issue 12 commands that wrote or ran are not read-only" {
+	# Each was risk 1 before: as an argv, and as the shell string a hook sees.
+	while IFS= read -r line; do
+		eval "args=($line)"
+		al classify --json -- "${args[@]}"
+		[ "$status" -eq 0 ] || { echo "$line: $status $stderr"; return 1; }
+		jq -e '.risk >= 2' <<<"$output" >/dev/null || { echo "read-only: $line: $output"; return 1; }
+		al classify --json --shell "$line"
+		jq -e '.risk >= 2' <<<"$output" >/dev/null || { echo "read-only (shell): $line: $output"; return 1; }
+	done <<'EOF'
+env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor 'GIT_CONFIG_VALUE_0=id > f; false' git status
+env BASH_ENV=./evil bash -c ls
+env LD_PRELOAD=./evil.so ls
+exec -a ls rm -f victim
+env -S'rm -f victim'
+env '-Smake test'
+uniq - out
+xxd -r -p hex out
+sort --outp=F
+/usr/bin/time -oF ls
+sort -S 1 --compress-program=./evil
+file -C -m x
+date -s 2020-01-01
+hostname X
+git log --outp=x
+git stash
+EOF
+	al classify --json --shell 'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=id git status'
+	jq -e '.risk == 4 and .rule == "environment: GIT_CONFIG_COUNT"' <<<"$output"
+	al classify --json -- exec -a ls rm -rf /
+	jq -e '.risk == 5 and .rule == "rm-outside"' <<<"$output"
+	al classify --json -- sort --outp=F
+	jq -e '.risk == 4 and .rule == "read-only-tool-outside"' <<<"$output"
+	al classify --json -- /usr/bin/time -oF ls
+	jq -e '.risk == 4 and .rule == "wrapper-option: time"' <<<"$output"
+	# and what only reads stays read-only, with a safe variable or wrapper
+	for cmd in "LC_ALL=C sort -u f" "env TZ=UTC date +%s" "uniq -c in" "xxd -r -p hex" \
+		"nice -n 5 git log --oneline -3" "command -v rm" "timeout 5 grep -rn x ."; do
+		al classify --json --shell "$cmd"
+		jq -e '.risk == 1' <<<"$output" >/dev/null || { echo "not read-only: $cmd: $output"; return 1; }
+	done
 }
 
 @test "gate stays constant-time: it never reads receipts" {

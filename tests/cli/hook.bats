@@ -62,6 +62,36 @@ open_failure() {
 	done
 }
 
+@test "while a failure is open, the read-only disguises of issue 12 are blocked (all three hosts)" {
+	open_failure
+	while IFS= read -r cmd; do
+		hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "$cmd"
+		[ "$status" -eq 2 ] || { echo "claude passed: $cmd"; return 1; }
+		hook codex pre-tool-use codex/0.169/pre-tool-use.json "$cmd"
+		[ "$status" -eq 2 ] || { echo "codex passed: $cmd"; return 1; }
+		hook gemini pre-tool-use gemini-cli/0.20/before-tool.json "$cmd"
+		[ "$status" -eq 2 ] || { echo "gemini passed: $cmd"; return 1; }
+	done <<'EOF'
+env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor 'GIT_CONFIG_VALUE_0=id > f; false' git status
+GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=id git status
+env BASH_ENV=./evil bash -c ls
+env LD_PRELOAD=./evil.so ls
+exec -a ls rm -f victim
+env -S'rm -f victim'
+env '-Smake test'
+echo x | uniq - out
+xxd -r -p hex out
+sort --outp=F
+/usr/bin/time -oF ls
+sort -S 1 --compress-program=./evil
+file -C -m x
+date -s 2020-01-01
+hostname X
+EOF
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "LC_ALL=C sort -u notes.txt"
+	[ "$status" -eq 0 ]
+}
+
 @test "codex gets no output at all on a pass (unknown fields would fail its hook)" {
 	hook codex pre-tool-use codex/0.169/pre-tool-use.json "ls"
 	[ "$status" -eq 0 ]
