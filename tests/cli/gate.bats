@@ -276,6 +276,200 @@ EOF
 	done
 }
 
+# The property of the read-only rating, checked by running: a command rated
+# risk 1 changes nothing in a dry run (the change set of its overlay snapshot
+# is empty), attempts no write outside the workspace (the dry run's traced
+# write system calls), and starts no program that is not one of its own words
+# (execve traced with strace outside the quarantine, on a copy of the tree,
+# when ptrace is allowed; the dry run does not trace execve).
+readonly_fixture() {
+	git init -q . && git config user.email t@example.org && git config user.name t
+	mkdir -p src sub
+	printf 'b 2\na 1\na 1\nc 3\n' > f
+	printf 'x\nx\ny\n' > in
+	printf '6869\n' > hex
+	printf '{"a": 1, "b": [1, 2]}\n' > f.json
+	printf 'one\n' > a; printf 'two\n' > b
+	printf 'l1\nl2\n' > log
+	printf 'int x;\n' > src/x.c
+	git add -A && git commit -qm fixture
+	# A settled index, as in any repository some seconds old: git's
+	# opportunistic refresh of .git/index (docs/rules-format.md) is not the
+	# command's doing.
+	sleep 1.1
+	git status >/dev/null
+}
+
+# Programs the command string started that are none of its words.
+unexpected_programs() { # script trace-log
+	local words
+	words=$(printf '%s\n' $1 | sed 's|.*/||' | sort -u)
+	sed -n 's/^[0-9]* *execve("\([^"]*\)".*) = 0$/\1/p' "$2" | sed 's|.*/||' | sort -u |
+		grep -vxF -e sh -e "$words" || true
+}
+
+# Prints the strace options to use ("--seccomp-bpf" when it works, which
+# stops only at execve), nothing when strace cannot trace here.
+can_strace() {
+	command -v strace >/dev/null || return 1
+	if strace -f --seccomp-bpf -qq -o /dev/null true 2>/dev/null; then
+		echo --seccomp-bpf
+	else
+		strace -f -qq -o /dev/null true 2>/dev/null && echo " "
+	fi
+}
+
+# Runs one command string both ways; sets DRY (the receipt) and SPAWNED. The
+# traced run uses one copy of the tree for all commands (a write there is the
+# dry run's to find).
+run_both() { # script
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect-exit 0,1 -- sh -c "$1"
+	DRY=$output
+	DRY_STATUS=$status
+	SPAWNED=
+	if [ -n "$STRACE" ]; then
+		[ -d "$TEST_DIR/copy" ] || cp -a "$WORK" "$TEST_DIR/copy"
+		(cd "$TEST_DIR/copy" && PATH=/usr/bin:/bin strace -f $STRACE -qq -e trace=execve -e signal=none \
+			-o "$TEST_DIR/trace" sh -c "$1" >/dev/null 2>&1 </dev/null) || true
+		SPAWNED=$(unexpected_programs "$1" "$TEST_DIR/trace")
+	fi
+}
+
+@test "property: what is rated read-only writes nothing and starts nothing else, when run" {
+	readonly_fixture
+	STRACE=$(can_strace || true)
+	[ -n "$STRACE" ] || echo "# strace cannot trace here: only writes are checked" >&3
+	# One script of all the commands, each after a marker program, run once
+	# as a dry run and once traced: the markers split the trace per command.
+	local script="" n=0 cmds=()
+	while IFS= read -r cmd; do
+		output=$("$AIRLOCK" classify --shell "$cmd")
+		[[ "$output" == "risk 1 "* ]] || { echo "not rated read-only: $cmd: $output"; return 1; }
+		script+="/bin/true airlock-mark-$n"$'\n'"$cmd"$'\n'
+		cmds[n]=$cmd
+		n=$((n + 1))
+	done < <(cat <<'EOF'
+ls -la
+ls -R --colo=never src
+cat f
+cat -n f in
+grep -rn x .
+grep -c a f
+git status
+git status --porcelain -uno
+git log --oneline -3
+git log -n 1 --stat --format=%H
+git diff
+git diff --cached --stat HEAD
+git show --name-only HEAD
+git -C src --no-pager log -1
+git blame f
+git rev-parse --abbrev-ref HEAD
+git ls-files -s
+git branch -a
+git tag
+git stash list
+git remote -v
+git grep -n x
+find . -name x
+find . -type f -name f -print
+find src -newer f -ls
+sed -n 1,2p f
+sed -n 3p f
+head -n 2 f
+head -1 f
+tail -2 f
+wc -l f in
+sort f
+sort -u -k2,2n f in
+sort -c -r in
+uniq -c in
+uniq in
+uniq -d in
+jq . f.json
+jq -r .a f.json
+jq -c --arg k v '.b' f.json
+xxd f
+xxd -r -p hex
+od -c a
+base64 f
+base64 -d
+cut -d' ' -f1 f
+tr a-z A-Z
+nl f
+tac f
+diff a b
+cmp a b
+comm a b
+stat -c %s f
+du -sh .
+file f
+date +%s
+date -u
+env
+env LC_ALL=C sort f
+LC_ALL=C TZ=UTC date
+nice -n 5 ls
+timeout 5 cat f
+command -v ls
+echo hi
+printf '%s\n' x
+test -e f
+realpath f
+basename src/x.c .c
+EOF
+	)
+	script+="/bin/true airlock-mark-end"
+	run --separate-stderr "$AIRLOCK" dryrun --json -- sh -c "$script" </dev/null
+	[ "$status" -eq 10 ] || { echo "dry run exit $status: $(jq -c .dryrun <<<"$output")"; return 1; }
+	jq -e '.dryrun.verdict == "NO_EFFECT" and .dryrun.total == 0 and
+		((.dryrun.outside_writes // []) | length) == 0' <<<"$output"
+	if [ -n "$STRACE" ]; then
+		PATH=/usr/bin:/bin strace -f $STRACE -qq -e trace=execve -e signal=none \
+			-o "$TEST_DIR/trace" sh -c "$script" >/dev/null 2>&1 </dev/null || true
+		local mark=-1 prog
+		# "MARK PROGRAM" for each program started, after the marker before it
+		while read -r mark prog; do
+			[ "$mark" = end ] && break
+			[ "$mark" = -1 ] && [ "$prog" = sh ] && continue
+			[[ " ${cmds[mark]//\// } " == *" $prog "* ]] ||
+				{ echo "'${cmds[mark]}' started $prog"; return 1; }
+		done < <(awk 'match($0, /"airlock-mark-[0-9a-z]+"/) {
+				mark = substr($0, RSTART + 14, RLENGTH - 15); next }
+			/execve\(".*\) = 0$/ { p = $0; sub(/^[^"]*"/, "", p); sub(/".*/, "", p);
+				sub(/.*\//, "", p); print (mark == "" ? -1 : mark), p }
+			END { print "end", "" }' "$TEST_DIR/trace")
+		grep -q '"airlock-mark-end"' "$TEST_DIR/trace"
+	fi
+	echo "# $n read-only commands ran without an effect" >&3
+}
+
+@test "property check can fail: the issue 12 disguises, run, do write or start something" {
+	readonly_fixture
+	STRACE=$(can_strace || true)
+	while IFS= read -r cmd; do
+		al classify --json --shell "$cmd"
+		jq -e '.risk >= 2' <<<"$output" >/dev/null || { echo "rated read-only: $cmd"; return 1; }
+		run_both "$cmd"
+		if jq -e '.dryrun.total > 0 or ((.dryrun.outside_writes // []) | length) > 0' <<<"$DRY" >/dev/null; then
+			continue
+		fi
+		[ -n "$SPAWNED" ] || { echo "$cmd: no effect seen: $(jq -c .dryrun <<<"$DRY")"; return 1; }
+	done <<'EOF'
+echo x | uniq - out
+uniq in out
+xxd -r -p hex out
+sort --outp=F f
+sort -oF f
+/usr/bin/time -oF ls
+find . -fprint out
+git log --output=x
+env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor 'GIT_CONFIG_VALUE_0=touch pwned; false' git status
+bash -c 'exec -a ls touch victim'
+env -S'touch victim'
+EOF
+}
+
 @test "gate stays constant-time: it never reads receipts" {
 	fail_once
 	# Receipts the gate would have to sort if it read them: take them away.
