@@ -160,6 +160,41 @@ static int rules_opt_u64(json_t *obj, const char *key, const char *where, uint64
 	return jsonutil_get_u64(v, name, min, max, ret, err);
 }
 
+/* An option list is an array of names or, shorter to parse, one string of
+ * names separated by spaces. */
+static int rules_get_names(json_t *obj, const char *key, const char *where, char ***ret,
+			   struct error *err)
+{
+	json_t *v = json_object_get(obj, key);
+	char name[256];
+
+	if (!v)
+		return 0;
+	snprintf(name, sizeof(name), "%s.%s", where, key);
+	if (!json_is_string(v))
+		return jsonutil_get_strv(v, name, false, ret, err);
+	const char *s = json_string_value(v);
+	size_t n = 0;
+	for (const char *p = s + strspn(s, " "); *p; p += strspn(p, " ")) {
+		p += strcspn(p, " ");
+		n++;
+	}
+	cleanup_strv char **names = calloc(n + 1, sizeof(char *));
+	if (!names)
+		return error_set(err, ENOMEM, "out of memory");
+	size_t i = 0;
+	for (const char *p = s + strspn(s, " "); *p; p += strspn(p, " ")) {
+		size_t len = strcspn(p, " ");
+		if (!(names[i++] = strndup(p, len)))
+			return error_set(err, ENOMEM, "out of memory");
+		p += len;
+	}
+	if (i == 0)
+		return error_set(err, EINVAL, "'%s' names no option", name);
+	*ret = TAKE_PTR(names);
+	return 0;
+}
+
 /* An option list entry is `-x` or `--long` (or, single_dash, `-word`). */
 static int rules_check_option_names(char *const *names, const char *where, bool single_dash,
 				    struct error *err)
@@ -199,7 +234,7 @@ static int rules_parse_optspec(struct optspec *o, json_t *parent, const char *ke
 	for (size_t i = 0; r == 0 && i < 4; i++) {
 		char list[256];
 		snprintf(list, sizeof(list), "%s.%s", name, lists[i]);
-		r = rules_opt_strv(obj, lists[i], name, dest[i], err);
+		r = rules_get_names(obj, lists[i], name, dest[i], err);
 		if (r == 0)
 			r = rules_check_option_names(*dest[i], list, o->single_dash, err);
 	}

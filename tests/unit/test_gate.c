@@ -184,6 +184,8 @@ static void test_rules_errors_name_the_key(void)
 		{ "\"risk\":1", "rules[0]" },
 		{ "\"risk\":1,\"options\":{\"flags\":[\"-vv\"]}", "rules[0].options.flags[0]" },
 		{ "\"risk\":1,\"options\":{\"bogus\":1}", "rules[0].options.bogus" },
+		{ "\"risk\":1,\"options\":{\"flags\":\"  \"}", "rules[0].options.flags" },
+		{ "\"risk\":1,\"options\":{\"flags\":\"-a --b=c\"}", "rules[0].options.flags[1]" },
 		{ "\"risk\":1,\"any_arguments\":true,\"operands\":{\"patterns\":[\"[\"]}",
 		  "rules[0].operands.patterns[0]" },
 	};
