@@ -161,7 +161,9 @@ static int rules_opt_u64(json_t *obj, const char *key, const char *where, uint64
 }
 
 /* An option list is an array of names or, shorter to parse, one string of
- * names separated by spaces. */
+ * names separated by spaces. Either way it becomes one allocation (the
+ * pointers, then the names), freed with free(): thousands of small copies
+ * would cost a start-up page fault each few dozen. */
 static int rules_get_names(json_t *obj, const char *key, const char *where, char ***ret,
 			   struct error *err)
 {
@@ -171,27 +173,53 @@ static int rules_get_names(json_t *obj, const char *key, const char *where, char
 	if (!v)
 		return 0;
 	snprintf(name, sizeof(name), "%s.%s", where, key);
-	if (!json_is_string(v))
-		return jsonutil_get_strv(v, name, false, ret, err);
-	const char *s = json_string_value(v);
-	size_t n = 0;
-	for (const char *p = s + strspn(s, " "); *p; p += strspn(p, " ")) {
-		p += strcspn(p, " ");
-		n++;
+	size_t n = 0, bytes = 0;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		for (const char *p = s + strspn(s, " "); *p; p += strspn(p, " ")) {
+			p += strcspn(p, " ");
+			n++;
+		}
+		bytes = strlen(s) + 1;
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *item;
+		json_array_foreach(v, i, item) {
+			if (!json_is_string(item) || json_string_length(item) == 0 ||
+			    strlen(json_string_value(item)) != json_string_length(item))
+				return error_set(err, EINVAL, "'%s[%zu]' must be a non-empty string",
+						 name, i);
+			bytes += json_string_length(item) + 1;
+			n++;
+		}
+	} else {
+		return error_set(err, EINVAL, "'%s' must be a string or an array of strings", name);
 	}
-	cleanup_strv char **names = calloc(n + 1, sizeof(char *));
+	if (n == 0)
+		return error_set(err, EINVAL, "'%s' names no option", name);
+	char **names = malloc((n + 1) * sizeof(char *) + bytes);
 	if (!names)
 		return error_set(err, ENOMEM, "out of memory");
-	size_t i = 0;
-	for (const char *p = s + strspn(s, " "); *p; p += strspn(p, " ")) {
-		size_t len = strcspn(p, " ");
-		if (!(names[i++] = strndup(p, len)))
-			return error_set(err, ENOMEM, "out of memory");
-		p += len;
+	char *text = (char *)(names + n + 1);
+	if (json_is_string(v)) {
+		memcpy(text, json_string_value(v), bytes);
+		size_t k = 0;
+		for (char *p = text + strspn(text, " "); *p; p += strspn(p, " ")) {
+			names[k++] = p;
+			p += strcspn(p, " ");
+			if (*p)
+				*p++ = '\0';
+		}
+	} else {
+		for (size_t k = 0; k < n; k++) {
+			json_t *item = json_array_get(v, k);
+			names[k] = text;
+			memcpy(text, json_string_value(item), json_string_length(item) + 1);
+			text += json_string_length(item) + 1;
+		}
 	}
-	if (i == 0)
-		return error_set(err, EINVAL, "'%s' names no option", name);
-	*ret = TAKE_PTR(names);
+	names[n] = NULL;
+	*ret = names;
 	return 0;
 }
 
@@ -521,10 +549,10 @@ int rules_load_file(const char *path, struct rules **ret, struct error *err)
 
 static void optspec_release(struct optspec *o)
 {
-	strv_free(o->flags);
-	strv_free(o->with_value);
-	strv_free(o->optional_value);
-	strv_free(o->deny);
+	free(o->flags); /* one allocation each: rules_get_names() */
+	free(o->with_value);
+	free(o->optional_value);
+	free(o->deny);
 }
 
 void rules_free(struct rules *rules)
