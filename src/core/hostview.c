@@ -230,8 +230,7 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 	return 0;
 }
 
-/* "~/x" in the caller's home; NULL when there is no home to expand it in. */
-static char *hostview_expand(const char *path, const char *home)
+char *hostview_expand_home(const char *path, const char *home)
 {
 	char *out = NULL;
 
@@ -332,7 +331,7 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	if (home && (r = hostview_add_mask(hv, home, workspace)) < 0)
 		return r;
 	for (size_t i = 0; policy->home_allow && policy->home_allow[i]; i++) {
-		cleanup_free char *raw = hostview_expand(policy->home_allow[i], caller->home);
+		cleanup_free char *raw = hostview_expand_home(policy->home_allow[i], caller->home);
 		cleanup_free char *path = raw ? realpath(raw, NULL) : NULL;
 		if (path && (r = hostview_expose(hv, path)) < 0)
 			return r;
@@ -348,7 +347,7 @@ int hostview_build(const struct policy *policy, const struct hostview_caller *ca
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
-		char *path = hostview_expand(policy->hide[i], caller->home);
+		char *path = hostview_expand_home(policy->hide[i], caller->home);
 		if (path)
 			r = strv_consume(&hv.hide, path);
 	}

@@ -68,3 +68,6 @@ void hostview_release(struct hostview *hv);
  * written: a link on the way to a path that does not exist yet is still
  * followed. NULL when out of memory or path is not absolute. */
 char *hostview_resolve(const char *path);
+/* "~/x" in the caller's home, any other path copied; NULL when there is no
+ * home to expand it in (or no memory). */
+char *hostview_expand_home(const char *path, const char *home);

@@ -400,18 +400,6 @@ static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
 		(struct receipt_limit){ "memory_bytes", policy->memory_bytes };
 }
 
-/* "~/x" is x in the caller's home; NULL when there is no home to expand. */
-static char *run_expand_home(const char *path, const char *home)
-{
-	char *out = NULL;
-
-	if (strncmp(path, "~/", 2) != 0)
-		return strdup(path);
-	if (!home || home[0] != '/')
-		return NULL;
-	return asprintf(&out, "%s/%s", home, path + 2) < 0 ? NULL : out;
-}
-
 static int run_build_isolation(struct run_state *st, struct sandbox_isolation *iso,
 			       struct error *err)
 {
@@ -423,7 +411,7 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 		const char *p = policy->read_only[i];
 		char *path = NULL;
 		if (p[0] == '/' || p[0] == '~')
-			path = run_expand_home(p, st->caller.home);
+			path = hostview_expand_home(p, st->caller.home);
 		else if (asprintf(&path, "%s/%s", st->workspace, p) < 0)
 			path = NULL;
 		if (path && strv_consume(&st->read_only, path) < 0)
