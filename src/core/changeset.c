@@ -219,8 +219,14 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		cleanup_close int sub = openat(upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			return error_set_errno(w->err, errno, "open %s in the snapshot", rel);
-		bool opaque = fgetxattr(sub, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
-			      value[0] == 'y';
+		/* Below an opaque directory every directory hides its lower one
+		 * too, marked or not (the overlay marks only the directory it
+		 * made over a whiteout; `mkdir -p d/sub` after `rm -r d` makes
+		 * d/sub plain): walk it whole, so what the lower held there and
+		 * the upper does not is deleted. */
+		bool opaque = parent_opaque ||
+			      (fgetxattr(sub, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
+			       value[0] == 'y');
 		cleanup_close int lower_sub = -1;
 		if (!has_lower) {
 			r = add_change(w, rel, "created", ust.st_mode, &c);
@@ -357,36 +363,6 @@ static int compare_paths(const void *a, const void *b)
 		      json_string_value(json_object_get(y, "path")));
 }
 
-/* A deleted and a created file with equal size and SHA-256: a rename. */
-static void pair_renames(json_t *changes)
-{
-	size_t n = json_array_size(changes);
-
-	for (size_t i = 0; i < n; i++) {
-		json_t *del = json_array_get(changes, i);
-		const char *old_hash = json_string_value(json_object_get(del, "old_sha256"));
-		if (strcmp(json_string_value(json_object_get(del, "change")), "deleted") != 0 ||
-		    !old_hash)
-			continue;
-		for (size_t j = 0; j < n; j++) {
-			json_t *add = json_array_get(changes, j);
-			const char *hash = json_string_value(json_object_get(add, "sha256"));
-			if (strcmp(json_string_value(json_object_get(add, "change")), "created") != 0 ||
-			    !hash || strcmp(hash, old_hash) != 0)
-				continue;
-			json_object_set_new(add, "change", json_string("renamed"));
-			json_object_set(add, "from", json_object_get(del, "path"));
-			json_object_set_new(del, "change", json_string("renamed_away"));
-			break;
-		}
-	}
-	/* The source of a rename is described by its destination. */
-	for (size_t i = n; i-- > 0;)
-		if (strcmp(json_string_value(json_object_get(json_array_get(changes, i), "change")),
-			   "renamed_away") == 0)
-			json_array_remove(changes, i);
-}
-
 int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
 		      struct error *err)
 {
@@ -403,7 +379,6 @@ int changeset_compute(const char *upper, const char *workspace, json_t **ret_cha
 	int r = walk_dir(&w, upper_fd, lower_fd, "", false, 0);
 	if (r < 0)
 		return r;
-	pair_renames(changes);
 	if (jsonutil_array_sort(changes, compare_paths) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_changes = TAKE_PTR(changes);

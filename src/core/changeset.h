@@ -31,8 +31,11 @@
  *   refused                 setuid | setgid | capability: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too
- * sorted by path (bytes). A rename is a deleted and a created regular file of
- * equal size and SHA-256, paired. */
+ * sorted by path (bytes). A rename is a deleted and a created entry: the
+ * overlay keeps no trustworthy link between the two (no redirect, no origin
+ * in a user namespace), and content is no evidence (equal files, empty
+ * files), so nothing is paired; the created entry carries its own mode and
+ * content. `renamed` is still read by apply from older change sets. */
 int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
 		      struct error *err);
 

@@ -50,12 +50,13 @@ deleted old
 created pipe
 mode_changed same.txt
 modified src/a.c
-renamed src/c.c
+deleted src/b.c
+created src/c.c
 created src/link
 EOF
 	jq -e '.dryrun.changes[] | select(.path == "src/a.c") |
 		.old_size == 4 and .size == 9 and (.sha256 | length) == 64 and .old_sha256 != .sha256' <<<"$output"
-	jq -e '.dryrun.changes[] | select(.path == "src/c.c") | .from == "src/b.c"' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "src/c.c") | .from == null and .mode == "0644"' <<<"$output"
 	jq -e '.dryrun.changes[] | select(.path == "old") | .type == "dir" and .entries == 1' <<<"$output"
 	jq -e '.dryrun.changes[] | select(.path == "same.txt") | .old_mode == "0644" and .mode == "0700"' <<<"$output"
 	jq -e '.dryrun.changes[] | select(.path == "src/link") | .type == "symlink" and .target == "a.c"' <<<"$output"
