@@ -19,6 +19,7 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/sha256.h"
 #include "core/changeset.h"
@@ -320,6 +321,52 @@ static const char *staged_privilege(struct dryrun_dir *d, json_t *c)
 	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return NULL; /* nothing staged there: the operation itself fails */
 	return changeset_privilege(fd, name, &st);
+}
+
+/* What was reviewed is what lands: the staged object of a change that is
+ * not a deletion must still be what the change set describes (type, mode
+ * of a created object, SHA-256 of a file, target of a symlink): the upper
+ * layer lies in the state directory and may be edited after the dry run.
+ * false with why set when it is not. */
+static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t why_size)
+{
+	const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
+	const char *type = jsonutil_str(c, "type"), *name;
+	char staged[PATH_MAX];
+	struct stat st;
+
+	if (!strcmp(change, "deleted") || !strcmp(change, "mode_changed"))
+		return true;
+	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
+		snprintf(why, why_size, "%s: the path is too long", path);
+		return false;
+	}
+	cleanup_close int fd = open_parent(d->fd, staged, &name);
+	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(why, why_size, "%s: its staged object is gone", path);
+		return false;
+	}
+	const char *mode = jsonutil_str(c, "mode");
+	char have[16];
+	snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
+	bool ok = type && ((!strcmp(type, "file") && S_ISREG(st.st_mode)) ||
+			   (!strcmp(type, "dir") && S_ISDIR(st.st_mode)) ||
+			   (!strcmp(type, "symlink") && S_ISLNK(st.st_mode)) ||
+			   (!strcmp(type, "fifo") && S_ISFIFO(st.st_mode)) ||
+			   (!strcmp(type, "socket") && S_ISSOCK(st.st_mode)));
+	if (ok && mode && !S_ISLNK(st.st_mode))
+		ok = strcmp(mode, have) == 0;
+	const char *hash = jsonutil_str(c, "sha256"), *target = jsonutil_str(c, "target");
+	if (ok && S_ISREG(st.st_mode)) {
+		char hex[SHA256_HEX_SIZE];
+		ok = hash && hash_at(d->fd, staged, hex) == 0 && strcmp(hex, hash) == 0;
+	} else if (ok && S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		ok = target && readlink_at(d->fd, staged, buf, sizeof(buf)) == 0 && strcmp(buf, target) == 0;
+	}
+	if (!ok)
+		snprintf(why, why_size, "%s: the staged object differs from the change set (edited after the dry run)", path);
+	return ok;
 }
 
 /* ---- planning --------------------------------------------------------------- */
@@ -709,6 +756,29 @@ int apply_changes(struct store *store, uint64_t id, int crash_after, struct appl
 			return error_set(err, EPERM, "dry run %llu: %s (%s): apply never installs a set-id file or a file capability",
 					 (unsigned long long)id, jsonutil_str(c, "path"), why);
 	}
+	/* A new directory moves whole: it must hold what the change set lists
+	 * below it, nothing more. */
+	size_t listed_below = 0;
+	long staged_below = 0;
+	json_array_foreach(d.changes, i, c) {
+		char why[600];
+		const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
+		if (!staged_matches(&d, c, why, sizeof(why)))
+			return error_set(err, EPERM, "dry run %llu: %s; nothing was changed",
+					 (unsigned long long)id, why);
+		if (covered(d.changes, path)) {
+			listed_below++;
+		} else if (!strcmp(jsonutil_str(c, "type"), "dir") &&
+			   (!strcmp(change, "created") || !strcmp(change, "type_changed"))) {
+			char staged[PATH_MAX];
+			snprintf(staged, sizeof(staged), "upper/%s", path);
+			staged_below += MAX(count_entries_at(d.fd, staged), 0L);
+		}
+	}
+	if ((long)listed_below != staged_below)
+		return error_set(err, EPERM,
+				 "dry run %llu: its new directories hold %ld entries, the change set lists %zu: the staged object differs from the change set (edited after the dry run); nothing was changed",
+				 (unsigned long long)id, staged_below, listed_below);
 	/* Optimistic concurrency: everything the dry run saw must still be so. */
 	json_array_foreach(d.changes, i, c) {
 		char why[600];

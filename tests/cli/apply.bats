@@ -230,3 +230,24 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	echo c > f && ln f g
 	real_vs_apply 'rm f; echo c > h'
 }
+
+@test "a staged file edited after the dry run is refused, not installed" {
+	echo one > f && mkdir -p keep
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'echo two > f; mkdir -p n; echo x > n/a; echo y > g; ln -s f l'
+	ID=$(jq -r .id <<<"$output")
+	before=$(snap)
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	for tamper in "echo evil > $up/f" "echo evil > $up/n/a" "echo evil > $up/n/extra" "echo evil > $up/g" \
+		"ln -sfn /etc/passwd $up/l" "chmod 4755 $up/g"; do
+		cp -a "$up" "$TEST_DIR/saved"
+		sh -c "$tamper"
+		al apply "$ID"
+		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
+		[[ "$stderr" == *"differs from the change set"* || "$stderr" == *setuid* ]] || { echo "$stderr"; return 1; }
+		[ "$(snap)" = "$before" ]
+		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
+	done
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat f)" = two ] && [ "$(cat n/a)" = x ]
+}
