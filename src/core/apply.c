@@ -39,6 +39,7 @@ struct dryrun_dir {
 	const char *verdict;
 	json_t *changeset;
 	char state[32];
+	char ws_mismatch[PATH_MAX + 128]; /* set when ws_fd is -1: why the workspace is not opened */
 };
 
 static void dryrun_dir_release(struct dryrun_dir *d)
@@ -206,9 +207,28 @@ static int dryrun_open(struct store *store, uint64_t id, struct dryrun_dir *d, s
 	d->workspace = strdup(ws);
 	if (!d->workspace)
 		return error_set(err, ENOMEM, "out of memory");
-	d->ws_fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d->ws_fd < 0)
+	/* No symlink on the way (the path was canonical when the dry run
+	 * recorded it), and the very directory the dry run saw. */
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	json_t *dev = json_object_get(d->changeset, "workspace_dev");
+	json_t *ino = json_object_get(d->changeset, "workspace_ino");
+	struct stat st;
+	d->ws_fd = (int)syscall(SYS_openat2, AT_FDCWD, ws, &how, sizeof(how));
+	if (d->ws_fd < 0 && errno != ELOOP && errno != ENOENT && errno != ENOTDIR)
 		return error_set_errno(err, errno, "open the workspace %s", ws);
+	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !json_is_integer(dev) ||
+	    !json_is_integer(ino) || (json_int_t)st.st_dev != json_integer_value(dev) ||
+	    (json_int_t)st.st_ino != json_integer_value(ino)) {
+		snprintf(d->ws_mismatch, sizeof(d->ws_mismatch),
+			 "the workspace %s is not the directory the dry run saw (moved, replaced, or reached through a symlink)",
+			 ws);
+		if (d->ws_fd >= 0)
+			close(d->ws_fd);
+		d->ws_fd = -1;
+	}
 	cleanup_free char *state = NULL;
 	if (file_read_capped(d->fd, "state", 64, &state, &n, err) == 0) {
 		state[strcspn(state, "\n")] = '\0';
@@ -669,6 +689,8 @@ static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, st
 		return 0;
 	if (r < 0 || mark[0])
 		return r;
+	if (d.ws_fd < 0)
+		return 0; /* not the workspace it ran on: left for when it is back */
 	/* An apply that never reached "committed": back to entirely old. */
 	r = undo_all(&d, ops, &ignored, err);
 	if (r == 0)
@@ -736,6 +758,8 @@ int apply_changes(struct store *store, uint64_t id, int crash_after, struct appl
 	int r = dryrun_begin(store, id, &d, err);
 	if (r < 0)
 		return r;
+	if (d.ws_fd < 0)
+		return conflict(ret, err, "%s", d.ws_mismatch);
 	if (strcmp(d.verdict, "DRY_RUN_OK") != 0)
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, d.verdict);
@@ -842,6 +866,8 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 	if (strcmp(d.state, "applied") != 0)
 		return error_set(err, EPERM, "dry run %llu is %s, not applied", (unsigned long long)id,
 				 d.state);
+	if (d.ws_fd < 0)
+		return conflict(ret, err, "%s", d.ws_mismatch);
 	r = journal_read(&d, &ops, mark, sizeof(mark), err);
 	if (r < 0)
 		return r;

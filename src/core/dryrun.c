@@ -118,9 +118,16 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	cleanup_close int dir_fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return error_set_errno(err, errno, "open %s/%s", store->path, rel);
+	/* The workspace's identity: apply refuses another directory (or a
+	 * symlink) put at its path since. */
+	struct stat ws;
+	if (stat(req->workspace, &ws) < 0)
+		return error_set_errno(err, errno, "dry run %llu: stat the workspace %s",
+				       (unsigned long long)id, req->workspace);
 	cleanup_with(json_decrefp) json_t *full = json_pack(
-		"{s:s, s:I, s:s, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt", (json_int_t)id,
-		"workspace", req->workspace, "verdict", verdict, "changes", changes);
+		"{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt",
+		(json_int_t)id, "workspace", req->workspace, "workspace_dev", (json_int_t)ws.st_dev,
+		"workspace_ino", (json_int_t)ws.st_ino, "verdict", verdict, "changes", changes);
 	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");

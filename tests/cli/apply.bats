@@ -251,3 +251,24 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	[ "$status" -eq 0 ]
 	[ "$(cat f)" = two ] && [ "$(cat n/a)" = x ]
 }
+
+@test "a workspace replaced by a symlink, or by another directory, after the dry run: nothing is written" {
+	echo one > f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c 'echo two > f; echo n > new'
+	ID=$(jq -r .id <<<"$output")
+	cd "$TEST_DIR"
+	mkdir outside && echo one > outside/f
+	mv work work.orig && ln -s outside work
+	al apply "$ID"
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+	[[ "$stderr" == *"not the directory the dry run saw"* ]]
+	[ "$(cat outside/f)" = one ] && [ ! -e outside/new ]
+	rm work && mkdir work && echo one > work/f
+	al apply "$ID"
+	[ "$status" -eq 20 ]
+	[ ! -e work/new ]
+	rm -r work && mv work.orig work
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat work/new)" = n ]
+}
