@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -178,11 +179,21 @@ static void strip_overlay_xattrs(const char *path, int depth)
 
 /* ---- the dry run's files --------------------------------------------------- */
 
-static int dryrun_open(struct store *store, uint64_t id, struct dryrun_dir *d, struct error *err)
+enum dryrun_lock { DRYRUN_LOCK_WAIT, DRYRUN_LOCK_TRY };
+
+/* Opens dryruns/<id> and takes its lock (flock on the directory, held until
+ * d is released), then reads it. Every command that reads or changes a dry
+ * run holds its lock, so apply, rollback, discard, gc and recovery never
+ * interleave on one dry run; a lock held means a live process, so recovery
+ * never mistakes an apply in progress for a crash. DRYRUN_LOCK_TRY: -EAGAIN
+ * (no message) when another process holds it. */
+static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
+		       struct dryrun_dir *d, struct error *err)
 {
 	char rel[64];
 	cleanup_free char *text = NULL;
 	size_t n;
+	struct stat dst;
 
 	*d = (struct dryrun_dir){ .id = id, .fd = -1, .ws_fd = -1 };
 	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
@@ -190,6 +201,13 @@ static int dryrun_open(struct store *store, uint64_t id, struct dryrun_dir *d, s
 	if (d->fd < 0)
 		return errno == ENOENT ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
 				       : error_set_errno(err, errno, "open %s/%s", store->path, rel);
+	if (flock(d->fd, LOCK_EX | (lock == DRYRUN_LOCK_TRY ? LOCK_NB : 0)) < 0)
+		return errno == EWOULDBLOCK && lock == DRYRUN_LOCK_TRY
+			       ? -EAGAIN
+			       : error_set_errno(err, errno, "lock dry run %llu", (unsigned long long)id);
+	/* Removed (discard, gc) while this process waited for the lock. */
+	if (fstat(d->fd, &dst) < 0 || dst.st_nlink == 0)
+		return error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id);
 	int r = file_read_capped(d->fd, "changeset.json", CHANGESET_MAX, &text, &n, err);
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "dry run %llu has no change set (it did not run)",
@@ -673,30 +691,43 @@ static int undo_all(struct dryrun_dir *d, json_t *ops, struct apply_outcome *ret
 
 /* ---- the commands -------------------------------------------------------------- */
 
-static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, struct error *err)
+/* Rolls back the apply of a locked dry run that never reached its
+ * "committed" mark (the process that ran it is gone: it held the lock). */
+static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct error *err)
 {
-	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
 	char mark[32];
 	struct apply_outcome ignored = { 0 };
 
 	*ret_recovered = false;
-	int r = dryrun_open(store, id, &d, err);
-	if (r < 0)
-		return r == -ENOENT ? 0 : r;
-	r = journal_read(&d, &ops, mark, sizeof(mark), err);
-	if (r == -ENOENT)
+	int r = journal_read(d, &ops, mark, sizeof(mark), err);
+	if (r == -ENOENT) {
+		*err = (struct error){ 0 };
 		return 0;
+	}
 	if (r < 0 || mark[0])
 		return r;
-	if (d.ws_fd < 0)
+	if (d->ws_fd < 0)
 		return 0; /* not the workspace it ran on: left for when it is back */
 	/* An apply that never reached "committed": back to entirely old. */
-	r = undo_all(&d, ops, &ignored, err);
+	r = undo_all(d, ops, &ignored, err);
 	if (r == 0)
-		r = dryrun_set_state(&d, "pending", err);
+		r = dryrun_set_state(d, "pending", err);
 	*ret_recovered = r == 0;
-	return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)id) : 0;
+	return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id) : 0;
+}
+
+static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+
+	*ret_recovered = false;
+	int r = dryrun_open(store, id, DRYRUN_LOCK_TRY, &d, err);
+	if (r == -EAGAIN || r == -ENOENT) {
+		*err = (struct error){ 0 };
+		return 0; /* in use by a live process, or gone */
+	}
+	return r < 0 ? r : recover_locked(&d, ret_recovered, err);
 }
 
 /* The state directory's dryruns/, to list; *ret is NULL when there is none. */
@@ -723,6 +754,14 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 	int r = dryruns_open(store, &dir, err);
 	if (r < 0 || !dir)
 		return r;
+	/* The recovery lock: one recovery pass at a time. It only ever tries
+	 * a dry run's lock, never waits for one, so it cannot deadlock with a
+	 * command that holds a dry run's lock and then recovers. */
+	if (flock(dirfd(dir), LOCK_EX) < 0) {
+		r = error_set_errno(err, errno, "lock %s/dryruns", store->path);
+		closedir(dir);
+		return r;
+	}
 	struct dirent *de;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
@@ -743,9 +782,13 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
 			struct error *err)
 {
 	size_t recovered;
+	bool mine;
 	int r = apply_recover(store, &recovered, err);
 
-	return r < 0 ? r : dryrun_open(store, id, d, err);
+	if (r == 0)
+		r = dryrun_open(store, id, DRYRUN_LOCK_WAIT, d, err);
+	/* A crash of this dry run's apply since the pass above. */
+	return r < 0 ? r : recover_locked(d, &mine, err);
 }
 
 int apply_changes(struct store *store, uint64_t id, int crash_after, struct apply_outcome *ret,
@@ -896,13 +939,13 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	if (r < 0)
 		return r;
 	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
-	r = dryrun_open(store, id, &d, err);
-	if (r == -ENOENT && faccessat(store->dir_fd, rel, F_OK, 0) < 0)
+	r = dryrun_open(store, id, DRYRUN_LOCK_WAIT, &d, err);
+	if (r == -ENOENT && (d.fd < 0 || faccessat(store->dir_fd, rel, F_OK, 0) < 0))
 		return r;
 	if (r == 0 && strcmp(d.state, "applied") == 0)
 		return error_set(err, EPERM, "dry run %llu is applied: roll it back first",
 				 (unsigned long long)id);
-	dryrun_dir_release(&d);
+	/* Removed with its lock held (d is released after). */
 	r = remove_tree_at(store->dir_fd, rel);
 	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store->path, rel) : 0;
 }
@@ -927,12 +970,15 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 		if (id == 0 || fstatat(dirfd(dir), de->d_name, &st, 0) < 0)
 			continue;
 		uint64_t age_ms = now_ms - (uint64_t)st.st_mtim.tv_sec * 1000;
-		char state_path[PATH_MAX], state[32] = "pending";
-		snprintf(state_path, sizeof(state_path), "%s/state", de->d_name);
+		char state[32] = "pending";
 		cleanup_free char *text = NULL;
 		size_t n;
 		struct error ignored;
-		if (file_read_capped(dirfd(dir), state_path, 64, &text, &n, &ignored) == 0)
+		/* Its lock, or leave it: a dry run in use is not garbage. */
+		cleanup_close int fd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		if (file_read_capped(fd, "state", 64, &text, &n, &ignored) == 0)
 			snprintf(state, sizeof(state), "%.*s", (int)strcspn(text, "\n"), text);
 		if (age_ms < older_than_ms || (!include_applied && !strcmp(state, "applied")))
 			continue;

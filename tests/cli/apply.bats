@@ -272,3 +272,38 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	[ "$status" -eq 0 ]
 	[ "$(cat work/new)" = n ]
 }
+
+@test "one lock per dry run: two applies at once, one wins; a held lock is never recovered as a crash" {
+	command -v flock >/dev/null || skip "flock(1) is not installed"
+	mkdir -p d && for i in $(seq 1 200); do echo $i > d/f$i; done
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'for f in d/*; do echo x >> $f; done'
+	ID=$(jq -r .id <<<"$output")
+	dir=$AIRLOCK_STATE_DIR/dryruns/$ID
+	# Two applies of one id at once: exactly one applies, the other is refused.
+	"$AIRLOCK" apply "$ID" >"$TEST_DIR/a1" 2>&1 & p1=$!
+	"$AIRLOCK" apply "$ID" >"$TEST_DIR/a2" 2>&1 & p2=$!
+	s1=0 s2=0
+	wait $p1 || s1=$?
+	wait $p2 || s2=$?
+	[ "$(printf '%s\n' $s1 $s2 | sort | tr '\n' ' ')" = "0 21 " ] || { cat "$TEST_DIR"/a1 "$TEST_DIR"/a2; return 1; }
+	"$AIRLOCK" rollback "$ID" >/dev/null
+	before=$(snap)
+	# An apply stopped halfway while its lock is held looks like a live one:
+	# gc, discard and another apply wait or leave it, never roll it back.
+	run env AIRLOCK_TEST_CRASH_AFTER=50 "$AIRLOCK" apply "$ID"
+	[ "$status" -eq 137 ]
+	mid=$(snap)
+	[ "$mid" != "$before" ]
+	flock "$dir" sleep 3 & holder=$!
+	sleep 0.5
+	"$AIRLOCK" gc --older-than 0s --include-applied >/dev/null
+	[ "$(snap)" = "$mid" ] # not recovered under a live lock
+	[ -d "$dir" ] # and not removed
+	start=$(date +%s%N)
+	al apply "$ID" # waits for the lock, then recovers and applies
+	[ "$status" -eq 0 ]
+	[ $(( ($(date +%s%N) - start) / 1000000 )) -ge 1500 ]
+	wait $holder
+	"$AIRLOCK" rollback "$ID" >/dev/null
+	[ "$(snap)" = "$before" ]
+}
