@@ -36,19 +36,27 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 {
 	static const struct option options[] = {
 		{ "state-dir", required_argument, NULL, 's' },
+		{ "allow-outside-writes", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *state_dir = NULL;
 	uint64_t id = 0;
+	unsigned flags = 0;
 	int opt;
 
 	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		if (opt == 's') {
 			state_dir = optarg;
+		} else if (opt == 'o' && action == APPLY) {
+			flags |= APPLY_ALLOW_OUTSIDE_WRITES;
 		} else if (opt == 'h') {
-			printf("usage: airlock %s ID [--state-dir DIR]\n", argv[0]);
+			printf("usage: airlock %s ID [--state-dir DIR]%s\n", argv[0],
+			       action == APPLY ? " [--allow-outside-writes]" : "");
 			return EXIT_OK;
+		} else if (opt == 'o') {
+			cli_error("%s: --allow-outside-writes is an option of apply", argv[0]);
+			return EXIT_AIRLOCK_ERROR;
 		} else {
 			return EXIT_AIRLOCK_ERROR;
 		}
@@ -74,7 +82,7 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 		int crash_after = -1;
 		if (crash && parse_int(crash, 0, 1 << 30, &crash_after) < 0)
 			crash_after = -1;
-		r = apply_changes(store, id, crash_after, &out, &err);
+		r = apply_changes(store, id, flags, crash_after, &out, &err);
 	} else if (action == ROLLBACK) {
 		r = apply_rollback(store, id, &out, &err);
 	} else {

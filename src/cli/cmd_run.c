@@ -369,6 +369,8 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print("  not checked for code for the host: %s\n", unchecked);
 		else if (hint)
 			cli_print("  %s\n", hint);
+		else if (json_object_get(c, "outside_write"))
+			continue; /* listed above, with the other attempts */
 		else
 			cli_print("  declared, but nothing changed there: %s\n",
 			       json_string_value(json_object_get(c, "missing")));
@@ -387,6 +389,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_DRYRUN_NO_EFFECT;
 	if (strcmp(o->verdict, "PRIVILEGED_FILE") == 0)
 		return EXIT_DRYRUN_PRIVILEGED_FILE;
+	if (strcmp(o->verdict, "OUTSIDE_WRITE") == 0)
+		return EXIT_DRYRUN_OUTSIDE_WRITE;
 	if (strcmp(o->verdict, "UNEXPECTED_PATH") == 0)
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
 	if (strcmp(o->verdict, "HOST_CODE") == 0)

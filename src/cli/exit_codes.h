@@ -17,6 +17,7 @@ enum {
 	/* run: the command succeeded but left code for the host, moved aside;
 	 * dryrun: verdict HOST_CODE */
 	EXIT_HOST_CODE = 14,
+	EXIT_DRYRUN_OUTSIDE_WRITE = 15, /* the command attempted writes outside the workspace */
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */

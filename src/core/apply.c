@@ -791,8 +791,8 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
 	return r < 0 ? r : recover_locked(d, &mine, err);
 }
 
-int apply_changes(struct store *store, uint64_t id, int crash_after, struct apply_outcome *ret,
-		  struct error *err)
+int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
+		  struct apply_outcome *ret, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
@@ -803,7 +803,11 @@ int apply_changes(struct store *store, uint64_t id, int crash_after, struct appl
 		return r;
 	if (d.ws_fd < 0)
 		return conflict(ret, err, "%s", d.ws_mismatch);
-	if (strcmp(d.verdict, "DRY_RUN_OK") != 0)
+	if (!strcmp(d.verdict, "OUTSIDE_WRITE") && !(flags & APPLY_ALLOW_OUTSIDE_WRITES))
+		return error_set(err, EPERM,
+				 "dry run %llu's verdict is OUTSIDE_WRITE: the command attempted writes outside the workspace (see its receipt); apply --allow-outside-writes applies the rest anyway",
+				 (unsigned long long)id);
+	if (strcmp(d.verdict, "DRY_RUN_OK") != 0 && strcmp(d.verdict, "OUTSIDE_WRITE") != 0)
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, d.verdict);
 	if (strcmp(d.state, "pending") != 0 && strcmp(d.state, "rolled_back") != 0)

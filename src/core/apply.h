@@ -32,11 +32,19 @@ struct apply_outcome {
 	char conflict[1024]; /* set with -EBUSY: what no longer matches; nothing was changed */
 };
 
+enum {
+	/* Apply a dry run whose verdict is OUTSIDE_WRITE too: the command
+	 * attempted writes outside the workspace, and the caller accepts that
+	 * only the workspace's part lands. */
+	APPLY_ALLOW_OUTSIDE_WRITES = 1 << 0,
+};
+
 /* -ENOENT: no such dry run; -EPERM: its verdict or state does not allow it
- * (the message says which); -EBUSY: CONFLICT. crash_after >= 0 stops the
- * process (_exit) after that many operations: a test hook for crash safety. */
-int apply_changes(struct store *store, uint64_t id, int crash_after, struct apply_outcome *ret,
-		  struct error *err);
+ * (the message says which); -EBUSY: CONFLICT. flags: APPLY_*. crash_after
+ * >= 0 stops the process (_exit) after that many operations: a test hook
+ * for crash safety. */
+int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
+		  struct apply_outcome *ret, struct error *err);
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		   struct error *err);
 /* Drops a dry run that was not applied (or was rolled back). */

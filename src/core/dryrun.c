@@ -101,6 +101,25 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
+	/* The change set is what the command did inside; a write it attempted
+	 * outside is something it meant to do and could not, so applying the
+	 * rest would not be what the command would have done: OUTSIDE_WRITE,
+	 * applied only with apply --allow-outside-writes. It takes the place
+	 * of DRY_RUN_OK only, so every other finding still shows. */
+	size_t attempts = json_array_size(req->outside_writes) + req->outside_writes_dropped;
+	if (!strcmp(verdict, "DRY_RUN_OK") && attempts > 0) {
+		verdict = "OUTSIDE_WRITE";
+		size_t k;
+		json_t *w;
+		json_array_foreach(req->outside_writes, k, w)
+			json_array_append_new(problems, json_pack("{s:O, s:O}", "outside_write",
+								  json_object_get(w, "path"), "syscall",
+								  json_object_get(w, "syscall")));
+		if (req->outside_writes_dropped)
+			json_array_append_new(problems,
+					      json_pack("{s:s, s:i}", "outside_write", "...", "dropped",
+							(int)req->outside_writes_dropped));
+	}
 	size_t n = json_array_size(changes);
 	json_t *counts = json_object();
 	size_t i;

@@ -35,6 +35,10 @@ struct dryrun_request {
 	/* What in the upper would run code on the host (core/hostsafety.h);
 	 * NULL: not checked. Anything found makes the verdict HOST_CODE. */
 	const struct hostsafety_report *host_code;
+	/* The writes the command attempted outside the workspace (refused by
+	 * the kernel): [{path, syscall, count}], and how many were not listed. */
+	json_t *outside_writes;
+	unsigned outside_writes_dropped;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

@@ -755,6 +755,8 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 			.expect = req->expect_paths,
 			.expect_delete = req->expect_delete,
 			.host_code = st->host_code_checked ? &st->host_code : NULL,
+			.outside_writes = st->outside_writes,
+			.outside_writes_dropped = st->outside_writes_dropped,
 		};
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, err);
 		if (r < 0)

@@ -307,3 +307,22 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	"$AIRLOCK" rollback "$ID" >/dev/null
 	[ "$(snap)" = "$before" ]
 }
+
+@test "a command that attempted writes outside the workspace is OUTSIDE_WRITE: applied only with --allow-outside-writes" {
+	al dryrun --expect '**' -- sh -c 'echo in > inside; echo out > /var/tmp/airlock-outside.$$ || true'
+	[ "$status" -eq 15 ] || { echo "$status $output $stderr"; return 1; }
+	[[ "$output" == *"OUTSIDE_WRITE"* ]]
+	ID=$(jq -r .id "$AIRLOCK_STATE_DIR"/receipts/*.json | sort -n | tail -1)
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "verdict is OUTSIDE_WRITE"
+	[ ! -e inside ]
+	al rollback --allow-outside-writes "$ID"
+	[ "$status" -eq 125 ]
+	al apply --allow-outside-writes "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat inside)" = in ]
+	# Unexpected paths still come first: the override does not clear them.
+	al dryrun --expect nothing -- sh -c 'echo in > other; echo out > /var/tmp/airlock-outside.$$ || true'
+	[ "$status" -eq 11 ]
+}

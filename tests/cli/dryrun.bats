@@ -128,7 +128,9 @@ EOF
 	dr --expect '**' -- sh -c "echo x > /var/tmp/airlock-attempt.\$\$; (cd /etc && rm -f ../usr/airlock-zz);
 		mkdir /opt/airlock-attempt; echo t > /tmp/scratch; echo n > /dev/null; echo ok > inside;
 		mv inside inside2; true"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 15 ]
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = OUTSIDE_WRITE ]
+	jq -e '[.dryrun.problems[].outside_write] | index("/usr/airlock-zz") != null' <<<"$output"
 	jq -e '[.dryrun.outside_writes[].path] | (any(startswith("/var/tmp/airlock-attempt.")) and
 		index("/usr/airlock-zz") != null and index("/opt/airlock-attempt") != null)' <<<"$output"
 	jq -e '[.dryrun.outside_writes[].path] | all(startswith("/tmp") or startswith("/dev") | not)' <<<"$output"
