@@ -191,6 +191,28 @@ char *base64_encode(const void *data, size_t n)
 	return out;
 }
 
+char *base64_decode(const char *text, size_t *ret_len)
+{
+	size_t n = strlen(text);
+
+	if (n % 4 != 0 || n > (size_t)INT32_MAX / 2)
+		return NULL;
+	unsigned char *out = malloc(n / 4 * 3 + 1);
+	if (!out)
+		return NULL;
+	int len = EVP_DecodeBlock(out, (const unsigned char *)text, (int)n);
+	if (len < 0) {
+		free(out);
+		return NULL;
+	}
+	/* EVP_DecodeBlock counts the padding as zero bytes. */
+	for (size_t i = n; i > 0 && text[i - 1] == '=' && len > 0; i--)
+		len--;
+	out[len] = '\0';
+	*ret_len = (size_t)len;
+	return (char *)out;
+}
+
 bool env_name_is_valid(const char *name)
 {
 	if (!*name || (*name >= '0' && *name <= '9'))

@@ -33,6 +33,9 @@ bool hex_decode(const char *hex, void *ret, size_t n);
 
 /* Standard base64 (RFC 4648) of data, NUL-terminated, via OpenSSL. */
 char *base64_encode(const void *data, size_t n);
+/* The bytes of standard base64 text (padded), NUL-terminated, their count
+ * in *ret_len; NULL when text is not base64 or memory ran out. */
+char *base64_decode(const char *text, size_t *ret_len);
 
 /* A POSIX-portable environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
 bool env_name_is_valid(const char *name);

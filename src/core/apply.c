@@ -222,6 +222,17 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 	if (!json_is_array(d->changes) || !d->verdict || !ws)
 		return error_set(err, EINVAL, "dry run %llu: its change set is damaged",
 				 (unsigned long long)id);
+	/* From here on paths and targets are the exact bytes. Every change
+	 * has the fields the code below reads as strings. */
+	size_t i;
+	json_t *c;
+	json_array_foreach(d->changes, i, c) {
+		if (!json_is_object(c) || changeset_decode_bytes(c) < 0 || !jsonutil_str(c, "path") ||
+		    !jsonutil_str(c, "change") || !jsonutil_str(c, "type") ||
+		    (!strcmp(jsonutil_str(c, "change"), "renamed") && !jsonutil_str(c, "from")))
+			return error_set(err, EINVAL, "dry run %llu: its change set is damaged (change %zu)",
+					 (unsigned long long)id, i);
+	}
 	d->workspace = strdup(ws);
 	if (!d->workspace)
 		return error_set(err, ENOMEM, "out of memory");
@@ -425,6 +436,32 @@ static bool covered(json_t *changes, const char *path)
 	return false;
 }
 
+/* An operation {"op": kind, key: value, ...} (NULL-terminated pairs). The
+ * values are paths, kept as their exact bytes (json_pack would refuse one
+ * that is not UTF-8); the journal encodes them (changeset_encode_bytes). */
+static json_t *op_new(const char *kind, ...)
+{
+	json_t *op = json_object();
+	va_list ap;
+	const char *key;
+
+	if (!op || json_object_set_new(op, "op", json_string(kind)) < 0) {
+		json_decref(op);
+		return NULL;
+	}
+	va_start(ap, kind);
+	while ((key = va_arg(ap, const char *))) {
+		const char *value = va_arg(ap, const char *);
+		if (!value || json_object_set_new(op, key, json_stringn_nocheck(value, strlen(value))) < 0) {
+			json_decref(op);
+			op = NULL;
+			break;
+		}
+	}
+	va_end(ap);
+	return op;
+}
+
 static int op_append(json_t *ops, json_t *op)
 {
 	return op && json_array_append_new(ops, op) == 0 ? 0 : -ENOMEM;
@@ -448,8 +485,8 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 
 	json_array_foreach(d->changes, i, c) { /* renames whose destination is not covered */
 		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "renamed") && !covered(d->changes, jsonutil_str(c, "path")))
-			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "rename", "from",
-						     jsonutil_str(c, "from"), "path", jsonutil_str(c, "path")));
+			r = op_append(ops, op_new("rename", "from", jsonutil_str(c, "from"), "path",
+						  jsonutil_str(c, "path"), NULL));
 	}
 	json_array_foreach(d->changes, i, c) {
 		const char *change = jsonutil_str(c, "change");
@@ -460,8 +497,7 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		if (!strcmp(change, "deleted") || !strcmp(change, "type_changed") || renamed_into_new_dir) {
 			char backup[64];
 			snprintf(backup, sizeof(backup), "backup/%zu", backups++);
-			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "backup", "path", path,
-						     "backup", backup));
+			r = op_append(ops, op_new("backup", "path", path, "backup", backup, NULL));
 		}
 	}
 	json_array_foreach(d->changes, i, c) { /* sorted by path: parents first */
@@ -471,8 +507,7 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		if (!strcmp(change, "created") || !strcmp(change, "type_changed")) {
 			char staged[PATH_MAX];
 			snprintf(staged, sizeof(staged), "upper/%s", path);
-			r = op_append(ops, json_pack("{s:s, s:s, s:s}", "op", "create", "path", path,
-						     "staged", staged));
+			r = op_append(ops, op_new("create", "path", path, "staged", staged, NULL));
 		}
 	}
 	json_array_foreach(d->changes, i, c) {
@@ -485,15 +520,16 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		struct stat st;
 		if (stat_at(d->fd, staged, &st) < 0)
 			return -ENOENT;
-		r = op_append(ops, json_pack("{s:s, s:s, s:s, s:s, s:I}", "op", "exchange", "path", path,
-					     "staged", staged, "backup", backup, "new_ino",
-					     (json_int_t)st.st_ino));
+		json_t *op = op_new("exchange", "path", path, "staged", staged, "backup", backup, NULL);
+		if (op && json_object_set_new(op, "new_ino", json_integer((json_int_t)st.st_ino)) < 0)
+			op = (json_decref(op), NULL);
+		r = op_append(ops, op);
 	}
 	json_array_foreach(d->changes, i, c)
 		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "mode_changed"))
-			r = op_append(chmods, json_pack("{s:s, s:s, s:s, s:s}", "op", "chmod", "path",
-							jsonutil_str(c, "path"), "mode", jsonutil_str(c, "mode"),
-							"old_mode", jsonutil_str(c, "old_mode")));
+			r = op_append(chmods, op_new("chmod", "path", jsonutil_str(c, "path"), "mode",
+						       jsonutil_str(c, "mode"), "old_mode",
+						       jsonutil_str(c, "old_mode"), NULL));
 	if (r == 0)
 		r = jsonutil_array_sort(chmods, compare_path_desc);
 	json_array_foreach(chmods, i, c)
@@ -626,7 +662,9 @@ static int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
 	size_t i;
 	json_t *op;
 	json_array_foreach(ops, i, op) {
-		cleanup_free char *line = jsonutil_dump_line(op);
+		json_t *encoded = changeset_encode_bytes(op);
+		cleanup_free char *line = encoded ? jsonutil_dump_line(encoded) : NULL;
+		json_decref(encoded);
 		if (r == 0)
 			r = line ? fd_write_all(fd, line, strlen(line)) : -ENOMEM;
 	}
@@ -664,7 +702,8 @@ static int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size
 		if (jsonutil_str(o, "mark")) {
 			snprintf(mark, mark_size, "%s", jsonutil_str(o, "mark"));
 			json_decref(o);
-		} else if (jsonutil_str(o, "op")) {
+		} else if (jsonutil_str(o, "op") && changeset_decode_bytes(o) == 0 &&
+			   jsonutil_str(o, "path")) {
 			json_array_append_new(ops, o);
 		} else {
 			json_decref(o);
@@ -855,9 +894,10 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_af
 		char why[600];
 		const char *change = jsonutil_str(c, "change");
 		if (!strcmp(change, "renamed")) {
-			json_t *src = json_pack("{s:s, s:s, s:s, s:O?}", "change", "deleted", "type", "file",
-						"path", jsonutil_str(c, "from"), "old_sha256",
-						json_object_get(c, "sha256"));
+			json_t *src = json_pack("{s:s, s:s, s:O?}", "change", "deleted", "type", "file",
+						"old_sha256", json_object_get(c, "sha256"));
+			if (src && json_object_set(src, "path", json_object_get(c, "from")) < 0)
+				src = (json_decref(src), NULL);
 			bool ok = src && matches(&d, src, jsonutil_str(c, "from"), false, why, sizeof(why));
 			json_decref(src);
 			if (!ok)

@@ -85,22 +85,71 @@ static char *join_rel(const char *rel, const char *name)
 	return asprintf(&s, "%s/%s", rel, name) < 0 ? NULL : s;
 }
 
-/* Paths are bytes and JSON is UTF-8: an ill-formed name shows with U+FFFD. */
-static json_t *path_json(const char *path)
+int changeset_set_bytes(json_t *obj, const char *key, const char *bytes)
 {
-	if (utf8_is_valid(path, strlen(path)))
-		return json_string(path);
-	size_t n;
-	cleanup_free char *clean = utf8_sanitize(path, strlen(path), &n);
-	return clean ? json_stringn(clean, n) : NULL;
+	size_t n = strlen(bytes);
+	char key_b64[64];
+
+	if ((size_t)snprintf(key_b64, sizeof(key_b64), "%s_b64", key) >= sizeof(key_b64))
+		return -EINVAL;
+	if (utf8_is_valid(bytes, n))
+		return json_object_set_new(obj, key, json_string(bytes)) < 0 ? -ENOMEM : 0;
+	size_t clean_n;
+	cleanup_free char *clean = utf8_sanitize(bytes, n, &clean_n);
+	cleanup_free char *b64 = base64_encode(bytes, n);
+	if (!clean || !b64 || json_object_set_new(obj, key, json_stringn(clean, clean_n)) < 0 ||
+	    json_object_set_new(obj, key_b64, json_string(b64)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+json_t *changeset_encode_bytes(json_t *obj)
+{
+	cleanup_with(json_decrefp) json_t *copy = json_object();
+	const char *key;
+	json_t *v;
+
+	if (!copy)
+		return NULL;
+	json_object_foreach(obj, key, v) {
+		int r = json_is_string(v) ? changeset_set_bytes(copy, key, json_string_value(v))
+					  : json_object_set(copy, key, v);
+		if (r < 0)
+			return NULL;
+	}
+	return TAKE_PTR(copy);
+}
+
+int changeset_decode_bytes(json_t *obj)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(obj, tmp, key, v) {
+		size_t kn = strlen(key), n;
+		if (kn <= 4 || strcmp(key + kn - 4, "_b64") != 0)
+			continue;
+		if (!json_is_string(v))
+			return -EINVAL;
+		cleanup_free char *bytes = base64_decode(json_string_value(v), &n);
+		if (!bytes || n == 0 || memchr(bytes, '\0', n))
+			return -EINVAL;
+		char plain[64];
+		snprintf(plain, sizeof(plain), "%.*s", (int)(kn - 4), key);
+		/* Not UTF-8 on purpose: the exact bytes, for system calls. */
+		if (json_object_set_new(obj, plain, json_stringn_nocheck(bytes, n)) < 0)
+			return -ENOMEM;
+		json_object_del(obj, key);
+	}
+	return 0;
 }
 
 static int add_change(struct walk *w, const char *rel, const char *change, mode_t mode,
 		      json_t **ret)
 {
-	json_t *c = json_pack("{s:o, s:s, s:s}", "path", path_json(rel), "change", change, "type",
-			      type_name(mode));
-	if (!c || json_array_append_new(w->changes, c) < 0)
+	json_t *c = json_pack("{s:s, s:s}", "change", change, "type", type_name(mode));
+	if (!c || json_array_append_new(w->changes, c) < 0 || changeset_set_bytes(c, "path", rel) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
 	if (w->refused && strcmp(change, "deleted") != 0) {
 		json_object_set_new(c, "refused", json_string(w->refused));
@@ -130,7 +179,8 @@ static int describe(struct walk *w, int dir_fd, const char *name, const struct s
 		ssize_t n = readlinkat(dir_fd, name, target, sizeof(target) - 1);
 		if (n >= 0) {
 			target[n] = '\0';
-			json_object_set_new(c, old ? "old_target" : "target", path_json(target));
+			if (changeset_set_bytes(c, old ? "old_target" : "target", target) < 0)
+				return error_set(w->err, ENOMEM, "out of memory");
 		}
 	}
 	return 0;

@@ -28,6 +28,9 @@
  *   from                    renamed: the old path
  *   target, old_target      symlinks
  *   entries                 a deleted directory: how many entries it held
+ *   path_b64, target_b64, old_target_b64
+ *                           when the name or target is not UTF-8: its exact
+ *                           bytes (the plain key shows it with U+FFFD)
  *   refused                 setuid | setgid | capability: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too
@@ -38,6 +41,17 @@
  * content. `renamed` is still read by apply from older change sets. */
 int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
 		      struct error *err);
+
+/* Names and link targets are bytes, JSON strings are UTF-8. Sets obj's key
+ * to bytes when they are UTF-8; otherwise key holds them with U+FFFD (to
+ * show) and key_b64 their exact bytes in base64, as receipts' argv_b64. */
+int changeset_set_bytes(json_t *obj, const char *key, const char *bytes);
+/* A copy of obj with every string value stored by changeset_set_bytes(). */
+json_t *changeset_encode_bytes(json_t *obj);
+/* In place: each key_b64 replaces key with the exact bytes (a string jansson
+ * did not check, for system calls; never dumped as is) and is removed.
+ * -EINVAL when one is not base64, empty, or holds a NUL. */
+int changeset_decode_bytes(json_t *obj);
 
 /* Why apply must never install the object dir_fd/name, whose lstat() is st:
  * "setuid", "setgid" (not a directory's: that one the kernel gives a new

@@ -326,3 +326,16 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	al dryrun --expect nothing -- sh -c 'echo in > other; echo out > /var/tmp/airlock-outside.$$ || true'
 	[ "$status" -eq 11 ]
 }
+
+@test "names and link targets that are not UTF-8 are kept as bytes: f\\xff is not f\\xef\\xbf\\xbd" {
+	ff=$(printf 'f\377') fd=$(printf 'f\357\277\275') d=$(printf 'd\376')
+	echo a > "$ff" && echo b > "$fd" && echo c > "$(printf 'm\377')" && mkdir "$d" && echo e > "$d/x"
+	ln -s "$(printf 'to\377')" "$(printf 'l\377')"
+	real_vs_apply "rm \"\$(printf 'f\\377')\"; echo more >> \"\$(printf 'm\\377')\"; echo n > \"\$(printf 'n\\377')\";
+		ln -sfn \"\$(printf 'new\\377')\" \"\$(printf 'l\\377')\"; rm -r \"\$(printf 'd\\376')\";
+		mkdir -p \"\$(printf 'e\\375/s\\374')\"; echo z > \"\$(printf 'e\\375/s\\374/z\\373')\""
+	[ "$(cat "$fd")" = b ]
+	jq -e '.changes[] | select(.path_b64 == "Zv8=") | .change == "deleted" and .path == "f\ufffd"' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	jq -e '[.changes[] | select(.target_b64 == "bmV3/w==")] | length == 1' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
