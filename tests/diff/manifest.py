@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The manifest of a tree, for tests/diff/run.py: one line per entry below
+DIR (sorted by path bytes, never following a symlink): type, mode, then the
+SHA-256 of a file, the target of a symlink; then the hard-link groups inside
+the tree, then the extended attributes (the overlay's own excluded). Paths
+and targets are written with every byte outside printable ASCII escaped."""
+import hashlib
+import os
+import stat
+import sys
+
+
+def esc(b):
+    return "".join(chr(c) if 0x21 <= c < 0x7f and c != 0x5c else "\\x%02x" % c for c in b)
+
+
+def manifest(top):
+    """The manifest of the tree at top, as text."""
+    root = os.fsencode(top)
+    lines, inodes, xattrs = [], {}, []
+    stack = [b""]
+    while stack:
+        rel = stack.pop()
+        full = os.path.join(root, rel) if rel else root
+        st = os.lstat(full)
+        mode = "%04o" % stat.S_IMODE(st.st_mode)
+        if stat.S_ISDIR(st.st_mode):
+            kind, extra = "dir", ""
+            for name in os.listdir(full):
+                stack.append(os.path.join(rel, name) if rel else name)
+        elif stat.S_ISREG(st.st_mode):
+            with open(full, "rb") as f:
+                kind, extra = "file", hashlib.sha256(f.read()).hexdigest()
+            inodes.setdefault(st.st_ino, []).append(rel)
+        elif stat.S_ISLNK(st.st_mode):
+            kind, extra, mode = "symlink", esc(os.readlink(full)), ""
+        elif stat.S_ISFIFO(st.st_mode):
+            kind, extra = "fifo", ""
+            inodes.setdefault(st.st_ino, []).append(rel)
+        else:
+            kind, extra = "other", ""
+        lines.append((rel, "%s %s %s %s" % (esc(rel) or ".", kind, mode, extra)))
+        try:
+            for name in sorted(os.listxattr(full, follow_symlinks=False)):
+                if not name.startswith(("user.overlay.", "trusted.overlay.")):
+                    value = os.getxattr(full, name, follow_symlinks=False)
+                    xattrs.append((rel, "xattr %s %s %s" % (esc(rel), name, value.hex())))
+        except OSError:
+            pass
+    out = [line for _, line in sorted(lines)]
+    for group in sorted(sorted(g) for g in inodes.values() if len(g) > 1):
+        out.append("hardlinks " + " ".join(esc(p) for p in group))
+    out += [line for _, line in sorted(xattrs)]
+    return "".join(line + "\n" for line in out)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(manifest(sys.argv[1]))
