@@ -179,6 +179,60 @@ static void strip_overlay_xattrs(const char *path, int depth)
 
 /* ---- the dry run's files --------------------------------------------------- */
 
+/* A relative path of one or more components, none empty, "." or "..". */
+static bool apply_path_is_clean(const char *p)
+{
+	if (!p || !*p || *p == '/')
+		return false;
+	for (;;) {
+		size_t len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!p[len])
+			return true;
+		p += len + 1;
+	}
+}
+
+static bool apply_one_of(const char *s, const char *const *set)
+{
+	for (size_t i = 0; s && set[i]; i++)
+		if (!strcmp(s, set[i]))
+			return true;
+	return false;
+}
+
+int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err)
+{
+	static const char *const changes[] = { "created", "modified", "deleted", "type_changed",
+					       "mode_changed", "renamed", NULL };
+	static const char *const types[] = { "file", "dir", "symlink", "fifo", "socket", "other", NULL };
+	cleanup_with(json_decrefp) json_t *doc = NULL;
+	int r = jsonutil_parse_object(text, n, &doc, err);
+
+	if (r < 0)
+		return r;
+	json_t *list = json_object_get(doc, "changes");
+	if (!json_is_array(list) || !jsonutil_str(doc, "verdict") || !jsonutil_str(doc, "workspace") ||
+	    jsonutil_str(doc, "workspace")[0] != '/')
+		return error_set(err, EINVAL, "its change set is damaged");
+	/* From here on paths and targets are the exact bytes; every change has
+	 * the fields apply reads, of the kinds it knows. */
+	size_t i;
+	json_t *c;
+	json_array_foreach(list, i, c) {
+		const char *change = json_is_object(c) && changeset_decode_bytes(c) == 0
+					     ? jsonutil_str(c, "change") : NULL;
+		if (!apply_one_of(change, changes) || !apply_one_of(jsonutil_str(c, "type"), types) ||
+		    !apply_path_is_clean(jsonutil_str(c, "path")) ||
+		    (!strcmp(change, "renamed") && !apply_path_is_clean(jsonutil_str(c, "from"))) ||
+		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))))
+			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
+	}
+	*ret = TAKE_PTR(doc);
+	return 0;
+}
+
 enum dryrun_lock { DRYRUN_LOCK_WAIT, DRYRUN_LOCK_TRY };
 
 /* Opens dryruns/<id> and takes its lock (flock on the directory, held until
@@ -213,26 +267,12 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 		return error_set(err, ENOENT, "dry run %llu has no change set (it did not run)",
 				 (unsigned long long)id);
 	if (r == 0)
-		r = jsonutil_parse_object(text, n, &d->changeset, err);
+		r = apply_parse_changeset(text, n, &d->changeset, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	d->changes = json_object_get(d->changeset, "changes");
 	d->verdict = jsonutil_str(d->changeset, "verdict");
 	const char *ws = jsonutil_str(d->changeset, "workspace");
-	if (!json_is_array(d->changes) || !d->verdict || !ws)
-		return error_set(err, EINVAL, "dry run %llu: its change set is damaged",
-				 (unsigned long long)id);
-	/* From here on paths and targets are the exact bytes. Every change
-	 * has the fields the code below reads as strings. */
-	size_t i;
-	json_t *c;
-	json_array_foreach(d->changes, i, c) {
-		if (!json_is_object(c) || changeset_decode_bytes(c) < 0 || !jsonutil_str(c, "path") ||
-		    !jsonutil_str(c, "change") || !jsonutil_str(c, "type") ||
-		    (!strcmp(jsonutil_str(c, "change"), "renamed") && !jsonutil_str(c, "from")))
-			return error_set(err, EINVAL, "dry run %llu: its change set is damaged (change %zu)",
-					 (unsigned long long)id, i);
-	}
 	d->workspace = strdup(ws);
 	if (!d->workspace)
 		return error_set(err, ENOMEM, "out of memory");
@@ -686,7 +726,16 @@ static int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size
 	int r = file_read_capped(d->fd, "journal", JOURNAL_MAX, &text, &n, err);
 	if (r < 0)
 		return r;
+	return apply_parse_journal(text, ret_ops, mark, mark_size, err);
+}
+
+int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size,
+			struct error *err)
+{
+	static const char *const kinds[] = { "rename", "backup", "create", "exchange", "chmod", NULL };
 	cleanup_with(json_decrefp) json_t *ops = json_array();
+	if (!ops)
+		return error_set(err, ENOMEM, "out of memory");
 	mark[0] = '\0';
 	char *save = NULL;
 	bool first = true;
@@ -702,9 +751,21 @@ static int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size
 		if (jsonutil_str(o, "mark")) {
 			snprintf(mark, mark_size, "%s", jsonutil_str(o, "mark"));
 			json_decref(o);
-		} else if (jsonutil_str(o, "op") && changeset_decode_bytes(o) == 0 &&
-			   jsonutil_str(o, "path")) {
-			json_array_append_new(ops, o);
+		} else if (json_is_object(o) && apply_one_of(jsonutil_str(o, "op"), kinds)) {
+			/* An operation apply did not write is no operation to undo:
+			 * the journal is damaged. */
+			const char *kind = jsonutil_str(o, "op");
+			bool ok = changeset_decode_bytes(o) == 0 && apply_path_is_clean(jsonutil_str(o, "path"));
+			if (ok && !strcmp(kind, "rename"))
+				ok = apply_path_is_clean(jsonutil_str(o, "from"));
+			if (ok && (!strcmp(kind, "backup") || !strcmp(kind, "exchange")))
+				ok = apply_path_is_clean(jsonutil_str(o, "backup"));
+			if (ok && (!strcmp(kind, "create") || !strcmp(kind, "exchange")))
+				ok = apply_path_is_clean(jsonutil_str(o, "staged"));
+			if (ok && !strcmp(kind, "chmod"))
+				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
+			if (!ok || json_array_append_new(ops, o) < 0)
+				return error_set(err, EINVAL, "the journal is damaged");
 		} else {
 			json_decref(o);
 		}

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "basic/error.h"
 #include "core/store.h"
 
@@ -53,5 +55,18 @@ int apply_discard(struct store *store, uint64_t id, struct error *err);
  * that is applied and younger (its backups are its rollback). */
 int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 	     size_t *ret_removed, struct error *err);
+/* The parsers of what apply reads back (tests/fuzz/fuzz_apply.c). A change
+ * set (airlock.changeset/1): every change has a known change and type and
+ * a clean relative path (no "", ".", ".." component), names and targets
+ * decoded to their bytes (changeset_decode_bytes). */
+int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err);
+/* A journal (airlock.journal/1, text is changed): the operations after the
+ * header, each of a known kind with clean paths, and the mark ("" when
+ * there is none, else "committed" or "rolled_back" as written). A line
+ * that is not JSON (a torn last line) is skipped; an operation that is
+ * JSON but not one apply writes is -EINVAL. */
+int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size,
+			struct error *err);
+
 /* Rolls back every apply that a crash interrupted. */
 int apply_recover(struct store *store, size_t *ret_recovered, struct error *err);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Property: what apply reads back from a dry run's directory, the change
+ * set and the journal, never crashes it, and whatever it accepts holds only
+ * clean relative paths (no "", ".", ".." component, not absolute), of kinds
+ * apply knows. The first byte chooses the parser: even the change set,
+ * odd the journal. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/apply.h"
+#include "core/jsonutil.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_apply_check_path(const char *p)
+{
+	if (!p || !*p || *p == '/')
+		abort();
+	for (const char *c = p;; c++) {
+		size_t len = strcspn(c, "/");
+		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			abort();
+		c += len;
+		if (!*c)
+			break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct error err = { 0 };
+	json_t *doc = NULL, *c;
+	size_t i;
+
+	if (size == 0)
+		return 0;
+	if (data[0] % 2 == 0) {
+		int r = apply_parse_changeset((const char *)data + 1, size - 1, &doc, &err);
+		if (r == 0) {
+			json_array_foreach(json_object_get(doc, "changes"), i, c) {
+				fuzz_apply_check_path(jsonutil_str(c, "path"));
+				if (!jsonutil_str(c, "type") || !jsonutil_str(c, "change"))
+					abort();
+			}
+			json_decref(doc);
+		} else if (err.msg[0] == '\0') {
+			abort(); /* every rejection names its reason */
+		}
+		return 0;
+	}
+	char *text = malloc(size);
+	char mark[32];
+	if (!text)
+		return 0;
+	memcpy(text, data + 1, size - 1);
+	text[size - 1] = '\0';
+	if (apply_parse_journal(text, &doc, mark, sizeof(mark), &err) == 0) {
+		json_array_foreach(doc, i, c) {
+			fuzz_apply_check_path(jsonutil_str(c, "path"));
+			if (!jsonutil_str(c, "op"))
+				abort();
+		}
+		if (strnlen(mark, sizeof(mark)) == sizeof(mark))
+			abort();
+		json_decref(doc);
+	} else if (err.msg[0] == '\0') {
+		abort();
+	}
+	free(text);
+	return 0;
+}
