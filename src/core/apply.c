@@ -924,7 +924,7 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_af
 	json_array_foreach(d.changes, i, c) {
 		const char *why = staged_privilege(&d, c);
 		if (why)
-			return error_set(err, EPERM, "dry run %llu: %s (%s): apply never installs a set-id file or a file capability",
+			return error_set(err, EPERM, "dry run %llu: %s (%s): apply never installs a set-id file, a file capability or a device node",
 					 (unsigned long long)id, jsonutil_str(c, "path"), why);
 	}
 	/* A new directory moves whole: it must hold what the change set lists

@@ -30,6 +30,10 @@ struct walk {
 
 const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st)
 {
+	/* A device node (never a whiteout: those are deletions) opens the
+	 * device it names; no command of the quarantine may add one. */
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "device";
 	if (st->st_mode & S_ISUID)
 		return "setuid";
 	if ((st->st_mode & S_ISGID) && !S_ISDIR(st->st_mode))
@@ -333,8 +337,15 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		ssize_t nb = readlinkat(lower_fd, name, b, sizeof(b));
 		same = na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
 	}
-	if (!same) {
+	/* A file linked to another name in the upper (`ln old new` copies old
+	 * up and links new to it): the workspace's old inode must give way to
+	 * the upper one, or apply would make new a copy. Same bytes, so it is
+	 * `modified` with equal hashes and `hard_link`. */
+	bool relinked = same && S_ISREG(ust.st_mode) && ust.st_nlink > 1;
+	if (!same || relinked) {
 		r = add_change(w, rel, "modified", ust.st_mode, &c);
+		if (r == 0 && relinked)
+			json_object_set_new(c, "hard_link", json_true());
 		if (r == 0 && S_ISREG(ust.st_mode)) {
 			json_object_set_new(c, "size", json_integer((json_int_t)ust.st_size));
 			json_object_set_new(c, "sha256", json_string(new_hex));

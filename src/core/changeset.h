@@ -31,7 +31,10 @@
  *   path_b64, target_b64, old_target_b64
  *                           when the name or target is not UTF-8: its exact
  *                           bytes (the plain key shows it with U+FFFD)
- *   refused                 setuid | setgid | capability: the new object is
+ *   hard_link               true on a `modified` file whose bytes are the
+ *                           same: it now shares its inode with another name
+ *                           (a new hard link), which apply carries
+ *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too
  * sorted by path (bytes). A rename is a deleted and a created entry: the
@@ -54,6 +57,7 @@ json_t *changeset_encode_bytes(json_t *obj);
 int changeset_decode_bytes(json_t *obj);
 
 /* Why apply must never install the object dir_fd/name, whose lstat() is st:
+ * "device" (a character or block device that is not a whiteout),
  * "setuid", "setgid" (not a directory's: that one the kernel gives a new
  * directory in a set-group-ID one, and it runs nothing), "capability" (a
  * security.capability attribute); NULL when there is no such reason. */

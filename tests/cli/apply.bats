@@ -339,3 +339,22 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
 	jq -e '[.changes[] | select(.target_b64 == "bmV3/w==")] | length == 1' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
 }
+
+@test "new hard links are carried as links, to a new file and to a file of the tree" {
+	echo c > f && echo k > keep
+	real_vs_apply 'ln f g; echo n > new; ln new new2; ln keep sub_keep 2>/dev/null; mkdir -p dd; ln new dd/new3'
+	jq -e '.changes[] | select(.path == "f") | .change == "modified" and .hard_link == true and .sha256 == .old_sha256' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
+
+@test "a device node staged in place of a file is refused by name, never applied" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to make the device node"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'echo x > dev0; echo y > plain'
+	ID=$(jq -r .id <<<"$output")
+	rm "$AIRLOCK_STATE_DIR/dryruns/$ID/upper/dev0"
+	mknod "$AIRLOCK_STATE_DIR/dryruns/$ID/upper/dev0" c 1 3
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "dev0 (device)"
+	[ ! -e plain ] && [ ! -e dev0 ]
+}
