@@ -764,8 +764,12 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 				ok = apply_path_is_clean(jsonutil_str(o, "staged"));
 			if (ok && !strcmp(kind, "chmod"))
 				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
-			if (!ok || json_array_append_new(ops, o) < 0)
+			if (!ok) {
+				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");
+			}
+			if (json_array_append_new(ops, o) < 0)
+				return error_set(err, ENOMEM, "out of memory");
 		} else {
 			json_decref(o);
 		}
