@@ -50,6 +50,7 @@ class Gen:
         self.r = random.Random(seed)
         self.all = include_all
         self.files, self.dirs, self.links = set(), set(), set()
+        self.fifos = set()  # never written to or copied: that would block
         self.hardlinked = set()  # base-tree names that share an inode
         self.out = []
 
@@ -70,7 +71,7 @@ class Gen:
         # fails in the base and the model goes wrong)
         for _ in range(8):
             p = self.parent() + self.name()
-            if p not in self.files and p not in self.dirs and p not in self.links:
+            if all(p not in pool for pool in (self.files, self.dirs, self.links, self.fifos)):
                 return p
         return p
 
@@ -78,14 +79,14 @@ class Gen:
         return any(h == path or h.startswith(path + b"/") for h in self.hardlinked)
 
     def any_path(self):
-        pools = [p for p in (self.files, self.dirs, self.links) if p]
+        pools = [p for p in (self.files, self.dirs, self.links, self.fifos) if p]
         return self.some(self.r.choice(pools)) if pools else self.newpath()
 
     def emit(self, line):
         self.out.append(line + " 2>/dev/null")
 
     def forget_under(self, path):
-        for pool in (self.files, self.dirs, self.links):
+        for pool in (self.files, self.dirs, self.links, self.fifos):
             for p in list(pool):
                 if p == path or p.startswith(path + b"/"):
                     pool.discard(p)
@@ -153,8 +154,9 @@ class Gen:
             if self.holds_hardlink(src) and not self.all:
                 return
             self.emit("mv -f %s %s" % (q(src), q(dst)))
+            was_fifo = src in self.fifos
             self.forget_under(src)
-            self.files.add(dst)
+            (self.fifos if was_fifo else self.files).add(dst)
         elif op == "symlink":
             l = self.newpath()
             self.emit("ln -sfn -- %s %s" % (qraw(self.r.choice([self.name(), b"../" + self.name(), b"/etc/passwd"])), q(l)))
@@ -207,6 +209,7 @@ class Gen:
         elif op == "fifo":
             p = self.newpath()
             self.emit("mkfifo %s" % q(p))
+            self.fifos.add(p)
         elif op == "cp":
             f = self.some(self.files)
             if f is not None and (f not in self.hardlinked or self.all):
