@@ -418,7 +418,7 @@ static bool hostsafety_lower_has(const struct hostsafety_walk *w, const char *re
 static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel,
 			       const char *base, unsigned depth)
 {
-	bool head = false, objects = false, commondir = false;
+	bool head = false, objects = false, commondir = false, is_gitdir = false;
 	char **subdirs = NULL;
 	size_t n_subdirs = 0;
 	int r = 0;
@@ -482,10 +482,16 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 		/* git's own test (setup.c, is_git_directory) is HEAD, objects
 		 * (or a commondir) and refs; refs may come from the commondir, so
 		 * it is left out: more directories count, none fewer. */
-		if (strcmp(base, ".git") == 0 || (head && (objects || commondir)))
+		is_gitdir = strcmp(base, ".git") == 0 || (head && (objects || commondir));
+		if (is_gitdir)
 			r = hostsafety_check_gitdir(w, fd, rel);
 	}
 	for (size_t i = 0; i < n_subdirs && r == 0 && !w->stop; i++) {
+		/* A git directory's object store holds no code and is often most
+		 * of the tree's entries (a loose object per file once committed);
+		 * git never looks for a repository in it. */
+		if (is_gitdir && strcmp(subdirs[i], "objects") == 0)
+			continue;
 		cleanup_free char *sub_rel = hostsafety_join(rel, subdirs[i]);
 		if (!sub_rel) {
 			r = -ENOMEM;
