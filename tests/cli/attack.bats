@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# Attacks on issue 10's promises that SUCCEEDED against the implementation
+# (branch attack). Each test fails while the hole is open.
+
+load helpers
+
+setup_file() {
+	export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t \
+		GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
+}
+
+setup() {
+	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
+	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
+	WORK="$TEST_DIR/work"
+	MARK="$TEST_DIR/mark"
+	mkdir -p "$WORK"
+	cd "$WORK" || return 1
+}
+
+# ATTACK: the walk's git-directory test (hostsafety.c: HEAD and objects with
+# d_type DT_DIR) differs from git's (is_git_directory: access(objects, X_OK),
+# which follows a symlink). A bare repository whose objects/ is a SYMLINK is
+# not a git directory for the walk, so its hooks and config are not judged:
+# the run exits 0, no failure opens, and the host's `git push ./b` runs the
+# command's pre-receive hook.
+@test "ATTACK: a bare repository whose objects is a symlink hides its hook from the walk" {
+	git init -q . && echo x > f && git add f && git commit -qm init
+	al run -- sh -c "mkdir -p b/o b/refs/heads b/hooks && ln -s o b/objects
+		echo 'ref: refs/heads/main' > b/HEAD
+		git config --file b/config core.bare true
+		printf '#!/bin/sh\necho ran > $MARK\n' > b/hooks/pre-receive
+		chmod +x b/hooks/pre-receive"
+	git push -q ./b HEAD:refs/heads/main >/dev/null 2>&1 || true
+	if [ -e "$MARK" ]; then
+		echo "the host's git push ran the command's pre-receive hook" >&2
+		return 1
+	fi
+	[ "$status" -eq 14 ]
+}
