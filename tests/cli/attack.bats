@@ -38,3 +38,25 @@ setup() {
 	fi
 	[ "$status" -eq 14 ]
 }
+
+# ATTACK, same hole through a dry run: the snapshot's walk does not see the
+# symlinked-objects bare repository either, so the verdict is DRY_RUN_OK,
+# `airlock apply` puts the hook into the real tree, and the host's push runs it.
+@test "ATTACK: a dry run of the symlinked-objects bare repository is applied and its hook runs on the host" {
+	git init -q . && echo x > f && git add f && git commit -qm init
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'b' --expect 'b/**' -- sh -c "
+		mkdir -p b/o b/refs/heads b/hooks && ln -s o b/objects
+		echo 'ref: refs/heads/main' > b/HEAD
+		git config --file b/config core.bare true
+		printf '#!/bin/sh\necho ran > $MARK\n' > b/hooks/pre-receive
+		chmod +x b/hooks/pre-receive"
+	verdict=$(jq -r .dryrun.verdict <<<"$output")
+	id=$(jq -r .id <<<"$output")
+	"$AIRLOCK" apply "$id" >/dev/null 2>&1 || true
+	git push -q ./b HEAD:refs/heads/main >/dev/null 2>&1 || true
+	if [ -e "$MARK" ]; then
+		echo "verdict $verdict; apply put the hook in; the host's git push ran it" >&2
+		return 1
+	fi
+	[ "$verdict" = HOST_CODE ]
+}
