@@ -60,3 +60,21 @@ setup() {
 	fi
 	[ "$verdict" = HOST_CODE ]
 }
+
+# ATTACK on "Which workspaces are refused": the promise is that the workspace
+# "must not be a place where a write reaches the host's code", but only
+# /var/lib, /var/spool, /opt, /srv, /run ... THEMSELVES are refused. A
+# directory below them that holds code the host runs is accepted: as root,
+# `airlock run --workspace /var/lib/dpkg/info -- sh -c 'echo ... > x.postinst'`
+# exited 0 and left a maintainer script apt runs as root (reproduced by hand,
+# file removed afterwards). This test only asks for the refusal (runs `true`,
+# writes nothing).
+@test "ATTACK: a workspace below /var/lib that holds the host's code is accepted" {
+	[ -d /var/lib/dpkg/info ] || skip "no dpkg here"
+	mkdir -p "$TEST_DIR/s"
+	cd /var/lib/dpkg/info
+	run --separate-stderr "$AIRLOCK" run --state-dir "$TEST_DIR/s" --workspace /var/lib/dpkg/info -- true
+	echo "status $status: $output" >&2
+	[ "$status" -eq 125 ]
+	[ "$(jq -r .status <<<"$output")" = invalid ]
+}
