@@ -78,3 +78,31 @@ setup() {
 	[ "$status" -eq 125 ]
 	[ "$(jq -r .status <<<"$output")" = invalid ]
 }
+
+# ATTACK: the walk judges a config or hook only if ITS OWN ctime is the
+# run's, and only in a directory that is a git directory at the end of the
+# run. Two runs split the attack: run 1 stages a repository without HEAD
+# (not a git directory: nothing judged, exit 0); run 2 renames it to
+# sub/.git and writes HEAD. Renaming the parent changes only the parent's
+# ctime, so config and hooks/pre-commit keep run 1's: not "the run's".
+# No failure is opened by either run; the host's git status runs the
+# fsmonitor and git commit runs the hook.
+@test "ATTACK: a repository staged without HEAD in one run and renamed to .git in the next runs code on the host" {
+	al run -- sh -c "mkdir -p stage/objects stage/refs/heads stage/hooks
+		git config --file stage/config core.fsmonitor 'echo fsmonitor >> $MARK; false'
+		printf '#!/bin/sh\necho hook >> $MARK\n' > stage/hooks/pre-commit
+		chmod +x stage/hooks/pre-commit"
+	status1=$status
+	sleep 1.1 # not needed for the ctime test; only to make the two runs clearly apart
+	al run -- sh -c "mkdir sub && mv stage sub/.git && echo 'ref: refs/heads/main' > sub/.git/HEAD"
+	status2=$status
+	run "$AIRLOCK" gate
+	gate=$status
+	git -C sub status >/dev/null 2>&1 || true
+	git -C sub commit -q --allow-empty -m host >/dev/null 2>&1 || true
+	if [ -e "$MARK" ]; then
+		echo "runs exited $status1 and $status2, gate $gate; the host ran: $(tr '\n' ' ' < "$MARK")" >&2
+		return 1
+	fi
+	[ "$status2" -eq 14 ] || [ "$status1" -eq 14 ]
+}
