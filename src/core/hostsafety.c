@@ -405,14 +405,18 @@ static bool hostsafety_lower_has(const struct hostsafety_walk *w, const char *re
 	if (w->req->lower_fd < 0)
 		return false;
 	cleanup_free char *path = hostsafety_join(rel, name);
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+	/* O_NOFOLLOW: a final symlink is opened as itself, and counts as a
+	 * directory (git only asks that objects/ be searchable). */
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS };
 	if (!path)
 		return false;
 	cleanup_close int fd = (int)syscall(SYS_openat2, w->req->lower_fd, path, &how, sizeof(how));
 	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) == want_dir;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	return want_dir ? S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) : !S_ISDIR(st.st_mode);
 }
 
 static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel,
@@ -450,7 +454,9 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 				: S_ISLNK(st.st_mode)				   ? DT_LNK
 										   : DT_REG;
 		head |= strcmp(name, "HEAD") == 0 && type != DT_DIR;
-		objects |= strcmp(name, "objects") == 0 && type == DT_DIR;
+		/* git asks only that objects/ be searchable (is_git_directory:
+		 * access(X_OK)), so a symlink to a directory will do: count any. */
+		objects |= strcmp(name, "objects") == 0 && (type == DT_DIR || type == DT_LNK);
 		commondir |= strcmp(name, "commondir") == 0 && type != DT_DIR;
 		if (type == DT_DIR) {
 			char **grown = realloc(subdirs, (n_subdirs + 1) * sizeof(*grown));

@@ -17,14 +17,15 @@
 
 /* Refused as a workspace themselves (a project may live below them). */
 static const char *const hostview_system_exact[] = {
-	"/",	      "/var",	    "/var/lib", "/var/log",   "/var/cache", "/var/spool",
-	"/var/mail",  "/var/tmp",   "/var/backups", "/opt",   "/srv",	    "/tmp",
-	"/mnt",	      "/media",	    "/run",	"/snap",
+	"/", "/var", "/var/tmp", "/tmp", "/mnt", "/media", "/run", "/snap",
 };
-/* Refused as a workspace, and everything below them: what the host runs. */
+/* Refused as a workspace, and everything below them: what the host runs, or
+ * the state of what it runs (a package's maintainer scripts in
+ * /var/lib/dpkg/info, a web server's /var/www or /srv, software in /opt).
+ * /var/tmp is carved out below: scratch space, like /tmp. */
 static const char *const hostview_system_tree[] = {
-	"/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/proc", "/sys", "/dev",
+	"/etc",	 "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/proc", "/sys", "/dev",  "/var", "/opt",  "/srv",
 };
 
 int hostview_parse_allow(const char *text, unsigned *flags)
@@ -186,6 +187,9 @@ static const char *hostview_system_dir(const char *workspace, char **buf)
 		if (*buf && strcmp(workspace, *buf) == 0)
 			return hostview_system_exact[i];
 	}
+	cleanup_free char *var_tmp = hostview_resolve("/var/tmp");
+	if (var_tmp && path_is_under(workspace, var_tmp))
+		return NULL; /* below it: scratch space, as below /tmp */
 	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_tree); i++) {
 		free(*buf);
 		*buf = hostview_resolve(hostview_system_tree[i]);

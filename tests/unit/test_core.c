@@ -435,7 +435,11 @@ static void test_hostview_check_workspace(void)
 	ASSERT_EQ_INT(hostview_check_workspace("/srv/x", HOSTVIEW_ALLOW_HOME | HOSTVIEW_ALLOW_SYSTEM, state, &caller, &err), -EPERM);
 	ASSERT_TRUE(strstr(err.msg, "no option allows this") != NULL);
 	ASSERT_EQ_INT(hostview_check_workspace("/srv/x/state/receipts", 0, state, &caller, &err), -EPERM);
-	ASSERT_EQ_INT(hostview_check_workspace("/srv/y", 0, state, &caller, &err), 0);
+	ASSERT_EQ_INT(hostview_check_workspace("/srv/y", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/var/lib/dpkg/info", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/opt/x", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/var/tmp", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/var/tmp/y", 0, state, &caller, &err), 0);
 	ASSERT_EQ_INT(hostview_check_workspace("/tmp/y", 0, state, &caller, &err), 0);
 	ASSERT_EQ_INT(hostview_check_workspace("/tmp", 0, state, &caller, &err), -EPERM);
 }
