@@ -302,11 +302,11 @@ static bool hostsafety_lstat(int dir_fd, const char *name, struct stat *st)
 }
 
 static int hostsafety_check_config(struct hostsafety_walk *w, int fd, const char *rel,
-				   const char *name)
+				   const char *name, bool fresh)
 {
 	struct stat st;
 
-	if (!hostsafety_lstat(fd, name, &st) || !hostsafety_changed(w, &st))
+	if (!hostsafety_lstat(fd, name, &st) || !(fresh || hostsafety_changed(w, &st)))
 		return 0;
 	if (S_ISREG(st.st_mode)) {
 		cleanup_close int cfd = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -328,18 +328,19 @@ static bool hostsafety_is_sample(const char *name)
 	return n > 7 && strcmp(name + n - 7, ".sample") == 0;
 }
 
-static int hostsafety_check_hooks(struct hostsafety_walk *w, int fd, const char *rel)
+static int hostsafety_check_hooks(struct hostsafety_walk *w, int fd, const char *rel, bool fresh)
 {
 	struct stat st;
 
 	if (!hostsafety_lstat(fd, "hooks", &st))
 		return 0;
 	if (!S_ISDIR(st.st_mode))
-		return hostsafety_changed(w, &st) ? hostsafety_add(w, rel, "hooks", HOSTSAFETY_GIT_HOOK)
-						  : 0;
+		return fresh || hostsafety_changed(w, &st)
+			       ? hostsafety_add(w, rel, "hooks", HOSTSAFETY_GIT_HOOK)
+			       : 0;
 	/* A hooks directory the run made or changed: its every hook is suspect,
 	 * even one renamed in with an old ctime. */
-	bool dir_changed = hostsafety_changed(w, &st);
+	bool dir_changed = fresh || hostsafety_changed(w, &st);
 	int hfd = openat(fd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (hfd < 0) {
 		hostsafety_incomplete(w, "cannot read %s/hooks: %s", rel, strerror(errno));
@@ -375,26 +376,48 @@ static int hostsafety_check_hooks(struct hostsafety_walk *w, int fd, const char 
 	return 0;
 }
 
+/* Whether the run made this git directory one: it, or what makes it one
+ * (HEAD, objects, commondir), has a ctime of the run's. A directory staged
+ * in an earlier run (config and hooks, no HEAD) and completed or renamed
+ * into place now is caught so. The workspace's own repository, whose
+ * config and hooks were mounted read-only, is judged file by file. */
+static bool hostsafety_gitdir_fresh(const struct hostsafety_walk *w, int fd, const char *rel)
+{
+	static const char *const markers[] = { "HEAD", "objects", "commondir" };
+	struct stat st;
+
+	for (size_t i = 0; w->req->known_gitdirs && w->req->known_gitdirs[i]; i++)
+		if (strcmp(w->req->known_gitdirs[i], rel) == 0)
+			return false;
+	if (fstat(fd, &st) == 0 && hostsafety_changed(w, &st))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(markers); i++)
+		if (hostsafety_lstat(fd, markers[i], &st) && hostsafety_changed(w, &st))
+			return true;
+	return false;
+}
+
 /* What makes git run something, in a git directory. */
 static int hostsafety_check_gitdir(struct hostsafety_walk *w, int fd, const char *rel)
 {
 	static const char *const configs[] = { "config", "config.worktree" };
 	static const char *const links[] = { "commondir", "gitdir" };
+	bool fresh = hostsafety_gitdir_fresh(w, fd, rel);
 
 	for (size_t i = 0; i < ARRAY_SIZE(configs); i++) {
-		int r = hostsafety_check_config(w, fd, rel, configs[i]);
+		int r = hostsafety_check_config(w, fd, rel, configs[i], fresh);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
 		struct stat st;
-		if (hostsafety_lstat(fd, links[i], &st) && hostsafety_changed(w, &st)) {
+		if (hostsafety_lstat(fd, links[i], &st) && (fresh || hostsafety_changed(w, &st))) {
 			int r = hostsafety_add(w, rel, links[i], HOSTSAFETY_GIT_INDIRECTION);
 			if (r < 0)
 				return r;
 		}
 	}
-	return hostsafety_check_hooks(w, fd, rel);
+	return hostsafety_check_hooks(w, fd, rel, fresh);
 }
 
 /* In a dry run, the workspace's entry under the same path completes what
@@ -665,6 +688,53 @@ int hostsafety_protect_existing(const char *workspace, char ***paths)
 	if (r == 0)
 		r = hostsafety_protect_each(git_fd, git_path, "worktrees", worktree_names,
 					    ARRAY_SIZE(worktree_names), &n, paths);
+	return r;
+}
+
+static int hostsafety_known_if(int dir_fd, const char *rel, char ***rels)
+{
+	struct stat st;
+
+	if (fstatat(dir_fd, "config", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    fstatat(dir_fd, "hooks", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	return strv_push(rels, rel);
+}
+
+int hostsafety_known_gitdirs(const char *workspace, char ***rels)
+{
+	static const char *const parents[] = { "modules", "worktrees" };
+	cleanup_free char *git_path = NULL;
+
+	if (asprintf(&git_path, "%s/.git", workspace) < 0)
+		return -ENOMEM;
+	cleanup_close int git_fd = open(git_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (git_fd < 0)
+		return 0;
+	int r = hostsafety_known_if(git_fd, ".git", rels);
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(parents); i++) {
+		int fd = openat(git_fd, parents[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		cleanup_closedir DIR *d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return -ENOMEM;
+		}
+		struct dirent *de;
+		while (r == 0 && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			cleanup_close int sub =
+				openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			cleanup_free char *rel = NULL;
+			if (sub < 0)
+				continue;
+			if (asprintf(&rel, ".git/%s/%s", parents[i], de->d_name) < 0)
+				return -ENOMEM;
+			r = hostsafety_known_if(sub, rel, rels);
+		}
+	}
 	return r;
 }
 

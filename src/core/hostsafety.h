@@ -66,6 +66,15 @@ struct hostsafety_request {
 	/* The run's start on the file systems' clock (clock_realtime_coarse_ns(),
 	 * read before the command started); 0: all of root_fd is the run's. */
 	int64_t since_ns;
+	/* Git directories of the workspace's own repository whose config or
+	 * hooks were mounted read-only for the run (hostsafety_known_gitdirs(),
+	 * read before it), relative to the workspace; NULL: none. Any other
+	 * git directory that the run made, renamed in or completed (its own
+	 * ctime, or that of HEAD, objects or commondir, is the run's) has its
+	 * every config, hook and indirection judged, whatever their ctime: a
+	 * run could have staged them earlier in a directory that was not yet
+	 * a git directory. */
+	char *const *known_gitdirs;
 };
 
 /* Walks req->root_fd and fills *ret (which the caller releases). Returns 0
@@ -91,6 +100,10 @@ int hostsafety_move_aside(struct store *store, uint64_t id, int root_fd,
  * for the run, so the user's own are not changed (and not moved aside). */
 #define HOSTSAFETY_MAX_PROTECTED 24
 int hostsafety_protect_existing(const char *workspace, char ***paths);
+/* The git directories among .git, .git/modules/<m> and .git/worktrees/<w>
+ * whose config or hooks exist now (so are mounted read-only for the run),
+ * appended to *rels relative to the workspace. */
+int hostsafety_known_gitdirs(const char *workspace, char ***rels);
 
 /* A git config (text of n bytes) that makes no git command run anything:
  * only keys of a short allowlist (core.repositoryformatversion, filemode,

@@ -57,6 +57,7 @@ struct run_state {
 	char **state_dirs; /* every state directory airlock would use (core/hostview.h) */
 	struct hostview view;
 	char **hide, **read_only, **exposed;
+	char **known_gitdirs; /* core/hostsafety.h, read before the run */
 	struct receipt_sandbox sandbox;
 	bool sandbox_enabled;
 	char *state_dir_real;
@@ -140,6 +141,7 @@ static void run_state_release(struct run_state *st)
 	strv_free(st->read_only);
 	strv_free(st->state_dirs);
 	strv_free(st->exposed);
+	strv_free(st->known_gitdirs);
 	hostview_release(&st->view);
 	run_env_release(&st->env);
 }
@@ -419,7 +421,8 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 	}
 	/* The repository's other files that would run code on the host, where
 	 * they exist: read-only too (core/hostsafety.h). */
-	if (hostsafety_protect_existing(st->workspace, &st->read_only) < 0)
+	if (hostsafety_protect_existing(st->workspace, &st->read_only) < 0 ||
+	    hostsafety_known_gitdirs(st->workspace, &st->known_gitdirs) < 0)
 		return -ENOMEM;
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
@@ -874,6 +877,7 @@ static void run_check_host_code(struct run_state *st)
 		.lower_fd = lower_fd,
 		.protected_paths = protected_paths,
 		.since_ns = st->req->dryrun ? 0 : (int64_t)st->started_coarse_ns,
+		.known_gitdirs = st->known_gitdirs,
 	};
 	int r = root_fd < 0 || (st->req->dryrun && lower_fd < 0)
 			? error_set_errno(&err, errno, "cannot open the workspace")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Attacks on issue 10's promises that SUCCEEDED against the implementation
-# (branch attack). Each test fails while the hole is open.
+# Attacks on issue 10's promises that succeeded against the first implementation
+# (found by attacking it; each test failed then and passes now), and what their
+# fixes must not break.
 
 load helpers
 
@@ -105,4 +106,20 @@ setup() {
 		return 1
 	fi
 	[ "$status2" -eq 14 ] || [ "$status1" -eq 14 ]
+}
+
+# The rule that catches the split attack above must not take the user's own
+# repository apart: a run that commits (HEAD and the git directory change)
+# leaves the workspace repository's own non-inert config and hooks alone,
+# since they were mounted read-only for the run.
+@test "a run that commits keeps the workspace repository's own config and hooks" {
+	git init -q . && echo x > f && git add f && git commit -qm init
+	git config alias.st status
+	printf '#!/bin/sh\nexit 0\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit
+	al run -- sh -c 'echo y >> f && git -c user.name=t -c user.email=t@t commit -qam second && git checkout -qb topic'
+	[ "$status" -eq 0 ]
+	[ "$(rq '.host_code.moved_aside | length')" -eq 0 ]
+	[ "$(git config alias.st)" = status ]
+	[ -x .git/hooks/pre-commit ]
+	[ "$(git log --format=%s -1)" = second ]
 }
