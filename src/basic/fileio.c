@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -174,4 +177,29 @@ static int remove_tree_depth(int dir_fd, const char *name, int depth)
 int remove_tree_at(int dir_fd, const char *name)
 {
 	return remove_tree_depth(dir_fd, name, 0);
+}
+
+int fd_open_beneath(int dir_fd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+int fd_open_parent(int dir_fd, const char *path, int flags, const char **ret_name)
+{
+	const char *slash = strrchr(path, '/');
+
+	*ret_name = slash ? slash + 1 : path;
+	if (!slash)
+		return fd_open_beneath(dir_fd, ".", flags | O_DIRECTORY);
+	char parent[PATH_MAX];
+	if ((size_t)(slash - path) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = '\0';
+	return fd_open_beneath(dir_fd, parent, flags | O_DIRECTORY);
 }

@@ -32,3 +32,14 @@ int mkdir_parents(const char *path, mode_t mode);
  * overlay's work directory is mode 000); never follows a symlink. Returns 0,
  * or the first error (-errno) while it goes on removing what it can. */
 int remove_tree_at(int dir_fd, const char *name);
+
+/* openat2() of path below dir_fd with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS
+ * and RESOLVE_NO_MAGICLINKS: no symlink is followed anywhere on the way and
+ * nothing outside dir_fd is reached. O_CLOEXEC is added. Returns the fd or
+ * -errno. */
+int fd_open_beneath(int dir_fd, const char *path, int flags);
+
+/* The directory holding path (relative to dir_fd), opened as
+ * fd_open_beneath() does with flags | O_DIRECTORY, and in *ret_name path's
+ * last component. */
+int fd_open_parent(int dir_fd, const char *path, int flags, const char **ret_name);

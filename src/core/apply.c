@@ -66,41 +66,12 @@ static int conflict(struct apply_outcome *ret, struct error *err, const char *fm
 	return error_set(err, EBUSY, "CONFLICT: %s; nothing was changed", ret->conflict);
 }
 
-/* ---- paths, resolved without symlinks ---------------------------------- */
-
-static int open_beneath(int dir_fd, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
-}
-
-/* The directory holding path (relative to dir_fd), opened without following
- * any symlink on the way, and path's last component. */
-static int open_parent(int dir_fd, const char *path, const char **ret_name)
-{
-	const char *slash = strrchr(path, '/');
-
-	*ret_name = slash ? slash + 1 : path;
-	if (!slash) {
-		int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-		return fd < 0 ? -errno : fd;
-	}
-	char parent[PATH_MAX];
-	if ((size_t)(slash - path) >= sizeof(parent))
-		return -ENAMETOOLONG;
-	memcpy(parent, path, (size_t)(slash - path));
-	parent[slash - path] = '\0';
-	return open_beneath(dir_fd, parent, O_PATH | O_DIRECTORY);
-}
+/* ---- paths, resolved without symlinks (basic/fileio.h) ----------------- */
 
 static int stat_at(int dir_fd, const char *path, struct stat *st)
 {
 	const char *name;
-	cleanup_close int fd = open_parent(dir_fd, path, &name);
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 
 	if (fd < 0)
 		return fd;
@@ -109,7 +80,7 @@ static int stat_at(int dir_fd, const char *path, struct stat *st)
 
 static int hash_at(int dir_fd, const char *path, char hex[SHA256_HEX_SIZE])
 {
-	cleanup_close int fd = open_beneath(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
+	cleanup_close int fd = fd_open_beneath(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
 
 	return fd < 0 ? fd : sha256_fd_hex(fd, hex);
 }
@@ -117,7 +88,7 @@ static int hash_at(int dir_fd, const char *path, char hex[SHA256_HEX_SIZE])
 static int readlink_at(int dir_fd, const char *path, char *buf, size_t size)
 {
 	const char *name;
-	cleanup_close int fd = open_parent(dir_fd, path, &name);
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 
 	if (fd < 0)
 		return fd;
@@ -132,8 +103,8 @@ static int readlink_at(int dir_fd, const char *path, char *buf, size_t size)
 static int move_at(int from_fd, const char *from, int to_fd, const char *to, unsigned flags)
 {
 	const char *from_name, *to_name;
-	cleanup_close int a = open_parent(from_fd, from, &from_name);
-	cleanup_close int b = a < 0 ? -1 : open_parent(to_fd, to, &to_name);
+	cleanup_close int a = fd_open_parent(from_fd, from, O_PATH, &from_name);
+	cleanup_close int b = a < 0 ? -1 : fd_open_parent(to_fd, to, O_PATH, &to_name);
 
 	if (a < 0)
 		return a;
@@ -145,7 +116,7 @@ static int move_at(int from_fd, const char *from, int to_fd, const char *to, uns
 static long count_entries_at(int dir_fd, const char *path)
 {
 	const char *name;
-	cleanup_close int fd = open_parent(dir_fd, path, &name);
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 
 	return fd < 0 ? -1 : changeset_count_entries(fd, name);
 }
@@ -406,7 +377,7 @@ static const char *staged_privilege(struct dryrun_dir *d, json_t *c)
 	if (!strcmp(jsonutil_str(c, "change"), "deleted") ||
 	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", jsonutil_str(c, "path")) >= sizeof(staged))
 		return NULL;
-	cleanup_close int fd = open_parent(d->fd, staged, &name);
+	cleanup_close int fd = fd_open_parent(d->fd, staged, O_PATH, &name);
 	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return NULL; /* nothing staged there: the operation itself fails */
 	return changeset_privilege(fd, name, &st);
@@ -430,7 +401,7 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 		snprintf(why, why_size, "%s: the path is too long", path);
 		return false;
 	}
-	cleanup_close int fd = open_parent(d->fd, staged, &name);
+	cleanup_close int fd = fd_open_parent(d->fd, staged, O_PATH, &name);
 	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		snprintf(why, why_size, "%s: its staged object is gone", path);
 		return false;
@@ -591,7 +562,7 @@ static mode_t parse_mode(const char *s)
 static int chmod_at(int dir_fd, const char *path, mode_t mode)
 {
 	const char *name;
-	cleanup_close int fd = open_parent(dir_fd, path, &name);
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 
 	if (fd < 0)
 		return fd;

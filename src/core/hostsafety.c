@@ -548,31 +548,6 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 	return r;
 }
 
-static int hostsafety_open_beneath(int dir_fd, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
-}
-
-/* The directory holding path (relative to dir_fd), opened without following
- * any symlink, and path's last component. */
-static int hostsafety_open_parent(int dir_fd, const char *path, int flags, const char **ret_name)
-{
-	const char *slash = strrchr(path, '/');
-
-	*ret_name = slash ? slash + 1 : path;
-	if (!slash)
-		return hostsafety_open_beneath(dir_fd, ".", flags | O_DIRECTORY);
-	cleanup_free char *parent = strndup(path, (size_t)(slash - path));
-	if (!parent)
-		return -ENOMEM;
-	return hostsafety_open_beneath(dir_fd, parent, flags | O_DIRECTORY);
-}
-
 /* A protected path the command created: whatever it is, it was meant to be
  * read-only, so it goes. Those inside a .git are judged by the git rules (a
  * `git init` makes .git/config and .git/hooks, and they are inert). */
@@ -582,7 +557,7 @@ static int hostsafety_check_protected(struct hostsafety_walk *w, const char *rel
 	    (strlen(rel) >= 5 && strcmp(rel + strlen(rel) - 5, "/.git") == 0))
 		return 0;
 	const char *name;
-	cleanup_close int pfd = hostsafety_open_parent(w->req->root_fd, rel, O_PATH, &name);
+	cleanup_close int pfd = fd_open_parent(w->req->root_fd, rel, O_PATH, &name);
 	struct stat st;
 	if (pfd < 0 || !*name || !hostsafety_lstat(pfd, name, &st) || !hostsafety_changed(w, &st))
 		return 0;
@@ -840,7 +815,7 @@ static int hostsafety_move_one(int root_fd, int qfd, const char *rel)
 	const char *name = NULL, *to_name = NULL;
 	/* Readable, not O_PATH: a parent the command made read-only is made
 	 * writable for the move (we own what it made), then put back. */
-	cleanup_close int from = hostsafety_open_parent(root_fd, rel, O_RDONLY, &name);
+	cleanup_close int from = fd_open_parent(root_fd, rel, O_RDONLY, &name);
 	if (from < 0)
 		return from;
 	cleanup_close int to = hostsafety_make_parents(qfd, rel, &to_name);
