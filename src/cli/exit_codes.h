@@ -20,6 +20,15 @@ enum {
 	EXIT_DRYRUN_OUTSIDE_WRITE = 15, /* the command attempted writes outside the workspace */
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
+	/* permit: the state a step ended in (docs/exit-codes.md) */
+	EXIT_PERMIT_INVALID = 30,
+	EXIT_PERMIT_NO_EFFECT = 31,
+	EXIT_PERMIT_UNEXPECTED_PATH = 32,
+	EXIT_PERMIT_EXPECTED_PATH_MISSING = 33,
+	EXIT_PERMIT_DRY_RUN_FAILED = 34,
+	EXIT_PERMIT_REJECTED = 35,
+	EXIT_PERMIT_NOT_APPROVED = 36, /* REJECTED_WITHOUT_APPROVAL */
+	EXIT_PERMIT_ROLLED_BACK = 37,
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */
 	EXIT_TIMEOUT = 124,
 	EXIT_AIRLOCK_ERROR = 125, /* airlock failed or the input was invalid: nothing ran */

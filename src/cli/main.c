@@ -94,6 +94,7 @@ static const struct {
 	{ "approver", cmd_approver, "enrol the human approver (init) or show it" },
 	{ "classify", cmd_classify, "print a command's risk level 1-5 and the rule that decided" },
 	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
+	{ "permit", cmd_permit, "a model's proposed command earns execution: propose, dryrun, approve, exec" },
 };
 
 static void print_usage(FILE *f)

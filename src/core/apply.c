@@ -40,6 +40,7 @@ struct dryrun_dir {
 	const char *verdict;
 	json_t *changeset;
 	char state[32];
+	char changeset_sha256[SHA256_HEX_SIZE]; /* of changeset.json as read */
 	char ws_mismatch[PATH_MAX + 128]; /* set when ws_fd is -1: why the workspace is not opened */
 };
 
@@ -237,8 +238,10 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "dry run %llu has no change set (it did not run)",
 				 (unsigned long long)id);
-	if (r == 0)
+	if (r == 0) {
+		sha256_hex(text, n, d->changeset_sha256);
 		r = apply_parse_changeset(text, n, &d->changeset, err);
+	}
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	d->changes = json_object_get(d->changeset, "changes");
@@ -866,8 +869,9 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
 	return r < 0 ? r : recover_locked(d, &mine, err);
 }
 
-int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
-		  struct apply_outcome *ret, struct error *err)
+static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
+				 const char *changeset_sha256, int crash_after,
+				 struct apply_outcome *ret, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
@@ -876,6 +880,11 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_af
 	int r = dryrun_begin(store, id, &d, err);
 	if (r < 0)
 		return r;
+	/* Checked under the lock: what is applied is what was reviewed. */
+	if (changeset_sha256 && strcmp(changeset_sha256, d.changeset_sha256) != 0)
+		return error_set(err, EPERM,
+				 "dry run %llu: its change set is not the one that was reviewed (sha256 %.16s..., reviewed %.16s...); nothing was changed",
+				 (unsigned long long)id, d.changeset_sha256, changeset_sha256);
 	if (d.ws_fd < 0)
 		return conflict(ret, err, "%s", d.ws_mismatch);
 	if (!strcmp(d.verdict, "OUTSIDE_WRITE") && !(flags & APPLY_ALLOW_OUTSIDE_WRITES))
@@ -973,6 +982,19 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_af
 	if (r == 0)
 		r = dryrun_set_state(&d, "applied", err);
 	return r;
+}
+
+int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
+		  struct apply_outcome *ret, struct error *err)
+{
+	return apply_changes_checked(store, id, flags, NULL, crash_after, ret, err);
+}
+
+int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
+			   const char *changeset_sha256, struct apply_outcome *ret,
+			   struct error *err)
+{
+	return apply_changes_checked(store, id, flags, changeset_sha256, -1, ret, err);
 }
 
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,

@@ -47,6 +47,12 @@ enum {
  * for crash safety. */
 int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
 		  struct apply_outcome *ret, struct error *err);
+/* apply_changes(), only when changeset.json, read under the dry run's lock,
+ * is the one whose SHA-256 (hex) is changeset_sha256: what a permit's
+ * approver reviewed (core/permit.h). -EPERM otherwise. */
+int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
+			   const char *changeset_sha256, struct apply_outcome *ret,
+			   struct error *err);
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		   struct error *err);
 /* Drops a dry run that was not applied (or was rolled back). */

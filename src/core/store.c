@@ -261,3 +261,12 @@ int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct 
 	*ret_fd = r;
 	return 0;
 }
+
+int store_open_permits(struct store *store, bool create, int *ret_fd, struct error *err)
+{
+	int r = store_open_dir(store->dir_fd, "permits", create, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", store->path);
+	*ret_fd = r;
+	return 0;
+}

@@ -16,7 +16,8 @@
  *	index.jsonl	one summary line per receipt, appended in order
  *	quarantine/N/	what run N left in the workspace that would run code on
  *			the host, moved aside under its workspace path
- *			(core/hostsafety.h) */
+ *			(core/hostsafety.h)
+ *	permits/	permits (core/permit.h): N.json, N.lock, lock, seq */
 struct store {
 	char *path;
 	int dir_fd;
@@ -63,3 +64,7 @@ int store_open_spill(struct store *store, uint64_t id, const char *stream, bool 
 /* quarantine/<id>/, created (mode 0700) for a run's moved-aside files and
  * opened into *ret_fd. */
 int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct error *err);
+
+/* permits/, created (mode 0700) when create, opened into *ret_fd; -ENOENT
+ * when it does not exist and create is false. */
+int store_open_permits(struct store *store, bool create, int *ret_fd, struct error *err);
