@@ -4,7 +4,7 @@
 set -eu
 
 packages="meson ninja-build pkg-config gcc clang libclang-rt-14-dev libjansson-dev libssl-dev
-libseccomp-dev jq bats time python3 python3-jsonschema util-linux procps attr strace git"
+libseccomp-dev jq bats time python3 python3-jsonschema util-linux procps attr strace git cmake"
 [ "${1:-}" = "--bench" ] && packages="$packages hyperfine bubblewrap firejail bc"
 
 missing=""

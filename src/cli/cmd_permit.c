@@ -275,7 +275,13 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 	struct permit p = { 0 };
 	struct permit_exec_result res = { 0 };
 	bool approving = !strcmp(c->action, "approve");
+	enum permit_state before = _PERMIT_STATE_MAX;
 	int r;
+
+	if (permit_load(store, id, &p, &err) == 0)
+		before = p.state;
+	permit_release(&p);
+	err = (struct error){ 0 };
 
 	if (!strcmp(c->action, "show")) {
 		r = permit_load(store, id, &p, &err);
@@ -316,10 +322,11 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 	}
 	if (r < 0) {
 		cli_error("permit %s: %s", c->action, err.msg);
-		/* A refusal that recorded REJECTED says so by its status. */
+		/* A refusal that recorded REJECTED just now says so by its status. */
 		struct permit now;
 		struct error ignored = { 0 };
-		if (r == -EPERM && permit_load(store, id, &now, &ignored) == 0) {
+		if (r == -EPERM && before != PERMIT_REJECTED &&
+		    permit_load(store, id, &now, &ignored) == 0) {
 			bool rejected = now.state == PERMIT_REJECTED;
 			permit_release(&now);
 			if (rejected)

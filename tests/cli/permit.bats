@@ -1,0 +1,261 @@
+#!/usr/bin/env bats
+# airlock permit: a model's proposal earns execution (docs/permit-format.md).
+# The seed's story end to end, the risk a dry run observes, a failing verify
+# rolled back, and an approval that covers nothing once the permit or its
+# change set is edited.
+load helpers
+
+PASS='correct horse battery'
+
+git_init() {
+	git init -q .
+	git config user.email t@t && git config user.name t
+}
+
+commit_all() {
+	git add -A . && git commit -qm "$1"
+}
+
+# The approver, enrolled on a terminal of its own (script(1)), as the gate's tests do.
+enrol() {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	[ ! -e /etc/airlock/approver.json ] || skip "a system approver is enrolled on this host"
+	printf '%s\n%s\n' "$PASS" "$PASS" | script -qec "'$AIRLOCK' approver init" /dev/null >/dev/null
+}
+
+approve() {
+	run script -qec "'$AIRLOCK' permit approve $1" /dev/null <<<"${2:-$PASS}"
+}
+
+# permit STEP ID...: sets $status, $output (the JSON line) and $stderr.
+pstep() {
+	run --separate-stderr "$AIRLOCK" permit "$@"
+}
+
+propose() {
+	run --separate-stderr "$AIRLOCK" permit propose - <<<"$1"
+	PID=$(jq -r .permit <<<"$output")
+}
+
+state() {
+	jq -r .state "$AIRLOCK_STATE_DIR/permits/$1.json"
+}
+
+transitions() {
+	jq -r '[.history[] | .to] | join(" ")' "$AIRLOCK_STATE_DIR/permits/$1.json"
+}
+
+# A small make project whose build writes generated files.
+make_project() {
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' > Makefile
+	printf 'tracked:\n\techo changed >> notes.txt\n' >> Makefile
+	printf 'outside:\n\t-touch /usr/airlock-permit-test\n\techo x > gen.txt\n' >> Makefile
+	echo notes > notes.txt
+	printf 'gen.txt\n' > .gitignore
+	commit_all init
+}
+
+@test "the seed's story: 50,000 cache files, a cmake build, the model's one-liner earns execution" {
+	enrol
+	git_init
+	printf '.cache/\nbuild/\n' > .gitignore
+	printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' > hello.c
+	if command -v cmake >/dev/null; then
+		printf 'cmake_minimum_required(VERSION 3.10)\nproject(hello C)\nadd_executable(hello hello.c)\n' > CMakeLists.txt
+		cmake -S . -B build >/dev/null
+		build="cmake --build build"
+	else # scripts/deps.sh installs cmake; make stands in without it
+		mkdir build && printf 'hello: ../hello.c\n\tcc -o hello ../hello.c\n' > build/Makefile
+		build="make -C build"
+	fi
+	commit_all init
+	python3 -c '
+import os
+os.mkdir(".cache")
+for i in range(50000):
+    with open(".cache/%05d.o" % i, "w") as f: f.write("o")'
+	# The seed's JSON; its build directory is build/, not the source root.
+	propose "{\"candidate\":\"rm -rf .cache && $build\",\"reason\":\"cache exhaustion blocks fork\",\"expected_paths\":[\"build\",\".cache\"],\"rollback\":\"git clean -qfd .cache\",\"confidence\":0.92}"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .state <<<"$output")" = PROPOSED ]
+	rec="$AIRLOCK_STATE_DIR/permits/$PID.json"
+	# Recorded as a shell command, run through sh -c; the rollback judged like a candidate.
+	jq -e '.via_shell and .argv[0] == "sh" and .argv[1] == "-c" and .rollback_risk == 5' "$rec"
+
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .state <<<"$output")" = DRY_RUN_OK ]
+	[ "$(jq -r .needs <<<"$output")" = approval ]
+	# Generated files only (3), but an unparsed shell string classifies 4.
+	jq -e '.risk_observed == 3 and .risk == 4' "$rec"
+	# Untouched until approval.
+	[ "$(ls -f .cache | wc -l)" -eq 50002 ]
+	[ ! -e build/hello ]
+
+	pstep exec "$PID"
+	[ "$status" -eq 36 ]
+	[[ "$stderr" == *"needs the approver's signature"* ]]
+	[ "$(ls -f .cache | wc -l)" -eq 50002 ]
+	[ ! -e build/hello ]
+
+	approve "$PID" "a guess"
+	[[ "$output" == *"not the approver's passphrase"* ]]
+	[ "$(state "$PID")" = REJECTED_WITHOUT_APPROVAL ]
+	approve "$PID"
+	[[ "$output" == *'"state":"APPROVED"'* ]]
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .state <<<"$output")" = APPLIED ]
+	[ ! -e .cache ]
+	[ "$(build/hello)" = hello ]
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK REJECTED_WITHOUT_APPROVAL APPROVED APPLIED" ]
+	jq -e '.approval.message | contains("changeset=")' "$rec"
+	# Applied once.
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+}
+
+@test "risk is what the dry run changed: nothing, generated, tracked, outside; the paths must match" {
+	make_project
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	[ "$(jq -r .risk <<<"$output")" -eq 3 ]
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .needs <<<"$output")" = nothing ]
+	[ ! -e gen.txt ]
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(cat gen.txt)" = new ]
+	rm gen.txt
+
+	# make classifies 3, but the dry run changed a tracked file: 4.
+	propose '{"argv":["make","-s","tracked"],"reason":"r","expected_paths":["notes.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ]
+	jq -e '.risk_observed == 4 and (.observed | contains("notes.txt"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	pstep exec "$PID"
+	[ "$status" -eq 36 ]
+	[ "$(cat notes.txt)" = notes ]
+
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["other.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 32 ]
+	[ "$(state "$PID")" = UNEXPECTED_PATH ]
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt","missing"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 33 ]
+	propose '{"argv":["git","status"],"reason":"r","expected_paths":[]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 31 ]
+	[ "$(jq -r .risk <<<"$output")" -eq 1 ]
+	propose '{"argv":["make","nosuchtarget"],"reason":"r","expected_paths":[]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 34 ]
+	# A write attempted outside the workspace: 5, rejected.
+	propose '{"argv":["make","-s","outside"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 35 ]
+	[ "$(state "$PID")" = REJECTED ]
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+	[ ! -e gen.txt ]
+	# Declared or classified 5: rejected at once, no dry run.
+	propose '{"argv":["make","gen"],"reason":"r","expected_paths":[],"risk":5}'
+	[ "$status" -eq 35 ]
+	pstep dryrun "$PID"
+	[ "$status" -eq 21 ]
+	jq -e '.dryrun == 0 and .state == "REJECTED"' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+}
+
+@test "a failing verify rolls the tree back; a passing one keeps it" {
+	make_project
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"],"verify":["grep","-q","old","gen.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	pstep exec "$PID"
+	[ "$status" -eq 37 ]
+	[ "$(jq -r .state <<<"$output")" = ROLLED_BACK ]
+	[[ "$stderr" == *"verify failed"* ]]
+	[ ! -e gen.txt ]
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
+
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep dryrun "$PID"
+	pstep exec "$PID" --verify -- grep -q new gen.txt
+	[ "$status" -eq 0 ]
+	[ "$(state "$PID")" = APPLIED ]
+	[ "$(cat gen.txt)" = new ]
+}
+
+@test "an approval covers nothing once the permit, its paths or its change set are edited" {
+	enrol
+	make_project
+	json='{"argv":["make","-s","tracked"],"reason":"r","expected_paths":["notes.txt"]}'
+	propose "$json"
+	A=$PID
+	pstep dryrun "$A"
+	approve "$A"
+	[[ "$output" == *'"state":"APPROVED"'* ]]
+	rec="$AIRLOCK_STATE_DIR/permits/$A.json"
+	cp "$rec" "$TEST_DIR/approved.json"
+
+	# The command edited after approval: refused, nothing changed.
+	jq '.argv[2] = "gen"' "$TEST_DIR/approved.json" > "$rec"
+	pstep exec "$A"
+	[ "$status" -eq 36 ]
+	[[ "$stderr" == *"does not cover this permit"* ]]
+	[ "$(cat notes.txt)" = notes ]
+	# The path list widened after approval.
+	jq '.expected_paths = ["notes.txt", "**"] | .state = "APPROVED"' "$TEST_DIR/approved.json" > "$rec"
+	pstep exec "$A"
+	[ "$status" -eq 36 ]
+	[ "$(cat notes.txt)" = notes ]
+
+	# The same proposal again, the old approval pasted into it.
+	propose "$json"
+	C=$PID
+	pstep dryrun "$C"
+	jq --slurpfile a "$TEST_DIR/approved.json" '.approval = $a[0].approval | .state = "APPROVED"' \
+		"$AIRLOCK_STATE_DIR/permits/$C.json" > "$TEST_DIR/c.json"
+	cp "$TEST_DIR/c.json" "$AIRLOCK_STATE_DIR/permits/$C.json"
+	pstep exec "$C"
+	[ "$status" -eq 36 ]
+	[ "$(cat notes.txt)" = notes ]
+
+	# The change set edited under the approval: rejected.
+	cp "$TEST_DIR/approved.json" "$rec"
+	cs="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun "$rec")/changeset.json"
+	jq -c '.changes[0].size += 1' "$cs" > "$TEST_DIR/cs" && cat "$TEST_DIR/cs" > "$cs"
+	pstep exec "$A"
+	[ "$status" -eq 35 ]
+	[[ "$stderr" == *"not the one the permit recorded"* ]]
+	[ "$(state "$A")" = REJECTED ]
+	[ "$(cat notes.txt)" = notes ]
+}
+
+@test "propose: strict parsing, one line naming what is wrong, status 30, and a record" {
+	bad() {
+		run --separate-stderr "$AIRLOCK" permit propose - <<<"$1"
+		[ "$status" -eq 30 ]
+		one_error_line "$2"
+		id=$(jq -r .permit <<<"$output")
+		jq -e '.state == "INVALID" and (.invalid_reason | length) > 0' \
+			"$AIRLOCK_STATE_DIR/permits/$id.json"
+	}
+	bad '{"candidate":"","reason":"r","expected_paths":[]}' "'candidate' is empty"
+	bad '{"candidate":"make","reason":"r","expected_paths":[],"sudo":true}' "unknown key 'sudo'"
+	bad '{"argv":"make","reason":"r","expected_paths":[]}' "'argv' must be an array of strings"
+	bad '{"argv":["make"],"reason":"r","expected_paths":["/etc/passwd"]}' "is absolute"
+	bad '{"argv":["make"],"reason":"r","expected_paths":["build/../../x"]}' "'..' component"
+	bad '{"argv":["make"],"candidate":"make","reason":"r","expected_paths":[]}' "not both"
+	bad '{"argv":["make"],"reason":"r","expected_paths":[],"confidence":"high"}' "'confidence'"
+	bad '{"argv":["make"],"reason":"r","expected_paths":[],"risk":9}' "'risk'"
+	bad 'not json' "invalid JSON"
+	run "$AIRLOCK" permit list
+	[ "$status" -eq 0 ]
+	[ "$(grep -c INVALID <<<"$output")" -eq 9 ]
+	pstep show 999
+	[ "$status" -eq 1 ]
+}
