@@ -737,15 +737,32 @@ static int permit_git_tracked(const char *workspace, char ***ret, struct error *
 	return 0;
 }
 
-/* Whether a tracked file is path or lies below it. */
-static bool permit_tracked_at(char *const *tracked, const char *path)
+/* The first entry of the sorted list tracked[0..n) not below key (bytes). */
+static size_t permit_lower_bound(char *const *tracked, size_t n, const char *key)
 {
-	size_t len = strlen(path);
-	for (size_t i = 0; tracked[i]; i++)
-		if (strncmp(tracked[i], path, len) == 0 &&
-		    (tracked[i][len] == '\0' || tracked[i][len] == '/'))
-			return true;
-	return false;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(tracked[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether a tracked file is path or lies below it. git lists the index in
+ * byte order; "a/" sorts after "a-b", so the two are looked up apart. */
+static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
+{
+	size_t i = permit_lower_bound(tracked, n, path);
+	if (i < n && strcmp(tracked[i], path) == 0)
+		return true;
+	cleanup_free char *dir = NULL;
+	if (asprintf(&dir, "%s/", path) < 0)
+		return true; /* out of memory: the safer answer */
+	i = permit_lower_bound(tracked, n, dir);
+	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
 }
 
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"). */
@@ -767,6 +784,7 @@ static int permit_observe(const char *workspace, json_t *changes, const char *ve
 	int r = permit_git_tracked(workspace, &tracked, err);
 	if (r < 0 && r != -ESRCH)
 		return r;
+	size_t n_tracked = strv_length(tracked);
 	*ret = 3;
 	snprintf(why, why_size, "only untracked or ignored (generated) files changed");
 	size_t i;
@@ -777,7 +795,7 @@ static int permit_observe(const char *workspace, json_t *changes, const char *ve
 		for (size_t k = 0; k < 2; k++) {
 			if (!paths[k])
 				continue;
-			if (tracked && permit_tracked_at(tracked, paths[k])) {
+			if (tracked && permit_tracked_at(tracked, n_tracked, paths[k])) {
 				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k], change);
 				*ret = 4;
 				return 0;

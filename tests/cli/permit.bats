@@ -118,11 +118,17 @@ for i in range(50000):
 
 @test "risk is what the dry run changed: nothing, generated, tracked, outside; the paths must match" {
 	make_project
+	# Attack: telling tracked from generated runs git on the host; the
+	# repository's fsmonitor would run a program there (it does for a plain
+	# `git ls-files`).
+	git config core.fsmonitor "touch '$TEST_DIR/pwned'; false"
 	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
 	[ "$(jq -r .risk <<<"$output")" -eq 3 ]
 	pstep dryrun "$PID"
 	[ "$status" -eq 0 ]
 	[ "$(jq -r .needs <<<"$output")" = nothing ]
+	[ ! -e "$TEST_DIR/pwned" ]
+	git config --unset core.fsmonitor
 	[ ! -e gen.txt ]
 	pstep exec "$PID"
 	[ "$status" -eq 0 ]
