@@ -1,0 +1,93 @@
+#!/bin/sh
+# A permit's whole path for a one-file change, step by step, against running
+# the command directly (sh, and `airlock run`): propose -> dryrun -> exec for
+# a generated file (risk 3), and propose -> dryrun -> approve -> exec for a
+# tracked one (risk 4; the passphrase typed into a pty by script(1), so the
+# approver's scrypt is in the number). Medians of N rounds (default 15); the
+# tree is reset between rounds, outside the timing. Prints a Markdown section
+# for docs/BENCHMARKS.md.
+#   bench/permit.sh AIRLOCK_BINARY [ROUNDS]
+set -eu
+cd "$(dirname "$0")/.."
+airlock=$(realpath "$1")
+rounds=${2:-15}
+work=$(mktemp -d /var/tmp/airlock-bench.XXXXXX)
+trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export AIRLOCK_STATE_DIR="$work/state"
+pass='bench horse battery'
+
+ws="$work/ws"
+mkdir -p "$ws" && cd "$ws"
+git init -q . && git config user.email b@b && git config user.name b
+printf 'gen:\n\techo new > gen.txt\ntracked:\n\techo more >> notes.txt\n' > Makefile
+echo notes > notes.txt && echo gen.txt > .gitignore
+git add -A . && git commit -qm init
+printf '%s\n%s\n' "$pass" "$pass" | script -qec "'$airlock' approver init" /dev/null >/dev/null
+
+now_ns() { date +%s%N; }
+# step NAME CMD...: runs CMD, appends its ms to $work/NAME
+step() {
+	name=$1; shift
+	t0=$(now_ns)
+	"$@" >/dev/null 2>&1 || true
+	t1=$(now_ns)
+	echo "$(( (t1 - t0) / 1000 ))" >> "$work/$name"
+}
+median() { # file of microseconds -> ms, 1 decimal
+	sort -n "$work/$1" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m / 1000}'
+}
+last_id() { jq -r .permit "$work/out"; }
+
+i=0
+while [ "$i" -lt "$rounds" ]; do
+	step direct_make make -s gen
+	rm -f gen.txt
+	step direct_run "$airlock" run -- make -s gen
+	rm -f gen.txt
+	# risk 3
+	t0=$(now_ns)
+	echo '{"argv":["make","-s","gen"],"reason":"bench","expected_paths":["gen.txt"]}' |
+		"$airlock" permit propose - > "$work/out"
+	t1=$(now_ns); echo "$(( (t1 - t0) / 1000 ))" >> "$work/p3_propose"
+	id=$(last_id)
+	step p3_dryrun "$airlock" permit dryrun "$id"
+	step p3_exec "$airlock" permit exec "$id"
+	[ "$(cat gen.txt)" = new ] || { echo "risk 3 exec did not apply" >&2; exit 1; }
+	rm -f gen.txt
+	# risk 4
+	t0=$(now_ns)
+	echo '{"argv":["make","-s","tracked"],"reason":"bench","expected_paths":["notes.txt"]}' |
+		"$airlock" permit propose - > "$work/out"
+	t1=$(now_ns); echo "$(( (t1 - t0) / 1000 ))" >> "$work/p4_propose"
+	id=$(last_id)
+	step p4_dryrun "$airlock" permit dryrun "$id"
+	t0=$(now_ns)
+	echo "$pass" | script -qec "'$airlock' permit approve $id" /dev/null >/dev/null
+	t1=$(now_ns); echo "$(( (t1 - t0) / 1000 ))" >> "$work/p4_approve"
+	step p4_exec "$airlock" permit exec "$id"
+	[ "$(jq -r .state "$AIRLOCK_STATE_DIR/permits/$id.json")" = APPLIED ] ||
+		{ echo "risk 4 exec did not apply" >&2; exit 1; }
+	git checkout -q notes.txt
+	i=$((i + 1))
+done
+# script(1) alone, to subtract the pty's own cost from approve.
+i=0
+while [ "$i" -lt "$rounds" ]; do
+	t0=$(now_ns); echo x | script -qec "cat >/dev/null" /dev/null >/dev/null; t1=$(now_ns)
+	echo "$(( (t1 - t0) / 1000 ))" >> "$work/script_only"
+	i=$((i + 1))
+done
+
+sum() { echo "$@" | awk '{s=0; for (i=1;i<=NF;i++) s+=$i; printf "%.1f", s}'; }
+t3=$(sum "$(median p3_propose)" "$(median p3_dryrun)" "$(median p3_exec)")
+t4=$(sum "$(median p4_propose)" "$(median p4_dryrun)" "$(median p4_approve)" "$(median p4_exec)")
+echo "## Permits: propose -> dryrun -> (approve ->) exec for a one-file change"
+echo
+echo "Medians of $rounds rounds, ms, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+echo
+echo "| path | propose | dryrun | approve | exec | whole path |"
+echo "|---|---:|---:|---:|---:|---:|"
+echo "| \`make -s gen\` directly | | | | | $(median direct_make) |"
+echo "| \`airlock run -- make -s gen\` | | | | | $(median direct_run) |"
+echo "| permit, risk 3 (\`make -s gen\`, ignored file) | $(median p3_propose) | $(median p3_dryrun) | | $(median p3_exec) | $t3 |"
+echo "| permit, risk 4 (\`make -s tracked\`, tracked file) | $(median p4_propose) | $(median p4_dryrun) | $(median p4_approve) (script(1) alone: $(median script_only)) | $(median p4_exec) | $t4 |"
