@@ -1,6 +1,6 @@
 #!/bin/sh
 # A permit's whole path for a one-file change, step by step, against running
-# the command directly (sh, and `airlock run`): propose -> dryrun -> exec for
+# the command directly (make, and `airlock run`): propose -> dryrun -> exec for
 # a generated file (risk 3), and propose -> dryrun -> approve -> exec for a
 # tracked one (risk 4; the passphrase typed into a pty by script(1), so the
 # approver's scrypt is in the number). Medians of N rounds (default 15); the
