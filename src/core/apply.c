@@ -880,6 +880,11 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	int r = dryrun_begin(store, id, &d, err);
 	if (r < 0)
 		return r;
+	/* A permit's dry run is applied by its permit, after its checks. */
+	if (!changeset_sha256 && faccessat(d.fd, "permit", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return error_set(err, EPERM,
+				 "dry run %llu belongs to a permit: airlock permit exec applies it, after its checks",
+				 (unsigned long long)id);
 	/* Checked under the lock: what is applied is what was reviewed. */
 	if (changeset_sha256 && strcmp(changeset_sha256, d.changeset_sha256) != 0)
 		return error_set(err, EPERM,
@@ -991,10 +996,10 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_af
 }
 
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
-			   const char *changeset_sha256, struct apply_outcome *ret,
-			   struct error *err)
+			   const char *changeset_sha256, int crash_after,
+			   struct apply_outcome *ret, struct error *err)
 {
-	return apply_changes_checked(store, id, flags, changeset_sha256, -1, ret, err);
+	return apply_changes_checked(store, id, flags, changeset_sha256, crash_after, ret, err);
 }
 
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,

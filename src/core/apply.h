@@ -42,7 +42,8 @@ enum {
 };
 
 /* -ENOENT: no such dry run; -EPERM: its verdict or state does not allow it
- * (the message says which); -EBUSY: CONFLICT. flags: APPLY_*. crash_after
+ * (the message says which), or it belongs to a permit (dryruns/<id>/permit:
+ * only apply_changes_reviewed() applies it); -EBUSY: CONFLICT. flags: APPLY_*. crash_after
  * >= 0 stops the process (_exit) after that many operations: a test hook
  * for crash safety. */
 int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
@@ -51,8 +52,8 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_af
  * is the one whose SHA-256 (hex) is changeset_sha256: what a permit's
  * approver reviewed (core/permit.h). -EPERM otherwise. */
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
-			   const char *changeset_sha256, struct apply_outcome *ret,
-			   struct error *err);
+			   const char *changeset_sha256, int crash_after,
+			   struct apply_outcome *ret, struct error *err);
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		   struct error *err);
 /* Drops a dry run that was not applied (or was rolled back). */

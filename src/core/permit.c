@@ -1056,6 +1056,19 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 	r = permit_run_dryrun(ctx, store, &p, p.p.argv, true, &o, err);
 	if (r < 0)
 		goto out;
+	/* The dry run is the permit's: plain `airlock apply` refuses it. */
+	if (o.id) {
+		char rel[80], text[32];
+		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p.id);
+		snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)o.id);
+		cleanup_close int dfd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0 && file_write_atomic(dfd, "permit", text, (size_t)len, 0600,
+						  store->durable, err) < 0 && err->code != EEXIST) {
+			r = error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
+			goto out;
+		}
+		*err = (struct error){ 0 };
+	}
 	/* A new dry run: an approval of the old one covers nothing now. */
 	json_decref(p.approval);
 	p.approval = NULL;
@@ -1264,7 +1277,7 @@ static bool permit_approval_valid(struct store *store, const struct permit *p, c
 }
 
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
-		uint64_t id, char *const *verify, struct permit *ret,
+		uint64_t id, char *const *verify, int crash, struct permit *ret,
 		struct permit_exec_result *res, struct error *err)
 {
 	cleanup_close int lock = -1;
@@ -1294,7 +1307,19 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 			r = error_set(err, EACCES, "permit %llu: %s", (unsigned long long)id, why);
 		goto fail;
 	}
-	r = apply_changes_reviewed(store, p.dryrun_id, 0, p.changeset_sha256, &out, err);
+	/* An exec that crashed between its apply and its commit. */
+	char rel[80];
+	cleanup_free char *dstate = NULL;
+	size_t dn;
+	struct error ignored_state = { 0 };
+	snprintf(rel, sizeof(rel), "dryruns/%llu/state", (unsigned long long)p.dryrun_id);
+	bool recovered = file_read_capped(store->dir_fd, rel, 64, &dstate, &dn, &ignored_state) == 0 &&
+			 strncmp(dstate, "applied\n", 8) == 0;
+	if (recovered)
+		r = 0;
+	else
+		r = apply_changes_reviewed(store, p.dryrun_id, 0, p.changeset_sha256,
+					   crash >= 0 ? crash : -1, &out, err);
 	if (r == -EBUSY) {
 		json_t *detail = json_pack("{s:s}", "conflict", out.conflict);
 		struct error commit_err = { 0 };
@@ -1305,10 +1330,14 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	}
 	if (r < 0)
 		goto fail;
+	if (crash == PERMIT_CRASH_AFTER_APPLY)
+		_exit(137); /* test hook: a crash before the commit */
 	res->ops = out.ops;
 	json_t *detail = json_pack("{s:I, s:I}", "dryrun", (json_int_t)p.dryrun_id, "operations",
 				   (json_int_t)out.ops);
-	r = permit_commit_transition(store, &p, PERMIT_APPLIED, "exec", detail, err);
+	r = permit_commit_transition(store, &p, PERMIT_APPLIED,
+				     recovered ? "exec: found applied by an exec that crashed before its commit" : "exec",
+				     detail, err);
 	json_decref(detail);
 	if (r < 0)
 		goto fail;

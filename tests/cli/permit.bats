@@ -265,3 +265,44 @@ for i in range(50000):
 	pstep show 999
 	[ "$status" -eq 1 ]
 }
+
+@test "exec survives SIGKILL inside the apply and before its commit; plain apply refuses a permit's dry run" {
+	make_project
+	propose '{"argv":["make","-s","gen","tracked"],"reason":"r","expected_paths":["gen.txt","notes.txt"],"risk":3}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	dry=$(jq -r .dryrun <<<"$output")
+	# The agent skips the permit: refused.
+	al apply "$dry"
+	[ "$status" -eq 21 ]
+	[[ "$stderr" == *"belongs to a permit"* ]]
+	[ ! -e gen.txt ]
+	# Risk 4 (a tracked file): approve needs a terminal; as root and nobody
+	# the approver lives in this test's state directory.
+	enrol
+	approve "$PID"
+	[[ "$output" == *'"state":"APPROVED"'* ]]
+	# Killed after the first of two operations: the next exec recovers
+	# (rolls the torn apply back) and applies the whole.
+	AIRLOCK_TEST_PERMIT_CRASH=1 run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	[ "$(state "$PID")" = APPROVED ]
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(cat gen.txt)" = new ] && [ "$(tail -1 notes.txt)" = changed ]
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPROVED APPLIED" ]
+
+	# Killed after the apply, before APPLIED is committed: the next exec
+	# records what happened instead of applying twice.
+	git checkout -q notes.txt && rm gen.txt
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep dryrun "$PID"
+	AIRLOCK_TEST_PERMIT_CRASH=apply run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	[ "$(state "$PID")" = DRY_RUN_OK ]
+	[ "$(cat gen.txt)" = new ]
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	jq -e '.history[-1].to == "APPLIED" and (.history[-1].event | contains("crashed"))' \
+		"$AIRLOCK_STATE_DIR/permits/$PID.json"
+}
