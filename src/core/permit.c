@@ -1148,8 +1148,10 @@ static int permit_verify_current(struct store *store, const struct rules *rules,
 		json_decref(detail);
 		r = error_set(err, EPERM, "permit %llu is rejected: %s", (unsigned long long)p->id, why);
 	} else {
-		/* Risk only rises: a file tracked since the dry run asks for more. */
-		p->risk = c.risk;
+		/* Risk only rises: a file tracked since the dry run asks for more,
+		 * a file untracked since (the index is the workspace's) asks for
+		 * no less than before. */
+		p->risk = MAX(p->risk, c.risk);
 		p->risk_classified = c.classified;
 		p->risk_observed = c.observed;
 	}
@@ -1174,7 +1176,7 @@ int permit_approval_message(struct store *store, const struct rules *rules, uint
 		r = error_set(err, EPERM, "permit %llu no longer matches its dry run: approve nothing; its exec will reject it",
 			      (unsigned long long)id);
 	if (r == 0) {
-		p.risk = c.risk;
+		p.risk = MAX(p.risk, c.risk); /* as permit_verify_current() */
 		r = permit_message(&p, ret_message, err);
 	}
 	permit_check_release(&c);
