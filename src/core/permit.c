@@ -1286,6 +1286,8 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	struct permit p;
 	struct apply_outcome out = { 0 };
 	char why[512];
+	/* Declared before the first goto: a cleanup variable is never jumped over. */
+	cleanup_free char *dstate = NULL;
 
 	*ret = (struct permit){ 0 };
 	*res = (struct permit_exec_result){ .verify_exit = -1 };
@@ -1311,7 +1313,6 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	}
 	/* An exec that crashed between its apply and its commit. */
 	char rel[80];
-	cleanup_free char *dstate = NULL;
 	size_t dn;
 	struct error ignored_state = { 0 };
 	snprintf(rel, sizeof(rel), "dryruns/%llu/state", (unsigned long long)p.dryrun_id);
