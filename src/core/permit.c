@@ -1142,11 +1142,11 @@ static int permit_verify_current(struct store *store, const struct rules *rules,
 	}
 	if (why) {
 		json_t *detail = json_pack("{s:s}", "reason", why);
-		struct error ignored = { 0 };
 		p->risk = MAX(p->risk, c.risk);
-		(void)permit_commit_transition(store, p, PERMIT_REJECTED, step, detail, &ignored);
+		r = permit_commit_transition(store, p, PERMIT_REJECTED, step, detail, err);
 		json_decref(detail);
-		r = error_set(err, EPERM, "permit %llu is rejected: %s", (unsigned long long)p->id, why);
+		if (r == 0)
+			r = error_set(err, EPERM, "permit %llu is rejected: %s", (unsigned long long)p->id, why);
 	} else {
 		/* Risk only rises: a file tracked since the dry run asks for more,
 		 * a file untracked since (the index is the workspace's) asks for
