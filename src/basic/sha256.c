@@ -56,6 +56,11 @@ void sha256_hex(const void *data, size_t n, char hex[SHA256_HEX_SIZE])
 	hex_encode(digest, SHA256_DIGEST_BYTES, hex);
 }
 
+void sha256_raw(const void *data, size_t n, uint8_t ret[SHA256_DIGEST_BYTES])
+{
+	SHA256(data, n, ret);
+}
+
 int sha256_fd_hex(int fd, char hex[SHA256_HEX_SIZE])
 {
 	SHA256_CTX ctx;

@@ -22,6 +22,8 @@ void sha256_update(struct sha256 *h, const void *data, size_t n);
 void sha256_final_hex(struct sha256 *h, char hex[SHA256_HEX_SIZE]);
 
 void sha256_hex(const void *data, size_t n, char hex[SHA256_HEX_SIZE]);
+/* The raw digest. */
+void sha256_raw(const void *data, size_t n, uint8_t ret[SHA256_DIGEST_BYTES]);
 
 /* The hex digest of everything read from fd (to its end); 0 or -errno. */
 int sha256_fd_hex(int fd, char hex[SHA256_HEX_SIZE]);

@@ -13,6 +13,8 @@
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
+#include "basic/sha256.h"
+#include <limits.h>
 
 #define SEQ_WIDTH	   20
 #define RECEIPT_MAX_BYTES  (16 << 20)
@@ -136,17 +138,101 @@ int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 	return 0; /* closing lock_fd releases the lock */
 }
 
+/* Opens the directory that holds path (below the state directory, made
+ * with mode 0700 as needed, never through a symlink). */
+static int store_commit_parent(struct store *store, const char *path, const char **ret_name,
+			       struct error *err)
+{
+	if (path[0] == '/') {
+		cleanup_free char *dir = strdup(path);
+		if (!dir)
+			return error_set(err, ENOMEM, "out of memory");
+		char *slash = strrchr(dir, '/');
+		*ret_name = path + (slash - dir) + 1;
+		*slash = '\0';
+		int fd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? error_set_errno(err, errno, "open %s", dir) : fd;
+	}
+	char buf[PATH_MAX];
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return error_set(err, ENAMETOOLONG, "path too long");
+	for (char *slash = strchr(buf, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdirat(store->dir_fd, buf, 0700) < 0 && errno != EEXIST)
+			return error_set_errno(err, errno, "create %s/%s", store->path, buf);
+		*slash = '/';
+	}
+	int fd = fd_open_parent(store->dir_fd, path, O_RDONLY, ret_name);
+	return fd < 0 ? error_set_errno(err, -fd, "open the directory of %s/%s", store->path, path)
+		      : fd;
+}
+
+/* Records whose commit is a human's decision or changes what is trusted
+ * are signed into a checkpoint at once; the rest wait for the next one
+ * (every LEDGER_CHECKPOINT_EVERY entries), so a run stays cheap. */
+static bool store_commit_checkpoints(enum ledger_kind kind)
+{
+	switch (kind) {
+	case LEDGER_APPLY:
+	case LEDGER_ROLLBACK:
+	case LEDGER_APPROVER_ENROL:
+	case LEDGER_APPROVER_CHANGE:
+	case LEDGER_PERMIT_TRANSITION:
+	case LEDGER_DISCARD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		 const void *data, size_t n, bool replace, struct error *err)
+{
+	char usual[64];
+
+	if (!path) {
+		if (kind != LEDGER_RECEIPT)
+			return error_set(err, EINVAL, "a %s record needs a path", ledger_kind_name(kind));
+		snprintf(usual, sizeof(usual), "receipts/%s.json", id);
+		path = usual;
+	}
+	const char *name;
+	cleanup_close int dir_fd = store_commit_parent(store, path, &name, err);
+	if (dir_fd < 0)
+		return error_prefix(err, "%s %s", ledger_kind_name(kind), id);
+	mode_t mode = path[0] == '/' ? 0644 : 0600;
+	int r;
+	if (replace) {
+		char tmp[NAME_MAX + 1];
+		snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
+		(void)unlinkat(dir_fd, tmp, 0);
+		r = file_write_atomic(dir_fd, tmp, data, n, mode, store->durable, err);
+		if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+			r = error_set_errno(err, errno, "cannot install '%s'", name);
+		if (r == 0 && store->durable && fsync(dir_fd) < 0)
+			r = error_set_errno(err, errno, "cannot sync the directory of '%s'", name);
+		if (r < 0)
+			(void)unlinkat(dir_fd, tmp, 0);
+	} else {
+		r = file_write_atomic(dir_fd, name, data, n, mode, store->durable, err);
+	}
+	if (r < 0)
+		return r == -EEXIST ? r : error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id, store->path);
+	char hex[SHA256_HEX_SIZE];
+	sha256_hex(data, n, hex);
+	r = ledger_append(store, kind, id, path, hex, store_commit_checkpoints(kind), NULL, err);
+	if (r < 0)
+		return error_prefix(err, "%s %s was written but not committed", ledger_kind_name(kind), id);
+	return 0;
+}
+
 int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
 			struct error *err)
 {
 	char name[32];
 
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	int r = file_write_atomic(store->receipts_fd, name, text, n, 0600, store->durable, err);
-	if (r < 0)
-		return error_prefix(err, "receipt %llu in '%s/receipts'", (unsigned long long)id,
-				    store->path);
-	return 0;
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+	return store_commit(store, LEDGER_RECEIPT, name, NULL, text, n, false, err);
 }
 
 int store_append_index(struct store *store, const char *line, struct error *err)

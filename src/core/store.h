@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/ledger.h"
 
 /* The state directory (docs/state-dir.md):
  *	lock		flock()ed while an id is allocated
@@ -42,7 +43,25 @@ static inline void store_freep(struct store **s)
  * (a counter that lost its last update in a crash never reissues one). */
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
 
-/* Writes receipts/<id>.json; never replaces an existing one. */
+/* The one commit path (docs/ledger.md, "One commit path"): every record
+ * airlock keeps (receipt, gate open and close, dry run change set, apply,
+ * rollback, approver, permit transition) is written here and nowhere else.
+ * Writes data to path, relative to the state directory (NULL: the kind's
+ * usual place, receipts/<id>.json for a receipt; the only absolute path
+ * allowed is the system approver's, written mode 0644), atomically and
+ * durably (temporary file, fsync, rename, fsync of the directory), THEN
+ * appends the ledger entry naming kind, id, path and the SHA-256 of data
+ * (fdatasync). The append is the commit point: a crash between the two
+ * leaves a record the ledger does not back, which readers that check
+ * (gate, ack, apply) treat as never written and `airlock ledger verify`
+ * reports as unbacked. Without replace an existing file is never replaced
+ * (-EEXIST, nothing appended); with it, the file's new bytes are committed
+ * (a state that moves on: approver.json, dryruns/<id>/state). Any error,
+ * including the ledger's (an fsync error poisons it), fails the commit. */
+int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		 const void *data, size_t n, bool replace, struct error *err);
+
+/* Writes receipts/<id>.json through store_commit(); never replaces one. */
 int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
 			struct error *err);
 int store_append_index(struct store *store, const char *line, struct error *err);

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/* The Merkle tree (RFC 9162 known answers, proofs for every index and size
+ * up to 72, mutated proofs), the ledger's entry and checkpoint parsers, and
+ * appends, checkpoints and verification on a scratch state directory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/fileio.h"
+#include "basic/merkle.h"
+#include "basic/text.h"
+#include "core/ledger.h"
+#include "core/store.h"
+#include "harness.h"
+
+/* The certificate-transparency test leaves (RFC 6962 test data,
+ * transparency-dev/merkle testonly/constants.go) and their roots. */
+static const struct {
+	const char *data;
+	size_t n;
+} kat_leaves[] = {
+	{ "", 0 },
+	{ "\x00", 1 },
+	{ "\x10", 1 },
+	{ "\x20\x21", 2 },
+	{ "\x30\x31", 2 },
+	{ "\x40\x41\x42\x43", 4 },
+	{ "\x50\x51\x52\x53\x54\x55\x56\x57", 8 },
+	{ "\x60\x61\x62\x63\x64\x65\x66\x67\x68\x69\x6a\x6b\x6c\x6d\x6e\x6f", 16 },
+};
+static const char *const kat_roots[] = {
+	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	"6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+	"fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+	"aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+	"d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+	"4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+	"76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+	"ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+	"5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+};
+
+static void test_merkle_known_roots(void)
+{
+	merkle_hash leaves[8], root;
+	char hex[65];
+
+	for (size_t i = 0; i < 8; i++)
+		merkle_leaf_hash(kat_leaves[i].data, kat_leaves[i].n, leaves[i]);
+	for (size_t n = 0; n <= 8; n++) {
+		merkle_root(leaves, n, root);
+		hex_encode(root, 32, hex);
+		ASSERT_EQ_STR(hex, kat_roots[n]);
+	}
+	/* The compact range gives the same roots, one leaf at a time. */
+	struct merkle_range r;
+	merkle_range_init(&r);
+	for (size_t n = 1; n <= 8; n++) {
+		merkle_range_append(&r, leaves[n - 1]);
+		merkle_range_root(&r, root);
+		hex_encode(root, 32, hex);
+		ASSERT_EQ_STR(hex, kat_roots[n]);
+	}
+}
+
+/* RFC 9162 example: the inclusion proof of leaf 0 in the tree of 8 is
+ * [leaf 1, node(2,3), node(4..7)]; of leaf 5 in the tree of 7 (d(5)'s
+ * sibling d(4), then d(6), then node(0..3)). */
+static void test_merkle_proof_shapes(void)
+{
+	merkle_hash leaves[8], proof[MERKLE_MAX_PROOF], want;
+	size_t n;
+
+	for (size_t i = 0; i < 8; i++)
+		merkle_leaf_hash(kat_leaves[i].data, kat_leaves[i].n, leaves[i]);
+	ASSERT_EQ_INT(merkle_inclusion_proof(leaves, 8, 0, proof, &n), 0);
+	ASSERT_EQ_INT(n, 3);
+	ASSERT_TRUE(memcmp(proof[0], leaves[1], 32) == 0);
+	merkle_root(leaves + 4, 4, want);
+	ASSERT_TRUE(memcmp(proof[2], want, 32) == 0);
+	ASSERT_EQ_INT(merkle_inclusion_proof(leaves, 7, 5, proof, &n), 0);
+	ASSERT_EQ_INT(n, 3);
+	ASSERT_TRUE(memcmp(proof[0], leaves[4], 32) == 0);
+	ASSERT_TRUE(memcmp(proof[1], leaves[6], 32) == 0);
+	merkle_root(leaves, 4, want);
+	ASSERT_TRUE(memcmp(proof[2], want, 32) == 0);
+	/* The consistency proof from 3 to 7 is [c, d, g, l] in RFC 9162's
+	 * figure: d(2), d(3), node(0,1), node(node(4,5), d(6)). */
+	ASSERT_EQ_INT(merkle_consistency_proof(leaves, 7, 3, proof, &n), 0);
+	ASSERT_EQ_INT(n, 4);
+	ASSERT_TRUE(memcmp(proof[0], leaves[2], 32) == 0);
+	ASSERT_TRUE(memcmp(proof[1], leaves[3], 32) == 0);
+	merkle_root(leaves, 2, want);
+	ASSERT_TRUE(memcmp(proof[2], want, 32) == 0);
+	merkle_root(leaves + 4, 3, want);
+	ASSERT_TRUE(memcmp(proof[3], want, 32) == 0);
+	ASSERT_EQ_INT(merkle_inclusion_proof(leaves, 7, 7, proof, &n), -EINVAL);
+	ASSERT_EQ_INT(merkle_consistency_proof(leaves, 7, 0, proof, &n), -EINVAL);
+}
+
+#define PROOF_MAX_SIZE 72
+
+static void test_merkle_inclusion_every_index(void)
+{
+	merkle_hash leaves[PROOF_MAX_SIZE + 1], root, proof[MERKLE_MAX_PROOF], wrong_root, bigger;
+	size_t n;
+
+	for (size_t i = 0; i <= PROOF_MAX_SIZE; i++) {
+		char b = (char)i;
+		merkle_leaf_hash(&b, 1, leaves[i]);
+	}
+	for (uint64_t size = 1; size <= PROOF_MAX_SIZE; size++) {
+		merkle_root(leaves, size, root);
+		merkle_root(leaves, size + 1, bigger);
+		memcpy(wrong_root, root, 32);
+		wrong_root[5] ^= 1;
+		for (uint64_t i = 0; i < size; i++) {
+			ASSERT_EQ_INT(merkle_inclusion_proof(leaves, size, i, proof, &n), 0);
+			ASSERT_TRUE(merkle_verify_inclusion(i, size, leaves[i], proof, n, root));
+			ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n, wrong_root));
+			ASSERT_TRUE(!merkle_verify_inclusion(i, size + 1, leaves[i], proof, n, bigger));
+			ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[(i + 1) % PROOF_MAX_SIZE],
+							     proof, n, root));
+			if (size > 1)
+				ASSERT_TRUE(!merkle_verify_inclusion((i + 1) % size, size, leaves[i],
+								     proof, n, root));
+			ASSERT_TRUE(!merkle_verify_inclusion(size, size, leaves[i], proof, n, root));
+			if (n > 0) {
+				ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n - 1,
+								     root));
+				proof[n - 1][0] ^= 0x80;
+				ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n, root));
+				proof[n - 1][0] ^= 0x80;
+			}
+			memcpy(proof[n], root, 32);
+			ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n + 1, root));
+		}
+	}
+}
+
+static void test_merkle_consistency_every_pair(void)
+{
+	merkle_hash leaves[PROOF_MAX_SIZE], proof[MERKLE_MAX_PROOF];
+	merkle_hash roots[PROOF_MAX_SIZE + 1];
+	size_t n;
+
+	for (size_t i = 0; i < PROOF_MAX_SIZE; i++) {
+		char b[2] = { 'x', (char)i };
+		merkle_leaf_hash(b, 2, leaves[i]);
+	}
+	for (uint64_t s = 0; s <= PROOF_MAX_SIZE; s++)
+		merkle_root(leaves, s, roots[s]);
+	for (uint64_t size = 1; size <= PROOF_MAX_SIZE; size++)
+		for (uint64_t old = 1; old <= size; old++) {
+			ASSERT_EQ_INT(merkle_consistency_proof(leaves, size, old, proof, &n), 0);
+			ASSERT_TRUE(merkle_verify_consistency(old, size, roots[old], roots[size],
+							      proof, n));
+			if (old < size) {
+				ASSERT_TRUE(!merkle_verify_consistency(old, size, roots[old - 1],
+								       roots[size], proof, n));
+				ASSERT_TRUE(!merkle_verify_consistency(old, size, roots[old],
+								       roots[size - 1], proof, n));
+				proof[0][3] ^= 4;
+				ASSERT_TRUE(!merkle_verify_consistency(old, size, roots[old],
+								       roots[size], proof, n));
+				proof[0][3] ^= 4;
+				ASSERT_TRUE(!merkle_verify_consistency(old, size, roots[old],
+								       roots[size], proof, n - 1));
+			}
+			ASSERT_TRUE(!merkle_verify_consistency(0, size, roots[0], roots[size], proof,
+							       n));
+		}
+}
+
+static void test_ledger_entry_parser(void)
+{
+	struct ledger_entry e;
+	struct error err;
+	const char *good = "{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"2026-01-01T00:00:00Z\"}";
+
+	ASSERT_EQ_INT(ledger_entry_parse(good, strlen(good), &e, &err), 0);
+	ASSERT_EQ_INT(e.seq, 3);
+	ASSERT_EQ_INT(e.kind, LEDGER_RECEIPT);
+	ASSERT_EQ_STR(e.path, "receipts/42.json");
+	static const char *const bad[] = {
+		/* a duplicate key */
+		"{\"v\":1,\"seq\":3,\"seq\":4,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		/* a path that climbs out */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"../x\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		/* an absolute path that is not the system approver */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"/etc/passwd\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		/* upper-case hex */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"E3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		/* version 2 */
+		"{\"v\":2,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		/* an extra field */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\",\"x\":1}",
+		/* an unknown kind */
+		"{\"v\":1,\"seq\":3,\"kind\":\"nope\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		/* trailing bytes */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"} ",
+		"{\"v\":1,\"seq\":-1,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"a/b\",\"path\":\"r\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"t\"}",
+		"\t{}",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_EQ_INT(ledger_entry_parse(bad[i], strlen(bad[i]), &e, &err), -EBADMSG);
+}
+
+static char scratch[64];
+
+static struct store *scratch_store(void)
+{
+	struct store *store = NULL;
+	struct error err;
+
+	snprintf(scratch, sizeof(scratch), "/tmp/airlock-test-ledger.XXXXXX");
+	if (!mkdtemp(scratch) || store_open(scratch, true, &store, &err) < 0)
+		return NULL;
+	return store;
+}
+
+static void scratch_remove(struct store *store)
+{
+	store_free(store);
+	(void)remove_tree_at(AT_FDCWD, scratch);
+}
+
+static int read_text(struct store *store, const char *path, char **ret, size_t *n)
+{
+	struct error err;
+
+	return file_read_capped(store->dir_fd, path, 1 << 24, ret, n, &err);
+}
+
+static void test_ledger_commit_checkpoint_verify(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	struct ledger_report rep;
+	ASSERT_TRUE(store);
+
+	char id[16], text[64];
+	for (int i = 1; i <= 70; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		snprintf(text, sizeof(text), "receipt %d\n", i);
+		ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, id, NULL, text, strlen(text), false,
+					   &err),
+			      0);
+	}
+	char *vkey_text = NULL;
+	ASSERT_EQ_INT(ledger_public_key(store, false, &vkey_text, &err), 0);
+	struct ledger_vkey vkey;
+	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
+	free(vkey_text);
+	/* Checkpoints at 1 and 64; 6 entries after it. */
+	ASSERT_EQ_INT(ledger_verify(store, &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(rep.n_findings, 0);
+	ASSERT_EQ_INT(rep.size, 70);
+	ASSERT_EQ_INT(rep.checkpoint_size, 64);
+	ledger_report_release(&rep);
+
+	/* A receipt rewritten is named. */
+	struct error ignored;
+	(void)unlinkat(store->receipts_fd, "7.json", 0);
+	ASSERT_EQ_INT(file_write_atomic(store->receipts_fd, "7.json", "forged\n", 7, 0600, false,
+					&ignored),
+		      0);
+	ASSERT_EQ_INT(ledger_backs_file(store, LEDGER_RECEIPT, "7", "receipts/7.json", &err),
+		      -EBADMSG);
+	ASSERT_EQ_INT(ledger_backs_file(store, LEDGER_RECEIPT, "8", "receipts/8.json", &err), 0);
+	ASSERT_EQ_INT(ledger_verify(store, &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(rep.n_findings, 1);
+	ASSERT_EQ_INT(rep.findings[0].type, LEDGER_FINDING_DIFFERS);
+	ASSERT_TRUE(strstr(rep.findings[0].what, "receipts/7.json") != NULL);
+	ledger_report_release(&rep);
+
+	/* An inclusion proof verifies offline, and binds the record. */
+	char *proof = NULL;
+	ASSERT_EQ_INT(ledger_prove(store, "receipt:8", &proof, &err), 0);
+	char hex[SHA256_HEX_SIZE];
+	sha256_hex("receipt 8\n", 10, hex);
+	struct ledger_entry e;
+	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err), 0);
+	ASSERT_EQ_STR(e.id, "8");
+	sha256_hex("receipt 9\n", 10, hex);
+	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err),
+		      -EBADMSG);
+	free(proof);
+	ASSERT_EQ_INT(ledger_prove(store, "receipt:70", &proof, &err), -EAGAIN);
+
+	/* A consistency proof from an old checkpoint kept elsewhere. */
+	char *old = NULL;
+	size_t old_n;
+	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &old, &old_n), 0);
+	ASSERT_EQ_INT(ledger_checkpoint(store, &err), 0);
+	ASSERT_EQ_INT(ledger_prove_consistency(store, 64, &proof, &err), 0);
+	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, old, old_n, NULL, NULL, &err),
+		      0);
+	free(proof);
+	ASSERT_EQ_INT(ledger_verify(store, &vkey, old, old_n, &rep, &err), 0);
+	ASSERT_EQ_INT(rep.checkpoint_size, 70);
+	ledger_report_release(&rep);
+	free(old);
+	scratch_remove(store);
+}
+
+static void test_ledger_checkpoint_signatures(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	ASSERT_TRUE(store);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "x", 1, false, &err), 0);
+	char *vkey_text = NULL, *note = NULL;
+	size_t n;
+	ASSERT_EQ_INT(ledger_public_key(store, false, &vkey_text, &err), 0);
+	struct ledger_vkey vkey, other;
+	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
+	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &note, &n), 0);
+	struct ledger_checkpoint cp;
+	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &vkey, &cp, &err), 0);
+	ASSERT_EQ_INT(cp.size, 1);
+	ledger_checkpoint_release(&cp);
+	/* One character of the body changed. */
+	note[0] ^= 1;
+	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &vkey, &cp, &err), -EBADMSG);
+	note[0] ^= 1;
+	/* A bit of the signature flipped. */
+	char *sig = strrchr(note, ' ') + 10;
+	*sig = *sig == 'A' ? 'B' : 'A';
+	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &vkey, &cp, &err), -EBADMSG);
+	/* Another key (another state directory's) does not verify it. */
+	struct store *second = store;
+	char first_dir[64];
+	snprintf(first_dir, sizeof(first_dir), "%s", scratch);
+	second = scratch_store();
+	ASSERT_TRUE(second);
+	ASSERT_EQ_INT(store_commit(second, LEDGER_RECEIPT, "1", NULL, "x", 1, false, &err), 0);
+	free(vkey_text);
+	ASSERT_EQ_INT(ledger_public_key(second, false, &vkey_text, &err), 0);
+	if (ledger_vkey_parse(vkey_text, &other, &err) < 0)
+		printf("# %s: %s\n", vkey_text, err.msg);
+	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &other, &err), 0);
+	free(note);
+	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &note, &n), 0);
+	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &other, &cp, &err), -EBADMSG);
+	/* A vkey with a wrong id is refused. */
+	vkey_text[strlen(vkey.name) + 1] ^= 1;
+	ASSERT_TRUE(ledger_vkey_parse(vkey_text, &other, &err) < 0);
+	free(vkey_text);
+	free(note);
+	scratch_remove(second);
+	(void)remove_tree_at(AT_FDCWD, first_dir);
+	store_free(store);
+}
+
+/* N processes append at once: every entry lands once, in seq order. */
+static void test_ledger_concurrent_appenders(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	ASSERT_TRUE(store);
+	enum { PROCS = 6, EACH = 40 };
+	for (int p = 0; p < PROCS; p++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct store *s = NULL;
+			struct error e;
+			if (store_open(scratch, false, &s, &e) < 0)
+				_exit(1);
+			for (int i = 0; i < EACH; i++) {
+				char id[32];
+				snprintf(id, sizeof(id), "%d", p * 1000 + i + 1);
+				if (store_commit(s, LEDGER_RECEIPT, id, NULL, id, strlen(id), false, &e) <
+				    0)
+					_exit(2);
+			}
+			_exit(0);
+		}
+		ASSERT_TRUE(pid > 0);
+	}
+	int status, ok = 0;
+	while (wait(&status) > 0)
+		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	ASSERT_EQ_INT(ok, PROCS);
+	char *vkey_text = NULL;
+	struct ledger_vkey vkey;
+	struct ledger_report rep;
+	ASSERT_EQ_INT(ledger_public_key(store, false, &vkey_text, &err), 0);
+	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
+	free(vkey_text);
+	ASSERT_EQ_INT(ledger_verify(store, &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(rep.size, PROCS * EACH);
+	ASSERT_EQ_INT(rep.n_findings, 0);
+	ledger_report_release(&rep);
+	scratch_remove(store);
+}
+
+RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
+	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
+	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
+	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_concurrent_appenders))
