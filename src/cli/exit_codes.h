@@ -29,6 +29,9 @@ enum {
 	EXIT_PERMIT_REJECTED = 35,
 	EXIT_PERMIT_NOT_APPROVED = 36, /* REJECTED_WITHOUT_APPROVAL */
 	EXIT_PERMIT_ROLLED_BACK = 37,
+	EXIT_LEDGER_TAMPERED = 1, /* ledger verify, verify-proof: the log was rewritten */
+	EXIT_LEDGER_RECORDS_DIFFER = 2, /* ledger verify: a record differs from the log */
+	EXIT_LEDGER_TORN_TAIL = 3, /* ledger verify: only a torn tail, for `ledger recover` */
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */
 	EXIT_TIMEOUT = 124,
 	EXIT_AIRLOCK_ERROR = 125, /* airlock failed or the input was invalid: nothing ran */

@@ -95,6 +95,7 @@ static const struct {
 	{ "classify", cmd_classify, "print a command's risk level 1-5 and the rule that decided" },
 	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
 	{ "permit", cmd_permit, "a model's proposed command earns execution: propose, dryrun, approve, exec" },
+	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
 };
 
 static void print_usage(FILE *f)

@@ -32,6 +32,7 @@
 
 /* One dry run's directory and the workspace it belongs to. */
 struct dryrun_dir {
+	struct store *store;
 	uint64_t id;
 	int fd; /* dryruns/<id> */
 	int ws_fd; /* the workspace */
@@ -221,7 +222,7 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 	size_t n;
 	struct stat dst;
 
-	*d = (struct dryrun_dir){ .id = id, .fd = -1, .ws_fd = -1 };
+	*d = (struct dryrun_dir){ .store = store, .id = id, .fd = -1, .ws_fd = -1 };
 	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
 	d->fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->fd < 0)
@@ -283,16 +284,20 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 	return 0;
 }
 
+/* The state moves on through the one commit path: "applied" is an apply
+ * record, "rolled_back" (and "pending" after a recovery undid an apply)
+ * a rollback record. */
 static int dryrun_set_state(struct dryrun_dir *d, const char *state, struct error *err)
 {
-	char line[64];
+	char line[64], path[64], id_text[24];
 	int n = snprintf(line, sizeof(line), "%s\n", state);
 
-	(void)unlinkat(d->fd, "state.new", 0);
-	int r = file_write_atomic(d->fd, "state.new", line, (size_t)n, 0600, true, err);
-	if (r == 0 && renameat(d->fd, "state.new", d->fd, "state") < 0)
-		r = error_set_errno(err, errno, "dry run %llu: write its state",
-				    (unsigned long long)d->id);
+	snprintf(path, sizeof(path), "dryruns/%llu/state", (unsigned long long)d->id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)d->id);
+	int r = store_commit(d->store, strcmp(state, "applied") == 0 ? LEDGER_APPLY : LEDGER_ROLLBACK,
+			     id_text, path, line, (size_t)n, true, err);
+	if (r < 0)
+		r = error_prefix(err, "dry run %llu: write its state", (unsigned long long)d->id);
 	if (r == 0)
 		snprintf(d->state, sizeof(d->state), "%s", state);
 	return r;
@@ -869,6 +874,21 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
 	return r < 0 ? r : recover_locked(d, &mine, err);
 }
 
+/* Apply puts what the change set says into the real tree: one the ledger
+ * does not back (rewritten after the dry run) is refused. */
+static int apply_changeset_backed(struct store *store, uint64_t id, struct error *err)
+{
+	char path[64], id_text[24];
+
+	snprintf(path, sizeof(path), "dryruns/%llu/changeset.json", (unsigned long long)id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	int r = ledger_backs_file(store, LEDGER_DRYRUN, id_text, path, err);
+	if (r < 0)
+		return error_set(err, EPERM, "the ledger does not back the change set of dry run %llu (%s): refusing to apply it; `airlock ledger verify` says more",
+				 (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
+	return 0;
+}
+
 static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
 				 const char *changeset_sha256, int crash_after,
 				 struct apply_outcome *ret, struct error *err)
@@ -878,6 +898,8 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 
 	*ret = (struct apply_outcome){ 0 };
 	int r = dryrun_begin(store, id, &d, err);
+	if (r == 0)
+		r = apply_changeset_backed(store, id, err);
 	if (r < 0)
 		return r;
 	/* A permit's dry run is applied by its permit, after its checks. */
@@ -1036,6 +1058,18 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 	return r;
 }
 
+/* A discard entry names the dry run's directory (the digest of nothing):
+ * `ledger verify` then expects its files gone. */
+static int apply_commit_discard(struct store *store, uint64_t id, struct error *err)
+{
+	char path[64], id_text[24], hex[SHA256_HEX_SIZE];
+
+	snprintf(path, sizeof(path), "dryruns/%llu", (unsigned long long)id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	sha256_hex("", 0, hex);
+	return ledger_append(store, LEDGER_DISCARD, id_text, path, hex, true, NULL, err);
+}
+
 int apply_discard(struct store *store, uint64_t id, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
@@ -1052,7 +1086,10 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	if (r == 0 && strcmp(d.state, "applied") == 0)
 		return error_set(err, EPERM, "dry run %llu is applied: roll it back first",
 				 (unsigned long long)id);
-	/* Removed with its lock held (d is released after). */
+	/* Recorded, then removed with its lock held (d is released after). */
+	r = apply_commit_discard(store, id, err);
+	if (r < 0)
+		return r;
 	r = remove_tree_at(store->dir_fd, rel);
 	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store->path, rel) : 0;
 }
@@ -1089,7 +1126,12 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 			snprintf(state, sizeof(state), "%.*s", (int)strcspn(text, "\n"), text);
 		if (age_ms < older_than_ms || (!include_applied && !strcmp(state, "applied")))
 			continue;
-		int q = remove_tree_at(dirfd(dir), de->d_name);
+		int q = apply_commit_discard(store, id, err);
+		if (q < 0) {
+			r = q;
+			break;
+		}
+		q = remove_tree_at(dirfd(dir), de->d_name);
 		if (q < 0)
 			r = error_set_errno(err, -q, "remove dry run %s", de->d_name);
 		else

@@ -143,6 +143,7 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 	uint8_t salt[SALT_BYTES], seed[ED25519_KEY_BYTES], public_key[ED25519_KEY_BYTES];
 	char salt_hex[2 * SALT_BYTES + 1], key_hex[2 * ED25519_KEY_BYTES + 1], now[64];
 	struct approver current = { 0 };
+	bool replacing = false;
 
 	if (strlen(passphrase) < 8)
 		return error_set(err, EINVAL, "the passphrase must be at least 8 characters");
@@ -161,6 +162,7 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 		approver_release(&current);
 		if (r < 0)
 			return r;
+		replacing = true;
 	} else if (r != -ENOENT) {
 		return r;
 	}
@@ -194,13 +196,12 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 		if (dir_fd < 0)
 			return error_set_errno(err, errno, "open /etc/airlock");
 	}
-	int target = system ? dir_fd : store->dir_fd;
-	/* Replace through a new name, so a reader sees the old or the new. */
-	(void)unlinkat(target, "approver.json.new", 0);
-	r = file_write_atomic(target, "approver.json.new", text, strlen(text), system ? 0644 : 0600,
-			      true, err);
-	if (r == 0 && renameat(target, "approver.json.new", target, "approver.json") < 0)
-		r = error_set_errno(err, errno, "install approver.json");
+	/* Replaced through a new name, so a reader sees the old or the new, and
+	 * committed to the ledger (the one commit path): `ack` trusts only an
+	 * approver the ledger backs. */
+	r = store_commit(store, replacing ? LEDGER_APPROVER_CHANGE : LEDGER_APPROVER_ENROL,
+			 "approver", system ? APPROVER_SYSTEM_PATH : "approver.json", text,
+			 strlen(text), true, err);
 	if (r < 0)
 		return r;
 	cleanup_free char *origin = NULL;

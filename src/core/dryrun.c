@@ -150,8 +150,10 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
-	r = file_write_atomic(dir_fd, "changeset.json", text, strlen(text), 0600, store->durable,
-			      err);
+	char path[96], id_text[24];
+	snprintf(path, sizeof(path), "%s/changeset.json", rel);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	r = store_commit(store, LEDGER_DRYRUN, id_text, path, text, strlen(text), false, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	/* The overlay leaves work/work (and with volatile, work/incompat) mode

@@ -162,15 +162,6 @@ static int gate_read_json(int dir_fd, const char *name, json_t **ret, struct err
 	return jsonutil_parse_object(text, n, ret, err);
 }
 
-static int gate_write_json(struct store *store, int dir_fd, const char *name, json_t *doc,
-			   struct error *err)
-{
-	cleanup_free char *text = jsonutil_dump_line(doc);
-	if (!text)
-		return error_set(err, ENOMEM, "out of memory");
-	return file_write_atomic(dir_fd, name, text, strlen(text), 0600, store->durable, err);
-}
-
 static bool gate_receipt_succeeded(json_t *receipt)
 {
 	const char *status = jsonutil_str(receipt, "status");
@@ -194,7 +185,7 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
 
 	if (!gate_receipt_succeeded(receipt)) {
-		char dir[64], name[32];
+		char dir[64];
 		gate_scope_dir(scope, dir);
 		cleanup_close int fd = gate_open_dir(store, dir, true, err);
 		if (fd < 0)
@@ -208,8 +199,13 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 			json_object_set_new(entry, "risk", json_integer(v.risk));
 			json_object_set_new(entry, "rule", json_string(v.rule));
 		}
-		snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-		int r = gate_write_json(store, fd, name, entry, err);
+		char rel[128], id_text[24];
+		snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
+		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+		cleanup_free char *text = jsonutil_dump_line(entry);
+		int r = text ? store_commit(store, LEDGER_GATE_OPEN, id_text, rel, text, strlen(text),
+					    false, err)
+			     : error_set(err, ENOMEM, "out of memory");
 		if (r < 0)
 			return error_prefix(err, "open failure %llu", (unsigned long long)id);
 		ret->opened = true; /* a failed run closes nothing; its own status says why */
@@ -298,12 +294,17 @@ static int compare_newest_first(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
+/* A close record counts only when the ledger backs it: one written by
+ * anything but store_commit() (a forged close) leaves the failure open. */
 static bool gate_is_closed(struct store *store, uint64_t id)
 {
-	char name[64];
+	char name[64], id_text[24];
+	struct error ignored;
 
 	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
-	return faccessat(store->dir_fd, name, F_OK, 0) == 0;
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	return faccessat(store->dir_fd, name, F_OK, 0) == 0 &&
+	       ledger_backs_file(store, LEDGER_GATE_CLOSE, id_text, name, &ignored) == 0;
 }
 
 static bool parse_entry_name(const char *name, uint64_t *ret_id)
@@ -318,6 +319,36 @@ static bool parse_entry_name(const char *name, uint64_t *ret_id)
 		return false;
 	*ret_id = id;
 	return true;
+}
+
+/* A failure the ledger has open whose entry file is gone (deleted to pass
+ * the gate) is still open. */
+static int gate_add_deleted(struct store *store, const char *scope, const char *dir,
+			    json_t *entries, struct error *err)
+{
+	cleanup_free uint64_t *ids = NULL;
+	size_t n = 0;
+	char prefix[80];
+	struct error ignored;
+
+	snprintf(prefix, sizeof(prefix), "%s/", dir);
+	if (ledger_open_failures(store, prefix, &ids, &n, &ignored) < 0)
+		return 0; /* no ledger: nothing more to know */
+	for (size_t i = 0; i < n; i++) {
+		bool listed = false;
+		size_t k;
+		json_t *e;
+		json_array_foreach(entries, k, e)
+			listed |= (uint64_t)json_integer_value(json_object_get(e, "receipt")) == ids[i];
+		if (listed || gate_is_closed(store, ids[i]))
+			continue;
+		json_t *entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
+					  "receipt", (json_int_t)ids[i], "scope", scope, "damaged",
+					  "its entry was deleted; the ledger has it open");
+		if (!entry || json_array_append_new(entries, entry) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
 }
 
 int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
@@ -362,6 +393,8 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		if (!entry || json_array_append_new(entries, entry) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
+	if (gate_add_deleted(store, scope, dir, entries, err) < 0)
+		return -ENOMEM;
 	if (jsonutil_array_sort(entries, compare_newest_first) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_entries = TAKE_PTR(entries);
@@ -423,13 +456,17 @@ int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by
 		"approval", approval, "closed_at", now);
 	if (!record)
 		return error_set(err, ENOMEM, "out of memory");
-	cleanup_close int closed_fd = gate_open_dir(store, "gate/closed", true, err);
-	if (closed_fd < 0)
-		return closed_fd;
+	char rel[64], id_text[24];
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	/* The record first: a crash after it leaves an entry the listing
-	 * recognises as closed. Two closers race on RENAME_NOREPLACE; one wins. */
-	int r = gate_write_json(store, closed_fd, name, record, err);
+	snprintf(rel, sizeof(rel), "gate/closed/%s", name);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	/* The record first, through the one commit path: a crash after it leaves
+	 * an entry the listing recognises as closed, once the ledger backs the
+	 * record. Two closers race on RENAME_NOREPLACE; one wins. */
+	cleanup_free char *text = jsonutil_dump_line(record);
+	int r = text ? store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false,
+				    err)
+		     : error_set(err, ENOMEM, "out of memory");
 	if (r == -EEXIST)
 		return 0;
 	if (r < 0)
@@ -478,6 +515,27 @@ static void gate_entry_verdict(const struct rules *rules, json_t *entry,
 	rules_classify(rules, words, ret);
 }
 
+/* ack decides from the open entry (its command's risk): one the ledger does
+ * not back (rewritten to look read-only) is refused. */
+static int gate_entry_backed(struct store *store, json_t *entry, struct error *err)
+{
+	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
+	const char *scope = jsonutil_str(entry, "scope");
+	char dir[64], rel[128], id_text[24];
+
+	if (!scope || json_object_get(entry, "damaged"))
+		return error_set(err, EPERM, "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
+				 (unsigned long long)id);
+	gate_scope_dir(scope, dir);
+	snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	int r = ledger_backs_file(store, LEDGER_GATE_OPEN, id_text, rel, err);
+	if (r < 0)
+		return error_set(err, EPERM, "the ledger does not back open failure %llu (%s): refusing to trust it; `airlock ledger verify` says more",
+				 (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
+	return 0;
+}
+
 int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,
 	     const char *passphrase, struct gate_ack_result *ret, struct error *err)
 {
@@ -490,6 +548,9 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "receipt %llu is not an open failure",
 				 (unsigned long long)id);
+	if (r < 0)
+		return r;
+	r = gate_entry_backed(store, entry, err);
 	if (r < 0)
 		return r;
 	gate_entry_verdict(rules, entry, &ret->verdict);
@@ -511,6 +572,13 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 				 "no approver is enrolled: a human enrols one with `airlock approver init` in their own terminal");
 	if (r < 0)
 		return r;
+	/* The state directory's approver counts only as the ledger committed it
+	 * (a swapped approver.json is refused); the system one is protected by
+	 * its owner and mode (core/approver.h). */
+	if (strcmp(approver.origin, APPROVER_SYSTEM_PATH) != 0 &&
+	    ledger_backs_file(store, LEDGER_KIND_MAX, "approver", "approver.json", err) < 0)
+		return error_set(err, EACCES, "the ledger does not back %s (replaced outside `airlock approver`): refusing it; `airlock ledger verify` says more",
+				 approver.origin);
 	char now[64];
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
 	cleanup_free char *argv_text = json_dumps(json_object_get(entry, "argv"), JSON_COMPACT);

@@ -475,36 +475,32 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 				      mask ? masking : NULL));
 
 	struct gate_effect effect = { 0 };
-	r = gate_prepare(st->store, doc, st->rules, st->scope, 0, false, verified, &effect,
-			 err);
-	if (r == 0) {
-		json_object_set_new(doc, "gate", gate_effect_to_json(&effect));
-		cleanup_free char *text = json_dumps(doc, JSON_INDENT(2));
-		size_t n = text ? strlen(text) : 0;
-		if (text)
-			text[n] = '\n';
-		r = text ? store_write_receipt(st->store, rc.id, text, n + 1, err)
-			 : error_set(err, ENOMEM, "out of memory");
-	}
-	if (r == 0)
-		r = gate_commit(st->store, &effect, doc, err);
-	if (r == 0) {
-		json_t *entry = receipt_index_entry(doc);
-		cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
-		json_decref(entry);
-		struct error ignored;
-		if (line)
-			(void)store_append_index(st->store, line, &ignored);
+	struct error gate_err = { 0 };
+	int gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, false, verified,
+				  &effect, &gate_err);
+	json_object_set_new(doc, "gate",
+			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
+				       : gate_effect_to_json(&effect));
+	/* The one commit path for receipts (receipt_commit), as for airlock's
+	 * own runs: the receipt is kept even when the gate could not decide. */
+	char warning[1024];
+	r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning, sizeof(warning),
+			   err);
+	if (r == 0 && gate_r < 0) {
+		*err = gate_err;
+		r = error_prefix(err, "receipt %llu was written but the gate is not updated",
+				 (unsigned long long)rc.id);
 	}
 	ret->receipt = rc.id;
 	if (r == 0)
-		outcome_set(ret, HOOK_PASS, "airlock receipt %llu recorded the host's run: %s%s%s%s%s.",
+		outcome_set(ret, HOOK_PASS, "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
 			    (unsigned long long)rc.id, interrupted ? "interrupted" : "exit ",
 			    interrupted ? "" : (code == 0 ? "0" : "non-zero"),
 			    effect.opened ? "; it opened a failure in " : "",
 			    effect.opened ? st->scope : "",
 			    !verified && !effect.opened ? " (unverified: the status may be masked)"
-							: "");
+							: "",
+			    warning[0] ? " Warning: " : "", warning);
 	gate_effect_release(&effect);
 	return r;
 }

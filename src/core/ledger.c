@@ -951,8 +951,68 @@ int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, con
 	}
 	if (!have)
 		return -ENOENT;
-	if (found.kind != kind || strcmp(found.id, id) != 0 || strcmp(found.sha256, sha256) != 0)
+	if ((kind != LEDGER_KIND_MAX && found.kind != kind) || (id && strcmp(found.id, id) != 0) ||
+	    strcmp(found.sha256, sha256) != 0)
 		return -EBADMSG;
+	return 0;
+}
+
+int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t **ret_ids,
+			 size_t *ret_n, struct error *err)
+{
+	*ret_ids = NULL;
+	*ret_n = 0;
+	cleanup_close int dir_fd = ledger_dir(store, false, err);
+	if (dir_fd < 0)
+		return dir_fd;
+	cleanup_close int lock_fd = ledger_lock(dir_fd, LOCK_SH, err);
+	if (lock_fd < 0)
+		return lock_fd;
+	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
+	cleanup_with(ledger_map_release) struct ledger_map m = { 0 };
+	int r = ledger_map_fd(fd, &m, err);
+	if (r < 0)
+		return r;
+	static const char needle[] = "\"kind\":\"gate-";
+	cleanup_free uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	for (const char *p = m.data, *end = m.data + m.size; p && p < end;) {
+		const char *hit = memmem(p, (size_t)(end - p), needle, sizeof(needle) - 1);
+		if (!hit)
+			break;
+		const char *start = hit;
+		while (start > m.data && start[-1] != '\n')
+			start--;
+		const char *nl = memchr(hit, '\n', (size_t)(end - hit));
+		if (!nl)
+			break;
+		p = nl + 1;
+		struct ledger_entry e;
+		struct error ignored;
+		uint64_t id;
+		if (ledger_entry_parse(start, (size_t)(nl - start), &e, &ignored) < 0 ||
+		    parse_u64(e.id, &id) < 0)
+			continue;
+		if (e.kind == LEDGER_GATE_CLOSE) {
+			for (size_t i = 0; i < n; i++)
+				if (ids[i] == id)
+					ids[i--] = ids[--n];
+		} else if (e.kind == LEDGER_GATE_OPEN &&
+			   strncmp(e.path, dir_prefix, strlen(dir_prefix)) == 0) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				uint64_t *more = reallocarray(ids, cap, sizeof(*more));
+				if (!more)
+					return error_set(err, ENOMEM, "out of memory");
+				ids = more;
+			}
+			ids[n++] = id;
+		}
+	}
+	*ret_ids = TAKE_PTR(ids);
+	*ret_n = n;
 	return 0;
 }
 

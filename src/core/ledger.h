@@ -84,12 +84,18 @@ int ledger_checkpoint(struct store *store, struct error *err);
 int ledger_public_key(struct store *store, bool create, char **ret_vkey, struct error *err);
 
 /* Whether the ledger's last entry for path has this kind, id and digest:
- * 0 yes; -ENOENT no entry names path; -EBADMSG the last one differs. */
+ * 0 yes; -ENOENT no entry names path; -EBADMSG the last one differs.
+ * LEDGER_KIND_MAX matches any kind, a NULL id any id. */
 int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const char sha256[SHA256_HEX_SIZE], struct error *err);
 /* ledger_backs() of the current bytes of the file at path. */
 int ledger_backs_file(struct store *store, enum ledger_kind kind, const char *id,
 		      const char *path, struct error *err);
+
+/* The ids of the gate-open entries whose path starts with dir_prefix and
+ * that no later gate-close entry closes. */
+int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t **ret_ids,
+			 size_t *ret_n, struct error *err);
 
 /* ---- verification ---------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/capture.h"
+#include "basic/error.h"
 
 /* One attempt to run a command, whatever became of it (docs/receipt-format.md). */
 #define RECEIPT_SCHEMA "airlock.receipt/1"
@@ -116,3 +117,17 @@ json_t *receipt_to_json(const struct receipt *receipt);
 
 /* The one-line summary kept in index.jsonl, from a receipt document. */
 json_t *receipt_index_entry(json_t *receipt_json);
+
+struct store;
+struct gate_effect;
+/* The one way a receipt is committed, for airlock's own runs (core/run.c)
+ * and a host's reported runs (core/hook.c) alike: the receipt document
+ * (already carrying its "gate") through store_commit(), then the failures
+ * it closes (gate_commit(); effect NULL when the gate could not decide),
+ * then its index line. The receipt and its ledger entry are the commit:
+ * either failing fails the call and nothing after it is done. A close that
+ * fails leaves the failure open (the safe side) and a missing index line is
+ * a listing cache that `receipts` skips: both become a warning, never an
+ * error, so every caller fails the same way. */
+int receipt_commit(struct store *store, json_t *receipt_json, const struct gate_effect *effect,
+		   char *warning, size_t warning_size, struct error *err);

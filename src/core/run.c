@@ -801,36 +801,22 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	json_object_set_new(doc, "gate",
 			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
 				       : gate_effect_to_json(&effect));
-	cleanup_free char *text = json_dumps(doc, JSON_INDENT(2));
-	if (!text)
-		return error_set(err, ENOMEM, "cannot serialize receipt");
-	size_t n = strlen(text);
-	text[n] = '\n'; /* json_dumps left room for the NUL only: swap it */
-	int r = store_write_receipt(st->store, st->receipt.id, text, n + 1, err);
+	/* The one commit path for receipts (receipt_commit). */
+	char warning[sizeof(ret->warning)];
+	int r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning,
+			       sizeof(warning), err);
 	if (r < 0)
 		return r;
-
 	run_fill_outcome(st, NULL, ret);
+	memcpy(ret->warning, warning, sizeof(warning));
 	if (gate_r < 0) {
 		/* The receipt is kept; the gate could not record it, and says so. */
 		*err = gate_err;
 		return error_prefix(err, "receipt %llu was written but the gate is not updated",
 				    (unsigned long long)st->receipt.id);
 	}
-	struct error commit_err = { 0 };
-	if (gate_commit(st->store, &effect, doc, &commit_err) < 0)
-		snprintf(ret->warning, sizeof(ret->warning), "receipt %llu: gate: %.900s",
-			 (unsigned long long)st->receipt.id, commit_err.msg);
 	run_gate_outcome(&effect, ret);
 	ret->verdict = json_string_value(json_object_get(json_object_get(doc, "dryrun"), "verdict"));
-	json_t *entry = receipt_index_entry(doc);
-	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
-	json_decref(entry);
-	struct error index_err = { 0 };
-	if (!line || store_append_index(st->store, line, &index_err) < 0)
-		snprintf(ret->warning, sizeof(ret->warning), "receipt %llu is not in the index: %.900s",
-			 (unsigned long long)st->receipt.id,
-			 index_err.msg[0] ? index_err.msg : "out of memory");
 	ret->receipt = TAKE_PTR(doc);
 	return 0;
 }

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/* airlock ledger key|checkpoint|verify|recover|prove|consistency|verify-proof
+ * (docs/ledger.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/parse.h"
+#include "basic/sha256.h"
+#include "basic/text.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/ledger.h"
+#include "core/store.h"
+
+#define LEDGER_FILE_MAX (1 << 20)
+
+static const char ledger_usage[] =
+	"usage: airlock ledger key [--state-dir DIR]\n"
+	"       airlock ledger checkpoint [--state-dir DIR]\n"
+	"       airlock ledger verify --key FILE [--checkpoint FILE] [--state-dir DIR]\n"
+	"       airlock ledger recover [--state-dir DIR]\n"
+	"       airlock ledger prove INDEX|KIND:ID [--state-dir DIR]\n"
+	"       airlock ledger consistency OLD [NEW] [--state-dir DIR]\n"
+	"       airlock ledger verify-proof --key FILE [--old FILE] [--record FILE] PROOF|-\n";
+
+static int ledger_read_file(const char *path, char **ret, size_t *ret_n)
+{
+	struct error err = { 0 };
+	int r = strcmp(path, "-") == 0 ? fd_read_capped(STDIN_FILENO, LEDGER_FILE_MAX, ret, ret_n, &err)
+				       : file_read_capped(AT_FDCWD, path, LEDGER_FILE_MAX, ret, ret_n,
+							  &err);
+	if (r < 0)
+		cli_error("ledger: %s: %s", path, err.msg);
+	return r;
+}
+
+/* The verifier key, from a file that is not inside the state directory:
+ * whoever can rewrite the state directory could replace a key kept there. */
+static int ledger_load_vkey(const char *path, const char *state_dir, struct ledger_vkey *ret)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	struct error err = { 0 };
+
+	if (state_dir) {
+		cleanup_free char *real_key = realpath(path, NULL);
+		cleanup_free char *real_state = realpath(state_dir, NULL);
+		size_t k = real_state ? strlen(real_state) : 0;
+		if (real_key && real_state && strncmp(real_key, real_state, k) == 0 &&
+		    (real_key[k] == '/' || real_key[k] == '\0')) {
+			cli_error("ledger: the key %s is inside the state directory; give a copy kept elsewhere (`airlock ledger key > FILE`)",
+				  path);
+			return -EPERM;
+		}
+	}
+	if (ledger_read_file(path, &text, &n) < 0)
+		return -EINVAL;
+	if (ledger_vkey_parse(text, ret, &err) < 0) {
+		cli_error("ledger: %s: %s", path, err.msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *const finding_names[] = {
+	[LEDGER_FINDING_TAMPERED] = "TAMPERED",
+	[LEDGER_FINDING_DIFFERS] = "DIFFERS",
+	[LEDGER_FINDING_MISSING] = "MISSING",
+	[LEDGER_FINDING_UNBACKED] = "UNBACKED",
+	[LEDGER_FINDING_TORN] = "TORN",
+};
+
+static int ledger_verify_main(struct store *store, const char *key_path, const char *old_path)
+{
+	struct ledger_vkey vkey;
+	if (!key_path) {
+		cli_error("ledger verify: give the public key with --key FILE, kept outside the state directory (`airlock ledger key` prints it)");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (ledger_load_vkey(key_path, store->path, &vkey) < 0)
+		return EXIT_AIRLOCK_ERROR;
+	cleanup_free char *old = NULL;
+	size_t old_n = 0;
+	if (old_path && ledger_read_file(old_path, &old, &old_n) < 0)
+		return EXIT_AIRLOCK_ERROR;
+
+	struct ledger_report rep;
+	struct error err = { 0 };
+	if (ledger_verify(store, &vkey, old, old_n, &rep, &err) < 0) {
+		cli_error("ledger verify: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	bool tampered = false, differs = false, torn = false;
+	for (size_t i = 0; i < rep.n_findings; i++) {
+		const struct ledger_finding *f = &rep.findings[i];
+		cli_print("%s %s\n", finding_names[f->type], f->what);
+		tampered |= f->type == LEDGER_FINDING_TAMPERED;
+		differs |= f->type == LEDGER_FINDING_DIFFERS || f->type == LEDGER_FINDING_MISSING ||
+			   f->type == LEDGER_FINDING_UNBACKED;
+		torn |= f->type == LEDGER_FINDING_TORN;
+	}
+	cleanup_free char *root = base64_encode(rep.root, MERKLE_HASH_BYTES);
+	printf("{\"size\":%llu,\"root\":\"%s\",\"checkpoint_size\":%llu,\"unsigned_entries\":%llu,\"findings\":%zu,\"verdict\":\"%s\"}\n",
+	       (unsigned long long)rep.size, root ? root : "", (unsigned long long)rep.checkpoint_size,
+	       (unsigned long long)rep.unsigned_entries, rep.n_findings,
+	       tampered ? "TAMPERED" : differs ? "RECORDS_DIFFER" : torn ? "TORN_TAIL" : "OK");
+	ledger_report_release(&rep);
+	return tampered ? EXIT_LEDGER_TAMPERED
+	       : differs ? EXIT_LEDGER_RECORDS_DIFFER
+	       : torn	 ? EXIT_LEDGER_TORN_TAIL
+			 : EXIT_OK;
+}
+
+static int ledger_verify_proof_main(const char *key_path, const char *old_path,
+				    const char *record_path, const char *proof_path)
+{
+	struct ledger_vkey vkey;
+	if (!key_path) {
+		cli_error("ledger verify-proof: give the public key with --key FILE");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (ledger_load_vkey(key_path, NULL, &vkey) < 0)
+		return EXIT_AIRLOCK_ERROR;
+	cleanup_free char *proof = NULL, *old = NULL, *record = NULL;
+	size_t proof_n, old_n = 0, record_n = 0;
+	if (ledger_read_file(proof_path, &proof, &proof_n) < 0 ||
+	    (old_path && ledger_read_file(old_path, &old, &old_n) < 0))
+		return EXIT_AIRLOCK_ERROR;
+	char hex[SHA256_HEX_SIZE];
+	if (record_path) {
+		struct error rerr = { 0 };
+		if (file_read_capped(AT_FDCWD, record_path, 1 << 30, &record, &record_n, &rerr) < 0) {
+			cli_error("ledger verify-proof: %s", rerr.msg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		sha256_hex(record, record_n, hex);
+	}
+	struct ledger_entry e = { 0 };
+	struct error err = { 0 };
+	if (ledger_verify_proof(proof, proof_n, &vkey, old, old_n, record_path ? hex : NULL, &e,
+				&err) < 0) {
+		cli_error("ledger verify-proof: %s", err.msg);
+		return err.code == EINVAL ? EXIT_AIRLOCK_ERROR : EXIT_LEDGER_TAMPERED;
+	}
+	if (e.path[0])
+		cli_print("entry %llu (%s %s, %s) is in the log signed by %s\n",
+			  (unsigned long long)e.seq, ledger_kind_name(e.kind), e.id, e.path, vkey.name);
+	else
+		cli_print("the log signed by %s extends the old checkpoint\n", vkey.name);
+	return EXIT_OK;
+}
+
+int cmd_ledger(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "checkpoint", required_argument, NULL, 'c' },
+		{ "old", required_argument, NULL, 'o' },
+		{ "record", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = NULL, *key = NULL, *checkpoint = NULL, *old = NULL, *record = NULL;
+	int opt;
+
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
+		switch (opt) {
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'c':
+			checkpoint = optarg;
+			break;
+		case 'o':
+			old = optarg;
+			break;
+		case 'r':
+			record = optarg;
+			break;
+		case 'h':
+			fputs(ledger_usage, stdout);
+			return EXIT_OK;
+		default:
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind >= argc) {
+		fputs(ledger_usage, stderr);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	const char *sub = argv[optind++];
+	int operands = argc - optind;
+	if (strcmp(sub, "verify-proof") == 0) {
+		if (operands != 1) {
+			cli_error("ledger verify-proof: give one proof file (or -)");
+			return EXIT_AIRLOCK_ERROR;
+		}
+		return ledger_verify_proof_main(key, old, record, argv[optind]);
+	}
+	bool wants = strcmp(sub, "prove") == 0 ? operands == 1
+		     : strcmp(sub, "consistency") == 0 ? operands == 1 || operands == 2
+		     : operands == 0;
+	bool known = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0 ||
+		     strcmp(sub, "verify") == 0 || strcmp(sub, "recover") == 0 ||
+		     strcmp(sub, "prove") == 0 || strcmp(sub, "consistency") == 0;
+	if (!known || !wants) {
+		cli_error("ledger: %s '%s'", known ? "wrong operands for" : "unknown subcommand", sub);
+		fputs(ledger_usage, stderr);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(store_freep) struct store *store = NULL;
+	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
+	struct error err = { 0 };
+	const char *dir = state_dir ? state_dir : default_dir;
+	if (!dir) {
+		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	/* key and checkpoint make what they need; the others only read. */
+	bool create = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0;
+	if (store_open(dir, create, &store, &err) < 0) {
+		cli_error("ledger %s: %s", sub, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	int r;
+	cleanup_free char *text = NULL;
+	if (strcmp(sub, "verify") == 0)
+		return ledger_verify_main(store, key, checkpoint);
+	if (strcmp(sub, "key") == 0) {
+		r = ledger_public_key(store, true, &text, &err);
+	} else if (strcmp(sub, "checkpoint") == 0) {
+		r = ledger_checkpoint(store, &err);
+		if (r == 0) {
+			size_t n;
+			r = file_read_capped(store->dir_fd, "ledger/checkpoint", 1 << 16, &text, &n, &err);
+		}
+	} else if (strcmp(sub, "recover") == 0) {
+		r = ledger_recover(store, &err);
+		if (r == 0)
+			text = strdup("ledger recovered");
+	} else if (strcmp(sub, "prove") == 0) {
+		r = ledger_prove(store, argv[optind], &text, &err);
+	} else {
+		uint64_t from, to = 0;
+		r = parse_u64(argv[optind], &from);
+		if (r == 0 && operands == 2)
+			r = parse_u64(argv[optind + 1], &to);
+		if (r < 0) {
+			cli_error("ledger consistency: sizes are numbers");
+			return EXIT_AIRLOCK_ERROR;
+		}
+		r = ledger_prove_consistency(store, from, &text, &err);
+		struct ledger_checkpoint cp;
+		struct error ignored;
+		if (r == 0 && operands == 2 &&
+		    (ledger_checkpoint_parse(strstr(text, "\n\n") + 2, strlen(strstr(text, "\n\n") + 2),
+					     NULL, &cp, &ignored) < 0 ||
+		     (ledger_checkpoint_release(&cp), cp.size != to))) {
+			cli_error("ledger consistency: proofs go to the latest checkpoint (size %llu); run `airlock ledger checkpoint` first",
+				  (unsigned long long)cp.size);
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (r < 0) {
+		cli_error("ledger %s: %s", sub, err.msg);
+		return r == -EBADMSG ? EXIT_LEDGER_TAMPERED
+		       : r == -ENOENT ? EXIT_NOT_FOUND_ITEM
+				      : EXIT_AIRLOCK_ERROR;
+	}
+	size_t n = strlen(text);
+	fputs(text, stdout);
+	if (n == 0 || text[n - 1] != '\n')
+		fputc('\n', stdout);
+	return EXIT_OK;
+}
