@@ -1148,6 +1148,14 @@ static void ledger_report_add(struct ledger_report *r, enum ledger_finding_type 
 	va_end(ap);
 }
 
+static void ledger_report_unbacked(struct ledger_report *rep, const char *path)
+{
+	ledger_report_add(rep, LEDGER_FINDING_UNBACKED, "%s: not committed by the ledger", path);
+	if (rep->n_findings > 0 && rep->findings[rep->n_findings - 1].type == LEDGER_FINDING_UNBACKED)
+		snprintf(rep->findings[rep->n_findings - 1].path,
+			 sizeof(rep->findings[0].path), "%s", path);
+}
+
 /* Records whose paths the ledger does not name. */
 static void ledger_find_unbacked_in(struct store *store, json_t *paths, const char *dir,
 				    const char *suffix, struct ledger_report *rep)
@@ -1167,8 +1175,7 @@ static void ledger_find_unbacked_in(struct store *store, json_t *paths, const ch
 		char path[LEDGER_PATH_MAX + 1];
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (!json_object_get(paths, path))
-			ledger_report_add(rep, LEDGER_FINDING_UNBACKED,
-					  "%s: not committed by the ledger", path);
+			ledger_report_unbacked(rep, path);
 	}
 	closedir(d);
 }
@@ -1179,7 +1186,7 @@ static void ledger_find_unbacked(struct store *store, json_t *paths, struct ledg
 	ledger_find_unbacked_in(store, paths, "gate/closed", ".json", rep);
 	if (!json_object_get(paths, "approver.json") &&
 	    faccessat(store->dir_fd, "approver.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		ledger_report_add(rep, LEDGER_FINDING_UNBACKED, "approver.json: not committed by the ledger");
+		ledger_report_unbacked(rep, "approver.json");
 	const char *subdirs[] = { "gate/open", "dryruns" };
 	for (size_t k = 0; k < 2; k++) {
 		cleanup_close int fd = fd_open_beneath(store->dir_fd, subdirs[k], O_RDONLY | O_DIRECTORY);
@@ -1201,13 +1208,11 @@ static void ledger_find_unbacked(struct store *store, json_t *paths, struct ledg
 			snprintf(path, sizeof(path), "%s/changeset.json", sub);
 			if (!json_object_get(paths, path) &&
 			    faccessat(store->dir_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-				ledger_report_add(rep, LEDGER_FINDING_UNBACKED,
-						  "%s: not committed by the ledger", path);
+				ledger_report_unbacked(rep, path);
 			snprintf(path, sizeof(path), "%s/state", sub);
 			if (!json_object_get(paths, path) &&
 			    faccessat(store->dir_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-				ledger_report_add(rep, LEDGER_FINDING_UNBACKED,
-						  "%s: not committed by the ledger", path);
+				ledger_report_unbacked(rep, path);
 		}
 		closedir(d);
 	}
@@ -1351,6 +1356,48 @@ int ledger_verify(struct store *store, const struct ledger_vkey *vkey, const cha
 	return ledger_reconcile(store, &l, ret, err);
 }
 
+/* Under the writer's lock: what no entry backs is adopted (an open
+ * failure) or moved aside, each with its entry. */
+static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
+{
+	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
+	struct ledger_report rep = { 0 };
+	int r = ledger_log_load(w->dir_fd, &l, err);
+	if (r == 0)
+		r = ledger_reconcile(w->store, &l, &rep, err);
+	for (size_t i = 0; r == 0 && i < rep.n_findings; i++) {
+		const char *path = rep.findings[i].path;
+		char hex[SHA256_HEX_SIZE], id[LEDGER_ID_MAX + 1];
+		if (rep.findings[i].type != LEDGER_FINDING_UNBACKED || !path[0])
+			continue;
+		if (ledger_file_digest(w->store, path, hex) < 0)
+			continue; /* gone meanwhile */
+		const char *base = strrchr(path, '/');
+		snprintf(id, sizeof(id), "%.*s", (int)strcspn(base ? base + 1 : path, "."),
+			 base ? base + 1 : path);
+		if (strncmp(path, "gate/open/", 10) == 0) {
+			r = ledger_append_locked(w, LEDGER_GATE_OPEN, id, path, hex, NULL, err);
+			continue;
+		}
+		char aside[LEDGER_PATH_MAX + 64];
+		snprintf(aside, sizeof(aside), LEDGER_DIR "/uncommitted/%s", path);
+		for (char *slash = strchr(aside, '/'); slash; slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			(void)mkdirat(w->store->dir_fd, aside, 0700);
+			*slash = '/';
+		}
+		if (renameat(w->store->dir_fd, path, w->store->dir_fd, aside) < 0) {
+			r = error_set_errno(err, errno, "move %s aside", path);
+			break;
+		}
+		if (!ledger_id_ok(id))
+			snprintf(id, sizeof(id), "uncommitted");
+		r = ledger_append_locked(w, LEDGER_RECOVERED, id, aside, hex, NULL, err);
+	}
+	ledger_report_release(&rep);
+	return r;
+}
+
 int ledger_recover(struct store *store, struct error *err)
 {
 	struct ledger_writer w;
@@ -1388,6 +1435,8 @@ int ledger_recover(struct store *store, struct error *err)
 		if (r == 0)
 			r = ledger_quarantine_tail(&w, &t, err);
 	}
+	if (r == 0)
+		r = ledger_recover_unbacked(&w, err);
 	if (r == 0)
 		r = ledger_checkpoint_locked(&w, err);
 	ledger_writer_close(&w);

@@ -130,6 +130,7 @@ enum ledger_finding_type {
 };
 struct ledger_finding {
 	enum ledger_finding_type type;
+	char path[LEDGER_PATH_MAX + 32]; /* the record's, when about a record */
 	char what[600];
 };
 struct ledger_report {
@@ -149,7 +150,13 @@ void ledger_report_release(struct ledger_report *r);
 int ledger_verify(struct store *store, const struct ledger_vkey *vkey, const char *old_checkpoint,
 		  size_t old_n, struct ledger_report *ret, struct error *err);
 
-/* Quarantines a torn tail, clears the poisoned mark, and records both. */
+/* Repairs what a crash leaves, recording each repair as an entry: a torn
+ * tail is moved to torn/; the poisoned mark is cleared; a record the ledger
+ * never committed (a crash between its write and its entry, or a forgery:
+ * they look alike) is moved to ledger/uncommitted/<its path>, but for an
+ * open failure, which is committed (adopted: the gate stays closed rather
+ * than open to anything). A complete entry that is not valid, or a log
+ * shorter than its checkpoint, is tampering and is not repaired. */
 int ledger_recover(struct store *store, struct error *err);
 
 /* An inclusion proof (c2sp.org/tlog-proof@v1 text) of the last entry whose

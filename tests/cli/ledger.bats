@@ -1,0 +1,244 @@
+#!/usr/bin/env bats
+# The ledger (docs/ledger.md): every record committed once, verified with a
+# key kept outside the state directory; attacks on the log and on the
+# records it backs; crashes, short writes and fsync errors.
+load helpers
+
+LOG() { echo "$AIRLOCK_STATE_DIR/ledger/log"; }
+
+# A few runs, a checkpoint, and the public key kept outside the state dir.
+commit_some() {
+	for i in 1 2 3 4; do "$AIRLOCK" run -- true >/dev/null; done
+	"$AIRLOCK" run -- false >/dev/null || true
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	KEY="$TEST_DIR/ledger.pub"
+}
+
+verify() {
+	al ledger verify --key "$KEY" "$@"
+}
+
+# Sets $lib to the fault-injection shim (tests/helpers/faultfs.c).
+faultfs() {
+	lib=${AIRLOCK_FAULTFS:-$(dirname "$AIRLOCK")/tests/libfaultfs.so}
+	[ -e "$lib" ] || skip "the fault-injection shim is not built"
+	[ -z "${AIRLOCK_SANITIZED:-}" ] || skip "LD_PRELOAD under a sanitizer"
+}
+
+@test "every record is one entry; verify with a key from outside passes; a key inside is refused" {
+	commit_some
+	# 5 receipts and the open failure of `false`.
+	[ "$(wc -l <"$(LOG)")" -eq 6 ]
+	jq -se '[.[].kind] == ["receipt","receipt","receipt","receipt","gate-open","receipt"]' "$(LOG)"
+	verify
+	[ "$status" -eq 0 ]
+	jq -e '.verdict == "OK" and .size == 6 and .checkpoint_size == 6' <<<"$output"
+	cp "$KEY" "$AIRLOCK_STATE_DIR/mine.pub"
+	al ledger verify --key "$AIRLOCK_STATE_DIR/mine.pub"
+	[ "$status" -eq 125 ]
+	one_error_line "inside the state directory"
+}
+
+@test "a rewritten receipt, a forged close, a deleted open failure and a swapped approver are named and not trusted" {
+	commit_some
+	jq '.exit_code = 0' "$AIRLOCK_STATE_DIR/receipts/5.json" >"$TEST_DIR/r" &&
+		cat "$TEST_DIR/r" >"$AIRLOCK_STATE_DIR/receipts/5.json"
+	mkdir -p "$AIRLOCK_STATE_DIR/gate/closed"
+	echo '{"schema":"airlock.gate-close/1","receipt":5,"scope":"'"$WORK"'","move":"rerun"}' \
+		>"$AIRLOCK_STATE_DIR/gate/closed/5.json"
+	echo '{"schema":"airlock.approver/1"}' >"$AIRLOCK_STATE_DIR/approver.json"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	verify
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"DIFFERS receipts/5.json: receipt 5 differs"* ]]
+	[[ "$output" == *"UNBACKED gate/closed/5.json"* ]]
+	[[ "$output" == *"UNBACKED approver.json"* ]]
+	# The open failure's entry deleted: the gate still has it open.
+	rm -f "$AIRLOCK_STATE_DIR"/gate/open/*/5.json "$AIRLOCK_STATE_DIR/gate/closed/5.json"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"the ledger has it open"* ]]
+	verify
+	[[ "$output" == *"MISSING gate/open/"*"gate-open 5"* ]]
+}
+
+@test "ack refuses an open failure the ledger does not back; apply a change set it does not back" {
+	"$AIRLOCK" run -- sh -c 'echo hi > f; exit 3' >/dev/null || true
+	entry=$(echo "$AIRLOCK_STATE_DIR"/gate/open/*/1.json)
+	# Rewritten to look read-only, so a reason alone would close it.
+	jq -c '.argv = ["true"] | .risk = 1' "$entry" >"$TEST_DIR/e" && cat "$TEST_DIR/e" >"$entry"
+	al ack 1 --reason "looks harmless"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"the ledger does not back open failure 1"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'echo x > new'
+	ID=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	jq -c '.verdict = "DRY_RUN_OK"' "$cs" >"$TEST_DIR/c" && cat "$TEST_DIR/c" >"$cs"
+	printf ' ' >>"$cs"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "the ledger does not back the change set"
+	[ ! -e new ]
+}
+
+@test "inside the signed prefix: a flipped byte, a deleted, swapped or replayed entry, a truncation is tampering" {
+	commit_some
+	cp "$(LOG)" "$TEST_DIR/good"
+	sed -i '2s/"receipt"/"receipX"/' "$(LOG)"
+	verify; [ "$status" -eq 1 ]; [[ "$output" == *"TAMPERED entry 1 is not valid"* ]]
+	cp "$TEST_DIR/good" "$(LOG)"; sed -i '2s/"id":"2"/"id":"9"/' "$(LOG)"
+	verify; [ "$status" -eq 1 ]; [[ "$output" == *"TAMPERED the first 6 entries are not those the checkpoint signed"* ]]
+	cp "$TEST_DIR/good" "$(LOG)"; sed -i '3d' "$(LOG)"
+	verify; [ "$status" -eq 1 ]; [[ "$output" == *"entry 2 has seq 3"* ]]
+	cp "$TEST_DIR/good" "$(LOG)"; sed -i '2{h;d};3G' "$(LOG)"
+	verify; [ "$status" -eq 1 ]; [[ "$output" == *"entry 1 has seq 2"* ]]
+	cp "$TEST_DIR/good" "$(LOG)"; sed -n '3p' "$TEST_DIR/good" >>"$(LOG)"
+	verify; [ "$status" -eq 1 ]; [[ "$output" == *"entry 6 has seq 2"* ]]
+	head -n 4 "$TEST_DIR/good" >"$(LOG)"
+	verify; [ "$status" -eq 1 ]; [[ "$output" == *"the checkpoint signs 6 entries, the log holds 4"* ]]
+	# A writer refuses to sign a log that does not extend its checkpoint.
+	al ledger checkpoint
+	[ "$status" -eq 1 ]
+	one_error_line "tampering; refusing to sign"
+	cp "$TEST_DIR/good" "$(LOG)"
+	verify; [ "$status" -eq 0 ]
+}
+
+@test "below the checkpoint is unsigned: a checkpoint kept elsewhere catches a truncation or a rewrite re-signed with the key" {
+	commit_some
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger checkpoint >"$TEST_DIR/kept"
+	al ledger consistency 6
+	[ "$status" -eq 0 ]
+	echo "$output" >"$TEST_DIR/proof"
+	cp "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$TEST_DIR/new"
+	# The insider with the key: rewrite entry 0 and sign afresh.
+	sed -i '1s/"time":"[^"]*"/"time":"2000-01-01T00:00:00Z"/' "$(LOG)"
+	rm "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$AIRLOCK_STATE_DIR/ledger/range"
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	verify
+	[ "$status" -eq 0 ]
+	verify --checkpoint "$TEST_DIR/kept"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"does not extend the checkpoint given"* ]]
+	# Truncated to fewer entries than the kept checkpoint.
+	head -n 6 "$(LOG)" >"$TEST_DIR/t" && cat "$TEST_DIR/t" >"$(LOG)"
+	rm "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$AIRLOCK_STATE_DIR/ledger/range"
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	verify --checkpoint "$TEST_DIR/kept"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"truncated"* ]]
+}
+
+@test "prove and consistency verify offline, without the state directory" {
+	commit_some
+	al ledger prove receipt:2
+	[ "$status" -eq 0 ]
+	echo "$output" >"$TEST_DIR/p2"
+	cp "$AIRLOCK_STATE_DIR/receipts/2.json" "$TEST_DIR/r2"
+	cp "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$TEST_DIR/old"
+	"$AIRLOCK" run -- true >/dev/null
+	al ledger checkpoint
+	al ledger consistency 6
+	echo "$output" >"$TEST_DIR/c"
+	rm -rf "$AIRLOCK_STATE_DIR"
+	al ledger verify-proof --key "$KEY" --record "$TEST_DIR/r2" "$TEST_DIR/p2"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"entry 1 (receipt 2, receipts/2.json) is in the log"* ]]
+	al ledger verify-proof --key "$KEY" --old "$TEST_DIR/old" "$TEST_DIR/c"
+	[ "$status" -eq 0 ]
+	echo tampered >>"$TEST_DIR/r2"
+	al ledger verify-proof --key "$KEY" --record "$TEST_DIR/r2" "$TEST_DIR/p2"
+	[ "$status" -eq 1 ]
+	sed -i '4s/^./A/;4s/^AA/BA/' "$TEST_DIR/p2"
+	al ledger verify-proof --key "$KEY" "$TEST_DIR/p2"
+	[ "$status" -eq 1 ]
+}
+
+@test "a torn tail after the checkpoint is a warning; the next append moves it to torn/ and records it" {
+	commit_some
+	printf '{"v":1,"seq":6,"ki' >>"$(LOG)"
+	verify
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"TORN"* ]]
+	"$AIRLOCK" run -- true >/dev/null
+	ls "$AIRLOCK_STATE_DIR"/ledger/torn/*.bin
+	[ "$(cat "$AIRLOCK_STATE_DIR"/ledger/torn/*.bin)" = '{"v":1,"seq":6,"ki' ]
+	jq -se '.[6].kind == "recovered" and .[7].kind == "receipt"' "$(LOG)"
+	verify
+	[ "$status" -eq 0 ]
+	# Inside the signed prefix the same cut is tampering, never repaired.
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	head -c -20 "$(LOG)" >"$TEST_DIR/t" && cat "$TEST_DIR/t" >"$(LOG)"
+	al run -- true
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"inside its signed prefix: tampering"* ]]
+	verify
+	[ "$status" -eq 1 ]
+}
+
+@test "SIGKILL at any point of a run: verify then recover leave a consistent ledger" {
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	KEY="$TEST_DIR/ledger.pub"
+	for i in $(seq 1 25); do
+		"$AIRLOCK" run -- true >/dev/null 2>&1 &
+		pid=$!
+		sleep "0.0$((RANDOM % 30))"
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	verify
+	[ "$status" -eq 0 ] || [ "$status" -eq 2 ] || [ "$status" -eq 3 ]
+	[[ "$output" != *TAMPERED* ]]
+	al ledger recover
+	[ "$status" -eq 0 ]
+	verify
+	[ "$status" -eq 0 ]
+}
+
+@test "an fsync error is fatal and poisons the ledger until recover; a short write leaves no partial line" {
+	faultfs
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	KEY="$TEST_DIR/ledger.pub"
+	LD_PRELOAD=$lib FAULTFS_FDATASYNC_EIO=1 run "$AIRLOCK" run -- true
+	[ "$status" -eq 125 ]
+	[ -e "$AIRLOCK_STATE_DIR/ledger/poisoned" ]
+	al run -- true
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"poisoned"* ]]
+	al ledger recover
+	[ "$status" -eq 0 ]
+	size=$(stat -c %s "$(LOG)")
+	LD_PRELOAD=$lib FAULTFS_SHORT_WRITE=10 run "$AIRLOCK" run -- true
+	[ "$status" -eq 125 ]
+	[ "$(stat -c %s "$(LOG)")" -eq "$size" ]
+	[ "$(tail -c 1 "$(LOG)" | od -An -c | tr -d ' ')" = '\n' ]
+	verify
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"UNBACKED receipts/"* ]]
+	al ledger recover
+	verify
+	[ "$status" -eq 0 ]
+	ls "$AIRLOCK_STATE_DIR"/ledger/uncommitted/receipts/*.json
+}
+
+@test "4 processes committing at once: every entry once, in order" {
+	for p in 1 2 3 4; do
+		(for i in $(seq 1 8); do "$AIRLOCK" run -- true >/dev/null; done) &
+	done
+	wait
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	KEY="$TEST_DIR/ledger.pub"
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	verify
+	[ "$status" -eq 0 ]
+	jq -e '.size == 32' <<<"$output"
+	jq -se '[.[].seq] == [range(32)]' "$(LOG)"
+}
