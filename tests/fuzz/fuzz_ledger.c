@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Property: the ledger's parsers (core/ledger.h) never crash on any input,
+ * and what they accept is what the format allows: an entry has a known
+ * kind, a clean path and a 64-digit digest; a checkpoint or proof accepted
+ * with the corpus's key carries a signature that key made. The first byte
+ * chooses: 0 an entry, 1 a checkpoint (unsigned, then with the key), 2 a
+ * verifier key, 3 a proof (inclusion; consistency against the corpus's old
+ * checkpoint, the bytes after the first NUL). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ledger.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The public key of the ledger that signed the corpus's checkpoints. */
+static const char fuzz_vkey[] = "airlock.local/ledger/3cb16bfffa825a64+e3ee5fd4+AX8Cn7Mrvluy+s7xW4MFsJsA2RDeSMdyci0GfYtWY9EM";
+
+static void fuzz_ledger_check_entry(const struct ledger_entry *e)
+{
+	if ((unsigned)e->kind >= LEDGER_KIND_MAX || strlen(e->sha256) != 64 || !e->path[0] ||
+	    strstr(e->path, "..") == e->path || strstr(e->path, "/../") || !e->id[0] ||
+	    strchr(e->id, '/'))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct error err;
+	struct ledger_vkey vkey;
+
+	if (size < 1)
+		return 0;
+	const char *text = (const char *)data + 1;
+	size_t n = size - 1;
+	if (ledger_vkey_parse(fuzz_vkey, &vkey, &err) < 0)
+		abort();
+	switch (data[0] % 4) {
+	case 0: {
+		struct ledger_entry e;
+		if (ledger_entry_parse(text, n, &e, &err) == 0)
+			fuzz_ledger_check_entry(&e);
+		break;
+	}
+	case 1: {
+		struct ledger_checkpoint cp;
+		if (ledger_checkpoint_parse(text, n, NULL, &cp, &err) == 0)
+			ledger_checkpoint_release(&cp);
+		if (ledger_checkpoint_parse(text, n, &vkey, &cp, &err) == 0) {
+			if (strcmp(cp.origin, vkey.name) != 0)
+				abort();
+			ledger_checkpoint_release(&cp);
+		}
+		break;
+	}
+	case 2: {
+		char *copy = strndup(text, n);
+		struct ledger_vkey v;
+		if (copy)
+			(void)ledger_vkey_parse(copy, &v, &err);
+		free(copy);
+		break;
+	}
+	default: {
+		const char *nul = memchr(text, '\0', n);
+		size_t proof_n = nul ? (size_t)(nul - text) : n;
+		struct ledger_entry e = { 0 };
+		if (ledger_verify_proof(text, proof_n, &vkey, nul ? nul + 1 : NULL,
+					nul ? n - proof_n - 1 : 0, NULL, &e, &err) == 0 && e.path[0])
+			fuzz_ledger_check_entry(&e);
+		break;
+	}
+	}
+	return 0;
+}
