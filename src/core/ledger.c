@@ -468,8 +468,8 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 		return error_set(err, EBADMSG, "a note is text, a blank line, signatures");
 	size_t body_n = (size_t)(split - copy) + 1;
 	/* The body: origin, size, root, then extension lines, which are ignored. */
-	char *lines[3], *save = NULL, *body = strndup(copy, body_n);
-	cleanup_free char *body_free = body;
+	char *lines[3], *save = NULL;
+	cleanup_free char *body = strndup(copy, body_n);
 	if (!body)
 		return error_set(err, ENOMEM, "out of memory");
 	for (int i = 0; i < 3; i++) {
@@ -477,8 +477,6 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 		if (!lines[i])
 			return error_set(err, EBADMSG, "a checkpoint has origin, size and root");
 	}
-	if (!ledger_name_ok(lines[0]) && strchr(lines[0], ' ') == NULL && !*lines[0])
-		return error_set(err, EBADMSG, "bad origin");
 	if (strlen(lines[0]) >= sizeof(ret->origin) || !*lines[0])
 		return error_set(err, EBADMSG, "bad origin");
 	uint64_t size;
@@ -626,8 +624,10 @@ static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_
 		return error_set_errno(err, e, "append to the ledger");
 	}
 	/* Never retried: after a failed fsync the kernel may have dropped the
-	 * pages and a second fsync would report success (fsyncgate). */
-	if (fdatasync(w->log_fd) < 0) {
+	 * pages and a second fsync would report success (fsyncgate). Skipped
+	 * only when the policy turned receipts.fsync off: records are then not
+	 * synced either, and a crash is a torn or lost tail. */
+	if (w->store->durable && fdatasync(w->log_fd) < 0) {
 		int e = errno;
 		ledger_poison(w, e);
 		return error_set_errno(err, EIO, "the ledger could not be synced (%s); it is poisoned until `airlock ledger recover`",
