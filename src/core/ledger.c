@@ -542,6 +542,28 @@ struct ledger_tail {
 };
 
 /* Finds the last complete line of the log and parses it. */
+/* Reads the last want bytes (or the whole file) at the log's end. */
+static int ledger_tail_window(int fd, uint64_t size, size_t want, char **ret, size_t *ret_n,
+			      struct error *err)
+{
+	size_t window = size < want ? (size_t)size : want;
+	cleanup_free char *buf = malloc(window);
+	if (!buf)
+		return error_set(err, ENOMEM, "out of memory");
+	off_t base = (off_t)(size - window);
+	for (size_t got = 0; got < window;) {
+		ssize_t k = pread(fd, buf + got, window - got, base + (off_t)got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return error_set_errno(err, k < 0 ? errno : EIO, "read the ledger");
+		got += (size_t)k;
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_n = window;
+	return 0;
+}
+
 static int ledger_tail_read(int fd, struct ledger_tail *ret, struct error *err)
 {
 	struct stat st;
@@ -552,37 +574,41 @@ static int ledger_tail_read(int fd, struct ledger_tail *ret, struct error *err)
 	ret->size = (uint64_t)st.st_size;
 	if (ret->size == 0)
 		return 0;
-	size_t window = ret->size < LEDGER_TAIL_WINDOW ? (size_t)ret->size : LEDGER_TAIL_WINDOW;
-	cleanup_free char *buf = malloc(window);
-	if (!buf)
-		return error_set(err, ENOMEM, "out of memory");
-	off_t base = (off_t)(ret->size - window);
-	for (size_t got = 0; got < window;) {
-		ssize_t k = pread(fd, buf + got, window - got, base + (off_t)got);
-		if (k < 0 && errno == EINTR)
+	/* A small read finds the last line almost always; the full window
+	 * (two of the largest entries) only after a long entry or a torn tail. */
+	static const size_t windows[] = { 8192, LEDGER_TAIL_WINDOW };
+	for (size_t w = 0; w < 2; w++) {
+		cleanup_free char *buf = NULL;
+		size_t window = 0;
+		int r = ledger_tail_window(fd, ret->size, windows[w], &buf, &window, err);
+		if (r < 0)
+			return r;
+		bool whole = (uint64_t)window == ret->size;
+		uint64_t base = ret->size - window;
+		char *nl = memrchr(buf, '\n', window);
+		if (!nl) {
+			if (!whole && w == 0)
+				continue;
+			if (!whole)
+				return error_set(err, EBADMSG,
+						 "the ledger's last %zu bytes hold no line end", window);
+			ret->good_end = 0; /* all of it is a torn first line */
+			return 0;
+		}
+		char *prev = memrchr(buf, '\n', (size_t)(nl - buf));
+		if (!prev && !whole && w == 0)
 			continue;
-		if (k <= 0)
-			return error_set_errno(err, k < 0 ? errno : EIO, "read the ledger");
-		got += (size_t)k;
-	}
-	char *nl = memrchr(buf, '\n', window);
-	if (!nl) {
-		if ((uint64_t)window < ret->size)
-			return error_set(err, EBADMSG, "the ledger's last %zu bytes hold no line end",
-					 window);
-		ret->good_end = 0; /* all of it is a torn first line */
+		if (!prev && !whole)
+			return error_set(err, EBADMSG, "the ledger's last line is too long");
+		ret->good_end = base + (uint64_t)(nl - buf) + 1;
+		char *start = prev ? prev + 1 : buf;
+		r = ledger_entry_parse(start, (size_t)(nl - start), &ret->last, err);
+		if (r < 0)
+			return error_prefix(err, "the ledger's last entry");
+		ret->has_last = true;
 		return 0;
 	}
-	ret->good_end = (uint64_t)base + (uint64_t)(nl - buf) + 1;
-	char *prev = memrchr(buf, '\n', (size_t)(nl - buf));
-	if (!prev && (uint64_t)window < ret->size)
-		return error_set(err, EBADMSG, "the ledger's last line is too long");
-	char *start = prev ? prev + 1 : buf;
-	int r = ledger_entry_parse(start, (size_t)(nl - start), &ret->last, err);
-	if (r < 0)
-		return error_prefix(err, "the ledger's last entry");
-	ret->has_last = true;
-	return 0;
+	return error_set(err, EBADMSG, "the ledger's end is unreadable");
 }
 
 struct ledger_writer {
@@ -1184,6 +1210,8 @@ static void ledger_find_unbacked(struct store *store, json_t *paths, struct ledg
 {
 	ledger_find_unbacked_in(store, paths, "receipts", ".json", rep);
 	ledger_find_unbacked_in(store, paths, "gate/closed", ".json", rep);
+	/* Permit records, when they are kept as permits/<id>.json. */
+	ledger_find_unbacked_in(store, paths, "permits", ".json", rep);
 	if (!json_object_get(paths, "approver.json") &&
 	    faccessat(store->dir_fd, "approver.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		ledger_report_unbacked(rep, "approver.json");
