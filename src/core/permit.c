@@ -555,21 +555,16 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 	cleanup_free char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6)) : NULL;
 	if (!text)
 		r = error_set(err, ENOMEM, "out of memory");
-	/* tmp, fsync, rename over the old record, fsync of the directory: a
-	 * reader sees the old record or the new one, never a part. */
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)p->id);
-	snprintf(tmp, sizeof(tmp), "%llu.json.new", (unsigned long long)p->id);
+	/* The one commit path: the record (tmp, fsync, rename, fsync of the
+	 * directory), then its ledger entry, which is the commit point. */
+	snprintf(name, sizeof(name), "permits/%llu.json", (unsigned long long)p->id);
+	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)p->id);
 	if (r == 0) {
-		(void)unlinkat(dir_fd, tmp, 0);
 		size_t len = strlen(text);
 		text[len] = '\n';
-		r = file_write_atomic(dir_fd, tmp, text, len + 1, 0600, store->durable, err);
+		r = store_commit(store, LEDGER_PERMIT_TRANSITION, tmp, name, text, len + 1, true, err);
 		text[len] = '\0';
 	}
-	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-		r = error_set_errno(err, errno, "install permits/%s", name);
-	if (r == 0 && store->durable && fsync(dir_fd) < 0)
-		r = error_set_errno(err, errno, "sync permits/");
 	if (r < 0) {
 		/* Not committed: the caller's permit stays what the disk says. */
 		json_array_remove(p->history, json_array_size(p->history) - 1);
@@ -988,7 +983,17 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 	r = permit_lock(dir_fd, id, ret_lock, err);
 	if (r < 0)
 		return r;
-	r = permit_load_at(dir_fd, id, ret, err);
+	/* A permit acted on is one the ledger backs: a record rewritten since
+	 * its last transition is refused, whatever it says. */
+	char path[80], id_text[24];
+	snprintf(path, sizeof(path), "permits/%s", name);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	r = ledger_backs_file(store, LEDGER_PERMIT_TRANSITION, id_text, path, err);
+	if (r < 0)
+		r = error_set(err, EPERM, "the ledger does not back permit %llu (%s): refusing it; `airlock ledger verify` says more",
+			      (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
+	if (r == 0)
+		r = permit_load_at(dir_fd, id, ret, err);
 	if (r < 0) {
 		close(*ret_lock);
 		*ret_lock = -1;

@@ -195,6 +195,16 @@ for i in range(50000):
 	[ "$(cat gen.txt)" = new ]
 }
 
+# Appends a ledger entry that backs FILE as permit ID's record, as an agent
+# with write access to the state directory could (no checkpoint signs it).
+forge_backing() { # file id
+	log="$AIRLOCK_STATE_DIR/ledger/log"
+	seq=$(wc -l <"$log")
+	jq -cn --argjson seq "$seq" --arg id "$2" --arg path "permits/$2.json" \
+		--arg sha "$(sha256sum "$1" | cut -d' ' -f1)" \
+		'{v:1, seq:$seq, kind:"permit-transition", id:$id, path:$path, sha256:$sha, time:"2026-01-01T00:00:00.000Z"}' >>"$log"
+}
+
 @test "an approval covers nothing once the permit, its paths or its change set are edited" {
 	enrol
 	make_project
@@ -209,6 +219,14 @@ for i in range(50000):
 
 	# The command edited after approval: refused, nothing changed.
 	jq '.argv[2] = "gen"' "$TEST_DIR/approved.json" > "$rec"
+	# The ledger backs only the record as committed: refused before the
+	# approval is even read.
+	pstep exec "$A"
+	[ "$status" -eq 21 ]
+	[[ "$stderr" == *"the ledger does not back permit $A (rewritten)"* ]]
+	# An insider who also forges the ledger entry (unsigned, past the
+	# checkpoint) meets the approval's signature, which covers the command.
+	forge_backing "$rec" "$A"
 	pstep exec "$A"
 	[ "$status" -eq 36 ]
 	[[ "$stderr" == *"does not cover this permit"* ]]
@@ -216,7 +234,7 @@ for i in range(50000):
 	# The path list widened after approval.
 	jq '.expected_paths = ["notes.txt", "**"] | .state = "APPROVED"' "$TEST_DIR/approved.json" > "$rec"
 	pstep exec "$A"
-	[ "$status" -eq 36 ]
+	[ "$status" -eq 21 ]
 	[ "$(cat notes.txt)" = notes ]
 
 	# The same proposal again, the old approval pasted into it.
@@ -227,11 +245,12 @@ for i in range(50000):
 		"$AIRLOCK_STATE_DIR/permits/$C.json" > "$TEST_DIR/c.json"
 	cp "$TEST_DIR/c.json" "$AIRLOCK_STATE_DIR/permits/$C.json"
 	pstep exec "$C"
-	[ "$status" -eq 36 ]
+	[ "$status" -eq 21 ]
 	[ "$(cat notes.txt)" = notes ]
 
 	# The change set edited under the approval: rejected.
 	cp "$TEST_DIR/approved.json" "$rec"
+	forge_backing "$rec" "$A"
 	cs="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun "$rec")/changeset.json"
 	jq -c '.changes[0].size += 1' "$cs" > "$TEST_DIR/cs" && cat "$TEST_DIR/cs" > "$cs"
 	pstep exec "$A"
