@@ -526,3 +526,178 @@ EOF
 	al gate --json
 	jq -e '.failures[0].tail | contains("\u001bPpwned-dcs")' <<<"$output"
 }
+
+# --- Issue 12, item 4: records are checked, not believed ---
+
+# A close record written by anything but airlock's own close.
+@test "attack: a forged close record (junk, a copy, a missing closing receipt) closes nothing and is named" {
+	fail_once
+	f1=$FAILED
+	al run -- ls /nonexistent-dir-x
+	f2=$(receipt_id)
+	fail_once
+	f3=$FAILED
+	al ack "$f2" --reason "read-only, harmless"
+	[ "$status" -eq 0 ]
+	closed="$AIRLOCK_STATE_DIR/gate/closed"
+	echo x >"$closed/$f1.json"
+	cp "$closed/$f2.json" "$closed/$f3.json"
+	run "$AIRLOCK" gate --json
+	[ "$status" -eq 2 ]
+	[ "$(jq .open <<<"$output")" -eq 2 ]
+	jq -e --arg a "$f1" --arg b "$f3" '[.rejected[].receipt | tostring] | sort == ([$a, $b] | sort)' <<<"$output"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"close record gate/closed/$f1.json was rejected"* ]]
+	[[ "$output" == *"close record gate/closed/$f3.json was rejected"* ]]
+	# A close that names a closing receipt that is not there, or one that
+	# exists but closes nothing.
+	rm "$closed/$f1.json"
+	jq -n --argjson id "$f1" '{schema: "airlock.gate-close/2", receipt: $id, move: "rerun",
+		by_receipt: 999, by_sha256: ("0" * 64), closed_at: "2026-01-01T00:00:00Z"}' >"$closed/$f1.json"
+	al run -- true
+	ok=$(receipt_id)
+	rm "$closed/$f3.json"
+	jq -n --argjson id "$f3" --argjson by "$ok" --arg d "$(sha256sum "$(receipt_file "$ok")" | cut -c1-64)" \
+		'{schema: "airlock.gate-close/2", receipt: $id, move: "rerun", by_receipt: $by,
+		  by_sha256: $d, closed_at: "2026-01-01T00:00:00Z"}' >"$closed/$f3.json"
+	run "$AIRLOCK" gate --json
+	[ "$status" -eq 2 ]
+	[ "$(jq .open <<<"$output")" -eq 2 ]
+	jq -e '.rejected | length == 2' <<<"$output"
+	# An honest close still works past a forged record.
+	al run --fixes "$f3" -- sh -c 'ls >/dev/null'
+	[ "$(jq -c .closes <<<"$output")" = "[$f3]" ]
+	run "$AIRLOCK" gate --json
+	[ "$(jq .open <<<"$output")" -eq 1 ]
+}
+
+@test "a close record is valid only with its closing receipt's digest; tampering with that receipt reopens nothing silently" {
+	fail_once
+	al run --fixes "$FAILED" -- sh -c 'ls >/dev/null'
+	by=$(receipt_id)
+	rec="$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+	jq -e --argjson by "$by" --arg d "$(sha256sum "$(receipt_file "$by")" | cut -c1-64)" \
+		'.schema == "airlock.gate-close/2" and .move == "fixes" and .by_receipt == $by and
+		 .by_sha256 == $d and (.failed_sha256 | length) == 64' "$rec"
+}
+
+enrol() { # state-dir passphrase
+	printf '%s\n%s\n' "$2" "$2" | AIRLOCK_STATE_DIR="$1" script -qec "'$AIRLOCK' approver init" /dev/null
+}
+
+@test "attack: removing or replacing approver.json is reported, needs the old passphrase, and its closes do not count" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	[ ! -e /etc/airlock/approver.json ] || skip "a system approver is enrolled on this host"
+	enrol "$AIRLOCK_STATE_DIR" "correct horse battery"
+	run "$AIRLOCK" approver show
+	fp=$(awk '{print $2}' <<<"$output")
+	fail_once
+	run "$AIRLOCK" gate
+	[[ "$output" != *"approver"*"changed"* ]]
+	# The agent deletes approver.json and enrols its own.
+	mv "$AIRLOCK_STATE_DIR/approver.json" "$TEST_DIR/approver.saved"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"approver $fp was removed outside airlock"* ]]
+	run script -qec "'$AIRLOCK' approver init" /dev/null <<<$'mine mine mine\nmine mine mine\nmine mine mine'
+	[[ "$output" == *"needs the passphrase of approver $fp"* ]]
+	[ ! -e "$AIRLOCK_STATE_DIR/approver.json" ]
+	# It plants an approver enrolled elsewhere: reported, and its acks do not count.
+	enrol "$TEST_DIR/other" "mine mine mine"
+	cp "$TEST_DIR/other/approver.json" "$AIRLOCK_STATE_DIR/approver.json"
+	run "$AIRLOCK" gate --json
+	[ "$status" -eq 2 ]
+	jq -e --arg fp "$fp" '.approver.changed and .approver.pinned == $fp' <<<"$output"
+	run script -qec "'$AIRLOCK' ack $FAILED --reason mine" /dev/null <<<"mine mine mine"
+	[[ "$output" != *"closed (ack-approved"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"approver.json changed outside airlock"* ]]
+	# The human puts theirs back; the gate is quiet about the approver again.
+	cp "$TEST_DIR/approver.saved" "$AIRLOCK_STATE_DIR/approver.json"
+	run "$AIRLOCK" gate
+	[[ "$output" != *"outside airlock"* ]]
+	run script -qec "'$AIRLOCK' ack $FAILED --reason 'known flaky'" /dev/null <<<"correct horse battery"
+	[[ "$output" == *"closed (ack-approved, approver $fp)"* ]]
+	# Replacing it with the old passphrase is an honest change: not reported.
+	run script -qec "'$AIRLOCK' approver init" /dev/null <<<$'correct horse battery\nnew pass phrase\nnew pass phrase'
+	[[ "$output" == *"enrolled"* ]]
+	run "$AIRLOCK" gate --json
+	[ "$status" -eq 0 ]
+	jq -e '.approver.changed == false' <<<"$output"
+}
+
+@test "attack: an approval signed by another approver's key, copied in, closes nothing" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	[ ! -e /etc/airlock/approver.json ] || skip "a system approver is enrolled on this host"
+	enrol "$AIRLOCK_STATE_DIR" "correct horse battery"
+	fail_once
+	# The same ids in a state directory of the agent's, approved by its key.
+	other="$TEST_DIR/other"
+	enrol "$other" "mine mine mine"
+	AIRLOCK_STATE_DIR=$other "$AIRLOCK" run -- sh -c 'echo "FAILED test_x: missing DATABASE_URL" >&2; exit 1' >/dev/null || true
+	AIRLOCK_STATE_DIR=$other script -qec "'$AIRLOCK' ack $FAILED --reason mine" /dev/null <<<"mine mine mine"
+	[ -e "$other/gate/closed/$FAILED.json" ]
+	cp "$other/gate/closed/$FAILED.json" "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json" 2>/dev/null ||
+		{ mkdir -p "$AIRLOCK_STATE_DIR/gate/closed"; cp "$other/gate/closed/$FAILED.json" "$AIRLOCK_STATE_DIR/gate/closed/"; }
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"close record gate/closed/$FAILED.json was rejected"* ]]
+}
+
+# --- Issue 12, item 5: scopes cannot hide failures ---
+
+@test "attack: a failure in a nested scope is seen from the project root, by the gate and the hook" {
+	mkdir -p repo/sub
+	git -C repo init -q
+	printf 'gitdir: /nonexistent\n' >repo/sub/.git
+	al run --cwd repo/sub -- false
+	FAILED=$(receipt_id)
+	[ "$(rq .gate.scope)" = "$(cd repo/sub && pwd -P)" ]
+	run "$AIRLOCK" gate --cwd "$WORK/repo"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"receipt $FAILED is an open failure"* ]]
+	jq -n --arg cwd "$WORK/repo" '{session_id: "s", cwd: $cwd, hook_event_name: "PreToolUse",
+		tool_name: "Bash", tool_input: {command: "make"}, tool_use_id: "t"}' >pre.json
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <pre.json
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED is an open failure"* ]]
+	# A sibling project is not blocked by it.
+	mkdir other
+	run "$AIRLOCK" gate --cwd "$WORK/other"
+	[ "$status" -eq 0 ]
+}
+
+@test "attack: a .git the failing host command created does not scope its failure" {
+	mkdir -p repo/sub
+	git -C repo init -q
+	# The host ran `... > sub/.git; pytest` in sub and it failed: the .git is
+	# newer than the run's start (duration_ms before the hook).
+	printf 'gitdir: /nonexistent\n' >repo/sub/.git
+	jq -n --arg cwd "$WORK/repo/sub" '{session_id: "s", cwd: $cwd, hook_event_name: "PostToolUseFailure",
+		tool_name: "Bash", tool_input: {command: "pytest -q"}, tool_use_id: "t",
+		error: "Exit code 1\nfailed", duration_ms: 5000}' >post.json
+	run --separate-stderr "$AIRLOCK" hook claude post-tool-use <post.json
+	[ "$status" -eq 0 ]
+	r=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	[ "$(jq -r .gate.scope "$r")" = "$(cd repo && pwd -P)" ]
+	# And one airlock run made: the scope is read before the run.
+	mkdir repo/sub2
+	al run --cwd repo/sub2 -- sh -c 'echo "gitdir: x" > .git; exit 1'
+	[ "$(rq .gate.scope)" = "$(cd repo && pwd -P)" ]
+}
+
+@test "attack: a scope created after a failure does not hide it from its cwd" {
+	mkdir -p repo/sub
+	git -C repo init -q
+	al run --cwd repo/sub -- false
+	FAILED=$(receipt_id)
+	al run --cwd repo -- sh -c 'exit 3'
+	ROOT=$(receipt_id)
+	sleep 0.05
+	printf 'gitdir: /nonexistent\n' >repo/sub/.git
+	run "$AIRLOCK" gate --cwd "$WORK/repo/sub" --json
+	[ "$status" -eq 2 ]
+	jq -e --argjson a "$FAILED" --argjson b "$ROOT" '[.failures[].receipt] | sort == ([$a, $b] | sort)' <<<"$output"
+}
