@@ -95,6 +95,9 @@ static void print_failure(json_t *e)
 	const char *damaged = json_string_value(json_object_get(e, "damaged"));
 	if (damaged)
 		cli_print("\n  (its gate entry is damaged: %s)", damaged);
+	const char *rejected = json_string_value(json_object_get(e, "close_rejected"));
+	if (rejected)
+		cli_print("\n  close record gate/closed/%llu.json was rejected: %s", id, rejected);
 	cli_print("\n");
 	if (tail && *tail) {
 		cli_print("  last lines:\n");
@@ -176,15 +179,42 @@ int cmd_gate(int argc, char **argv)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	size_t n = json_array_size(open);
+	/* Close records that did not hold, and an approver changed behind
+	 * airlock's back: facts the human who reads the gate should see. */
+	json_t *rejected = json_array();
+	size_t k;
+	json_t *e;
+	json_array_foreach(open, k, e) {
+		json_t *why = json_object_get(e, "close_rejected");
+		json_int_t id = json_integer_value(json_object_get(e, "receipt"));
+		char record[64];
+		snprintf(record, sizeof(record), "gate/closed/%lld.json", (long long)id);
+		if (why)
+			json_array_append_new(rejected, json_pack("{s:I, s:s, s:O}", "receipt", id,
+								  "record", record, "why", why));
+	}
+	struct approver_check check = { 0 };
+	if (store && approver_check(store, &check, &err) < 0) {
+		cli_error("gate: %s", err.msg);
+		json_decref(rejected);
+		return EXIT_AIRLOCK_ERROR;
+	}
 	if (json) {
-		json_t *doc = json_pack("{s:s, s:I, s:O}", "scope", scope, "open", (json_int_t)n,
-					"failures", open);
+		json_t *doc = json_pack(
+			"{s:s, s:I, s:O, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", scope, "open",
+			(json_int_t)n, "failures", open, "rejected", rejected, "approver", "state",
+			approver_state_to_string(check.state), "changed", check.changed, "pinned",
+			check.pinned[0] ? check.pinned : NULL, "current",
+			check.current[0] ? check.current : NULL, "message",
+			check.changed ? check.message : NULL);
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(doc);
 	} else if (n == 0) {
+		json_decref(rejected);
 		cli_print("no open failure in %s\n", scope);
 	} else {
+		json_decref(rejected);
 		cli_print("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", scope);
 		for (size_t i = 0; i < n && i < GATE_SHOW_MAX; i++) {
 			cli_print("\n");
@@ -193,6 +223,8 @@ int cmd_gate(int argc, char **argv)
 		if (n > GATE_SHOW_MAX)
 			cli_print("\n... and %zu more (airlock gate --json lists all)\n", n - GATE_SHOW_MAX);
 	}
+	if (!json && check.changed)
+		cli_print("\napprover: %s\n", check.message);
 	fflush(stdout);
 	return n ? EXIT_GATE_BLOCKED : EXIT_OK;
 }
@@ -359,7 +391,7 @@ int cmd_approver(int argc, char **argv)
 	}
 
 	char old[1024] = "", pass[1024] = "";
-	bool replacing = approver_load(store, &approver, &err) == 0;
+	bool replacing = approver_load(store, &approver, &err) == 0 || approver_enrolled(store);
 	approver_release(&approver);
 	int r = 0;
 	if (replacing)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -19,26 +20,48 @@
 #include "basic/strv.h"
 #include "core/approver.h"
 #include "core/jsonutil.h"
+#include "core/rules.h"
 #include "core/shellwords.h"
 
 #define GATE_ENTRY_MAX_BYTES (64 << 10)
 #define GATE_TAIL_LINES	     5
 #define GATE_TAIL_BYTES	     1000
+#define GATE_RECEIPT_MAX_BYTES (16 << 20)
+/* File systems stamp times with a clock one tick (at most 10 ms at HZ=100)
+ * behind the realtime clock; a marker born this close to a run's start is
+ * taken as born during it, which only ever widens what the gate sees. */
+#define GATE_MARKER_SLACK_NS (20ULL * 1000000ULL)
 
-int gate_scope(const char *dir, char **ret_scope, struct error *err)
+/* Whether dir/.git marks a scope (a directory, or a worktree's non-empty
+ * file), and in *ret_born_ns when it appeared: its birth time, or on a file
+ * system that keeps none its ctime, which is never earlier. */
+static bool gate_marker(const char *dir, uint64_t *ret_born_ns)
+{
+	cleanup_free char *git = path_join(dir, ".git");
+	struct statx stx;
+
+	if (!git || statx(AT_FDCWD, git, AT_SYMLINK_NOFOLLOW,
+			  STATX_TYPE | STATX_SIZE | STATX_BTIME | STATX_CTIME, &stx) < 0)
+		return false;
+	if (!(S_ISDIR(stx.stx_mode) || S_ISREG(stx.stx_mode)) || stx.stx_size == 0)
+		return false;
+	struct statx_timestamp t = (stx.stx_mask & STATX_BTIME) ? stx.stx_btime : stx.stx_ctime;
+	*ret_born_ns = t.tv_sec < 0 ? 0 : (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
+	return true;
+}
+
+int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope,
+		      struct error *err)
 {
 	cleanup_free char *real = realpath(dir, NULL);
 	if (!real)
 		return error_set_errno(err, errno, "resolve %s", dir);
-	/* The nearest directory holding a .git (directory, or a worktree's file). */
+	/* The nearest directory holding a .git that was there before. */
 	cleanup_free char *cur = strdup(real);
 	while (cur) {
-		cleanup_free char *git = path_join(cur, ".git");
-		struct stat st;
-		if (!git)
-			return error_set(err, ENOMEM, "out of memory");
-		if (lstat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) &&
-		    st.st_size > 0) {
+		uint64_t born = 0;
+		if (gate_marker(cur, &born) &&
+		    (born_before_ns == UINT64_MAX || born + GATE_MARKER_SLACK_NS < born_before_ns)) {
 			*ret_scope = TAKE_PTR(cur);
 			return 0;
 		}
@@ -52,6 +75,46 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_scope = TAKE_PTR(real);
 	return 0;
+}
+
+int gate_scope(const char *dir, char **ret_scope, struct error *err)
+{
+	return gate_scope_before(dir, UINT64_MAX, ret_scope, err);
+}
+
+/* Whether a failure of scope outer (an ancestor of scope) whose run started
+ * at started_ns lies in scope's area too: every marker from scope up to
+ * outer appeared after that run began, so when it failed, scope was part
+ * of outer. A scope made later does not hide it. */
+static bool gate_markers_newer(const char *scope, const char *outer, uint64_t started_ns)
+{
+	cleanup_free char *cur = strdup(scope);
+
+	while (cur && strcmp(cur, outer) != 0 && path_is_under(cur, outer)) {
+		uint64_t born = 0;
+		if (gate_marker(cur, &born) && born + GATE_MARKER_SLACK_NS < started_ns)
+			return false;
+		char *up = path_dirname(cur);
+		free(cur);
+		cur = up;
+	}
+	return cur != NULL;
+}
+
+/* "2026-11-30T01:16:23.123Z" (clock_format_rfc3339) as nanoseconds; 0 when
+ * it is not one. */
+static uint64_t gate_parse_time(const char *s)
+{
+	struct tm tm = { 0 };
+	unsigned ms = 0;
+
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+			 &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t t = timegm(&tm);
+	return t < 0 ? 0 : (uint64_t)t * 1000000000ULL + ms * 1000000ULL;
 }
 
 /* gate/open/<first 32 hex digits of sha256(scope)> */
@@ -149,6 +212,10 @@ static json_t *gate_failure_entry(json_t *receipt, const char *scope)
 	/* A shell receipt from a host hook has no expected_exits: 0 was wanted. */
 	if (entry && !json_object_get(entry, "expected_exits"))
 		json_object_set_new(entry, "expected_exits", json_pack("[i]", 0));
+	/* When its run began: a scope marker that appeared later hides nothing. */
+	uint64_t started = gate_parse_time(jsonutil_str(receipt, "started_at"));
+	if (entry && started)
+		json_object_set_new(entry, "started_ns", json_integer((json_int_t)started));
 	return entry;
 }
 
@@ -199,6 +266,12 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 			json_object_set_new(entry, "risk", json_integer(v.risk));
 			json_object_set_new(entry, "rule", json_string(v.rule));
 		}
+		/* The scope's path beside its entries, so that a gate elsewhere
+		 * can tell whether this scope is nested in its own. */
+		struct error ignored = { 0 };
+		if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
+						store->durable, &ignored);
 		char rel[128], id_text[24];
 		snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
 		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
@@ -279,7 +352,7 @@ int gate_commit(struct store *store, const struct gate_effect *e, json_t *receip
 		if (r == -ENOENT)
 			continue; /* closed meanwhile by another run */
 		if (r == 0)
-			r = gate_close(store, entry, e->moves[i], by, NULL, NULL, err);
+			r = gate_close(store, entry, e->moves[i], by, NULL, NULL, NULL, err);
 		if (r < 0)
 			return r;
 	}
@@ -351,16 +424,261 @@ static int gate_add_deleted(struct store *store, const char *scope, const char *
 	return 0;
 }
 
+/* receipts/<id>.json, its SHA-256 over the file's bytes and, when ret_doc,
+ * the parsed document. -ENOENT when there is no such receipt. */
+static int gate_read_receipt(struct store *store, uint64_t id, char hex[SHA256_HEX_SIZE],
+			     json_t **ret_doc, struct error *err)
+{
+	char name[32];
+	cleanup_free char *text = NULL;
+	size_t n;
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	if (faccessat(store->receipts_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	int r = file_read_capped(store->receipts_fd, name, GATE_RECEIPT_MAX_BYTES, &text, &n, err);
+	if (r < 0)
+		return r;
+	sha256_hex(text, n, hex);
+	return ret_doc ? jsonutil_parse_object(text, n, ret_doc, err) : 0;
+}
+
+static char *gate_json_text(json_t *v)
+{
+	return json_dumps(v ? v : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+/* The bytes an approver signs for an ack-approved close: the record's own
+ * fields, each JSON-encoded, one a line (docs/close-format.md). Verifying
+ * rebuilds them from the record, so an approval moved to another record,
+ * or a record edited after signing, does not verify. */
+static char *gate_close_message(json_t *record)
+{
+	static const char *const keys[] = { "receipt", "failed_sha256", "scope", "move", "reason",
+					    "closed_at" };
+	char *msg = strdup(GATE_CLOSE_SCHEMA "\n");
+
+	for (size_t i = 0; msg && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		cleanup_free char *v = gate_json_text(json_object_get(record, keys[i]));
+		char *next = NULL;
+		if (!v || asprintf(&next, "%s%s=%s\n", msg, keys[i], v) < 0)
+			next = NULL;
+		free(msg);
+		msg = next;
+	}
+	return msg;
+}
+
+/* Whether receipt doc says it closed failure id by move. */
+static bool gate_receipt_closes(json_t *doc, uint64_t id, const char *move)
+{
+	json_t *gate = json_object_get(doc, "gate");
+	size_t i;
+	json_t *c;
+
+	if (!json_is_true(json_object_get(gate, "verified")))
+		return false;
+	json_array_foreach(json_object_get(gate, "closes"), i, c) {
+		const char *m = jsonutil_str(c, "move");
+		if ((uint64_t)json_integer_value(json_object_get(c, "receipt")) == id && m &&
+		    strcmp(m, move) == 0)
+			return true;
+	}
+	return false;
+}
+
+int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry,
+		     struct error *why)
+{
+	struct error io = { 0 };
+	const char *schema = jsonutil_str(record, "schema");
+	const char *move = jsonutil_str(record, "move");
+	json_t *rid = json_object_get(record, "receipt");
+
+	if (!schema || strcmp(schema, GATE_CLOSE_SCHEMA) != 0)
+		return error_set(why, EBADMSG, "it is not an %s record", GATE_CLOSE_SCHEMA);
+	if (!json_is_integer(rid) || (uint64_t)json_integer_value(rid) != id)
+		return error_set(why, EBADMSG, "it is about receipt %lld, not %llu",
+				 (long long)json_integer_value(rid), (unsigned long long)id);
+
+	/* The failed receipt, when it was written, is the one the close names. */
+	char failed_hex[SHA256_HEX_SIZE];
+	cleanup_with(json_decrefp) json_t *failed = NULL;
+	json_t *failed_sha = json_object_get(record, "failed_sha256");
+	int r = gate_read_receipt(store, id, failed_hex, &failed, &io);
+	if (r == -ENOENT) {
+		if (!json_is_null(failed_sha))
+			return error_set(why, EBADMSG,
+					 "it names a digest of receipt %llu, which does not exist",
+					 (unsigned long long)id);
+	} else if (r < 0) {
+		return error_set(why, EBADMSG, "receipt %llu cannot be read: %.200s",
+				 (unsigned long long)id, io.msg);
+	} else if (!json_is_string(failed_sha) ||
+		   strcmp(json_string_value(failed_sha), failed_hex) != 0) {
+		return error_set(why, EBADMSG,
+				 "receipt %llu does not have the digest it names (failed_sha256)",
+				 (unsigned long long)id);
+	}
+
+	if (move && (strcmp(move, "rerun") == 0 || strcmp(move, "fixes") == 0)) {
+		json_t *by_v = json_object_get(record, "by_receipt");
+		const char *by_sha = jsonutil_str(record, "by_sha256");
+		uint64_t by = json_is_integer(by_v) ? (uint64_t)json_integer_value(by_v) : 0;
+		char by_hex[SHA256_HEX_SIZE];
+		cleanup_with(json_decrefp) json_t *doc = NULL;
+		if (by <= id)
+			return error_set(why, EBADMSG, "it names no later closing receipt");
+		r = gate_read_receipt(store, by, by_hex, &doc, &io);
+		if (r == -ENOENT)
+			return error_set(why, EBADMSG, "its closing receipt %llu does not exist",
+					 (unsigned long long)by);
+		if (r < 0)
+			return error_set(why, EBADMSG, "its closing receipt %llu cannot be read: %.200s",
+					 (unsigned long long)by, io.msg);
+		if (!by_sha || strcmp(by_sha, by_hex) != 0)
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu does not have the digest it names (by_sha256)",
+					 (unsigned long long)by);
+		if ((uint64_t)json_integer_value(json_object_get(doc, "id")) != by ||
+		    !gate_receipt_succeeded(doc) || !gate_receipt_closes(doc, id, move))
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu is not a verified success that closes %llu by %s",
+					 (unsigned long long)by, (unsigned long long)id, move);
+		return 0;
+	}
+	if (move && strcmp(move, "ack-read-only") == 0) {
+		json_t *source = failed ? failed : entry;
+		const char *reason = jsonutil_str(record, "reason");
+		cleanup_with(rules_freep) struct rules *rules = NULL;
+		struct rules_verdict v;
+		if (!reason || !*reason)
+			return error_set(why, EBADMSG, "an acknowledgement without a reason");
+		if (!source || rules_load_default(&rules, &io) < 0)
+			return error_set(why, EBADMSG, "the failed command cannot be judged");
+		gate_entry_verdict(rules, source, &v);
+		if (v.risk != 1)
+			return error_set(why, EBADMSG,
+					 "the failed command is risk %d (rule %s), not read-only",
+					 v.risk, v.rule);
+		return 0;
+	}
+	if (move && strcmp(move, "ack-approved") == 0) {
+		json_t *approval = json_object_get(record, "approval");
+		const char *key = jsonutil_str(approval, "public_key");
+		cleanup_free char *msg = gate_close_message(record);
+		if (!msg)
+			return error_set(why, ENOMEM, "out of memory");
+		if (!key || !approver_trusts(store, key))
+			return error_set(why, EBADMSG,
+					 "it is signed by %.16s, which is not the enrolled approver",
+					 key ? key : "no key");
+		if (!approver_verify_key(key, msg, jsonutil_str(approval, "signature")))
+			return error_set(why, EBADMSG, "its approver signature does not verify");
+		return 0;
+	}
+	return error_set(why, EBADMSG, "it names no move airlock makes");
+}
+
+/* Whether failure id is closed: 1 by a valid record, 0 when there is no
+ * record, -1 when the record is rejected (why says so). */
+static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, struct error *why)
+{
+	char name[64];
+	cleanup_with(json_decrefp) json_t *record = NULL;
+
+	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
+	if (faccessat(store->dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : (error_set_errno(why, errno, "%s", name), -1);
+	if (!gate_is_closed(store, id)) {
+		error_set(why, EPERM, "the ledger does not back %s", name);
+		return -1;
+	}
+	if (gate_read_json(store->dir_fd, name, &record, why) < 0)
+		return -1;
+	return gate_close_check(store, id, record, entry, why) == 0 ? 1 : -1;
+}
+
+/* A failure of entry_scope, seen from scope: its own, one nested below it,
+ * or one of an enclosing scope that covered scope when it failed (its cwd
+ * is inside, or every marker in between is newer than its run). */
+static bool gate_entry_visible(const char *scope, json_t *entry, const char *entry_scope)
+{
+	if (path_is_under(entry_scope, scope))
+		return true;
+	if (!path_is_under(scope, entry_scope))
+		return false;
+	const char *cwd = jsonutil_str(entry, "cwd");
+	if (cwd && cwd[0] == '/' && path_is_under(cwd, scope))
+		return true;
+	json_int_t started = json_integer_value(json_object_get(entry, "started_ns"));
+	return gate_markers_newer(scope, entry_scope, started > 0 ? (uint64_t)started : 0);
+}
+
+/* The open failures in one gate/open/<key>/ directory that scope sees.
+ * dir_scope: the scope the directory is for, when known. */
+static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope, bool own,
+			 const char *scope, json_t *entries, struct error *err)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+	cleanup_closedir DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		uint64_t id;
+		if (!parse_entry_name(de->d_name, &id))
+			continue;
+		json_t *entry = NULL;
+		struct error ignored = { 0 };
+		if (gate_read_json(dirfd(d), de->d_name, &entry, &ignored) < 0) {
+			if (!dir_scope)
+				continue; /* whose it is cannot be told */
+			/* Unreadable but present: it still counts as open. */
+			entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
+					  "receipt", (json_int_t)id, "scope", dir_scope, "damaged",
+					  ignored.msg);
+			if (!entry)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+		const char *entry_scope = jsonutil_str(entry, "scope");
+		if (!entry_scope)
+			entry_scope = dir_scope;
+		if (!own && (!entry_scope || !gate_entry_visible(scope, entry, entry_scope))) {
+			json_decref(entry);
+			continue;
+		}
+		struct error why = { 0 };
+		int closed = gate_closed_state(store, id, entry, &why);
+		if (closed > 0) {
+			/* A close that crashed before removing the entry. */
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+			json_decref(entry);
+			continue;
+		}
+		if (closed < 0)
+			json_object_set_new(entry, "close_rejected", json_string(why.msg));
+		if (json_array_append_new(entries, entry) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		   struct error *err)
 {
-	char dir[64];
+	char own[64];
 	cleanup_with(json_decrefp) json_t *entries = json_array();
 
 	if (!entries)
 		return error_set(err, ENOMEM, "out of memory");
-	gate_scope_dir(scope, dir);
-	int fd = gate_open_dir(store, dir, false, err);
+	gate_scope_dir(scope, own);
+	const char *own_key = own + strlen("gate/open/");
+	int fd = gate_open_dir(store, "gate/open", false, err);
 	if (fd == -ENOENT) {
 		*ret_entries = TAKE_PTR(entries);
 		return 0;
@@ -370,28 +688,33 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return error_set_errno(err, errno, "read %s/%s", store->path, dir);
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
 	}
+	/* One directory per scope that ever failed: its own, and those of
+	 * scopes nested below it or enclosing it. */
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		uint64_t id;
-		if (!parse_entry_name(de->d_name, &id))
+		if (de->d_name[0] == '.')
 			continue;
-		if (gate_is_closed(store, id)) {
-			/* A close that crashed before removing the entry. */
-			(void)unlinkat(dirfd(d), de->d_name, 0);
+		cleanup_close int key_fd =
+			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (key_fd < 0)
 			continue;
+		bool own_dir = strcmp(de->d_name, own_key) == 0;
+		cleanup_free char *dir_scope = NULL;
+		if (own_dir) {
+			dir_scope = strdup(scope);
+		} else {
+			size_t n;
+			struct error ignored = { 0 };
+			if (file_read_capped(key_fd, "scope", PATH_MAX, &dir_scope, &n, &ignored) == 0 &&
+			    (strlen(dir_scope) != n || dir_scope[0] != '/' ||
+			     (!path_is_under(dir_scope, scope) && !path_is_under(scope, dir_scope))))
+				continue; /* a scope beside this one */
 		}
-		json_t *entry = NULL;
-		struct error ignored = { 0 };
-		if (gate_read_json(dirfd(d), de->d_name, &entry, &ignored) < 0) {
-			/* Unreadable but present: it still counts as open. */
-			entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
-					  "receipt", (json_int_t)id, "scope", scope, "damaged",
-					  ignored.msg);
-		}
-		if (!entry || json_array_append_new(entries, entry) < 0)
-			return error_set(err, ENOMEM, "out of memory");
+		int r = gate_list_dir(store, key_fd, dir_scope, own_dir, scope, entries, err);
+		if (r < 0)
+			return r;
 	}
 	if (gate_add_deleted(store, scope, dir, entries, err) < 0)
 		return -ENOMEM;
@@ -408,8 +731,6 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 
 	if (fd < 0)
 		return fd;
-	if (gate_is_closed(store, id))
-		return -ENOENT;
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d)
 		return error_set_errno(err, errno, "read %s/gate/open", store->path);
@@ -423,7 +744,20 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (scope_fd < 0 || faccessat(scope_fd, name, F_OK, 0) < 0)
 			continue;
-		return gate_read_json(scope_fd, name, ret_entry, err);
+		cleanup_with(json_decrefp) json_t *entry = NULL;
+		int r = gate_read_json(scope_fd, name, &entry, err);
+		if (r < 0)
+			return r;
+		struct error why = { 0 };
+		int closed = gate_closed_state(store, id, entry, &why);
+		if (closed > 0) {
+			(void)unlinkat(scope_fd, name, 0);
+			return -ENOENT;
+		}
+		if (closed < 0)
+			json_object_set_new(entry, "close_rejected", json_string(why.msg));
+		*ret_entry = TAKE_PTR(entry);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -438,37 +772,91 @@ int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, stru
 	return gate_read_json(store->dir_fd, name, ret_record, err);
 }
 
+/* A close record that does not hold goes to gate/rejected/, kept for
+ * whoever looks into how it got there, so the honest close can be written. */
+static int gate_reject_record(struct store *store, int closed_fd, const char *name,
+			      struct error *err)
+{
+	char aside[96];
+
+	cleanup_close int fd = gate_open_dir(store, "gate/rejected", true, err);
+	if (fd < 0)
+		return fd;
+	snprintf(aside, sizeof(aside), "%.*s.%llu.json", (int)(strlen(name) - strlen(".json")),
+		 name, (unsigned long long)clock_realtime_ns());
+	if (renameat(closed_fd, name, fd, aside) < 0 && errno != ENOENT)
+		return error_set_errno(err, errno, "move %s/gate/closed/%s aside", store->path, name);
+	return 0;
+}
+
 int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-	       const char *reason, json_t *approval, struct error *err)
+	       const char *reason, const struct approver *approver, const char *passphrase,
+	       struct error *err)
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 	const char *scope = jsonutil_str(entry, "scope");
-	char now[64], name[32], dir[64];
+	char now[64], name[32], dir[64], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
+	struct error ignored = { 0 };
 
 	if (!scope)
 		return error_set(err, EINVAL, "open failure %llu names no scope",
 				 (unsigned long long)id);
+	bool has_failed = gate_read_receipt(store, id, failed_hex, NULL, &ignored) == 0;
+	if (by_receipt) {
+		int r = gate_read_receipt(store, by_receipt, by_hex, NULL, err);
+		if (r < 0)
+			return error_prefix(err, "close failure %llu: closing receipt %llu",
+					    (unsigned long long)id, (unsigned long long)by_receipt);
+	}
+	/* The approver in effect, for whoever audits the record later. */
+	struct approver_check check = { 0 };
+	(void)approver_check(store, &check, &ignored);
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
 	cleanup_with(json_decrefp) json_t *record = json_pack(
-		"{s:s, s:I, s:s, s:s, s:o?, s:s?, s:O?, s:s}", "schema", GATE_CLOSE_SCHEMA,
-		"receipt", (json_int_t)id, "scope", scope, "move", move, "by_receipt",
-		by_receipt ? json_integer((json_int_t)by_receipt) : NULL, "reason", reason,
-		"approval", approval, "closed_at", now);
+		"{s:s, s:I, s:s, s:s, s:s?, s:o?, s:s?, s:s?, s:s?, s:s}", "schema",
+		GATE_CLOSE_SCHEMA, "receipt", (json_int_t)id, "scope", scope, "move", move,
+		"failed_sha256", has_failed ? failed_hex : NULL, "by_receipt",
+		by_receipt ? json_integer((json_int_t)by_receipt) : NULL, "by_sha256",
+		by_receipt ? by_hex : NULL, "reason", reason, "approver",
+		check.trusted[0] ? check.trusted : NULL, "closed_at", now);
 	if (!record)
 		return error_set(err, ENOMEM, "out of memory");
+	if (!has_failed)
+		json_object_set_new(record, "failed_sha256", json_null());
+	if (approver) {
+		cleanup_free char *message = gate_close_message(record);
+		json_t *approval = NULL;
+		if (!message)
+			return error_set(err, ENOMEM, "out of memory");
+		int r = approver_sign(approver, passphrase, message, &approval, err);
+		if (r < 0)
+			return r;
+		json_object_set_new(record, "approval", approval);
+	}
+	cleanup_close int closed_fd = gate_open_dir(store, "gate/closed", true, err);
+	if (closed_fd < 0)
+		return closed_fd;
 	char rel[64], id_text[24];
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
 	snprintf(rel, sizeof(rel), "gate/closed/%s", name);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	/* The record first, through the one commit path: a crash after it leaves
-	 * an entry the listing recognises as closed, once the ledger backs the
-	 * record. Two closers race on RENAME_NOREPLACE; one wins. */
 	cleanup_free char *text = jsonutil_dump_line(record);
-	int r = text ? store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false,
-				    err)
-		     : error_set(err, ENOMEM, "out of memory");
-	if (r == -EEXIST)
-		return 0;
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	/* The record first: a crash after it leaves an entry the listing
+	 * recognises as closed. Two closers race on RENAME_NOREPLACE; one wins.
+	 * A record already there counts only when it holds. Through the one
+	 * commit path: the ledger backs the record. */
+	int r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false, err);
+	for (int tries = 0; r == -EEXIST && tries < 2; tries++) {
+		struct error why = { 0 };
+		if (gate_closed_state(store, id, entry, &why) > 0)
+			return 0;
+		*err = (struct error){ 0 };
+		r = gate_reject_record(store, closed_fd, name, err);
+		if (r == 0)
+			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false, err);
+	}
 	if (r < 0)
 		return error_prefix(err, "close failure %llu", (unsigned long long)id);
 	gate_scope_dir(scope, dir);
@@ -556,7 +944,7 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 	gate_entry_verdict(rules, entry, &ret->verdict);
 	if (ret->verdict.risk == 1) {
 		ret->move = "ack-read-only";
-		return gate_close(store, entry, ret->move, 0, reason, NULL, err);
+		return gate_close(store, entry, ret->move, 0, reason, NULL, NULL, err);
 	}
 	if (!passphrase) {
 		ret->needs_approval = true;
@@ -565,6 +953,15 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 				 (unsigned long long)id, ret->verdict.risk, ret->verdict.level,
 				 ret->verdict.rule);
 	}
+	/* Only the approver airlock enrolled signs: not one put in place of
+	 * approver.json behind its back. */
+	struct approver_check check;
+	r = approver_check(store, &check, err);
+	if (r < 0)
+		return r;
+	if (check.state != APPROVER_SYSTEM && check.state != APPROVER_PINNED &&
+	    check.state != APPROVER_NONE)
+		return error_set(err, EACCES, "%s", check.message);
 	cleanup_with(approver_release) struct approver approver = { 0 };
 	r = approver_load(store, &approver, err);
 	if (r == -ENOENT)
@@ -579,19 +976,10 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 	    ledger_backs_file(store, LEDGER_KIND_MAX, "approver", "approver.json", err) < 0)
 		return error_set(err, EACCES, "the ledger does not back %s (replaced outside `airlock approver`): refusing it; `airlock ledger verify` says more",
 				 approver.origin);
-	char now[64];
-	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	cleanup_free char *argv_text = json_dumps(json_object_get(entry, "argv"), JSON_COMPACT);
-	cleanup_free char *message = NULL;
-	if (asprintf(&message, "airlock.ack/1\nreceipt=%llu\nscope=%s\nargv=%s\nreason=%s\nat=%s\n",
-		     (unsigned long long)id, jsonutil_str(entry, "scope"), argv_text ? argv_text : "null",
-		     reason, now) < 0)
-		return error_set(err, ENOMEM, "out of memory");
-	cleanup_with(json_decrefp) json_t *approval = NULL;
-	r = approver_sign(&approver, passphrase, message, &approval, err);
+	r = gate_close(store, entry, "ack-approved", 0, reason, &approver, passphrase, err);
 	if (r < 0)
 		return r;
 	approver_fingerprint(&approver, ret->fingerprint);
 	ret->move = "ack-approved";
-	return gate_close(store, entry, ret->move, 0, reason, approval, err);
+	return 0;
 }

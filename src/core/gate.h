@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/approver.h"
 #include "core/policy.h"
 #include "core/rules.h"
 #include "core/store.h"
@@ -26,11 +27,16 @@
  * receipts. */
 
 #define GATE_FAILURE_SCHEMA "airlock.gate-failure/1"
-#define GATE_CLOSE_SCHEMA   "airlock.gate-close/1"
+#define GATE_CLOSE_SCHEMA   "airlock.gate-close/2"
 #define GATE_MAX_CLOSES	    16
 
 /* The git root above dir (a directory holding .git), else dir itself. */
 int gate_scope(const char *dir, char **ret_scope, struct error *err);
+/* The same, counting only .git markers that appeared before born_before_ns
+ * (a realtime clock value): a scope the failing command made itself does
+ * not scope its failure. */
+int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope,
+		      struct error *err);
 
 /* What one receipt does to the gate; filled by gate_prepare(). */
 struct gate_effect {
@@ -60,16 +66,39 @@ json_t *gate_effect_to_json(const struct gate_effect *e);
 int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
 		struct error *err);
 
-/* The open failures of scope, newest first. */
+/* The open failures scope sees, newest first: its own, those of scopes
+ * nested below it, and those of an enclosing scope that covered it when
+ * they failed (their cwd is inside it, or its .git appeared later). An
+ * entry whose close record does not hold (gate_close_check) stays open and
+ * carries "close_rejected", the reason. */
 int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		   struct error *err);
 /* The open failure with this receipt id, in any scope; -ENOENT when none. */
 int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
 /* The close record of a failure; -ENOENT when it is not closed. */
 int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
-/* Closes the open failure entry by move; by_receipt 0 for acks. */
+/* Closes the open failure entry by move; by_receipt 0 for acks. With
+ * approver, the record is signed with passphrase's key (ack-approved). A
+ * record already in place that does not hold is moved to gate/rejected/. */
 int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-	       const char *reason, json_t *approval, struct error *err);
+	       const char *reason, const struct approver *approver, const char *passphrase,
+	       struct error *err);
+
+/* Whether record (a gate/closed/<id>.json document) is a valid close of
+ * failure id (docs/close-format.md); entry is its open entry, when there
+ * is one. Valid means: the failed receipt, when it exists, has the digest
+ * the record names; and by move,
+ *   rerun, fixes    the closing receipt exists with the digest the record
+ *                   names, is later, succeeded, is verified, and its
+ *                   gate.closes names this failure with this move;
+ *   ack-read-only   the failed command is read-only by the built-in rules;
+ *   ack-approved    the signature verifies, over the record's canonical
+ *                   encoding, by a key the approver pin trusts.
+ * Returns 0, or -EBADMSG with why set. It is the one place that decides:
+ * the ledger (issue 14) extends it by also requiring the digests it names
+ * to be in the log. */
+int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry,
+		     struct error *why);
 
 /* `airlock ack ID --reason TEXT`. A failure whose command the rules call
  * read-only (risk 1) closes with the reason alone (ack-read-only); any other

@@ -474,6 +474,15 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 				      reported, "verified", verified, "masking",
 				      mask ? masking : NULL));
 
+	/* The scope as it was when the host's run began: a .git the command
+	 * made itself does not scope its failure. */
+	char *began_scope = NULL;
+	struct error scope_err = { 0 };
+	if (rc.cwd && gate_scope_before(rc.cwd, clock_realtime_coarse_ns() - dur_ms * 1000000,
+					&began_scope, &scope_err) == 0) {
+		free(st->scope);
+		st->scope = began_scope;
+	}
 	struct gate_effect effect = { 0 };
 	struct error gate_err = { 0 };
 	int gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, false, verified,

@@ -195,7 +195,7 @@ EOF
 	run "$AIRLOCK" gate
 	[ "$status" -eq 0 ]
 	jq -e '.move == "ack-approved" and (.approval.signature | length) == 128 and
-		(.approval.message | contains("reason=known flaky, issue 12"))' \
+		(.approval.message | contains("reason=\"known flaky, issue 12\""))' \
 		"$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
 }
 
@@ -672,12 +672,13 @@ enrol() { # state-dir passphrase
 @test "attack: a .git the failing host command created does not scope its failure" {
 	mkdir -p repo/sub
 	git -C repo init -q
+	jq -n --arg cwd "$WORK/repo/sub" '{session_id: "s", cwd: $cwd, hook_event_name: "PostToolUseFailure",
+		tool_name: "Bash", tool_input: {command: "pytest -q"}, tool_use_id: "t",
+		error: "Exit code 1\nfailed", duration_ms: 500}' >post.json
+	sleep 1
 	# The host ran `... > sub/.git; pytest` in sub and it failed: the .git is
 	# newer than the run's start (duration_ms before the hook).
 	printf 'gitdir: /nonexistent\n' >repo/sub/.git
-	jq -n --arg cwd "$WORK/repo/sub" '{session_id: "s", cwd: $cwd, hook_event_name: "PostToolUseFailure",
-		tool_name: "Bash", tool_input: {command: "pytest -q"}, tool_use_id: "t",
-		error: "Exit code 1\nfailed", duration_ms: 5000}' >post.json
 	run --separate-stderr "$AIRLOCK" hook claude post-tool-use <post.json
 	[ "$status" -eq 0 ]
 	r=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)

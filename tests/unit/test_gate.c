@@ -466,6 +466,11 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 1, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 1);
 	ASSERT_EQ_STR(e.moves[0], "fixes");
+	/* A close stands on its closing receipt: written before the commit. */
+	json_object_set_new(fix, "gate", gate_effect_to_json(&e));
+	char *fix_text = json_dumps(fix, JSON_COMPACT);
+	ASSERT_EQ_INT(store_write_receipt(store, 4, fix_text, strlen(fix_text), &err), 0);
+	free(fix_text);
 	ASSERT_EQ_INT(gate_commit(store, &e, fix, &err), 0);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
@@ -475,6 +480,16 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_INT(gate_find_closed(store, 1, &record, &err), 0);
 	ASSERT_EQ_STR(json_string_value(json_object_get(record, "move")), "fixes");
 	ASSERT_EQ_INT(json_integer_value(json_object_get(record, "by_receipt")), 4);
+	/* The record holds; moved to another failure, or with another digest,
+	 * it does not. */
+	struct error why = { 0 };
+	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 2, record, NULL, &why), -EBADMSG);
+	json_object_set_new(record, "by_sha256", json_string("00"));
+	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
+	ASSERT_TRUE(strstr(why.msg, "digest") != NULL);
+	json_object_set_new(record, "schema", json_string("airlock.gate-close/1"));
+	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
 	json_decref(record);
 
 	json_decref(failed);
