@@ -601,7 +601,8 @@ static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, st
 
 /* A failure of entry_scope, seen from scope: its own, one nested below it,
  * or one of an enclosing scope that covered scope when it failed (its cwd
- * is inside, or every marker in between is newer than its run). */
+ * is inside, or entry_scope is a git root and every marker in between is
+ * newer than its run). */
 static bool gate_entry_visible(const char *scope, json_t *entry, const char *entry_scope)
 {
 	if (path_is_under(entry_scope, scope))
@@ -611,6 +612,11 @@ static bool gate_entry_visible(const char *scope, json_t *entry, const char *ent
 	const char *cwd = jsonutil_str(entry, "cwd");
 	if (cwd && cwd[0] == '/' && path_is_under(cwd, scope))
 		return true;
+	/* A scope without a .git is a directory alone, not a tree: it never
+	 * covered the directories below it. */
+	uint64_t born;
+	if (!gate_marker(entry_scope, &born))
+		return false;
 	json_int_t started = json_integer_value(json_object_get(entry, "started_ns"));
 	return gate_markers_newer(scope, entry_scope, started > 0 ? (uint64_t)started : 0);
 }

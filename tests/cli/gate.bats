@@ -663,6 +663,15 @@ enrol() { # state-dir passphrase
 	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <pre.json
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"receipt $FAILED is an open failure"* ]]
+	run --separate-stderr "$AIRLOCK" hook codex pre-tool-use <pre.json
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
+	jq '.hook_event_name = "BeforeTool" | .tool_name = "run_shell_command"' pre.json >before.json
+	run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use <before.json
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
+	run --separate-stderr "$AIRLOCK" hook claude stop <pre.json
+	[[ "$output" == *'"decision":"block"'* ]]
 	# A sibling project is not blocked by it.
 	mkdir other
 	run "$AIRLOCK" gate --cwd "$WORK/other"
@@ -674,8 +683,8 @@ enrol() { # state-dir passphrase
 	git -C repo init -q
 	jq -n --arg cwd "$WORK/repo/sub" '{session_id: "s", cwd: $cwd, hook_event_name: "PostToolUseFailure",
 		tool_name: "Bash", tool_input: {command: "pytest -q"}, tool_use_id: "t",
-		error: "Exit code 1\nfailed", duration_ms: 500}' >post.json
-	sleep 1
+		error: "Exit code 1\nfailed", duration_ms: 2000}' >post.json
+	sleep 2.5 # repo/.git is older than the run; sub/.git, made now, is not
 	# The host ran `... > sub/.git; pytest` in sub and it failed: the .git is
 	# newer than the run's start (duration_ms before the hook).
 	printf 'gitdir: /nonexistent\n' >repo/sub/.git
@@ -690,8 +699,9 @@ enrol() { # state-dir passphrase
 }
 
 @test "attack: a scope created after a failure does not hide it from its cwd" {
-	mkdir -p repo/sub
+	mkdir -p repo/sub repo/old
 	git -C repo init -q
+	git -C repo/old init -q # a nested project from before: not blocked by its parent
 	al run --cwd repo/sub -- false
 	FAILED=$(receipt_id)
 	al run --cwd repo -- sh -c 'exit 3'
@@ -701,4 +711,6 @@ enrol() { # state-dir passphrase
 	run "$AIRLOCK" gate --cwd "$WORK/repo/sub" --json
 	[ "$status" -eq 2 ]
 	jq -e --argjson a "$FAILED" --argjson b "$ROOT" '[.failures[].receipt] | sort == ([$a, $b] | sort)' <<<"$output"
+	run "$AIRLOCK" gate --cwd "$WORK/repo/old"
+	[ "$status" -eq 0 ]
 }
