@@ -253,10 +253,6 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 
 	if (!gate_receipt_succeeded(receipt)) {
 		char dir[64];
-		gate_scope_dir(scope, dir);
-		cleanup_close int fd = gate_open_dir(store, dir, true, err);
-		if (fd < 0)
-			return fd;
 		cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope);
 		if (!entry)
 			return error_set(err, ENOMEM, "out of memory");
@@ -266,19 +262,31 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 			json_object_set_new(entry, "risk", json_integer(v.risk));
 			json_object_set_new(entry, "rule", json_string(v.rule));
 		}
-		/* The scope's path beside its entries, so that a gate elsewhere
-		 * can tell whether this scope is nested in its own. */
-		struct error ignored = { 0 };
-		if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-			(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
-						store->durable, &ignored);
+		gate_scope_dir(scope, dir);
 		char rel[128], id_text[24];
 		snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
 		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 		cleanup_free char *text = jsonutil_dump_line(entry);
-		int r = text ? store_commit(store, LEDGER_GATE_OPEN, id_text, rel, text, strlen(text),
-					    false, err)
-			     : error_set(err, ENOMEM, "out of memory");
+		if (!text)
+			return error_set(err, ENOMEM, "out of memory");
+		int r = -ENOENT;
+		/* A close may remove the scope's directory between our open and
+		 * our write (gate_prune_scope_dir): the write then finds it gone
+		 * (-ENOENT), and the directory is made again. */
+		for (int tries = 0; r == -ENOENT && tries < 3; tries++) {
+			*err = (struct error){ 0 };
+			cleanup_close int fd = gate_open_dir(store, dir, true, err);
+			if (fd < 0)
+				return fd;
+			/* The scope's path beside its entries, so that a gate
+			 * elsewhere can tell whether this scope is nested in its own. */
+			struct error ignored = { 0 };
+			if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+				(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
+							store->durable, &ignored);
+			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel, text, strlen(text),
+					 false, err);
+		}
 		if (r < 0)
 			return error_prefix(err, "open failure %llu", (unsigned long long)id);
 		ret->opened = true; /* a failed run closes nothing; its own status says why */
@@ -778,6 +786,33 @@ int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, stru
 	return gate_read_json(store->dir_fd, name, ret_record, err);
 }
 
+/* A scope directory left without failures goes, so that listing gate/open/
+ * costs what is open, not every scope that ever failed. An opener racing
+ * with this makes it again (gate_prepare); an entry that lands between the
+ * two steps keeps it, and its scope file is put back. */
+static void gate_prune_scope_dir(struct store *store, const char *rel, int fd, const char *scope)
+{
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dup_fd < 0)
+		return;
+	cleanup_closedir DIR *d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "scope") != 0)
+			return;
+	(void)unlinkat(fd, "scope", 0);
+	if (unlinkat(store->dir_fd, rel, AT_REMOVEDIR) < 0) {
+		struct error ignored = { 0 };
+		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600, store->durable,
+					&ignored);
+	}
+}
+
 /* A close record that does not hold goes to gate/rejected/, kept for
  * whoever looks into how it got there, so the honest close can be written. */
 static int gate_reject_record(struct store *store, int closed_fd, const char *name,
@@ -867,8 +902,10 @@ int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by
 		return error_prefix(err, "close failure %llu", (unsigned long long)id);
 	gate_scope_dir(scope, dir);
 	cleanup_close int open_fd = gate_open_dir(store, dir, false, err);
-	if (open_fd >= 0)
+	if (open_fd >= 0) {
 		(void)unlinkat(open_fd, name, 0);
+		gate_prune_scope_dir(store, dir, open_fd, scope);
+	}
 	return 0;
 }
 

@@ -580,6 +580,8 @@ EOF
 	jq -e --argjson by "$by" --arg d "$(sha256sum "$(receipt_file "$by")" | cut -c1-64)" \
 		'.schema == "airlock.gate-close/2" and .move == "fixes" and .by_receipt == $by and
 		 .by_sha256 == $d and (.failed_sha256 | length) == 64' "$rec"
+	# Its scope's directory went with its last failure: the gate lists what is open.
+	[ -z "$(ls "$AIRLOCK_STATE_DIR/gate/open")" ]
 }
 
 enrol() { # state-dir passphrase
