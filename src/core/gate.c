@@ -704,8 +704,8 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		close(fd);
 		return error_set_errno(err, errno, "read %s/gate/open", store->path);
 	}
-	/* One directory per scope that ever failed: its own, and those of
-	 * scopes nested below it or enclosing it. */
+	/* One directory per scope with open failures: its own, and those of
+	 * scopes nested below it or enclosing it count. */
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
