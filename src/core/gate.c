@@ -694,6 +694,10 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 	const char *own_key = own + strlen("gate/open/");
 	int fd = gate_open_dir(store, "gate/open", false, err);
 	if (fd == -ENOENT) {
+		/* Even with gate/open/ removed whole, the ledger's open failures
+		 * stay open. */
+		if (gate_add_deleted(store, scope, own, entries, err) < 0)
+			return -ENOMEM;
 		*ret_entries = TAKE_PTR(entries);
 		return 0;
 	}
@@ -730,7 +734,7 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		if (r < 0)
 			return r;
 	}
-	if (gate_add_deleted(store, scope, dir, entries, err) < 0)
+	if (gate_add_deleted(store, scope, own, entries, err) < 0)
 		return -ENOMEM;
 	if (jsonutil_array_sort(entries, compare_newest_first) < 0)
 		return error_set(err, ENOMEM, "out of memory");
