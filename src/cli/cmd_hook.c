@@ -2,7 +2,9 @@
 /* `airlock hook DIALECT EVENT`: the front end of core/hook.c. Hosts let the
  * tool run when a hook exits with anything but 2, times out, crashes or
  * prints bad JSON, so every failure of airlock's own here becomes an
- * explicit block: exit 2 with the reason on stderr, never exit 1. */
+ * explicit block: exit 2 with the reason on stderr, never exit 1. A broken
+ * invocation is not airlock's failure but its configuration's: see
+ * hook_usage_error(). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -88,6 +90,38 @@ static int hook_reply(enum hook_dialect dialect, enum hook_event event,
 	return EXIT_OK;
 }
 
+/* A broken invocation: a bad option, a dialect or event airlock does not
+ * know. The hook's configuration is wrong, and a block (exit 2) would stop
+ * every tool call until a human fixes it, while exit 1 lets the tool run
+ * in every host (with stderr shown as a warning). So: with no failure open
+ * in the payload's scope, warn in one line and let it run (exit 1); while
+ * one is open, block (exit 2), so that a broken hook never lets a command
+ * through an open failure. Not knowing whether one is open is a block. */
+static int hook_usage_error(const struct hook_context *ctx, const char *what, const char *detail)
+{
+	static const char usage[] =
+		"airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR]";
+	cleanup_free char *payload = NULL;
+	size_t n = 0, open = 0;
+	struct error err = { 0 };
+	char describe[4096] = "";
+
+	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0 ||
+	    hook_open_failures(ctx, payload, n, &open, describe, sizeof(describe), &err) < 0) {
+		fprintf(stderr, "airlock hook: %s%s (usage: %s), and whether a failure is open is not known (%s); blocking\n",
+			what, detail, usage, err.msg);
+		return EXIT_GATE_BLOCKED;
+	}
+	if (open > 0) {
+		fprintf(stderr, "airlock hook: %s%s (usage: %s); blocking, because a failure is open: %s\n",
+			what, detail, usage, describe);
+		return EXIT_GATE_BLOCKED;
+	}
+	fprintf(stderr, "airlock hook: %s%s (usage: %s); no failure is open, so the tool runs unchecked: fix the hook (`airlock install --check HOST`)\n",
+		what, detail, usage);
+	return EXIT_HOOK_MISCONFIGURED;
+}
+
 int cmd_hook(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -101,7 +135,9 @@ int cmd_hook(int argc, char **argv)
 	hook_arm_fail_closed();
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	/* Options anywhere (the documented order puts --state-dir last);
+	 * getopt_long() permutes the operands to the end. */
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			ctx.state_dir = optarg;
@@ -111,11 +147,11 @@ int cmd_hook(int argc, char **argv)
 			     "reads the host's hook payload (JSON) on stdin");
 			return EXIT_OK;
 		default:
-			return hook_block("bad option ", argv[optind - 1]);
+			return hook_usage_error(&ctx, "bad option ", argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
-		return hook_block("usage: airlock hook DIALECT EVENT", "");
+		return hook_usage_error(&ctx, "wrong number of operands", "");
 	const char *d = argv[optind], *e = argv[optind + 1];
 	enum hook_dialect dialect;
 	enum hook_event event;
@@ -126,7 +162,7 @@ int cmd_hook(int argc, char **argv)
 	else if (strcmp(d, "gemini") == 0)
 		dialect = HOOK_GEMINI;
 	else
-		return hook_block("unknown dialect (claude, codex or gemini): ", d);
+		return hook_usage_error(&ctx, "unknown dialect (claude, codex or gemini): ", d);
 	if (strcmp(e, "pre-tool-use") == 0 || strcmp(e, "before-tool") == 0)
 		event = HOOK_PRE_TOOL_USE;
 	else if (strcmp(e, "post-tool-use") == 0 || strcmp(e, "after-tool") == 0)
@@ -134,7 +170,7 @@ int cmd_hook(int argc, char **argv)
 	else if (strcmp(e, "stop") == 0 || strcmp(e, "after-agent") == 0)
 		event = HOOK_STOP;
 	else
-		return hook_block("unknown event (pre-tool-use, post-tool-use or stop): ", e);
+		return hook_usage_error(&ctx, "unknown event (pre-tool-use, post-tool-use or stop): ", e);
 
 	cleanup_free char *payload = NULL;
 	size_t n = 0;

@@ -9,6 +9,9 @@
 enum {
 	EXIT_OK = 0,
 	EXIT_NOT_FOUND_ITEM = 1, /* show: no such receipt */
+	/* hook: a broken invocation with no failure open: the host warns and
+	 * runs the tool; install --check: the hooks are missing or differ */
+	EXIT_HOOK_MISCONFIGURED = 1,
 	EXIT_GATE_BLOCKED = 2, /* gate: a failure is open; hook: block */
 	EXIT_DRYRUN_NO_EFFECT = 10, /* dryrun verdicts other than DRY_RUN_OK and DRY_RUN_FAILED */
 	EXIT_DRYRUN_UNEXPECTED_PATH = 11,

@@ -598,3 +598,28 @@ int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum 
 	}
 	return error_set(err, EINVAL, "unknown hook event");
 }
+
+int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
+		       size_t *ret, char *ret_describe, size_t size, struct error *err)
+{
+	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx };
+	json_t *doc = json_loadb(payload ? payload : "", n, 0, NULL);
+
+	*ret = 0;
+	st.payload = json_is_object(doc) ? doc : json_object();
+	if (doc && st.payload != doc)
+		json_decref(doc);
+	if (!st.payload)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = hook_open_state(&st, false, err);
+	if (r == 0)
+		r = hook_load_gate(&st, err);
+	if (r < 0)
+		return r;
+	*ret = json_array_size(st.open);
+	if (*ret > 0) {
+		hook_describe_open(&st, ret_describe, size);
+		hook_message_for_terminal(ret_describe, size);
+	}
+	return 0;
+}

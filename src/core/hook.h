@@ -37,3 +37,10 @@ struct hook_outcome {
 
 int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum hook_event event,
 		const char *payload, size_t n, struct hook_outcome *ret, struct error *err);
+
+/* How many failures are open in the scope of the payload's cwd (the
+ * process's own when the payload has none or is not JSON), for a hook
+ * invocation too broken to be answered; ret_describe gets the newest's
+ * facts. The state directory is not created. */
+int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
+		       size_t *ret, char *ret_describe, size_t size, struct error *err);

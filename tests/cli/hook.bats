@@ -174,18 +174,13 @@ EOF
 }
 
 @test "every internal error is an explicit block: exit 2 and a reason, never 1" {
+	# (A broken invocation, not an internal error, is the test below.)
 	for input in "" "not json" "[1,2]" '{"tool_name":"Bash","tool_input":{}}' \
 		'{"tool_name":"Bash","tool_input":{"command":7}}' '{"a":1,"a":2}'; do
 		run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$input"
 		[ "$status" -eq 2 ] || { echo "input '$input': status $status"; return 1; }
 		[[ "$stderr" == *"blocking"* ]]
 	done
-	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use --bogus </dev/null
-	[ "$status" -eq 2 ]
-	run --separate-stderr "$AIRLOCK" hook vim pre-tool-use </dev/null
-	[ "$status" -eq 2 ]
-	run --separate-stderr "$AIRLOCK" hook claude launch </dev/null
-	[ "$status" -eq 2 ]
 	head -c 2000000 /dev/zero | tr '\0' ' ' >big
 	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <big
 	[ "$status" -eq 2 ]
@@ -216,4 +211,49 @@ EOF
 	jq -r .reason "$TEST_DIR/stop.out" >"$TEST_DIR/stop.reason"
 	shows_no_controls "$TEST_DIR/stop.reason" "err-visible"
 	shows_no_hidden_text "$TEST_DIR/stop.reason"
+}
+
+# A captured payload (tests/fixtures/hosts/<host>/<version>/, verbatim from
+# the real program) with its cwd set to the test's workspace, and an
+# optional jq filter applied.
+captured() { # fixture [jq filter]
+	jq -c --arg cwd "$WORK" --arg state "$AIRLOCK_STATE_DIR" ".cwd = \$cwd | ${2:-.}" "$FIXTURES/$1"
+}
+
+@test "the documented option order works: hook DIALECT EVENT --state-dir DIR, like --state-dir DIR first" {
+	open_failure
+	state=$AIRLOCK_STATE_DIR
+	input=$(payload claude-code/2.1/pre-tool-use-bash.json "npm test")
+	for order in after before equals; do
+		case $order in
+		after) args=(claude pre-tool-use --state-dir "$state") ;;
+		before) args=(--state-dir "$state" claude pre-tool-use) ;;
+		equals) args=(claude pre-tool-use "--state-dir=$state") ;;
+		esac
+		AIRLOCK_STATE_DIR=/nonexistent run --separate-stderr "$AIRLOCK" hook "${args[@]}" <<<"$input"
+		[ "$status" -eq 2 ] || { echo "$order: $status $stderr"; return 1; }
+		[[ "$stderr" == *"airlock receipt $FAILED is an open failure"* ]]
+	done
+	# And with nothing open in that directory, the same order passes.
+	AIRLOCK_STATE_DIR=/nonexistent run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
+		--state-dir "$TEST_DIR/empty" <<<"$input"
+	[ "$status" -eq 0 ]
+}
+
+@test "a broken hook invocation warns (exit 1, one line) with nothing open, and blocks while a failure is open" {
+	input=$(payload claude-code/2.1/pre-tool-use-bash.json "npm test")
+	for args in "claude pre-tool-use --bogus" "claude pre-tool-use --state-dir" "vim pre-tool-use" \
+		"claude launch" "claude" "claude pre-tool-use extra"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$AIRLOCK" hook $args <<<"$input"
+		[ "$status" -eq 1 ] || { echo "'$args': status $status"; return 1; }
+		one_error_line "airlock install --check"
+	done
+	open_failure
+	for args in "claude pre-tool-use --bogus" "vim pre-tool-use" "claude launch"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$AIRLOCK" hook $args <<<"$input"
+		[ "$status" -eq 2 ] || { echo "'$args': status $status"; return 1; }
+		[[ "$stderr" == *"receipt $FAILED"* ]]
+	done
 }
