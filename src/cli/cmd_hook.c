@@ -100,7 +100,7 @@ static int hook_reply(enum hook_dialect dialect, enum hook_event event,
 static int hook_usage_error(const struct hook_context *ctx, const char *what, const char *detail)
 {
 	static const char usage[] =
-		"airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR]";
+		"airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE]";
 	cleanup_free char *payload = NULL;
 	size_t n = 0, open = 0;
 	struct error err = { 0 };
@@ -126,6 +126,7 @@ int cmd_hook(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "state-dir", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -142,8 +143,11 @@ int cmd_hook(int argc, char **argv)
 		case 's':
 			ctx.state_dir = optarg;
 			break;
+		case 'p':
+			ctx.policy_path = optarg;
+			break;
 		case 'h':
-			puts("usage: airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR]\n"
+			puts("usage: airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE]\n"
 			     "reads the host's hook payload (JSON) on stdin");
 			return EXIT_OK;
 		default:

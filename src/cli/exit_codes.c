@@ -17,6 +17,7 @@ int exit_status_for_receipt(enum receipt_status status, int exit_code, int signa
 		return EXIT_CANNOT_EXECUTE;
 	case RECEIPT_SETUP_ERROR:
 	case RECEIPT_INVALID:
+	case RECEIPT_UNKNOWN:
 	case _RECEIPT_STATUS_MAX:
 		break;
 	}

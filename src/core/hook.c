@@ -319,43 +319,251 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	return 0;
 }
 
-static int hook_exit_code(json_t *payload, bool *ret_reported, int *ret_code)
+/* How the host's report of a run ended, as far as the host really said. */
+enum hook_exit_status {
+	HOOK_EXIT_REPORTED, /* the host gave the exit status (or the signal) */
+	HOOK_EXIT_IMPLIED, /* Claude's PostToolUse, which fires only for a success: 0 */
+	HOOK_EXIT_UNKNOWN, /* not reported: recorded, never verified, never closes */
+	HOOK_EXIT_INTERPRETED, /* Claude: non-zero, called "not an error" by the host */
+};
+
+static const char *const hook_exit_status_names[] = { "reported", "implied", "unknown",
+						      "interpreted" };
+
+struct hook_status {
+	enum hook_exit_status kind;
+	int code;
+	bool interrupted;
+	bool known_failed; /* unknown status, but certainly not a success */
+	const char *why; /* unknown: why; static */
+	const char *interpretation; /* interpreted: the host's words (in the payload) */
+};
+
+static void hook_status_unknown(struct hook_status *s, bool failed, const char *why)
+{
+	*s = (struct hook_status){ .kind = HOOK_EXIT_UNKNOWN, .known_failed = failed, .why = why };
+}
+
+/* Claude Code: PostToolUse fires for a success (exit 0, or an exit status
+ * its semantics call no error: returnCodeInterpretation), PostToolUseFailure
+ * with "Exit code N" first in `error`; a background run fires PostToolUse
+ * at launch with a backgroundTaskId and no status at all. */
+static void hook_status_claude(json_t *payload, struct hook_status *s)
 {
 	json_t *resp = json_object_get(payload, "tool_response");
-	static const char *const keys[] = { "exit_code", "exitCode", "returncode", NULL };
+	json_t *input = json_object_get(payload, "tool_input");
+	const char *event = jsonutil_str(payload, "hook_event_name");
+	const char *interpretation = jsonutil_str(resp, "returnCodeInterpretation");
+	const char *error = jsonutil_str(payload, "error");
+	int code;
 
-	for (size_t i = 0; keys[i]; i++) {
-		json_t *v = json_object_get(resp, keys[i]);
-		if (!v)
-			v = json_object_get(payload, keys[i]);
-		if (json_is_integer(v)) {
-			*ret_reported = true;
-			*ret_code = (int)json_integer_value(v);
-			return 0;
+	*s = (struct hook_status){ .kind = HOOK_EXIT_IMPLIED };
+	if (json_is_true(json_object_get(resp, "interrupted")) ||
+	    json_is_true(json_object_get(payload, "is_interrupt"))) {
+		*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .interrupted = true };
+		return;
+	}
+	if (json_is_true(json_object_get(input, "run_in_background")) ||
+	    json_object_get(resp, "backgroundTaskId")) {
+		hook_status_unknown(s, false,
+				    "a background run: the host reported its start, not its end");
+		return;
+	}
+	if (error && sscanf(error, "Exit code %d", &code) == 1) {
+		*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .code = code };
+		return;
+	}
+	if (event && strcmp(event, "PostToolUseFailure") == 0) {
+		hook_status_unknown(s, true, "the host reported a failure without its exit status");
+		return;
+	}
+	if (interpretation && *interpretation)
+		*s = (struct hook_status){ .kind = HOOK_EXIT_INTERPRETED,
+					   .interpretation = interpretation };
+}
+
+/* The line at [p, end) is `prefix` and something after it. */
+static bool hook_line_is(const char *p, const char *end, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return (size_t)(end - p) > n && memcmp(p, prefix, n) == 0;
+}
+
+/* Gemini CLI's run_shell_command (packages/core/src/tools/shell.ts) answers
+ * "<untrusted_context>\n" BODY "\n</untrusted_context>", BODY being
+ * "Output: " OUTPUT (or "(empty)"), then its own lines, in this order and
+ * each only when it applies: "Error: ...", "Exit Code: N" (non-zero only),
+ * "Signal: S", "Background PIDs: ...", "Process Group PGID: N". OUTPUT is
+ * the command's, so it may hold any of those lines itself: the host's are
+ * known only after where OUTPUT ends, which returnDisplay (OUTPUT itself,
+ * when a string) tells. Without that, the host's lines are read from the
+ * end: no Exit Code or Signal line there means 0, one there may be the
+ * command's own, so the status is unknown. */
+static void hook_status_gemini(json_t *payload, struct hook_status *s)
+{
+	static const char open[] = "<untrusted_context>\n", close[] = "\n</untrusted_context>";
+	static const char modified[] = "\n\n[System] Tool input parameters (";
+	json_t *resp = json_object_get(payload, "tool_response");
+	json_t *input = json_object_get(payload, "tool_input");
+	const char *llm = jsonutil_str(resp, "llmContent");
+	const char *display = jsonutil_str(resp, "returnDisplay");
+
+	if (json_is_true(json_object_get(input, "is_background"))) {
+		hook_status_unknown(s, false, "a background run: the host reports no status for it");
+		return;
+	}
+	if (json_object_get(resp, "error") && !json_is_null(json_object_get(resp, "error"))) {
+		hook_status_unknown(s, true, "the host reported an error running it, without a status");
+		return;
+	}
+	hook_status_unknown(s, false, "the host's report does not have the shape gemini-cli writes");
+	if (!llm)
+		return;
+	/* The command's own "</untrusted_context>" is escaped by the host, so
+	 * the first one closes the wrapping. After it, only the note the host
+	 * appends when a hook changed the input may follow. */
+	const char *closing = strstr(llm, close);
+	if (!closing || strncmp(llm, open, strlen(open)) != 0 || closing < llm + strlen(open))
+		return;
+	const char *after = closing + strlen(close);
+	if (*after) {
+		static const char tail[] = " were modified by a hook before execution.";
+		size_t n = strlen(after);
+		if (strncmp(after, modified, strlen(modified)) != 0 || n < strlen(tail) ||
+		    strcmp(after + n - strlen(tail), tail) != 0 ||
+		    strchr(after + strlen(modified), '\n'))
+			return;
+	}
+	size_t len = (size_t)(after - llm);
+	const char *body = llm + strlen(open), *end = llm + len - strlen(close);
+	if ((size_t)(end - body) < 8 || memcmp(body, "Output: ", 8) != 0)
+		return;
+	const char *out = body + 8, *rest = NULL;
+
+	/* Where OUTPUT ends, exactly: returnDisplay is OUTPUT (escaped as the
+	 * host escapes it in llmContent), or, for an empty one, the host's
+	 * "(empty)" with returnDisplay empty or the host's own summary. */
+	if (display && *display) {
+		const char *p = out, *d = display;
+		static const char tag[] = "</untrusted_context>", esc[] = "&lt;/untrusted_context&gt;";
+		while (*d && p < end) {
+			if (strncmp(d, tag, strlen(tag)) == 0) {
+				if ((size_t)(end - p) < strlen(esc) || memcmp(p, esc, strlen(esc)) != 0)
+					break;
+				p += strlen(esc);
+				d += strlen(tag);
+			} else if (*p == *d) {
+				p++;
+				d++;
+			} else {
+				break;
+			}
+		}
+		if (!*d)
+			rest = p;
+	}
+	if (!rest && display &&
+	    (!*display || strncmp(display, "Command exited with code: ", 26) == 0 ||
+	     strncmp(display, "Command terminated by signal: ", 30) == 0) &&
+	    (size_t)(end - out) >= 7 && memcmp(out, "(empty)", 7) == 0)
+		rest = out + 7;
+
+	int code = 0;
+	bool signaled = false;
+	if (rest) {
+		/* Exactly the host's lines, in its order, and nothing else. */
+		static const char *const lines[] = { "Exit Code: ", "Signal: ", "Background PIDs: ",
+						     "Process Group PGID: " };
+		size_t next = 0;
+		const char *p = rest;
+		while (p < end) {
+			if (*p != '\n')
+				return;
+			const char *line = p + 1, *eol = memchr(line, '\n', (size_t)(end - line));
+			if (!eol)
+				eol = end;
+			while (next < ARRAY_SIZE(lines) && !hook_line_is(line, eol, lines[next]))
+				next++;
+			if (next == ARRAY_SIZE(lines))
+				return;
+			if (next == 0) {
+				char buf[16];
+				size_t n = (size_t)(eol - line) - 11;
+				char *e;
+				if (n == 0 || n >= sizeof(buf))
+					return;
+				memcpy(buf, line + 11, n);
+				buf[n] = '\0';
+				long v = strtol(buf, &e, 10);
+				if (*e || v == 0 || v < INT_MIN || v > INT_MAX)
+					return;
+				code = (int)v;
+			} else if (next == 1) {
+				signaled = true;
+			}
+			next++;
+			p = eol;
+		}
+	} else {
+		/* From the end: the host's own trailing lines, then the slot where
+		 * it would have put Exit Code or Signal. */
+		const char *eol = end;
+		static const char *const tail[] = { "Process Group PGID: ", "Background PIDs: " };
+		for (size_t i = 0; i < ARRAY_SIZE(tail) && eol > out; i++) {
+			const char *line = eol;
+			while (line > out && line[-1] != '\n')
+				line--;
+			if (hook_line_is(line, eol, tail[i]))
+				eol = line > out ? line - 1 : line;
+		}
+		const char *line = eol;
+		while (line > out && line[-1] != '\n')
+			line--;
+		if (line == out && eol == end)
+			return; /* none of the host's lines: not its shape */
+		if (hook_line_is(line, eol, "Exit Code: ") || hook_line_is(line, eol, "Signal: ")) {
+			hook_status_unknown(s, false,
+					    "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
+			return;
 		}
 	}
-	/* Claude's PostToolUseFailure: "Exit code N" on the first line. */
-	const char *error = jsonutil_str(payload, "error");
-	if (!error)
-		error = jsonutil_str(resp, "error");
-	int code;
-	if (error && sscanf(error, "Exit code %d", &code) == 1) {
-		*ret_reported = true;
-		*ret_code = code;
-		return 0;
+	if (signaled) {
+		hook_status_unknown(s, true, "killed by a signal, which the host names but does not number");
+		return;
 	}
-	const char *event = jsonutil_str(payload, "hook_event_name");
-	*ret_reported = false;
-	*ret_code = event && strstr(event, "Failure") ? 1 : 0;
-	return 0;
+	*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .code = code };
+}
+
+/* Only what the host really sends (tests/fixtures/hosts/ holds captures). */
+static void hook_status_of(enum hook_dialect dialect, json_t *payload, struct hook_status *s)
+{
+	switch (dialect) {
+	case HOOK_CLAUDE:
+		hook_status_claude(payload, s);
+		return;
+	case HOOK_GEMINI:
+		hook_status_gemini(payload, s);
+		return;
+	case HOOK_CODEX:
+		break;
+	}
+	/* Codex (codex-rs/hooks, 0.171): tool_response is the output text and
+	 * there is no failure event. Its rollout file (transcript_path) is no
+	 * help: exec_command_end is not persisted there
+	 * (codex-rs/rollout/src/policy.rs), and the call's output item is
+	 * recorded only after the PostToolUse hooks, which may replace it,
+	 * have returned. */
+	hook_status_unknown(s, false, "Codex reports no exit status to its hooks");
 }
 
 static void hook_feed(struct capture *c, json_t *payload, const char *const *keys)
 {
 	json_t *resp = json_object_get(payload, "tool_response");
 
-	if (json_is_string(resp) && keys == NULL) {
-		capture_feed(c, json_string_value(resp), json_string_length(resp));
+	if (json_is_string(resp)) {
+		if (keys && strcmp(keys[0], "stdout") == 0)
+			capture_feed(c, json_string_value(resp), json_string_length(resp));
 		return;
 	}
 	for (size_t i = 0; keys && keys[i]; i++) {
@@ -386,6 +594,21 @@ static bool hook_exit_one_is_success(const char *command)
 	return found;
 }
 
+/* Where the host ran the command: Gemini's run_shell_command runs in
+ * tool_input.dir_path (relative to the payload's cwd), the others in cwd.
+ * NULL: the payload's cwd. */
+static char *hook_run_cwd(struct hook_state *st)
+{
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	const char *dir = jsonutil_str(json_object_get(st->payload, "tool_input"), "dir_path");
+
+	if (st->dialect != HOOK_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
+		return NULL;
+	cleanup_free char *joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
+	char *real = joined ? realpath(joined, NULL) : NULL;
+	return real ? real : TAKE_PTR(joined);
+}
+
 static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
 {
 	static const char *const sources[] = { "claude-post-tool-use", "codex-post-tool-use",
@@ -401,18 +624,20 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	cleanup_free char *command = hook_command(json_object_get(st->payload, "tool_input"));
 	if (!command)
 		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
-	bool reported;
-	int code;
-	hook_exit_code(st->payload, &reported, &code);
+	struct hook_status hs;
+	hook_status_of(st->dialect, st->payload, &hs);
 	json_t *resp = json_object_get(st->payload, "tool_response");
-	bool interrupted = json_is_true(json_object_get(resp, "interrupted")) ||
-			   json_is_true(json_object_get(st->payload, "is_interrupt"));
+	bool interrupted = hs.interrupted;
+	bool known = hs.kind == HOOK_EXIT_REPORTED || hs.kind == HOOK_EXIT_IMPLIED;
+	bool reported = hs.kind == HOOK_EXIT_REPORTED;
+	int code = hs.code;
 	struct shell_script s;
 	int pr = shell_script_parse(command, strlen(command), &s);
 	unsigned mask = pr == 0 ? shell_script_masking(&s) : SHELL_MASK_UNPARSED;
 	shell_script_release(&s);
-	bool verified = mask == 0 && !interrupted &&
+	bool verified = known && mask == 0 && !interrupted &&
 			(reported || code != 0 || !hook_exit_one_is_success(command));
+	cleanup_free char *run_cwd = hook_run_cwd(st);
 
 	struct capture out, errc;
 	if (capture_init(&out, st->policy->keep_bytes) < 0 ||
@@ -437,20 +662,24 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	struct receipt rc = {
 		.source = sources[st->dialect],
 		.argv = argv,
-		.cwd = jsonutil_str(st->payload, "cwd"),
+		.cwd = run_cwd ? run_cwd : jsonutil_str(st->payload, "cwd"),
 		.expected = expected,
 		.n_expected = 1,
-		.status = interrupted ? RECEIPT_SIGNALED : RECEIPT_EXITED,
-		.has_exit_code = !interrupted,
+		.status = !known ? RECEIPT_UNKNOWN : interrupted ? RECEIPT_SIGNALED : RECEIPT_EXITED,
+		.has_exit_code = known && !interrupted,
 		.exit_code = code,
-		.signal = interrupted ? 2 : 0,
-		.match_expected = !interrupted && code == 0,
+		.signal = known && interrupted ? 2 : 0,
+		.match_expected = known && !interrupted && code == 0,
 		.started_ns = now - dur_ms * 1000000,
 		.ended_ns = now,
 		.duration_ms = dur_ms,
 		.out = { .capture = &out },
 		.err = { .capture = &errc },
-		.error = interrupted ? "interrupted in the host" : NULL,
+		.error = !known ? (hs.kind == HOOK_EXIT_INTERPRETED
+					   ? "the host called its exit status no error, without giving it"
+					   : hs.why)
+			 : interrupted ? "interrupted in the host"
+				       : NULL,
 		.policy_origin = st->policy->origin,
 		.sandbox = &sandbox,
 	};
@@ -466,13 +695,16 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	hook_masking_text(mask, masking, sizeof(masking));
 	json_object_set_new(doc, "shell", json_string(command));
 	json_object_set_new(doc, "host",
-			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?}", "agent",
-				      agents[st->dialect], "session_id",
+			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:s?, s:s?}",
+				      "agent", agents[st->dialect], "session_id",
 				      jsonutil_str(st->payload, "session_id"), "tool_use_id",
 				      jsonutil_str(st->payload, "tool_use_id"), "event",
 				      jsonutil_str(st->payload, "hook_event_name"), "exit_code_reported",
 				      reported, "verified", verified, "masking",
-				      mask ? masking : NULL));
+				      mask ? masking : NULL, "exit_status",
+				      hook_exit_status_names[hs.kind], "unknown_reason",
+				      hs.kind == HOOK_EXIT_UNKNOWN ? hs.why : NULL, "interpretation",
+				      hs.interpretation));
 
 	/* The scope as it was when the host's run began: a .git the command
 	 * made itself does not scope its failure. */
@@ -483,10 +715,22 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		free(st->scope);
 		st->scope = began_scope;
 	}
+	/* An unknown status is never a success and closes nothing; it opens a
+	 * failure when it is known not to be a success, or by policy, and
+	 * never when the host called it no error. */
+	bool opens = known || hs.known_failed ||
+		     (hs.kind == HOOK_EXIT_UNKNOWN && st->policy->hooks_unknown_opens_failure);
 	struct gate_effect effect = { 0 };
 	struct error gate_err = { 0 };
-	int gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, false, verified,
-				  &effect, &gate_err);
+	int gate_r = 0;
+	if (opens) {
+		gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, false, verified,
+				      &effect, &gate_err);
+	} else {
+		effect.scope = strdup(st->scope);
+		if (!effect.scope)
+			gate_r = error_set(&gate_err, ENOMEM, "out of memory");
+	}
 	json_object_set_new(doc, "gate",
 			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
 				       : gate_effect_to_json(&effect));
@@ -501,7 +745,14 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 				 (unsigned long long)rc.id);
 	}
 	ret->receipt = rc.id;
-	if (r == 0)
+	if (r == 0 && !known)
+		outcome_set(ret, HOOK_PASS,
+			    "airlock receipt %llu recorded the host's run with its exit status unknown (%s)%s%s; it closes nothing.%s%.300s",
+			    (unsigned long long)rc.id,
+			    hs.kind == HOOK_EXIT_INTERPRETED ? hs.interpretation : hs.why,
+			    effect.opened ? "; it opened a failure in " : "",
+			    effect.opened ? st->scope : "", warning[0] ? " Warning: " : "", warning);
+	else if (r == 0)
 		outcome_set(ret, HOOK_PASS, "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
 			    (unsigned long long)rc.id, interrupted ? "interrupted" : "exit ",
 			    interrupted ? "" : (code == 0 ? "0" : "non-zero"),
@@ -579,7 +830,8 @@ int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum 
 				 st.payload ? "not an object" : jerr.text, jerr.position);
 	snprintf(ret->event_name, sizeof(ret->event_name), "%s",
 		 jstr_or(st.payload, "hook_event_name", ""));
-	int r = policy_load_default(&st.policy, err);
+	int r = ctx->policy_path ? policy_load_file(ctx->policy_path, &st.policy, err)
+				 : policy_load_default(&st.policy, err);
 	if (r == 0)
 		r = rules_load_default(&st.rules, err);
 	if (r == 0)

@@ -25,6 +25,7 @@ enum hook_decision {
 
 struct hook_context {
 	const char *state_dir; /* NULL: the default */
+	const char *policy_path; /* NULL: the built-in policy */
 	char **environ_;
 };
 

@@ -228,12 +228,24 @@ static int policy_parse_gate(struct policy *p, json_t *obj, struct error *err)
 	return r;
 }
 
+static int policy_parse_hooks(struct policy *p, json_t *obj, struct error *err)
+{
+	static const char *const keys[] = { "unknown_opens_failure", NULL };
+	json_t *v;
+	int r = jsonutil_check_keys(obj, "hooks", keys, err);
+
+	if (r == 0 && (v = json_object_get(obj, "unknown_opens_failure")))
+		r = jsonutil_get_bool(v, "hooks.unknown_opens_failure", &p->hooks_unknown_opens_failure,
+				      err);
+	return r;
+}
+
 typedef int policy_section_fn(struct policy *p, json_t *obj, struct error *err);
 
 static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 {
 	static const char *const keys[] = { "schema", "deny_argv0", "timeout", "env",    "output",
-					    "limits", "receipts", "sandbox", "gate",  NULL };
+					    "limits", "receipts", "sandbox", "gate",  "hooks", NULL };
 	static const struct {
 		const char *name;
 		policy_section_fn *parse;
@@ -241,7 +253,7 @@ static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 		{ "timeout", policy_parse_timeout }, { "env", policy_parse_env },
 		{ "output", policy_parse_output },   { "limits", policy_parse_limits },
 		{ "receipts", policy_parse_receipts }, { "sandbox", policy_parse_sandbox },
-		{ "gate", policy_parse_gate },
+		{ "gate", policy_parse_gate },       { "hooks", policy_parse_hooks },
 	};
 	int r = jsonutil_check_keys(root, "", keys, err);
 	if (r < 0)

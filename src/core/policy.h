@@ -28,6 +28,8 @@ struct policy {
 	char **read_only; /* relative: to the workspace */
 	uint64_t tmp_bytes;
 	char **gate_trivial; /* basenames whose success proves nothing */
+	/* a host run whose exit status the host did not report opens a failure */
+	bool hooks_unknown_opens_failure;
 };
 
 /* A rule that refused a run: which one, and the offending value. */

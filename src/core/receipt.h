@@ -20,6 +20,7 @@ enum receipt_status {
 	RECEIPT_DENIED,
 	RECEIPT_SETUP_ERROR,
 	RECEIPT_INVALID,
+	RECEIPT_UNKNOWN, /* host receipts: the host ran it and did not report how it ended */
 	_RECEIPT_STATUS_MAX,
 };
 

@@ -147,12 +147,103 @@ EOF
 	[ "$status" -eq 2 ]
 }
 
-@test "gemini after-tool reads its exit code" {
-	hook gemini post-tool-use gemini-cli/0.20/after-tool.json "make"
+@test "gemini after-tool reads Exit Code only from where gemini-cli writes it, never from the command's output" {
+	hook_captured() { # fixture filter
+		run --separate-stderr "$AIRLOCK" hook gemini post-tool-use <<<"$(captured "$1" "$2")"
+		[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+		[ "$output" = "{}" ]
+		R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	}
+	F=gemini-cli/0.61.0/after-tool-failed.json
+	hook_captured $F .
+	jq -e '.source == "gemini-after-tool" and .status == "exited" and .exit_code == 2 and
+		.host.exit_status == "reported" and .gate.opened' "$R"
+	# A success whose own output ends in an "Exit Code: 7" line: the host
+	# wrote none after it, so 0.
+	out='all good\nExit Code: 7'
+	hook_captured $F ".tool_input.command = \"echo ok\" | .tool_response.returnDisplay = \"$out\" |
+		.tool_response.llmContent = \"<untrusted_context>\\nOutput: $out\\nProcess Group PGID: 5\\n</untrusted_context>\""
+	jq -e '.status == "exited" and .exit_code == 0 and .host.exit_status == "reported"' "$R"
+	# The same with the terminal's rendering for returnDisplay (an array, as
+	# with node-pty): where the output ends is not known, so unknown.
+	hook_captured $F ".tool_input.command = \"echo ok\" | .tool_response.returnDisplay = [[{\"text\": \"all good\"}]] |
+		.tool_response.llmContent = \"<untrusted_context>\\nOutput: $out\\nProcess Group PGID: 5\\n</untrusted_context>\""
+	jq -e '.status == "unknown" and .exit_code == null and .host.exit_status == "unknown" and
+		(.host.verified | not) and (.gate.opened | not)' "$R"
+	# ... but with no Exit Code line before the host's own lines, 0 is certain.
+	hook_captured $F ".tool_input.command = \"echo ok\" | .tool_response.returnDisplay = [[{\"text\": \"ok\"}]] |
+		.tool_response.llmContent = \"<untrusted_context>\\nOutput: ok\\nProcess Group PGID: 5\\n</untrusted_context>\""
+	jq -e '.status == "exited" and .exit_code == 0' "$R"
+	# A line outside the host's wrapping, or text after it: unknown.
+	hook_captured $F '.tool_response.llmContent = "Output: x\nExit Code: 0"'
+	jq -e '.status == "unknown"' "$R"
+	# A background run: no status at all.
+	hook_captured gemini-cli/0.61.0/after-tool-background.json .
+	jq -e '.status == "unknown" and .host.exit_status == "unknown" and (.host.unknown_reason | test("background"))' "$R"
+}
+
+@test "codex reports no exit status: its runs are unknown, never verified, close nothing, and open a failure only by policy" {
+	# The same command failed before, reported by Claude: open.
+	hook claude post-tool-use claude-code/2.1/post-tool-use-failure-bash.json "make test"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	run --separate-stderr "$AIRLOCK" hook codex post-tool-use <<<"$(captured codex/0.171.0/post-tool-use-failed.json)"
 	[ "$status" -eq 0 ]
-	[ "$output" = "{}" ]
-	r=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
-	jq -e '.source == "gemini-after-tool" and .exit_code == 2 and .host.exit_code_reported' "$r"
+	[ -z "$output" ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.source == "codex-post-tool-use" and .status == "unknown" and .exit_code == null and
+		(.match_expected | not) and .host.exit_status == "unknown" and (.host.exit_code_reported | not) and
+		(.host.verified | not) and (.gate.opened | not) and .gate.closes == [] and
+		(.stdout | contains("Error 3"))' "$R"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# With nothing open, an unknown run opens nothing by default ...
+	rm -rf "$AIRLOCK_STATE_DIR"
+	run --separate-stderr "$AIRLOCK" hook codex post-tool-use <<<"$(captured codex/0.171.0/post-tool-use-failed.json)"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+	# ... and a failure with hooks.unknown_opens_failure.
+	echo '{"schema":"airlock.policy/1","hooks":{"unknown_opens_failure":true}}' >"$TEST_DIR/policy.json"
+	run --separate-stderr "$AIRLOCK" hook codex post-tool-use --policy "$TEST_DIR/policy.json" \
+		<<<"$(captured codex/0.171.0/post-tool-use-failed.json)"
+	[ "$status" -eq 0 ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.status == "unknown" and .gate.opened' "$R"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "claude: a background run and a reinterpreted exit status are not successes" {
+	run --separate-stderr "$AIRLOCK" hook claude post-tool-use <<<"$(captured claude-code/2.1.332/post-tool-use-failure.json)"
+	[ "$status" -eq 0 ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.exit_code == 2 and .shell == "ls missing-dir" and .gate.opened' "$R"
+	# The same command in the background: PostToolUse at launch, no status.
+	run --separate-stderr "$AIRLOCK" hook claude post-tool-use <<<"$(captured claude-code/2.1.332/post-tool-use-background.json)"
+	[ "$status" -eq 0 ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.status == "unknown" and .host.exit_status == "unknown" and .gate.closes == [] and
+		(.host.unknown_reason | test("background"))' "$R"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# Without run_in_background but with a backgroundTaskId (moved there): the same.
+	run --separate-stderr "$AIRLOCK" hook claude post-tool-use \
+		<<<"$(captured claude-code/2.1.332/post-tool-use-background.json 'del(.tool_input.run_in_background)')"
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.status == "unknown"' "$R"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# grep's exit 1, which Claude reinterprets: not 0, not a failure, even
+	# when unknown statuses open failures.
+	echo '{"schema":"airlock.policy/1","hooks":{"unknown_opens_failure":true}}' >"$TEST_DIR/policy.json"
+	run --separate-stderr "$AIRLOCK" hook claude post-tool-use --policy "$TEST_DIR/policy.json" \
+		<<<"$(captured claude-code/2.1.332/post-tool-use-background.json 'del(.tool_input.run_in_background) |
+			del(.tool_response.backgroundTaskId) | .tool_input.command = "grep -q nothing README" |
+			.tool_response.returnCodeInterpretation = "No matches found"')"
+	[ "$status" -eq 0 ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.status == "unknown" and .exit_code == null and .host.exit_status == "interpreted" and
+		.host.interpretation == "No matches found" and (.gate.opened | not) and .gate.closes == []' "$R"
 }
 
 @test "stop blocks while a failure is open, with a loop guard" {
