@@ -22,6 +22,7 @@
 #include "basic/text.h"
 #include "core/gate.h"
 #include "core/jsonutil.h"
+#include "core/patchpaths.h"
 #include "core/policy.h"
 #include "core/receipt.h"
 #include "core/rules.h"
@@ -250,27 +251,165 @@ static void hook_masking_text(unsigned mask, char *buf, size_t size)
 						 used ? ", " : "", shell_mask_to_string(bit));
 }
 
-/* A file tool aimed at the state directory is refused whatever else holds:
- * receipts and the gate's state are airlock's, not the agent's. */
-static bool hook_targets_state_dir(struct hook_state *st, json_t *input)
+/* Where the host ran the command: Gemini's run_shell_command runs in
+ * tool_input.dir_path (relative to the payload's cwd), the others in cwd.
+ * NULL: the payload's cwd. */
+static char *hook_run_cwd(struct hook_state *st)
+{
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	const char *dir = jsonutil_str(json_object_get(st->payload, "tool_input"), "dir_path");
+
+	if (st->dialect != HOOK_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
+		return NULL;
+	cleanup_free char *joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
+	char *real = joined ? realpath(joined, NULL) : NULL;
+	return real ? real : TAKE_PTR(joined);
+}
+
+/* path as the kernel will resolve it once the tool has created what is
+ * missing: the longest existing prefix through realpath() (every symlink
+ * followed), the rest lexically ("." dropped, ".." one up), because the
+ * tool creates those directories itself, as plain ones. A relative path is
+ * relative to base (the process's cwd when NULL). NULL: out of memory. */
+static char *hook_resolve(const char *base, const char *path)
+{
+	cleanup_free char *here = NULL;
+
+	if (path[0] != '/' && !base) {
+		here = getcwd(NULL, 0);
+		if (!here)
+			return NULL;
+		base = here;
+	}
+	cleanup_free char *prefix = path[0] == '/' ? strdup(path) : path_join(base, path);
+	if (!prefix)
+		return NULL;
+	char *tail = prefix + strlen(prefix); /* the components realpath() did not resolve */
+	cleanup_free char *real = NULL;
+	for (;;) {
+		char saved = *tail;
+		*tail = '\0';
+		real = realpath(prefix[0] ? prefix : "/", NULL);
+		*tail = saved;
+		if (real || tail == prefix)
+			break;
+		do
+			tail--;
+		while (tail > prefix && *tail != '/');
+	}
+	if (!real)
+		return NULL;
+	size_t cap = strlen(real) + strlen(tail) + 2;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	strcpy(out, real);
+	for (char *c = tail; *c;) {
+		while (*c == '/')
+			c++;
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(out, '/');
+			if (slash)
+				slash[slash == out ? 1 : 0] = '\0';
+		} else {
+			size_t len = strlen(out);
+			if (len > 1)
+				out[len++] = '/';
+			memcpy(out + len, c, n);
+			out[len + n] = '\0';
+		}
+		c += n;
+	}
+	return out;
+}
+
+/* The file tools that write, by host: always refused into the state
+ * directory, and refused like a mutating command while a failure is open. */
+static bool hook_is_file_tool(enum hook_dialect dialect, const char *tool)
+{
+	static const char *const claude[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
+	static const char *const codex[] = { "apply_patch", "Write", "Edit", NULL };
+	static const char *const gemini[] = { "write_file", "replace", NULL };
+	const char *const *names = dialect == HOOK_CLAUDE ? claude
+				   : dialect == HOOK_CODEX ? codex
+							   : gemini;
+
+	for (size_t i = 0; tool && names[i]; i++)
+		if (strcmp(names[i], tool) == 0)
+			return true;
+	return false;
+}
+
+/* The paths a tool call names for writing: the path keys of any tool, and
+ * the paths of any apply_patch text (Codex's tool, or a shell command that
+ * feeds one to apply_patch). */
+static int hook_tool_paths(json_t *input, char ***ret, struct error *err)
 {
 	static const char *const keys[] = { "file_path", "notebook_path", "path", "absolute_path",
-					    "dir_path", NULL };
-	if (!st->store)
-		return false;
-	cleanup_free char *state = realpath(st->store->path, NULL);
-	if (!state)
-		return false;
+					    NULL };
+	static const char *const texts[] = { "command", "input", "patch", NULL };
+	cleanup_strv char **paths = calloc(1, sizeof(char *));
+
+	if (!paths)
+		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; keys[i]; i++) {
 		const char *p = jsonutil_str(input, keys[i]);
-		if (!p)
-			continue;
-		cleanup_free char *dir = path_dirname(p);
-		cleanup_free char *real = dir ? realpath(dir, NULL) : NULL;
-		if ((real && path_is_under(real, state)) || path_is_under(p, state))
-			return true;
+		if (p && *p && strv_push(&paths, p) < 0)
+			return error_set(err, ENOMEM, "out of memory");
 	}
-	return false;
+	for (size_t i = 0; texts[i]; i++) {
+		json_t *v = json_object_get(input, texts[i]);
+		if (!json_is_string(v) || !strstr(json_string_value(v), "***"))
+			continue;
+		cleanup_strv char **found = NULL;
+		int r = patchpaths_parse(json_string_value(v), json_string_length(v), &found, err);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; found[j]; j++)
+			if (strv_push(&paths, found[j]) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+	}
+	*ret = TAKE_PTR(paths);
+	return 0;
+}
+
+/* A write aimed at the state directory is refused whatever else holds:
+ * receipts, the gate's state and the approver are airlock's, not the
+ * agent's. Compared resolved (symlinks, "..", relative to the tool's
+ * directory), and also when the directory does not exist yet: an agent
+ * that created it first could enrol itself as the approver. ret_path gets
+ * the offending path. */
+static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **ret_path,
+				  struct error *err)
+{
+	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
+	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	cleanup_free char *base = hook_run_cwd(st);
+	cleanup_strv char **paths = NULL;
+
+	*ret_path = NULL;
+	if (!dir)
+		return 0;
+	cleanup_free char *state = hook_resolve(NULL, dir);
+	int r = hook_tool_paths(input, &paths, err);
+	if (r < 0)
+		return r;
+	if (!state)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; paths[i]; i++) {
+		cleanup_free char *p = hook_resolve(base ? base : cwd, paths[i]);
+		if (!p)
+			return error_set(err, ENOMEM, "out of memory");
+		if (path_is_under(p, state)) {
+			*ret_path = strdup(paths[i]);
+			return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	return 0;
 }
 
 static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
@@ -278,11 +417,26 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	const char *tool = jsonutil_str(st->payload, "tool_name");
 	json_t *input = json_object_get(st->payload, "tool_input");
 
+	cleanup_free char *target = NULL;
+	int r = json_is_object(input) ? hook_targets_state_dir(st, input, &target, err) : 0;
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would write %s, inside airlock's state directory; receipts, the gate's state and the approver are only written by airlock itself.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
 	if (!hook_is_shell_tool(st->dialect, tool)) {
-		if (json_is_object(input) && hook_targets_state_dir(st, input))
+		/* A file tool writes the workspace: risk 4 (tracked files), which
+		 * does not run while a failure is open. */
+		if (hook_is_file_tool(st->dialect, tool) && json_array_size(st->open) > 0) {
+			char open[3000];
+			hook_describe_open(st, open, sizeof(open));
 			outcome_set(ret, HOOK_BLOCK,
-				    "airlock: %s would write into airlock's state directory %s; receipts and the gate's state are only written by airlock itself.",
-				    tool ? tool : "the tool", st->store->path);
+				    "%s %s writes files, which is a mutating command, so it does not run while the failure is open.",
+				    open, tool);
+		}
 		return 0;
 	}
 	cleanup_free char *command = hook_command(input);
@@ -292,7 +446,7 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	struct rules_verdict v;
 	rules_classify_shell(st->rules, command, &v);
 	struct shell_script s;
-	int r = shell_script_parse(command, strlen(command), &s);
+	r = shell_script_parse(command, strlen(command), &s);
 	unsigned mask = shell_script_masking(&s);
 	bool names = r == 0 && hook_names_open_failure(st, &s);
 	shell_script_release(&s);
@@ -592,21 +746,6 @@ static bool hook_exit_one_is_success(const char *command)
 	}
 	shell_script_release(&s);
 	return found;
-}
-
-/* Where the host ran the command: Gemini's run_shell_command runs in
- * tool_input.dir_path (relative to the payload's cwd), the others in cwd.
- * NULL: the payload's cwd. */
-static char *hook_run_cwd(struct hook_state *st)
-{
-	const char *cwd = jsonutil_str(st->payload, "cwd");
-	const char *dir = jsonutil_str(json_object_get(st->payload, "tool_input"), "dir_path");
-
-	if (st->dialect != HOOK_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
-		return NULL;
-	cleanup_free char *joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
-	char *real = joined ? realpath(joined, NULL) : NULL;
-	return real ? real : TAKE_PTR(joined);
 }
 
 static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)

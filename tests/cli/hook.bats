@@ -307,8 +307,10 @@ EOF
 # A captured payload (tests/fixtures/hosts/<host>/<version>/, verbatim from
 # the real program) with its cwd set to the test's workspace, and an
 # optional jq filter applied.
-captured() { # fixture [jq filter]
-	jq -c --arg cwd "$WORK" --arg state "$AIRLOCK_STATE_DIR" ".cwd = \$cwd | ${2:-.}" "$FIXTURES/$1"
+captured() { # fixture [jq filter [jq args...]]
+	local f=$1 filter=${2:-.}
+	shift; shift || true
+	jq -c --arg cwd "$WORK" --arg state "$AIRLOCK_STATE_DIR" "$@" ".cwd = \$cwd | $filter" "$FIXTURES/$f"
 }
 
 @test "the documented option order works: hook DIALECT EVENT --state-dir DIR, like --state-dir DIR first" {
@@ -347,4 +349,64 @@ captured() { # fixture [jq filter]
 		[ "$status" -eq 2 ] || { echo "'$args': status $status"; return 1; }
 		[[ "$stderr" == *"receipt $FAILED"* ]]
 	done
+}
+
+@test "file tools on every host: a write into the state directory is refused, however the path is spelled" {
+	"$AIRLOCK" run -- true >/dev/null
+	S=$AIRLOCK_STATE_DIR
+	ln -s "$S" "$WORK/innocent"
+	mkdir -p "$WORK/sub"
+	patch_with() { # header lines...
+		local text='*** Begin Patch'
+		for h in "$@"; do text+=$'\n'"$h"$'\n+x'; done
+		text+=$'\n*** End Patch'
+		captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' --arg p "$text"
+	}
+	refused() { # dialect payload
+		run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$2"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $2"; return 1; }
+		[[ "$stderr" == *"state directory"* ]]
+	}
+	# The captured Codex patch, aimed at this state directory.
+	refused codex "$(patch_with "*** Add File: $S/gate/closed/1.json")"
+	for h in "*** Update File: $S/gate/open/x.json" "*** Delete File: $S/approver.json" \
+		"*** Add File: ../state/gate/closed/1.json" "*** Add File: innocent/gate/closed/1.json" \
+		"*** Add File: sub/../innocent/new/dir/x.json" "*** Add File: sub/new/../../../state/x" \
+		"  *** Add File: $S/x"; do
+		refused codex "$(patch_with "$h")"
+	done
+	refused codex "$(patch_with "*** Update File: notes.txt" "*** Move to: innocent/gate/closed/2.json")"
+	# apply_patch through the shell tool, as a heredoc.
+	refused codex "$(captured codex/0.169/pre-tool-use.json '.tool_input.command = $c' \
+		--arg c "apply_patch <<'EOF'"$'\n'"*** Begin Patch"$'\n'"*** Add File: innocent/gate/closed/1.json"$'\n'"+{}"$'\n'"*** End Patch"$'\n'"EOF")"
+	# Claude's and Gemini's file tools.
+	for t in Write Edit MultiEdit; do
+		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json ".tool_name = \"$t\" | .tool_input.file_path = \"innocent/approver.json\"")"
+	done
+	refused claude "$(captured claude-code/2.1/pre-tool-use-write.json '.tool_name = "NotebookEdit" | .tool_input = {notebook_path: ($state + "/x.ipynb"), new_source: "x"}')"
+	for t in write_file replace; do
+		refused gemini "$(captured gemini-cli/0.20/before-tool.json ".tool_name = \"$t\" | .tool_input = {file_path: \"innocent/gate/closed/1.json\", content: \"{}\"}")"
+	done
+	# An ordinary file is fine while nothing is open.
+	run --separate-stderr "$AIRLOCK" hook codex pre-tool-use <<<"$(patch_with "*** Add File: sub/new.txt" "*** Update File: $WORK/notes.txt")"
+	[ "$status" -eq 0 ]
+	run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+		<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_name = "replace" | .tool_input = {file_path: "notes.txt", old_string: "a", new_string: "b"}')"
+	[ "$status" -eq 0 ]
+}
+
+@test "file tools on every host: while a failure is open, an edit is a mutating command, blocked" {
+	open_failure
+	run --separate-stderr "$AIRLOCK" hook codex pre-tool-use \
+		<<<"$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = "*** Begin Patch\n*** Update File: src/main.c\n@@\n-a\n+b\n*** End Patch"')"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
+		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = "notes.txt"')"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
+	run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+		<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_name = "write_file" | .tool_input = {file_path: "notes.txt", content: "x"}')"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
 }
