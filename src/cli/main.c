@@ -96,6 +96,7 @@ static const struct {
 	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
 	{ "permit", cmd_permit, "a model's proposed command earns execution: propose, dryrun, approve, exec" },
 	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
+	{ "install", cmd_install, "put airlock's hooks into Claude Code's, Codex's or Gemini CLI's settings" },
 };
 
 static void print_usage(FILE *f)

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* `airlock install HOST`: airlock's hooks in the host's own settings file
+ * (core/install.c decides what they are; docs/gate.md, "Installing"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/path.h"
+#include "basic/strv.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/install.h"
+
+#define INSTALL_MAX_SETTINGS (4 << 20)
+
+/* The settings file the host reads its hooks from: the project's when
+ * project is set, else the user's. */
+static char *install_settings_path(enum install_host host, const char *project)
+{
+	static const char *const project_files[] = { ".claude/settings.json", ".codex/hooks.json",
+						     ".gemini/settings.json" };
+	static const char *const user_files[] = { ".claude/settings.json", ".codex/hooks.json",
+						  ".gemini/settings.json" };
+	const char *home = getenv("HOME");
+	const char *codex_home = getenv("CODEX_HOME");
+
+	if (project)
+		return path_join(project, project_files[host]);
+	if (host == INSTALL_CODEX && codex_home && codex_home[0] == '/')
+		return path_join(codex_home, "hooks.json");
+	if (!home || home[0] != '/')
+		return NULL;
+	return path_join(home, user_files[host]);
+}
+
+/* What the host needs besides its settings file: facts, on stderr. */
+static void install_needs(enum install_host host, const char *path, bool project)
+{
+	switch (host) {
+	case INSTALL_CLAUDE:
+		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded%s",
+			  path, project ? "; .claude/settings.local.json and managed settings may add or disable hooks (disableAllHooks)" : "");
+		break;
+	case INSTALL_CODEX:
+		cli_error("Codex runs a hook only once you trust it: open `/hooks` in codex and trust airlock's (Codex keeps a hash of each hook in config.toml's hooks.state; a changed hook asks again)%s",
+			  project ? "; a project's .codex/ is read only when the project is trusted (projects.\"DIR\".trust_level = \"trusted\" in ~/.codex/config.toml)" : "");
+		break;
+	case INSTALL_GEMINI:
+		cli_error("Gemini CLI runs hooks only in a trusted folder (folder trust: `/permissions`, ~/.gemini/trustedFolders.json) and while hooksConfig.enabled is not false; versions before hooksConfig need \"tools\": {\"enableHooks\": true}%s",
+			  project ? "; it warns once about new project hooks and then runs them" : "");
+		break;
+	}
+}
+
+/* The settings document: {} when the file does not exist. *ret_text gets
+ * the file's bytes (NULL when none). */
+static int install_read(const char *path, json_t **ret, char **ret_text, size_t *ret_n)
+{
+	struct error err = { 0 };
+	json_error_t jerr;
+
+	*ret_text = NULL;
+	*ret_n = 0;
+	int r = file_read_capped(AT_FDCWD, path, INSTALL_MAX_SETTINGS, ret_text, ret_n, &err);
+	if (r == -ENOENT) {
+		*ret = json_object();
+		return *ret ? EXIT_OK : EXIT_AIRLOCK_ERROR;
+	}
+	if (r < 0) {
+		cli_error("install: %s: %s", path, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	*ret = json_loadb(*ret_text, *ret_n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(*ret)) {
+		cli_error("install: %s is not a JSON object (%s, line %d); it was not touched (comments are not read: remove them, or add the hooks by hand)",
+			  path, *ret ? "another type" : jerr.text, jerr.line);
+		json_decref(*ret);
+		*ret = NULL;
+		return EXIT_AIRLOCK_ERROR;
+	}
+	return EXIT_OK;
+}
+
+/* Replaces path with data (atomically: a new file renamed over it), with
+ * the original's mode, or 0600. */
+static int install_write(const char *path, const char *data, size_t n, struct error *err)
+{
+	cleanup_free char *dir = path_dirname(path);
+	const char *base = strrchr(path, '/') + 1;
+	struct stat st;
+	mode_t mode = stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
+
+	if (!dir)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = mkdir_parents(dir, 0700);
+	if (r < 0)
+		return error_set_errno(err, -r, "create %s", dir);
+	cleanup_close int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return error_set_errno(err, errno, "open %s", dir);
+	char tmp[NAME_MAX + 1];
+	if (snprintf(tmp, sizeof(tmp), ".%.200s.airlock-%d", base, (int)getpid()) >= (int)sizeof(tmp))
+		return error_set(err, ENAMETOOLONG, "name too long");
+	(void)unlinkat(dir_fd, tmp, 0);
+	r = file_write_atomic(dir_fd, tmp, data, n, mode, true, err);
+	if (r < 0)
+		return r;
+	if (renameat(dir_fd, tmp, dir_fd, base) < 0) {
+		int e = errno;
+		(void)unlinkat(dir_fd, tmp, 0);
+		return error_set_errno(err, e, "rename into %s", path);
+	}
+	return 0;
+}
+
+/* PATH.airlock-backup: the file as it was before airlock first changed
+ * it; an existing backup is that original and is kept. */
+static int install_backup(const char *path, const char *text, size_t n, char **ret,
+			  struct error *err)
+{
+	char *backup = NULL;
+
+	if (asprintf(&backup, "%s.airlock-backup", path) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = backup;
+	cleanup_close int fd = open(backup, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : error_set_errno(err, errno, "create %s", backup);
+	if (fd_write_all(fd, text, n) < 0 || fsync(fd) < 0)
+		return error_set_errno(err, errno, "write %s", backup);
+	return 0;
+}
+
+static char *install_absolute(const char *path)
+{
+	if (path[0] == '/')
+		return strdup(path);
+	cleanup_free char *here = getcwd(NULL, 0);
+	return here ? path_join(here, path) : NULL;
+}
+
+int cmd_install(int argc, char **argv)
+{
+	enum { OPT_PROJECT = 0x100, OPT_WRITE, OPT_CHECK, OPT_STATE_DIR, OPT_POLICY };
+	static const struct option options[] = {
+		{ "project", required_argument, NULL, OPT_PROJECT },
+		{ "write", no_argument, NULL, OPT_WRITE },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *project_arg = NULL, *state_arg = NULL, *policy_arg = NULL;
+	bool write = false, check = false;
+	int opt;
+
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
+		switch (opt) {
+		case OPT_PROJECT:
+			project_arg = optarg;
+			break;
+		case OPT_WRITE:
+			write = true;
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case OPT_STATE_DIR:
+			state_arg = optarg;
+			break;
+		case OPT_POLICY:
+			policy_arg = optarg;
+			break;
+		case 'h':
+			puts("usage: airlock install claude|codex|gemini [--project DIR] [--write] [--state-dir DIR] [--policy FILE]\n"
+			     "       airlock install --check claude|codex|gemini [--project DIR] [--state-dir DIR] [--policy FILE]\n"
+			     "prints airlock's hooks for the host, or merges them into its settings file (--write),\n"
+			     "or checks that they are there and current (--check: exit 0 yes, 1 no)");
+			return EXIT_OK;
+		default:
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("install: which host? (claude, codex or gemini)");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct error err = { 0 };
+	enum install_host host;
+	if (install_host_from_string(argv[optind], &host, &err) < 0) {
+		cli_error("install: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	optind++;
+	if (!cli_no_operands(argc, argv))
+		return EXIT_AIRLOCK_ERROR;
+	if (check && write) {
+		cli_error("install: --check and --write exclude each other");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_free char *project = project_arg ? realpath(project_arg, NULL) : NULL;
+	if (project_arg && !project) {
+		cli_error("install: --project %s: %s", project_arg, strerror(errno));
+		return EXIT_AIRLOCK_ERROR;
+	}
+	/* The hooks run this very binary, by its absolute path. */
+	cleanup_free char *self = realpath("/proc/self/exe", NULL);
+	cleanup_free char *state = state_arg ? install_absolute(state_arg) : NULL;
+	cleanup_free char *policy = policy_arg ? realpath(policy_arg, NULL) : NULL;
+	if (!self || (state_arg && !state) || (policy_arg && !policy)) {
+		cli_error("install: %s: %s", !self ? "/proc/self/exe" : policy_arg && !policy ? policy_arg : "--state-dir", strerror(errno));
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct install_command cmd = { .airlock = self, .state_dir = state, .policy = policy };
+	cleanup_free char *path = install_settings_path(host, project);
+	if (!path) {
+		cli_error("install: no settings path: HOME is not set to an absolute path (or use --project DIR)");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(json_decrefp) json_t *settings = NULL;
+	cleanup_free char *text = NULL;
+	size_t n;
+	int status = install_read(path, &settings, &text, &n);
+	if (status != EXIT_OK)
+		return status;
+
+	if (check) {
+		cleanup_strv char **lines = NULL;
+		if (!text) {
+			cli_print("%s: missing: no airlock hooks\n", path);
+			return EXIT_HOOK_MISCONFIGURED;
+		}
+		if (install_check(settings, host, &cmd, &lines, &err) < 0) {
+			cli_error("install: %s: %s", path, err.msg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		for (size_t i = 0; lines[i]; i++)
+			cli_print("%s: %s\n", path, lines[i]);
+		if (lines[0])
+			return EXIT_HOOK_MISCONFIGURED;
+		cli_print("%s: airlock's %s hooks are present and current\n", path,
+			  install_host_dialect(host));
+		return EXIT_OK;
+	}
+
+	bool changed;
+	if (install_merge(settings, host, &cmd, &changed, &err) < 0) {
+		cli_error("install: %s: %s; it was not touched", path, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (!write) {
+		cleanup_with(json_decrefp) json_t *hooks = install_hooks(host, &cmd);
+		cleanup_with(json_decrefp) json_t *doc = hooks ? json_pack("{s:O}", "hooks", hooks) : NULL;
+		cleanup_free char *out = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+		if (!out)
+			return EXIT_AIRLOCK_ERROR;
+		puts(out);
+		cli_error("install: %s: %s; --write merges them, keeping every other key", path,
+			  changed ? "these hooks are not there yet, or differ" : "these hooks are there already");
+		install_needs(host, path, project != NULL);
+		return EXIT_OK;
+	}
+	if (!changed) {
+		cli_error("install: %s has airlock's hooks already; nothing changed", path);
+		install_needs(host, path, project != NULL);
+		return EXIT_OK;
+	}
+	cleanup_free char *out = json_dumps(settings, JSON_INDENT(2));
+	cleanup_free char *backup = NULL;
+	if (!out)
+		return EXIT_AIRLOCK_ERROR;
+	size_t len = strlen(out);
+	out[len] = '\n';
+	if ((text && install_backup(path, text, n, &backup, &err) < 0) ||
+	    install_write(path, out, len + 1, &err) < 0) {
+		cli_error("install: %s: %s", path, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cli_error("install: merged airlock's %s hooks into %s%s%s", install_host_dialect(host), path,
+		  backup ? "; the original is in " : "", backup ? backup : "");
+	install_needs(host, path, project != NULL);
+	return EXIT_OK;
+}
