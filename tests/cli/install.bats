@@ -149,3 +149,18 @@ JSON
 	run --separate-stderr sh -c "$cmd" < <(jq --arg c "$WORK" '.cwd = $c | .tool_input.command = "make"' "$FIX/gemini-cli/0.20/before-tool.json")
 	[ "$status" -eq 2 ]
 }
+
+@test "docs/gate.md's install section is exactly what install prints" {
+	doc="$BATS_TEST_DIRNAME/../../docs/gate.md"
+	# The three json blocks of "### Installing", in order claude, codex, gemini.
+	awk -v dir="$TEST_DIR" '/^### Installing/ {on = 1} /^\*\*Merging/ {on = 0}
+		on && /^```json$/ {b++; inb = 1; next} inb && /^```$/ {inb = 0; next}
+		inb {print > (dir "/doc" b ".json")}' "$doc"
+	[ -f "$TEST_DIR/doc3.json" ]
+	block=0
+	for host in claude codex gemini; do
+		block=$((block + 1))
+		al install $host --project "$WORK"
+		diff <(jq -S . <<<"${output//$SELF//usr/local/bin/airlock}") <(jq -S . "$TEST_DIR/doc$block.json")
+	done
+}
