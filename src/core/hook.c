@@ -670,12 +670,12 @@ static void hook_status_gemini(json_t *payload, struct hook_status *s)
 				line--;
 			if (hook_line_is(line, eol, tail[i]))
 				eol = line > out ? line - 1 : line;
+			else if (i == 0)
+				return; /* the host always ends with the process group */
 		}
 		const char *line = eol;
 		while (line > out && line[-1] != '\n')
 			line--;
-		if (line == out && eol == end)
-			return; /* none of the host's lines: not its shape */
 		if (hook_line_is(line, eol, "Exit Code: ") || hook_line_is(line, eol, "Signal: ")) {
 			hook_status_unknown(s, false,
 					    "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
@@ -1012,5 +1012,20 @@ int hook_open_failures(const struct hook_context *ctx, const char *payload, size
 		hook_describe_open(&st, ret_describe, size);
 		hook_message_for_terminal(ret_describe, size);
 	}
+	return 0;
+}
+
+int hook_report_status(enum hook_dialect dialect, const char *payload, size_t n, int *ret_kind,
+		       int *ret_code, struct error *err)
+{
+	json_error_t jerr;
+	cleanup_with(json_decrefp) json_t *doc = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
+	struct hook_status hs;
+
+	if (!json_is_object(doc))
+		return error_set(err, EINVAL, "the hook payload is not a JSON object");
+	hook_status_of(dialect, doc, &hs);
+	*ret_kind = (int)hs.kind;
+	*ret_code = hs.code;
 	return 0;
 }

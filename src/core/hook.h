@@ -45,3 +45,10 @@ int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum 
  * facts. The state directory is not created. */
 int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
 		       size_t *ret, char *ret_describe, size_t size, struct error *err);
+
+/* What a post-tool-use payload says of the run's exit status, as
+ * post-tool-use records it (for the fuzz target): *ret_kind 0 reported,
+ * 1 implied (0), 2 unknown, 3 interpreted; *ret_code the status when
+ * reported. */
+int hook_report_status(enum hook_dialect dialect, const char *payload, size_t n, int *ret_kind,
+		       int *ret_code, struct error *err);
