@@ -269,12 +269,16 @@ static char *hook_run_cwd(struct hook_state *st)
 /* path as the kernel will resolve it once the tool has created what is
  * missing: the longest existing prefix through realpath() (every symlink
  * followed), the rest lexically ("." dropped, ".." one up), because the
- * tool creates those directories itself, as plain ones. A relative path is
- * relative to base (the process's cwd when NULL). NULL: out of memory. */
-static char *hook_resolve(const char *base, const char *path)
+ * tool creates those directories itself, as plain ones. A dangling symlink
+ * on the way is followed too: writing it creates its target. A relative
+ * path is relative to base (the process's cwd when NULL). NULL: out of
+ * memory, or more than 40 symlinks. */
+static char *hook_resolve_at(const char *base, const char *path, unsigned depth)
 {
 	cleanup_free char *here = NULL;
 
+	if (depth > 40)
+		return NULL;
 	if (path[0] != '/' && !base) {
 		here = getcwd(NULL, 0);
 		if (!here)
@@ -290,6 +294,21 @@ static char *hook_resolve(const char *base, const char *path)
 		char saved = *tail;
 		*tail = '\0';
 		real = realpath(prefix[0] ? prefix : "/", NULL);
+		struct stat st;
+		if (!real && prefix[0] && lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+			/* Dangling: go on from its target, with the rest after it. */
+			char target[PATH_MAX];
+			ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+			cleanup_free char *dir = n > 0 ? path_dirname(prefix) : NULL;
+			*tail = saved;
+			if (!dir)
+				return NULL;
+			target[n] = '\0';
+			cleanup_free char *next = NULL;
+			if (asprintf(&next, "%s%s", target, tail) < 0)
+				return NULL;
+			return hook_resolve_at(dir, next, depth + 1);
+		}
 		*tail = saved;
 		if (real || tail == prefix)
 			break;
@@ -324,6 +343,11 @@ static char *hook_resolve(const char *base, const char *path)
 		c += n;
 	}
 	return out;
+}
+
+static char *hook_resolve(const char *base, const char *path)
+{
+	return hook_resolve_at(base, path, 0);
 }
 
 /* The file tools that write, by host: always refused into the state
@@ -403,7 +427,8 @@ static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **r
 	for (size_t i = 0; paths[i]; i++) {
 		cleanup_free char *p = hook_resolve(base ? base : cwd, paths[i]);
 		if (!p)
-			return error_set(err, ENOMEM, "out of memory");
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 paths[i]);
 		if (path_is_under(p, state)) {
 			*ret_path = strdup(paths[i]);
 			return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");

@@ -380,6 +380,12 @@ captured() { # fixture [jq filter [jq args...]]
 		refused codex "$(patch_with "$h")"
 	done
 	refused codex "$(patch_with "*** Update File: notes.txt" "*** Move to: innocent/gate/closed/2.json")"
+	# A dangling symlink: writing it creates its target.
+	ln -s "$S/approver.json" "$WORK/dangling"
+	ln -s ../dangling "$WORK/sub/twice"
+	refused codex "$(patch_with "*** Add File: dangling")"
+	refused codex "$(patch_with "*** Add File: sub/twice")"
+	refused claude "$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = "dangling"')"
 	# apply_patch through the shell tool, as a heredoc.
 	refused codex "$(captured codex/0.169/pre-tool-use.json '.tool_input.command = $c' \
 		--arg c "apply_patch <<'EOF'"$'\n'"*** Begin Patch"$'\n'"*** Add File: innocent/gate/closed/1.json"$'\n'"+{}"$'\n'"*** End Patch"$'\n'"EOF")"
