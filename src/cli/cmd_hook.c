@@ -151,6 +151,14 @@ int cmd_hook(int argc, char **argv)
 			     "reads the host's hook payload (JSON) on stdin");
 			return EXIT_OK;
 		default:
+			/* getopt stopped at the bad word: a --state-dir after it
+			 * still names the directory to look in. */
+			for (int i = optind; i < argc; i++) {
+				if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc)
+					ctx.state_dir = argv[i + 1];
+				else if (strncmp(argv[i], "--state-dir=", 12) == 0)
+					ctx.state_dir = argv[i] + 12;
+			}
 			return hook_usage_error(&ctx, "bad option ", argv[optind - 1]);
 		}
 	}

@@ -347,6 +347,11 @@ captured() { # fixture [jq filter [jq args...]]
 		one_error_line "airlock install --check"
 	done
 	open_failure
+	# The state directory is read even when it comes after the bad option.
+	AIRLOCK_STATE_DIR=/nonexistent run --separate-stderr "$AIRLOCK" hook claude pre-tool-use --bogus \
+		--state-dir "$AIRLOCK_STATE_DIR" <<<"$input"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"receipt $FAILED"* ]]
 	for args in "claude pre-tool-use --bogus" "vim pre-tool-use" "claude launch"; do
 		# shellcheck disable=SC2086
 		run --separate-stderr "$AIRLOCK" hook $args <<<"$input"
