@@ -424,8 +424,14 @@ static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **r
 		return r;
 	if (!state)
 		return error_set(err, ENOMEM, "out of memory");
+	/* Gemini's shell tool runs in dir_path: a command run inside the state
+	 * directory writes there with any relative path. */
+	const char *dir_path = jsonutil_str(input, "dir_path");
+	if (dir_path && *dir_path && strv_push(&paths, dir_path) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; paths[i]; i++) {
-		cleanup_free char *p = hook_resolve(base ? base : cwd, paths[i]);
+		bool is_dir_path = dir_path && *dir_path && !paths[i + 1];
+		cleanup_free char *p = hook_resolve(is_dir_path || !base ? cwd : base, paths[i]);
 		if (!p)
 			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
 					 paths[i]);

@@ -402,6 +402,8 @@ captured() { # fixture [jq filter [jq args...]]
 	for t in write_file replace; do
 		refused gemini "$(captured gemini-cli/0.20/before-tool.json ".tool_name = \"$t\" | .tool_input = {file_path: \"innocent/gate/closed/1.json\", content: \"{}\"}")"
 	done
+	# Gemini's shell tool run inside the state directory.
+	refused gemini "$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = "ls" | .tool_input.dir_path = "innocent/gate"')"
 	# An ordinary file is fine while nothing is open.
 	run --separate-stderr "$AIRLOCK" hook codex pre-tool-use <<<"$(patch_with "*** Add File: sub/new.txt" "*** Update File: $WORK/notes.txt")"
 	[ "$status" -eq 0 ]
