@@ -77,6 +77,25 @@ static int hook_reply(enum hook_dialect dialect, enum hook_event event,
 				     "reason", o->message));
 		return EXIT_OK;
 	}
+	/* A routed command: the tool's input replaced (docs/gate.md, "Routing").
+	 * Claude Code takes updatedInput as is; Codex 0.171 only with
+	 * permissionDecision "allow" (else it fails the hook); Gemini CLI merges
+	 * tool_input into the call's arguments. */
+	if (o->updated_input) {
+		json_t *input = json_incref(o->updated_input);
+		if (dialect == HOOK_CLAUDE)
+			print_json(json_pack("{s:{s:s, s:o, s:s}}", "hookSpecificOutput", "hookEventName",
+					     event_name, "updatedInput", input, "additionalContext",
+					     o->message));
+		else if (dialect == HOOK_CODEX)
+			print_json(json_pack("{s:{s:s, s:s, s:o}}", "hookSpecificOutput", "hookEventName",
+					     "PreToolUse", "permissionDecision", "allow", "updatedInput",
+					     input));
+		else
+			print_json(json_pack("{s:{s:s, s:o}}", "hookSpecificOutput", "hookEventName",
+					     "BeforeTool", "tool_input", input));
+		return EXIT_OK;
+	}
 	/* A pass. Codex treats any field it does not know as a failed hook, so
 	 * it gets nothing; Gemini expects an object. */
 	if (dialect == HOOK_CODEX)
@@ -127,10 +146,12 @@ int cmd_hook(int argc, char **argv)
 	static const struct option options[] = {
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "no-route", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct hook_context ctx = { .environ_ = environ };
+	bool route = true;
 	int opt;
 
 	hook_arm_fail_closed();
@@ -146,8 +167,11 @@ int cmd_hook(int argc, char **argv)
 		case 'p':
 			ctx.policy_path = optarg;
 			break;
+		case 'n':
+			route = false;
+			break;
 		case 'h':
-			puts("usage: airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE]\n"
+			puts("usage: airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE] [--no-route]\n"
 			     "reads the host's hook payload (JSON) on stdin");
 			return EXIT_OK;
 		default:
@@ -184,6 +208,12 @@ int cmd_hook(int argc, char **argv)
 	else
 		return hook_usage_error(&ctx, "unknown event (pre-tool-use, post-tool-use or stop): ", e);
 
+	/* Routing names this very program by its absolute path, so the routed
+	 * command does not depend on the agent's PATH. */
+	cleanup_free char *self = route ? realpath("/proc/self/exe", NULL) : NULL;
+	if (route && !self)
+		return hook_block("cannot find airlock's own path to route commands: ", strerror(errno));
+	ctx.route_airlock = self;
 	cleanup_free char *payload = NULL;
 	size_t n = 0;
 	struct error err = { 0 };
@@ -193,6 +223,7 @@ int cmd_hook(int argc, char **argv)
 	if (hook_handle(&ctx, dialect, event, payload, n, &outcome, &err) < 0)
 		return hook_block("", err.msg);
 	int status = hook_reply(dialect, event, &outcome);
+	hook_outcome_release(&outcome);
 	fflush(stdout);
 	if (ferror(stdout))
 		return hook_block("cannot write the reply", "");

@@ -32,6 +32,7 @@ struct run_cli {
 	bool json;
 	bool tee;
 	bool dryrun; /* --expect takes path patterns, not exit statuses */
+	bool routed; /* --routed: the host's shell tool shows the output as is */
 };
 
 enum {
@@ -55,6 +56,7 @@ enum {
 	OPT_EXPECT_EXIT,
 	OPT_EXPECT_DELETE,
 	OPT_ALLOW_WORKSPACE,
+	OPT_ROUTED,
 	OPT_HELP,
 };
 
@@ -79,6 +81,7 @@ static const struct option run_options[] = {
 	{ "expect-exit", required_argument, NULL, OPT_EXPECT_EXIT },
 	{ "expect-delete", required_argument, NULL, OPT_EXPECT_DELETE },
 	{ "allow-workspace", required_argument, NULL, OPT_ALLOW_WORKSPACE },
+	{ "routed", required_argument, NULL, OPT_ROUTED },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -87,7 +90,8 @@ static const struct option run_options[] = {
 static bool option_is_run_only(int opt)
 {
 	return opt == OPT_CWD || opt == OPT_TIMEOUT || opt == OPT_KILL_AFTER || opt == OPT_ENV ||
-	       opt == OPT_EXPECT || opt == OPT_EXPECT_EXIT || opt == OPT_JOB_ID || opt == OPT_WHY;
+	       opt == OPT_EXPECT || opt == OPT_EXPECT_EXIT || opt == OPT_JOB_ID || opt == OPT_WHY ||
+	       opt == OPT_ROUTED;
 }
 
 static int parse_expect(struct run_request *req, const char *arg)
@@ -172,6 +176,21 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 	case OPT_TEE:
 		cli->tee = true;
 		break;
+	case OPT_ROUTED:
+		/* A host's pre-tool-use hook put this run in place of its shell
+		 * tool's (docs/gate.md, "Routing"): the output goes through as it
+		 * comes, and stdout carries nothing of airlock's. */
+		if (strcmp(arg, "claude") == 0)
+			req->source = "claude-routed";
+		else if (strcmp(arg, "codex") == 0)
+			req->source = "codex-routed";
+		else if (strcmp(arg, "gemini") == 0)
+			req->source = "gemini-routed";
+		else
+			run_request_set_invalid(req, "--routed '%.100s' must be claude, codex or gemini", arg);
+		cli->routed = true;
+		cli->tee = true;
+		break;
 	case OPT_SPILL:
 		req->spill = true;
 		break;
@@ -233,7 +252,8 @@ static void print_run_usage(FILE *f, const char *name)
 		      "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
 		      "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
 		      "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
-		      "                   [--allow-workspace home|system] [--fixes ID] -- CMD [ARG...]\n",
+		      "                   [--allow-workspace home|system] [--fixes ID]\n"
+		      "                   [--routed claude|codex|gemini] -- CMD [ARG...]\n",
 		      f);
 }
 
@@ -276,7 +296,9 @@ static void print_outcome(const struct run_cli *cli, const struct run_outcome *o
 		cli_error("warning: %s", o->warning);
 	if (o->gate_note[0])
 		cli_error("receipt %llu closes no failure: %s", (unsigned long long)o->id, o->gate_note);
-	if (cli->json) {
+	if (cli->routed) {
+		/* nothing: the agent reads stdout as the command's own */
+	} else if (cli->json) {
 		json_dumpf(o->receipt, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 	} else {

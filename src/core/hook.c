@@ -443,6 +443,142 @@ static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **r
 	return 0;
 }
 
+/* The command is one plain airlock invocation: it runs as the host sent it
+ * (airlock's own commands need the state directory or the terminal the
+ * quarantine hides), and `airlock run` records itself. */
+static bool hook_is_airlock_command(const char *command)
+{
+	struct shell_script s;
+	bool found = false;
+
+	if (shell_script_parse(command, strlen(command), &s) == 0 && s.plain &&
+	    s.n_commands == 1 && !s.commands[0].assignments) {
+		char *const *argv = s.commands[0].argv;
+		const char *base = strrchr(argv[0], '/');
+		found = strcmp(base ? base + 1 : argv[0], "airlock") == 0;
+	}
+	shell_script_release(&s);
+	return found;
+}
+
+/* Whether bash runs command as exactly `AIRLOCK run ...`, AIRLOCK being this
+ * airlock's path: the text must be words separated by single spaces, each
+ * either bare (letters, digits, `_-./=,:+@%`) or quoted the way hook_quote()
+ * writes them, so that no operator, expansion or glob is left for bash to
+ * act on. The first word, unquoted, must be route_airlock; the second `run`. */
+static bool hook_is_routed(const char *command, const char *route_airlock)
+{
+	static const char bare[] = "_-./=,:+@%";
+	const char *p = command;
+	size_t word = 0;
+
+	while (*p) {
+		cleanup_free char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		if (!f)
+			return false;
+		bool ok = true;
+		if (*p == '\'') {
+			for (;;) {
+				const char *q = strchr(p + 1, '\'');
+				if (!q) {
+					ok = false;
+					break;
+				}
+				fwrite(p + 1, 1, (size_t)(q - p - 1), f);
+				p = q + 1;
+				if (strncmp(p, "\\''", 3) != 0)
+					break;
+				fputc('\'', f);
+				p += 2; /* onto the reopening quote */
+			}
+		} else {
+			const char *start = p;
+			while (*p && (('a' <= (*p | 0x20) && (*p | 0x20) <= 'z') ||
+				      ('0' <= *p && *p <= '9') || (*p && strchr(bare, *p))))
+				p++;
+			ok = p > start;
+			fwrite(start, 1, (size_t)(p - start), f);
+		}
+		if (fclose(f) != 0 || !ok || (*p && *p != ' '))
+			return false;
+		if ((word == 0 && strcmp(text, route_airlock) != 0) ||
+		    (word == 1 && strcmp(text, "run") != 0))
+			return false;
+		word++;
+		if (*p == ' ' && !*++p)
+			return false;
+	}
+	return word >= 2;
+}
+
+/* Writes s as one bash word: inside single quotes every byte but NUL is
+ * literal, and a single quote becomes '\'' (close, quoted quote, reopen). */
+static void hook_quote(FILE *f, const char *s, size_t n)
+{
+	fputc('\'', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(s[i], f);
+	}
+	fputc('\'', f);
+}
+
+/* The project's policy for routed commands, <scope>/.airlock/policy.json,
+ * when it is a regular file (docs/gate.md, "Routing"). */
+static char *hook_route_policy(const char *scope)
+{
+	cleanup_free char *path = path_join(scope, ".airlock/policy.json");
+	struct stat sb;
+
+	if (!path || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return NULL;
+	return TAKE_PTR(path);
+}
+
+/* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
+ * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
+ * airlock in the quarantine, its output passed through and its exit status
+ * airlock's own (docs/gate.md, "Routing"). */
+static int hook_route(struct hook_state *st, json_t *input, const char *command, size_t n,
+		      struct hook_outcome *ret, struct error *err)
+{
+	static const char *const hosts[] = { "claude", "codex", "gemini" };
+	cleanup_free char *text = NULL;
+	size_t len = 0;
+	cleanup_free char *policy = hook_route_policy(st->scope);
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return error_set_errno(err, errno, "route the command");
+	hook_quote(f, st->ctx->route_airlock, strlen(st->ctx->route_airlock));
+	fprintf(f, " run --routed %s", hosts[st->dialect]);
+	if (st->ctx->state_dir) {
+		fputs(" --state-dir ", f);
+		hook_quote(f, st->ctx->state_dir, strlen(st->ctx->state_dir));
+	}
+	if (policy) {
+		fputs(" --policy ", f);
+		hook_quote(f, policy, strlen(policy));
+	}
+	fputs(" --workspace ", f);
+	hook_quote(f, st->scope, strlen(st->scope));
+	fputs(" -- bash -c ", f);
+	hook_quote(f, command, n);
+	if (fclose(f) != 0)
+		return error_set(err, ENOMEM, "out of memory");
+	json_t *updated = json_deep_copy(input);
+	if (!updated || json_object_set_new(updated, "command", json_stringn(text, len)) < 0) {
+		json_decref(updated);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	ret->updated_input = updated;
+	return 0;
+}
+
 static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
 {
 	const char *tool = jsonutil_str(st->payload, "tool_name");
@@ -497,6 +633,20 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    "airlock: this command is risk 5 (%s, rule %s: %s); airlock refuses risk 5.",
 			    v.level, v.rule, v.reason);
 		return 0;
+	}
+	json_t *cmd = json_object_get(input, "command");
+	if (st->ctx->route_airlock && json_is_string(cmd) &&
+	    !hook_is_airlock_command(command)) {
+		if (memchr(json_string_value(cmd), '\0', json_string_length(cmd))) {
+			outcome_set(ret, HOOK_BLOCK,
+				    "airlock: the command holds a NUL byte, which no shell word can carry; it is not run.");
+			return 0;
+		}
+		outcome_set(ret, HOOK_PASS,
+			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
+			    v.risk, v.level, v.rule);
+		return hook_route(st, input, json_string_value(cmd), json_string_length(cmd), ret,
+				  err);
 	}
 	outcome_set(ret, HOOK_PASS, "airlock: risk %d (%s), rule %s.%s%s%s", v.risk, v.level, v.rule,
 		    mask ? " Its exit status can hide a failure (" : "", masking,
@@ -794,6 +944,13 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	cleanup_free char *command = hook_command(json_object_get(st->payload, "tool_input"));
 	if (!command)
 		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
+	/* A routed command: its own `airlock run` wrote the receipt. Only this
+	 * airlock's exact path counts, so a look-alike program records here. */
+	if (st->ctx->route_airlock && hook_is_routed(command, st->ctx->route_airlock)) {
+		ret->routed_skip = true;
+		outcome_set(ret, HOOK_PASS, "airlock: routed; its `airlock run` recorded it.");
+		return 0;
+	}
 	struct hook_status hs;
 	hook_status_of(st->dialect, st->payload, &hs);
 	json_t *resp = json_object_get(st->payload, "tool_response");
@@ -985,6 +1142,12 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 		(void)renameat(dir_fd, tmp, dir_fd, base);
 	outcome_set(ret, HOOK_BLOCK, "%s", open);
 	return 0;
+}
+
+void hook_outcome_release(struct hook_outcome *o)
+{
+	json_decref(o->updated_input);
+	o->updated_input = NULL;
 }
 
 int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum hook_event event,

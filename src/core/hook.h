@@ -27,14 +27,26 @@ struct hook_context {
 	const char *state_dir; /* NULL: the default */
 	const char *policy_path; /* NULL: the built-in policy */
 	char **environ_;
+	/* The absolute path of the airlock that routes a host's shell command
+	 * through `airlock run` (docs/gate.md, "Routing"); NULL: never route. */
+	const char *route_airlock;
 };
+
+struct json_t;
 
 struct hook_outcome {
 	enum hook_decision decision;
 	char message[4096]; /* the block reason, or context for the agent; facts only */
 	char event_name[64]; /* the payload's hook_event_name, for the reply */
 	uint64_t receipt; /* post-tool-use: the receipt recorded; 0 none */
+	/* pre-tool-use of a routed shell command: the tool's whole new input
+	 * (the host's own, its command replaced by the `airlock run` of it);
+	 * NULL when the call runs as the host sent it. */
+	struct json_t *updated_input;
+	bool routed_skip; /* post-tool-use of a routed command: airlock run recorded it */
 };
+
+void hook_outcome_release(struct hook_outcome *o);
 
 int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum hook_event event,
 		const char *payload, size_t n, struct hook_outcome *ret, struct error *err);
