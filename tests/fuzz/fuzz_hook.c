@@ -34,5 +34,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r == 0 && out.decision != HOOK_PASS && out.decision != HOOK_BLOCK)
 		abort();
+	hook_outcome_release(&out);
 	return 0;
 }
