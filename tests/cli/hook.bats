@@ -92,13 +92,100 @@ EOF
 	[ "$status" -eq 0 ]
 }
 
-@test "codex gets no output at all on a pass (unknown fields would fail its hook)" {
-	hook codex pre-tool-use codex/0.169/pre-tool-use.json "ls"
+@test "codex gets no output at all on an unrouted pass (unknown fields would fail its hook)" {
+	input=$(payload codex/0.169/pre-tool-use.json "ls")
+	run --separate-stderr "$AIRLOCK" hook --no-route codex pre-tool-use <<<"$input"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	hook gemini pre-tool-use gemini-cli/0.20/before-tool.json "ls"
+	input=$(payload gemini-cli/0.20/before-tool.json "ls")
+	run --separate-stderr "$AIRLOCK" hook --no-route gemini pre-tool-use <<<"$input"
 	[ "$status" -eq 0 ]
 	[ "$output" = "{}" ]
+}
+
+@test "a routed pass: the shell command becomes its airlock run, in each host's form" {
+	self=$(readlink -f "$AIRLOCK")
+	want="'$self' run --routed claude --workspace '$WORK' -- bash -c 'make test'"
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "make test"
+	[ "$status" -eq 0 ]
+	# Claude: the whole input, its other fields kept
+	jq -e --arg w "$want" '.hookSpecificOutput | .hookEventName == "PreToolUse" and
+		.updatedInput.command == $w and .updatedInput.timeout == 120000 and
+		.updatedInput.description == "Run the command" and (has("permissionDecision") | not)' <<<"$output"
+	# Codex: only the fields its schema knows, and "allow", without which it
+	# refuses updatedInput
+	hook codex pre-tool-use codex/0.169/pre-tool-use.json "make test"
+	[ "$status" -eq 0 ]
+	jq -e --arg w "${want/--routed claude/--routed codex}" '. == {"hookSpecificOutput":
+		{"hookEventName": "PreToolUse", "permissionDecision": "allow",
+		 "updatedInput": {"command": $w}}}' <<<"$output"
+	hook gemini pre-tool-use gemini-cli/0.20/before-tool.json "make test"
+	[ "$status" -eq 0 ]
+	jq -e --arg w "${want/--routed claude/--routed gemini}" '.hookSpecificOutput |
+		.hookEventName == "BeforeTool" and .tool_input.command == $w' <<<"$output"
+	# airlock's own commands run as they are
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "airlock gate"
+	[ "$status" -eq 0 ]
+	jq -e '.hookSpecificOutput | has("updatedInput") | not' <<<"$output"
+}
+
+@test "routing is exact for any command text: bash hands the routed command the same bytes" {
+	# Generated strings: quotes of both kinds, backslashes, newlines, $, `,
+	# globs, controls and non-ASCII; the routed text is run by bash with its
+	# first word (airlock) replaced by a function that writes its arguments.
+	self=$(readlink -f "$AIRLOCK")
+	python3 - "$AIRLOCK" "$self" "$WORK" <<'EOF'
+import json, random, subprocess, sys
+airlock, self_path, work = sys.argv[1:4]
+rng = random.Random(13)
+alphabet = ["'", '"', "\\", "\n", "$", "`", "*", "?", "[", "]", "{", "}", ";", "&", "|",
+            "(", ")", "<", ">", "!", "#", "~", " ", "\t", "\r", "\x01", "\x1b", "\x7f",
+            "é", "\u2028", "\U0001F600", "a", "b", "0", "-", "=", "%", "''", "'\\''"]
+quoted = "'" + self_path.replace("'", "'\\''") + "'"
+cases = ["", "'", "''", "\\", "$(id)", "a'b\"c", "\n", "x\\'y"]
+cases += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(300)]
+for cmd in cases:
+    payload = {"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
+               "tool_name": "Bash", "tool_input": {"command": cmd}}
+    r = subprocess.run([airlock, "hook", "claude", "pre-tool-use"],
+                       input=json.dumps(payload).encode(), capture_output=True)
+    if r.returncode != 0:
+        sys.exit("hook failed for %r: %r" % (cmd, r.stderr))
+    routed = json.loads(r.stdout)["hookSpecificOutput"]["updatedInput"]["command"]
+    assert routed.startswith(quoted + " "), routed
+    script = "f() { printf '%s\\0' \"$@\"; }; f" + routed[len(quoted):]
+    out = subprocess.run(["bash", "-c", script], capture_output=True).stdout
+    args = out.split(b"\0")[:-1]
+    if args[-3:] != [b"bash", b"-c", cmd.encode()]:
+        sys.exit("routed %r, bash got %r" % (cmd, args[-3:]))
+EOF
+}
+
+@test "a command routing cannot carry exactly is refused: NUL, or bytes that are not UTF-8" {
+	input=$(payload claude-code/2.1/pre-tool-use-bash.json 'ls\u0000rm -rf x')
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$input"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"NUL"* ]]
+	input=$(payload claude-code/2.1/pre-tool-use-bash.json "$(printf 'ls \377')")
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$input"
+	[ "$status" -eq 2 ]
+	[ -n "$stderr" ]
+}
+
+@test "post-tool-use of a routed command records nothing; a look-alike is recorded" {
+	self=$(readlink -f "$AIRLOCK")
+	routed="'$self' run --routed claude --workspace '$WORK' -- bash -c 'false'"
+	hook claude post-tool-use claude-code/2.1/post-tool-use-bash.json "$routed"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"its \`airlock run\` recorded it"* ]]
+	[ ! -d "$AIRLOCK_STATE_DIR/receipts" ] || [ -z "$(ls "$AIRLOCK_STATE_DIR/receipts")" ]
+	# another program, or more than the one airlock command, is the host's run
+	for cmd in "'/tmp/airlock' run -- false" "$routed; rm -rf x" "$routed \$(id)" \
+		"'$self' gate" "$routed > out"; do
+		hook claude post-tool-use claude-code/2.1/post-tool-use-bash.json "$cmd"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"recorded the host's run"* ]] || { echo "not recorded: $cmd"; return 1; }
+	done
 }
 
 @test "risk 5 is refused even with nothing open" {
