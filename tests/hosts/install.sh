@@ -14,6 +14,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$pins" ]; then
 	exit 0
 fi
 command -v npm >/dev/null || { echo "install.sh: npm is missing" >&2; exit 1; }
+# Gemini CLI needs node 20 or later (its package.json "engines").
+major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$major" -ge 20 ] || { echo "install.sh: node $major is too old; the hosts need 20 or later" >&2; exit 1; }
 # Each host gets its own prefix: their dependency trees are independent.
 for pkg in $pins; do
 	name=${pkg%@*}
