@@ -201,9 +201,11 @@ go_() {
 			"Do the scripted steps."
 		;;
 	gemini)
+		# The state directory is in Gemini's workspace, as it is for a user
+		# whose workspace is their home: else Gemini refuses the write itself.
 		run host_env GEMINI_API_KEY=k GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" \
 			GEMINI_CLI_TRUST_WORKSPACE=true timeout 120 "$GEMINI" -p "Do the scripted steps." \
-			--yolo --output-format json
+			--yolo --output-format json --include-directories "$STATE"
 		;;
 	esac
 }
@@ -213,20 +215,22 @@ go_() {
 # Gemini's process group) masked.
 tool_result() { # host n
 	local n=$2
+	# The longest conversation the host sent holds every result, in order.
 	case $1 in
 	claude)
-		jq -rs --argjson n "$n" '[.[] | .body.messages? // [] | .[] | select(.content | type == "array")
-			| .content[] | select(.type == "tool_result")] | unique_by(.tool_use_id) | .[$n].content
-			| if type == "array" then map(.text) | join("") else . end' "$MOCK_LOG"
+		jq -rs --argjson n "$n" '[.[] | .body.messages? // empty] | max_by(length)
+			| [.[] | select(.content | type == "array") | .content[] | select(.type == "tool_result")]
+			| .[$n].content | if type == "array" then map(.text) | join("") else . end' "$MOCK_LOG"
 		;;
 	codex)
-		jq -rs --argjson n "$n" '[.[] | .body.input? // [] | .[] | select(.type == "function_call_output")]
-			| unique_by(.call_id) | .[$n].output' "$MOCK_LOG" |
+		jq -rs --argjson n "$n" '[.[] | .body.input? // empty] | max_by(length)
+			| [.[] | select(.type == "function_call_output")] | .[$n].output' "$MOCK_LOG" |
 			sed -e 's/^Chunk ID: .*/Chunk ID: X/' -e 's/^Wall time: .*/Wall time: X/'
 		;;
 	gemini)
-		jq -rs --argjson n "$n" '[.[] | .body.contents? // [] | .[] | .parts[]? | select(.functionResponse)]
-			| unique_by(.functionResponse.id) | .[$n].functionResponse.response | (.output // .error)' "$MOCK_LOG" |
+		jq -rs --argjson n "$n" '[.[] | .body.contents? // empty] | max_by(length)
+			| [.[] | .parts[]? | select(.functionResponse)] | .[$n].functionResponse.response
+			| (.output // .error)' "$MOCK_LOG" |
 			sed -e 's/^Process Group PGID: .*/Process Group PGID: X/' \
 				-e '/Tool input parameters were modified by a hook/d'
 		;;

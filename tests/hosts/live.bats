@@ -98,7 +98,7 @@ state_dir_refused() { # host tool
 	keep_fixtures "$host" "$(version "$host")" state-dir
 	[ ! -e "$target" ]
 	if [ -n "$2" ]; then
-		tool_result "$host" 0 | grep -q "state directory"
+		tool_result "$host" 0 | grep -q "state directory" || { tool_result "$host" 0; ls "$PAYLOADS"; return 1; }
 		tool_result "$host" 1 | grep -q 'No such file or directory'
 	else
 		tool_result "$host" 0 | grep -q 'No such file or directory'
