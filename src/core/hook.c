@@ -16,6 +16,7 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/sha256.h"
 #include "basic/strv.h"
@@ -469,62 +470,72 @@ static bool hook_is_airlock_command(const char *command)
 static bool hook_is_routed(const char *command, const char *route_airlock)
 {
 	static const char bare[] = "_-./=,:+@%";
+	cleanup_free char *word = malloc(strlen(command) + 1);
 	const char *p = command;
-	size_t word = 0;
+	size_t n_words = 0;
 
+	if (!word)
+		return false;
 	while (*p) {
-		cleanup_free char *text = NULL;
 		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
-		if (!f)
-			return false;
-		bool ok = true;
 		if (*p == '\'') {
 			for (;;) {
 				const char *q = strchr(p + 1, '\'');
-				if (!q) {
-					ok = false;
-					break;
-				}
-				fwrite(p + 1, 1, (size_t)(q - p - 1), f);
+				if (!q)
+					return false;
+				memcpy(word + len, p + 1, (size_t)(q - p - 1));
+				len += (size_t)(q - p - 1);
 				p = q + 1;
 				if (strncmp(p, "\\''", 3) != 0)
 					break;
-				fputc('\'', f);
+				word[len++] = '\'';
 				p += 2; /* onto the reopening quote */
 			}
 		} else {
-			const char *start = p;
 			while (*p && (('a' <= (*p | 0x20) && (*p | 0x20) <= 'z') ||
-				      ('0' <= *p && *p <= '9') || (*p && strchr(bare, *p))))
-				p++;
-			ok = p > start;
-			fwrite(start, 1, (size_t)(p - start), f);
+				      ('0' <= *p && *p <= '9') || strchr(bare, *p)))
+				word[len++] = *p++;
+			if (len == 0)
+				return false;
 		}
-		if (fclose(f) != 0 || !ok || (*p && *p != ' '))
+		word[len] = '\0';
+		if (*p && *p != ' ')
 			return false;
-		if ((word == 0 && strcmp(text, route_airlock) != 0) ||
-		    (word == 1 && strcmp(text, "run") != 0))
+		if ((n_words == 0 && strcmp(word, route_airlock) != 0) ||
+		    (n_words == 1 && strcmp(word, "run") != 0))
 			return false;
-		word++;
+		n_words++;
 		if (*p == ' ' && !*++p)
 			return false;
 	}
-	return word >= 2;
+	return n_words >= 2;
 }
 
-/* Writes s as one bash word: inside single quotes every byte but NUL is
- * literal, and a single quote becomes '\'' (close, quoted quote, reopen). */
-static void hook_quote(FILE *f, const char *s, size_t n)
+/* Appends s as one bash word at p: inside single quotes every byte but NUL
+ * is literal, and a single quote becomes '\'' (close, quoted quote,
+ * reopen). hook_quoted_size() is the room it takes. */
+static size_t hook_quoted_size(const char *s, size_t n)
 {
-	fputc('\'', f);
+	size_t size = 2;
+
+	for (size_t i = 0; i < n; i++)
+		size += s[i] == '\'' ? 4 : 1;
+	return size;
+}
+
+static char *hook_quote(char *p, const char *s, size_t n)
+{
+	*p++ = '\'';
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(s[i], f);
+		if (s[i] == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = s[i];
+		}
 	}
-	fputc('\'', f);
+	*p++ = '\'';
+	return p;
 }
 
 /* The project's policy for routed commands, <scope>/.airlock/policy.json,
@@ -547,31 +558,38 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
 		      struct hook_outcome *ret, struct error *err)
 {
 	static const char *const hosts[] = { "claude", "codex", "gemini" };
-	cleanup_free char *text = NULL;
-	size_t len = 0;
 	cleanup_free char *policy = hook_route_policy(st->scope);
-	FILE *f = open_memstream(&text, &len);
+	/* word i is quoted when quote[i], else literal */
+	const char *words[] = { st->ctx->route_airlock, "run", "--routed", hosts[st->dialect],
+				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,
+				policy ? "--policy" : NULL, policy, "--workspace", st->scope,
+				"--", "bash", "-c" };
+	static const bool quote[] = { true, false, false, false, false, true,
+				      false, true, false, true, false, false, false };
+	size_t size = hook_quoted_size(command, n) + 1;
 
-	if (!f)
-		return error_set_errno(err, errno, "route the command");
-	hook_quote(f, st->ctx->route_airlock, strlen(st->ctx->route_airlock));
-	fprintf(f, " run --routed %s", hosts[st->dialect]);
-	if (st->ctx->state_dir) {
-		fputs(" --state-dir ", f);
-		hook_quote(f, st->ctx->state_dir, strlen(st->ctx->state_dir));
-	}
-	if (policy) {
-		fputs(" --policy ", f);
-		hook_quote(f, policy, strlen(policy));
-	}
-	fputs(" --workspace ", f);
-	hook_quote(f, st->scope, strlen(st->scope));
-	fputs(" -- bash -c ", f);
-	hook_quote(f, command, n);
-	if (fclose(f) != 0)
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (words[i])
+			size += (quote[i] ? hook_quoted_size(words[i], strlen(words[i]))
+					  : strlen(words[i])) + 1;
+	cleanup_free char *text = malloc(size);
+	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
+	char *p = text;
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (!words[i])
+			continue;
+		if (quote[i]) {
+			p = hook_quote(p, words[i], strlen(words[i]));
+		} else {
+			memcpy(p, words[i], strlen(words[i]));
+			p += strlen(words[i]);
+		}
+		*p++ = ' ';
+	}
+	p = hook_quote(p, command, n);
 	json_t *updated = json_deep_copy(input);
-	if (!updated || json_object_set_new(updated, "command", json_stringn(text, len)) < 0) {
+	if (!updated || json_object_set_new(updated, "command", json_stringn(text, (size_t)(p - text))) < 0) {
 		json_decref(updated);
 		return error_set(err, ENOMEM, "out of memory");
 	}
