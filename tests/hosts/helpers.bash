@@ -112,13 +112,19 @@ payloads() { # dialect event
 # /home/dev/... as in the other fixtures.
 keep_fixtures() { # host version name
 	[ -n "${AIRLOCK_CAPTURE_FIXTURES:-}" ] || return 0
-	local dir="$HOSTS_SRC/../fixtures/hosts/$1/$2" f base
+	local name=$1 f base
+	case $1 in
+	claude) name=claude-code ;;
+	gemini) name=gemini-cli ;;
+	esac
+	local dir="$HOSTS_SRC/../fixtures/hosts/$name/$2"
 	mkdir -p "$dir"
 	for f in "$PAYLOADS"/*.json; do
 		[ -e "$f" ] || continue
 		base=$(basename "$f" .json)
 		sed -e "s|$WORK|/home/dev/project|g" -e "s|$HOME|/home/dev|g" \
 			-e "s|$STATE|/home/dev/.local/state/airlock|g" -e "s|$TEST_DIR|/home/dev/tmp|g" \
+			-e "s|$AIRLOCK|/usr/bin/airlock|g" \
 			"$f" | jq -S . >"$dir/live-$3-$base.json"
 	done
 }

@@ -7,7 +7,12 @@
 load helpers
 
 version() { # host
-	grep -E "^@[^/]+/$1@" "$HOSTS_SRC/versions.txt" | sed 's/.*@//'
+	local pkg=$1
+	case $1 in
+	claude) pkg=claude-code ;;
+	gemini) pkg=gemini-cli ;;
+	esac
+	grep -E "^@[^/]+/$pkg@" "$HOSTS_SRC/versions.txt" | sed 's/.*@//'
 }
 
 # A failing command is routed through airlock run: airlock's receipt says
