@@ -188,20 +188,28 @@ snap_links() { # snap, and the hard-link groups inside the tree
 		awk '{ g[$1] = g[$1] " " $2; n[$1]++ } END { for (i in g) if (n[i] > 1) print g[i] }' | sort) && snap
 }
 
+snap_xattrs() { # the user.* extended attributes, when the tools are there
+	command -v getfattr >/dev/null || return 0
+	(cd "$WORK" && getfattr -R -h -d -m '^user\.' . 2>/dev/null)
+}
+
 real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	local real="$TEST_DIR/real"
 	cp -a "$WORK" "$real"
 	(cd "$real" && sh -c "$1")
 	before=$(snap)
+	xattrs_before=$(snap_xattrs)
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$1"
 	[ "$status" -eq 0 ] || { echo "dryrun: $status $stderr"; return 1; }
 	ID=$(jq -r .id <<<"$output")
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "apply: $status $stderr"; return 1; }
 	diff <(snap_links) <(WORK=$real snap_links)
+	diff <(snap_xattrs) <(WORK=$real snap_xattrs)
 	al rollback "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(snap)" = "$before" ]
+	[ "$(snap_xattrs)" = "$xattrs_before" ]
 }
 
 @test "deletions under a recreated directory are applied (rm -r d; mkdir -p d/sub)" {
@@ -357,4 +365,41 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	[ "$status" -eq 21 ]
 	one_error_line "dev0 (device)"
 	[ ! -e plain ] && [ ! -e dev0 ]
+}
+
+@test "the workspace root's own mode: seen as it is, carried (chmod 700 .), applied and rolled back" {
+	echo a > f && chmod 775 .
+	real_vs_apply 'stat -c %a . > seen; chmod 700 .'
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect . -- chmod 750 .
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.changes == [{"change": "mode_changed", "type": "dir", "path": ".", "mode": "0750", "old_mode": "0775"}]' <<<"$output"
+	ID=$(jq -r .id <<<"$output")
+	chmod 770 .
+	al apply "$ID"
+	[ "$status" -eq 20 ] && [ "$(stat -c %a .)" = 770 ]
+	chmod 775 .
+	al apply "$ID"
+	[ "$status" -eq 0 ] && [ "$(stat -c %a .)" = 750 ]
+	al rollback "$ID"
+	[ "$status" -eq 0 ] && [ "$(stat -c %a .)" = 775 ]
+}
+
+@test "extended attributes changed alone (set, changed, removed) are carried; rollback restores them" {
+	command -v setfattr >/dev/null || skip "attr is not installed"
+	echo x > f && echo y > g && echo z > h && mkdir d && chmod 640 h
+	setfattr -n user.note -v one f 2>/dev/null || skip "no user xattrs here"
+	setfattr -n user.keep -v k g && setfattr -n user.old -v o g && setfattr -n user.d -v 1 d
+	real_vs_apply 'setfattr -n user.note -v two f; setfattr -x user.old g; setfattr -n user.new -v "$(printf "a\001b")" h;
+		chmod 600 h; setfattr -n user.d -v 2 d; setfattr -n user.root -v r .'
+	[ "$(getfattr -h --only-values -n user.note f)" = one ]
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(getfattr -h --only-values -n user.note f)" = two ] && [ "$(getfattr -h --only-values -n user.root .)" = r ]
+	! getfattr -h -d -m - -R . 2>/dev/null | grep -q overlay
+	jq -e '[.changes[] | select(.change == "xattrs_changed") | .path] == [".", "d", "f", "g"]' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	# Changed again after the apply: rollback refuses rather than undo it.
+	setfattr -n user.note -v three f
+	al rollback "$ID"
+	[ "$status" -eq 20 ]
 }
