@@ -323,6 +323,7 @@ static const char *change_label(const char *change)
 		{ "created", "new" },	       { "modified", "modified" },
 		{ "deleted", "deleted" },      { "renamed", "renamed" },
 		{ "type_changed", "typechange" }, { "mode_changed", "mode" },
+		{ "xattrs_changed", "xattrs" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(labels); i++)
 		if (strcmp(labels[i].change, change) == 0)

@@ -23,10 +23,11 @@
 #include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/sha256.h"
+#include "basic/text.h"
 #include "core/changeset.h"
 #include "core/jsonutil.h"
 
-#define JOURNAL_SCHEMA	"airlock.journal/1"
+#define JOURNAL_SCHEMA	"airlock.journal/2"
 #define JOURNAL_MAX	(256 << 20)
 #define CHANGESET_MAX	(256 << 20)
 
@@ -66,6 +67,11 @@ static int conflict(struct apply_outcome *ret, struct error *err, const char *fm
 	vsnprintf(ret->conflict, sizeof(ret->conflict), fmt, ap);
 	va_end(ap);
 	return error_set(err, EBUSY, "CONFLICT: %s; nothing was changed", ret->conflict);
+}
+
+static mode_t parse_mode(const char *s)
+{
+	return s ? (mode_t)strtoul(s, NULL, 8) : 0;
 }
 
 /* ---- paths, resolved without symlinks (basic/fileio.h) ----------------- */
@@ -175,10 +181,44 @@ static bool apply_one_of(const char *s, const char *const *set)
 	return false;
 }
 
+/* An attribute list as changeset_read_xattrs() gives it, names decoded:
+ * [{name, base64}], each name carried, each value base64. */
+static bool apply_xattrs_valid(json_t *list)
+{
+	size_t i, n;
+	json_t *x;
+
+	if (!json_is_array(list))
+		return false;
+	json_array_foreach(list, i, x) {
+		const char *name = jsonutil_str(x, "name"), *b64 = jsonutil_str(x, "base64");
+		cleanup_free char *value = b64 ? base64_decode(b64, &n) : NULL;
+		if (!name || !changeset_xattr_carried(name) || !value)
+			return false;
+	}
+	return true;
+}
+
+/* The workspace root's own change: "." with a mode or attribute change. */
+static bool apply_is_root(const char *path)
+{
+	return path && strcmp(path, ".") == 0;
+}
+
+/* A change's or an operation's optional attribute lists: both or none. */
+static bool apply_meta_valid(json_t *c, bool required)
+{
+	json_t *now = json_object_get(c, "xattrs"), *before = json_object_get(c, "old_xattrs");
+
+	if (!now && !before)
+		return !required;
+	return apply_xattrs_valid(now) && apply_xattrs_valid(before);
+}
+
 int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err)
 {
 	static const char *const changes[] = { "created", "modified", "deleted", "type_changed",
-					       "mode_changed", "renamed", NULL };
+					       "mode_changed", "xattrs_changed", "renamed", NULL };
 	static const char *const types[] = { "file", "dir", "symlink", "fifo", "socket", "other", NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	int r = jsonutil_parse_object(text, n, &doc, err);
@@ -196,10 +236,14 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error
 	json_array_foreach(list, i, c) {
 		const char *change = json_is_object(c) && changeset_decode_bytes(c) == 0
 					     ? jsonutil_str(c, "change") : NULL;
+		bool meta = change && (!strcmp(change, "mode_changed") || !strcmp(change, "xattrs_changed"));
+		const char *path = jsonutil_str(c, "path");
 		if (!apply_one_of(change, changes) || !apply_one_of(jsonutil_str(c, "type"), types) ||
-		    !apply_path_is_clean(jsonutil_str(c, "path")) ||
+		    !(apply_path_is_clean(path) ||
+		      (meta && apply_is_root(path) && !strcmp(jsonutil_str(c, "type"), "dir"))) ||
 		    (!strcmp(change, "renamed") && !apply_path_is_clean(jsonutil_str(c, "from"))) ||
-		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))))
+		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
+		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"))))
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
 	}
 	*ret = TAKE_PTR(doc);
@@ -305,6 +349,54 @@ static int dryrun_set_state(struct dryrun_dir *d, const char *state, struct erro
 
 /* ---- checking the tree against the change set ------------------------------- */
 
+/* Whether dir_fd/path carries exactly the attributes want. */
+static bool xattrs_match(int dir_fd, const char *path, json_t *want)
+{
+	const char *name;
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_with(json_decrefp) json_t *have = NULL;
+
+	return fd >= 0 && changeset_read_xattrs(fd, name, &have) == 0 && json_equal(have, want);
+}
+
+/* Sets the carried attributes of dir_fd/path to exactly want: those not in
+ * it removed, the others set. Through an O_PATH descriptor of the object
+ * itself (never a symlink's target). */
+static int xattrs_set_at(int dir_fd, const char *path, json_t *want)
+{
+	const char *name;
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *have = NULL;
+	char proc[64];
+	size_t i, k, n;
+	json_t *x, *y;
+
+	if (fd < 0)
+		return fd;
+	if (target < 0)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
+	int r = changeset_read_xattrs(target, "", &have);
+	if (r < 0)
+		return r;
+	json_array_foreach(have, i, x) {
+		bool kept = false;
+		json_array_foreach(want, k, y)
+			kept |= json_equal(json_object_get(x, "name"), json_object_get(y, "name"));
+		if (!kept && removexattr(proc, jsonutil_str(x, "name")) < 0 && errno != ENODATA)
+			return -errno;
+	}
+	json_array_foreach(want, i, x) {
+		cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+		if (!value)
+			return -EINVAL;
+		if (setxattr(proc, jsonutil_str(x, "name"), value, n, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */
 static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
@@ -332,12 +424,17 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 		want_type = type;
 	const char *hash = after ? jsonutil_str(c, "sha256") : jsonutil_str(c, "old_sha256");
 	const char *target = after ? jsonutil_str(c, "target") : jsonutil_str(c, "old_target");
-	if (strcmp(change, "mode_changed") == 0) {
+	if (strcmp(change, "mode_changed") == 0 || strcmp(change, "xattrs_changed") == 0) {
 		const char *mode = after ? jsonutil_str(c, "mode") : jsonutil_str(c, "old_mode");
 		char have[16];
 		snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
 		if (mode && strcmp(mode, have) != 0) {
 			snprintf(why, why_size, "%s has mode %s, not %s", path, have, mode);
+			return false;
+		}
+		json_t *want = json_object_get(c, after ? "xattrs" : "old_xattrs");
+		if (want && !xattrs_match(d->ws_fd, path, want)) {
+			snprintf(why, why_size, "%s has other extended attributes now", path);
 			return false;
 		}
 		return true;
@@ -382,6 +479,10 @@ static const char *staged_privilege(struct dryrun_dir *d, json_t *c)
 
 	if (jsonutil_str(c, "refused"))
 		return jsonutil_str(c, "refused");
+	/* The root's mode is the change set's (the upper's root is airlock's
+	 * 0700 directory): a set-user-ID bit there is refused as anywhere. */
+	if (apply_is_root(jsonutil_str(c, "path")))
+		return parse_mode(jsonutil_str(c, "mode")) & S_ISUID ? "setuid" : NULL;
 	if (!strcmp(jsonutil_str(c, "change"), "deleted") ||
 	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", jsonutil_str(c, "path")) >= sizeof(staged))
 		return NULL;
@@ -403,7 +504,8 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 	char staged[PATH_MAX];
 	struct stat st;
 
-	if (!strcmp(change, "deleted") || !strcmp(change, "mode_changed"))
+	if (!strcmp(change, "deleted") || !strcmp(change, "mode_changed") ||
+	    !strcmp(change, "xattrs_changed"))
 		return true;
 	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
 		snprintf(why, why_size, "%s: the path is too long", path);
@@ -486,9 +588,14 @@ static int op_append(json_t *ops, json_t *op)
 	return op && json_array_append_new(ops, op) == 0 ? 0 : -ENOMEM;
 }
 
+/* Deepest first, and the workspace root last of all. */
 static int compare_path_desc(const void *a, const void *b)
 {
-	return -strcmp(jsonutil_str(*(json_t *const *)a, "path"), jsonutil_str(*(json_t *const *)b, "path"));
+	const char *x = jsonutil_str(*(json_t *const *)a, "path"), *y = jsonutil_str(*(json_t *const *)b, "path");
+
+	if (apply_is_root(x) || apply_is_root(y))
+		return apply_is_root(x) - apply_is_root(y);
+	return -strcmp(x, y);
 }
 
 /* The operations, in order: renames, then removals (old objects into
@@ -544,6 +651,18 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 			op = (json_decref(op), NULL);
 		r = op_append(ops, op);
 	}
+	/* Attributes in place, before any mode change (setting one needs
+	 * write access to the object). */
+	json_array_foreach(d->changes, i, c) {
+		json_t *op;
+		if (r < 0 || !json_object_get(c, "xattrs"))
+			continue;
+		op = op_new("xattrs", "path", jsonutil_str(c, "path"), NULL);
+		if (op && (json_object_set(op, "xattrs", json_object_get(c, "xattrs")) < 0 ||
+			   json_object_set(op, "old_xattrs", json_object_get(c, "old_xattrs")) < 0))
+			op = (json_decref(op), NULL);
+		r = op_append(ops, op);
+	}
 	json_array_foreach(d->changes, i, c)
 		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "mode_changed"))
 			r = op_append(chmods, op_new("chmod", "path", jsonutil_str(c, "path"), "mode",
@@ -561,11 +680,6 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 }
 
 /* ---- doing and undoing one operation ---------------------------------------- */
-
-static mode_t parse_mode(const char *s)
-{
-	return s ? (mode_t)strtoul(s, NULL, 8) : 0;
-}
 
 static int chmod_at(int dir_fd, const char *path, mode_t mode)
 {
@@ -594,6 +708,8 @@ static int op_do(struct dryrun_dir *d, struct store *store, json_t *op)
 		return move_at(d->ws_fd, path, d->fd, jsonutil_str(op, "backup"), RENAME_NOREPLACE);
 	if (!strcmp(kind, "chmod"))
 		return chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "mode")));
+	if (!strcmp(kind, "xattrs"))
+		return xattrs_set_at(d->ws_fd, path, json_object_get(op, "xattrs"));
 	char full[PATH_MAX];
 	snprintf(full, sizeof(full), "%s/dryruns/%llu/%s", store->path, (unsigned long long)d->id,
 		 jsonutil_str(op, "staged"));
@@ -634,6 +750,10 @@ static int op_undo(struct dryrun_dir *d, json_t *op)
 	if (!strcmp(kind, "chmod"))
 		return exists_at(d->ws_fd, path, NULL)
 			       ? chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "old_mode")))
+			       : 0;
+	if (!strcmp(kind, "xattrs"))
+		return exists_at(d->ws_fd, path, NULL)
+			       ? xattrs_set_at(d->ws_fd, path, json_object_get(op, "old_xattrs"))
 			       : 0;
 	if (!strcmp(kind, "create")) {
 		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
@@ -711,7 +831,8 @@ static int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size
 int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size,
 			struct error *err)
 {
-	static const char *const kinds[] = { "rename", "backup", "create", "exchange", "chmod", NULL };
+	static const char *const kinds[] = { "rename", "backup", "create", "exchange", "chmod",
+					     "xattrs", NULL };
 	cleanup_with(json_decrefp) json_t *ops = json_array();
 	if (!ops)
 		return error_set(err, ENOMEM, "out of memory");
@@ -734,7 +855,10 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 			/* An operation apply did not write is no operation to undo:
 			 * the journal is damaged. */
 			const char *kind = jsonutil_str(o, "op");
-			bool ok = changeset_decode_bytes(o) == 0 && apply_path_is_clean(jsonutil_str(o, "path"));
+			const char *path = jsonutil_str(o, "path");
+			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs");
+			bool ok = changeset_decode_bytes(o) == 0 &&
+				  (apply_path_is_clean(path) || (meta && apply_is_root(path)));
 			if (ok && !strcmp(kind, "rename"))
 				ok = apply_path_is_clean(jsonutil_str(o, "from"));
 			if (ok && (!strcmp(kind, "backup") || !strcmp(kind, "exchange")))
@@ -743,6 +867,8 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 				ok = apply_path_is_clean(jsonutil_str(o, "staged"));
 			if (ok && !strcmp(kind, "chmod"))
 				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
+			if (ok && !strcmp(kind, "xattrs"))
+				ok = apply_meta_valid(o, true);
 			if (!ok) {
 				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");

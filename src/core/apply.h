@@ -18,7 +18,7 @@
  *   upper/           the snapshot's layer: the staged new objects
  *   changeset.json   what the dry run saw (core/changeset.h)
  *   backup/N         the old objects an apply replaced or removed
- *   journal          airlock.journal/1: the operations of the last apply,
+ *   journal          airlock.journal/2: the operations of the last apply,
  *                    then a mark, "committed" or "rolled_back"
  *   state            pending | applied | rolled_back | discarded
  *
@@ -63,11 +63,11 @@ int apply_discard(struct store *store, uint64_t id, struct error *err);
 int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 	     size_t *ret_removed, struct error *err);
 /* The parsers of what apply reads back (tests/fuzz/fuzz_apply.c). A change
- * set (airlock.changeset/1): every change has a known change and type and
+ * set (airlock.changeset/1 or /2): every change has a known change and type and
  * a clean relative path (no "", ".", ".." component), names and targets
  * decoded to their bytes (changeset_decode_bytes). */
 int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err);
-/* A journal (airlock.journal/1, text is changed): the operations after the
+/* A journal (airlock.journal/1 or /2, text is changed): the operations after the
  * header, each of a known kind with clean paths, and the mark ("" when
  * there is none, else "committed" or "rolled_back" as written). A line
  * that is not JSON (a torn last line) is skipped; an operation that is

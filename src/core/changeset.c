@@ -80,6 +80,77 @@ static int hash_file(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE])
 	return fd < 0 ? -errno : sha256_fd_hex(fd, hex);
 }
 
+bool changeset_xattr_carried(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 && strncmp(name, "user.overlay.", 13) != 0;
+}
+
+static int compare_xattr_names(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "name")),
+		      json_string_value(json_object_get(*(json_t *const *)b, "name")));
+}
+
+int changeset_read_xattrs(int dir_fd, const char *name, json_t **ret)
+{
+	char path[PATH_MAX + 32];
+	cleanup_with(json_decrefp) json_t *list = json_array();
+
+	if (!list)
+		return -ENOMEM;
+	/* name "": dir_fd is the object (an O_PATH descriptor), reached
+	 * through its magic link, which is followed; else name is never. */
+	bool self = !*name;
+	if ((size_t)snprintf(path, sizeof(path), self ? "/proc/self/fd/%d" : "/proc/self/fd/%d/%s",
+			     dir_fd, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	ssize_t (*list_fn)(const char *, char *, size_t) = self ? listxattr : llistxattr;
+	ssize_t (*get_fn)(const char *, const char *, void *, size_t) = self ? getxattr : lgetxattr;
+	/* The list may grow between the two calls: retry until it fits. */
+	cleanup_free char *names = NULL;
+	ssize_t n;
+	for (;;) {
+		n = list_fn(path, NULL, 0);
+		if (n < 0)
+			return errno == ENOTSUP ? (*ret = TAKE_PTR(list), 0) : -errno;
+		free(names);
+		names = malloc((size_t)n + 1);
+		if (!names)
+			return -ENOMEM;
+		n = n == 0 ? 0 : list_fn(path, names, (size_t)n);
+		if (n >= 0)
+			break;
+		if (errno != ERANGE)
+			return -errno;
+	}
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		const char *key = names + i;
+		if (!changeset_xattr_carried(key))
+			continue;
+		ssize_t vn = get_fn(path, key, NULL, 0);
+		if (vn < 0 && errno == ENODATA)
+			continue; /* removed since the list */
+		if (vn < 0)
+			return -errno;
+		cleanup_free char *value = malloc((size_t)vn + 1);
+		if (!value)
+			return -ENOMEM;
+		vn = get_fn(path, key, value, (size_t)vn);
+		if (vn < 0)
+			return -errno;
+		cleanup_free char *b64 = base64_encode(value, (size_t)vn);
+		json_t *x = json_object();
+		if (!b64 || !x || json_array_append_new(list, x) < 0 ||
+		    json_object_set_new(x, "name", json_stringn_nocheck(key, strlen(key))) < 0 ||
+		    json_object_set_new(x, "base64", json_string(b64)) < 0)
+			return -ENOMEM;
+	}
+	if (jsonutil_array_sort(list, compare_xattr_names) < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(list);
+	return 0;
+}
+
 static char *join_rel(const char *rel, const char *name)
 {
 	char *s = NULL;
@@ -107,6 +178,24 @@ int changeset_set_bytes(json_t *obj, const char *key, const char *bytes)
 	return 0;
 }
 
+/* Each object of an array encoded (an attribute list's names); anything
+ * else kept. */
+static json_t *encode_array(json_t *list)
+{
+	cleanup_with(json_decrefp) json_t *copy = json_array();
+	size_t i;
+	json_t *v;
+
+	if (!copy)
+		return NULL;
+	json_array_foreach(list, i, v) {
+		json_t *e = json_is_object(v) ? changeset_encode_bytes(v) : json_incref(v);
+		if (!e || json_array_append_new(copy, e) < 0)
+			return NULL;
+	}
+	return TAKE_PTR(copy);
+}
+
 json_t *changeset_encode_bytes(json_t *obj)
 {
 	cleanup_with(json_decrefp) json_t *copy = json_object();
@@ -116,8 +205,13 @@ json_t *changeset_encode_bytes(json_t *obj)
 	if (!copy)
 		return NULL;
 	json_object_foreach(obj, key, v) {
-		int r = json_is_string(v) ? changeset_set_bytes(copy, key, json_string_value(v))
-					  : json_object_set(copy, key, v);
+		int r;
+		if (json_is_string(v))
+			r = changeset_set_bytes(copy, key, json_string_value(v));
+		else if (json_is_array(v))
+			r = json_object_set_new(copy, key, encode_array(v));
+		else
+			r = json_object_set(copy, key, v);
 		if (r < 0)
 			return NULL;
 	}
@@ -131,7 +225,14 @@ int changeset_decode_bytes(json_t *obj)
 	void *tmp;
 
 	json_object_foreach_safe(obj, tmp, key, v) {
-		size_t kn = strlen(key), n;
+		size_t kn = strlen(key), n, i;
+		json_t *e;
+		if (json_is_array(v)) {
+			json_array_foreach(v, i, e)
+				if (json_is_object(e) && changeset_decode_bytes(e) < 0)
+					return -EINVAL;
+			continue;
+		}
 		if (kn <= 4 || strcmp(key + kn - 4, "_b64") != 0)
 			continue;
 		if (!json_is_string(v))
@@ -249,6 +350,38 @@ static bool same_content(int upper_fd, int lower_fd, const char *name, const str
 	return true;
 }
 
+/* What changed of an object whose type and content did not: its mode
+ * (not a symlink's: it has none) and its extended attributes (the carried
+ * ones, changeset_xattr_carried). mode_changed when the mode differs
+ * (with the attributes too when they differ), else xattrs_changed. */
+static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name,
+		       const char *rel, const struct stat *ust, const struct stat *lst)
+{
+	bool mode_differs = !S_ISLNK(ust->st_mode) && (ust->st_mode & 07777) != (lst->st_mode & 07777);
+	cleanup_with(json_decrefp) json_t *now = NULL;
+	cleanup_with(json_decrefp) json_t *before = NULL;
+	json_t *c;
+	int r = changeset_read_xattrs(upper_fd, name, &now);
+
+	if (r == 0)
+		r = changeset_read_xattrs(lower_fd, name, &before);
+	if (r < 0)
+		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
+	bool xattrs_differ = !json_equal(now, before);
+	if (!mode_differs && !xattrs_differ)
+		return 0; /* copied up, unchanged */
+	r = add_change(w, rel, mode_differs ? "mode_changed" : "xattrs_changed", ust->st_mode, &c);
+	if (r == 0 && mode_differs) {
+		json_object_set_new(c, "mode", mode_string(ust->st_mode));
+		json_object_set_new(c, "old_mode", mode_string(lst->st_mode));
+	}
+	if (r == 0 && xattrs_differ &&
+	    (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
+	     json_object_set_new(c, "old_xattrs", encode_array(before)) < 0))
+		r = error_set(w->err, ENOMEM, "out of memory");
+	return r;
+}
+
 static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
 		 bool parent_opaque, int depth)
 {
@@ -292,14 +425,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 				json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
 		} else {
 			lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = 0;
-			if ((ust.st_mode & 07777) != (lst.st_mode & 07777)) {
-				r = add_change(w, rel, "mode_changed", ust.st_mode, &c);
-				if (r == 0) {
-					json_object_set_new(c, "mode", mode_string(ust.st_mode));
-					json_object_set_new(c, "old_mode", mode_string(lst.st_mode));
-				}
-			}
+			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
 		}
 		if (r < 0)
 			return r;
@@ -358,15 +484,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		}
 		return r;
 	}
-	if (!S_ISLNK(ust.st_mode) && (ust.st_mode & 07777) != (lst.st_mode & 07777)) {
-		r = add_change(w, rel, "mode_changed", ust.st_mode, &c);
-		if (r == 0) {
-			json_object_set_new(c, "mode", mode_string(ust.st_mode));
-			json_object_set_new(c, "old_mode", mode_string(lst.st_mode));
-		}
-		return r;
-	}
-	return 0; /* copied up, unchanged */
+	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
 }
 
 static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
@@ -424,8 +542,8 @@ static int compare_paths(const void *a, const void *b)
 		      json_string_value(json_object_get(y, "path")));
 }
 
-int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
-		      struct error *err)
+int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
+		      json_t **ret_changes, struct error *err)
 {
 	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (upper_fd < 0)
@@ -438,6 +556,18 @@ int changeset_compute(const char *upper, const char *workspace, json_t **ret_cha
 		return error_set(err, ENOMEM, "out of memory");
 	struct walk w = { .changes = changes, .err = err };
 	int r = walk_dir(&w, upper_fd, lower_fd, "", false, 0);
+	if (r < 0)
+		return r;
+	/* The workspace root itself: the upper's root is the overlay's root,
+	 * so its mode (as the command left it, root_mode) and attributes are
+	 * the root's. It is never created, deleted or retyped. */
+	struct stat ust, lst;
+	if (fstat(upper_fd, &ust) < 0 || fstat(lower_fd, &lst) < 0)
+		return error_set_errno(err, errno, "stat the workspace %s", workspace);
+	if (root_mode)
+		ust.st_mode = S_IFDIR | (root_mode & 07777);
+	w.refused = changeset_privilege(upper_fd, ".", &ust);
+	r = meta_change(&w, upper_fd, lower_fd, ".", ".", &ust, &lst);
 	if (r < 0)
 		return r;
 	if (jsonutil_array_sort(changes, compare_paths) < 0)
@@ -538,8 +668,12 @@ bool changeset_path_matches(const char *pattern, const char *path)
 	size_t np = split_components(pattern, pc);
 	size_t ns = split_components(path, sc);
 
-	if (np == SIZE_MAX || ns == SIZE_MAX || np == 0)
+	if (np == SIZE_MAX || ns == SIZE_MAX)
 		return false;
+	/* "." is the workspace root: it matches the root's own change, and
+	 * so, like any pattern, everything below it. */
+	if (np == 0)
+		return *pattern != '\0';
 	/* ok[i * (ns + 1) + j]: pattern components i.. match path components j.. */
 	bool *ok = calloc((np + 1) * (ns + 1), sizeof(bool));
 	if (!ok)

@@ -16,15 +16,20 @@
  * created or copied up; a copied-up file whose content, type and mode equal
  * the lower's is no change at all (an open for writing that wrote nothing). */
 
-#define CHANGESET_SCHEMA "airlock.changeset/1"
+#define CHANGESET_SCHEMA "airlock.changeset/2"
 
 /* Each change is a JSON object:
  *   path      relative to the workspace
- *   change    created | modified | deleted | type_changed | mode_changed | renamed
+ *   change    created | modified | deleted | type_changed | mode_changed |
+ *             xattrs_changed | renamed
  *   type      file | dir | symlink | fifo | socket | other
  *   size, sha256            the new regular file (created, modified, renamed)
  *   old_size, old_sha256    the old one (modified, deleted files)
  *   mode, old_mode          octal strings (mode_changed, and created)
+ *   xattrs, old_xattrs      mode_changed, xattrs_changed: when the carried
+ *                           extended attributes differ, both whole lists
+ *                           [{name, base64}] sorted by name (name kept as
+ *                           bytes like path: name_b64 when not UTF-8)
  *   from                    renamed: the old path
  *   target, old_target      symlinks
  *   entries                 a deleted directory: how many entries it held
@@ -37,13 +42,24 @@
  *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too
- * sorted by path (bytes). A rename is a deleted and a created entry: the
+ * sorted by path (bytes). The path "." is the workspace root itself: only
+ * mode_changed or xattrs_changed (root_mode: its mode as the command left
+ * it, recorded before the upper's root was made readable for airlock; 0:
+ * the upper root's own). A rename is a deleted and a created entry: the
  * overlay keeps no trustworthy link between the two (no redirect, no origin
  * in a user namespace), and content is no evidence (equal files, empty
  * files), so nothing is paired; the created entry carries its own mode and
  * content. `renamed` is still read by apply from older change sets. */
-int changeset_compute(const char *upper, const char *workspace, json_t **ret_changes,
-		      struct error *err);
+int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
+		      json_t **ret_changes, struct error *err);
+
+/* Extended attributes the change set compares and apply carries: user.*
+ * but the overlay's own user.overlay.*. Not trusted.* or security.* (the
+ * host's; a file capability is refused, changeset_privilege), nor ACLs. */
+bool changeset_xattr_carried(const char *name);
+/* The carried attributes of dir_fd/name (never following a symlink),
+ * sorted by name: [{name (bytes, unchecked), base64}]. */
+int changeset_read_xattrs(int dir_fd, const char *name, json_t **ret);
 
 /* Names and link targets are bytes, JSON strings are UTF-8. Sets obj's key
  * to bytes when they are UTF-8; otherwise key holds them with U+FFFD (to

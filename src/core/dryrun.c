@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "basic/path.h"
+#include "basic/text.h"
 #include "core/changeset.h"
 #include "core/jsonutil.h"
 
@@ -41,8 +43,53 @@ int dryrun_check_workspace(const char *workspace, const char *state_dir, struct 
 	return r;
 }
 
-int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **ret_work,
-		   struct error *err)
+/* The workspace root's mode and carried extended attributes onto the
+ * upper's root (the overlay shows the upper's, not the lower's). */
+static int dryrun_copy_root(const char *workspace, const char *upper, struct error *err)
+{
+	cleanup_close int ws = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int up = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *xattrs = NULL;
+	struct stat st;
+	size_t i;
+	json_t *x;
+
+	if (ws < 0 || up < 0 || fstat(ws, &st) < 0)
+		return error_set_errno(err, errno, "read the workspace root %s", workspace);
+	int r = changeset_read_xattrs(ws, ".", &xattrs);
+	if (r < 0)
+		return error_set_errno(err, -r, "read the extended attributes of %s", workspace);
+	json_array_foreach(xattrs, i, x) {
+		size_t n;
+		cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+		if (!value || fsetxattr(up, jsonutil_str(x, "name"), value, n, 0) < 0)
+			return error_set_errno(err, value ? errno : ENOMEM,
+					       "copy the extended attributes of %s", workspace);
+	}
+	/* Last: a mode without write access for the owner is no obstacle to
+	 * the overlay (its mounter may override it) nor to dryrun_settle(). */
+	if (fchmod(up, st.st_mode & 07777) < 0)
+		return error_set_errno(err, errno, "set the snapshot root's mode");
+	return 0;
+}
+
+int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
+{
+	cleanup_close int fd = open(upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	char proc[64];
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return error_set_errno(err, errno, "stat the snapshot's upper directory %s", upper);
+	*ret_root_mode = st.st_mode;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, 0700) < 0)
+		return error_set_errno(err, errno, "make %s readable", upper);
+	return 0;
+}
+
+int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
+		   char **ret_work, struct error *err)
 {
 	char rel[64];
 	cleanup_free char *upper = NULL, *work = NULL;
@@ -63,6 +110,9 @@ int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **re
 	cleanup_free char *real_upper = realpath(upper, NULL), *real_work = realpath(work, NULL);
 	if (!real_upper || !real_work)
 		return error_set_errno(err, errno, "resolve %s", upper);
+	int r = dryrun_copy_root(workspace, real_upper, err);
+	if (r < 0)
+		return r;
 	*ret_upper = TAKE_PTR(real_upper);
 	*ret_work = TAKE_PTR(real_work);
 	return 0;
@@ -91,7 +141,7 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		  json_t **ret_summary, const char **ret_verdict, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *changes = NULL;
-	int r = changeset_compute(req->upper, req->workspace, &changes, err);
+	int r = changeset_compute(req->upper, req->workspace, req->root_mode, &changes, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 

@@ -24,12 +24,21 @@
  * would show inside its own lower (-ELOOP). */
 int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err);
 
-/* Creates dryruns/<id>/{upper,work}; returns their absolute paths. */
-int dryrun_prepare(struct store *store, uint64_t id, char **ret_upper, char **ret_work,
-		   struct error *err);
+/* Creates dryruns/<id>/{upper,work}; returns their absolute paths. The
+ * upper's root is the snapshot's root: it gets the workspace root's mode
+ * and extended attributes, so the command sees the root as it is. */
+int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
+		   char **ret_work, struct error *err);
+
+/* After the command, before the upper is read: records the mode the
+ * command left on the workspace root (the upper's root) in *ret_root_mode,
+ * then makes the upper's root 0700, so airlock reads it and apply moves
+ * out of it whatever mode the command gave the root (chmod 000 .). */
+int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err);
 
 struct dryrun_request {
 	const char *upper, *work, *workspace;
+	mode_t root_mode; /* dryrun_settle(); 0: read the upper's root */
 	bool succeeded; /* the command exited as expected */
 	char *const *expect, *const *expect_delete;
 	/* What in the upper would run code on the host (core/hostsafety.h);

@@ -64,6 +64,7 @@ struct run_state {
 	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
 	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
 	bool dry_ran; /* the snapshot was built and the command started in it */
+	mode_t dry_root_mode; /* the mode the command left on the workspace root */
 	/* The quarantine's teardown, finished once the receipt is written. */
 	struct sandbox_teardown *teardown;
 	json_t *outside_writes; /* dry runs: what the command tried to write outside */
@@ -635,7 +636,8 @@ static int run_spawn(struct run_state *st, struct error *err)
 	if (st->sandbox_enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
 	if (st->req->dryrun) {
-		r = dryrun_prepare(st->store, st->receipt.id, &st->dry_upper, &st->dry_work, err);
+		r = dryrun_prepare(st->store, st->receipt.id, st->workspace, &st->dry_upper,
+				   &st->dry_work, err);
 		if (r < 0)
 			return r;
 		config.isolation.overlay_upper = st->dry_upper;
@@ -652,6 +654,8 @@ static int run_spawn(struct run_state *st, struct error *err)
 	if (st->req->dryrun) {
 		/* The snapshot is read once its overlay is gone with the quarantine. */
 		sandbox_teardown_finish(TAKE_PTR(st->teardown));
+		if (st->dry_ran && (r = dryrun_settle(st->dry_upper, &st->dry_root_mode, err)) < 0)
+			return r;
 		st->outside_writes = json_array();
 		for (size_t i = 0; st->outside_writes && i < res.n_outside_writes; i++)
 			json_array_append_new(st->outside_writes,
@@ -754,6 +758,7 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 			.upper = st->dry_upper,
 			.work = st->dry_work,
 			.workspace = st->workspace,
+			.root_mode = st->dry_root_mode,
 			.succeeded = succeeded,
 			.expect = req->expect_paths,
 			.expect_delete = req->expect_delete,
