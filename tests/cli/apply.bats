@@ -207,7 +207,7 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	diff <(snap_links) <(WORK=$real snap_links)
 	diff <(snap_xattrs) <(WORK=$real snap_xattrs)
 	al rollback "$ID"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 0 ] || { echo "rollback: $status $stderr"; return 1; }
 	[ "$(snap)" = "$before" ]
 	[ "$(snap_xattrs)" = "$xattrs_before" ]
 }

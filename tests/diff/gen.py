@@ -12,11 +12,12 @@ The script's steps may fail (a rename of a path already gone...): both sides
 run the same steps, so they fail alike; the script ends with `true`.
 
 Left out on purpose, each a documented limit of the snapshot (docs/dryrun.md,
-"Not built yet"), not of apply: writing to or chmod of a file the base tree
-hard-links (the overlay copies up one name), new hard links to a file of the
-base tree (applied as a copy), chmod of the workspace root, extended
-attributes, device nodes. --all includes the hard-link steps anyway, to
-measure them.
+"Not built yet"), not of apply: writing to, chmod of or setting attributes
+of a file the base tree hard-links (the overlay copies up one name), new hard
+links to a file of the base tree (applied as a copy), device nodes. --all
+includes the hard-link steps anyway, to measure them. The workspace root's
+mode and user.* extended attributes (set, changed, removed, on files,
+directories and the root) are in.
 """
 import random
 import sys
@@ -29,6 +30,8 @@ NAMES = [b"a", b"b", b"c", b"d1", b"sub", b"x.txt", b"with space", b"-dash",
 CONTENTS = [b"", b"x\n", b"same\n", b"same\n", b"#!/bin/sh\n", b"longer content\n" * 40]
 FILE_MODES = ["600", "644", "755", "700", "444", "640"]
 DIR_MODES = ["755", "700", "750", "775"]
+XATTR_NAMES = ["user.a", "user.note", "user.mime_type"]
+XATTR_VALUES = [b"1", b"two", b"", b"a\x01b\xff", b"x" * 300]
 
 
 def qraw(data):
@@ -110,12 +113,29 @@ class Gen:
             l = self.newpath()
             self.emit("ln -s -- %s %s" % (qraw(self.name()), q(l)))
             self.links.add(l)
+        if self.r.random() < 0.3:
+            self.emit("chmod %s ." % self.r.choice(DIR_MODES))
+        for _ in range(self.r.randint(0, 3)):
+            self.xattr(set_only=True)
         if self.files and self.r.random() < 0.4:
             f, l = self.some(self.files), self.newpath()
             self.emit("ln %s %s" % (q(f), q(l)))
             self.files.add(l)
             self.hardlinked.update((f, l))
         return self.out
+
+    def xattr(self, set_only=False):
+        """user.* attributes set, changed or removed on a file, a directory
+        or the root (never on a hard-linked file: the overlay copies up one
+        name)."""
+        pool = [b"."] + sorted(self.dirs) + sorted(self.files - self.hardlinked)
+        p = self.r.choice(pool)
+        name = self.r.choice(XATTR_NAMES)
+        if not set_only and self.r.random() < 0.3:
+            self.emit("setfattr -h -x %s %s" % (name, q(p)))
+        else:
+            value = self.r.choice(XATTR_VALUES)
+            self.emit("setfattr -h -n %s -v %s %s" % (name, "0x" + value.hex() if value else '""', q(p)))
 
     # ---- the script ---------------------------------------------------------
     def writable(self):
@@ -125,7 +145,7 @@ class Gen:
     def step(self):
         op = self.r.choice(["create", "write", "append", "truncate", "chmod", "rename", "symlink",
                             "mkdir", "rmdir", "rm", "rmr", "recreate", "typechange", "deep",
-                            "link", "fifo", "cp", "tar"])
+                            "link", "fifo", "cp", "tar", "rootchmod", "xattr"])
         if op == "create":
             f = self.newpath()
             self.emit("%s > %s" % (qdata(self.r.choice(CONTENTS)), q(f)))
@@ -206,6 +226,10 @@ class Gen:
             if f is not None:
                 self.emit("ln %s %s" % (q(f), q(l)))
                 self.files.add(l)
+        elif op == "rootchmod":
+            self.emit("chmod %s ." % self.r.choice(DIR_MODES))
+        elif op == "xattr":
+            self.xattr()
         elif op == "fifo":
             p = self.newpath()
             self.emit("mkfifo %s" % q(p))
