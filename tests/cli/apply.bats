@@ -195,6 +195,7 @@ snap_xattrs() { # the user.* extended attributes, when the tools are there
 
 real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	local real="$TEST_DIR/real"
+	rm -rf "$real"
 	cp -a "$WORK" "$real"
 	(cd "$real" && sh -c "$1")
 	before=$(snap)
@@ -402,4 +403,12 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	setfattr -n user.note -v three f
 	al rollback "$ID"
 	[ "$status" -eq 20 ]
+}
+
+@test "a tree deeper than 256 levels is read whole: 300 and 1,000 levels, applied and rolled back" {
+	d300=$(printf 'd/%.0s' $(seq 300)) && d300=${d300%/}
+	d1000=$(printf 'd/%.0s' $(seq 1000)) && d1000=${d1000%/}
+	mkdir -p "e/$d300" && echo old > "e/$d300/leaf"
+	mkdir -p "g/$d300" && echo gone > "g/$d300/leaf"
+	real_vs_apply "echo new >> e/$d300/leaf; rm -rf g; mkdir -p m/$d1000 && echo y > m/$d1000/leaf"
 }

@@ -249,3 +249,13 @@ line'"
 	shows_no_controls "$TEST_DIR/report.out" "new         name-visible (0 bytes)" "not declared: name-visible (created)"
 	shows_no_hidden_text "$TEST_DIR/report.out"
 }
+
+@test "a change set that cannot be read (deeper than 4,096 levels) is DRY_RUN_FAILED with a receipt and an open failure" {
+	d=$(printf 'd/%.0s' $(seq 4100)) && d=${d%/}
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- mkdir -p "$d"
+	[ "$status" -eq 125 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and (.dryrun.problems[0].changeset_error | test("deeper than 4096"))' <<<"$output"
+	[ -f "$AIRLOCK_STATE_DIR/receipts/$(jq -r .id <<<"$output").json" ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
