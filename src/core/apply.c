@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <linux/limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,30 +130,43 @@ static long count_entries_at(int dir_fd, const char *path)
 	return fd < 0 ? -1 : changeset_count_entries(fd, name);
 }
 
-/* The overlay's own attributes must not reach the real tree. */
-static void strip_overlay_xattrs(const char *path, int depth)
+/* The overlay's own attributes must not reach the real tree: removed from
+ * dir_fd/name and everything below it, by descriptor (no path grows with
+ * the depth), never following a symlink. */
+static __attribute__((noinline)) void strip_overlay_xattrs_one(int dir_fd, const char *name)
 {
-	char names[4096];
-	ssize_t n = llistxattr(path, names, sizeof(names));
+	char path[PATH_MAX + 32];
+	/* The kernel's largest list, so no list is too long to be read. */
+	cleanup_free char *names = malloc(XATTR_LIST_MAX);
 
+	if (!names || (size_t)snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, name) >= sizeof(path))
+		return;
+	ssize_t n = llistxattr(path, names, XATTR_LIST_MAX);
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
 		if (strncmp(names + i, "user.overlay.", 13) == 0 ||
 		    strncmp(names + i, "trusted.overlay.", 16) == 0)
 			(void)lremovexattr(path, names + i);
+}
+
+static void strip_overlay_xattrs(int dir_fd, const char *name, int depth)
+{
 	struct stat st;
-	if (depth > 256 || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+
+	strip_overlay_xattrs_one(dir_fd, name); /* its buffers off the recursion */
+	if (depth > CHANGESET_MAX_DEPTH || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode))
 		return;
-	DIR *d = opendir(path);
-	if (!d)
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		char child[PATH_MAX];
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, de->d_name) < sizeof(child))
-			strip_overlay_xattrs(child, depth + 1);
 	}
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			strip_overlay_xattrs(dirfd(d), de->d_name, depth + 1);
 	closedir(d);
 }
 
@@ -698,7 +712,7 @@ static int chmod_at(int dir_fd, const char *path, mode_t mode)
 	return chmod(proc, mode) < 0 ? -errno : 0;
 }
 
-static int op_do(struct dryrun_dir *d, struct store *store, json_t *op)
+static int op_do(struct dryrun_dir *d, json_t *op)
 {
 	const char *kind = jsonutil_str(op, "op"), *path = jsonutil_str(op, "path");
 
@@ -710,10 +724,12 @@ static int op_do(struct dryrun_dir *d, struct store *store, json_t *op)
 		return chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "mode")));
 	if (!strcmp(kind, "xattrs"))
 		return xattrs_set_at(d->ws_fd, path, json_object_get(op, "xattrs"));
-	char full[PATH_MAX];
-	snprintf(full, sizeof(full), "%s/dryruns/%llu/%s", store->path, (unsigned long long)d->id,
-		 jsonutil_str(op, "staged"));
-	strip_overlay_xattrs(full, 0);
+	const char *staged_name;
+	cleanup_close int staged_dir = fd_open_parent(d->fd, jsonutil_str(op, "staged"), O_PATH,
+						      &staged_name);
+	if (staged_dir < 0)
+		return staged_dir;
+	strip_overlay_xattrs(staged_dir, staged_name, 0);
 	if (!strcmp(kind, "create"))
 		return move_at(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_NOREPLACE);
 	/* exchange: the new object in, the old one out to the backup */
@@ -855,10 +871,10 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 			/* An operation apply did not write is no operation to undo:
 			 * the journal is damaged. */
 			const char *kind = jsonutil_str(o, "op");
-			const char *path = jsonutil_str(o, "path");
 			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs");
-			bool ok = changeset_decode_bytes(o) == 0 &&
-				  (apply_path_is_clean(path) || (meta && apply_is_root(path)));
+			bool ok = changeset_decode_bytes(o) == 0; /* replaces "path": read it after */
+			const char *path = jsonutil_str(o, "path");
+			ok = ok && (apply_path_is_clean(path) || (meta && apply_is_root(path)));
 			if (ok && !strcmp(kind, "rename"))
 				ok = apply_path_is_clean(jsonutil_str(o, "from"));
 			if (ok && (!strcmp(kind, "backup") || !strcmp(kind, "exchange")))
@@ -1117,7 +1133,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	json_array_foreach(ops, i, op) {
 		if (crash_after >= 0 && (size_t)crash_after == i)
 			_exit(137); /* test hook: a crash between two operations */
-		r = op_do(&d, store, op);
+		r = op_do(&d, op);
 		if (r < 0) {
 			struct error undo_err = { 0 };
 			struct apply_outcome ignored = { 0 };
