@@ -20,15 +20,13 @@
 #include "basic/text.h"
 #include "core/jsonutil.h"
 
-#define MAX_DEPTH 256
-
 struct walk {
 	json_t *changes;
 	struct error *err;
 	const char *refused; /* the current upper entry's changeset_privilege() */
 };
 
-const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st)
+__attribute__((noinline)) const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st)
 {
 	/* A device node (never a whiteout: those are deletions) opens the
 	 * device it names; no command of the quarantine may add one. */
@@ -91,7 +89,7 @@ static int compare_xattr_names(const void *a, const void *b)
 		      json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
-int changeset_read_xattrs(int dir_fd, const char *name, json_t **ret)
+__attribute__((noinline)) int changeset_read_xattrs(int dir_fd, const char *name, json_t **ret)
 {
 	char path[PATH_MAX + 32];
 	cleanup_with(json_decrefp) json_t *list = json_array();
@@ -267,7 +265,7 @@ static int add_change(struct walk *w, const char *rel, const char *change, mode_
 
 /* Size and SHA-256 of a regular file, or a symlink's target, under the
  * keys of the new entry or (old) of the one it replaced. */
-static int describe(struct walk *w, int dir_fd, const char *name, const struct stat *st,
+static __attribute__((noinline)) int describe(struct walk *w, int dir_fd, const char *name, const struct stat *st,
 		    json_t *c, bool old)
 {
 	if (S_ISREG(st->st_mode)) {
@@ -307,9 +305,15 @@ static long count_entries_depth(int dir_fd, const char *name, int depth)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		n++;
-		if (de->d_type == DT_DIR && depth < MAX_DEPTH) {
-			long below = count_entries_depth(dirfd(d), de->d_name, depth + 1);
-			n += below > 0 ? below : 0;
+		if (de->d_type == DT_DIR) {
+			long below = depth < CHANGESET_MAX_DEPTH
+					     ? count_entries_depth(dirfd(d), de->d_name, depth + 1)
+					     : -1;
+			if (below < 0) {
+				n = -1;
+				break;
+			}
+			n += below;
 		}
 	}
 	closedir(d);
@@ -382,6 +386,17 @@ static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *n
 	return r;
 }
 
+/* Whether two symlinks hold the same target. Not inlined: its buffers
+ * stay off the frames of the walk, which recurses once per level. */
+static __attribute__((noinline)) bool same_target(int upper_fd, int lower_fd, const char *name)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	ssize_t na = readlinkat(upper_fd, name, a, sizeof(a));
+	ssize_t nb = readlinkat(lower_fd, name, b, sizeof(b));
+
+	return na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
+}
+
 static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
 		 bool parent_opaque, int depth)
 {
@@ -429,8 +444,10 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		}
 		if (r < 0)
 			return r;
-		if (depth >= MAX_DEPTH)
-			return error_set(w->err, ELOOP, "%s: deeper than %d directories", rel, MAX_DEPTH);
+		if (depth >= CHANGESET_MAX_DEPTH)
+			return error_set(w->err, ELOOP,
+					 "the snapshot is nested deeper than %d directories (below %.200s...)",
+					 CHANGESET_MAX_DEPTH, rel);
 		return walk_dir(w, sub, lower_sub, rel, opaque, depth + 1);
 	}
 
@@ -458,10 +475,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		if (!same_content(upper_fd, lower_fd, name, &ust, &lst, &same, new_hex, old_hex))
 			return error_set_errno(w->err, errno, "compare %s", rel);
 	} else if (S_ISLNK(ust.st_mode)) {
-		char a[PATH_MAX], b[PATH_MAX];
-		ssize_t na = readlinkat(upper_fd, name, a, sizeof(a));
-		ssize_t nb = readlinkat(lower_fd, name, b, sizeof(b));
-		same = na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
+		same = same_target(upper_fd, lower_fd, name);
 	}
 	/* A file linked to another name in the upper (`ln old new` copies old
 	 * up and links new to it): the workspace's old inode must give way to
@@ -633,7 +647,8 @@ static bool component_matches(const char *p, size_t pn, const char *s, size_t sn
 	return pi == pn;
 }
 
-#define MAX_COMPONENTS 512
+/* A path of the change set: its directories and the name below them. */
+#define MAX_COMPONENTS (CHANGESET_MAX_DEPTH + 2)
 
 struct component {
 	const char *s;

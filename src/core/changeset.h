@@ -18,6 +18,13 @@
 
 #define CHANGESET_SCHEMA "airlock.changeset/2"
 
+/* How deep below the workspace the change set is read (and apply strips
+ * the overlay's attributes): each level costs a small stack frame and three
+ * descriptors (the soft RLIMIT_NOFILE is raised to the hard one, see
+ * dryrun_settle()). A deeper tree fails the dry run's finish: the receipt
+ * says DRY_RUN_FAILED and why (docs/dryrun.md). */
+#define CHANGESET_MAX_DEPTH 4096
+
 /* Each change is a JSON object:
  *   path      relative to the workspace
  *   change    created | modified | deleted | type_changed | mode_changed |
@@ -80,13 +87,15 @@ int changeset_decode_bytes(json_t *obj);
 const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st);
 
 /* How many entries the directory dir_fd/name holds, counted recursively,
- * never following a symlink; -1 when it cannot be read as a directory. */
+ * never following a symlink; -1 when it cannot be read as a directory, or
+ * one below it is deeper than CHANGESET_MAX_DEPTH. */
 long changeset_count_entries(int dir_fd, const char *name);
 
 /* A `**` component matches any number of path components (including none);
  * `*`, `?` and `[a-z]` match within one component; a pattern matches a path
- * or any path below it ("build" covers "build/x.o"). At most 512 components
- * each; not thread-safe (static scratch space). */
+ * or any path below it ("build" covers "build/x.o"). At most
+ * CHANGESET_MAX_DEPTH + 2 components each; not thread-safe (static scratch
+ * space). */
 bool changeset_path_matches(const char *pattern, const char *path);
 
 /* The verdict of a dry run, in this order of precedence:

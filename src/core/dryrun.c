@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -82,6 +83,11 @@ int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return error_set_errno(err, errno, "stat the snapshot's upper directory %s", upper);
 	*ret_root_mode = st.st_mode;
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &nofile); /* else a deep walk fails, and says so */
+	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (chmod(proc, 0700) < 0)
 		return error_set_errno(err, errno, "make %s readable", upper);

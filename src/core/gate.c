@@ -232,10 +232,12 @@ static int gate_read_json(int dir_fd, const char *name, json_t **ret, struct err
 static bool gate_receipt_succeeded(json_t *receipt)
 {
 	const char *status = jsonutil_str(receipt, "status");
+	const char *verdict = jsonutil_str(json_object_get(receipt, "dryrun"), "verdict");
 
+	/* A dry run that failed (its change set unreadable too) is a failure. */
 	return status && strcmp(status, "exited") == 0 &&
 	       json_is_true(json_object_get(receipt, "match_expected")) &&
-	       gate_host_code_clean(receipt);
+	       gate_host_code_clean(receipt) && !(verdict && !strcmp(verdict, "DRY_RUN_FAILED"));
 }
 
 static void gate_entry_verdict(const struct rules *rules, json_t *entry,

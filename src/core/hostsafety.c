@@ -526,9 +526,9 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 			r = -ENOMEM;
 			break;
 		}
-		if (depth + 1 > HOSTSAFETY_MAX_DEPTH) {
-			hostsafety_incomplete(w, "%s is nested deeper than %d directories", sub_rel,
-					      HOSTSAFETY_MAX_DEPTH);
+		if (depth + 1 > HOSTSAFETY_WALK_MAX_DEPTH) {
+			hostsafety_incomplete(w, "%.200s... is nested deeper than %d directories", sub_rel,
+					      HOSTSAFETY_WALK_MAX_DEPTH);
 			w->stop = true;
 			break;
 		}

@@ -766,9 +766,19 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 			.outside_writes = st->outside_writes,
 			.outside_writes_dropped = st->outside_writes_dropped,
 		};
-		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, err);
-		if (r < 0)
+		struct error finish_err = { 0 };
+		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);
+		if (r == -ENOMEM) {
+			*err = finish_err;
 			return r;
+		}
+		/* The change set could not be read (a tree deeper than the walk
+		 * goes, too few descriptors...): nothing can be applied, the
+		 * receipt says why, and the gate opens a failure for it. */
+		if (r < 0)
+			summary = json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
+					    "verdict", "DRY_RUN_FAILED", "changes", "problems",
+					    "changeset_error", finish_err.msg);
 	}
 	if (!summary)
 		return error_set(err, ENOMEM, "out of memory");
