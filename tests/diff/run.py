@@ -9,7 +9,7 @@ a second `apply` the real run's tree again.
 
   run.py [--all] FIRST LAST
 
-AIRLOCK names the binary. A failing seed is kept under $DIFF_KEEP (default:
+AIRLOCK names the binary; DIFF_PROGRESS=1 prints a line per seed. A failing seed is kept under $DIFF_KEEP (default:
 a temporary directory that is then left in place) with its scripts and
 manifests. Exit status: the number of failing seeds (at most 100)."""
 import json
@@ -101,8 +101,11 @@ def main():
     tmp = tempfile.mkdtemp(prefix="airlock-diff.")
     keep = os.environ.get("DIFF_KEEP", os.path.join(tmp, "failures"))
     failed = 0
+    progress = bool(os.environ.get("DIFF_PROGRESS"))
     for seed in range(first, last + 1):
         why = one(seed, include_all, binary, tmp)
+        if progress:  # one line per seed, for a long run cut short
+            print("seed %d: %s" % (seed, "differs" if why else "same"), flush=True)
         if why:
             failed += 1
             sys.stderr.write("seed %d: %s\n" % (seed, why))
