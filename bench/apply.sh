@@ -19,7 +19,7 @@ export AIRLOCK_STATE_DIR="$work/state"
 # prints its id.
 staged() { # ws n
 	mkdir -p "$1" && (cd "$1" && for i in 0 1 2 3 4 5 6 7 8 9; do mkdir -p d$i; done)
-	"$airlock" dryrun --json --workspace "$1" --cwd "$1" --expect 'd*' -- sh -c \
+	"$airlock" dryrun --json --timeout 58s --workspace "$1" --cwd "$1" --expect 'd*' -- sh -c \
 		"i=0; while [ \$i -lt $2 ]; do echo \"file \$i\" > d\$((i % 10))/f\$i; i=\$((i + 1)); done" |
 		jq -r .id
 }
