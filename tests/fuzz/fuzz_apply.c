@@ -2,7 +2,9 @@
 /* Property: what apply reads back from a dry run's directory, the change
  * set and the journal, never crashes it, and whatever it accepts holds only
  * clean relative paths (no "", ".", ".." component, not absolute), of kinds
- * apply knows. The first byte chooses the parser: even the change set,
+ * apply knows; the one exception is the path "." of the workspace root's
+ * own mode or attributes (mode_changed or xattrs_changed of a directory;
+ * a chmod or xattrs operation). The first byte chooses the parser: even the change set,
  * odd the journal. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,8 +15,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void fuzz_apply_check_path(const char *p)
+static void fuzz_apply_check_path(const char *p, const char *kind, const char *const *root_kinds)
 {
+	if (p && strcmp(p, ".") == 0) {
+		for (size_t i = 0; kind && root_kinds[i]; i++)
+			if (strcmp(kind, root_kinds[i]) == 0)
+				return;
+		abort();
+	}
 	if (!p || !*p || *p == '/')
 		abort();
 	for (const char *c = p;; c++) {
@@ -38,8 +46,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] % 2 == 0) {
 		int r = apply_parse_changeset((const char *)data + 1, size - 1, &doc, &err);
 		if (r == 0) {
+			static const char *const root_changes[] = { "mode_changed", "xattrs_changed", NULL };
 			json_array_foreach(json_object_get(doc, "changes"), i, c) {
-				fuzz_apply_check_path(jsonutil_str(c, "path"));
+				const char *type = jsonutil_str(c, "type");
+				fuzz_apply_check_path(jsonutil_str(c, "path"),
+						      type && strcmp(type, "dir") == 0 ? jsonutil_str(c, "change") : NULL,
+						      root_changes);
 				if (!jsonutil_str(c, "type") || !jsonutil_str(c, "change"))
 					abort();
 			}
@@ -56,8 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
 	if (apply_parse_journal(text, &doc, mark, sizeof(mark), &err) == 0) {
+		static const char *const root_ops[] = { "chmod", "xattrs", NULL };
 		json_array_foreach(doc, i, c) {
-			fuzz_apply_check_path(jsonutil_str(c, "path"));
+			fuzz_apply_check_path(jsonutil_str(c, "path"), jsonutil_str(c, "op"), root_ops);
 			if (!jsonutil_str(c, "op"))
 				abort();
 		}
