@@ -182,9 +182,11 @@ class Gen:
             if (self.holds_hardlink(src) or self.holds_xattr(src)) and not self.all:
                 return
             self.emit("mv -f %s %s" % (q(src), q(dst)))
-            was_fifo = src in self.fifos
+            # a renamed symlink is still one: a write through it may reach
+            # a hard-linked file of the base tree (seed 1247)
+            pool = self.fifos if src in self.fifos else self.links if src in self.links else self.files
             self.forget_under(src)
-            (self.fifos if was_fifo else self.files).add(dst)
+            pool.add(dst)
         elif op == "symlink":
             l = self.newpath()
             self.emit("ln -sfn -- %s %s" % (qraw(self.r.choice([self.name(), b"../" + self.name(), b"/etc/passwd"])), q(l)))
