@@ -325,3 +325,23 @@ forge_backing() { # file id
 	jq -e '.history[-1].to == "APPLIED" and (.history[-1].event | contains("crashed"))' \
 		"$AIRLOCK_STATE_DIR/permits/$PID.json"
 }
+
+@test "attack: an approver.json planted in place of the enrolled one approves no permit" {
+	enrol
+	make_project
+	json='{"argv":["make","-s","tracked"],"reason":"r","expected_paths":["notes.txt"]}'
+	propose "$json"
+	A=$PID
+	pstep dryrun "$A"
+	# The agent enrols its own approver elsewhere and puts it in place.
+	other="$TEST_DIR/other-state"
+	printf '%s\n%s\n' evil-passphrase evil-passphrase |
+		AIRLOCK_STATE_DIR="$other" script -qec "'$AIRLOCK' approver init" /dev/null >/dev/null
+	cp "$other/approver.json" "$AIRLOCK_STATE_DIR/approver.json"
+	approve "$A" evil-passphrase
+	[ "$status" -ne 0 ]
+	[ "$(state "$A")" != APPROVED ]
+	pstep exec "$A"
+	[ "$status" -ne 0 ]
+	[ "$(cat notes.txt)" = notes ]
+}
