@@ -10,6 +10,11 @@ bats_require_minimum_version 1.5.0
 : "${AIRLOCK_HOSTS:?set AIRLOCK_HOSTS to the directory tests/hosts/install.sh filled}"
 
 HOSTS_SRC=$BATS_TEST_DIRNAME
+# A node that install.sh brought from the registry (the system's was too old).
+if [ -x "$AIRLOCK_HOSTS/node/node_modules/.bin/node" ]; then
+	PATH="$AIRLOCK_HOSTS/node/node_modules/.bin:$PATH"
+	export PATH
+fi
 
 setup() {
 	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-hosts.XXXXXX")
