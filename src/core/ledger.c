@@ -248,6 +248,27 @@ static int ledger_map_fd(int fd, struct ledger_map *ret, struct error *err)
 	return 0;
 }
 
+/* The whole log mapped for reading, under the shared lock, whose fd goes to
+ * *ret_lock: the caller holds it while it reads the map, so no recovery
+ * truncates the file under it. -ENOENT when there is no ledger or no log. */
+static int ledger_map_shared(struct store *store, int *ret_lock, struct ledger_map *ret,
+			     struct error *err)
+{
+	cleanup_close int dir_fd = ledger_dir(store, false, err);
+	if (dir_fd < 0)
+		return dir_fd;
+	cleanup_close int lock_fd = ledger_lock(dir_fd, LOCK_SH, err);
+	if (lock_fd < 0)
+		return lock_fd;
+	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
+	int r = ledger_map_fd(fd, ret, err);
+	if (r == 0)
+		*ret_lock = TAKE_FD(lock_fd);
+	return r;
+}
+
 /* ---- keys and notes (C2SP signed-note) ------------------------------------------- */
 
 struct ledger_key {
@@ -934,19 +955,9 @@ int ledger_public_key(struct store *store, bool create, char **ret_vkey, struct 
 int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const char sha256[SHA256_HEX_SIZE], struct error *err)
 {
-	cleanup_close int dir_fd = ledger_dir(store, false, err);
-	if (dir_fd == -ENOENT)
-		return -ENOENT;
-	if (dir_fd < 0)
-		return dir_fd;
-	cleanup_close int lock_fd = ledger_lock(dir_fd, LOCK_SH, err);
-	if (lock_fd < 0)
-		return lock_fd;
-	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
+	cleanup_close int lock_fd = -1;
 	cleanup_with(ledger_map_release) struct ledger_map m = { 0 };
-	int r = ledger_map_fd(fd, &m, err);
+	int r = ledger_map_shared(store, &lock_fd, &m, err);
 	if (r < 0)
 		return r;
 	/* The path is JSON-escaped as jansson writes it; a clean path has no
@@ -988,17 +999,9 @@ int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t *
 {
 	*ret_ids = NULL;
 	*ret_n = 0;
-	cleanup_close int dir_fd = ledger_dir(store, false, err);
-	if (dir_fd < 0)
-		return dir_fd;
-	cleanup_close int lock_fd = ledger_lock(dir_fd, LOCK_SH, err);
-	if (lock_fd < 0)
-		return lock_fd;
-	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
+	cleanup_close int lock_fd = -1;
 	cleanup_with(ledger_map_release) struct ledger_map m = { 0 };
-	int r = ledger_map_fd(fd, &m, err);
+	int r = ledger_map_shared(store, &lock_fd, &m, err);
 	if (r < 0)
 		return r;
 	static const char needle[] = "\"kind\":\"gate-";
