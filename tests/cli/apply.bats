@@ -412,3 +412,29 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	mkdir -p "g/$d300" && echo gone > "g/$d300/leaf"
 	real_vs_apply "echo new >> e/$d300/leaf; rm -rf g; mkdir -p m/$d1000 && echo y > m/$d1000/leaf"
 }
+
+@test "a staged object's extended attributes edited after the dry run are refused, not installed" {
+	command -v setfattr >/dev/null || skip "attr is not installed"
+	echo one > f && echo m > m && mkdir -p keep
+	setfattr -n user.note -v one f 2>/dev/null || skip "no user xattrs here"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c \
+		'echo new > n; setfattr -n user.tag -v ok n; echo two >> m; setfattr -n user.note -v two f; mkdir nd'
+	[ "$status" -eq 0 ]
+	ID=$(jq -r .id <<<"$output")
+	before=$(snap; snap_xattrs)
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	for tamper in "setfattr -n user.tag -v evil $up/n" "setfattr -x user.tag $up/n" \
+		"setfattr -n user.evil -v 1 $up/m" "setfattr -n user.evil -v 1 $up/nd"; do
+		cp -a "$up" "$TEST_DIR/saved"
+		sh -c "$tamper"
+		al apply "$ID"
+		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
+		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$stderr"; return 1; }
+		[ "$(snap; snap_xattrs)" = "$before" ]
+		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
+	done
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
+	[ "$(getfattr -h --only-values -n user.tag n)" = ok ] && [ "$(getfattr -h --only-values -n user.note f)" = two ]
+	! getfattr -h -n user.evil m 2>/dev/null
+}
