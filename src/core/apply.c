@@ -262,7 +262,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error
 		      (meta && apply_is_root(path) && !strcmp(jsonutil_str(c, "type"), "dir"))) ||
 		    (!strcmp(change, "renamed") && !apply_path_is_clean(jsonutil_str(c, "from"))) ||
 		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
-		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"))))
+		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"))) ||
+		    (!meta && json_object_get(c, "xattrs") && !apply_xattrs_valid(json_object_get(c, "xattrs"))))
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
 	}
 	*ret = TAKE_PTR(doc);
@@ -553,6 +554,13 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 		char buf[PATH_MAX];
 		ok = target && readlink_at(d->fd, staged, buf, sizeof(buf)) == 0 && strcmp(buf, target) == 0;
 	}
+	/* The object moves in with its carried attributes: exactly the
+	 * recorded ones (none when the change set lists none). */
+	if (ok) {
+		cleanup_with(json_decrefp) json_t *none = json_array();
+		json_t *want = json_object_get(c, "xattrs");
+		ok = none && xattrs_match(d->fd, staged, want ? want : none);
+	}
 	if (!ok)
 		snprintf(why, why_size, "%s: the staged object differs from the change set (edited after the dry run)", path);
 	return ok;
@@ -714,8 +722,11 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 	/* Attributes in place, before any mode change (setting one needs
 	 * write access to the object). */
 	json_array_foreach(d->changes, i, c) {
+		const char *change = jsonutil_str(c, "change");
 		json_t *op;
-		if (r < 0 || !json_object_get(c, "xattrs"))
+		/* A created or modified object's `xattrs` came in with it. */
+		if (r < 0 || !json_object_get(c, "xattrs") ||
+		    (strcmp(change, "mode_changed") != 0 && strcmp(change, "xattrs_changed") != 0))
 			continue;
 		op = op_new("xattrs", "path", jsonutil_str(c, "path"), NULL);
 		if (op && (json_object_set(op, "xattrs", json_object_get(c, "xattrs")) < 0 ||

@@ -397,6 +397,22 @@ static __attribute__((noinline)) bool same_target(int upper_fd, int lower_fd, co
 	return na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
 }
 
+/* The carried attributes a created, type-changed or modified object moves
+ * in with, as `xattrs` when it has any: apply checks the staged object
+ * against them (what was reviewed is what lands). */
+static __attribute__((noinline)) int carried_xattrs(struct walk *w, int upper_fd, const char *name,
+						    const char *rel, json_t *c)
+{
+	cleanup_with(json_decrefp) json_t *now = NULL;
+	int r = changeset_read_xattrs(upper_fd, name, &now);
+
+	if (r < 0)
+		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
+	if (json_array_size(now) > 0 && json_object_set_new(c, "xattrs", encode_array(now)) < 0)
+		return error_set(w->err, ENOMEM, "out of memory");
+	return 0;
+}
+
 static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
 		 bool parent_opaque, int depth)
 {
@@ -434,10 +450,14 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			r = add_change(w, rel, "created", ust.st_mode, &c);
 			if (r == 0)
 				json_object_set_new(c, "mode", mode_string(ust.st_mode));
+			if (r == 0)
+				r = carried_xattrs(w, upper_fd, name, rel, c);
 		} else if (!S_ISDIR(lst.st_mode)) {
 			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 			if (r == 0)
 				json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
+			if (r == 0)
+				r = carried_xattrs(w, upper_fd, name, rel, c);
 		} else {
 			lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
@@ -457,7 +477,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			json_object_set_new(c, "mode", mode_string(ust.st_mode));
 			r = describe(w, upper_fd, name, &ust, c, false);
 		}
-		return r;
+		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
 	}
 	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
 		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
@@ -467,7 +487,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		}
 		if (r == 0 && !S_ISDIR(lst.st_mode))
 			r = describe(w, lower_fd, name, &lst, c, true);
-		return r;
+		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
 	}
 	bool same = true;
 	char new_hex[SHA256_HEX_SIZE] = "", old_hex[SHA256_HEX_SIZE] = "";
@@ -496,7 +516,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			if (r == 0)
 				r = describe(w, lower_fd, name, &lst, c, true);
 		}
-		return r;
+		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
 	}
 	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
 }

@@ -36,7 +36,10 @@
  *   xattrs, old_xattrs      mode_changed, xattrs_changed: when the carried
  *                           extended attributes differ, both whole lists
  *                           [{name, base64}] sorted by name (name kept as
- *                           bytes like path: name_b64 when not UTF-8)
+ *                           bytes like path: name_b64 when not UTF-8);
+ *                           created, type_changed, modified: the carried
+ *                           attributes the object moves in with, `xattrs`
+ *                           alone, when it has any (apply checks them)
  *   from                    renamed: the old path
  *   target, old_target      symlinks
  *   entries                 a deleted directory: how many entries it held
