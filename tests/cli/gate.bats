@@ -39,36 +39,133 @@ fail_once() { # a command that fails, scoped to $WORK
 	[ "$status" -eq 2 ]
 }
 
-@test "--fixes with a trivial success closes nothing, and says why" {
-	fail_once
+fail_until_marker() { # a failure that a repaired workspace fixes
+	al run -- sh -c 'test -e marker || { echo "no marker" >&2; exit 1; }'
+	[ "$status" -eq 1 ]
+	FAILED=$(receipt_id)
+}
+
+# The first line of output is the fix's receipt; the second, if any, the re-run's.
+fix_line() { sed -n 1p <<<"$output"; }
+rerun_line() { sed -n 2p <<<"$output"; }
+
+@test "a fix proves itself: whatever CMD is, the failure stays open while its re-run fails" {
+	fail_until_marker
+	ln -s "$(command -v true)" make
+	: >empty.sh
 	while IFS= read -r line; do
 		eval "args=($line)"
 		al run --fixes "$FAILED" -- "${args[@]}"
-		[ "$status" -eq 0 ] || { echo "$line: $status $stderr"; return 1; }
-		[[ "$stderr" == *"a trivial success closes nothing"* ]] || { echo "$line: $stderr"; return 1; }
-	done <<'EOF'
+		[ "$(jq -c .closes <<<"$(fix_line)")" = "[]" ] || { echo "$line closed it: $output"; return 1; }
+		[ "$(jq -c .closes <<<"$(rerun_line)")" = "[]" ] || { echo "$line closed it: $output"; return 1; }
+		[ "$status" -ne 0 ] || { echo "$line: exit 0 while the failure stays open"; return 1; }
+		[[ "$stderr" == *"re-run of receipt $FAILED"*"failed"* ]] || { echo "$line: $stderr"; return 1; }
+		run "$AIRLOCK" gate
+		[ "$status" -eq 2 ] || { echo "$line: the gate opened"; return 1; }
+	done <<'LIST'
 true
-sh -c :
-echo fixed
-sh -c 'exit 0'
-bash -c 'true; echo ok'
+ls
+cat /dev/null
+stat .
+git --version
+perl -e 1
+./make
+make -n
+sh empty.sh
+bash --norc -c true
+bash -O extglob -c true
+sh -c 'cd .'
+sh -c 'true || make'
+env '-Smake test'
 env X=1 true
-timeout 5 test -e /
-EOF
+sh -c 'ls >/dev/null'
+LIST
+	# The repair, then any fix: the re-run passes, and that closes it.
+	touch marker
+	al run --fixes "$FAILED" -- true
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$(rerun_line)")" = "[$FAILED]" ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+}
+
+@test "--fixes re-runs the failed command exactly, and both receipts say so" {
+	mkdir sub
+	printf '#!/bin/sh\ntest -e "$1" || exit 3\n' >sub/chk
+	chmod +x sub/chk
+	al run --cwd sub --expect 0,4 -- ./chk $'m\377'
+	[ "$status" -eq 3 ]
+	FAILED=$(receipt_id)
+	touch $'sub/m\377'
+	al run --fixes "$FAILED" -- sh -c 'echo fixing'
+	[ "$status" -eq 0 ]
+	fix=$(jq -r .receipt <<<"$(fix_line)")
+	rerun=$(jq -r .receipt <<<"$(rerun_line)")
+	[ "$rerun" -gt "$fix" ]
+	jq -e ".gate.fixes == $FAILED and .gate.rerun == $rerun" "$(receipt_file "$fix")"
+	f=$(receipt_file "$FAILED")
+	r=$(receipt_file "$rerun")
+	jq -e ".source == \"rerun\" and .gate.rerun_of == $FAILED and .gate.fix == $fix and
+		.gate.closes == [{\"receipt\": $FAILED, \"move\": \"fixes\"}]" "$r"
+	[ "$(jq -c '[.argv_b64, .cwd, .expected_exits, .exec_path, .exec_identity, .policy, .sandbox.profile]' "$r")" = \
+	  "$(jq -c '[.argv_b64, .cwd, .expected_exits, .exec_path, .exec_identity, .policy, .sandbox.profile]' "$f")" ]
+	jq -e ".exec_identity.sha256 | length == 64" "$r"
+	jq -e ".move == \"fixes\" and .by_receipt == $rerun" "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+}
+
+@test "--fixes does not re-run an executable that changed since the failure" {
+	printf '#!/bin/sh\nexit 1\n' >chk
+	chmod +x chk
+	al run -- ./chk
+	FAILED=$(receipt_id)
+	printf '#!/bin/sh\nexit 0\n' >chk # in place: the same inode, other bytes
+	al run --fixes "$FAILED" -- true
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"changed since"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	rm chk && printf '#!/bin/sh\nexit 1\n' >chk && chmod +x chk # the same bytes, another inode
+	al run --fixes "$FAILED" -- true
+	[[ "$stderr" == *"changed since"* ]]
 	run "$AIRLOCK" gate
 	[ "$status" -eq 2 ]
 }
 
-@test "--fixes with a real command that exits 0 closes it, and the close cites both receipts" {
+@test "a per-run --policy does not change the gate's rules: an emptied gate.trivial closes nothing" {
 	fail_once
-	al run --fixes "$FAILED" -- sh -c 'test -d . && ls >/dev/null'
-	[ "$status" -eq 0 ]
-	fixer=$(receipt_id)
-	[ "$(jq -c .closes <<<"$output")" = "[$FAILED]" ]
-	rq '.gate.closes[0].move' | grep -qx fixes
+	printf '{"schema": "airlock.policy/1", "gate": {"trivial": []}}\n' >pol.json
+	al run --policy pol.json --fixes "$FAILED" -- true
+	[ "$(jq -c .closes <<<"$(fix_line)")" = "[]" ]
 	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "a rerun closes only with the same executable (path and identity) and the same argv bytes" {
+	mkdir real fake
+	printf '#!/bin/sh\nexit 1\n' >real/mk
+	printf '#!/bin/sh\nexit 0\n' >fake/mk
+	chmod +x real/mk fake/mk
+	PATH="$WORK/real:$PATH" al run -- mk
+	[ "$status" -eq 1 ]
+	# Another mk first in PATH.
+	PATH="$WORK/fake:$WORK/real:$PATH" al run -- mk
 	[ "$status" -eq 0 ]
-	jq -e ".move == \"fixes\" and .by_receipt == $fixer" "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+	[ "$(jq -c .closes <<<"$output")" = "[]" ]
+	# The same path, other bytes.
+	printf '#!/bin/sh\nexit 0\n' >real/mk
+	PATH="$WORK/real:$PATH" al run -- mk
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$output")" = "[]" ]
+	# argv bytes, not their UTF-8 sanitised text.
+	printf 'exit 1\n' >$'t\377.sh'
+	printf 'exit 0\n' >$'t\376.sh'
+	al run -- sh $'t\377.sh'
+	[ "$status" -eq 1 ]
+	al run -- sh $'t\376.sh'
+	[ "$status" -eq 0 ]
+	[ "$(jq -c .closes <<<"$output")" = "[]" ]
+	run "$AIRLOCK" gate --json
+	[ "$(jq .open <<<"$output")" -eq 2 ]
 }
 
 @test "--fixes with --expect cannot turn the failing exit into a close" {
@@ -482,11 +579,11 @@ EOF
 }
 
 @test "a job file names the failure it fixes with \"fixes\"" {
-	fail_once
-	printf '{"argv": ["sh", "-c", "ls >/dev/null"], "fixes": %s}\n' "$FAILED" > fix.json
+	fail_until_marker
+	printf '{"argv": ["touch", "marker"], "fixes": %s}\n' "$FAILED" > fix.json
 	al job fix.json
 	[ "$status" -eq 0 ]
-	[ "$(jq -c .closes <<<"$output")" = "[$FAILED]" ]
+	[ "$(jq -c .closes <<<"$(rerun_line)")" = "[$FAILED]" ]
 	printf '{"argv": ["true"], "fixes": "x"}\n' > bad.json
 	al job bad.json
 	[ "$status" -eq 125 ]

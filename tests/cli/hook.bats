@@ -49,6 +49,9 @@ open_failure() {
 
 @test "while a failure is open, read-only commands and commands naming it pass" {
 	open_failure
+	mkdir -p "$TEST_DIR/bin"
+	ln -s "$AIRLOCK" "$TEST_DIR/bin/airlock"
+	export PATH="$TEST_DIR/bin:$PATH"
 	for cmd in "git status" "ls -la && git diff" "cat README | head -5" "airlock gate" \
 		"airlock run --fixes $FAILED -- make test" "airlock ack $FAILED --reason flaky"; do
 		hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "$cmd"
@@ -90,6 +93,62 @@ hostname X
 EOF
 	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "LC_ALL=C sort -u notes.txt"
 	[ "$status" -eq 0 ]
+}
+
+# The one exception while a failure is open: this airlock binary (found as
+# the host's shell would find it), with options that weaken nothing.
+exact_exception_setup() {
+	open_failure
+	mkdir -p "$TEST_DIR/bin" fake
+	ln -s "$AIRLOCK" "$TEST_DIR/bin/airlock"
+	printf '#!/bin/sh\nexit 0\n' >airlock
+	chmod +x airlock
+	cp airlock fake/airlock
+	printf '{"schema": "airlock.policy/1", "gate": {"trivial": []}}\n' >pol.json
+	export PATH="$TEST_DIR/bin:$PATH"
+}
+
+all_hosts() { # expected-status command
+	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "$2"
+	[ "$status" -eq "$1" ] || { echo "claude $status: $2: $stderr"; return 1; }
+	hook codex pre-tool-use codex/0.169/pre-tool-use.json "$2"
+	[ "$status" -eq "$1" ] || { echo "codex $status: $2: $stderr"; return 1; }
+	hook gemini pre-tool-use gemini-cli/0.20/before-tool.json "$2"
+	[ "$status" -eq "$1" ] || { echo "gemini $status: $2: $stderr"; return 1; }
+}
+
+@test "while a failure is open, only this airlock with run --fixes or ack and harmless options passes (all three hosts)" {
+	exact_exception_setup
+	for cmd in "airlock run --fixes $FAILED -- make test" \
+		"airlock run --fixes=$FAILED --timeout 30s --why 'the fix' --json --tee -- make" \
+		"$AIRLOCK run --fixes $FAILED -- make" \
+		"airlock run --sandbox=default --cwd $WORK --fixes $FAILED -- make" \
+		"airlock run --fixes $FAILED --workspace $WORK -- make" \
+		"airlock ack $FAILED --reason flaky"; do
+		all_hosts 0 "$cmd"
+	done
+	while IFS= read -r cmd; do
+		all_hosts 2 "$cmd"
+	done <<LIST
+airlock run --sandbox=none --fixes $FAILED -- sh -c "rm -rf $AIRLOCK_STATE_DIR/gate/open"
+airlock run --sandbox none --fixes $FAILED -- true
+airlock run --sand=none --fixes $FAILED -- true
+airlock run --policy pol.json --fixes $FAILED -- true
+airlock run --fixes $FAILED --workspace / -- true
+airlock run --state-dir $TEST_DIR/elsewhere --fixes $FAILED -- true
+airlock run --allow-workspace home --fixes $FAILED -- true
+airlock run --net host --fixes $FAILED -- true
+airlock run --env-force GITHUB_TOKEN --fixes $FAILED -- true
+airlock run --fixes $FAILED --fixes 999 -- true
+./airlock run --fixes $FAILED -- true
+$WORK/fake/airlock run --fixes $FAILED -- true
+AIRLOCK_STATE_DIR=$TEST_DIR/x airlock run --fixes $FAILED -- true
+airlock ack $FAILED --state-dir $TEST_DIR/x --reason r
+airlock ack $FAILED --reason r --state-dir=$TEST_DIR/x
+airlock approver init
+LIST
+	# Found first in PATH, a script named airlock is not this binary.
+	PATH="$WORK/fake:$PATH" all_hosts 2 "airlock run --fixes $FAILED -- true"
 }
 
 @test "codex gets no output at all on an unrouted pass (unknown fields would fail its hook)" {
