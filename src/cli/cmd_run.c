@@ -455,6 +455,17 @@ static int run_cli_execute(struct run_cli *cli)
 		if (outcome.host_code_failed && status == EXIT_OK)
 			status = EXIT_HOST_CODE;
 		print_outcome(cli, &outcome, status);
+		/* A fix that passed is followed by the re-run of the failure it
+		 * names; the re-run's status is the answer (docs/gate.md). */
+		if (outcome.rerun) {
+			const struct run_outcome *re = outcome.rerun;
+			int rerun_status = exit_status_for_receipt(re->status, re->exit_code, re->signal);
+			if (re->host_code_failed && rerun_status == EXIT_OK)
+				rerun_status = EXIT_HOST_CODE;
+			print_outcome(cli, re, rerun_status);
+			if (status == EXIT_OK)
+				status = rerun_status;
+		}
 	}
 	run_outcome_release(&outcome);
 	return status;

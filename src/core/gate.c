@@ -15,6 +15,7 @@
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/sha256.h"
 #include "basic/strv.h"
@@ -216,6 +217,16 @@ static json_t *gate_failure_entry(json_t *receipt, const char *scope)
 	uint64_t started = gate_parse_time(jsonutil_str(receipt, "started_at"));
 	if (entry && started)
 		json_object_set_new(entry, "started_ns", json_integer((json_int_t)started));
+	/* What a rerun must match (gate_same_command), kept so the match needs
+	 * no receipt read back. */
+	static const char *const same[] = { "argv_b64", "exec_path", "exec_identity", "policy",
+					    "policy_sha256", NULL };
+	for (size_t i = 0; entry && same[i]; i++)
+		if (json_object_get(receipt, same[i]))
+			json_object_set(entry, same[i], json_object_get(receipt, same[i]));
+	if (entry)
+		json_object_set(entry, "sandbox_profile",
+				json_object_get(json_object_get(receipt, "sandbox"), "profile"));
 	return entry;
 }
 
@@ -243,16 +254,69 @@ static bool gate_receipt_succeeded(json_t *receipt)
 static void gate_entry_verdict(const struct rules *rules, json_t *entry,
 			       struct rules_verdict *ret);
 
-int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
-		 const char *scope, uint64_t fixes, bool trivial, bool verified,
-		 struct gate_effect *ret, struct error *err)
+/* Equal, where missing equals null. */
+static bool gate_equal(json_t *x, json_t *y)
 {
-	*ret = (struct gate_effect){ .fixes = fixes, .verified = verified };
+	if (json_is_null(x))
+		x = NULL;
+	if (json_is_null(y))
+		y = NULL;
+	return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+static bool gate_equal_key(json_t *a, json_t *b, const char *key)
+{
+	return gate_equal(json_object_get(a, key), json_object_get(b, key));
+}
+
+/* rerun: receipt is the re-run run.c made of entry's receipt. A failure
+ * whose command was never resolved (not found) then accepts what the re-run
+ * resolved afresh, and a command the host ran was re-run in the quarantine. */
+static bool gate_command_matches(json_t *entry, json_t *receipt, bool rerun)
+{
+	static const char *const keys[] = { "argv", "argv_b64", "cwd", "expected_exits",
+					    "policy", "policy_sha256", "exec_path", "exec_identity",
+					    NULL };
+	json_t *identity = json_object_get(receipt, "exec_identity");
+	/* Entries older than exec_path have no key at all: never matched. */
+	bool any_exec = rerun && json_is_null(json_object_get(entry, "exec_path"));
+
+	if (!json_object_get(entry, "argv") || !json_object_get(entry, "cwd") ||
+	    json_is_true(json_object_get(identity, "changed_during_run")))
+		return false;
+	for (size_t i = 0; keys[i]; i++)
+		if (!(any_exec && strncmp(keys[i], "exec_", 5) == 0) &&
+		    !gate_equal_key(entry, receipt, keys[i]))
+			return false;
+	json_t *profile = json_object_get(json_object_get(receipt, "sandbox"), "profile");
+	json_t *was = json_object_get(entry, "sandbox_profile");
+	if (rerun && json_is_string(was) && strcmp(json_string_value(was), "host") == 0)
+		return json_is_string(profile) && strcmp(json_string_value(profile), "default") == 0;
+	return gate_equal(was, profile);
+}
+
+bool gate_same_command(json_t *entry, json_t *receipt)
+{
+	return gate_command_matches(entry, receipt, false);
+}
+
+int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+		 bool verified, struct gate_effect *ret, struct error *err)
+{
+	*ret = (struct gate_effect){ .fixes = fixes, .verified = verified, .trivial = trivial,
+				     .rerun_of = rerun_of };
 	ret->scope = strdup(scope);
 	if (!ret->scope)
 		return error_set(err, ENOMEM, "out of memory");
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
 
+	if (!gate_receipt_succeeded(receipt) && rerun_of) {
+		/* The same command failed again: the failure it re-ran says so. */
+		snprintf(ret->note, sizeof(ret->note), "the re-run of receipt %llu failed; it stays open",
+			 (unsigned long long)rerun_of);
+		return 0;
+	}
 	if (!gate_receipt_succeeded(receipt)) {
 		char dir[64];
 		cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope);
@@ -305,27 +369,37 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 	if (r < 0)
 		return r;
 	json_t *exit_code = json_object_get(receipt, "exit_code");
-	bool fixes_found = false;
+	bool fixes_found = false, rerun_found = false;
 	size_t i;
 	json_t *entry;
 	json_array_foreach(open, i, entry) {
 		uint64_t failed = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 		const char *move = NULL;
-		if (json_equal(json_object_get(entry, "argv"), json_object_get(receipt, "argv")) &&
-		    json_equal(json_object_get(entry, "cwd"), json_object_get(receipt, "cwd")) &&
-		    json_equal(json_object_get(entry, "expected_exits"),
-			       json_object_get(receipt, "expected_exits")))
+		if (failed == rerun_of && gate_command_matches(entry, receipt, true))
+			move = "fixes";
+		else if (gate_same_command(entry, receipt))
 			move = "rerun";
+		if (failed == rerun_of) {
+			rerun_found = true;
+			if (!move)
+				snprintf(ret->note, sizeof(ret->note),
+					 "the re-run is not the command of receipt %llu exactly",
+					 (unsigned long long)rerun_of);
+		}
 		if (failed == fixes) {
 			fixes_found = true;
-			if (!move && trivial)
-				snprintf(ret->note, sizeof(ret->note),
-					 "a trivial success closes nothing");
-			else if (!move && json_integer_value(exit_code) != 0)
+			if (!move && json_integer_value(exit_code) != 0) {
 				snprintf(ret->note, sizeof(ret->note),
 					 "only an exit status of 0 closes a failure");
-			else if (!move)
-				move = "fixes";
+			} else if (!move) {
+				/* What CMD did proves nothing by itself: the failed
+				 * command must now pass. */
+				ret->needs_rerun = true;
+				snprintf(ret->note, sizeof(ret->note),
+					 "%sit closes only if the re-run of receipt %llu succeeds",
+					 trivial ? "a trivial success; " : "",
+					 (unsigned long long)fixes);
+			}
 		}
 		if (move && ret->n_closes < GATE_MAX_CLOSES) {
 			ret->closes[ret->n_closes] = failed;
@@ -335,6 +409,9 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 	if (fixes && !fixes_found)
 		snprintf(ret->note, sizeof(ret->note), "receipt %llu is not an open failure in %s",
 			 (unsigned long long)fixes, scope);
+	if (rerun_of && !rerun_found)
+		snprintf(ret->note, sizeof(ret->note), "receipt %llu is no longer open in %s",
+			 (unsigned long long)rerun_of, scope);
 	return 0;
 }
 
@@ -345,10 +422,19 @@ json_t *gate_effect_to_json(const struct gate_effect *e)
 		json_array_append_new(closes, json_pack("{s:I, s:s}", "receipt",
 							(json_int_t)e->closes[i], "move",
 							e->moves[i]));
-	return json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", e->scope, "opened", e->opened,
-			 "verified", e->verified,
-			 "fixes", e->fixes ? json_integer((json_int_t)e->fixes) : NULL, "closes",
-			 closes, "note", e->note[0] ? e->note : NULL);
+	json_t *o = json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", e->scope, "opened",
+			      e->opened, "verified", e->verified, "fixes",
+			      e->fixes ? json_integer((json_int_t)e->fixes) : NULL, "closes", closes,
+			      "note", e->note[0] ? e->note : NULL);
+	/* The fix and its re-run name each other. */
+	const struct {
+		const char *key;
+		uint64_t id;
+	} links[] = { { "rerun", e->rerun }, { "rerun_of", e->rerun_of }, { "fix", e->fix } };
+	for (size_t i = 0; o && i < ARRAY_SIZE(links); i++)
+		json_object_set_new(o, links[i].key,
+				    links[i].id ? json_integer((json_int_t)links[i].id) : json_null());
+	return o;
 }
 
 int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,

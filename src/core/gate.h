@@ -16,8 +16,9 @@
  * an honest move closes it:
  *   rerun          the same argv, in the same cwd, with the same expected
  *                  exits, later succeeds (the environment was repaired);
- *   fixes          a run that names it (--fixes ID) exits 0 and is not a
- *                  trivial success (true, echo, `sh -c :` ...);
+ *   fixes          a run that names it (--fixes ID) exits 0, and then the
+ *                  failed command, re-run exactly (the same executable,
+ *                  argv bytes, cwd, expectations and policy), succeeds;
  *   ack-read-only  `airlock ack`, where the failed command was read-only;
  *   ack-approved   `airlock ack` with the approver's passphrase.
  * State lives in the state directory:
@@ -43,7 +44,12 @@ struct gate_effect {
 	char *scope;
 	bool opened;
 	uint64_t fixes; /* 0: names no failure */
-	bool trivial; /* fixes was attempted with a trivial command */
+	bool trivial; /* fixes was attempted with a trivial command (a note only) */
+	/* The fix run succeeded and the failure it names is still open: the
+	 * caller re-runs that failure (rerun: the id it allocated for it). */
+	bool needs_rerun;
+	uint64_t rerun;
+	uint64_t rerun_of, fix; /* this receipt is the re-run of rerun_of for fix */
 	bool verified; /* airlock ran it, or the host's status is not masked */
 	uint64_t closes[GATE_MAX_CLOSES];
 	const char *moves[GATE_MAX_CLOSES];
@@ -52,15 +58,23 @@ struct gate_effect {
 };
 void gate_effect_release(struct gate_effect *e);
 
-/* Decides what receipt (a receipt document) does in scope. A failure's entry
+/* Decides what receipt (a receipt document) does in scope. A receipt that
+ * succeeds closes the failures whose command it ran again exactly (rerun:
+ * gate_same_command), and, when it is the re-run of rerun_of, that one (fixes).
+ * A --fixes run (fixes) closes nothing itself: it sets needs_rerun. A re-run
+ * that fails opens nothing: the failure it re-ran stays open. A failure's entry
  * records the failed command's risk by rules (when given), so `airlock gate`
  * can say which kind of ack applies without loading them. A failure is
  * opened at once (before the receipt is written, so a crash in between
  * leaves the gate closed, not open to anything); closes wait for
  * gate_commit(). */
 int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
-		 const char *scope, uint64_t fixes, bool trivial, bool verified,
-		 struct gate_effect *ret, struct error *err);
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+		 bool verified, struct gate_effect *ret, struct error *err);
+/* Whether receipt ran the failure's command again exactly: the same argv
+ * bytes, cwd, expected exits, resolved executable (path and identity, not
+ * changed during the run), policy (origin and digest) and sandbox profile. */
+bool gate_same_command(json_t *entry, json_t *receipt);
 json_t *gate_effect_to_json(const struct gate_effect *e);
 /* Once the receipt is written: records and applies its closes. */
 int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,

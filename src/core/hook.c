@@ -1026,6 +1026,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 			 : interrupted ? "interrupted in the host"
 				       : NULL,
 		.policy_origin = st->policy->origin,
+		.policy_sha256 = st->policy->sha256,
 		.sandbox = &sandbox,
 	};
 	int r = store_allocate_id(st->store, &rc.id, err);
@@ -1069,7 +1070,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	struct error gate_err = { 0 };
 	int gate_r = 0;
 	if (opens) {
-		gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, false, verified,
+		gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, 0, false, verified,
 				      &effect, &gate_err);
 	} else {
 		effect.scope = strdup(st->scope);

@@ -302,6 +302,7 @@ int policy_parse(const char *text, size_t n, const char *origin, struct policy *
 	if (!p->origin)
 		return error_set(err, ENOMEM, "out of memory");
 
+	sha256_hex(text, n, p->sha256);
 	int r = 0;
 	if (text != policy_default_json)
 		r = policy_overlay(p, policy_default_json, strlen(policy_default_json), err);

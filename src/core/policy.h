@@ -5,12 +5,16 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "basic/sha256.h"
 
 /* The rules a run is held to, loaded from a versioned JSON document
  * (docs/policy-format.md). The default ships in policy/default.json and is
  * compiled in; --policy FILE replaces it whole. */
 struct policy {
 	char *origin; /* "default" or the file's path */
+	/* SHA-256 of the document's bytes (the built-in one's for "default"):
+	 * a re-run of a failure is held to the same policy (docs/gate.md). */
+	char sha256[SHA256_HEX_SIZE];
 	char **deny_argv0;
 	uint64_t default_timeout_ms, max_timeout_ms, kill_after_ms;
 	char **env_allow;

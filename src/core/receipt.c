@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/strv.h"
 #include "basic/macro.h"
 #include "basic/text.h"
 #include "core/gate.h"
@@ -296,6 +298,18 @@ static json_t *receipt_host_code_json(const struct hostsafety_report *hc)
 			 (json_int_t)hc->entries, "moved_aside", moved);
 }
 
+static json_t *receipt_exec_identity_json(const struct receipt_exec_identity *id)
+{
+	if (!id)
+		return json_null();
+	json_t *o = json_pack("{s:I, s:I, s:I, s:o}", "dev", (json_int_t)id->dev, "ino",
+			      (json_int_t)id->ino, "size", (json_int_t)id->size, "sha256",
+			      id->sha256[0] ? json_string(id->sha256) : json_null());
+	if (o && id->changed_during_run)
+		json_object_set_new(o, "changed_during_run", json_true());
+	return o;
+}
+
 json_t *receipt_to_json(const struct receipt *r)
 {
 	json_t *o = json_object();
@@ -312,6 +326,7 @@ json_t *receipt_to_json(const struct receipt *r)
 	}
 	json_object_set_new(o, "cwd", json_string_or_null(r->cwd));
 	json_object_set_new(o, "exec_path", json_string_or_null(r->exec_path));
+	json_object_set_new(o, "exec_identity", receipt_exec_identity_json(r->exec_identity));
 	json_object_set_new(o, "rationale", json_string_or_null(r->rationale));
 	json_object_set_new(o, "job_sha256", json_string_or_null(r->job_sha256));
 	json_object_set_new(o, "timeout_sec", json_real((double)r->timeout_ms / 1000.0));
@@ -335,6 +350,7 @@ json_t *receipt_to_json(const struct receipt *r)
 	json_object_set_new(o, "sandbox", receipt_sandbox_json(r->sandbox));
 	json_object_set_new(o, "host_code", receipt_host_code_json(r->host_code));
 	json_object_set_new(o, "policy", json_string_or_null(r->policy_origin));
+	json_object_set_new(o, "policy_sha256", json_string_or_null(r->policy_sha256));
 	json_object_set_new(o, "airlock_version", json_string(AIRLOCK_VERSION));
 
 	/* jansson drops a NULL value silently: check that nothing went missing. */
@@ -422,4 +438,121 @@ int receipt_commit(struct store *store, json_t *receipt_json, const struct gate_
 		snprintf(warning, warning_size, "receipt %llu is not in the index: %.900s",
 			 (unsigned long long)id, index_err.msg[0] ? index_err.msg : "out of memory");
 	return 0;
+}
+
+void receipt_rerun_release(struct receipt_rerun *r)
+{
+	strv_free(r->argv);
+	strv_free(r->env_keys);
+	free(r->cwd);
+	free(r->workspace);
+	free(r->policy);
+	free(r->policy_sha256);
+	free(r->exec_path);
+	*r = (struct receipt_rerun){ 0 };
+}
+
+static int receipt_dup_string(json_t *v, char **ret)
+{
+	*ret = NULL;
+	if (!json_is_string(v))
+		return 0;
+	*ret = strdup(json_string_value(v));
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* The exact argv: argv_b64 when some element was not UTF-8, else argv. */
+static int receipt_rerun_argv(json_t *doc, char ***ret, struct error *err)
+{
+	json_t *b64 = json_object_get(doc, "argv_b64");
+	json_t *list = json_is_array(b64) ? b64 : json_object_get(doc, "argv");
+	size_t i;
+	json_t *w;
+
+	if (!json_is_array(list) || json_array_size(list) == 0)
+		return error_set(err, EINVAL, "it records no argv");
+	json_array_foreach(list, i, w) {
+		if (!json_is_string(w))
+			return error_set(err, EINVAL, "its argv is damaged");
+		char *word = NULL;
+		size_t n = json_string_length(w);
+		if (list == b64) {
+			word = base64_decode(json_string_value(w), &n);
+			if (word && strlen(word) != n) {
+				free(word);
+				word = NULL;
+			}
+			if (!word)
+				return error_set(err, EINVAL, "its argv_b64 is damaged");
+		} else if (!(word = strdup(json_string_value(w)))) {
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		if (strv_consume(ret, word) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int receipt_rerun_from_json(json_t *doc, struct receipt_rerun *ret, struct error *err)
+{
+	struct receipt_rerun r = { 0 };
+	json_t *sandbox = json_object_get(doc, "sandbox");
+	json_t *enforced = json_object_get(sandbox, "enforced");
+	json_t *identity = json_object_get(doc, "exec_identity");
+	size_t i;
+	json_t *v;
+	int e = receipt_rerun_argv(doc, &r.argv, err);
+
+	if (e < 0)
+		goto fail;
+	if (!json_is_string(json_object_get(doc, "cwd"))) {
+		e = error_set(err, EINVAL, "it records no cwd");
+		goto fail;
+	}
+	json_array_foreach(json_object_get(doc, "expected_exits"), i, v)
+		if (json_is_integer(v) && r.n_expected < ARRAY_SIZE(r.expected))
+			r.expected[r.n_expected++] = (int)json_integer_value(v);
+	if (r.n_expected == 0)
+		r.expected[r.n_expected++] = 0; /* a host's command: 0 was wanted */
+	r.timeout_ms = (uint64_t)json_integer_value(json_object_get(doc, "timeout_ms"));
+	r.kill_after_ms = (uint64_t)json_integer_value(json_object_get(doc, "kill_after_ms"));
+	json_array_foreach(json_object_get(doc, "env_keys"), i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), "AIRLOCK_RECEIPT_ID") != 0 &&
+		    strv_push(&r.env_keys, json_string_value(v)) < 0)
+			goto oom;
+	/* A command the host ran unconfined is re-run in the quarantine. */
+	const char *profile = json_string_value(json_object_get(sandbox, "profile"));
+	r.sandbox_profile = profile && strcmp(profile, "none") == 0 ? "none" : "default";
+	r.share_net = json_is_string(json_object_get(enforced, "network")) &&
+		      strcmp(json_string_value(json_object_get(enforced, "network")), "host") == 0;
+	json_array_foreach(json_object_get(sandbox, "allow_workspace"), i, v) {
+		unsigned flag = 0;
+		if (json_is_string(v) && hostview_parse_allow(json_string_value(v), &flag) == 0)
+			r.allow_workspace |= flag;
+	}
+	if (receipt_dup_string(json_object_get(doc, "cwd"), &r.cwd) < 0 ||
+	    receipt_dup_string(json_object_get(enforced, "workspace"), &r.workspace) < 0 ||
+	    receipt_dup_string(json_object_get(doc, "policy"), &r.policy) < 0 ||
+	    receipt_dup_string(json_object_get(doc, "policy_sha256"), &r.policy_sha256) < 0 ||
+	    receipt_dup_string(json_object_get(doc, "exec_path"), &r.exec_path) < 0)
+		goto oom;
+	if (json_is_object(identity)) {
+		r.has_identity = true;
+		r.identity.dev = (uint64_t)json_integer_value(json_object_get(identity, "dev"));
+		r.identity.ino = (uint64_t)json_integer_value(json_object_get(identity, "ino"));
+		r.identity.size = (uint64_t)json_integer_value(json_object_get(identity, "size"));
+		snprintf(r.identity.sha256, sizeof(r.identity.sha256), "%s",
+			 json_is_string(json_object_get(identity, "sha256"))
+				 ? json_string_value(json_object_get(identity, "sha256"))
+				 : "");
+		r.identity.changed_during_run =
+			json_is_true(json_object_get(identity, "changed_during_run"));
+	}
+	*ret = r;
+	return 0;
+oom:
+	e = error_set(err, ENOMEM, "out of memory");
+fail:
+	receipt_rerun_release(&r);
+	return e;
 }

@@ -9,7 +9,7 @@
 #include "basic/error.h"
 
 /* One attempt to run a command, whatever became of it (docs/receipt-format.md). */
-#define RECEIPT_SCHEMA "airlock.receipt/1"
+#define RECEIPT_SCHEMA "airlock.receipt/2"
 
 enum receipt_status {
 	RECEIPT_EXITED,
@@ -80,12 +80,21 @@ struct receipt_sandbox {
 
 struct hostsafety_report; /* core/hostsafety.h */
 
+/* Which file exec_path was when airlock resolved it: a rerun of a failure
+ * must run the same one (docs/gate.md). */
+struct receipt_exec_identity {
+	uint64_t dev, ino, size;
+	char sha256[65]; /* of its bytes; empty when it could not be read */
+	bool changed_during_run; /* replaced or written between the digest and the end */
+};
+
 struct receipt {
 	uint64_t id;
 	const char *source; /* "run", "job" */
 	char *const *argv; /* may be empty for a job that did not parse */
 	const char *cwd;
 	const char *exec_path;
+	const struct receipt_exec_identity *exec_identity; /* NULL: not resolved */
 	const char *job_id, *rationale, *job_sha256;
 	uint64_t timeout_ms;
 	uint64_t kill_after_ms; /* the grace between TERM and KILL the run got */
@@ -107,6 +116,7 @@ struct receipt {
 	unsigned descendants_killed;
 	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
 	const char *policy_origin;
+	const char *policy_sha256;
 	const struct receipt_sandbox *sandbox;
 	/* What the run left that would run code on the host, moved aside;
 	 * NULL when the workspace was not checked (nothing ran quarantined). */
@@ -132,3 +142,28 @@ struct gate_effect;
  * error, so every caller fails the same way. */
 int receipt_commit(struct store *store, json_t *receipt_json, const struct gate_effect *effect,
 		   char *warning, size_t warning_size, struct error *err);
+
+/* What a re-run of a recorded attempt needs (airlock run --fixes,
+ * docs/gate.md), read back from its receipt document: the exact argv bytes
+ * (argv_b64 where present), cwd, expectations, limits, environment names,
+ * quarantine and policy, and the executable it resolved to. */
+struct receipt_rerun {
+	char **argv;
+	char *cwd;
+	int expected[32];
+	size_t n_expected;
+	uint64_t timeout_ms, kill_after_ms;
+	char **env_keys;
+	const char *sandbox_profile; /* "default" or "none" (static) */
+	char *workspace; /* NULL: the cwd */
+	bool share_net;
+	unsigned allow_workspace; /* enum hostview_allow */
+	char *policy; /* "default" or a path */
+	char *policy_sha256; /* NULL in receipts written before it */
+	char *exec_path; /* NULL: it was never resolved */
+	bool has_identity;
+	struct receipt_exec_identity identity;
+};
+
+int receipt_rerun_from_json(json_t *doc, struct receipt_rerun *ret, struct error *err);
+void receipt_rerun_release(struct receipt_rerun *r);

@@ -18,6 +18,7 @@
 #include "basic/clock.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
+#include "basic/sha256.h"
 #include "basic/strv.h"
 #include "basic/text.h"
 #include "core/dryrun.h"
@@ -51,6 +52,14 @@ struct run_state {
 	struct run_stream streams[2];
 	char *cwd;
 	char *exec_path;
+	struct receipt_exec_identity exec_id; /* valid when has_exec_id */
+	bool has_exec_id;
+	struct timespec exec_ctime; /* when exec_id was taken */
+	/* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
+	 * and the fix it follows. */
+	const struct receipt_rerun *rerun;
+	uint64_t rerun_of, fix_id;
+	uint64_t rerun_id; /* a fix run: the id allocated for its re-run */
 	struct run_env env;
 	char *workspace;
 	struct hostview_caller caller;
@@ -82,6 +91,11 @@ void run_outcome_release(struct run_outcome *outcome)
 {
 	json_decref(outcome->receipt);
 	outcome->receipt = NULL;
+	if (outcome->rerun) {
+		run_outcome_release(outcome->rerun);
+		free(outcome->rerun);
+		outcome->rerun = NULL;
+	}
 }
 
 static void run_stream_spill(struct run_stream *s, const void *data, size_t n)
@@ -329,6 +343,54 @@ static int run_check_request(struct run_state *st, char **environ_)
 	return 0;
 }
 
+/* Which file exec_path is: device, inode, size and the SHA-256 of its bytes
+ * (empty when it cannot be read, as an execute-only file). */
+static void run_exec_identity(struct run_state *st)
+{
+	/* A relative exec_path is found from the command's cwd, as execve does. */
+	cleanup_close int cwd_fd = open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = openat(cwd_fd, st->exec_path,
+				      O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat sb;
+
+	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, st->exec_path, &sb, 0)) < 0)
+		return;
+	st->exec_id = (struct receipt_exec_identity){ .dev = (uint64_t)sb.st_dev,
+						      .ino = (uint64_t)sb.st_ino,
+						      .size = (uint64_t)sb.st_size };
+	st->exec_ctime = sb.st_ctim;
+	if (fd >= 0 && S_ISREG(sb.st_mode) && sha256_fd_hex(fd, st->exec_id.sha256) < 0)
+		st->exec_id.sha256[0] = '\0';
+	st->has_exec_id = true;
+	st->receipt.exec_identity = &st->exec_id;
+}
+
+/* A re-run runs the executable the failed attempt ran, or nothing: the same
+ * path, device, inode and bytes. One that was never resolved (not found)
+ * is resolved afresh. */
+static int run_check_rerun_exec(struct run_state *st)
+{
+	const struct receipt_rerun *rr = st->rerun;
+
+	if (!rr || !rr->exec_path)
+		return 0;
+	const struct receipt_exec_identity *was = &rr->identity, *now = &st->exec_id;
+	bool same = strcmp(rr->exec_path, st->exec_path) == 0 &&
+		    (!rr->has_identity ||
+		     (st->has_exec_id && was->dev == now->dev && was->ino == now->ino &&
+		      was->size == now->size && strcmp(was->sha256, now->sha256) == 0 &&
+		      !was->changed_during_run));
+	if (same)
+		return 0;
+	run_refuse(st, RECEIPT_INVALID,
+		   "the executable changed since receipt %llu: it was %.300s (device %llu, inode %llu, sha256 %.16s), now %.300s (device %llu, inode %llu, sha256 %.16s); the re-run did not start",
+		   (unsigned long long)st->rerun_of, rr->exec_path, (unsigned long long)was->dev,
+		   (unsigned long long)was->ino, was->sha256[0] ? was->sha256 : "-", st->exec_path,
+		   (unsigned long long)now->dev, (unsigned long long)now->ino,
+		   now->sha256[0] ? now->sha256 : "-");
+	return -1;
+}
+
 static int run_resolve_command(struct run_state *st)
 {
 	const char *cmd = st->req->argv[0];
@@ -352,7 +414,23 @@ static int run_resolve_command(struct run_state *st)
 		return -1;
 	}
 	st->receipt.exec_path = st->exec_path;
-	return 0;
+	run_exec_identity(st);
+	return run_check_rerun_exec(st);
+}
+
+/* After the run: a file replaced or written since its digest was taken
+ * (a new inode, or a new ctime) is not known to be what ran. */
+static void run_recheck_exec_identity(struct run_state *st)
+{
+	struct stat sb;
+	cleanup_close int cwd_fd =
+		st->has_exec_id ? open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (st->has_exec_id &&
+	    (cwd_fd < 0 || fstatat(cwd_fd, st->exec_path, &sb, 0) < 0 || (uint64_t)sb.st_dev != st->exec_id.dev ||
+	     (uint64_t)sb.st_ino != st->exec_id.ino || sb.st_ctim.tv_sec != st->exec_ctime.tv_sec ||
+	     sb.st_ctim.tv_nsec != st->exec_ctime.tv_nsec))
+		st->exec_id.changed_during_run = true;
 }
 
 static int run_open_streams(struct run_state *st, struct error *err)
@@ -726,16 +804,28 @@ static int run_gate_prepare(struct run_state *st, json_t *doc, struct gate_effec
 	cleanup_with(rules_freep) struct rules *rules = NULL;
 	if ((failed || req->fixes) && rules_load_default(&rules, err) < 0)
 		return -EINVAL;
-	bool trivial = req->fixes && req->argv && req->argv[0] &&
-		       gate_is_trivial(st->policy, rules, req->argv);
+	/* The gate's rules are the installed ones, never a --policy file's. */
+	cleanup_with(policy_freep) struct policy *installed = NULL;
+	if (req->fixes && policy_load_default(&installed, err) < 0)
+		return -EINVAL;
+	bool trivial = installed && req->argv && req->argv[0] &&
+		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
-	return gate_prepare(st->store, doc, rules, st->scope, req->fixes, trivial, !req->dryrun,
-			    effect, err);
+	int r = gate_prepare(st->store, doc, rules, st->scope, req->fixes, st->rerun_of, trivial,
+			     !req->dryrun, effect, err);
+	effect->fix = st->fix_id;
+	/* The fix passed: the failed command runs again, as the next receipt. */
+	if (r == 0 && effect->needs_rerun) {
+		r = store_allocate_id(st->store, &effect->rerun, err);
+		st->rerun_id = effect->rerun;
+	}
+	return r;
 }
 
 static void run_gate_outcome(const struct gate_effect *effect, struct run_outcome *ret)
 {
 	ret->failure_opened = effect->opened;
+	ret->rerun_id = effect->rerun;
 	for (size_t i = 0; i < effect->n_closes && i < ARRAY_SIZE(ret->closes); i++)
 		ret->closes[ret->n_closes++] = effect->closes[i];
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
@@ -931,6 +1021,15 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		return error_set(err, ENOMEM, "out of memory");
 	st->store->durable = st->policy->fsync_receipts;
 	rc->policy_origin = st->policy->origin;
+	rc->policy_sha256 = st->policy->sha256;
+	if (policy_r == 0 && st->rerun && st->rerun->policy_sha256 &&
+	    strcmp(st->rerun->policy_sha256, st->policy->sha256) != 0) {
+		run_refuse(st, RECEIPT_INVALID,
+			   "the policy %.300s changed since receipt %llu (sha256 %.16s, now %.16s); the re-run did not start",
+			   st->policy->origin, (unsigned long long)st->rerun_of,
+			   st->rerun->policy_sha256, st->policy->sha256);
+		policy_r = -1;
+	}
 	st->sandbox_enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
 						   : st->policy->sandbox_enabled;
 	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
@@ -959,6 +1058,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		int r = run_spawn(st, err);
 		if (r < 0)
 			return r;
+		run_recheck_exec_identity(st);
 		run_check_host_code(st);
 	}
 	/* The receipt is written while the kernel tears the quarantine down. */
@@ -967,11 +1067,17 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	return r;
 }
 
-int run_execute(const struct run_context *ctx, const struct run_request *req,
-		struct run_outcome *ret, struct error *err)
+/* One attempt, and its receipt. rerun (with rerun_of and fix_id) makes it
+ * the re-run of a failed attempt; id, when not 0, was allocated for it. */
+static int run_execute_one(const struct run_context *ctx, const struct run_request *req,
+			   uint64_t id, const struct receipt_rerun *rerun, uint64_t rerun_of,
+			   uint64_t fix_id, struct run_outcome *ret, struct error *err)
 {
 	struct run_state st = {
 		.req = req,
+		.rerun = rerun,
+		.rerun_of = rerun_of,
+		.fix_id = fix_id,
 		.streams = { { .spill_fd = -1, .tee_fd = -1 }, { .spill_fd = -1, .tee_fd = -1 } },
 		.receipt = {
 			.source = req->source,
@@ -997,7 +1103,9 @@ int run_execute(const struct run_context *ctx, const struct run_request *req,
 			      "no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
 	else
 		r = store_open(dir, true, &st.store, err);
-	if (r == 0)
+	if (r == 0 && id)
+		st.receipt.id = id;
+	else if (r == 0)
 		r = store_allocate_id(st.store, &st.receipt.id, err);
 	if (r == 0) {
 		snprintf(st.id_text, sizeof(st.id_text), "%llu", (unsigned long long)st.receipt.id);
@@ -1005,4 +1113,105 @@ int run_execute(const struct run_context *ctx, const struct run_request *req,
 	}
 	run_state_release(&st);
 	return r;
+}
+
+/* The request that repeats a recorded attempt exactly (receipt_rerun), with
+ * the fix run's terminal. */
+static int run_rerun_request(const struct receipt_rerun *rr, const struct run_request *fix,
+			     struct run_request *req)
+{
+	run_request_init(req);
+	req->source = "rerun";
+	for (size_t i = 0; rr->argv[i]; i++)
+		if (strv_push(&req->argv, rr->argv[i]) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; rr->env_keys && rr->env_keys[i]; i++)
+		if (strv_push(&req->env_allow, rr->env_keys[i]) < 0 ||
+		    strv_push(&req->env_force, rr->env_keys[i]) < 0)
+			return -ENOMEM;
+	req->env_replace = true; /* the same names, no more */
+	req->cwd = strdup(rr->cwd);
+	if (!req->cwd || (rr->workspace && !(req->workspace = strdup(rr->workspace))))
+		return -ENOMEM;
+	req->has_timeout = req->has_kill_after = rr->timeout_ms > 0;
+	req->timeout_ms = rr->timeout_ms;
+	req->kill_after_ms = rr->kill_after_ms;
+	memcpy(req->expected, rr->expected, rr->n_expected * sizeof(rr->expected[0]));
+	req->n_expected = rr->n_expected;
+	req->sandbox_profile = rr->sandbox_profile;
+	req->allow_workspace = rr->allow_workspace;
+	req->share_net = rr->share_net;
+	req->tee_stdout_fd = fix->tee_stdout_fd;
+	req->tee_stderr_fd = fix->tee_stderr_fd;
+	return 0;
+}
+
+static int run_read_failed(const struct run_context *ctx, uint64_t id, json_t **ret,
+			   struct error *err)
+{
+	cleanup_free char *default_dir = ctx->state_dir ? NULL : store_default_path();
+	const char *dir = ctx->state_dir ? ctx->state_dir : default_dir;
+	cleanup_with(store_freep) struct store *store = NULL;
+	cleanup_free char *text = NULL;
+
+	if (!dir)
+		return error_set(err, ENOENT, "no state directory");
+	int r = store_open(dir, false, &store, err);
+	if (r == 0)
+		r = store_read_receipt(store, id, &text, err);
+	if (r == 0)
+		r = jsonutil_parse_object(text, strlen(text), ret, err);
+	return r;
+}
+
+/* The fix passed: the failed attempt runs again as receipt ret->rerun_id,
+ * under its own policy; only its success closes the failure. */
+static int run_execute_rerun(const struct run_context *ctx, const struct run_request *fix,
+			     struct run_outcome *fix_outcome, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *failed = NULL;
+	struct receipt_rerun rr = { 0 };
+	struct run_request req;
+	struct error why = { 0 };
+	int r = run_read_failed(ctx, fix->fixes, &failed, &why);
+
+	if (r == 0)
+		r = receipt_rerun_from_json(failed, &rr, &why);
+	if (r == 0 && run_rerun_request(&rr, fix, &req) < 0) {
+		run_request_release(&req);
+		receipt_rerun_release(&rr);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	if (r < 0) {
+		/* Its id is taken and the fix names it: it is still recorded. */
+		run_request_init(&req);
+		req.source = "rerun";
+		run_request_set_invalid(&req, "receipt %llu cannot be re-run: %s",
+					(unsigned long long)fix->fixes, why.msg);
+	}
+	struct run_context rerun_ctx = *ctx;
+	rerun_ctx.policy_path = rr.policy && strcmp(rr.policy, "default") != 0 ? rr.policy : NULL;
+	struct run_outcome *out = calloc(1, sizeof(*out));
+	if (!out)
+		r = error_set(err, ENOMEM, "out of memory");
+	else
+		r = run_execute_one(&rerun_ctx, &req, fix_outcome->rerun_id, r == 0 ? &rr : NULL,
+				    fix->fixes, fix_outcome->id, out, err);
+	if (r == 0)
+		fix_outcome->rerun = out;
+	else
+		free(out);
+	run_request_release(&req);
+	receipt_rerun_release(&rr);
+	return r;
+}
+
+int run_execute(const struct run_context *ctx, const struct run_request *req,
+		struct run_outcome *ret, struct error *err)
+{
+	int r = run_execute_one(ctx, req, 0, NULL, 0, 0, ret, err);
+
+	if (r < 0 || !ret->rerun_id)
+		return r;
+	return run_execute_rerun(ctx, req, ret, err);
 }

@@ -31,6 +31,10 @@ struct run_outcome {
 	uint64_t closes[16];
 	size_t n_closes;
 	char gate_note[256]; /* why --fixes closed nothing, if it did not */
+	/* A --fixes run that passed: its re-run of the failure (docs/gate.md),
+	 * whose outcome is in rerun (NULL if it could not be recorded). */
+	uint64_t rerun_id;
+	struct run_outcome *rerun;
 	const char *verdict; /* dry runs: DRY_RUN_OK ...; points into receipt */
 };
 

@@ -51,17 +51,19 @@ rerun_line() { sed -n 2p <<<"$output"; }
 
 @test "a fix proves itself: whatever CMD is, the failure stays open while its re-run fails" {
 	fail_until_marker
-	ln -s "$(command -v true)" make
+	ln -s "$(type -P true)" make
 	: >empty.sh
 	while IFS= read -r line; do
 		eval "args=($line)"
-		al run --fixes "$FAILED" -- "${args[@]}"
+		run --separate-stderr "$AIRLOCK" run --fixes "$FAILED" -- "${args[@]}"
 		[ "$(jq -c .closes <<<"$(fix_line)")" = "[]" ] || { echo "$line closed it: $output"; return 1; }
-		[ "$(jq -c .closes <<<"$(rerun_line)")" = "[]" ] || { echo "$line closed it: $output"; return 1; }
+		# A fix that exits 0 is followed by the re-run, which fails again.
+		if [ "$(jq -r .exit <<<"$(fix_line)")" = 0 ]; then
+			[ "$(jq -c .closes <<<"$(rerun_line)")" = "[]" ] || { echo "$line closed it: $output"; return 1; }
+			[[ "$stderr" == *"the re-run of receipt $FAILED failed"* ]] || { echo "$line: $stderr"; return 1; }
+		fi
 		[ "$status" -ne 0 ] || { echo "$line: exit 0 while the failure stays open"; return 1; }
-		[[ "$stderr" == *"re-run of receipt $FAILED"*"failed"* ]] || { echo "$line: $stderr"; return 1; }
-		run "$AIRLOCK" gate
-		[ "$status" -eq 2 ] || { echo "$line: the gate opened"; return 1; }
+		[ ! -e "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json" ] || { echo "$line closed it"; return 1; }
 	done <<'LIST'
 true
 ls
@@ -85,8 +87,7 @@ LIST
 	al run --fixes "$FAILED" -- true
 	[ "$status" -eq 0 ]
 	[ "$(jq -c .closes <<<"$(rerun_line)")" = "[$FAILED]" ]
-	run "$AIRLOCK" gate
-	[ "$status" -eq 0 ]
+	jq -e '.move == "fixes"' "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
 }
 
 @test "--fixes re-runs the failed command exactly, and both receipts say so" {
@@ -97,7 +98,7 @@ LIST
 	[ "$status" -eq 3 ]
 	FAILED=$(receipt_id)
 	touch $'sub/m\377'
-	al run --fixes "$FAILED" -- sh -c 'echo fixing'
+	al run --cwd sub --fixes "$FAILED" -- sh -c 'echo fixing'
 	[ "$status" -eq 0 ]
 	fix=$(jq -r .receipt <<<"$(fix_line)")
 	rerun=$(jq -r .receipt <<<"$(rerun_line)")
@@ -124,7 +125,7 @@ LIST
 	[[ "$stderr" == *"changed since"* ]]
 	run "$AIRLOCK" gate
 	[ "$status" -eq 2 ]
-	rm chk && printf '#!/bin/sh\nexit 1\n' >chk && chmod +x chk # the same bytes, another inode
+	printf '#!/bin/sh\nexit 1\n' >chk.new && chmod +x chk.new && mv chk.new chk # the same bytes, another inode
 	al run --fixes "$FAILED" -- true
 	[[ "$stderr" == *"changed since"* ]]
 	run "$AIRLOCK" gate

@@ -573,3 +573,19 @@ captured() { # fixture [jq filter [jq args...]]
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"receipt $FAILED"* ]]
 }
+
+@test "--fixes re-runs a host's failed command in the quarantine; only its success closes it" {
+	hook claude post-tool-use claude-code/2.1/post-tool-use-failure-bash.json "test -e marker"
+	id=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1 | xargs jq -r .id)
+	run --separate-stderr "$AIRLOCK" run --fixes "$id" -- true
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"the re-run of receipt $id failed"* ]]
+	touch marker
+	run --separate-stderr "$AIRLOCK" run --fixes "$id" -- true
+	[ "$status" -eq 0 ]
+	r=$(sed -n 2p <<<"$output" | jq -r .receipt)
+	jq -e '.source == "rerun" and .argv == ["bash", "-c", "test -e marker"] and
+		.sandbox.profile == "default" and .sandbox.enforced != null' "$AIRLOCK_STATE_DIR/receipts/$r.json"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+}

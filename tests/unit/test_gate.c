@@ -405,6 +405,7 @@ static void test_gate_trivial_successes(void)
 		{ "make", "test", NULL },
 		{ "sh", "-c", "true && make", NULL },
 		{ "pytest", NULL },
+		{ "env", "-Smake test", NULL },
 	};
 	for (size_t i = 0; i < sizeof(trivial) / sizeof(trivial[0]); i++)
 		ASSERT_TRUE(gate_is_trivial(policy, rules, (char *const *)trivial[i]));
@@ -434,7 +435,11 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_INT(store_open(dir, true, &store, &err), 0);
 
 	json_t *failed = fake_receipt(1, "make", 2);
-	ASSERT_EQ_INT(gate_prepare(store, failed, NULL, "/w", 0, false, true, &e, &err), 0);
+	json_object_set_new(failed, "exec_path", json_string("/bin/sh"));
+	json_object_set_new(failed, "exec_identity",
+			    json_pack("{s:i, s:i, s:i, s:s}", "dev", 1, "ino", 2, "size", 3, "sha256",
+				      "ab"));
+	ASSERT_EQ_INT(gate_prepare(store, failed, NULL, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_TRUE(e.opened);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
@@ -448,38 +453,72 @@ static void test_gate_opens_and_closes(void)
 
 	/* Unverified success of the same argv: nothing closes. */
 	json_t *ok = fake_receipt(2, "make", 0);
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, false, false, &e, &err), 0);
+	json_object_set(ok, "exec_path", json_object_get(failed, "exec_path"));
+	json_object_set_new(ok, "exec_identity", json_deep_copy(json_object_get(failed, "exec_identity")));
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 0, false, false, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	gate_effect_release(&e);
-	/* --fixes with a trivial command: nothing closes, and it says why. */
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 1, true, true, &e, &err), 0);
-	ASSERT_EQ_INT(e.n_closes, 1); /* same argv: the rerun closes it anyway */
+	/* The same argv, but another executable (or one changed while it ran):
+	 * not a rerun. */
+	json_object_set_new(json_object_get(ok, "exec_identity"), "sha256", json_string("cd"));
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	gate_effect_release(&e);
+	json_object_set_new(json_object_get(ok, "exec_identity"), "sha256", json_string("ab"));
+	json_object_set_new(json_object_get(ok, "exec_identity"), "changed_during_run", json_true());
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	gate_effect_release(&e);
+	json_object_del(json_object_get(ok, "exec_identity"), "changed_during_run");
+	/* The same command, verified: a rerun, with or without --fixes. */
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 1, 0, true, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 1);
 	ASSERT_EQ_STR(e.moves[0], "rerun");
+	ASSERT_TRUE(!e.needs_rerun);
 	gate_effect_release(&e);
+	/* Any other --fixes command closes nothing itself: the re-run decides. */
 	json_t *other = fake_receipt(3, "true", 0);
-	ASSERT_EQ_INT(gate_prepare(store, other, NULL, "/w", 1, true, true, &e, &err), 0);
+	ASSERT_EQ_INT(gate_prepare(store, other, NULL, "/w", 1, 0, true, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
-	ASSERT_TRUE(strstr(e.note, "trivial") != NULL);
+	ASSERT_TRUE(e.needs_rerun);
+	ASSERT_TRUE(strstr(e.note, "trivial") != NULL && strstr(e.note, "re-run") != NULL);
 	gate_effect_release(&e);
-	/* A real fix closes it, once. */
 	json_t *fix = fake_receipt(4, "make clean all", 0);
-	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 1, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 1, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(e.needs_rerun);
+	gate_effect_release(&e);
+	/* A re-run that is not the command exactly, or that fails, closes
+	 * nothing and opens nothing. */
+	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 0, 1, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(strstr(e.note, "not the command") != NULL);
+	gate_effect_release(&e);
+	json_t *again = fake_receipt(5, "make", 2);
+	ASSERT_EQ_INT(gate_prepare(store, again, NULL, "/w", 0, 1, false, true, &e, &err), 0);
+	ASSERT_TRUE(!e.opened);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	gate_effect_release(&e);
+	/* The re-run that passes closes it, once, as "fixes". */
+	json_object_set_new(ok, "id", json_integer(6));
+	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 1, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 1);
 	ASSERT_EQ_STR(e.moves[0], "fixes");
-	/* A close stands on its closing receipt: written before the commit. */
-	json_object_set_new(fix, "gate", gate_effect_to_json(&e));
-	char *fix_text = json_dumps(fix, JSON_COMPACT);
-	ASSERT_EQ_INT(store_write_receipt(store, 4, fix_text, strlen(fix_text), &err), 0);
-	free(fix_text);
-	ASSERT_EQ_INT(gate_commit(store, &e, fix, &err), 0);
+	/* A close stands on its closing receipt (the re-run): written before
+	 * the commit. */
+	json_object_set_new(ok, "gate", gate_effect_to_json(&e));
+	char *ok_text = json_dumps(ok, JSON_COMPACT);
+	ASSERT_EQ_INT(store_write_receipt(store, 6, ok_text, strlen(ok_text), &err), 0);
+	free(ok_text);
+	ASSERT_EQ_INT(gate_commit(store, &e, ok, &err), 0);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
-	ASSERT_EQ_INT(json_array_size(open), 0);
+	ASSERT_EQ_INT(json_array_size(open), 0); /* the failed re-run (5) opened none */
 	json_decref(open);
 	json_t *record = NULL;
 	ASSERT_EQ_INT(gate_find_closed(store, 1, &record, &err), 0);
 	ASSERT_EQ_STR(json_string_value(json_object_get(record, "move")), "fixes");
-	ASSERT_EQ_INT(json_integer_value(json_object_get(record, "by_receipt")), 4);
+	ASSERT_EQ_INT(json_integer_value(json_object_get(record, "by_receipt")), 6);
 	/* The record holds; moved to another failure, or with another digest,
 	 * it does not. */
 	struct error why = { 0 };
@@ -491,6 +530,7 @@ static void test_gate_opens_and_closes(void)
 	json_object_set_new(record, "schema", json_string("airlock.gate-close/1"));
 	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
 	json_decref(record);
+	json_decref(again);
 
 	json_decref(failed);
 	json_decref(ok);
