@@ -29,6 +29,7 @@
 #include "core/rules.h"
 #include "core/shellwords.h"
 #include "core/store.h"
+#include "sandbox/sandbox.h"
 
 /* Everything one hook invocation needs, released in one place. */
 struct hook_state {
@@ -207,31 +208,16 @@ static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
 		 n > 1 ? " Other failures are open too; `airlock gate` lists them." : "");
 }
 
-/* `airlock run ... --fixes ID ...` or `airlock ack ID ...`, alone, for an
- * open failure: the one kind of command that may pass while it is open. */
-static bool hook_names_open_failure(struct hook_state *st, const struct shell_script *s)
+/* Whether id_text is the id of an open failure of the scope. */
+static bool hook_is_open_id(struct hook_state *st, const char *id_text)
 {
-	if (!s->plain || s->n_commands != 1)
-		return false;
-	char *const *argv = s->commands[0].argv;
-	const char *base = strrchr(argv[0], '/');
-	if (strcmp(base ? base + 1 : argv[0], "airlock") != 0 || !argv[1])
-		return false;
-	const char *id_text = NULL;
-	if (strcmp(argv[1], "ack") == 0)
-		id_text = argv[2];
-	else if (strcmp(argv[1], "run") == 0)
-		for (size_t i = 2; argv[i] && strcmp(argv[i], "--") != 0; i++) {
-			if (strcmp(argv[i], "--fixes") == 0)
-				id_text = argv[i + 1];
-			else if (strncmp(argv[i], "--fixes=", 8) == 0)
-				id_text = argv[i] + 8;
-		}
-	if (!id_text)
-		return false;
 	char *end;
+
+	if (!id_text || id_text[0] < '1' || id_text[0] > '9')
+		return false;
+	errno = 0;
 	unsigned long long id = strtoull(id_text, &end, 10);
-	if (*end || id == 0)
+	if (errno || *end)
 		return false;
 	size_t i;
 	json_t *e;
@@ -239,6 +225,133 @@ static bool hook_names_open_failure(struct hook_state *st, const struct shell_sc
 		if ((unsigned long long)json_integer_value(json_object_get(e, "receipt")) == id)
 			return true;
 	return false;
+}
+
+/* The payload's cwd, where the host's shell runs the command. */
+static const char *hook_cwd(struct hook_state *st, char **buf)
+{
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+
+	return cwd ? cwd : (*buf = getcwd(NULL, 0));
+}
+
+/* argv0 is this airlock binary: found as the host's shell finds it (the
+ * hook's PATH, the payload's cwd), it is the file /proc/self/exe is, by
+ * device and inode. A script that is called airlock is not. */
+static bool hook_is_this_airlock(struct hook_state *st, const char *argv0)
+{
+	cleanup_free char *here = NULL, *path = NULL;
+	const char *cwd = hook_cwd(st, &here);
+	struct stat self, found;
+
+	if (!cwd || stat("/proc/self/exe", &self) < 0 ||
+	    sandbox_resolve_command(argv0, strv_env_get(st->ctx->environ_, "PATH"), cwd, &path) < 0)
+		return false;
+	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return cwd_fd >= 0 && fstatat(cwd_fd, path, &found, 0) == 0 && S_ISREG(found.st_mode) &&
+	       found.st_dev == self.st_dev && found.st_ino == self.st_ino;
+}
+
+/* --workspace DIR for a --fixes run: inside the scope, resolved from the
+ * payload's cwd (a narrower writable tree weakens nothing). */
+static bool hook_workspace_in_scope(struct hook_state *st, const char *dir)
+{
+	cleanup_free char *here = NULL, *joined = NULL, *real = NULL;
+	const char *cwd = hook_cwd(st, &here);
+
+	if (!cwd || !*dir)
+		return false;
+	joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
+	real = joined ? realpath(joined, NULL) : NULL;
+	return real && path_is_under(real, st->scope);
+}
+
+/* The options of `airlock run` that cannot weaken the quarantine, the gate
+ * or the record, by exact name: GNU abbreviations (--sand=none) are refused
+ * rather than resolved. Missing here, so refused: --sandbox none,
+ * --policy, --state-dir, --allow-workspace, --env-force, --net host,
+ * --expect-delete. */
+static const struct {
+	const char *name;
+	bool value;
+} hook_fix_options[] = {
+	{ "cwd", true },    { "timeout", true }, { "kill-after", true }, { "env", true },
+	{ "expect", true }, { "expect-exit", true }, { "job-id", true }, { "why", true },
+	{ "json", false },  { "tee", false },    { "spill", false },	   { "sandbox", true },
+	{ "net", true },    { "workspace", true }, { "fixes", true },
+};
+
+/* One option word (and its value) of a --fixes run: 1 and *ret_used words
+ * when it is harmless, 0 when not. */
+static bool hook_fix_option(struct hook_state *st, char *const *argv, size_t *ret_used,
+			    const char **ret_fixes)
+{
+	const char *word = argv[0] + 2, *eq = strchr(word, '=');
+	size_t len = eq ? (size_t)(eq - word) : strlen(word);
+
+	for (size_t i = 0; i < ARRAY_SIZE(hook_fix_options); i++) {
+		const char *name = hook_fix_options[i].name;
+		if (strlen(name) != len || strncmp(word, name, len) != 0)
+			continue;
+		if (!hook_fix_options[i].value) {
+			*ret_used = 1;
+			return !eq;
+		}
+		const char *value = eq ? eq + 1 : argv[1];
+		*ret_used = eq ? 1 : 2;
+		if (!value)
+			return false;
+		if (strcmp(name, "sandbox") == 0)
+			return strcmp(value, "default") == 0;
+		if (strcmp(name, "net") == 0)
+			return strcmp(value, "none") == 0;
+		if (strcmp(name, "workspace") == 0)
+			return hook_workspace_in_scope(st, value);
+		if (strcmp(name, "fixes") == 0) {
+			if (*ret_fixes)
+				return false; /* named twice: which one counts is getopt's call */
+			*ret_fixes = value;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* `airlock run [HARMLESS OPTIONS] --fixes ID ... -- CMD` or `airlock ack ID
+ * --reason TEXT`, alone, run by this airlock binary, for a failure open in
+ * the scope: the one kind of command that may pass while it is open. */
+static bool hook_names_open_failure(struct hook_state *st, const struct shell_script *s)
+{
+	if (!s->plain || s->n_commands != 1 || s->commands[0].assignments)
+		return false;
+	char *const *argv = s->commands[0].argv;
+	if (!argv[1] || !hook_is_this_airlock(st, argv[0]))
+		return false;
+	if (strcmp(argv[1], "ack") == 0) {
+		/* ack ID --reason TEXT, in any order; nothing else. */
+		const char *id = NULL;
+		for (size_t i = 2; argv[i]; i++) {
+			if (strcmp(argv[i], "--reason") == 0 && argv[i + 1])
+				i++;
+			else if (strncmp(argv[i], "--reason=", 9) == 0)
+				continue;
+			else if (argv[i][0] == '-' || id)
+				return false;
+			else
+				id = argv[i];
+		}
+		return hook_is_open_id(st, id);
+	}
+	if (strcmp(argv[1], "run") != 0)
+		return false;
+	const char *fixes = NULL;
+	for (size_t i = 2, used; argv[i] && strcmp(argv[i], "--") != 0; i += used) {
+		if (argv[i][0] != '-')
+			break; /* the command: getopt stops here ("+") */
+		if (argv[i][1] != '-' || !hook_fix_option(st, argv + i, &used, &fixes))
+			return false;
+	}
+	return hook_is_open_id(st, fixes);
 }
 
 static void hook_masking_text(unsigned mask, char *buf, size_t size)
