@@ -116,7 +116,7 @@ static void print_failure(json_t *e)
 	} else {
 		cli_print("    - the host runs the same command string again and it succeeds, unmasked\n");
 	}
-	cli_print("    - a run naming it exits 0 with a command that is not a trivial success:\n"
+	cli_print("    - a run naming it exits 0, and then the failed command, re-run exactly, succeeds:\n"
 	       "      airlock run --fixes %llu -- CMD ...\n", id);
 	json_int_t risk = json_integer_value(json_object_get(e, "risk"));
 	if (risk == 1)

@@ -198,7 +198,7 @@ static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
 	snprintf(buf, size,
 		 "airlock receipt %lld is an open failure in %s: %s%s (%s%s). %s%.1200s%s"
 		 "It closes when the same command succeeds again, when `airlock run --fixes %lld -- CMD` "
-		 "exits 0 with a command that is not a trivial success, or when it is acknowledged "
+		 "exits 0 and the failed command, which airlock then re-runs exactly, succeeds, or when it is acknowledged "
 		 "(`airlock gate` lists the ways).%s",
 		 (long long)json_integer_value(json_object_get(e, "receipt")), st->scope,
 		 shell ? shell : argv ? argv : "?", "", jstr_or(e, "status", "failed"), exit_text,
