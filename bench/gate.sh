@@ -1,12 +1,15 @@
 #!/bin/sh
 # `airlock gate` at 10 and at 100,000 receipts with one open failure, side by
-# side with the seed's gate.py at the same counts, in one run. Prints a
-# Markdown section for docs/BENCHMARKS.md.
-#   bench/gate.sh AIRLOCK_BINARY
+# side with the seed's gate.py at the same counts, in one run; then
+# `airlock classify` and `airlock hook claude pre-tool-use` against bare
+# `true`, and against BEFORE (an airlock built before issue 12) when given.
+# Prints Markdown sections for docs/BENCHMARKS.md.
+#   bench/gate.sh AIRLOCK_BINARY [BEFORE_BINARY]
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 airlock=$1
+before=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3=/usr/bin/python3
@@ -68,4 +71,52 @@ echo "| 10 | $g10 | $s10 | $(ratio "$s10" "$g10") |"
 echo "| 100,000 ($n receipt files) | $g100k | $s100k | $(ratio "$s100k" "$g100k") |"
 echo
 echo "\`airlock gate\` at 100,000 receipts against 10: $(ratio "$g100k" "$g10")x (target: within 1.2x, and under 2 ms). It lists one directory of open failures and never reads receipts; the seed's gate sorts every receipt file name on each call."
+echo
+
+# Classification and the pre-tool-use hook. hyperfine 1.15 has no --input,
+# so a hook reads its payload through `sh -c 'exec ... <FILE'`, and the
+# same `sh -c 'exec true <FILE'` is its baseline.
+payload() { # file cwd command
+	jq -n --arg cwd "$2" --arg cmd "$3" '{session_id: "bench", transcript_path: "/dev/null",
+		cwd: $cwd, hook_event_name: "PreToolUse", tool_name: "Bash",
+		tool_input: {command: $cmd, description: "bench"}, tool_use_id: "toolu_bench"}' >"$1"
+}
+mkdir -p "$work/hws" "$work/bin"
+ln -s "$(readlink -f "$airlock")" "$work/bin/airlock"
+AIRLOCK_STATE_DIR="$work/hstate" "$airlock" run --sandbox=none --cwd "$work/hws" -- false >/dev/null || true
+open_id=$(ls "$work/hstate/receipts" | sed 's/\.json$//' | sort -n | tail -1)
+payload "$work/idle.json" "$work/ws" "git status --short"
+payload "$work/fix.json" "$work/hws" "airlock run --fixes $open_id --timeout 60s -- make test"
+payload "$work/blocked.json" "$work/hws" "npm test"
+bins=$airlock
+[ -n "$before" ] && bins="$airlock $before"
+set --
+for b in $bins; do
+	set -- "$@" "$b classify -- git status" \
+		"$b classify --shell 'make test && git diff | head -5'" \
+		"sh -c 'AIRLOCK_STATE_DIR=$work/nostate exec $b hook claude pre-tool-use <$work/idle.json'" \
+		"sh -c 'PATH=$work/bin:\$PATH AIRLOCK_STATE_DIR=$work/hstate exec $b hook claude pre-tool-use <$work/fix.json'" \
+		"sh -c 'AIRLOCK_STATE_DIR=$work/hstate exec $b hook claude pre-tool-use <$work/blocked.json'"
+done
+hyperfine_rounds "$work/cls.json" 5 20 true "sh -c 'exec true <$work/idle.json'" "$@"
+m() { median_ms "$work/cls.json" "$1"; }
+t=$(m 0)
+sht=$(m 1)
+echo "## Classification and the pre-tool-use hook"
+echo
+echo "| command | median ms | vs bare true | over its baseline ms |${before:+ before issue 12, median ms |}"
+echo "|---|---:|---:|---:|${before:+---:|}"
+row() { # label index baseline [before index]
+	v=$(m "$2")
+	b=""
+	[ -n "$before" ] && b=" $(m "$4") |"
+	echo "| $1 | $v | $(ratio "$v" "$t") | $(echo "scale=3; $v - $3" | bc) |$b"
+}
+echo "| \`true\` | $t | 1.00 | |${before:+ |}"
+echo "| \`sh -c 'exec true <payload'\` (the hooks' baseline) | $sht | $(ratio "$sht" "$t") | |${before:+ |}"
+row "\`airlock classify -- git status\`" 2 "$t" 7
+row "\`airlock classify --shell 'make test && git diff | head -5'\`" 3 "$t" 8
+row "\`airlock hook claude pre-tool-use\`, nothing open, \`git status --short\`" 4 "$sht" 9
+row "the same, a failure open, \`airlock run --fixes ID --timeout 60s -- make test\` (the exact exception: PATH lookup, /proc/self/exe)" 5 "$sht" 10
+row "the same, a failure open, \`npm test\` (blocked)" 6 "$sht" 11
 echo
