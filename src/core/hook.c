@@ -325,7 +325,9 @@ static bool hook_names_open_failure(struct hook_state *st, const struct shell_sc
 	if (!s->plain || s->n_commands != 1 || s->commands[0].assignments)
 		return false;
 	char *const *argv = s->commands[0].argv;
-	if (!argv[1] || !hook_is_this_airlock(st, argv[0]))
+	const char *base = strrchr(argv[0], '/');
+	/* The words first, the file last: most commands are not airlock. */
+	if (!argv[1] || strcmp(base ? base + 1 : argv[0], "airlock") != 0)
 		return false;
 	if (strcmp(argv[1], "ack") == 0) {
 		/* ack ID --reason TEXT, in any order; nothing else. */
@@ -340,7 +342,7 @@ static bool hook_names_open_failure(struct hook_state *st, const struct shell_sc
 			else
 				id = argv[i];
 		}
-		return hook_is_open_id(st, id);
+		return hook_is_open_id(st, id) && hook_is_this_airlock(st, argv[0]);
 	}
 	if (strcmp(argv[1], "run") != 0)
 		return false;
@@ -351,7 +353,7 @@ static bool hook_names_open_failure(struct hook_state *st, const struct shell_sc
 		if (argv[i][1] != '-' || !hook_fix_option(st, argv + i, &used, &fixes))
 			return false;
 	}
-	return hook_is_open_id(st, fixes);
+	return hook_is_open_id(st, fixes) && hook_is_this_airlock(st, argv[0]);
 }
 
 static void hook_masking_text(unsigned mask, char *buf, size_t size)
