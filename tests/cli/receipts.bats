@@ -91,11 +91,16 @@ load helpers
 		"$AIRLOCK" hook claude post-tool-use >/dev/null
 	printf '{"cwd":"%s","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":{"llmContent":"x"}}' "$PWD" |
 		"$AIRLOCK" hook gemini post-tool-use >/dev/null
+	# A fix and its re-run.
+	failed=$("$AIRLOCK" run -- sh -c 'test -e m' 2>/dev/null | jq -r .receipt || true)
+	touch m
+	"$AIRLOCK" run --fixes "$failed" -- true >/dev/null
 	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
 		"$AIRLOCK_STATE_DIR"/receipts/*.json
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 14 ]
+	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts/*.json | wc -l)" -eq 17 ]
+	jq -e '.source == "rerun" and .gate.closes[0].move == "fixes"' "$AIRLOCK_STATE_DIR/receipts/17.json"
 }
 
 @test "show on a terminal and the receipts listing drop escape sequences; show to a pipe is exact" {
