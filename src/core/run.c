@@ -427,8 +427,9 @@ static void run_recheck_exec_identity(struct run_state *st)
 		st->has_exec_id ? open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 
 	if (st->has_exec_id &&
-	    (cwd_fd < 0 || fstatat(cwd_fd, st->exec_path, &sb, 0) < 0 || (uint64_t)sb.st_dev != st->exec_id.dev ||
-	     (uint64_t)sb.st_ino != st->exec_id.ino || sb.st_ctim.tv_sec != st->exec_ctime.tv_sec ||
+	    (cwd_fd < 0 || fstatat(cwd_fd, st->exec_path, &sb, 0) < 0 ||
+	     (uint64_t)sb.st_dev != st->exec_id.dev || (uint64_t)sb.st_ino != st->exec_id.ino ||
+	     sb.st_ctim.tv_sec != st->exec_ctime.tv_sec ||
 	     sb.st_ctim.tv_nsec != st->exec_ctime.tv_nsec))
 		st->exec_id.changed_during_run = true;
 }
