@@ -19,7 +19,8 @@ hyperfine_rounds() { # out.json, rounds, runs, command...
 	shift 3
 	r=0
 	while [ "$r" -lt "$rounds" ]; do
-		hyperfine -N --warmup 3 --runs "$runs" --export-json "$out.$r" "$@" >/dev/null
+		# HYPERFINE_FLAGS: e.g. -i, for commands whose non-zero exit is the point
+		hyperfine -N ${HYPERFINE_FLAGS:-} --warmup 3 --runs "$runs" --export-json "$out.$r" "$@" >/dev/null
 		r=$((r + 1))
 	done
 	jq -s '{results: [range(0; .[0].results | length) as $i
