@@ -254,6 +254,22 @@ static size_t argv_total_bytes(char *const *argv)
 }
 
 /* --fixes must name a failure that is open in this run's scope. */
+/* Whether --fixes names a failure that this scope's gate lists (one of a
+ * nested scope, gate_list_open): the same failures the gate blocks on. */
+static bool run_fixes_visible(struct run_state *st, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *open = NULL;
+	size_t i;
+	json_t *entry;
+
+	if (gate_list_open(st->store, st->scope, &open, err) < 0)
+		return false;
+	json_array_foreach(open, i, entry)
+		if ((uint64_t)json_integer_value(json_object_get(entry, "receipt")) == st->req->fixes)
+			return true;
+	return false;
+}
+
 static int run_check_fixes(struct run_state *st)
 {
 	struct error err = { 0 };
@@ -272,6 +288,8 @@ static int run_check_fixes(struct run_state *st)
 		return -1;
 	}
 	const char *scope = json_string_value(json_object_get(entry, "scope"));
+	if (scope && strcmp(scope, st->scope) != 0 && run_fixes_visible(st, &err))
+		return 0; /* a failure of a nested scope, which this one's gate sees */
 	if (!scope || strcmp(scope, st->scope) != 0) {
 		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: that failure is open in %.300s, not in %.300s",
 			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->scope);
