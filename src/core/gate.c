@@ -21,6 +21,7 @@
 #include "basic/strv.h"
 #include "core/approver.h"
 #include "core/jsonutil.h"
+#include "core/receipt.h"
 #include "core/rules.h"
 #include "core/shellwords.h"
 
@@ -641,6 +642,16 @@ int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *e
 			return error_set(why, EBADMSG,
 					 "its closing receipt %llu is not a verified success that closes %llu by %s",
 					 (unsigned long long)by, (unsigned long long)id, move);
+		/* Since receipt/2 only the re-run of the failure closes it by
+		 * "fixes" (the --fixes run itself closes nothing). */
+		const char *doc_schema = jsonutil_str(doc, "schema");
+		json_t *rerun_of = json_object_get(json_object_get(doc, "gate"), "rerun_of");
+		if (strcmp(move, "fixes") == 0 && doc_schema &&
+		    strcmp(doc_schema, RECEIPT_SCHEMA) == 0 &&
+		    (!json_is_integer(rerun_of) || (uint64_t)json_integer_value(rerun_of) != id))
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu is not the re-run of %llu",
+					 (unsigned long long)by, (unsigned long long)id);
 		return 0;
 	}
 	if (move && strcmp(move, "ack-read-only") == 0) {

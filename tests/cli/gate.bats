@@ -778,6 +778,29 @@ enrol() { # state-dir passphrase
 	[ "$status" -eq 0 ]
 }
 
+@test "--fixes from the project root names a nested failure; the re-run's close is checked and in the ledger" {
+	mkdir -p repo/sub
+	git -C repo init -q
+	printf 'gitdir: /nonexistent\n' >repo/sub/.git
+	al run --cwd repo/sub -- test -e marker
+	[ "$status" -eq 1 ]
+	FAILED=$(receipt_id)
+	touch repo/sub/marker
+	al run --cwd repo --fixes "$FAILED" -- true
+	[ "$status" -eq 0 ]
+	RERUN=$(sed -n 2p <<<"$output" | jq -r .receipt)
+	jq -e --argjson f "$FAILED" '.source == "rerun" and .gate.rerun_of == $f and
+		.gate.closes == [{receipt: $f, move: "fixes"}]' "$AIRLOCK_STATE_DIR/receipts/$RERUN.json"
+	jq -e --argjson r "$RERUN" '.schema == "airlock.gate-close/2" and .move == "fixes" and
+		.by_receipt == $r' "$AIRLOCK_STATE_DIR/gate/closed/$FAILED.json"
+	run "$AIRLOCK" gate --cwd "$WORK/repo"
+	[ "$status" -eq 0 ]
+	jq -se --arg f "$FAILED" 'any(.[]; .kind == "gate-close")' "$AIRLOCK_STATE_DIR/ledger/log"
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	al ledger verify --key "$TEST_DIR/ledger.pub"
+	[ "$status" -eq 0 ]
+}
+
 @test "attack: a .git the failing host command created does not scope its failure" {
 	mkdir -p repo/sub
 	git -C repo init -q

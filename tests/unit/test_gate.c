@@ -12,6 +12,7 @@
 #include "core/approver.h"
 #include "core/changeset.h"
 #include "core/gate.h"
+#include "core/receipt.h"
 #include "core/policy.h"
 #include "core/rules.h"
 #include "core/shellwords.h"
@@ -506,6 +507,7 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_STR(e.moves[0], "fixes");
 	/* A close stands on its closing receipt (the re-run): written before
 	 * the commit. */
+	json_object_set_new(ok, "schema", json_string(RECEIPT_SCHEMA));
 	json_object_set_new(ok, "gate", gate_effect_to_json(&e));
 	char *ok_text = json_dumps(ok, JSON_COMPACT);
 	ASSERT_EQ_INT(store_write_receipt(store, 6, ok_text, strlen(ok_text), &err), 0);
