@@ -37,7 +37,9 @@ if [ "$(id -u)" -eq 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups \
 	test -x "$PWD/build-gcc/airlock" 2>/dev/null; then
 	for suite in tests/cli/*.bats; do
 		env HOME=/tmp AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" setpriv --reuid=65534 --regid=65534 \
-			--clear-groups bats --tap "$suite" >>"$unprivileged_log" 2>&1
+			--clear-groups timeout -k 10 900 bats --tap "$suite" >>"$unprivileged_log" 2>&1
+		# A suite that hung is a failure, not a short count.
+		case $? in 124 | 137) echo "not ok 0 $suite timed out as nobody" >>"$unprivileged_log" ;; esac
 	done
 	grep '^not ok' -A4 "$unprivileged_log" || true
 elif [ "$(id -u)" -eq 0 ]; then
@@ -54,7 +56,7 @@ pty_log=build-gcc/pty.tap
 : >"$pty_log"
 pty_pass() { # command prefix...
 	"$@" env AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" \
-		script -qec "bats --tap tests/cli/containment.bats" /dev/null </dev/null |
+		script -qec "timeout -k 10 900 bats --tap tests/cli/containment.bats" /dev/null </dev/null |
 		tr -d '\r' >"$pty_log.part"
 	grep '^not ok' -A4 "$pty_log.part" || true
 	grep -q '^1\.\.' "$pty_log.part" || { echo "a pty pass did not run: $*"; failed_builds=$((failed_builds + 1)); }
@@ -76,7 +78,8 @@ hosts_log=build-gcc/hosts.tap
 : >"$hosts_log"
 if tests/hosts/install.sh "$PWD/build-hosts" >build-logs/hosts-install.log 2>&1; then
 	env AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_HOSTS="$PWD/build-hosts" \
-		bats --tap tests/hosts/live.bats </dev/null >"$hosts_log" 2>&1
+		timeout -k 10 1200 bats --tap tests/hosts/live.bats </dev/null >"$hosts_log" 2>&1
+	case $? in 124 | 137) echo "not ok 0 the live host suite timed out" >>"$hosts_log" ;; esac
 	grep '^not ok' -A6 "$hosts_log" || true
 	grep -q '^1\.\.' "$hosts_log" || { echo "the live host suite did not run"; failed_builds=$((failed_builds + 1)); }
 else

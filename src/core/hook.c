@@ -559,6 +559,46 @@ static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **r
 	return 0;
 }
 
+/* airlock's configuration in the project: .airlock/ (the policy of every
+ * routed command) and the files that hold airlock's hooks for each host. A
+ * file tool never writes them: an agent that could would unconfine its own
+ * routed commands, or remove the hooks. The shell tool's commands run in
+ * the quarantine, where .airlock is read-only. Returns 1 with *ret_path. */
+static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_path,
+			       struct error *err)
+{
+	static const char *const guarded[] = { ".airlock", ".claude/settings.json",
+					       ".claude/settings.local.json", ".codex/hooks.json",
+					       ".codex/config.toml", ".gemini/settings.json", NULL };
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	cleanup_free char *base = hook_run_cwd(st);
+	cleanup_strv char **paths = NULL;
+
+	*ret_path = NULL;
+	if (!st->scope)
+		return 0;
+	int r = hook_tool_paths(input, &paths, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; paths[i]; i++) {
+		cleanup_free char *p = hook_resolve(base ? base : cwd, paths[i]);
+		if (!p)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 paths[i]);
+		for (size_t k = 0; guarded[k]; k++) {
+			cleanup_free char *joined = path_join(st->scope, guarded[k]);
+			cleanup_free char *g = joined ? hook_resolve(NULL, joined) : NULL;
+			if (!g)
+				return error_set(err, ENOMEM, "out of memory");
+			if (path_is_under(p, g)) {
+				*ret_path = strdup(paths[i]);
+				return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");
+			}
+		}
+	}
+	return 0;
+}
+
 /* The command is one plain airlock invocation: it runs as the host sent it
  * (airlock's own commands need the state directory or the terminal the
  * quarantine hides), and `airlock run` records itself. */
@@ -724,6 +764,19 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
 			    "airlock: %s would write %s, inside airlock's state directory; receipts, the gate's state and the approver are only written by airlock itself.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
+	/* File tools' paths, and a patch's fed to apply_patch by the shell. */
+	r = json_is_object(input) && (hook_is_file_tool(st->dialect, tool) ||
+				      hook_is_shell_tool(st->dialect, tool))
+		    ? hook_targets_config(st, input, &target, err)
+		    : 0;
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would write %s, which is airlock's configuration (the routed commands' policy in .airlock/, or a host's hook settings); only a person changes it, outside the agent.",
 			    tool ? tool : "the tool", target);
 		return 0;
 	}

@@ -589,3 +589,27 @@ captured() { # fixture [jq filter [jq args...]]
 	run "$AIRLOCK" gate
 	[ "$status" -eq 0 ]
 }
+
+@test "attack: file tools cannot rewrite the project's routed policy or the hosts' hook settings" {
+	# .airlock/policy.json decides the quarantine of every routed command: a
+	# file tool that wrote sandbox.profile "none" there would unconfine them.
+	refused() { # dialect payload
+		run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$2"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $2"; return 1; }
+		[[ "$stderr" == *"airlock's configuration"* ]]
+	}
+	for p in .airlock/policy.json "$WORK/.airlock/new" .claude/settings.json .claude/settings.local.json; do
+		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json ".tool_input.file_path = \"$p\"")"
+	done
+	refused gemini "$(captured gemini-cli/0.20/before-tool.json '.tool_name = "write_file" | .tool_input = {file_path: ".gemini/settings.json", content: "{}"}')"
+	refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' \
+		--arg p $'*** Begin Patch\n*** Add File: .codex/hooks.json\n+{}\n*** End Patch')"
+	refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' \
+		--arg p $'*** Begin Patch\n*** Add File: .airlock/policy.json\n+{}\n*** End Patch')"
+	refused codex "$(captured codex/0.169/pre-tool-use.json '.tool_input.command = $c' \
+		--arg c "apply_patch <<'EOF'"$'\n'"*** Begin Patch"$'\n'"*** Add File: .airlock/policy.json"$'\n'"+{}"$'\n'"*** End Patch"$'\n'"EOF")"
+	# Other files under the hosts' directories are the project's.
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
+		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = ".claude/commands/x.md"')"
+	[ "$status" -eq 0 ]
+}
