@@ -138,20 +138,19 @@ CLAUDE="$AIRLOCK_HOSTS/_anthropic-ai-claude-code/node_modules/.bin/claude"
 CODEX="$AIRLOCK_HOSTS/_openai-codex/node_modules/.bin/codex"
 GEMINI="$AIRLOCK_HOSTS/_google-gemini-cli/node_modules/.bin/gemini"
 
-# hooks HOST [HOOK]: airlock's hooks in the host's settings, in the form
-# docs/gate.md's install section gives (HOOK: the recording wrapper).
+# hooks HOST [HOOK]: airlock's hooks in the host's settings, written by
+# `airlock install HOST --write` itself (what a user runs; docs/gate.md's
+# install section), with the path of airlock's `hook` then pointed at HOOK,
+# the recording wrapper: events, matchers, timeouts and option order are
+# install's own. The file is made anew each time (install would not know
+# the wrapper's commands for its own and would add its hooks again).
 hooks() {
-	local h=${2:-$HOOK}
+	local h=${2:-$HOOK} file
 	case $1 in
 	claude)
-		mkdir -p "$WORK/.claude"
-		cat >"$WORK/.claude/settings.json" <<EOF
-{"hooks": {
- "PreToolUse": [{"matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": "$h claude pre-tool-use", "timeout": 10}]}],
- "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$h claude post-tool-use", "timeout": 10}]}],
- "PostToolUseFailure": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$h claude post-tool-use", "timeout": 10}]}],
- "Stop": [{"hooks": [{"type": "command", "command": "$h claude stop", "timeout": 10}]}]}}
-EOF
+		file="$WORK/.claude/settings.json"
+		rm -f "$file"
+		"$AIRLOCK" install claude --project "$WORK" --write --state-dir "$STATE" 2>/dev/null
 		;;
 	codex)
 		mkdir -p "$HOME/.codex"
@@ -166,26 +165,29 @@ env_key = "MOCK_API_KEY"
 [features]
 hooks = true
 EOF
-		cat >"$HOME/.codex/hooks.json" <<EOF
-{"hooks": {
- "PreToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": "$h codex pre-tool-use", "timeout": 10}]}],
- "PostToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": "$h codex post-tool-use", "timeout": 10}]}],
- "Stop": [{"hooks": [{"type": "command", "command": "$h codex stop", "timeout": 10}]}]}}
-EOF
+		file="$HOME/.codex/hooks.json"
+		rm -f "$file"
+		CODEX_HOME="$HOME/.codex" "$AIRLOCK" install codex --write --state-dir "$STATE" 2>/dev/null
 		;;
 	gemini)
 		mkdir -p "$HOME/.gemini"
-		cat >"$HOME/.gemini/settings.json" <<EOF
+		file="$HOME/.gemini/settings.json"
+		cat >"$file" <<EOF
 {"security": {"auth": {"selectedType": "gemini-api-key"}},
  "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
- "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
- "hooks": {
- "BeforeTool": [{"matcher": "run_shell_command|write_file|replace", "hooks": [{"type": "command", "command": "$h gemini pre-tool-use", "timeout": 10000}]}],
- "AfterTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "$h gemini post-tool-use", "timeout": 10000}]}],
- "AfterAgent": [{"hooks": [{"type": "command", "command": "$h gemini stop", "timeout": 10000}]}]}}
+ "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}
 EOF
+		"$AIRLOCK" install gemini --write --state-dir "$STATE" 2>/dev/null
 		;;
 	esac
+	local airlock_hook
+	airlock_hook="$(realpath "$AIRLOCK") hook "
+	jq --arg a "$airlock_hook" --arg h "$h " \
+		'walk(if type == "string" and startswith($a) then $h + ltrimstr($a) else . end)' \
+		"$file" >"$file.new"
+	grep -qF "$h " "$file.new" || { echo "install wrote no hook into $file" >&2; return 1; }
+	mv "$file.new" "$file"
+	rm -f "$file.airlock-backup"
 }
 
 # go HOST: one headless session against the mock (mock SCRIPT first, then
