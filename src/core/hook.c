@@ -99,20 +99,23 @@ static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const ch
 	hook_message_for_terminal(ret->message, sizeof(ret->message));
 }
 
+/* Whether tool is one of names (NULL-terminated); a missing tool is none. */
+static bool hook_tool_in(const char *const *names, const char *tool)
+{
+	for (size_t i = 0; tool && names[i]; i++)
+		if (strcmp(names[i], tool) == 0)
+			return true;
+	return false;
+}
+
 static bool hook_is_shell_tool(enum hook_dialect dialect, const char *tool)
 {
 	static const char *const claude[] = { "Bash", NULL };
 	static const char *const codex[] = { "Bash", "shell", "exec_command", "local_shell",
 					     "container.exec", "unified_exec", NULL };
 	static const char *const gemini[] = { "run_shell_command", NULL };
-	const char *const *names = dialect == HOOK_CLAUDE ? claude
-				   : dialect == HOOK_CODEX ? codex
-							   : gemini;
-
-	for (size_t i = 0; tool && names[i]; i++)
-		if (strcmp(names[i], tool) == 0)
-			return true;
-	return false;
+	return hook_tool_in(dialect == HOOK_CLAUDE ? claude : dialect == HOOK_CODEX ? codex : gemini,
+			    tool);
 }
 
 /* The command string a shell tool was given; Codex may send an argv array,
@@ -473,14 +476,8 @@ static bool hook_is_file_tool(enum hook_dialect dialect, const char *tool)
 	static const char *const claude[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
 	static const char *const codex[] = { "apply_patch", "Write", "Edit", NULL };
 	static const char *const gemini[] = { "write_file", "replace", NULL };
-	const char *const *names = dialect == HOOK_CLAUDE ? claude
-				   : dialect == HOOK_CODEX ? codex
-							   : gemini;
-
-	for (size_t i = 0; tool && names[i]; i++)
-		if (strcmp(names[i], tool) == 0)
-			return true;
-	return false;
+	return hook_tool_in(dialect == HOOK_CLAUDE ? claude : dialect == HOOK_CODEX ? codex : gemini,
+			    tool);
 }
 
 /* The paths a tool call names for writing: the path keys of any tool, and
