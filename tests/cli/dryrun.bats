@@ -250,7 +250,7 @@ line'"
 	shows_no_hidden_text "$TEST_DIR/report.out"
 }
 
-@test "a change set that cannot be read (deeper than 4,096 levels) is DRY_RUN_FAILED with a receipt and an open failure" {
+@test "a change set that cannot be read (deeper than 1,024 levels) is DRY_RUN_FAILED with a receipt and an open failure" {
 	# Made outside (fast); the command writes at the bottom, so the overlay
 	# copies all 4,100 directories up. cd in steps: the path is longer
 	# than PATH_MAX.
@@ -259,7 +259,7 @@ line'"
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- \
 		sh -c "cd -P $c && cd -P $c && cd -P $c && cd -P $c && echo x > leaf"
 	[ "$status" -eq 125 ] || { echo "$status $output $stderr"; return 1; }
-	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and (.dryrun.problems[0].changeset_error | test("deeper than 4096"))' <<<"$output"
+	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and (.dryrun.problems[0].changeset_error | test("deeper than 1024"))' <<<"$output"
 	[ -f "$AIRLOCK_STATE_DIR/receipts/$(jq -r .id <<<"$output").json" ]
 	run "$AIRLOCK" gate
 	[ "$status" -eq 2 ]
