@@ -26,67 +26,100 @@ build build-asan -Db_sanitize=address,undefined -Db_lundef=false || failed_build
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
-meson test -C build-gcc --print-errorlogs --num-processes 2
-meson test -C build-clang --suite unit --suite fuzz --print-errorlogs
-meson test -C build-asan --print-errorlogs --num-processes 2
+
+# The passes after the builds run in two lanes at once: most of a CLI suite's
+# time is spent waiting (timeouts, fsync, namespaces being set up and torn
+# down), so two lanes on two cores finish in little more than the longer one.
+# Every test makes its own state and work directories, so lanes share nothing
+# but the machine. Each lane writes its output to build-logs/lane-N.log and
+# the number of its failed steps (not tests) to build-logs/lane-N.failed.
+unprivileged_log=build-gcc/unprivileged.tap
+pty_log=build-gcc/pty.tap
+hosts_log=build-gcc/hosts.tap
 
 # The CLI suites again as nobody, when this tree is reachable for it.
-unprivileged_log=build-gcc/unprivileged.tap
-: >"$unprivileged_log"
-if [ "$(id -u)" -eq 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups \
-	test -x "$PWD/build-gcc/airlock" 2>/dev/null; then
-	for suite in tests/cli/*.bats; do
-		env HOME=/tmp AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" setpriv --reuid=65534 --regid=65534 \
-			--clear-groups timeout -k 10 900 bats --tap "$suite" >>"$unprivileged_log" 2>&1
-		# A suite that hung is a failure, not a short count.
-		case $? in 124 | 137) echo "not ok 0 $suite timed out as nobody" >>"$unprivileged_log" ;; esac
-	done
-	grep '^not ok' -A4 "$unprivileged_log" || true
-elif [ "$(id -u)" -eq 0 ]; then
-	echo "note: $PWD is not reachable by uid 65534; the unprivileged pass is skipped"
-fi
-
-# A short real fuzzing run of every parser (clang libFuzzer).
-scripts/fuzz.sh 20 || failed_builds=$((failed_builds + 1))
+unprivileged_pass() {
+	: >"$unprivileged_log"
+	if [ "$(id -u)" -eq 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups \
+		test -x "$PWD/build-gcc/airlock" 2>/dev/null; then
+		for suite in tests/cli/*.bats; do
+			env HOME=/tmp AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" setpriv --reuid=65534 --regid=65534 \
+				--clear-groups timeout -k 10 900 bats --tap "$suite" >>"$unprivileged_log" 2>&1
+			# A suite that hung is a failure, not a short count.
+			case $? in 124 | 137) echo "not ok 0 $suite timed out as nobody" >>"$unprivileged_log" ;; esac
+		done
+		grep '^not ok' -A4 "$unprivileged_log" || true
+	elif [ "$(id -u)" -eq 0 ]; then
+		echo "note: $PWD is not reachable by uid 65534; the unprivileged pass is skipped"
+	fi
+}
 
 # The containment suite once more with a terminal: airlock's own stdio on a
 # pty, as when an agent's shell runs it; as root and, like the pipe passes
 # above, as nobody.
-pty_log=build-gcc/pty.tap
-: >"$pty_log"
 pty_pass() { # command prefix...
 	"$@" env AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_PROBE="$PWD/build-gcc/tests/probe" \
 		script -qec "timeout -k 10 900 bats --tap tests/cli/containment.bats" /dev/null </dev/null |
 		tr -d '\r' >"$pty_log.part"
 	grep '^not ok' -A4 "$pty_log.part" || true
-	grep -q '^1\.\.' "$pty_log.part" || { echo "a pty pass did not run: $*"; failed_builds=$((failed_builds + 1)); }
+	grep -q '^1\.\.' "$pty_log.part" || { echo "a pty pass did not run: $*"; return 1; }
 	cat "$pty_log.part" >>"$pty_log"
 	rm -f "$pty_log.part"
 }
-if command -v script >/dev/null; then
-	pty_pass
+pty_passes() {
+	: >"$pty_log"
+	command -v script >/dev/null || return 0
+	status=0
+	pty_pass || status=1
 	if [ "$(id -u)" -eq 0 ] && [ -s "$unprivileged_log" ]; then
-		pty_pass setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp
+		pty_pass setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp || status=1
 	fi
-fi
+	return $status
+}
 
 # The real agent hosts (tests/hosts/versions.txt), installed from the npm
 # registry and driven by a scripted model on loopback: as root only (a few
 # minutes; the hosts' own start-up is most of it). A host that cannot be
 # installed is a failure, not a skip.
-hosts_log=build-gcc/hosts.tap
-: >"$hosts_log"
-if tests/hosts/install.sh "$PWD/build-hosts" >build-logs/hosts-install.log 2>&1; then
+hosts_pass() {
+	: >"$hosts_log"
+	if ! tests/hosts/install.sh "$PWD/build-hosts" >build-logs/hosts-install.log 2>&1; then
+		cat build-logs/hosts-install.log
+		echo "the agent hosts could not be installed (tests/hosts/install.sh)"
+		return 1
+	fi
 	env AIRLOCK="$PWD/build-gcc/airlock" AIRLOCK_HOSTS="$PWD/build-hosts" \
 		timeout -k 10 1200 bats --tap tests/hosts/live.bats </dev/null >"$hosts_log" 2>&1
 	case $? in 124 | 137) echo "not ok 0 the live host suite timed out" >>"$hosts_log" ;; esac
 	grep '^not ok' -A6 "$hosts_log" || true
-	grep -q '^1\.\.' "$hosts_log" || { echo "the live host suite did not run"; failed_builds=$((failed_builds + 1)); }
-else
-	cat build-logs/hosts-install.log
-	echo "the agent hosts could not be installed (tests/hosts/install.sh)"
-	failed_builds=$((failed_builds + 1))
-fi
+	grep -q '^1\.\.' "$hosts_log" || { echo "the live host suite did not run"; return 1; }
+}
+
+lane() { # N step...: runs each step, counting the steps that failed
+	n=$1
+	shift
+	failures=0
+	for step in "$@"; do
+		echo "== $step"
+		$step || failures=$((failures + 1))
+	done >"build-logs/lane-$n.log" 2>&1
+	echo "$failures" >"build-logs/lane-$n.failed"
+}
+gcc_tests() { meson test -C build-gcc --print-errorlogs --num-processes 2 || true; }
+clang_tests() { meson test -C build-clang --suite unit --suite fuzz --print-errorlogs || true; }
+asan_tests() { meson test -C build-asan --print-errorlogs --num-processes 2 || true; }
+# A short real fuzzing run of every parser (clang libFuzzer).
+fuzz_pass() { scripts/fuzz.sh 20; }
+
+rm -f build-logs/lane-*.failed
+lane 1 gcc_tests unprivileged_pass pty_passes hosts_pass &
+lane 2 clang_tests asan_tests fuzz_pass &
+wait
+for n in 1 2; do
+	cat "build-logs/lane-$n.log"
+	lane_failed=$(cat "build-logs/lane-$n.failed" 2>/dev/null || echo 1)
+	failed_builds=$((failed_builds + lane_failed))
+done
 
 # Totals over every TAP line the runs produced.
 count() { # pattern

@@ -276,13 +276,13 @@ for addr in ('\0airlock-test-$$', '$TEST_DIR/host.sock'):
 
 @test "29 fork bomb: the process limit holds and nothing is left" {
 	printf '{"schema": "airlock.policy/1", "limits": {"processes": 64}}' > "$TEST_DIR/p.json"
-	al run --policy "$TEST_DIR/p.json" --timeout 5s -- bash -c ':(){ :|:& };:; sleep 1'
+	al run --policy "$TEST_DIR/p.json" --timeout 5s -- bash -c ":(){ :|:& };:; sleep 1 # forkbomb-$$"
 	[ "$(rq .sandbox.enforced.limits.processes)" -eq 64 ]
 	if rq '.sandbox.enforced.cgroup_controllers | index("pids") != null' | grep -qx true; then
 		rq '.sandbox.limits_hit | index("processes") != null' | grep -qx true
 	fi
 	sleep 0.5
-	! pgrep -f ':(){ :|:& };:' >/dev/null
+	! pgrep -f "forkbomb-$$" >/dev/null
 	[ "$(rq .status)" = timeout ] || [ "$(rq .status)" = exited ]
 }
 
@@ -332,16 +332,16 @@ while True:
 }
 
 @test "35 timeout evasion: TERM ignored, setsid, double fork" {
-	al run --timeout 500ms --kill-after 500ms -- sh -c 'trap "" TERM; setsid sleep 38.5 & (sleep 38.5 &); while :; do sleep 0.1; done'
+	al run --timeout 500ms --kill-after 500ms -- sh -c "trap '' TERM; setsid sleep 38.5$$ & (sleep 38.5$$ &); while :; do sleep 0.1; done"
 	[ "$status" -eq 124 ]
-	no_process_with "sleep 38.5"
+	no_process_with "sleep 38.5$$"
 }
 
 @test "36 a background child holding stdout after exit" {
-	al run -- sh -c 'sleep 39.5 & echo done'
+	al run -- sh -c "sleep 39.5$$ & echo done"
 	[ "$status" -eq 0 ]
 	[ "$(rq .descendants_killed)" -ge 1 ]
-	no_process_with "sleep 39.5"
+	no_process_with "sleep 39.5$$"
 }
 
 @test "37 tamper with receipts: the state dir is invisible" {

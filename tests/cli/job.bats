@@ -36,11 +36,11 @@ JSON
 }
 
 @test "a job's timeout kills it" {
-	printf '{"argv": ["sleep", "36.5"], "timeout_sec": 0.3}' > slow.json
+	printf '{"argv": ["sleep", "36.5%s"], "timeout_sec": 0.3}' "$$" > slow.json
 	al job slow.json
 	[ "$status" -eq 124 ]
 	[ "$(rq .timed_out)" = true ]
-	no_process_with "sleep 36.5"
+	no_process_with "sleep 36.5$$"
 }
 
 @test "a denied job gets 126, the rule on stderr, and a receipt" {

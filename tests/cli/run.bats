@@ -86,38 +86,38 @@ load helpers
 
 @test "a timeout kills the whole tree, background children too" {
 	start=$(date +%s%N)
-	al run --timeout 1s -- sh -c 'sleep 31.5 & sleep 31.5'
+	al run --timeout 1s -- sh -c "sleep 31.5$$ & sleep 31.5$$"
 	end=$(date +%s%N)
 	[ "$status" -eq 124 ]
 	[ $(( (end - start) / 1000000 )) -lt 5000 ]
 	jq -e '.timed_out == true' <<<"$output"
 	[ "$(rq .status)" = timeout ]
 	[ "$(rq .descendants_killed)" -ge 1 ]
-	no_process_with "sleep 31.5"
+	no_process_with "sleep 31.5$$"
 }
 
 @test "processes that left the group (setsid, double fork) are killed on timeout" {
-	al run --timeout 500ms -- sh -c 'setsid sleep 32.5 & (sleep 32.5 &); sleep 32.5'
+	al run --timeout 500ms -- sh -c "setsid sleep 32.5$$ & (sleep 32.5$$ &); sleep 32.5$$"
 	[ "$status" -eq 124 ]
 	[ "$(rq .descendants_killed)" -ge 2 ]
-	no_process_with "sleep 32.5"
+	no_process_with "sleep 32.5$$"
 }
 
 @test "leftovers are killed when the main process exits, and counted" {
-	al run -- sh -c '(setsid sleep 33.5 &); echo started'
+	al run -- sh -c "(setsid sleep 33.5$$ &); echo started"
 	[ "$status" -eq 0 ]
 	[ "$(rq .descendants_killed)" = 1 ]
 	[ "$(rq .stdout)" = started ]
-	no_process_with "sleep 33.5"
+	no_process_with "sleep 33.5$$"
 }
 
 @test "a grandchild holding the pipe never makes airlock hang" {
 	start=$(date +%s%N)
-	al run --timeout 20s -- sh -c 'sleep 34.5 & echo hi'
+	al run --timeout 20s -- sh -c "sleep 34.5$$ & echo hi"
 	end=$(date +%s%N)
 	[ "$status" -eq 0 ]
 	[ $(( (end - start) / 1000000 )) -lt 5000 ]
-	no_process_with "sleep 34.5"
+	no_process_with "sleep 34.5$$"
 }
 
 @test "a TERM-ignoring command gets KILL after --kill-after" {
@@ -165,12 +165,12 @@ load helpers
 }
 
 @test "the command dies with airlock (parent death signal)" {
-	"$AIRLOCK" run --timeout 60s -- sleep 35.5 >/dev/null 2>&1 &
+	"$AIRLOCK" run --timeout 60s -- sleep "35.5$$" >/dev/null 2>&1 &
 	pid=$!
-	for _ in $(seq 50); do pgrep -f "sleep 35.5" >/dev/null && break; sleep 0.05; done
+	for _ in $(seq 50); do pgrep -f "sleep 35.5$$" >/dev/null && break; sleep 0.05; done
 	kill -KILL "$pid"
 	wait "$pid" || true
-	no_process_with "sleep 35.5"
+	no_process_with "sleep 35.5$$"
 }
 
 @test "stdin is the null device and descriptors above 2 are closed" {
