@@ -255,6 +255,21 @@ receipts_of() { # source
 	receipts | jq --arg s "$1" 'map(select(.source == $s))'
 }
 
+# Waits up to 20 s until N failures are open in the project. A run's receipt
+# is written before its gate entry (receipt_commit: the receipt, then
+# gate_commit), so a background run's receipt can be there while the
+# failure it opens is not yet: reading the gate right after wait_receipts
+# raced with it (seen once under load).
+wait_open_failures() { # n
+	local i
+	for i in $(seq 100); do
+		[ "$(open_failures)" -eq "$1" ] && return 0
+		sleep 0.2
+	done
+	"$AIRLOCK" gate --json --state-dir "$STATE" --cwd "$WORK" >&2
+	return 1
+}
+
 # Waits up to 20 s for N receipts of a source (background runs end late).
 wait_receipts() { # source n
 	local i

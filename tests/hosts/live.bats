@@ -76,7 +76,7 @@ fixed_closes() { # host source background
 		wait_receipts "$src" 2
 		receipts_of "$src" | jq -e 'length == 2 and all(.exit_code == 2 and .gate.opened)
 			and all(.gate.closes == [])'
-		[ "$(open_failures)" -eq 2 ]
+		wait_open_failures 2
 	else
 		[ "$(open_failures)" -eq 1 ]
 	fi
