@@ -155,7 +155,7 @@ hooks() {
 	codex)
 		mkdir -p "$HOME/.codex"
 		cat >"$HOME/.codex/config.toml" <<EOF
-model = "mock-model"
+model = "${CODEX_MODEL:-mock-model}"
 model_provider = "mock"
 [model_providers.mock]
 name = "mock"
@@ -237,7 +237,8 @@ tool_result() { # host n
 		;;
 	codex)
 		jq -rs --argjson n "$n" '[.[] | .body.input? // empty] | max_by(length)
-			| [.[] | select(.type == "function_call_output")] | .[$n].output' "$MOCK_LOG" |
+			| [.[] | select(.type == "function_call_output" or .type == "custom_tool_call_output")]
+			| .[$n].output' "$MOCK_LOG" |
 			sed -e 's/^Chunk ID: .*/Chunk ID: X/' -e 's/^Wall time: .*/Wall time: X/'
 		;;
 	gemini)
