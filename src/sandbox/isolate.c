@@ -153,12 +153,25 @@ static int isolate_plan_masks(struct isolate_plan *plan, const struct sandbox_is
 	return 0;
 }
 
+/* Whether path is in a host directory bound into the view: the workspace
+ * or a writable directory. Neither a mask, the private /tmp nor the empty
+ * /run hides what lies there. */
+static bool isolate_is_bound(const struct sandbox_isolation *iso, const char *path)
+{
+	if (path_is_under(path, iso->workspace))
+		return true;
+	for (size_t i = 0; i < iso->n_writable; i++)
+		if (path_is_under(path, iso->writable[i].path))
+			return true;
+	return false;
+}
+
 /* Whether path already reads empty inside: below a mask, and neither below
- * what the mask leaves visible nor in the workspace. */
+ * what the mask leaves visible nor bound (isolate_is_bound). */
 static bool isolate_is_masked(const struct isolate_plan *plan, const struct sandbox_isolation *iso,
 			      const char *path)
 {
-	if (path_is_under(path, iso->workspace))
+	if (isolate_is_bound(iso, path))
 		return false;
 	for (size_t i = 0; i < iso->n_masks; i++) {
 		if (!path_is_under(path, iso->masks[i].path))
@@ -195,7 +208,7 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 		 * under the host's. */
 		bool under_private_tmp = (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
 					  path_is_under(path, "/var/run")) &&
-					 !path_is_under(path, iso->workspace);
+					 !isolate_is_bound(iso, path);
 		if (under_private_tmp) {
 			if (strv_push(&plan->enforced_hidden, path) < 0)
 				return error_set(err, ENOMEM, "out of memory");
@@ -204,7 +217,7 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 		if (!resolved || stat(resolved, &st) < 0)
 			continue;
 		bool already = (path_is_under(resolved, "/tmp") || path_is_under(resolved, "/run")) &&
-			       !path_is_under(resolved, iso->workspace);
+			       !isolate_is_bound(iso, resolved);
 		already = already || isolate_is_masked(plan, iso, resolved);
 		if (strv_push(&plan->enforced_hidden, path) < 0 ||
 		    (strcmp(resolved, path) != 0 && !strv_contains(plan->enforced_hidden, resolved) &&
