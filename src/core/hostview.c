@@ -287,7 +287,8 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 				 : path_is_under(workspace, dir) ? "holds"
 								 : "lies in",
 				 workspace);
-	if (strstr(dir, "/.airlock/") || (strlen(dir) >= 9 && strcmp(dir + strlen(dir) - 9, "/.airlock") == 0))
+	const char *base = strrchr(dir, '/');
+	if (strstr(dir, "/.airlock/") || (base && strcmp(base + 1, ".airlock") == 0))
 		return error_set(err, EPERM,
 				 "sandbox.writable: %.300s is or lies in an .airlock directory, airlock's configuration",
 				 dir);
