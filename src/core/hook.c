@@ -22,6 +22,7 @@
 #include "basic/strv.h"
 #include "basic/text.h"
 #include "core/gate.h"
+#include "core/hostview.h"
 #include "core/jsonutil.h"
 #include "core/patchpaths.h"
 #include "core/policy.h"
@@ -564,9 +565,6 @@ static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **r
 static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_path,
 			       struct error *err)
 {
-	static const char *const guarded[] = { ".airlock", ".claude/settings.json",
-					       ".claude/settings.local.json", ".codex/hooks.json",
-					       ".codex/config.toml", ".gemini/settings.json", NULL };
 	const char *cwd = jsonutil_str(st->payload, "cwd");
 	cleanup_free char *base = hook_run_cwd(st);
 	cleanup_strv char **paths = NULL;
@@ -582,8 +580,8 @@ static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_
 		if (!p)
 			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
 					 paths[i]);
-		for (size_t k = 0; guarded[k]; k++) {
-			cleanup_free char *joined = path_join(st->scope, guarded[k]);
+		for (size_t k = 0; hostview_config_paths[k]; k++) {
+			cleanup_free char *joined = path_join(st->scope, hostview_config_paths[k]);
 			cleanup_free char *g = joined ? hook_resolve(NULL, joined) : NULL;
 			if (!g)
 				return error_set(err, ENOMEM, "out of memory");

@@ -234,6 +234,83 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 	return 0;
 }
 
+const char *const hostview_config_paths[] = { ".airlock",
+					      ".claude/settings.json",
+					      ".claude/settings.local.json",
+					      ".codex/hooks.json",
+					      ".codex/config.toml",
+					      ".gemini/settings.json",
+					      NULL };
+
+/* Whether dir is, holds or lies in path. */
+static bool hostview_overlaps(const char *dir, const char *path)
+{
+	return path_is_under(dir, path) || path_is_under(path, dir);
+}
+
+/* A writable directory must not hand the command what the quarantine
+ * keeps from it, and must not hold what a mount cannot pin: a mount over a
+ * state directory or .airlock does not keep the command from renaming a
+ * parent and putting a forged one in its place (docs/sandbox.md, "Which
+ * workspaces are refused"). */
+int hostview_check_writable(const char *dir, const char *workspace, char *const *state_dirs,
+			    const struct hostview_caller *caller, struct error *err)
+{
+	for (size_t i = 0; state_dirs && state_dirs[i]; i++)
+		if (hostview_overlaps(dir, state_dirs[i]))
+			return error_set(err, EPERM,
+					 "sandbox.writable: %.300s %s airlock's state directory %.300s: the command could forge receipts or the gate",
+					 dir,
+					 strcmp(dir, state_dirs[i]) == 0	  ? "is"
+					 : path_is_under(state_dirs[i], dir) ? "holds"
+									     : "lies in",
+					 state_dirs[i]);
+	cleanup_free char *buf = NULL;
+	const char *system = hostview_system_dir(dir, &buf);
+	if (system)
+		return error_set(err, EPERM,
+				 "sandbox.writable: %.300s is %s system directory %.100s: the command could rewrite the host",
+				 dir, strcmp(dir, buf) == 0 ? "the" : "below the", system);
+	cleanup_strv char **homes = NULL;
+	if (hostview_homes(caller, &homes) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; homes && homes[i]; i++)
+		if (path_is_under(homes[i], dir))
+			return error_set(err, EPERM,
+					 "sandbox.writable: %.300s %s the home directory %.300s: the command could plant shell startup files, keys or hooks there; name a directory below it",
+					 dir, strcmp(homes[i], dir) == 0 ? "is" : "holds", homes[i]);
+	if (workspace && hostview_overlaps(dir, workspace))
+		return error_set(err, EPERM,
+				 "sandbox.writable: %.300s %s the workspace %.300s, which has its own read-only paths",
+				 dir,
+				 strcmp(dir, workspace) == 0	 ? "is"
+				 : path_is_under(workspace, dir) ? "holds"
+								 : "lies in",
+				 workspace);
+	const char *base = strrchr(dir, '/');
+	if (strstr(dir, "/.airlock/") || (base && strcmp(base + 1, ".airlock") == 0))
+		return error_set(err, EPERM,
+				 "sandbox.writable: %.300s is or lies in an .airlock directory, airlock's configuration",
+				 dir);
+	const char *bases[] = { workspace, caller->home };
+	for (size_t b = 0; b < ARRAY_SIZE(bases); b++) {
+		if (!bases[b] || bases[b][0] != '/')
+			continue;
+		for (size_t k = 0; hostview_config_paths[k]; k++) {
+			cleanup_free char *joined = path_join(bases[b], hostview_config_paths[k]);
+			cleanup_free char *config = joined ? hostview_resolve(joined) : NULL;
+			if (!config)
+				return error_set(err, ENOMEM, "out of memory");
+			if (hostview_overlaps(dir, config))
+				return error_set(err, EPERM,
+						 "sandbox.writable: %.300s %s %.300s, airlock's configuration (a routed commands' policy, or a host's hook settings)",
+						 dir, path_is_under(config, dir) ? "holds" : "lies in",
+						 config);
+		}
+	}
+	return 0;
+}
+
 char *hostview_expand_home(const char *path, const char *home)
 {
 	char *out = NULL;

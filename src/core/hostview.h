@@ -47,6 +47,22 @@ int hostview_state_dirs(const char *in_use, char *const *environ_,
 int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
 			     const struct hostview_caller *caller, struct error *err);
 
+/* airlock's configuration, relative to a project (and to a home, for the
+ * hosts' user settings): .airlock/ (the policy of its routed commands) and
+ * the files that hold airlock's hooks for each host. NULL-terminated. */
+extern const char *const hostview_config_paths[];
+
+/* 0 when the (resolved) directory may be made writable for a run besides
+ * its workspace (policy sandbox.writable); else -EPERM with a message
+ * saying what it is. Refused: a directory that is or holds a state
+ * directory, or lies in one; `/` and the system directories; a home, or
+ * one that holds a home; one that is, holds or lies in the workspace; one
+ * named .airlock or below one; one that is, holds or lies in airlock's
+ * configuration (hostview_config_paths) in the workspace or the caller's
+ * home. No option allows any of these. */
+int hostview_check_writable(const char *dir, const char *workspace, char *const *state_dirs,
+			    const struct hostview_caller *caller, struct error *err);
+
 /* What is hidden from a run: the policy's sandbox.hide with "~/" expanded,
  * the state directories, and masks (an empty view except what they expose)
  * over the other users' homes and, in sandbox.home "hidden" mode, over the

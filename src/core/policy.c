@@ -33,6 +33,7 @@ void policy_free(struct policy *policy)
 	strv_free(policy->hide);
 	strv_free(policy->home_allow);
 	strv_free(policy->read_only);
+	strv_free(policy->writable);
 	strv_free(policy->gate_trivial);
 	free(policy);
 }
@@ -172,8 +173,8 @@ static int policy_check_paths(char **paths, const char *name, bool allow_relativ
 
 static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err)
 {
-	static const char *const keys[] = { "profile", "hide", "home", "home_allow", "read_only",
-					    "tmp_bytes", NULL };
+	static const char *const keys[] = { "profile",	 "hide", "home",     "home_allow",
+					    "read_only", "tmp_bytes", "net", "writable", NULL };
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "sandbox", keys, err);
 
@@ -203,6 +204,19 @@ static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err
 		r = policy_check_paths(p->read_only, "sandbox.read_only", true, err);
 	if (r == 0 && (v = json_object_get(obj, "tmp_bytes")))
 		r = jsonutil_get_u64(v, "sandbox.tmp_bytes", 1 << 20, 1ULL << 40, &p->tmp_bytes, err);
+	if (r == 0 && (v = json_object_get(obj, "net"))) {
+		const char *net = json_string_value(v);
+		if (!net || (strcmp(net, "loopback") != 0 && strcmp(net, "host") != 0))
+			return error_set(err, EINVAL, "'sandbox.net' must be \"loopback\" or \"host\"");
+		p->share_net = strcmp(net, "host") == 0;
+	}
+	if (r == 0 && (v = json_object_get(obj, "writable")))
+		r = policy_replace_strv(&p->writable, v, "sandbox.writable", err);
+	if (r == 0)
+		r = policy_check_paths(p->writable, "sandbox.writable", false, err);
+	if (r == 0 && strv_length(p->writable) > POLICY_MAX_WRITABLE)
+		r = error_set(err, E2BIG, "'sandbox.writable' lists %zu paths; at most %d",
+			      strv_length(p->writable), POLICY_MAX_WRITABLE);
 	return r;
 }
 

@@ -31,10 +31,16 @@ struct policy {
 	char **home_allow; /* visible when the home is hidden; "~/" or absolute */
 	char **read_only; /* relative: to the workspace */
 	uint64_t tmp_bytes;
+	bool share_net; /* sandbox.net: "host" (true) or "loopback" */
+	/* sandbox.writable: host directories writable besides the workspace;
+	 * "~/" or absolute. core/hostview.h decides which may be. */
+	char **writable;
 	char **gate_trivial; /* basenames whose success proves nothing */
 	/* a host run whose exit status the host did not report opens a failure */
 	bool hooks_unknown_opens_failure;
 };
+
+#define POLICY_MAX_WRITABLE 16 /* sandbox.writable entries */
 
 /* A rule that refused a run: which one, and the offending value. */
 struct policy_denial {

@@ -202,6 +202,7 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 	json_object_set_new(e, "network", json_string(sb->share_net ? "host" : "loopback"));
 	json_object_set_new(e, "root", json_string("read-only"));
 	json_object_set_new(e, "workspace", json_string_or_null(sb->workspace));
+	json_object_set_new(e, "writable", json_strv(sb->writable));
 	json_object_set_new(e, "tmp_bytes", json_integer((json_int_t)sb->tmp_bytes));
 	json_object_set_new(e, "hidden", json_strv(sb->hidden));
 	json_object_set_new(e, "exposed", json_strv(sb->exposed));

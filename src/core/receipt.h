@@ -57,6 +57,7 @@ struct receipt_sandbox {
 	bool enforced;
 	bool share_net;
 	const char *workspace;
+	char *const *writable; /* sandbox.writable, resolved */
 	uint64_t tmp_bytes;
 	char *const *hidden, *const *read_only;
 	char *const *exposed; /* left visible inside the masked directories */

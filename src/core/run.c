@@ -67,6 +67,10 @@ struct run_state {
 	struct hostview view;
 	char **hide, **read_only, **exposed;
 	char **known_gitdirs; /* core/hostsafety.h, read before the run */
+	/* sandbox.writable, resolved and checked; paths in writable_paths */
+	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
+	char **writable_paths;
+	size_t n_writable;
 	struct receipt_sandbox sandbox;
 	bool sandbox_enabled;
 	char *state_dir_real;
@@ -157,6 +161,7 @@ static void run_state_release(struct run_state *st)
 	strv_free(st->state_dirs);
 	strv_free(st->exposed);
 	strv_free(st->known_gitdirs);
+	strv_free(st->writable_paths);
 	hostview_release(&st->view);
 	run_env_release(&st->env);
 }
@@ -244,6 +249,61 @@ static int run_resolve_workspace(struct run_state *st)
 	return run_check_workspace(st);
 }
 
+/* sandbox.writable: each directory is opened, the path of that descriptor
+ * is what is checked (core/hostview.h), and its device and inode go to the
+ * sandbox, which binds that same directory or fails the run: a symlink
+ * swapped in after the check binds nothing else. A dry run keeps them
+ * read-only: nothing of it reaches the host before `airlock apply`. */
+static int run_resolve_writable(struct run_state *st)
+{
+	char *const *writable = st->policy->writable;
+	struct error err = { 0 };
+
+	if (!st->sandbox_enabled || st->req->dryrun)
+		return 0;
+	for (size_t i = 0; writable && writable[i]; i++) {
+		cleanup_free char *path = hostview_expand_home(writable[i], st->caller.home);
+		if (!path) {
+			run_refuse(st, RECEIPT_INVALID, "sandbox.writable '%.300s': no home to expand it in",
+				   writable[i]);
+			return -1;
+		}
+		cleanup_close int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct stat sb;
+		if (fd < 0 || fstat(fd, &sb) < 0) {
+			run_refuse(st, RECEIPT_INVALID, "sandbox.writable '%.300s': %s", writable[i],
+				   strerror(errno));
+			return -1;
+		}
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		cleanup_free char *resolved = realpath(proc, NULL);
+		if (!resolved) {
+			run_refuse(st, RECEIPT_INVALID, "sandbox.writable '%.300s': cannot tell where it leads: %s",
+				   writable[i], strerror(errno));
+			return -1;
+		}
+		if (hostview_check_writable(resolved, st->workspace, st->state_dirs, &st->caller,
+					    &err) < 0) {
+			run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
+			return -1;
+		}
+		if (strv_contains(st->writable_paths, resolved))
+			continue;
+		if (st->n_writable == SANDBOX_MAX_WRITABLE ||
+		    strv_push(&st->writable_paths, resolved) < 0) {
+			run_refuse(st, RECEIPT_INVALID, "sandbox.writable: too many paths, or out of memory");
+			return -1;
+		}
+		st->writable[st->n_writable++] = (struct sandbox_writable){
+			.path = st->writable_paths[strv_length(st->writable_paths) - 1],
+			.dev = sb.st_dev,
+			.ino = sb.st_ino,
+		};
+	}
+	return 0;
+}
+
 static size_t argv_total_bytes(char *const *argv)
 {
 	size_t n = 0;
@@ -324,7 +384,8 @@ static int run_check_request(struct run_state *st, char **environ_)
 		run_deny(st, &denial);
 		return -1;
 	}
-	if (run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0)
+	if (run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0 ||
+	    run_resolve_writable(st) < 0)
 		return -1;
 	if (req->fixes && run_check_fixes(st) < 0)
 		return -1;
@@ -524,8 +585,10 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 		return -ENOMEM;
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
-		.share_net = st->req->share_net,
+		.share_net = st->req->share_net || policy->share_net,
 		.workspace = st->workspace,
+		.writable = st->writable,
+		.n_writable = st->n_writable,
 		.hide = st->view.hide,
 		.masks = st->view.masks,
 		.n_masks = st->view.n_masks,
@@ -682,6 +745,7 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	st->exposed = TAKE_PTR(res->manifest.exposed);
 	sb->enforced = res->outcome != SANDBOX_SETUP_FAILED;
 	sb->share_net = config->isolation.share_net;
+	sb->writable = st->writable_paths;
 	sb->tmp_bytes = config->isolation.tmp_bytes;
 	sb->hidden = st->hide;
 	sb->read_only = st->read_only;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <linux/securebits.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
@@ -152,12 +153,25 @@ static int isolate_plan_masks(struct isolate_plan *plan, const struct sandbox_is
 	return 0;
 }
 
+/* Whether path is in a host directory bound into the view: the workspace
+ * or a writable directory. Neither a mask, the private /tmp nor the empty
+ * /run hides what lies there. */
+static bool isolate_is_bound(const struct sandbox_isolation *iso, const char *path)
+{
+	if (path_is_under(path, iso->workspace))
+		return true;
+	for (size_t i = 0; i < iso->n_writable; i++)
+		if (path_is_under(path, iso->writable[i].path))
+			return true;
+	return false;
+}
+
 /* Whether path already reads empty inside: below a mask, and neither below
- * what the mask leaves visible nor in the workspace. */
+ * what the mask leaves visible nor bound (isolate_is_bound). */
 static bool isolate_is_masked(const struct isolate_plan *plan, const struct sandbox_isolation *iso,
 			      const char *path)
 {
-	if (path_is_under(path, iso->workspace))
+	if (isolate_is_bound(iso, path))
 		return false;
 	for (size_t i = 0; i < iso->n_masks; i++) {
 		if (!path_is_under(path, iso->masks[i].path))
@@ -194,7 +208,7 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 		 * under the host's. */
 		bool under_private_tmp = (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
 					  path_is_under(path, "/var/run")) &&
-					 !path_is_under(path, iso->workspace);
+					 !isolate_is_bound(iso, path);
 		if (under_private_tmp) {
 			if (strv_push(&plan->enforced_hidden, path) < 0)
 				return error_set(err, ENOMEM, "out of memory");
@@ -203,7 +217,7 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 		if (!resolved || stat(resolved, &st) < 0)
 			continue;
 		bool already = (path_is_under(resolved, "/tmp") || path_is_under(resolved, "/run")) &&
-			       !path_is_under(resolved, iso->workspace);
+			       !isolate_is_bound(iso, resolved);
 		already = already || isolate_is_masked(plan, iso, resolved);
 		if (strv_push(&plan->enforced_hidden, path) < 0 ||
 		    (strcmp(resolved, path) != 0 && !strv_contains(plan->enforced_hidden, resolved) &&
@@ -238,6 +252,17 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 				      path_is_under(iso->workspace, "/run");
 
 	*ret_stage = SANDBOX_STAGE_MOUNTS;
+	if (iso->n_writable > SANDBOX_MAX_WRITABLE)
+		return error_set(err, E2BIG, "%zu writable directories; at most %d", iso->n_writable,
+				 SANDBOX_MAX_WRITABLE);
+	for (size_t i = 0; i < iso->n_writable; i++) {
+		const char *w = iso->writable[i].path;
+		if (w[0] != '/' || path_is_under(w, iso->workspace) || path_is_under(iso->workspace, w))
+			return error_set(err, EINVAL, "the writable '%s' is not absolute, or overlaps the workspace", w);
+		plan->staged_writable[i] = staged_path(w);
+		if (!plan->staged_writable[i])
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	int r = isolate_plan_read_only(plan, iso, err);
 	if (r == 0)
 		r = isolate_plan_masks(plan, iso, err);
@@ -271,6 +296,8 @@ void isolate_plan_release(struct isolate_plan *plan)
 	free(plan->staged_hide);
 	free(plan->hide_is_dir);
 	free(plan->staged_workspace);
+	for (size_t i = 0; i < SANDBOX_MAX_WRITABLE; i++)
+		free(plan->staged_writable[i]);
 	for (size_t i = 0; i < plan->n_masks; i++)
 		free(plan->staged_mask[i]);
 	for (size_t i = 0; i < plan->n_expose; i++)
@@ -496,8 +523,62 @@ static bool isolate_mount_point(const char *staged, bool is_dir)
 	return true;
 }
 
-/* Each mask: an empty tmpfs, the mount point of the workspace when it lies
- * below, the exposed host paths bound read-only, then the tmpfs made
+/* An O_PATH descriptor of path, refusing any symlink on the way. */
+static int open_no_symlinks(const char *path)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS };
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/* A detached copy of the writable directory w, with attr: the directory
+ * core checked (its device and inode), reached without a symlink. */
+static int clone_writable(const struct sandbox_writable *w, uint64_t attr)
+{
+	int fd = open_no_symlinks(w->path);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int tree = -1;
+	bool same = ok(syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH));
+	if (same && (st.st_dev != w->dev || st.st_ino != w->ino)) {
+		errno = ESTALE;
+		same = false;
+	}
+	if (same)
+		tree = (int)syscall(SYS_open_tree, fd, "",
+				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree >= 0 && !set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr)) {
+		int saved = errno;
+		syscall(SYS_close, tree);
+		errno = saved;
+		tree = -1;
+	}
+	int saved = errno;
+	syscall(SYS_close, fd);
+	errno = saved;
+	return tree;
+}
+
+/* Attaches tree on the directory at staged, reached without a symlink, so
+ * nothing renamed in since the plan moves the mount elsewhere. */
+static bool attach_tree_no_symlinks(int tree, const char *staged)
+{
+	int target = mkdir_p(staged) ? open_no_symlinks(staged) : -1;
+	bool done = target >= 0 &&
+		    ok(syscall(SYS_move_mount, tree, "", target, "",
+			       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+	int saved = errno;
+	syscall(SYS_close, tree);
+	if (target >= 0)
+		syscall(SYS_close, target);
+	errno = saved;
+	return done;
+}
+
+/* Each mask: an empty tmpfs, the mount point of the workspace (and of the
+ * writable directories) when it lies below, the exposed host paths bound read-only, then the tmpfs made
  * read-only. Host paths outside /tmp still resolve here: only /tmp is
  * staged over. */
 static bool isolate_masks(const struct isolate_plan *plan)
@@ -513,6 +594,9 @@ static bool isolate_masks(const struct isolate_plan *plan)
 		if (fd < 0)
 			return false;
 		bool done = !plan->mask_holds_workspace[i] || mkdir_p(plan->staged_workspace);
+		for (size_t j = 0; done && j < plan->iso->n_writable; j++)
+			if (path_is_under(plan->iso->writable[j].path, plan->iso->masks[i].path))
+				done = mkdir_p(plan->staged_writable[j]);
 		for (size_t j = 0; done && j < plan->n_expose; j++) {
 			const struct isolate_expose *x = &plan->expose[j];
 			if (x->mask != i)
@@ -552,6 +636,12 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		if (protect_trees[i] < 0)
 			return false;
 	}
+	int writable_trees[SANDBOX_MAX_WRITABLE];
+	for (size_t i = 0; i < plan->iso->n_writable; i++) {
+		writable_trees[i] = clone_writable(&plan->iso->writable[i], rw);
+		if (writable_trees[i] < 0)
+			return false;
+	}
 	/* The host, read-only, as the new root. */
 	if (!ok(syscall(SYS_mount, "/", STAGE, NULL, MS_BIND | MS_REC, NULL)) ||
 	    !set_attr(AT_FDCWD, STAGE, AT_RECURSIVE, ro))
@@ -585,6 +675,11 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	/* Parents first (protect_plan_finish), so no mount hides another. */
 	for (size_t i = 0; i < plan->protect.n_mounts; i++)
 		if (!attach_tree(protect_trees[i], plan->staged_protect[i]))
+			return false;
+	/* The writable directories (sandbox.writable), neither holding nor
+	 * inside the workspace; what is hidden below them is hidden after. */
+	for (size_t i = 0; i < plan->iso->n_writable; i++)
+		if (!attach_tree_no_symlinks(writable_trees[i], plan->staged_writable[i]))
 			return false;
 	if (run_fd >= 0) {
 		bool done = set_attr(run_fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY);
@@ -671,7 +766,8 @@ static bool landlock_allow(int ruleset, const char *path, uint64_t access)
 bool isolate_landlock(const struct isolate_plan *plan)
 {
 	/* The second wall, under the mount view: everything readable, only the
-	 * workspace, /tmp and the device nodes writable. */
+	 * workspace, the writable directories, /tmp and the device nodes
+	 * writable. */
 	int ruleset = (int)syscall(__NR_landlock_create_ruleset, &plan->landlock_handled,
 				   plan->landlock_attr_size, 0);
 	if (ruleset < 0)
@@ -679,8 +775,10 @@ bool isolate_landlock(const struct isolate_plan *plan)
 	bool done = landlock_allow(ruleset, "/", plan->landlock_read) &&
 		    landlock_allow(ruleset, plan->iso->workspace, plan->landlock_write) &&
 		    landlock_allow(ruleset, "/tmp", plan->landlock_write) &&
-		    landlock_allow(ruleset, "/dev", plan->landlock_dev) &&
-		    ok(syscall(__NR_landlock_restrict_self, ruleset, 0));
+		    landlock_allow(ruleset, "/dev", plan->landlock_dev);
+	for (size_t i = 0; done && i < plan->iso->n_writable; i++)
+		done = landlock_allow(ruleset, plan->iso->writable[i].path, plan->landlock_write);
+	done = done && ok(syscall(__NR_landlock_restrict_self, ruleset, 0));
 	int saved = errno;
 	syscall(SYS_close, ruleset);
 	errno = saved;

@@ -22,6 +22,7 @@ struct isolate_plan {
 	const char *workspace;
 	char *staged_workspace;
 	bool workspace_needs_mkdir; /* it lies under the private /tmp or the empty /run */
+	char *staged_writable[SANDBOX_MAX_WRITABLE]; /* iso->writable[i] in the new root */
 	struct protect_plan protect; /* read-only paths and pins in the workspace */
 	char *staged_protect[PROTECT_MAX_MOUNTS];
 	char **staged_hide;

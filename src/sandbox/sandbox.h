@@ -61,6 +61,17 @@ struct sandbox_mask {
 	char *const *expose;
 };
 
+/* A host directory writable besides the workspace: core checked the
+ * directory with this device and inode number, and that one is bound (a
+ * path that resolves to another directory by then fails the run). */
+struct sandbox_writable {
+	const char *path; /* absolute, resolved */
+	dev_t dev;
+	ino_t ino;
+};
+
+#define SANDBOX_MAX_WRITABLE 16
+
 #define SANDBOX_MAX_MASKS  8
 #define SANDBOX_MAX_EXPOSE 64 /* exposed paths, all masks together */
 
@@ -69,7 +80,9 @@ struct sandbox_mask {
 struct sandbox_isolation {
 	bool enabled; /* false: run on the host, receipts only */
 	bool share_net; /* true: the host's network; false: loopback only */
-	const char *workspace; /* the only writable host directory */
+	const char *workspace; /* writable, with writable[] only */
+	const struct sandbox_writable *writable; /* neither holding nor inside the workspace */
+	size_t n_writable;
 	/* Dry runs: when set, the workspace is a copy-on-write snapshot, an
 	 * overlay with the real workspace as its lower layer and these
 	 * directories (empty, outside the workspace) as upper and work dirs;

@@ -613,3 +613,132 @@ captured() { # fixture [jq filter [jq args...]]
 		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = ".claude/commands/x.md"')"
 	[ "$status" -eq 0 ]
 }
+
+# The command a host's shell call is routed to (Claude's form), run by bash
+# as the host would: sets $status, $output, $stderr.
+run_routed() { # command
+	local input routed
+	input=$(captured claude-code/2.1/pre-tool-use-bash.json '.tool_input.command = $c' --arg c "$1")
+	routed=$("$AIRLOCK" hook claude pre-tool-use <<<"$input" | jq -r .hookSpecificOutput.updatedInput.command)
+	[[ "$routed" == *" run --routed claude "* ]] || { echo "not routed: $routed"; return 1; }
+	run --separate-stderr bash -c "$routed"
+}
+
+# A new state directory: what one step opened does not gate the next.
+fresh_state() {
+	STATES=$((${STATES:-0} + 1))
+	export AIRLOCK_STATE_DIR="$TEST_DIR/state-$STATES"
+	mkdir -p "$AIRLOCK_STATE_DIR"
+}
+
+# A listener on the host's loopback that answers "pong"; sets $PORT.
+loopback_listener() {
+	python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True); s.settimeout(30)
+while True:
+    c, _ = s.accept(); c.sendall(b"pong\n"); c.close()
+' >"$TEST_DIR/port" 2>/dev/null 3>&- &
+	LISTENER=$!
+	for _ in $(seq 100); do [ -s "$TEST_DIR/port" ] && break; sleep 0.1; done
+	PORT=$(cat "$TEST_DIR/port")
+	[ -n "$PORT" ]
+}
+
+@test "attack: a routed command reaches no host loopback service and writes nothing outside the workspace, until the project's policy says so" {
+	loopback_listener
+	outside="$TEST_DIR/outside"
+	mkdir "$outside" "$TEST_DIR/other"
+	connect="exec 3<>/dev/tcp/127.0.0.1/$PORT && cat <&3"
+	for step in default opened; do
+		fresh_state
+		run_routed "$connect"
+		if [ $step = default ]; then
+			[ "$status" -eq 1 ]
+			[[ "$output" != *pong* ]]
+		else
+			[ "$status" -eq 0 ]
+			[ "$output" = pong ]
+		fi
+		fresh_state
+		run_routed "echo $step >'$outside/f'"
+		if [ $step = default ]; then
+			[ "$status" -eq 1 ]
+			[ ! -e "$outside/f" ]
+		else
+			[ "$status" -eq 0 ]
+			[ "$(cat "$outside/f")" = opened ]
+			r=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+			jq -e --arg o "$outside" '.source == "claude-routed" and
+				.sandbox.enforced.network == "host" and .sandbox.enforced.writable == [$o]' "$r"
+			"$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" "$r"
+		fi
+		# A sibling of the writable directory stays read-only.
+		fresh_state
+		run_routed "echo x >'$TEST_DIR/other/f'"
+		[ "$status" -eq 1 ]
+		[ ! -e "$TEST_DIR/other/f" ]
+		# The project's file opens exactly what it names.
+		mkdir -p .airlock
+		jq -n --arg o "$outside" '{schema: "airlock.policy/1", sandbox: {net: "host", writable: [$o]}}' \
+			>.airlock/policy.json
+	done
+	kill "$LISTENER"
+}
+
+@test "attack: a project's policy naming the state directory, or what holds airlock's configuration, as writable is refused: one line, exit 125, a receipt" {
+	mkdir .airlock "$TEST_DIR/ok" "$WORK/sub"
+	# The same file without the bad entry runs.
+	fresh_state
+	jq -n --arg ok "$TEST_DIR/ok" '{schema: "airlock.policy/1", sandbox: {writable: [$ok]}}' \
+		>.airlock/policy.json
+	run_routed "touch '$TEST_DIR/ok/f'"
+	[ "$status" -eq 0 ]
+	rm "$TEST_DIR/ok/f"
+	for w in @S@ @S@/receipts "$TEST_DIR" "$TEST_DIR/link-to-state" / /usr/lib /etc \
+		"~/" "$HOME" "~/.claude" "~/.codex" "~/.gemini" "$WORK" "$WORK/.airlock" "$WORK/sub"; do
+		fresh_state
+		mkdir -p "$AIRLOCK_STATE_DIR/receipts"
+		ln -sfn "$AIRLOCK_STATE_DIR" "$TEST_DIR/link-to-state"
+		jq -n --arg w "${w//@S@/$AIRLOCK_STATE_DIR}" --arg ok "$TEST_DIR/ok" \
+			'{schema: "airlock.policy/1", sandbox: {writable: [$ok, $w]}}' >.airlock/policy.json
+		run_routed "touch '$TEST_DIR/ok/f'"
+		[ "$status" -eq 125 ] || { echo "$w: exit $status"; return 1; }
+		one_error_line "sandbox.writable"
+		[ ! -e "$TEST_DIR/ok/f" ]
+		[ "$(ls "$AIRLOCK_STATE_DIR/receipts" | wc -l)" -eq 1 ]
+		jq -e '.status == "invalid" and .source == "claude-routed"' "$AIRLOCK_STATE_DIR"/receipts/*.json
+	done
+	# A value the format does not know is refused the same way.
+	for bad in '{"net": "none"}' '{"writable": ["relative"]}' '{"writable": "x"}'; do
+		fresh_state
+		jq -n --argjson s "$bad" '{schema: "airlock.policy/1", sandbox: $s}' >.airlock/policy.json
+		run_routed true
+		[ "$status" -eq 125 ]
+		one_error_line "sandbox."
+	done
+}
+
+@test "attack: no routed command writes the project's policy, even one that makes a directory writable" {
+	mkdir "$TEST_DIR/ok"
+	fresh_state
+	run_routed "mkdir -p .airlock && echo '{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"profile\":\"none\"}}' >.airlock/policy.json"
+	[ ! -e .airlock/policy.json ]
+	mkdir -p .airlock
+	jq -n --arg ok "$TEST_DIR/ok" '{schema: "airlock.policy/1", sandbox: {writable: [$ok]}}' \
+		>.airlock/policy.json
+	cp .airlock/policy.json "$TEST_DIR/want"
+	for c in "echo '{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"profile\":\"none\"}}' >.airlock/policy.json" \
+		"rm -rf .airlock" "mv .airlock '$TEST_DIR/ok/moved'" "ln -s '$TEST_DIR/ok' .airlock/x" \
+		"cp -r .airlock '$TEST_DIR/ok/copy' && echo '{}' >'$TEST_DIR/ok/copy/policy.json' && mount --bind '$TEST_DIR/ok/copy' .airlock"; do
+		fresh_state
+		rm -f "$TEST_DIR/ok/ran"
+		run_routed "touch '$TEST_DIR/ok/ran'; $c"
+		[ "$status" -ne 0 ] || { echo "passed: $c"; return 1; }
+		[ -e "$TEST_DIR/ok/ran" ] # it ran, under that policy
+		cmp .airlock/policy.json "$TEST_DIR/want"
+	done
+	# (a copy of .airlock may land in the writable directory: it is readable)
+	[ "$(ls -A .airlock)" = policy.json ]
+}

@@ -359,3 +359,19 @@ JSON
 		[ "$(rq '.resources.user_cpu_ms + .resources.system_cpu_ms')" -gt 0 ]
 	done
 }
+
+@test "a writable directory keeps what sandbox.hide lists inside it hidden, also below the host's /tmp" {
+	# The private /tmp hides the host's /tmp, except what is bound back into
+	# it: a writable directory there must still get its hidden paths masked.
+	home="$TEST_DIR/home"
+	mkdir -p "$home/.config/gh"
+	echo secret >"$home/.config/gh/hosts.yml"
+	printf '{"schema":"airlock.policy/1","sandbox":{"writable":["~/.config"]}}' >"$TEST_DIR/p.json"
+	HOME=$home al run --tee --policy "$TEST_DIR/p.json" -- sh -c \
+		'cat ~/.config/gh/hosts.yml; echo w >~/.config/new'
+	[[ "$output" != *secret* ]]
+	[ "$(cat "$home/.config/new")" = w ]
+	[ "$(cat "$home/.config/gh/hosts.yml")" = secret ]
+	jq -e --arg h "$home" '.sandbox.enforced.writable == [$h + "/.config"] and
+		(.sandbox.enforced.hidden | index($h + "/.config/gh"))' "$(receipt)"
+}

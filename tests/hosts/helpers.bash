@@ -155,7 +155,7 @@ hooks() {
 	codex)
 		mkdir -p "$HOME/.codex"
 		cat >"$HOME/.codex/config.toml" <<EOF
-model = "mock-model"
+model = "${CODEX_MODEL:-mock-model}"
 model_provider = "mock"
 [model_providers.mock]
 name = "mock"
@@ -237,7 +237,8 @@ tool_result() { # host n
 		;;
 	codex)
 		jq -rs --argjson n "$n" '[.[] | .body.input? // empty] | max_by(length)
-			| [.[] | select(.type == "function_call_output")] | .[$n].output' "$MOCK_LOG" |
+			| [.[] | select(.type == "function_call_output" or .type == "custom_tool_call_output")]
+			| .[$n].output' "$MOCK_LOG" |
 			sed -e 's/^Chunk ID: .*/Chunk ID: X/' -e 's/^Wall time: .*/Wall time: X/'
 		;;
 	gemini)
@@ -253,6 +254,21 @@ tool_result() { # host n
 # Receipts of one source (routed runs, host reports), as a JSON array.
 receipts_of() { # source
 	receipts | jq --arg s "$1" 'map(select(.source == $s))'
+}
+
+# Waits up to 20 s until N failures are open in the project. A run's receipt
+# is written before its gate entry (receipt_commit: the receipt, then
+# gate_commit), so a background run's receipt can be there while the
+# failure it opens is not yet: reading the gate right after wait_receipts
+# raced with it (seen once under load).
+wait_open_failures() { # n
+	local i
+	for i in $(seq 100); do
+		[ "$(open_failures)" -eq "$1" ] && return 0
+		sleep 0.2
+	done
+	"$AIRLOCK" gate --json --state-dir "$STATE" --cwd "$WORK" >&2
+	return 1
 }
 
 # Waits up to 20 s for N receipts of a source (background runs end late).

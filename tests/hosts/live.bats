@@ -76,7 +76,7 @@ fixed_closes() { # host source background
 		wait_receipts "$src" 2
 		receipts_of "$src" | jq -e 'length == 2 and all(.exit_code == 2 and .gate.opened)
 			and all(.gate.closes == [])'
-		[ "$(open_failures)" -eq 2 ]
+		wait_open_failures 2
 	else
 		[ "$(open_failures)" -eq 1 ]
 	fi
@@ -132,6 +132,31 @@ state_dir_refused() { # host tool
 
 @test "codex: a shell write into the state directory is refused" {
 	state_dir_refused codex ""
+}
+
+@test "codex: apply_patch into the state directory is refused; while a failure is open, an edit is blocked" {
+	# Codex offers apply_patch (a freeform custom tool) only to the models of
+	# its catalog whose apply_patch_tool_type says so: the mock poses as one,
+	# gpt-5.5 (freeform, and not code-mode-only, so the shell tool stays).
+	export CODEX_MODEL=gpt-5.5
+	local target="$STATE/gate/closed/1.json"
+	printf 'old\n' >notes.txt
+	local add edit
+	add=$(printf '*** Begin Patch\n*** Add File: %s\n+{}\n*** End Patch' "$target")
+	edit=$(printf '*** Begin Patch\n*** Update File: notes.txt\n@@\n-old\n+new\n*** End Patch')
+	mock "$(jq -cn --arg a "$add" --arg e "$edit" '[{patch: $a}, {shell: "ls missing-dir"}, {patch: $e}]')"
+	hooks codex
+	go codex
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	keep_fixtures codex "$(version codex)" apply-patch
+	# Codex offered the tool, and called it twice, each time through the hook.
+	jq -se '[.[] | .body.tools? // empty | .[] | select(.name == "apply_patch" and .type == "custom")] | length > 0' "$MOCK_LOG"
+	payloads codex pre-tool-use | jq -e '[.[] | select(.tool_name == "apply_patch")] | length == 2'
+	[ ! -e "$target" ]
+	tool_result codex 0 | grep -q "state directory" || { tool_result codex 0; return 1; }
+	[ "$(open_failures)" -eq 1 ]
+	tool_result codex 2 | grep -q "is an open failure" || { tool_result codex 2; return 1; }
+	[ "$(cat notes.txt)" = old ]
 }
 
 @test "gemini: a failing command opens a failure, blocks the next mutating call and the stop; the agent sees what it would unrouted" {

@@ -152,6 +152,70 @@ static void test_setup_failure_names_stage(void)
 	ASSERT_EQ_STR(sandbox_stage_to_string(res.failed_stage), "cwd");
 }
 
+/* A writable directory is bound only if it is still the directory core
+ * checked: another one at its path by then (a symlink or a rename swapped
+ * in) fails the run at the mounts, and writes land nowhere. */
+static void test_writable_is_the_checked_directory(void)
+{
+	char base[] = "/tmp/airlock-unit-writable.XXXXXX";
+	ASSERT_TRUE(mkdtemp(base) != NULL);
+	char ws[128], dir[128], other[128], script[512];
+	snprintf(ws, sizeof(ws), "%s/ws", base);
+	snprintf(dir, sizeof(dir), "%s/w", base);
+	snprintf(other, sizeof(other), "%s/other", base);
+	ASSERT_EQ_INT(mkdir(ws, 0755), 0);
+	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
+	ASSERT_EQ_INT(mkdir(other, 0755), 0);
+	struct stat st, st_other;
+	ASSERT_EQ_INT(stat(dir, &st), 0);
+	ASSERT_EQ_INT(stat(other, &st_other), 0);
+	snprintf(script, sizeof(script), "echo x >%s/f", dir);
+	char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	struct sandbox_writable w = { .path = dir, .dev = st.st_dev, .ino = st.st_ino };
+	struct sandbox_config config = {
+		.exec_path = "/bin/sh", .argv = argv, .envp = envp, .cwd = ws,
+		.timeout_ms = 10000, .kill_after_ms = 200,
+		.isolation = { .enabled = true, .workspace = ws, .writable = &w, .n_writable = 1,
+			       .tmp_bytes = 1 << 20, .memory_bytes = 1ULL << 30, .max_processes = 64 },
+	};
+	struct sandbox_result res;
+	struct error err = { 0 };
+	char f[160];
+	snprintf(f, sizeof(f), "%s/f", dir);
+
+	/* the checked directory: written */
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	ASSERT_EQ_INT(res.exit_code, 0);
+	sandbox_result_release(&res);
+	ASSERT_EQ_INT(unlink(f), 0);
+	/* another directory at its path: refused at the mounts */
+	w.ino = st_other.st_ino;
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_SETUP_FAILED);
+	ASSERT_EQ_INT(res.failed_stage, SANDBOX_STAGE_MOUNTS);
+	ASSERT_EQ_INT(res.failed_errno, ESTALE);
+	sandbox_result_release(&res);
+	ASSERT_TRUE(access(f, F_OK) < 0);
+	/* a symlink on the way: refused too */
+	w.ino = st.st_ino;
+	char link[160];
+	snprintf(link, sizeof(link), "%s/link", base);
+	ASSERT_EQ_INT(symlink(dir, link), 0);
+	w.path = link;
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_SETUP_FAILED);
+	ASSERT_EQ_INT(res.failed_stage, SANDBOX_STAGE_MOUNTS);
+	ASSERT_EQ_INT(res.failed_errno, ELOOP);
+	sandbox_result_release(&res);
+	unlink(link);
+	rmdir(dir);
+	rmdir(other);
+	rmdir(ws);
+	rmdir(base);
+}
+
 static void test_exec_failure_for_script_without_shebang(void)
 {
 	char path[] = "/tmp/airlock-noshebang-XXXXXX";
@@ -445,4 +509,4 @@ RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_set
 	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
 	  T_(test_timeout_kills_background_children),
 	  T_(test_exit_kills_leftovers_and_does_not_hang), T_(test_setup_failure_names_stage),
-	  T_(test_exec_failure_for_script_without_shebang))
+	  T_(test_exec_failure_for_script_without_shebang), T_(test_writable_is_the_checked_directory))
