@@ -21,7 +21,10 @@ version() { # host
 # it does without routing.
 failing_blocks() { # host source
 	local host=$1 src=$2
-	local cmd='printf '"'"'out $HOME "q"\n'"'"'; ls missing-dir'
+	# stdout, then stderr half a second later: a host reads the two pipes
+	# concurrently, so lines written together may reach its model in either
+	# order, routed or not (Codex swapped them once under load).
+	local cmd='printf '"'"'out $HOME "q"\n'"'"'; sleep 0.5; ls missing-dir'
 	mock "[{\"shell\": $(jq -Rn --arg c "$cmd" '$c')}, {\"shell\": \"touch made\"}]"
 	hooks "$host"
 	go "$host"
