@@ -760,9 +760,12 @@ static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
 }
 
-/* What the dry run changed, as a level (docs/permit-format.md, "Risk"). */
-static int permit_observe(const char *workspace, json_t *changes, const char *verdict, int *ret,
-			  char *why, size_t why_size, struct error *err)
+/* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
+ * changes are the workspace's, scratch the change set's count of what the
+ * command left in its private /tmp (NULL: not counted). */
+static int permit_observe(const char *workspace, json_t *changes, json_t *scratch,
+			  const char *verdict, int *ret, char *why, size_t why_size,
+			  struct error *err)
 {
 	if (!strcmp(verdict, "OUTSIDE_WRITE") || !strcmp(verdict, "HOST_CODE") ||
 	    !strcmp(verdict, "PRIVILEGED_FILE")) {
@@ -771,8 +774,16 @@ static int permit_observe(const char *workspace, json_t *changes, const char *ve
 		return 0;
 	}
 	if (json_array_size(changes) == 0) {
-		snprintf(why, why_size, "nothing in the workspace changed");
-		*ret = 1;
+		json_int_t left = json_integer_value(json_object_get(scratch, "entries"));
+		if (left > 0) {
+			snprintf(why, why_size,
+				 "only scratch space changed: %lld objects left in the private /tmp, nothing in the workspace",
+				 (long long)left);
+			*ret = 2;
+		} else {
+			snprintf(why, why_size, "nothing in the workspace changed");
+			*ret = 1;
+		}
 		return 0;
 	}
 	cleanup_with(strv_freep) char **tracked = NULL;
@@ -859,8 +870,8 @@ static int permit_recheck(struct store *store, const struct rules *rules, const 
 	if (!strcmp(recorded, "DRY_RUN_OK"))
 		c->verdict = changeset_verdict(changes, true, p->p.expected_paths,
 					       p->p.expected_paths, &c->problems);
-	r = permit_observe(p->workspace, changes, c->verdict, &c->observed, c->why, sizeof(c->why),
-			   err);
+	r = permit_observe(p->workspace, changes, json_object_get(c->changeset, "scratch"),
+			   c->verdict, &c->observed, c->why, sizeof(c->why), err);
 	if (r < 0)
 		return r;
 	c->risk = MAX(MAX(p->p.declared_risk, c->classified), c->observed);

@@ -175,6 +175,25 @@ for i in range(50000):
 	jq -e '.dryrun == 0 and .state == "REJECTED"' "$AIRLOCK_STATE_DIR/permits/$PID.json"
 }
 
+@test "risk 2 is observed: only scratch space written is 2, nothing is 1, the workspace 3 or 4" {
+	make_project
+	obs() { # expected level, then the argv as JSON
+		propose "{\"argv\":$2,\"reason\":\"r\",\"expected_paths\":${3:-[]}}"
+		pstep dryrun "$PID"
+		jq -e --argjson want "$1" '.risk_observed == $want' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	}
+	obs 2 '["sh","-c","echo x > /tmp/x"]'
+	jq -e '.state == "NO_EFFECT" and (.observed | contains("scratch"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	jq -e '.history[-1].observed | contains("scratch")' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	obs 2 '["sh","-c","mkdir -p /tmp/a/b && : > /tmp/a/b/c"]'
+	obs 1 '["true"]'
+	jq -e '.state == "NO_EFFECT" and .observed == "nothing in the workspace changed"' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	# Scratch and the workspace: the workspace decides.
+	obs 3 '["sh","-c","echo x > /tmp/x; echo new > gen.txt"]' '["gen.txt"]'
+	obs 4 '["sh","-c","echo x > /tmp/x; echo more >> notes.txt"]' '["notes.txt"]'
+	[ "$(cat notes.txt)" = notes ]
+}
+
 @test "a failing verify rolls the tree back; a passing one keeps it" {
 	make_project
 	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"],"verify":["grep","-q","old","gen.txt"]}'
