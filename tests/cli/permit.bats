@@ -114,6 +114,53 @@ for i in range(50000):
 	# Applied once.
 	pstep exec "$PID"
 	[ "$status" -eq 21 ]
+
+	# The story's ledger: it verifies, and each tampering with it is caught
+	# by name, each on a copy of the state directory (without the snapshot
+	# and the 50,000 backed-up cache files, which no entry names).
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	tampered() { # name; sets $copy
+		copy="$TEST_DIR/copy-$1"
+		mkdir "$copy"
+		tar -C "$AIRLOCK_STATE_DIR" --exclude='./dryruns/*/backup' --exclude='./dryruns/*/upper' -cf - . |
+			tar -C "$copy" -xf -
+	}
+	lverify() {
+		run "$AIRLOCK" ledger verify --state-dir "$copy" --key "$TEST_DIR/ledger.pub"
+	}
+	tampered untouched
+	lverify
+	[ "$status" -eq 0 ]
+	# A rewritten receipt: the dry run's, as if its command had been another.
+	dry=$(jq -r .dryrun "$rec")
+	tampered receipt
+	jq -c '.argv[2] = "true"' "$copy/receipts/$dry.json" >"$TEST_DIR/r" && cat "$TEST_DIR/r" >"$copy/receipts/$dry.json"
+	lverify
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"DIFFERS receipts/$dry.json: receipt $dry differs"* ]]
+	# A forged close of a failure.
+	tampered close
+	mkdir -p "$copy/gate/closed"
+	echo '{"schema":"airlock.gate-close/1","receipt":'"$dry"',"scope":"'"$WORK"'","move":"rerun"}' \
+		>"$copy/gate/closed/$dry.json"
+	lverify
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"UNBACKED gate/closed/$dry.json"* ]]
+	# The approver swapped for another key.
+	tampered approver
+	jq -c '.public_key = "'"$(printf '%064d' 7)"'"' "$copy/approver.json" >"$TEST_DIR/a" && cat "$TEST_DIR/a" >"$copy/approver.json"
+	lverify
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"DIFFERS approver.json"* ]]
+	# The ledger truncated: the last transition (APPLIED) dropped.
+	tampered truncated
+	head -n -1 "$copy/ledger/log" >"$TEST_DIR/l" && cat "$TEST_DIR/l" >"$copy/ledger/log"
+	lverify
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"TAMPERED the checkpoint signs"*"truncated or rewritten"* ]]
+	# The story's own state is intact.
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	[ "$status" -eq 0 ]
 }
 
 @test "risk is what the dry run changed: nothing, generated, tracked, outside; the paths must match" {
