@@ -392,6 +392,161 @@ forge_backing() { # file id
 		"$AIRLOCK_STATE_DIR/permits/$PID.json"
 }
 
+# Sets $lib to the fault-injection shim (tests/helpers/faultfs.c).
+faultfs() {
+	lib=${AIRLOCK_FAULTFS:-$(dirname "$AIRLOCK")/tests/libfaultfs.so}
+	[ -e "$lib" ] || skip "the fault-injection shim is not built"
+	[ -z "${AIRLOCK_SANITIZED:-}" ] || skip "LD_PRELOAD under a sanitizer"
+}
+
+# The workspace as it is: names, types, sizes, modes, contents.
+snap() {
+	find . -path ./.git -prune -o -printf '%p %y %s %m\n' | LC_ALL=C sort
+	cat out-* 2>/dev/null | sha256sum
+}
+
+# A project whose permit creates 50 generated files, and the tree before and
+# after (the candidate run in a copy, outside airlock).
+kill_project() {
+	git_init
+	printf 'out-*\n' > .gitignore
+	echo notes > notes.txt
+	# make classifies 3 (a shell string would be 4 and need an approver)
+	printf 'gen:\n\t@i=1; while [ $$i -le 50 ]; do echo $$i > out-$$i; i=$$((i+1)); done\n' > Makefile
+	commit_all init
+	ORIG=$(snap)
+	cp -a . "$TEST_DIR/ref" && make -s -C "$TEST_DIR/ref" gen
+	APPLIED=$(cd "$TEST_DIR/ref" && snap)
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+}
+
+# A new permit for the candidate with a verify (true or false), dry-run on
+# the original tree.
+kill_permit() {
+	rm -f out-*
+	propose "{\"argv\":[\"make\",\"-s\",\"gen\"],\"reason\":\"r\",\"expected_paths\":[\"out-*\"],\"verify\":[\"$1\"]}"
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	DRY=$(jq -r .dryrun <<<"$output")
+}
+
+# After a killed exec: the tree is the original or the change set, never a
+# mix; then the next `permit exec` ends where an exec that was never killed
+# ends, and the permit, the dry run, the tree and the ledger agree.
+after_kill() { # verify (true|false)
+	now=$(snap)
+	[ "$now" = "$ORIG" ] || [ "$now" = "$APPLIED" ] || [ "$(state "$PID")" = APPLIED ] ||
+		{ echo "a torn tree outside an apply's recovery" >&2; return 1; }
+	pstep exec "$PID"
+	echo "recovery exec: $status $output $stderr"
+	if [ "$1" = true ]; then
+		[ "$status" -eq 0 ]
+		[ "$(snap)" = "$APPLIED" ]
+		[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED APPLIED" ]
+		jq -e '.history[-1].event == "verify passed"' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = applied ]
+		pstep exec "$PID"
+		[ "$status" -eq 21 ]
+	else
+		[ "$status" -eq 37 ]
+		[ "$(snap)" = "$ORIG" ]
+		[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
+		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = rolled_back ]
+	fi
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "SIGKILL at each step of a permit exec: the apply's commit, the record's commit, a rollback, a slow verify" {
+	faultfs
+	kill_project
+	# Each step, killed just after it: the next exec finishes the job.
+	for point in '"mark":"committed"' state 'ID.json' ; do
+		kill_permit true
+		FAULTFS_KILL_AFTER_WRITE= FAULTFS_KILL_AFTER_RENAME=
+		case $point in
+		'"mark"'*) FAULTFS_KILL_AFTER_WRITE=$point ;;
+		*) FAULTFS_KILL_AFTER_RENAME=${point/ID/$PID} ;;
+		esac
+		echo "# kill after $point (permit $PID)"
+		LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$FAULTFS_KILL_AFTER_WRITE \
+			FAULTFS_KILL_AFTER_RENAME=$FAULTFS_KILL_AFTER_RENAME run "$AIRLOCK" permit exec "$PID"
+		[ "$status" -eq 137 ]
+		after_kill true
+	done
+	# A failing verify's rollback, killed inside it and after each of its steps.
+	for point in out-25:2 '"mark":"rolled_back"' state:2 'ID.json:2'; do
+		kill_permit false
+		FAULTFS_KILL_AFTER_WRITE= FAULTFS_KILL_AFTER_RENAME=
+		case $point in
+		'"mark"'*) FAULTFS_KILL_AFTER_WRITE=$point ;;
+		*) FAULTFS_KILL_AFTER_RENAME=${point/ID/$PID} ;;
+		esac
+		echo "# kill after $point (permit $PID)"
+		LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$FAULTFS_KILL_AFTER_WRITE \
+			FAULTFS_KILL_AFTER_RENAME=$FAULTFS_KILL_AFTER_RENAME run "$AIRLOCK" permit exec "$PID"
+		[ "$status" -eq 137 ]
+		after_kill false
+	done
+}
+
+@test "SIGKILL during a slow verify, and at increasing delays: the next exec ends consistently" {
+	kill_project
+	# The verify sleeps; the kill lands while it runs (its shell is named by $0).
+	marker="permit-verify-$$-$RANDOM"
+	for verdict in true false; do
+		rm -f out-*
+		propose "{\"argv\":[\"make\",\"-s\",\"gen\"],\"reason\":\"r\",\"expected_paths\":[\"out-*\"],\"verify\":[\"sh\",\"-c\",\"sleep 30; $verdict\",\"$marker\"]}"
+		pstep dryrun "$PID"
+		DRY=$(jq -r .dryrun <<<"$output")
+		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
+		pid=$!
+		for i in $(seq 1 300); do pgrep -f "$marker" >/dev/null && break; sleep 0.05; done
+		pgrep -f "$marker" >/dev/null
+		kill -9 "$pid"
+		wait "$pid" || true
+		no_process_with "$marker"
+		[ "$(snap)" = "$APPLIED" ]
+		[ "$(state "$PID")" = APPLIED ]
+		# The verify that was cut short runs again: a quick one this time.
+		pstep exec "$PID" --verify -- "$verdict"
+		if [ "$verdict" = true ]; then
+			[ "$status" -eq 0 ] && [ "$(snap)" = "$APPLIED" ]
+			[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED APPLIED" ]
+		else
+			[ "$status" -eq 37 ] && [ "$(snap)" = "$ORIG" ]
+			[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
+		fi
+		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	done
+	# Killed by hand at a rising delay, wherever that lands: apply, commit,
+	# verify, rollback. A receipt cut between its file and its entry is
+	# what `ledger recover` resolves (docs/ledger.md).
+	for delay in 0.05 0.1 0.15 0.2 0.3 0.4 0.5 0.7; do
+		kill_permit false
+		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
+		pid=$!
+		sleep "$delay"
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" || true
+		if [ "$(state "$PID")" != ROLLED_BACK ]; then
+			pstep exec "$PID"
+			echo "delay $delay: recovery exec: $status $stderr"
+			[ "$status" -eq 37 ]
+		fi
+		[ "$(snap)" = "$ORIG" ]
+		[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
+		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = rolled_back ]
+		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+		echo "delay $delay: $output"
+		[[ "$output" != *TAMPERED* && "$output" != *DIFFERS* && "$output" != *MISSING* ]]
+		[ "$status" -eq 0 ] || { "$AIRLOCK" ledger recover >/dev/null; run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"; [ "$status" -eq 0 ]; }
+	done
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project
