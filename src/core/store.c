@@ -257,9 +257,11 @@ int store_settle(struct store *store, const char *path, struct error *err)
 
 	if (path[0] == '/')
 		return 0;
-	cleanup_close int dir_fd = store_commit_parent(store, path, &name, err);
+	cleanup_close int dir_fd = fd_open_parent(store->dir_fd, path, O_RDONLY, &name);
+	if (dir_fd == -ENOENT)
+		return 0;
 	if (dir_fd < 0)
-		return dir_fd;
+		return error_set_errno(err, -dir_fd, "open the directory of %s/%s", store->path, path);
 	snprintf(prev, sizeof(prev), ".%.200s.prev", name);
 	snprintf(kept, sizeof(kept), ".%.200s.uncommitted", name);
 	/* Nothing to settle while the record is what the last entry committed,
@@ -267,9 +269,12 @@ int store_settle(struct store *store, const char *path, struct error *err)
 	 * rewritten: the readers refuse it). */
 	if (store_file_sha256(dir_fd, name, hex, &ignored) < 0)
 		return 0;
-	int backed = ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, &ignored);
+	int backed = ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, err);
 	bool first = faccessat(dir_fd, prev, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
-	if (backed == 0 || (backed == -ENOENT && !first))
+	if (backed != -EBADMSG && backed != -ENOENT)
+		return backed; /* backed (0), or the ledger could not be read */
+	*err = (struct error){ 0 };
+	if (backed == -ENOENT && !first)
 		return 0;
 	if (backed == -EBADMSG &&
 	    (store_file_sha256(dir_fd, prev, hex, &ignored) < 0 ||
