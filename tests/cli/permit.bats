@@ -460,7 +460,7 @@ after_kill() { # verify (true|false)
 	[ "$status" -eq 0 ]
 }
 
-@test "SIGKILL at each step of a permit exec: the apply's commit, the record's commit, a rollback, a slow verify" {
+@test "SIGKILL at each step of a permit exec: the apply's commit, the state's and the record's, inside and after a rollback" {
 	faultfs
 	kill_project
 	# Each step, killed just after it: the next exec finishes the job.
