@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock apply`, `rollback`, `discard` and `gc`: the front end of
  * core/apply.c. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +14,6 @@
 #include "core/store.h"
 
 enum apply_action { APPLY, ROLLBACK, DISCARD };
-
-static int exit_for(int r)
-{
-	switch (r) {
-	case 0:
-		return EXIT_OK;
-	case -ENOENT:
-		return EXIT_NOT_FOUND_ITEM;
-	case -EBUSY:
-		return EXIT_CONFLICT;
-	case -EPERM:
-		return EXIT_REFUSED;
-	default:
-		return EXIT_AIRLOCK_ERROR;
-	}
-}
 
 static int apply_main(int argc, char **argv, enum apply_action action)
 {
@@ -90,7 +73,7 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 	}
 	if (r < 0) {
 		cli_error("%s: %s", argv[0], err.msg);
-		return exit_for(r);
+		return exit_status_for_error(r);
 	}
 	if (action == APPLY)
 		printf("dry run %llu applied: %zu operations\n", (unsigned long long)id, out.ops);

@@ -238,20 +238,13 @@ static int permit_list_main(const struct permit_cli *c)
 	return EXIT_OK;
 }
 
+/* An error's status: the CLI's shared mapping, and -EACCES, a missing
+ * approval (ack's status when approving, REJECTED_WITHOUT_APPROVAL's at exec). */
 static int permit_exit_for_error(int r, bool approving)
 {
-	switch (r) {
-	case -ENOENT:
-		return EXIT_NOT_FOUND_ITEM;
-	case -EBUSY:
-		return EXIT_CONFLICT;
-	case -EPERM:
-		return EXIT_REFUSED;
-	case -EACCES:
+	if (r == -EACCES)
 		return approving ? EXIT_NOT_APPROVED : EXIT_PERMIT_NOT_APPROVED;
-	default:
-		return EXIT_AIRLOCK_ERROR;
-	}
+	return exit_status_for_error(r);
 }
 
 static int permit_step_main(const struct permit_cli *c, const struct rules *rules)

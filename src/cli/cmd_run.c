@@ -368,6 +368,11 @@ static void print_dryrun(const struct run_outcome *o)
 		cli_print("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
 		       (long long)json_integer_value(json_object_get(dr, "total")),
 		       json_array_size(changes));
+	json_int_t scratch = json_integer_value(json_object_get(json_object_get(dr, "scratch"), "entries"));
+	if (scratch > 0)
+		cli_print("  scratch space: %lld objects left in the private /tmp (%lld bytes), gone with the snapshot\n",
+		       (long long)scratch,
+		       (long long)json_integer_value(json_object_get(json_object_get(dr, "scratch"), "bytes")));
 	json_array_foreach(json_object_get(dr, "outside_writes"), i, c)
 		cli_print("  outside the workspace, refused: %s (%s, %lld times)\n",
 		       json_string_value(json_object_get(c, "path")),

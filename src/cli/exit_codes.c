@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli/exit_codes.h"
 
+#include <errno.h>
+
 int exit_status_for_receipt(enum receipt_status status, int exit_code, int signal)
 {
 	switch (status) {
@@ -22,4 +24,20 @@ int exit_status_for_receipt(enum receipt_status status, int exit_code, int signa
 		break;
 	}
 	return EXIT_AIRLOCK_ERROR;
+}
+
+int exit_status_for_error(int r)
+{
+	switch (r) {
+	case 0:
+		return EXIT_OK;
+	case -ENOENT:
+		return EXIT_NOT_FOUND_ITEM;
+	case -EBUSY:
+		return EXIT_CONFLICT;
+	case -EPERM:
+		return EXIT_REFUSED;
+	default:
+		return EXIT_AIRLOCK_ERROR;
+	}
 }

@@ -43,3 +43,8 @@ enum {
 };
 
 int exit_status_for_receipt(enum receipt_status status, int exit_code, int signal);
+
+/* The status for a core step's negative errno, as apply, rollback, discard
+ * and the permit steps share it: -ENOENT no such item, -EBUSY CONFLICT,
+ * -EPERM refused, anything else airlock's own error; 0 is EXIT_OK. */
+int exit_status_for_error(int r);

@@ -338,6 +338,13 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 		d->ws_fd = -1;
 	}
 	cleanup_free char *state = NULL;
+	/* A state whose commit a crash cut between its rename and its entry is
+	 * put back to what the ledger committed (recovery then follows the
+	 * journal). */
+	char state_path[80];
+	snprintf(state_path, sizeof(state_path), "%s/state", rel);
+	if (store_settle(store, state_path, err) < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	if (file_read_capped(d->fd, "state", 64, &state, &n, err) == 0) {
 		state[strcspn(state, "\n")] = '\0';
 		snprintf(d->state, sizeof(d->state), "%s", state);
@@ -973,8 +980,12 @@ static int undo_all(struct dryrun_dir *d, json_t *ops, struct apply_outcome *ret
 
 /* ---- the commands -------------------------------------------------------------- */
 
-/* Rolls back the apply of a locked dry run that never reached its
- * "committed" mark (the process that ran it is gone: it held the lock). */
+/* Finishes what a crash left of a locked dry run's apply or rollback (the
+ * process that ran it is gone: it held the lock), from the journal's last
+ * mark: none, an apply that never reached "committed", is rolled back;
+ * "rolling_back", a rollback cut short, is finished; and a state that the
+ * crash kept from following its mark ("committed" but not "applied",
+ * "rolled_back" but still "applied") is committed now. */
 static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *ops = NULL;
@@ -987,10 +998,26 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 		*err = (struct error){ 0 };
 		return 0;
 	}
-	if (r < 0 || mark[0])
+	if (r < 0)
 		return r;
+	if (!strcmp(mark, "committed") && strcmp(d->state, "applied") != 0)
+		r = dryrun_set_state(d, "applied", err);
+	else if (!strcmp(mark, "rolled_back") && !strcmp(d->state, "applied"))
+		r = dryrun_set_state(d, "rolled_back", err);
+	if (r < 0 || (mark[0] && strcmp(mark, "rolling_back") != 0))
+		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id) : 0;
 	if (d->ws_fd < 0)
 		return 0; /* not the workspace it ran on: left for when it is back */
+	if (mark[0]) {
+		/* Each undo step checks the tree, so what the cut rollback
+		 * already undid is skipped. */
+		r = undo_all(d, ops, &ignored, err);
+		if (r == 0)
+			r = dryrun_set_state(d, "rolled_back", err);
+		*ret_recovered = r == 0;
+		return r < 0 ? error_prefix(err, "finish the rollback of dry run %llu",
+					    (unsigned long long)d->id) : 0;
+	}
 	/* An apply that never reached "committed": back to entirely old. */
 	r = undo_all(d, ops, &ignored, err);
 	if (r == 0)
@@ -1225,6 +1252,16 @@ int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
 	return apply_changes_checked(store, id, flags, changeset_sha256, crash_after, ret, err);
 }
 
+int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+	int r = dryrun_begin(store, id, &d, err);
+
+	if (r == 0)
+		snprintf(ret, size, "%s", d.state);
+	return r;
+}
+
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		   struct error *err)
 {
@@ -1253,7 +1290,11 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		if (!matches(&d, c, jsonutil_str(c, "path"), true, why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
-	r = undo_all(&d, ops, ret, err);
+	/* From here a crash leaves a tree part undone, which no longer matches
+	 * the apply: recovery finishes the rollback (recover_locked). */
+	r = journal_append(d.fd, "{\"mark\":\"rolling_back\"}\n", err);
+	if (r == 0)
+		r = undo_all(&d, ops, ret, err);
 	if (r == 0)
 		r = dryrun_set_state(&d, "rolled_back", err);
 	return r;

@@ -56,6 +56,9 @@ int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
 			   struct apply_outcome *ret, struct error *err);
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		   struct error *err);
+/* The dry run's state ("pending", "applied", "rolled_back"), read under its
+ * lock once whatever a crash left of its apply or rollback is finished. */
+int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err);
 /* Drops a dry run that was not applied (or was rolled back). */
 int apply_discard(struct store *store, uint64_t id, struct error *err);
 /* Removes the dry runs last changed more than older_than_ms ago, except one

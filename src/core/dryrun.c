@@ -203,6 +203,13 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		"{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt",
 		(json_int_t)id, "workspace", req->workspace, "workspace_dev", (json_int_t)ws.st_dev,
 		"workspace_ino", (json_int_t)ws.st_ino, "verdict", verdict, "changes", changes);
+	cleanup_with(json_decrefp) json_t *scratch = NULL;
+	if (full && req->scratch_counted) {
+		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries, "bytes",
+				    (json_int_t)req->scratch_bytes);
+		if (!scratch || json_object_set(full, "scratch", scratch) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
@@ -229,8 +236,10 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		"verdict", verdict, "expect", expect, "expect_delete", expect_delete, "counts",
 		counts, "total", (json_int_t)n, "truncated", n > DRYRUN_MAX_IN_RECEIPT, "changes",
 		shown, "problems", problems, "upper", req->upper);
-	if (!summary)
+	if (!summary || (scratch && json_object_set(summary, "scratch", scratch) < 0)) {
+		json_decref(summary);
 		return error_set(err, ENOMEM, "out of memory");
+	}
 	*ret_verdict = json_string_value(json_object_get(summary, "verdict"));
 	*ret_summary = summary;
 	return 0;

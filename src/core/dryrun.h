@@ -50,6 +50,11 @@ struct dryrun_request {
 	 * the kernel): [{path, syscall, count}], and how many were not listed. */
 	json_t *outside_writes;
 	unsigned outside_writes_dropped;
+	/* What the command left in the quarantine's private /tmp, a count of
+	 * objects and bytes (no names, no contents): recorded as "scratch" in
+	 * the change set and the receipt when counted. */
+	bool scratch_counted;
+	uint64_t scratch_entries, scratch_bytes;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

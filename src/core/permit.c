@@ -60,7 +60,8 @@ int permit_state_from_string(const char *s)
 }
 
 /* The state machine (docs/permit-format.md, "States"). from == to happens
- * only for a repeated REJECTED_WITHOUT_APPROVAL. */
+ * for a repeated REJECTED_WITHOUT_APPROVAL, and APPLIED to APPLIED records
+ * a verify that passed. */
 static bool permit_transition_allowed(enum permit_state from, enum permit_state to)
 {
 	switch (from) {
@@ -77,7 +78,7 @@ static bool permit_transition_allowed(enum permit_state from, enum permit_state 
 		       to == PERMIT_REJECTED_WITHOUT_APPROVAL || to == PERMIT_REJECTED ||
 		       to == PERMIT_APPLIED || to == PERMIT_CONFLICT;
 	case PERMIT_APPLIED:
-		return to == PERMIT_ROLLED_BACK;
+		return to == PERMIT_ROLLED_BACK || to == PERMIT_APPLIED;
 	default: /* INVALID, NO_EFFECT, UNEXPECTED_PATH, EXPECTED_PATH_MISSING,
 		    REJECTED, DENIED, ROLLED_BACK are final */
 		return false;
@@ -760,9 +761,12 @@ static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
 }
 
-/* What the dry run changed, as a level (docs/permit-format.md, "Risk"). */
-static int permit_observe(const char *workspace, json_t *changes, const char *verdict, int *ret,
-			  char *why, size_t why_size, struct error *err)
+/* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
+ * changes are the workspace's, scratch the change set's count of what the
+ * command left in its private /tmp (NULL: not counted). */
+static int permit_observe(const char *workspace, json_t *changes, json_t *scratch,
+			  const char *verdict, int *ret, char *why, size_t why_size,
+			  struct error *err)
 {
 	if (!strcmp(verdict, "OUTSIDE_WRITE") || !strcmp(verdict, "HOST_CODE") ||
 	    !strcmp(verdict, "PRIVILEGED_FILE")) {
@@ -771,8 +775,16 @@ static int permit_observe(const char *workspace, json_t *changes, const char *ve
 		return 0;
 	}
 	if (json_array_size(changes) == 0) {
-		snprintf(why, why_size, "nothing in the workspace changed");
-		*ret = 1;
+		json_int_t left = json_integer_value(json_object_get(scratch, "entries"));
+		if (left > 0) {
+			snprintf(why, why_size,
+				 "only scratch space changed: %lld objects left in the private /tmp, nothing in the workspace",
+				 (long long)left);
+			*ret = 2;
+		} else {
+			snprintf(why, why_size, "nothing in the workspace changed");
+			*ret = 1;
+		}
 		return 0;
 	}
 	cleanup_with(strv_freep) char **tracked = NULL;
@@ -859,8 +871,8 @@ static int permit_recheck(struct store *store, const struct rules *rules, const 
 	if (!strcmp(recorded, "DRY_RUN_OK"))
 		c->verdict = changeset_verdict(changes, true, p->p.expected_paths,
 					       p->p.expected_paths, &c->problems);
-	r = permit_observe(p->workspace, changes, c->verdict, &c->observed, c->why, sizeof(c->why),
-			   err);
+	r = permit_observe(p->workspace, changes, json_object_get(c->changeset, "scratch"),
+			   c->verdict, &c->observed, c->why, sizeof(c->why), err);
 	if (r < 0)
 		return r;
 	c->risk = MAX(MAX(p->p.declared_risk, c->classified), c->observed);
@@ -984,11 +996,15 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 	if (r < 0)
 		return r;
 	/* A permit acted on is one the ledger backs: a record rewritten since
-	 * its last transition is refused, whatever it says. */
+	 * its last transition is refused, whatever it says. A transition a
+	 * crash cut between the record's rename and its entry never happened:
+	 * the committed record is put back first (store_settle). */
 	char path[80], id_text[24];
 	snprintf(path, sizeof(path), "permits/%s", name);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	r = ledger_backs_file(store, LEDGER_PERMIT_TRANSITION, id_text, path, err);
+	r = store_settle(store, path, err);
+	if (r >= 0)
+		r = ledger_backs_file(store, LEDGER_PERMIT_TRANSITION, id_text, path, err);
 	if (r < 0)
 		r = error_set(err, EPERM, "the ledger does not back permit %llu (%s): refusing it; `airlock ledger verify` says more",
 			      (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
@@ -1305,6 +1321,87 @@ static bool permit_approval_valid(struct store *store, const struct permit *p, c
 	return true;
 }
 
+/* An APPLIED permit whose verify has not passed: the last transition is
+ * the apply itself (an exec cut short in its verify, or one without any). */
+static bool permit_awaits_verify(const struct permit *p)
+{
+	json_t *last = json_array_get(p->history, json_array_size(p->history) - 1);
+	return p->state == PERMIT_APPLIED && last &&
+	       strcmp(jsonutil_str(last, "event") ? jsonutil_str(last, "event") : "", "verify passed") != 0;
+}
+
+/* The verify of an applied permit, on a snapshot of the applied tree; the
+ * tree rolled back (ROLLED_BACK) when it fails, "verify passed" recorded
+ * when it does. */
+static int permit_verify_applied(const struct run_context *ctx, struct store *store,
+				 struct permit *p, char *const *check,
+				 struct permit_exec_result *res, struct error *err)
+{
+	struct apply_outcome out = { 0 };
+	struct run_outcome o = { 0 };
+	/* verify runs on a snapshot of the applied tree: it judges, it cannot
+	 * change what a rollback must restore. */
+	int r = permit_run_dryrun(ctx, store, p, check, false, &o, err);
+	if (r < 0)
+		return r;
+	res->verify_receipt = o.id;
+	if (o.status == RECEIPT_EXITED)
+		res->verify_exit = o.exit_code;
+	bool passed = o.status == RECEIPT_EXITED && o.match_expected;
+	run_outcome_release(&o);
+	struct error ignored = { 0 };
+	(void)apply_discard(store, res->verify_receipt, &ignored);
+	json_t *detail = json_pack("{s:I, s:i}", "verify_receipt", (json_int_t)res->verify_receipt,
+				   "verify_exit", res->verify_exit);
+	if (!detail)
+		return error_set(err, ENOMEM, "out of memory");
+	if (passed) {
+		r = permit_commit_transition(store, p, PERMIT_APPLIED, "verify passed", detail, err);
+		json_decref(detail);
+		return r;
+	}
+	r = apply_rollback(store, p->dryrun_id, &out, err);
+	if (r < 0) {
+		json_decref(detail);
+		return error_prefix(err, "verify (receipt %llu) failed and the rollback did not happen",
+				    (unsigned long long)res->verify_receipt);
+	}
+	json_object_set_new(detail, "undone", json_integer((json_int_t)out.ops));
+	r = permit_commit_transition(store, p, PERMIT_ROLLED_BACK, "verify failed", detail, err);
+	json_decref(detail);
+	if (r == 0)
+		snprintf(res->note, sizeof(res->note),
+			 "verify failed (receipt %llu): the journal undid %zu operations",
+			 (unsigned long long)res->verify_receipt, out.ops);
+	return r;
+}
+
+/* exec of an APPLIED permit: what an exec cut short left to do. A dry run
+ * rolled back since (a crash between the rollback and its commit, or
+ * `airlock rollback` by hand) is recorded ROLLED_BACK; an apply whose
+ * verify never finished is verified now. */
+static int permit_exec_applied(const struct run_context *ctx, struct store *store,
+			       struct permit *p, char *const *check, const char *dstate,
+			       struct permit_exec_result *res, struct error *err)
+{
+	if (!strcmp(dstate, "rolled_back") || !strcmp(dstate, "pending")) {
+		json_t *detail = json_pack("{s:I, s:s}", "dryrun", (json_int_t)p->dryrun_id,
+					   "dryrun_state", dstate);
+		int r = permit_commit_transition(store, p, PERMIT_ROLLED_BACK,
+						 "exec: found rolled back (by an exec that crashed before its commit, or by hand)",
+						 detail, err);
+		json_decref(detail);
+		if (r == 0)
+			snprintf(res->note, sizeof(res->note), "dry run %llu was found rolled back",
+				 (unsigned long long)p->dryrun_id);
+		return r;
+	}
+	if (!check || !permit_awaits_verify(p))
+		return error_set(err, EPERM, "permit %llu is APPLIED%s: exec is not possible from there",
+				 (unsigned long long)p->id, check ? " and verified" : "");
+	return permit_verify_applied(ctx, store, p, check, res, err);
+}
+
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
 		uint64_t id, char *const *verify, int crash, struct permit *ret,
 		struct permit_exec_result *res, struct error *err)
@@ -1312,15 +1409,22 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	cleanup_close int lock = -1;
 	struct permit p;
 	struct apply_outcome out = { 0 };
-	char why[512];
-	/* Declared before the first goto: a cleanup variable is never jumped over. */
-	cleanup_free char *dstate = NULL;
+	char why[512], dstate[32];
 
 	*ret = (struct permit){ 0 };
 	*res = (struct permit_exec_result){ .verify_exit = -1 };
 	int r = permit_begin(store, id, &lock, &p, err);
 	if (r < 0)
 		return r;
+	char *const *check = verify && verify[0] ? verify : p.p.verify;
+	if (p.state == PERMIT_APPLIED) {
+		r = apply_state(store, p.dryrun_id, dstate, sizeof(dstate), err);
+		if (r == 0)
+			r = permit_exec_applied(ctx, store, &p, check, dstate, res, err);
+		if (r < 0)
+			goto fail;
+		goto done;
+	}
 	if (p.state != PERMIT_DRY_RUN_OK && p.state != PERMIT_APPROVED &&
 	    p.state != PERMIT_REJECTED_WITHOUT_APPROVAL) {
 		r = permit_refuse_state(&p, "exec", err);
@@ -1338,16 +1442,13 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 			r = error_set(err, EACCES, "permit %llu: %s", (unsigned long long)id, why);
 		goto fail;
 	}
-	/* An exec that crashed between its apply and its commit. */
-	char rel[80];
-	size_t dn;
-	struct error ignored_state = { 0 };
-	snprintf(rel, sizeof(rel), "dryruns/%llu/state", (unsigned long long)p.dryrun_id);
-	bool recovered = file_read_capped(store->dir_fd, rel, 64, &dstate, &dn, &ignored_state) == 0 &&
-			 strncmp(dstate, "applied\n", 8) == 0;
-	if (recovered)
-		r = 0;
-	else
+	/* An exec that crashed between its apply and its commit: the dry run's
+	 * state, once apply has finished what the crash left (apply_state). */
+	r = apply_state(store, p.dryrun_id, dstate, sizeof(dstate), err);
+	if (r < 0)
+		goto fail;
+	bool recovered = !strcmp(dstate, "applied");
+	if (!recovered)
 		r = apply_changes_reviewed(store, p.dryrun_id, 0, p.changeset_sha256,
 					   crash >= 0 ? crash : -1, &out, err);
 	if (r == -EBUSY) {
@@ -1371,39 +1472,8 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	json_decref(detail);
 	if (r < 0)
 		goto fail;
-
-	char *const *check = verify && verify[0] ? verify : p.p.verify;
-	if (!check)
-		goto done;
-	/* verify runs on a snapshot of the applied tree: it judges, it cannot
-	 * change what a rollback must restore. */
-	struct run_outcome o = { 0 };
-	r = permit_run_dryrun(ctx, store, &p, check, false, &o, err);
-	if (r < 0)
+	if (check && (r = permit_verify_applied(ctx, store, &p, check, res, err)) < 0)
 		goto fail;
-	res->verify_receipt = o.id;
-	if (o.status == RECEIPT_EXITED)
-		res->verify_exit = o.exit_code;
-	bool passed = o.status == RECEIPT_EXITED && o.match_expected;
-	run_outcome_release(&o);
-	struct error ignored = { 0 };
-	(void)apply_discard(store, res->verify_receipt, &ignored);
-	if (passed)
-		goto done;
-	r = apply_rollback(store, p.dryrun_id, &out, err);
-	if (r < 0) {
-		error_prefix(err, "verify (receipt %llu) failed and the rollback did not happen",
-			     (unsigned long long)res->verify_receipt);
-		goto fail;
-	}
-	detail = json_pack("{s:I, s:i, s:I}", "verify_receipt", (json_int_t)res->verify_receipt,
-			   "verify_exit", res->verify_exit, "undone", (json_int_t)out.ops);
-	r = permit_commit_transition(store, &p, PERMIT_ROLLED_BACK, "verify failed", detail, err);
-	json_decref(detail);
-	if (r < 0)
-		goto fail;
-	snprintf(res->note, sizeof(res->note), "verify failed (receipt %llu): the journal undid %zu operations",
-		 (unsigned long long)res->verify_receipt, out.ops);
 done:
 	*ret = p;
 	return 0;

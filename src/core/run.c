@@ -82,6 +82,9 @@ struct run_state {
 	struct sandbox_teardown *teardown;
 	json_t *outside_writes; /* dry runs: what the command tried to write outside */
 	unsigned outside_writes_dropped;
+	/* dry runs: what the command left in the private /tmp */
+	bool scratch_counted;
+	uint64_t scratch_entries, scratch_bytes;
 	struct hostsafety_report host_code; /* valid when host_code_checked */
 	bool host_code_checked;
 	uint64_t started_coarse_ns; /* the run's start on the file systems' clock */
@@ -824,6 +827,9 @@ static int run_spawn(struct run_state *st, struct error *err)
 							"syscall", res.outside_writes[i].syscall, "count",
 							(int)res.outside_writes[i].count));
 		st->outside_writes_dropped = res.outside_writes_dropped;
+		st->scratch_counted = res.scratch_counted;
+		st->scratch_entries = res.scratch_entries;
+		st->scratch_bytes = res.scratch_bytes;
 	}
 	run_record_sandbox(st, &config, &res);
 	for (int i = 0; i < 2; i++) {
@@ -938,6 +944,9 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 			.host_code = st->host_code_checked ? &st->host_code : NULL,
 			.outside_writes = st->outside_writes,
 			.outside_writes_dropped = st->outside_writes_dropped,
+			.scratch_counted = st->scratch_counted,
+			.scratch_entries = st->scratch_entries,
+			.scratch_bytes = st->scratch_bytes,
 		};
 		struct error finish_err = { 0 };
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);

@@ -16,6 +16,9 @@
 #include "basic/sha256.h"
 #include <limits.h>
 
+/* The largest record store_settle() reads: a permit record's cap. */
+#define STORE_SETTLE_MAX (16 << 20)
+
 #define SEQ_WIDTH	   20
 #define RECEIPT_MAX_BYTES  (16 << 20)
 #define INDEX_MAX_BYTES	   (1ULL << 30)
@@ -207,6 +210,15 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 		snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
 		(void)unlinkat(dir_fd, tmp, 0);
 		r = file_write_atomic(dir_fd, tmp, data, n, mode, store->durable, err);
+		/* The version being replaced, for store_settle(); the directory's
+		 * fsync below makes the link durable with the rename. */
+		if (r == 0 && path[0] != '/') {
+			char prev[NAME_MAX + 1];
+			snprintf(prev, sizeof(prev), ".%.200s.prev", name);
+			(void)unlinkat(dir_fd, prev, 0);
+			if (linkat(dir_fd, name, dir_fd, prev, 0) < 0 && errno != ENOENT)
+				r = error_set_errno(err, errno, "cannot keep the previous '%s'", name);
+		}
 		if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 			r = error_set_errno(err, errno, "cannot install '%s'", name);
 		if (r == 0 && store->durable && fsync(dir_fd) < 0)
@@ -224,6 +236,61 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 	if (r < 0)
 		return error_prefix(err, "%s %s was written but not committed", ledger_kind_name(kind), id);
 	return 0;
+}
+
+static int store_file_sha256(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE],
+			     struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = file_read_capped(dir_fd, name, STORE_SETTLE_MAX, &text, &n, err);
+	if (r == 0)
+		sha256_hex(text, n, hex);
+	return r;
+}
+
+int store_settle(struct store *store, const char *path, struct error *err)
+{
+	const char *name;
+	char hex[SHA256_HEX_SIZE], prev[NAME_MAX + 1], kept[NAME_MAX + 1];
+	struct error ignored = { 0 };
+
+	if (path[0] == '/')
+		return 0;
+	cleanup_close int dir_fd = fd_open_parent(store->dir_fd, path, O_RDONLY, &name);
+	if (dir_fd == -ENOENT)
+		return 0;
+	if (dir_fd < 0)
+		return error_set_errno(err, -dir_fd, "open the directory of %s/%s", store->path, path);
+	snprintf(prev, sizeof(prev), ".%.200s.prev", name);
+	snprintf(kept, sizeof(kept), ".%.200s.uncommitted", name);
+	/* Nothing to settle while the record is what the last entry committed,
+	 * or when it is not and its previous version is not either (a record
+	 * rewritten: the readers refuse it). */
+	if (store_file_sha256(dir_fd, name, hex, &ignored) < 0)
+		return 0;
+	int backed = ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, err);
+	bool first = faccessat(dir_fd, prev, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+	if (backed != -EBADMSG && backed != -ENOENT)
+		return backed; /* backed (0), or the ledger could not be read */
+	*err = (struct error){ 0 };
+	if (backed == -ENOENT && !first)
+		return 0;
+	if (backed == -EBADMSG &&
+	    (store_file_sha256(dir_fd, prev, hex, &ignored) < 0 ||
+	     ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, &ignored) != 0))
+		return 0;
+	(void)unlinkat(dir_fd, kept, 0);
+	if (linkat(dir_fd, name, dir_fd, kept, 0) < 0)
+		return error_set_errno(err, errno, "keep the uncommitted %s", path);
+	/* A first version no entry names was never committed: the record is
+	 * absent. Else the previous version is the committed one. */
+	if (backed == -ENOENT ? unlinkat(dir_fd, name, 0) < 0
+			      : renameat(dir_fd, prev, dir_fd, name) < 0)
+		return error_set_errno(err, errno, "put back the committed %s", path);
+	if (store->durable && fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "sync the directory of %s", path);
+	return 1;
 }
 
 int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,

@@ -61,6 +61,18 @@ int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const void *data, size_t n, bool replace, struct error *err);
 
+/* A replaced record inside the state directory keeps its previous version
+ * as .<name>.prev (a hard link made before the rename), so that a crash
+ * between the rename and the entry can be undone: store_settle() finds the
+ * record at path not backed by the ledger's last entry for it while the
+ * previous version is, and puts the previous version back; a first version
+ * that no entry names (and no previous one) is removed. The bytes taken
+ * away are kept as .<name>.uncommitted (a crash and a forgery look alike).
+ * Returns 1 when it settled, 0 when there was nothing to settle. For
+ * records that move on (permits/<id>.json, dryruns/<id>/state); the caller
+ * holds the record's lock, so no commit of it is in flight. */
+int store_settle(struct store *store, const char *path, struct error *err);
+
 /* Writes receipts/<id>.json through store_commit(); never replaces one. */
 int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
 			struct error *err);

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -158,6 +159,23 @@ static void init_build_quarantine(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_SECCOMP);
 }
 
+/* The private /tmp's use: inodes and bytes. false when it cannot be read. */
+static bool init_scratch_use(uint64_t *ret_entries, uint64_t *ret_bytes)
+{
+	struct statfs fs;
+
+	if (child_syscall_failed(syscall(SYS_statfs, "/tmp", &fs)) || fs.f_files < fs.f_ffree ||
+	    fs.f_blocks < fs.f_bfree)
+		return false;
+	*ret_entries = (uint64_t)(fs.f_files - fs.f_ffree);
+	*ret_bytes = (uint64_t)(fs.f_blocks - fs.f_bfree) * (uint64_t)fs.f_bsize;
+	return true;
+}
+
+/* The private /tmp's use before the command started. */
+static uint64_t init_scratch_base_entries, init_scratch_base_bytes;
+static bool init_scratch_base_ok;
+
 static _Noreturn void init_finish(const struct child_setup *setup, int wait_status,
 				  unsigned killed)
 {
@@ -172,6 +190,18 @@ static _Noreturn void init_finish(const struct child_setup *setup, int wait_stat
 	}
 	if (!status.killed)
 		status.killed = left;
+	/* Once every process is gone, what the command left in the scratch
+	 * space: a count for the dry run's risk, never names or contents. The
+	 * set-up's own directories there (the workspace's parents) cannot be
+	 * removed under the workspace's mount, so the count never goes below
+	 * the base. */
+	uint64_t entries, bytes;
+	if (init_scratch_base_ok && init_scratch_use(&entries, &bytes)) {
+		status.scratch_counted = 1;
+		status.scratch_entries =
+			entries > init_scratch_base_entries ? entries - init_scratch_base_entries : 0;
+		status.scratch_bytes = bytes > init_scratch_base_bytes ? bytes - init_scratch_base_bytes : 0;
+	}
 	struct rusage ru;
 	if (syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru) == 0) {
 		status.max_rss_kib = (uint64_t)ru.ru_maxrss;
@@ -220,6 +250,7 @@ void child_init(const struct child_setup *setup)
 	}
 
 	init_build_quarantine(setup);
+	init_scratch_base_ok = init_scratch_use(&init_scratch_base_entries, &init_scratch_base_bytes);
 
 	/* Signals arrive on a signalfd: as pid 1, a signal it has no handler
 	 * for would be ignored, but a blocked one is queued and read here. */

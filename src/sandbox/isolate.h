@@ -62,6 +62,12 @@ struct isolate_status {
 	/* getrusage(RUSAGE_CHILDREN) of init: the command and whatever else init
 	 * reaped, all of them dead by now */
 	uint64_t max_rss_kib, user_cpu_us, system_cpu_us;
+	/* What the private /tmp holds beyond what the quarantine's own set-up
+	 * put there (the workspace's parents when it lies below /tmp), from
+	 * statfs(): objects (the tmpfs's inodes in use) and bytes (its blocks in
+	 * use). Valid when scratch_counted. */
+	uint64_t scratch_entries, scratch_bytes;
+	uint32_t scratch_counted, reserved;
 };
 
 /* On failure, *ret_stage names the layer that could not be prepared. */

@@ -186,6 +186,11 @@ struct sandbox_result {
 	uint64_t started_realtime_ns, ended_realtime_ns;
 	uint64_t duration_ns;
 	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;
+	/* In the quarantine: what the command left in its private /tmp (objects,
+	 * bytes), counted by init once every process is gone; valid when
+	 * scratch_counted (not when init was killed at a timeout's deadline). */
+	bool scratch_counted;
+	uint64_t scratch_entries, scratch_bytes;
 	struct sandbox_manifest manifest;
 	struct sandbox_denial denials[SANDBOX_MAX_DENIALS];
 	size_t n_denials;

@@ -440,6 +440,9 @@ static void supervisor_read_isolate_status(struct supervisor *s)
 	r->max_rss_kib = status.max_rss_kib;
 	r->user_cpu_ms = status.user_cpu_us / 1000;
 	r->system_cpu_ms = status.system_cpu_us / 1000;
+	r->scratch_counted = status.scratch_counted != 0;
+	r->scratch_entries = status.scratch_entries;
+	r->scratch_bytes = status.scratch_bytes;
 	r->ended_realtime_ns = clock_realtime_ns();
 	s->command_done = true;
 	s->timeout_at_ns = s->kill_at_ns = 0;

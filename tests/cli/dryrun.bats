@@ -234,6 +234,28 @@ line'"
 	[ "$(changes)" = "created out" ]
 }
 
+@test "scratch space is counted, not listed: what the command left in the private /tmp, in the receipt and the change set" {
+	# Nothing written anywhere: 0, although the workspace's own path lies
+	# below /tmp here (its directories are made in the quarantine's /tmp).
+	dr -- true
+	[ "$status" -eq 10 ]
+	jq -e '.dryrun.scratch == {"entries": 0, "bytes": 0}' <<<"$output"
+	# Three objects, one of 100,000 bytes; a file made and removed is not left.
+	dr -- sh -c 'head -c 100000 /dev/zero > /tmp/x; mkdir /tmp/d; echo y > /tmp/d/y; echo z > /tmp/gone; rm /tmp/gone'
+	[ "$status" -eq 10 ]
+	id=$(jq -r .id <<<"$output")
+	jq -e '.dryrun.scratch.entries == 3 and .dryrun.scratch.bytes >= 100000 and .dryrun.total == 0' <<<"$output"
+	jq -e '.scratch.entries == 3 and .changes == []' "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	# No names, no contents: a count.
+	! grep -q '/tmp/d' "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	run "$AIRLOCK" dryrun -- sh -c ': > /tmp/one'
+	[[ "$output" == *"scratch space: 1 objects left in the private /tmp"* ]]
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR/receipts/$id.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 @test "a file of a group outside the identity map: the overlay cannot copy it up, and the receipt says so" {
 	[ "$(id -u)" -eq 0 ] || skip "only root can give a file another group"
 	echo x > grp && chown 0:1000 grp && chmod 664 grp

@@ -5,11 +5,20 @@
  *   FAULTFS_FDATASYNC_EIO=1     fdatasync() and fsync() fail with EIO
  *   FAULTFS_SHORT_WRITE=N       the first write() stores N bytes, every
  *                               later one fails with ENOSPC
- * Built by tests/meson.build; used by tests/cli/ledger.bats. */
+ * and crashes (SIGKILL of the process itself) at a chosen point, to land a
+ * kill between two steps of a commit or an apply:
+ *   FAULTFS_KILL_AFTER_RENAME=NAME[:N]  after the Nth (default 1st)
+ *                               successful rename whose new name's last
+ *                               component is NAME
+ *   FAULTFS_KILL_AFTER_WRITE=TEXT       after a successful write() whose
+ *                               bytes contain TEXT
+ * Built by tests/meson.build; used by tests/cli/ledger.bats and
+ * tests/cli/permit.bats. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <signal.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -47,7 +56,58 @@ ssize_t write(int fd, const void *buf, size_t n)
 		}
 		return real(fd, buf, k < n ? k : n);
 	}
-	return real(fd, buf, n);
+	ssize_t r = real(fd, buf, n);
+	const char *kill_text = getenv("FAULTFS_KILL_AFTER_WRITE");
+	if (r > 0 && kill_text && *kill_text && memmem(buf, (size_t)r, kill_text, strlen(kill_text)))
+		kill(getpid(), SIGKILL);
+	return r;
+}
+
+/* After a rename to a name whose last component is the one asked for, the
+ * Nth time: SIGKILL. */
+static void faultfs_rename_done(const char *to)
+{
+	static int seen;
+	const char *spec = getenv("FAULTFS_KILL_AFTER_RENAME");
+	if (!spec || !*spec)
+		return;
+	const char *colon = strchr(spec, ':');
+	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+	int nth = colon ? atoi(colon + 1) : 1;
+	const char *base = strrchr(to, '/');
+	base = base ? base + 1 : to;
+	if (strlen(base) == len && strncmp(base, spec, len) == 0 && ++seen == nth)
+		kill(getpid(), SIGKILL);
+}
+
+int rename(const char *from, const char *to)
+{
+	int (*real)(const char *, const char *);
+	*(void **)&real = dlsym(RTLD_NEXT, "rename");
+	int r = real(from, to);
+	if (r == 0)
+		faultfs_rename_done(to);
+	return r;
+}
+
+int renameat(int a, const char *from, int b, const char *to)
+{
+	int (*real)(int, const char *, int, const char *);
+	*(void **)&real = dlsym(RTLD_NEXT, "renameat");
+	int r = real(a, from, b, to);
+	if (r == 0)
+		faultfs_rename_done(to);
+	return r;
+}
+
+int renameat2(int a, const char *from, int b, const char *to, unsigned flags)
+{
+	int (*real)(int, const char *, int, const char *, unsigned);
+	*(void **)&real = dlsym(RTLD_NEXT, "renameat2");
+	int r = real(a, from, b, to, flags);
+	if (r == 0)
+		faultfs_rename_done(to);
+	return r;
 }
 
 static int faultfs_sync(const char *name, int fd)
