@@ -782,10 +782,13 @@ int ledger_append(struct store *store, enum ledger_kind kind, const char *id, co
 		r = error_set(err, EIO, "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
 	if (r == 0)
 		r = ledger_append_locked(&w, kind, id, path, sha256, &seq, err);
-	if (r == 0)
-		ledger_index_update(&w);
-	if (r == 0 && (checkpoint || seq == 0 || (seq + 1) % LEDGER_CHECKPOINT_EVERY == 0))
+	/* The index follows the checkpoints: an append that signs none leaves
+	 * it alone (its pages dirtied on every append made each fdatasync of
+	 * the log slower), and a reader reads the few entries since. */
+	if (r == 0 && (checkpoint || seq == 0 || (seq + 1) % LEDGER_CHECKPOINT_EVERY == 0)) {
 		r = ledger_checkpoint_locked(&w, err);
+		ledger_index_update(&w);
+	}
 	ledger_writer_close(&w);
 	if (r < 0)
 		return error_prefix(err, "ledger");
@@ -968,8 +971,8 @@ int ledger_public_key(struct store *store, bool create, char **ret_vkey, struct 
  *		it keeps), the table's size, the gate-open entries no gate-close
  *		has closed yet (offset and id), and a SHA-256 of the head
  *	slots	nslots x { 8 bytes of SHA-256(path), offset + 1 (0: empty) }
- * The appender updates it under the exclusive lock after each append and
- * never syncs it: a head written in another boot is not trusted (a power
+ * An appender updates it under the exclusive lock whenever it signs a
+ * checkpoint, and never syncs it: a head written in another boot is not trusted (a power
  * loss may have kept some of its pages and not others), nor one whose
  * covered line is not in the log; either is rebuilt from the log by the next
  * append. A reader confirms every hit by parsing the line at the offset, and
@@ -1240,8 +1243,8 @@ static int ledger_index_add_lines(int dir_fd, struct ledger_index *x, const stru
 	return 0;
 }
 
-/* Under the exclusive lock, after an append: brings the index up to the
- * log's end, rebuilding it when it is missing, from another boot, damaged
+/* Under the exclusive lock, when a checkpoint is signed: brings the index
+ * up to the log's end, rebuilding it when it is missing, from another boot, damaged
  * or not about this log. Best effort: the index is derived, and a reader
  * that cannot use it scans the log. */
 static void ledger_index_update(struct ledger_writer *w)

@@ -297,9 +297,14 @@ faultfs() {
 	cp "$TEST_DIR/index.good" "$idx"
 	run "$AIRLOCK" gate
 	[ "$status" -eq 0 ]
-	# The next append rebuilds what was damaged.
-	damage delete
+	# The next checkpoint rebuilds what was damaged, up to the log's end.
+	damage garbage
 	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	python3 -c 'import struct, sys; sys.exit(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 64)[0] != int(sys.argv[2]))' \
+		"$idx" "$(stat -c %s "$(LOG)")"
+	damage delete
+	"$AIRLOCK" ledger checkpoint >/dev/null
 	[ -s "$idx" ]
 	verify
 	[ "$status" -eq 0 ]
