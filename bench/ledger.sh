@@ -132,5 +132,24 @@ if [ -n "$base" ]; then
 	echo "| after (this build) | $a |"
 	echo
 	echo "after / before: $(ratio "$a" "$b")x; difference $(echo "$a - $b" | bc) ms per run."
+	echo
+	# Rounds of 20 runs still catch this VM's load swings on one command and
+	# not the other; one run of each in turn does not.
+	n=${LEDGER_BENCH_ALTERNATE:-80}
+	: >"$work/alt-b" && : >"$work/alt-a"
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		for which in b a; do
+			bin=$base && [ "$which" = b ] || bin=$airlock
+			s=$(date +%s%N)
+			"$bin" run --state-dir "$work/s-alt-$which" -- true >/dev/null
+			e=$(date +%s%N)
+			echo $(((e - s) / 1000)) >>"$work/alt-$which"
+		done
+		i=$((i + 1))
+	done
+	mb=$(sort -n "$work/alt-b" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] / 1000 }')
+	ma=$(sort -n "$work/alt-a" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] / 1000 }')
+	echo "Alternated, one run of each in turn, $n each: before $mb ms, after $ma ms (medians, wall clock with two \`date\` forks); after / before: $(ratio "$ma" "$mb")x."
 	[ -z "${one:-}" ] || echo "One durable append costs $(echo "scale=3; 1000 / $one" | bc) ms here (1 process above)."
 fi
