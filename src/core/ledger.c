@@ -1221,6 +1221,8 @@ static int ledger_index_add_lines(int dir_fd, struct ledger_index *x, const stru
 		/* A line that is not an entry backs nothing; verify reports it. */
 		if (ledger_line_at(m, off, good_end, &e, NULL) == 0) {
 			struct ledger_index_slot *s = ledger_index_probe(x, ledger_path_hash(e.path));
+			if (!s)
+				return -EBADMSG; /* full: a head that lies about its slots */
 			if (s->off1 == 0)
 				h->used++;
 			*s = (struct ledger_index_slot){ ledger_path_hash(e.path), off + 1 };
@@ -1269,6 +1271,9 @@ static void ledger_index_update(struct ledger_writer *w)
 		ledger_index_sum(x.head, x.head->sum);
 		if (x.is_new)
 			(void)renameat(w->dir_fd, "index.new", w->dir_fd, "index");
+	} else if (!x.is_new) {
+		/* Not to be used, and rebuilt by the next update. */
+		memset(x.head->magic, 0, sizeof(x.head->magic));
 	}
 	ledger_index_release(&x);
 }

@@ -306,6 +306,16 @@ faultfs() {
 	damage delete
 	"$AIRLOCK" ledger checkpoint >/dev/null
 	[ -s "$idx" ]
+	# A head that lies about its table (every slot taken): the appender
+	# neither crashes nor loops, marks it unusable, and the next rebuilds it.
+	cp "$idx" "$TEST_DIR/index.good"
+	damage none
+	python3 "$BATS_TEST_DIRNAME/../helpers/forge-index.py" "$idx" 0 fill
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	python3 -c 'import struct, sys; sys.exit(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 64)[0] != int(sys.argv[2]))' \
+		"$idx" "$(stat -c %s "$(LOG)")"
 	verify
 	[ "$status" -eq 0 ]
 }
