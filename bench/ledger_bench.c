@@ -5,8 +5,13 @@
  *                                   them; prints appends per second
  *   ledger_bench generate STATE N   a log of N entries for one record
  *                                   (bench/record), written without fsync,
- *                                   then one signed checkpoint */
+ *                                   then one signed checkpoint
+ *   ledger_bench generate-distinct STATE N   the same with one path per
+ *                                   entry (receipts bench/r/<id>.json, whose
+ *                                   files do not exist), as a real ledger's
+ *                                   receipts are: for the lookups */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +67,12 @@ int main(int argc, char **argv)
 	FILE *log = fopen(path, "w");
 	if (!log)
 		return 1;
-	for (long i = 0; i < n; i++)
+	bool distinct = strcmp(argv[1], "generate-distinct") == 0;
+	for (long i = 0; distinct && i < n; i++)
+		fprintf(log,
+			"{\"v\":1,\"seq\":%ld,\"kind\":\"receipt\",\"id\":\"%ld\",\"path\":\"bench/r/%ld.json\",\"sha256\":\"%s\",\"time\":\"2026-11-30T00:00:00.000Z\"}\n",
+			i, 1000000000 + i, 1000000000 + i, hex);
+	for (long i = 0; !distinct && i < n; i++)
 		fprintf(log,
 			"{\"v\":1,\"seq\":%ld,\"kind\":\"permit-transition\",\"id\":\"bench\",\"path\":\"bench/record\",\"sha256\":\"%s\",\"time\":\"2026-11-30T00:00:00.000Z\"}\n",
 			i, hex);

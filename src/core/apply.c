@@ -1104,15 +1104,13 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
  * does not back (rewritten after the dry run) is refused. */
 static int apply_changeset_backed(struct store *store, uint64_t id, struct error *err)
 {
-	char path[64], id_text[24];
+	char path[64], id_text[24], what[64];
 
 	snprintf(path, sizeof(path), "dryruns/%llu/changeset.json", (unsigned long long)id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	int r = ledger_backs_file(store, LEDGER_DRYRUN, id_text, path, err);
-	if (r < 0)
-		return error_set(err, EPERM, "the ledger does not back the change set of dry run %llu (%s): refusing to apply it; `airlock ledger verify` says more",
-				 (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
-	return 0;
+	snprintf(what, sizeof(what), "the change set of dry run %llu", (unsigned long long)id);
+	return ledger_require(store, LEDGER_DRYRUN, id_text, path, EPERM, what, NULL,
+			      "refusing to apply it", err);
 }
 
 static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,

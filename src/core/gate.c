@@ -1055,7 +1055,7 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 	const char *scope = jsonutil_str(entry, "scope");
-	char dir[64], rel[128], id_text[24];
+	char dir[64], rel[128], id_text[24], what[48];
 
 	if (!scope || json_object_get(entry, "damaged"))
 		return error_set(err, EPERM, "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
@@ -1063,11 +1063,9 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 	gate_scope_dir(scope, dir);
 	snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	int r = ledger_backs_file(store, LEDGER_GATE_OPEN, id_text, rel, err);
-	if (r < 0)
-		return error_set(err, EPERM, "the ledger does not back open failure %llu (%s): refusing to trust it; `airlock ledger verify` says more",
-				 (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
-	return 0;
+	snprintf(what, sizeof(what), "open failure %llu", (unsigned long long)id);
+	return ledger_require(store, LEDGER_GATE_OPEN, id_text, rel, EPERM, what, NULL,
+			      "refusing to trust it", err);
 }
 
 int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,
@@ -1118,10 +1116,13 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 	/* The state directory's approver counts only as the ledger committed it
 	 * (a swapped approver.json is refused); the system one is protected by
 	 * its owner and mode (core/approver.h). */
-	if (strcmp(approver.origin, APPROVER_SYSTEM_PATH) != 0 &&
-	    ledger_backs_file(store, LEDGER_KIND_MAX, "approver", "approver.json", err) < 0)
-		return error_set(err, EACCES, "the ledger does not back %s (replaced outside `airlock approver`): refusing it; `airlock ledger verify` says more",
-				 approver.origin);
+	if (strcmp(approver.origin, APPROVER_SYSTEM_PATH) != 0) {
+		r = ledger_require(store, LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
+				   approver.origin, "replaced outside `airlock approver`",
+				   "refusing it", err);
+		if (r < 0)
+			return r;
+	}
 	r = gate_close(store, entry, "ack-approved", 0, reason, &approver, passphrase, err);
 	if (r < 0)
 		return r;

@@ -248,27 +248,6 @@ static int ledger_map_fd(int fd, struct ledger_map *ret, struct error *err)
 	return 0;
 }
 
-/* The whole log mapped for reading, under the shared lock, whose fd goes to
- * *ret_lock: the caller holds it while it reads the map, so no recovery
- * truncates the file under it. -ENOENT when there is no ledger or no log. */
-static int ledger_map_shared(struct store *store, int *ret_lock, struct ledger_map *ret,
-			     struct error *err)
-{
-	cleanup_close int dir_fd = ledger_dir(store, false, err);
-	if (dir_fd < 0)
-		return dir_fd;
-	cleanup_close int lock_fd = ledger_lock(dir_fd, LOCK_SH, err);
-	if (lock_fd < 0)
-		return lock_fd;
-	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
-	int r = ledger_map_fd(fd, ret, err);
-	if (r == 0)
-		*ret_lock = TAKE_FD(lock_fd);
-	return r;
-}
-
 /* ---- keys and notes (C2SP signed-note) ------------------------------------------- */
 
 struct ledger_key {
@@ -652,6 +631,7 @@ static int ledger_poison(struct ledger_writer *w, int e)
 }
 
 static int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err);
+static void ledger_index_update(struct ledger_writer *w);
 
 static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_t seq,
 			     enum ledger_kind kind, const char *id, const char *path,
@@ -802,8 +782,13 @@ int ledger_append(struct store *store, enum ledger_kind kind, const char *id, co
 		r = error_set(err, EIO, "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
 	if (r == 0)
 		r = ledger_append_locked(&w, kind, id, path, sha256, &seq, err);
-	if (r == 0 && (checkpoint || seq == 0 || (seq + 1) % LEDGER_CHECKPOINT_EVERY == 0))
+	/* The index follows the checkpoints: an append that signs none leaves
+	 * it alone (its pages dirtied on every append made each fdatasync of
+	 * the log slower), and a reader reads the few entries since. */
+	if (r == 0 && (checkpoint || seq == 0 || (seq + 1) % LEDGER_CHECKPOINT_EVERY == 0)) {
 		r = ledger_checkpoint_locked(&w, err);
+		ledger_index_update(&w);
+	}
 	ledger_writer_close(&w);
 	if (r < 0)
 		return error_prefix(err, "ledger");
@@ -843,6 +828,28 @@ struct ledger_range_cache {
 	uint64_t offset;
 	struct merkle_range range;
 };
+
+/* Every checkpoint signed is also kept as checkpoints/<size>, so proofs
+ * and checks go between any two. One already kept at that size stays: it
+ * signs the same root (the log extends it, or signing was refused). */
+static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, struct error *err)
+{
+	char name[32];
+
+	if (mkdirat(dir_fd, "checkpoints", 0755) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create the ledger's checkpoints/");
+	cleanup_close int fd = openat(dir_fd, "checkpoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+								  O_NOFOLLOW);
+	if (fd < 0)
+		return error_set_errno(err, errno, "open the ledger's checkpoints/");
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)size);
+	int r = file_write_atomic(fd, name, note, strlen(note), 0644, true, err);
+	if (r == -EEXIST) {
+		error_clear(err);
+		return 0;
+	}
+	return r < 0 ? error_prefix(err, "keep the checkpoint") : 0;
+}
 
 static int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 {
@@ -906,6 +913,8 @@ static int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 		r = error_set_errno(err, errno, "install the checkpoint");
 	if (r == 0 && fsync(w->dir_fd) < 0)
 		r = error_set_errno(err, errno, "sync the ledger directory");
+	if (r == 0)
+		r = ledger_checkpoint_keep(w->dir_fd, cache.range.size, note, err);
 	if (r < 0)
 		return r;
 	/* The cache needs no fsync: it is checked before use. */
@@ -927,6 +936,8 @@ int ledger_checkpoint(struct store *store, struct error *err)
 	int r = ledger_writer_open(store, &w, &lock_fd, err);
 	if (r == 0)
 		r = ledger_checkpoint_locked(&w, err);
+	if (r == 0)
+		ledger_index_update(&w);
 	ledger_writer_close(&w);
 	return r < 0 ? error_prefix(err, "ledger checkpoint") : 0;
 }
@@ -950,42 +961,437 @@ int ledger_public_key(struct store *store, bool create, char **ret_vkey, struct 
 	return *ret_vkey ? 0 : error_set(err, ENOMEM, "out of memory");
 }
 
-/* ---- backing ------------------------------------------------------------------ */
+/* ---- the index ------------------------------------------------------------------ */
 
-int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, const char *path,
-		 const char sha256[SHA256_HEX_SIZE], struct error *err)
+/* ledger/index (docs/ledger.md, "The index"): derived from the log, owned
+ * here, never trusted on its own. A head page, then an open-addressing hash
+ * table from a path to the offset of the log line of its last entry:
+ *	head	magic, the boot it was written in, how much of the log it
+ *		covers (up to the end of the line at last_off, whose leaf hash
+ *		it keeps), the table's size, the gate-open entries no gate-close
+ *		has closed yet (offset and id), and a SHA-256 of the head
+ *	slots	nslots x { 8 bytes of SHA-256(path), offset + 1 (0: empty) }
+ * An appender updates it under the exclusive lock whenever it signs a
+ * checkpoint, and never syncs it: a head written in another boot is not trusted (a power
+ * loss may have kept some of its pages and not others), nor one whose
+ * covered line is not in the log; either is rebuilt from the log by the next
+ * append. A reader confirms every hit by parsing the line at the offset, and
+ * reads the log after what the index covers itself. */
+#define LEDGER_INDEX_MAGIC    "airlock-ledger-index/1"
+#define LEDGER_INDEX_HEAD     8192
+#define LEDGER_INDEX_OPEN_MAX 480
+#define LEDGER_INDEX_SLOTS_MIN 1024
+
+struct ledger_index_open {
+	uint64_t off;
+	uint64_t id;
+};
+struct ledger_index_head {
+	char magic[24];
+	char boot_id[40];
+	uint64_t covered; /* the byte after the last line indexed */
+	uint64_t last_off; /* where that line starts */
+	uint64_t nslots; /* a power of two */
+	uint64_t used;
+	uint32_t n_open;
+	uint32_t open_overflow; /* more open failures than the head holds */
+	merkle_hash last_leaf;
+	uint8_t sum[SHA256_DIGEST_BYTES]; /* of the head with sum zeroed */
+	struct ledger_index_open open[LEDGER_INDEX_OPEN_MAX];
+};
+_Static_assert(sizeof(struct ledger_index_head) <= LEDGER_INDEX_HEAD, "index head too big");
+struct ledger_index_slot {
+	uint64_t hash;
+	uint64_t off1;
+};
+
+static void ledger_boot_id(char ret[40])
 {
-	cleanup_close int lock_fd = -1;
-	cleanup_with(ledger_map_release) struct ledger_map m = { 0 };
-	int r = ledger_map_shared(store, &lock_fd, &m, err);
+	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	memset(ret, 0, 40);
+	if (fd < 0 || read(fd, ret, 39) < 0)
+		memset(ret, 0, 40);
+}
+
+static uint64_t ledger_path_hash(const char *path)
+{
+	uint8_t d[SHA256_DIGEST_BYTES];
+	uint64_t h;
+
+	sha256_raw(path, strlen(path), d);
+	memcpy(&h, d, sizeof(h));
+	return h;
+}
+
+static void ledger_index_sum(const struct ledger_index_head *h, uint8_t ret[SHA256_DIGEST_BYTES])
+{
+	struct ledger_index_head copy = *h;
+
+	memset(copy.sum, 0, sizeof(copy.sum));
+	sha256_raw(&copy, sizeof(copy), ret);
+}
+
+/* The end of the log's complete lines. */
+static uint64_t ledger_good_end(const struct ledger_map *m)
+{
+	const char *nl = m->size ? memrchr(m->data, '\n', m->size) : NULL;
+
+	return nl ? (uint64_t)(nl - m->data) + 1 : 0;
+}
+
+/* The entry whose line starts at off in m, off being a line start below
+ * end: 0, or -EBADMSG when it is not one (or not a valid entry). The byte
+ * after its line goes to *ret_next. */
+static int ledger_line_at(const struct ledger_map *m, uint64_t off, uint64_t end,
+			  struct ledger_entry *ret, uint64_t *ret_next)
+{
+	struct error ignored;
+
+	if (off >= end || end > m->size || (off > 0 && m->data[off - 1] != '\n'))
+		return -EBADMSG;
+	const char *line = m->data + off;
+	const char *nl = memchr(line, '\n', (size_t)(end - off));
+	if (!nl)
+		return -EBADMSG;
+	if (ret_next)
+		*ret_next = (uint64_t)(nl - m->data) + 1;
+	return ledger_entry_parse(line, (size_t)(nl - line), ret, &ignored) < 0 ? -EBADMSG : 0;
+}
+
+/* Whether head h, of an index file of file_size bytes, may be used with the
+ * log m: written in this boot, intact, and what it covers still in the log. */
+static bool ledger_index_usable(const struct ledger_index_head *h, uint64_t file_size,
+				const struct ledger_map *m, uint64_t good_end)
+{
+	uint8_t sum[SHA256_DIGEST_BYTES];
+	char boot[40];
+
+	if (memcmp(h->magic, LEDGER_INDEX_MAGIC, sizeof(LEDGER_INDEX_MAGIC)) != 0)
+		return false;
+	ledger_index_sum(h, sum);
+	if (memcmp(sum, h->sum, sizeof(sum)) != 0)
+		return false;
+	ledger_boot_id(boot);
+	if (!boot[0] || memcmp(boot, h->boot_id, sizeof(boot)) != 0)
+		return false;
+	if (h->nslots < LEDGER_INDEX_SLOTS_MIN || (h->nslots & (h->nslots - 1)) ||
+	    h->nslots > (UINT64_MAX - LEDGER_INDEX_HEAD) / sizeof(struct ledger_index_slot) ||
+	    file_size < LEDGER_INDEX_HEAD + h->nslots * sizeof(struct ledger_index_slot) ||
+	    h->used >= h->nslots || h->n_open > LEDGER_INDEX_OPEN_MAX || h->covered > good_end)
+		return false;
+	if (h->covered == 0)
+		return true;
+	if (h->last_off >= h->covered || m->data[h->covered - 1] != '\n' ||
+	    (h->last_off > 0 && m->data[h->last_off - 1] != '\n') ||
+	    memchr(m->data + h->last_off, '\n', (size_t)(h->covered - 1 - h->last_off)))
+		return false;
+	merkle_hash leaf;
+	merkle_leaf_hash(m->data + h->last_off, (size_t)(h->covered - 1 - h->last_off), leaf);
+	return memcmp(leaf, h->last_leaf, MERKLE_HASH_BYTES) == 0;
+}
+
+/* The index mapped: read-only for a reader, shared and writable for the
+ * appender. */
+struct ledger_index {
+	int fd;
+	char *data;
+	size_t size;
+	struct ledger_index_head *head;
+	struct ledger_index_slot *slots;
+	bool is_new; /* index.new, to be renamed over index */
+};
+
+static void ledger_index_release(struct ledger_index *x)
+{
+	if (x->data)
+		munmap(x->data, x->size);
+	if (x->fd >= 0)
+		close(x->fd);
+	*x = (struct ledger_index){ .fd = -1 };
+}
+
+static int ledger_index_map(int fd, bool writable, struct ledger_index *ret)
+{
+	struct stat st;
+
+	*ret = (struct ledger_index){ .fd = fd };
+	if (fstat(fd, &st) < 0 || st.st_size < LEDGER_INDEX_HEAD)
+		return -EBADMSG;
+	void *p = mmap(NULL, (size_t)st.st_size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+		       writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	ret->data = p;
+	ret->size = (size_t)st.st_size;
+	ret->head = p;
+	ret->slots = (struct ledger_index_slot *)(ret->data + LEDGER_INDEX_HEAD);
+	return 0;
+}
+
+/* Opens the index for reading, when it may be used with the log m. */
+static bool ledger_index_open_usable(int dir_fd, const struct ledger_map *m, uint64_t good_end,
+				     struct ledger_index *ret)
+{
+	*ret = (struct ledger_index){ .fd = -1 };
+	int fd = openat(dir_fd, "index", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (ledger_index_map(fd, false, ret) < 0 ||
+	    !ledger_index_usable(ret->head, ret->size, m, good_end)) {
+		ledger_index_release(ret);
+		return false;
+	}
+	return true;
+}
+
+/* The slot of hash h: its own, or the empty one where it goes. */
+static struct ledger_index_slot *ledger_index_probe(const struct ledger_index *x, uint64_t h)
+{
+	uint64_t mask = x->head->nslots - 1;
+
+	for (uint64_t i = h & mask, k = 0; k < x->head->nslots; i = (i + 1) & mask, k++)
+		if (x->slots[i].off1 == 0 || x->slots[i].hash == h)
+			return &x->slots[i];
+	return NULL;
+}
+
+/* ---- the index: the appender's side ---- */
+
+/* A new empty index in index.new with nslots slots, mapped. */
+static int ledger_index_create(int dir_fd, uint64_t nslots, struct ledger_index *ret)
+{
+	*ret = (struct ledger_index){ .fd = -1 };
+	(void)unlinkat(dir_fd, "index.new", 0);
+	int fd = openat(dir_fd, "index.new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)(LEDGER_INDEX_HEAD + nslots * sizeof(struct ledger_index_slot))) <
+	    0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	int r = ledger_index_map(fd, true, ret);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	memcpy(ret->head->magic, LEDGER_INDEX_MAGIC, sizeof(LEDGER_INDEX_MAGIC));
+	ledger_boot_id(ret->head->boot_id);
+	ret->head->nslots = nslots;
+	ret->is_new = true;
+	return 0;
+}
+
+/* Doubles the table into index.new; *x becomes the new one. */
+static int ledger_index_grow(int dir_fd, struct ledger_index *x)
+{
+	struct ledger_index bigger;
+	int r = ledger_index_create(dir_fd, 2 * x->head->nslots, &bigger);
 	if (r < 0)
 		return r;
+	uint64_t nslots = bigger.head->nslots;
+	memcpy(bigger.head, x->head, sizeof(*x->head));
+	bigger.head->nslots = nslots;
+	for (uint64_t i = 0; i < x->head->nslots; i++)
+		if (x->slots[i].off1)
+			*ledger_index_probe(&bigger, x->slots[i].hash) = x->slots[i];
+	ledger_index_release(x);
+	*x = bigger;
+	return 0;
+}
+
+/* Adds the entries of the lines of m in [x->head->covered, good_end). */
+static int ledger_index_add_lines(int dir_fd, struct ledger_index *x, const struct ledger_map *m,
+				  uint64_t good_end)
+{
+	struct ledger_index_head *h;
+
+	for (uint64_t off = x->head->covered, next; off < good_end; off = next) {
+		struct ledger_entry e;
+		const char *nl = memchr(m->data + off, '\n', (size_t)(good_end - off));
+		next = (uint64_t)(nl - m->data) + 1;
+		if (2 * (x->head->used + 1) > x->head->nslots) {
+			int r = ledger_index_grow(dir_fd, x);
+			if (r < 0)
+				return r;
+		}
+		h = x->head;
+		/* A line that is not an entry backs nothing; verify reports it. */
+		if (ledger_line_at(m, off, good_end, &e, NULL) == 0) {
+			struct ledger_index_slot *s = ledger_index_probe(x, ledger_path_hash(e.path));
+			if (!s)
+				return -EBADMSG; /* full: a head that lies about its slots */
+			if (s->off1 == 0)
+				h->used++;
+			*s = (struct ledger_index_slot){ ledger_path_hash(e.path), off + 1 };
+			uint64_t id;
+			if ((e.kind == LEDGER_GATE_OPEN || e.kind == LEDGER_GATE_CLOSE) &&
+			    parse_u64(e.id, &id) == 0) {
+				for (uint32_t i = 0; e.kind == LEDGER_GATE_CLOSE && i < h->n_open; i++)
+					if (h->open[i].id == id)
+						h->open[i--] = h->open[--h->n_open];
+				if (e.kind == LEDGER_GATE_OPEN && h->n_open < LEDGER_INDEX_OPEN_MAX)
+					h->open[h->n_open++] = (struct ledger_index_open){ off, id };
+				else if (e.kind == LEDGER_GATE_OPEN)
+					h->open_overflow = 1;
+			}
+		}
+		h->last_off = off;
+		merkle_leaf_hash(m->data + off, (size_t)(next - 1 - off), h->last_leaf);
+		h->covered = next;
+	}
+	return 0;
+}
+
+/* Under the exclusive lock, when a checkpoint is signed: brings the index
+ * up to the log's end, rebuilding it when it is missing, from another boot, damaged
+ * or not about this log. Best effort: the index is derived, and a reader
+ * that cannot use it scans the log. */
+static void ledger_index_update(struct ledger_writer *w)
+{
+	cleanup_with(ledger_map_release) struct ledger_map m = { 0 };
+	struct error ignored;
+	struct ledger_index x = { .fd = -1 };
+
+	if (ledger_map_fd(w->log_fd, &m, &ignored) < 0)
+		return;
+	uint64_t good_end = ledger_good_end(&m);
+	int fd = openat(w->dir_fd, "index", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && (ledger_index_map(fd, true, &x) < 0 ||
+			!ledger_index_usable(x.head, x.size, &m, good_end))) {
+		ledger_index_release(&x);
+		fd = -1;
+	}
+	if (fd < 0 && ledger_index_create(w->dir_fd, LEDGER_INDEX_SLOTS_MIN, &x) < 0)
+		return;
+	if (ledger_index_add_lines(w->dir_fd, &x, &m, good_end) == 0) {
+		/* The head last, after the slots it vouches for. */
+		ledger_index_sum(x.head, x.head->sum);
+		if (x.is_new)
+			(void)renameat(w->dir_fd, "index.new", w->dir_fd, "index");
+	} else if (!x.is_new) {
+		/* Not to be used, and rebuilt by the next update. */
+		memset(x.head->magic, 0, sizeof(x.head->magic));
+	}
+	ledger_index_release(&x);
+}
+
+/* ---- backing ------------------------------------------------------------------ */
+
+/* The whole log mapped under the shared lock, with the ledger's directory:
+ * a reader's view. -ENOENT when there is no ledger or no log. */
+struct ledger_reader {
+	int dir_fd;
+	int lock_fd;
+	struct ledger_map map;
+	uint64_t good_end;
+};
+
+static void ledger_reader_close(struct ledger_reader *r)
+{
+	ledger_map_release(&r->map);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd);
+	if (r->dir_fd >= 0)
+		close(r->dir_fd);
+	*r = (struct ledger_reader){ .dir_fd = -1, .lock_fd = -1 };
+}
+
+static int ledger_reader_open(struct store *store, struct ledger_reader *ret, struct error *err)
+{
+	*ret = (struct ledger_reader){ .dir_fd = -1, .lock_fd = -1 };
+	int r = ledger_dir(store, false, err);
+	if (r < 0)
+		return r;
+	ret->dir_fd = r;
+	r = ledger_lock(ret->dir_fd, LOCK_SH, err);
+	if (r < 0)
+		return r;
+	ret->lock_fd = r;
+	cleanup_close int fd = openat(ret->dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
+	r = ledger_map_fd(fd, &ret->map, err);
+	if (r < 0)
+		return r;
+	ret->good_end = ledger_good_end(&ret->map);
+	return 0;
+}
+
+/* The last entry for path among the lines of the log in [from, end). */
+static bool ledger_scan_path(const struct ledger_map *m, uint64_t from, uint64_t end,
+			     const char *path, struct ledger_entry *ret)
+{
 	/* The path is JSON-escaped as jansson writes it; a clean path has no
 	 * character that needs escaping but '/', which jansson leaves alone. */
 	char needle[LEDGER_PATH_MAX + 16];
 	snprintf(needle, sizeof(needle), "\"path\":\"%s\"", path);
 	size_t nn = strlen(needle);
-	struct ledger_entry found;
 	bool have = false;
-	for (const char *p = m.data, *end = m.data + m.size; p && p < end;) {
-		const char *hit = memmem(p, (size_t)(end - p), needle, nn);
+	for (const char *p = m->data + from, *stop = m->data + end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, nn);
 		if (!hit)
 			break;
 		const char *start = hit;
-		while (start > m.data && start[-1] != '\n')
+		while (start > m->data + from && start[-1] != '\n')
 			start--;
-		const char *nl = memchr(hit, '\n', (size_t)(end - hit));
+		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
 		if (!nl)
-			break; /* a torn tail backs nothing */
+			break;
 		struct ledger_entry e;
 		struct error ignored;
 		if (ledger_entry_parse(start, (size_t)(nl - start), &e, &ignored) == 0 &&
 		    strcmp(e.path, path) == 0) {
-			found = e;
+			*ret = e;
 			have = true;
 		}
 		p = nl + 1;
 	}
+	return have;
+}
+
+/* The log's last entry for path: from the index (each hit confirmed in the
+ * log) and the lines after what it covers, or from a scan of the whole log
+ * when the index cannot be used. */
+static bool ledger_last_for_path(const struct ledger_reader *rd, const char *path,
+				 struct ledger_entry *ret)
+{
+	struct ledger_index x;
+	uint64_t from = 0;
+	bool have = false;
+
+	if (ledger_index_open_usable(rd->dir_fd, &rd->map, rd->good_end, &x)) {
+		uint64_t h = ledger_path_hash(path), mask = x.head->nslots - 1;
+		for (uint64_t i = h & mask, k = 0; k < x.head->nslots && x.slots[i].off1;
+		     i = (i + 1) & mask, k++) {
+			struct ledger_entry e;
+			if (x.slots[i].hash == h &&
+			    ledger_line_at(&rd->map, x.slots[i].off1 - 1, x.head->covered, &e, NULL) == 0 &&
+			    strcmp(e.path, path) == 0) {
+				*ret = e;
+				have = true;
+				break;
+			}
+		}
+		from = x.head->covered;
+		ledger_index_release(&x);
+	}
+	return ledger_scan_path(&rd->map, from, rd->good_end, path, ret) || have;
+}
+
+int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		 const char sha256[SHA256_HEX_SIZE], struct error *err)
+{
+	struct ledger_reader rd;
+	struct ledger_entry found;
+
+	int r = ledger_reader_open(store, &rd, err);
+	bool have = r == 0 && ledger_last_for_path(&rd, path, &found);
+	ledger_reader_close(&rd);
+	if (r < 0)
+		return r;
 	if (!have)
 		return -ENOENT;
 	if ((kind != LEDGER_KIND_MAX && found.kind != kind) || (id && strcmp(found.id, id) != 0) ||
@@ -994,27 +1400,20 @@ int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, con
 	return 0;
 }
 
-int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t **ret_ids,
-			 size_t *ret_n, struct error *err)
+/* Applies the gate entries of the lines in [from, end) to the open ids. */
+static int ledger_scan_open(const struct ledger_map *m, uint64_t from, uint64_t end,
+			    const char *dir_prefix, uint64_t **ids, size_t *n, size_t *cap,
+			    struct error *err)
 {
-	*ret_ids = NULL;
-	*ret_n = 0;
-	cleanup_close int lock_fd = -1;
-	cleanup_with(ledger_map_release) struct ledger_map m = { 0 };
-	int r = ledger_map_shared(store, &lock_fd, &m, err);
-	if (r < 0)
-		return r;
 	static const char needle[] = "\"kind\":\"gate-";
-	cleanup_free uint64_t *ids = NULL;
-	size_t n = 0, cap = 0;
-	for (const char *p = m.data, *end = m.data + m.size; p && p < end;) {
-		const char *hit = memmem(p, (size_t)(end - p), needle, sizeof(needle) - 1);
+	for (const char *p = m->data + from, *stop = m->data + end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, sizeof(needle) - 1);
 		if (!hit)
 			break;
 		const char *start = hit;
-		while (start > m.data && start[-1] != '\n')
+		while (start > m->data + from && start[-1] != '\n')
 			start--;
-		const char *nl = memchr(hit, '\n', (size_t)(end - hit));
+		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
 		if (!nl)
 			break;
 		p = nl + 1;
@@ -1025,21 +1424,69 @@ int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t *
 		    parse_u64(e.id, &id) < 0)
 			continue;
 		if (e.kind == LEDGER_GATE_CLOSE) {
-			for (size_t i = 0; i < n; i++)
-				if (ids[i] == id)
-					ids[i--] = ids[--n];
+			for (size_t i = 0; i < *n; i++)
+				if ((*ids)[i] == id)
+					(*ids)[i--] = (*ids)[--*n];
 		} else if (e.kind == LEDGER_GATE_OPEN &&
 			   strncmp(e.path, dir_prefix, strlen(dir_prefix)) == 0) {
+			if (*n == *cap) {
+				*cap = *cap ? 2 * *cap : 16;
+				uint64_t *more = reallocarray(*ids, *cap, sizeof(*more));
+				if (!more)
+					return error_set(err, ENOMEM, "out of memory");
+				*ids = more;
+			}
+			(*ids)[(*n)++] = id;
+		}
+	}
+	return 0;
+}
+
+int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t **ret_ids,
+			 size_t *ret_n, struct error *err)
+{
+	*ret_ids = NULL;
+	*ret_n = 0;
+	struct ledger_reader rd;
+	int r = ledger_reader_open(store, &rd, err);
+	if (r < 0) {
+		ledger_reader_close(&rd);
+		return r;
+	}
+	cleanup_free uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t from = 0;
+	struct ledger_index x;
+	if (ledger_index_open_usable(rd.dir_fd, &rd.map, rd.good_end, &x)) {
+		/* Each open entry the index names is confirmed in the log. */
+		for (uint32_t i = 0; !x.head->open_overflow && i < x.head->n_open; i++) {
+			struct ledger_entry e;
+			uint64_t id;
+			if (ledger_line_at(&rd.map, x.head->open[i].off, x.head->covered, &e, NULL) < 0 ||
+			    e.kind != LEDGER_GATE_OPEN || parse_u64(e.id, &id) < 0 ||
+			    id != x.head->open[i].id ||
+			    strncmp(e.path, dir_prefix, strlen(dir_prefix)) != 0)
+				continue;
 			if (n == cap) {
 				cap = cap ? 2 * cap : 16;
 				uint64_t *more = reallocarray(ids, cap, sizeof(*more));
-				if (!more)
+				if (!more) {
+					ledger_index_release(&x);
+					ledger_reader_close(&rd);
 					return error_set(err, ENOMEM, "out of memory");
+				}
 				ids = more;
 			}
 			ids[n++] = id;
 		}
+		if (!x.head->open_overflow)
+			from = x.head->covered;
+		ledger_index_release(&x);
 	}
+	r = ledger_scan_open(&rd.map, from, rd.good_end, dir_prefix, &ids, &n, &cap, err);
+	ledger_reader_close(&rd);
+	if (r < 0)
+		return r;
 	*ret_ids = TAKE_PTR(ids);
 	*ret_n = n;
 	return 0;
@@ -1063,6 +1510,18 @@ int ledger_backs_file(struct store *store, enum ledger_kind kind, const char *id
 	if (r < 0)
 		return error_set_errno(err, -r, "read %s", path);
 	return ledger_backs(store, kind, id, path, hex, err);
+}
+
+int ledger_require(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		   int errnum, const char *what, const char *why, const char *refusal,
+		   struct error *err)
+{
+	int r = ledger_backs_file(store, kind, id, path, err);
+	if (r == 0)
+		return 0;
+	return error_set(err, errnum,
+			 "the ledger does not back %s (%s): %s; `airlock ledger verify` says more",
+			 what, why ? why : r == -EBADMSG ? "rewritten" : "never committed", refusal);
 }
 
 /* ---- loading and verifying --------------------------------------------------- */
@@ -1470,6 +1929,7 @@ int ledger_recover(struct store *store, struct error *err)
 		r = ledger_recover_unbacked(&w, err);
 	if (r == 0)
 		r = ledger_checkpoint_locked(&w, err);
+	ledger_index_update(&w);
 	ledger_writer_close(&w);
 	return r < 0 ? error_prefix(err, "ledger recover") : 0;
 }
@@ -1572,14 +2032,44 @@ int ledger_prove(struct store *store, const char *what, char **ret_text, struct 
 	return r;
 }
 
-int ledger_prove_consistency(struct store *store, uint64_t old, char **ret_text,
-			     struct error *err)
+/* The kept checkpoint of this size, which the log l must extend. */
+static int ledger_checkpoint_kept(struct store *store, const struct ledger_log *l, uint64_t size,
+				  struct ledger_checkpoint *ret, struct error *err)
+{
+	char name[64];
+	cleanup_free char *text = NULL;
+	size_t n;
+
+	snprintf(name, sizeof(name), LEDGER_DIR "/checkpoints/%llu", (unsigned long long)size);
+	int r = file_read_capped(store->dir_fd, name, LEDGER_NOTE_MAX, &text, &n, err);
+	if (r == -ENOENT)
+		return error_set(err, ENOENT, "no checkpoint of size %llu is kept",
+				 (unsigned long long)size);
+	if (r < 0)
+		return r;
+	r = ledger_checkpoint_parse(text, n, NULL, ret, err);
+	if (r < 0)
+		return error_prefix(err, "%s", name);
+	merkle_hash root;
+	if (ret->size != size || size > l->n ||
+	    (merkle_root(l->leaves, size, root), memcmp(root, ret->root, MERKLE_HASH_BYTES) != 0))
+		return error_set(err, EBADMSG, "the log does not extend its kept checkpoint of size %llu: tampering (see `airlock ledger verify`)",
+				 (unsigned long long)size);
+	return 0;
+}
+
+int ledger_prove_consistency(struct store *store, uint64_t old, uint64_t new_size,
+			     char **ret_text, struct error *err)
 {
 	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
 	struct ledger_checkpoint cp = { 0 };
 	int r = ledger_load_signed(store, &l, &cp, err);
+	if (r == 0 && new_size && new_size != cp.size) {
+		ledger_checkpoint_release(&cp);
+		r = ledger_checkpoint_kept(store, &l, new_size, &cp, err);
+	}
 	if (r == 0 && (old == 0 || old > cp.size))
-		r = error_set(err, EINVAL, "the old size must be 1..%llu (the latest checkpoint)",
+		r = error_set(err, EINVAL, "the old size must be 1..%llu (the new checkpoint)",
 			      (unsigned long long)cp.size);
 	merkle_hash proof[MERKLE_MAX_PROOF];
 	size_t n = 0;

@@ -18,6 +18,8 @@
  *	log		the entries, one compact JSON object per line
  *	lock		flock()ed by every appender (and shared by readers)
  *	checkpoint	the latest signed checkpoint, replaced atomically
+ *	checkpoints/	every checkpoint signed, by tree size
+ *	index		derived: a path's last entry, the open failures
  *	key, key.pub	the signing key (0600) and its public half (vkey)
  *	torn/		torn tails cut off after a crash, never deleted
  *	poisoned	present after an fsync error: appends are refused */
@@ -92,6 +94,16 @@ int ledger_backs(struct store *store, enum ledger_kind kind, const char *id, con
 int ledger_backs_file(struct store *store, enum ledger_kind kind, const char *id,
 		      const char *path, struct error *err);
 
+/* The one refusal of a record the ledger does not back: 0 when the
+ * ledger's last entry for path has this kind (LEDGER_KIND_MAX: any), id and
+ * the digest of the file's current bytes; else -errnum with "the ledger does
+ * not back <what> (<why>): <refusal>; `airlock ledger verify` says more",
+ * why being the caller's or, when NULL, "never committed" (no entry names
+ * path, or the file cannot be read) or "rewritten" (the last one differs). */
+int ledger_require(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		   int errnum, const char *what, const char *why, const char *refusal,
+		   struct error *err);
+
 /* The ids of the gate-open entries whose path starts with dir_prefix and
  * that no later gate-close entry closes. */
 int ledger_open_failures(struct store *store, const char *dir_prefix, uint64_t **ret_ids,
@@ -164,9 +176,11 @@ int ledger_recover(struct store *store, struct error *err);
  * latest checkpoint. */
 int ledger_prove(struct store *store, const char *what, char **ret_text, struct error *err);
 /* A consistency proof between the tree of the first old entries and the
- * latest checkpoint (airlock.ledger/consistency@v1 text). */
-int ledger_prove_consistency(struct store *store, uint64_t old, char **ret_text,
-			     struct error *err);
+ * checkpoint of new_size entries, a kept one (ledger/checkpoints/<size>: -ENOENT
+ * when there is none, -EBADMSG when the log does not extend it), or with 0 the
+ * latest (airlock.ledger/consistency@v1 text). */
+int ledger_prove_consistency(struct store *store, uint64_t old, uint64_t new_size,
+			     char **ret_text, struct error *err);
 /* Checks a proof offline: an inclusion proof (and that record_sha256, when
  * given, is the digest it commits), or a consistency proof from
  * old_checkpoint. The entry an inclusion proof carries goes to *ret_entry. */

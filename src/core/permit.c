@@ -999,15 +999,14 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 	 * its last transition is refused, whatever it says. A transition a
 	 * crash cut between the record's rename and its entry never happened:
 	 * the committed record is put back first (store_settle). */
-	char path[80], id_text[24];
+	char path[80], id_text[24], what[40];
 	snprintf(path, sizeof(path), "permits/%s", name);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	snprintf(what, sizeof(what), "permit %llu", (unsigned long long)id);
 	r = store_settle(store, path, err);
 	if (r >= 0)
-		r = ledger_backs_file(store, LEDGER_PERMIT_TRANSITION, id_text, path, err);
-	if (r < 0)
-		r = error_set(err, EPERM, "the ledger does not back permit %llu (%s): refusing it; `airlock ledger verify` says more",
-			      (unsigned long long)id, r == -ENOENT ? "never committed" : "rewritten");
+		r = ledger_require(store, LEDGER_PERMIT_TRANSITION, id_text, path, EPERM, what, NULL,
+				   "refusing it", err);
 	if (r == 0)
 		r = permit_load_at(dir_fd, id, ret, err);
 	if (r < 0) {
@@ -1223,10 +1222,10 @@ static int permit_approver_in_effect(struct store *store, struct approver *ret,
 		return error_set(err, EACCES, "no approver is enrolled: airlock approver init, in the human's terminal");
 	if (r < 0)
 		return r;
-	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0 &&
-	    ledger_backs_file(store, LEDGER_KIND_MAX, "approver", "approver.json", err) < 0)
-		return error_set(err, EACCES, "the ledger does not back %s (replaced outside `airlock approver`): refusing it",
-				 ret->origin);
+	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0)
+		return ledger_require(store, LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
+				      ret->origin, "replaced outside `airlock approver`", "refusing it",
+				      err);
 	return 0;
 }
 

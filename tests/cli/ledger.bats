@@ -242,3 +242,134 @@ faultfs() {
 	jq -e '.size == 32' <<<"$output"
 	jq -se '[.[].seq] == [range(32)]' "$(LOG)"
 }
+
+@test "the index: deleted, truncated, garbage, forged or replayed, gate and ack answer what the log says" {
+	commit_some # receipt 5 (false) is an open failure
+	idx="$AIRLOCK_STATE_DIR/ledger/index"
+	[ -s "$idx" ]
+	cp "$idx" "$TEST_DIR/index.good"
+	# Where the log's first line starts: every forged pointer goes there.
+	damage() {
+		cp "$TEST_DIR/index.good" "$idx"
+		case $1 in
+		delete) rm "$idx" ;;
+		truncate) truncate -s 9000 "$idx" ;;
+		garbage) head -c 4096 /dev/urandom | dd of="$idx" bs=1 seek=64 conv=notrunc 2>/dev/null ;;
+		forge) python3 "$BATS_TEST_DIRNAME/../helpers/forge-index.py" "$idx" 0 ;;
+		esac
+	}
+	# A forged close: whatever the index says, the gate does not count it.
+	mkdir -p "$AIRLOCK_STATE_DIR/gate/closed"
+	echo '{"schema":"airlock.gate-close/1","receipt":5,"scope":"'"$WORK"'","move":"rerun"}' \
+		>"$AIRLOCK_STATE_DIR/gate/closed/5.json"
+	for d in none delete truncate garbage forge; do
+		damage $d
+		run "$AIRLOCK" gate
+		echo "damage $d: $output"
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"receipt 5 is an open failure"* ]]
+	done
+	rm "$AIRLOCK_STATE_DIR/gate/closed/5.json"
+	# The open entry deleted: still open through every damage but a forged
+	# open list (docs/ledger.md, "The index": verify names it MISSING).
+	entry=$(echo "$AIRLOCK_STATE_DIR"/gate/open/*/5.json)
+	mv "$entry" "$TEST_DIR/entry"
+	for d in none delete truncate garbage; do
+		damage $d
+		run "$AIRLOCK" gate
+		[ "$status" -eq 2 ]
+		[[ "$output" == *"the ledger has it open"* ]]
+	done
+	mv "$TEST_DIR/entry" "$entry"
+	# A forged index makes the open failure look unbacked: ack refuses, the
+	# gate stays closed.
+	damage forge
+	al ack 5 --reason "read-only"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"the ledger does not back open failure 5 (never committed)"* ]]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# The backed failure acknowledged through a damaged index; then an
+	# index older than the close (replayed): the close still counts.
+	damage garbage
+	al ack 5 --reason "read-only"
+	[ "$status" -eq 0 ]
+	cp "$TEST_DIR/index.good" "$idx"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+	# The next checkpoint rebuilds what was damaged, up to the log's end.
+	damage garbage
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	python3 -c 'import struct, sys; sys.exit(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 64)[0] != int(sys.argv[2]))' \
+		"$idx" "$(stat -c %s "$(LOG)")"
+	damage delete
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	[ -s "$idx" ]
+	# A head that lies about its table (every slot taken): the appender
+	# neither crashes nor loops, marks it unusable, and the next rebuilds it.
+	cp "$idx" "$TEST_DIR/index.good"
+	damage none
+	python3 "$BATS_TEST_DIRNAME/../helpers/forge-index.py" "$idx" 0 fill
+	"$AIRLOCK" run -- true >/dev/null
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	python3 -c 'import struct, sys; sys.exit(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 64)[0] != int(sys.argv[2]))' \
+		"$idx" "$(stat -c %s "$(LOG)")"
+	verify
+	[ "$status" -eq 0 ]
+}
+
+@test "every checkpoint is kept: consistency and verify --checkpoint between any two; a rewrite below an old one is caught" {
+	commit_some
+	cps="$AIRLOCK_STATE_DIR/ledger/checkpoints"
+	cp "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$TEST_DIR/cp6"
+	cmp "$cps/6" "$TEST_DIR/cp6"
+	for i in 1 2 3; do "$AIRLOCK" run -- true >/dev/null; done
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	for i in 1 2; do "$AIRLOCK" run -- true >/dev/null; done
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	[ -s "$cps/9" ] && [ -s "$cps/11" ]
+	al ledger consistency 6 9
+	[ "$status" -eq 0 ]
+	echo "$output" >"$TEST_DIR/p69"
+	[[ "$output" == *$'\n'"9"$'\n'* ]]
+	al ledger consistency 9 11
+	[ "$status" -eq 0 ]
+	echo "$output" >"$TEST_DIR/p911"
+	al ledger consistency 6 7
+	[ "$status" -eq 1 ]
+	one_error_line "no checkpoint of size 7 is kept"
+	cp "$cps/9" "$TEST_DIR/cp9"
+	al ledger verify-proof --key "$KEY" --old "$TEST_DIR/cp6" "$TEST_DIR/p69"
+	[ "$status" -eq 0 ]
+	al ledger verify-proof --key "$KEY" --old "$TEST_DIR/cp9" "$TEST_DIR/p911"
+	[ "$status" -eq 0 ]
+	al ledger verify-proof --key "$KEY" --old "$TEST_DIR/cp6" "$TEST_DIR/p911"
+	[ "$status" -eq 1 ]
+	verify --checkpoint "$TEST_DIR/cp6"
+	[ "$status" -eq 0 ]
+	verify --checkpoint "$TEST_DIR/cp9"
+	[ "$status" -eq 0 ]
+	# The insider with the key rewrites entry 2 (below 6) and signs afresh:
+	# the checkpoints kept outside catch it.
+	sed -i '2s/"time":"[^"]*"/"time":"2000-01-01T00:00:00Z"/' "$(LOG)"
+	rm -r "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$AIRLOCK_STATE_DIR/ledger/range" "$cps"
+	"$AIRLOCK" ledger checkpoint >/dev/null
+	verify
+	[ "$status" -eq 0 ]
+	for old in cp6 cp9; do
+		verify --checkpoint "$TEST_DIR/$old"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"does not extend the checkpoint given"* ]]
+	done
+	al ledger consistency 6
+	echo "$output" >"$TEST_DIR/p6new"
+	al ledger verify-proof --key "$KEY" --old "$TEST_DIR/cp6" "$TEST_DIR/p6new"
+	[ "$status" -eq 1 ]
+	# A kept checkpoint the log no longer extends is refused, not proved to.
+	cp "$TEST_DIR/cp9" "$cps/9"
+	al ledger consistency 6 9
+	[ "$status" -eq 1 ]
+	one_error_line "does not extend its kept checkpoint of size 9"
+}

@@ -300,7 +300,7 @@ static void test_ledger_commit_checkpoint_verify(void)
 	size_t old_n;
 	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &old, &old_n), 0);
 	ASSERT_EQ_INT(ledger_checkpoint(store, &err), 0);
-	ASSERT_EQ_INT(ledger_prove_consistency(store, 64, &proof, &err), 0);
+	ASSERT_EQ_INT(ledger_prove_consistency(store, 64, 0, &proof, &err), 0);
 	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, old, old_n, NULL, NULL, &err),
 		      0);
 	free(proof);
