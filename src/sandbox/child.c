@@ -240,7 +240,10 @@ void child_init(const struct child_setup *setup)
 	uint64_t all = ~0ULL, watched = 0;
 	const int signals[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 
-	/* Die with the supervisor: armed, then checked (the socket's peer). */
+	/* Die with the supervisor: armed, then checked (the socket's peer, which
+	 * only the supervisor holds once init has closed its copies). */
+	for (size_t i = 0; i < ARRAY_SIZE(setup->plan->supervisor_fds); i++)
+		close_fd(setup->plan->supervisor_fds[i]);
 	if (child_syscall_failed(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)))
 		child_fail(report_fd, SANDBOX_STAGE_PARENT_DEATH);
 	struct pollfd peer = { .fd = setup->plan->notify_fd, .events = POLLIN };

@@ -238,7 +238,8 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 {
 	const struct sandbox_isolation *iso = &config->isolation;
 
-	*plan = (struct isolate_plan){ .iso = iso, .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
+	*plan = (struct isolate_plan){ .iso = iso, .notify_fd = -1, .status_fd = -1, .go_fd = -1,
+				       .supervisor_fds = { -1, -1, -1 } };
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", geteuid(), geteuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getegid(), getegid());
 	snprintf(plan->tmp_options, sizeof(plan->tmp_options), "size=%llu,mode=1777",
@@ -305,7 +306,8 @@ void isolate_plan_release(struct isolate_plan *plan)
 	strv_free(plan->enforced_hidden);
 	strv_free(plan->enforced_exposed);
 	syscall_filter_release(&plan->filter);
-	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
+	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1,
+				       .supervisor_fds = { -1, -1, -1 } };
 }
 
 /* ---- child side: raw syscalls only ------------------------------------ */

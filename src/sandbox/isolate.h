@@ -53,6 +53,10 @@ struct isolate_plan {
 	int notify_fd; /* child's end of the socket the listener travels on */
 	int status_fd; /* init's end of the status pipe */
 	int go_fd; /* init waits on it until the supervisor has placed it in its cgroups */
+	/* The supervisor's ends of the three above, which init inherits with the
+	 * descriptor table and closes first: while it holds them, the supervisor's
+	 * death shows no EOF on go_fd and no hang-up on notify_fd. */
+	int supervisor_fds[3];
 };
 
 /* The init process's final word on the status pipe. */

@@ -666,7 +666,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		td = calloc(1, sizeof(*td));
 		if (!td)
 			return error_set(err, ENOMEM, "out of memory");
-		td->plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
+		td->plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1,
+						   .supervisor_fds = { -1, -1, -1 } };
 		struct error plan_err = { 0 };
 		enum sandbox_stage stage;
 		if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
@@ -681,6 +682,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		td->plan.notify_fd = fds.notify[1];
 		td->plan.status_fd = fds.status[1];
 		td->plan.go_fd = fds.go[0];
+		td->plan.supervisor_fds[0] = fds.notify[0];
+		td->plan.supervisor_fds[1] = fds.status[0];
+		td->plan.supervisor_fds[2] = fds.go[1];
 		result->manifest = (struct sandbox_manifest){
 			.isolated = true,
 			.landlock_abi = td->plan.landlock_abi,
