@@ -460,36 +460,33 @@ after_kill() { # verify (true|false)
 	[ "$status" -eq 0 ]
 }
 
+# Proposes a permit whose verify is VERIFY (true or false), kills its exec
+# just after POINT (a journal mark written, else a file renamed; ID stands
+# for the permit's id, :N for the Nth time), then checks the next exec.
+kill_exec_at() { # verify point
+	kill_permit "$1"
+	local write= rename=
+	case $2 in
+	'"mark"'*) write=$2 ;;
+	*) rename=${2/ID/$PID} ;;
+	esac
+	echo "# kill after $2 (permit $PID)"
+	LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$write FAULTFS_KILL_AFTER_RENAME=$rename \
+		run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	after_kill "$1"
+}
+
 @test "SIGKILL at each step of a permit exec: the apply's commit, the state's and the record's, inside and after a rollback" {
 	faultfs
 	kill_project
 	# Each step, killed just after it: the next exec finishes the job.
-	for point in '"mark":"committed"' state 'ID.json' ; do
-		kill_permit true
-		FAULTFS_KILL_AFTER_WRITE= FAULTFS_KILL_AFTER_RENAME=
-		case $point in
-		'"mark"'*) FAULTFS_KILL_AFTER_WRITE=$point ;;
-		*) FAULTFS_KILL_AFTER_RENAME=${point/ID/$PID} ;;
-		esac
-		echo "# kill after $point (permit $PID)"
-		LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$FAULTFS_KILL_AFTER_WRITE \
-			FAULTFS_KILL_AFTER_RENAME=$FAULTFS_KILL_AFTER_RENAME run "$AIRLOCK" permit exec "$PID"
-		[ "$status" -eq 137 ]
-		after_kill true
+	for point in '"mark":"committed"' state 'ID.json'; do
+		kill_exec_at true "$point"
 	done
 	# A failing verify's rollback, killed inside it and after each of its steps.
 	for point in out-25:2 '"mark":"rolled_back"' state:2 'ID.json:2'; do
-		kill_permit false
-		FAULTFS_KILL_AFTER_WRITE= FAULTFS_KILL_AFTER_RENAME=
-		case $point in
-		'"mark"'*) FAULTFS_KILL_AFTER_WRITE=$point ;;
-		*) FAULTFS_KILL_AFTER_RENAME=${point/ID/$PID} ;;
-		esac
-		echo "# kill after $point (permit $PID)"
-		LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$FAULTFS_KILL_AFTER_WRITE \
-			FAULTFS_KILL_AFTER_RENAME=$FAULTFS_KILL_AFTER_RENAME run "$AIRLOCK" permit exec "$PID"
-		[ "$status" -eq 137 ]
-		after_kill false
+		kill_exec_at false "$point"
 	done
 }
 
