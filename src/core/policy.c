@@ -171,6 +171,18 @@ static int policy_check_paths(char **paths, const char *name, bool allow_relativ
 	return 0;
 }
 
+/* *ret is whether v is the string `second` (else it must be `first`). */
+static int policy_get_either(json_t *v, const char *key, const char *first, const char *second,
+			     bool *ret, struct error *err)
+{
+	const char *s = json_string_value(v);
+
+	if (!s || (strcmp(s, first) != 0 && strcmp(s, second) != 0))
+		return error_set(err, EINVAL, "'%s' must be \"%s\" or \"%s\"", key, first, second);
+	*ret = strcmp(s, second) == 0;
+	return 0;
+}
+
 static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err)
 {
 	static const char *const keys[] = { "profile",	 "hide", "home",     "home_allow",
@@ -178,22 +190,16 @@ static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "sandbox", keys, err);
 
-	if (r == 0 && (v = json_object_get(obj, "profile"))) {
-		const char *profile = json_string_value(v);
-		if (!profile || (strcmp(profile, "default") != 0 && strcmp(profile, "none") != 0))
-			return error_set(err, EINVAL, "'sandbox.profile' must be \"default\" or \"none\"");
-		p->sandbox_enabled = strcmp(profile, "default") == 0;
-	}
+	bool none = false;
+	if (r == 0 && (v = json_object_get(obj, "profile")) &&
+	    (r = policy_get_either(v, "sandbox.profile", "default", "none", &none, err)) == 0)
+		p->sandbox_enabled = !none;
 	if (r == 0 && (v = json_object_get(obj, "hide")))
 		r = policy_replace_strv(&p->hide, v, "sandbox.hide", err);
 	if (r == 0)
 		r = policy_check_paths(p->hide, "sandbox.hide", false, err);
-	if (r == 0 && (v = json_object_get(obj, "home"))) {
-		const char *home = json_string_value(v);
-		if (!home || (strcmp(home, "visible") != 0 && strcmp(home, "hidden") != 0))
-			return error_set(err, EINVAL, "'sandbox.home' must be \"visible\" or \"hidden\"");
-		p->home_hidden = strcmp(home, "hidden") == 0;
-	}
+	if (r == 0 && (v = json_object_get(obj, "home")))
+		r = policy_get_either(v, "sandbox.home", "visible", "hidden", &p->home_hidden, err);
 	if (r == 0 && (v = json_object_get(obj, "home_allow")))
 		r = policy_replace_strv(&p->home_allow, v, "sandbox.home_allow", err);
 	if (r == 0)
@@ -204,12 +210,8 @@ static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err
 		r = policy_check_paths(p->read_only, "sandbox.read_only", true, err);
 	if (r == 0 && (v = json_object_get(obj, "tmp_bytes")))
 		r = jsonutil_get_u64(v, "sandbox.tmp_bytes", 1 << 20, 1ULL << 40, &p->tmp_bytes, err);
-	if (r == 0 && (v = json_object_get(obj, "net"))) {
-		const char *net = json_string_value(v);
-		if (!net || (strcmp(net, "loopback") != 0 && strcmp(net, "host") != 0))
-			return error_set(err, EINVAL, "'sandbox.net' must be \"loopback\" or \"host\"");
-		p->share_net = strcmp(net, "host") == 0;
-	}
+	if (r == 0 && (v = json_object_get(obj, "net")))
+		r = policy_get_either(v, "sandbox.net", "loopback", "host", &p->share_net, err);
 	if (r == 0 && (v = json_object_get(obj, "writable")))
 		r = policy_replace_strv(&p->writable, v, "sandbox.writable", err);
 	if (r == 0)
