@@ -42,6 +42,7 @@ struct dryrun_dir {
 	json_t *changes;
 	const char *verdict;
 	json_t *changeset;
+	enum changeset_xattrs xattrs; /* which attributes its version carries */
 	char state[32];
 	char changeset_sha256[SHA256_HEX_SIZE]; /* of changeset.json as read */
 	char ws_mismatch[PATH_MAX + 128]; /* set when ws_fd is -1: why the workspace is not opened */
@@ -202,7 +203,7 @@ static bool apply_one_of(const char *s, const char *const *set)
 
 /* An attribute list as changeset_read_xattrs() gives it, names decoded:
  * [{name, base64}], each name carried, each value base64. */
-static bool apply_xattrs_valid(json_t *list)
+static bool apply_xattrs_valid(json_t *list, enum changeset_xattrs which)
 {
 	size_t i, n;
 	json_t *x;
@@ -212,7 +213,7 @@ static bool apply_xattrs_valid(json_t *list)
 	json_array_foreach(list, i, x) {
 		const char *name = jsonutil_str(x, "name"), *b64 = jsonutil_str(x, "base64");
 		cleanup_free char *value = b64 ? base64_decode(b64, &n) : NULL;
-		if (!name || !changeset_xattr_carried(name) || !value)
+		if (!name || !changeset_xattr_carried(name, which) || !value)
 			return false;
 	}
 	return true;
@@ -225,13 +226,13 @@ static bool apply_is_root(const char *path)
 }
 
 /* A change's or an operation's optional attribute lists: both or none. */
-static bool apply_meta_valid(json_t *c, bool required)
+static bool apply_meta_valid(json_t *c, bool required, enum changeset_xattrs which)
 {
 	json_t *now = json_object_get(c, "xattrs"), *before = json_object_get(c, "old_xattrs");
 
 	if (!now && !before)
 		return !required;
-	return apply_xattrs_valid(now) && apply_xattrs_valid(before);
+	return apply_xattrs_valid(now, which) && apply_xattrs_valid(before, which);
 }
 
 int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err)
@@ -250,6 +251,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error
 		return error_set(err, EINVAL, "its change set is damaged");
 	/* From here on paths and targets are the exact bytes; every change has
 	 * the fields apply reads, of the kinds it knows. */
+	enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
 	size_t i;
 	json_t *c;
 	json_array_foreach(list, i, c) {
@@ -262,8 +264,9 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error
 		      (meta && apply_is_root(path) && !strcmp(jsonutil_str(c, "type"), "dir"))) ||
 		    (!strcmp(change, "renamed") && !apply_path_is_clean(jsonutil_str(c, "from"))) ||
 		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
-		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"))) ||
-		    (!meta && json_object_get(c, "xattrs") && !apply_xattrs_valid(json_object_get(c, "xattrs"))))
+		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"), which)) ||
+		    (!meta && json_object_get(c, "xattrs") &&
+		     !apply_xattrs_valid(json_object_get(c, "xattrs"), which)))
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
 	}
 	*ret = TAKE_PTR(doc);
@@ -310,6 +313,7 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	d->changes = json_object_get(d->changeset, "changes");
+	d->xattrs = changeset_xattrs_of(jsonutil_str(d->changeset, "schema"));
 	d->verdict = jsonutil_str(d->changeset, "verdict");
 	const char *ws = jsonutil_str(d->changeset, "workspace");
 	d->workspace = strdup(ws);
@@ -377,19 +381,21 @@ static int dryrun_set_state(struct dryrun_dir *d, const char *state, struct erro
 /* ---- checking the tree against the change set ------------------------------- */
 
 /* Whether dir_fd/path carries exactly the attributes want. */
-static bool xattrs_match(int dir_fd, const char *path, json_t *want)
+static bool xattrs_match(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
 {
 	const char *name;
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 	cleanup_with(json_decrefp) json_t *have = NULL;
 
-	return fd >= 0 && changeset_read_xattrs(fd, name, &have) == 0 && json_equal(have, want);
+	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 && json_equal(have, want);
 }
 
 /* Sets the carried attributes of dir_fd/path to exactly want: those not in
- * it removed, the others set. Through an O_PATH descriptor of the object
- * itself (never a symlink's target). */
-static int xattrs_set_at(int dir_fd, const char *path, json_t *want)
+ * it removed, the others set, the ACLs last (setting one sets the mode's
+ * bits too, and may take the owner's write access, which setting a user.*
+ * attribute needs). Through an O_PATH descriptor of the object itself
+ * (never a symlink's target). */
+static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
 {
 	const char *name;
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
@@ -404,7 +410,7 @@ static int xattrs_set_at(int dir_fd, const char *path, json_t *want)
 	if (target < 0)
 		return -errno;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
-	int r = changeset_read_xattrs(target, "", &have);
+	int r = changeset_read_xattrs(target, "", which, &have);
 	if (r < 0)
 		return r;
 	json_array_foreach(have, i, x) {
@@ -414,13 +420,16 @@ static int xattrs_set_at(int dir_fd, const char *path, json_t *want)
 		if (!kept && removexattr(proc, jsonutil_str(x, "name")) < 0 && errno != ENODATA)
 			return -errno;
 	}
-	json_array_foreach(want, i, x) {
-		cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
-		if (!value)
-			return -EINVAL;
-		if (setxattr(proc, jsonutil_str(x, "name"), value, n, 0) < 0)
-			return -errno;
-	}
+	for (int acls = 0; acls < 2; acls++)
+		json_array_foreach(want, i, x) {
+			if (changeset_xattr_is_acl(jsonutil_str(x, "name")) != (acls == 1))
+				continue;
+			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+			if (!value)
+				return -EINVAL;
+			if (setxattr(proc, jsonutil_str(x, "name"), value, n, 0) < 0)
+				return -errno;
+		}
 	return 0;
 }
 
@@ -460,7 +469,7 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 			return false;
 		}
 		json_t *want = json_object_get(c, after ? "xattrs" : "old_xattrs");
-		if (want && !xattrs_match(d->ws_fd, path, want)) {
+		if (want && !xattrs_match(d->ws_fd, path, d->xattrs, want)) {
 			snprintf(why, why_size, "%s has other extended attributes now", path);
 			return false;
 		}
@@ -566,7 +575,7 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 	if (ok) {
 		cleanup_with(json_decrefp) json_t *none = json_array();
 		json_t *want = json_object_get(c, "xattrs");
-		ok = none && xattrs_match(d->fd, staged, want ? want : none);
+		ok = none && xattrs_match(d->fd, staged, d->xattrs, want ? want : none);
 	}
 	if (!ok)
 		snprintf(why, why_size, "%s: the staged object differs from the change set (edited after the dry run)", path);
@@ -787,7 +796,7 @@ static int op_do(struct dryrun_dir *d, json_t *op)
 	if (!strcmp(kind, "chmod"))
 		return chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "mode")));
 	if (!strcmp(kind, "xattrs"))
-		return xattrs_set_at(d->ws_fd, path, json_object_get(op, "xattrs"));
+		return xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "xattrs"));
 	const char *staged_name;
 	cleanup_close int staged_dir = fd_open_parent(d->fd, jsonutil_str(op, "staged"), O_PATH,
 						      &staged_name);
@@ -833,7 +842,7 @@ static int op_undo(struct dryrun_dir *d, json_t *op)
 			       : 0;
 	if (!strcmp(kind, "xattrs"))
 		return exists_at(d->ws_fd, path, NULL)
-			       ? xattrs_set_at(d->ws_fd, path, json_object_get(op, "old_xattrs"))
+			       ? xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "old_xattrs"))
 			       : 0;
 	if (!strcmp(kind, "create")) {
 		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
@@ -948,7 +957,7 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 			if (ok && !strcmp(kind, "chmod"))
 				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
 			if (ok && !strcmp(kind, "xattrs"))
-				ok = apply_meta_valid(o, true);
+				ok = apply_meta_valid(o, true, CHANGESET_XATTRS_ALL); /* names checked when planned */
 			if (!ok) {
 				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,8 +79,23 @@ static int hash_file(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE])
 	return fd < 0 ? -errno : sha256_fd_hex(fd, hex);
 }
 
-bool changeset_xattr_carried(const char *name)
+bool changeset_xattr_is_acl(const char *name)
 {
+	return strcmp(name, "system.posix_acl_access") == 0 ||
+	       strcmp(name, "system.posix_acl_default") == 0;
+}
+
+enum changeset_xattrs changeset_xattrs_of(const char *schema)
+{
+	if (!schema || !strcmp(schema, "airlock.changeset/1") || !strcmp(schema, "airlock.changeset/2"))
+		return CHANGESET_XATTRS_USER;
+	return CHANGESET_XATTRS_ALL;
+}
+
+bool changeset_xattr_carried(const char *name, enum changeset_xattrs which)
+{
+	if (which == CHANGESET_XATTRS_ALL && changeset_xattr_is_acl(name))
+		return true;
 	return strncmp(name, "user.", 5) == 0 && strncmp(name, "user.overlay.", 13) != 0;
 }
 
@@ -89,7 +105,8 @@ static int compare_xattr_names(const void *a, const void *b)
 		      json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
-__attribute__((noinline)) int changeset_read_xattrs(int dir_fd, const char *name, json_t **ret)
+__attribute__((noinline)) int changeset_read_xattrs(int dir_fd, const char *name, enum changeset_xattrs which,
+						    json_t **ret)
 {
 	char path[PATH_MAX + 32];
 	cleanup_with(json_decrefp) json_t *list = json_array();
@@ -123,7 +140,7 @@ __attribute__((noinline)) int changeset_read_xattrs(int dir_fd, const char *name
 	}
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
 		const char *key = names + i;
-		if (!changeset_xattr_carried(key))
+		if (!changeset_xattr_carried(key, which))
 			continue;
 		ssize_t vn = get_fn(path, key, NULL, 0);
 		if (vn < 0 && errno == ENODATA)
@@ -358,17 +375,18 @@ static bool same_content(int upper_fd, int lower_fd, const char *name, const str
  * (not a symlink's: it has none) and its extended attributes (the carried
  * ones, changeset_xattr_carried). mode_changed when the mode differs
  * (with the attributes too when they differ), else xattrs_changed. */
-static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name,
-		       const char *rel, const struct stat *ust, const struct stat *lst)
+static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const char *name,
+			    const char *rel, const struct stat *ust, const struct stat *lst,
+			    json_t *given)
 {
 	bool mode_differs = !S_ISLNK(ust->st_mode) && (ust->st_mode & 07777) != (lst->st_mode & 07777);
-	cleanup_with(json_decrefp) json_t *now = NULL;
+	cleanup_with(json_decrefp) json_t *now = json_incref(given);
 	cleanup_with(json_decrefp) json_t *before = NULL;
 	json_t *c;
-	int r = changeset_read_xattrs(upper_fd, name, &now);
+	int r = now ? 0 : changeset_read_xattrs(upper_fd, name, CHANGESET_XATTRS_ALL, &now);
 
 	if (r == 0)
-		r = changeset_read_xattrs(lower_fd, name, &before);
+		r = changeset_read_xattrs(lower_fd, name, CHANGESET_XATTRS_ALL, &before);
 	if (r < 0)
 		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
 	bool xattrs_differ = !json_equal(now, before);
@@ -384,6 +402,57 @@ static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *n
 	     json_object_set_new(c, "old_xattrs", encode_array(before)) < 0))
 		r = error_set(w->err, ENOMEM, "out of memory");
 	return r;
+}
+
+static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name,
+		       const char *rel, const struct stat *ust, const struct stat *lst)
+{
+	return meta_change_with(w, upper_fd, lower_fd, name, rel, ust, lst, NULL);
+}
+
+/* The upper root's carried attributes as the command left them. The dry
+ * run gave the root owner access to read it (dryrun_settle()), and a chmod
+ * rewrites an access ACL's owner, mask (or group) and other entries: when
+ * the mode now differs from root_mode, the access ACL is read with
+ * root_mode put back for the moment (which gives back exactly those
+ * entries; reading a system.* attribute needs no access), the user.* ones
+ * with the access. */
+static int root_xattrs(int upper_fd, mode_t root_mode, json_t **ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *list = NULL;
+	struct stat st;
+	size_t i;
+	json_t *x;
+	int r = changeset_read_xattrs(upper_fd, ".", CHANGESET_XATTRS_ALL, &list);
+
+	if (r < 0)
+		return error_set_errno(err, -r, "read the extended attributes of the snapshot's root");
+	if (fstat(upper_fd, &st) < 0)
+		return error_set_errno(err, errno, "stat the snapshot's root");
+	mode_t now = st.st_mode & 07777;
+	json_array_foreach(list, i, x) {
+		if (!root_mode || (root_mode & 07777) == now ||
+		    strcmp(jsonutil_str(x, "name"), "system.posix_acl_access") != 0)
+			continue;
+		cleanup_free char *value = malloc(XATTR_SIZE_MAX);
+		ssize_t n = -1;
+		int e = ENOMEM;
+		if (value && fchmod(upper_fd, root_mode & 07777) == 0) {
+			n = fgetxattr(upper_fd, "system.posix_acl_access", value, XATTR_SIZE_MAX);
+			e = errno;
+		} else if (value) {
+			e = errno;
+		}
+		if (value && fchmod(upper_fd, now) < 0 && n >= 0)
+			n = -1, e = errno;
+		if (n < 0)
+			return error_set_errno(err, e, "read the snapshot root's ACL");
+		cleanup_free char *b64 = base64_encode(value, (size_t)n);
+		if (!b64 || json_object_set_new(x, "base64", json_string(b64)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	*ret = TAKE_PTR(list);
+	return 0;
 }
 
 /* Whether two symlinks hold the same target. Not inlined: its buffers
@@ -404,7 +473,7 @@ static __attribute__((noinline)) int carried_xattrs(struct walk *w, int upper_fd
 						    const char *rel, json_t *c)
 {
 	cleanup_with(json_decrefp) json_t *now = NULL;
-	int r = changeset_read_xattrs(upper_fd, name, &now);
+	int r = changeset_read_xattrs(upper_fd, name, CHANGESET_XATTRS_ALL, &now);
 
 	if (r < 0)
 		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
@@ -601,7 +670,10 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
 	if (root_mode)
 		ust.st_mode = S_IFDIR | (root_mode & 07777);
 	w.refused = changeset_privilege(upper_fd, ".", &ust);
-	r = meta_change(&w, upper_fd, lower_fd, ".", ".", &ust, &lst);
+	cleanup_with(json_decrefp) json_t *xattrs = NULL;
+	r = root_xattrs(upper_fd, root_mode, &xattrs, err);
+	if (r == 0)
+		r = meta_change_with(&w, upper_fd, lower_fd, ".", ".", &ust, &lst, xattrs);
 	if (r < 0)
 		return r;
 	if (jsonutil_array_sort(changes, compare_paths) < 0)

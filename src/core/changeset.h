@@ -16,7 +16,7 @@
  * created or copied up; a copied-up file whose content, type and mode equal
  * the lower's is no change at all (an open for writing that wrote nothing). */
 
-#define CHANGESET_SCHEMA "airlock.changeset/2"
+#define CHANGESET_SCHEMA "airlock.changeset/3"
 
 /* How deep below the workspace the change set is read (and apply strips
  * the overlay's attributes): each level costs a stack frame (the walk
@@ -65,13 +65,29 @@
 int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
 		      json_t **ret_changes, struct error *err);
 
-/* Extended attributes the change set compares and apply carries: user.*
- * but the overlay's own user.overlay.*. Not trusted.* or security.* (the
- * host's; a file capability is refused, changeset_privilege), nor ACLs. */
-bool changeset_xattr_carried(const char *name);
+/* Which extended attributes the change set compares and apply carries:
+ * user.* but the overlay's own user.overlay.*, and, since version 3 of the
+ * change set, the POSIX ACLs (system.posix_acl_access, _default), whose
+ * entries name ids as the host sees them: read and set outside the
+ * quarantine, they mean what the real run's would. Never trusted.* or
+ * security.* (the host's; a file capability is refused,
+ * changeset_privilege). A change set of version 1 or 2 lists no ACLs:
+ * apply must leave them alone (CHANGESET_XATTRS_USER). */
+enum changeset_xattrs {
+	CHANGESET_XATTRS_ALL,  /* CHANGESET_SCHEMA's */
+	CHANGESET_XATTRS_USER, /* versions 1 and 2: user.* only */
+};
+
+/* The attributes a change set of that schema carries (NULL or one before
+ * version 3: CHANGESET_XATTRS_USER). */
+enum changeset_xattrs changeset_xattrs_of(const char *schema);
+bool changeset_xattr_carried(const char *name, enum changeset_xattrs which);
+/* Whether name is a POSIX ACL: setting one also sets the mode's permission
+ * bits (and may take the owner's write access), so it is set last. */
+bool changeset_xattr_is_acl(const char *name);
 /* The carried attributes of dir_fd/name (never following a symlink),
  * sorted by name: [{name (bytes, unchecked), base64}]. */
-int changeset_read_xattrs(int dir_fd, const char *name, json_t **ret);
+int changeset_read_xattrs(int dir_fd, const char *name, enum changeset_xattrs which, json_t **ret);
 
 /* Names and link targets are bytes, JSON strings are UTF-8. Sets obj's key
  * to bytes when they are UTF-8; otherwise key holds them with U+FFFD (to

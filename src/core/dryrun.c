@@ -57,16 +57,21 @@ static int dryrun_copy_root(const char *workspace, const char *upper, struct err
 
 	if (ws < 0 || up < 0 || fstat(ws, &st) < 0)
 		return error_set_errno(err, errno, "read the workspace root %s", workspace);
-	int r = changeset_read_xattrs(ws, ".", &xattrs);
+	int r = changeset_read_xattrs(ws, ".", CHANGESET_XATTRS_ALL, &xattrs);
 	if (r < 0)
 		return error_set_errno(err, -r, "read the extended attributes of %s", workspace);
-	json_array_foreach(xattrs, i, x) {
-		size_t n;
-		cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
-		if (!value || fsetxattr(up, jsonutil_str(x, "name"), value, n, 0) < 0)
-			return error_set_errno(err, value ? errno : ENOMEM,
-					       "copy the extended attributes of %s", workspace);
-	}
+	/* The ACLs last: setting one sets the mode too (a default ACL is what
+	 * the files the command creates at the top inherit). */
+	for (int acls = 0; acls < 2; acls++)
+		json_array_foreach(xattrs, i, x) {
+			size_t n;
+			if (changeset_xattr_is_acl(jsonutil_str(x, "name")) != (acls == 1))
+				continue;
+			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+			if (!value || fsetxattr(up, jsonutil_str(x, "name"), value, n, 0) < 0)
+				return error_set_errno(err, value ? errno : ENOMEM,
+						       "copy the extended attributes of %s", workspace);
+		}
 	/* Last: a mode without write access for the owner is no obstacle to
 	 * the overlay (its mounter may override it) nor to dryrun_settle(). */
 	if (fchmod(up, st.st_mode & 07777) < 0)
@@ -88,8 +93,13 @@ int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
 		nofile.rlim_cur = nofile.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &nofile); /* else a deep walk fails, and says so */
 	}
+	/* Only the owner's bits, and only when they are missing: a chmod
+	 * rewrites the root's access ACL too (changeset_compute() reads it with
+	 * the command's mode back for a moment). */
+	if ((st.st_mode & 0700) == 0700)
+		return 0;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (chmod(proc, 0700) < 0)
+	if (chmod(proc, (st.st_mode & 07777) | 0700) < 0)
 		return error_set_errno(err, errno, "make %s readable", upper);
 	return 0;
 }

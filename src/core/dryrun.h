@@ -32,8 +32,9 @@ int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char
 
 /* After the command, before the upper is read: records the mode the
  * command left on the workspace root (the upper's root) in *ret_root_mode,
- * then makes the upper's root 0700, so airlock reads it and apply moves
- * out of it whatever mode the command gave the root (chmod 000 .). Raises
+ * then gives the upper's root's owner rwx when it lacks any of them (and
+ * changes nothing else), so airlock reads it and apply moves out of it
+ * whatever mode the command gave the root (chmod 000 .). Raises
  * this process's soft RLIMIT_NOFILE to the hard one: the walks of the
  * upper hold descriptors per level (CHANGESET_MAX_DEPTH). */
 int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err);

@@ -438,3 +438,96 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	[ "$(getfattr -h --only-values -n user.tag n)" = ok ] && [ "$(getfattr -h --only-values -n user.note f)" = two ]
 	! getfattr -h -n user.evil m 2>/dev/null
 }
+
+# Issue 11, item 3: POSIX ACLs. The real run is `airlock run` (the same
+# quarantine: only the caller's uid and gid are mapped, so an ACL entry for
+# another id fails alike on both sides); the dry run's must land exactly.
+snap_acls() { # every ACL of the tree, numeric, in path order
+	(cd "$WORK" && find . ! -type l -print0 | sort -z | xargs -0 getfacl -Pn 2>&1)
+}
+
+@test "POSIX ACLs set, changed, removed, inherited in a dry run land as in the real run; rollback restores them" {
+	command -v setfacl >/dev/null || skip "acl is not installed"
+	u=$(id -u) && g=$(id -g)
+	echo x > f && echo y > g && echo z > h && echo k > k && mkdir d p q && echo c > p/old
+	setfacl -m "u:$u:r" h 2>/dev/null || skip "no ACLs here"
+	setfacl -m "g:$g:rw" k && setfacl -d -m "u::rwx,g::rx,o::-,u:$u:rwx" p && setfacl -m "u:$u:rx" q
+	setfacl -d -m "u::rwx,g::rx,o::-" q
+	script="setfacl -m u:65534:r f; setfacl -m u:$u:rw,g:$g:r g; setfacl -b h; chmod 600 k;
+		setfacl -d -m u::rwx,g::rx,o::-,u:$u:rwx d; touch d/new; mkdir d/sub;
+		echo n > p/new; mkdir p/sub; echo more >> p/old; setfacl -x u:$u q; setfacl -m u:$u:rwx .;
+		setfacl -d -m u::rwx,g::rwx,o::r . && echo top > top; true"
+	real=$TEST_DIR/real
+	cp -a "$WORK" "$real"
+	before=$(snap; snap_acls)
+	(cd "$real" && AIRLOCK_STATE_DIR=$TEST_DIR/state.real "$AIRLOCK" run -- sh -c "$script" >/dev/null)
+	[ "$(WORK=$real snap_acls)" != "$(snap_acls)" ] # the real run did change ACLs
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$script"
+	[ "$status" -eq 0 ] || { echo "dryrun: $status $stderr $output"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	[ "$(snap; snap_acls)" = "$before" ]
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "apply: $status $stderr"; return 1; }
+	diff <(snap) <(WORK=$real snap)
+	diff <(snap_acls) <(WORK=$real snap_acls)
+	al rollback "$ID"
+	[ "$status" -eq 0 ] || { echo "rollback: $status $stderr"; return 1; }
+	[ "$(snap; snap_acls)" = "$before" ]
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	diff <(snap_acls) <(WORK=$real snap_acls)
+}
+
+@test "a workspace root with ACLs: untouched it is no change; chmod 500 . lands with its ACL exact" {
+	command -v setfacl >/dev/null || skip "acl is not installed"
+	u=$(id -u)
+	setfacl -m "u:$u:rwx" . 2>/dev/null || skip "no ACLs here"
+	setfacl -d -m "u::rwx,g::rx,o::-,u:$u:rwx" .
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect new -- sh -c 'echo n > new'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(jq -r '[.dryrun.changes[].path] | join(",")' <<<"$output")" = new ]
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.changes[0].xattrs | map(.name) == ["system.posix_acl_access"]' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	al discard "$ID"
+	real=$TEST_DIR/real
+	cp -a "$WORK" "$real"
+	before=$(snap; snap_acls)
+	(cd "$real" && AIRLOCK_STATE_DIR=$TEST_DIR/state.real "$AIRLOCK" run -- sh -c 'chmod 500 .' >/dev/null)
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect . -- sh -c 'chmod 500 .'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "apply: $status $stderr"; return 1; }
+	diff <(snap_acls) <(WORK=$real snap_acls)
+	al rollback "$ID"
+	[ "$status" -eq 0 ] || { echo "rollback: $status $stderr"; return 1; }
+	[ "$(snap; snap_acls)" = "$before" ]
+}
+
+@test "a staged object's ACL edited after the dry run is refused, not installed" {
+	command -v setfacl >/dev/null || skip "acl is not installed"
+	u=$(id -u)
+	echo m > m && mkdir p
+	setfacl -d -m "u::rwx,g::rx,o::-,u:$u:rx" p 2>/dev/null || skip "no ACLs here"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c \
+		"echo n > n; setfacl -m u:$u:r n; echo two >> m; echo x > p/x; mkdir nd"
+	[ "$status" -eq 0 ]
+	ID=$(jq -r .id <<<"$output")
+	before=$(snap; snap_acls)
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	for tamper in "setfacl -m u:$u:rw $up/n" "setfacl -b $up/n" "setfacl -m u:$u:rwx $up/m" \
+		"setfacl -b $up/p/x" "setfacl -d -m u:$u:rwx $up/nd"; do
+		cp -a "$up" "$TEST_DIR/saved"
+		sh -c "$tamper"
+		al apply "$ID"
+		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
+		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$stderr"; return 1; }
+		[ "$(snap; snap_acls)" = "$before" ]
+		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
+	done
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
+	getfacl -n n | grep -q "^user:$u:r--"
+	getfacl -n p/x | grep -q "^user:$u:r-x"
+}

@@ -177,7 +177,7 @@ line'"
 	setup_tree
 	dr --expect '**' -- sh -c 'echo x >> src/a.c'
 	id=$(jq -r .id <<<"$output")
-	jq -e ".schema == \"airlock.changeset/2\" and .receipt == $id and (.changes | length) == 1" \
+	jq -e ".schema == \"airlock.changeset/3\" and .receipt == $id and (.changes | length) == 1" \
 		"$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/upper/src" ]
 	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]

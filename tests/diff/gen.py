@@ -20,8 +20,26 @@ them on a read-only copy), device nodes. --all
 includes the hard-link steps anyway, to measure them. The workspace root's
 mode and user.* extended attributes (set, changed, removed, on files,
 directories and the root) are in.
+
+POSIX ACLs, when setfacl is installed: access and default ACLs set,
+changed, masked and removed (-m, -x, -b, -k, -d) on files, directories and
+the root, in the base tree and in the script, then files and directories
+created under a default ACL. Their entries name the caller's uid and gid
+(the only ids the quarantine maps), and sometimes 65534 or 4242, which
+fail alike in both runs unless they are the caller's. Their choices come
+from a second random stream, so a seed's other steps are those it had
+before ACLs were generated. Left out, as for user.* attributes: ACLs of a
+file the base tree hard-links (the overlay copies up one name); and
+renaming a directory that is or holds an object whose ACL may name an id
+the quarantine does not map (65534 or 4242, a default ACL's too): the
+snapshot copies the directory (EXDEV), and mv cannot set such an ACL on
+the copy, says so, and still exits 0, where the real rename keeps it
+(docs/dryrun.md, "Not built yet"). setfacl always runs
+with -P, so it never follows a symlink (in the base tree it runs on the
+host).
 """
 import random
+import shutil
 import sys
 
 # Names: plain, with spaces, a leading dash, UTF-8, and bytes that are not
@@ -34,6 +52,9 @@ FILE_MODES = ["600", "644", "755", "700", "444", "640"]
 DIR_MODES = ["755", "700", "750", "775"]
 XATTR_NAMES = ["user.a", "user.note", "user.mime_type"]
 XATTR_VALUES = [b"1", b"two", b"", b"a\x01b\xff", b"x" * 300]
+HAVE_SETFACL = shutil.which("setfacl") is not None
+ACL_WHO = ["u:$(id -u)", "g:$(id -g)", "u:$(id -u)", "g:$(id -g)", "u:65534", "g:4242"]
+ACL_PERMS = ["r", "rw", "rwx", "rx", "-", "w"]
 
 
 def qraw(data):
@@ -59,6 +80,11 @@ class Gen:
         self.hardlinked = set()  # base-tree names that share an inode
         self.xattred = set()  # paths given attributes
         self.out = []
+        # ACL steps draw from their own stream: the main one, and so every
+        # other step of the seed, stays as it was before ACLs were generated
+        self.acl_r = random.Random("acl %d" % seed)
+        self.defacl = set()  # directories given a default ACL
+        self.acl_foreign = set()  # paths whose ACL may name an unmapped id
 
     def name(self):
         return self.r.choice(NAMES)
@@ -83,6 +109,9 @@ class Gen:
 
     def holds_hardlink(self, path):
         return any(h == path or h.startswith(path + b"/") for h in self.hardlinked)
+
+    def holds_foreign_acl(self, path):
+        return any(h == path or h.startswith(path + b"/") for h in self.acl_foreign)
 
     def holds_xattr(self, path):
         return any(h.startswith(path + b"/") for h in self.xattred)
@@ -123,6 +152,9 @@ class Gen:
             self.emit("chmod %s ." % self.r.choice(DIR_MODES))
         for _ in range(self.r.randint(0, 3)):
             self.xattr(set_only=True)
+        if HAVE_SETFACL:
+            for _ in range(self.acl_r.randint(0, 3)):
+                self.acl(set_only=True)
         if self.files and self.r.random() < 0.4:
             f, l = self.some(self.files), self.newpath()
             self.emit("ln %s %s" % (q(f), q(l)))
@@ -143,6 +175,54 @@ class Gen:
         else:
             value = self.r.choice(XATTR_VALUES)
             self.emit("setfattr -h -n %s -v %s %s" % (name, "0x" + value.hex() if value else '""', q(p)))
+
+    def acl(self, set_only=False):
+        """A POSIX ACL set, changed or removed on a file, a directory or the
+        root, or a file or directory made under a default ACL."""
+        r = self.acl_r
+        pool = [b"."] + sorted(self.dirs) + sorted(self.files - self.hardlinked)
+        p = r.choice(pool)
+        is_dir = p == b"." or p in self.dirs
+        op = r.choice(["m", "m", "mask", "d", "d"] + ([] if set_only else ["x", "b", "k", "new", "new"]))
+        entry = "%s:%s" % (r.choice(ACL_WHO), r.choice(ACL_PERMS))
+        if op == "new":
+            if not self.defacl:
+                return
+            d = r.choice(sorted(self.defacl))
+            n = (d + b"/" if d != b"." else b"") + r.choice(NAMES)
+            if any(n in pool for pool in (self.files, self.dirs, self.links, self.fifos)):
+                return
+            if d in self.acl_foreign:  # it inherits the default ACL
+                self.acl_foreign.add(n)
+            if r.random() < 0.5:
+                self.emit("mkdir %s" % q(n))
+                self.dirs.add(n)
+            else:
+                self.emit("%s > %s" % (qdata(r.choice(CONTENTS)), q(n)))
+                self.files.add(n)
+            return
+        self.xattred.add(p)
+        if op in ("m", "d") and entry.split(":")[1] in ("65534", "4242"):
+            self.acl_foreign.add(p)
+        if op == "m":
+            self.emit("setfacl -P -m %s %s" % (entry, q(p)))
+        elif op == "mask":
+            self.emit("setfacl -P -m m::%s %s" % (r.choice(ACL_PERMS), q(p)))
+        elif op == "d" and is_dir:
+            # the owner keeps rwx: a directory it cannot read is no tree to compare
+            base = "u::rwx,g::%s,o::%s" % (r.choice(ACL_PERMS), r.choice(ACL_PERMS))
+            self.emit("setfacl -P -d -m %s,%s %s" % (base, entry, q(p)))
+            self.defacl.add(p)
+        elif op == "d":
+            self.emit("setfacl -P -m %s %s" % (entry, q(p)))
+        elif op == "x":
+            self.emit("setfacl -P -x %s %s" % (entry.rsplit(":", 1)[0], q(p)))
+        elif op == "b":
+            self.emit("setfacl -P -b %s" % q(p))
+            self.defacl.discard(p)
+        else:
+            self.emit("setfacl -P -k %s" % q(p))
+            self.defacl.discard(p)
 
     # ---- the script ---------------------------------------------------------
     def writable(self):
@@ -179,7 +259,8 @@ class Gen:
             # a directory's rename is a copy in the snapshot (the overlay's
             # EXDEV): hard links below it come apart, and mv cannot copy
             # the attributes of a read-only file below it
-            if (self.holds_hardlink(src) or self.holds_xattr(src)) and not self.all:
+            if (self.holds_hardlink(src) or self.holds_xattr(src) or
+                    (src in self.dirs and self.holds_foreign_acl(src))) and not self.all:
                 return
             self.emit("mv -f %s %s" % (q(src), q(dst)))
             # a renamed symlink is still one: a write through it may reach
@@ -264,6 +345,8 @@ class Gen:
         self.out = ["set +e", 'TMPDIR=$(mktemp -d)']
         for _ in range(self.r.randint(1, 12)):
             self.step()
+            if HAVE_SETFACL and self.acl_r.random() < 0.3:
+                self.acl()
         self.out.append('rm -rf "$TMPDIR"')
         self.out.append("true")
         return self.out

@@ -3,7 +3,9 @@
 """The manifest of a tree, for tests/diff/run.py: one line per entry below
 DIR (sorted by path bytes, never following a symlink): type, mode, then the
 SHA-256 of a file, the target of a symlink; then the hard-link groups inside
-the tree, then the extended attributes (the overlay's own excluded). Paths
+the tree, then the extended attributes (the overlay's own excluded), every
+one the kernel lists, the POSIX ACLs among them (system.posix_acl_access,
+system.posix_acl_default: their bytes, ids as the host sees them). Paths
 and targets are written with every byte outside printable ASCII escaped."""
 import hashlib
 import os

@@ -4,16 +4,28 @@
  * clean relative paths (no "", ".", ".." component, not absolute), of kinds
  * apply knows; the one exception is the path "." of the workspace root's
  * own mode or attributes (mode_changed or xattrs_changed of a directory;
- * a chmod or xattrs operation). The first byte chooses the parser: even the change set,
+ * a chmod or xattrs operation); and every attribute a change lists is one
+ * its change set's version carries (no ACL before version 3). The first byte chooses the parser: even the change set,
  * odd the journal. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/apply.h"
+#include "core/changeset.h"
 #include "core/jsonutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_apply_check_xattrs(json_t *list, enum changeset_xattrs which)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(list, i, x)
+		if (!jsonutil_str(x, "name") || !changeset_xattr_carried(jsonutil_str(x, "name"), which))
+			abort();
+}
 
 static void fuzz_apply_check_path(const char *p, const char *kind, const char *const *root_kinds)
 {
@@ -54,6 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						      root_changes);
 				if (!jsonutil_str(c, "type") || !jsonutil_str(c, "change"))
 					abort();
+				enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
+				fuzz_apply_check_xattrs(json_object_get(c, "xattrs"), which);
+				fuzz_apply_check_xattrs(json_object_get(c, "old_xattrs"), which);
 			}
 			json_decref(doc);
 		} else if (err.msg[0] == '\0') {

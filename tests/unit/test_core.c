@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "basic/strv.h"
+#include "core/apply.h"
+#include "core/changeset.h"
 #include "core/env.h"
 #include "core/hostview.h"
 #include "core/job.h"
@@ -465,6 +467,37 @@ static void test_policy_home_mode(void)
 	ASSERT_TRUE(strstr(err.msg, "sandbox.home_allow") != NULL);
 }
 
+/* Version 3 of the change set carries POSIX ACLs; an older one lists none,
+ * so one that names an ACL is damaged, and apply leaves ACLs alone. */
+static void test_changeset_acls_by_version(void)
+{
+	static const char fmt[] =
+		"{\"schema\":\"airlock.changeset/%d\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\","
+		"\"changes\":[{\"change\":\"xattrs_changed\",\"type\":\"file\",\"path\":\"f\","
+		"\"xattrs\":[{\"name\":\"%s\",\"base64\":\"AgAAAA==\"}],\"old_xattrs\":[]}]}";
+	char text[512];
+	struct error err = { 0 };
+	json_t *doc = NULL;
+
+	ASSERT_TRUE(changeset_xattr_carried("system.posix_acl_access", CHANGESET_XATTRS_ALL));
+	ASSERT_TRUE(changeset_xattr_carried("system.posix_acl_default", CHANGESET_XATTRS_ALL));
+	ASSERT_TRUE(!changeset_xattr_carried("system.posix_acl_access", CHANGESET_XATTRS_USER));
+	ASSERT_TRUE(!changeset_xattr_carried("system.other", CHANGESET_XATTRS_ALL));
+	ASSERT_TRUE(!changeset_xattr_carried("user.overlay.origin", CHANGESET_XATTRS_ALL));
+	ASSERT_TRUE(changeset_xattrs_of(CHANGESET_SCHEMA) == CHANGESET_XATTRS_ALL);
+	ASSERT_TRUE(changeset_xattrs_of("airlock.changeset/2") == CHANGESET_XATTRS_USER);
+	ASSERT_TRUE(changeset_xattrs_of(NULL) == CHANGESET_XATTRS_USER);
+	snprintf(text, sizeof(text), fmt, 3, "system.posix_acl_access");
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &err), 0);
+	json_decref(doc);
+	doc = NULL;
+	snprintf(text, sizeof(text), fmt, 2, "system.posix_acl_access");
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &err), -EINVAL);
+	snprintf(text, sizeof(text), fmt, 2, "user.note");
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &err), 0);
+	json_decref(doc);
+}
+
 RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
 	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
@@ -473,4 +506,4 @@ RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing),
 	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output))
+	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version))
