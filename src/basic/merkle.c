@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* OpenSSL's low-level SHA256_* functions, as in basic/sha256.c (no EVP
- * provider load per process). */
+/* OpenSSL's low-level SHA256_* functions through basic/sha256.c (no EVP
+ * provider load per process; the one-shot SHA256() is EVP in OpenSSL 3). */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "basic/merkle.h"
+#include "basic/sha256.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -27,12 +28,12 @@ void merkle_node_hash(const merkle_hash left, const merkle_hash right, merkle_ha
 	buf[0] = 0x01;
 	memcpy(buf + 1, left, MERKLE_HASH_BYTES);
 	memcpy(buf + 1 + MERKLE_HASH_BYTES, right, MERKLE_HASH_BYTES);
-	SHA256(buf, sizeof(buf), ret); /* ret may alias left or right */
+	sha256_raw(buf, sizeof(buf), ret); /* ret may alias left or right */
 }
 
 void merkle_empty_root(merkle_hash ret)
 {
-	SHA256((const unsigned char *)"", 0, ret);
+	sha256_raw("", 0, ret);
 }
 
 /* The largest power of two strictly below n (n >= 2). */

@@ -56,9 +56,15 @@ void sha256_hex(const void *data, size_t n, char hex[SHA256_HEX_SIZE])
 	hex_encode(digest, SHA256_DIGEST_BYTES, hex);
 }
 
+/* Not the one-shot SHA256(): in OpenSSL 3 it is EVP_Q_digest(), which
+ * fetches the digest and so loads the providers (above). */
 void sha256_raw(const void *data, size_t n, uint8_t ret[SHA256_DIGEST_BYTES])
 {
-	SHA256(data, n, ret);
+	SHA256_CTX ctx;
+
+	SHA256_Init(&ctx);
+	SHA256_Update(&ctx, data, n);
+	SHA256_Final(ret, &ctx);
 }
 
 int sha256_fd_hex(int fd, char hex[SHA256_HEX_SIZE])
