@@ -421,18 +421,9 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 		'echo new > n; setfattr -n user.tag -v ok n; echo two >> m; setfattr -n user.note -v two f; mkdir nd'
 	[ "$status" -eq 0 ]
 	ID=$(jq -r .id <<<"$output")
-	before=$(snap; snap_xattrs)
 	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
-	for tamper in "setfattr -n user.tag -v evil $up/n" "setfattr -x user.tag $up/n" \
-		"setfattr -n user.evil -v 1 $up/m" "setfattr -n user.evil -v 1 $up/nd"; do
-		cp -a "$up" "$TEST_DIR/saved"
-		sh -c "$tamper"
-		al apply "$ID"
-		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
-		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$stderr"; return 1; }
-		[ "$(snap; snap_xattrs)" = "$before" ]
-		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
-	done
+	apply_refuses_tampered "$ID" snap_with_xattrs "setfattr -n user.tag -v evil $up/n" \
+		"setfattr -x user.tag $up/n" "setfattr -n user.evil -v 1 $up/m" "setfattr -n user.evil -v 1 $up/nd"
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
 	[ "$(getfattr -h --only-values -n user.tag n)" = ok ] && [ "$(getfattr -h --only-values -n user.note f)" = two ]
@@ -444,6 +435,27 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 # another id fails alike on both sides); the dry run's must land exactly.
 snap_acls() { # every ACL of the tree, numeric, in path order
 	(cd "$WORK" && find . ! -type l -print0 | sort -z | xargs -0 getfacl -Pn 2>&1)
+}
+
+snap_with_xattrs() { snap; snap_xattrs; }
+snap_with_acls() { snap; snap_acls; }
+
+# Tampers with dry run ID's staged objects, one shell command at a time
+# (each undone after), and checks that apply refuses each with exit 21 and
+# leaves the tree as VIEW (a function printing it) showed it before.
+apply_refuses_tampered() { # id view tamper...
+	local id=$1 view=$2 up=$AIRLOCK_STATE_DIR/dryruns/$1/upper before tamper
+	shift 2
+	before=$($view)
+	for tamper in "$@"; do
+		cp -a "$up" "$TEST_DIR/saved"
+		sh -c "$tamper"
+		al apply "$id"
+		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
+		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$stderr"; return 1; }
+		[ "$($view)" = "$before" ]
+		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
+	done
 }
 
 @test "POSIX ACLs set, changed, removed, inherited in a dry run land as in the real run; rollback restores them" {
@@ -514,18 +526,9 @@ snap_acls() { # every ACL of the tree, numeric, in path order
 		"echo n > n; setfacl -m u:$u:r n; echo two >> m; echo x > p/x; mkdir nd"
 	[ "$status" -eq 0 ]
 	ID=$(jq -r .id <<<"$output")
-	before=$(snap; snap_acls)
 	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
-	for tamper in "setfacl -m u:$u:rw $up/n" "setfacl -b $up/n" "setfacl -m u:$u:rwx $up/m" \
-		"setfacl -b $up/p/x" "setfacl -d -m u:$u:rwx $up/nd"; do
-		cp -a "$up" "$TEST_DIR/saved"
-		sh -c "$tamper"
-		al apply "$ID"
-		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
-		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$stderr"; return 1; }
-		[ "$(snap; snap_acls)" = "$before" ]
-		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
-	done
+	apply_refuses_tampered "$ID" snap_with_acls "setfacl -m u:$u:rw $up/n" "setfacl -b $up/n" \
+		"setfacl -m u:$u:rwx $up/m" "setfacl -b $up/p/x" "setfacl -d -m u:$u:rwx $up/nd"
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
 	getfacl -n n | grep -q "^user:$u:r--"
