@@ -6,6 +6,7 @@
  * chooses: 0 an entry, 1 a checkpoint (unsigned, then with the key), 2 a
  * verifier key, 3 a proof (inclusion; consistency against the corpus's old
  * checkpoint, the bytes after the first NUL). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The public key of the ledger that signed the corpus's checkpoints. */
 static const char fuzz_vkey[] = "airlock.local/ledger/3cb16bfffa825a64+e3ee5fd4+AX8Cn7Mrvluy+s7xW4MFsJsA2RDeSMdyci0GfYtWY9EM";
 
+/* A path the entry may name: the system approver, or relative with no
+ * empty, "." or ".." component ("..5x" is a file name like any other). */
+static bool fuzz_ledger_path_clean(const char *p)
+{
+	if (strcmp(p, "/etc/airlock/approver.json") == 0)
+		return true;
+	if (!*p || *p == '/')
+		return false;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!slash)
+			return true;
+		p = slash + 1;
+	}
+}
+
 static void fuzz_ledger_check_entry(const struct ledger_entry *e)
 {
-	if ((unsigned)e->kind >= LEDGER_KIND_MAX || strlen(e->sha256) != 64 || !e->path[0] ||
-	    strstr(e->path, "..") == e->path || strstr(e->path, "/../") || !e->id[0] ||
-	    strchr(e->id, '/'))
+	if ((unsigned)e->kind >= LEDGER_KIND_MAX || strlen(e->sha256) != 64 ||
+	    !fuzz_ledger_path_clean(e->path) || !e->id[0] || strchr(e->id, '/'))
 		abort();
 }
 
