@@ -339,7 +339,8 @@ static void print_dryrun(const struct run_outcome *o)
 	size_t i;
 	json_t *c;
 
-	cli_print("dry run %llu: %s\n", (unsigned long long)o->id, o->verdict ? o->verdict : "?");
+	const char *verdict = dryrun_verdict_name(o->verdict);
+	cli_print("dry run %llu: %s\n", (unsigned long long)o->id, verdict ? verdict : "?");
 	json_array_foreach(changes, i, c) {
 		const char *change = json_string_value(json_object_get(c, "change"));
 		const char *path = json_string_value(json_object_get(c, "path"));
@@ -409,21 +410,27 @@ static void print_dryrun(const struct run_outcome *o)
  * status per verdict. */
 static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 {
-	if (!o->verdict || strcmp(o->verdict, "DRY_RUN_FAILED") == 0)
-		return run_status ? run_status : EXIT_AIRLOCK_ERROR;
-	if (strcmp(o->verdict, "DRY_RUN_OK") == 0)
+	switch (o->verdict) {
+	case DRYRUN_VERDICT_NONE:
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case _DRYRUN_VERDICT_MAX:
+		break;
+	case DRYRUN_VERDICT_DRY_RUN_OK:
 		return EXIT_OK;
-	if (strcmp(o->verdict, "NO_EFFECT") == 0)
+	case DRYRUN_VERDICT_NO_EFFECT:
 		return EXIT_DRYRUN_NO_EFFECT;
-	if (strcmp(o->verdict, "PRIVILEGED_FILE") == 0)
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
 		return EXIT_DRYRUN_PRIVILEGED_FILE;
-	if (strcmp(o->verdict, "OUTSIDE_WRITE") == 0)
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
 		return EXIT_DRYRUN_OUTSIDE_WRITE;
-	if (strcmp(o->verdict, "UNEXPECTED_PATH") == 0)
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
-	if (strcmp(o->verdict, "HOST_CODE") == 0)
+	case DRYRUN_VERDICT_HOST_CODE:
 		return EXIT_HOST_CODE;
-	return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
+	}
+	return run_status ? run_status : EXIT_AIRLOCK_ERROR;
 }
 
 static int run_cli_execute(struct run_cli *cli)

@@ -40,7 +40,7 @@ struct dryrun_dir {
 	int ws_fd; /* the workspace */
 	char *workspace;
 	json_t *changes;
-	const char *verdict;
+	enum dryrun_verdict verdict;
 	json_t *changeset;
 	enum changeset_xattrs xattrs; /* which attributes its version carries */
 	char state[32];
@@ -235,7 +235,8 @@ static bool apply_meta_valid(json_t *c, bool required, enum changeset_xattrs whi
 	return apply_xattrs_valid(now, which) && apply_xattrs_valid(before, which);
 }
 
-int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err)
+int apply_parse_changeset(const char *text, size_t n, json_t **ret,
+			  enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	static const char *const changes[] = { "created", "modified", "deleted", "type_changed",
 					       "mode_changed", "xattrs_changed", "renamed", NULL };
@@ -246,9 +247,12 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error
 	if (r < 0)
 		return r;
 	json_t *list = json_object_get(doc, "changes");
-	if (!json_is_array(list) || !jsonutil_str(doc, "verdict") || !jsonutil_str(doc, "workspace") ||
+	if (!json_is_array(list) || !jsonutil_str(doc, "workspace") ||
 	    jsonutil_str(doc, "workspace")[0] != '/')
 		return error_set(err, EINVAL, "its change set is damaged");
+	int verdict = dryrun_verdict_from_name(jsonutil_str(doc, "verdict"));
+	if (verdict < 0)
+		return error_set(err, EINVAL, "its change set is damaged (no known verdict)");
 	/* From here on paths and targets are the exact bytes; every change has
 	 * the fields apply reads, of the kinds it knows. */
 	enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
@@ -270,6 +274,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
 	}
 	*ret = TAKE_PTR(doc);
+	*ret_verdict = (enum dryrun_verdict)verdict;
 	return 0;
 }
 
@@ -308,13 +313,12 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 				 (unsigned long long)id);
 	if (r == 0) {
 		sha256_hex(text, n, d->changeset_sha256);
-		r = apply_parse_changeset(text, n, &d->changeset, err);
+		r = apply_parse_changeset(text, n, &d->changeset, &d->verdict, err);
 	}
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	d->changes = json_object_get(d->changeset, "changes");
 	d->xattrs = changeset_xattrs_of(jsonutil_str(d->changeset, "schema"));
-	d->verdict = jsonutil_str(d->changeset, "verdict");
 	const char *ws = jsonutil_str(d->changeset, "workspace");
 	d->workspace = strdup(ws);
 	if (!d->workspace)
@@ -1147,13 +1151,29 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 				 (unsigned long long)id, d.changeset_sha256, changeset_sha256);
 	if (d.ws_fd < 0)
 		return conflict(ret, err, "%s", d.ws_mismatch);
-	if (!strcmp(d.verdict, "OUTSIDE_WRITE") && !(flags & APPLY_ALLOW_OUTSIDE_WRITES))
-		return error_set(err, EPERM,
-				 "dry run %llu's verdict is OUTSIDE_WRITE: the command attempted writes outside the workspace (see its receipt); apply --allow-outside-writes applies the rest anyway",
-				 (unsigned long long)id);
-	if (strcmp(d.verdict, "DRY_RUN_OK") != 0 && strcmp(d.verdict, "OUTSIDE_WRITE") != 0)
+	switch (d.verdict) {
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+		break;
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+		if (!(flags & APPLY_ALLOW_OUTSIDE_WRITES))
+			return error_set(err, EPERM,
+					 "dry run %llu's verdict is OUTSIDE_WRITE: the command attempted writes outside the workspace (see its receipt); apply --allow-outside-writes applies the rest anyway",
+					 (unsigned long long)id);
+		break;
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case DRYRUN_VERDICT_NO_EFFECT:
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+	case DRYRUN_VERDICT_HOST_CODE:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
-				 (unsigned long long)id, d.verdict);
+				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
+	case DRYRUN_VERDICT_NONE:
+	case _DRYRUN_VERDICT_MAX:
+		/* apply_parse_changeset() refused the change set already */
+		return error_set(err, EINVAL, "dry run %llu has no known verdict",
+				 (unsigned long long)id);
+	}
 	if (strcmp(d.state, "pending") != 0 && strcmp(d.state, "rolled_back") != 0)
 		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id, d.state);
 	struct stat ws, up;

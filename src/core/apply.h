@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "basic/error.h"
+#include "core/dryrun_verdict.h"
 #include "core/store.h"
 
 /* Applying a dry run's change set to the real workspace, and undoing it
@@ -66,10 +67,12 @@ int apply_discard(struct store *store, uint64_t id, struct error *err);
 int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 	     size_t *ret_removed, struct error *err);
 /* The parsers of what apply reads back (tests/fuzz/fuzz_apply.c). A change
- * set (airlock.changeset/1 or /2): every change has a known change and type and
- * a clean relative path (no "", ".", ".." component), names and targets
- * decoded to their bytes (changeset_decode_bytes). */
-int apply_parse_changeset(const char *text, size_t n, json_t **ret, struct error *err);
+ * set (airlock.changeset/1 or /2): a known verdict (*ret_verdict), every
+ * change has a known change and type and a clean relative path (no "", ".",
+ * ".." component), names and targets decoded to their bytes
+ * (changeset_decode_bytes). */
+int apply_parse_changeset(const char *text, size_t n, json_t **ret,
+			  enum dryrun_verdict *ret_verdict, struct error *err);
 /* A journal (airlock.journal/1 or /2, text is changed): the operations after the
  * header, each of a known kind with clean paths, and the mark ("" when
  * there is none, else "committed" or "rolled_back" as written). A line

@@ -812,15 +812,15 @@ static bool any_matches(char *const *patterns, const char *path)
 	return false;
 }
 
-const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
-			      char *const *expect_delete, json_t **ret_problems)
+enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
+				     char *const *expect_delete, json_t **ret_problems)
 {
 	json_t *problems = json_array();
 	*ret_problems = problems;
 	if (!succeeded)
-		return "DRY_RUN_FAILED";
+		return DRYRUN_VERDICT_DRY_RUN_FAILED;
 	if (json_array_size(changes) == 0)
-		return "NO_EFFECT";
+		return DRYRUN_VERDICT_NO_EFFECT;
 	size_t i;
 	json_t *c;
 	json_array_foreach(changes, i, c) {
@@ -831,7 +831,7 @@ const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expe
 								  json_object_get(c, "change"), "reason", why));
 	}
 	if (json_array_size(problems) > 0)
-		return "PRIVILEGED_FILE";
+		return DRYRUN_VERDICT_PRIVILEGED_FILE;
 	json_array_foreach(changes, i, c) {
 		const char *path = json_string_value(json_object_get(c, "path"));
 		const char *change = json_string_value(json_object_get(c, "change"));
@@ -845,7 +845,7 @@ const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expe
 								  "change", change));
 	}
 	if (json_array_size(problems) > 0)
-		return "UNEXPECTED_PATH";
+		return DRYRUN_VERDICT_UNEXPECTED_PATH;
 	char *const *lists[] = { expect, expect_delete };
 	for (size_t l = 0; l < 2; l++)
 		for (size_t k = 0; lists[l] && lists[l][k]; k++) {
@@ -863,5 +863,6 @@ const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expe
 				json_array_append_new(problems,
 						      json_pack("{s:s}", "missing", lists[l][k]));
 		}
-	return json_array_size(problems) > 0 ? "EXPECTED_PATH_MISSING" : "DRY_RUN_OK";
+	return json_array_size(problems) > 0 ? DRYRUN_VERDICT_EXPECTED_PATH_MISSING
+					     : DRYRUN_VERDICT_DRY_RUN_OK;
 }

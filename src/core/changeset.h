@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "basic/error.h"
+#include "core/dryrun_verdict.h"
 
 /* The change set of a dry run (docs/dryrun.md), read from the overlay's upper
  * directory after the snapshot is gone, against the real workspace (the
@@ -130,5 +131,5 @@ bool changeset_path_matches(const char *pattern, const char *path);
  *   DRY_RUN_OK
  * ret_problems lists the refused changes ({refused, change, reason}), or the
  * unexpected paths, then the missing patterns. */
-const char *changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
-			      char *const *expect_delete, json_t **ret_problems);
+enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
+				     char *const *expect_delete, json_t **ret_problems);

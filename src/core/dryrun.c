@@ -136,12 +136,12 @@ int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char
 
 /* Code for the host in the snapshot outranks every verdict but a failed
  * command's: apply must not land it. Each file is a problem. */
-static int dryrun_judge_host_code(const struct hostsafety_report *hc, const char **verdict,
-				  json_t *problems)
+static int dryrun_judge_host_code(const struct hostsafety_report *hc,
+				  enum dryrun_verdict *verdict, json_t *problems)
 {
-	if (!hc || !hostsafety_report_failed(hc) || strcmp(*verdict, "DRY_RUN_FAILED") == 0)
+	if (!hc || !hostsafety_report_failed(hc) || *verdict == DRYRUN_VERDICT_DRY_RUN_FAILED)
 		return 0;
-	*verdict = "HOST_CODE";
+	*verdict = DRYRUN_VERDICT_HOST_CODE;
 	for (size_t i = 0; i < hc->n_items; i++)
 		if (json_array_append_new(problems,
 					  json_pack("{s:s, s:s}", "host_code", hc->items[i].path,
@@ -154,7 +154,7 @@ static int dryrun_judge_host_code(const struct hostsafety_report *hc, const char
 }
 
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
-		  json_t **ret_summary, const char **ret_verdict, struct error *err)
+		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *changes = NULL;
 	int r = changeset_compute(req->upper, req->workspace, req->root_mode, &changes, err);
@@ -162,8 +162,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 
 	json_t *problems = NULL;
-	const char *verdict = changeset_verdict(changes, req->succeeded, req->expect,
-						req->expect_delete, &problems);
+	enum dryrun_verdict verdict = changeset_verdict(changes, req->succeeded, req->expect,
+							req->expect_delete, &problems);
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
@@ -173,8 +173,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	 * applied only with apply --allow-outside-writes. It takes the place
 	 * of DRY_RUN_OK only, so every other finding still shows. */
 	size_t attempts = json_array_size(req->outside_writes) + req->outside_writes_dropped;
-	if (!strcmp(verdict, "DRY_RUN_OK") && attempts > 0) {
-		verdict = "OUTSIDE_WRITE";
+	if (verdict == DRYRUN_VERDICT_DRY_RUN_OK && attempts > 0) {
+		verdict = DRYRUN_VERDICT_OUTSIDE_WRITE;
 		size_t k;
 		json_t *w;
 		json_array_foreach(req->outside_writes, k, w)
@@ -212,7 +212,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	cleanup_with(json_decrefp) json_t *full = json_pack(
 		"{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt",
 		(json_int_t)id, "workspace", req->workspace, "workspace_dev", (json_int_t)ws.st_dev,
-		"workspace_ino", (json_int_t)ws.st_ino, "verdict", verdict, "changes", changes);
+		"workspace_ino", (json_int_t)ws.st_ino, "verdict", dryrun_verdict_name(verdict),
+		"changes", changes);
 	cleanup_with(json_decrefp) json_t *scratch = NULL;
 	if (full && req->scratch_counted) {
 		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries, "bytes",
@@ -243,14 +244,14 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		json_array_append_new(expect_delete, json_string(req->expect_delete[i]));
 	json_t *summary = json_pack(
 		"{s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o, s:o, s:s}", "snapshot", "overlay",
-		"verdict", verdict, "expect", expect, "expect_delete", expect_delete, "counts",
-		counts, "total", (json_int_t)n, "truncated", n > DRYRUN_MAX_IN_RECEIPT, "changes",
-		shown, "problems", problems, "upper", req->upper);
+		"verdict", dryrun_verdict_name(verdict), "expect", expect, "expect_delete",
+		expect_delete, "counts", counts, "total", (json_int_t)n, "truncated",
+		n > DRYRUN_MAX_IN_RECEIPT, "changes", shown, "problems", problems, "upper", req->upper);
 	if (!summary || (scratch && json_object_set(summary, "scratch", scratch) < 0)) {
 		json_decref(summary);
 		return error_set(err, ENOMEM, "out of memory");
 	}
-	*ret_verdict = json_string_value(json_object_get(summary, "verdict"));
+	*ret_verdict = verdict;
 	*ret_summary = summary;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/dryrun_verdict.h"
 #include "core/hostsafety.h"
 #include "core/store.h"
 
@@ -59,10 +60,10 @@ struct dryrun_request {
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the
- * overlay's work directory, and returns the receipt's "dryrun" object;
- * *ret_verdict points into it. */
+ * overlay's work directory, and returns the receipt's "dryrun" object and
+ * the verdict it names. */
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
-		  json_t **ret_summary, const char **ret_verdict, struct error *err);
+		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err);
 
 /* After a failed dry run: adds to the summary's problems what the command's
  * output (in the receipt document) says about the snapshot itself, such as

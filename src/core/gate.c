@@ -20,6 +20,7 @@
 #include "basic/sha256.h"
 #include "basic/strv.h"
 #include "core/approver.h"
+#include "core/dryrun_verdict.h"
 #include "core/jsonutil.h"
 #include "core/receipt.h"
 #include "core/rules.h"
@@ -241,15 +242,42 @@ static int gate_read_json(int dir_fd, const char *name, json_t **ret, struct err
 	return jsonutil_parse_object(text, n, ret, err);
 }
 
+/* Whether the receipt's dry run, if it is one, lets it count as a success:
+ * a dry run that failed (its change set unreadable too) is a failure, and
+ * so is a verdict that is not one airlock writes. */
+static bool gate_receipt_dryrun_passed(json_t *receipt)
+{
+	json_t *dryrun = json_object_get(receipt, "dryrun");
+	if (!dryrun || json_is_null(dryrun))
+		return true; /* not a dry run */
+	int verdict = dryrun_verdict_from_name(jsonutil_str(dryrun, "verdict"));
+	if (verdict < 0)
+		return false;
+	switch ((enum dryrun_verdict)verdict) {
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case DRYRUN_VERDICT_NONE:
+	case _DRYRUN_VERDICT_MAX:
+		return false;
+	/* The command did what it was expected to; apply decides on the rest. */
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+	case DRYRUN_VERDICT_NO_EFFECT:
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+		return true;
+	}
+	return false;
+}
+
 static bool gate_receipt_succeeded(json_t *receipt)
 {
 	const char *status = jsonutil_str(receipt, "status");
-	const char *verdict = jsonutil_str(json_object_get(receipt, "dryrun"), "verdict");
 
-	/* A dry run that failed (its change set unreadable too) is a failure. */
 	return status && strcmp(status, "exited") == 0 &&
 	       json_is_true(json_object_get(receipt, "match_expected")) &&
-	       gate_host_code_clean(receipt) && !(verdict && !strcmp(verdict, "DRY_RUN_FAILED"));
+	       gate_host_code_clean(receipt) && gate_receipt_dryrun_passed(receipt);
 }
 
 static void gate_entry_verdict(const struct rules *rules, json_t *entry,

@@ -761,16 +761,37 @@ static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
 }
 
+/* The verdicts that are risk 5 whatever changed (docs/permit-format.md,
+ * "Risk"); one without a name too, the safer answer. */
+static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
+{
+	switch (verdict) {
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_NONE:
+	case _DRYRUN_VERDICT_MAX:
+		return true;
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case DRYRUN_VERDICT_NO_EFFECT:
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+		return false;
+	}
+	return true;
+}
+
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
  * changes are the workspace's, scratch the change set's count of what the
  * command left in its private /tmp (NULL: not counted). */
 static int permit_observe(const char *workspace, json_t *changes, json_t *scratch,
-			  const char *verdict, int *ret, char *why, size_t why_size,
+			  enum dryrun_verdict verdict, int *ret, char *why, size_t why_size,
 			  struct error *err)
 {
-	if (!strcmp(verdict, "OUTSIDE_WRITE") || !strcmp(verdict, "HOST_CODE") ||
-	    !strcmp(verdict, "PRIVILEGED_FILE")) {
-		snprintf(why, why_size, "the dry run's verdict is %s", verdict);
+	if (permit_verdict_is_risk_5(verdict)) {
+		const char *name = dryrun_verdict_name(verdict);
+		snprintf(why, why_size, "the dry run's verdict is %s", name ? name : "unknown");
 		*ret = 5;
 		return 0;
 	}
@@ -822,7 +843,7 @@ static int permit_observe(const char *workspace, json_t *changes, json_t *scratc
  * the dry run's end, and again by approve and exec, so no recorded field
  * is trusted for the decision. */
 struct permit_check {
-	const char *verdict; /* points into changeset, or a static string */
+	enum dryrun_verdict verdict; /* recorded, or judged again when DRY_RUN_OK */
 	int classified, observed, risk;
 	char rule[64];
 	char why[512];
@@ -856,19 +877,16 @@ static int permit_recheck(struct store *store, const struct rules *rules, const 
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);
 	sha256_hex(text, n, c->changeset_sha256);
-	r = apply_parse_changeset(text, n, &c->changeset, err);
+	enum dryrun_verdict recorded;
+	r = apply_parse_changeset(text, n, &c->changeset, &recorded, err);
 	if (r < 0)
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);
 	json_t *changes = json_object_get(c->changeset, "changes");
-	const char *recorded = jsonutil_str(c->changeset, "verdict");
-	if (!recorded)
-		return error_set(err, EINVAL, "dry run %llu: its change set has no verdict",
-				 (unsigned long long)p->dryrun_id);
 	c->verdict = recorded;
 	/* The dry run judged with the permit's paths; judged again with what
 	 * the record says now. */
-	if (!strcmp(recorded, "DRY_RUN_OK"))
+	if (recorded == DRYRUN_VERDICT_DRY_RUN_OK)
 		c->verdict = changeset_verdict(changes, true, p->p.expected_paths,
 					       p->p.expected_paths, &c->problems);
 	r = permit_observe(p->workspace, changes, json_object_get(c->changeset, "scratch"),
@@ -879,21 +897,33 @@ static int permit_recheck(struct store *store, const struct rules *rules, const 
 	return 0;
 }
 
-static enum permit_state permit_state_for_verdict(const char *verdict, int risk)
+static enum permit_state permit_state_for_verdict(enum dryrun_verdict verdict, int risk)
 {
-	if (!verdict || !strcmp(verdict, "DRY_RUN_FAILED"))
+	enum permit_state state = PERMIT_REJECTED;
+
+	switch (verdict) {
+	case DRYRUN_VERDICT_NONE:
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
 		return PERMIT_DRY_RUN_FAILED;
-	if (risk >= 5)
-		return PERMIT_REJECTED;
-	if (!strcmp(verdict, "NO_EFFECT"))
-		return PERMIT_NO_EFFECT;
-	if (!strcmp(verdict, "UNEXPECTED_PATH"))
-		return PERMIT_UNEXPECTED_PATH;
-	if (!strcmp(verdict, "EXPECTED_PATH_MISSING"))
-		return PERMIT_EXPECTED_PATH_MISSING;
-	if (!strcmp(verdict, "DRY_RUN_OK"))
-		return PERMIT_DRY_RUN_OK;
-	return PERMIT_REJECTED; /* a verdict apply never applies */
+	case DRYRUN_VERDICT_NO_EFFECT:
+		state = PERMIT_NO_EFFECT;
+		break;
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+		state = PERMIT_UNEXPECTED_PATH;
+		break;
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+		state = PERMIT_EXPECTED_PATH_MISSING;
+		break;
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+		state = PERMIT_DRY_RUN_OK;
+		break;
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+	case _DRYRUN_VERDICT_MAX:
+		break; /* a verdict apply never applies */
+	}
+	return risk >= 5 ? PERMIT_REJECTED : state;
 }
 
 /* ---- the steps --------------------------------------------------------- */
@@ -1101,7 +1131,7 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		goto out;
 	}
 	enum permit_state to = PERMIT_DRY_RUN_FAILED;
-	bool ran = o.verdict && strcmp(o.verdict, "DRY_RUN_FAILED") != 0;
+	bool ran = o.verdict != DRYRUN_VERDICT_NONE && o.verdict != DRYRUN_VERDICT_DRY_RUN_FAILED;
 	if (o.message[0])
 		json_object_set_new(detail, "message", json_string(o.message));
 	if (ran) {
@@ -1119,7 +1149,7 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		p.risk = c.risk;
 		snprintf(p.changeset_sha256, sizeof(p.changeset_sha256), "%s", c.changeset_sha256);
 		to = permit_state_for_verdict(c.verdict, c.risk);
-		json_object_set_new(detail, "verdict", json_string(c.verdict));
+		json_object_set_new(detail, "verdict", json_string(dryrun_verdict_name(c.verdict)));
 		json_object_set_new(detail, "changeset_sha256", json_string(c.changeset_sha256));
 		json_object_set_new(detail, "observed", json_string(c.why));
 		if (json_array_size(c.problems))
@@ -1153,8 +1183,9 @@ static int permit_verify_current(struct store *store, const struct rules *rules,
 	char buf[640];
 	if (strcmp(c.changeset_sha256, p->changeset_sha256) != 0)
 		why = "its dry run's change set is not the one the permit recorded";
-	else if (strcmp(c.verdict, "DRY_RUN_OK") != 0) {
-		snprintf(buf, sizeof(buf), "its change set judged again is %s", c.verdict);
+	else if (c.verdict != DRYRUN_VERDICT_DRY_RUN_OK) {
+		snprintf(buf, sizeof(buf), "its change set judged again is %s",
+			 dryrun_verdict_name(c.verdict));
 		why = buf;
 	} else if (c.risk >= 5) {
 		snprintf(buf, sizeof(buf), "its risk is 5: %s", c.why);
@@ -1192,7 +1223,7 @@ int permit_approval_message(struct store *store, const struct rules *rules, uint
 	if (r == 0)
 		r = permit_recheck(store, rules, &p, &c, err);
 	if (r == 0 && (strcmp(c.changeset_sha256, p.changeset_sha256) != 0 ||
-		       strcmp(c.verdict, "DRY_RUN_OK") != 0 || c.risk >= 5))
+		       c.verdict != DRYRUN_VERDICT_DRY_RUN_OK || c.risk >= 5))
 		r = error_set(err, EPERM, "permit %llu no longer matches its dry run: approve nothing; its exec will reject it",
 			      (unsigned long long)id);
 	if (r == 0) {

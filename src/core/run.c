@@ -922,16 +922,17 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 
 /* The change set and verdict of a dry run, into the receipt. A dry run
  * whose snapshot was never built (a refusal, a setup failure) has none. */
-static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *err)
+static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verdict *ret_verdict,
+			     struct error *err)
 {
 	const struct run_request *req = st->req;
 	bool succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected;
 	json_t *summary = NULL;
-	const char *verdict;
+	enum dryrun_verdict verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
 
 	if (!st->dry_ran) {
 		summary = json_pack("{s:s, s:s, s:n, s:o}", "snapshot", "overlay", "verdict",
-				    "DRY_RUN_FAILED", "changes", "problems", json_array());
+				    dryrun_verdict_name(verdict), "changes", "problems", json_array());
 	} else {
 		struct dryrun_request dr = {
 			.upper = st->dry_upper,
@@ -957,10 +958,12 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 		/* The change set could not be read (a tree deeper than the walk
 		 * goes, too few descriptors...): nothing can be applied, the
 		 * receipt says why, and the gate opens a failure for it. */
-		if (r < 0)
+		if (r < 0) {
+			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
 			summary = json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
-					    "verdict", "DRY_RUN_FAILED", "changes", "problems",
-					    "changeset_error", finish_err.msg);
+					    "verdict", dryrun_verdict_name(verdict), "changes",
+					    "problems", "changeset_error", finish_err.msg);
+		}
 	}
 	if (!summary)
 		return error_set(err, ENOMEM, "out of memory");
@@ -972,6 +975,7 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, struct error *er
 		dryrun_explain_failure(summary, doc);
 	if (json_object_set_new(doc, "dryrun", summary) < 0)
 		return error_set(err, ENOMEM, "out of memory");
+	*ret_verdict = verdict;
 	return 0;
 }
 
@@ -987,8 +991,9 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	if (!doc)
 		return error_set(err, ENOMEM, "cannot build receipt %llu",
 				 (unsigned long long)st->receipt.id);
+	enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
 	if (st->req->dryrun) {
-		int r = run_dryrun_finish(st, doc, err);
+		int r = run_dryrun_finish(st, doc, &verdict, err);
 		if (r < 0)
 			return r;
 	}
@@ -1013,7 +1018,7 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 				    (unsigned long long)st->receipt.id);
 	}
 	run_gate_outcome(&effect, ret);
-	ret->verdict = json_string_value(json_object_get(json_object_get(doc, "dryrun"), "verdict"));
+	ret->verdict = verdict;
 	ret->receipt = TAKE_PTR(doc);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/dryrun_verdict.h"
 #include "core/receipt.h"
 #include "core/request.h"
 
@@ -35,7 +36,7 @@ struct run_outcome {
 	 * whose outcome is in rerun (NULL if it could not be recorded). */
 	uint64_t rerun_id;
 	struct run_outcome *rerun;
-	const char *verdict; /* dry runs: DRY_RUN_OK ...; points into receipt */
+	enum dryrun_verdict verdict; /* dry runs: the receipt's; DRYRUN_VERDICT_NONE otherwise */
 };
 
 void run_outcome_release(struct run_outcome *outcome);

@@ -56,8 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	if (data[0] % 2 == 0) {
-		int r = apply_parse_changeset((const char *)data + 1, size - 1, &doc, &err);
+		enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
+		int r = apply_parse_changeset((const char *)data + 1, size - 1, &doc, &verdict, &err);
 		if (r == 0) {
+			/* the verdict is the one the change set names */
+			const char *name = dryrun_verdict_name(verdict);
+			if (!name || strcmp(name, jsonutil_str(doc, "verdict")) != 0)
+				abort();
 			static const char *const root_changes[] = { "mode_changed", "xattrs_changed", NULL };
 			json_array_foreach(json_object_get(doc, "changes"), i, c) {
 				const char *type = jsonutil_str(c, "type");

@@ -11,6 +11,7 @@
 #include "basic/strv.h"
 #include "core/apply.h"
 #include "core/changeset.h"
+#include "core/dryrun_verdict.h"
 #include "core/env.h"
 #include "core/hostview.h"
 #include "core/job.h"
@@ -478,6 +479,7 @@ static void test_changeset_acls_by_version(void)
 	char text[512];
 	struct error err = { 0 };
 	json_t *doc = NULL;
+	enum dryrun_verdict verdict;
 
 	ASSERT_TRUE(changeset_xattr_carried("system.posix_acl_access", CHANGESET_XATTRS_ALL));
 	ASSERT_TRUE(changeset_xattr_carried("system.posix_acl_default", CHANGESET_XATTRS_ALL));
@@ -488,14 +490,73 @@ static void test_changeset_acls_by_version(void)
 	ASSERT_TRUE(changeset_xattrs_of("airlock.changeset/2") == CHANGESET_XATTRS_USER);
 	ASSERT_TRUE(changeset_xattrs_of(NULL) == CHANGESET_XATTRS_USER);
 	snprintf(text, sizeof(text), fmt, 3, "system.posix_acl_access");
-	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &err), 0);
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
 	json_decref(doc);
 	doc = NULL;
 	snprintf(text, sizeof(text), fmt, 2, "system.posix_acl_access");
-	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &err), -EINVAL);
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), -EINVAL);
 	snprintf(text, sizeof(text), fmt, 2, "user.note");
-	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &err), 0);
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
 	json_decref(doc);
+}
+
+/* The names are the format (receipts, change sets, permit records): each
+ * verdict has its own, it reads back as itself, and nothing else reads. */
+static void test_dryrun_verdict_names(void)
+{
+	static const char *const names[_DRYRUN_VERDICT_MAX] = {
+		[DRYRUN_VERDICT_DRY_RUN_OK] = "DRY_RUN_OK",
+		[DRYRUN_VERDICT_DRY_RUN_FAILED] = "DRY_RUN_FAILED",
+		[DRYRUN_VERDICT_NO_EFFECT] = "NO_EFFECT",
+		[DRYRUN_VERDICT_PRIVILEGED_FILE] = "PRIVILEGED_FILE",
+		[DRYRUN_VERDICT_UNEXPECTED_PATH] = "UNEXPECTED_PATH",
+		[DRYRUN_VERDICT_EXPECTED_PATH_MISSING] = "EXPECTED_PATH_MISSING",
+		[DRYRUN_VERDICT_OUTSIDE_WRITE] = "OUTSIDE_WRITE",
+		[DRYRUN_VERDICT_HOST_CODE] = "HOST_CODE",
+	};
+	static const char *const unknown[] = { "", "NONE", "INVALID", "dry_run_ok", "DRY_RUN_OK ",
+					       " DRY_RUN_OK", "DRY_RUN", "DRY_RUN_OKAY", "REJECTED",
+					       "?" };
+
+	ASSERT_TRUE(dryrun_verdict_name(DRYRUN_VERDICT_NONE) == NULL);
+	ASSERT_TRUE(dryrun_verdict_name(_DRYRUN_VERDICT_MAX) == NULL);
+	ASSERT_TRUE(dryrun_verdict_name((enum dryrun_verdict)-1) == NULL);
+	for (int v = DRYRUN_VERDICT_NONE + 1; v < _DRYRUN_VERDICT_MAX; v++) {
+		const char *name = dryrun_verdict_name((enum dryrun_verdict)v);
+		ASSERT_TRUE(name != NULL);
+		ASSERT_EQ_STR(name, names[v]);
+		ASSERT_EQ_INT(dryrun_verdict_from_name(name), v);
+	}
+	ASSERT_EQ_INT(dryrun_verdict_from_name(NULL), -EINVAL);
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		ASSERT_EQ_INT(dryrun_verdict_from_name(unknown[i]), -EINVAL);
+}
+
+/* A change set is read with its verdict, and one it does not know, or
+ * none, is a damaged change set: apply and permit refuse it. */
+static void test_changeset_verdict_read_back(void)
+{
+	static const char fmt[] = "{\"schema\":\"airlock.changeset/3\",\"workspace\":\"/w\",%s"
+				  "\"changes\":[]}";
+	char text[256];
+	struct error err = { 0 };
+	json_t *doc = NULL;
+	enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
+
+	snprintf(text, sizeof(text), fmt, "\"verdict\":\"OUTSIDE_WRITE\",");
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
+	ASSERT_TRUE(verdict == DRYRUN_VERDICT_OUTSIDE_WRITE);
+	json_decref(doc);
+	const char *bad[] = { "\"verdict\":\"BOGUS\",", "\"verdict\":\"dry_run_ok\",",
+			      "\"verdict\":1,", "\"verdict\":null,", "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		doc = NULL;
+		err = (struct error){ 0 };
+		snprintf(text, sizeof(text), fmt, bad[i]);
+		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), -EINVAL);
+		ASSERT_TRUE(doc == NULL);
+		ASSERT_TRUE(strstr(err.msg, "damaged") != NULL);
+	}
 }
 
 RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
@@ -506,4 +567,5 @@ RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing),
 	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version))
+	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version),
+	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))

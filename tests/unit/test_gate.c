@@ -544,6 +544,53 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* A dry run that exited as expected is a success to the gate whatever its
+ * verdict but DRY_RUN_FAILED; one whose verdict airlock never writes is
+ * never taken for one. */
+static void test_gate_dry_run_verdicts(void)
+{
+	static const struct {
+		const char *verdict;
+		bool opens;
+	} cases[] = {
+		{ "DRY_RUN_OK", false },     { "NO_EFFECT", false },  { "UNEXPECTED_PATH", false },
+		{ "OUTSIDE_WRITE", false },  { "HOST_CODE", false },  { "DRY_RUN_FAILED", true },
+		{ "BOGUS", true },	     { "dry_run_ok", true },  { "", true },
+	};
+	char dir[] = "/tmp/airlock-gate-XXXXXX";
+	struct store *store = NULL;
+	struct error err = { 0 };
+	struct gate_effect e;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	ASSERT_EQ_INT(store_open(dir, true, &store, &err), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *receipt = fake_receipt(i + 1, "make", 0);
+		json_object_set_new(receipt, "dryrun", json_pack("{s:s}", "verdict", cases[i].verdict));
+		ASSERT_EQ_INT(gate_prepare(store, receipt, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+		if (e.opened != cases[i].opens)
+			printf("# verdict %s: opened %d\n", cases[i].verdict, e.opened);
+		ASSERT_TRUE(e.opened == cases[i].opens);
+		gate_effect_release(&e);
+		json_decref(receipt);
+	}
+	/* Without a verdict, or not an object: not a dry run airlock wrote. */
+	json_t *receipt = fake_receipt(20, "make", 0);
+	json_object_set_new(receipt, "dryrun", json_object());
+	ASSERT_EQ_INT(gate_prepare(store, receipt, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_TRUE(e.opened);
+	gate_effect_release(&e);
+	json_object_set_new(receipt, "dryrun", json_null()); /* null: not a dry run */
+	ASSERT_EQ_INT(gate_prepare(store, receipt, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_TRUE(!e.opened);
+	gate_effect_release(&e);
+	json_decref(receipt);
+	store_free(store);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
 static void test_approver_signs_only_with_its_passphrase(void)
 {
 	char dir[] = "/tmp/airlock-approver-XXXXXX";
@@ -626,5 +673,5 @@ RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operator
 	  T_(test_shell_redirection_target_is_not_an_argument),
 	  T_(test_rules_flag_vetoes), T_(test_rules_errors_name_the_key),
 	  T_(test_rules_read_only_attacks), T_(test_rules_read_only_commands),
-	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),
+	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes), T_(test_gate_dry_run_verdicts),
 	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
