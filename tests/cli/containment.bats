@@ -548,13 +548,15 @@ while True:
 	strace -f -qq -o /dev/null -e inject=getpid:delay_enter=1 true 2>/dev/null ||
 		skip "strace cannot trace or inject delays here"
 	# strace holds the window open, with no hook in airlock: the supervisor
-	# stops on its way out of clone3, init on entering its first prctl
-	# (PR_SET_PDEATHSIG). Injections count per process, so the supervisor's
-	# own first prctl (the subreaper, before clone3) waits as long. Killed
-	# in there, the supervisor never says go.
-	local delay_us=3000000 marker="7.$$$RANDOM" log="$TEST_DIR/strace.log"
+	# stops on its way out of clone3 (for sup_us), init on entering its
+	# first prctl, PR_SET_PDEATHSIG (for init_us; injections count per
+	# process, so the supervisor's own first prctl, the subreaper's before
+	# clone3, waits as long). Killed in there, the supervisor never says go;
+	# strace holds its exit too until its delay ends, which must come
+	# before init arms the signal: only then is init orphaned unarmed.
+	local sup_us=1500000 init_us=4000000 marker="7.$$$RANDOM" log="$TEST_DIR/strace.log"
 	strace -f -q -ttt -o "$log" -e trace=prctl,clone3 -e signal=none \
-		-e inject=prctl:delay_enter=$delay_us:when=1 -e inject=clone3:delay_exit=$delay_us \
+		-e inject=prctl:delay_enter=$init_us:when=1 -e inject=clone3:delay_exit=$sup_us \
 		"$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 &
 	local tracer=$! supervisor="" init="" pid
 	LEFT+=("$tracer")
@@ -573,15 +575,26 @@ while True:
 	LEFT+=("$init")
 	kill -KILL "$supervisor"
 	local killed_at=${EPOCHREALTIME/,/.} # after the kill, never before
-	local deadline=$((SECONDS + delay_us / 1000000 + 5))
+	while process_alive "$supervisor"; do
+		sleep 0.05
+	done
+	local gone_at=${EPOCHREALTIME/,/.} # after its exit, never before
+	local deadline=$((SECONDS + init_us / 1000000 + 5))
 	while process_alive "$init" && [ "$SECONDS" -lt "$deadline" ]; do
 		sleep 0.1
 	done
-	# The kill landed inside the window: before clone3's entry (as strace
-	# stamps it) plus the delay.
-	awk -v p="$supervisor" -v d="$delay_us" -v k="$killed_at" '
-		$1 == p && $3 ~ /^clone3\(/ && !c { c = $2 }
-		END { if (!c || k >= c + d / 1e6) { print "missed the window: clone3 at " c ", killed at " k; exit 1 } }' "$log"
+	# Inside the window: killed before clone3 returned, gone before init's
+	# prctl did (strace stamps each call as it enters; the delays follow).
+	awk -v s="$supervisor" -v i="$init" -v k="$killed_at" -v g="$gone_at" \
+		-v ds="$sup_us" -v di="$init_us" '
+		$1 == s && $3 ~ /^clone3\(/ && !c { c = $2 }
+		$1 == i && $3 ~ /^prctl\(PR_SET_PDEATHSIG/ && !a { a = $2 }
+		END {
+			if (!c || !a || k >= c + ds / 1e6 || g >= a + di / 1e6) {
+				print "missed the window: clone3 at " c ", killed at " k ", gone at " g ", prctl at " a
+				exit 1
+			}
+		}' "$log"
 	if process_alive "$init"; then
 		echo "init $init outlived its supervisor:"
 		grep "^$init " "$log" | tail -3
