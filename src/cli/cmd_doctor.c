@@ -37,6 +37,30 @@ static void doctor_print_view(const struct doctor_view *v)
 	       v->n_absent);
 }
 
+/* What the policy grants a run besides reading: the network, and the
+ * directories it may write, each as run would check it now. */
+static void doctor_print_grants(const struct doctor_view *v)
+{
+	cli_print("what a run in %s may reach (policy %s):\n", v->workspace, v->policy_origin);
+	cli_print("  network  %s\n", v->share_net ? "host (sandbox.net: the host's network)"
+					       : "loopback (sandbox.net: only the run's own lo)");
+	cli_print("  writable %s (the workspace)\n", v->workspace);
+	for (size_t i = 0; i < v->n_writable; i++) {
+		const struct doctor_writable *w = &v->writable[i];
+		if (!w->path)
+			cli_print("  refused  %s\n", w->refusal);
+		else if (strcmp(w->path, w->entry) != 0)
+			cli_print("  writable %s (%s)\n", w->entry, w->path);
+		else
+			cli_print("  writable %s\n", w->path);
+	}
+	if (v->n_refused)
+		cli_print("  a run with this policy refuses to start (exit 125) until every refused entry of sandbox.writable is fixed\n");
+	if (v->n_writable)
+		cli_print("  (a dry run keeps the directories of sandbox.writable read-only)\n");
+	cli_print("\n");
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -64,7 +88,10 @@ int cmd_doctor(int argc, char **argv)
 		case 'h':
 			puts("usage: airlock doctor [--policy FILE] [--state-dir DIR] [--workspace DIR]\n\n"
 			     "Checks every layer of the quarantine on this host; exits 0 when all required ones work.\n"
-			     "Then lists what a run with that policy and workspace (default: the cwd) would hide.");
+			     "Then lists what a run with that policy and workspace (default: the cwd) would hide,\n"
+			     "its network, and the directories it may write, each checked as run checks it.\n"
+			     "The policy is FILE, else the workspace's .airlock/policy.json (what its routed\n"
+			     "commands get), else the built-in one.");
 			return EXIT_OK;
 		default:
 			return EXIT_AIRLOCK_ERROR;
@@ -92,6 +119,7 @@ int cmd_doctor(int argc, char **argv)
 			printf("      %-17s fix: %s\n", "", c->fix);
 	}
 	doctor_print_view(&view);
+	doctor_print_grants(&view);
 	doctor_view_release(&view);
 	/* the verdict stays the last line */
 	bool ok = doctor_report_ok(&report);

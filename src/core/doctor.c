@@ -185,6 +185,12 @@ void doctor_view_release(struct doctor_view *v)
 		free(v->hidden[i].target);
 	}
 	free(v->hidden);
+	for (size_t i = 0; i < v->n_writable; i++) {
+		free(v->writable[i].entry);
+		free(v->writable[i].path);
+		free(v->writable[i].refusal);
+	}
+	free(v->writable);
 	strv_free(v->state_dirs);
 	*v = (struct doctor_view){ 0 };
 }
@@ -231,13 +237,41 @@ static int doctor_view_fill(struct doctor_view *v)
 	return 0;
 }
 
+static int doctor_view_writable(struct doctor_view *v, char *const *writable,
+				const struct hostview_caller *caller)
+{
+	size_t n = strv_length(writable);
+
+	v->writable = calloc(n + 1, sizeof(*v->writable));
+	if (!v->writable)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct doctor_writable *w = &v->writable[v->n_writable++];
+		struct stat st;
+		struct error err = { 0 };
+		int fd = hostview_open_writable(writable[i], v->workspace, v->state_dirs, caller, &st,
+						&w->path, &err);
+		if (fd >= 0)
+			close(fd);
+		else
+			v->n_refused++;
+		w->entry = strdup(writable[i]);
+		if (fd < 0)
+			w->refusal = strdup(err.msg);
+		if (!w->entry || (fd < 0 && !w->refusal))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int doctor_view_build(const char *policy_path, const char *state_dir, const char *workspace,
 		      char *const *environ_, struct doctor_view *ret, struct error *err)
 {
 	cleanup_with(policy_freep) struct policy *policy = NULL;
 	struct doctor_view v = { .workspace = workspace };
-	int r = policy_path ? policy_load_file(policy_path, &policy, err)
-			    : policy_load_default(&policy, err);
+	cleanup_free char *routed = policy_path ? NULL : policy_route_path(workspace);
+	const char *path = policy_path ? policy_path : routed;
+	int r = path ? policy_load_file(path, &policy, err) : policy_load_default(&policy, err);
 	if (r < 0)
 		return r;
 	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
@@ -247,13 +281,15 @@ int doctor_view_build(const char *policy_path, const char *state_dir, const char
 	struct hostview_caller caller = { .home = strv_env_get(environ_, "HOME"), .uid = geteuid() };
 	v.policy_origin = strdup(policy->origin);
 	v.home_hidden = policy->home_hidden;
+	v.share_net = policy->share_net;
 	if (!v.policy_origin)
 		r = error_set(err, ENOMEM, "out of memory");
 	if (r == 0)
 		r = hostview_state_dirs(in_use, environ_, &caller, &v.state_dirs, err);
 	if (r == 0)
 		r = hostview_build(policy, &caller, workspace, v.state_dirs, &v.view, err);
-	if (r == 0 && doctor_view_fill(&v) < 0)
+	if (r == 0 && (doctor_view_fill(&v) < 0 ||
+		       doctor_view_writable(&v, policy->writable, &caller) < 0))
 		r = error_set(err, ENOMEM, "out of memory");
 	if (r < 0) {
 		doctor_view_release(&v);

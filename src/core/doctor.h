@@ -38,9 +38,21 @@ struct doctor_hidden {
 	enum doctor_hidden_how how;
 };
 
+/* A sandbox.writable entry and what a run would make of it now
+ * (hostview_open_writable(), the check run applies). */
+struct doctor_writable {
+	char *entry; /* as the policy says it */
+	char *path; /* resolved, when it passes; NULL when refused */
+	char *refusal; /* the refusal a run gives, when refused; NULL otherwise */
+};
+
 struct doctor_view {
 	char *policy_origin;
 	bool home_hidden;
+	bool share_net; /* sandbox.net "host" */
+	struct doctor_writable *writable;
+	size_t n_writable;
+	size_t n_refused;
 	const char *workspace;
 	struct hostview view;
 	struct doctor_hidden *hidden;
@@ -49,6 +61,8 @@ struct doctor_view {
 	char **state_dirs;
 };
 
+/* The policy is policy_path, else the workspace's .airlock/policy.json
+ * (policy_route_path(), what a routed run gets), else the built-in one. */
 int doctor_view_build(const char *policy_path, const char *state_dir, const char *workspace,
 		      char *const *environ_, struct doctor_view *ret, struct error *err);
 void doctor_view_release(struct doctor_view *v);

@@ -688,18 +688,6 @@ static char *hook_quote(char *p, const char *s, size_t n)
 	return p;
 }
 
-/* The project's policy for routed commands, <scope>/.airlock/policy.json,
- * when it is a regular file (docs/gate.md, "Routing"). */
-static char *hook_route_policy(const char *scope)
-{
-	cleanup_free char *path = path_join(scope, ".airlock/policy.json");
-	struct stat sb;
-
-	if (!path || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
-		return NULL;
-	return TAKE_PTR(path);
-}
-
 /* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
  * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
  * airlock in the quarantine, its output passed through and its exit status
@@ -708,7 +696,7 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
 		      struct hook_outcome *ret, struct error *err)
 {
 	static const char *const hosts[] = { "claude", "codex", "gemini" };
-	cleanup_free char *policy = hook_route_policy(st->scope);
+	cleanup_free char *policy = policy_route_path(st->scope);
 	/* word i is quoted when quote[i], else literal */
 	const char *words[] = { st->ctx->route_airlock, "run", "--routed", hosts[st->dialect],
 				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,

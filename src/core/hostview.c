@@ -2,6 +2,7 @@
 #include "core/hostview.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -309,6 +310,32 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 		}
 	}
 	return 0;
+}
+
+int hostview_open_writable(const char *entry, const char *workspace, char *const *state_dirs,
+			   const struct hostview_caller *caller, struct stat *ret_st,
+			   char **ret_path, struct error *err)
+{
+	cleanup_free char *path = hostview_expand_home(entry, caller->home);
+	if (!path)
+		return error_set(err, EINVAL, "sandbox.writable '%.300s': no home to expand it in",
+				 entry);
+	cleanup_close int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return error_set(err, errno, "sandbox.writable '%.300s': %s", entry, strerror(errno));
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	cleanup_free char *resolved = realpath(proc, NULL);
+	if (!resolved)
+		return error_set(err, errno, "sandbox.writable '%.300s': cannot tell where it leads: %s",
+				 entry, strerror(errno));
+	int r = hostview_check_writable(resolved, workspace, state_dirs, caller, err);
+	if (r < 0)
+		return r;
+	*ret_st = st;
+	*ret_path = TAKE_PTR(resolved);
+	return TAKE_FD(fd);
 }
 
 char *hostview_expand_home(const char *path, const char *home)

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "basic/error.h"
@@ -62,6 +63,16 @@ extern const char *const hostview_config_paths[];
  * home. No option allows any of these. */
 int hostview_check_writable(const char *dir, const char *workspace, char *const *state_dirs,
 			    const struct hostview_caller *caller, struct error *err);
+
+/* One sandbox.writable entry as a run takes it: "~/" expanded in the
+ * caller's home, the directory opened (O_PATH, following links: a link means
+ * its target), and the path of that descriptor checked with
+ * hostview_check_writable(). Returns the descriptor (O_CLOEXEC), with its
+ * stat in *ret_st and that path in *ret_path; else a negative errno with a
+ * message naming the entry (the refusal a run gives). */
+int hostview_open_writable(const char *entry, const char *workspace, char *const *state_dirs,
+			   const struct hostview_caller *caller, struct stat *ret_st,
+			   char **ret_path, struct error *err);
 
 /* What is hidden from a run: the policy's sandbox.hide with "~/" expanded,
  * the state directories, and masks (an empty view except what they expose)

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/path.h"
 #include "basic/strv.h"
 #include "basic/text.h"
 #include "core/jsonutil.h"
@@ -347,6 +349,16 @@ int policy_load_file(const char *path, struct policy **ret, struct error *err)
 	if (r < 0)
 		return error_prefix(err, "policy '%s'", path);
 	return 0;
+}
+
+char *policy_route_path(const char *scope)
+{
+	cleanup_free char *path = path_join(scope, ".airlock/policy.json");
+	struct stat sb;
+
+	if (!path || stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return NULL;
+	return TAKE_PTR(path);
 }
 
 bool policy_denies_argv0(const struct policy *policy, const char *argv0,

@@ -55,6 +55,10 @@ int policy_parse(const char *text, size_t n, const char *origin, struct policy *
 		 struct error *err);
 int policy_load_default(struct policy **ret, struct error *err);
 int policy_load_file(const char *path, struct policy **ret, struct error *err);
+/* The project's policy for routed commands, <scope>/.airlock/policy.json,
+ * when it is a regular file (docs/gate.md, "Routing"): the --policy a
+ * routed run gets. NULL when there is none (or no memory). */
+char *policy_route_path(const char *scope);
 void policy_free(struct policy *policy);
 static inline void policy_freep(struct policy **p)
 {

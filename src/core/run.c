@@ -265,29 +265,11 @@ static int run_resolve_writable(struct run_state *st)
 	if (!st->sandbox_enabled || st->req->dryrun)
 		return 0;
 	for (size_t i = 0; writable && writable[i]; i++) {
-		cleanup_free char *path = hostview_expand_home(writable[i], st->caller.home);
-		if (!path) {
-			run_refuse(st, RECEIPT_INVALID, "sandbox.writable '%.300s': no home to expand it in",
-				   writable[i]);
-			return -1;
-		}
-		cleanup_close int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		struct stat sb;
-		if (fd < 0 || fstat(fd, &sb) < 0) {
-			run_refuse(st, RECEIPT_INVALID, "sandbox.writable '%.300s': %s", writable[i],
-				   strerror(errno));
-			return -1;
-		}
-		char proc[64];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		cleanup_free char *resolved = realpath(proc, NULL);
-		if (!resolved) {
-			run_refuse(st, RECEIPT_INVALID, "sandbox.writable '%.300s': cannot tell where it leads: %s",
-				   writable[i], strerror(errno));
-			return -1;
-		}
-		if (hostview_check_writable(resolved, st->workspace, st->state_dirs, &st->caller,
-					    &err) < 0) {
+		cleanup_free char *resolved = NULL;
+		cleanup_close int fd = hostview_open_writable(writable[i], st->workspace, st->state_dirs,
+							      &st->caller, &sb, &resolved, &err);
+		if (fd < 0) {
 			run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 			return -1;
 		}

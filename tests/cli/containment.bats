@@ -26,6 +26,22 @@ setup() {
 	cp "$AIRLOCK_PROBE" "$PROBE"
 }
 
+# Processes a test expects gone, by pid: killed here if they are not.
+LEFT=()
+
+teardown() {
+	for pid in "${LEFT[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	chmod -R u+rwX "$TEST_DIR" 2>/dev/null || true
+	rm -rf "$TEST_DIR"
+}
+
+# True while the process exists and is not a zombie.
+process_alive() {
+	[ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 # The probe's verdict: blocked (exit 0) and the seccomp denial recorded.
 probe_blocked() { # mode, syscall name expected in denials ("" for none)
 	al run -- "$PROBE" "$1"
@@ -525,4 +541,65 @@ while True:
 	else
 		[ "$(rq .stdout)" = "$(( $(rq .sandbox.enforced.limits.memory_bytes) / 1024 ))" ]
 	fi
+}
+
+@test "56 init does not outlive a supervisor killed before init armed PR_SET_PDEATHSIG (regression: holding the supervisor's pipe ends, it saw no hang-up and waited for go forever)" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -f -qq -o /dev/null -e inject=getpid:delay_enter=1 true 2>/dev/null ||
+		skip "strace cannot trace or inject delays here"
+	# strace holds the window open, with no hook in airlock: the supervisor
+	# stops on its way out of clone3 (for sup_us), init on entering its
+	# first prctl, PR_SET_PDEATHSIG (for init_us; injections count per
+	# process, so the supervisor's own first prctl, the subreaper's before
+	# clone3, waits as long). Killed in there, the supervisor never says go;
+	# strace holds its exit too until its delay ends, which must come
+	# before init arms the signal: only then is init orphaned unarmed.
+	local sup_us=1500000 init_us=4000000 marker="7.$$$RANDOM" log="$TEST_DIR/strace.log"
+	strace -f -q -ttt -o "$log" -e trace=prctl,clone3 -e signal=none \
+		-e inject=prctl:delay_enter=$init_us:when=1 -e inject=clone3:delay_exit=$sup_us \
+		"$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 &
+	local tracer=$! supervisor="" init="" pid
+	LEFT+=("$tracer")
+	for _ in $(seq 300); do
+		[ -n "$supervisor" ] || supervisor=$(pgrep -P "$tracer" || true)
+		if [ -n "$supervisor" ]; then
+			for pid in $(pgrep -P "$supervisor" || true); do
+				# init: the child that is pid 1 of a namespace of its own
+				grep -qE '^NSpid:.*[[:space:]]1$' "/proc/$pid/status" 2>/dev/null && init=$pid
+			done
+		fi
+		[ -n "$init" ] && break
+		sleep 0.05
+	done
+	[ -n "$init" ] || { echo "init never started"; cat "$log"; return 1; }
+	LEFT+=("$init")
+	kill -KILL "$supervisor"
+	local killed_at=${EPOCHREALTIME/,/.} # after the kill, never before
+	while process_alive "$supervisor"; do
+		sleep 0.05
+	done
+	local gone_at=${EPOCHREALTIME/,/.} # after its exit, never before
+	local deadline=$((SECONDS + init_us / 1000000 + 5))
+	while process_alive "$init" && [ "$SECONDS" -lt "$deadline" ]; do
+		sleep 0.1
+	done
+	# Inside the window: killed before clone3 returned, gone before init's
+	# prctl did (strace stamps each call as it enters; the delays follow).
+	awk -v s="$supervisor" -v i="$init" -v k="$killed_at" -v g="$gone_at" \
+		-v ds="$sup_us" -v di="$init_us" '
+		$1 == s && $3 ~ /^clone3\(/ && !c { c = $2 }
+		$1 == i && $3 ~ /^prctl\(PR_SET_PDEATHSIG/ && !a { a = $2 }
+		END {
+			if (!c || !a || k >= c + ds / 1e6 || g >= a + di / 1e6) {
+				print "missed the window: clone3 at " c ", killed at " k ", gone at " g ", prctl at " a
+				exit 1
+			}
+		}' "$log"
+	if process_alive "$init"; then
+		echo "init $init outlived its supervisor:"
+		grep "^$init " "$log" | tail -3
+		return 1
+	fi
+	wait "$tracer" || true
+	no_process_with "$marker"
 }

@@ -234,6 +234,45 @@ refused() { # what the message must contain
 	[[ "$output" == *"hidden   $AIRLOCK_STATE_DIR"* ]] || [ ! -d "$AIRLOCK_STATE_DIR" ]
 }
 
+@test "airlock doctor lists the network and the writable directories the workspace's policy grants, each checked as run checks it" {
+	# The built-in policy: loopback, and only the workspace.
+	run "$AIRLOCK" doctor
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"what a run in $WORK may reach (policy default):"* ]]
+	[[ "$output" == *"  network  loopback"* ]]
+	[[ "$output" == *"  writable $WORK (the workspace)"* ]]
+	[ "$(grep -c '^  writable ' <<<"$output")" -eq 1 ]
+	# The project's policy, as a routed run gets it, and --policy over it.
+	mkdir -p .airlock "$TEST_DIR/ok" "$HOME/cache" "$WORK/sub" "$AIRLOCK_STATE_DIR"
+	local refused=(/etc "$AIRLOCK_STATE_DIR" "$TEST_DIR/missing" "$WORK/sub")
+	jq -n --arg ok "$TEST_DIR/ok" '{schema: "airlock.policy/1",
+		sandbox: {net: "host", writable: ([$ok, "~/cache"] + $ARGS.positional)}}' \
+		--args "${refused[@]}" >.airlock/policy.json
+	run "$AIRLOCK" doctor
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"what a run in $WORK may reach (policy $WORK/.airlock/policy.json):"* ]]
+	[[ "$output" == *"  network  host"* ]]
+	[[ "$output" == *"  writable $TEST_DIR/ok"$'\n'* ]]
+	[[ "$output" == *"  writable ~/cache ($HOME/cache)"$'\n'* ]]
+	[ "$(grep -c '^  refused  ' <<<"$output")" -eq "${#refused[@]}" ]
+	[[ "$output" == *"a run with this policy refuses to start (exit 125)"* ]]
+	# Each refusal is the one run gives for that entry, word for word.
+	local doctor=$output w line
+	for w in "${refused[@]}"; do
+		jq -n --arg w "$w" '{schema: "airlock.policy/1", sandbox: {writable: [$w]}}' >"$TEST_DIR/one.json"
+		al run --policy "$TEST_DIR/one.json" -- true
+		[ "$status" -eq 125 ]
+		line=$(grep -F -- "  refused  ${stderr#*invalid: }" <<<"$doctor") ||
+			{ echo "run said '$stderr', doctor did not"; return 1; }
+		[ "$(grep -c . <<<"$line")" -eq 1 ]
+	done
+	printf '{"schema":"airlock.policy/1"}' >"$TEST_DIR/plain.json"
+	run "$AIRLOCK" doctor --policy "$TEST_DIR/plain.json"
+	[[ "$output" == *"(policy $TEST_DIR/plain.json):"* ]]
+	[[ "$output" == *"  network  loopback"* ]]
+	[[ "$output" != *"  refused  "* ]]
+}
+
 @test "a hidden file cannot be hard-linked or opened through /proc into the workspace" {
 	plant .netrc .ssh/id_ed25519
 	al run -- sh -c "ln '$HOME/.netrc' netrc; ln '$HOME/.ssh/id_ed25519' key; cat /proc/self/root'$HOME/.netrc' /proc/1/root'$HOME/.netrc' 2>/dev/null; cat netrc key 2>/dev/null; true"
