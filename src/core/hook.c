@@ -557,11 +557,12 @@ static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **r
 	return 0;
 }
 
-/* airlock's configuration in the project: .airlock/ (the policy of every
- * routed command) and the files that hold airlock's hooks for each host. A
- * file tool never writes them: an agent that could would unconfine its own
- * routed commands, or remove the hooks. The shell tool's commands run in
- * the quarantine, where .airlock is read-only. Returns 1 with *ret_path. */
+/* airlock's configuration (hostview_config_files()): .airlock/ (the policy
+ * of every routed command) and the files that hold airlock's hooks for each
+ * host, in the project, in the user's home and in $CODEX_HOME. A file tool
+ * never writes them: an agent that could would unconfine its own routed
+ * commands, or remove the hooks. The shell tool's commands run in the
+ * quarantine, where they are read-only. Returns 1 with *ret_path. */
 static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_path,
 			       struct error *err)
 {
@@ -570,9 +571,15 @@ static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_
 	cleanup_strv char **paths = NULL;
 
 	*ret_path = NULL;
-	if (!st->scope)
-		return 0;
-	int r = hook_tool_paths(input, &paths, err);
+	const struct hostview_caller caller = {
+		.home = strv_env_get(st->ctx->environ_, "HOME"),
+		.codex_home = strv_env_get(st->ctx->environ_, "CODEX_HOME"),
+		.uid = geteuid(),
+	};
+	cleanup_strv char **configs = NULL;
+	int r = hostview_config_files(st->scope, &caller, &configs, err);
+	if (r == 0)
+		r = hook_tool_paths(input, &paths, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; paths[i]; i++) {
@@ -580,9 +587,8 @@ static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_
 		if (!p)
 			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
 					 paths[i]);
-		for (size_t k = 0; hostview_config_paths[k]; k++) {
-			cleanup_free char *joined = path_join(st->scope, hostview_config_paths[k]);
-			cleanup_free char *g = joined ? hook_resolve(NULL, joined) : NULL;
+		for (size_t k = 0; configs && configs[k]; k++) {
+			cleanup_free char *g = hook_resolve(NULL, configs[k]);
 			if (!g)
 				return error_set(err, ENOMEM, "out of memory");
 			if (path_is_under(p, g)) {

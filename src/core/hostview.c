@@ -243,6 +243,32 @@ const char *const hostview_config_paths[] = { ".airlock",
 					      ".gemini/settings.json",
 					      NULL };
 
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
+			  char ***ret, struct error *err)
+{
+	static const char *const codex_files[] = { "hooks.json", "config.toml" };
+	const char *bases[] = { workspace, caller->home };
+	cleanup_strv char **files = NULL;
+
+	for (size_t b = 0; b < ARRAY_SIZE(bases); b++) {
+		if (!bases[b] || bases[b][0] != '/')
+			continue;
+		for (size_t k = 0; hostview_config_paths[k]; k++) {
+			cleanup_free char *joined = path_join(bases[b], hostview_config_paths[k]);
+			if (!joined || strv_push(&files, joined) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	for (size_t k = 0; caller->codex_home && caller->codex_home[0] == '/' && k < ARRAY_SIZE(codex_files);
+	     k++) {
+		cleanup_free char *joined = path_join(caller->codex_home, codex_files[k]);
+		if (!joined || strv_push(&files, joined) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	*ret = TAKE_PTR(files);
+	return 0;
+}
+
 /* Whether dir is, holds or lies in path. */
 static bool hostview_overlaps(const char *dir, const char *path)
 {
@@ -293,21 +319,18 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 		return error_set(err, EPERM,
 				 "sandbox.writable: %.300s is or lies in an .airlock directory, airlock's configuration",
 				 dir);
-	const char *bases[] = { workspace, caller->home };
-	for (size_t b = 0; b < ARRAY_SIZE(bases); b++) {
-		if (!bases[b] || bases[b][0] != '/')
-			continue;
-		for (size_t k = 0; hostview_config_paths[k]; k++) {
-			cleanup_free char *joined = path_join(bases[b], hostview_config_paths[k]);
-			cleanup_free char *config = joined ? hostview_resolve(joined) : NULL;
-			if (!config)
-				return error_set(err, ENOMEM, "out of memory");
-			if (hostview_overlaps(dir, config))
-				return error_set(err, EPERM,
-						 "sandbox.writable: %.300s %s %.300s, airlock's configuration (a routed commands' policy, or a host's hook settings)",
-						 dir, path_is_under(config, dir) ? "holds" : "lies in",
-						 config);
-		}
+	cleanup_strv char **configs = NULL;
+	int r = hostview_config_files(workspace, caller, &configs, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; configs && configs[i]; i++) {
+		cleanup_free char *config = hostview_resolve(configs[i]);
+		if (!config)
+			return error_set(err, ENOMEM, "out of memory");
+		if (hostview_overlaps(dir, config))
+			return error_set(err, EPERM,
+					 "sandbox.writable: %.300s %s %.300s, airlock's configuration (a routed commands' policy, or a host's hook settings)",
+					 dir, path_is_under(config, dir) ? "holds" : "lies in", config);
 	}
 	return 0;
 }

@@ -32,6 +32,7 @@ void hostview_allow_names(unsigned flags, const char *ret[static 3]);
 /* The caller, as the quarantine is built for it. */
 struct hostview_caller {
 	const char *home; /* $HOME: what "~/" means; may be NULL */
+	const char *codex_home; /* $CODEX_HOME: where Codex keeps its hooks; may be NULL */
 	uid_t uid; /* effective */
 };
 
@@ -52,6 +53,14 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
  * hosts' user settings): .airlock/ (the policy of its routed commands) and
  * the files that hold airlock's hooks for each host. NULL-terminated. */
 extern const char *const hostview_config_paths[];
+
+/* Every file of airlock's configuration that a command or a file tool must
+ * not rewrite, as joined, not resolved (each reader resolves them as it
+ * resolves what it compares): hostview_config_paths below the workspace
+ * (when not NULL) and below the caller's home, and Codex's hooks.json and
+ * config.toml below $CODEX_HOME when that is absolute. */
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
+			  char ***ret, struct error *err);
 
 /* 0 when the (resolved) directory may be made writable for a run besides
  * its workspace (policy sandbox.writable); else -EPERM with a message

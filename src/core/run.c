@@ -1115,6 +1115,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	rc->sandbox = &st->sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
 	st->caller = (struct hostview_caller){ .home = strv_env_get(ctx->environ_, "HOME"),
+					       .codex_home = strv_env_get(ctx->environ_, "CODEX_HOME"),
 					       .uid = geteuid() };
 	st->sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };

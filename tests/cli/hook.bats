@@ -608,6 +608,21 @@ captured() { # fixture [jq filter [jq args...]]
 		--arg p $'*** Begin Patch\n*** Add File: .airlock/policy.json\n+{}\n*** End Patch')"
 	refused codex "$(captured codex/0.169/pre-tool-use.json '.tool_input.command = $c' \
 		--arg c "apply_patch <<'EOF'"$'\n'"*** Begin Patch"$'\n'"*** Add File: .airlock/policy.json"$'\n'"+{}"$'\n'"*** End Patch"$'\n'"EOF")"
+	# The user's settings hold the hooks as much as the project's do, and
+	# Codex's live in $CODEX_HOME when it is set.
+	for p in "$HOME/.claude/settings.json" "$HOME/.codex/hooks.json" "$HOME/.gemini/settings.json" \
+		"$HOME/.airlock/x"; do
+		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json ".tool_input.file_path = \"$p\"")"
+	done
+	refused gemini "$(captured gemini-cli/0.20/before-tool.json '.tool_name = "replace" | .tool_input = {file_path: ($h + "/.gemini/settings.json"), old_string: "a", new_string: "b"}' --arg h "$HOME")"
+	export CODEX_HOME="$TEST_DIR/codex-home"
+	mkdir -p "$CODEX_HOME"
+	for f in hooks.json config.toml; do
+		refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' \
+			--arg p $'*** Begin Patch\n*** Add File: '"$CODEX_HOME/$f"$'\n+{}\n*** End Patch')"
+		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json ".tool_input.file_path = \"$CODEX_HOME/$f\"")"
+	done
+	unset CODEX_HOME
 	# Other files under the hosts' directories are the project's.
 	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
 		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = ".claude/commands/x.md"')"
@@ -688,7 +703,9 @@ while True:
 }
 
 @test "attack: a project's policy naming the state directory, or what holds airlock's configuration, as writable is refused: one line, exit 125, a receipt" {
-	mkdir .airlock "$TEST_DIR/ok" "$WORK/sub"
+	mkdir .airlock "$TEST_DIR/ok" "$WORK/sub" "$TEST_DIR/codex-home"
+	# Codex's hooks live in $CODEX_HOME when it is set.
+	export CODEX_HOME="$TEST_DIR/codex-home"
 	# The same file without the bad entry runs.
 	fresh_state
 	jq -n --arg ok "$TEST_DIR/ok" '{schema: "airlock.policy/1", sandbox: {writable: [$ok]}}' \
@@ -697,7 +714,8 @@ while True:
 	[ "$status" -eq 0 ]
 	rm "$TEST_DIR/ok/f"
 	for w in @S@ @S@/receipts "$TEST_DIR" "$TEST_DIR/link-to-state" / /usr/lib /etc \
-		"~/" "$HOME" "~/.claude" "~/.codex" "~/.gemini" "$WORK" "$WORK/.airlock" "$WORK/sub"; do
+		"~/" "$HOME" "~/.claude" "~/.codex" "~/.gemini" "$WORK" "$WORK/.airlock" "$WORK/sub" \
+		"$TEST_DIR/codex-home"; do
 		fresh_state
 		mkdir -p "$AIRLOCK_STATE_DIR/receipts"
 		ln -sfn "$AIRLOCK_STATE_DIR" "$TEST_DIR/link-to-state"
