@@ -45,6 +45,14 @@ transitions() {
 	jq -r '[.history[] | .to] | join(" ")' "$AIRLOCK_STATE_DIR/permits/$1.json"
 }
 
+# The permit's exec ended rolled back: the tree is $ORIG again, and the
+# permit and its dry run say so.
+rolled_back_whole() { # permit dry-run
+	[ "$(snap)" = "$ORIG" ]
+	[ "$(transitions "$1")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$2/state")" = rolled_back ]
+}
+
 # A small make project whose build writes generated files.
 make_project() {
 	git_init
@@ -451,9 +459,7 @@ after_kill() { # verify (true|false)
 		[ "$status" -eq 21 ]
 	else
 		[ "$status" -eq 37 ]
-		[ "$(snap)" = "$ORIG" ]
-		[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
-		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = rolled_back ]
+		rolled_back_whole "$PID" "$DRY"
 	fi
 	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
 	echo "$output"
@@ -536,9 +542,7 @@ kill_exec_at() { # verify point
 			echo "delay $delay: recovery exec: $status $stderr"
 			[ "$status" -eq 37 ]
 		fi
-		[ "$(snap)" = "$ORIG" ]
-		[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
-		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = rolled_back ]
+		rolled_back_whole "$PID" "$DRY"
 		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
 		echo "delay $delay: $output"
 		[[ "$output" != *TAMPERED* && "$output" != *DIFFERS* && "$output" != *MISSING* ]]
