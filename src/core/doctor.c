@@ -278,9 +278,7 @@ int doctor_view_build(const char *policy_path, const char *state_dir, const char
 	const char *dir = state_dir ? state_dir : default_dir;
 	cleanup_free char *real = dir ? realpath(dir, NULL) : NULL;
 	cleanup_free char *in_use = real ? TAKE_PTR(real) : hostview_resolve(dir);
-	struct hostview_caller caller = { .home = strv_env_get(environ_, "HOME"),
-					.codex_home = strv_env_get(environ_, "CODEX_HOME"),
-					.uid = geteuid() };
+	struct hostview_caller caller = hostview_caller_from_env(environ_);
 	v.policy_origin = strdup(policy->origin);
 	v.home_hidden = policy->home_hidden;
 	v.share_net = policy->share_net;

@@ -571,11 +571,7 @@ static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_
 	cleanup_strv char **paths = NULL;
 
 	*ret_path = NULL;
-	const struct hostview_caller caller = {
-		.home = strv_env_get(st->ctx->environ_, "HOME"),
-		.codex_home = strv_env_get(st->ctx->environ_, "CODEX_HOME"),
-		.uid = geteuid(),
-	};
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
 	cleanup_strv char **configs = NULL;
 	int r = hostview_config_files(st->scope, &caller, &configs, err);
 	if (r == 0)

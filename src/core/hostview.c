@@ -243,6 +243,13 @@ const char *const hostview_config_paths[] = { ".airlock",
 					      ".gemini/settings.json",
 					      NULL };
 
+struct hostview_caller hostview_caller_from_env(char *const *environ_)
+{
+	return (struct hostview_caller){ .home = strv_env_get(environ_, "HOME"),
+					 .codex_home = strv_env_get(environ_, "CODEX_HOME"),
+					 .uid = geteuid() };
+}
+
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err)
 {

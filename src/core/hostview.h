@@ -36,6 +36,10 @@ struct hostview_caller {
 	uid_t uid; /* effective */
 };
 
+/* The caller a run, doctor and the hook judge paths for: $HOME and
+ * $CODEX_HOME of environ_ (pointing into it) and the effective uid. */
+struct hostview_caller hostview_caller_from_env(char *const *environ_);
+
 /* Every state directory airlock would use, resolved where it exists and as
  * written where it does not yet: in_use (the one this run opened), the
  * default locations ($AIRLOCK_STATE_DIR, $XDG_STATE_HOME/airlock,

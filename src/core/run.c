@@ -1114,9 +1114,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
 	rc->sandbox = &st->sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
-	st->caller = (struct hostview_caller){ .home = strv_env_get(ctx->environ_, "HOME"),
-					       .codex_home = strv_env_get(ctx->environ_, "CODEX_HOME"),
-					       .uid = geteuid() };
+	st->caller = hostview_caller_from_env(ctx->environ_);
 	st->sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
 	if (hostview_state_dirs(st->state_dir_real, ctx->environ_, &st->caller, &st->state_dirs,
