@@ -60,7 +60,7 @@ static void print_json(json_t *doc)
 	json_decref(doc);
 }
 
-static int hook_reply(enum hook_dialect dialect, enum hook_event event,
+static int hook_reply(enum agenthost host, enum hook_event event,
 		      const struct hook_outcome *o)
 {
 	const char *event_name = o->event_name[0] ? o->event_name
@@ -73,7 +73,7 @@ static int hook_reply(enum hook_dialect dialect, enum hook_event event,
 		return EXIT_GATE_BLOCKED;
 	}
 	if (o->decision == HOOK_BLOCK) {
-		print_json(json_pack("{s:s, s:s}", "decision", dialect == HOOK_GEMINI ? "deny" : "block",
+		print_json(json_pack("{s:s, s:s}", "decision", host == AGENTHOST_GEMINI ? "deny" : "block",
 				     "reason", o->message));
 		return EXIT_OK;
 	}
@@ -83,11 +83,11 @@ static int hook_reply(enum hook_dialect dialect, enum hook_event event,
 	 * tool_input into the call's arguments. */
 	if (o->updated_input) {
 		json_t *input = json_incref(o->updated_input);
-		if (dialect == HOOK_CLAUDE)
+		if (host == AGENTHOST_CLAUDE)
 			print_json(json_pack("{s:{s:s, s:o, s:s}}", "hookSpecificOutput", "hookEventName",
 					     event_name, "updatedInput", input, "additionalContext",
 					     o->message));
-		else if (dialect == HOOK_CODEX)
+		else if (host == AGENTHOST_CODEX)
 			print_json(json_pack("{s:{s:s, s:s, s:o}}", "hookSpecificOutput", "hookEventName",
 					     "PreToolUse", "permissionDecision", "allow", "updatedInput",
 					     input));
@@ -98,9 +98,9 @@ static int hook_reply(enum hook_dialect dialect, enum hook_event event,
 	}
 	/* A pass. Codex treats any field it does not know as a failed hook, so
 	 * it gets nothing; Gemini expects an object. */
-	if (dialect == HOOK_CODEX)
+	if (host == AGENTHOST_CODEX)
 		return EXIT_OK;
-	if (dialect == HOOK_GEMINI || !o->message[0] || event == HOOK_STOP) {
+	if (host == AGENTHOST_GEMINI || !o->message[0] || event == HOOK_STOP) {
 		print_json(json_object());
 		return EXIT_OK;
 	}
@@ -189,15 +189,10 @@ int cmd_hook(int argc, char **argv)
 	if (argc - optind != 2)
 		return hook_usage_error(&ctx, "wrong number of operands", "");
 	const char *d = argv[optind], *e = argv[optind + 1];
-	enum hook_dialect dialect;
+	enum agenthost host;
 	enum hook_event event;
-	if (strcmp(d, "claude") == 0)
-		dialect = HOOK_CLAUDE;
-	else if (strcmp(d, "codex") == 0)
-		dialect = HOOK_CODEX;
-	else if (strcmp(d, "gemini") == 0)
-		dialect = HOOK_GEMINI;
-	else
+	struct error err = { 0 };
+	if (agenthost_from_string(d, &host, &err) < 0)
 		return hook_usage_error(&ctx, "unknown dialect (claude, codex or gemini): ", d);
 	if (strcmp(e, "pre-tool-use") == 0 || strcmp(e, "before-tool") == 0)
 		event = HOOK_PRE_TOOL_USE;
@@ -216,13 +211,12 @@ int cmd_hook(int argc, char **argv)
 	ctx.route_airlock = self;
 	cleanup_free char *payload = NULL;
 	size_t n = 0;
-	struct error err = { 0 };
 	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0)
 		return hook_block("cannot read the payload: ", err.msg);
 	struct hook_outcome outcome;
-	if (hook_handle(&ctx, dialect, event, payload, n, &outcome, &err) < 0)
+	if (hook_handle(&ctx, host, event, payload, n, &outcome, &err) < 0)
 		return hook_block("", err.msg);
-	int status = hook_reply(dialect, event, &outcome);
+	int status = hook_reply(host, event, &outcome);
 	hook_outcome_release(&outcome);
 	fflush(stdout);
 	if (ferror(stdout))

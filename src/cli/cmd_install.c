@@ -24,37 +24,33 @@
 
 /* The settings file the host reads its hooks from: the project's when
  * project is set, else the user's. */
-static char *install_settings_path(enum install_host host, const char *project)
+static char *install_settings_path(enum agenthost host, const char *project)
 {
-	static const char *const project_files[] = { ".claude/settings.json", ".codex/hooks.json",
-						     ".gemini/settings.json" };
-	static const char *const user_files[] = { ".claude/settings.json", ".codex/hooks.json",
-						  ".gemini/settings.json" };
 	const char *home = getenv("HOME");
 	const char *codex_home = getenv("CODEX_HOME");
 
 	if (project)
-		return path_join(project, project_files[host]);
-	if (host == INSTALL_CODEX && codex_home && codex_home[0] == '/')
+		return path_join(project, agenthost_get(host)->install_project_file);
+	if (host == AGENTHOST_CODEX && codex_home && codex_home[0] == '/')
 		return path_join(codex_home, "hooks.json");
 	if (!home || home[0] != '/')
 		return NULL;
-	return path_join(home, user_files[host]);
+	return path_join(home, agenthost_get(host)->install_user_file);
 }
 
 /* What the host needs besides its settings file: facts, on stderr. */
-static void install_needs(enum install_host host, const char *path, bool project)
+static void install_needs(enum agenthost host, const char *path, bool project)
 {
 	switch (host) {
-	case INSTALL_CLAUDE:
+	case AGENTHOST_CLAUDE:
 		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded%s",
 			  path, project ? "; .claude/settings.local.json and managed settings may add or disable hooks (disableAllHooks)" : "");
 		break;
-	case INSTALL_CODEX:
+	case AGENTHOST_CODEX:
 		cli_error("Codex runs a hook only once you trust it: open `/hooks` in codex and trust airlock's (Codex keeps a hash of each hook in config.toml's hooks.state; a changed hook asks again)%s",
 			  project ? "; a project's .codex/ is read only when the project is trusted (projects.\"DIR\".trust_level = \"trusted\" in ~/.codex/config.toml)" : "");
 		break;
-	case INSTALL_GEMINI:
+	case AGENTHOST_GEMINI:
 		cli_error("Gemini CLI runs hooks only in a trusted folder (folder trust: `/permissions`, ~/.gemini/trustedFolders.json) and while hooksConfig.enabled is not false; versions before hooksConfig need \"tools\": {\"enableHooks\": true}%s",
 			  project ? "; it warns once about new project hooks and then runs them" : "");
 		break;
@@ -196,8 +192,8 @@ int cmd_install(int argc, char **argv)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	struct error err = { 0 };
-	enum install_host host;
-	if (install_host_from_string(argv[optind], &host, &err) < 0) {
+	enum agenthost host;
+	if (agenthost_from_string(argv[optind], &host, &err) < 0) {
 		cli_error("install: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -249,7 +245,7 @@ int cmd_install(int argc, char **argv)
 		if (lines[0])
 			return EXIT_HOOK_MISCONFIGURED;
 		cli_print("%s: airlock's %s hooks are present and current\n", path,
-			  install_host_dialect(host));
+			  agenthost_get(host)->name);
 		return EXIT_OK;
 	}
 
@@ -286,7 +282,7 @@ int cmd_install(int argc, char **argv)
 		cli_error("install: %s: %s", path, err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cli_error("install: merged airlock's %s hooks into %s%s%s", install_host_dialect(host), path,
+	cli_error("install: merged airlock's %s hooks into %s%s%s", agenthost_get(host)->name, path,
 		  backup ? "; the original is in " : "", backup ? backup : "");
 	install_needs(host, path, project != NULL);
 	return EXIT_OK;

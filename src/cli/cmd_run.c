@@ -17,6 +17,7 @@
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
+#include "core/agenthost.h"
 #include "core/hostview.h"
 #include "core/job.h"
 #include "core/run.h"
@@ -128,6 +129,7 @@ static int replace_string(char **slot, const char *value)
 static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 {
 	struct run_request *req = &cli->req;
+	enum agenthost routed_host;
 	uint64_t ms;
 	int r = 0;
 
@@ -180,12 +182,8 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		/* A host's pre-tool-use hook put this run in place of its shell
 		 * tool's (docs/gate.md, "Routing"): the output goes through as it
 		 * comes, and stdout carries nothing of airlock's. */
-		if (strcmp(arg, "claude") == 0)
-			req->source = "claude-routed";
-		else if (strcmp(arg, "codex") == 0)
-			req->source = "codex-routed";
-		else if (strcmp(arg, "gemini") == 0)
-			req->source = "gemini-routed";
+		if (agenthost_from_string(arg, &routed_host, &(struct error){ 0 }) == 0)
+			req->source = agenthost_get(routed_host)->routed_source;
 		else
 			run_request_set_invalid(req, "--routed '%.100s' must be claude, codex or gemini", arg);
 		cli->routed = true;

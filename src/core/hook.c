@@ -35,7 +35,7 @@
 /* Everything one hook invocation needs, released in one place. */
 struct hook_state {
 	const struct hook_context *ctx;
-	enum hook_dialect dialect;
+	enum agenthost host;
 	json_t *payload;
 	struct store *store;
 	struct rules *rules;
@@ -100,23 +100,9 @@ static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const ch
 	hook_message_for_terminal(ret->message, sizeof(ret->message));
 }
 
-/* Whether tool is one of names (NULL-terminated); a missing tool is none. */
-static bool hook_tool_in(const char *const *names, const char *tool)
+static bool hook_is_shell_tool(enum agenthost host, const char *tool)
 {
-	for (size_t i = 0; tool && names[i]; i++)
-		if (strcmp(names[i], tool) == 0)
-			return true;
-	return false;
-}
-
-static bool hook_is_shell_tool(enum hook_dialect dialect, const char *tool)
-{
-	static const char *const claude[] = { "Bash", NULL };
-	static const char *const codex[] = { "Bash", "shell", "exec_command", "local_shell",
-					     "container.exec", "unified_exec", NULL };
-	static const char *const gemini[] = { "run_shell_command", NULL };
-	return hook_tool_in(dialect == HOOK_CLAUDE ? claude : dialect == HOOK_CODEX ? codex : gemini,
-			    tool);
+	return agenthost_tool_in(agenthost_get(host)->shell_tools, tool);
 }
 
 /* The command string a shell tool was given; Codex may send an argv array,
@@ -379,7 +365,7 @@ static char *hook_run_cwd(struct hook_state *st)
 	const char *cwd = jsonutil_str(st->payload, "cwd");
 	const char *dir = jsonutil_str(json_object_get(st->payload, "tool_input"), "dir_path");
 
-	if (st->dialect != HOOK_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
+	if (st->host != AGENTHOST_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
 		return NULL;
 	cleanup_free char *joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
 	char *real = joined ? realpath(joined, NULL) : NULL;
@@ -472,13 +458,9 @@ static char *hook_resolve(const char *base, const char *path)
 
 /* The file tools that write, by host: always refused into the state
  * directory, and refused like a mutating command while a failure is open. */
-static bool hook_is_file_tool(enum hook_dialect dialect, const char *tool)
+static bool hook_is_file_tool(enum agenthost host, const char *tool)
 {
-	static const char *const claude[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
-	static const char *const codex[] = { "apply_patch", "Write", "Edit", NULL };
-	static const char *const gemini[] = { "write_file", "replace", NULL };
-	return hook_tool_in(dialect == HOOK_CLAUDE ? claude : dialect == HOOK_CODEX ? codex : gemini,
-			    tool);
+	return agenthost_tool_in(agenthost_get(host)->write_tools, tool);
 }
 
 /* The paths a tool call names for writing: the path keys of any tool, and
@@ -697,10 +679,9 @@ static char *hook_quote(char *p, const char *s, size_t n)
 static int hook_route(struct hook_state *st, json_t *input, const char *command, size_t n,
 		      struct hook_outcome *ret, struct error *err)
 {
-	static const char *const hosts[] = { "claude", "codex", "gemini" };
 	cleanup_free char *policy = policy_route_path(st->scope);
 	/* word i is quoted when quote[i], else literal */
-	const char *words[] = { st->ctx->route_airlock, "run", "--routed", hosts[st->dialect],
+	const char *words[] = { st->ctx->route_airlock, "run", "--routed", agenthost_get(st->host)->name,
 				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,
 				policy ? "--policy" : NULL, policy, "--workspace", st->scope,
 				"--", "bash", "-c" };
@@ -753,8 +734,8 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		return 0;
 	}
 	/* File tools' paths, and a patch's fed to apply_patch by the shell. */
-	r = json_is_object(input) && (hook_is_file_tool(st->dialect, tool) ||
-				      hook_is_shell_tool(st->dialect, tool))
+	r = json_is_object(input) && (hook_is_file_tool(st->host, tool) ||
+				      hook_is_shell_tool(st->host, tool))
 		    ? hook_targets_config(st, input, &target, err)
 		    : 0;
 	if (r < 0)
@@ -765,10 +746,10 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    tool ? tool : "the tool", target);
 		return 0;
 	}
-	if (!hook_is_shell_tool(st->dialect, tool)) {
+	if (!hook_is_shell_tool(st->host, tool)) {
 		/* A file tool writes the workspace: risk 4 (tracked files), which
 		 * does not run while a failure is open. */
-		if (hook_is_file_tool(st->dialect, tool) && json_array_size(st->open) > 0) {
+		if (hook_is_file_tool(st->host, tool) && json_array_size(st->open) > 0) {
 			char open[3000];
 			hook_describe_open(st, open, sizeof(open));
 			outcome_set(ret, HOOK_BLOCK,
@@ -1042,16 +1023,16 @@ static void hook_status_gemini(json_t *payload, struct hook_status *s)
 }
 
 /* Only what the host really sends (tests/fixtures/hosts/ holds captures). */
-static void hook_status_of(enum hook_dialect dialect, json_t *payload, struct hook_status *s)
+static void hook_status_of(enum agenthost host, json_t *payload, struct hook_status *s)
 {
-	switch (dialect) {
-	case HOOK_CLAUDE:
+	switch (host) {
+	case AGENTHOST_CLAUDE:
 		hook_status_claude(payload, s);
 		return;
-	case HOOK_GEMINI:
+	case AGENTHOST_GEMINI:
 		hook_status_gemini(payload, s);
 		return;
-	case HOOK_CODEX:
+	case AGENTHOST_CODEX:
 		break;
 	}
 	/* Codex (codex-rs/hooks, 0.171): tool_response is the output text and
@@ -1102,15 +1083,12 @@ static bool hook_exit_one_is_success(const char *command)
 
 static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
 {
-	static const char *const sources[] = { "claude-post-tool-use", "codex-post-tool-use",
-					       "gemini-after-tool" };
-	static const char *const agents[] = { "claude-code", "codex", "gemini-cli" };
 	static const char *const out_keys[] = { "stdout", "output", "aggregated_output",
 						"llmContent", NULL };
 	static const char *const err_keys[] = { "stderr", NULL };
 	const char *tool = jsonutil_str(st->payload, "tool_name");
 
-	if (!hook_is_shell_tool(st->dialect, tool))
+	if (!hook_is_shell_tool(st->host, tool))
 		return 0;
 	cleanup_free char *command = hook_command(json_object_get(st->payload, "tool_input"));
 	if (!command)
@@ -1123,7 +1101,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		return 0;
 	}
 	struct hook_status hs;
-	hook_status_of(st->dialect, st->payload, &hs);
+	hook_status_of(st->host, st->payload, &hs);
 	json_t *resp = json_object_get(st->payload, "tool_response");
 	bool interrupted = hs.interrupted;
 	bool known = hs.kind == HOOK_EXIT_REPORTED || hs.kind == HOOK_EXIT_IMPLIED;
@@ -1158,7 +1136,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 				  : 0;
 	struct receipt_sandbox sandbox = { .profile = "host" };
 	struct receipt rc = {
-		.source = sources[st->dialect],
+		.source = agenthost_get(st->host)->post_source,
 		.argv = argv,
 		.cwd = run_cwd ? run_cwd : jsonutil_str(st->payload, "cwd"),
 		.expected = expected,
@@ -1195,7 +1173,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	json_object_set_new(doc, "shell", json_string(command));
 	json_object_set_new(doc, "host",
 			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:s?, s:s?}",
-				      "agent", agents[st->dialect], "session_id",
+				      "agent", agenthost_get(st->host)->agent, "session_id",
 				      jsonutil_str(st->payload, "session_id"), "tool_use_id",
 				      jsonutil_str(st->payload, "tool_use_id"), "event",
 				      jsonutil_str(st->payload, "hook_event_name"), "exit_code_reported",
@@ -1322,10 +1300,10 @@ void hook_outcome_release(struct hook_outcome *o)
 	o->updated_input = NULL;
 }
 
-int hook_handle(const struct hook_context *ctx, enum hook_dialect dialect, enum hook_event event,
+int hook_handle(const struct hook_context *ctx, enum agenthost host, enum hook_event event,
 		const char *payload, size_t n, struct hook_outcome *ret, struct error *err)
 {
-	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx, .dialect = dialect };
+	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx, .host = host };
 	json_error_t jerr;
 
 	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
@@ -1381,7 +1359,7 @@ int hook_open_failures(const struct hook_context *ctx, const char *payload, size
 	return 0;
 }
 
-int hook_report_status(enum hook_dialect dialect, const char *payload, size_t n, int *ret_kind,
+int hook_report_status(enum agenthost host, const char *payload, size_t n, int *ret_kind,
 		       int *ret_code, struct error *err)
 {
 	json_error_t jerr;
@@ -1390,7 +1368,7 @@ int hook_report_status(enum hook_dialect dialect, const char *payload, size_t n,
 
 	if (!json_is_object(doc))
 		return error_set(err, EINVAL, "the hook payload is not a JSON object");
-	hook_status_of(dialect, doc, &hs);
+	hook_status_of(host, doc, &hs);
 	*ret_kind = (int)hs.kind;
 	*ret_code = hs.code;
 	return 0;

@@ -15,6 +15,7 @@
 #include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/strv.h"
+#include "core/agenthost.h"
 
 /* Refused as a workspace themselves (a project may live below them). */
 static const char *const hostview_system_exact[] = {
@@ -235,14 +236,6 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 	return 0;
 }
 
-const char *const hostview_config_paths[] = { ".airlock",
-					      ".claude/settings.json",
-					      ".claude/settings.local.json",
-					      ".codex/hooks.json",
-					      ".codex/config.toml",
-					      ".gemini/settings.json",
-					      NULL };
-
 struct hostview_caller hostview_caller_from_env(char *const *environ_)
 {
 	return (struct hostview_caller){ .home = strv_env_get(environ_, "HOME"),
@@ -250,28 +243,39 @@ struct hostview_caller hostview_caller_from_env(char *const *environ_)
 					 .uid = geteuid() };
 }
 
+/* Appends base/rel for each rel of rels (NULL-terminated). */
+static int hostview_push_joined(char ***files, const char *base, const char *const *rels)
+{
+	for (size_t k = 0; rels[k]; k++) {
+		cleanup_free char *joined = path_join(base, rels[k]);
+		if (!joined || strv_push(files, joined) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err)
 {
-	static const char *const codex_files[] = { "hooks.json", "config.toml" };
-	const char *bases[] = { workspace, caller->home };
+	static const char *const airlock_dir[] = { ".airlock", NULL };
+	static const char *const codex_files[] = { "hooks.json", "config.toml", NULL };
 	cleanup_strv char **files = NULL;
+	int r = 0;
 
-	for (size_t b = 0; b < ARRAY_SIZE(bases); b++) {
-		if (!bases[b] || bases[b][0] != '/')
-			continue;
-		for (size_t k = 0; hostview_config_paths[k]; k++) {
-			cleanup_free char *joined = path_join(bases[b], hostview_config_paths[k]);
-			if (!joined || strv_push(&files, joined) < 0)
-				return error_set(err, ENOMEM, "out of memory");
-		}
+	if (workspace && workspace[0] == '/') {
+		r = hostview_push_joined(&files, workspace, airlock_dir);
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
+			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_config);
 	}
-	for (size_t k = 0; caller->codex_home && caller->codex_home[0] == '/' && k < ARRAY_SIZE(codex_files);
-	     k++) {
-		cleanup_free char *joined = path_join(caller->codex_home, codex_files[k]);
-		if (!joined || strv_push(&files, joined) < 0)
-			return error_set(err, ENOMEM, "out of memory");
+	if (r == 0 && caller->home && caller->home[0] == '/') {
+		r = hostview_push_joined(&files, caller->home, airlock_dir);
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
+			r = hostview_push_joined(&files, caller->home, agenthost_get(h)->user_config);
 	}
+	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
+		r = hostview_push_joined(&files, caller->codex_home, codex_files);
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(files);
 	return 0;
 }

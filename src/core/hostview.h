@@ -53,16 +53,13 @@ int hostview_state_dirs(const char *in_use, char *const *environ_,
 int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
 			     const struct hostview_caller *caller, struct error *err);
 
-/* airlock's configuration, relative to a project (and to a home, for the
- * hosts' user settings): .airlock/ (the policy of its routed commands) and
- * the files that hold airlock's hooks for each host. NULL-terminated. */
-extern const char *const hostview_config_paths[];
-
 /* Every file of airlock's configuration that a command or a file tool must
  * not rewrite, as joined, not resolved (each reader resolves them as it
- * resolves what it compares): hostview_config_paths below the workspace
- * (when not NULL) and below the caller's home, and Codex's hooks.json and
- * config.toml below $CODEX_HOME when that is absolute. */
+ * resolves what it compares): .airlock/ (the policy of routed commands) and
+ * every agent host's project_config (agenthost.h) below the workspace (when
+ * not NULL), .airlock/ and every host's user_config below the caller's
+ * home, and Codex's hooks.json and config.toml below $CODEX_HOME when that
+ * is absolute. */
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err);
 
@@ -72,7 +69,7 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
  * directory, or lies in one; `/` and the system directories; a home, or
  * one that holds a home; one that is, holds or lies in the workspace; one
  * named .airlock or below one; one that is, holds or lies in airlock's
- * configuration (hostview_config_paths) in the workspace or the caller's
+ * configuration (hostview_config_files()) in the workspace or the caller's
  * home. No option allows any of these. */
 int hostview_check_writable(const char *dir, const char *workspace, char *const *state_dirs,
 			    const struct hostview_caller *caller, struct error *err);

@@ -13,23 +13,6 @@
 #include "core/jsonutil.h"
 #include "core/shellwords.h"
 
-static const char *const install_names[] = { "claude", "codex", "gemini" };
-
-int install_host_from_string(const char *s, enum install_host *ret, struct error *err)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(install_names); i++)
-		if (strcmp(s, install_names[i]) == 0) {
-			*ret = (enum install_host)i;
-			return 0;
-		}
-	return error_set(err, EINVAL, "unknown host '%s' (claude, codex or gemini)", s);
-}
-
-const char *install_host_dialect(enum install_host host)
-{
-	return install_names[host];
-}
-
 /* One event's hook, per host: the event name in the host's settings, the
  * matcher (NULL: every call), and airlock hook's event argument. */
 struct install_event {
@@ -64,11 +47,14 @@ static const struct install_event install_gemini[] = {
 	{ 0 },
 };
 
-static const struct install_event *install_events(enum install_host host)
+static const struct install_event *install_events(enum agenthost host)
 {
-	return host == INSTALL_CLAUDE ? install_claude
-	       : host == INSTALL_CODEX ? install_codex
-				       : install_gemini;
+	static const struct install_event *const events[AGENTHOST_COUNT] = {
+		[AGENTHOST_CLAUDE] = install_claude,
+		[AGENTHOST_CODEX] = install_codex,
+		[AGENTHOST_GEMINI] = install_gemini,
+	};
+	return events[host];
 }
 
 /* s as one shell word: itself when it needs no quoting, else in single
@@ -104,7 +90,7 @@ static char *install_quote(const char *s)
 
 /* "AIRLOCK hook DIALECT EVENT [--state-dir DIR] [--policy FILE]": the
  * documented order, options last. NULL: out of memory. */
-static char *install_command_line(enum install_host host, const struct install_command *cmd,
+static char *install_command_line(enum agenthost host, const struct install_command *cmd,
 				  const char *event)
 {
 	cleanup_free char *airlock = install_quote(cmd->airlock);
@@ -114,17 +100,17 @@ static char *install_command_line(enum install_host host, const struct install_c
 
 	if (!airlock || (cmd->state_dir && !state) || (cmd->policy && !policy))
 		return NULL;
-	if (asprintf(&s, "%s hook %s %s%s%s%s%s", airlock, install_names[host], event,
+	if (asprintf(&s, "%s hook %s %s%s%s%s%s", airlock, agenthost_get(host)->name, event,
 		     state ? " --state-dir " : "", state ? state : "", policy ? " --policy " : "",
 		     policy ? policy : "") < 0)
 		return NULL;
 	return s;
 }
 
-json_t *install_hooks(enum install_host host, const struct install_command *cmd)
+json_t *install_hooks(enum agenthost host, const struct install_command *cmd)
 {
 	cleanup_with(json_decrefp) json_t *hooks = json_object();
-	int timeout = host == INSTALL_GEMINI ? 10000 : 10;
+	int timeout = agenthost_get(host)->timeout_ms ? 10000 : 10;
 
 	if (!hooks)
 		return NULL;
@@ -146,7 +132,7 @@ json_t *install_hooks(enum install_host host, const struct install_command *cmd)
 }
 
 /* A command hook running `.../airlock hook DIALECT ...`. */
-static bool install_is_ours(json_t *hook, enum install_host host)
+static bool install_is_ours(json_t *hook, enum agenthost host)
 {
 	const char *type = jsonutil_str(hook, "type");
 	const char *command = jsonutil_str(hook, "command");
@@ -160,7 +146,7 @@ static bool install_is_ours(json_t *hook, enum install_host host)
 		const char *base = strrchr(argv[0], '/');
 		ours = strcmp(base ? base + 1 : argv[0], "airlock") == 0 && argv[1] &&
 		       strcmp(argv[1], "hook") == 0 && argv[2] &&
-		       strcmp(argv[2], install_names[host]) == 0;
+		       strcmp(argv[2], agenthost_get(host)->name) == 0;
 	}
 	shell_script_release(&s);
 	return ours;
@@ -168,7 +154,7 @@ static bool install_is_ours(json_t *hook, enum install_host host)
 
 /* Removes airlock's hooks from one event's groups; a group left without
  * hooks goes too. *ret_first: where the first one was, or -1. */
-static int install_remove_ours(json_t *groups, enum install_host host, const char *event,
+static int install_remove_ours(json_t *groups, enum agenthost host, const char *event,
 			       long *ret_first, struct error *err)
 {
 	*ret_first = -1;
@@ -196,7 +182,7 @@ static int install_remove_ours(json_t *groups, enum install_host host, const cha
 	return 0;
 }
 
-int install_merge(json_t *settings, enum install_host host, const struct install_command *cmd,
+int install_merge(json_t *settings, enum agenthost host, const struct install_command *cmd,
 		  bool *ret_changed, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *before = json_deep_copy(settings);
@@ -259,7 +245,7 @@ static int install_note(char ***lines, const char *fmt, ...)
 	return n < 0 ? -ENOMEM : strv_consume(lines, s);
 }
 
-int install_check(json_t *settings, enum install_host host, const struct install_command *cmd,
+int install_check(json_t *settings, enum agenthost host, const struct install_command *cmd,
 		  char ***ret, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);

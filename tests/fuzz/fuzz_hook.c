@@ -18,18 +18,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
-	enum hook_dialect dialect = (enum hook_dialect)(data[0] % 3);
+	enum agenthost host = (enum agenthost)(data[0] % AGENTHOST_COUNT);
 	/* Bit 8: what a post-tool-use payload says of the exit status (Gemini's
 	 * llmContent is read as text). */
 	if (data[0] & 8) {
 		int kind, code;
-		int r = hook_report_status(dialect, (const char *)data + 1, size - 1, &kind, &code, &err);
+		int r = hook_report_status(host, (const char *)data + 1, size - 1, &kind, &code, &err);
 		if ((r < 0 && !err.msg[0]) || (r == 0 && (kind < 0 || kind > 3)))
 			abort();
 		return 0;
 	}
 	enum hook_event event = data[0] & 4 ? HOOK_STOP : HOOK_PRE_TOOL_USE;
-	int r = hook_handle(&ctx, dialect, event, (const char *)data + 1, size - 1, &out, &err);
+	int r = hook_handle(&ctx, host, event, (const char *)data + 1, size - 1, &out, &err);
 	if (r < 0 && !err.msg[0])
 		abort();
 	if (r == 0 && out.decision != HOOK_PASS && out.decision != HOOK_BLOCK)

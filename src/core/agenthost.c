@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/agenthost.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "basic/macro.h"
+
+/* Claude Code 2.1.332: tool names as its hooks see them; settings merged
+ * from ~/.claude/settings.json, .claude/settings.json and
+ * .claude/settings.local.json (plus managed settings under /etc, which a
+ * user cannot write); MCP servers from .mcp.json and ~/.claude.json. */
+static const char *const claude_shell[] = { "Bash", NULL };
+static const char *const claude_write[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
+static const char *const claude_project[] = { ".claude/settings.json", ".claude/settings.local.json",
+					      ".claude/hooks", ".mcp.json", NULL };
+static const char *const claude_user[] = { ".claude/settings.json", ".claude/settings.local.json",
+					   ".claude/hooks", ".claude.json", NULL };
+static const char *const claude_credentials[] = { ".claude/.credentials.json", ".claude.json", NULL };
+
+/* Codex 0.171: every shell tool is "Bash" to hooks, file edits
+ * "apply_patch"; older payloads name the shell tool itself. config.toml
+ * and hooks.json in .codex/ (the project's, once trusted) and in
+ * $CODEX_HOME, else ~/.codex. */
+static const char *const codex_shell[] = { "Bash",	  "shell",	    "exec_command", "local_shell",
+					   "container.exec", "unified_exec", NULL };
+static const char *const codex_write[] = { "apply_patch", "Write", "Edit", NULL };
+static const char *const codex_project[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
+static const char *const codex_user[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
+static const char *const codex_credentials[] = { ".codex/auth.json", NULL };
+
+/* Gemini CLI 0.61: settings.json at user and project level, extensions
+ * (which bring hooks and MCP servers), and the .env it loads into its own
+ * environment, which its hooks inherit. */
+static const char *const gemini_shell[] = { "run_shell_command", NULL };
+static const char *const gemini_write[] = { "write_file", "replace", NULL };
+static const char *const gemini_project[] = { ".gemini/settings.json", ".gemini/extensions",
+					      ".gemini/.env", NULL };
+static const char *const gemini_user[] = { ".gemini/settings.json", ".gemini/extensions", ".gemini/.env",
+					   ".gemini/trustedFolders.json", NULL };
+static const char *const gemini_credentials[] = { ".gemini/oauth_creds.json", ".gemini/google_accounts.json",
+						  ".gemini/mcp-oauth-tokens.json", NULL };
+
+static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
+	[AGENTHOST_CLAUDE] = {
+		.name = "claude",
+		.display = "Claude Code",
+		.agent = "claude-code",
+		.routed_source = "claude-routed",
+		.post_source = "claude-post-tool-use",
+		.shell_tools = claude_shell,
+		.write_tools = claude_write,
+		.project_config = claude_project,
+		.user_config = claude_user,
+		.install_user_file = ".claude/settings.json",
+		.install_project_file = ".claude/settings.json",
+		.credentials = claude_credentials,
+	},
+	[AGENTHOST_CODEX] = {
+		.name = "codex",
+		.display = "Codex",
+		.agent = "codex",
+		.routed_source = "codex-routed",
+		.post_source = "codex-post-tool-use",
+		.shell_tools = codex_shell,
+		.write_tools = codex_write,
+		.project_config = codex_project,
+		.user_config = codex_user,
+		.install_user_file = ".codex/hooks.json",
+		.install_project_file = ".codex/hooks.json",
+		.credentials = codex_credentials,
+	},
+	[AGENTHOST_GEMINI] = {
+		.name = "gemini",
+		.display = "Gemini CLI",
+		.agent = "gemini-cli",
+		.routed_source = "gemini-routed",
+		.post_source = "gemini-after-tool",
+		.shell_tools = gemini_shell,
+		.write_tools = gemini_write,
+		.project_config = gemini_project,
+		.user_config = gemini_user,
+		.install_user_file = ".gemini/settings.json",
+		.install_project_file = ".gemini/settings.json",
+		.credentials = gemini_credentials,
+		.timeout_ms = true,
+	},
+};
+
+const struct agenthost_info *agenthost_get(enum agenthost host)
+{
+	return &agenthost_table[host];
+}
+
+int agenthost_from_string(const char *s, enum agenthost *ret, struct error *err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(agenthost_table); i++)
+		if (strcmp(s, agenthost_table[i].name) == 0) {
+			*ret = (enum agenthost)i;
+			return 0;
+		}
+	return error_set(err, EINVAL, "unknown host '%.100s' (claude, codex or gemini)", s);
+}
+
+bool agenthost_tool_in(const char *const *names, const char *tool)
+{
+	for (size_t i = 0; tool && names[i]; i++)
+		if (strcmp(names[i], tool) == 0)
+			return true;
+	return false;
+}
