@@ -220,7 +220,7 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 	json_object_set_new(e, "landlock", ll);
 	json_t *sc = json_object();
 	json_object_set_new(sc, "rules", json_integer(sb->seccomp_rules));
-	json_object_set_new(sc, "action", json_string("errno EPERM, reported"));
+	json_object_set_new(sc, "action", json_string("errno EPERM (EAFNOSUPPORT, EPROTONOSUPPORT for a refused socket family or netlink protocol), reported"));
 	json_object_set_new(sc, "foreign_arch", json_string("kill"));
 	json_object_set_new(e, "seccomp", sc);
 	/* who keeps pathname Unix sockets to the workspace and /tmp */

@@ -560,9 +560,9 @@ static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
 
 /* Once the run says which cgroups held it: a memory limit is claimed only
  * when a memory cgroup held it. RLIMIT_AS bounds each process's address
- * space: memory no mapping holds (a memfd or /dev/shm file written and
- * unmapped, System V segments detached), the page cache and the kernel's
- * own escape it, and every process has its own. */
+ * space: memory no mapping holds (a memfd written and unmapped, System V
+ * segments detached), the page cache and the kernel's own escape it, and
+ * every process has its own. */
 static void run_settle_limits(struct receipt_sandbox *sb)
 {
 	for (size_t i = 0; i < sb->n_limits; i++) {
@@ -576,7 +576,7 @@ static void run_settle_limits(struct receipt_sandbox *sb)
 			l->scope = RECEIPT_LIMIT_RUN;
 		} else {
 			l->partial = true;
-			l->not_counted = "shared memory no mapping holds (memfd, /dev/shm, System V), "
+			l->not_counted = "memory no mapping holds (a memfd, System V shared memory), "
 					 "the page cache, kernel memory; and each process has its own";
 		}
 	}

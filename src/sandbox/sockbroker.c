@@ -383,8 +383,10 @@ static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_no
 		return pin; /* ENOENT, ENOTDIR, ELOOP, EACCES... as the kernel says */
 	uint64_t mount_id = 0;
 	int r = sockbroker_mount_id(pin, "", &mount_id);
-	if (r < 0)
+	if (r < 0) {
+		sockbroker_record(b, full); /* its mount unknown: refused all the same */
 		return -EACCES;
+	}
 	bool is_socket = r == 1;
 	r = sockbroker_mount_allowed(b, pid, root, mount_id);
 	if (r < 0 && !sockbroker_valid(b, req->id))
