@@ -224,7 +224,7 @@ static int syscall_filter_add_families(scmp_filter_ctx ctx, unsigned *n_rules)
 	const int creators[] = { SCMP_SYS(socket), SCMP_SYS(socketpair) };
 	for (size_t i = 0; i < ARRAY_SIZE(creators); i++) {
 		int r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 1,
-					 SCMP_A0_64(SCMP_CMP_GT, FAMILY_MAX_ALLOWED));
+					 SCMP_A0_64(SCMP_CMP_GT, FAMILY_MAX_ALLOWED, 0));
 		if (r < 0)
 			return r;
 		(*n_rules)++;
@@ -232,14 +232,14 @@ static int syscall_filter_add_families(scmp_filter_ctx ctx, unsigned *n_rules)
 			if (syscall_filter_family_allowed(family))
 				continue;
 			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 1,
-					     SCMP_A0_64(SCMP_CMP_EQ, family));
+					     SCMP_A0_64(SCMP_CMP_EQ, family, 0));
 			if (r < 0)
 				return r;
 			(*n_rules)++;
 		}
 		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 2,
-				     SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK),
-				     SCMP_A2_64(SCMP_CMP_NE, NETLINK_ROUTE));
+				     SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK, 0),
+				     SCMP_A2_64(SCMP_CMP_NE, NETLINK_ROUTE, 0));
 		if (r < 0)
 			return r;
 		(*n_rules)++;
