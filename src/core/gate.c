@@ -675,7 +675,7 @@ int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *e
 		const char *doc_schema = jsonutil_str(doc, "schema");
 		json_t *rerun_of = json_object_get(json_object_get(doc, "gate"), "rerun_of");
 		if (strcmp(move, "fixes") == 0 && doc_schema &&
-		    strcmp(doc_schema, RECEIPT_SCHEMA) == 0 &&
+		    strcmp(doc_schema, "airlock.receipt/1") != 0 &&
 		    (!json_is_integer(rerun_of) || (uint64_t)json_integer_value(rerun_of) != id))
 			return error_set(why, EBADMSG,
 					 "its closing receipt %llu is not the re-run of %llu",

@@ -220,17 +220,32 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 	json_object_set_new(e, "landlock", ll);
 	json_t *sc = json_object();
 	json_object_set_new(sc, "rules", json_integer(sb->seccomp_rules));
-	json_object_set_new(sc, "action", json_string("errno EPERM, reported"));
+	json_object_set_new(sc, "action", json_string("errno EPERM (EAFNOSUPPORT, EPROTONOSUPPORT for a refused socket family or netlink protocol), reported"));
 	json_object_set_new(sc, "foreign_arch", json_string("kill"));
 	json_object_set_new(e, "seccomp", sc);
 	/* who keeps pathname Unix sockets to the workspace and /tmp */
 	json_object_set_new(e, "unix_sockets",
 			    json_string(sb->connect_mediated ? "supervisor" : "landlock"));
-	json_t *limits = json_object();
-	for (size_t i = 0; i < sb->n_limits; i++)
-		json_object_set_new(limits, sb->limits[i].name,
-				    json_integer((json_int_t)sb->limits[i].value));
+	/* Only what held is claimed: a limit in force that does not bound what
+	 * its name says is in limits_partial, and every one says what held it. */
+	static const char *const scopes[] = {
+		[RECEIPT_LIMIT_RUN] = "run",
+		[RECEIPT_LIMIT_PROCESS] = "process",
+		[RECEIPT_LIMIT_FILE] = "file",
+	};
+	json_t *limits = json_object(), *partial = json_object(), *mechanisms = json_object();
+	for (size_t i = 0; i < sb->n_limits; i++) {
+		const struct receipt_limit *l = &sb->limits[i];
+		json_object_set_new(l->partial ? partial : limits, l->name,
+				    json_integer((json_int_t)l->value));
+		json_object_set_new(mechanisms, l->name,
+				    json_pack("{s:s, s:s, s:o}", "mechanism", l->mechanism, "scope",
+					      scopes[l->scope], "not_counted",
+					      json_string_or_null(l->not_counted)));
+	}
 	json_object_set_new(e, "limits", limits);
+	json_object_set_new(e, "limits_partial", partial);
+	json_object_set_new(e, "limit_mechanisms", mechanisms);
 	json_t *cgroup = json_array();
 	if (sb->cgroup_memory)
 		json_array_append_new(cgroup, json_string("memory"));

@@ -9,7 +9,7 @@
 #include "basic/error.h"
 
 /* One attempt to run a command, whatever became of it (docs/receipt-format.md). */
-#define RECEIPT_SCHEMA "airlock.receipt/2"
+#define RECEIPT_SCHEMA "airlock.receipt/3"
 
 enum receipt_status {
 	RECEIPT_EXITED,
@@ -34,9 +34,24 @@ struct receipt_stream {
 	char *spill_error; /* why spilling stopped early, if it did */
 };
 
+/* How far a limit reaches: the whole run, each process, each file. */
+enum receipt_limit_scope {
+	RECEIPT_LIMIT_RUN,
+	RECEIPT_LIMIT_PROCESS,
+	RECEIPT_LIMIT_FILE,
+};
+
+/* A limit and what held it. A partial one is in force but does not bound
+ * what its name says (RLIMIT_AS bounds address space, not memory): the
+ * receipt does not claim it (`limits_partial`, not `limits`), and
+ * `not_counted` says what escapes it. */
 struct receipt_limit {
 	const char *name;
 	uint64_t value;
+	const char *mechanism; /* "RLIMIT_NOFILE", "cgroup-v1 memory", ... */
+	enum receipt_limit_scope scope;
+	bool partial;
+	const char *not_counted; /* partial limits: what escapes them */
 };
 
 struct receipt_denial {

@@ -520,30 +520,66 @@ static int run_open_streams(struct run_state *st, struct error *err)
 	return 0;
 }
 
-static void run_add_limit(struct run_state *st, struct sandbox_config *config, int resource,
-			  const char *name, uint64_t value)
+static struct receipt_limit *run_add_limit(struct run_state *st, struct sandbox_config *config,
+					   int resource, const char *name, uint64_t value,
+					   const char *mechanism, enum receipt_limit_scope scope)
 {
-	config->rlimits[config->n_rlimits++] = (struct sandbox_rlimit){ resource, value };
-	st->sandbox.limits[st->sandbox.n_limits++] = (struct receipt_limit){ name, value };
+	if (resource >= 0)
+		config->rlimits[config->n_rlimits++] = (struct sandbox_rlimit){ resource, value };
+	struct receipt_limit *l = &st->sandbox.limits[st->sandbox.n_limits++];
+	*l = (struct receipt_limit){ .name = name, .value = value, .mechanism = mechanism,
+				     .scope = scope };
+	return l;
 }
 
 static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
 {
 	const struct policy *policy = st->policy;
 
-	run_add_limit(st, config, RLIMIT_CORE, "core_bytes", policy->core_bytes);
-	run_add_limit(st, config, RLIMIT_NOFILE, "open_files", policy->open_files);
-	run_add_limit(st, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes);
+	run_add_limit(st, config, RLIMIT_CORE, "core_bytes", policy->core_bytes, "RLIMIT_CORE",
+		      RECEIPT_LIMIT_PROCESS);
+	run_add_limit(st, config, RLIMIT_NOFILE, "open_files", policy->open_files, "RLIMIT_NOFILE",
+		      RECEIPT_LIMIT_PROCESS);
+	run_add_limit(st, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes,
+		      "RLIMIT_FSIZE", RECEIPT_LIMIT_FILE);
 	if (!config->isolation.enabled)
 		return;
 	/* Inside its own user namespace RLIMIT_NPROC counts only the
 	 * quarantine's processes, root's included; on the host it would count
-	 * every process of the caller. */
-	run_add_limit(st, config, RLIMIT_NPROC, "processes", policy->processes);
-	run_add_limit(st, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds);
-	/* memory: a cgroup where the sandbox can make one, else RLIMIT_AS */
-	st->sandbox.limits[st->sandbox.n_limits++] =
-		(struct receipt_limit){ "memory_bytes", policy->memory_bytes };
+	 * every process of the caller. A pids cgroup, where the sandbox makes
+	 * one, holds it too (run_settle_limits). */
+	run_add_limit(st, config, RLIMIT_NPROC, "processes", policy->processes, "RLIMIT_NPROC",
+		      RECEIPT_LIMIT_RUN);
+	run_add_limit(st, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds, "RLIMIT_CPU",
+		      RECEIPT_LIMIT_PROCESS);
+	/* memory: a cgroup where the sandbox can make one, else RLIMIT_AS,
+	 * which is not a memory limit (run_settle_limits) */
+	run_add_limit(st, config, -1, "memory_bytes", policy->memory_bytes, "RLIMIT_AS",
+		      RECEIPT_LIMIT_PROCESS);
+}
+
+/* Once the run says which cgroups held it: a memory limit is claimed only
+ * when a memory cgroup held it. RLIMIT_AS bounds each process's address
+ * space: memory no mapping holds (a memfd written and unmapped, System V
+ * segments detached), the page cache and the kernel's own escape it, and
+ * every process has its own. */
+static void run_settle_limits(struct receipt_sandbox *sb)
+{
+	for (size_t i = 0; i < sb->n_limits; i++) {
+		struct receipt_limit *l = &sb->limits[i];
+		if (strcmp(l->name, "processes") == 0 && sb->cgroup_pids)
+			l->mechanism = "cgroup-v1 pids";
+		if (strcmp(l->name, "memory_bytes") != 0)
+			continue;
+		if (sb->cgroup_memory) {
+			l->mechanism = "cgroup-v1 memory";
+			l->scope = RECEIPT_LIMIT_RUN;
+		} else {
+			l->partial = true;
+			l->not_counted = "memory no mapping holds (a memfd, System V shared memory), "
+					 "the page cache, kernel memory; and each process has its own";
+		}
+	}
 }
 
 static int run_build_isolation(struct run_state *st, struct sandbox_isolation *iso,
@@ -742,6 +778,7 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	sb->cgroup_pids = res->manifest.cgroup_pids;
 	sb->memory_limit_hit = res->manifest.memory_limit_hit;
 	sb->pids_limit_hit = res->manifest.pids_limit_hit;
+	run_settle_limits(sb);
 	for (size_t i = 0; i < res->n_denials && i < ARRAY_SIZE(sb->denials); i++)
 		sb->denials[sb->n_denials++] = (struct receipt_denial){
 			.syscall = run_denial_name(st, i, &res->denials[i]),

@@ -69,11 +69,17 @@ static void isolate_plan_landlock(struct isolate_plan *plan)
 		dev |= AL_FS_IOCTL_DEV;
 	}
 	/* Pathname Unix sockets: reachable beneath the workspace and /tmp only
-	 * (landlock_write), not on the read-only host nor in /dev. Older kernels
-	 * get the supervisor's mediation instead. */
+	 * (landlock_write), not on the read-only host, in /dev nor in the
+	 * writable directories (isolate_landlock). Older kernels get the
+	 * supervisor's mediation instead, and so does a run with a writable
+	 * directory below /tmp: Landlock's grant beneath /tmp would cover it,
+	 * and a rule can only grant. */
 	if (abi >= 9)
 		fs |= AL_FS_RESOLVE_UNIX;
-	plan->mediate_connect = abi < 9;
+	bool writable_in_tmp = false;
+	for (size_t i = 0; i < plan->iso->n_writable; i++)
+		writable_in_tmp |= path_is_under(plan->iso->writable[i].path, "/tmp");
+	plan->mediate_connect = abi < 9 || writable_in_tmp;
 	plan->landlock_abi = abi;
 	plan->landlock_handled = (struct al_landlock_ruleset_attr){ .handled_access_fs = fs };
 	plan->landlock_attr_size = sizeof(uint64_t);
@@ -779,7 +785,8 @@ bool isolate_landlock(const struct isolate_plan *plan)
 		    landlock_allow(ruleset, "/tmp", plan->landlock_write) &&
 		    landlock_allow(ruleset, "/dev", plan->landlock_dev);
 	for (size_t i = 0; done && i < plan->iso->n_writable; i++)
-		done = landlock_allow(ruleset, plan->iso->writable[i].path, plan->landlock_write);
+		done = landlock_allow(ruleset, plan->iso->writable[i].path,
+				      plan->landlock_write & ~(uint64_t)AL_FS_RESOLVE_UNIX);
 	done = done && ok(syscall(__NR_landlock_restrict_self, ruleset, 0));
 	int saved = errno;
 	syscall(SYS_close, ruleset);

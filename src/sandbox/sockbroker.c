@@ -28,6 +28,7 @@
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
+#include "basic/strv.h"
 #include "sandbox/syscall_filter.h"
 
 #ifndef STATX_MNT_ID
@@ -42,6 +43,10 @@
 /* How often in-flight connects are checked for a caller that stopped waiting. */
 #define SOCKBROKER_SWEEP_MS    50
 #define SOCKBROKER_STACK_BYTES (256 * 1024)
+/* pidfd_open(): a pidfd for this thread, not its group (Linux 6.9) */
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
 /* openat2(RESOLVE_IN_ROOT) answers EAGAIN when a rename raced the lookup. */
 #define SOCKBROKER_RESOLVE_TRIES 8
 
@@ -56,6 +61,7 @@ struct sockbroker_worker {
 struct sockbroker {
 	int listener_fd;
 	char *workspace;
+	char **writable; /* NULL-terminated */
 	bool share_net;
 
 	pthread_mutex_t lock; /* everything below */
@@ -100,11 +106,16 @@ int sockbroker_new(struct sockbroker **ret, const struct sockbroker_config *conf
 	b->listener_fd = fcntl(config->listener_fd, F_DUPFD_CLOEXEC, 3);
 	b->workspace = strdup(config->workspace ? config->workspace : "/");
 	b->share_net = config->share_net;
-	if (b->listener_fd < 0 || !b->workspace) {
+	b->writable = calloc(config->n_writable + 1, sizeof(*b->writable));
+	bool copied = b->writable != NULL;
+	for (size_t i = 0; copied && i < config->n_writable; i++)
+		copied = (b->writable[i] = strdup(config->writable[i].path)) != NULL;
+	if (b->listener_fd < 0 || !b->workspace || !copied) {
 		int e = b->listener_fd < 0 ? errno : ENOMEM;
 		if (b->listener_fd >= 0)
 			close(b->listener_fd);
 		free(b->workspace);
+		strv_free(b->writable);
 		free(b);
 		return error_set_errno(err, e, "cannot start the connect broker");
 	}
@@ -187,7 +198,10 @@ static bool sockbroker_id_in(const uint64_t *ids, size_t n, uint64_t id)
 
 /* Reads the caller's mount table once: the mounts at the workspace and at
  * /tmp as the caller resolves them, and every mount whose chain of parents
- * reaches one of them. */
+ * reaches one of them without passing a writable directory's: those are
+ * the host's directories, mounted in the private /tmp when they lie below
+ * the host's, and their sockets the host's. A writable directory that
+ * cannot be found fails the whole: every pathname connect is refused. */
 static int sockbroker_learn_mounts(struct sockbroker *b, pid_t pid, int root)
 {
 	uint64_t tops[2] = { 0, 0 };
@@ -197,6 +211,19 @@ static int sockbroker_learn_mounts(struct sockbroker *b, pid_t pid, int root)
 		if (fd < 0)
 			return fd;
 		int r = sockbroker_mount_id(fd, "", &tops[i]);
+		if (r < 0)
+			return r;
+	}
+	size_t n_stops = strv_length(b->writable);
+	cleanup_free uint64_t *stops = calloc(n_stops + 1, sizeof(*stops));
+	if (!stops)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_stops; i++) {
+		cleanup_close int fd =
+			sockbroker_open_in_root(root, b->writable[i], RESOLVE_NO_SYMLINKS);
+		if (fd < 0)
+			return fd;
+		int r = sockbroker_mount_id(fd, "", &stops[i]);
 		if (r < 0)
 			return r;
 	}
@@ -239,12 +266,15 @@ static int sockbroker_learn_mounts(struct sockbroker *b, pid_t pid, int root)
 	if (!allowed)
 		return -ENOMEM;
 	size_t n_allowed = 0;
-	allowed[n_allowed++] = tops[0];
-	allowed[n_allowed++] = tops[1];
+	for (int i = 0; i < 2; i++)
+		if (!sockbroker_id_in(stops, n_stops, tops[i]))
+			allowed[n_allowed++] = tops[i];
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = ids[i];
 		/* up the parents; a chain longer than the table is a cycle */
 		for (size_t depth = 0; depth <= n; depth++) {
+			if (sockbroker_id_in(stops, n_stops, at))
+				break;
 			if (at == tops[0] || at == tops[1]) {
 				if (!sockbroker_id_in(allowed, n_allowed, ids[i]))
 					allowed[n_allowed++] = ids[i];
@@ -309,7 +339,7 @@ static bool sockbroker_through_proc(const char *path)
 /* A pathname address: resolved in the caller's view, pinned, checked, and
  * connected to through the pin. */
 static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_notif *req, int sock,
-				   const char *path)
+				   const char *path, bool capless)
 {
 	pid_t pid = (pid_t)req->pid;
 	char full[PATH_MAX + sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
@@ -332,7 +362,9 @@ static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_no
 		    (int)sizeof(full))
 			return -ENAMETOOLONG;
 	}
-	if (sockbroker_through_proc(full)) {
+	/* a worker that kept the supervisor's capabilities would connect
+	 * with its DAC override: refused, and written down */
+	if (!capless || sockbroker_through_proc(full)) {
 		sockbroker_record(b, full);
 		return -EACCES;
 	}
@@ -351,8 +383,10 @@ static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_no
 		return pin; /* ENOENT, ENOTDIR, ELOOP, EACCES... as the kernel says */
 	uint64_t mount_id = 0;
 	int r = sockbroker_mount_id(pin, "", &mount_id);
-	if (r < 0)
+	if (r < 0) {
+		sockbroker_record(b, full); /* its mount unknown: refused all the same */
 		return -EACCES;
+	}
 	bool is_socket = r == 1;
 	r = sockbroker_mount_allowed(b, pid, root, mount_id);
 	if (r < 0 && !sockbroker_valid(b, req->id))
@@ -369,8 +403,40 @@ static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_no
 				     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1));
 }
 
+/* A pidfd for the caller: req->pid is the thread that called connect(),
+ * which need not lead its thread group (Go's runtime, any thread pool), and
+ * pidfd_open() refuses a thread that does not without PIDFD_THREAD. Before
+ * Linux 6.9, the group's leader stands for it: threads share their
+ * descriptor table (a task that does not is not a thread of a group a
+ * libc makes), and the leader's pid stays reserved while any thread of its
+ * group lives. Whatever was read is from the caller only if its
+ * notification is still valid afterwards, which the caller checks. */
+static int sockbroker_pidfd(pid_t tid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	cleanup_free char *text = NULL;
+	size_t size;
+	struct error ignored = { 0 };
+	if (file_read_capped(AT_FDCWD, path, 64 * 1024, &text, &size, &ignored) < 0)
+		return -1;
+	const char *line = strstr(text, "\nTgid:");
+	int tgid;
+	if (!line || sscanf(line + 6, "%d", &tgid) != 1 || tgid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return (int)syscall(SYS_pidfd_open, tgid, 0);
+}
+
 /* One connect(): 0 or a negative errno, the caller's answer. */
-static int sockbroker_connect(struct sockbroker *b, const struct seccomp_notif *req)
+static int sockbroker_connect(struct sockbroker *b, const struct seccomp_notif *req, bool capless)
 {
 	pid_t pid = (pid_t)req->pid;
 	int addrlen = (int)req->data.args[2];
@@ -391,7 +457,7 @@ static int sockbroker_connect(struct sockbroker *b, const struct seccomp_notif *
 		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != addrlen)
 			return sockbroker_valid(b, req->id) ? -EFAULT : -EINTR;
 	}
-	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	cleanup_close int pidfd = sockbroker_pidfd(pid);
 	if (pidfd < 0 || !sockbroker_valid(b, req->id))
 		return -EINTR; /* the caller is gone */
 	cleanup_close int sock = (int)syscall(SYS_pidfd_getfd, pidfd, (int)req->data.args[0], 0);
@@ -426,7 +492,7 @@ static int sockbroker_connect(struct sockbroker *b, const struct seccomp_notif *
 	size_t n = strnlen(addr.un.sun_path, path_max);
 	memcpy(path, addr.un.sun_path, n);
 	path[n] = '\0';
-	return sockbroker_connect_path(b, req, sock, path);
+	return sockbroker_connect_path(b, req, sock, path, capless);
 }
 
 /* The command's DAC rights, not the supervisor's: the same uid and groups
@@ -473,7 +539,7 @@ static void *sockbroker_worker_main(void *arg)
 		pthread_mutex_unlock(&b->lock);
 
 		struct seccomp_notif_resp resp = { .id = req.id };
-		resp.error = capless ? sockbroker_connect(b, &req) : -EPERM;
+		resp.error = sockbroker_connect(b, &req, capless);
 
 		pthread_mutex_lock(&b->lock);
 		w->busy = false;
@@ -592,5 +658,6 @@ void sockbroker_finish(struct sockbroker *b, struct sandbox_result *result)
 	pthread_cond_destroy(&b->wake);
 	free(b->allowed_mounts);
 	free(b->workspace);
+	strv_free(b->writable);
 	free(b);
 }

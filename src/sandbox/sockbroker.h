@@ -30,6 +30,10 @@ struct sockbroker;
 struct sockbroker_config {
 	int listener_fd; /* duplicated: the caller may close its own */
 	const char *workspace; /* as the command sees it (the same path as the host's) */
+	/* sandbox.writable: host directories, whose sockets are the host's even
+	 * where they lie below /tmp (mounted in the private one) */
+	const struct sandbox_writable *writable;
+	size_t n_writable;
 	bool share_net; /* the host's network: abstract addresses are refused */
 };
 

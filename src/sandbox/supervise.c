@@ -401,7 +401,7 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
 		supervisor_record_denial(s->result, req->data.nr, req->data.arch);
-		resp->error = -EPERM;
+		resp->error = -syscall_filter_refusal_errno(req->data.nr, req->data.args);
 	}
 	(void)ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
 }
@@ -764,6 +764,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 			/* Without it each connect() is refused as a denial (EPERM). */
 			struct sockbroker_config bc = { .listener_fd = s.listener_fd,
 							.workspace = config->isolation.workspace,
+							.writable = config->isolation.writable,
+							.n_writable = config->isolation.n_writable,
 							.share_net = config->isolation.share_net };
 			struct error broker_err = { 0 };
 			(void)sockbroker_new(&s.broker, &bc, &broker_err);

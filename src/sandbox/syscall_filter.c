@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <limits.h>
+#include <linux/netlink.h>
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
@@ -182,6 +183,70 @@ static int syscall_filter_add_setid(scmp_filter_ctx ctx, unsigned *n_rules)
 	return 0;
 }
 
+/* The socket families a command may create: Unix, IPv4, IPv6, and netlink
+ * for its route protocol alone (getaddrinfo's AI_ADDRCONFIG and `ip` read
+ * the quarantine's own addresses through it). Every other family is
+ * refused in socket() and socketpair(): vsock reaches the host's hypervisor
+ * and guests whatever the network namespace, packet and XDP sockets the
+ * raw link layer, AF_ALG the kernel's crypto code, and the rest is code the
+ * command has no need of (docs/sandbox.md, "Socket families"). The family
+ * is compared on all 64 bits of the register: one whose high bits are set
+ * (which the kernel, reading an int, ignores) is above the highest allowed
+ * value and refused too. */
+static const uint64_t allowed_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+#define FAMILY_MAX_ALLOWED AF_NETLINK
+
+static bool syscall_filter_family_allowed(uint64_t family)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(allowed_families); i++)
+		if (family == allowed_families[i])
+			return true;
+	return false;
+}
+
+int syscall_filter_refusal_errno(int nr, const __u64 args[6])
+{
+	if (nr != seccomp_syscall_resolve_name("socket") &&
+	    nr != seccomp_syscall_resolve_name("socketpair"))
+		return EPERM;
+	if (!syscall_filter_family_allowed(args[0]))
+		return EAFNOSUPPORT; /* as from a kernel without the family */
+	if (args[0] == AF_NETLINK && args[2] != NETLINK_ROUTE)
+		return EPROTONOSUPPORT;
+	return EPERM; /* an AF_UNIX datagram socket (SYSCALL_FILTER_MEDIATE_CONNECT) */
+}
+
+/* libseccomp takes one comparison per argument in a rule, so the refused
+ * families are each value up to the highest allowed one, and everything
+ * above it. */
+static int syscall_filter_add_families(scmp_filter_ctx ctx, unsigned *n_rules)
+{
+	const int creators[] = { SCMP_SYS(socket), SCMP_SYS(socketpair) };
+	for (size_t i = 0; i < ARRAY_SIZE(creators); i++) {
+		int r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 1,
+					 SCMP_A0_64(SCMP_CMP_GT, FAMILY_MAX_ALLOWED, 0));
+		if (r < 0)
+			return r;
+		(*n_rules)++;
+		for (uint64_t family = 0; family < FAMILY_MAX_ALLOWED; family++) {
+			if (syscall_filter_family_allowed(family))
+				continue;
+			r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 1,
+					     SCMP_A0_64(SCMP_CMP_EQ, family, 0));
+			if (r < 0)
+				return r;
+			(*n_rules)++;
+		}
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, creators[i], 2,
+				     SCMP_A0_64(SCMP_CMP_EQ, AF_NETLINK, 0),
+				     SCMP_A2_64(SCMP_CMP_NE, NETLINK_ROUTE, 0));
+		if (r < 0)
+			return r;
+		(*n_rules)++;
+	}
+	return 0;
+}
+
 static void seccomp_ctx_releasep(scmp_filter_ctx *ctx)
 {
 	if (*ctx)
@@ -268,6 +333,8 @@ int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct er
 		r = syscall_filter_add_rules(ctx, &n_rules);
 	if (r == 0)
 		r = syscall_filter_add_setid(ctx, &n_rules);
+	if (r == 0)
+		r = syscall_filter_add_families(ctx, &n_rules);
 	if (r == 0 && (flags & SYSCALL_FILTER_TRACE_WRITES))
 		r = syscall_filter_add_traces(ctx, &n_rules);
 	if (r == 0 && (flags & SYSCALL_FILTER_MEDIATE_CONNECT))

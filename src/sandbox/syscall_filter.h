@@ -57,6 +57,12 @@ struct syscall_trace {
  * refuses those in every run, and the supervisor refuses them in a traced
  * run too, where the same system calls also come to it to be recorded. */
 bool syscall_filter_sets_id(int nr, const __u64 args[6]);
+/* The errno a refused call gets: EAFNOSUPPORT for a socket family the
+ * filter refuses, EPROTONOSUPPORT for a netlink protocol other than route
+ * (what a kernel without them answers, so programs fall back as they
+ * would there), EPERM for everything else. Decided on the caller's
+ * registers, as the filter's rules are. */
+int syscall_filter_refusal_errno(int nr, const __u64 args[6]);
 /* The trace entry for a syscall number of the native architecture, or NULL. */
 const struct syscall_trace *syscall_filter_traced(int nr);
 void syscall_filter_release(struct syscall_filter *filter);

@@ -539,8 +539,53 @@ while True:
 	if rq '.sandbox.enforced.cgroup_controllers | index("memory") != null' | grep -qx true; then
 		[ "$(rq .stdout)" = unlimited ]
 	else
-		[ "$(rq .stdout)" = "$(( $(rq .sandbox.enforced.limits.memory_bytes) / 1024 ))" ]
+		[ "$(rq .stdout)" = "$(( $(rq .sandbox.enforced.limits_partial.memory_bytes) / 1024 ))" ]
 	fi
+}
+
+@test "57 socket families beyond Unix, IPv4, IPv6 and netlink route: refused (vsock ignores network namespaces) and recorded" {
+	al run -- "$PROBE" socket_families
+	[ "$status" -eq 0 ] || { echo "$(rq .stdout)"; return 1; }
+	! rq .stdout | grep -q ESCAPED
+	# each refusal is the filter's, whatever the kernel offers
+	[ "$(rq .stdout | grep -c EAFNOSUPPORT)" -ge 8 ] || { rq .stdout; return 1; }
+	rq '.sandbox.denials | map(select(.syscall == "socket")) | .[0].count' | grep -qx 9
+	rq '.sandbox.denials | map(.syscall) | index("socketpair") != null' | grep -qx true
+	al run -- "$PROBE" socket_allowed
+	[ "$(rq .stdout)" = ok ]
+	[ "$(rq '.sandbox.denials | length')" -eq 0 ]
+}
+
+@test "58 memory held in a memfd: a limit RLIMIT_AS cannot hold is not claimed" {
+	printf '{"schema": "airlock.policy/1", "limits": {"memory_bytes": 268435456}}' > "$TEST_DIR/p.json"
+	al run --policy "$TEST_DIR/p.json" --timeout 30s -- python3 -c '
+import os
+fd = os.memfd_create("hog")
+chunk = bytes(1 << 20)
+for i in range(768):
+    os.write(fd, chunk)
+print("held", os.fstat(fd).st_size >> 20)'
+	[ "$(rq .sandbox.enforced.limit_mechanisms.memory_bytes.mechanism)" != null ] || return 1
+	if rq '.sandbox.enforced.cgroup_controllers | index("memory") != null' | grep -qx true; then
+		# the memory cgroup counts shared memory: the hog does not get its 768 MiB
+		[ "$(rq .stdout)" != "held 768" ]
+		[ "$(rq .sandbox.killed_by)" = memory ]
+		[ "$(rq .sandbox.enforced.limits.memory_bytes)" -eq 268435456 ]
+		[ "$(rq .sandbox.enforced.limit_mechanisms.memory_bytes.mechanism)" = "cgroup-v1 memory" ]
+		[ "$(rq .sandbox.enforced.limit_mechanisms.memory_bytes.scope)" = run ]
+	else
+		# RLIMIT_AS bounds each process's address space, not memory: the
+		# hog holds 768 MiB, and the receipt does not claim the limit
+		[ "$(rq .stdout)" = "held 768" ]
+		[ "$(rq .sandbox.enforced.limits.memory_bytes)" = null ]
+		[ "$(rq .sandbox.enforced.limits_partial.memory_bytes)" -eq 268435456 ]
+		[ "$(rq .sandbox.enforced.limit_mechanisms.memory_bytes.mechanism)" = RLIMIT_AS ]
+		[ "$(rq .sandbox.enforced.limit_mechanisms.memory_bytes.scope)" = process ]
+	fi
+	# every limit named in the manifest says what held it
+	[ "$(rq '(.sandbox.enforced.limits + .sandbox.enforced.limits_partial | keys) == (.sandbox.enforced.limit_mechanisms | keys)')" = true ]
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" "$(receipt)"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 @test "56 init does not outlive a supervisor killed before init armed PR_SET_PDEATHSIG (regression: holding the supervisor's pipe ends, it saw no hang-up and waited for go forever)" {

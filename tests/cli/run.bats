@@ -24,7 +24,7 @@ load helpers
 	[ "$(rq .stderr)" = err ]
 	[ "$(rq .match_expected)" = false ]
 	[ "$(rq .rationale)" = "check it" ]
-	[ "$(rq .schema)" = airlock.receipt/2 ]
+	[ "$(rq .schema)" = airlock.receipt/3 ]
 	[ "$(rq .status)" = exited ]
 	rq '.duration_ms >= 0 and (.started_at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$"))' | grep -qx true
 	[ "$(rq .output.stdout.bytes)" = 4 ]
@@ -256,7 +256,7 @@ load helpers
 @test "--json prints the whole receipt" {
 	run --separate-stderr "$AIRLOCK" run --json -- echo hi
 	[ "$status" -eq 0 ]
-	jq -e '.schema == "airlock.receipt/2" and .stdout == "hi\n" and .id >= 1' <<<"$output"
+	jq -e '.schema == "airlock.receipt/3" and .stdout == "hi\n" and .id >= 1' <<<"$output"
 }
 
 @test "long output keeps head and tail with counts and the hash of everything" {

@@ -23,13 +23,15 @@ setup() {
 	PROBE="$TEST_DIR/probe"
 	cp "$AIRLOCK_PROBE" "$PROBE"
 	LISTENERS=()
+	WDIR=
 }
 
 teardown() {
 	for pid in "${LISTENERS[@]}"; do
 		kill "$pid" 2>/dev/null || true
 	done
-	rm -rf "$HOST_DIR"
+	rm -rf "$HOST_DIR" "$TEST_DIR.policy.json"
+	[ -z "$WDIR" ] || rm -rf "$WDIR"
 	chmod -R u+rwX "$TEST_DIR" "$AIRLOCK_STATE_DIR" 2>/dev/null || true
 	rm -rf "$TEST_DIR" "$AIRLOCK_STATE_DIR"
 }
@@ -220,4 +222,31 @@ inside() {
 	[ "$(rq .status)" = timeout ] || [ "$(rq .sandbox.killed_by)" = timeout ]
 	[ $(((end - start) / 1000000)) -lt 9000 ]
 	[[ "$(rq .stdout)" == connecting* ]]
+}
+
+@test "connect from a thread other than the main one: allowed sockets work, host ones are refused and recorded" {
+	listen stream "$TEST_DIR/ok.sock"
+	listen stream "$HOST_DIR/host.sock"
+	inside "$PROBE" connect_thread "$TEST_DIR/ok.sock"
+	[ "$status" -eq 0 ]
+	[ "$(rq .stdout)" = ok ] || { echo "thread connect: $(rq .stdout)"; return 1; }
+	sleep 0.1
+	grep -q 'from a thread' "$TEST_DIR/ok.sock.log"
+	inside "$PROBE" connect_thread "$HOST_DIR/host.sock"
+	[ "$(rq .stdout)" = "err:EACCES" ] || { echo "thread connect: $(rq .stdout)"; return 1; }
+	untouched "$HOST_DIR/host.sock"
+	socket_denied "$HOST_DIR/host.sock"
+}
+
+@test "a socket in a sandbox.writable directory below /tmp is refused like any outside the workspace" {
+	# below the host's /tmp, beside (not inside) the workspace
+	WDIR=$(mktemp -d /tmp/airlock-wsock.XXXXXX)
+	chmod 755 "$WDIR"
+	printf '{"schema": "airlock.policy/1", "sandbox": {"writable": ["%s"]}}' "$WDIR" > "$TEST_DIR.policy.json"
+	listen stream "$WDIR/w.sock"
+	al run --policy "$TEST_DIR.policy.json" --workspace "$TEST_DIR" -- "$PY" "$SP" connect "$WDIR/w.sock"
+	[ "$(rq '.sandbox.enforced.writable | length')" -eq 1 ] || { rq .error; return 1; }
+	[ "$(rq .stdout)" = "err:EACCES" ] || { echo "connect: $(rq .stdout)"; return 1; }
+	untouched "$WDIR/w.sock"
+	socket_denied "$WDIR/w.sock"
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <linux/netlink.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <stdio.h>
@@ -119,6 +120,107 @@ static int probe_unix_race(const char *allowed, const char *host)
 	return 0;
 }
 
+/* A connect() from a thread other than the main one: "ok" or "err:NAME".
+ * Threaded programs (Go's runtime, any thread pool) connect from anywhere. */
+static const char *thread_path;
+static int thread_errno;
+
+static void *thread_connect(void *arg)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	(void)arg;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", thread_path);
+	thread_errno = s < 0 || connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? errno : 0;
+	if (thread_errno == 0)
+		(void)write(s, "from a thread\n", 14);
+	return NULL;
+}
+
+static int probe_connect_thread(const char *path)
+{
+	pthread_t t;
+
+	thread_path = path;
+	if (pthread_create(&t, NULL, thread_connect, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 2;
+	if (thread_errno)
+		printf("err:%s\n", strerrorname_np(thread_errno));
+	else
+		printf("ok\n");
+	return 0;
+}
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef AF_ALG
+#define AF_ALG 38
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+/* Socket families beyond Unix, IPv4, IPv6 and netlink route: each must be
+ * refused, whatever the kernel offers (vsock ignores network namespaces). */
+static int probe_socket_families(void)
+{
+	static const struct {
+		const char *what;
+		int family, type, protocol;
+	} refused[] = {
+		{ "socket(AF_VSOCK)", AF_VSOCK, SOCK_STREAM, 0 },
+		{ "socket(AF_VSOCK, SOCK_DGRAM)", AF_VSOCK, SOCK_DGRAM, 0 },
+		{ "socket(AF_PACKET)", AF_PACKET, SOCK_DGRAM, 0 },
+		{ "socket(AF_ALG)", AF_ALG, SOCK_SEQPACKET, 0 },
+		{ "socket(AF_XDP)", AF_XDP, SOCK_RAW, 0 },
+		{ "socket(AF_BLUETOOTH)", AF_BLUETOOTH, SOCK_STREAM, 0 },
+		{ "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", AF_NETLINK, SOCK_DGRAM,
+		  NETLINK_KOBJECT_UEVENT },
+		{ "socket(AF_NETLINK, NETLINK_SOCK_DIAG)", AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG },
+		{ "socket(AF_VSOCK | 1 << 32)", AF_VSOCK, SOCK_STREAM, 0 },
+	};
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		/* the last one with high bits the kernel ignores (it reads an int) */
+		long family = refused[i].family | (i == sizeof(refused) / sizeof(refused[0]) - 1
+							   ? (long)(1UL << 32)
+							   : 0);
+		failed += verdict(syscall(SYS_socket, family, refused[i].type, refused[i].protocol),
+				  refused[i].what);
+	}
+	int pair[2];
+	failed += verdict(socketpair(AF_VSOCK, SOCK_STREAM, 0, pair), "socketpair(AF_VSOCK)");
+	return failed;
+}
+
+/* The families that stay: each must still be creatable. */
+static int probe_socket_allowed(void)
+{
+	static const struct {
+		const char *what;
+		int family, type, protocol;
+	} allowed[] = {
+		{ "AF_UNIX", AF_UNIX, SOCK_STREAM, 0 },
+		{ "AF_INET", AF_INET, SOCK_STREAM, 0 },
+		{ "AF_INET6", AF_INET6, SOCK_DGRAM, 0 },
+		{ "AF_NETLINK/NETLINK_ROUTE", AF_NETLINK, SOCK_RAW, NETLINK_ROUTE },
+	};
+	int pair[2];
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (socket(allowed[i].family, allowed[i].type, allowed[i].protocol) < 0) {
+			printf("refused: %s: %s\n", allowed[i].what, strerrorname_np(errno));
+			return 1;
+		}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0) {
+		printf("refused: socketpair(AF_UNIX): %s\n", strerrorname_np(errno));
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -177,6 +279,12 @@ int main(int argc, char **argv)
 		return probe_tiocsti(0x541C);
 	if (!strcmp(mode, "unix_race") && argc == 4)
 		return probe_unix_race(argv[2], argv[3]);
+	if (!strcmp(mode, "connect_thread") && argc == 3)
+		return probe_connect_thread(argv[2]);
+	if (!strcmp(mode, "socket_families"))
+		return probe_socket_families();
+	if (!strcmp(mode, "socket_allowed"))
+		return probe_socket_allowed();
 	if (!strcmp(mode, "int80"))
 		return probe_int80();
 	fprintf(stderr, "probe: unknown mode '%s'\n", mode);

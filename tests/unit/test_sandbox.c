@@ -463,6 +463,75 @@ static void test_filter_mediates_connect_and_refuses_unix_datagrams(void)
 	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
 }
 
+/* In every program, socket() and socketpair() of any family but Unix, IPv4,
+ * IPv6 and netlink route come to the supervisor (ENOSYS with no listener),
+ * whatever the kernel offers, and high bits of the family do not pass. */
+static int family_filter_child(void)
+{
+	struct syscall_filter filter;
+	struct error err = { 0 };
+	int pair[2];
+
+	if (syscall_filter_build(&filter, 0, &err) < 0)
+		return 100;
+	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return 101;
+#define E(call) ((call) < 0 ? -(long)errno : 0L)
+	const struct {
+		long r;
+		bool refused;
+	} calls[] = {
+		{ E(syscall(SYS_socket, 40 /* AF_VSOCK */, SOCK_STREAM, 0)), true },
+		{ E(syscall(SYS_socket, AF_PACKET, SOCK_DGRAM, 0)), true },
+		{ E(syscall(SYS_socket, 38 /* AF_ALG */, SOCK_SEQPACKET, 0)), true },
+		{ E(syscall(SYS_socket, 0 /* AF_UNSPEC */, SOCK_STREAM, 0)), true },
+		{ E(syscall(SYS_socket, 3 /* AF_AX25 */, SOCK_DGRAM, 0)), true },
+		{ E(syscall(SYS_socket, 15 /* AF_KEY */, SOCK_RAW, 2)), true },
+		{ E(syscall(SYS_socket, (1UL << 32) | AF_INET, SOCK_STREAM, 0)), true },
+		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */)), true },
+		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, (1UL << 32) /* route, high bits */)), true },
+		{ E(syscall(SYS_socketpair, 40, SOCK_STREAM, 0, pair)), true },
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socket, AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0)), false },
+		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */)), false },
+		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)), false },
+	};
+#undef E
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
+			return (int)i + 1;
+	return 0;
+}
+
+static void test_filter_refuses_socket_families(void)
+{
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(family_filter_child());
+	int status;
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
+/* The errno the supervisor answers agrees with the rules. */
+static void test_refusal_errno_names_the_family(void)
+{
+	const __u64 vsock[6] = { 40, SOCK_STREAM }, high[6] = { (1ULL << 32) | AF_INET, 1 };
+	const __u64 diag[6] = { AF_NETLINK, SOCK_RAW, 4 }, dgram[6] = { AF_UNIX, SOCK_DGRAM };
+	ASSERT_EQ_INT(syscall_filter_refusal_errno(SYS_socket, vsock), EAFNOSUPPORT);
+	ASSERT_EQ_INT(syscall_filter_refusal_errno(SYS_socketpair, vsock), EAFNOSUPPORT);
+	ASSERT_EQ_INT(syscall_filter_refusal_errno(SYS_socket, high), EAFNOSUPPORT);
+	ASSERT_EQ_INT(syscall_filter_refusal_errno(SYS_socket, diag), EPROTONOSUPPORT);
+	ASSERT_EQ_INT(syscall_filter_refusal_errno(SYS_socket, dgram), EPERM);
+	ASSERT_EQ_INT(syscall_filter_refusal_errno(SYS_ptrace, vsock), EPERM);
+}
+
 /* The supervisor's own reading of a notification's arguments agrees. */
 static void test_sets_id_reads_the_mode_argument(void)
 {
@@ -502,6 +571,7 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 }
 
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
+	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument), T_(test_cgroup_sweep_removes_only_dead_supervisors),
 	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
