@@ -102,17 +102,55 @@ static int hostview_push_resolved(char ***list, const char *path)
 	return strv_consume(list, resolved);
 }
 
-/* The passwd home of uid, or NULL. Only /etc/passwd is read: asking NSS
- * (LDAP, sssd) could block a run on the network. */
+/* The home the password database gives uid, or NULL. Through NSS, not
+ * /etc/passwd alone: a home known only to LDAP or sssd is the caller's as
+ * much as one in /etc/passwd, and must be hidden as carefully. */
 static char *hostview_passwd_home(uid_t uid)
 {
-	cleanup_fclose FILE *f = fopen("/etc/passwd", "re");
-	struct passwd *pw;
+	long max = sysconf(_SC_GETPW_R_SIZE_MAX);
+	size_t size = max > 0 ? (size_t)max : 16384;
 
-	while (f && (pw = fgetpwent(f)))
-		if (pw->pw_uid == uid && pw->pw_dir && pw->pw_dir[0] == '/')
-			return strdup(pw->pw_dir);
-	return NULL;
+	for (;;) {
+		cleanup_free char *buf = malloc(size);
+		struct passwd pw, *found = NULL;
+		if (!buf)
+			return NULL;
+		int r = getpwuid_r(uid, &pw, buf, size, &found);
+		if (r == ERANGE && size < (1u << 20)) {
+			size *= 2;
+			continue;
+		}
+		if (r != 0 || !found || !pw.pw_dir || pw.pw_dir[0] != '/')
+			return NULL;
+		return strdup(pw.pw_dir);
+	}
+}
+
+/* The caller's homes as written, NULL-terminated: $HOME when absolute,
+ * then the passwd home unless it resolves where $HOME does. "~/" in the
+ * policy means each of them: a run must hide the same whether $HOME is
+ * set, unset or elsewhere. */
+static int hostview_caller_homes(const struct hostview_caller *caller, char ***ret)
+{
+	cleanup_strv char **homes = NULL;
+	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
+
+	if (caller->home && caller->home[0] == '/' && strv_push(&homes, caller->home) < 0)
+		return -ENOMEM;
+	if (homes && pw_home) {
+		cleanup_free char *a = hostview_resolve(homes[0]);
+		cleanup_free char *b = hostview_resolve(pw_home);
+		if (!a || !b)
+			return -ENOMEM;
+		if (strcmp(a, b) == 0) {
+			free(pw_home);
+			pw_home = NULL;
+		}
+	}
+	if (pw_home && strv_consume(&homes, TAKE_PTR(pw_home)) < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(homes);
+	return 0;
 }
 
 static int hostview_state_candidate(char ***list, const char *base, const char *suffix)
@@ -161,11 +199,14 @@ static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 {
 	cleanup_strv char **homes = NULL;
 	cleanup_fclose FILE *f = fopen("/etc/passwd", "re");
+	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
 	struct passwd *pw;
 	int r = 0;
 
 	if (caller->home && caller->home[0] == '/')
 		r = hostview_push_resolved(&homes, caller->home);
+	if (r == 0 && pw_home)
+		r = hostview_push_resolved(&homes, pw_home);
 	if (r == 0)
 		r = hostview_push_resolved(&homes, "/root");
 	/* /home itself, even where no home lies below it yet */
@@ -267,10 +308,13 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
 			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_config);
 	}
-	if (r == 0 && caller->home && caller->home[0] == '/') {
-		r = hostview_push_joined(&files, caller->home, airlock_dir);
+	cleanup_strv char **homes = NULL;
+	if (r == 0)
+		r = hostview_caller_homes(caller, &homes);
+	for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
+		r = hostview_push_joined(&files, homes[k], airlock_dir);
 		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
-			r = hostview_push_joined(&files, caller->home, agenthost_get(h)->user_config);
+			r = hostview_push_joined(&files, homes[k], agenthost_get(h)->user_config);
 	}
 	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
 		r = hostview_push_joined(&files, caller->codex_home, codex_files);
@@ -442,43 +486,92 @@ static bool hostview_owned(const char *path, uid_t uid)
 	return stat(path, &st) == 0 && st.st_uid == uid;
 }
 
+/* homes: the caller's (hostview_caller_homes()). */
 static int hostview_build_masks(struct hostview *hv, const struct policy *policy,
-				const struct hostview_caller *caller, const char *workspace)
+				const struct hostview_caller *caller, char *const *homes,
+				const char *workspace)
 {
-	cleanup_free char *home = caller->home ? hostview_resolve(caller->home) : NULL;
-	cleanup_free char *pw_raw = hostview_passwd_home(caller->uid);
-	cleanup_free char *pw_home = pw_raw ? hostview_resolve(pw_raw) : NULL;
 	cleanup_free char *homes_root = hostview_resolve("/home");
 	cleanup_free char *root_home = hostview_resolve("/root");
+	cleanup_strv char **resolved = NULL;
 	int r = 0;
 
+	for (size_t i = 0; homes && homes[i]; i++)
+		if (strv_consume(&resolved, hostview_resolve(homes[i])) < 0)
+			return -ENOMEM;
 	/* Other users' homes: /home whole (one mount, however many users), and
-	 * /root for everyone but root. */
+	 * /root for everyone but root, whatever $HOME says. */
 	if (homes_root)
 		r = hostview_add_mask(hv, homes_root, workspace);
-	if (r == 0 && root_home && caller->uid != 0 && !(home && strcmp(home, root_home) == 0))
+	if (r == 0 && root_home && caller->uid != 0)
 		r = hostview_add_mask(hv, root_home, workspace);
 	if (r < 0)
 		return r;
 	if (!policy->home_hidden) {
-		/* The caller's own home stays visible (its secrets hidden by the
-		 * list); each is checked to be the caller's. */
-		if (home && hostview_owned(home, caller->uid))
-			r = hostview_expose(hv, home);
-		if (r == 0 && pw_home && hostview_owned(pw_home, caller->uid))
-			r = hostview_expose(hv, pw_home);
+		/* The caller's own homes stay visible (their secrets hidden by
+		 * the list); each is checked to be the caller's. */
+		for (size_t i = 0; r == 0 && resolved && resolved[i]; i++)
+			if (hostview_owned(resolved[i], caller->uid))
+				r = hostview_expose(hv, resolved[i]);
 		return r;
 	}
-	/* The caller's home hidden but for sandbox.home_allow. */
-	if (home && (r = hostview_add_mask(hv, home, workspace)) < 0)
-		return r;
-	for (size_t i = 0; policy->home_allow && policy->home_allow[i]; i++) {
-		cleanup_free char *raw = hostview_expand_home(policy->home_allow[i], caller->home);
-		cleanup_free char *path = raw ? realpath(raw, NULL) : NULL;
-		if (path && (r = hostview_expose(hv, path)) < 0)
-			return r;
+	/* The caller's homes hidden but for sandbox.home_allow: root's /root
+	 * too, and the passwd home when $HOME is unset or elsewhere. */
+	for (size_t i = 0; r == 0 && resolved && resolved[i]; i++)
+		r = hostview_add_mask(hv, resolved[i], workspace);
+	for (size_t i = 0; r == 0 && policy->home_allow && policy->home_allow[i]; i++)
+		for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
+			if (!hostview_owned(resolved[k], caller->uid))
+				continue;
+			cleanup_free char *raw = hostview_expand_home(policy->home_allow[i], homes[k]);
+			cleanup_free char *path = raw ? realpath(raw, NULL) : NULL;
+			if (path)
+				r = hostview_expose(hv, path);
+		}
+	return r;
+}
+
+/* Appends path to the hide list once; takes it. */
+static int hostview_hide(struct hostview *hv, char *path)
+{
+	if (path && strv_contains(hv->hide, path)) {
+		free(path);
+		return 0;
 	}
-	return 0;
+	return strv_consume(&hv->hide, path);
+}
+
+/* sandbox.hide with "~/" in each of the caller's homes, and what is hidden
+ * whatever the policy says: each agent host's credentials (agenthost.h) in
+ * each home, Codex's auth.json in an absolute $CODEX_HOME, and every state
+ * directory. */
+static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
+			       const struct hostview_caller *caller, char *const *homes,
+			       char *const *state_dirs)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
+		const char *entry = policy->hide[i];
+		if (strncmp(entry, "~/", 2) != 0) {
+			r = hostview_hide(hv, strdup(entry));
+			continue;
+		}
+		for (size_t k = 0; r == 0 && homes && homes[k]; k++)
+			r = hostview_hide(hv, hostview_expand_home(entry, homes[k]));
+	}
+	for (size_t k = 0; r == 0 && homes && homes[k]; k++)
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++) {
+			const char *const *rels = agenthost_get(h)->credentials;
+			for (size_t j = 0; r == 0 && rels[j]; j++)
+				r = hostview_hide(hv, path_join(homes[k], rels[j]));
+		}
+	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
+		r = hostview_hide(hv, path_join(caller->codex_home, "auth.json"));
+	/* airlock's own state: never visible from inside, wherever it is. */
+	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
+		r = hostview_hide(hv, strdup(state_dirs[i]));
+	return r;
 }
 
 int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
@@ -486,19 +579,13 @@ int hostview_build(const struct policy *policy, const struct hostview_caller *ca
 		   struct error *err)
 {
 	struct hostview hv = { 0 };
-	int r = 0;
+	cleanup_strv char **homes = NULL;
+	int r = hostview_caller_homes(caller, &homes);
 
-	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
-		char *path = hostview_expand_home(policy->hide[i], caller->home);
-		if (path)
-			r = strv_consume(&hv.hide, path);
-	}
-	/* airlock's own state: never visible from inside, wherever it is. */
-	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
-		if (!strv_contains(hv.hide, state_dirs[i]))
-			r = strv_push(&hv.hide, state_dirs[i]);
 	if (r == 0)
-		r = hostview_build_masks(&hv, policy, caller, workspace);
+		r = hostview_build_hide(&hv, policy, caller, homes, state_dirs);
+	if (r == 0)
+		r = hostview_build_masks(&hv, policy, caller, homes, workspace);
 	if (r < 0) {
 		hostview_release(&hv);
 		return error_set(err, ENOMEM, "out of memory");

@@ -31,7 +31,10 @@ void hostview_allow_names(unsigned flags, const char *ret[static 3]);
 
 /* The caller, as the quarantine is built for it. */
 struct hostview_caller {
-	const char *home; /* $HOME: what "~/" means; may be NULL */
+	/* $HOME; may be NULL. "~/" means it and the passwd home of uid
+	 * (getpwuid_r), each where it exists: hidden means hidden however
+	 * $HOME is set. */
+	const char *home;
 	const char *codex_home; /* $CODEX_HOME: where Codex keeps its hooks; may be NULL */
 	uid_t uid; /* effective */
 };
@@ -57,9 +60,9 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
  * not rewrite, as joined, not resolved (each reader resolves them as it
  * resolves what it compares): .airlock/ (the policy of routed commands) and
  * every agent host's project_config (agenthost.h) below the workspace (when
- * not NULL), .airlock/ and every host's user_config below the caller's
- * home, and Codex's hooks.json and config.toml below $CODEX_HOME when that
- * is absolute. */
+ * not NULL), .airlock/ and every host's user_config below each of the
+ * caller's homes ($HOME and the passwd home), and Codex's hooks.json and
+ * config.toml below $CODEX_HOME when that is absolute. */
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err);
 
@@ -84,10 +87,13 @@ int hostview_open_writable(const char *entry, const char *workspace, char *const
 			   const struct hostview_caller *caller, struct stat *ret_st,
 			   char **ret_path, struct error *err);
 
-/* What is hidden from a run: the policy's sandbox.hide with "~/" expanded,
- * the state directories, and masks (an empty view except what they expose)
- * over the other users' homes and, in sandbox.home "hidden" mode, over the
- * caller's home. */
+/* What is hidden from a run: the policy's sandbox.hide with "~/" expanded
+ * in each of the caller's homes ($HOME and the passwd home), each agent
+ * host's credential files in each of them (agenthost.h) and Codex's
+ * auth.json in an absolute $CODEX_HOME, the state directories, and masks
+ * (an empty view except what they expose) over the other users' homes
+ * (/home, and /root unless root calls) and, in sandbox.home "hidden" mode,
+ * over the caller's homes. */
 struct hostview {
 	char **hide;
 	struct sandbox_mask masks[SANDBOX_MAX_MASKS];

@@ -190,26 +190,66 @@ static bool isolate_is_masked(const struct isolate_plan *plan, const struct sand
 	return false;
 }
 
+/* What each hide entry resolves to (NULL: it does not exist), and whether
+ * that is a directory. */
+struct isolate_hide_target {
+	char *resolved;
+	bool is_dir;
+};
+
+static void isolate_hide_targets_free(struct isolate_hide_target *t, size_t n)
+{
+	for (size_t i = 0; t && i < n; i++)
+		free(t[i].resolved);
+	free(t);
+}
+
+/* Whether target i lies in another hidden directory (or is one listed
+ * before it): the empty view over that directory already hides it, and a
+ * mount on it would find no mount point there. */
+static bool isolate_hide_covered(const struct isolate_hide_target *t, size_t n, size_t i)
+{
+	for (size_t j = 0; j < n; j++) {
+		if (j == i || !t[j].resolved || !t[j].is_dir ||
+		    !path_is_under(t[i].resolved, t[j].resolved))
+			continue;
+		if (strcmp(t[i].resolved, t[j].resolved) != 0 || j < i)
+			return true;
+	}
+	return false;
+}
+
 static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_isolation *iso,
 			     struct error *err)
 {
 	size_t n = 0;
+	int r = 0;
 
 	while (iso->hide && iso->hide[n])
 		n++;
 	plan->staged_hide = calloc(n + 1, sizeof(char *));
 	plan->hide_is_dir = calloc(n + 1, sizeof(bool));
-	if (!plan->staged_hide || !plan->hide_is_dir)
+	struct isolate_hide_target *targets = calloc(n + 1, sizeof(*targets));
+	if (!plan->staged_hide || !plan->hide_is_dir || !targets) {
+		free(targets);
 		return error_set(err, ENOMEM, "out of memory");
+	}
+	/* The kernel mounts on what a path resolves to: hide that, which hides
+	 * the link's path with it; a link to a missing target shows nothing.
+	 * Resolved in the parent, the staged path of the target is a real path
+	 * of the staged tree, not a link that would lead out of it. */
 	for (size_t i = 0; i < n; i++) {
-		const char *path = iso->hide[i];
-		/* The kernel mounts on what a path resolves to: hide that, which
-		 * hides the link's path with it; a link to a missing target shows
-		 * nothing. Resolved in the parent, the staged path of the target
-		 * is a real path of the staged tree, not a link that would lead
-		 * out of it. */
-		cleanup_free char *resolved = realpath(path, NULL);
 		struct stat st;
+		targets[i].resolved = realpath(iso->hide[i], NULL);
+		if (targets[i].resolved && stat(targets[i].resolved, &st) < 0) {
+			free(targets[i].resolved);
+			targets[i].resolved = NULL;
+		}
+		targets[i].is_dir = targets[i].resolved && S_ISDIR(st.st_mode);
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const char *path = iso->hide[i];
+		const char *resolved = targets[i].resolved;
 		/* The private /tmp and the empty /run already hide what lies
 		 * under the host's. */
 		bool under_private_tmp = (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
@@ -217,26 +257,30 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 					 !isolate_is_bound(iso, path);
 		if (under_private_tmp) {
 			if (strv_push(&plan->enforced_hidden, path) < 0)
-				return error_set(err, ENOMEM, "out of memory");
+				r = error_set(err, ENOMEM, "out of memory");
 			continue;
 		}
-		if (!resolved || stat(resolved, &st) < 0)
+		if (!resolved)
 			continue;
 		bool already = (path_is_under(resolved, "/tmp") || path_is_under(resolved, "/run")) &&
 			       !isolate_is_bound(iso, resolved);
-		already = already || isolate_is_masked(plan, iso, resolved);
+		already = already || isolate_is_masked(plan, iso, resolved) ||
+			  isolate_hide_covered(targets, n, i);
 		if (strv_push(&plan->enforced_hidden, path) < 0 ||
 		    (strcmp(resolved, path) != 0 && !strv_contains(plan->enforced_hidden, resolved) &&
-		     strv_push(&plan->enforced_hidden, resolved) < 0))
-			return error_set(err, ENOMEM, "out of memory");
+		     strv_push(&plan->enforced_hidden, resolved) < 0)) {
+			r = error_set(err, ENOMEM, "out of memory");
+			continue;
+		}
 		if (already)
 			continue;
-		plan->hide_is_dir[plan->n_hide] = S_ISDIR(st.st_mode);
+		plan->hide_is_dir[plan->n_hide] = targets[i].is_dir;
 		plan->staged_hide[plan->n_hide++] = staged_path(resolved);
 		if (!plan->staged_hide[plan->n_hide - 1])
-			return error_set(err, ENOMEM, "out of memory");
+			r = error_set(err, ENOMEM, "out of memory");
 	}
-	return 0;
+	isolate_hide_targets_free(targets, n);
+	return r;
 }
 
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
