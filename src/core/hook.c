@@ -610,117 +610,371 @@ static bool hook_is_file_tool(enum agenthost host, const char *tool)
 	return agenthost_tool_in(agenthost_get(host)->write_tools, tool);
 }
 
-/* The paths a tool call names for writing: the path keys of any tool, and
- * the paths of any apply_patch text (Codex's tool, or a shell command that
- * feeds one to apply_patch). */
-static int hook_tool_paths(json_t *input, char ***ret, struct error *err)
+static bool hook_is_read_tool(enum agenthost host, const char *tool)
+{
+	return agenthost_tool_in(agenthost_get(host)->read_tools, tool);
+}
+
+/* The paths one tool call names, as named and resolved (hook_resolve())
+ * from where the tool works (Gemini: tool_input.dir_path, else the
+ * payload's cwd). */
+struct hook_targets {
+	char **named;
+	char **resolved;
+	char **roots; /* resolved directories the tool reads below: a search or a listing */
+	char *run_dir; /* a shell tool's own directory (Gemini's dir_path), resolved */
+};
+
+static void hook_targets_release(struct hook_targets *t)
+{
+	strv_free(t->named);
+	strv_free(t->resolved);
+	strv_free(t->roots);
+	free(t->run_dir);
+}
+
+/* Keys that name a file, and keys that name a directory the tool reads
+ * below, in any tool's input at any depth (MCP servers use the same
+ * words); the text keys whose strings are contents, not paths. */
+static const char *const hook_file_keys[] = { "file_path", "notebook_path", "absolute_path", "file",
+					      "filename", "target_file", NULL };
+static const char *const hook_root_keys[] = { "path",	   "paths", "dir_path", "directory",
+					      "dir",	   "root",  "file_paths", "include",
+					      "pattern", NULL };
+static const char *const hook_text_keys[] = { "content", "new_string", "old_string", "new_source",
+					      "description", "old_str", "new_str", NULL };
+
+/* Appends path with "~" and "~/" in the caller's home. */
+static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
+{
+	const char *home = hostview_caller_from_env(st->ctx->environ_).home;
+
+	if (!*path)
+		return 0;
+	if ((path[0] == '~' && (path[1] == '/' || !path[1])) && home && home[0] == '/') {
+		cleanup_free char *joined = NULL;
+		if (asprintf(&joined, "%s%s", home, path + 1) < 0)
+			return -ENOMEM;
+		return strv_push(list, joined);
+	}
+	return strv_push(list, path);
+}
+
+/* Every file: URL in text (file:///p, file://localhost/p, file:/p), its
+ * path percent-decoded, up to the first byte no URL holds unescaped. */
+static int hook_targets_urls(const char *text, char ***list)
+{
+	for (const char *p = strstr(text, "file:"); p; p = strstr(p + 1, "file:")) {
+		const char *q = p + 5;
+		if (q[0] == '/' && q[1] == '/') {
+			q += 2;
+			while (*q && *q != '/' && !strchr(" \t\n\"'<>`", *q))
+				q++; /* the host: a path on this machine whatever it says */
+		}
+		if (*q != '/')
+			continue;
+		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|\\^");
+		cleanup_free char *path = malloc(n + 1);
+		if (!path)
+			return -ENOMEM;
+		size_t len = 0;
+		for (size_t i = 0; i < n; i++) {
+			unsigned v;
+			if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
+				path[len++] = (char)v;
+				i += 2;
+			} else {
+				path[len++] = q[i];
+			}
+		}
+		path[len] = '\0';
+		int r = strv_push(list, path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A tool's input, walked: the strings under a file or directory key, every
+ * other string that is an absolute or "~/" path (not under a text key), and
+ * every file: URL anywhere. */
+static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, unsigned depth,
+			     char ***named, char ***roots)
+{
+	if (depth > 32)
+		return 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *e;
+		json_object_foreach(v, k, e) {
+			int r = hook_targets_walk(st, e, k, depth + 1, named, roots);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			int r = hook_targets_walk(st, e, key, depth + 1, named, roots);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (!json_is_string(v))
+		return 0;
+	const char *s = json_string_value(v);
+	int r = hook_targets_urls(s, named);
+	if (r < 0)
+		return r;
+	if (key && agenthost_tool_in(hook_root_keys, key)) {
+		r = hook_targets_add(st, named, s);
+		return r < 0 ? r : hook_targets_add(st, roots, s);
+	}
+	if ((key && agenthost_tool_in(hook_file_keys, key)) ||
+	    ((!key || !agenthost_tool_in(hook_text_keys, key)) &&
+	     (s[0] == '/' || (s[0] == '~' && (s[1] == '/' || !s[1])))))
+		return hook_targets_add(st, named, s);
+	return 0;
+}
+
+/* The paths a tool call names. A shell tool: the path keys of its input, the
+ * paths of an apply_patch text it feeds (and Codex's apply_patch's own), and
+ * Gemini's dir_path as run_dir; its command runs in the quarantine. Any
+ * other tool: its whole input, walked (hook_targets_walk()), and the
+ * paths of an apply_patch text. */
+static int hook_targets_collect(struct hook_state *st, const char *tool, json_t *input,
+				struct hook_targets *t, struct error *err)
 {
 	static const char *const keys[] = { "file_path", "notebook_path", "path", "absolute_path",
 					    NULL };
 	static const char *const texts[] = { "command", "input", "patch", NULL };
-	cleanup_strv char **paths = calloc(1, sizeof(char *));
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	cleanup_free char *base = hook_run_cwd(st);
+	cleanup_strv char **roots = NULL;
+	bool shell = hook_is_shell_tool(st->host, tool);
+	int r = 0;
 
-	if (!paths)
+	t->named = calloc(1, sizeof(char *));
+	if (!t->named)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; keys[i]; i++) {
-		const char *p = jsonutil_str(input, keys[i]);
-		if (p && *p && strv_push(&paths, p) < 0)
-			return error_set(err, ENOMEM, "out of memory");
+	if (shell) {
+		for (size_t i = 0; r == 0 && keys[i]; i++) {
+			const char *p = jsonutil_str(input, keys[i]);
+			if (p && *p)
+				r = strv_push(&t->named, p);
+		}
+	} else {
+		r = hook_targets_walk(st, input, NULL, 0, &t->named, &roots);
 	}
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; texts[i]; i++) {
 		json_t *v = json_object_get(input, texts[i]);
 		if (!json_is_string(v) || !strstr(json_string_value(v), "***"))
 			continue;
 		cleanup_strv char **found = NULL;
-		int r = patchpaths_parse(json_string_value(v), json_string_length(v), &found, err);
+		r = patchpaths_parse(json_string_value(v), json_string_length(v), &found, err);
 		if (r < 0)
 			return r;
 		for (size_t j = 0; found[j]; j++)
-			if (strv_push(&paths, found[j]) < 0)
+			if (strv_push(&t->named, found[j]) < 0)
 				return error_set(err, ENOMEM, "out of memory");
 	}
-	*ret = TAKE_PTR(paths);
+	/* Gemini's shell tool runs in dir_path: a command run inside the state
+	 * directory writes there with any relative path. */
+	const char *dir_path = jsonutil_str(input, "dir_path");
+	if (shell && dir_path && *dir_path) {
+		t->run_dir = hook_resolve(cwd, dir_path);
+		if (!t->run_dir)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 dir_path);
+	}
+	t->resolved = calloc(1, sizeof(char *));
+	t->roots = calloc(1, sizeof(char *));
+	if (!t->resolved || !t->roots)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; t->named[i]; i++) {
+		char *p = hook_resolve(base ? base : cwd, t->named[i]);
+		if (!p)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 t->named[i]);
+		if (strv_contains(roots, t->named[i]) && strv_push(&t->roots, p) < 0) {
+			free(p);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		if (strv_consume(&t->resolved, p) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
-/* A write aimed at the state directory is refused whatever else holds:
+/* A tool aimed at the state directory is refused whatever else holds:
  * receipts, the gate's state and the approver are airlock's, not the
  * agent's. Compared resolved (symlinks, "..", relative to the tool's
  * directory), and also when the directory does not exist yet: an agent
  * that created it first could enrol itself as the approver. ret_path gets
  * the offending path. */
-static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **ret_path,
-				  struct error *err)
+static int hook_targets_state_dir(struct hook_state *st, const struct hook_targets *t,
+				  const char **ret_path, struct error *err)
 {
 	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
 	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
-	const char *cwd = jsonutil_str(st->payload, "cwd");
-	cleanup_free char *base = hook_run_cwd(st);
-	cleanup_strv char **paths = NULL;
 
 	*ret_path = NULL;
 	if (!dir)
 		return 0;
 	cleanup_free char *state = hook_resolve(NULL, dir);
-	int r = hook_tool_paths(input, &paths, err);
-	if (r < 0)
-		return r;
 	if (!state)
 		return error_set(err, ENOMEM, "out of memory");
-	/* Gemini's shell tool runs in dir_path: a command run inside the state
-	 * directory writes there with any relative path. */
-	const char *dir_path = jsonutil_str(input, "dir_path");
-	if (dir_path && *dir_path && strv_push(&paths, dir_path) < 0)
+	if (t->run_dir && path_is_under(t->run_dir, state)) {
+		*ret_path = t->run_dir;
+		return 1;
+	}
+	for (size_t i = 0; t->resolved[i]; i++)
+		if (path_is_under(t->resolved[i], state) ||
+		    (strv_contains(t->roots, t->resolved[i]) && path_is_under(state, t->resolved[i]))) {
+			*ret_path = t->named[i];
+			return 1;
+		}
+	return 0;
+}
+
+/* What a run never sees (hostview_build(): every state directory, the
+ * policy's hide list, other users' homes and in "hidden" home mode the
+ * caller's, but what a mask leaves visible and the workspace) no tool
+ * reaches either: a path in it, or a directory the tool reads below that
+ * holds one. Returns 1 with *ret_path. */
+static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
+			       const char **ret_path, struct error *err)
+{
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
+	const char *in_use = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	cleanup_strv char **state_dirs = NULL, **hidden = NULL;
+	struct hostview hv = { 0 };
+
+	*ret_path = NULL;
+	if (!t->resolved[0])
+		return 0;
+	int r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
+	if (r == 0)
+		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; hv.hide && hv.hide[i]; i++) {
+		char *g = hook_resolve(NULL, hv.hide[i]);
+		if (!g || strv_consume(&hidden, g) < 0) {
+			hostview_release(&hv);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
+		const char *p = t->resolved[i];
+		bool root = strv_contains(t->roots, p);
+		for (size_t k = 0; hidden && hidden[k] && !*ret_path; k++)
+			if (path_is_under(p, hidden[k]) || (root && path_is_under(hidden[k], p)))
+				*ret_path = t->named[i];
+		for (size_t m = 0; m < hv.n_masks && !*ret_path; m++) {
+			const char *mask = hv.mask_paths[m];
+			bool shown = path_is_under(p, st->scope);
+			for (size_t k = 0; hv.expose[m] && hv.expose[m][k] && !shown; k++)
+				shown = path_is_under(p, hv.expose[m][k]);
+			if ((path_is_under(p, mask) && !shown) || (root && path_is_under(mask, p)))
+				*ret_path = t->named[i];
+		}
+	}
+	hostview_release(&hv);
+	return *ret_path ? 1 : 0;
+}
+
+/* The scope (gate_scope()) of the nearest directory that exists at or
+ * above the resolved path p: the workspace whose gate a write to p answers
+ * to. */
+static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
+{
+	cleanup_free char *dir = strdup(p);
+	struct stat sb;
+
+	while (dir && (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) && strcmp(dir, "/") != 0) {
+		char *up = path_dirname(dir);
+		free(dir);
+		dir = up;
+	}
+	if (!dir)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; paths[i]; i++) {
-		bool is_dir_path = dir_path && *dir_path && !paths[i + 1];
-		cleanup_free char *p = hook_resolve(is_dir_path || !base ? cwd : base, paths[i]);
-		if (!p)
-			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
-					 paths[i]);
-		if (path_is_under(p, state)) {
-			*ret_path = strdup(paths[i]);
-			return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");
+	return gate_scope(dir, ret_scope, err);
+}
+
+/* airlock's configuration (hostview_config_files()): .airlock/ (the policy
+ * of every routed command) and the files that hold airlock's hooks for each
+ * host, in the payload's scope and in the scope of each file the tool names
+ * (from a nested repository, the parent project's are its too), in the
+ * user's home and in $CODEX_HOME. A file tool never writes them: an agent
+ * that could would unconfine its own routed commands, or remove the hooks.
+ * The shell tool's commands run in the quarantine, where they are
+ * read-only. Returns 1 with *ret_path. */
+static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
+			       const char **ret_path, struct error *err)
+{
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+
+	*ret_path = NULL;
+	for (size_t i = 0; t->resolved[i]; i++) {
+		cleanup_free char *scope = NULL;
+		cleanup_strv char **configs = NULL;
+		int r = hook_path_scope(t->resolved[i], &scope, err);
+		if (r == 0)
+			r = hostview_config_files(st->scope, &caller, &configs, err);
+		if (r == 0 && strcmp(scope, st->scope) != 0) {
+			cleanup_strv char **more = NULL;
+			r = hostview_config_files(scope, &caller, &more, err);
+			for (size_t k = 0; r == 0 && more && more[k]; k++)
+				if (strv_push(&configs, more[k]) < 0)
+					r = error_set(err, ENOMEM, "out of memory");
+		}
+		if (r < 0)
+			return r;
+		for (size_t k = 0; configs && configs[k]; k++) {
+			cleanup_free char *g = hook_resolve(NULL, configs[k]);
+			if (!g)
+				return error_set(err, ENOMEM, "out of memory");
+			if (path_is_under(t->resolved[i], g)) {
+				*ret_path = t->named[i];
+				return 1;
+			}
 		}
 	}
 	return 0;
 }
 
-/* airlock's configuration (hostview_config_files()): .airlock/ (the policy
- * of every routed command) and the files that hold airlock's hooks for each
- * host, in the project, in the user's home and in $CODEX_HOME. A file tool
- * never writes them: an agent that could would unconfine its own routed
- * commands, or remove the hooks. The shell tool's commands run in the
- * quarantine, where they are read-only. Returns 1 with *ret_path. */
-static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_path,
-			       struct error *err)
+/* A mutating tool answers to the gate of every workspace it writes in, not
+ * only the payload's: the open failures of the first file's scope that has
+ * any go into *ret_open (NULL: none), its scope into *ret_scope. */
+static int hook_targets_open(struct hook_state *st, const struct hook_targets *t, json_t **ret_open,
+			     char **ret_scope, struct error *err)
 {
-	const char *cwd = jsonutil_str(st->payload, "cwd");
-	cleanup_free char *base = hook_run_cwd(st);
-	cleanup_strv char **paths = NULL;
-
-	*ret_path = NULL;
-	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
-	cleanup_strv char **configs = NULL;
-	int r = hostview_config_files(st->scope, &caller, &configs, err);
-	if (r == 0)
-		r = hook_tool_paths(input, &paths, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; paths[i]; i++) {
-		cleanup_free char *p = hook_resolve(base ? base : cwd, paths[i]);
-		if (!p)
-			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
-					 paths[i]);
-		for (size_t k = 0; configs && configs[k]; k++) {
-			cleanup_free char *g = hook_resolve(NULL, configs[k]);
-			if (!g)
-				return error_set(err, ENOMEM, "out of memory");
-			if (path_is_under(p, g)) {
-				*ret_path = strdup(paths[i]);
-				return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");
-			}
+	*ret_open = NULL;
+	*ret_scope = NULL;
+	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
+		cleanup_free char *scope = NULL;
+		int r = hook_path_scope(t->resolved[i], &scope, err);
+		if (r < 0)
+			return r;
+		if (strcmp(scope, st->scope) == 0)
+			continue;
+		json_t *open = NULL;
+		r = gate_list_open(st->store, scope, &open, err);
+		if (r < 0)
+			return r;
+		if (json_array_size(open) > 0) {
+			*ret_open = open;
+			*ret_scope = TAKE_PTR(scope);
+			return 0;
 		}
+		json_decref(open);
 	}
 	return 0;
 }
@@ -931,21 +1185,28 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	const char *tool = jsonutil_str(st->payload, "tool_name");
 	json_t *input = json_object_get(st->payload, "tool_input");
 
-	cleanup_free char *target = NULL;
-	int r = json_is_object(input) ? hook_targets_state_dir(st, input, &target, err) : 0;
+	cleanup_with(hook_targets_release) struct hook_targets t = { 0 };
+	const char *target = NULL;
+	bool shell = hook_is_shell_tool(st->host, tool);
+	bool reads = !shell && hook_is_read_tool(st->host, tool);
+	int r = 0;
+
+	if (json_is_object(input)) {
+		r = hook_targets_collect(st, tool, input, &t, err);
+		if (r == 0)
+			r = hook_targets_state_dir(st, &t, &target, err);
+	}
 	if (r < 0)
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: %s would write %s, inside airlock's state directory; receipts, the gate's state and the approver are only written by airlock itself.",
+			    "airlock: %s would reach %s, inside airlock's state directory; receipts, the gate's state and the approver are airlock's alone, neither read nor written by the agent.",
 			    tool ? tool : "the tool", target);
 		return 0;
 	}
-	/* File tools' paths, and a patch's fed to apply_patch by the shell. */
-	r = json_is_object(input) && (hook_is_file_tool(st->host, tool) ||
-				      hook_is_shell_tool(st->host, tool))
-		    ? hook_targets_config(st, input, &target, err)
-		    : 0;
+	/* File tools' paths, a patch's fed to apply_patch by the shell, and any
+	 * tool airlock does not know (it may write). */
+	r = json_is_object(input) && !reads ? hook_targets_config(st, &t, &target, err) : 0;
 	if (r < 0)
 		return r;
 	if (target) {
@@ -954,16 +1215,48 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    tool ? tool : "the tool", target);
 		return 0;
 	}
-	if (!hook_is_shell_tool(st->host, tool)) {
+	/* Any tool but the shell's (whose command runs in the quarantine, where
+	 * they are not there) is refused what a run does not see. */
+	r = json_is_object(input) && !shell ? hook_targets_hidden(st, &t, &target, err) : 0;
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, or another user's home: what no quarantined command sees); no tool reads it.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
+	if (reads)
+		return 0;
+	if (!shell) {
 		/* A file tool writes the workspace: risk 4 (tracked files), which
-		 * does not run while a failure is open. */
-		if (hook_is_file_tool(st->host, tool) && json_array_size(st->open) > 0) {
-			char open[3000];
+		 * does not run while a failure is open, in the payload's scope or
+		 * in the scope of a file it writes. A tool airlock does not know is
+		 * taken as one that writes. */
+		cleanup_with(json_decrefp) json_t *other = NULL;
+		cleanup_free char *other_scope = NULL;
+		r = hook_targets_open(st, &t, &other, &other_scope, err);
+		if (r < 0)
+			return r;
+		if (json_array_size(st->open) == 0 && !other)
+			return 0;
+		char open[3000];
+		if (json_array_size(st->open) == 0) {
+			json_t *own = st->open;
+			char *own_scope = st->scope;
+			st->open = other;
+			st->scope = other_scope;
 			hook_describe_open(st, open, sizeof(open));
-			outcome_set(ret, HOOK_BLOCK,
-				    "%s %s writes files, which is a mutating command, so it does not run while the failure is open.",
-				    open, tool);
+			st->open = own;
+			st->scope = own_scope;
+		} else {
+			hook_describe_open(st, open, sizeof(open));
 		}
+		outcome_set(ret, HOOK_BLOCK,
+			    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
+			    open, tool ? tool : "the tool",
+			    hook_is_file_tool(st->host, tool) ? "writes files"
+							     : "is not a tool airlock knows to only read");
 		return 0;
 	}
 	cleanup_free char *command = hook_command(input);
