@@ -12,6 +12,11 @@
  * user cannot write); MCP servers from .mcp.json and ~/.claude.json. */
 static const char *const claude_shell[] = { "Bash", NULL };
 static const char *const claude_write[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
+static const char *const claude_read[] = { "Read",	   "Glob",	"Grep",	      "LS",
+					   "NotebookRead", "WebFetch",	"WebSearch",  "TodoWrite",
+					   "Task",	   "Agent",	"BashOutput", "TaskOutput",
+					   "ExitPlanMode", "AskUserQuestion", "ListMcpResourcesTool",
+					   "ReadMcpResourceTool", NULL };
 static const char *const claude_project[] = { ".claude/settings.json", ".claude/settings.local.json",
 					      ".claude/hooks", ".mcp.json", NULL };
 static const char *const claude_user[] = { ".claude/settings.json", ".claude/settings.local.json",
@@ -25,6 +30,8 @@ static const char *const claude_credentials[] = { ".claude/.credentials.json", "
 static const char *const codex_shell[] = { "Bash",	  "shell",	    "exec_command", "local_shell",
 					   "container.exec", "unified_exec", NULL };
 static const char *const codex_write[] = { "apply_patch", "Write", "Edit", NULL };
+static const char *const codex_read[] = { "view_image", "update_plan", "web_search", "read_file",
+					  "list_dir",	"grep_files", NULL };
 static const char *const codex_project[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
 static const char *const codex_user[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
 static const char *const codex_credentials[] = { ".codex/auth.json", NULL };
@@ -34,6 +41,9 @@ static const char *const codex_credentials[] = { ".codex/auth.json", NULL };
  * environment, which its hooks inherit. */
 static const char *const gemini_shell[] = { "run_shell_command", NULL };
 static const char *const gemini_write[] = { "write_file", "replace", NULL };
+static const char *const gemini_read[] = { "read_file",	    "read_many_files", "list_directory",
+					   "glob",	    "search_file_content", "grep_search",
+					   "google_web_search", "web_fetch",	    "write_todos", NULL };
 static const char *const gemini_project[] = { ".gemini/settings.json", ".gemini/extensions",
 					      ".gemini/.env", NULL };
 static const char *const gemini_user[] = { ".gemini/settings.json", ".gemini/extensions", ".gemini/.env",
@@ -50,6 +60,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.post_source = "claude-post-tool-use",
 		.shell_tools = claude_shell,
 		.write_tools = claude_write,
+		.read_tools = claude_read,
 		.project_config = claude_project,
 		.user_config = claude_user,
 		.install_user_file = ".claude/settings.json",
@@ -64,6 +75,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.post_source = "codex-post-tool-use",
 		.shell_tools = codex_shell,
 		.write_tools = codex_write,
+		.read_tools = codex_read,
 		.project_config = codex_project,
 		.user_config = codex_user,
 		.install_user_file = ".codex/hooks.json",
@@ -78,6 +90,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.post_source = "gemini-after-tool",
 		.shell_tools = gemini_shell,
 		.write_tools = gemini_write,
+		.read_tools = gemini_read,
 		.project_config = gemini_project,
 		.user_config = gemini_user,
 		.install_user_file = ".gemini/settings.json",

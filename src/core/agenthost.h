@@ -26,6 +26,12 @@ struct agenthost_info {
 	 * as the host names them to hooks. NULL-terminated. */
 	const char *const *shell_tools;
 	const char *const *write_tools;
+	/* The tools that neither run commands nor write files (reading,
+	 * searching, listing, fetching, planning, subagents whose own calls are
+	 * hooked): they pass while a failure is open. Any tool in none of the
+	 * three lists (MCP tools, new ones) is taken as mutating. Every tool's
+	 * paths are checked against the state directory and the hidden paths. */
+	const char *const *read_tools;
 	/* Files through which the host runs code or changes its hooks, relative
 	 * to a project's root and to the user's home (NULL-terminated): its
 	 * settings at every level it merges, its MCP server lists, its hook

@@ -308,16 +308,11 @@ static bool hook_fix_option(struct hook_state *st, char *const *argv, size_t *re
 }
 
 /* `airlock run [HARMLESS OPTIONS] --fixes ID ... -- CMD` or `airlock ack ID
- * --reason TEXT`, alone, run by this airlock binary, for a failure open in
+ * --reason TEXT` (argv, run by this airlock binary), for a failure open in
  * the scope: the one kind of command that may pass while it is open. */
-static bool hook_names_open_failure(struct hook_state *st, const struct shell_script *s)
+static bool hook_names_open_failure(struct hook_state *st, char *const *argv)
 {
-	if (!s->plain || s->n_commands != 1 || s->commands[0].assignments)
-		return false;
-	char *const *argv = s->commands[0].argv;
-	const char *base = strrchr(argv[0], '/');
-	/* The words first, the file last: most commands are not airlock. */
-	if (!argv[1] || strcmp(base ? base + 1 : argv[0], "airlock") != 0)
+	if (!argv[1])
 		return false;
 	if (strcmp(argv[1], "ack") == 0) {
 		/* ack ID --reason TEXT, in any order; nothing else. */
@@ -332,7 +327,7 @@ static bool hook_names_open_failure(struct hook_state *st, const struct shell_sc
 			else
 				id = argv[i];
 		}
-		return hook_is_open_id(st, id) && hook_is_this_airlock(st, argv[0]);
+		return hook_is_open_id(st, id);
 	}
 	if (strcmp(argv[1], "run") != 0)
 		return false;
@@ -343,7 +338,159 @@ static bool hook_names_open_failure(struct hook_state *st, const struct shell_sc
 		if (argv[i][1] != '-' || !hook_fix_option(st, argv + i, &used, &fixes))
 			return false;
 	}
-	return hook_is_open_id(st, fixes) && hook_is_this_airlock(st, argv[0]);
+	return hook_is_open_id(st, fixes);
+}
+
+/* airlock's read-only commands, with the options that choose nothing but
+ * what is printed (by exact name: abbreviations are refused, not resolved).
+ * Missing, so refused: --state-dir (another gate, another record), --policy,
+ * --rules (a file of the agent's choosing), ledger key and checkpoint
+ * (which create), and every other command. */
+struct hook_read_option {
+	const char *name;
+	bool value;
+};
+
+static const struct hook_read_option hook_gate_options[] = { { "json", false }, { "cwd", true }, { 0 } };
+static const struct hook_read_option hook_receipts_options[] = {
+	{ "failed", false }, { "last", true }, { "json", false }, { 0 }
+};
+static const struct hook_read_option hook_show_options[] = {
+	{ "stdout", false }, { "stderr", false }, { "offset", true }, { "limit", true }, { 0 }
+};
+static const struct hook_read_option hook_classify_options[] = { { "json", false }, { "shell", true }, { 0 } };
+static const struct hook_read_option hook_doctor_options[] = { { "workspace", true }, { 0 } };
+static const struct hook_read_option hook_ledger_options[] = { { "key", true }, { "checkpoint", true }, { 0 } };
+static const struct hook_read_option hook_no_options[] = { { 0 } };
+static const char *const hook_ledger_reads[] = { "verify", "prove", "consistency", NULL };
+
+static const struct hook_read_verb {
+	const char *verb;
+	const struct hook_read_option *options;
+	bool stop_at_operand; /* its getopt is "+": options end at the first operand */
+	bool no_operands;
+	const char *const *subs; /* the first operand is one of these */
+} hook_read_verbs[] = {
+	{ "gate", hook_gate_options, true, false, NULL },
+	{ "receipts", hook_receipts_options, true, false, NULL },
+	{ "show", hook_show_options, false, false, NULL },
+	{ "classify", hook_classify_options, true, false, NULL },
+	{ "doctor", hook_doctor_options, false, false, NULL },
+	{ "ledger", hook_ledger_options, false, false, hook_ledger_reads },
+	{ "help", hook_no_options, false, true, NULL },
+	{ "--help", hook_no_options, false, true, NULL },
+	{ "-h", hook_no_options, false, true, NULL },
+	{ "version", hook_no_options, false, true, NULL },
+	{ "--version", hook_no_options, false, true, NULL },
+};
+
+/* Whether argv (airlock's, argv[1] the command) is a read-only command of
+ * the table; *ret_bad names the first word that is not. */
+static bool hook_read_only(char *const *argv, const char **ret_bad)
+{
+	const struct hook_read_verb *v = NULL;
+
+	*ret_bad = argv[1];
+	for (size_t i = 0; argv[1] && i < ARRAY_SIZE(hook_read_verbs); i++)
+		if (strcmp(argv[1], hook_read_verbs[i].verb) == 0)
+			v = &hook_read_verbs[i];
+	if (!v)
+		return false;
+	bool operands = false, first = true;
+	for (size_t i = 2; argv[i]; i++) {
+		const char *w = argv[i];
+		bool operand = operands || w[0] != '-' || w[1] == '\0';
+		if (!operands && strcmp(w, "--") == 0) {
+			operands = true;
+			continue;
+		}
+		if (operand) {
+			*ret_bad = w;
+			if (v->no_operands || (first && v->subs && !agenthost_tool_in(v->subs, w)))
+				return false;
+			first = false;
+			operands = operands || v->stop_at_operand;
+			continue;
+		}
+		if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0)
+			continue;
+		*ret_bad = w;
+		if (w[1] != '-')
+			return false; /* no short option but -h is read-only */
+		const char *eq = strchr(w + 2, '=');
+		size_t len = eq ? (size_t)(eq - w - 2) : strlen(w + 2);
+		const struct hook_read_option *o = v->options;
+		while (o->name && (strlen(o->name) != len || strncmp(o->name, w + 2, len) != 0))
+			o++;
+		if (!o->name || (!o->value && eq) || (o->value && !eq && !argv[++i]))
+			return false;
+	}
+	return true;
+}
+
+/* How the hook takes a command that names airlock (docs/gate.md,
+ * "Routing"). */
+enum hook_airlock {
+	HOOK_AIRLOCK_NONE, /* no airlock of its own: judged and routed like any command */
+	HOOK_AIRLOCK_READ, /* this airlock, a read-only command: runs unrouted, as this binary */
+	HOOK_AIRLOCK_FIXES, /* this airlock naming an open failure (run --fixes, ack): the same */
+	HOOK_AIRLOCK_REFUSED, /* this airlock, anything else: refused */
+	HOOK_AIRLOCK_IMPOSTOR, /* a program called airlock that is not this binary */
+};
+
+/* argv0 is called airlock: its last path component, the way a reader of the
+ * command would take it. */
+static bool hook_named_airlock(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	return strcmp(base ? base + 1 : argv0, "airlock") == 0;
+}
+
+/* Whether any command of s, past its wrappers (env, nice, ...) and inside
+ * `sh -c SCRIPT`, is a program called airlock that is not this binary. */
+static bool hook_has_impostor(struct hook_state *st, const struct shell_script *s, unsigned depth)
+{
+	for (size_t i = 0; i < s->n_commands; i++) {
+		char *const *argv = rules_strip_wrappers(st->rules, s->commands[i].argv);
+		if (!argv)
+			continue;
+		if (hook_named_airlock(argv[0]) && !hook_is_this_airlock(st, argv[0]))
+			return true;
+		const char *script = depth < 4 ? rules_shell_script(st->rules, argv) : NULL;
+		if (!script)
+			continue;
+		struct shell_script inner;
+		bool found = shell_script_parse(script, strlen(script), &inner) == 0 &&
+			     hook_has_impostor(st, &inner, depth + 1);
+		shell_script_release(&inner);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/* Only this very airlock binary, asked for something harmless, runs outside
+ * the quarantine: a single plain command, no assignments, whose first word
+ * is called airlock and is found (through the hook's PATH, from the
+ * payload's cwd) to be the file /proc/self/exe is. *ret_bad: the word that
+ * made this airlock's command refused. */
+static enum hook_airlock hook_judge_airlock(struct hook_state *st, const struct shell_script *s,
+					    const char **ret_bad)
+{
+	*ret_bad = NULL;
+	if (s->plain && s->n_commands == 1 && !s->commands[0].assignments &&
+	    hook_named_airlock(s->commands[0].argv[0])) {
+		char *const *argv = s->commands[0].argv;
+		if (!hook_is_this_airlock(st, argv[0]))
+			return HOOK_AIRLOCK_IMPOSTOR;
+		if (hook_read_only(argv, ret_bad))
+			return HOOK_AIRLOCK_READ;
+		if (hook_names_open_failure(st, argv))
+			return HOOK_AIRLOCK_FIXES;
+		return HOOK_AIRLOCK_REFUSED;
+	}
+	return hook_has_impostor(st, s, 0) ? HOOK_AIRLOCK_IMPOSTOR : HOOK_AIRLOCK_NONE;
 }
 
 static void hook_masking_text(unsigned mask, char *buf, size_t size)
@@ -463,160 +610,395 @@ static bool hook_is_file_tool(enum agenthost host, const char *tool)
 	return agenthost_tool_in(agenthost_get(host)->write_tools, tool);
 }
 
-/* The paths a tool call names for writing: the path keys of any tool, and
- * the paths of any apply_patch text (Codex's tool, or a shell command that
- * feeds one to apply_patch). */
-static int hook_tool_paths(json_t *input, char ***ret, struct error *err)
+static bool hook_is_read_tool(enum agenthost host, const char *tool)
+{
+	return agenthost_tool_in(agenthost_get(host)->read_tools, tool);
+}
+
+/* The paths one tool call names, as named and resolved (hook_resolve())
+ * from where the tool works (Gemini: tool_input.dir_path, else the
+ * payload's cwd). */
+struct hook_targets {
+	char **named;
+	char **resolved;
+	char **roots; /* resolved directories the tool reads below: a search or a listing */
+	char *run_dir; /* a shell tool's own directory (Gemini's dir_path), resolved */
+};
+
+static void hook_targets_release(struct hook_targets *t)
+{
+	strv_free(t->named);
+	strv_free(t->resolved);
+	strv_free(t->roots);
+	free(t->run_dir);
+}
+
+/* Keys that name a file, and keys that name a directory the tool reads
+ * below, in any tool's input at any depth (MCP servers use the same
+ * words); the text keys whose strings are contents, not paths. */
+static const char *const hook_file_keys[] = { "file_path", "notebook_path", "absolute_path", "file",
+					      "filename", "target_file", NULL };
+static const char *const hook_root_keys[] = { "path",	   "paths", "dir_path", "directory",
+					      "dir",	   "root",  "file_paths", "include",
+					      "pattern", NULL };
+static const char *const hook_text_keys[] = { "content", "new_string", "old_string", "new_source",
+					      "description", "old_str", "new_str", NULL };
+
+/* Appends path with "~" and "~/" in the caller's home. */
+static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
+{
+	const char *home = hostview_caller_from_env(st->ctx->environ_).home;
+
+	if (!*path)
+		return 0;
+	if ((path[0] == '~' && (path[1] == '/' || !path[1])) && home && home[0] == '/') {
+		cleanup_free char *joined = NULL;
+		if (asprintf(&joined, "%s%s", home, path + 1) < 0)
+			return -ENOMEM;
+		return strv_push(list, joined);
+	}
+	return strv_push(list, path);
+}
+
+/* Every file: URL in text (file:///p, file://localhost/p, file:/p), its
+ * path percent-decoded, up to the first byte no URL holds unescaped. */
+static int hook_targets_urls(const char *text, char ***list)
+{
+	for (const char *p = strstr(text, "file:"); p; p = strstr(p + 1, "file:")) {
+		const char *q = p + 5;
+		if (q[0] == '/' && q[1] == '/') {
+			q += 2;
+			while (*q && *q != '/' && !strchr(" \t\n\"'<>`", *q))
+				q++; /* the host: a path on this machine whatever it says */
+		}
+		if (*q != '/')
+			continue;
+		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|\\^");
+		cleanup_free char *path = malloc(n + 1);
+		if (!path)
+			return -ENOMEM;
+		size_t len = 0;
+		for (size_t i = 0; i < n; i++) {
+			unsigned v;
+			if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
+				path[len++] = (char)v;
+				i += 2;
+			} else {
+				path[len++] = q[i];
+			}
+		}
+		path[len] = '\0';
+		int r = strv_push(list, path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A tool's input, walked: the strings under a file or directory key, every
+ * other string that is an absolute or "~/" path (not under a text key), and
+ * every file: URL anywhere. */
+static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, unsigned depth,
+			     char ***named, char ***roots)
+{
+	if (depth > 32)
+		return 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *e;
+		json_object_foreach(v, k, e) {
+			int r = hook_targets_walk(st, e, k, depth + 1, named, roots);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			int r = hook_targets_walk(st, e, key, depth + 1, named, roots);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (!json_is_string(v))
+		return 0;
+	const char *s = json_string_value(v);
+	int r = hook_targets_urls(s, named);
+	if (r < 0)
+		return r;
+	if (key && agenthost_tool_in(hook_root_keys, key)) {
+		r = hook_targets_add(st, named, s);
+		return r < 0 ? r : hook_targets_add(st, roots, s);
+	}
+	if ((key && agenthost_tool_in(hook_file_keys, key)) ||
+	    ((!key || !agenthost_tool_in(hook_text_keys, key)) &&
+	     (s[0] == '/' || (s[0] == '~' && (s[1] == '/' || !s[1])))))
+		return hook_targets_add(st, named, s);
+	return 0;
+}
+
+/* The paths a tool call names. A shell tool: the path keys of its input, the
+ * paths of an apply_patch text it feeds (and Codex's apply_patch's own), and
+ * Gemini's dir_path as run_dir; its command runs in the quarantine. Any
+ * other tool: its whole input, walked (hook_targets_walk()), and the
+ * paths of an apply_patch text. */
+static int hook_targets_collect(struct hook_state *st, const char *tool, json_t *input,
+				struct hook_targets *t, struct error *err)
 {
 	static const char *const keys[] = { "file_path", "notebook_path", "path", "absolute_path",
 					    NULL };
 	static const char *const texts[] = { "command", "input", "patch", NULL };
-	cleanup_strv char **paths = calloc(1, sizeof(char *));
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	cleanup_free char *base = hook_run_cwd(st);
+	cleanup_strv char **roots = NULL;
+	bool shell = hook_is_shell_tool(st->host, tool);
+	int r = 0;
 
-	if (!paths)
+	t->named = calloc(1, sizeof(char *));
+	if (!t->named)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; keys[i]; i++) {
-		const char *p = jsonutil_str(input, keys[i]);
-		if (p && *p && strv_push(&paths, p) < 0)
-			return error_set(err, ENOMEM, "out of memory");
+	if (shell) {
+		for (size_t i = 0; r == 0 && keys[i]; i++) {
+			const char *p = jsonutil_str(input, keys[i]);
+			if (p && *p)
+				r = strv_push(&t->named, p);
+		}
+	} else {
+		r = hook_targets_walk(st, input, NULL, 0, &t->named, &roots);
 	}
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; texts[i]; i++) {
 		json_t *v = json_object_get(input, texts[i]);
 		if (!json_is_string(v) || !strstr(json_string_value(v), "***"))
 			continue;
 		cleanup_strv char **found = NULL;
-		int r = patchpaths_parse(json_string_value(v), json_string_length(v), &found, err);
+		r = patchpaths_parse(json_string_value(v), json_string_length(v), &found, err);
 		if (r < 0)
 			return r;
 		for (size_t j = 0; found[j]; j++)
-			if (strv_push(&paths, found[j]) < 0)
+			if (strv_push(&t->named, found[j]) < 0)
 				return error_set(err, ENOMEM, "out of memory");
 	}
-	*ret = TAKE_PTR(paths);
+	/* Gemini's shell tool runs in dir_path: a command run inside the state
+	 * directory writes there with any relative path. */
+	const char *dir_path = jsonutil_str(input, "dir_path");
+	if (shell && dir_path && *dir_path) {
+		t->run_dir = hook_resolve(cwd, dir_path);
+		if (!t->run_dir)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 dir_path);
+	}
+	t->resolved = calloc(1, sizeof(char *));
+	t->roots = calloc(1, sizeof(char *));
+	if (!t->resolved || !t->roots)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; t->named[i]; i++) {
+		char *p = hook_resolve(base ? base : cwd, t->named[i]);
+		if (!p)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 t->named[i]);
+		if (strv_contains(roots, t->named[i]) && strv_push(&t->roots, p) < 0) {
+			free(p);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		if (strv_consume(&t->resolved, p) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
-/* A write aimed at the state directory is refused whatever else holds:
+/* A tool aimed at the state directory is refused whatever else holds:
  * receipts, the gate's state and the approver are airlock's, not the
  * agent's. Compared resolved (symlinks, "..", relative to the tool's
  * directory), and also when the directory does not exist yet: an agent
  * that created it first could enrol itself as the approver. ret_path gets
  * the offending path. */
-static int hook_targets_state_dir(struct hook_state *st, json_t *input, char **ret_path,
-				  struct error *err)
+static int hook_targets_state_dir(struct hook_state *st, const struct hook_targets *t,
+				  const char **ret_path, struct error *err)
 {
 	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
 	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
-	const char *cwd = jsonutil_str(st->payload, "cwd");
-	cleanup_free char *base = hook_run_cwd(st);
-	cleanup_strv char **paths = NULL;
 
 	*ret_path = NULL;
 	if (!dir)
 		return 0;
 	cleanup_free char *state = hook_resolve(NULL, dir);
-	int r = hook_tool_paths(input, &paths, err);
-	if (r < 0)
-		return r;
 	if (!state)
 		return error_set(err, ENOMEM, "out of memory");
-	/* Gemini's shell tool runs in dir_path: a command run inside the state
-	 * directory writes there with any relative path. */
-	const char *dir_path = jsonutil_str(input, "dir_path");
-	if (dir_path && *dir_path && strv_push(&paths, dir_path) < 0)
-		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; paths[i]; i++) {
-		bool is_dir_path = dir_path && *dir_path && !paths[i + 1];
-		cleanup_free char *p = hook_resolve(is_dir_path || !base ? cwd : base, paths[i]);
-		if (!p)
-			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
-					 paths[i]);
-		if (path_is_under(p, state)) {
-			*ret_path = strdup(paths[i]);
-			return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");
+	if (t->run_dir && path_is_under(t->run_dir, state)) {
+		*ret_path = t->run_dir;
+		return 1;
+	}
+	for (size_t i = 0; t->resolved[i]; i++)
+		if (path_is_under(t->resolved[i], state) ||
+		    (strv_contains(t->roots, t->resolved[i]) && path_is_under(state, t->resolved[i]))) {
+			*ret_path = t->named[i];
+			return 1;
+		}
+	return 0;
+}
+
+/* What a run never sees (hostview_build(): every state directory, the
+ * policy's hide list, other users' homes and in "hidden" home mode the
+ * caller's, but what a mask leaves visible and the workspace) no tool
+ * reaches either: a path in it, or a directory the tool reads below that
+ * holds one. Returns 1 with *ret_path. */
+static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
+			       const char **ret_path, struct error *err)
+{
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
+	const char *in_use = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	cleanup_strv char **state_dirs = NULL, **hidden = NULL;
+	struct hostview hv = { 0 };
+
+	*ret_path = NULL;
+	if (!t->resolved[0])
+		return 0;
+	int r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
+	if (r == 0)
+		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; hv.hide && hv.hide[i]; i++) {
+		char *g = hook_resolve(NULL, hv.hide[i]);
+		if (!g || strv_consume(&hidden, g) < 0) {
+			hostview_release(&hv);
+			return error_set(err, ENOMEM, "out of memory");
 		}
 	}
-	return 0;
+	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
+		const char *p = t->resolved[i];
+		bool root = strv_contains(t->roots, p);
+		for (size_t k = 0; hidden && hidden[k] && !*ret_path; k++)
+			if (path_is_under(p, hidden[k]) || (root && path_is_under(hidden[k], p)))
+				*ret_path = t->named[i];
+		for (size_t m = 0; m < hv.n_masks && !*ret_path; m++) {
+			const char *mask = hv.mask_paths[m];
+			bool shown = path_is_under(p, st->scope);
+			for (size_t k = 0; hv.expose[m] && hv.expose[m][k] && !shown; k++)
+				shown = path_is_under(p, hv.expose[m][k]);
+			if ((path_is_under(p, mask) && !shown) || (root && path_is_under(mask, p)))
+				*ret_path = t->named[i];
+		}
+	}
+	hostview_release(&hv);
+	return *ret_path ? 1 : 0;
+}
+
+/* The scope (gate_scope()) of the nearest directory that exists at or
+ * above the resolved path p: the workspace whose gate a write to p answers
+ * to. */
+static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
+{
+	cleanup_free char *dir = strdup(p);
+	struct stat sb;
+
+	while (dir && (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) && strcmp(dir, "/") != 0) {
+		char *up = path_dirname(dir);
+		free(dir);
+		dir = up;
+	}
+	if (!dir)
+		return error_set(err, ENOMEM, "out of memory");
+	return gate_scope(dir, ret_scope, err);
 }
 
 /* airlock's configuration (hostview_config_files()): .airlock/ (the policy
  * of every routed command) and the files that hold airlock's hooks for each
- * host, in the project, in the user's home and in $CODEX_HOME. A file tool
- * never writes them: an agent that could would unconfine its own routed
- * commands, or remove the hooks. The shell tool's commands run in the
- * quarantine, where they are read-only. Returns 1 with *ret_path. */
-static int hook_targets_config(struct hook_state *st, json_t *input, char **ret_path,
-			       struct error *err)
+ * host, in the payload's scope and in the scope of each file the tool names
+ * (from a nested repository, the parent project's are its too), in the
+ * user's home and in $CODEX_HOME. A file tool never writes them: an agent
+ * that could would unconfine its own routed commands, or remove the hooks.
+ * The shell tool's commands run in the quarantine, where they are
+ * read-only. Returns 1 with *ret_path. */
+static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
+			       const char **ret_path, struct error *err)
 {
-	const char *cwd = jsonutil_str(st->payload, "cwd");
-	cleanup_free char *base = hook_run_cwd(st);
-	cleanup_strv char **paths = NULL;
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
 
 	*ret_path = NULL;
-	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
-	cleanup_strv char **configs = NULL;
-	int r = hostview_config_files(st->scope, &caller, &configs, err);
-	if (r == 0)
-		r = hook_tool_paths(input, &paths, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; paths[i]; i++) {
-		cleanup_free char *p = hook_resolve(base ? base : cwd, paths[i]);
-		if (!p)
-			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
-					 paths[i]);
+	for (size_t i = 0; t->resolved[i]; i++) {
+		cleanup_free char *scope = NULL;
+		cleanup_strv char **configs = NULL;
+		int r = hook_path_scope(t->resolved[i], &scope, err);
+		if (r == 0)
+			r = hostview_config_files(st->scope, &caller, &configs, err);
+		if (r == 0 && strcmp(scope, st->scope) != 0) {
+			cleanup_strv char **more = NULL;
+			r = hostview_config_files(scope, &caller, &more, err);
+			for (size_t k = 0; r == 0 && more && more[k]; k++)
+				if (strv_push(&configs, more[k]) < 0)
+					r = error_set(err, ENOMEM, "out of memory");
+		}
+		if (r < 0)
+			return r;
 		for (size_t k = 0; configs && configs[k]; k++) {
 			cleanup_free char *g = hook_resolve(NULL, configs[k]);
 			if (!g)
 				return error_set(err, ENOMEM, "out of memory");
-			if (path_is_under(p, g)) {
-				*ret_path = strdup(paths[i]);
-				return *ret_path ? 1 : error_set(err, ENOMEM, "out of memory");
+			if (path_is_under(t->resolved[i], g)) {
+				*ret_path = t->named[i];
+				return 1;
 			}
 		}
 	}
 	return 0;
 }
 
-/* The command is one plain airlock invocation: it runs as the host sent it
- * (airlock's own commands need the state directory or the terminal the
- * quarantine hides), and `airlock run` records itself. */
-static bool hook_is_airlock_command(const char *command)
+/* A mutating tool answers to the gate of every workspace it writes in, not
+ * only the payload's: the open failures of the first file's scope that has
+ * any go into *ret_open (NULL: none), its scope into *ret_scope. */
+static int hook_targets_open(struct hook_state *st, const struct hook_targets *t, json_t **ret_open,
+			     char **ret_scope, struct error *err)
 {
-	struct shell_script s;
-	bool found = false;
-
-	if (shell_script_parse(command, strlen(command), &s) == 0 && s.plain &&
-	    s.n_commands == 1 && !s.commands[0].assignments) {
-		char *const *argv = s.commands[0].argv;
-		const char *base = strrchr(argv[0], '/');
-		found = strcmp(base ? base + 1 : argv[0], "airlock") == 0;
+	*ret_open = NULL;
+	*ret_scope = NULL;
+	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
+		cleanup_free char *scope = NULL;
+		int r = hook_path_scope(t->resolved[i], &scope, err);
+		if (r < 0)
+			return r;
+		if (strcmp(scope, st->scope) == 0)
+			continue;
+		json_t *open = NULL;
+		r = gate_list_open(st->store, scope, &open, err);
+		if (r < 0)
+			return r;
+		if (json_array_size(open) > 0) {
+			*ret_open = open;
+			*ret_scope = TAKE_PTR(scope);
+			return 0;
+		}
+		json_decref(open);
 	}
-	shell_script_release(&s);
-	return found;
+	return 0;
 }
 
-/* Whether bash runs command as exactly `AIRLOCK run ...`, AIRLOCK being this
- * airlock's path: the text must be words separated by single spaces, each
- * either bare (letters, digits, `_-./=,:+@%`) or quoted the way hook_quote()
- * writes them, so that no operator, expansion or glob is left for bash to
- * act on. The first word, unquoted, must be route_airlock; the second `run`. */
-static bool hook_is_routed(const char *command, const char *route_airlock)
+/* The words of command when it is made of words separated by single
+ * spaces, each bare (letters, digits, `_-./=,:+@%`) or quoted the way
+ * hook_quote() writes them, so that no operator, expansion or glob is left
+ * for bash to act on; else NULL. */
+static char **hook_plain_words(const char *command)
 {
 	static const char bare[] = "_-./=,:+@%";
 	cleanup_free char *word = malloc(strlen(command) + 1);
+	cleanup_strv char **words = calloc(1, sizeof(char *));
 	const char *p = command;
-	size_t n_words = 0;
 
-	if (!word)
-		return false;
+	if (!word || !words)
+		return NULL;
 	while (*p) {
 		size_t len = 0;
 		if (*p == '\'') {
 			for (;;) {
 				const char *q = strchr(p + 1, '\'');
 				if (!q)
-					return false;
+					return NULL;
 				memcpy(word + len, p + 1, (size_t)(q - p - 1));
 				len += (size_t)(q - p - 1);
 				p = q + 1;
@@ -630,19 +1012,15 @@ static bool hook_is_routed(const char *command, const char *route_airlock)
 				      ('0' <= *p && *p <= '9') || strchr(bare, *p)))
 				word[len++] = *p++;
 			if (len == 0)
-				return false;
+				return NULL;
 		}
 		word[len] = '\0';
-		if (*p && *p != ' ')
-			return false;
-		if ((n_words == 0 && strcmp(word, route_airlock) != 0) ||
-		    (n_words == 1 && strcmp(word, "run") != 0))
-			return false;
-		n_words++;
+		if ((*p && *p != ' ') || strv_push(&words, word) < 0)
+			return NULL;
 		if (*p == ' ' && !*++p)
-			return false;
+			return NULL;
 	}
-	return n_words >= 2;
+	return TAKE_PTR(words);
 }
 
 /* Appends s as one bash word at p: inside single quotes every byte but NUL
@@ -675,15 +1053,16 @@ static char *hook_quote(char *p, const char *s, size_t n)
 /* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
  * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
  * airlock in the quarantine, its output passed through and its exit status
- * airlock's own (docs/gate.md, "Routing"). */
-static int hook_route(struct hook_state *st, json_t *input, const char *command, size_t n,
-		      struct hook_outcome *ret, struct error *err)
+ * airlock's own (docs/gate.md, "Routing"). The one writer of the routed
+ * form: pre-tool-use routes with it, and post-tool-use takes as routed only
+ * what it writes. NULL when out of memory. */
+static char *hook_routed_text(struct hook_state *st, const char *scope, const char *policy,
+			      const char *command, size_t n)
 {
-	cleanup_free char *policy = policy_route_path(st->scope);
 	/* word i is quoted when quote[i], else literal */
 	const char *words[] = { st->ctx->route_airlock, "run", "--routed", agenthost_get(st->host)->name,
 				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,
-				policy ? "--policy" : NULL, policy, "--workspace", st->scope,
+				policy ? "--policy" : NULL, policy, "--workspace", scope,
 				"--", "bash", "-c" };
 	static const bool quote[] = { true, false, false, false, false, true,
 				      false, true, false, true, false, false, false };
@@ -693,9 +1072,9 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
 		if (words[i])
 			size += (quote[i] ? hook_quoted_size(words[i], strlen(words[i]))
 					  : strlen(words[i])) + 1;
-	cleanup_free char *text = malloc(size);
+	char *text = malloc(size);
 	if (!text)
-		return error_set(err, ENOMEM, "out of memory");
+		return NULL;
 	char *p = text;
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
 		if (!words[i])
@@ -709,8 +1088,17 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
 		*p++ = ' ';
 	}
 	p = hook_quote(p, command, n);
+	*p = '\0';
+	return text;
+}
+
+/* The tool's whole input with its command replaced by text. */
+static int hook_set_command(json_t *input, const char *text, struct hook_outcome *ret,
+			    struct error *err)
+{
 	json_t *updated = json_deep_copy(input);
-	if (!updated || json_object_set_new(updated, "command", json_stringn(text, (size_t)(p - text))) < 0) {
+
+	if (!updated || json_object_set_new(updated, "command", json_string(text)) < 0) {
 		json_decref(updated);
 		return error_set(err, ENOMEM, "out of memory");
 	}
@@ -718,26 +1106,107 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
 	return 0;
 }
 
+static int hook_route(struct hook_state *st, json_t *input, const char *command, size_t n,
+		      struct hook_outcome *ret, struct error *err)
+{
+	cleanup_free char *policy = policy_route_path(st->scope);
+	cleanup_free char *text = hook_routed_text(st, st->scope, policy, command, n);
+
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	return hook_set_command(input, text, ret, err);
+}
+
+/* Whether command is exactly what hook_route() writes for this hook (its
+ * airlock, host and state directory) and a scope of the payload's cwd (now,
+ * or when the run began: began_scope), with or without that scope's
+ * policy: the routed form, byte for byte, and nothing else. */
+static bool hook_is_own_routed(struct hook_state *st, const char *command, const char *began_scope)
+{
+	cleanup_strv char **words = st->ctx->route_airlock ? hook_plain_words(command) : NULL;
+	const char *scope = NULL;
+	bool policy = false;
+	size_t n = words ? strv_length(words) : 0;
+
+	for (size_t i = 0; i + 1 < n && strcmp(words[i], "--") != 0; i++) {
+		if (strcmp(words[i], "--workspace") == 0 && !scope)
+			scope = words[i + 1];
+		else if (strcmp(words[i], "--policy") == 0)
+			policy = true;
+	}
+	if (!scope || (strcmp(scope, st->scope) != 0 && (!began_scope || strcmp(scope, began_scope) != 0)))
+		return false;
+	cleanup_free char *policy_path = policy ? path_join(scope, ".airlock/policy.json") : NULL;
+	cleanup_free char *text = policy && !policy_path
+					  ? NULL
+					  : hook_routed_text(st, scope, policy_path, words[n - 1],
+							     strlen(words[n - 1]));
+	return text && strcmp(text, command) == 0;
+}
+
+/* This airlock's own command, run unrouted: the same words with the first
+ * replaced by this binary's absolute path, so what runs is the file the
+ * hook checked, not whatever that name finds by the time the host's shell
+ * looks (a routed command still running could plant one in PATH). A word
+ * is written bare when it is made of letters, digits and `_-./=,:+@%`
+ * only, else single-quoted. */
+static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *argv,
+			    struct hook_outcome *ret, struct error *err)
+{
+	static const char bare[] = "_-./=,:+@%";
+	size_t size = hook_quoted_size(st->ctx->route_airlock, strlen(st->ctx->route_airlock)) + 1;
+
+	for (size_t i = 1; argv[i]; i++)
+		size += hook_quoted_size(argv[i], strlen(argv[i])) + 1;
+	cleanup_free char *text = malloc(size);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	char *p = hook_quote(text, st->ctx->route_airlock, strlen(st->ctx->route_airlock));
+	for (size_t i = 1; argv[i]; i++) {
+		const char *w = argv[i];
+		bool plain = *w != '\0';
+		for (const char *c = w; *c && plain; c++)
+			plain = ('a' <= (*c | 0x20) && (*c | 0x20) <= 'z') || ('0' <= *c && *c <= '9') ||
+				strchr(bare, *c);
+		*p++ = ' ';
+		if (plain) {
+			memcpy(p, w, strlen(w));
+			p += strlen(w);
+		} else {
+			p = hook_quote(p, w, strlen(w));
+		}
+	}
+	*p = '\0';
+	return hook_set_command(input, text, ret, err);
+}
+
 static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
 {
 	const char *tool = jsonutil_str(st->payload, "tool_name");
 	json_t *input = json_object_get(st->payload, "tool_input");
 
-	cleanup_free char *target = NULL;
-	int r = json_is_object(input) ? hook_targets_state_dir(st, input, &target, err) : 0;
+	cleanup_with(hook_targets_release) struct hook_targets t = { 0 };
+	const char *target = NULL;
+	bool shell = hook_is_shell_tool(st->host, tool);
+	bool reads = !shell && hook_is_read_tool(st->host, tool);
+	int r = 0;
+
+	if (json_is_object(input)) {
+		r = hook_targets_collect(st, tool, input, &t, err);
+		if (r == 0)
+			r = hook_targets_state_dir(st, &t, &target, err);
+	}
 	if (r < 0)
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: %s would write %s, inside airlock's state directory; receipts, the gate's state and the approver are only written by airlock itself.",
+			    "airlock: %s would reach %s, inside airlock's state directory; receipts, the gate's state and the approver are airlock's alone, neither read nor written by the agent.",
 			    tool ? tool : "the tool", target);
 		return 0;
 	}
-	/* File tools' paths, and a patch's fed to apply_patch by the shell. */
-	r = json_is_object(input) && (hook_is_file_tool(st->host, tool) ||
-				      hook_is_shell_tool(st->host, tool))
-		    ? hook_targets_config(st, input, &target, err)
-		    : 0;
+	/* File tools' paths, a patch's fed to apply_patch by the shell, and any
+	 * tool airlock does not know (it may write). */
+	r = json_is_object(input) && !reads ? hook_targets_config(st, &t, &target, err) : 0;
 	if (r < 0)
 		return r;
 	if (target) {
@@ -746,33 +1215,94 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    tool ? tool : "the tool", target);
 		return 0;
 	}
-	if (!hook_is_shell_tool(st->host, tool)) {
+	/* Any tool but the shell's (whose command runs in the quarantine, where
+	 * they are not there) is refused what a run does not see. */
+	r = json_is_object(input) && !shell ? hook_targets_hidden(st, &t, &target, err) : 0;
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, or another user's home: what no quarantined command sees); no tool reads it.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
+	if (reads)
+		return 0;
+	if (!shell) {
 		/* A file tool writes the workspace: risk 4 (tracked files), which
-		 * does not run while a failure is open. */
-		if (hook_is_file_tool(st->host, tool) && json_array_size(st->open) > 0) {
-			char open[3000];
+		 * does not run while a failure is open, in the payload's scope or
+		 * in the scope of a file it writes. A tool airlock does not know is
+		 * taken as one that writes. */
+		cleanup_with(json_decrefp) json_t *other = NULL;
+		cleanup_free char *other_scope = NULL;
+		r = hook_targets_open(st, &t, &other, &other_scope, err);
+		if (r < 0)
+			return r;
+		if (json_array_size(st->open) == 0 && !other)
+			return 0;
+		char open[3000];
+		if (json_array_size(st->open) == 0) {
+			json_t *own = st->open;
+			char *own_scope = st->scope;
+			st->open = other;
+			st->scope = other_scope;
 			hook_describe_open(st, open, sizeof(open));
-			outcome_set(ret, HOOK_BLOCK,
-				    "%s %s writes files, which is a mutating command, so it does not run while the failure is open.",
-				    open, tool);
+			st->open = own;
+			st->scope = own_scope;
+		} else {
+			hook_describe_open(st, open, sizeof(open));
 		}
+		outcome_set(ret, HOOK_BLOCK,
+			    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
+			    open, tool ? tool : "the tool",
+			    hook_is_file_tool(st->host, tool) ? "writes files"
+							     : "is not a tool airlock knows to only read");
 		return 0;
 	}
 	cleanup_free char *command = hook_command(input);
 	if (!command)
 		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
 
+	json_t *cmd = json_object_get(input, "command");
+	if (json_is_string(cmd) && memchr(json_string_value(cmd), '\0', json_string_length(cmd))) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: the command holds a NUL byte, which no shell word can carry; it is not run.");
+		return 0;
+	}
 	struct rules_verdict v;
 	rules_classify_shell(st->rules, command, &v);
 	struct shell_script s;
 	r = shell_script_parse(command, strlen(command), &s);
 	unsigned mask = shell_script_masking(&s);
-	bool names = r == 0 && hook_names_open_failure(st, &s);
+	const char *bad = NULL;
+	enum hook_airlock own = r == 0 ? hook_judge_airlock(st, &s, &bad) : HOOK_AIRLOCK_NONE;
+	cleanup_strv char **argv = NULL;
+	if (own == HOOK_AIRLOCK_REFUSED || own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES) {
+		for (size_t i = 0; s.commands[0].argv[i]; i++)
+			if (strv_push(&argv, s.commands[0].argv[i]) < 0) {
+				shell_script_release(&s);
+				return error_set(err, ENOMEM, "out of memory");
+			}
+	}
 	shell_script_release(&s);
 	char masking[128];
 	hook_masking_text(mask, masking, sizeof(masking));
 
-	if (json_array_size(st->open) > 0 && v.risk > 1 && !names) {
+	if (own == HOOK_AIRLOCK_REFUSED) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: `airlock %.100s` is not run from the agent's shell tool (at '%.100s'): only airlock's read-only commands (gate, receipts, show, classify, doctor, ledger verify|prove|consistency, help, version) with options that choose nothing else (no --state-dir, --policy or --rules) run outside the quarantine, and `airlock run --fixes ID -- CMD` or `airlock ack ID --reason TEXT` for a failure that is open. Run the command itself: the hook routes it through `airlock run`.",
+			    argv[1] ? argv[1] : "", bad ? bad : "");
+		return 0;
+	}
+	if (own == HOOK_AIRLOCK_IMPOSTOR && v.risk < 4) {
+		/* Its name says nothing of what it does: an unknown program. */
+		v.risk = 4;
+		v.level = "unknown program";
+		snprintf(v.rule, sizeof(v.rule), "not-this-airlock");
+		snprintf(v.reason, sizeof(v.reason), "a program called airlock that is not this airlock binary");
+	}
+	bool exempt = own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES;
+	if (json_array_size(st->open) > 0 && v.risk > 1 && !exempt) {
 		char open[3000];
 		hook_describe_open(st, open, sizeof(open));
 		outcome_set(ret, HOOK_BLOCK,
@@ -786,14 +1316,15 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    v.level, v.rule, v.reason);
 		return 0;
 	}
-	json_t *cmd = json_object_get(input, "command");
-	if (st->ctx->route_airlock && json_is_string(cmd) &&
-	    !hook_is_airlock_command(command)) {
-		if (memchr(json_string_value(cmd), '\0', json_string_length(cmd))) {
-			outcome_set(ret, HOOK_BLOCK,
-				    "airlock: the command holds a NUL byte, which no shell word can carry; it is not run.");
-			return 0;
-		}
+	if (exempt) {
+		outcome_set(ret, HOOK_PASS,
+			    "airlock: airlock's own %s, run unrouted by this airlock binary.",
+			    own == HOOK_AIRLOCK_READ ? "read-only command" : "command for the open failure");
+		return st->ctx->route_airlock && json_is_string(cmd)
+			       ? hook_run_as_self(st, input, argv, ret, err)
+			       : 0;
+	}
+	if (st->ctx->route_airlock && json_is_string(cmd)) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
 			    v.risk, v.level, v.rule);
@@ -1093,9 +1624,23 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	cleanup_free char *command = hook_command(json_object_get(st->payload, "tool_input"));
 	if (!command)
 		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
-	/* A routed command: its own `airlock run` wrote the receipt. Only this
-	 * airlock's exact path counts, so a look-alike program records here. */
-	if (st->ctx->route_airlock && hook_is_routed(command, st->ctx->route_airlock)) {
+	json_t *duration = json_object_get(st->payload, "duration_ms");
+	uint64_t dur_ms = json_is_integer(duration) && json_integer_value(duration) > 0
+				  ? (uint64_t)json_integer_value(duration)
+				  : 0;
+	cleanup_free char *run_cwd = hook_run_cwd(st);
+	const char *rc_cwd = run_cwd ? run_cwd : jsonutil_str(st->payload, "cwd");
+	/* The scope as it was when the host's run began: a .git the command
+	 * made itself does not scope its failure. */
+	cleanup_free char *began_scope = NULL;
+	struct error scope_err = { 0 };
+	if (rc_cwd)
+		(void)gate_scope_before(rc_cwd, clock_realtime_coarse_ns() - dur_ms * 1000000,
+					&began_scope, &scope_err);
+	/* A routed command: its own `airlock run` wrote the receipt. Only the
+	 * exact text pre-tool-use writes counts (this airlock, this state
+	 * directory, the scope), so anything else records here. */
+	if (hook_is_own_routed(st, command, began_scope)) {
 		ret->routed_skip = true;
 		outcome_set(ret, HOOK_PASS, "airlock: routed; its `airlock run` recorded it.");
 		return 0;
@@ -1113,7 +1658,6 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	shell_script_release(&s);
 	bool verified = known && mask == 0 && !interrupted &&
 			(reported || code != 0 || !hook_exit_one_is_success(command));
-	cleanup_free char *run_cwd = hook_run_cwd(st);
 
 	struct capture out, errc;
 	if (capture_init(&out, st->policy->keep_bytes) < 0 ||
@@ -1130,15 +1674,11 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	char *argv[] = { (char *)"bash", (char *)"-c", command, NULL };
 	static const int expected[] = { 0 };
 	uint64_t now = clock_realtime_ns();
-	json_t *duration = json_object_get(st->payload, "duration_ms");
-	uint64_t dur_ms = json_is_integer(duration) && json_integer_value(duration) > 0
-				  ? (uint64_t)json_integer_value(duration)
-				  : 0;
 	struct receipt_sandbox sandbox = { .profile = "host" };
 	struct receipt rc = {
 		.source = agenthost_get(st->host)->post_source,
 		.argv = argv,
-		.cwd = run_cwd ? run_cwd : jsonutil_str(st->payload, "cwd"),
+		.cwd = rc_cwd,
 		.expected = expected,
 		.n_expected = 1,
 		.status = !known ? RECEIPT_UNKNOWN : interrupted ? RECEIPT_SIGNALED : RECEIPT_EXITED,
@@ -1183,14 +1723,9 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 				      hs.kind == HOOK_EXIT_UNKNOWN ? hs.why : NULL, "interpretation",
 				      hs.interpretation));
 
-	/* The scope as it was when the host's run began: a .git the command
-	 * made itself does not scope its failure. */
-	char *began_scope = NULL;
-	struct error scope_err = { 0 };
-	if (rc.cwd && gate_scope_before(rc.cwd, clock_realtime_coarse_ns() - dur_ms * 1000000,
-					&began_scope, &scope_err) == 0) {
+	if (began_scope) {
 		free(st->scope);
-		st->scope = began_scope;
+		st->scope = TAKE_PTR(began_scope);
 	}
 	/* An unknown status is never a success and closes nothing; it opens a
 	 * failure when it is known not to be a success, or by policy, and

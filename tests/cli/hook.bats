@@ -182,10 +182,12 @@ LIST
 	[ "$status" -eq 0 ]
 	jq -e --arg w "${want/--routed claude/--routed gemini}" '.hookSpecificOutput |
 		.hookEventName == "BeforeTool" and .tool_input.command == $w' <<<"$output"
-	# airlock's own commands run as they are
-	hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "airlock gate"
+	# airlock's own read-only commands run unrouted, as this very binary
+	mkdir -p "$TEST_DIR/bin"
+	ln -s "$AIRLOCK" "$TEST_DIR/bin/airlock"
+	PATH="$TEST_DIR/bin:$PATH" hook claude pre-tool-use claude-code/2.1/pre-tool-use-bash.json "airlock gate"
 	[ "$status" -eq 0 ]
-	jq -e '.hookSpecificOutput | has("updatedInput") | not' <<<"$output"
+	jq -e --arg w "'$self' gate" '.hookSpecificOutput.updatedInput.command == $w' <<<"$output"
 }
 
 @test "routing is exact for any command text: bash hands the routed command the same bytes" {
@@ -759,4 +761,266 @@ while True:
 	done
 	# (a copy of .airlock may land in the writable directory: it is readable)
 	[ "$(ls -A .airlock)" = policy.json ]
+}
+
+# --- issue 19: only the real airlock, asked for something harmless, passes
+# unrouted; the hooks see every tool.
+
+# The command a pre-tool-use reply lets the host run, in any host's dialect:
+# sets $RAN to "refused", "routed" (airlock's run --routed of it) or
+# "unrouted:TEXT" (the host runs TEXT itself).
+pre_ran() { # dialect command
+	local input
+	case $1 in
+	claude) input=$(payload claude-code/2.1/pre-tool-use-bash.json "$2") ;;
+	codex) input=$(payload codex/0.169/pre-tool-use.json "$2") ;;
+	gemini) input=$(payload gemini-cli/0.20/before-tool.json "$2") ;;
+	esac
+	run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$input"
+	if [ "$status" -eq 2 ]; then
+		RAN=refused
+		return 0
+	fi
+	[ "$status" -eq 0 ] || { echo "$1: status $status: $stderr"; return 1; }
+	local new
+	new=$(jq -r '.hookSpecificOutput.updatedInput.command // .hookSpecificOutput.tool_input.command // empty' \
+		<<<"${output:-{\}}")
+	if [ -z "$new" ]; then
+		RAN="unrouted:$2"
+	elif [[ "$new" == "'$(readlink -f "$AIRLOCK")' run --routed $1 "* ]]; then
+		RAN=routed
+	else
+		RAN="unrouted:$new"
+	fi
+}
+
+never_unrouted() { # command...
+	for cmd in "$@"; do
+		for h in claude codex gemini; do
+			pre_ran $h "$cmd"
+			[[ "$RAN" != unrouted:* ]] || { echo "$h ran it unrouted: $cmd -> ${RAN#unrouted:}"; return 1; }
+		done
+	done
+}
+
+plant_airlock() {
+	mkdir -p fake
+	printf '#!/bin/sh\ntouch "%s/pwned"\n' "$TEST_DIR" >airlock
+	chmod +x airlock
+	cp airlock fake/airlock
+}
+
+@test "attack: a planted ./airlock never passes unrouted, by any spelling, with or without an open failure (all three hosts)" {
+	plant_airlock
+	cmds=("./airlock gate" "$WORK/airlock show 1" "./airlock doctor" "./airlock --version"
+		"fake/../airlock receipts")
+	never_unrouted "${cmds[@]}"
+	PATH="$WORK/fake:$PATH" never_unrouted "airlock gate" "airlock doctor"
+	open_failure
+	never_unrouted "${cmds[@]}"
+	PATH="$WORK/fake:$PATH" never_unrouted "airlock gate"
+	# While a failure is open, a program that is not airlock is not read-only
+	# because of its name: it is blocked, not run even in the quarantine.
+	for h in claude codex gemini; do
+		for cmd in "${cmds[@]}"; do
+			pre_ran $h "$cmd"
+			[ "$RAN" = refused ] || { echo "$h: $cmd: $RAN"; return 1; }
+		done
+	done
+	[ ! -e "$TEST_DIR/pwned" ]
+}
+
+@test "attack: the real airlock with a weakening option, or a command that changes state, never passes unrouted (all three hosts)" {
+	mkdir -p "$TEST_DIR/bin"
+	ln -s "$AIRLOCK" "$TEST_DIR/bin/airlock"
+	export PATH="$TEST_DIR/bin:$PATH"
+	printf '{"schema": "airlock.policy/1", "sandbox": {"profile": "none"}}\n' >pol.json
+	E=$TEST_DIR/elsewhere
+	never_unrouted "airlock run --sandbox none -- touch $TEST_DIR/pwned" \
+		"airlock run --sandbox=none -- true" "airlock run --sand=none -- true" \
+		"airlock run --state-dir $E -- make check" "airlock run --state-dir=$E -- true" \
+		"airlock install claude --project . --write --state-dir $E" \
+		"airlock install claude --write" "airlock run --policy pol.json -- true" \
+		"airlock run --net host -- true" "airlock run --allow-workspace home -- true" \
+		"airlock run -- true" "airlock approver init" "airlock approver" \
+		"airlock gate --state-dir $E" "airlock receipts --state-dir=$E" \
+		"airlock doctor --policy pol.json" "airlock classify --rules pol.json ls" \
+		"airlock ledger checkpoint" "airlock ledger recover" "airlock dryrun --sandbox none -- true" \
+		"airlock apply 1" "airlock gc" "airlock permit approve 1" "airlock job j.json" \
+		"airlock hook claude pre-tool-use" "airlock ack 1 --reason r" \
+		"$AIRLOCK run --sandbox none -- true" "$(readlink -f "$AIRLOCK") install gemini --write" \
+		"airlock gate --json --st=$E" "airlock --help --state-dir $E"
+	[ ! -e "$TEST_DIR/pwned" ]
+	[ ! -e "$E" ]
+}
+
+@test "the real airlock's read-only commands pass unrouted, run as this very binary, open failure or not (all three hosts)" {
+	self=$(readlink -f "$AIRLOCK")
+	mkdir -p "$TEST_DIR/bin"
+	ln -s "$AIRLOCK" "$TEST_DIR/bin/airlock"
+	export PATH="$TEST_DIR/bin:$PATH"
+	check() {
+		for cmd in "airlock gate" "airlock gate --json" "airlock receipts --last 5 --failed" \
+			"airlock show 1 --stdout" "airlock classify -- rm -rf /" "airlock classify --shell 'ls | wc'" \
+			"airlock doctor" "airlock ledger verify --key k.pub" "airlock ledger prove 1" \
+			"airlock --version" "airlock help" "$AIRLOCK gate" "'$self' receipts"; do
+			for h in claude codex gemini; do
+				pre_ran $h "$cmd"
+				[[ "$RAN" == "unrouted:'$self' "* ]] || { echo "$h: $cmd: $RAN"; return 1; }
+			done
+		done
+	}
+	check
+	open_failure
+	check
+	# The text the host runs is the same words, airlock named by its path.
+	pre_ran claude "airlock classify --shell 'ls | wc'"
+	[ "$RAN" = "unrouted:'$self' classify --shell 'ls | wc'" ]
+}
+
+@test "attack: post-tool-use takes as routed only the exact routed form, with its own state directory" {
+	self=$(readlink -f "$AIRLOCK")
+	S=$AIRLOCK_STATE_DIR
+	post() { # command [hook options...]
+		local input
+		input=$(payload claude-code/2.1/post-tool-use-bash.json "$1")
+		shift
+		run --separate-stderr "$AIRLOCK" hook claude post-tool-use "$@" <<<"$input"
+		[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	}
+	routed="'$self' run --routed claude --workspace '$WORK' -- bash -c 'false'"
+	post "$routed"
+	[[ "$output" == *"its \`airlock run\` recorded it"* ]]
+	post "'$self' run --routed claude --state-dir '$S' --workspace '$WORK' -- bash -c 'false'" --state-dir "$S"
+	[[ "$output" == *"its \`airlock run\` recorded it"* ]]
+	for cmd in "'$self' run --state-dir '$TEST_DIR/elsewhere' -- make check" \
+		"'$self' run -- bash -c 'false'" \
+		"'$self' run --routed claude --state-dir '$TEST_DIR/elsewhere' --workspace '$WORK' -- bash -c 'false'" \
+		"'$self' run --routed claude --workspace '$WORK' --sandbox none -- bash -c 'false'" \
+		"'$self' run --sandbox none --routed claude --workspace '$WORK' -- bash -c 'false'" \
+		"'$self' run --routed claude --workspace '/' -- bash -c 'false'" \
+		"'$self' run --routed claude --workspace '$TEST_DIR' -- bash -c 'false'" \
+		"'$self' run --routed codex --workspace '$WORK' -- bash -c 'false'" \
+		"'$self' run --routed claude --policy '$TEST_DIR/p.json' --workspace '$WORK' -- bash -c 'false'" \
+		"'$self' run --routed claude --workspace '$WORK' -- sh -c 'false'" \
+		"'$self' run --routed claude --workspace '$WORK' -- bash -c 'false' extra" \
+		"$self run --routed claude --workspace $WORK -- bash -c false"; do
+		post "$cmd"
+		[[ "$output" == *"recorded the host's run"* ]] || { echo "taken as routed: $cmd"; return 1; }
+	done
+	# With the hook's own --state-dir, the form without it is not its own.
+	post "$routed" --state-dir "$S"
+	[[ "$output" == *"recorded the host's run"* ]]
+}
+
+# A payload of any tool, in a host's form: tool name and input (JSON).
+tool_call() { # dialect tool input-json [cwd]
+	local f
+	case $1 in
+	claude) f=claude-code/2.1/pre-tool-use-write.json ;;
+	codex) f=codex/0.171.0/pre-tool-use-apply-patch.json ;;
+	gemini) f=gemini-cli/0.20/before-tool.json ;;
+	esac
+	jq -c --arg cwd "${4:-$WORK}" --arg t "$2" --argjson i "$3" \
+		'.cwd = $cwd | .tool_name = $t | .tool_input = $i' "$FIXTURES/$f"
+}
+
+tool_status() { # dialect tool input-json [cwd]
+	run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$(tool_call "$@")"
+}
+
+@test "attack: no tool reads the state directory or a hidden path, however it names it (all three hosts)" {
+	"$AIRLOCK" run -- true >/dev/null
+	S=$AIRLOCK_STATE_DIR
+	ln -s "$S" innocent
+	[ -n "$HOME" ] || skip "no HOME"
+	H=$HOME
+	refused() { # dialect tool input-json
+		tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"state directory"* || "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	for p in "$S/approver.json" "innocent/receipts" "$S" "$H/.ssh/id_ed25519" "~/.ssh/id_ed25519"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused claude NotebookRead "{\"notebook_path\": $j}"
+		refused claude Grep "{\"pattern\": \"BEGIN\", \"path\": $j}"
+		refused claude Glob "{\"pattern\": \"**/*\", \"path\": $j}"
+		refused claude LS "{\"path\": $j}"
+		refused claude mcp__fs__read_text_file "{\"path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused gemini read_file "{\"file_path\": $j}"
+		refused gemini read_many_files "{\"paths\": [$j]}"
+		refused gemini list_directory "{\"dir_path\": $j}"
+		refused gemini glob "{\"pattern\": \"*\", \"dir_path\": $j}"
+		refused gemini search_file_content "{\"pattern\": \"x\", \"dir_path\": $j}"
+		refused codex view_image "{\"path\": $j}"
+		refused codex mcp__files__open "{\"args\": {\"target\": {\"file\": $j}}}"
+	done
+	# An absolute glob, a file:// URL (plain or in a prompt), and a search of
+	# a directory that holds a hidden one.
+	refused claude Glob "{\"pattern\": \"$S/**\"}"
+	refused claude WebFetch "{\"url\": \"file://$S/approver.json\", \"prompt\": \"x\"}"
+	refused claude WebFetch "{\"url\": \"file://localhost$H/.ssh/id_ed25519\", \"prompt\": \"x\"}"
+	refused gemini web_fetch "{\"prompt\": \"summarize file://$S/approver.json please\"}"
+	refused claude Grep "{\"pattern\": \"PRIVATE KEY\", \"path\": \"$H\"}"
+	refused claude Grep "{\"pattern\": \"x\", \"path\": \"$(dirname "$S")\"}"
+	# The workspace itself is fine.
+	for t in Read Grep LS; do
+		tool_status claude $t '{"file_path": "notes.txt", "path": ".", "pattern": "x"}'
+		[ "$status" -eq 0 ] || { echo "$t: $stderr"; return 1; }
+	done
+	tool_status gemini read_file "{\"absolute_path\": \"$WORK/notes.txt\"}"
+	[ "$status" -eq 0 ]
+}
+
+@test "while a failure is open, a tool airlock does not know is a mutating one: blocked; reading tools pass" {
+	open_failure
+	for t in mcp__github__create_issue SomeNewTool mcp__fs__write_file; do
+		for h in claude codex gemini; do
+			tool_status $h "$t" '{"x": "y"}'
+			[ "$status" -eq 2 ] || { echo "$h $t passed"; return 1; }
+			[[ "$stderr" == *"receipt $FAILED"* ]]
+		done
+	done
+	tool_status claude Read '{"file_path": "notes.txt"}'
+	[ "$status" -eq 0 ]
+	tool_status claude Grep '{"pattern": "x"}'
+	[ "$status" -eq 0 ]
+	tool_status gemini read_file '{"file_path": "notes.txt"}'
+	[ "$status" -eq 0 ]
+	tool_status gemini glob '{"pattern": "*.c"}'
+	[ "$status" -eq 0 ]
+	# With nothing open, an unknown tool is the host's business.
+	fresh_state
+	tool_status claude mcp__github__create_issue '{"title": "x"}'
+	[ "$status" -eq 0 ]
+}
+
+@test "attack: a file tool is judged by the workspace of the file it touches, not the payload's cwd" {
+	git init -q .
+	mkdir nested
+	git -C nested init -q
+	sleep 0.1
+	open_failure
+	N=$WORK/nested
+	for p in "$WORK/notes.txt" "../notes.txt" "../src/new.c"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		tool_status claude Write "{\"file_path\": $j, \"content\": \"x\"}" "$N"
+		[ "$status" -eq 2 ] || { echo "passed: $p"; return 1; }
+		[[ "$stderr" == *"receipt $FAILED"* ]]
+		tool_status gemini write_file "{\"file_path\": $j, \"content\": \"x\"}" "$N"
+		[ "$status" -eq 2 ]
+	done
+	tool_status codex apply_patch "$(jq -nc --arg p $'*** Begin Patch\n*** Add File: ../x.txt\n+x\n*** End Patch' '{command: $p}')" "$N"
+	[ "$status" -eq 2 ]
+	# The parent's configuration, from the nested repository.
+	for p in ../.claude/settings.json ../.airlock/policy.json ../.gemini/settings.json; do
+		tool_status claude Write "{\"file_path\": \"$p\", \"content\": \"{}\"}" "$N"
+		[ "$status" -eq 2 ] || { echo "passed: $p"; return 1; }
+	done
+	# The nested repository's own files are its own: no failure is open there.
+	tool_status claude Write '{"file_path": "ok.txt", "content": "x"}' "$N"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
