@@ -42,6 +42,7 @@ static const char *const ledger_kinds[LEDGER_KIND_MAX] = {
 	[LEDGER_PERMIT_TRANSITION] = "permit-transition",
 	[LEDGER_RECOVERED] = "recovered",
 	[LEDGER_DISCARD] = "discard",
+	[LEDGER_POLICY_APPROVAL] = "policy-approval",
 };
 
 const char *ledger_kind_name(enum ledger_kind kind)
