@@ -180,6 +180,8 @@ EOF
 	al policy check "$TEST_DIR/wide.json"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"has not approved"* ]]
+	run "$AIRLOCK" doctor --policy "$TEST_DIR/wide.json"
+	[[ "$output" == *"a run with this policy is refused (exit 126): denied by policy rule policy_widens: "*"widens sandbox.net"* ]]
 	# The human approves; the prompt shows what widens.
 	approve "$TEST_DIR/wide.json"
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -191,6 +193,9 @@ EOF
 	grep -q "\"kind\":\"policy-approval\",\"id\":\"$digest\"" "$AIRLOCK_STATE_DIR/ledger/log"
 	al policy check "$TEST_DIR/wide.json"
 	[ "$status" -eq 0 ]
+	run "$AIRLOCK" doctor --policy "$TEST_DIR/wide.json"
+	[[ "$output" == *"  network  host"* ]]
+	[[ "$output" != *"is refused (exit 126)"* ]]
 	# The same bytes as the project's policy: approved; the routed run gets it.
 	mkdir .airlock
 	cp "$TEST_DIR/wide.json" .airlock/policy.json
