@@ -1675,6 +1675,8 @@ static void ledger_find_unbacked(struct store *store, json_t *paths, struct ledg
 	ledger_find_unbacked_in(store, paths, "gate/closed", ".json", rep);
 	/* Permit records, when they are kept as permits/<id>.json. */
 	ledger_find_unbacked_in(store, paths, "permits", ".json", rep);
+	/* Policy approvals (core/policyapproval.h): a forged one is reported. */
+	ledger_find_unbacked_in(store, paths, "policies", ".json", rep);
 	if (!json_object_get(paths, "approver.json") &&
 	    faccessat(store->dir_fd, "approver.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		ledger_report_unbacked(rep, "approver.json");

@@ -219,6 +219,10 @@ EOF
 	al run --policy "$WORK/.airlock/policy.json" -- true
 	[ "$status" -eq 126 ]
 	one_error_line "not the one the ledger committed"
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"policies/$other.json"* ]]
 	# A record of the approved digest edited afterwards no longer counts either.
 	jq -c '.origin = "elsewhere"' "$AIRLOCK_STATE_DIR/policies/$digest.json" >"$TEST_DIR/t"
 	cat "$TEST_DIR/t" >"$AIRLOCK_STATE_DIR/policies/$digest.json"
