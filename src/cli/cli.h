@@ -26,6 +26,7 @@ int cmd_hook(int argc, char **argv);
 int cmd_permit(int argc, char **argv);
 int cmd_ledger(int argc, char **argv);
 int cmd_install(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
 
 struct store;
 /* Opens the state directory without creating it; *ret is NULL when it does

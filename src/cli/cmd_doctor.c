@@ -54,6 +54,8 @@ static void doctor_print_grants(const struct doctor_view *v)
 		else
 			cli_print("  writable %s\n", w->path);
 	}
+	if (v->policy_refusal)
+		cli_print("  a run with this policy is refused (exit 126): %s\n", v->policy_refusal);
 	if (v->n_refused)
 		cli_print("  a run with this policy refuses to start (exit 125) until every refused entry of sandbox.writable is fixed\n");
 	if (v->n_writable)

@@ -92,6 +92,7 @@ static const struct {
 	{ "gate", cmd_gate, "exit 2 while a failure is open in this workspace" },
 	{ "ack", cmd_ack, "acknowledge an open failure (read-only, or with the approver)" },
 	{ "approver", cmd_approver, "enrol the human approver (init) or show it" },
+	{ "policy", cmd_policy, "approve a policy file that widens the built-in one, or check one" },
 	{ "classify", cmd_classify, "print a command's risk level 1-5 and the rule that decided" },
 	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
 	{ "permit", cmd_permit, "a model's proposed command earns execution: propose, dryrun, approve, exec" },

@@ -506,3 +506,26 @@ bool approver_trusts(struct store *store, const char *key_hex)
 			return true;
 	return false;
 }
+
+int approver_load_in_effect(struct store *store, struct approver *ret, struct error *err)
+{
+	struct approver_check check;
+	int r = approver_check(store, &check, err);
+	if (r < 0)
+		return r;
+	if (check.state != APPROVER_SYSTEM && check.state != APPROVER_PINNED &&
+	    check.state != APPROVER_NONE)
+		return error_set(err, EACCES, "%s", check.message);
+	r = approver_load(store, ret, err);
+	if (r == -ENOENT)
+		return error_set(err, EACCES,
+				 "no approver is enrolled: a human enrols one with `airlock approver init` in their own terminal");
+	if (r < 0)
+		return r;
+	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0)
+		r = ledger_require(store, LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
+				   ret->origin, "replaced outside `airlock approver`", "refusing it", err);
+	if (r < 0)
+		approver_release(ret);
+	return r;
+}

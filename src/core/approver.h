@@ -31,6 +31,11 @@ void approver_release(struct approver *a);
 /* -ENOENT when no approver is enrolled. A system file that exists but is not
  * root-owned and protected is an error, not a fallback. */
 int approver_load(struct store *store, struct approver *ret, struct error *err);
+/* The approver whose signature counts now: the system one, or the state
+ * directory's when it is the pinned one and the ledger backs approver.json;
+ * never one put in its place behind airlock's back. -EACCES with the reason
+ * otherwise (none enrolled, removed, replaced). */
+int approver_load_in_effect(struct store *store, struct approver *ret, struct error *err);
 /* Enrols an approver in path (the state directory's approver.json, or the
  * system path). Refuses to replace one unless old_passphrase matches it; in
  * the state directory "it" is the pinned approver when there is a pin, even

@@ -17,6 +17,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "core/policy.h"
+#include "core/policyapproval.h"
 #include "core/store.h"
 #include "sandbox/sandbox.h"
 
@@ -179,6 +180,7 @@ bool doctor_report_ok(const struct doctor_report *report)
 void doctor_view_release(struct doctor_view *v)
 {
 	free(v->policy_origin);
+	free(v->policy_refusal);
 	hostview_release(&v->view);
 	for (size_t i = 0; i < v->n_hidden; i++) {
 		free(v->hidden[i].path);
@@ -280,6 +282,16 @@ int doctor_view_build(const char *policy_path, const char *state_dir, const char
 	cleanup_free char *in_use = real ? TAKE_PTR(real) : hostview_resolve(dir);
 	struct hostview_caller caller = hostview_caller_from_env(environ_);
 	v.policy_origin = strdup(policy->origin);
+	/* Read-only: a state directory that does not exist approves nothing. */
+	cleanup_with(store_freep) struct store *store = NULL;
+	struct policy_denial denial;
+	struct error ignored = { 0 };
+	if (path && dir)
+		(void)store_open(dir, false, &store, &ignored);
+	if (path && policyapproval_denies(store, policy, &denial) &&
+	    asprintf(&v.policy_refusal, "denied by policy rule %s: %s", denial.rule,
+		     denial.message) < 0)
+		v.policy_refusal = NULL;
 	v.home_hidden = policy->home_hidden;
 	v.share_net = policy->share_net;
 	if (!v.policy_origin)

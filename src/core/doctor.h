@@ -48,6 +48,9 @@ struct doctor_writable {
 
 struct doctor_view {
 	char *policy_origin;
+	/* the denial a run gives a policy file that widens the built-in one
+	 * unapproved (core/policyapproval.h); NULL when runs take it */
+	char *policy_refusal;
 	bool home_hidden;
 	bool share_net; /* sandbox.net "host" */
 	struct doctor_writable *writable;

@@ -42,6 +42,7 @@ static const char *const ledger_kinds[LEDGER_KIND_MAX] = {
 	[LEDGER_PERMIT_TRANSITION] = "permit-transition",
 	[LEDGER_RECOVERED] = "recovered",
 	[LEDGER_DISCARD] = "discard",
+	[LEDGER_POLICY_APPROVAL] = "policy-approval",
 };
 
 const char *ledger_kind_name(enum ledger_kind kind)
@@ -1674,6 +1675,8 @@ static void ledger_find_unbacked(struct store *store, json_t *paths, struct ledg
 	ledger_find_unbacked_in(store, paths, "gate/closed", ".json", rep);
 	/* Permit records, when they are kept as permits/<id>.json. */
 	ledger_find_unbacked_in(store, paths, "permits", ".json", rep);
+	/* Policy approvals (core/policyapproval.h): a forged one is reported. */
+	ledger_find_unbacked_in(store, paths, "policies", ".json", rep);
 	if (!json_object_get(paths, "approver.json") &&
 	    faccessat(store->dir_fd, "approver.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		ledger_report_unbacked(rep, "approver.json");

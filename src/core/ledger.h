@@ -38,6 +38,7 @@ enum ledger_kind {
 	LEDGER_PERMIT_TRANSITION,
 	LEDGER_RECOVERED,
 	LEDGER_DISCARD,
+	LEDGER_POLICY_APPROVAL,
 	LEDGER_KIND_MAX,
 };
 const char *ledger_kind_name(enum ledger_kind kind);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,4 +423,150 @@ bool policy_is_secret_name(const struct policy *policy, const char *name)
 		if (fnmatch(policy->secret_patterns[i], name, FNM_CASEFOLD) == 0)
 			return true;
 	return false;
+}
+
+/* ---- widening --------------------------------------------------------------- */
+
+enum policy_field_type {
+	POLICY_FIELD_U64,
+	POLICY_FIELD_BOOL,
+	POLICY_FIELD_STRV,
+};
+
+/* Which way a field widens what a run gets. */
+enum policy_wider {
+	POLICY_WIDER_NEITHER, /* gives a run no reach */
+	POLICY_WIDER_GREATER, /* a larger number: a limit raised */
+	POLICY_WIDER_TRUE,    /* a switch on where the base has it off */
+	POLICY_WIDER_FALSE,   /* a switch off where the base has it on */
+	POLICY_WIDER_ADDS,    /* an allowlist with an entry the base lacks */
+	POLICY_WIDER_REMOVES, /* a denylist without an entry the base has */
+};
+
+struct policy_field {
+	const char *name;
+	enum policy_field_type type;
+	size_t offset;
+	enum policy_wider wider;
+	bool nocase;	  /* strv entries compare case-insensitively (as they match) */
+	bool never;	  /* the widening is never taken from a file */
+	const char *words[2]; /* a bool's spelling in the document: false, true */
+};
+
+#define POLICY_U64(n, f, w)  { n, POLICY_FIELD_U64, offsetof(struct policy, f), w, false, false, { NULL, NULL } }
+#define POLICY_STRV(n, f, w, c) { n, POLICY_FIELD_STRV, offsetof(struct policy, f), w, c, false, { NULL, NULL } }
+#define POLICY_BOOL(n, f, w, nv, f0, f1) { n, POLICY_FIELD_BOOL, offsetof(struct policy, f), w, false, nv, { f0, f1 } }
+
+/* Every field of struct policy but origin and sha256, in document order. */
+static const struct policy_field policy_fields[] = {
+	POLICY_STRV("deny_argv0", deny_argv0, POLICY_WIDER_REMOVES, true),
+	POLICY_U64("timeout.default_ms", default_timeout_ms, POLICY_WIDER_GREATER),
+	POLICY_U64("timeout.max_ms", max_timeout_ms, POLICY_WIDER_GREATER),
+	POLICY_U64("timeout.kill_after_ms", kill_after_ms, POLICY_WIDER_GREATER),
+	POLICY_STRV("env.allow", env_allow, POLICY_WIDER_ADDS, false),
+	POLICY_STRV("env.secret_patterns", secret_patterns, POLICY_WIDER_REMOVES, true),
+	/* Values the document itself states: nothing of the host's passes. */
+	POLICY_STRV("env.set", env_set, POLICY_WIDER_NEITHER, false),
+	/* What the receipt keeps of the output, not what the command reaches. */
+	POLICY_U64("output.keep_bytes", keep_bytes, POLICY_WIDER_NEITHER),
+	POLICY_U64("output.spill_max_bytes", spill_max_bytes, POLICY_WIDER_NEITHER),
+	POLICY_U64("limits.max_argv_bytes", max_argv_bytes, POLICY_WIDER_GREATER),
+	POLICY_U64("limits.core_bytes", core_bytes, POLICY_WIDER_GREATER),
+	POLICY_U64("limits.open_files", open_files, POLICY_WIDER_GREATER),
+	POLICY_U64("limits.file_size_bytes", file_size_bytes, POLICY_WIDER_GREATER),
+	POLICY_U64("limits.processes", processes, POLICY_WIDER_GREATER),
+	POLICY_U64("limits.memory_bytes", memory_bytes, POLICY_WIDER_GREATER),
+	POLICY_U64("limits.cpu_seconds", cpu_seconds, POLICY_WIDER_GREATER),
+	/* Durability of the record, not reach (benchmarks turn it off). */
+	POLICY_BOOL("receipts.fsync", fsync_receipts, POLICY_WIDER_NEITHER, false, "false", "true"),
+	POLICY_BOOL("sandbox.profile", sandbox_enabled, POLICY_WIDER_FALSE, true, "\"none\"",
+		    "\"default\""),
+	POLICY_STRV("sandbox.hide", hide, POLICY_WIDER_REMOVES, false),
+	POLICY_BOOL("sandbox.home", home_hidden, POLICY_WIDER_FALSE, false, "\"visible\"",
+		    "\"hidden\""),
+	/* Any entry the built-in list lacks, whatever sandbox.home says: an
+	 * absolute one may lie outside the home. */
+	POLICY_STRV("sandbox.home_allow", home_allow, POLICY_WIDER_ADDS, false),
+	POLICY_STRV("sandbox.read_only", read_only, POLICY_WIDER_REMOVES, false),
+	POLICY_U64("sandbox.tmp_bytes", tmp_bytes, POLICY_WIDER_GREATER),
+	POLICY_BOOL("sandbox.net", share_net, POLICY_WIDER_TRUE, false, "\"loopback\"", "\"host\""),
+	POLICY_STRV("sandbox.writable", writable, POLICY_WIDER_ADDS, false),
+	/* Read from the installed policy only, never from a file (core/run.c). */
+	POLICY_STRV("gate.trivial", gate_trivial, POLICY_WIDER_NEITHER, false),
+	POLICY_BOOL("hooks.unknown_opens_failure", hooks_unknown_opens_failure, POLICY_WIDER_FALSE,
+		    false, "false", "true"),
+};
+
+static bool policy_strv_has(char **strv, const char *s, bool nocase)
+{
+	for (size_t i = 0; strv && strv[i]; i++)
+		if ((nocase ? strcasecmp(strv[i], s) : strcmp(strv[i], s)) == 0)
+			return true;
+	return false;
+}
+
+/* The first entry of `from` that `in` lacks, or NULL. */
+static const char *policy_strv_missing(char **from, char **in, bool nocase)
+{
+	for (size_t i = 0; from && from[i]; i++)
+		if (!policy_strv_has(in, from[i], nocase))
+			return from[i];
+	return NULL;
+}
+
+/* Whether field f of p widens base's; the detail for people in w. */
+static bool policy_field_widens(const struct policy_field *f, const struct policy *p,
+				const struct policy *base, struct policy_widening *w)
+{
+	const char *pv = (const char *)p + f->offset, *bv = (const char *)base + f->offset;
+
+	switch (f->type) {
+	case POLICY_FIELD_U64: {
+		uint64_t a = *(const uint64_t *)(const void *)pv;
+		uint64_t b = *(const uint64_t *)(const void *)bv;
+		if (f->wider != POLICY_WIDER_GREATER || a <= b)
+			return false;
+		snprintf(w->detail, sizeof(w->detail), "%llu, built-in %llu", (unsigned long long)a,
+			 (unsigned long long)b);
+		return true;
+	}
+	case POLICY_FIELD_BOOL: {
+		bool a = *(const bool *)pv, b = *(const bool *)bv;
+		bool opens = (f->wider == POLICY_WIDER_TRUE && a && !b) ||
+			     (f->wider == POLICY_WIDER_FALSE && !a && b);
+		if (!opens)
+			return false;
+		snprintf(w->detail, sizeof(w->detail), "%s, built-in %s", f->words[a], f->words[b]);
+		return true;
+	}
+	case POLICY_FIELD_STRV: {
+		char **a = *(char **const *)(const void *)pv, **b = *(char **const *)(const void *)bv;
+		const char *s = f->wider == POLICY_WIDER_ADDS	 ? policy_strv_missing(a, b, f->nocase)
+				: f->wider == POLICY_WIDER_REMOVES ? policy_strv_missing(b, a, f->nocase)
+								   : NULL;
+		if (!s)
+			return false;
+		snprintf(w->detail, sizeof(w->detail), "%s '%.200s'",
+			 f->wider == POLICY_WIDER_ADDS ? "adds" : "drops", s);
+		return true;
+	}
+	}
+	return false;
+}
+
+size_t policy_widenings(const struct policy *policy, const struct policy *base,
+			struct policy_widening *ret, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(policy_fields); i++) {
+		struct policy_widening w = { .field = policy_fields[i].name,
+					     .never = policy_fields[i].never };
+		if (!policy_field_widens(&policy_fields[i], policy, base, &w))
+			continue;
+		if (n < max)
+			ret[n] = w;
+		n++;
+	}
+	return n;
 }

@@ -9,7 +9,9 @@
 
 /* The rules a run is held to, loaded from a versioned JSON document
  * (docs/policy-format.md). The default ships in policy/default.json and is
- * compiled in; --policy FILE replaces it whole. */
+ * compiled in; --policy FILE is laid over it. A field added here gets a row
+ * in policy.c's policy_fields[]: whether a larger value widens what a run
+ * gets, or neither. */
 struct policy {
 	char *origin; /* "default" or the file's path */
 	/* SHA-256 of the document's bytes (the built-in one's for "default"):
@@ -48,6 +50,26 @@ struct policy_denial {
 	char value[256];
 	char message[512];
 };
+
+/* A way a policy gives a run more than another (the built-in one) does:
+ * which field, and how, for people. */
+struct policy_widening {
+	const char *field; /* static: "sandbox.net", as the document spells it */
+	/* never approvable: sandbox.profile "none" is not taken from a file */
+	bool never;
+	char detail[256]; /* "\"host\", built-in \"loopback\"", "adds '/srv'", ... */
+};
+#define POLICY_MAX_WIDENINGS 32 /* at most one per field */
+
+/* Compares policy with base field by field (one table, in document order;
+ * docs/policy-format.md, "Widening needs the approver"): a number above
+ * base's, a switch that opens what base keeps shut, a list that adds to an
+ * allowlist or drops an entry of a denylist. Fills ret (up to max) and
+ * returns how many fields widen; 0: policy only narrows base, or keeps it.
+ * Fields that give a run no reach (output, receipts, gate, env.set) never
+ * count. */
+size_t policy_widenings(const struct policy *policy, const struct policy *base,
+			struct policy_widening *ret, size_t max);
 
 /* Parses a policy document laid over the built-in default: keys it leaves
  * out keep the default's values. */

@@ -28,6 +28,7 @@
 #include "core/hostview.h"
 #include "core/jsonutil.h"
 #include "core/policy.h"
+#include "core/policyapproval.h"
 #include "core/rules.h"
 #include "core/store.h"
 #include "sandbox/sandbox.h"
@@ -1113,11 +1114,30 @@ static void run_check_host_code(struct run_state *st)
 	st->receipt.error = st->host_code_message;
 }
 
+/* A --policy file may narrow the built-in policy; one that widens it is
+ * refused (denied, rule policy_widens) unless the approver approved its
+ * digest (core/policyapproval.h): here, before anything of it is used, for
+ * every run, job, dry run, permit and re-run alike. A denied run keeps the
+ * file's origin and digest in its receipt; nothing else of it applies. */
 static int run_load_policy(struct run_state *st, const char *path)
 {
 	struct error err = { 0 };
 	int r = path ? policy_load_file(path, &st->policy, &err)
 		     : policy_load_default(&st->policy, &err);
+	struct policy_denial denial;
+	if (r == 0 && path && policyapproval_denies(st->store, st->policy, &denial)) {
+		run_deny(st, &denial);
+		struct policy *refused = TAKE_PTR(st->policy);
+		r = policy_load_default(&st->policy, &err);
+		if (r == 0) {
+			char *origin = st->policy->origin;
+			st->policy->origin = refused->origin;
+			refused->origin = origin;
+			memcpy(st->policy->sha256, refused->sha256, sizeof(refused->sha256));
+		}
+		policy_free(refused);
+		return r < 0 ? -ENOMEM : -1;
+	}
 	if (r == 0)
 		return 0;
 	/* The attempt is still recorded, under the built-in policy's limits. */

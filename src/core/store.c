@@ -182,6 +182,7 @@ static bool store_commit_checkpoints(enum ledger_kind kind)
 	case LEDGER_APPROVER_CHANGE:
 	case LEDGER_PERMIT_TRANSITION:
 	case LEDGER_DISCARD:
+	case LEDGER_POLICY_APPROVAL:
 		return true;
 	default:
 		return false;

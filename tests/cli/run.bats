@@ -143,7 +143,7 @@ load helpers
 }
 
 @test "timeout plus grace never outlives timeout.max_ms" {
-	printf '{"schema": "airlock.policy/1", "timeout": {"max_ms": 1500, "default_ms": 1000, "kill_after_ms": 5000}}' > "$TEST_DIR/p.json"
+	printf '{"schema": "airlock.policy/1", "timeout": {"max_ms": 1500, "default_ms": 1000, "kill_after_ms": 2000}}' > "$TEST_DIR/p.json"
 	# the policy's own grace is cut to what the timeout leaves: 500 ms
 	start=$(date +%s%N)
 	al run --policy "$TEST_DIR/p.json" -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'
@@ -322,6 +322,11 @@ load helpers
 	cat > p.json <<'JSON'
 {"schema": "airlock.policy/1", "deny_argv0": ["ls"], "timeout": {"max_ms": 120000}}
 JSON
+	# It drops sudo from the deny list and raises the maximum: the approver's call.
+	al run --policy p.json -- true
+	[ "$status" -eq 126 ]
+	[ "$(rq .denied.rule)" = policy_widens ]
+	approve_policy p.json
 	al run --policy p.json -- ls
 	[ "$status" -eq 126 ]
 	al run --policy p.json --timeout 90s -- true
@@ -367,6 +372,7 @@ JSON
 	mkdir -p "$home/.config/gh"
 	echo secret >"$home/.config/gh/hosts.yml"
 	printf '{"schema":"airlock.policy/1","sandbox":{"writable":["~/.config"]}}' >"$TEST_DIR/p.json"
+	approve_policy "$TEST_DIR/p.json"
 	HOME=$home al run --tee --policy "$TEST_DIR/p.json" -- sh -c \
 		'cat ~/.config/gh/hosts.yml; echo w >~/.config/new'
 	[[ "$output" != *secret* ]]

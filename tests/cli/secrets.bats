@@ -432,6 +432,7 @@ refused() { # what the message must contain
 	local doctor=$output w line
 	for w in "${refused[@]}"; do
 		jq -n --arg w "$w" '{schema: "airlock.policy/1", sandbox: {writable: [$w]}}' >"$TEST_DIR/one.json"
+		approve_policy "$TEST_DIR/one.json"
 		al run --policy "$TEST_DIR/one.json" -- true
 		[ "$status" -eq 125 ]
 		line=$(grep -F -- "  refused  ${stderr#*invalid: }" <<<"$doctor") ||

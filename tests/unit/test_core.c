@@ -136,6 +136,71 @@ static void test_policy_denials(void)
 	policy_free(p);
 }
 
+/* policy_widenings(): each field widens one way only, named as the document
+ * spells it; narrowing, or a field that gives no reach, is never counted. */
+static void test_policy_widenings(void)
+{
+	static const struct {
+		const char *doc; /* the object's members after "schema" */
+		const char *field; /* NULL: nothing widens */
+		bool never;
+	} cases[] = {
+		{ "", NULL, false },
+		{ ",\"deny_argv0\":[\"SUDO\",\"su\",\"doas\",\"ssh\",\"scp\",\"sftp\",\"curl\",\"wget\",\"dd\",\"mkfs\",\"reboot\",\"shutdown\",\"halt\",\"poweroff\",\"pip\",\"pip3\",\"nc\"]", NULL, false },
+		{ ",\"deny_argv0\":[\"sudo\"]", "deny_argv0", false },
+		{ ",\"timeout\":{\"default_ms\":1000,\"max_ms\":2000,\"kill_after_ms\":10}", NULL, false },
+		{ ",\"timeout\":{\"max_ms\":60001}", "timeout.max_ms", false },
+		{ ",\"timeout\":{\"kill_after_ms\":2001}", "timeout.kill_after_ms", false },
+		{ ",\"env\":{\"allow\":[\"PATH\"],\"set\":{\"LD_PRELOAD\":\"x\"}}", NULL, false },
+		{ ",\"env\":{\"allow\":[\"PATH\",\"AWS_PROFILE\"]}", "env.allow", false },
+		{ ",\"env\":{\"secret_patterns\":[]}", "env.secret_patterns", false },
+		{ ",\"output\":{\"keep_bytes\":1048576},\"receipts\":{\"fsync\":false},\"gate\":{\"trivial\":[]}", NULL, false },
+		{ ",\"limits\":{\"processes\":64,\"memory_bytes\":16777216}", NULL, false },
+		{ ",\"limits\":{\"open_files\":1025}", "limits.open_files", false },
+		{ ",\"limits\":{\"core_bytes\":1}", "limits.core_bytes", false },
+		{ ",\"sandbox\":{\"profile\":\"none\"}", "sandbox.profile", true },
+		{ ",\"sandbox\":{\"profile\":\"default\",\"net\":\"loopback\",\"home\":\"hidden\",\"home_allow\":[\"~/.cache\"]}", NULL, false },
+		{ ",\"sandbox\":{\"net\":\"host\"}", "sandbox.net", false },
+		{ ",\"sandbox\":{\"hide\":[\"~/.ssh\"]}", "sandbox.hide", false },
+		{ ",\"sandbox\":{\"home_allow\":[\"/home\"]}", "sandbox.home_allow", false },
+		{ ",\"sandbox\":{\"read_only\":[\".git/hooks\",\".git/config\",\".envrc\"]}", "sandbox.read_only", false },
+		{ ",\"sandbox\":{\"read_only\":[\".git/hooks\",\".git/config\",\".airlock\",\".envrc\",\"x\"]}", NULL, false },
+		{ ",\"sandbox\":{\"tmp_bytes\":268435457}", "sandbox.tmp_bytes", false },
+		{ ",\"sandbox\":{\"writable\":[\"/srv\"]}", "sandbox.writable", false },
+	};
+	struct policy *base = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_load_default(&base, &err), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char doc[2048];
+		struct policy *p = NULL;
+		struct policy_widening w[POLICY_MAX_WIDENINGS];
+		snprintf(doc, sizeof(doc), "{\"schema\":\"airlock.policy/1\"%s}", cases[i].doc);
+		ASSERT_EQ_INT(policy_parse(doc, strlen(doc), "t", &p, &err), 0);
+		size_t n = policy_widenings(p, base, w, ARRAY_SIZE(w));
+		if (!cases[i].field) {
+			ASSERT_EQ_INT((int)n, 0);
+		} else {
+			ASSERT_EQ_INT((int)n, 1);
+			ASSERT_EQ_STR(w[0].field, cases[i].field);
+			ASSERT_TRUE(w[0].never == cases[i].never);
+			ASSERT_TRUE(w[0].detail[0] != '\0');
+		}
+		policy_free(p);
+	}
+	/* Every widening is counted, in document order; max bounds what is filled. */
+	static const char all[] = "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"writable\":[\"/srv\"],\"net\":\"host\"},\"limits\":{\"cpu_seconds\":301}}";
+	struct policy *p = NULL;
+	struct policy_widening one[1];
+	ASSERT_EQ_INT(policy_parse(all, strlen(all), "t", &p, &err), 0);
+	ASSERT_EQ_INT((int)policy_widenings(p, base, one, 1), 3);
+	ASSERT_EQ_STR(one[0].field, "limits.cpu_seconds");
+	ASSERT_EQ_STR(one[0].detail, "301, built-in 300");
+	policy_free(p);
+	policy_free(base);
+}
+
 static void test_job_seed_format(void)
 {
 	static const char doc[] =
@@ -562,7 +627,7 @@ static void test_changeset_verdict_read_back(void)
 RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
 	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
-	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default), T_(test_policy_denials), T_(test_job_seed_format),
+	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default), T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
 	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing),
