@@ -9,7 +9,9 @@
 /* Claude Code 2.1.332: tool names as its hooks see them; settings merged
  * from ~/.claude/settings.json, .claude/settings.json and
  * .claude/settings.local.json (plus managed settings under /etc, which a
- * user cannot write); MCP servers from .mcp.json and ~/.claude.json. */
+ * user cannot write); MCP servers from .mcp.json and ~/.claude.json;
+ * subagents and skills whose frontmatter may carry hooks, commands whose
+ * `!` lines it runs, plugins that bring hooks. */
 static const char *const claude_shell[] = { "Bash", NULL };
 static const char *const claude_write[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
 static const char *const claude_read[] = { "Read",	   "Glob",	"Grep",	      "LS",
@@ -17,10 +19,13 @@ static const char *const claude_read[] = { "Read",	   "Glob",	"Grep",	      "LS"
 					   "Task",	   "Agent",	"BashOutput", "TaskOutput",
 					   "ExitPlanMode", "AskUserQuestion", "ListMcpResourcesTool",
 					   "ReadMcpResourceTool", NULL };
+static const char *const claude_dirs[] = { ".claude", NULL };
 static const char *const claude_project[] = { ".claude/settings.json", ".claude/settings.local.json",
 					      ".claude/hooks", ".mcp.json", NULL };
 static const char *const claude_user[] = { ".claude/settings.json", ".claude/settings.local.json",
-					   ".claude/hooks", ".claude.json", NULL };
+					   ".claude/hooks", ".claude.json", ".claude/agents",
+					   ".claude/skills", ".claude/commands", ".claude/plugins",
+					   NULL };
 static const char *const claude_credentials[] = { ".claude/.credentials.json", ".claude.json", NULL };
 
 /* Codex 0.171: every shell tool is "Bash" to hooks, file edits
@@ -32,8 +37,10 @@ static const char *const codex_shell[] = { "Bash",	  "shell",	    "exec_command"
 static const char *const codex_write[] = { "apply_patch", "Write", "Edit", NULL };
 static const char *const codex_read[] = { "view_image", "update_plan", "web_search", "read_file",
 					  "list_dir",	"grep_files", NULL };
+static const char *const codex_dirs[] = { ".codex", NULL };
 static const char *const codex_project[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
-static const char *const codex_user[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
+static const char *const codex_user[] = { ".codex/config.toml", ".codex/hooks.json", ".codex/rules",
+					  ".codex/skills", NULL };
 static const char *const codex_credentials[] = { ".codex/auth.json", NULL };
 
 /* Gemini CLI 0.61: settings.json at user and project level, extensions
@@ -44,10 +51,12 @@ static const char *const gemini_write[] = { "write_file", "replace", NULL };
 static const char *const gemini_read[] = { "read_file",	    "read_many_files", "list_directory",
 					   "glob",	    "search_file_content", "grep_search",
 					   "google_web_search", "web_fetch",	    "write_todos", NULL };
+static const char *const gemini_dirs[] = { ".gemini", NULL };
 static const char *const gemini_project[] = { ".gemini/settings.json", ".gemini/extensions",
 					      ".gemini/.env", NULL };
 static const char *const gemini_user[] = { ".gemini/settings.json", ".gemini/extensions", ".gemini/.env",
-					   ".gemini/trustedFolders.json", NULL };
+					   ".gemini/trustedFolders.json", ".gemini/commands",
+					   ".gemini/policies", NULL };
 static const char *const gemini_credentials[] = { ".gemini/oauth_creds.json", ".gemini/google_accounts.json",
 						  ".gemini/mcp-oauth-tokens.json", NULL };
 
@@ -61,6 +70,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.shell_tools = claude_shell,
 		.write_tools = claude_write,
 		.read_tools = claude_read,
+		.project_dirs = claude_dirs,
 		.project_config = claude_project,
 		.user_config = claude_user,
 		.install_user_file = ".claude/settings.json",
@@ -76,6 +86,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.shell_tools = codex_shell,
 		.write_tools = codex_write,
 		.read_tools = codex_read,
+		.project_dirs = codex_dirs,
 		.project_config = codex_project,
 		.user_config = codex_user,
 		.install_user_file = ".codex/hooks.json",
@@ -91,6 +102,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.shell_tools = gemini_shell,
 		.write_tools = gemini_write,
 		.read_tools = gemini_read,
+		.project_dirs = gemini_dirs,
 		.project_config = gemini_project,
 		.user_config = gemini_user,
 		.install_user_file = ".gemini/settings.json",

@@ -32,6 +32,14 @@ struct agenthost_info {
 	 * three lists (MCP tools, new ones) is taken as mutating. Every tool's
 	 * paths are checked against the state directory and the hidden paths. */
 	const char *const *read_tools;
+	/* The directories of a project that hold nothing but the host's own
+	 * configuration, relative to its root (NULL-terminated): each is
+	 * read-only as a whole for a quarantined command (nothing in it can be
+	 * created, rewritten, renamed or removed, nor can it be renamed or
+	 * removed itself), moved aside whole when a command creates it, and
+	 * never written by a file tool. The project's files below name what
+	 * the host reads in it (their symlinks' targets are protected too). */
+	const char *const *project_dirs;
 	/* Files through which the host runs code or changes its hooks, relative
 	 * to a project's root and to the user's home (NULL-terminated): its
 	 * settings at every level it merges, its MCP server lists, its hook

@@ -299,12 +299,14 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 			  char ***ret, struct error *err)
 {
 	static const char *const airlock_dir[] = { ".airlock", NULL };
-	static const char *const codex_files[] = { "hooks.json", "config.toml", NULL };
+	static const char *const codex_files[] = { "hooks.json", "config.toml", "rules", "skills", NULL };
 	cleanup_strv char **files = NULL;
 	int r = 0;
 
 	if (workspace && workspace[0] == '/') {
 		r = hostview_push_joined(&files, workspace, airlock_dir);
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
+			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_dirs);
 		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
 			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_config);
 	}
@@ -321,6 +323,56 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(files);
+	return 0;
+}
+
+/* Appends each of configs below workspace (not it), once. */
+static int hostview_push_inside(char ***inside, char *const *configs, const char *workspace)
+{
+	for (size_t i = 0; configs && configs[i]; i++)
+		if (path_is_under(configs[i], workspace) && strcmp(configs[i], workspace) != 0 &&
+		    !strv_contains(*inside, configs[i]) && strv_push(inside, configs[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int hostview_config_in_workspace(const char *workspace, const char *cwd,
+				 const struct hostview_caller *caller, char ***ret,
+				 struct error *err)
+{
+	cleanup_free char *home = hostview_resolve(caller->home);
+	cleanup_free char *codex_home = hostview_resolve(caller->codex_home);
+	const struct hostview_caller resolved = { .home = home, .codex_home = codex_home,
+						  .uid = caller->uid };
+	const struct hostview_caller nobody = { .uid = caller->uid };
+	cleanup_strv char **inside = NULL;
+
+	if ((caller->home && caller->home[0] == '/' && !home) ||
+	    (caller->codex_home && caller->codex_home[0] == '/' && !codex_home))
+		return error_set(err, ENOMEM, "out of memory");
+	cleanup_strv char **configs = NULL;
+	int r = hostview_config_files(workspace, &resolved, &configs, err);
+	if (r < 0)
+		return r;
+	if (hostview_push_inside(&inside, configs, workspace) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	/* A host started in a subdirectory reads that directory's settings:
+	 * each directory from the workspace down to cwd is a project root. */
+	size_t n = strlen(workspace);
+	if (cwd && path_is_under(cwd, workspace))
+		for (const char *p = cwd + n; (p = strchr(p, '/')); p++) {
+			const char *end = strchr(p + 1, '/');
+			cleanup_free char *dir = strndup(cwd, end ? (size_t)(end - cwd) : strlen(cwd));
+			cleanup_strv char **sub = NULL;
+			if (!dir)
+				return error_set(err, ENOMEM, "out of memory");
+			r = hostview_config_files(dir, &nobody, &sub, err);
+			if (r < 0)
+				return r;
+			if (hostview_push_inside(&inside, sub, workspace) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+	*ret = TAKE_PTR(inside);
 	return 0;
 }
 

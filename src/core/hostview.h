@@ -59,12 +59,26 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 /* Every file of airlock's configuration that a command or a file tool must
  * not rewrite, as joined, not resolved (each reader resolves them as it
  * resolves what it compares): .airlock/ (the policy of routed commands) and
- * every agent host's project_config (agenthost.h) below the workspace (when
- * not NULL), .airlock/ and every host's user_config below each of the
- * caller's homes ($HOME and the passwd home), and Codex's hooks.json and
- * config.toml below $CODEX_HOME when that is absolute. */
+ * every agent host's project_dirs and project_config (agenthost.h) below
+ * the workspace (when not NULL), .airlock/ and every host's user_config
+ * below each of the caller's homes ($HOME and the passwd home), and
+ * Codex's hooks.json, config.toml, rules and skills below $CODEX_HOME when
+ * that is absolute. */
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err);
+
+/* The entries of hostview_config_files() that lie in the (resolved)
+ * workspace, each once: its own and those of every directory from it down
+ * to cwd (a host started in a subdirectory reads that one's settings),
+ * joined as they are (a symlinked .claude is the link, which the quarantine
+ * pins, and its target); the home's and $CODEX_HOME's with those resolved
+ * (the home may be the workspace, or hold it). A quarantined run keeps them
+ * read-only where they exist and moves aside what the command creates there
+ * (docs/sandbox.md, "Host configuration"); those outside the workspace are
+ * read-only in the host view already. *ret may be NULL: none. */
+int hostview_config_in_workspace(const char *workspace, const char *cwd,
+				 const struct hostview_caller *caller, char ***ret,
+				 struct error *err);
 
 /* 0 when the (resolved) directory may be made writable for a run besides
  * its workspace (policy sandbox.writable); else -EPERM with a message

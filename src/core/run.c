@@ -18,6 +18,7 @@
 #include "basic/clock.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
+#include "basic/path.h"
 #include "basic/sha256.h"
 #include "basic/strv.h"
 #include "basic/text.h"
@@ -68,6 +69,12 @@ struct run_state {
 	struct hostview view;
 	char **hide, **read_only, **exposed;
 	char **known_gitdirs; /* core/hostsafety.h, read before the run */
+	/* Protected paths that existed before the run as a directory, or as a
+	 * file with no other link: their read-only mounts leave the command no
+	 * way to change them, so a change seen after the run is the host's
+	 * own (its tool writing .claude/settings.local.json meanwhile), not
+	 * moved aside. Absolute. */
+	char **protected_sealed;
 	/* sandbox.writable, resolved and checked; paths in writable_paths */
 	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
 	char **writable_paths;
@@ -165,6 +172,7 @@ static void run_state_release(struct run_state *st)
 	strv_free(st->state_dirs);
 	strv_free(st->exposed);
 	strv_free(st->known_gitdirs);
+	strv_free(st->protected_sealed);
 	strv_free(st->writable_paths);
 	hostview_release(&st->view);
 	run_env_release(&st->env);
@@ -600,11 +608,28 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 		if (path && strv_consume(&st->read_only, path) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
+	/* Every host's configuration in the workspace (core/agenthost.h): the
+	 * same, so the command can neither switch a host's hooks off nor give
+	 * it code to run. */
+	cleanup_strv char **configs = NULL;
+	r = hostview_config_in_workspace(st->workspace, st->cwd, &st->caller, &configs, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; configs && configs[i]; i++)
+		if (!strv_contains(st->read_only, configs[i]) && strv_push(&st->read_only, configs[i]) < 0)
+			return error_set(err, ENOMEM, "out of memory");
 	/* The repository's other files that would run code on the host, where
 	 * they exist: read-only too (core/hostsafety.h). */
 	if (hostsafety_protect_existing(st->workspace, &st->read_only) < 0 ||
 	    hostsafety_known_gitdirs(st->workspace, &st->known_gitdirs) < 0)
 		return -ENOMEM;
+	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
+		struct stat pst;
+		if (lstat(st->read_only[i], &pst) == 0 &&
+		    (S_ISDIR(pst.st_mode) || (S_ISREG(pst.st_mode) && pst.st_nlink == 1)) &&
+		    strv_push(&st->protected_sealed, st->read_only[i]) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
 		.share_net = st->req->share_net || policy->share_net,
@@ -1043,7 +1068,10 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	return 0;
 }
 
-/* The protected paths below the workspace, relative to it. */
+/* The protected paths below the workspace, relative to it; in a real run
+ * not those sealed before it, nor those below a sealed directory (the
+ * command could not create them there: run_state.protected_sealed). A dry
+ * run's snapshot holds only the command's own changes. */
 static char **run_protected_relative(const struct run_state *st)
 {
 	char **rel = NULL;
@@ -1051,6 +1079,12 @@ static char **run_protected_relative(const struct run_state *st)
 
 	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
 		const char *p = st->read_only[i];
+		bool sealed = false;
+		for (size_t k = 0; !st->req->dryrun && st->protected_sealed &&
+				   st->protected_sealed[k] && !sealed; k++)
+			sealed = path_is_under(p, st->protected_sealed[k]);
+		if (sealed)
+			continue;
 		if (strncmp(p, st->workspace, n) == 0 && p[n] == '/' && p[n + 1] &&
 		    strv_push(&rel, p + n + 1) < 0) {
 			strv_free(rel);

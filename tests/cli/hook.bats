@@ -625,9 +625,11 @@ captured() { # fixture [jq filter [jq args...]]
 		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json ".tool_input.file_path = \"$CODEX_HOME/$f\"")"
 	done
 	unset CODEX_HOME
-	# Other files under the hosts' directories are the project's.
+	# A project's .claude, .gemini and .codex are the hosts' whole: their
+	# subagents, skills and commands carry hooks and shell lines too.
+	refused claude "$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = ".claude/commands/x.md"')"
 	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
-		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = ".claude/commands/x.md"')"
+		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = "docs/claude.md"')"
 	[ "$status" -eq 0 ]
 }
 
