@@ -337,10 +337,10 @@ pre_payload() { # host
 	export CODEX_HOME="$TEST_DIR/codex-home"
 	"$AIRLOCK" install codex --write 2>/dev/null
 	mkdir -p "$WORK/.codex"
-	printf 'model = "x"\n# hooks = false is only a comment here\n[features]\nhooks = true\n' >"$CODEX_HOME/config.toml"
+	printf 'model = "x"\n# hooks = false is only a comment here\n[features]\nhooks = true # never false\n[hooks_unrelated]\n' >"$CODEX_HOME/config.toml"
 	run "$AIRLOCK" install --check codex
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
-	for bad in '[features]\nhooks = false\n' '[features]\ncodex_hooks=false\n' 'features.hooks = false\n' \
+	for bad in '[features]\nhooks = false\n' '[features]\n  hooks=false # off\n' '[features]\nhooks = false\n[other]\n' '[features]\ncodex_hooks=false\n' 'features.hooks = false\n' \
 		'features = { hooks = false }\n' '[hooks.state."x:pre_tool_use:0:0"]\nenabled = false\n' \
 		'[[hooks.PreToolUse]]\nmatcher = "*"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "rewrite-it"\n'; do
 		for f in "$CODEX_HOME/config.toml" "$WORK/.codex/config.toml"; do
