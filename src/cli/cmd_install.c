@@ -44,8 +44,8 @@ static void install_needs(enum agenthost host, const char *path, bool project)
 {
 	switch (host) {
 	case AGENTHOST_CLAUDE:
-		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded%s",
-			  path, project ? "; .claude/settings.local.json and managed settings may add or disable hooks (disableAllHooks)" : "");
+		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded; every other settings level may add or disable hooks: `airlock install --check claude%s` reads them all",
+			  path, project ? " --project DIR" : "");
 		break;
 	case AGENTHOST_CODEX:
 		cli_error("Codex runs a hook only once you trust it: open `/hooks` in codex and trust airlock's (Codex keeps a hash of each hook in config.toml's hooks.state; a changed hook asks again)%s",
@@ -244,10 +244,12 @@ static int install_check_all(enum agenthost host, const struct install_command *
 			path = home && home[0] == '/' ? path_join(home, s->path) : NULL;
 			break;
 		case AGENTHOST_BASE_CODEX_HOME:
-			if (codex_home && codex_home[0] == '/')
+			if (codex_home && codex_home[0] == '/') {
 				path = path_join(codex_home, s->path);
-			else if (home && home[0] == '/' && asprintf(&path, "%s/.codex/%s", home, s->path) < 0)
-				path = NULL;
+			} else if (home && home[0] == '/') {
+				cleanup_free char *dot_codex = path_join(home, ".codex");
+				path = dot_codex ? path_join(dot_codex, s->path) : NULL;
+			}
 			break;
 		case AGENTHOST_BASE_SYSTEM:
 			/* Gemini CLI reads its system settings from here
