@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock install HOST`: airlock's hooks in the host's own settings file
  * (core/install.c decides what they are; docs/gate.md, "Installing"). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -43,8 +44,8 @@ static void install_needs(enum agenthost host, const char *path, bool project)
 {
 	switch (host) {
 	case AGENTHOST_CLAUDE:
-		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded%s",
-			  path, project ? "; .claude/settings.local.json and managed settings may add or disable hooks (disableAllHooks)" : "");
+		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded; every other settings level may add or disable hooks: `airlock install --check claude%s` reads them all",
+			  path, project ? " --project DIR" : "");
 		break;
 	case AGENTHOST_CODEX:
 		cli_error("Codex runs a hook only once you trust it: open `/hooks` in codex and trust airlock's (Codex keeps a hash of each hook in config.toml's hooks.state; a changed hook asks again)%s",
@@ -136,6 +137,153 @@ static int install_backup(const char *path, const char *text, size_t n, char **r
 	return 0;
 }
 
+/* Prints what is wrong with one settings file; *ret_bad: anything was.
+ * A file that does not exist is nothing (the target is: no hooks); one
+ * that cannot be read, or is not what the host reads, is reported: the
+ * host may read it all the same. */
+static int install_check_file(enum agenthost host, const struct install_command *cmd,
+			      const char *path, enum agenthost_format format, bool target, bool *ret_bad)
+{
+	cleanup_free char *text = NULL;
+	cleanup_strv char **lines = NULL;
+	struct error err = { 0 };
+	size_t n = 0;
+	int r = file_read_capped(AT_FDCWD, path, INSTALL_MAX_SETTINGS, &text, &n, &err);
+
+	if (r == -ENOENT || r == -ENOTDIR) {
+		if (target) {
+			cli_print("%s: missing: no airlock hooks\n", path);
+			*ret_bad = true;
+		}
+		return EXIT_OK;
+	}
+	if (r < 0) {
+		cli_print("%s: cannot be read (%s): what it says is not known\n", path, err.msg);
+		*ret_bad = true;
+		return EXIT_OK;
+	}
+	if (format == AGENTHOST_SETTINGS_TOML) {
+		r = install_check_toml(text, n, &lines, &err);
+	} else {
+		json_error_t jerr;
+		cleanup_with(json_decrefp) json_t *doc = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+		if (!json_is_object(doc)) {
+			cli_print("%s: not a JSON object (%s, line %d): what the host reads in it is not known\n",
+				  path, doc ? "another type" : jerr.text, jerr.line);
+			*ret_bad = true;
+			return EXIT_OK;
+		}
+		r = install_check(doc, host, cmd, target, &lines, &err);
+		if (r == -EINVAL) {
+			cli_print("%s: %s\n", path, err.msg);
+			*ret_bad = true;
+			return EXIT_OK;
+		}
+	}
+	if (r < 0) {
+		cli_error("install: %s: %s", path, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	for (size_t i = 0; lines[i]; i++) {
+		cli_print("%s: %s\n", path, lines[i]);
+		*ret_bad = true;
+	}
+	return EXIT_OK;
+}
+
+/* Each *.json in dir, in name order, as install_check_file(). */
+static int install_check_dir(enum agenthost host, const struct install_command *cmd,
+			     const char *dir, bool *ret_bad)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort), status = EXIT_OK;
+
+	if (n < 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			cli_print("%s: cannot be read (%s): what it says is not known\n", dir, strerror(errno));
+			*ret_bad = true;
+		}
+		return EXIT_OK;
+	}
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name);
+		if (status == EXIT_OK && names[i]->d_name[0] != '.' && len > 5 &&
+		    strcmp(names[i]->d_name + len - 5, ".json") == 0) {
+			cleanup_free char *p = path_join(dir, names[i]->d_name);
+			status = p ? install_check_file(host, cmd, p, AGENTHOST_SETTINGS_JSON, false, ret_bad)
+				   : EXIT_AIRLOCK_ERROR;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return status;
+}
+
+/* `install --check`: the target file, and every other settings file the
+ * host merges (the agenthost table: project, user, system), for the
+ * project DIR, else the current directory's. */
+static int install_check_all(enum agenthost host, const struct install_command *cmd,
+			     const char *project, const char *target)
+{
+	cleanup_free char *here = project ? NULL : getcwd(NULL, 0);
+	const char *root = project ? project : here;
+	const char *home = getenv("HOME"), *codex_home = getenv("CODEX_HOME");
+	const char *gemini_system = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+	cleanup_strv char **seen = calloc(1, sizeof(char *));
+	bool bad = false;
+
+	if (!seen)
+		return EXIT_AIRLOCK_ERROR;
+	for (const struct agenthost_settings *s = agenthost_get(host)->settings; s->path; s++) {
+		cleanup_free char *path = NULL;
+		switch (s->base) {
+		case AGENTHOST_BASE_PROJECT:
+			path = root ? path_join(root, s->path) : NULL;
+			break;
+		case AGENTHOST_BASE_USER:
+			path = home && home[0] == '/' ? path_join(home, s->path) : NULL;
+			break;
+		case AGENTHOST_BASE_CODEX_HOME:
+			if (codex_home && codex_home[0] == '/') {
+				path = path_join(codex_home, s->path);
+			} else if (home && home[0] == '/') {
+				cleanup_free char *dot_codex = path_join(home, ".codex");
+				path = dot_codex ? path_join(dot_codex, s->path) : NULL;
+			}
+			break;
+		case AGENTHOST_BASE_SYSTEM:
+			/* Gemini CLI reads its system settings from here
+			 * instead, when set. */
+			if (host == AGENTHOST_GEMINI && gemini_system && gemini_system[0] &&
+			    strcmp(s->path, "/etc/gemini-cli/settings.json") == 0)
+				path = strdup(gemini_system);
+			else
+				path = strdup(s->path);
+			break;
+		}
+		if (!path || strv_contains(seen, path))
+			continue;
+		if (strv_push(&seen, path) < 0)
+			return EXIT_AIRLOCK_ERROR;
+		int status = s->format == AGENTHOST_SETTINGS_JSON_DIR
+				     ? install_check_dir(host, cmd, path, &bad)
+				     : install_check_file(host, cmd, path, s->format, strcmp(path, target) == 0, &bad);
+		if (status != EXIT_OK)
+			return status;
+	}
+	/* The target is not in the table when $CODEX_HOME moved it: read it. */
+	if (!strv_contains(seen, target)) {
+		int status = install_check_file(host, cmd, target, AGENTHOST_SETTINGS_JSON, true, &bad);
+		if (status != EXIT_OK)
+			return status;
+	}
+	if (bad)
+		return EXIT_HOOK_MISCONFIGURED;
+	cli_print("%s: airlock's %s hooks are present and current, and no settings level turns them off\n",
+		  target, agenthost_get(host)->name);
+	return EXIT_OK;
+}
+
 static char *install_absolute(const char *path)
 {
 	if (path[0] == '/')
@@ -181,7 +329,8 @@ int cmd_install(int argc, char **argv)
 			puts("usage: airlock install claude|codex|gemini [--project DIR] [--write] [--state-dir DIR] [--policy FILE]\n"
 			     "       airlock install --check claude|codex|gemini [--project DIR] [--state-dir DIR] [--policy FILE]\n"
 			     "prints airlock's hooks for the host, or merges them into its settings file (--write),\n"
-			     "or checks that they are there and current (--check: exit 0 yes, 1 no)");
+			     "or checks that they are there and current and that no settings level the host\n"
+			     "merges turns them off or adds a hook before the tool (--check: exit 0 yes, 1 no)");
 			return EXIT_OK;
 		default:
 			return EXIT_AIRLOCK_ERROR;
@@ -209,7 +358,8 @@ int cmd_install(int argc, char **argv)
 		cli_error("install: --project %s: %s", project_arg, strerror(errno));
 		return EXIT_AIRLOCK_ERROR;
 	}
-	/* The hooks run this very binary, by its absolute path. */
+	/* The hooks run this very binary: by its name on PATH when that is
+	 * it, else by its resolved path (said on stderr: it must stay there). */
 	cleanup_free char *self = realpath("/proc/self/exe", NULL);
 	cleanup_free char *state = state_arg ? install_absolute(state_arg) : NULL;
 	cleanup_free char *policy = policy_arg ? realpath(policy_arg, NULL) : NULL;
@@ -217,12 +367,20 @@ int cmd_install(int argc, char **argv)
 		cli_error("install: %s: %s", !self ? "/proc/self/exe" : policy_arg && !policy ? policy_arg : "--state-dir", strerror(errno));
 		return EXIT_AIRLOCK_ERROR;
 	}
-	struct install_command cmd = { .airlock = self, .state_dir = state, .policy = policy };
+	cleanup_free char *airlock = NULL;
+	bool stable, build_tree;
+	if (install_locate(self, getenv("PATH"), &airlock, &stable, &build_tree, &err) < 0) {
+		cli_error("install: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	struct install_command cmd = { .airlock = airlock, .state_dir = state, .policy = policy };
 	cleanup_free char *path = install_settings_path(host, project);
 	if (!path) {
 		cli_error("install: no settings path: HOME is not set to an absolute path (or use --project DIR)");
 		return EXIT_AIRLOCK_ERROR;
 	}
+	if (check)
+		return install_check_all(host, &cmd, project, path);
 	cleanup_with(json_decrefp) json_t *settings = NULL;
 	cleanup_free char *text = NULL;
 	size_t n;
@@ -230,30 +388,14 @@ int cmd_install(int argc, char **argv)
 	if (status != EXIT_OK)
 		return status;
 
-	if (check) {
-		cleanup_strv char **lines = NULL;
-		if (!text) {
-			cli_print("%s: missing: no airlock hooks\n", path);
-			return EXIT_HOOK_MISCONFIGURED;
-		}
-		if (install_check(settings, host, &cmd, &lines, &err) < 0) {
-			cli_error("install: %s: %s", path, err.msg);
-			return EXIT_AIRLOCK_ERROR;
-		}
-		for (size_t i = 0; lines[i]; i++)
-			cli_print("%s: %s\n", path, lines[i]);
-		if (lines[0])
-			return EXIT_HOOK_MISCONFIGURED;
-		cli_print("%s: airlock's %s hooks are present and current\n", path,
-			  agenthost_get(host)->name);
-		return EXIT_OK;
-	}
-
 	bool changed;
 	if (install_merge(settings, host, &cmd, &changed, &err) < 0) {
 		cli_error("install: %s: %s; it was not touched", path, err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
+	if (!stable)
+		cli_error("install: warning: the hooks name %s, which is not the airlock on PATH%s: if it moves or is rebuilt elsewhere, every hook blocks every tool call until `airlock install` is run again; install airlock (e.g. /usr/bin/airlock) and run install from there",
+			  airlock, build_tree ? " (it lies in a build tree)" : "");
 	if (!write) {
 		cleanup_with(json_decrefp) json_t *hooks = install_hooks(host, &cmd);
 		cleanup_with(json_decrefp) json_t *doc = hooks ? json_pack("{s:O}", "hooks", hooks) : NULL;

@@ -27,6 +27,17 @@ static const char *const claude_user[] = { ".claude/settings.json", ".claude/set
 					   ".claude/skills", ".claude/commands", ".claude/plugins",
 					   NULL };
 static const char *const claude_credentials[] = { ".claude/.credentials.json", ".claude.json", NULL };
+/* Managed settings: managed-settings.json and the drop-in directory beside
+ * it; `allowManagedHooksOnly` there leaves only managed hooks. */
+static const struct agenthost_settings claude_settings[] = {
+	{ AGENTHOST_BASE_PROJECT, ".claude/settings.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_PROJECT, ".claude/settings.local.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_USER, ".claude/settings.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_USER, ".claude/settings.local.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/claude-code/managed-settings.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/claude-code/managed-settings.d", AGENTHOST_SETTINGS_JSON_DIR },
+	{ 0 },
+};
 
 /* Codex 0.171: every shell tool is "Bash" to hooks, file edits
  * "apply_patch"; older payloads name the shell tool itself. config.toml
@@ -42,6 +53,21 @@ static const char *const codex_project[] = { ".codex/config.toml", ".codex/hooks
 static const char *const codex_user[] = { ".codex/config.toml", ".codex/hooks.json", ".codex/rules",
 					  ".codex/skills", NULL };
 static const char *const codex_credentials[] = { ".codex/auth.json", NULL };
+/* Every config layer's hooks.json and config.toml (whose [hooks] tables
+ * hold hooks too, `hooks.state` their enablement, `[features]` the switch),
+ * the system's in /etc/codex, and requirements.toml
+ * (`allow_managed_hooks_only`). */
+static const struct agenthost_settings codex_settings[] = {
+	{ AGENTHOST_BASE_PROJECT, ".codex/hooks.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_PROJECT, ".codex/config.toml", AGENTHOST_SETTINGS_TOML },
+	{ AGENTHOST_BASE_CODEX_HOME, "hooks.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_CODEX_HOME, "config.toml", AGENTHOST_SETTINGS_TOML },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/codex/hooks.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/codex/config.toml", AGENTHOST_SETTINGS_TOML },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/codex/managed_config.toml", AGENTHOST_SETTINGS_TOML },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/codex/requirements.toml", AGENTHOST_SETTINGS_TOML },
+	{ 0 },
+};
 
 /* Gemini CLI 0.61: settings.json at user and project level, extensions
  * (which bring hooks and MCP servers), and the .env it loads into its own
@@ -59,6 +85,15 @@ static const char *const gemini_user[] = { ".gemini/settings.json", ".gemini/ext
 					   ".gemini/policies", NULL };
 static const char *const gemini_credentials[] = { ".gemini/oauth_creds.json", ".gemini/google_accounts.json",
 						  ".gemini/mcp-oauth-tokens.json", NULL };
+/* System settings override the user's and the project's; system defaults
+ * lie under them ($GEMINI_CLI_SYSTEM_SETTINGS_PATH moves the first). */
+static const struct agenthost_settings gemini_settings[] = {
+	{ AGENTHOST_BASE_PROJECT, ".gemini/settings.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_USER, ".gemini/settings.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/gemini-cli/settings.json", AGENTHOST_SETTINGS_JSON },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/gemini-cli/system-defaults.json", AGENTHOST_SETTINGS_JSON },
+	{ 0 },
+};
 
 static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 	[AGENTHOST_CLAUDE] = {
@@ -76,6 +111,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.install_user_file = ".claude/settings.json",
 		.install_project_file = ".claude/settings.json",
 		.credentials = claude_credentials,
+		.settings = claude_settings,
 	},
 	[AGENTHOST_CODEX] = {
 		.name = "codex",
@@ -92,6 +128,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.install_user_file = ".codex/hooks.json",
 		.install_project_file = ".codex/hooks.json",
 		.credentials = codex_credentials,
+		.settings = codex_settings,
 	},
 	[AGENTHOST_GEMINI] = {
 		.name = "gemini",
@@ -109,6 +146,7 @@ static const struct agenthost_info agenthost_table[AGENTHOST_COUNT] = {
 		.install_project_file = ".gemini/settings.json",
 		.credentials = gemini_credentials,
 		.timeout_ms = true,
+		.settings = gemini_settings,
 	},
 };
 

@@ -9,6 +9,27 @@
  * (docs/gate.md, "Hooks" and "Installing"): one table, read by the hook,
  * install, the quarantine's protected paths and the hide list. Adding a
  * host is adding a row here and its reply dialect in cli/cmd_hook.c. */
+/* Where one of a host's settings files sits (struct agenthost_settings). */
+enum agenthost_base {
+	AGENTHOST_BASE_PROJECT, /* relative to the project's root */
+	AGENTHOST_BASE_USER, /* relative to the home */
+	AGENTHOST_BASE_CODEX_HOME, /* relative to $CODEX_HOME, else ~/.codex */
+	AGENTHOST_BASE_SYSTEM, /* absolute: managed and system settings */
+};
+
+enum agenthost_format {
+	AGENTHOST_SETTINGS_JSON, /* a JSON settings document with "hooks" */
+	AGENTHOST_SETTINGS_JSON_DIR, /* a directory of such documents (*.json) */
+	AGENTHOST_SETTINGS_TOML, /* Codex's TOML: config.toml, requirements.toml */
+};
+
+/* One settings file the host merges, at one level. */
+struct agenthost_settings {
+	enum agenthost_base base;
+	const char *path;
+	enum agenthost_format format;
+};
+
 enum agenthost {
 	AGENTHOST_CLAUDE,
 	AGENTHOST_CODEX,
@@ -55,6 +76,10 @@ struct agenthost_info {
 	const char *const *credentials;
 	/* Hook timeouts are in milliseconds (else seconds). */
 	bool timeout_ms;
+	/* Every settings file the host merges its hooks and the switches that
+	 * turn hooks off from, at every level (project, user, system), ending
+	 * with a NULL path: what `airlock install --check` reads. */
+	const struct agenthost_settings *settings;
 };
 
 const struct agenthost_info *agenthost_get(enum agenthost host);

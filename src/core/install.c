@@ -2,13 +2,17 @@
 #include "core/install.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "basic/cleanup.h"
 #include "basic/macro.h"
+#include "basic/path.h"
 #include "basic/strv.h"
 #include "core/jsonutil.h"
 #include "core/shellwords.h"
@@ -21,27 +25,33 @@ struct install_event {
 	const char *event;
 };
 
-/* Claude Code 2.1: tool names Bash, Write, Edit, MultiEdit, NotebookEdit;
- * PostToolUseFailure is a separate event; timeouts in seconds. */
+/* The pre-tool event matches every tool ("*" is "every tool" in all three
+ * hosts: Claude Code also takes an empty or missing matcher and ".*",
+ * Codex and Gemini CLI take "*" before reading a matcher as a regex), so
+ * that the hook judges reads, searches, web, subagent and MCP tools too.
+ * The post-tool events record shell commands' results, and match only the
+ * shell tool. */
+
+/* Claude Code 2.1: the shell tool is Bash; PostToolUseFailure is a
+ * separate event; timeouts in seconds. */
 static const struct install_event install_claude[] = {
-	{ "PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit", "pre-tool-use" },
+	{ "PreToolUse", "*", "pre-tool-use" },
 	{ "PostToolUse", "Bash", "post-tool-use" },
 	{ "PostToolUseFailure", "Bash", "post-tool-use" },
 	{ "Stop", NULL, "stop" },
 	{ 0 },
 };
-/* Codex 0.171 (codex-rs/hooks): every shell tool is "Bash" to hooks, file
- * edits are "apply_patch"; "A|B" of plain names matches exactly; no
+/* Codex 0.171 (codex-rs/hooks): every shell tool is "Bash" to hooks; no
  * failure event; "timeout" in seconds. */
 static const struct install_event install_codex[] = {
-	{ "PreToolUse", "Bash|apply_patch", "pre-tool-use" },
+	{ "PreToolUse", "*", "pre-tool-use" },
 	{ "PostToolUse", "Bash", "post-tool-use" },
 	{ "Stop", NULL, "stop" },
 	{ 0 },
 };
 /* Gemini CLI 0.61: BeforeTool/AfterTool/AfterAgent; timeouts in ms. */
 static const struct install_event install_gemini[] = {
-	{ "BeforeTool", "run_shell_command|write_file|replace", "pre-tool-use" },
+	{ "BeforeTool", "*", "pre-tool-use" },
 	{ "AfterTool", "run_shell_command", "post-tool-use" },
 	{ "AfterAgent", NULL, "stop" },
 	{ 0 },
@@ -88,8 +98,22 @@ static char *install_quote(const char *s)
 	return q;
 }
 
-/* "AIRLOCK hook DIALECT EVENT [--state-dir DIR] [--policy FILE]": the
- * documented order, options last. NULL: out of memory. */
+/* The script every hook command runs with /bin/sh, airlock's path as $0 and
+ * its arguments after it. The hosts run the tool when a hook exits with
+ * anything but 2 (Claude Code, Codex, Gemini CLI alike), so a status that
+ * airlock did not choose (126 and 127: the binary is gone or cannot run;
+ * 128+N: it was killed) becomes 2, with the reason on stderr; airlock's own
+ * 0, 1 (a broken invocation with no failure open) and 2 pass unchanged. It
+ * holds neither a single quote nor a backslash, so that it is one
+ * single-quoted word in any shell a host runs hooks with. */
+#define INSTALL_WRAPPER                                                                          \
+	"\"$0\" \"$@\"; s=$?; [ $s -le 2 ] || { echo \"airlock: $0 could not answer the hook (status " \
+	"$s); blocking\" >&2; s=2; }; exit $s"
+#define INSTALL_SHELL "/bin/sh"
+
+/* "/bin/sh -c 'WRAPPER' AIRLOCK hook DIALECT EVENT [--state-dir DIR]
+ * [--policy FILE]": the documented order, options last. NULL: out of
+ * memory. */
 static char *install_command_line(enum agenthost host, const struct install_command *cmd,
 				  const char *event)
 {
@@ -100,9 +124,9 @@ static char *install_command_line(enum agenthost host, const struct install_comm
 
 	if (!airlock || (cmd->state_dir && !state) || (cmd->policy && !policy))
 		return NULL;
-	if (asprintf(&s, "%s hook %s %s%s%s%s%s", airlock, agenthost_get(host)->name, event,
-		     state ? " --state-dir " : "", state ? state : "", policy ? " --policy " : "",
-		     policy ? policy : "") < 0)
+	if (asprintf(&s, INSTALL_SHELL " -c '" INSTALL_WRAPPER "' %s hook %s %s%s%s%s%s", airlock,
+		     agenthost_get(host)->name, event, state ? " --state-dir " : "", state ? state : "",
+		     policy ? " --policy " : "", policy ? policy : "") < 0)
 		return NULL;
 	return s;
 }
@@ -131,7 +155,17 @@ json_t *install_hooks(enum agenthost host, const struct install_command *cmd)
 	return TAKE_PTR(hooks);
 }
 
-/* A command hook running `.../airlock hook DIALECT ...`. */
+/* argv is `.../airlock hook DIALECT ...`. */
+static bool install_argv_is_airlock_hook(char **argv, enum agenthost host)
+{
+	const char *base = strrchr(argv[0], '/');
+
+	return strcmp(base ? base + 1 : argv[0], "airlock") == 0 && argv[1] &&
+	       strcmp(argv[1], "hook") == 0 && argv[2] && strcmp(argv[2], agenthost_get(host)->name) == 0;
+}
+
+/* A command hook running airlock's hook for host: `.../airlock hook
+ * DIALECT ...` (as older installs wrote it), or that behind the wrapper. */
 static bool install_is_ours(json_t *hook, enum agenthost host)
 {
 	const char *type = jsonutil_str(hook, "type");
@@ -143,10 +177,10 @@ static bool install_is_ours(json_t *hook, enum agenthost host)
 		return false;
 	if (shell_script_parse(command, strlen(command), &s) == 0 && s.n_commands == 1) {
 		char **argv = s.commands[0].argv;
-		const char *base = strrchr(argv[0], '/');
-		ours = strcmp(base ? base + 1 : argv[0], "airlock") == 0 && argv[1] &&
-		       strcmp(argv[1], "hook") == 0 && argv[2] &&
-		       strcmp(argv[2], agenthost_get(host)->name) == 0;
+		if (strcmp(argv[0], INSTALL_SHELL) == 0 && argv[1] && strcmp(argv[1], "-c") == 0 &&
+		    argv[2] && strcmp(argv[2], INSTALL_WRAPPER) == 0 && argv[3])
+			argv += 3;
+		ours = install_argv_is_airlock_hook(argv, host);
 	}
 	shell_script_release(&s);
 	return ours;
@@ -245,12 +279,31 @@ static int install_note(char ***lines, const char *fmt, ...)
 	return n < 0 ? -ENOMEM : strv_consume(lines, s);
 }
 
+/* A hook's command, or its type when it has none, for a message. */
+static const char *install_hook_name(json_t *hook)
+{
+	const char *command = jsonutil_str(hook, "command");
+	const char *type = jsonutil_str(hook, "type");
+
+	return command ? command : type ? type : "a hook";
+}
+
+/* The pre-tool event's name in host's settings. */
+static const char *install_pre_event(enum agenthost host)
+{
+	for (const struct install_event *e = install_events(host); e->name; e++)
+		if (strcmp(e->event, "pre-tool-use") == 0)
+			return e->name;
+	return NULL;
+}
+
 int install_check(json_t *settings, enum agenthost host, const struct install_command *cmd,
-		  char ***ret, struct error *err)
+		  bool target, char ***ret, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
 	cleanup_strv char **lines = calloc(1, sizeof(char *));
 	json_t *hooks = json_object_get(settings, "hooks");
+	const char *pre = install_pre_event(host);
 	int r = 0;
 
 	if (!wanted || !lines)
@@ -267,19 +320,29 @@ int install_check(json_t *settings, enum agenthost host, const struct install_co
 			json_t *h = json_object_get(group, "hooks");
 			size_t j;
 			json_t *hook;
-			json_array_foreach(json_is_array(h) ? h : NULL, j, hook)
-				if (install_is_ours(hook, host)) {
-					ours++;
-					if (!json_equal(group, want)) {
-						cleanup_free char *found = json_dumps(group, JSON_COMPACT);
-						cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
-						r = r ? r : install_note(&lines, "hooks.%s: %s differs from %s", name, found ? found : "?", expected ? expected : "?");
-					}
+			json_array_foreach(json_is_array(h) ? h : NULL, j, hook) {
+				if (!install_is_ours(hook, host)) {
+					/* Hosts run a tool's hooks side by side and
+					 * take the input one of them rewrote: another
+					 * hook may undo airlock's routing. */
+					if (pre && strcmp(name, pre) == 0)
+						r = r ? r : install_note(&lines, "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged", name, install_hook_name(hook));
+					continue;
 				}
+				ours++;
+				if (!json_equal(group, want)) {
+					cleanup_free char *found = json_dumps(group, JSON_COMPACT);
+					cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
+					if (target)
+						r = r ? r : install_note(&lines, "hooks.%s: %s differs from %s", name, found ? found : "?", expected ? expected : "?");
+					else
+						r = r ? r : install_note(&lines, "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)", name, found ? found : "?", expected ? expected : "?");
+				}
+			}
 		}
-		if (ours == 0)
+		if (target && ours == 0)
 			r = r ? r : install_note(&lines, "hooks.%s: no airlock hook", name);
-		else if (ours > 1)
+		else if (target && ours > 1)
 			r = r ? r : install_note(&lines, "hooks.%s: %zu airlock hooks, where one is installed", name, ours);
 	}
 	json_object_foreach(json_is_object(hooks) ? hooks : NULL, name, groups) {
@@ -296,15 +359,149 @@ int install_check(json_t *settings, enum agenthost host, const struct install_co
 					r = r ? r : install_note(&lines, "hooks.%s: an airlock hook airlock does not install here", name);
 		}
 	}
-	/* Settings that switch the hooks off. */
+	/* Settings that switch the hooks off, at whatever level they are. */
 	if (json_is_true(json_object_get(settings, "disableAllHooks")))
 		r = r ? r : install_note(&lines, "disableAllHooks is true: no hook runs");
-	if (json_is_false(json_object_get(json_object_get(settings, "hooksConfig"), "enabled")))
+	if (json_is_true(json_object_get(settings, "allowManagedHooksOnly")))
+		r = r ? r : install_note(&lines, "allowManagedHooksOnly is true: only managed settings' hooks run");
+	json_t *hooks_config = json_object_get(settings, "hooksConfig");
+	if (json_is_false(json_object_get(hooks_config, "enabled")))
 		r = r ? r : install_note(&lines, "hooksConfig.enabled is false: no hook runs");
+	/* Gemini CLI names a command hook by its command. */
+	size_t i;
+	json_t *disabled;
+	json_array_foreach(json_is_array(json_object_get(hooks_config, "disabled")) ? json_object_get(hooks_config, "disabled") : NULL, i, disabled)
+		if (json_is_string(disabled) && strstr(json_string_value(disabled), "airlock"))
+			r = r ? r : install_note(&lines, "hooksConfig.disabled names an airlock hook: %s", json_string_value(disabled));
 	if (json_is_false(json_object_get(json_object_get(settings, "tools"), "enableHooks")))
 		r = r ? r : install_note(&lines, "tools.enableHooks is false: no hook runs");
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(lines);
 	return 0;
+}
+
+/* s without leading blanks. */
+static const char *install_skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* Whether the line (blanks removed, no comment) says key = false, in
+ * any spacing: "hooks = false", "hooks=false". */
+static bool install_toml_sets(const char *line, const char *key, const char *value)
+{
+	const char *p = strstr(line, key);
+
+	while (p) {
+		bool word_start = p == line || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z'));
+		const char *q = install_skip_blanks(p + strlen(key));
+		if (word_start && *q == '=' && strncmp(install_skip_blanks(q + 1), value, strlen(value)) == 0)
+			return true;
+		p = strstr(p + 1, key);
+	}
+	return false;
+}
+
+int install_check_toml(const char *text, size_t n, char ***ret, struct error *err)
+{
+	cleanup_strv char **lines = calloc(1, sizeof(char *));
+	cleanup_free char *copy = strndup(text, n);
+	char table[256] = "";
+	int r = 0;
+	unsigned lineno = 0;
+
+	if (!lines || !copy)
+		return error_set(err, ENOMEM, "out of memory");
+	for (char *l = copy, *next; *l; l = next) {
+		char *nl = strchr(l, '\n');
+		next = nl ? nl + 1 : l + strlen(l);
+		if (nl)
+			*nl = '\0';
+		lineno++;
+		const char *p = install_skip_blanks(l);
+		if (*p == '#' || *p == '\0')
+			continue;
+		/* A comment after the value: only when no string could hold the
+		 * '#' (conservative: a '#' in a string keeps the whole line). */
+		char *hash = strchr(l, '#');
+		if (hash && !strchr(l, '"') && !strchr(l, '\''))
+			*hash = '\0';
+		if (*p == '[') {
+			snprintf(table, sizeof(table), "%s", p);
+			continue;
+		}
+		bool in_features = strncmp(table, "[features]", 10) == 0;
+		bool in_hooks = strncmp(table, "[hooks", 6) == 0 || strncmp(table, "[[hooks", 7) == 0;
+		const char *why = NULL;
+		if ((in_features || strstr(p, "features")) &&
+		    (install_toml_sets(p, "hooks", "false") || install_toml_sets(p, "codex_hooks", "false")))
+			why = "turns the hooks feature off";
+		else if ((in_hooks || strstr(p, "hooks")) && install_toml_sets(p, "enabled", "false"))
+			why = "disables a hook (hooks.state)";
+		else if (install_toml_sets(p, "allow_managed_hooks_only", "true"))
+			why = "lets only managed hooks run";
+		else if (in_hooks && strncmp(table, "[hooks.state", 12) != 0 && install_toml_sets(p, "command", ""))
+			why = "defines a hook in TOML, which airlock does not check: it may rewrite the input airlock routed";
+		else if (strstr(p, "hooks") && strstr(p, "false"))
+			why = "may turn hooks off (not understood)";
+		if (why)
+			r = r ? r : install_note(&lines, "line %u: %s: %s", lineno, l, why);
+	}
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = TAKE_PTR(lines);
+	return 0;
+}
+
+/* Whether dir holds a build system's own files: a build tree, which a
+ * rebuild or a clean removes. */
+static bool install_in_build_tree(const char *path)
+{
+	static const char *const markers[] = { "build.ninja", "meson-private", "CMakeCache.txt", "Makefile" };
+	cleanup_free char *dir = path_dirname(path);
+
+	for (size_t i = 0; dir && i < ARRAY_SIZE(markers); i++) {
+		cleanup_free char *p = path_join(dir, markers[i]);
+		if (p && access(p, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+int install_locate(const char *self, const char *path_env, char **ret, bool *ret_stable,
+		   bool *ret_build_tree, struct error *err)
+{
+	struct stat me;
+
+	if (stat(self, &me) < 0)
+		return error_set_errno(err, errno, "stat %s", self);
+	*ret_build_tree = install_in_build_tree(self);
+	for (const char *p = path_env ? path_env : ""; *p;) {
+		const char *end = strchrnul(p, ':');
+		char dir[PATH_MAX];
+		struct stat st;
+		if (end > p && (size_t)(end - p) < sizeof(dir) && *p == '/') {
+			memcpy(dir, p, (size_t)(end - p));
+			dir[end - p] = '\0';
+			cleanup_free char *candidate = path_join(dir, "airlock");
+			if (!candidate)
+				return error_set(err, ENOMEM, "out of memory");
+			/* The first airlock on PATH is the one a user runs. */
+			if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+				if (st.st_dev == me.st_dev && st.st_ino == me.st_ino) {
+					*ret = TAKE_PTR(candidate);
+					*ret_stable = true;
+					return 0;
+				}
+				break;
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	*ret = strdup(self);
+	*ret_stable = false;
+	return *ret ? 0 : error_set(err, ENOMEM, "out of memory");
 }

@@ -14,8 +14,10 @@
  * dialect and keeps every other hook and key, so that merging twice
  * changes nothing. */
 
-/* What the hook commands run: this airlock's absolute path, and the
- * options passed on (NULL: none). */
+/* What the hook commands run: airlock's absolute path (install_locate()),
+ * and the options passed on (NULL: none). Every command runs it behind a
+ * /bin/sh wrapper that turns a status airlock did not give (it is missing,
+ * cannot run, was killed) into the hosts' blocking exit 2. */
 struct install_command {
 	const char *airlock;
 	const char *state_dir;
@@ -34,8 +36,30 @@ json_t *install_hooks(enum agenthost host, const struct install_command *cmd);
 int install_merge(json_t *settings, enum agenthost host, const struct install_command *cmd,
 		  bool *ret_changed, struct error *err);
 
-/* What differs between settings and a merge (a strv of one-line
- * descriptions, empty when the hooks are present and current), including
- * host settings that turn hooks off. */
+/* What is wrong with one settings document of host (a strv of one-line
+ * descriptions, empty when nothing is). target: the file `install` writes,
+ * which must hold airlock's hooks, current; in every other file the host
+ * merges, an airlock hook must be the same or absent. In any: a switch that
+ * turns hooks off (disableAllHooks, allowManagedHooksOnly,
+ * hooksConfig.enabled false, hooksConfig.disabled naming airlock's,
+ * tools.enableHooks false), and any other hook in the pre-tool event, which
+ * may rewrite the input airlock routed. */
 int install_check(json_t *settings, enum agenthost host, const struct install_command *cmd,
-		  char ***ret, struct error *err);
+		  bool target, char ***ret, struct error *err);
+
+/* Codex's TOML (config.toml, requirements.toml), read by a line scan, not a
+ * parser: each line ("line N: TEXT: why") that may turn hooks off or define
+ * a hook: `[features]` hooks or codex_hooks = false (also dotted and
+ * inline), enabled = false under `[hooks...]` or on a line naming hooks,
+ * allow_managed_hooks_only = true, a command in a `[hooks...]` table, and
+ * any other line naming hooks and false. It errs towards reporting: a
+ * harmless line may be named, a line that switches hooks off is. */
+int install_check_toml(const char *text, size_t n, char ***ret, struct error *err);
+
+/* The path the hooks should name for the binary at self (its resolved
+ * path): the first `airlock` on path_env ($PATH) when that is the same file
+ * (by device and inode; by that name, which survives upgrades), else self.
+ * *ret_stable: it was found on PATH; *ret_build_tree: self lies in a build
+ * directory (a rebuild or clean moves it). */
+int install_locate(const char *self, const char *path_env, char **ret, bool *ret_stable,
+		   bool *ret_build_tree, struct error *err);

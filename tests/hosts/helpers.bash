@@ -180,14 +180,18 @@ EOF
 		"$AIRLOCK" install gemini --write --state-dir "$STATE" 2>/dev/null
 		;;
 	esac
+	# Each command is `/bin/sh -c 'WRAPPER' AIRLOCK hook DIALECT EVENT ...`
+	# (docs/gate.md, "Installing"): AIRLOCK becomes HOOK, which the wrapper
+	# runs as airlock (a missing HOOK is a missing airlock).
 	local airlock_hook
-	airlock_hook="$(realpath "$AIRLOCK") hook "
-	jq --arg a "$airlock_hook" --arg h "$h " \
-		'walk(if type == "string" and startswith($a) then $h + ltrimstr($a) else . end)' \
+	airlock_hook=" $(realpath "$AIRLOCK") hook "
+	jq --arg a "$airlock_hook" --arg h " $h " \
+		'walk(if type == "string" and contains($a) then split($a) | join($h) else . end)' \
 		"$file" >"$file.new"
-	grep -qF "$h " "$file.new" || { echo "install wrote no hook into $file" >&2; return 1; }
+	grep -qF " $h " "$file.new" || { echo "install wrote no hook into $file" >&2; return 1; }
 	mv "$file.new" "$file"
 	rm -f "$file.airlock-backup"
+	HOOKS_FILE=$file
 }
 
 # go HOST: one headless session against the mock (mock SCRIPT first, then
@@ -204,12 +208,12 @@ go_() {
 	claude)
 		# IS_SANDBOX: root may skip the permission prompts in a sandbox.
 		run host_env ANTHROPIC_BASE_URL="http://127.0.0.1:$PORT" ANTHROPIC_API_KEY=sk-mock \
-			IS_SANDBOX=1 timeout 120 "$CLAUDE" -p --output-format json \
+			IS_SANDBOX=1 timeout "${GO_TIMEOUT:-120}" "$CLAUDE" -p --output-format json \
 			--dangerously-skip-permissions "Do the scripted steps."
 		;;
 	codex)
 		# Hooks run only once trusted; a test has nobody to trust them.
-		run host_env MOCK_API_KEY=k timeout 120 "$CODEX" exec --skip-git-repo-check \
+		run host_env MOCK_API_KEY=k timeout "${GO_TIMEOUT:-120}" "$CODEX" exec --skip-git-repo-check \
 			--dangerously-bypass-hook-trust --dangerously-bypass-approvals-and-sandbox \
 			"Do the scripted steps."
 		;;
@@ -217,7 +221,7 @@ go_() {
 		# The state directory is in Gemini's workspace, as it is for a user
 		# whose workspace is their home: else Gemini refuses the write itself.
 		run host_env GEMINI_API_KEY=k GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" \
-			GEMINI_CLI_TRUST_WORKSPACE=true timeout 120 "$GEMINI" -p "Do the scripted steps." \
+			GEMINI_CLI_TRUST_WORKSPACE=true timeout "${GO_TIMEOUT:-120}" "$GEMINI" -p "Do the scripted steps." \
 			--yolo --output-format json --include-directories "$STATE"
 		;;
 	esac

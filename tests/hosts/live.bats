@@ -173,3 +173,110 @@ state_dir_refused() { # host tool
 @test "gemini: a write_file and a shell write into the state directory are refused" {
 	state_dir_refused gemini write_file
 }
+
+# Issue 19: the agent cannot switch airlock off.
+
+# With airlock gone from where the hooks name it (moved, rebuilt elsewhere,
+# removed), the installed wrapper turns the shell's 127 into the hosts'
+# blocking exit 2: the host's tool call is refused, not run. The stop is
+# refused too: Claude Code ends the session anyway, Codex and Gemini CLI
+# keep it going until they are stopped (here: by the 40 s timeout).
+missing_airlock_blocks() { # host
+	local host=$1
+	mock '[{"shell": "touch made"}]'
+	hooks "$host" "$TEST_DIR/gone/airlock"
+	GO_TIMEOUT=40 go "$host"
+	[ ! -e made ] || { echo "$output"; return 1; }
+	tool_result "$host" 0 | grep -q "could not answer the hook (status 127); blocking" || {
+		tool_result "$host" 0
+		echo "$output"
+		return 1
+	}
+}
+
+# The agent's routed command writes the host's settings to switch the hooks
+# off; the host's next session's tool calls are still routed and gated
+# (the hooks are read when a session starts). Depends on the quarantine
+# keeping the host's settings read-only and moving created ones aside.
+settings_write_contained() { # host source attack
+	local host=$1 src=$2 attack=$3
+	mock "$(jq -cn --arg a "$attack" '[{shell: $a}]')"
+	hooks "$host"
+	if [ "$host" = codex ]; then
+		# A trusted project, so that Codex would read a .codex/ there.
+		printf '[projects."%s"]\ntrust_level = "trusted"\n' "$WORK" >>"$HOME/.codex/config.toml"
+	fi
+	go "$host"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	keep_fixtures "$host" "$(version "$host")" settings-write
+	# The attack ran routed, in the quarantine.
+	receipts_of "$src" | jq -e --arg a "$attack" 'length == 1 and .[0].argv[2] == $a' >/dev/null ||
+		{ receipts_of "$src"; return 1; }
+	# The next session, with the same settings files: a failing command is
+	# routed (its receipt), and the next mutating call is refused.
+	: >"$MOCK_LOG"
+	rm -f "$PAYLOADS"/*
+	printf '%s\n' '[{"shell": "ls missing-dir"}, {"shell": "touch made"}]' >"$TEST_DIR/script.json"
+	go "$host"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	receipts_of "$src" | jq -e 'any(.argv[2] == "ls missing-dir" and .exit_code == 2)' >/dev/null || {
+		echo "the next session's command was not routed:"
+		receipts_of "$src"
+		ls -la "$WORK" "$WORK"/.claude "$WORK"/.codex "$WORK"/.gemini 2>/dev/null
+		return 1
+	}
+	[ ! -e made ]
+	tool_result "$host" 1 | grep -q "is an open failure" || { tool_result "$host" 1; return 1; }
+}
+
+# A file tool's read of the state directory (the ledger's signing key, the
+# receipts) is refused by the pre-tool hook, which now sees every tool.
+state_read_refused() { # host
+	local host=$1 target="$STATE/receipts/1.json"
+	[ -f "$target" ]
+	mock "[{\"read\": \"$target\"}]"
+	hooks "$host"
+	go "$host"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	keep_fixtures "$host" "$(version "$host")" state-read
+	payloads "$host" pre-tool-use | jq -e 'length >= 1' >/dev/null
+	local text
+	text=$(tool_result "$host" 0)
+	[[ "$text" == *"state directory"* ]] || { echo "$text"; return 1; }
+	[[ "$text" != *'"argv"'* ]]
+}
+
+@test "claude: with the airlock binary gone, the tool call is blocked, not run" {
+	missing_airlock_blocks claude
+}
+
+@test "claude: a routed command's write of the settings (disableAllHooks, hooks removed) leaves the next session routed and gated" {
+	settings_write_contained claude claude-routed \
+		'mkdir -p .claude && printf "{\"disableAllHooks\": true}" >.claude/settings.local.json; printf "{}" >.claude/settings.json'
+}
+
+@test "claude: a Read of the state directory is refused" {
+	state_read_refused claude
+}
+
+@test "codex: with the airlock binary gone, the tool call is blocked, not run" {
+	missing_airlock_blocks codex
+}
+
+@test "codex: a routed command's write of the project's .codex (hooks feature off, no hooks) leaves the next session routed and gated" {
+	settings_write_contained codex codex-routed \
+		'mkdir -p .codex && printf "[features]\nhooks = false\n" >.codex/config.toml && printf "{\"hooks\": {}}" >.codex/hooks.json'
+}
+
+@test "gemini: with the airlock binary gone, the tool call is blocked, not run" {
+	missing_airlock_blocks gemini
+}
+
+@test "gemini: a routed command's write of the project's settings (hooksConfig.enabled false) leaves the next session routed and gated" {
+	settings_write_contained gemini gemini-routed \
+		'mkdir -p .gemini && printf "{\"hooksConfig\": {\"enabled\": false}}" >.gemini/settings.json'
+}
+
+@test "gemini: a read_file of the state directory is refused" {
+	state_read_refused gemini
+}

@@ -12,6 +12,7 @@ and every host's retries and side requests get a consistent answer. A step:
   {"shell": "CMD"}                      call the host's shell tool with CMD
   {"shell": "CMD", "background": true}  the same, in the background
   {"write": "PATH", "content": "TEXT"}  call the host's file-writing tool
+  {"read": "PATH"}                      Claude, Gemini: call the file-reading tool
   {"patch": "TEXT"}                     Codex: apply_patch with this patch
 After the last step the model answers with text and ends its turn.
 
@@ -62,6 +63,9 @@ def claude_block(step, n):
     if "write" in step:
         return {"type": "tool_use", "id": tid, "name": "Write",
                 "input": {"file_path": step["write"], "content": step.get("content", "")}}
+    if "read" in step:
+        return {"type": "tool_use", "id": tid, "name": "Read",
+                "input": {"file_path": step["read"]}}
     raise ValueError("step %r has nothing for Claude" % step)
 
 
@@ -182,6 +186,9 @@ def gemini_reply(path, body):
             part = {"functionCall": {"name": "write_file",
                                      "args": {"file_path": step["write"],
                                               "content": step.get("content", "")}}}
+        elif "read" in step:
+            part = {"functionCall": {"name": "read_file",
+                                     "args": {"file_path": step["read"]}}}
         else:
             raise ValueError("step %r has nothing for Gemini" % step)
     elif "responseSchema" in json.dumps(body.get("generationConfig", {})) or \
