@@ -1151,8 +1151,9 @@ static void run_check_host_code(struct run_state *st)
 /* A --policy file may narrow the built-in policy; one that widens it is
  * refused (denied, rule policy_widens) unless the approver approved its
  * digest (core/policyapproval.h): here, before anything of it is used, for
- * every run, job, dry run, permit and re-run alike. A denied run keeps the
- * file's origin and digest in its receipt; nothing else of it applies. */
+ * every run, job, dry run and re-run alike (a permit's runs take the
+ * built-in policy). A denied run keeps the file's origin and digest in its
+ * receipt; nothing else of it applies. */
 static int run_load_policy(struct run_state *st, const char *path)
 {
 	struct error err = { 0 };
