@@ -219,27 +219,87 @@ static int install_check_dir(enum agenthost host, const struct install_command *
 	return status;
 }
 
+/* The project directories whose settings the host may merge: dir, and each
+ * of its parents up to the repository's root (the first holding .git),
+ * which Codex reads from the root down to the session's directory; only
+ * dir when no parent is a repository's root. NULL: out of memory. */
+static char **install_project_dirs(const char *dir)
+{
+	cleanup_strv char **dirs = calloc(1, sizeof(char *));
+	cleanup_free char *d = strdup(dir);
+	bool repository = false;
+
+	if (!dirs || !d || strv_push(&dirs, d) < 0)
+		return NULL;
+	for (;;) {
+		cleanup_free char *git = path_join(d, ".git");
+		if (!git)
+			return NULL;
+		repository = access(git, F_OK) == 0;
+		if (repository || strcmp(d, "/") == 0)
+			break;
+		char *parent = path_dirname(d);
+		if (!parent)
+			return NULL;
+		free(d);
+		d = parent;
+		if (strv_push(&dirs, d) < 0)
+			return NULL;
+	}
+	if (!repository) {
+		for (size_t i = 1; dirs[i]; i++)
+			free(dirs[i]);
+		dirs[1] = NULL;
+	}
+	return TAKE_PTR(dirs);
+}
+
+/* One settings path, once: a file or a directory of them. */
+static int install_check_path(enum agenthost host, const struct install_command *cmd, char *path,
+			      enum agenthost_format format, const char *target, char ***seen, bool *bad)
+{
+	if (strv_contains(*seen, path))
+		return EXIT_OK;
+	if (strv_push(seen, path) < 0)
+		return EXIT_AIRLOCK_ERROR;
+	return format == AGENTHOST_SETTINGS_JSON_DIR
+		       ? install_check_dir(host, cmd, path, bad)
+		       : install_check_file(host, cmd, path, format, strcmp(path, target) == 0, bad);
+}
+
 /* `install --check`: the target file, and every other settings file the
  * host merges (the agenthost table: project, user, system), for the
- * project DIR, else the current directory's. */
+ * project DIR, else the current directory's, and its parents up to the
+ * repository's root. */
 static int install_check_all(enum agenthost host, const struct install_command *cmd,
 			     const char *project, const char *target)
 {
 	cleanup_free char *here = project ? NULL : getcwd(NULL, 0);
-	const char *root = project ? project : here;
+	cleanup_strv char **roots = NULL;
 	const char *home = getenv("HOME"), *codex_home = getenv("CODEX_HOME");
 	const char *gemini_system = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
 	cleanup_strv char **seen = calloc(1, sizeof(char *));
 	bool bad = false;
+	int status = EXIT_OK;
 
+	if (project || here) {
+		roots = install_project_dirs(project ? project : here);
+		if (!roots)
+			return EXIT_AIRLOCK_ERROR;
+	}
 	if (!seen)
 		return EXIT_AIRLOCK_ERROR;
-	for (const struct agenthost_settings *s = agenthost_get(host)->settings; s->path; s++) {
+	for (const struct agenthost_settings *s = agenthost_get(host)->settings;
+	     s->path && status == EXIT_OK; s++) {
 		cleanup_free char *path = NULL;
 		switch (s->base) {
 		case AGENTHOST_BASE_PROJECT:
-			path = root ? path_join(root, s->path) : NULL;
-			break;
+			for (size_t i = 0; roots && roots[i] && status == EXIT_OK; i++) {
+				cleanup_free char *p = path_join(roots[i], s->path);
+				status = p ? install_check_path(host, cmd, p, s->format, target, &seen, &bad)
+					   : EXIT_AIRLOCK_ERROR;
+			}
+			continue;
 		case AGENTHOST_BASE_USER:
 			path = home && home[0] == '/' ? path_join(home, s->path) : NULL;
 			break;
@@ -261,22 +321,14 @@ static int install_check_all(enum agenthost host, const struct install_command *
 				path = strdup(s->path);
 			break;
 		}
-		if (!path || strv_contains(seen, path))
-			continue;
-		if (strv_push(&seen, path) < 0)
-			return EXIT_AIRLOCK_ERROR;
-		int status = s->format == AGENTHOST_SETTINGS_JSON_DIR
-				     ? install_check_dir(host, cmd, path, &bad)
-				     : install_check_file(host, cmd, path, s->format, strcmp(path, target) == 0, &bad);
-		if (status != EXIT_OK)
-			return status;
+		if (path)
+			status = install_check_path(host, cmd, path, s->format, target, &seen, &bad);
 	}
 	/* The target is not in the table when $CODEX_HOME moved it: read it. */
-	if (!strv_contains(seen, target)) {
-		int status = install_check_file(host, cmd, target, AGENTHOST_SETTINGS_JSON, true, &bad);
-		if (status != EXIT_OK)
-			return status;
-	}
+	if (status == EXIT_OK && !strv_contains(seen, target))
+		status = install_check_file(host, cmd, target, AGENTHOST_SETTINGS_JSON, true, &bad);
+	if (status != EXIT_OK)
+		return status;
 	if (bad)
 		return EXIT_HOOK_MISCONFIGURED;
 	cli_print("%s: airlock's %s hooks are present and current, and no settings level turns them off\n",

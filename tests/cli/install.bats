@@ -356,6 +356,20 @@ pre_payload() { # host
 	run "$AIRLOCK" install --check codex
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"$WORK/.codex/hooks.json: hooks.PreToolUse: an airlock hook that differs"* ]]
+	# Codex reads every .codex/ from the repository's root down to the
+	# session's directory: a check for a subdirectory reads the root's.
+	rm "$WORK/.codex/hooks.json"
+	mkdir -p "$WORK/.git" "$WORK/sub/dir"
+	printf '[features]\nhooks = false\n' >"$WORK/.codex/config.toml"
+	run "$AIRLOCK" install --check codex --project "$WORK/sub/dir"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WORK/.codex/config.toml: line 2: hooks = false: turns the hooks feature off"* ]]
+	(cd "$WORK/sub" && run "$AIRLOCK" install --check codex && [ "$status" -eq 1 ])
+	# No repository above: nothing above the project is read.
+	rm -r "$WORK/.git"
+	cd "$WORK/sub/dir"
+	run "$AIRLOCK" install --check codex
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 @test "install --check reads every Gemini settings level: hooksConfig.enabled, hooksConfig.disabled naming airlock's hook, system settings" {
