@@ -387,7 +387,9 @@ while True:
 	[ ! -e .git/hooks/pre-commit ]
 	[ "$(cat .git/config)" = '[core]' ]
 	[ "$(cat allowed.txt)" = ok ]
-	rq '.sandbox.enforced.read_only | length' | grep -qx 4
+	# The policy's four, then each agent host's configuration (core/agenthost.c).
+	[ "$(rq --arg w "$WORK/" '.sandbox.enforced.read_only[:4] | map(ltrimstr($w)) | join(" ")')" = ".git/hooks .git/config .airlock .envrc" ]
+	rq '.sandbox.enforced.read_only[]' | grep -qx "$WORK/.claude"
 }
 
 @test "40 kernel interfaces: sysrq, /proc/sys, /sys, block devices" {
