@@ -141,9 +141,12 @@ EOF
  "timeout":{"default_ms":5000,"max_ms":10000,"kill_after_ms":500},"env":{"allow":["PATH"],"set":{"X":"1"}},
  "output":{"keep_bytes":100000},"receipts":{"fsync":false},"gate":{"trivial":[]},
  "limits":{"processes":64,"memory_bytes":1073741824},
- "sandbox":{"home":"hidden","home_allow":["~/.cache"],"hide":["~/.ssh","~/.aws","~/.gnupg","~/.netrc","~/.config/gh","~/.docker","~/.kube","~/.git-credentials","~/.config/git/credentials","~/.npmrc","~/.pypirc","~/.cargo/credentials","~/.cargo/credentials.toml","~/.config/gcloud","~/.azure","~/.password-store","~/.local/share/keyrings","~/.claude/.credentials.json","~/.codex/auth.json","~/.gemini","~/.vault-token","~/.pgpass","~/.config/containers/auth.json","~/.terraform.d","~/.m2/settings.xml","~/.gradle/gradle.properties","~/.s3cfg","~/.boto","~/.my.cnf","~/.bash_history","~/.zsh_history","~/.zhistory","~/.local/share/fish/fish_history","~/.python_history","~/.psql_history","~/.mysql_history","~/.node_repl_history","~/.lesshst","/run/user","/var/run/docker.sock","/etc/shadow","/etc/shadow-","/etc/gshadow","/etc/gshadow-","/etc/sudoers","/etc/sudoers.d","/etc/security/opasswd","/etc/ssh","~/.extra"],
+ "sandbox":{"home":"hidden","home_allow":["~/.cache"],"hide":HIDE,
   "read_only":[".git/hooks",".git/config",".airlock",".envrc","Makefile"],"tmp_bytes":16777216,"net":"loopback","writable":[]}}
 EOF
+	# The built-in hide list (policy/default.json) and one more: narrower.
+	hide=$(jq -c '.sandbox.hide + ["~/.extra"]' "$BATS_TEST_DIRNAME/../../policy/default.json")
+	sed -i "s|HIDE|$hide|" "$TEST_DIR/narrow.json"
 	al run --policy "$TEST_DIR/narrow.json" -- sh -c 'echo "$X"'
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	[ "$(rq .policy)" = "$TEST_DIR/narrow.json" ]

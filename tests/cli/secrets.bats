@@ -135,6 +135,9 @@ HOST_CREDENTIALS=(.claude.json .claude/.credentials.json .codex/auth.json
 @test "each agent host's credential files are hidden by rule, even by a policy whose sandbox.hide is empty" {
 	plant "${HOST_CREDENTIALS[@]}" codex-home/auth.json
 	printf '{"schema":"airlock.policy/1","sandbox":{"hide":[]}}' > "$TEST_DIR/policy.json"
+	# Dropping the whole list widens the built-in policy: only the approver's
+	# approval makes it apply, and the rule holds even then.
+	approve_policy "$TEST_DIR/policy.json"
 	script=""
 	for p in "${HOST_CREDENTIALS[@]}" codex-home/auth.json; do script+="cat '$HOME/$p' 2>/dev/null; "; done
 	CODEX_HOME="$HOME/codex-home" al run --policy "$TEST_DIR/policy.json" -- sh -c "$script true"
@@ -145,7 +148,10 @@ HOST_CREDENTIALS=(.claude.json .claude/.credentials.json .codex/auth.json
 
 @test "a hidden file inside a hidden directory: the run starts, and neither reads" {
 	plant .vault/token .vault/sub/key
-	printf '{"schema":"airlock.policy/1","sandbox":{"hide":["~/.vault/sub/key","~/.vault","~/.vault/token"]}}' > "$TEST_DIR/policy.json"
+	# The built-in list and three more, in an order that hides the directory
+	# between its two files.
+	jq -c '{schema: "airlock.policy/1", sandbox: {hide: (.sandbox.hide + ["~/.vault/sub/key", "~/.vault", "~/.vault/token"])}}' \
+		"$BATS_TEST_DIRNAME/../../policy/default.json" > "$TEST_DIR/policy.json"
 	al run --policy "$TEST_DIR/policy.json" -- sh -c "cat '$HOME/.vault/token' '$HOME/.vault/sub/key' 2>/dev/null; true"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }

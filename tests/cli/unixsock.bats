@@ -243,6 +243,7 @@ inside() {
 	WDIR=$(mktemp -d /tmp/airlock-wsock.XXXXXX)
 	chmod 755 "$WDIR"
 	printf '{"schema": "airlock.policy/1", "sandbox": {"writable": ["%s"]}}' "$WDIR" > "$TEST_DIR.policy.json"
+	approve_policy "$TEST_DIR.policy.json"
 	listen stream "$WDIR/w.sock"
 	al run --policy "$TEST_DIR.policy.json" --workspace "$TEST_DIR" -- "$PY" "$SP" connect "$WDIR/w.sock"
 	[ "$(rq '.sandbox.enforced.writable | length')" -eq 1 ] || { rq .error; return 1; }
