@@ -637,10 +637,10 @@ static void hook_targets_release(struct hook_targets *t)
  * below, in any tool's input at any depth (MCP servers use the same
  * words); the text keys whose strings are contents, not paths. */
 static const char *const hook_file_keys[] = { "file_path", "notebook_path", "absolute_path", "file",
-					      "filename", "target_file", NULL };
-static const char *const hook_root_keys[] = { "path",	   "paths", "dir_path", "directory",
-					      "dir",	   "root",  "file_paths", "include",
-					      "pattern", NULL };
+					      "filename",  "target_file",   "pattern",	     "include",
+					      NULL };
+static const char *const hook_root_keys[] = { "path", "paths", "dir_path", "directory", "dir", "root",
+					      "file_paths", NULL };
 static const char *const hook_text_keys[] = { "content", "new_string", "old_string", "new_source",
 					      "description", "old_str", "new_str", NULL };
 

@@ -2,7 +2,8 @@
 /* Property: hook_handle() never crashes on any payload, and either answers
  * or fails with a message (which the front end turns into a block). The
  * state directory does not exist, so nothing is written. With bit 8 of the
- * first byte, the exit status reading of post-tool-use instead. */
+ * first byte, the exit status reading of post-tool-use instead; with bit
+ * 16, routing on (the routed form, airlock's own commands run as itself). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -12,7 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct hook_context ctx = { .state_dir = "/nonexistent/airlock-fuzz-state" };
+	static const struct hook_context plain = { .state_dir = "/nonexistent/airlock-fuzz-state" };
+	static const struct hook_context routing = { .state_dir = "/nonexistent/airlock-fuzz-state",
+						     .route_airlock = "/nonexistent/airlock" };
 	struct hook_outcome out;
 	struct error err = { 0 };
 
@@ -29,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	enum hook_event event = data[0] & 4 ? HOOK_STOP : HOOK_PRE_TOOL_USE;
-	int r = hook_handle(&ctx, host, event, (const char *)data + 1, size - 1, &out, &err);
+	int r = hook_handle(data[0] & 16 ? &routing : &plain, host, event, (const char *)data + 1, size - 1, &out, &err);
 	if (r < 0 && !err.msg[0])
 		abort();
 	if (r == 0 && out.decision != HOOK_PASS && out.decision != HOOK_BLOCK)
