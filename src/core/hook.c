@@ -616,7 +616,7 @@ static bool hook_is_read_tool(enum agenthost host, const char *tool)
 }
 
 /* The paths one tool call names, as named and resolved (hook_resolve())
- * from where the tool works (Gemini: tool_input.dir_path, else the
+ * from where the tool works (Gemini's shell tool: tool_input.dir_path; else the
  * payload's cwd). */
 struct hook_targets {
 	char **named;
@@ -752,9 +752,11 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 					    NULL };
 	static const char *const texts[] = { "command", "input", "patch", NULL };
 	const char *cwd = jsonutil_str(st->payload, "cwd");
-	cleanup_free char *base = hook_run_cwd(st);
-	cleanup_strv char **roots = NULL;
 	bool shell = hook_is_shell_tool(st->host, tool);
+	/* A shell tool's paths are its command's, in its directory; any other
+	 * tool's dir_path is one of its paths, relative to the cwd. */
+	cleanup_free char *base = shell ? hook_run_cwd(st) : NULL;
+	cleanup_strv char **roots = NULL;
 	int r = 0;
 
 	t->named = calloc(1, sizeof(char *));
