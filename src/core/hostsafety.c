@@ -31,6 +31,8 @@ const char *hostsafety_kind_to_string(enum hostsafety_kind kind)
 		return "git_indirection";
 	case HOSTSAFETY_PROTECTED_PATH:
 		return "protected_path";
+	case HOSTSAFETY_HOST_CONFIG:
+		return "host_config";
 	}
 	return "unknown";
 }
@@ -442,11 +444,58 @@ static bool hostsafety_lower_has(const struct hostsafety_walk *w, const char *re
 	return want_dir ? S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) : !S_ISDIR(st.st_mode);
 }
 
+static bool hostsafety_in(char *const *paths, const char *rel)
+{
+	for (size_t i = 0; paths && paths[i]; i++) {
+		size_t n = strlen(paths[i]);
+		if (strncmp(rel, paths[i], n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Whether rel is one of the protected paths (judged by
+ * hostsafety_check_protected) or the sealed ones, or lies below one. */
+static bool hostsafety_is_protected(const struct hostsafety_walk *w, const char *rel)
+{
+	return hostsafety_in(w->req->protected_paths, rel) || hostsafety_in(w->req->sealed_paths, rel);
+}
+
+/* What a host reads as its configuration, by name (host_config_names). */
+static bool hostsafety_is_host_config(const struct hostsafety_walk *w, const char *name)
+{
+	return w->req->host_config_names && strv_contains(w->req->host_config_names, name);
+}
+
+/* An entry of fd named name: when it is a host's configuration outside the
+ * protected paths (in_host: fd lies in one), returns 1 after adding it if
+ * the run made or changed it, or 2 when it is a directory to walk in_host;
+ * 0 when it is none. */
+static int hostsafety_check_host_config(struct hostsafety_walk *w, int fd, const char *rel,
+					const char *name, bool in_host)
+{
+	struct stat st;
+
+	if (!in_host && !hostsafety_is_host_config(w, name))
+		return 0;
+	cleanup_free char *path = hostsafety_join(rel, name);
+	if (!path)
+		return -ENOMEM;
+	if (hostsafety_is_protected(w, path) || !hostsafety_lstat(fd, name, &st))
+		return 0;
+	if (hostsafety_changed(w, &st)) {
+		int r = hostsafety_add(w, rel, name, HOSTSAFETY_HOST_CONFIG);
+		return r < 0 ? r : 1;
+	}
+	return S_ISDIR(st.st_mode) ? 2 : 1;
+}
+
 static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel,
-			       const char *base, unsigned depth)
+			       const char *base, unsigned depth, bool in_host)
 {
 	bool head = false, objects = false, commondir = false, is_gitdir = false;
 	char **subdirs = NULL;
+	bool *subdirs_host = NULL;
 	size_t n_subdirs = 0;
 	int r = 0;
 
@@ -481,15 +530,26 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 		 * access(X_OK)), so a symlink to a directory will do: count any. */
 		objects |= strcmp(name, "objects") == 0 && (type == DT_DIR || type == DT_LNK);
 		commondir |= strcmp(name, "commondir") == 0 && type != DT_DIR;
+		int host = hostsafety_check_host_config(w, fd, rel, name, in_host);
+		if (host < 0) {
+			r = host;
+			break;
+		}
+		if (host == 1)
+			continue; /* moved aside whole, or unchanged and no directory */
 		if (type == DT_DIR) {
 			char **grown = realloc(subdirs, (n_subdirs + 1) * sizeof(*grown));
-			char *copy = grown ? strdup(name) : NULL;
+			bool *grown_host = grown ? realloc(subdirs_host, (n_subdirs + 1) * sizeof(bool)) : NULL;
+			char *copy = grown_host ? strdup(name) : NULL;
 			if (grown)
 				subdirs = grown;
+			if (grown_host)
+				subdirs_host = grown_host;
 			if (!copy) {
 				r = -ENOMEM;
 				break;
 			}
+			subdirs_host[n_subdirs] = in_host || host == 2;
 			subdirs[n_subdirs++] = copy;
 		} else if (strcmp(name, ".git") == 0 && type != DT_CHR) {
 			/* A gitfile ("gitdir: ...") or a link: git goes wherever it
@@ -540,11 +600,12 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 						      strerror(errno));
 			continue;
 		}
-		r = hostsafety_walk_dir(w, sfd, sub_rel, subdirs[i], depth + 1);
+		r = hostsafety_walk_dir(w, sfd, sub_rel, subdirs[i], depth + 1, subdirs_host[i]);
 	}
 	for (size_t i = 0; i < n_subdirs; i++)
 		free(subdirs[i]);
 	free(subdirs);
+	free(subdirs_host);
 	return r;
 }
 
@@ -586,7 +647,7 @@ int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_repo
 	for (size_t i = 0; req->protected_paths && req->protected_paths[i] && r == 0; i++)
 		r = hostsafety_check_protected(&w, req->protected_paths[i]);
 	if (r == 0)
-		r = hostsafety_walk_dir(&w, req->root_fd, "", "", 0);
+		r = hostsafety_walk_dir(&w, req->root_fd, "", "", 0, false);
 	if (r < 0) {
 		hostsafety_report_release(ret);
 		return error_set(err, -r, "looking for code left for the host: %s", strerror(-r));

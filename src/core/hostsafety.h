@@ -14,7 +14,8 @@
  * repositories (a `.git` directory, a bare-repository shape: HEAD with
  * objects/ or commondir) and in submodules; and whatever the command created
  * at a protected path (sandbox.read_only) that protect.c could not mount
- * because it did not exist.
+ * because it did not exist; and an agent host's configuration the command
+ * made or changed anywhere else in the tree (host_config_names).
  *
  * After a quarantined run the workspace is walked with getdents (the type
  * from d_type; a stat only for names that matter), without following any
@@ -42,6 +43,7 @@ enum hostsafety_kind {
 	HOSTSAFETY_GIT_HOOK, /* hooks/<name>, other than <name>.sample */
 	HOSTSAFETY_GIT_INDIRECTION, /* commondir, gitdir, a `.git` file or symlink */
 	HOSTSAFETY_PROTECTED_PATH, /* created at a sandbox.read_only path */
+	HOSTSAFETY_HOST_CONFIG, /* an agent host's configuration elsewhere in the tree */
 };
 const char *hostsafety_kind_to_string(enum hostsafety_kind kind);
 
@@ -68,6 +70,10 @@ struct hostsafety_request {
 	int root_fd; /* the tree walked: the workspace, or a dry run's upper layer */
 	int lower_fd; /* a dry run's workspace, which completes the upper's entries; or -1 */
 	char *const *protected_paths; /* relative to the workspace (sandbox.read_only) */
+	/* Protected paths the command could not change (read-only before the
+	 * run, or below such a directory), relative: not judged, nor anything
+	 * below them; a change there is the user's. NULL: none. */
+	char *const *sealed_paths;
 	/* The run's start on the file systems' clock (clock_realtime_coarse_ns(),
 	 * read before the command started); 0: all of root_fd is the run's. */
 	int64_t since_ns;
@@ -80,6 +86,13 @@ struct hostsafety_request {
 	 * run could have staged them earlier in a directory that was not yet
 	 * a git directory. */
 	char *const *known_gitdirs;
+	/* The names of the agent hosts' project configuration (a project's
+	 * .claude, .gemini, .codex, .mcp.json: agenthost.h), found anywhere in
+	 * the tree but at protected_paths and sealed_paths: such an entry the run made or changed,
+	 * or an entry below such a directory that it made or changed, is the
+	 * run's configuration for a host (one started there, or discovering
+	 * nested skills). NULL: none. */
+	char *const *host_config_names;
 };
 
 /* Walks req->root_fd and fills *ret (which the caller releases). Returns 0

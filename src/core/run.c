@@ -22,6 +22,7 @@
 #include "basic/sha256.h"
 #include "basic/strv.h"
 #include "basic/text.h"
+#include "core/agenthost.h"
 #include "core/dryrun.h"
 #include "core/env.h"
 #include "core/gate.h"
@@ -1068,22 +1069,24 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	return 0;
 }
 
-/* The protected paths below the workspace, relative to it; in a real run
- * not those sealed before it, nor those below a sealed directory (the
- * command could not create them there: run_state.protected_sealed). A dry
- * run's snapshot holds only the command's own changes. */
-static char **run_protected_relative(const struct run_state *st)
+/* The protected paths below the workspace, relative to it: with sealed
+ * false those the walk judges, with sealed true those it leaves alone. In a
+ * real run the sealed ones are those sealed before it and those below a
+ * sealed directory (the command could not create them there:
+ * run_state.protected_sealed). A dry run's snapshot holds only the
+ * command's own changes: none is sealed. */
+static char **run_protected_relative(const struct run_state *st, bool sealed)
 {
 	char **rel = NULL;
 	size_t n = strlen(st->workspace);
 
 	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
 		const char *p = st->read_only[i];
-		bool sealed = false;
+		bool is_sealed = false;
 		for (size_t k = 0; !st->req->dryrun && st->protected_sealed &&
-				   st->protected_sealed[k] && !sealed; k++)
-			sealed = path_is_under(p, st->protected_sealed[k]);
-		if (sealed)
+				   st->protected_sealed[k] && !is_sealed; k++)
+			is_sealed = path_is_under(p, st->protected_sealed[k]);
+		if (is_sealed != sealed)
 			continue;
 		if (strncmp(p, st->workspace, n) == 0 && p[n] == '/' && p[n + 1] &&
 		    strv_push(&rel, p + n + 1) < 0) {
@@ -1092,6 +1095,28 @@ static char **run_protected_relative(const struct run_state *st)
 		}
 	}
 	return rel;
+}
+
+/* The names of every host's project configuration (agenthost.h): its
+ * directories, and the files at a project's root (.mcp.json). */
+static char **run_host_config_names(void)
+{
+	char **names = NULL;
+
+	for (size_t h = 0; h < AGENTHOST_COUNT; h++) {
+		const struct agenthost_info *info = agenthost_get(h);
+		for (size_t i = 0; info->project_dirs[i]; i++)
+			if (strv_push(&names, info->project_dirs[i]) < 0)
+				goto oom;
+		for (size_t i = 0; info->project_config[i]; i++)
+			if (!strchr(info->project_config[i], '/') &&
+			    strv_push(&names, info->project_config[i]) < 0)
+				goto oom;
+	}
+	return names;
+oom:
+	strv_free(names);
+	return NULL;
 }
 
 /* Files the run left that would make a host tool run code (core/hostsafety.h):
@@ -1113,13 +1138,17 @@ static void run_check_host_code(struct run_state *st)
 					 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int lower_fd =
 		st->req->dryrun ? open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	cleanup_strv char **protected_paths = run_protected_relative(st);
+	cleanup_strv char **protected_paths = run_protected_relative(st, false);
+	cleanup_strv char **sealed_paths = run_protected_relative(st, true);
+	cleanup_strv char **host_config_names = run_host_config_names();
 	struct hostsafety_request req = {
 		.root_fd = root_fd,
 		.lower_fd = lower_fd,
 		.protected_paths = protected_paths,
+		.sealed_paths = sealed_paths,
 		.since_ns = st->req->dryrun ? 0 : (int64_t)st->started_coarse_ns,
 		.known_gitdirs = st->known_gitdirs,
+		.host_config_names = host_config_names,
 	};
 	int r = root_fd < 0 || (st->req->dryrun && lower_fd < 0)
 			? error_set_errno(&err, errno, "cannot open the workspace")

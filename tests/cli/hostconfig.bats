@@ -262,3 +262,22 @@ attack_permit() { # script
 		refused claude "$(claude_write "$p")"
 	done
 }
+
+@test "run: a host's directory the command makes or changes deeper in the tree is moved aside (nested skills, a subproject's settings)" {
+	mkdir -p pkg/.claude old
+	echo '{"hooks":{}}' >pkg/.claude/settings.json
+	echo '{"permissions":{}}' >old/keep.json
+	sleep 1.1
+	al run -- sh -c 'mkdir -p lib/.claude/skills/x && printf -- "---\nname: x\nhooks: {}\n---\n" > lib/.claude/skills/x/SKILL.md
+		echo "{\"disableAllHooks\":true}" > pkg/.claude/settings.json
+		mkdir -p a/b && echo "{}" > a/b/.mcp.json && echo "{}" > a/.gemini
+		echo ok > pkg/notes.txt'
+	[ "$status" -eq 14 ]
+	[ ! -e lib/.claude ] && [ ! -e pkg/.claude/settings.json ] && [ ! -e a/b/.mcp.json ] && [ ! -e a/.gemini ]
+	[ "$(cat pkg/notes.txt)" = ok ] && [ -f old/keep.json ]
+	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "a/.gemini a/b/.mcp.json lib/.claude pkg/.claude/settings.json" ]
+	[ "$(rq '.host_code.moved_aside[0].kind')" = host_config ]
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'mkdir -p lib/.codex && echo x > lib/.codex/config.toml'
+	[ "$status" -eq 14 ]
+	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx lib/.codex
+}

@@ -174,6 +174,63 @@ static void test_move_aside_refuses_symlinked_parents(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* A host's configuration anywhere but at the protected and sealed paths:
+ * the run's own entry whole, or what it changed below an older one. */
+static void test_scan_finds_host_config_outside_protected_paths(void)
+{
+	char ws[] = "/tmp/airlock-hostcfg-XXXXXX";
+	struct error err = { 0 };
+
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	const char *dirs[] = { ".claude", "old", "old/.claude", "old/.claude/agents", "new",
+			       "new/.gemini", "mine", "mine/.codex" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		ASSERT_EQ_INT(mkdirat(fd, dirs[i], 0755), 0);
+	write_file(fd, ".claude/settings.local.json", "{}");
+	write_file(fd, "old/.claude/agents/a.md", "---\n");
+	write_file(fd, "old/notes.txt", "x");
+	write_file(fd, "new/.gemini/settings.json", "{}");
+	write_file(fd, "new/.mcp.json", "{}");
+	write_file(fd, "mine/.codex/config.toml", "x");
+	struct stat st;
+	ASSERT_EQ_INT(fstatat(fd, "new/.gemini/settings.json", &st, 0), 0);
+	int64_t mid = (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+
+	char claude[] = ".claude", mine[] = "mine/.codex", gemini[] = ".gemini", mcp[] = ".mcp.json";
+	char *sealed[] = { claude, NULL }, *protected_paths[] = { mine, NULL };
+	char *names[] = { claude, gemini, mcp, NULL };
+	struct hostsafety_request req = { .root_fd = fd, .lower_fd = -1,
+					  .protected_paths = protected_paths, .sealed_paths = sealed,
+					  .host_config_names = names, .since_ns = 1 };
+	struct hostsafety_report r;
+	ASSERT_EQ_INT(hostsafety_scan(&req, &r, &err), 0);
+	ASSERT_TRUE(!r.incomplete);
+	/* mine/.codex is judged as a protected path (the run made it), .claude
+	 * is sealed; the others are the hosts'. */
+	ASSERT_TRUE(has_item(&r, "old/.claude", HOSTSAFETY_HOST_CONFIG));
+	ASSERT_TRUE(has_item(&r, "new/.gemini", HOSTSAFETY_HOST_CONFIG));
+	ASSERT_TRUE(has_item(&r, "new/.mcp.json", HOSTSAFETY_HOST_CONFIG));
+	ASSERT_TRUE(has_item(&r, "mine/.codex", HOSTSAFETY_PROTECTED_PATH));
+	ASSERT_EQ_INT(r.n_items, 4);
+	hostsafety_report_release(&r);
+
+	/* From a later start: only what changed below an older directory. */
+	req.since_ns = mid;
+	req.protected_paths = NULL;
+	ASSERT_EQ_INT(hostsafety_scan(&req, &r, &err), 0);
+	for (size_t i = 0; i < r.n_items; i++)
+		ASSERT_TRUE(strcmp(r.items[i].path, "old/notes.txt") != 0);
+	hostsafety_report_release(&r);
+
+	close(fd);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ws);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
 RUN_TESTS(T_(test_config_git_init_and_clone_are_inert), T_(test_config_anything_else_is_hazardous),
 	  T_(test_scan_finds_git_shapes_and_spares_old_files),
+	  T_(test_scan_finds_host_config_outside_protected_paths),
 	  T_(test_move_aside_refuses_symlinked_parents))
