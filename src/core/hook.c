@@ -981,6 +981,36 @@ static int hook_targets_open(struct hook_state *st, const struct hook_targets *t
 	return 0;
 }
 
+/* The files a read-only airlock command reads besides the state directory
+ * (ledger's --key and --checkpoint), as targets: airlock runs it on the host,
+ * so they are held to what any tool may reach. */
+static int hook_read_targets(struct hook_state *st, char *const *argv, struct hook_targets *t,
+			     struct error *err)
+{
+	static const char *const options[] = { "--key", "--checkpoint", NULL };
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+
+	t->named = calloc(1, sizeof(char *));
+	t->resolved = calloc(1, sizeof(char *));
+	t->roots = calloc(1, sizeof(char *));
+	if (!t->named || !t->resolved || !t->roots)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 1; argv[i] && strcmp(argv[i], "--") != 0; i++)
+		for (size_t k = 0; options[k]; k++) {
+			size_t n = strlen(options[k]);
+			const char *value = strncmp(argv[i], options[k], n) != 0 ? NULL
+					    : argv[i][n] == '='		      ? argv[i] + n + 1
+					    : argv[i][n] == '\0'		      ? argv[i + 1]
+										      : NULL;
+			if (!value || !*value)
+				continue;
+			char *p = hook_resolve(cwd, value);
+			if (!p || strv_push(&t->named, value) < 0 || strv_consume(&t->resolved, p) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+	return 0;
+}
+
 /* The words of command when it is made of words separated by single
  * spaces, each bare (letters, digits, `_-./=,:+@%`) or quoted the way
  * hook_quote() writes them, so that no operator, expansion or glob is left
@@ -1317,6 +1347,23 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    "airlock: this command is risk 5 (%s, rule %s: %s); airlock refuses risk 5.",
 			    v.level, v.rule, v.reason);
 		return 0;
+	}
+	if (own == HOOK_AIRLOCK_READ) {
+		cleanup_with(hook_targets_release) struct hook_targets files = { 0 };
+		const char *file = NULL;
+		r = hook_read_targets(st, argv, &files, err);
+		if (r == 0)
+			r = hook_targets_state_dir(st, &files, &file, err);
+		if (r == 0 && !file)
+			r = hook_targets_hidden(st, &files, &file, err);
+		if (r < 0)
+			return r;
+		if (file) {
+			outcome_set(ret, HOOK_BLOCK,
+				    "airlock: `airlock %.100s` would read %s, which is airlock's state directory or hidden from the agent; it does not run.",
+				    argv[1], file);
+			return 0;
+		}
 	}
 	if (exempt) {
 		outcome_set(ret, HOOK_PASS,

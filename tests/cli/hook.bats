@@ -860,7 +860,9 @@ plant_airlock() {
 		"airlock apply 1" "airlock gc" "airlock permit approve 1" "airlock job j.json" \
 		"airlock hook claude pre-tool-use" "airlock ack 1 --reason r" \
 		"$AIRLOCK run --sandbox none -- true" "$(readlink -f "$AIRLOCK") install gemini --write" \
-		"airlock gate --json --st=$E" "airlock --help --state-dir $E"
+		"airlock gate --json --st=$E" "airlock --help --state-dir $E" \
+		"airlock ledger verify --key $AIRLOCK_STATE_DIR/ledger/signing.key" \
+		"airlock ledger verify --key=$HOME/.ssh/id_ed25519" "airlock ledger verify --key k --checkpoint ~/.ssh/x"
 	[ ! -e "$TEST_DIR/pwned" ]
 	[ ! -e "$E" ]
 }
