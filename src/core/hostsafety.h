@@ -88,10 +88,10 @@ struct hostsafety_request {
 	char *const *known_gitdirs;
 	/* The names of the agent hosts' project configuration (a project's
 	 * .claude, .gemini, .codex, .mcp.json: agenthost.h), found anywhere in
-	 * the tree but at protected_paths and sealed_paths: such an entry the run made or changed,
-	 * or an entry below such a directory that it made or changed, is the
-	 * run's configuration for a host (one started there, or discovering
-	 * nested skills). NULL: none. */
+	 * the tree but at protected_paths and sealed_paths: such an entry the
+	 * run made or changed, or an entry below such a directory that it made
+	 * or changed, is the run's configuration for a host (one started
+	 * there, or discovering nested skills). NULL: none. */
 	char *const *host_config_names;
 };
 
