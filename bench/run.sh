@@ -110,6 +110,10 @@ echo
 # The gate at 10 and at 100,000 receipts, against the seed gate.py.
 "$repo/bench/gate.sh" "$airlock"
 
+# The hook per tool call against cat of its payload; a routed true against
+# bubblewrap (BENCH_BEFORE: an older airlock timed in the same rounds).
+"$repo/bench/hookcost.sh" "$airlock" ${BENCH_BEFORE:-}
+
 # Dry runs against the seed pipeline, and apply against re-running.
 "$repo/bench/dryrun.sh" "$airlock"
 
