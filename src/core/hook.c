@@ -911,11 +911,13 @@ static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
 /* airlock's configuration (hostview_config_files()): .airlock/ (the policy
  * of every routed command) and the files that hold airlock's hooks for each
  * host, in the payload's scope and in the scope of each file the tool names
- * (from a nested repository, the parent project's are its too), in the
- * user's home and in $CODEX_HOME. A file tool never writes them: an agent
- * that could would unconfine its own routed commands, or remove the hooks.
- * The shell tool's commands run in the quarantine, where they are
- * read-only. Returns 1 with *ret_path. */
+ * (from a nested repository, the parent project's are its too) and in every
+ * directory from that scope down to the file (a host started in sub/ reads
+ * sub/.claude/, whatever the payload's cwd is now), in the user's home and
+ * in $CODEX_HOME. A file tool never writes them: an agent that could would
+ * unconfine its own routed commands, or remove the hooks. The shell tool's
+ * commands run in the quarantine, where they are read-only or moved aside.
+ * Returns 1 with *ret_path. */
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
@@ -928,9 +930,9 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 		int r = hook_path_scope(t->resolved[i], &scope, err);
 		if (r == 0)
 			r = hostview_config_files(st->scope, &caller, &configs, err);
-		if (r == 0 && strcmp(scope, st->scope) != 0) {
+		if (r == 0) {
 			cleanup_strv char **more = NULL;
-			r = hostview_config_files(scope, &caller, &more, err);
+			r = hostview_config_in_workspace(scope, t->resolved[i], &caller, &more, err);
 			for (size_t k = 0; r == 0 && more && more[k]; k++)
 				if (strv_push(&configs, more[k]) < 0)
 					r = error_set(err, ENOMEM, "out of memory");
