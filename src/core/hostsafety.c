@@ -442,6 +442,38 @@ static bool hostsafety_lower_has(const struct hostsafety_walk *w, const char *re
 	return want_dir ? S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) : !S_ISDIR(st.st_mode);
 }
 
+/* Whether rel is or lies in a .git: judged by the git rules (a `git init`
+ * makes .git/config and .git/hooks, and they are inert). */
+static bool hostsafety_in_git(const char *rel)
+{
+	return strcmp(rel, ".git") == 0 || strncmp(rel, ".git/", 5) == 0 || strstr(rel, "/.git/") ||
+	       (strlen(rel) >= 5 && strcmp(rel + strlen(rel) - 5, "/.git") == 0);
+}
+
+/* An entry of a protected name (hostsafety_request.protected_names) the run
+ * made or changed, in any directory outside a .git and the sealed paths. */
+static int hostsafety_check_name(struct hostsafety_walk *w, int fd, const char *rel,
+				 const char *name)
+{
+	struct stat st;
+
+	if (!strv_contains(w->req->protected_names, name))
+		return 0;
+	cleanup_free char *path = hostsafety_join(rel, name);
+	if (!path)
+		return -ENOMEM;
+	if (hostsafety_in_git(path))
+		return 0;
+	for (size_t i = 0; w->req->sealed && w->req->sealed[i]; i++) {
+		size_t n = strlen(w->req->sealed[i]);
+		if (strncmp(path, w->req->sealed[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+			return 0;
+	}
+	if (!hostsafety_lstat(fd, name, &st) || !hostsafety_changed(w, &st))
+		return 0;
+	return hostsafety_add(w, rel, name, HOSTSAFETY_PROTECTED_PATH);
+}
+
 static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel,
 			       const char *base, unsigned depth)
 {
@@ -476,6 +508,9 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 				: S_ISDIR(st.st_mode)				   ? DT_DIR
 				: S_ISLNK(st.st_mode)				   ? DT_LNK
 										   : DT_REG;
+		r = hostsafety_check_name(w, fd, rel, name);
+		if (r < 0)
+			break;
 		head |= strcmp(name, "HEAD") == 0 && type != DT_DIR;
 		/* git asks only that objects/ be searchable (is_git_directory:
 		 * access(X_OK)), so a symlink to a directory will do: count any. */
@@ -549,12 +584,10 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 }
 
 /* A protected path the command created: whatever it is, it was meant to be
- * read-only, so it goes. Those inside a .git are judged by the git rules (a
- * `git init` makes .git/config and .git/hooks, and they are inert). */
+ * read-only, so it goes. */
 static int hostsafety_check_protected(struct hostsafety_walk *w, const char *rel)
 {
-	if (strcmp(rel, ".git") == 0 || strncmp(rel, ".git/", 5) == 0 || strstr(rel, "/.git/") ||
-	    (strlen(rel) >= 5 && strcmp(rel + strlen(rel) - 5, "/.git") == 0))
+	if (hostsafety_in_git(rel))
 		return 0;
 	const char *name;
 	cleanup_close int pfd = fd_open_parent(w->req->root_fd, rel, O_PATH, &name);

@@ -80,6 +80,14 @@ struct hostsafety_request {
 	 * run could have staged them earlier in a directory that was not yet
 	 * a git directory. */
 	char *const *known_gitdirs;
+	/* Names of the hosts' and airlock's project configuration (".claude",
+	 * ".mcp.json", ".airlock", ...): one the run made or changed anywhere
+	 * in the tree, at any depth, is a protected path too (a host started
+	 * in that directory later reads it), but not below a sealed path. */
+	char *const *protected_names;
+	/* Paths mounted read-only for the run, relative to the workspace: what
+	 * changes below them is the user's (NULL: none, a dry run). */
+	char *const *sealed;
 };
 
 /* Walks req->root_fd and fills *ret (which the caller releases). Returns 0

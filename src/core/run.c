@@ -1114,14 +1114,26 @@ static void run_check_host_code(struct run_state *st)
 	cleanup_close int lower_fd =
 		st->req->dryrun ? open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	cleanup_strv char **protected_paths = run_protected_relative(st);
+	cleanup_strv char **names = NULL, **sealed = NULL;
+	size_t n = strlen(st->workspace);
+	bool oom = hostview_config_names(&names) < 0;
+	for (size_t i = 0; !st->req->dryrun && st->protected_sealed && st->protected_sealed[i]; i++) {
+		const char *p = st->protected_sealed[i];
+		if (strncmp(p, st->workspace, n) == 0 && p[n] == '/' && p[n + 1] &&
+		    strv_push(&sealed, p + n + 1) < 0)
+			oom = true;
+	}
 	struct hostsafety_request req = {
 		.root_fd = root_fd,
 		.lower_fd = lower_fd,
 		.protected_paths = protected_paths,
 		.since_ns = st->req->dryrun ? 0 : (int64_t)st->started_coarse_ns,
 		.known_gitdirs = st->known_gitdirs,
+		.protected_names = names,
+		.sealed = sealed,
 	};
-	int r = root_fd < 0 || (st->req->dryrun && lower_fd < 0)
+	int r = oom ? error_set(&err, ENOMEM, "out of memory")
+		: root_fd < 0 || (st->req->dryrun && lower_fd < 0)
 			? error_set_errno(&err, errno, "cannot open the workspace")
 			: hostsafety_scan(&req, hc, &err);
 	if (r == 0 && !st->req->dryrun)
