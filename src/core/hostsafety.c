@@ -450,32 +450,45 @@ static bool hostsafety_in_git(const char *rel)
 	       (strlen(rel) >= 5 && strcmp(rel + strlen(rel) - 5, "/.git") == 0);
 }
 
-/* An entry of a protected name (hostsafety_request.protected_names) the run
- * made or changed, in any directory outside a .git and the sealed paths. */
-static int hostsafety_check_name(struct hostsafety_walk *w, int fd, const char *rel,
-				 const char *name)
+/* Whether path (relative, its last component name) is of a protected name
+ * (hostsafety_request.protected_names), outside a .git and the sealed
+ * paths. */
+static bool hostsafety_protected_name(const struct hostsafety_walk *w, const char *path,
+				      const char *name)
 {
-	struct stat st;
-
-	if (!strv_contains(w->req->protected_names, name))
-		return 0;
-	cleanup_free char *path = hostsafety_join(rel, name);
-	if (!path)
-		return -ENOMEM;
-	if (hostsafety_in_git(path))
-		return 0;
+	if (!strv_contains(w->req->protected_names, name) || hostsafety_in_git(path))
+		return false;
 	for (size_t i = 0; w->req->sealed && w->req->sealed[i]; i++) {
 		size_t n = strlen(w->req->sealed[i]);
 		if (strncmp(path, w->req->sealed[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+			return false;
+	}
+	return true;
+}
+
+/* An entry of a protected name the run made or changed, or any entry below
+ * one (guard: the protected directory it lies in, or NULL) that the run
+ * made or changed: a file rewritten in place leaves its directory's ctime
+ * as it was. Either way the protected entry goes. */
+static int hostsafety_check_name(struct hostsafety_walk *w, int fd, const char *rel,
+				 const char *name, const char *guard)
+{
+	struct stat st;
+
+	if (!guard) {
+		cleanup_free char *path = hostsafety_join(rel, name);
+		if (!path)
+			return -ENOMEM;
+		if (!hostsafety_protected_name(w, path, name))
 			return 0;
 	}
 	if (!hostsafety_lstat(fd, name, &st) || !hostsafety_changed(w, &st))
 		return 0;
-	return hostsafety_add(w, rel, name, HOSTSAFETY_PROTECTED_PATH);
+	return hostsafety_add(w, guard ? "" : rel, guard ? guard : name, HOSTSAFETY_PROTECTED_PATH);
 }
 
 static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel,
-			       const char *base, unsigned depth)
+			       const char *base, const char *guard, unsigned depth)
 {
 	bool head = false, objects = false, commondir = false, is_gitdir = false;
 	char **subdirs = NULL;
@@ -508,7 +521,7 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 				: S_ISDIR(st.st_mode)				   ? DT_DIR
 				: S_ISLNK(st.st_mode)				   ? DT_LNK
 										   : DT_REG;
-		r = hostsafety_check_name(w, fd, rel, name);
+		r = hostsafety_check_name(w, fd, rel, name, guard);
 		if (r < 0)
 			break;
 		head |= strcmp(name, "HEAD") == 0 && type != DT_DIR;
@@ -575,7 +588,11 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 						      strerror(errno));
 			continue;
 		}
-		r = hostsafety_walk_dir(w, sfd, sub_rel, subdirs[i], depth + 1);
+		r = hostsafety_walk_dir(w, sfd, sub_rel, subdirs[i],
+					guard	? guard
+					: hostsafety_protected_name(w, sub_rel, subdirs[i]) ? sub_rel
+											  : NULL,
+					depth + 1);
 	}
 	for (size_t i = 0; i < n_subdirs; i++)
 		free(subdirs[i]);
@@ -619,7 +636,7 @@ int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_repo
 	for (size_t i = 0; req->protected_paths && req->protected_paths[i] && r == 0; i++)
 		r = hostsafety_check_protected(&w, req->protected_paths[i]);
 	if (r == 0)
-		r = hostsafety_walk_dir(&w, req->root_fd, "", "", 0);
+		r = hostsafety_walk_dir(&w, req->root_fd, "", "", NULL, 0);
 	if (r < 0) {
 		hostsafety_report_release(ret);
 		return error_set(err, -r, "looking for code left for the host: %s", strerror(-r));

@@ -186,6 +186,20 @@ every_attack() { # step
 	[ "$status" -eq 2 ]
 }
 
+@test "run: a host's existing settings in a subdirectory below the cwd, rewritten in place, are moved aside, exit 14" {
+	git init -q .
+	mkdir -p sub/.claude sub/deep/.codex
+	echo '{"hooks":{}}' >sub/.claude/settings.json
+	printf '[features]\nhooks = true\n' >sub/deep/.codex/config.toml
+	sleep 1.1
+	al run -- sh -c 'echo "{\"disableAllHooks\":true}" > sub/.claude/settings.json
+		printf "[features]\nhooks = false\n" > sub/deep/.codex/config.toml'
+	[ "$status" -eq 14 ]
+	! grep -qs disableAllHooks sub/.claude/settings.json
+	! grep -qs "hooks = false" sub/deep/.codex/config.toml
+	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "sub/.claude sub/deep/.codex" ]
+}
+
 @test "dryrun + apply: a host's settings created in a subdirectory are not DRY_RUN_OK and apply installs nothing" {
 	mkdir -p sub
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'mkdir -p sub/.claude && echo "{\"disableAllHooks\":true}" > sub/.claude/settings.local.json'
