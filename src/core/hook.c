@@ -918,6 +918,34 @@ static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
  * unconfine its own routed commands, or remove the hooks. The shell tool's
  * commands run in the quarantine, where they are read-only or moved aside.
  * Returns 1 with *ret_path. */
+/* Appends the policy's read-only paths of a workspace (sandbox.read_only:
+ * .git/config, .git/hooks, .envrc, ...) below scope and below every
+ * directory from it down to path's: what the quarantine keeps from the
+ * agent's commands because git, direnv or a host runs it on the host (a
+ * core.fsmonitor runs on the host's own next `git status`), and a nested
+ * repository's. */
+static int hook_push_read_only(struct hook_state *st, const char *scope, const char *path,
+			       char ***configs)
+{
+	const char *p = path + strlen(scope);
+
+	if (!path_is_under(path, scope))
+		return 0;
+	for (;;) {
+		cleanup_free char *dir = strndup(path, (size_t)(p - path));
+		if (!dir)
+			return -ENOMEM;
+		for (size_t k = 0; st->policy->read_only && st->policy->read_only[k]; k++) {
+			const char *ro = st->policy->read_only[k];
+			char *joined = ro[0] == '/' || ro[0] == '~' ? NULL : path_join(dir, ro);
+			if (joined && strv_consume(configs, joined) < 0)
+				return -ENOMEM;
+		}
+		if (!*p || !(p = strchr(p + 1, '/')))
+			return 0;
+	}
+}
+
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
@@ -937,6 +965,8 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 				if (strv_push(&configs, more[k]) < 0)
 					r = error_set(err, ENOMEM, "out of memory");
 		}
+		if (r == 0 && hook_push_read_only(st, scope, t->resolved[i], &configs) < 0)
+			r = error_set(err, ENOMEM, "out of memory");
 		if (r < 0)
 			return r;
 		for (size_t k = 0; configs && configs[k]; k++) {
@@ -1213,7 +1243,7 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: %s would write %s, which is airlock's configuration (the routed commands' policy in .airlock/, or a host's hook settings); only a person changes it, outside the agent.",
+			    "airlock: %s would write %s, which is airlock's configuration or runs code on the host (the routed commands' policy in .airlock/, a host's hook settings, the policy's read-only paths: .git/config, .git/hooks, .envrc); only a person changes it, outside the agent.",
 			    tool ? tool : "the tool", target);
 		return 0;
 	}
