@@ -969,6 +969,13 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 			r = error_set(err, ENOMEM, "out of memory");
 		if (r < 0)
 			return r;
+		/* A gitfile ("gitdir: DIR") sends git wherever it says, to a
+		 * config of the agent's: no file tool writes one. */
+		const char *base = strrchr(t->resolved[i], '/');
+		if (base && strcmp(base + 1, ".git") == 0) {
+			*ret_path = t->named[i];
+			return 1;
+		}
 		for (size_t k = 0; configs && configs[k]; k++) {
 			cleanup_free char *g = hook_resolve(NULL, configs[k]);
 			if (!g)

@@ -670,7 +670,10 @@ captured() { # fixture [jq filter [jq args...]]
 		[ "$status" -eq 2 ] || { echo "passed ($status): $2"; return 1; }
 		[[ "$stderr" == *"airlock's configuration"* ]]
 	}
-	for p in .git/config .git/hooks/pre-commit .envrc "$WORK/nested/.git/config" nested/.git/hooks/post-checkout; do
+	# A gitfile ("gitdir: ../staged") sends git to a directory of the
+	# agent's, with its own config.
+	for p in .git/config .git/hooks/pre-commit .envrc "$WORK/nested/.git/config" nested/.git/hooks/post-checkout \
+		sub/.git; do
 		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = $p' --arg p "$p")"
 	done
 	refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' \
