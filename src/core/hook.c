@@ -913,11 +913,41 @@ static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
 /* airlock's configuration (hostview_config_files()): .airlock/ (the policy
  * of every routed command) and the files that hold airlock's hooks for each
  * host, in the payload's scope and in the scope of each file the tool names
- * (from a nested repository, the parent project's are its too), in the
- * user's home and in $CODEX_HOME. A file tool never writes them: an agent
- * that could would unconfine its own routed commands, or remove the hooks.
- * The shell tool's commands run in the quarantine, where they are
- * read-only. Returns 1 with *ret_path. */
+ * (from a nested repository, the parent project's are its too) and in every
+ * directory from that scope down to the file (a host started in sub/ reads
+ * sub/.claude/, whatever the payload's cwd is now), in the user's home and
+ * in $CODEX_HOME. A file tool never writes them: an agent that could would
+ * unconfine its own routed commands, or remove the hooks. The shell tool's
+ * commands run in the quarantine, where they are read-only or moved aside.
+ * Returns 1 with *ret_path. */
+/* Appends the policy's read-only paths of a workspace (sandbox.read_only:
+ * .git/config, .git/hooks, .envrc, ...) below scope and below every
+ * directory from it down to path's: what the quarantine keeps from the
+ * agent's commands because git, direnv or a host runs it on the host (a
+ * core.fsmonitor runs on the host's own next `git status`), and a nested
+ * repository's. */
+static int hook_push_read_only(struct hook_state *st, const char *scope, const char *path,
+			       char ***configs)
+{
+	const char *p = path + strlen(scope);
+
+	if (!path_is_under(path, scope))
+		return 0;
+	for (;;) {
+		cleanup_free char *dir = strndup(path, (size_t)(p - path));
+		if (!dir)
+			return -ENOMEM;
+		for (size_t k = 0; st->policy->read_only && st->policy->read_only[k]; k++) {
+			const char *ro = st->policy->read_only[k];
+			char *joined = ro[0] == '/' || ro[0] == '~' ? NULL : path_join(dir, ro);
+			if (joined && strv_consume(configs, joined) < 0)
+				return -ENOMEM;
+		}
+		if (!*p || !(p = strchr(p + 1, '/')))
+			return 0;
+	}
+}
+
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
@@ -930,15 +960,24 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 		int r = hook_path_scope(t->resolved[i], &scope, err);
 		if (r == 0)
 			r = hostview_config_files(st->scope, &caller, &configs, err);
-		if (r == 0 && strcmp(scope, st->scope) != 0) {
+		if (r == 0) {
 			cleanup_strv char **more = NULL;
-			r = hostview_config_files(scope, &caller, &more, err);
+			r = hostview_config_in_workspace(scope, t->resolved[i], &caller, &more, err);
 			for (size_t k = 0; r == 0 && more && more[k]; k++)
 				if (strv_push(&configs, more[k]) < 0)
 					r = error_set(err, ENOMEM, "out of memory");
 		}
+		if (r == 0 && hook_push_read_only(st, scope, t->resolved[i], &configs) < 0)
+			r = error_set(err, ENOMEM, "out of memory");
 		if (r < 0)
 			return r;
+		/* A gitfile ("gitdir: DIR") sends git wherever it says, to a
+		 * config of the agent's: no file tool writes one. */
+		const char *base = strrchr(t->resolved[i], '/');
+		if (base && strcmp(base + 1, ".git") == 0) {
+			*ret_path = t->named[i];
+			return 1;
+		}
 		for (size_t k = 0; configs && configs[k]; k++) {
 			cleanup_free char *g = hook_resolve(NULL, configs[k]);
 			if (!g)
@@ -1243,7 +1282,7 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: %s would write %s, which is airlock's configuration (the routed commands' policy in .airlock/, or a host's hook settings); only a person changes it, outside the agent.",
+			    "airlock: %s would write %s, which is airlock's configuration or runs code on the host (the routed commands' policy in .airlock/, a host's hook settings, the policy's read-only paths: .git/config, .git/hooks, .envrc); only a person changes it, outside the agent.",
 			    tool ? tool : "the tool", target);
 		return 0;
 	}

@@ -86,8 +86,9 @@ struct hostsafety_request {
 	 * run could have staged them earlier in a directory that was not yet
 	 * a git directory. */
 	char *const *known_gitdirs;
-	/* The names of the agent hosts' project configuration (a project's
-	 * .claude, .gemini, .codex, .mcp.json: agenthost.h), found anywhere in
+	/* The names of airlock's and the agent hosts' project configuration
+	 * (.airlock, a project's .claude, .gemini, .codex, .mcp.json:
+	 * hostview_config_names()), found anywhere in
 	 * the tree but at protected_paths and sealed_paths: such an entry the
 	 * run made or changed, or an entry below such a directory that it made
 	 * or changed, is the run's configuration for a host (one started

@@ -326,6 +326,28 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 	return 0;
 }
 
+int hostview_config_names(char ***ret)
+{
+	cleanup_strv char **names = NULL;
+
+	if (strv_push(&names, ".airlock") < 0)
+		return -ENOMEM;
+	for (size_t h = 0; h < AGENTHOST_COUNT; h++) {
+		const struct agenthost_info *info = agenthost_get(h);
+		const char *const *lists[] = { info->project_dirs, info->project_config };
+		for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+			for (size_t k = 0; lists[l][k]; k++) {
+				cleanup_free char *first = strndup(lists[l][k], strcspn(lists[l][k], "/"));
+				if (!first)
+					return -ENOMEM;
+				if (!strv_contains(names, first) && strv_push(&names, first) < 0)
+					return -ENOMEM;
+			}
+	}
+	*ret = TAKE_PTR(names);
+	return 0;
+}
+
 /* Appends each of configs below workspace (not it), once. */
 static int hostview_push_inside(char ***inside, char *const *configs, const char *workspace)
 {

@@ -67,6 +67,12 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err);
 
+/* The names of the entries hostview_config_files() puts in a workspace,
+ * each once: .airlock and each host's project directory or top-level file
+ * (".claude", ".mcp.json", ...). Anywhere in a workspace, one of them is
+ * what a host started in that directory would read. */
+int hostview_config_names(char ***ret);
+
 /* The entries of hostview_config_files() that lie in the (resolved)
  * workspace, each once: its own and those of every directory from it down
  * to cwd (a host started in a subdirectory reads that one's settings),

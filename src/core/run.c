@@ -1097,28 +1097,6 @@ static char **run_protected_relative(const struct run_state *st, bool sealed)
 	return rel;
 }
 
-/* The names of every host's project configuration (agenthost.h): its
- * directories, and the files at a project's root (.mcp.json). */
-static char **run_host_config_names(void)
-{
-	char **names = NULL;
-
-	for (size_t h = 0; h < AGENTHOST_COUNT; h++) {
-		const struct agenthost_info *info = agenthost_get(h);
-		for (size_t i = 0; info->project_dirs[i]; i++)
-			if (strv_push(&names, info->project_dirs[i]) < 0)
-				goto oom;
-		for (size_t i = 0; info->project_config[i]; i++)
-			if (!strchr(info->project_config[i], '/') &&
-			    strv_push(&names, info->project_config[i]) < 0)
-				goto oom;
-	}
-	return names;
-oom:
-	strv_free(names);
-	return NULL;
-}
-
 /* Files the run left that would make a host tool run code (core/hostsafety.h):
  * after a quarantined run they are moved aside and the receipt names them,
  * which opens a failure; a dry run's verdict names those in its snapshot. */
@@ -1140,7 +1118,8 @@ static void run_check_host_code(struct run_state *st)
 		st->req->dryrun ? open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	cleanup_strv char **protected_paths = run_protected_relative(st, false);
 	cleanup_strv char **sealed_paths = run_protected_relative(st, true);
-	cleanup_strv char **host_config_names = run_host_config_names();
+	cleanup_strv char **host_config_names = NULL;
+	bool oom = hostview_config_names(&host_config_names) < 0;
 	struct hostsafety_request req = {
 		.root_fd = root_fd,
 		.lower_fd = lower_fd,
@@ -1150,7 +1129,8 @@ static void run_check_host_code(struct run_state *st)
 		.known_gitdirs = st->known_gitdirs,
 		.host_config_names = host_config_names,
 	};
-	int r = root_fd < 0 || (st->req->dryrun && lower_fd < 0)
+	int r = oom ? error_set(&err, ENOMEM, "out of memory")
+		: root_fd < 0 || (st->req->dryrun && lower_fd < 0)
 			? error_set_errno(&err, errno, "cannot open the workspace")
 			: hostsafety_scan(&req, hc, &err);
 	if (r == 0 && !st->req->dryrun)

@@ -633,6 +633,57 @@ captured() { # fixture [jq filter [jq args...]]
 	[ "$status" -eq 0 ]
 }
 
+@test "attack: file tools cannot write a host's settings in a subdirectory, where a host started there reads them" {
+	# A session started in sub/ of a repository reads sub/.claude/ (and Codex
+	# every .codex/ from the root down): the gate's scope is the root, the
+	# settings are sub's. Nor below the cwd, where the next session may start.
+	git init -q .
+	mkdir -p sub/deeper
+	refused() { # dialect payload
+		run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$2"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $2"; return 1; }
+		[[ "$stderr" == *"airlock's configuration"* ]]
+	}
+	for cwd in "$WORK/sub" "$WORK"; do
+		for p in "$WORK/sub/.claude/settings.local.json" "$WORK/sub/deeper/.claude/settings.json" \
+			"$WORK/sub/.mcp.json" "$WORK/sub/.airlock/policy.json" "$WORK/sub/.claude/agents/a.md"; do
+			refused claude "$(captured claude-code/2.1/pre-tool-use-write.json '.cwd = $c | .tool_input.file_path = $p' --arg c "$cwd" --arg p "$p")"
+		done
+		refused gemini "$(captured gemini-cli/0.20/before-tool.json '.cwd = $c | .tool_name = "write_file" | .tool_input = {file_path: "sub/.gemini/settings.json", content: "{}"}' --arg c "$WORK")"
+		refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.cwd = $c | .tool_input.command = $p' --arg c "$cwd" \
+			--arg p $'*** Begin Patch\n*** Add File: '"$WORK"$'/sub/.codex/config.toml\n+[features]\n+hooks = false\n*** End Patch')"
+	done
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
+		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.cwd = $c | .tool_input.file_path = $p' --arg c "$WORK/sub" --arg p "$WORK/sub/claude.md")"
+	[ "$status" -eq 0 ]
+}
+
+@test "attack: file tools cannot write git's code-running files or .envrc, which the quarantine keeps read-only" {
+	# A .git/config with core.fsmonitor runs its command whenever git runs
+	# on the host, the host's own git calls included; a hook on the next
+	# commit; .envrc when direnv enters the directory. Outside airlock, as
+	# the user: such a command could switch the hooks off itself.
+	git init -q .
+	mkdir -p nested && git -C nested init -q .
+	refused() { # dialect payload
+		run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$2"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $2"; return 1; }
+		[[ "$stderr" == *"airlock's configuration"* ]]
+	}
+	# A gitfile ("gitdir: ../staged") sends git to a directory of the
+	# agent's, with its own config.
+	for p in .git/config .git/hooks/pre-commit .envrc "$WORK/nested/.git/config" nested/.git/hooks/post-checkout \
+		sub/.git; do
+		refused claude "$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = $p' --arg p "$p")"
+	done
+	refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' \
+		--arg p $'*** Begin Patch\n*** Update File: .git/config\n@@\n+[core]\n+\tfsmonitor = sh -c x\n*** End Patch')"
+	refused gemini "$(captured gemini-cli/0.20/before-tool.json '.tool_name = "write_file" | .tool_input = {file_path: ".envrc", content: "x"}')"
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use \
+		<<<"$(captured claude-code/2.1/pre-tool-use-write.json '.tool_input.file_path = "src/config"')"
+	[ "$status" -eq 0 ]
+}
+
 # The command a host's shell call is routed to (Claude's form), run by bash
 # as the host would: sets $status, $output, $stderr.
 run_routed() { # command

@@ -166,6 +166,52 @@ every_attack() { # step
 	[ "$(rq '.host_code.moved_aside[].path')" = sub/.mcp.json ]
 }
 
+@test "run: a host's settings created in any subdirectory, below the cwd too, are moved aside, exit 14" {
+	# The next session may start in sub/ (Claude Code reads sub/.claude/,
+	# Codex every .codex/ from the repository's root down to it).
+	git init -q .
+	mkdir -p sub
+	sleep 1.1
+	al run -- sh -c 'mkdir -p sub/.claude sub/deep/.codex sub/.airlock
+		echo "{\"disableAllHooks\":true}" > sub/.claude/settings.local.json
+		printf "[features]\nhooks = false\n" > sub/deep/.codex/config.toml
+		echo "{}" > sub/deep/.mcp.json
+		ln -s ../elsewhere sub/.gemini
+		echo "{\"sandbox\":{\"net\":\"host\"}}" > sub/.airlock/policy.json'
+	[ "$status" -eq 14 ]
+	[ ! -e sub/.claude ] && [ ! -e sub/deep/.codex ] && [ ! -e sub/deep/.mcp.json ]
+	[ ! -L sub/.gemini ] && [ ! -e sub/.airlock ]
+	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "sub/.airlock sub/.claude sub/.gemini sub/deep/.codex sub/deep/.mcp.json" ]
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}
+
+@test "run: a host's existing settings in a subdirectory below the cwd, rewritten in place, are moved aside, exit 14" {
+	git init -q .
+	mkdir -p sub/.claude sub/deep/.codex
+	echo '{"hooks":{}}' >sub/.claude/settings.json
+	printf '[features]\nhooks = true\n' >sub/deep/.codex/config.toml
+	sleep 1.1
+	al run -- sh -c 'echo "{\"disableAllHooks\":true}" > sub/.claude/settings.json
+		printf "[features]\nhooks = false\n" > sub/deep/.codex/config.toml'
+	[ "$status" -eq 14 ]
+	! grep -qs disableAllHooks sub/.claude/settings.json
+	! grep -qs "hooks = false" sub/deep/.codex/config.toml
+	# What the run changed goes, the rest of the user's directory stays.
+	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "sub/.claude/settings.json sub/deep/.codex/config.toml" ]
+	[ -d sub/.claude ] && [ -d sub/deep/.codex ]
+}
+
+@test "dryrun + apply: a host's settings created in a subdirectory are not DRY_RUN_OK and apply installs nothing" {
+	mkdir -p sub
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'mkdir -p sub/.claude && echo "{\"disableAllHooks\":true}" > sub/.claude/settings.local.json'
+	[ "$(jq -r .dryrun.verdict <<<"$output")" != DRY_RUN_OK ]
+	id=$(jq -r .id <<<"$output")
+	run --separate-stderr "$AIRLOCK" apply "$id"
+	[ "$status" -ne 0 ]
+	[ ! -e sub/.claude ]
+}
+
 @test "run: the user-level files outside the workspace are not reached" {
 	export HOME="$TEST_DIR/home"
 	mkdir -p "$HOME/.claude" "$HOME/.codex"
