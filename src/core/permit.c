@@ -1235,31 +1235,6 @@ int permit_approval_message(struct store *store, const struct rules *rules, uint
 	return r;
 }
 
-/* The approver whose signature a permit needs: the one airlock enrolled
- * (system, or pinned and backed by the ledger), never an approver.json put
- * in its place behind airlock's back (the gate's rule, core/gate.c). */
-static int permit_approver_in_effect(struct store *store, struct approver *ret,
-				     struct error *err)
-{
-	struct approver_check check;
-	int r = approver_check(store, &check, err);
-	if (r < 0)
-		return r;
-	if (check.state != APPROVER_SYSTEM && check.state != APPROVER_PINNED &&
-	    check.state != APPROVER_NONE)
-		return error_set(err, EACCES, "%s", check.message);
-	r = approver_load(store, ret, err);
-	if (r == -ENOENT)
-		return error_set(err, EACCES, "no approver is enrolled: airlock approver init, in the human's terminal");
-	if (r < 0)
-		return r;
-	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0)
-		return ledger_require(store, LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
-				      ret->origin, "replaced outside `airlock approver`", "refusing it",
-				      err);
-	return 0;
-}
-
 int permit_approve(struct store *store, const struct rules *rules, uint64_t id,
 		   const char *passphrase, struct permit *ret, struct error *err)
 {
@@ -1281,7 +1256,7 @@ int permit_approve(struct store *store, const struct rules *rules, uint64_t id,
 	if (r == 0)
 		r = permit_message(&p, &message, err);
 	if (r == 0)
-		r = permit_approver_in_effect(store, &a, err);
+		r = approver_load_in_effect(store, &a, err);
 	if (r == 0)
 		r = approver_sign(&a, passphrase, message, &approval, err);
 	if (r == 0) {
@@ -1336,7 +1311,7 @@ static bool permit_approval_valid(struct store *store, const struct permit *p, c
 			 p->risk, (unsigned long long)p->id);
 		return false;
 	}
-	if (permit_message(p, &message, &err) < 0 || permit_approver_in_effect(store, &a, &err) < 0) {
+	if (permit_message(p, &message, &err) < 0 || approver_load_in_effect(store, &a, &err) < 0) {
 		snprintf(why, why_size, "the approval cannot be checked: %.400s", err.msg);
 		return false;
 	}
