@@ -115,3 +115,27 @@ approve_policy() { # file
 	script -qec "'$AIRLOCK' policy approve '$1'" /dev/null <<<"$APPROVER_PASSPHRASE" |
 		grep -Eq "^approved policy |needs no approval" || { echo "could not approve $1" >&2; return 1; }
 }
+
+# The routed form of a Bash command, as the hook writes it.
+routed_form() { # command
+	local input
+	input=$(jq -c --arg cwd "$WORK" --arg c "$1" '.cwd = $cwd | .tool_input.command = $c' \
+		"$BATS_TEST_DIRNAME/../fixtures/hosts/claude-code/2.1/pre-tool-use-bash.json")
+	"$AIRLOCK" hook claude pre-tool-use <<<"$input" | jq -r .hookSpecificOutput.updatedInput.command
+}
+
+# The command a host's shell call is routed to, run by bash as the host
+# would: sets $status, $output, $stderr.
+run_routed() { # command
+	local routed
+	routed=$(routed_form "$1")
+	[[ "$routed" == *" run --routed claude "* ]] || { echo "not routed: $routed"; return 1; }
+	run --separate-stderr bash -c "$routed"
+}
+
+# A new state directory: what one step opened does not gate the next.
+fresh_state() {
+	STATES=$((${STATES:-0} + 1))
+	export AIRLOCK_STATE_DIR="$TEST_DIR/state-$STATES"
+	mkdir -p "$AIRLOCK_STATE_DIR"
+}

@@ -684,23 +684,6 @@ captured() { # fixture [jq filter [jq args...]]
 	[ "$status" -eq 0 ]
 }
 
-# The command a host's shell call is routed to (Claude's form), run by bash
-# as the host would: sets $status, $output, $stderr.
-run_routed() { # command
-	local input routed
-	input=$(captured claude-code/2.1/pre-tool-use-bash.json '.tool_input.command = $c' --arg c "$1")
-	routed=$("$AIRLOCK" hook claude pre-tool-use <<<"$input" | jq -r .hookSpecificOutput.updatedInput.command)
-	[[ "$routed" == *" run --routed claude "* ]] || { echo "not routed: $routed"; return 1; }
-	run --separate-stderr bash -c "$routed"
-}
-
-# A new state directory: what one step opened does not gate the next.
-fresh_state() {
-	STATES=$((${STATES:-0} + 1))
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state-$STATES"
-	mkdir -p "$AIRLOCK_STATE_DIR"
-}
-
 # fresh_state, with the project's policy (which widens the built-in one)
 # approved there, as the human would (docs/policy-format.md).
 fresh_state_approved() {

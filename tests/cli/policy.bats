@@ -10,28 +10,6 @@ load helpers
 FIXTURES="$BATS_TEST_DIRNAME/../fixtures/hosts"
 PASS="correct horse battery"
 
-# The routed form of a Bash command, as the hook writes it.
-routed_form() { # command
-	local input
-	input=$(jq -c --arg cwd "$WORK" --arg c "$1" '.cwd = $cwd | .tool_input.command = $c' \
-		"$FIXTURES/claude-code/2.1/pre-tool-use-bash.json")
-	"$AIRLOCK" hook claude pre-tool-use <<<"$input" | jq -r .hookSpecificOutput.updatedInput.command
-}
-
-run_routed() { # command
-	local routed
-	routed=$(routed_form "$1")
-	[[ "$routed" == *" run --routed claude "* ]] || { echo "not routed: $routed"; return 1; }
-	run --separate-stderr bash -c "$routed"
-}
-
-# A new state directory: what one step opened does not gate the next.
-fresh_state() {
-	STATES=$((${STATES:-0} + 1))
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state-$STATES"
-	mkdir -p "$AIRLOCK_STATE_DIR"
-}
-
 needs_script() {
 	command -v script >/dev/null || skip "script(1) is not installed"
 	[ ! -e /etc/airlock/approver.json ] || skip "a system approver is enrolled on this host"
