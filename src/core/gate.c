@@ -1126,31 +1126,11 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 				 ret->verdict.rule);
 	}
 	/* Only the approver airlock enrolled signs: not one put in place of
-	 * approver.json behind its back. */
-	struct approver_check check;
-	r = approver_check(store, &check, err);
-	if (r < 0)
-		return r;
-	if (check.state != APPROVER_SYSTEM && check.state != APPROVER_PINNED &&
-	    check.state != APPROVER_NONE)
-		return error_set(err, EACCES, "%s", check.message);
+	 * approver.json behind its back (core/approver.h). */
 	cleanup_with(approver_release) struct approver approver = { 0 };
-	r = approver_load(store, &approver, err);
-	if (r == -ENOENT)
-		return error_set(err, EACCES,
-				 "no approver is enrolled: a human enrols one with `airlock approver init` in their own terminal");
+	r = approver_load_in_effect(store, &approver, err);
 	if (r < 0)
 		return r;
-	/* The state directory's approver counts only as the ledger committed it
-	 * (a swapped approver.json is refused); the system one is protected by
-	 * its owner and mode (core/approver.h). */
-	if (strcmp(approver.origin, APPROVER_SYSTEM_PATH) != 0) {
-		r = ledger_require(store, LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
-				   approver.origin, "replaced outside `airlock approver`",
-				   "refusing it", err);
-		if (r < 0)
-			return r;
-	}
 	r = gate_close(store, entry, "ack-approved", 0, reason, &approver, passphrase, err);
 	if (r < 0)
 		return r;
