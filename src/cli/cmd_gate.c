@@ -475,7 +475,7 @@ int cmd_classify(int argc, char **argv)
 		putchar('\n');
 		json_decref(doc);
 	} else {
-		printf("risk %d (%s): rule %s: %s\n", v.risk, v.level, v.rule, v.reason);
+		cli_print("risk %d (%s): rule %s: %s\n", v.risk, v.level, v.rule, v.reason);
 	}
 	return EXIT_OK;
 }

@@ -73,6 +73,8 @@ static void permit_print_line(const struct permit *p, uint64_t extra_receipt)
 			      permit_state_to_string(p->state), "risk", p->risk);
 	if (!o)
 		return;
+	if (p->p.label) /* the proposer's name for it; the permit is "permit" */
+		json_object_set_new(o, "label", json_string(p->p.label));
 	if (p->dryrun_id)
 		json_object_set_new(o, "dryrun", json_integer((json_int_t)p->dryrun_id));
 	if (extra_receipt)
@@ -217,8 +219,9 @@ static int permit_list_main(const struct permit_cli *c)
 		if (all) {
 			json_array_append_new(all, permit_to_json(p));
 		} else {
-			cli_print("%-5llu %-26s risk %d  %s", (unsigned long long)p->id,
-				  permit_state_to_string(p->state), p->risk,
+			cli_print("%-5llu %-26s risk %d  %s%s%s%s", (unsigned long long)p->id,
+				  permit_state_to_string(p->state), p->risk, p->p.label ? "[" : "",
+				  p->p.label ? p->p.label : "", p->p.label ? "] " : "",
 				  p->p.candidate ? "sh -c " : "");
 			for (size_t k = 0; p->p.argv && p->p.argv[k]; k++)
 				if (!p->p.candidate || k == 2)

@@ -87,6 +87,7 @@ static bool permit_transition_allowed(enum permit_state from, enum permit_state 
 
 void permit_proposal_release(struct permit_proposal *p)
 {
+	free(p->label);
 	strv_free(p->argv);
 	free(p->candidate);
 	free(p->reason);
@@ -130,6 +131,29 @@ static int permit_check_path(const char *path, size_t i, struct error *err)
 	return 0;
 }
 
+/* The proposer's label is model text a reviewer reads: 1 to
+ * PERMIT_LABEL_MAX bytes of UTF-8 (jansson's), none of them a control
+ * character (C0, DEL, C1) or a bidi embedding, override or isolate, which
+ * would reorder what a terminal shows. */
+static int permit_get_label(json_t *v, const char *name, char **ret, struct error *err)
+{
+	if (!json_is_string(v))
+		return error_set(err, EINVAL, "'%s' must be a string", name);
+	const unsigned char *s = (const unsigned char *)json_string_value(v);
+	size_t n = json_string_length(v);
+	if (n == 0)
+		return error_set(err, EINVAL, "'%s' is empty: a label names the proposal, or leave it out", name);
+	if (n > PERMIT_LABEL_MAX)
+		return error_set(err, EINVAL, "'%s' is longer than %d bytes", name, PERMIT_LABEL_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && i + 1 < n && s[i + 1] < 0xa0) ||
+		    (s[i] == 0xe2 && i + 2 < n &&
+		     ((s[i + 1] == 0x80 && s[i + 2] >= 0xaa && s[i + 2] <= 0xae) ||
+		      (s[i + 1] == 0x81 && s[i + 2] >= 0xa6 && s[i + 2] <= 0xa9))))
+			return error_set(err, EINVAL, "'%s' has a control character (byte %zu)", name, i);
+	return jsonutil_get_string(v, name, ret, err);
+}
+
 static int permit_get_argv(json_t *v, const char *name, char ***ret, struct error *err)
 {
 	int r = jsonutil_get_strv(v, name, true, ret, err);
@@ -143,7 +167,7 @@ static int permit_get_argv(json_t *v, const char *name, char ***ret, struct erro
 int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *ret,
 			  struct error *err)
 {
-	static const char *const keys[] = { "candidate", "argv",	 "reason",
+	static const char *const keys[] = { "id",	 "candidate", "argv",	 "reason",
 					    "expected_paths", "rollback", "verify",
 					    "timeout_seconds", "risk",	 "confidence",
 					    "dry_run_required", NULL };
@@ -159,6 +183,10 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 	r = jsonutil_check_keys(doc, "", keys, err);
 	if (r < 0)
 		return r;
+	/* The seed's `id` is the proposer's label, never the permit's id. */
+	json_t *label = json_object_get(doc, "id");
+	if (label && (r = permit_get_label(label, "id", &p.label, err)) < 0)
+		goto fail;
 	json_t *candidate = json_object_get(doc, "candidate"), *argv = json_object_get(doc, "argv");
 	if (candidate && argv) {
 		r = error_set(err, EINVAL, "give 'argv' or 'candidate', not both");
@@ -309,12 +337,15 @@ json_t *permit_to_json(const struct permit *p)
 	json_object_set_new(o, "created_at", json_string(p->created_at ? p->created_at : ""));
 	json_object_set_new(o, "proposal_sha256", json_string(p->proposal_sha256));
 	json_object_set_new(o, "dry_run_required", json_true());
+	if (p->p.label)
+		json_object_set_new(o, "label", json_string(p->p.label));
 	if (p->invalid_reason)
 		json_object_set_new(o, "invalid_reason", json_string(p->invalid_reason));
 	if (p->p.has_confidence)
 		json_object_set_new(o, "confidence", json_real(p->p.confidence));
 	json_object_set_new(o, "risk_classified", json_integer(p->risk_classified));
 	json_object_set_new(o, "classify_rule", json_string(p->classify_rule));
+	json_object_set_new(o, "classify_reason", json_string(p->classify_reason));
 	json_object_set_new(o, "risk_observed", json_integer(p->risk_observed));
 	json_object_set_new(o, "observed", json_string(p->observed_why));
 	json_object_set_new(o, "rollback_risk", json_integer(p->rollback_risk));
@@ -353,7 +384,7 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 		"verify", "declared_risk", "state", "created_at", "proposal_sha256",
 		"dry_run_required", "invalid_reason", "confidence", "risk_classified",
 		"classify_rule", "risk_observed", "observed", "rollback_risk", "approval",
-		"history", NULL
+		"history", "label", "classify_reason", NULL
 	};
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	struct permit p = { 0 };
@@ -437,6 +468,17 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	}
 	snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", rule);
 	snprintf(p.observed_why, sizeof(p.observed_why), "%s", why);
+	/* Both keys are optional: records before issue 20 have neither. */
+	if ((v = json_object_get(doc, "label")) && (r = permit_get_label(v, "label", &p.p.label, err)) < 0)
+		goto fail;
+	if ((v = json_object_get(doc, "classify_reason"))) {
+		if (!json_is_string(v) || json_string_length(v) >= sizeof(p.classify_reason)) {
+			r = error_set(err, EINVAL, "'classify_reason' must be a string of at most %zu bytes",
+				      sizeof(p.classify_reason) - 1);
+			goto fail;
+		}
+		snprintf(p.classify_reason, sizeof(p.classify_reason), "%s", json_string_value(v));
+	}
 	v = json_object_get(doc, "approval");
 	if (v && (!json_is_object(v) || !jsonutil_str(v, "message") ||
 		  !jsonutil_str(v, "signature") || !jsonutil_str(v, "public_key"))) {
@@ -846,6 +888,7 @@ struct permit_check {
 	enum dryrun_verdict verdict; /* recorded, or judged again when DRY_RUN_OK */
 	int classified, observed, risk;
 	char rule[64];
+	char reason[256];
 	char why[512];
 	char changeset_sha256[SHA256_HEX_SIZE];
 	json_t *changeset;
@@ -871,6 +914,7 @@ static int permit_recheck(struct store *store, const struct rules *rules, const 
 	rules_classify(rules, p->p.argv, &rv);
 	c->classified = rv.risk;
 	snprintf(c->rule, sizeof(c->rule), "%s", rv.rule);
+	snprintf(c->reason, sizeof(c->reason), "%s", rv.reason);
 	snprintf(rel, sizeof(rel), "dryruns/%llu/changeset.json", (unsigned long long)p->dryrun_id);
 	int r = file_read_capped(store->dir_fd, rel, PERMIT_CHANGESET_MAX, &text, &n, err);
 	if (r < 0)
@@ -967,6 +1011,7 @@ int permit_propose(struct store *store, const struct rules *rules,
 		q->has_confidence = proposal->has_confidence;
 		q->confidence = proposal->confidence;
 		if (!(q->reason = strdup(proposal->reason)) ||
+		    (proposal->label && !(q->label = strdup(proposal->label))) ||
 		    (proposal->candidate && !(q->candidate = strdup(proposal->candidate))) ||
 		    (proposal->rollback && !(q->rollback = strdup(proposal->rollback))))
 			goto oom;
@@ -985,6 +1030,7 @@ int permit_propose(struct store *store, const struct rules *rules,
 		rules_classify(rules, q->argv, &rv);
 		p.risk_classified = rv.risk;
 		snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", rv.rule);
+		snprintf(p.classify_reason, sizeof(p.classify_reason), "%s", rv.reason);
 		if (q->rollback) {
 			/* Recorded, judged like any candidate; run by nothing today. */
 			rules_classify_shell(rules, q->rollback, &rv);
@@ -1144,6 +1190,7 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		}
 		p.risk_classified = c.classified;
 		snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", c.rule);
+		snprintf(p.classify_reason, sizeof(p.classify_reason), "%s", c.reason);
 		p.risk_observed = c.observed;
 		snprintf(p.observed_why, sizeof(p.observed_why), "%s", c.why);
 		p.risk = c.risk;

@@ -26,6 +26,7 @@
 #define PERMIT_TIMEOUT_DEFAULT	 20
 #define PERMIT_TIMEOUT_MAX	 3600
 #define PERMIT_MAX_PATHS	 256
+#define PERMIT_LABEL_MAX	 128 /* bytes of the proposer's label */
 
 enum permit_state {
 	PERMIT_INVALID, /* the proposal did not parse: recorded, never runs */
@@ -51,6 +52,7 @@ int permit_state_from_string(const char *s); /* -EINVAL when unknown */
 /* What the model proposed. argv is what runs: the proposal's argv, or
  * {"sh", "-c", candidate} when it gave a shell string (via_shell). */
 struct permit_proposal {
+	char *label; /* the proposer's own name for it (the seed's "id"), or NULL */
 	char **argv;
 	char *candidate; /* the shell string as given, or NULL */
 	bool via_shell;
@@ -82,6 +84,7 @@ struct permit {
 	/* Risk: the highest of declared, classified and observed (0: not yet). */
 	int risk, risk_classified, risk_observed, rollback_risk;
 	char classify_rule[64];
+	char classify_reason[256]; /* the rules' reason, naming the deciding commands */
 	char observed_why[512];
 	uint64_t dryrun_id; /* 0: no dry run yet */
 	char changeset_sha256[SHA256_HEX_SIZE];

@@ -5,13 +5,16 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/strv.h"
+#include "basic/text.h"
 #include "core/jsonutil.h"
 #include "core/shellwords.h"
 
@@ -838,12 +841,6 @@ static void verdict_raise(const struct rules *rules, struct rules_verdict *ret, 
 		verdict_set(rules, ret, risk, rule, reason);
 }
 
-static void verdict_merge(struct rules_verdict *ret, const struct rules_verdict *v)
-{
-	if (v->risk > ret->risk)
-		*ret = *v;
-}
-
 /* What a wrapper brings names the verdict when it is as risky as the command. */
 static void verdict_merge_bump(struct rules_verdict *ret, const struct rules_verdict *bump)
 {
@@ -961,21 +958,112 @@ const char *rules_shell_script(const struct rules *rules, char *const *argv)
 }
 
 static void classify_argv(const struct rules *rules, char *const *argv, int depth,
-			  struct rules_verdict *ret);
+			  struct rules_verdict *ret, const char **ret_name);
 
+/* A command's name in a reason: its basename, at most 32 bytes, printable
+ * ASCII only (anything else is '?'), so a reason is text a terminal shows as
+ * is and JSON holds as valid UTF-8. */
+static void rules_name(const char *argv0, char *buf, size_t size)
+{
+	const char *name = base_name(argv0);
+	size_t n = 0;
+
+	for (; name[n] && n < 32 && n + 1 < size; n++)
+		buf[n] = name[n] > 0x20 && name[n] < 0x7f ? name[n] : '?';
+	buf[n] = '\0';
+}
+
+/* Drops a trailing UTF-8 sequence that snprintf cut short. */
+static void rules_trim_utf8(char *buf)
+{
+	size_t n = strlen(buf);
+
+	for (int i = 0; i < 4 && n > 0 && !utf8_is_valid(buf, n); i++)
+		buf[--n] = '\0';
+}
+
+/* Sets ret's reason, cut to its size at a whole UTF-8 sequence. */
+_printf_(2, 3) static void verdict_reason(struct rules_verdict *ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ret->reason, sizeof(ret->reason), fmt, ap);
+	va_end(ap);
+	rules_trim_utf8(ret->reason);
+}
+
+/* Appends ", NAME" (the first without the comma) while it fits with room
+ * for ", ..."; past that, ", ..." once. Returns false once full. */
+static bool rules_list_append(char *buf, size_t size, const char *name, bool *first)
+{
+	size_t len = strlen(buf), need = strlen(name) + (*first ? 0 : 2);
+
+	if (len + need + sizeof(", ...") > size) {
+		if (!strstr(buf, ", ...") && len + sizeof(", ...") <= size)
+			strcat(buf, ", ...");
+		return false;
+	}
+	snprintf(buf + len, size - len, "%s%s", *first ? "" : ", ", name);
+	*first = false;
+	return true;
+}
+
+/* The verdict of a script is its worst command's, and its reason names the
+ * commands that decided it (a reviewer reads it, a permit records it):
+ * - no command: "an empty script" (rule shell);
+ * - one command: its own rule, the reason "NAME: REASON";
+ * - several, all at level 1: each decided, "every command is risk 1
+ *   (LEVEL): a, b" (rule shell);
+ * - several, the worst above 1: the first command at that level sets it,
+ *   "NAME: REASON", and " (also: b, c)" names the others at that level;
+ * - a construct not modelled at or above that level names the construct
+ *   (rule "unparsed-shell: ..."). */
 static void classify_script(const struct rules *rules, const char *script, int depth,
 			    struct rules_verdict *ret)
 {
 	struct shell_script s;
 	int r = shell_script_parse(script, strlen(script), &s);
+	size_t n = r == 0 ? MIN(s.n_commands, (size_t)SHELL_MAX_COMMANDS) : 0, decided = 0;
+	struct {
+		int risk;
+		char name[40];
+	} each[SHELL_MAX_COMMANDS];
 
 	verdict_set(rules, ret, 1, "shell", "an empty script");
-	for (size_t i = 0; r == 0 && i < s.n_commands; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct rules_verdict v;
-		classify_argv(rules, s.commands[i].argv, depth + 1, &v);
+		const char *argv0;
+		classify_argv(rules, s.commands[i].argv, depth + 1, &v, &argv0);
 		for (size_t j = 0; s.commands[i].assignments && s.commands[i].assignments[j]; j++)
 			rules_check_assignment(rules, s.commands[i].assignments[j], &v);
-		verdict_merge(ret, &v);
+		each[i].risk = v.risk;
+		rules_name(argv0, each[i].name, sizeof(each[i].name));
+		if (i == 0 || v.risk > ret->risk) {
+			*ret = v;
+			verdict_reason(ret, "%s: %s", each[i].name, v.reason);
+			decided = i;
+		}
+	}
+	bool first = true;
+	if (n > 1 && ret->risk == 1) {
+		verdict_set(rules, ret, 1, "shell", "");
+		verdict_reason(ret, "every command is risk 1 (%s): ", rules->levels[1]);
+		for (size_t i = 0; i < n; i++)
+			if (!rules_list_append(ret->reason, sizeof(ret->reason), each[i].name, &first))
+				break;
+	} else if (n > 1) {
+		char also[sizeof(ret->reason)] = "";
+		size_t room = sizeof(ret->reason) - strlen(ret->reason) - strlen(" (also: )");
+		for (size_t i = decided + 1; i < n && room > 8; i++)
+			if (each[i].risk == ret->risk &&
+			    !rules_list_append(also, room, each[i].name, &first))
+				break;
+		if (also[0]) { /* fits: room kept for it above */
+			strcat(ret->reason, " (also: ");
+			strcat(ret->reason, also);
+			strcat(ret->reason, ")");
+		}
 	}
 	if (r < 0 || !s.plain) {
 		char why[128];
@@ -987,14 +1075,16 @@ static void classify_script(const struct rules *rules, const char *script, int d
 	shell_script_release(&s);
 }
 
+/* *ret_name: the word that names the command judged, past its wrappers. */
 static void classify_argv(const struct rules *rules, char *const *argv, int depth,
-			  struct rules_verdict *ret)
+			  struct rules_verdict *ret, const char **ret_name)
 {
 	struct rules_verdict bump;
 	char *const *cmd = rules_unwrap(rules, argv, &bump);
 
 	if (!cmd) /* only wrappers: `env` alone prints the environment */
 		cmd = argv;
+	*ret_name = cmd[0];
 	const char *script = rules_shell_script(rules, cmd);
 	if (script) {
 		if (depth >= MAX_SHELL_DEPTH)
@@ -1022,7 +1112,8 @@ void rules_classify(const struct rules *rules, char *const *argv, struct rules_v
 		verdict_set(rules, ret, rules->default_risk, "default", "an empty command");
 		return;
 	}
-	classify_argv(rules, argv, 0, ret);
+	const char *name;
+	classify_argv(rules, argv, 0, ret, &name);
 }
 
 void rules_classify_shell(const struct rules *rules, const char *script,

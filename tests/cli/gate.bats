@@ -331,6 +331,44 @@ LIST
 	one_error_line "levels"
 }
 
+@test "classify: a shell string's reason names the commands that decided it (issue 20)" {
+	# Several read-only commands: every one decided, each is named.
+	al classify -- sh -c 'sleep 4; echo slept'
+	[ "$status" -eq 0 ]
+	[ "$output" = "risk 1 (read-only inspection): rule shell: every command is risk 1 (read-only inspection): sleep, echo" ]
+	al classify --shell 'ls; cat x'
+	[ "$output" = "risk 1 (read-only inspection): rule shell: every command is risk 1 (read-only inspection): ls, cat" ]
+	al classify --json --shell 'ls | wc -l && git diff || git status'
+	jq -e '.risk == 1 and .rule == "shell" and (.reason | endswith(": ls, wc, git, git"))' <<<"$output"
+	# One command: its own rule, named.
+	al classify --shell 'git status'
+	[ "$output" = "risk 1 (read-only inspection): rule git-status: git: reads the work tree's status" ]
+	# A mutating command sets the level: it is named, with the others at its level.
+	al classify --json --shell 'ls && touch f'
+	jq -e '.risk == 4 and .rule == "default" and (.reason | startswith("touch: no rule knows"))' <<<"$output"
+	al classify --json --shell 'ls | touch a; echo x || rm -f b'
+	jq -e '.risk == 4 and (.reason | startswith("touch: ")) and (.reason | endswith(" (also: rm)"))' <<<"$output"
+	al classify --json -- sh -c 'ls; rm -rf /'
+	jq -e '.risk == 5 and .rule == "rm-outside" and (.reason | startswith("rm: "))' <<<"$output"
+	# Behind wrappers and nested shells, the command that runs is named.
+	al classify --json --shell 'ls; nice -n 5 touch f'
+	jq -e '.risk == 4 and (.reason | startswith("touch: "))' <<<"$output"
+	al classify --json --shell 'echo a; sh -c "ls; touch f"'
+	jq -e '.risk == 4 and (.reason | startswith("sh: touch: "))' <<<"$output"
+	# An assignment off the safe list names itself in the rule.
+	al classify --json --shell 'ls; X=1 cat f'
+	jq -e '.risk == 4 and .rule == "environment: X" and (.reason | startswith("cat: "))' <<<"$output"
+	# A construct not modelled names the construct.
+	al classify --json --shell 'ls; (cat x)'
+	jq -e '.risk == 4 and .rule == "unparsed-shell: subshell"' <<<"$output"
+	# Really empty.
+	for s in '' ' ' '
+'; do
+		al classify --json -- sh -c "$s"
+		jq -e '.risk == 1 and .rule == "shell" and .reason == "an empty script"' <<<"$output"
+	done
+}
+
 @test "classify: read-only is an allowlist; the issue 12 commands that wrote or ran are not read-only" {
 	# Each was risk 1 before: as an argv, and as the shell string a hook sees.
 	while IFS= read -r line; do

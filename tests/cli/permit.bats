@@ -336,6 +336,78 @@ forge_backing() { # file id
 	[ "$(cat notes.txt)" = notes ]
 }
 
+# The seed's struct CommandPermit as written (seed 002): every field, its
+# candidate adapted to a command the tests have.
+seed_struct() { # label
+	cat <<EOF
+{"id":"$1","candidate":"mkdir -p build && touch build/out","reason":"cache exhaustion blocks fork","expected_paths":["build"],"rollback":"git clean -qfd build","timeout_seconds":20,"risk":3,"dry_run_required":true}
+EOF
+}
+
+@test "the seed's struct as written: its id is the proposer's label, recorded and shown, never the permit's identity (issue 20)" {
+	enrol
+	git_init
+	printf 'build/\n' > .gitignore
+	echo hi > README
+	commit_all init
+	propose "$(seed_struct fix-build-001)"
+	[ "$status" -eq 0 ]
+	A=$PID
+	jq -e '.state == "PROPOSED" and .label == "fix-build-001" and (.permit | type) == "number"' <<<"$output"
+	rec="$AIRLOCK_STATE_DIR/permits/$A.json"
+	# The permit keeps its own numeric id; the label is recorded beside it.
+	jq -e --argjson id "$A" '.id == $id and .label == "fix-build-001" and .timeout_seconds == 20 and
+		.declared_risk == 3 and .dry_run_required == true and .rollback == "git clean -qfd build"' "$rec"
+	# The declared 3 cannot lower the classified 4; the classification names the commands.
+	jq -e '.risk == 4 and .classify_rule == "default" and
+		.classify_reason == "mkdir: no rule knows this command: assumed to change tracked files (also: touch)"' "$rec"
+	pstep show "$A"
+	jq -e '.label == "fix-build-001"' <<<"$output"
+	run "$AIRLOCK" permit list
+	[[ "$output" == *"[fix-build-001] sh -c mkdir -p build && touch build/out"* ]]
+	run "$AIRLOCK" permit list --json
+	jq -e '.[0].label == "fix-build-001"' <<<"$output"
+
+	pstep dryrun "$A"
+	[ "$(jq -r .state <<<"$output")" = DRY_RUN_OK ]
+	[ "$(jq -r .needs <<<"$output")" = approval ]
+	approve "$A"
+	[[ "$output" == *'"state":"APPROVED"'* ]]
+
+	# The same label, the same candidate: a new permit that shares no approval.
+	propose "$(seed_struct fix-build-001)"
+	[ "$status" -eq 0 ]
+	B=$PID
+	[ "$B" != "$A" ]
+	jq -e '.state == "PROPOSED" and .label == "fix-build-001"' <<<"$output"
+	jq -e '.approval == null and .label == "fix-build-001"' "$AIRLOCK_STATE_DIR/permits/$B.json"
+	pstep dryrun "$B"
+	[ "$(jq -r .state <<<"$output")" = DRY_RUN_OK ]
+	[ "$(jq -r .needs <<<"$output")" = approval ]
+	pstep exec "$B"
+	[ "$status" -eq 36 ]
+	[ "$(state "$B")" = REJECTED_WITHOUT_APPROVAL ]
+	[ ! -e build/out ]
+	# The approved one still is, and runs.
+	[ "$(state "$A")" = APPROVED ]
+	pstep exec "$A"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .state <<<"$output")" = APPLIED ]
+	[ -f build/out ]
+
+	# The label is model text: any printable text up to 128 bytes, escaped
+	# on output as JSON; the list prints it as text.
+	label='a "quoted" \ label é ✓ <b>'
+	propose "$(jq -cn --arg l "$label" '{id:$l, argv:["true"], reason:"r", expected_paths:[]}')"
+	[ "$status" -eq 0 ]
+	jq -e --arg l "$label" '.label == $l' <<<"$output"
+	jq -e --arg l "$label" '.label == $l' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	run "$AIRLOCK" permit list
+	[[ "$output" == *"[$label] true"* ]]
+	propose "$(jq -cn --arg l "$(printf 'x%.0s' {1..128})" '{id:$l, argv:["true"], reason:"r", expected_paths:[]}')"
+	[ "$status" -eq 0 ]
+}
+
 @test "propose: strict parsing, one line naming what is wrong, status 30, and a record" {
 	bad() {
 		run --separate-stderr "$AIRLOCK" permit propose - <<<"$1"
@@ -354,9 +426,18 @@ forge_backing() { # file id
 	bad '{"argv":["make"],"reason":"r","expected_paths":[],"confidence":"high"}' "'confidence'"
 	bad '{"argv":["make"],"reason":"r","expected_paths":[],"risk":9}' "'risk'"
 	bad 'not json' "invalid JSON"
+	# The seed's fields (issue 20): the label is untrusted text, bounded;
+	# a permit that skips the dry run is not offered.
+	bad '{"id":"","argv":["make"],"reason":"r","expected_paths":[]}' "'id' is empty"
+	bad '{"id":7,"argv":["make"],"reason":"r","expected_paths":[]}' "'id' must be a string"
+	bad "{\"id\":\"$(printf 'x%.0s' {1..129})\",\"argv\":[\"make\"],\"reason\":\"r\",\"expected_paths\":[]}" "'id' is longer than 128 bytes"
+	bad '{"id":"a\u001b[2Jb","argv":["make"],"reason":"r","expected_paths":[]}' "'id' has a control character"
+	bad '{"id":"a\u0085b","argv":["make"],"reason":"r","expected_paths":[]}' "'id' has a control character"
+	bad '{"id":"a\u202eb","argv":["make"],"reason":"r","expected_paths":[]}' "'id' has a control character"
+	bad '{"id":"x","candidate":"make","reason":"r","expected_paths":[],"dry_run_required":false}' "'dry_run_required'"
 	run "$AIRLOCK" permit list
 	[ "$status" -eq 0 ]
-	[ "$(grep -c INVALID <<<"$output")" -eq 9 ]
+	[ "$(grep -c INVALID <<<"$output")" -eq 16 ]
 	pstep show 999
 	[ "$status" -eq 1 ]
 }

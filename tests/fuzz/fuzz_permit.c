@@ -2,9 +2,10 @@
 /* Property: the two permit parsers never crash. What permit_parse_proposal()
  * accepts is a proposal airlock can judge: a non-empty argv (sh -c STRING
  * for a candidate), a timeout of 1-3600 s, a declared risk of 0-5, a
- * confidence in [0, 1], expected paths that are clean relative patterns.
+ * confidence in [0, 1], expected paths that are clean relative patterns, a
+ * label (the seed's "id") of 1-128 bytes with no control character.
  * What permit_parse() accepts survives permit_to_json() and parses again
- * to the same record. Every rejection names its reason. The first input byte
+ * to the same record, its label included. Every rejection names its reason. The first input byte
  * picks the parser. */
 #include <jansson.h>
 #include <stdint.h>
@@ -27,6 +28,17 @@ static void check_path(const char *p)
 		if (*c == '/')
 			c++;
 	}
+}
+
+static void check_label(const char *label)
+{
+	size_t n = label ? strlen(label) : 1;
+
+	if (n < 1 || n > PERMIT_LABEL_MAX)
+		abort();
+	for (size_t i = 0; label && i < n; i++)
+		if ((unsigned char)label[i] < 0x20 || label[i] == 0x7f)
+			abort();
 }
 
 static void fuzz_proposal(const char *text, size_t n)
@@ -57,6 +69,7 @@ static void fuzz_proposal(const char *text, size_t n)
 		check_path(p.expected_paths[i]);
 	if (p.verify && (!p.verify[0] || !p.verify[0][0]))
 		abort();
+	check_label(p.label);
 	permit_proposal_release(&p);
 }
 
@@ -80,8 +93,11 @@ static void fuzz_record(const char *text, size_t n)
 	if (again.id != p.id || again.state != p.state || again.risk != p.risk ||
 	    again.dryrun_id != p.dryrun_id || strcmp(again.changeset_sha256, p.changeset_sha256) ||
 	    strcmp(again.workspace, p.workspace) ||
-	    json_array_size(again.history) != json_array_size(p.history))
+	    json_array_size(again.history) != json_array_size(p.history) ||
+	    !again.p.label != !p.p.label || (p.p.label && strcmp(again.p.label, p.p.label)) ||
+	    strcmp(again.classify_reason, p.classify_reason))
 		abort();
+	check_label(p.p.label);
 	for (size_t i = 0; p.p.expected_paths[i]; i++)
 		check_path(p.p.expected_paths[i]);
 	permit_release(&again);

@@ -217,6 +217,41 @@ static int classify_shell(const struct rules *rules, const char *script, char *r
 	return v.risk;
 }
 
+/* issue 20: a shell string's reason names the command that decided, as
+ * printable text: a name with control or non-ASCII bytes is shown with '?'
+ * (a script with such bytes is not plain, so this needs rules where a
+ * construct not modelled is below the default level). */
+static void test_rules_shell_reason_names_as_text(void)
+{
+	extern const char policy_rules_json[];
+	struct rules *rules = NULL;
+	struct error err = { 0 };
+	struct rules_verdict v;
+	char *text = strdup(policy_rules_json);
+	const char *from = "\"unparsed_shell\": {\"risk\": 4";
+	char *at = text ? strstr(text, from) : NULL;
+
+	ASSERT_TRUE(at != NULL);
+	at[strlen(from) - 1] = '1';
+	ASSERT_EQ_INT(rules_parse(text, strlen(text), &rules, &err), 0);
+	rules_classify_shell(rules, "ls; to\033[2J\xc3\xa9uch f", &v);
+	ASSERT_EQ_INT(v.risk, 4);
+	ASSERT_EQ_STR(v.rule, "default");
+	if (strncmp(v.reason, "to?[2J??uch: ", 13) != 0)
+		printf("# %s\n", v.reason);
+	ASSERT_TRUE(strncmp(v.reason, "to?[2J??uch: ", 13) == 0);
+	/* A long list is cut at a name, and says so. */
+	char script[4096] = "";
+	for (int i = 0; i < 100; i++)
+		strcat(script, "echo; ");
+	rules_classify_shell(rules, script, &v);
+	ASSERT_EQ_INT(v.risk, 1);
+	ASSERT_TRUE(strlen(v.reason) < sizeof(v.reason));
+	ASSERT_TRUE(strstr(v.reason, ", ...") != NULL);
+	rules_free(rules);
+	free(text);
+}
+
 /* issue 12: each of these passed the hook as risk 1 and wrote a file or ran
  * a program. */
 static void test_rules_read_only_attacks(void)
@@ -672,6 +707,6 @@ RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operator
 	  T_(test_shell_not_plain), T_(test_shell_assignment_prefix_is_kept),
 	  T_(test_shell_redirection_target_is_not_an_argument),
 	  T_(test_rules_flag_vetoes), T_(test_rules_errors_name_the_key),
-	  T_(test_rules_read_only_attacks), T_(test_rules_read_only_commands),
+	  T_(test_rules_read_only_attacks), T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
 	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes), T_(test_gate_dry_run_verdicts),
 	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
