@@ -17,7 +17,7 @@
  * created or copied up; a copied-up file whose content, type and mode equal
  * the lower's is no change at all (an open for writing that wrote nothing). */
 
-#define CHANGESET_SCHEMA "airlock.changeset/3"
+#define CHANGESET_SCHEMA "airlock.changeset/4"
 
 /* How deep below the workspace the change set is read (and apply strips
  * the overlay's attributes): each level costs a stack frame (the walk
@@ -63,7 +63,7 @@
  * in a user namespace), and content is no evidence (equal files, empty
  * files), so nothing is paired; the created entry carries its own mode and
  * content. `renamed` is still read by apply from older change sets. */
-int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
+int changeset_compute(const char *upper, const char *workspace, mode_t root_mode, bool owners,
 		      json_t **ret_changes, struct error *err);
 
 /* Which extended attributes the change set compares and apply carries:
