@@ -392,7 +392,9 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
 		if (needs)
 			cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
-				  strcmp(needs, "device_node") == 0 ? "make a device node" : needs,
+				  strcmp(needs, "device_node") == 0 ? "make a device node"
+				  : strcmp(needs, "xattr") == 0	    ? "set a trusted.* attribute or a file capability"
+								    : needs,
 				  (long long)json_integer_value(json_object_get(c, "count")));
 		else if (refused)
 			cli_print("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),

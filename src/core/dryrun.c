@@ -15,6 +15,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/text.h"
 #include "core/changeset.h"
@@ -197,12 +198,18 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	 * the failure. It outranks the verdicts that would let it be applied
 	 * or read as the whole story; a failed command, host code and a
 	 * privileged file keep their place. */
-	if (req->device_nodes) {
+	const struct {
+		const char *what;
+		unsigned count;
+	} needs[] = { { "device_node", req->device_nodes }, { "xattr", req->privileged_xattrs } };
+	for (size_t k = 0; k < ARRAY_SIZE(needs); k++) {
+		if (!needs[k].count)
+			continue;
 		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE &&
 		    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
 			verdict = DRYRUN_VERDICT_NEEDS_PRIVILEGE;
-		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", "device_node",
-							  "count", (int)req->device_nodes));
+		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", needs[k].what,
+							  "count", (int)needs[k].count));
 	}
 	size_t n = json_array_size(changes);
 	json_t *counts = json_object();

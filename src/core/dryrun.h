@@ -63,6 +63,8 @@ struct dryrun_request {
 	/* Device nodes the command tried to make (the user namespace refuses
 	 * them) where root's real run would have: NEEDS_PRIVILEGE. */
 	unsigned device_nodes;
+	/* trusted.* attributes and file capabilities it tried to set: likewise */
+	unsigned privileged_xattrs;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

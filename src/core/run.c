@@ -93,6 +93,7 @@ struct run_state {
 	unsigned outside_writes_dropped;
 	bool dry_owners; /* every id mapped: the change set carries owners */
 	unsigned dry_device_nodes; /* device nodes root's real run would have made */
+	unsigned dry_privileged_xattrs; /* trusted.*, file capabilities: likewise */
 	/* dry runs: what the command left in the private /tmp */
 	bool scratch_counted;
 	uint64_t scratch_entries, scratch_bytes;
@@ -882,6 +883,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 		st->dry_owners = res.manifest.ids_mapped;
 		/* Root's real run would have made them; anyone else's fails too. */
 		st->dry_device_nodes = geteuid() == 0 ? res.device_nodes : 0;
+		st->dry_privileged_xattrs = geteuid() == 0 ? res.privileged_xattrs : 0;
 		st->scratch_entries = res.scratch_entries;
 		st->scratch_bytes = res.scratch_bytes;
 	}
@@ -1004,6 +1006,7 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 			.scratch_bytes = st->scratch_bytes,
 			.owners = st->dry_owners,
 			.device_nodes = st->dry_device_nodes,
+			.privileged_xattrs = st->dry_privileged_xattrs,
 		};
 		struct error finish_err = { 0 };
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);

@@ -218,6 +218,10 @@ struct sandbox_result {
 	 * whiteout (0:0), which the user namespace refuses where root's real
 	 * run would make it, whatever the command then did with the failure */
 	unsigned device_nodes;
+	/* Traced runs: setxattr()/lsetxattr() of a trusted.* attribute or a
+	 * file capability (security.capability), which need CAP_SYS_ADMIN or
+	 * CAP_SETFCAP that the quarantine never has and root's real run does */
+	unsigned privileged_xattrs;
 };
 
 void sandbox_result_release(struct sandbox_result *result);

@@ -387,6 +387,25 @@ static void supervisor_note_device_node(struct supervisor *s, const struct secco
 		s->result->device_nodes++;
 }
 
+/* A traced setxattr of an attribute only a privileged writer may set
+ * (trusted.*, a file capability): it fails in the quarantine where root's
+ * real run would set it. The name is read from the caller's memory, which
+ * it could change meanwhile: a record, never a decision (the kernel still
+ * refuses the call). */
+static void supervisor_note_privileged_xattr(struct supervisor *s, const struct seccomp_notif *req,
+					     const struct syscall_trace *t)
+{
+	char name[256];
+
+	if ((strcmp(t->name, "setxattr") != 0 && strcmp(t->name, "lsetxattr") != 0) ||
+	    !read_caller_string((pid_t)req->pid, req->data.args[1], name, sizeof(name)))
+		return;
+	uint64_t id = req->id;
+	if ((strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0) &&
+	    ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+		s->result->privileged_xattrs++;
+}
+
 /* A rule of the filter means "refuse" (answer EPERM and write it down), or
  * in a traced run, for the write system calls, "note and go on". */
 static void supervisor_on_notification(struct supervisor *s, short revents)
@@ -418,6 +437,7 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 	if (t) {
 		supervisor_trace_write(s, req, t);
 		supervisor_note_device_node(s, req, t);
+		supervisor_note_privileged_xattr(s, req, t);
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
 		supervisor_record_denial(s->result, req->data.nr, req->data.arch);

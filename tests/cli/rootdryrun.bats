@@ -157,6 +157,20 @@ y" ]
 	[ "$status" -eq 0 ]
 }
 
+@test "a file capability or a trusted.* attribute root's real run would set: NEEDS_PRIVILEGE" {
+	command -v setfattr >/dev/null || skip "attr is not installed"
+	echo x > tool
+	dr --expect '**' -- sh -c 'setfattr -n trusted.note -v x tool || true; echo ok > f'
+	[ "$status" -eq 18 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems[] | select(.needs_privilege == "xattr") | .count == 1' <<<"$output"
+	dr --expect '**' -- sh -c 'setfattr -n security.capability -v 0sAQAAAgAgAAAAAAAAAAAAAAAAAAA= tool || true'
+	[ "$status" -eq 18 ]
+	[ "$(verdict)" = NEEDS_PRIVILEGE ]
+	# user.* attributes are the workspace's own: carried, no privilege needed
+	dr --expect '**' -- setfattr -n user.note -v x tool
+	[ "$status" -eq 0 ]
+}
+
 @test "attacks as root in the dry run fail as before: state dir, hidden credentials, umount, mknod, chmod +s" {
 	mkdir -p "$TEST_DIR/home/.ssh" && echo secret > "$TEST_DIR/home/.ssh/id_rsa" && chmod 600 "$TEST_DIR/home/.ssh/id_rsa"
 	echo x > tool

@@ -55,6 +55,10 @@ CASES = [
      "echo x > g && chown 0:1000 g && chmod 664 g", "echo y >> g"),
     ("mknod of a device, failure ignored",
      "", "mknod dev c 1 3 || true; echo ok > f"),
+    ("a trusted.* attribute, failure ignored",
+     "echo x > f", "setfattr -n trusted.note -v x f || true"),
+    ("chmod u+s, failure ignored",
+     "echo x > t && chmod 755 t", "chmod u+s t || true"),
     ("write below a foreign-owned 700 directory",
      "mkdir p && chown 1234:1234 p && chmod 700 p", "echo x > p/new"),
 ]
