@@ -20,6 +20,7 @@
 #include "basic/text.h"
 #include "core/changeset.h"
 #include "core/jsonutil.h"
+#include "sandbox/sandbox.h"
 
 int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err)
 {
@@ -58,10 +59,11 @@ static int dryrun_copy_root(const char *workspace, const char *upper, struct err
 
 	if (ws < 0 || up < 0 || fstat(ws, &st) < 0)
 		return error_set_errno(err, errno, "read the workspace root %s", workspace);
-	/* As root the command sees (and may change) the root's owner, which the
-	 * change set then carries: first, since a chown clears what the rest
-	 * sets. Anyone else's upper is their own, as the workspace must be. */
-	if (geteuid() == 0 && fchown(up, st.st_uid, st.st_gid) < 0)
+	/* As root, with every id mapped, the command sees (and may change) the
+	 * root's owner, which the change set then carries: first, since a chown
+	 * clears what the rest sets. Anyone else's upper is their own, as the
+	 * workspace must be, and stays mapped. */
+	if (sandbox_can_map_ids() && fchown(up, st.st_uid, st.st_gid) < 0)
 		return error_set_errno(err, errno, "give the snapshot root the owner of %s", workspace);
 	int r = changeset_read_xattrs(ws, ".", CHANGESET_XATTRS_ALL, &xattrs);
 	if (r < 0)

@@ -283,9 +283,7 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 	return r;
 }
 
-/* Whether this process may write a child's map of more than its own id:
- * euid 0 with CAP_SETUID and CAP_SETGID in its effective set. */
-static bool isolate_may_map_ids(void)
+bool sandbox_can_map_ids(void)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { { 0 }, { 0 } };
@@ -350,7 +348,7 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 	/* Only a dry run as root maps every id (struct
 	 * sandbox_isolation.map_ids_through); any other run, and a caller
 	 * without the privilege to write such a map, gets its own ids alone. */
-	if (iso->map_ids_through && iso->overlay_upper && isolate_may_map_ids()) {
+	if (iso->map_ids_through && iso->overlay_upper && sandbox_can_map_ids()) {
 		plan->parent_uid_map = isolate_identity_map("/proc/self/uid_map");
 		plan->parent_gid_map = isolate_identity_map("/proc/self/gid_map");
 		plan->parent_maps = plan->parent_uid_map && plan->parent_gid_map;

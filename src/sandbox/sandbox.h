@@ -229,6 +229,11 @@ void sandbox_result_release(struct sandbox_result *result);
 /* The syscall's name for a denial, or NULL (libseccomp's table). */
 const char *sandbox_syscall_name(const struct sandbox_denial *denial);
 
+/* Whether a dry run would map every id through (map_ids_through honoured):
+ * euid 0 with CAP_SETUID and CAP_SETGID in the effective set, the
+ * privilege the supervisor needs to write such a map for the child. */
+bool sandbox_can_map_ids(void);
+
 /* The best Landlock ABI this kernel offers (0 when none). */
 int sandbox_landlock_abi(void);
 

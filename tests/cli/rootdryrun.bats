@@ -245,3 +245,13 @@ y" ]
 	[ "$status" -eq 0 ]
 	[ "$(stat -c %u:%g .)" = 1234:1234 ]
 }
+
+@test "root without CAP_SETUID and CAP_SETGID: its own ids only, no owners carried, the snapshot's root its own" {
+	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	chown 1234:1234 .
+	run --separate-stderr setpriv --bounding-set=-setuid,-setgid "$AIRLOCK" dryrun --json --expect new -- \
+		sh -c 'cat /proc/self/uid_map; echo x > new'
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .stdout <<<"$output" | awk 'NR==1 {print $1, $2, $3}')" = "0 0 1" ]
+	jq -e '.dryrun.changes == [.dryrun.changes[0]] and .dryrun.changes[0].uid == null' <<<"$output"
+}
