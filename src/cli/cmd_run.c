@@ -321,7 +321,7 @@ static const char *change_label(const char *change)
 		{ "created", "new" },	       { "modified", "modified" },
 		{ "deleted", "deleted" },      { "renamed", "renamed" },
 		{ "type_changed", "typechange" }, { "mode_changed", "mode" },
-		{ "xattrs_changed", "xattrs" },
+		{ "xattrs_changed", "xattrs" }, { "owner_changed", "owner" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(labels); i++)
 		if (strcmp(labels[i].change, change) == 0)
@@ -357,6 +357,12 @@ static void print_dryrun(const struct run_outcome *o)
 			       (long long)json_integer_value(json_object_get(c, "size")));
 		else if (json_is_integer(json_object_get(c, "size")))
 			cli_print(" (%lld bytes)", (long long)json_integer_value(json_object_get(c, "size")));
+		if (json_is_integer(json_object_get(c, "old_uid")))
+			cli_print(" (owner %lld:%lld -> %lld:%lld)",
+				  (long long)json_integer_value(json_object_get(c, "old_uid")),
+				  (long long)json_integer_value(json_object_get(c, "old_gid")),
+				  (long long)json_integer_value(json_object_get(c, "uid")),
+				  (long long)json_integer_value(json_object_get(c, "gid")));
 		if (json_is_string(json_object_get(c, "refused")))
 			cli_print(" [mode %s, %s: never applied]",
 			       json_string_value(json_object_get(c, "mode")),
@@ -383,7 +389,14 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *host_code = json_string_value(json_object_get(c, "host_code"));
 		const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
 		const char *hint = json_string_value(json_object_get(c, "hint"));
-		if (refused)
+		const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
+		if (needs)
+			cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
+				  strcmp(needs, "device_node") == 0 ? "make a device node"
+				  : strcmp(needs, "xattr") == 0	    ? "set a trusted.* attribute or a file capability"
+								    : needs,
+				  (long long)json_integer_value(json_object_get(c, "count")));
+		else if (refused)
 			cli_print("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
 			       refused, json_string_value(json_object_get(c, "change")));
 		else if (unexpected)
@@ -421,6 +434,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_DRYRUN_PRIVILEGED_FILE;
 	case DRYRUN_VERDICT_OUTSIDE_WRITE:
 		return EXIT_DRYRUN_OUTSIDE_WRITE;
+	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+		return EXIT_DRYRUN_NEEDS_PRIVILEGE;
 	case DRYRUN_VERDICT_UNEXPECTED_PATH:
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
 	case DRYRUN_VERDICT_HOST_CODE:

@@ -28,7 +28,7 @@
 #include "core/changeset.h"
 #include "core/jsonutil.h"
 
-#define JOURNAL_SCHEMA	"airlock.journal/2"
+#define JOURNAL_SCHEMA	"airlock.journal/3"
 #define JOURNAL_MAX	(256 << 20)
 #define CHANGESET_MAX	(256 << 20)
 
@@ -225,6 +225,42 @@ static bool apply_is_root(const char *path)
 	return path && strcmp(path, ".") == 0;
 }
 
+/* A change's (or an operation's) owner key: absent, or an id. */
+static bool apply_id_valid(json_t *c, const char *key, bool required)
+{
+	json_t *v = json_object_get(c, key);
+
+	if (!v)
+		return !required;
+	return json_is_integer(v) && json_integer_value(v) >= 0 &&
+	       json_integer_value(v) < (json_int_t)UINT32_MAX;
+}
+
+/* uid and gid (and old_uid, old_gid) all or none; an owner_changed
+ * change, and a chown operation, must have all four. */
+static bool apply_owner_valid(json_t *c, bool required)
+{
+	bool any = json_object_get(c, "uid") || json_object_get(c, "gid");
+	bool any_old = json_object_get(c, "old_uid") || json_object_get(c, "old_gid");
+
+	if (required && !(any && any_old))
+		return false;
+	return apply_id_valid(c, "uid", any || any_old) && apply_id_valid(c, "gid", any || any_old) &&
+	       apply_id_valid(c, "old_uid", any_old) && apply_id_valid(c, "old_gid", any_old);
+}
+
+static uid_t apply_id(json_t *c, const char *key)
+{
+	return (uid_t)json_integer_value(json_object_get(c, key));
+}
+
+/* Whether a change is applied in place: mode, attributes or owner. */
+static bool apply_is_meta(const char *change)
+{
+	return change && (!strcmp(change, "mode_changed") || !strcmp(change, "xattrs_changed") ||
+			  !strcmp(change, "owner_changed"));
+}
+
 /* A change's or an operation's optional attribute lists: both or none. */
 static bool apply_meta_valid(json_t *c, bool required, enum changeset_xattrs which)
 {
@@ -239,7 +275,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 			  enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	static const char *const changes[] = { "created", "modified", "deleted", "type_changed",
-					       "mode_changed", "xattrs_changed", "renamed", NULL };
+					       "mode_changed", "xattrs_changed", "owner_changed",
+					       "renamed", NULL };
 	static const char *const types[] = { "file", "dir", "symlink", "fifo", "socket", "other", NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	int r = jsonutil_parse_object(text, n, &doc, err);
@@ -261,7 +298,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 	json_array_foreach(list, i, c) {
 		const char *change = json_is_object(c) && changeset_decode_bytes(c) == 0
 					     ? jsonutil_str(c, "change") : NULL;
-		bool meta = change && (!strcmp(change, "mode_changed") || !strcmp(change, "xattrs_changed"));
+		bool meta = apply_is_meta(change);
 		const char *path = jsonutil_str(c, "path");
 		if (!apply_one_of(change, changes) || !apply_one_of(jsonutil_str(c, "type"), types) ||
 		    !(apply_path_is_clean(path) ||
@@ -269,6 +306,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 		    (!strcmp(change, "renamed") && !apply_path_is_clean(jsonutil_str(c, "from"))) ||
 		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
 		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"), which)) ||
+		    !apply_owner_valid(c, !strcmp(change, "owner_changed")) ||
 		    (!meta && json_object_get(c, "xattrs") &&
 		     !apply_xattrs_valid(json_object_get(c, "xattrs"), which)))
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
@@ -464,8 +502,16 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 		want_type = type;
 	const char *hash = after ? jsonutil_str(c, "sha256") : jsonutil_str(c, "old_sha256");
 	const char *target = after ? jsonutil_str(c, "target") : jsonutil_str(c, "old_target");
-	if (strcmp(change, "mode_changed") == 0 || strcmp(change, "xattrs_changed") == 0) {
+	if (apply_is_meta(change)) {
 		const char *mode = after ? jsonutil_str(c, "mode") : jsonutil_str(c, "old_mode");
+		const char *uid_key = after ? "uid" : "old_uid", *gid_key = after ? "gid" : "old_gid";
+		if (json_object_get(c, uid_key) &&
+		    (st.st_uid != apply_id(c, uid_key) || st.st_gid != apply_id(c, gid_key))) {
+			snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path, (unsigned)st.st_uid,
+				 (unsigned)st.st_gid, (unsigned)apply_id(c, uid_key),
+				 (unsigned)apply_id(c, gid_key));
+			return false;
+		}
 		char have[16];
 		snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
 		if (mode && strcmp(mode, have) != 0) {
@@ -544,8 +590,7 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 	char staged[PATH_MAX];
 	struct stat st;
 
-	if (!strcmp(change, "deleted") || !strcmp(change, "mode_changed") ||
-	    !strcmp(change, "xattrs_changed"))
+	if (!strcmp(change, "deleted") || apply_is_meta(change))
 		return true;
 	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
 		snprintf(why, why_size, "%s: the path is too long", path);
@@ -566,6 +611,9 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 			   (!strcmp(type, "socket") && S_ISSOCK(st.st_mode)));
 	if (ok && mode && !S_ISLNK(st.st_mode))
 		ok = strcmp(mode, have) == 0;
+	/* It moves in with its owner: the one the change set names. */
+	if (ok && json_object_get(c, "uid"))
+		ok = st.st_uid == apply_id(c, "uid") && st.st_gid == apply_id(c, "gid");
 	const char *hash = jsonutil_str(c, "sha256"), *target = jsonutil_str(c, "target");
 	if (ok && S_ISREG(st.st_mode)) {
 		char hex[SHA256_HEX_SIZE];
@@ -739,14 +787,27 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 			op = (json_decref(op), NULL);
 		r = op_append(ops, op);
 	}
+	/* Owners in place first: a chown clears set-id bits and file
+	 * capabilities, so the attributes and modes are set after it. */
+	json_array_foreach(d->changes, i, c) {
+		json_t *op;
+		if (r < 0 || !json_object_get(c, "old_uid") || !apply_is_meta(jsonutil_str(c, "change")))
+			continue;
+		op = op_new("chown", "path", jsonutil_str(c, "path"), NULL);
+		if (op && (json_object_set(op, "uid", json_object_get(c, "uid")) < 0 ||
+			   json_object_set(op, "gid", json_object_get(c, "gid")) < 0 ||
+			   json_object_set(op, "old_uid", json_object_get(c, "old_uid")) < 0 ||
+			   json_object_set(op, "old_gid", json_object_get(c, "old_gid")) < 0))
+			op = (json_decref(op), NULL);
+		r = op_append(ops, op);
+	}
 	/* Attributes in place, before any mode change (setting one needs
 	 * write access to the object). */
 	json_array_foreach(d->changes, i, c) {
 		const char *change = jsonutil_str(c, "change");
 		json_t *op;
 		/* A created or modified object's `xattrs` came in with it. */
-		if (r < 0 || !json_object_get(c, "xattrs") ||
-		    (strcmp(change, "mode_changed") != 0 && strcmp(change, "xattrs_changed") != 0))
+		if (r < 0 || !json_object_get(c, "xattrs") || !apply_is_meta(change))
 			continue;
 		op = op_new("xattrs", "path", jsonutil_str(c, "path"), NULL);
 		if (op && (json_object_set(op, "xattrs", json_object_get(c, "xattrs")) < 0 ||
@@ -789,6 +850,17 @@ static int chmod_at(int dir_fd, const char *path, mode_t mode)
 	return chmod(proc, mode) < 0 ? -errno : 0;
 }
 
+/* The object itself, never a symlink's target. */
+static int chown_at(int dir_fd, const char *path, uid_t uid, gid_t gid)
+{
+	const char *name;
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+
+	if (fd < 0)
+		return fd;
+	return fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
 static int op_do(struct dryrun_dir *d, json_t *op)
 {
 	const char *kind = jsonutil_str(op, "op"), *path = jsonutil_str(op, "path");
@@ -801,6 +873,8 @@ static int op_do(struct dryrun_dir *d, json_t *op)
 		return chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "mode")));
 	if (!strcmp(kind, "xattrs"))
 		return xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "xattrs"));
+	if (!strcmp(kind, "chown"))
+		return chown_at(d->ws_fd, path, apply_id(op, "uid"), apply_id(op, "gid"));
 	const char *staged_name;
 	cleanup_close int staged_dir = fd_open_parent(d->fd, jsonutil_str(op, "staged"), O_PATH,
 						      &staged_name);
@@ -847,6 +921,10 @@ static int op_undo(struct dryrun_dir *d, json_t *op)
 	if (!strcmp(kind, "xattrs"))
 		return exists_at(d->ws_fd, path, NULL)
 			       ? xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "old_xattrs"))
+			       : 0;
+	if (!strcmp(kind, "chown"))
+		return exists_at(d->ws_fd, path, NULL)
+			       ? chown_at(d->ws_fd, path, apply_id(op, "old_uid"), apply_id(op, "old_gid"))
 			       : 0;
 	if (!strcmp(kind, "create")) {
 		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
@@ -925,13 +1003,13 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 			struct error *err)
 {
 	static const char *const kinds[] = { "rename", "backup", "create", "exchange", "chmod",
-					     "xattrs", NULL };
+					     "xattrs", "chown", NULL };
 	cleanup_with(json_decrefp) json_t *ops = json_array();
 	if (!ops)
 		return error_set(err, ENOMEM, "out of memory");
 	mark[0] = '\0';
 	char *save = NULL;
-	bool first = true;
+	bool first = true, ok_owner;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		json_t *o = json_loads(line, 0, NULL);
 		if (!o)
@@ -948,7 +1026,8 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 			/* An operation apply did not write is no operation to undo:
 			 * the journal is damaged. */
 			const char *kind = jsonutil_str(o, "op");
-			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs");
+			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs") || !strcmp(kind, "chown");
+			ok_owner = strcmp(kind, "chown") != 0 || apply_owner_valid(o, true);
 			bool ok = changeset_decode_bytes(o) == 0; /* replaces "path": read it after */
 			const char *path = jsonutil_str(o, "path");
 			ok = ok && (apply_path_is_clean(path) || (meta && apply_is_root(path)));
@@ -962,7 +1041,7 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
 			if (ok && !strcmp(kind, "xattrs"))
 				ok = apply_meta_valid(o, true, CHANGESET_XATTRS_ALL); /* names checked when planned */
-			if (!ok) {
+			if (!ok || !ok_owner) {
 				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");
 			}
@@ -1166,6 +1245,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_UNEXPECTED_PATH:
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
 	case DRYRUN_VERDICT_NONE:
@@ -1185,6 +1265,14 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 
 	size_t i;
 	json_t *c;
+	json_array_foreach(d.changes, i, c) {
+		if (json_object_get(c, "uid") && geteuid() != 0 &&
+		    (apply_id(c, "uid") != geteuid() || apply_id(c, "gid") != getegid()))
+			return error_set(err, EPERM,
+					 "dry run %llu: %s is to be owned by %u:%u, which only root can give (the dry run ran as root); nothing was changed",
+					 (unsigned long long)id, jsonutil_str(c, "path"),
+					 (unsigned)apply_id(c, "uid"), (unsigned)apply_id(c, "gid"));
+	}
 	json_array_foreach(d.changes, i, c) {
 		const char *why = staged_privilege(&d, c);
 		if (why)

@@ -25,6 +25,7 @@ struct walk {
 	json_t *changes;
 	struct error *err;
 	const char *refused; /* the current upper entry's changeset_privilege() */
+	bool owners; /* every id was mapped (a dry run as root): owners are carried */
 };
 
 __attribute__((noinline)) const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st)
@@ -380,6 +381,9 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 			    json_t *given)
 {
 	bool mode_differs = !S_ISLNK(ust->st_mode) && (ust->st_mode & 07777) != (lst->st_mode & 07777);
+	/* The upper's root was given the workspace root's owner (as root:
+	 * dryrun_copy_root()), so it compares like any directory. */
+	bool owner_differs = w->owners && (ust->st_uid != lst->st_uid || ust->st_gid != lst->st_gid);
 	cleanup_with(json_decrefp) json_t *now = json_incref(given);
 	cleanup_with(json_decrefp) json_t *before = NULL;
 	json_t *c;
@@ -390,13 +394,21 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 	if (r < 0)
 		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
 	bool xattrs_differ = !json_equal(now, before);
-	if (!mode_differs && !xattrs_differ)
+	if (!mode_differs && !xattrs_differ && !owner_differs)
 		return 0; /* copied up, unchanged */
-	r = add_change(w, rel, mode_differs ? "mode_changed" : "xattrs_changed", ust->st_mode, &c);
+	r = add_change(w, rel,
+		       mode_differs ? "mode_changed" : owner_differs ? "owner_changed" : "xattrs_changed",
+		       ust->st_mode, &c);
 	if (r == 0 && mode_differs) {
 		json_object_set_new(c, "mode", mode_string(ust->st_mode));
 		json_object_set_new(c, "old_mode", mode_string(lst->st_mode));
 	}
+	if (r == 0 && owner_differs &&
+	    (json_object_set_new(c, "uid", json_integer(ust->st_uid)) < 0 ||
+	     json_object_set_new(c, "gid", json_integer(ust->st_gid)) < 0 ||
+	     json_object_set_new(c, "old_uid", json_integer(lst->st_uid)) < 0 ||
+	     json_object_set_new(c, "old_gid", json_integer(lst->st_gid)) < 0))
+		r = error_set(w->err, ENOMEM, "out of memory");
 	if (r == 0 && xattrs_differ &&
 	    (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
 	     json_object_set_new(c, "old_xattrs", encode_array(before)) < 0))
@@ -467,17 +479,43 @@ static __attribute__((noinline)) bool same_target(int upper_fd, int lower_fd, co
 }
 
 /* The carried attributes a created, type-changed or modified object moves
- * in with, as `xattrs` when it has any: apply checks the staged object
- * against them (what was reviewed is what lands). */
+ * in with, as `xattrs` when it has any, and its owner (`uid`, `gid`) when
+ * owners are carried: apply checks the staged object against them (what
+ * was reviewed is what lands). */
 static __attribute__((noinline)) int carried_xattrs(struct walk *w, int upper_fd, const char *name,
 						    const char *rel, json_t *c)
 {
 	cleanup_with(json_decrefp) json_t *now = NULL;
+	struct stat st;
+	if (w->owners) {
+		if (fstatat(upper_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return error_set_errno(w->err, errno, "stat %s in the snapshot", rel);
+		if (json_object_set_new(c, "uid", json_integer(st.st_uid)) < 0 ||
+		    json_object_set_new(c, "gid", json_integer(st.st_gid)) < 0)
+			return error_set(w->err, ENOMEM, "out of memory");
+	}
 	int r = changeset_read_xattrs(upper_fd, name, CHANGESET_XATTRS_ALL, &now);
 
 	if (r < 0)
 		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
 	if (json_array_size(now) > 0 && json_object_set_new(c, "xattrs", encode_array(now)) < 0)
+		return error_set(w->err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* A write clears a set-id bit unless the writer has CAP_FSETID in the
+ * initial user namespace, which root's real run has and the quarantine
+ * never does: as root (owners carried), a set-id file of the tree whose
+ * content changed would have kept its bit, so the entry is refused as that
+ * set-id file (PRIVILEGED_FILE), not shown as a silent mode change. */
+static int setid_kept(struct walk *w, json_t *c, const struct stat *ust, const struct stat *lst)
+{
+	mode_t lost = lst->st_mode & ~ust->st_mode & (S_ISUID | S_ISGID);
+
+	if (!w->owners || w->refused || !S_ISREG(ust->st_mode) || !S_ISREG(lst->st_mode) || !lost)
+		return 0;
+	if (json_object_set_new(c, "refused", json_string(lost & S_ISUID ? "setuid" : "setgid")) < 0 ||
+	    json_object_set_new(c, "mode", mode_string(ust->st_mode | lost)) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
 	return 0;
 }
@@ -573,6 +611,8 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 	bool relinked = same && S_ISREG(ust.st_mode) && ust.st_nlink > 1;
 	if (!same || relinked) {
 		r = add_change(w, rel, "modified", ust.st_mode, &c);
+		if (r == 0)
+			r = setid_kept(w, c, &ust, &lst);
 		if (r == 0 && relinked)
 			json_object_set_new(c, "hard_link", json_true());
 		if (r == 0 && S_ISREG(ust.st_mode)) {
@@ -645,7 +685,7 @@ static int compare_paths(const void *a, const void *b)
 		      json_string_value(json_object_get(y, "path")));
 }
 
-int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
+int changeset_compute(const char *upper, const char *workspace, mode_t root_mode, bool owners,
 		      json_t **ret_changes, struct error *err)
 {
 	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -657,7 +697,7 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
 	cleanup_with(json_decrefp) json_t *changes = json_array();
 	if (!changes)
 		return error_set(err, ENOMEM, "out of memory");
-	struct walk w = { .changes = changes, .err = err };
+	struct walk w = { .changes = changes, .err = err, .owners = owners };
 	int r = walk_dir(&w, upper_fd, lower_fd, "", false, 0);
 	if (r < 0)
 		return r;

@@ -17,7 +17,7 @@
  * created or copied up; a copied-up file whose content, type and mode equal
  * the lower's is no change at all (an open for writing that wrote nothing). */
 
-#define CHANGESET_SCHEMA "airlock.changeset/3"
+#define CHANGESET_SCHEMA "airlock.changeset/4"
 
 /* How deep below the workspace the change set is read (and apply strips
  * the overlay's attributes): each level costs a stack frame (the walk
@@ -31,7 +31,7 @@
 /* Each change is a JSON object:
  *   path      relative to the workspace
  *   change    created | modified | deleted | type_changed | mode_changed |
- *             xattrs_changed | renamed
+ *             owner_changed | xattrs_changed | renamed
  *   type      file | dir | symlink | fifo | socket | other
  *   size, sha256            the new regular file (created, modified, renamed)
  *   old_size, old_sha256    the old one (modified, deleted files)
@@ -52,6 +52,11 @@
  *   hard_link               true on a `modified` file whose bytes are the
  *                           same: it now shares its inode with another name
  *                           (a new hard link), which apply carries
+ *   uid, gid                owners carried (a dry run as root, `owners`):
+ *                           created, type_changed, modified: the object's;
+ *                           mode_changed, owner_changed, xattrs_changed:
+ *                           with old_uid, old_gid, when the owner changed
+ *                           (owner_changed when nothing else did)
  *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too
@@ -63,7 +68,9 @@
  * in a user namespace), and content is no evidence (equal files, empty
  * files), so nothing is paired; the created entry carries its own mode and
  * content. `renamed` is still read by apply from older change sets. */
-int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
+/* owners: every id was mapped (docs/dryrun.md, "Root"): the upper's owners
+ * are the host's, compared and carried; otherwise never. */
+int changeset_compute(const char *upper, const char *workspace, mode_t root_mode, bool owners,
 		      json_t **ret_changes, struct error *err);
 
 /* Which extended attributes the change set compares and apply carries:

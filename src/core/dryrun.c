@@ -15,10 +15,12 @@
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/text.h"
 #include "core/changeset.h"
 #include "core/jsonutil.h"
+#include "sandbox/sandbox.h"
 
 int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err)
 {
@@ -57,6 +59,12 @@ static int dryrun_copy_root(const char *workspace, const char *upper, struct err
 
 	if (ws < 0 || up < 0 || fstat(ws, &st) < 0)
 		return error_set_errno(err, errno, "read the workspace root %s", workspace);
+	/* As root, with every id mapped, the command sees (and may change) the
+	 * root's owner, which the change set then carries: first, since a chown
+	 * clears what the rest sets. Anyone else's upper is their own, as the
+	 * workspace must be, and stays mapped. */
+	if (sandbox_can_map_ids() && fchown(up, st.st_uid, st.st_gid) < 0)
+		return error_set_errno(err, errno, "give the snapshot root the owner of %s", workspace);
 	int r = changeset_read_xattrs(ws, ".", CHANGESET_XATTRS_ALL, &xattrs);
 	if (r < 0)
 		return error_set_errno(err, -r, "read the extended attributes of %s", workspace);
@@ -157,7 +165,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *changes = NULL;
-	int r = changeset_compute(req->upper, req->workspace, req->root_mode, &changes, err);
+	int r = changeset_compute(req->upper, req->workspace, req->root_mode, req->owners, &changes,
+				  err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 
@@ -185,6 +194,24 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 			json_array_append_new(problems,
 					      json_pack("{s:s, s:i}", "outside_write", "...", "dropped",
 							(int)req->outside_writes_dropped));
+	}
+	/* Something root's real run would have done and the quarantine could
+	 * not: the change set is not that run's, whatever the command made of
+	 * the failure. It outranks the verdicts that would let it be applied
+	 * or read as the whole story; a failed command, host code and a
+	 * privileged file keep their place. */
+	const struct {
+		const char *what;
+		unsigned count;
+	} needs[] = { { "device_node", req->device_nodes }, { "xattr", req->privileged_xattrs } };
+	for (size_t k = 0; k < ARRAY_SIZE(needs); k++) {
+		if (!needs[k].count)
+			continue;
+		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE &&
+		    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
+			verdict = DRYRUN_VERDICT_NEEDS_PRIVILEGE;
+		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", needs[k].what,
+							  "count", (int)needs[k].count));
 	}
 	size_t n = json_array_size(changes);
 	json_t *counts = json_object();

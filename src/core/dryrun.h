@@ -57,6 +57,14 @@ struct dryrun_request {
 	 * the change set and the receipt when counted. */
 	bool scratch_counted;
 	uint64_t scratch_entries, scratch_bytes;
+	/* The quarantine mapped every id (a dry run as root): owners in the
+	 * upper are the host's, and the change set carries them. */
+	bool owners;
+	/* Device nodes the command tried to make (the user namespace refuses
+	 * them) where root's real run would have: NEEDS_PRIVILEGE. */
+	unsigned device_nodes;
+	/* trusted.* attributes and file capabilities it tried to set: likewise */
+	unsigned privileged_xattrs;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

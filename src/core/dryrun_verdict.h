@@ -14,6 +14,9 @@ enum dryrun_verdict {
 	DRYRUN_VERDICT_EXPECTED_PATH_MISSING,
 	DRYRUN_VERDICT_OUTSIDE_WRITE,
 	DRYRUN_VERDICT_HOST_CODE,
+	/* the dry run met something root's real run would do and the quarantine
+	 * cannot (a device node): the change set is not that run's */
+	DRYRUN_VERDICT_NEEDS_PRIVILEGE,
 	_DRYRUN_VERDICT_MAX,
 };
 

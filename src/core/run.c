@@ -91,6 +91,9 @@ struct run_state {
 	struct sandbox_teardown *teardown;
 	json_t *outside_writes; /* dry runs: what the command tried to write outside */
 	unsigned outside_writes_dropped;
+	bool dry_owners; /* every id mapped: the change set carries owners */
+	unsigned dry_device_nodes; /* device nodes root's real run would have made */
+	unsigned dry_privileged_xattrs; /* trusted.*, file capabilities: likewise */
 	/* dry runs: what the command left in the private /tmp */
 	bool scratch_counted;
 	uint64_t scratch_entries, scratch_bytes;
@@ -853,6 +856,9 @@ static int run_spawn(struct run_state *st, struct error *err)
 		config.isolation.overlay_upper = st->dry_upper;
 		config.isolation.overlay_work = st->dry_work;
 		config.isolation.trace_outside_writes = true;
+		/* Honoured for root only (docs/dryrun.md, "Root"); plain run keeps
+		 * the caller's own ids. */
+		config.isolation.map_ids_through = true;
 	}
 	run_fill_limits(st, &config);
 
@@ -874,6 +880,10 @@ static int run_spawn(struct run_state *st, struct error *err)
 							(int)res.outside_writes[i].count));
 		st->outside_writes_dropped = res.outside_writes_dropped;
 		st->scratch_counted = res.scratch_counted;
+		st->dry_owners = res.manifest.ids_mapped;
+		/* Root's real run would have made them; anyone else's fails too. */
+		st->dry_device_nodes = geteuid() == 0 ? res.device_nodes : 0;
+		st->dry_privileged_xattrs = geteuid() == 0 ? res.privileged_xattrs : 0;
 		st->scratch_entries = res.scratch_entries;
 		st->scratch_bytes = res.scratch_bytes;
 	}
@@ -994,6 +1004,9 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 			.scratch_counted = st->scratch_counted,
 			.scratch_entries = st->scratch_entries,
 			.scratch_bytes = st->scratch_bytes,
+			.owners = st->dry_owners,
+			.device_nodes = st->dry_device_nodes,
+			.privileged_xattrs = st->dry_privileged_xattrs,
 		};
 		struct error finish_err = { 0 };
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);

@@ -143,7 +143,7 @@ static void init_build_quarantine(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_NETWORK);
 	if (!isolate_hostname(plan))
 		child_fail(report_fd, SANDBOX_STAGE_HOSTNAME);
-	if (!isolate_drop_capabilities())
+	if (!isolate_drop_capabilities(plan))
 		child_fail(report_fd, SANDBOX_STAGE_CAPABILITIES);
 	/* Undumpable, init's /proc/1 (its descriptors, its memory) is out of the
 	 * command's reach although both run as the same user: otherwise the

@@ -283,6 +283,59 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 	return r;
 }
 
+bool sandbox_can_map_ids(void)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 }, { 0 } };
+
+	if (geteuid() != 0 || syscall(SYS_capget, &header, data) < 0)
+		return false;
+	uint32_t need = (1U << CAP_SETUID) | (1U << CAP_SETGID);
+	return (data[0].effective & need) == need;
+}
+
+/* The child's map of every id that this user namespace maps, each to
+ * itself: our own map's first column, as "first first count" lines (in the
+ * initial namespace, "0 0 4294967295"). NULL when it cannot be read. */
+static char *isolate_identity_map(const char *self_map)
+{
+	/* The kernel allows 340 lines of at most 3 x 10 digits and 3 blanks. */
+	enum { LINE_MAX_BYTES = 34, LINES_MAX = 340 };
+	cleanup_fclose FILE *f = fopen(self_map, "re");
+	cleanup_free char *out = malloc(LINE_MAX_BYTES * LINES_MAX + 1);
+	size_t used = 0;
+	unsigned long first, outside, count;
+
+	if (!f || !out)
+		return NULL;
+	out[0] = '\0';
+	for (int n = 0; n < LINES_MAX && fscanf(f, "%lu %lu %lu", &first, &outside, &count) == 3; n++)
+		used += (size_t)snprintf(out + used, LINE_MAX_BYTES + 1, "%lu %lu %lu\n", first, first,
+					 count);
+	return used ? TAKE_PTR(out) : NULL;
+}
+
+int isolate_write_child_maps(const struct isolate_plan *plan, pid_t pid)
+{
+	static const char *const files[] = { "setgroups", "uid_map", "gid_map" };
+	const char *texts[] = { "deny", plan->parent_uid_map, plan->parent_gid_map };
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, files[i]);
+		cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		size_t n = strlen(texts[i]);
+		ssize_t w = write(fd, texts[i], n);
+		if (w < 0)
+			return -errno;
+		if ((size_t)w != n)
+			return -EIO;
+	}
+	return 0;
+}
+
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
 			 enum sandbox_stage *ret_stage, struct error *err)
 {
@@ -292,6 +345,14 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 				       .supervisor_fds = { -1, -1, -1 } };
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", geteuid(), geteuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getegid(), getegid());
+	/* Only a dry run as root maps every id (struct
+	 * sandbox_isolation.map_ids_through); any other run, and a caller
+	 * without the privilege to write such a map, gets its own ids alone. */
+	if (iso->map_ids_through && iso->overlay_upper && sandbox_can_map_ids()) {
+		plan->parent_uid_map = isolate_identity_map("/proc/self/uid_map");
+		plan->parent_gid_map = isolate_identity_map("/proc/self/gid_map");
+		plan->parent_maps = plan->parent_uid_map && plan->parent_gid_map;
+	}
 	snprintf(plan->tmp_options, sizeof(plan->tmp_options), "size=%llu,mode=1777",
 		 (unsigned long long)iso->tmp_bytes);
 
@@ -355,6 +416,8 @@ void isolate_plan_release(struct isolate_plan *plan)
 		free(plan->expose[i].staged);
 	strv_free(plan->enforced_hidden);
 	strv_free(plan->enforced_exposed);
+	free(plan->parent_uid_map);
+	free(plan->parent_gid_map);
 	syscall_filter_release(&plan->filter);
 	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1,
 				       .supervisor_fds = { -1, -1, -1 } };
@@ -382,6 +445,18 @@ static bool write_file(const char *path, const char *text)
 
 bool isolate_user_ns(const struct isolate_plan *plan)
 {
+	if (plan->parent_maps) {
+		/* The supervisor writes the maps (isolate_write_child_maps) and
+		 * says how it went; EOF means it is gone. */
+		int32_t mapped;
+		long n = syscall(SYS_read, plan->go_fd, &mapped, sizeof(mapped));
+		if (n != (long)sizeof(mapped)) {
+			errno = ESRCH;
+			return false;
+		}
+		errno = (int)mapped;
+		return mapped == 0;
+	}
 	return write_file("/proc/self/setgroups", "deny") &&
 	       write_file("/proc/self/uid_map", plan->uid_map) &&
 	       write_file("/proc/self/gid_map", plan->gid_map);
@@ -777,23 +852,48 @@ bool isolate_hostname(const struct isolate_plan *plan)
 	return ok(syscall(SYS_sethostname, name, strlen(name)));
 }
 
-bool isolate_drop_capabilities(void)
+static bool set_caps(uint64_t effective_permitted, uint64_t inheritable)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {
+		{ (uint32_t)effective_permitted, (uint32_t)effective_permitted, (uint32_t)inheritable },
+		{ (uint32_t)(effective_permitted >> 32), (uint32_t)(effective_permitted >> 32),
+		  (uint32_t)(inheritable >> 32) },
+	};
+	return ok(syscall(SYS_capset, &header, data));
+}
+
+bool isolate_drop_capabilities(const struct isolate_plan *plan)
 {
 	/* Lock root out of regaining capabilities across execve(), then empty
-	 * every set: bounding, ambient, and effective/permitted/inheritable. */
+	 * every set: bounding, ambient, and effective/permitted/inheritable.
+	 * A dry run as root keeps ISOLATE_ROOT_CAPS (capabilities of the
+	 * quarantine's user namespace, over the ids it maps): in the bounding
+	 * set, and raised ambient, the only way they survive the command's
+	 * execve() under SECBIT_NOROOT; no ambient capability can be raised
+	 * after that. */
+	uint64_t keep = plan->parent_maps ? ISOLATE_ROOT_CAPS : 0;
 	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
 			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-	if (!ok(syscall(SYS_prctl, PR_SET_SECUREBITS, bits, 0, 0, 0)))
-		return false;
 	for (int cap = 0; cap <= 63; cap++)
-		if (!ok(syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0)) && errno != EINVAL)
+		if (!(keep & (1ULL << cap)) && !ok(syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0)) &&
+		    errno != EINVAL)
 			return false;
 	if (!ok(syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)))
 		return false;
-	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { { 0 }, { 0 } };
-	return ok(syscall(SYS_capset, &header, data));
+	if (keep) {
+		/* CAP_SETPCAP stays effective until the securebits are set. */
+		if (!set_caps(keep | (1ULL << CAP_SETPCAP), keep))
+			return false;
+		for (int cap = 0; cap <= 63; cap++)
+			if ((keep & (1ULL << cap)) &&
+			    !ok(syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0)))
+				return false;
+	}
+	if (!ok(syscall(SYS_prctl, PR_SET_SECUREBITS, bits, 0, 0, 0)))
+		return false;
+	return set_caps(keep, keep);
 }
 
 bool isolate_no_new_privs(void)

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <linux/capability.h>
 
 #include "basic/error.h"
 #include "sandbox/landlock_abi.h"
@@ -18,6 +20,13 @@
 struct isolate_plan {
 	const struct sandbox_isolation *iso;
 	char uid_map[48], gid_map[48];
+	/* map_ids_through honoured: the supervisor writes these (every range of
+	 * its own user namespace, each id to itself) to the child's maps, then
+	 * sends an int32_t on go_fd (0, or the errno of the failed write)
+	 * before the go message; init waits for it before using the namespace,
+	 * and keeps ISOLATE_ROOT_CAPS for the command. */
+	bool parent_maps;
+	char *parent_uid_map, *parent_gid_map;
 	char tmp_options[64];
 	const char *workspace;
 	char *staged_workspace;
@@ -74,6 +83,16 @@ struct isolate_status {
 	uint32_t scratch_counted, reserved;
 };
 
+/* The capabilities a dry run as root keeps for the command, in its user
+ * namespace only (struct sandbox_isolation.map_ids_through). */
+#define ISOLATE_ROOT_CAPS                                                                  \
+	((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) | \
+	 (1ULL << CAP_FOWNER) | (1ULL << CAP_FSETID))
+
+/* Parent side: writes plan's maps to the child's /proc/PID files
+ * (setgroups "deny" first). 0 or -errno. */
+int isolate_write_child_maps(const struct isolate_plan *plan, pid_t pid);
+
 /* On failure, *ret_stage names the layer that could not be prepared. */
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
 			 enum sandbox_stage *ret_stage, struct error *err);
@@ -85,7 +104,7 @@ bool isolate_mounts(const struct isolate_plan *plan);
 bool isolate_pivot(void);
 bool isolate_network(const struct isolate_plan *plan);
 bool isolate_hostname(const struct isolate_plan *plan);
-bool isolate_drop_capabilities(void);
+bool isolate_drop_capabilities(const struct isolate_plan *plan);
 bool isolate_no_new_privs(void);
 bool isolate_landlock(const struct isolate_plan *plan);
 bool isolate_seccomp(const struct isolate_plan *plan);

@@ -92,6 +92,16 @@ struct sandbox_isolation {
 	 * that the command tried to write; each attempt still meets the
 	 * read-only host. Costs a round trip to the supervisor per write. */
 	bool trace_outside_writes;
+	/* A dry run as root (docs/dryrun.md, "Root"): map every id the caller's
+	 * user namespace maps through to itself, not only the caller's own, and
+	 * leave the command CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
+	 * CAP_FOWNER and CAP_FSETID in its user namespace (and nothing else),
+	 * so that it can do in the snapshot what root's real run does in the
+	 * workspace. Honoured only when the caller is euid 0 with CAP_SETUID
+	 * and CAP_SETGID (the supervisor writes the child's maps: only a writer
+	 * privileged in the parent namespace may map more than its own id);
+	 * the manifest's ids_mapped says whether it was. */
+	bool map_ids_through;
 	/* Replaced by an empty, read-only view. An entry that is a symlink, or
 	 * has one on its way, is hidden where it resolves (the kernel mounts on
 	 * the target), so the link's path and its target both read empty. */
@@ -120,6 +130,9 @@ struct sandbox_manifest {
 	 * not by Landlock */
 	bool connect_mediated;
 	bool memory_limit_hit, pids_limit_hit;
+	/* map_ids_through was honoured: every id mapped, the five capabilities
+	 * kept (owners in the snapshot are the host's) */
+	bool ids_mapped;
 };
 
 /* A system call the seccomp filter refused, and how often. */
@@ -201,12 +214,25 @@ struct sandbox_result {
 	struct sandbox_socket_denial socket_denials[SANDBOX_MAX_SOCKET_DENIALS];
 	size_t n_socket_denials;
 	unsigned socket_denials_dropped; /* beyond SANDBOX_MAX_SOCKET_DENIALS distinct paths */
+	/* Traced runs: mknod() of a character or block device that is not a
+	 * whiteout (0:0), which the user namespace refuses where root's real
+	 * run would make it, whatever the command then did with the failure */
+	unsigned device_nodes;
+	/* Traced runs: setxattr()/lsetxattr() of a trusted.* attribute or a
+	 * file capability (security.capability), which need CAP_SYS_ADMIN or
+	 * CAP_SETFCAP that the quarantine never has and root's real run does */
+	unsigned privileged_xattrs;
 };
 
 void sandbox_result_release(struct sandbox_result *result);
 
 /* The syscall's name for a denial, or NULL (libseccomp's table). */
 const char *sandbox_syscall_name(const struct sandbox_denial *denial);
+
+/* Whether a dry run would map every id through (map_ids_through honoured):
+ * euid 0 with CAP_SETUID and CAP_SETGID in the effective set, the
+ * privilege the supervisor needs to write such a map for the child. */
+bool sandbox_can_map_ids(void);
 
 /* The best Landlock ABI this kernel offers (0 when none). */
 int sandbox_landlock_abi(void);

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -368,6 +369,43 @@ static void supervisor_trace_write(struct supervisor *s, const struct seccomp_no
 			supervisor_record_write(s->result, found[k], t->name);
 }
 
+/* A traced mknod of a character or block device that is not a whiteout
+ * (0:0): the user namespace refuses it (no CAP_MKNOD there) where root's
+ * real run would make it, so a dry run that met one cannot reproduce that
+ * run, whatever the command did with the failure. Counted from the
+ * caller's registers, which it cannot change while it waits. */
+static void supervisor_note_device_node(struct supervisor *s, const struct seccomp_notif *req,
+					const struct syscall_trace *t)
+{
+	int mode_arg = strcmp(t->name, "mknod") == 0 ? 1 : strcmp(t->name, "mknodat") == 0 ? 2 : -1;
+
+	if (mode_arg < 0)
+		return;
+	mode_t mode = (mode_t)req->data.args[mode_arg];
+	uint64_t dev = req->data.args[mode_arg + 1];
+	if ((S_ISCHR(mode) && dev != 0) || S_ISBLK(mode))
+		s->result->device_nodes++;
+}
+
+/* A traced setxattr of an attribute only a privileged writer may set
+ * (trusted.*, a file capability): it fails in the quarantine where root's
+ * real run would set it. The name is read from the caller's memory, which
+ * it could change meanwhile: a record, never a decision (the kernel still
+ * refuses the call). */
+static void supervisor_note_privileged_xattr(struct supervisor *s, const struct seccomp_notif *req,
+					     const struct syscall_trace *t)
+{
+	char name[256];
+
+	if ((strcmp(t->name, "setxattr") != 0 && strcmp(t->name, "lsetxattr") != 0) ||
+	    !read_caller_string((pid_t)req->pid, req->data.args[1], name, sizeof(name)))
+		return;
+	uint64_t id = req->id;
+	if ((strncmp(name, "trusted.", 8) == 0 || strcmp(name, "security.capability") == 0) &&
+	    ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+		s->result->privileged_xattrs++;
+}
+
 /* A rule of the filter means "refuse" (answer EPERM and write it down), or
  * in a traced run, for the write system calls, "note and go on". */
 static void supervisor_on_notification(struct supervisor *s, short revents)
@@ -398,6 +436,8 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 			: NULL;
 	if (t) {
 		supervisor_trace_write(s, req, t);
+		supervisor_note_device_node(s, req, t);
+		supervisor_note_privileged_xattr(s, req, t);
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
 		supervisor_record_denial(s->result, req->data.nr, req->data.arch);
@@ -651,6 +691,17 @@ static void sandbox_teardown_finishp(struct sandbox_teardown **t)
 	sandbox_teardown_finish(*t);
 }
 
+/* A dry run as root: the child's maps written from here (only a writer
+ * privileged in this namespace may map more than one id), then the outcome
+ * sent to init, which waits for it before it uses its namespace. */
+static bool supervisor_map_ids(const struct isolate_plan *plan, pid_t pid, int go_fd)
+{
+	int32_t mapped = (int32_t)-isolate_write_child_maps(plan, pid);
+
+	(void)fd_write_all(go_fd, &mapped, sizeof(mapped));
+	return mapped == 0;
+}
+
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
 static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 				       const sigset_t *sigchld, struct sandbox_result *result,
@@ -722,6 +773,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		 * where one can be made (the OOM killer then says which limit
 		 * fired), else by RLIMIT_AS; the go message says which. */
 		td->init_pid = pid;
+		if (td->plan.parent_maps && supervisor_map_ids(&td->plan, pid, fds.go[1]))
+			result->manifest.ids_mapped = true;
 		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
 				      config->isolation.max_processes))
 			(void)cgroup_run_attach(&td->cgroup, pid); /* drops what fails */

@@ -472,7 +472,13 @@ apply_refuses_tampered() { # id view tamper...
 	real=$TEST_DIR/real
 	cp -a "$WORK" "$real"
 	before=$(snap; snap_acls)
-	(cd "$real" && AIRLOCK_STATE_DIR=$TEST_DIR/state.real "$AIRLOCK" run -- sh -c "$script" >/dev/null)
+	# Root's real run is the script run by root (its dry run maps every id:
+	# u:65534 can be named); anyone else's, a run in the quarantine.
+	if [ "$(id -u)" -eq 0 ]; then
+		(cd "$real" && sh -c "$script" >/dev/null 2>&1)
+	else
+		(cd "$real" && AIRLOCK_STATE_DIR=$TEST_DIR/state.real "$AIRLOCK" run -- sh -c "$script" >/dev/null)
+	fi
 	[ "$(WORK=$real snap_acls)" != "$(snap_acls)" ] # the real run did change ACLs
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$script"
 	[ "$status" -eq 0 ] || { echo "dryrun: $status $stderr $output"; return 1; }

@@ -177,7 +177,7 @@ line'"
 	setup_tree
 	dr --expect '**' -- sh -c 'echo x >> src/a.c'
 	id=$(jq -r .id <<<"$output")
-	jq -e ".schema == \"airlock.changeset/3\" and .receipt == $id and (.changes | length) == 1" \
+	jq -e ".schema == \"airlock.changeset/4\" and .receipt == $id and (.changes | length) == 1" \
 		"$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/upper/src" ]
 	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
@@ -256,10 +256,14 @@ line'"
 	[ "$status" -eq 0 ]
 }
 
-@test "a file of a group outside the identity map: the overlay cannot copy it up, and the receipt says so" {
-	[ "$(id -u)" -eq 0 ] || skip "only root can give a file another group"
-	echo x > grp && chown 0:1000 grp && chmod 664 grp
-	dr --expect grp -- sh -c 'echo y >> grp'
+@test "a file of a group outside an unprivileged caller's identity map: the overlay cannot copy it up, and the receipt says so" {
+	# Root's dry run maps every id (rootdryrun.bats); a caller in a second
+	# group maps only its own.
+	[ "$(id -u)" -eq 0 ] || skip "only root can make a caller with a second group here"
+	chmod 755 "$TEST_DIR" && chown 65534:65534 "$WORK"
+	echo x > grp && chown 65534:1000 grp && chmod 664 grp
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --groups=1000 env HOME=/tmp \
+		AIRLOCK_STATE_DIR="$TEST_DIR/state-nobody" "$AIRLOCK" dryrun --json --expect grp -- sh -c 'echo y >> grp'
 	[ "$status" -ne 0 ]
 	jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and (.dryrun.problems[0].hint | contains("EOVERFLOW"))' <<<"$output"
 	[ "$(cat grp)" = x ]

@@ -6,7 +6,9 @@ SHA-256 of a file, the target of a symlink; then the hard-link groups inside
 the tree, then the extended attributes (the overlay's own excluded), every
 one the kernel lists, the POSIX ACLs among them (system.posix_acl_access,
 system.posix_acl_default: their bytes, ids as the host sees them). Paths
-and targets are written with every byte outside printable ASCII escaped."""
+and targets are written with every byte outside printable ASCII escaped.
+With owners (`--owners`, for runs as root: tests/diff/rootcases.py), each
+entry's line ends with its uid:gid."""
 import hashlib
 import os
 import stat
@@ -17,7 +19,7 @@ def esc(b):
     return "".join(chr(c) if 0x21 <= c < 0x7f and c != 0x5c else "\\x%02x" % c for c in b)
 
 
-def manifest(top):
+def manifest(top, owners=False):
     """The manifest of the tree at top, as text."""
     root = os.fsencode(top)
     lines, inodes, xattrs = [], {}, []
@@ -42,7 +44,10 @@ def manifest(top):
             inodes.setdefault(st.st_ino, []).append(rel)
         else:
             kind, extra = "other", ""
-        lines.append((rel, "%s %s %s %s" % (esc(rel) or ".", kind, mode, extra)))
+        line = "%s %s %s %s" % (esc(rel) or ".", kind, mode, extra)
+        if owners:
+            line += " %d:%d" % (st.st_uid, st.st_gid)
+        lines.append((rel, line))
         try:
             for name in sorted(os.listxattr(full, follow_symlinks=False)):
                 if not name.startswith(("user.overlay.", "trusted.overlay.")):
@@ -58,4 +63,5 @@ def manifest(top):
 
 
 if __name__ == "__main__":
-    sys.stdout.write(manifest(sys.argv[1]))
+    with_owners = "--owners" in sys.argv[1:]
+    sys.stdout.write(manifest([a for a in sys.argv[1:] if a != "--owners"][0], with_owners))

@@ -35,6 +35,22 @@ def airlock(binary, state, cwd, *args):
     return subprocess.run([binary, *args], cwd=cwd, env=env, capture_output=True, check=False)
 
 
+def real_run(binary, state, real, script):
+    """The real run: in the same quarantine (`airlock run`); as root, the
+    script run by root, which a dry run as root reproduces (every id mapped,
+    the capabilities root's run uses inside the workspace: docs/dryrun.md,
+    "Root"), with the host read-only all the same (a private mount namespace
+    where only the copy and an empty /tmp are writable)."""
+    if os.geteuid() != 0:
+        return airlock(binary, state, real, "run", "--", "sh", "-c", script)
+    # cwd is taken on the copy's own mount before /tmp is covered by an
+    # empty one, as the quarantine's private /tmp is.
+    wrap = ('mount --bind "$0" "$0" && cd "$0" && mount -o remount,bind,ro / && '
+            'mount -t tmpfs tmpfs /tmp && exec sh -c "$1"')
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", wrap, real,
+                           script], capture_output=True, check=False)
+
+
 def one(seed, include_all, binary, tmp):
     """None when dryrun + apply did what the real run did, else why not."""
     real, dry, state = (os.path.join(tmp, n) for n in ("real", "dry", "state"))
@@ -51,13 +67,12 @@ def one(seed, include_all, binary, tmp):
         f.write("\n".join(script) + "\n")
     sh(base, dry)
     subprocess.run(["cp", "-a", dry, real], check=True)
-    original = manifest(dry)
-    # The real run is a run in the same quarantine (privileges, /tmp, what
-    # may be written), on the real copy.
-    p = airlock(binary, state + ".real", real, "run", "--", "sh", "-c", "\n".join(script))
+    owners = os.geteuid() == 0  # a dry run as root carries owners
+    original = manifest(dry, owners)
+    p = real_run(binary, state + ".real", real, "\n".join(script))
     if p.returncode != 0:
         return "run: status %d: %s" % (p.returncode, p.stderr[:300])
-    want = manifest(real)
+    want = manifest(real, owners)
     p = airlock(binary, state, dry, "dryrun", "--json", "--expect", "**", "--expect-delete", "**",
                 "--", "sh", "-c", "\n".join(script))
     try:
@@ -76,7 +91,7 @@ def one(seed, include_all, binary, tmp):
         p = airlock(binary, state, tmp, cmd, rid)
         if p.returncode != 0:
             return "%s: status %d: %s" % (cmd, p.returncode, p.stderr[:300])
-        got = manifest(dry)
+        got = manifest(dry, owners)
         if got != expected:
             with open(os.path.join(tmp, "want.manifest"), "w") as f:
                 f.write(expected)
