@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """The manifest of a tree, for tests/diff/run.py: one line per entry below
-DIR (sorted by path bytes, never following a symlink): type, mode, then the
-SHA-256 of a file, the target of a symlink; then the hard-link groups inside
+DIR (sorted by path bytes, never following a symlink): type, mode, owner
+and group (uid:gid as the host sees them), then the SHA-256 of a file, the
+target of a symlink, a device's major,minor; a directory the caller cannot
+list and a file it cannot read (mode 000 as an unprivileged caller) say
+so; then the hard-link groups inside
 the tree, then the extended attributes (the overlay's own excluded), every
 one the kernel lists, the POSIX ACLs among them (system.posix_acl_access,
 system.posix_acl_default: their bytes, ids as the host sees them). Paths
@@ -29,20 +32,31 @@ def manifest(top):
         mode = "%04o" % stat.S_IMODE(st.st_mode)
         if stat.S_ISDIR(st.st_mode):
             kind, extra = "dir", ""
-            for name in os.listdir(full):
+            try:
+                names = os.listdir(full)
+            except PermissionError:
+                names, extra = [], "unlistable"
+            for name in names:
                 stack.append(os.path.join(rel, name) if rel else name)
         elif stat.S_ISREG(st.st_mode):
-            with open(full, "rb") as f:
-                kind, extra = "file", hashlib.sha256(f.read()).hexdigest()
+            try:
+                with open(full, "rb") as f:
+                    kind, extra = "file", hashlib.sha256(f.read()).hexdigest()
+            except PermissionError:
+                kind, extra = "file", "unreadable"
             inodes.setdefault(st.st_ino, []).append(rel)
         elif stat.S_ISLNK(st.st_mode):
             kind, extra, mode = "symlink", esc(os.readlink(full)), ""
         elif stat.S_ISFIFO(st.st_mode):
             kind, extra = "fifo", ""
             inodes.setdefault(st.st_ino, []).append(rel)
+        elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            kind = "chr" if stat.S_ISCHR(st.st_mode) else "blk"
+            extra = "%d,%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
+            inodes.setdefault(st.st_ino, []).append(rel)
         else:
             kind, extra = "other", ""
-        lines.append((rel, "%s %s %s %s" % (esc(rel) or ".", kind, mode, extra)))
+        lines.append((rel, "%s %s %s %d:%d %s" % (esc(rel) or ".", kind, mode, st.st_uid, st.st_gid, extra)))
         try:
             for name in sorted(os.listxattr(full, follow_symlinks=False)):
                 if not name.startswith(("user.overlay.", "trusted.overlay.")):
