@@ -8,7 +8,7 @@ device numbers, hard-link groups, xattrs and ACLs) must be equal. Then
 `rollback` must give back the original tree, and a second `apply` the real
 run's tree again.
 
-  run.py [--all] [--wide] [--real=direct|airlock] [--strict] [--minimize[=N]]
+  run.py [--all] [--wide] [--real=direct|airlock] [--strict] [--review] [--minimize[=N]]
          [--minimize-for=SYM[,SYM...]] FIRST LAST
 
 The real run (--real):
@@ -35,10 +35,13 @@ Each seed lands in one category:
                      difference: presence (a path on one side only), type,
                      device, owner, mode, setid, content, hardlinks, xattr
                      (a seed may have several);
+  mode not shown     (--review, implied by --wide) the result is right, but
+                     a path whose mode the real run changed has no mode in
+                     its change set entry: a change no reviewer was shown;
   error              anything else: the real run or the dry run did not
                      finish, rollback or a second apply differs, a named
                      refusal changed the tree.
-Exit status: the silent differences plus the errors (plus the named
+Exit status: the silent differences, unshown modes and errors (plus the named
 verdicts with --strict), at most 100. The summary's "N differ" counts the
 same seeds.
 
@@ -53,6 +56,7 @@ keeps the result, names spelled out, as min.SYMPTOM.sh with the seed.
 AIRLOCK names the binary; DIFF_PROGRESS=1 prints a line per seed. A failing
 seed is kept under $DIFF_KEEP (default: a temporary directory that is then
 left in place) with its scripts and manifests."""
+import base64
 import json
 import re
 import os
@@ -64,7 +68,7 @@ import tempfile
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402
-from manifest import manifest  # noqa: E402
+from manifest import esc, manifest  # noqa: E402
 
 APPLIED = ("DRY_RUN_OK", "OUTSIDE_WRITE")
 
@@ -125,6 +129,26 @@ def symptoms(want, got):
     return "+".join(sorted(out)) or "other"
 
 
+def unshown_modes(original, want, changes):
+    """Paths whose mode the real run changed (same path, same type) and
+    whose change set entry shows no mode: a mode change no reviewer saw."""
+    def modes(text):
+        d = {}
+        for line in text.splitlines():
+            f = line.split(" ")
+            if f[0] not in ("hardlinks", "xattr") and f[1] != "symlink":
+                d[f[0]] = (f[1], f[2])
+        return d
+    a, b = modes(original), modes(want)
+    changed = {p for p in a if p in b and a[p][0] == b[p][0] and a[p][1] != b[p][1]}
+    shown = set()
+    for c in changes:
+        raw = base64.b64decode(c["path_b64"]) if "path_b64" in c else c.get("path", "").encode()
+        if "mode" in c:
+            shown.add(esc(raw) or ".")
+    return sorted(changed - shown)
+
+
 def diff_text(tmp, want, got, lines=8):
     with open(os.path.join(tmp, "want.manifest"), "w") as f:
         f.write(want)
@@ -143,10 +167,11 @@ def clean(tmp):
             shutil.rmtree(d, ignore_errors=True)
 
 
-def one(base, script, real_mode, binary, tmp, quick=False):
+def one(base, script, real_mode, binary, tmp, quick=False, review=False):
     """(category, detail): category is "same", "named VERDICT", "silent" (the
-    detail then starts with the symptoms) or "error". quick: no rollback and
-    no second apply."""
+    detail then starts with the symptoms), "unshown" (review: the result is
+    right, but a mode change is missing from the change set) or "error".
+    quick: no rollback and no second apply."""
     real, dry, state = (os.path.join(tmp, n) for n in ("real", "dry", "state"))
     clean(tmp)
     os.mkdir(dry)
@@ -203,6 +228,10 @@ def one(base, script, real_mode, binary, tmp, quick=False):
                 return "silent", "%s %s:\n%s" % (symptoms(expected, got), what,
                                                  diff_text(tmp, expected, got))
             return "error", "%s:\n%s" % (what, diff_text(tmp, expected, got))
+    if review and not doc["dryrun"].get("truncated"):
+        hidden = unshown_modes(original, want, doc["dryrun"].get("changes", []))
+        if hidden:
+            return "unshown", "mode changes the change set does not show: %s" % " ".join(hidden[:8])
     return "same", None
 
 
@@ -258,6 +287,7 @@ def main():
     include_all = "--all" in args
     wide = "--wide" in args
     strict = "--strict" in args
+    review = "--review" in args or wide
     real_mode = "direct" if os.geteuid() == 0 else "airlock"
     min_per, only = 0, None
     rest = []
@@ -271,10 +301,10 @@ def main():
             min_per = min_per or 3
         elif a.startswith("--minimize="):
             min_per = int(a.split("=", 1)[1])
-        elif a not in ("--all", "--wide", "--strict"):
+        elif a not in ("--all", "--wide", "--strict", "--review"):
             rest.append(a)
     if len(rest) != 2 or real_mode not in ("direct", "airlock"):
-        sys.stderr.write("usage: run.py [--all] [--wide] [--real=direct|airlock] [--strict] [--minimize[=N]] "
+        sys.stderr.write("usage: run.py [--all] [--wide] [--real=direct|airlock] [--strict] [--review] [--minimize[=N]] "
                          "FIRST LAST\n")
         return 125
     first, last = int(rest[0]), int(rest[1])
@@ -283,19 +313,19 @@ def main():
     tmp = tempfile.mkdtemp(prefix="airlock-diff.")
     keep = os.environ.get("DIFF_KEEP", os.path.join(tmp, "failures"))
     progress = bool(os.environ.get("DIFF_PROGRESS"))
-    reproduced, named, silent, errors = 0, {}, [], []
+    reproduced, named, silent, errors, unshown = 0, {}, [], [], []
     by_symptom, minimized = {}, {}
     for seed in range(first, last + 1):
         base = gen.generate(seed, "base", include_all, wide)
         script = gen.generate(seed, "script", include_all, wide)
-        cat, detail = one(base, script, real_mode, binary, tmp)
+        cat, detail = one(base, script, real_mode, binary, tmp, review=review)
         if progress:  # one line per seed, for a long run cut short
             print("seed %d: %s%s" % (seed, cat, " " + detail.split("\n", 1)[0] if cat == "silent" else ""),
                   flush=True)
         if cat == "same":
             reproduced += 1
             continue
-        failing = cat in ("silent", "error") or strict
+        failing = cat in ("silent", "error", "unshown") or strict
         syms = []
         if cat.startswith("named "):
             named.setdefault(cat[6:], []).append(seed)
@@ -304,6 +334,8 @@ def main():
             syms = detail.split(" ", 1)[0].split("+")
             for sym in syms:
                 by_symptom.setdefault(sym, []).append(seed)
+        elif cat == "unshown":
+            unshown.append(seed)
         else:
             errors.append(seed)
         if not failing:
@@ -325,7 +357,7 @@ def main():
                     seed, sym, real_mode, "\n".join(map(readable, b)), "\n".join(map(readable, s[2:-2])),
                     detail.replace("\n", "\n# ")))
             sys.stderr.write("seed %d: minimized for %s: %s\n" % (seed, sym, os.path.join(dest, "min.%s.sh" % sym)))
-    failed = len(silent) + len(errors)
+    failed = len(silent) + len(errors) + len(unshown)
     if strict:
         failed += sum(len(v) for v in named.values())
     total = last - first + 1
@@ -338,6 +370,8 @@ def main():
     print("silent difference %d%s" % (len(silent), ": seeds " + " ".join(map(str, silent)) if silent else ""))
     for k, v in sorted(by_symptom.items()):
         print("  symptom %s %d: seeds %s" % (k, len(v), " ".join(map(str, v))))
+    if review:
+        print("mode change not shown %d%s" % (len(unshown), ": seeds " + " ".join(map(str, unshown)) if unshown else ""))
     print("error %d%s" % (len(errors), ": seeds " + " ".join(map(str, errors)) if errors else ""))
     if failed or minimized:
         sys.stderr.write("failures kept in %s\n" % keep)
