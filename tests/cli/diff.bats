@@ -36,22 +36,22 @@ wide_or_skip() {
 	[[ "$output" == *" 0 differ"* ]]
 }
 
-@test "--wide: no silent difference, seeds 1..${AIRLOCK_DIFF_WIDE_SEEDS:-50} (as root: root's own run)" {
+@test "--wide: no silent difference, seeds 1..${AIRLOCK_DIFF_WIDE_SEEDS:-20} (as root: root's own run)" {
 	wide_or_skip
-	run python3 "$BATS_TEST_DIRNAME/../diff/run.py" --wide 1 "${AIRLOCK_DIFF_WIDE_SEEDS:-50}"
+	run python3 "$BATS_TEST_DIRNAME/../diff/run.py" --wide 1 "${AIRLOCK_DIFF_WIDE_SEEDS:-20}"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *" 0 differ"* ]]
 }
 
-@test "--wide as uid 65534: no silent difference, seeds 1..${AIRLOCK_DIFF_WIDE_SEEDS:-50}" {
+@test "--wide as uid 65534: no silent difference, seeds 1..${AIRLOCK_DIFF_WIDE_SEEDS:-20}" {
 	wide_or_skip
 	[ "$(id -u)" -eq 0 ] || skip "needs root to become uid 65534"
 	cd /tmp
 	local as=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp TMPDIR=/tmp)
 	"${as[@]}" test -r "$BATS_TEST_DIRNAME/../diff/run.py" -a -x "$AIRLOCK" ||
 		skip "the tree or the binary is not readable by uid 65534"
-	run "${as[@]}" AIRLOCK="$AIRLOCK" python3 "$BATS_TEST_DIRNAME/../diff/run.py" --wide 1 "${AIRLOCK_DIFF_WIDE_SEEDS:-50}"
+	run "${as[@]}" AIRLOCK="$AIRLOCK" python3 "$BATS_TEST_DIRNAME/../diff/run.py" --wide 1 "${AIRLOCK_DIFF_WIDE_SEEDS:-20}"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *" 0 differ"* ]]
