@@ -4,15 +4,17 @@
 (tests/diff/run.py). For one seed it prints two POSIX sh scripts, always the
 same for the same seed:
 
-  gen.py SEED base    builds the starting tree in the current directory
-  gen.py SEED script  the command under test, run for real in one copy and
-                      through airlock dryrun + apply in the other
+  gen.py SEED base [--all] [--wide]    builds the starting tree in the
+                                      current directory
+  gen.py SEED script [--all] [--wide]  the command under test, run for real
+                                      in one copy and through airlock
+                                      dryrun + apply in the other
 
 The script's steps may fail (a rename of a path already gone...): both sides
 run the same steps, so they fail alike; the script ends with `true`.
 
-Left out on purpose, each a documented limit of the snapshot (docs/dryrun.md,
-"Not built yet"), not of apply: writing to, chmod of or setting attributes
+Without --wide, left out on purpose, each a documented limit of the snapshot
+(docs/dryrun.md, "Not built yet"), not of apply: writing to, chmod of or setting attributes
 of a file the base tree hard-links (the overlay copies up one name), new hard
 links to a file of the base tree (applied as a copy), renaming a directory
 that holds a file with attributes (a copy in the snapshot: mv cannot set
@@ -37,7 +39,31 @@ the copy, says so, and still exits 0, where the real rename keeps it
 (docs/dryrun.md, "Not built yet"). setfacl always runs
 with -P, so it never follows a symlink (in the base tree it runs on the
 host).
+
+--wide (issue 20) puts every left-out step back in (it implies --all) and
+adds, from a third random stream (so that without --wide a seed's lines
+are byte for byte what they were):
+- in the base tree: link groups of two to four names across directories;
+  read-only files (444, 400, 555) with user.* attributes below a directory;
+  a set-id file (4755, 2755, 6755, 4700); a foreign owner (chown 1234,
+  1234:1234, :4242: only root's succeeds); a read-only (555) directory
+  holding a file; as root only, a directory holding a 000 directory (an
+  unprivileged caller could not list it, and airlock refuses a run whose
+  tree it cannot check for code left for the host);
+- in the script: a name joining a group (`ln a c`), leaving it (`rm a`),
+  replaced with the same or other bytes (`cp a t && mv -f t a`), `sed -i`
+  that matches nothing, `rm a; printf .. > a`, appended to, chmod-ed or
+  given an attribute through one name, renamed into another directory; a
+  mode and a content change in one step (`printf .. > f && chmod 755 f`,
+  and the other order); a directory holding read-only files with
+  attributes renamed; `chown 1234 p || true`, `chown $(id -u) p` (and the
+  group forms); appending to a set-id file, clearing its bit, `chmod u+s f
+  || true`; `mknod d c 1 3 || true`.
+With --wide every line names its kind in a trailing comment (`# join`,
+`# base-setid`, `# step` for the other steps, `# acl`), which run.py's
+--minimize output keeps.
 """
+import os
 import random
 import shutil
 import sys
@@ -72,9 +98,10 @@ def qdata(data):
 
 
 class Gen:
-    def __init__(self, seed, include_all):
+    def __init__(self, seed, include_all, wide=False):
         self.r = random.Random(seed)
-        self.all = include_all
+        self.wide = wide
+        self.all = include_all or wide
         self.files, self.dirs, self.links = set(), set(), set()
         self.fifos = set()  # never written to or copied: that would block
         self.hardlinked = set()  # base-tree names that share an inode
@@ -85,6 +112,12 @@ class Gen:
         self.acl_r = random.Random("acl %d" % seed)
         self.defacl = set()  # directories given a default ACL
         self.acl_foreign = set()  # paths whose ACL may name an unmapped id
+        # --wide steps (issue 20) draw from a third stream, for the same
+        # reason: without --wide a seed's script is byte for byte what it was
+        self.w = random.Random("wide %d" % seed)
+        self.groups = []  # link groups: lists of names of one inode
+        self.setid = set()  # base-tree files with a set-id bit
+        self.rodirs = set()  # directories holding read-only files with attributes
 
     def name(self):
         return self.r.choice(NAMES)
@@ -120,14 +153,18 @@ class Gen:
         pools = [p for p in (self.files, self.dirs, self.links, self.fifos) if p]
         return self.some(self.r.choice(pools)) if pools else self.newpath()
 
-    def emit(self, line):
-        self.out.append(line + " 2>/dev/null")
+    def emit(self, line, tag=None):
+        # a --wide step names its kind in a comment, which run.py --minimize
+        # reads back as the cause of a difference
+        self.out.append(line + " 2>/dev/null" + ("  # %s" % tag if tag else ""))
 
     def forget_under(self, path):
-        for pool in (self.files, self.dirs, self.links, self.fifos):
+        for pool in (self.files, self.dirs, self.links, self.fifos, self.setid, self.rodirs):
             for p in list(pool):
                 if p == path or p.startswith(path + b"/"):
                     pool.discard(p)
+        for g in self.groups:
+            g[:] = [p for p in g if not (p == path or p.startswith(path + b"/"))]
 
     # ---- the base tree ----------------------------------------------------
     def base(self):
@@ -160,6 +197,10 @@ class Gen:
             self.emit("ln %s %s" % (q(f), q(l)))
             self.files.add(l)
             self.hardlinked.update((f, l))
+        if self.wide:
+            for i, line in enumerate(self.out):  # the base's own link pair is a group too
+                self.out[i] += "  # " + ("base-group" if line.startswith("ln \"") else "base")
+            self.wide_base()
         return self.out
 
     def xattr(self, set_only=False):
@@ -340,29 +381,188 @@ class Gen:
             # rm -rf pkg && tar -xf pkg.tar, with the archive outside
             self.emit("tar -cf \"$TMPDIR/t.tar\" %s && rm -rf %s && tar -xf \"$TMPDIR/t.tar\"" % (q(d), q(d)))
 
+    # ---- issue 20's steps (--wide) -------------------------------------------
+    def tag_since(self, start, tag):
+        """Name the kind of the lines emitted since start (--wide only)."""
+        if self.wide:
+            for i in range(start, len(self.out)):
+                if "  # " not in self.out[i]:
+                    self.out[i] += "  # " + tag
+
+    def wide_base(self):
+        """Link groups (names in several directories), read-only files with
+        attributes below a directory, set-id files, foreign owners (as
+        root), a directory with mode 000 and a read-only directory."""
+        w = self.w
+        for _ in range(w.randint(1, 2)):
+            pool = sorted(self.files - self.hardlinked - self.xattred)
+            if not pool:
+                break
+            f = w.choice(pool)
+            g = [f]
+            for _ in range(w.randint(1, 3)):
+                n = self.newpath()
+                self.emit("ln %s %s" % (q(f), q(n)), "base-group")
+                self.files.add(n)
+                g.append(n)
+            self.groups.append(g)
+            self.hardlinked.update(g)
+        if w.random() < 0.6:
+            d = self.newpath()
+            sub = d + b"/" + w.choice(NAMES)
+            self.emit("mkdir -p %s" % q(sub), "base-roxattr")
+            for p in (d + b"/" + w.choice(NAMES), sub + b"/" + w.choice(NAMES)):
+                if p == sub:
+                    continue
+                self.emit("%s > %s" % (qdata(w.choice(CONTENTS)), q(p)), "base-roxattr")
+                value = w.choice(XATTR_VALUES[:2])
+                self.emit("setfattr -h -n %s -v 0x%s %s" % (w.choice(XATTR_NAMES), value.hex(), q(p)), "base-roxattr")
+                self.emit("chmod %s %s" % (w.choice(["444", "400", "555"]), q(p)), "base-roxattr")
+                self.files.add(p)
+                self.xattred.add(p)
+            self.dirs.update((d, sub))
+            self.rodirs.add(d)
+        if w.random() < 0.5:
+            f = self.newpath()
+            self.emit("%s > %s" % (qdata(b"#!/bin/sh\n"), q(f)), "base-setid")
+            self.emit("chmod %s %s" % (w.choice(["4755", "2755", "6755", "4700"]), q(f)), "base-setid")
+            self.files.add(f)
+            self.setid.add(f)
+        if w.random() < 0.4:
+            # fails as anyone but root, alike for both runs
+            p = w.choice(sorted(self.files | self.dirs))
+            self.emit("chown %s %s" % (w.choice(["1234", "1234:1234", ":4242"]), q(p)), "base-owner")
+        # as root only: a caller that cannot list it cannot check the tree
+        # for code left for the host either, and airlock refuses the run
+        if w.random() < 0.25 and os.geteuid() == 0:
+            d = self.newpath()
+            self.emit("mkdir -p %s/locked && %s > %s/locked/f && chmod 000 %s/locked" % (
+                q(d), qdata(b"x\n"), q(d), q(d)), "base-locked")
+            self.dirs.add(d)
+        if w.random() < 0.25:
+            d = self.newpath()
+            self.emit("mkdir -p %s && %s > %s/f && chmod 555 %s" % (q(d), qdata(b"x\n"), q(d), q(d)), "base-rodir")
+            self.dirs.add(d)
+
+    def wide_step(self):
+        w = self.w
+        groups = [g for g in self.groups if g]
+        op = w.choice(["join", "leave", "replace_same", "replace_diff", "sed", "rmrecreate", "append1",
+                       "chmod1", "xattr1", "mvdir", "modecontent", "modecontent", "rodir_mv", "chown_foreign",
+                       "chown_self", "setid_append", "setid_chmod", "mknod"])
+        if op in ("join", "leave", "replace_same", "replace_diff", "sed", "rmrecreate", "append1", "chmod1",
+                  "xattr1", "mvdir"):
+            if not groups:
+                return
+            g = w.choice(groups)
+            a = w.choice(g)
+            if op == "join":
+                c = self.newpath()
+                self.emit("ln %s %s" % (q(a), q(c)), op)
+                self.files.add(c)
+                g.append(c)
+                self.hardlinked.add(c)
+            elif op == "leave":
+                self.emit("rm -f %s" % q(a), op)
+                self.forget_under(a)
+            elif op in ("replace_same", "replace_diff"):
+                t = self.newpath()
+                more = "" if op == "replace_same" else " && %s >> %s" % (qdata(b"more\n"), q(t))
+                self.emit("cp %s %s%s && mv -f %s %s" % (q(a), q(t), more, q(t), q(a)), op)
+                g.remove(a)
+            elif op == "sed":
+                self.emit("sed -i 's/no such text here//' %s" % q(a), op)
+                g.remove(a)
+            elif op == "rmrecreate":
+                self.emit("rm -f %s; %s > %s" % (q(a), qdata(w.choice(CONTENTS)), q(a)), op)
+                g.remove(a)
+            elif op == "append1":
+                self.emit("%s >> %s" % (qdata(w.choice(CONTENTS[1:])), q(a)), op)
+            elif op == "chmod1":
+                self.emit("chmod %s %s" % (w.choice(FILE_MODES), q(a)), op)
+            elif op == "xattr1":
+                self.emit("setfattr -h -n %s -v 0x%s %s" % (w.choice(XATTR_NAMES), w.choice(XATTR_VALUES[:2]).hex(),
+                                                           q(a)), op)
+                self.xattred.add(a)
+            else:  # a name of the group renamed into another directory
+                dirs = sorted(d for d in self.dirs if not a.startswith(d + b"/"))
+                dst = (w.choice(dirs) + b"/" if dirs and w.random() < 0.8 else b"") + w.choice(NAMES)
+                if any(dst in pool for pool in (self.files, self.dirs, self.links, self.fifos)):
+                    return
+                self.emit("mv -f %s %s" % (q(a), q(dst)), op)
+                self.forget_under(a)
+                self.files.add(dst)
+                g.append(dst)
+                self.hardlinked.add(dst)
+        elif op == "modecontent":
+            f = self.some(self.files)
+            if f is None:
+                return
+            data, mode = qdata(w.choice(CONTENTS)), w.choice(FILE_MODES)
+            if w.random() < 0.5:
+                self.emit("%s > %s && chmod %s %s" % (data, q(f), mode, q(f)), op)
+            else:
+                self.emit("chmod %s %s && %s >> %s" % (mode, q(f), data, q(f)), op)
+        elif op == "rodir_mv":
+            if not self.rodirs:
+                return
+            d, dst = w.choice(sorted(self.rodirs)), self.newpath()
+            self.emit("mv -f %s %s" % (q(d), q(dst)), op)
+            self.forget_under(d)
+            self.dirs.add(dst)
+            self.rodirs.add(dst)
+        elif op == "chown_foreign":
+            p = self.any_path()
+            self.emit("chown %s %s || true" % (w.choice(["1234", "1234:1234", ":4242"]), q(p)), op)
+        elif op == "chown_self":
+            p = self.any_path()
+            self.emit("chown %s %s" % (w.choice(["$(id -u)", ":$(id -g)", "$(id -u):$(id -g)"]), q(p)), op)
+        elif op == "setid_append":
+            if not self.setid:
+                return
+            self.emit("%s >> %s" % (qdata(b"echo more\n"), q(w.choice(sorted(self.setid)))), op)
+        elif op == "setid_chmod":
+            if self.setid and w.random() < 0.5:
+                self.emit("chmod %s %s" % (w.choice(["755", "u-s", "g-s"]), q(w.choice(sorted(self.setid)))), op)
+            else:
+                f = self.some(self.files)
+                if f is not None:
+                    self.emit("chmod %s %s || true" % (w.choice(["u+s", "g+s"]), q(f)), op)
+        else:  # a device the script ignores failing to make
+            d = self.newpath()
+            self.emit("mknod %s c 1 3 || true" % q(d), op)
+            self.fifos.add(d)  # never written to or copied
+
     def script(self):
         self.base()
         self.out = ["set +e", 'TMPDIR=$(mktemp -d)']
         for _ in range(self.r.randint(1, 12)):
+            start = len(self.out)
             self.step()
+            self.tag_since(start, "step")
             if HAVE_SETFACL and self.acl_r.random() < 0.3:
+                start = len(self.out)
                 self.acl()
+                self.tag_since(start, "acl")
+            if self.wide:
+                for _ in range(self.w.choice([0, 1, 1, 2])):
+                    self.wide_step()
         self.out.append('rm -rf "$TMPDIR"')
         self.out.append("true")
         return self.out
 
 
-def generate(seed, part, include_all=False):
+def generate(seed, part, include_all=False, wide=False):
     """The lines of the base tree ("base") or the script ("script")."""
-    g = Gen(seed, include_all)
+    g = Gen(seed, include_all, wide)
     return g.base() if part == "base" else g.script()
 
 
 def main():
     if len(sys.argv) < 3 or sys.argv[2] not in ("base", "script"):
-        sys.stderr.write("usage: gen.py SEED base|script [--all]\n")
+        sys.stderr.write("usage: gen.py SEED base|script [--all] [--wide]\n")
         return 2
-    g = Gen(int(sys.argv[1]), "--all" in sys.argv[3:])
+    g = Gen(int(sys.argv[1]), "--all" in sys.argv[3:], "--wide" in sys.argv[3:])
     lines = g.base() if sys.argv[2] == "base" else g.script()
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """The manifest of a tree, for tests/diff/run.py: one line per entry below
-DIR (sorted by path bytes, never following a symlink): type, mode, then the
-SHA-256 of a file, the target of a symlink; then the hard-link groups inside
+DIR (sorted by path bytes, never following a symlink): type, mode, owner
+and group (uid:gid as the host sees them), then the SHA-256 of a file, the
+target of a symlink, a device's major,minor; a directory the caller cannot
+list and a file it cannot read (mode 000 as an unprivileged caller) say
+so; then the hard-link groups inside
 the tree, then the extended attributes (the overlay's own excluded), every
 one the kernel lists, the POSIX ACLs among them (system.posix_acl_access,
 system.posix_acl_default: their bytes, ids as the host sees them). Paths
-and targets are written with every byte outside printable ASCII escaped.
-With owners (`--owners`, for runs as root: tests/diff/rootcases.py), each
-entry's line ends with its uid:gid."""
+and targets are written with every byte outside printable ASCII escaped."""
 import hashlib
 import os
 import stat
@@ -19,7 +20,8 @@ def esc(b):
     return "".join(chr(c) if 0x21 <= c < 0x7f and c != 0x5c else "\\x%02x" % c for c in b)
 
 
-def manifest(top, owners=False):
+def manifest(top, owners=True):
+    # owners: always in the line now; the argument stays for rootcases.py
     """The manifest of the tree at top, as text."""
     root = os.fsencode(top)
     lines, inodes, xattrs = [], {}, []
@@ -31,23 +33,31 @@ def manifest(top, owners=False):
         mode = "%04o" % stat.S_IMODE(st.st_mode)
         if stat.S_ISDIR(st.st_mode):
             kind, extra = "dir", ""
-            for name in os.listdir(full):
+            try:
+                names = os.listdir(full)
+            except PermissionError:
+                names, extra = [], "unlistable"
+            for name in names:
                 stack.append(os.path.join(rel, name) if rel else name)
         elif stat.S_ISREG(st.st_mode):
-            with open(full, "rb") as f:
-                kind, extra = "file", hashlib.sha256(f.read()).hexdigest()
+            try:
+                with open(full, "rb") as f:
+                    kind, extra = "file", hashlib.sha256(f.read()).hexdigest()
+            except PermissionError:
+                kind, extra = "file", "unreadable"
             inodes.setdefault(st.st_ino, []).append(rel)
         elif stat.S_ISLNK(st.st_mode):
             kind, extra, mode = "symlink", esc(os.readlink(full)), ""
         elif stat.S_ISFIFO(st.st_mode):
             kind, extra = "fifo", ""
             inodes.setdefault(st.st_ino, []).append(rel)
+        elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            kind = "chr" if stat.S_ISCHR(st.st_mode) else "blk"
+            extra = "%d,%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
+            inodes.setdefault(st.st_ino, []).append(rel)
         else:
             kind, extra = "other", ""
-        line = "%s %s %s %s" % (esc(rel) or ".", kind, mode, extra)
-        if owners:
-            line += " %d:%d" % (st.st_uid, st.st_gid)
-        lines.append((rel, line))
+        lines.append((rel, "%s %s %s %d:%d %s" % (esc(rel) or ".", kind, mode, st.st_uid, st.st_gid, extra)))
         try:
             for name in sorted(os.listxattr(full, follow_symlinks=False)):
                 if not name.startswith(("user.overlay.", "trusted.overlay.")):
@@ -63,5 +73,5 @@ def manifest(top, owners=False):
 
 
 if __name__ == "__main__":
-    with_owners = "--owners" in sys.argv[1:]
-    sys.stdout.write(manifest([a for a in sys.argv[1:] if a != "--owners"][0], with_owners))
+    # --owners is accepted for older callers: owners are always listed
+    sys.stdout.write(manifest([a for a in sys.argv[1:] if a != "--owners"][0]))
