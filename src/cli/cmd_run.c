@@ -390,7 +390,11 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
 		const char *hint = json_string_value(json_object_get(c, "hint"));
 		const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
-		if (needs)
+		const char *setid = json_string_value(json_object_get(c, "refused_setid"));
+		if (setid)
+			cli_print("  refused set-id request: %s (%lld times); the real run may have made a set-id file, never applied\n",
+				  setid, (long long)json_integer_value(json_object_get(c, "count")));
+		else if (needs)
 			cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
 				  strcmp(needs, "device_node") == 0 ? "make a device node"
 				  : strcmp(needs, "xattr") == 0	    ? "set a trusted.* attribute or a file capability"

@@ -176,6 +176,20 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
+	/* A set-id request the filter refused: the real run (the owner's or
+	 * root's) may have left a set-id object, which the snapshot cannot
+	 * hold and apply would never install, whatever the command made of the
+	 * failure or did after (chmod 4755 f; chmod 700 f). It takes the place
+	 * of every verdict below PRIVILEGED_FILE; the problem is listed
+	 * whatever the verdict. */
+	if (req->setid_refused) {
+		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE)
+			verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
+		const char *name = req->setid_syscall ? req->setid_syscall : "?";
+		if (json_array_append_new(problems, json_pack("{s:s, s:i}", "refused_setid", name,
+							      "count", (int)req->setid_refused)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	/* The change set is what the command did inside; a write it attempted
 	 * outside is something it meant to do and could not, so applying the
 	 * rest would not be what the command would have done: OUTSIDE_WRITE,

@@ -65,6 +65,12 @@ struct dryrun_request {
 	unsigned device_nodes;
 	/* trusted.* attributes and file capabilities it tried to set: likewise */
 	unsigned privileged_xattrs;
+	/* Set-id requests the filter refused (any caller), and the first one's
+	 * system call: the real run may have made a set-id object the snapshot
+	 * cannot hold, so the dry run is PRIVILEGED_FILE unless it failed or
+	 * holds host code. */
+	unsigned setid_refused;
+	const char *setid_syscall;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

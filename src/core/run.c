@@ -94,6 +94,8 @@ struct run_state {
 	bool dry_owners; /* every id mapped: the change set carries owners */
 	unsigned dry_device_nodes; /* device nodes root's real run would have made */
 	unsigned dry_privileged_xattrs; /* trusted.*, file capabilities: likewise */
+	unsigned dry_setid_refused; /* set-id requests the filter refused */
+	char dry_setid_syscall[24]; /* the first one's system call */
 	/* dry runs: what the command left in the private /tmp */
 	bool scratch_counted;
 	uint64_t scratch_entries, scratch_bytes;
@@ -884,6 +886,9 @@ static int run_spawn(struct run_state *st, struct error *err)
 		/* Root's real run would have made them; anyone else's fails too. */
 		st->dry_device_nodes = geteuid() == 0 ? res.device_nodes : 0;
 		st->dry_privileged_xattrs = geteuid() == 0 ? res.privileged_xattrs : 0;
+		/* The owner's real run makes a set-id file as root's does. */
+		st->dry_setid_refused = res.setid_refused;
+		memcpy(st->dry_setid_syscall, res.setid_syscall, sizeof(st->dry_setid_syscall));
 		st->scratch_entries = res.scratch_entries;
 		st->scratch_bytes = res.scratch_bytes;
 	}
@@ -1007,6 +1012,8 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 			.owners = st->dry_owners,
 			.device_nodes = st->dry_device_nodes,
 			.privileged_xattrs = st->dry_privileged_xattrs,
+			.setid_refused = st->dry_setid_refused,
+			.setid_syscall = st->dry_setid_syscall,
 		};
 		struct error finish_err = { 0 };
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);

@@ -222,6 +222,13 @@ struct sandbox_result {
 	 * file capability (security.capability), which need CAP_SYS_ADMIN or
 	 * CAP_SETFCAP that the quarantine never has and root's real run does */
 	unsigned privileged_xattrs;
+	/* Set-user-ID and set-group-ID requests the filter refused (a chmod,
+	 * or an open, mkdir or mknod whose mode asks for a bit; also among
+	 * denials), any run, and the first one's system call: the run the
+	 * command would have had outside the quarantine may have made a set-id
+	 * object, whatever the command did with the failure */
+	unsigned setid_refused;
+	char setid_syscall[24];
 };
 
 void sandbox_result_release(struct sandbox_result *result);

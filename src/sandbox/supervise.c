@@ -406,6 +406,18 @@ static void supervisor_note_privileged_xattr(struct supervisor *s, const struct 
 		s->result->privileged_xattrs++;
 }
 
+/* A set-id request the filter refuses, told apart by the caller's
+ * registers (the filter's own test): counted, with the first one's name. */
+static void supervisor_note_setid(struct sandbox_result *r, const struct seccomp_notif *req)
+{
+	if (!syscall_filter_sets_id(req->data.nr, req->data.args))
+		return;
+	if (r->setid_refused++ == 0) {
+		const char *name = syscall_filter_name(req->data.nr, req->data.arch);
+		snprintf(r->setid_syscall, sizeof(r->setid_syscall), "%.23s", name ? name : "?");
+	}
+}
+
 /* A rule of the filter means "refuse" (answer EPERM and write it down), or
  * in a traced run, for the write system calls, "note and go on". */
 static void supervisor_on_notification(struct supervisor *s, short revents)
@@ -441,6 +453,7 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
 		supervisor_record_denial(s->result, req->data.nr, req->data.arch);
+		supervisor_note_setid(s->result, req);
 		resp->error = -syscall_filter_refusal_errno(req->data.nr, req->data.args);
 	}
 	(void)ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
