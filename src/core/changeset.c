@@ -92,6 +92,19 @@ enum changeset_xattrs changeset_xattrs_of(const char *schema)
 	return CHANGESET_XATTRS_ALL;
 }
 
+bool changeset_carries_identity(const char *schema)
+{
+	static const char *const older[] = { "airlock.changeset/1", "airlock.changeset/2",
+					     "airlock.changeset/3" };
+
+	if (!schema)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(older); i++)
+		if (!strcmp(schema, older[i]))
+			return false;
+	return true;
+}
+
 bool changeset_xattr_carried(const char *name, enum changeset_xattrs which)
 {
 	if (which == CHANGESET_XATTRS_ALL && changeset_xattr_is_acl(name))
@@ -374,10 +387,13 @@ static bool same_content(int upper_fd, int lower_fd, const char *name, const str
 /* What changed of an object whose type and content did not: its mode
  * (not a symlink's: it has none) and its extended attributes (the carried
  * ones, changeset_xattr_carried). mode_changed when the mode differs
- * (with the attributes too when they differ), else xattrs_changed. */
+ * (with old_xattrs too when the attributes differ), else xattrs_changed.
+ * Either entry carries the object's whole identity (changeset_identity):
+ * mode, the whole attribute list `xattrs`, and a file's size and SHA-256
+ * (hex, as read by the walk) or a symlink's target. */
 static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const char *name,
 			    const char *rel, const struct stat *ust, const struct stat *lst,
-			    json_t *given)
+			    json_t *given, const char *hex)
 {
 	bool mode_differs = !S_ISLNK(ust->st_mode) && (ust->st_mode & 07777) != (lst->st_mode & 07777);
 	cleanup_with(json_decrefp) json_t *now = json_incref(given);
@@ -393,21 +409,27 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 	if (!mode_differs && !xattrs_differ)
 		return 0; /* copied up, unchanged */
 	r = add_change(w, rel, mode_differs ? "mode_changed" : "xattrs_changed", ust->st_mode, &c);
-	if (r == 0 && mode_differs) {
+	if (r == 0) {
 		json_object_set_new(c, "mode", mode_string(ust->st_mode));
-		json_object_set_new(c, "old_mode", mode_string(lst->st_mode));
+		if (mode_differs)
+			json_object_set_new(c, "old_mode", mode_string(lst->st_mode));
 	}
-	if (r == 0 && xattrs_differ &&
-	    (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
-	     json_object_set_new(c, "old_xattrs", encode_array(before)) < 0))
+	if (r == 0 && S_ISREG(ust->st_mode) && hex && *hex) {
+		json_object_set_new(c, "size", json_integer((json_int_t)ust->st_size));
+		json_object_set_new(c, "sha256", json_string(hex));
+	} else if (r == 0 && S_ISLNK(ust->st_mode)) {
+		r = describe(w, upper_fd, name, ust, c, false);
+	}
+	if (r == 0 && (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
+		       (xattrs_differ && json_object_set_new(c, "old_xattrs", encode_array(before)) < 0)))
 		r = error_set(w->err, ENOMEM, "out of memory");
 	return r;
 }
 
 static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name,
-		       const char *rel, const struct stat *ust, const struct stat *lst)
+		       const char *rel, const struct stat *ust, const struct stat *lst, const char *hex)
 {
-	return meta_change_with(w, upper_fd, lower_fd, name, rel, ust, lst, NULL);
+	return meta_change_with(w, upper_fd, lower_fd, name, rel, ust, lst, NULL, hex);
 }
 
 /* The upper root's carried attributes as the command left them. The dry
@@ -466,18 +488,25 @@ static __attribute__((noinline)) bool same_target(int upper_fd, int lower_fd, co
 	return na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
 }
 
-/* The carried attributes a created, type-changed or modified object moves
- * in with, as `xattrs` when it has any: apply checks the staged object
- * against them (what was reviewed is what lands). */
-static __attribute__((noinline)) int carried_xattrs(struct walk *w, int upper_fd, const char *name,
-						    const char *rel, json_t *c)
+/* The rest of the identity of an object apply installs (created,
+ * type-changed, modified): its mode, old_mode when it replaces an object
+ * (lst) of another mode, and the whole list of carried attributes it moves
+ * in with, `xattrs`, empty when it has none, so that "none" is checked too.
+ * Apply checks the staged object against all of it (what was reviewed is
+ * what lands). */
+static __attribute__((noinline)) int carried_identity(struct walk *w, int upper_fd, const char *name,
+						      const char *rel, json_t *c, const struct stat *ust,
+						      const struct stat *lst)
 {
 	cleanup_with(json_decrefp) json_t *now = NULL;
 	int r = changeset_read_xattrs(upper_fd, name, CHANGESET_XATTRS_ALL, &now);
 
 	if (r < 0)
 		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
-	if (json_array_size(now) > 0 && json_object_set_new(c, "xattrs", encode_array(now)) < 0)
+	if (json_object_set_new(c, "mode", mode_string(ust->st_mode)) < 0 ||
+	    (lst && (lst->st_mode & 07777) != (ust->st_mode & 07777) &&
+	     json_object_set_new(c, "old_mode", mode_string(lst->st_mode)) < 0) ||
+	    json_object_set_new(c, "xattrs", encode_array(now)) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
 	return 0;
 }
@@ -518,18 +547,16 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		if (!has_lower) {
 			r = add_change(w, rel, "created", ust.st_mode, &c);
 			if (r == 0)
-				json_object_set_new(c, "mode", mode_string(ust.st_mode));
-			if (r == 0)
-				r = carried_xattrs(w, upper_fd, name, rel, c);
+				r = carried_identity(w, upper_fd, name, rel, c, &ust, NULL);
 		} else if (!S_ISDIR(lst.st_mode)) {
 			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 			if (r == 0)
 				json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
 			if (r == 0)
-				r = carried_xattrs(w, upper_fd, name, rel, c);
+				r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
 		} else {
 			lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
+			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, NULL);
 		}
 		if (r < 0)
 			return r;
@@ -542,11 +569,9 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 
 	if (!has_lower) {
 		r = add_change(w, rel, "created", ust.st_mode, &c);
-		if (r == 0) {
-			json_object_set_new(c, "mode", mode_string(ust.st_mode));
+		if (r == 0)
 			r = describe(w, upper_fd, name, &ust, c, false);
-		}
-		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
+		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, NULL) : r;
 	}
 	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
 		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
@@ -556,7 +581,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		}
 		if (r == 0 && !S_ISDIR(lst.st_mode))
 			r = describe(w, lower_fd, name, &lst, c, true);
-		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
+		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, &lst) : r;
 	}
 	bool same = true;
 	char new_hex[SHA256_HEX_SIZE] = "", old_hex[SHA256_HEX_SIZE] = "";
@@ -585,9 +610,9 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			if (r == 0)
 				r = describe(w, lower_fd, name, &lst, c, true);
 		}
-		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
+		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, &lst) : r;
 	}
-	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
+	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, new_hex);
 }
 
 static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
@@ -673,7 +698,7 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
 	cleanup_with(json_decrefp) json_t *xattrs = NULL;
 	r = root_xattrs(upper_fd, root_mode, &xattrs, err);
 	if (r == 0)
-		r = meta_change_with(&w, upper_fd, lower_fd, ".", ".", &ust, &lst, xattrs);
+		r = meta_change_with(&w, upper_fd, lower_fd, ".", ".", &ust, &lst, xattrs, NULL);
 	if (r < 0)
 		return r;
 	if (jsonutil_array_sort(changes, compare_paths) < 0)

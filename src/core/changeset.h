@@ -17,7 +17,7 @@
  * created or copied up; a copied-up file whose content, type and mode equal
  * the lower's is no change at all (an open for writing that wrote nothing). */
 
-#define CHANGESET_SCHEMA "airlock.changeset/3"
+#define CHANGESET_SCHEMA "airlock.changeset/4"
 
 /* How deep below the workspace the change set is read (and apply strips
  * the overlay's attributes): each level costs a stack frame (the walk
@@ -33,16 +33,21 @@
  *   change    created | modified | deleted | type_changed | mode_changed |
  *             xattrs_changed | renamed
  *   type      file | dir | symlink | fifo | socket | other
- *   size, sha256            the new regular file (created, modified, renamed)
+ *   size, sha256            the new regular file (every change but a
+ *                           deletion; unchanged content for mode_changed
+ *                           and xattrs_changed)
  *   old_size, old_sha256    the old one (modified, deleted files)
- *   mode, old_mode          octal strings (mode_changed, and created)
- *   xattrs, old_xattrs      mode_changed, xattrs_changed: when the carried
- *                           extended attributes differ, both whole lists
- *                           [{name, base64}] sorted by name (name kept as
- *                           bytes like path: name_b64 when not UTF-8);
- *                           created, type_changed, modified: the carried
- *                           attributes the object moves in with, `xattrs`
- *                           alone, when it has any (apply checks them)
+ *   mode, old_mode          octal strings: mode on every change but a
+ *                           deletion (the object's whole identity, see
+ *                           below); old_mode on mode_changed, and on a
+ *                           modified or type_changed entry whose old object
+ *                           had another mode
+ *   xattrs, old_xattrs      [{name, base64}] sorted by name (name kept as
+ *                           bytes like path: name_b64 when not UTF-8):
+ *                           xattrs, the whole list of carried attributes,
+ *                           on every change but a deletion, [] when none;
+ *                           old_xattrs the old whole list when it differs
+ *                           (xattrs_changed, mode_changed)
  *   from                    renamed: the old path
  *   target, old_target      symlinks
  *   entries                 a deleted directory: how many entries it held
@@ -62,7 +67,11 @@
  * overlay keeps no trustworthy link between the two (no redirect, no origin
  * in a user namespace), and content is no evidence (equal files, empty
  * files), so nothing is paired; the created entry carries its own mode and
- * content. `renamed` is still read by apply from older change sets. */
+ * content. `renamed` is still read by apply from older change sets.
+ *
+ * The identity (version 4): every entry but a deletion carries type, mode,
+ * xattrs, and a file's size and sha256 or a symlink's target: all that
+ * apply checks its staged object against before the first operation. */
 int changeset_compute(const char *upper, const char *workspace, mode_t root_mode,
 		      json_t **ret_changes, struct error *err);
 
@@ -78,6 +87,12 @@ enum changeset_xattrs {
 	CHANGESET_XATTRS_ALL,  /* CHANGESET_SCHEMA's */
 	CHANGESET_XATTRS_USER, /* versions 1 and 2: user.* only */
 };
+
+/* Whether a change set of that schema (NULL: the oldest) gives every entry
+ * but a deletion the object's whole identity (version 4: mode, xattrs, size
+ * and sha256 or target); before, a modified or type_changed entry had no
+ * mode and an object without attributes no `xattrs`. */
+bool changeset_carries_identity(const char *schema);
 
 /* The attributes a change set of that schema carries (NULL or one before
  * version 3: CHANGESET_XATTRS_USER). */

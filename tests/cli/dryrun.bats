@@ -177,7 +177,7 @@ line'"
 	setup_tree
 	dr --expect '**' -- sh -c 'echo x >> src/a.c'
 	id=$(jq -r .id <<<"$output")
-	jq -e ".schema == \"airlock.changeset/3\" and .receipt == $id and (.changes | length) == 1" \
+	jq -e ".schema == \"airlock.changeset/4\" and .receipt == $id and (.changes | length) == 1" \
 		"$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/upper/src" ]
 	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
@@ -286,3 +286,24 @@ line'"
 	run "$AIRLOCK" gate
 	[ "$status" -eq 2 ]
 }
+
+# Issue 20: every object apply installs carries its whole identity, and a
+# mode changed with the content is shown for review.
+@test "a mode changed with the content: the entry has mode and old_mode, and the report shows mode 644 -> 755" {
+	echo one > f && chmod 644 f && echo same > g && chmod 600 g && echo t > t && mkdir m
+	dr --expect '**' --expect-delete t -- sh -c 'echo two > f; chmod 755 f; echo more >> g; rm t; ln -s g t; chmod 700 m; echo n > n'
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+	jq -e '.dryrun.changes[] | select(.path == "f") | .change == "modified" and .mode == "0755" and
+		.old_mode == "0644" and .xattrs == [] and .size == 4 and (.sha256 | length) == 64' <<<"$output"
+	# The same mode: no old_mode, and the entry still carries the mode.
+	jq -e '.dryrun.changes[] | select(.path == "g") | .mode == "0600" and (has("old_mode") | not) and .xattrs == []' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "t") | .change == "type_changed" and .mode == "0777" and
+		.old_mode == "0644" and .target == "g" and .xattrs == []' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "m") | .change == "mode_changed" and .xattrs == []' <<<"$output"
+	jq -e '.dryrun.changes[] | select(.path == "n") | .change == "created" and .mode == "0644" and .xattrs == []' <<<"$output"
+	run --separate-stderr "$AIRLOCK" dryrun --expect '**' -- sh -c 'echo two > f; chmod 755 f; echo more >> g'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"modified    f (4 -> 4 bytes, mode 644 -> 755)"* ]] || { echo "$output"; return 1; }
+	grep -qx '  modified    g (5 -> 10 bytes)' <<<"$output" || { echo "$output"; return 1; }
+}
+
