@@ -425,6 +425,19 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print("  %s\n", hint);
 		else if (json_object_get(c, "outside_write"))
 			continue; /* listed above, with the other attempts */
+		else if (json_object_get(c, "dropped") && json_object_get(c, "attrs_lost"))
+			cli_print("  attributes lost: %lld more copies\n",
+				  (long long)json_integer_value(json_object_get(c, "dropped")));
+		else if (json_object_get(c, "attrs_lost")) {
+			cli_print("  attributes lost: %s, a copy of %s without",
+				  json_string_value(json_object_get(c, "attrs_lost")),
+				  json_string_value(json_object_get(c, "from")));
+			size_t k;
+			json_t *name;
+			json_array_foreach(json_object_get(c, "names"), k, name)
+				cli_print("%s %s", k ? "," : "", json_string_value(name));
+			cli_print(" (the snapshot copies a renamed directory; the real rename keeps them)\n");
+		}
 		else
 			cli_print("  declared, but nothing changed there: %s\n",
 			       json_string_value(json_object_get(c, "missing")));
@@ -454,6 +467,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_HOST_CODE;
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
+	case DRYRUN_VERDICT_ATTRS_LOST:
+		return EXIT_DRYRUN_ATTRS_LOST;
 	}
 	return run_status ? run_status : EXIT_AIRLOCK_ERROR;
 }

@@ -1276,6 +1276,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_UNEXPECTED_PATH:
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
 	case DRYRUN_VERDICT_NONE:

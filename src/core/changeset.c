@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/sha256.h"
 #include "basic/text.h"
@@ -704,6 +705,239 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
 	if (jsonutil_array_sort(changes, compare_paths) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_changes = TAKE_PTR(changes);
+	return 0;
+}
+
+/* ---- attributes a copy in the snapshot lost -------------------------------- */
+
+/* At most this many `attrs_lost` problems; the rest are counted. */
+#define CHANGESET_MAX_LOST 32
+
+struct lost {
+	json_t *problems;
+	size_t dropped;
+};
+
+/* The exact bytes of an entry's path (path_b64 when it is not UTF-8). */
+static char *entry_path_bytes(json_t *c)
+{
+	const char *b64 = jsonutil_str(c, "path_b64");
+	size_t n;
+
+	if (b64)
+		return base64_decode(b64, &n);
+	return strdup(jsonutil_str(c, "path") ? jsonutil_str(c, "path") : "");
+}
+
+/* Whether the object dir_fd/name or anything below it carries attributes
+ * (changeset_xattr_carried): only such a directory can lose any. */
+static bool subtree_has_attrs(int dir_fd, const char *name, int depth)
+{
+	cleanup_with(json_decrefp) json_t *list = NULL;
+	struct stat st;
+
+	if (changeset_read_xattrs(dir_fd, name, CHANGESET_XATTRS_ALL, &list) < 0 ||
+	    json_array_size(list) > 0)
+		return true; /* unreadable: look closer rather than miss a loss */
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    depth >= CHANGESET_MAX_DEPTH)
+		return false;
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			found = subtree_has_attrs(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	return found;
+}
+
+/* Whether the upper directory holds every name the lower one holds, and
+ * whether the lower one is empty. */
+static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, const char *uname,
+			   bool *ret_empty)
+{
+	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+	struct stat st;
+	bool all = true;
+
+	*ret_empty = true;
+	if (!d || ufd < 0) {
+		if (!d && fd >= 0)
+			close(fd);
+		if (d)
+			closedir(d);
+		return false;
+	}
+	while (all && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		*ret_empty = false;
+		all = fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	}
+	closedir(d);
+	return all;
+}
+
+/* The lower object (ls) and the upper one (us) of the same type, mode
+ * (write bits aside) and relative place below a gone directory and a new
+ * one: when the lower carried attributes the upper lacks (or holds with
+ * another value), and the upper is the same content (a file's bytes; a
+ * directory holding every name the lower held, and, when it held none, the
+ * same modification time, as a copy that keeps times makes it), it is a
+ * copy that lost them. */
+static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lower_dir, const char *lname,
+							int upper_dir, const char *uname,
+							const struct stat *ls, const struct stat *us,
+							const char *lrel, const char *urel)
+{
+	cleanup_with(json_decrefp) json_t *had = NULL, *has = NULL, *missing = json_array();
+	size_t i, k;
+	json_t *x, *y;
+
+	if (!missing)
+		return -ENOMEM;
+	if (changeset_read_xattrs(lower_dir, lname, CHANGESET_XATTRS_ALL, &had) < 0 ||
+	    json_array_size(had) == 0 ||
+	    changeset_read_xattrs(upper_dir, uname, CHANGESET_XATTRS_ALL, &has) < 0)
+		return 0;
+	json_array_foreach(had, i, x) {
+		bool kept = false;
+		json_array_foreach(has, k, y)
+			kept |= json_equal(x, y);
+		const char *name = jsonutil_str(x, "name");
+		size_t n;
+		cleanup_free char *shown = kept ? NULL : utf8_sanitize(name, strlen(name), &n);
+		if (!kept && (!shown || json_array_append_new(missing, json_stringn(shown, n)) < 0))
+			return -ENOMEM;
+	}
+	if (json_array_size(missing) == 0)
+		return 0;
+	if (S_ISREG(ls->st_mode)) {
+		char a[SHA256_HEX_SIZE], b[SHA256_HEX_SIZE];
+		if (ls->st_size != us->st_size || hash_file(lower_dir, lname, a) < 0 ||
+		    hash_file(upper_dir, uname, b) < 0 || strcmp(a, b) != 0)
+			return 0;
+	} else if (S_ISDIR(ls->st_mode)) {
+		bool empty;
+		if (!holds_names_of(lower_dir, lname, upper_dir, uname, &empty) ||
+		    (empty && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
+			       ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec)))
+			return 0;
+	}
+	if (json_array_size(l->problems) >= CHANGESET_MAX_LOST) {
+		l->dropped++;
+		return 0;
+	}
+	json_t *p = json_object();
+	if (!p || json_array_append_new(l->problems, p) < 0 || changeset_set_bytes(p, "attrs_lost", urel) < 0 ||
+	    changeset_set_bytes(p, "from", lrel) < 0 || json_object_set(p, "names", missing) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Walks a gone lower directory and a new upper one side by side, by name. */
+static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int upper_dir,
+			 const char *uname, const char *lrel, const char *urel, int depth)
+{
+	struct stat ls, us;
+
+	if (fstatat(lower_dir, lname, &ls, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fstatat(upper_dir, uname, &us, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (ls.st_mode & S_IFMT) != (us.st_mode & S_IFMT))
+		return 0;
+	int r = 0;
+	if ((ls.st_mode & 07555) == (us.st_mode & 07555))
+		r = attrs_check_object(l, lower_dir, lname, upper_dir, uname, &ls, &us, lrel, urel);
+	if (r < 0 || !S_ISDIR(ls.st_mode) || depth >= CHANGESET_MAX_DEPTH)
+		return r;
+	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = ufd < 0 ? -1 : openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	struct stat st;
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		cleanup_free char *lchild = join_rel(lrel, de->d_name);
+		cleanup_free char *uchild = join_rel(urel, de->d_name);
+		r = lchild && uchild ? attrs_compare(l, dirfd(d), de->d_name, ufd, de->d_name, lchild,
+						     uchild, depth + 1)
+				     : -ENOMEM;
+	}
+	closedir(d);
+	return r;
+}
+
+int changeset_attrs_lost(const char *upper, const char *workspace, json_t *changes,
+			 json_t **ret_problems, struct error *err)
+{
+	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *problems = json_array();
+	size_t i, k, n_gone = 0, n_new = 0, n = json_array_size(changes);
+	json_t *c;
+	int r = 0;
+
+	if (upper_fd < 0 || lower_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot to compare attributes");
+	cleanup_free char **gone = calloc(n + 1, sizeof(char *));
+	cleanup_free char **made = calloc(n + 1, sizeof(char *));
+	if (!problems || !gone || !made)
+		return error_set(err, ENOMEM, "out of memory");
+	/* The lower directories that are gone (deleted, or now of another
+	 * type), and the new directories (created, or of a new type). */
+	json_array_foreach(changes, i, c) {
+		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
+		const char *old_type = jsonutil_str(c, "old_type");
+		bool is_dir = type && !strcmp(type, "dir");
+		bool was_dir = (!strcmp(change, "deleted") && is_dir) ||
+			       (!strcmp(change, "type_changed") && old_type && !strcmp(old_type, "dir"));
+		bool new_dir = is_dir && (!strcmp(change, "created") || !strcmp(change, "type_changed"));
+		if (was_dir && !(gone[n_gone++] = entry_path_bytes(c)))
+			r = -ENOMEM;
+		if (new_dir && !(made[n_new++] = entry_path_bytes(c)))
+			r = -ENOMEM;
+	}
+	struct lost l = { .problems = problems };
+	for (i = 0; r == 0 && n_new > 0 && i < n_gone; i++) {
+		cleanup_close int lparent = -1;
+		const char *lname;
+		lparent = fd_open_parent(lower_fd, gone[i], O_PATH, &lname);
+		if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
+			continue;
+		for (k = 0; r == 0 && k < n_new; k++) {
+			const char *uname;
+			cleanup_close int uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
+			if (uparent >= 0)
+				r = attrs_compare(&l, lparent, lname, uparent, uname, gone[i], made[k], 0);
+		}
+	}
+	for (i = 0; i < n_gone; i++)
+		free(gone[i]);
+	for (i = 0; i < n_new; i++)
+		free(made[i]);
+	if (r < 0)
+		return error_set_errno(err, -r, "compare the attributes of renamed directories");
+	if (l.dropped && json_array_append_new(problems, json_pack("{s:s, s:I}", "attrs_lost", "...", "dropped",
+								   (json_int_t)l.dropped)) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_problems = TAKE_PTR(problems);
 	return 0;
 }
 

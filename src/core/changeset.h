@@ -135,6 +135,27 @@ long changeset_count_entries(int dir_fd, const char *name);
  * space). */
 bool changeset_path_matches(const char *pattern, const char *path);
 
+/* Attributes lost by a copy in the snapshot (docs/dryrun.md, "Directory
+ * renames"). The overlay cannot rename a directory of the lower layer
+ * (EXDEV), so `mv d e` copies it; the copy is the command's own, in the
+ * quarantine, and cannot always take an attribute the real rename keeps (a
+ * user.* attribute of a read-only file: setting one needs write access; an
+ * ACL naming an id the quarantine does not map). For each lower directory
+ * that is gone (deleted, or of another type now) and carried attributes
+ * somewhere below it, and each new directory of the upper (created, or of
+ * a new type), both are walked side by side by name: an upper object of
+ * the same type, mode (write bits aside) and content (a file's bytes; a
+ * directory holding every name the lower one held, and the same
+ * modification time when it held none) that lacks an attribute the lower
+ * one carried, or holds it with another value, is a copy that lost it.
+ * ret_problems: [{attrs_lost: NEW PATH, from: OLD PATH, names: [NAME...]}]
+ * (paths as changeset_set_bytes() stores them), at most 32, then
+ * {attrs_lost: "...", dropped: N}; empty when nothing was lost. A copy
+ * made on purpose without its attributes (`cp -r d e; rm -r d`) looks the
+ * same, and is reported the same. */
+int changeset_attrs_lost(const char *upper, const char *workspace, json_t *changes,
+			 json_t **ret_problems, struct error *err);
+
 /* The verdict of a dry run, in this order of precedence:
  *   DRY_RUN_FAILED         the command did not succeed
  *   NO_EFFECT              nothing changed

@@ -13,6 +13,7 @@ static const char *const dryrun_verdict_names[_DRYRUN_VERDICT_MAX] = {
 	[DRYRUN_VERDICT_EXPECTED_PATH_MISSING] = "EXPECTED_PATH_MISSING",
 	[DRYRUN_VERDICT_OUTSIDE_WRITE] = "OUTSIDE_WRITE",
 	[DRYRUN_VERDICT_HOST_CODE] = "HOST_CODE",
+	[DRYRUN_VERDICT_ATTRS_LOST] = "ATTRS_LOST",
 };
 
 const char *dryrun_verdict_name(enum dryrun_verdict verdict)

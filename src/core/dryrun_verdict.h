@@ -14,6 +14,7 @@ enum dryrun_verdict {
 	DRYRUN_VERDICT_EXPECTED_PATH_MISSING,
 	DRYRUN_VERDICT_OUTSIDE_WRITE,
 	DRYRUN_VERDICT_HOST_CODE,
+	DRYRUN_VERDICT_ATTRS_LOST, /* a copy in the snapshot lost attributes a rename keeps */
 	_DRYRUN_VERDICT_MAX,
 };
 
