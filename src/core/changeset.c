@@ -845,9 +845,10 @@ static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lowe
 	return 0;
 }
 
-/* Walks a gone lower directory and a new upper one side by side, by name. */
+/* Walks a gone lower object and a new upper one side by side, by name
+ * (below directories only when recurse). */
 static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int upper_dir,
-			 const char *uname, const char *lrel, const char *urel, int depth)
+			 const char *uname, const char *lrel, const char *urel, bool recurse, int depth)
 {
 	struct stat ls, us;
 
@@ -858,7 +859,7 @@ static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int u
 	int r = 0;
 	if ((ls.st_mode & 07555) == (us.st_mode & 07555))
 		r = attrs_check_object(l, lower_dir, lname, upper_dir, uname, &ls, &us, lrel, urel);
-	if (r < 0 || !S_ISDIR(ls.st_mode) || depth >= CHANGESET_MAX_DEPTH)
+	if (r < 0 || !recurse || !S_ISDIR(ls.st_mode) || depth >= CHANGESET_MAX_DEPTH)
 		return r;
 	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int fd = ufd < 0 ? -1 : openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -877,11 +878,45 @@ static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int u
 		cleanup_free char *lchild = join_rel(lrel, de->d_name);
 		cleanup_free char *uchild = join_rel(urel, de->d_name);
 		r = lchild && uchild ? attrs_compare(l, dirfd(d), de->d_name, ufd, de->d_name, lchild,
-						     uchild, depth + 1)
+						     uchild, true, depth + 1)
 				     : -ENOMEM;
 	}
 	closedir(d);
 	return r;
+}
+
+/* Whether the object dir_fd/path (never through a symlink) carries
+ * attributes; its parent's descriptor and its name on the way. */
+static bool has_attrs_at(int dir_fd, const char *path, int *ret_parent, const char **ret_name)
+{
+	cleanup_with(json_decrefp) json_t *list = NULL;
+
+	*ret_parent = fd_open_parent(dir_fd, path, O_PATH, ret_name);
+	return *ret_parent >= 0 &&
+	       (changeset_read_xattrs(*ret_parent, *ret_name, CHANGESET_XATTRS_ALL, &list) < 0 ||
+		json_array_size(list) > 0);
+}
+
+/* Whether the upper directory path is opaque: the lower one was removed
+ * and made again, so what the lower held there is gone too. */
+static bool upper_opaque_at(int upper_fd, const char *path)
+{
+	char value[4] = "";
+	cleanup_close int fd = fd_open_beneath(upper_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+	return fd >= 0 && fgetxattr(fd, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
+	       value[0] == 'y';
+}
+
+static int compare_cstrings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
 }
 
 int changeset_attrs_lost(const char *upper, const char *workspace, json_t *changes,
@@ -890,48 +925,104 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_with(json_decrefp) json_t *problems = json_array();
-	size_t i, k, n_gone = 0, n_new = 0, n = json_array_size(changes);
+	size_t i, k, n_gone = 0, n_files = 0, n_remade = 0, n_new = 0, n = json_array_size(changes);
 	json_t *c;
 	int r = 0;
 
 	if (upper_fd < 0 || lower_fd < 0)
 		return error_set_errno(err, errno, "open the snapshot to compare attributes");
 	cleanup_free char **gone = calloc(n + 1, sizeof(char *));
+	cleanup_free char **files = calloc(n + 1, sizeof(char *));
+	cleanup_free char **remade = calloc(n + 1, sizeof(char *));
 	cleanup_free char **made = calloc(n + 1, sizeof(char *));
-	if (!problems || !gone || !made)
+	if (!problems || !gone || !files || !remade || !made)
 		return error_set(err, ENOMEM, "out of memory");
-	/* The lower directories that are gone (deleted, or now of another
-	 * type), and the new directories (created, or of a new type). */
+	/* What of the lower is gone: directories (deleted, or now of another
+	 * type), whose copies are walked whole; other deleted objects, whose
+	 * parent may have been copied; the directories made again over their
+	 * lower one (opaque), whose own attributes a copy may have lost. And
+	 * the new directories (created, or of a new type). */
 	json_array_foreach(changes, i, c) {
 		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
 		const char *old_type = jsonutil_str(c, "old_type");
-		bool is_dir = type && !strcmp(type, "dir");
-		bool was_dir = (!strcmp(change, "deleted") && is_dir) ||
+		bool deleted = !strcmp(change, "deleted"), is_dir = type && !strcmp(type, "dir");
+		bool was_dir = (deleted && is_dir) ||
 			       (!strcmp(change, "type_changed") && old_type && !strcmp(old_type, "dir"));
 		bool new_dir = is_dir && (!strcmp(change, "created") || !strcmp(change, "type_changed"));
-		if (was_dir && !(gone[n_gone++] = entry_path_bytes(c)))
+		char *path = was_dir || new_dir || deleted ? entry_path_bytes(c) : NULL;
+		if ((was_dir || new_dir || deleted) && !path) {
 			r = -ENOMEM;
-		if (new_dir && !(made[n_new++] = entry_path_bytes(c)))
+			break;
+		}
+		char *slash = deleted ? strrchr(path, '/') : NULL;
+		if (slash) {
+			*slash = '\0';
+			if (upper_opaque_at(upper_fd, path)) {
+				char *parent = strdup(path);
+				if (parent)
+					remade[n_remade++] = parent;
+				else
+					r = -ENOMEM;
+			}
+			*slash = '/';
+		}
+		if (was_dir)
+			gone[n_gone++] = path;
+		else if (deleted)
+			files[n_files++] = path;
+		if (new_dir)
+			made[n_new++] = was_dir ? strdup(path) : path;
+		if (new_dir && !made[n_new - 1])
 			r = -ENOMEM;
+		if (!was_dir && !deleted && !new_dir)
+			free(path);
 	}
+	/* Each directory made again once, however many entries it lost. */
+	qsort(remade, n_remade, sizeof(char *), compare_cstrings);
+	for (i = 1, k = n_remade ? 1 : 0; i < n_remade; i++) {
+		if (strcmp(remade[i], remade[k - 1]) == 0)
+			free(remade[i]);
+		else
+			remade[k++] = remade[i];
+	}
+	n_remade = k;
 	struct lost l = { .problems = problems };
-	for (i = 0; r == 0 && n_new > 0 && i < n_gone; i++) {
-		cleanup_close int lparent = -1;
+	for (i = 0; r == 0 && n_new > 0 && i < n_gone + n_files + n_remade; i++) {
+		bool whole = i < n_gone, file = !whole && i < n_gone + n_files;
+		const char *path = whole ? gone[i] : file ? files[i - n_gone] : remade[i - n_gone - n_files];
 		const char *lname;
-		lparent = fd_open_parent(lower_fd, gone[i], O_PATH, &lname);
-		if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
+		cleanup_close int lparent = -1;
+		if (whole) {
+			lparent = fd_open_parent(lower_fd, path, O_PATH, &lname);
+			if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
+				continue;
+		} else if (!has_attrs_at(lower_fd, path, &lparent, &lname)) {
 			continue;
+		}
 		for (k = 0; r == 0 && k < n_new; k++) {
 			const char *uname;
-			cleanup_close int uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
+			cleanup_free char *copy = NULL;
+			cleanup_close int uparent = -1;
+			if (file) {
+				/* its parent copied to made[k]: the copy is made[k]/name */
+				copy = join_rel(made[k], lname);
+				if (!copy) {
+					r = -ENOMEM;
+					break;
+				}
+				uparent = fd_open_parent(upper_fd, copy, O_PATH, &uname);
+			} else {
+				uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
+			}
 			if (uparent >= 0)
-				r = attrs_compare(&l, lparent, lname, uparent, uname, gone[i], made[k], 0);
+				r = attrs_compare(&l, lparent, lname, uparent, uname, path,
+						  copy ? copy : made[k], whole, 0);
 		}
 	}
-	for (i = 0; i < n_gone; i++)
-		free(gone[i]);
-	for (i = 0; i < n_new; i++)
-		free(made[i]);
+	free_strings(gone, n_gone);
+	free_strings(files, n_files);
+	free_strings(remade, n_remade);
+	free_strings(made, n_new);
 	if (r < 0)
 		return error_set_errno(err, -r, "compare the attributes of renamed directories");
 	if (l.dropped && json_array_append_new(problems, json_pack("{s:s, s:I}", "attrs_lost", "...", "dropped",

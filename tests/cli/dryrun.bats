@@ -399,3 +399,13 @@ kept_or_lost() { # dryrun ARGS...
 	dr --expect e --expect-delete d -- sh -c 'rm -rf d && mkdir e && echo other > e/f'
 	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
 }
+
+@test "a directory renamed and its name made again (mv d e; mkdir d): what its copy lost is named too" {
+	command -v setfacl >/dev/null || skip "acl is not installed"
+	mkdir -p d/s && echo x > d/f && echo y > d/s/g
+	setfacl -m u:4242:r d/f 2>/dev/null || skip "no ACLs here"
+	setfacl -m u:4242:rx d && setfacl -m u:4242:r d/s/g
+	LOST=e/f attrs_lost --expect '**' --expect-delete d -- sh -c 'mv d e && mkdir d'
+	LOST=e attrs_lost --expect '**' --expect-delete d -- sh -c 'mv d e && mkdir d'
+	LOST=e/s/g attrs_lost --expect '**' --expect-delete d -- sh -c 'mv d e && mkdir d'
+}
