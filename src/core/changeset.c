@@ -758,8 +758,9 @@ static bool subtree_has_attrs(int dir_fd, const char *name, int depth)
 	return found;
 }
 
-/* Whether the upper directory holds every name the lower one holds, and
- * whether the lower one is empty. */
+/* Whether the upper directory holds every name the lower one holds, each
+ * of the same type (a file of the same size), and whether the lower one is
+ * empty. */
 static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, const char *uname,
 			   bool *ret_empty)
 {
@@ -779,10 +780,14 @@ static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, cons
 		return false;
 	}
 	while (all && (de = readdir(d))) {
+		struct stat lst;
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		*ret_empty = false;
-		all = fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		all = fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      (st.st_mode & S_IFMT) == (lst.st_mode & S_IFMT) &&
+		      (!S_ISREG(st.st_mode) || st.st_size == lst.st_size);
 	}
 	closedir(d);
 	return all;

@@ -143,11 +143,15 @@ bool changeset_path_matches(const char *pattern, const char *path);
  * ACL naming an id the quarantine does not map). For each lower directory
  * that is gone (deleted, or of another type now) and carried attributes
  * somewhere below it, and each new directory of the upper (created, or of
- * a new type), both are walked side by side by name: an upper object of
- * the same type, mode (write bits aside) and content (a file's bytes; a
- * directory holding every name the lower one held, and the same
- * modification time when it held none) that lacks an attribute the lower
- * one carried, or holds it with another value, is a copy that lost it.
+ * a new type), both are walked side by side by name; so are a deleted
+ * object with attributes against its name in each new directory, and a
+ * directory made again over its lower one (opaque) against each new one,
+ * for its own attributes. An upper object of the same type, mode (write
+ * bits aside) and content (a file's bytes; a directory holding every name
+ * the lower one held, each of the same type and a file of the same size,
+ * and the same modification time when it held none) that lacks an
+ * attribute the lower one carried, or holds it with another value, is a
+ * copy that lost it.
  * ret_problems: [{attrs_lost: NEW PATH, from: OLD PATH, names: [NAME...]}]
  * (paths as changeset_set_bytes() stores them), at most 32, then
  * {attrs_lost: "...", dropped: N}; empty when nothing was lost. A copy
