@@ -473,6 +473,22 @@ static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs whi
 	return 0;
 }
 
+/* The change set's name of an object's type. */
+static const char *apply_type_of(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "file";
+	if (S_ISDIR(mode))
+		return "dir";
+	if (S_ISLNK(mode))
+		return "symlink";
+	if (S_ISFIFO(mode))
+		return "fifo";
+	if (S_ISSOCK(mode))
+		return "socket";
+	return "other";
+}
+
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */
 static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
@@ -514,6 +530,10 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 		return false;
 	}
 	if (strcmp(change, "mode_changed") == 0 || strcmp(change, "xattrs_changed") == 0) {
+		if (d->identity && strcmp(apply_type_of(st.st_mode), type) != 0) {
+			snprintf(why, why_size, "%s is no longer a %s", path, type);
+			return false;
+		}
 		/* Unchanged attributes are listed once, in xattrs (version 4). */
 		json_t *want = json_object_get(c, after ? "xattrs" : "old_xattrs");
 		if (!after && !want)
@@ -582,21 +602,6 @@ static const char *staged_privilege(struct dryrun_dir *d, json_t *c)
 	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return NULL; /* nothing staged there: the operation itself fails */
 	return changeset_privilege(fd, name, &st);
-}
-
-static const char *apply_type_of(mode_t mode)
-{
-	if (S_ISREG(mode))
-		return "file";
-	if (S_ISDIR(mode))
-		return "dir";
-	if (S_ISLNK(mode))
-		return "symlink";
-	if (S_ISFIFO(mode))
-		return "fifo";
-	if (S_ISSOCK(mode))
-		return "socket";
-	return "other";
 }
 
 /* The mode a staged object must have: its entry's. An entry of a change

@@ -716,6 +716,9 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
 struct lost {
 	json_t *problems;
 	size_t dropped;
+	/* The copy must have the lower object's modification time too (as mv
+	 * and cp -a keep it): the lower one is gone by a weaker sign. */
+	bool same_times;
 };
 
 /* The exact bytes of an entry's path (path_b64 when it is not UTF-8). */
@@ -827,6 +830,9 @@ static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lowe
 	}
 	if (json_array_size(missing) == 0)
 		return 0;
+	if (l->same_times && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
+			      ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec))
+		return 0;
 	if (S_ISREG(ls->st_mode)) {
 		char a[SHA256_HEX_SIZE], b[SHA256_HEX_SIZE];
 		if (ls->st_size != us->st_size || hash_file(lower_dir, lname, a) < 0 ||
@@ -890,16 +896,17 @@ static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int u
 	return r;
 }
 
-/* Whether the object dir_fd/path (never through a symlink) carries
- * attributes; its parent's descriptor and its name on the way. */
-static bool has_attrs_at(int dir_fd, const char *path, int *ret_parent, const char **ret_name)
+/* Whether the upper holds a whiteout at path: the lower object there was
+ * removed through the overlay (as `mv` removes what it copied), not hidden
+ * by a directory made again above it. */
+static bool upper_whiteout_at(int upper_fd, const char *path)
 {
-	cleanup_with(json_decrefp) json_t *list = NULL;
+	const char *name;
+	struct stat st;
+	cleanup_close int parent = fd_open_parent(upper_fd, path, O_PATH, &name);
 
-	*ret_parent = fd_open_parent(dir_fd, path, O_PATH, ret_name);
-	return *ret_parent >= 0 &&
-	       (changeset_read_xattrs(*ret_parent, *ret_name, CHANGESET_XATTRS_ALL, &list) < 0 ||
-		json_array_size(list) > 0);
+	return parent >= 0 && fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISCHR(st.st_mode) && major(st.st_rdev) == 0 && minor(st.st_rdev) == 0;
 }
 
 /* Whether the upper directory path is opaque: the lower one was removed
@@ -911,6 +918,21 @@ static bool upper_opaque_at(int upper_fd, const char *path)
 
 	return fd >= 0 && fgetxattr(fd, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
 	       value[0] == 'y';
+}
+
+/* Whether a directory above path (path itself not) is opaque in the upper:
+ * then the lower object at path is hidden by a directory made again, not
+ * removed through the overlay. path is modified and restored. */
+static bool upper_opaque_above(int upper_fd, char *path)
+{
+	bool found = false;
+
+	for (char *slash = strchr(path, '/'); slash && !found; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		found = upper_opaque_at(upper_fd, path);
+		*slash = '/';
+	}
+	return found;
 }
 
 static int compare_cstrings(const void *a, const void *b)
@@ -930,32 +952,32 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_with(json_decrefp) json_t *problems = json_array();
-	size_t i, k, n_gone = 0, n_files = 0, n_remade = 0, n_new = 0, n = json_array_size(changes);
+	size_t i, k, n_gone = 0, n_remade = 0, n_new = 0, n = json_array_size(changes);
 	json_t *c;
 	int r = 0;
 
 	if (upper_fd < 0 || lower_fd < 0)
 		return error_set_errno(err, errno, "open the snapshot to compare attributes");
 	cleanup_free char **gone = calloc(n + 1, sizeof(char *));
-	cleanup_free char **files = calloc(n + 1, sizeof(char *));
 	cleanup_free char **remade = calloc(n + 1, sizeof(char *));
 	cleanup_free char **made = calloc(n + 1, sizeof(char *));
-	if (!problems || !gone || !files || !remade || !made)
+	if (!problems || !gone || !remade || !made)
 		return error_set(err, ENOMEM, "out of memory");
-	/* What of the lower is gone: directories (deleted, or now of another
-	 * type), whose copies are walked whole; other deleted objects, whose
-	 * parent may have been copied; the directories made again over their
-	 * lower one (opaque), whose own attributes a copy may have lost. And
-	 * the new directories (created, or of a new type). */
+	/* What of the lower is gone: directories removed through the overlay
+	 * (a whiteout; only a directory of the lower is copied, and mv then
+	 * removes it so) or now of another type; and directories made again
+	 * over their lower one (opaque) that lost an entry (`mv d e; mkdir
+	 * d`). And the new directories (created, or of a new type). */
 	json_array_foreach(changes, i, c) {
 		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
 		const char *old_type = jsonutil_str(c, "old_type");
 		bool deleted = !strcmp(change, "deleted"), is_dir = type && !strcmp(type, "dir");
-		bool was_dir = (deleted && is_dir) ||
-			       (!strcmp(change, "type_changed") && old_type && !strcmp(old_type, "dir"));
+		bool retyped = !strcmp(change, "type_changed") && old_type && !strcmp(old_type, "dir");
 		bool new_dir = is_dir && (!strcmp(change, "created") || !strcmp(change, "type_changed"));
-		char *path = was_dir || new_dir || deleted ? entry_path_bytes(c) : NULL;
-		if ((was_dir || new_dir || deleted) && !path) {
+		if (!deleted && !retyped && !new_dir)
+			continue;
+		char *path = entry_path_bytes(c);
+		if (!path) {
 			r = -ENOMEM;
 			break;
 		}
@@ -971,15 +993,12 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 			}
 			*slash = '/';
 		}
-		if (was_dir)
+		if ((retyped && !upper_opaque_above(upper_fd, path)) ||
+		    (deleted && is_dir && upper_whiteout_at(upper_fd, path)))
 			gone[n_gone++] = path;
-		else if (deleted)
-			files[n_files++] = path;
-		if (new_dir)
-			made[n_new++] = was_dir ? strdup(path) : path;
-		if (new_dir && !made[n_new - 1])
-			r = -ENOMEM;
-		if (!was_dir && !deleted && !new_dir)
+		else if (new_dir)
+			made[n_new++] = path;
+		else
 			free(path);
 	}
 	/* Each directory made again once, however many entries it lost. */
@@ -992,40 +1011,26 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 	}
 	n_remade = k;
 	struct lost l = { .problems = problems };
-	for (i = 0; r == 0 && n_new > 0 && i < n_gone + n_files + n_remade; i++) {
-		bool whole = i < n_gone, file = !whole && i < n_gone + n_files;
-		const char *path = whole ? gone[i] : file ? files[i - n_gone] : remade[i - n_gone - n_files];
-		const char *lname;
-		cleanup_close int lparent = -1;
-		if (whole) {
-			lparent = fd_open_parent(lower_fd, path, O_PATH, &lname);
-			if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
-				continue;
-		} else if (!has_attrs_at(lower_fd, path, &lparent, &lname)) {
+	for (i = 0; r == 0 && n_new > 0 && i < n_gone + n_remade; i++) {
+		bool again = i >= n_gone;
+		l.same_times = again;
+		const char *path = again ? remade[i - n_gone] : gone[i], *lname;
+		cleanup_close int lparent = fd_open_parent(lower_fd, path, O_PATH, &lname);
+		if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
 			continue;
-		}
 		for (k = 0; r == 0 && k < n_new; k++) {
 			const char *uname;
-			cleanup_free char *copy = NULL;
-			cleanup_close int uparent = -1;
-			if (file) {
-				/* its parent copied to made[k]: the copy is made[k]/name */
-				copy = join_rel(made[k], lname);
-				if (!copy) {
-					r = -ENOMEM;
-					break;
-				}
-				uparent = fd_open_parent(upper_fd, copy, O_PATH, &uname);
-			} else {
-				uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
-			}
-			if (uparent >= 0)
-				r = attrs_compare(&l, lparent, lname, uparent, uname, path,
-						  copy ? copy : made[k], whole, 0);
+			bool empty;
+			cleanup_close int uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
+			/* A directory made again is gone by a weaker sign (it may
+			 * have been removed and refilled, `tar -x`, with the copy
+			 * elsewhere never made from it): its copy must hold every
+			 * name it held, and each object its time (same_times). */
+			if (uparent >= 0 && (!again || holds_names_of(lparent, lname, uparent, uname, &empty)))
+				r = attrs_compare(&l, lparent, lname, uparent, uname, path, made[k], true, 0);
 		}
 	}
 	free_strings(gone, n_gone);
-	free_strings(files, n_files);
 	free_strings(remade, n_remade);
 	free_strings(made, n_new);
 	if (r < 0)

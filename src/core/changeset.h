@@ -140,18 +140,18 @@ bool changeset_path_matches(const char *pattern, const char *path);
  * (EXDEV), so `mv d e` copies it; the copy is the command's own, in the
  * quarantine, and cannot always take an attribute the real rename keeps (a
  * user.* attribute of a read-only file: setting one needs write access; an
- * ACL naming an id the quarantine does not map). For each lower directory
- * that is gone (deleted, or of another type now) and carried attributes
- * somewhere below it, and each new directory of the upper (created, or of
- * a new type), both are walked side by side by name; so are a deleted
- * object with attributes against its name in each new directory, and a
- * directory made again over its lower one (opaque) against each new one,
- * for its own attributes. An upper object of the same type, mode (write
- * bits aside) and content (a file's bytes; a directory holding every name
- * the lower one held, each of the same type and a file of the same size,
- * and the same modification time when it held none) that lacks an
- * attribute the lower one carried, or holds it with another value, is a
- * copy that lost it.
+ * ACL naming an id the quarantine does not map). Each lower directory that
+ * is gone (a whiteout at its place, as mv's removal leaves, or now of
+ * another type; or made again over its lower self, opaque, and lost
+ * entries) and carried attributes somewhere below it is walked side by
+ * side, by name, with each new directory of the upper (created, or of a
+ * new type). An upper object of the same type, mode (write bits aside) and
+ * content (a file's bytes; a directory holding every name the lower one
+ * held, each of the same type and a file of the same size, and the same
+ * modification time when it held none) that lacks an attribute the lower
+ * one carried, or holds it with another value, is a copy that lost it. A
+ * directory made again is weaker evidence (refilled by `tar -x`, say): its
+ * copy must hold every name it held, and each object its time.
  * ret_problems: [{attrs_lost: NEW PATH, from: OLD PATH, names: [NAME...]}]
  * (paths as changeset_set_bytes() stores them), at most 32, then
  * {attrs_lost: "...", dropped: N}; empty when nothing was lost. A copy
