@@ -161,6 +161,28 @@ static int dryrun_judge_host_code(const struct hostsafety_report *hc,
 	return 0;
 }
 
+/* A copy in the snapshot that lost attributes the real rename keeps
+ * (changeset_attrs_lost) makes the change set other than what the command
+ * would have done: ATTRS_LOST, never applied. It outranks the verdicts
+ * that judge the paths (an --expect clears nothing here), not those that
+ * refuse already (a failed command, code for the host, a set-id file). */
+static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *changes,
+				   enum dryrun_verdict *verdict, json_t *problems, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *lost = NULL;
+
+	if (*verdict != DRYRUN_VERDICT_DRY_RUN_OK && *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
+	    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING)
+		return 0;
+	int r = changeset_attrs_lost(req->upper, req->workspace, changes, &lost, err);
+	if (r < 0 || json_array_size(lost) == 0)
+		return r;
+	*verdict = DRYRUN_VERDICT_ATTRS_LOST;
+	if (json_array_clear(problems) < 0 || json_array_extend(problems, lost) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
 		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
 {
@@ -176,6 +198,9 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
+	r = dryrun_judge_attrs_lost(req, changes, &verdict, problems, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	/* A set-id request the filter refused: the real run (the owner's or
 	 * root's) may have left a set-id object, which the snapshot cannot
 	 * hold and apply would never install, whatever the command made of the

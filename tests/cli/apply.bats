@@ -373,7 +373,7 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	real_vs_apply 'stat -c %a . > seen; chmod 700 .'
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect . -- chmod 750 .
 	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
-	jq -e '.dryrun.changes == [{"change": "mode_changed", "type": "dir", "path": ".", "mode": "0750", "old_mode": "0775"}]' <<<"$output"
+	jq -e '.dryrun.changes == [{"change": "mode_changed", "type": "dir", "path": ".", "mode": "0750", "old_mode": "0775", "xattrs": []}]' <<<"$output"
 	ID=$(jq -r .id <<<"$output")
 	chmod 770 .
 	al apply "$ID"
@@ -539,4 +539,53 @@ apply_refuses_tampered() { # id view tamper...
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
 	getfacl -n n | grep -q "^user:$u:r--"
 	getfacl -n p/x | grep -q "^user:$u:r-x"
+}
+
+# Issue 20: apply re-checks every staged object's whole identity (type,
+# mode, size, hash, attributes) before the first operation.
+@test "a staged object's mode changed after the dry run is refused by name (modified, created, type- and mode-changed)" {
+	echo one > f && echo t > t && echo c > c && mkdir -p keep
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete t -- sh -c \
+		'echo two > f; echo n > n; rm t; mkdir t; chmod 600 c'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	before=$(snap)
+	for tamper in "chmod 755 $up/f" "chmod 600 $up/n" "chmod 700 $up/t" "chmod 644 $up/c" "echo evil >> $up/c"; do
+		cp -a "$up" "$TEST_DIR/saved"
+		sh -c "$tamper"
+		al apply "$ID"
+		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
+		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$tamper: $stderr"; return 1; }
+		[[ "$stderr" == *"mode 0"* || "$stderr" == *"bytes, not"* ]] || { echo "$tamper: $stderr"; return 1; }
+		[ "$(snap)" = "$before" ]
+		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
+	done
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
+	[ "$(cat f)" = two ] && [ "$(stat -c %a c)" = 600 ] && [ -d t ]
+}
+
+@test "a modified file's mode and attributes edited in the staged copy: refused, the message names the path and what differs" {
+	command -v setfattr >/dev/null || skip "attr is not installed"
+	echo one > f && chmod 644 f
+	setfattr -n user.note -v one f 2>/dev/null || skip "no user xattrs here"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect f -- sh -c 'echo two > f; chmod 755 f'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	before=$(snap_with_xattrs)
+	chmod 775 "$up/f"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "f: the staged object differs from the change set (mode 0775, not 0755"
+	chmod 755 "$up/f" && setfattr -x user.note "$up/f"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "f: the staged object differs from the change set (extended attributes"
+	[ "$(snap_with_xattrs)" = "$before" ]
+	setfattr -n user.note -v one "$up/f"
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
+	[ "$(stat -c %a f)" = 755 ] && [ "$(getfattr -h --only-values -n user.note f)" = one ]
 }
