@@ -151,6 +151,31 @@ struct sandbox_socket_denial {
 
 #define SANDBOX_MAX_SOCKET_DENIALS 32
 
+/* A traced run: what the command did to each path inside the workspace, by
+ * name, for the change set's hard-link groups (docs/dryrun.md, "Hard links
+ * of the tree"). Calls are recorded as attempted, in the order they came
+ * (the result of each is not seen). */
+enum sandbox_path_op {
+	/* Changed in place (opened for writing, truncated, chmod, chown,
+	 * times, attributes set or removed, linked to a new name) while the
+	 * name still held its first object: before any replacement below. */
+	SANDBOX_PATH_IN_PLACE = 1U << 0,
+	/* Removed or replaced: unlink, rmdir, rename's source or destination. */
+	SANDBOX_PATH_REPLACED = 1U << 1,
+	/* A rename's source or destination (a directory's rename is a copy in
+	 * the snapshot). */
+	SANDBOX_PATH_RENAMED = 1U << 2,
+	/* Changed in place after a replacement: the new object's change. */
+	SANDBOX_PATH_IN_PLACE_LATER = 1U << 3,
+};
+
+struct sandbox_path_event {
+	char *path; /* relative to the workspace ("" for the workspace itself); heap */
+	unsigned ops; /* enum sandbox_path_op */
+};
+
+#define SANDBOX_MAX_PATH_EVENTS 4096
+
 struct sandbox_config {
 	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
 	char *const *argv;
@@ -201,6 +226,13 @@ struct sandbox_result {
 	struct sandbox_socket_denial socket_denials[SANDBOX_MAX_SOCKET_DENIALS];
 	size_t n_socket_denials;
 	unsigned socket_denials_dropped; /* beyond SANDBOX_MAX_SOCKET_DENIALS distinct paths */
+	/* A traced run's calls on paths inside the workspace, one entry per
+	 * distinct path (heap; sandbox_result_release); path_events_overflow:
+	 * more than SANDBOX_MAX_PATH_EVENTS paths, or one could not be kept,
+	 * so the record is incomplete. */
+	struct sandbox_path_event *path_events;
+	size_t n_path_events;
+	bool path_events_overflow;
 };
 
 void sandbox_result_release(struct sandbox_result *result);

@@ -88,6 +88,9 @@ struct supervisor {
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
 	struct pid_set killed;
 	char *buf;
+	/* Traced runs: open addressing over result->path_events, each slot
+	 * an index + 1 (0: free); heap, NULL until the first event. */
+	size_t *event_slots;
 };
 
 static void supervisor_record_main(struct supervisor *s, int status, const struct rusage *ru)
@@ -321,51 +324,179 @@ static void supervisor_record_write(struct sandbox_result *r, const char *path, 
 	w->count = 1;
 }
 
+/* The path a traced call's argument names, resolved lexically against the
+ * caller's cwd or directory descriptor into full; false when it cannot be
+ * read (no path, a pipe's descriptor, the caller gone). */
+static bool supervisor_resolve_arg(const struct seccomp_notif *req, int path_arg, int dirfd_arg,
+				   char full[PATH_MAX])
+{
+	char path[PATH_MAX], base[PATH_MAX] = "/";
+
+	if (path_arg < 0 || !req->data.args[path_arg])
+		return false;
+	if (!read_caller_string((pid_t)req->pid, req->data.args[path_arg], path, sizeof(path)))
+		return false;
+	if (path[0] != '/') {
+		char link[64];
+		int dirfd = dirfd_arg < 0 ? AT_FDCWD : (int)req->data.args[dirfd_arg];
+		if (dirfd == AT_FDCWD)
+			snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+		else
+			snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
+		ssize_t len = readlink(link, base, sizeof(base) - 1);
+		if (len <= 0)
+			return false;
+		base[len] = '\0';
+		if (base[0] != '/')
+			return false; /* a pipe or socket: no path */
+	}
+	return join_normalized(base, path, full, PATH_MAX);
+}
+
+/* One argument of a traced call and what the call does to the path it
+ * names inside the workspace (0: nothing that matters to a name's object,
+ * such as a create, which fails where the name exists). */
+struct supervisor_path_arg {
+	int path_arg, dirfd_arg;
+	unsigned op; /* SANDBOX_PATH_IN_PLACE, or REPLACED (| RENAMED) */
+};
+
+static size_t supervisor_path_args(const struct syscall_trace *t, const struct seccomp_notif *req,
+				   struct supervisor_path_arg ret[2])
+{
+	const char *n = t->name;
+
+	if (!strcmp(n, "unlink") || !strcmp(n, "unlinkat") || !strcmp(n, "rmdir")) {
+		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_REPLACED };
+		return 1;
+	}
+	if (!strncmp(n, "rename", 6)) {
+		for (int k = 0; k < 2; k++)
+			ret[k] = (struct supervisor_path_arg){ t->path_arg[k], t->dirfd_arg[k],
+							       SANDBOX_PATH_REPLACED | SANDBOX_PATH_RENAMED };
+		return 2;
+	}
+	/* A link's source keeps its object and gains a name: the overlay
+	 * copies it up, the real run links the same inode. */
+	if (!strcmp(n, "link")) {
+		ret[0] = (struct supervisor_path_arg){ 0, -1, SANDBOX_PATH_IN_PLACE };
+		return 1;
+	}
+	if (!strcmp(n, "linkat")) {
+		ret[0] = (struct supervisor_path_arg){ 1, 0, SANDBOX_PATH_IN_PLACE };
+		return 1;
+	}
+	if (!strncmp(n, "mkdir", 5) || !strncmp(n, "mknod", 5) || !strncmp(n, "symlink", 7))
+		return 0;
+	/* An exclusive create succeeds only where the name is free: it
+	 * changes no object the name held. */
+	if (t->flags_arg >= 0 && (req->data.args[t->flags_arg] & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return 0;
+	ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_IN_PLACE };
+	return 1;
+}
+
+/* The FNV-1a hash of a path, for the table of path events. */
+static size_t supervisor_path_hash(const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+#define SUPERVISOR_EVENT_SLOTS (2 * SANDBOX_MAX_PATH_EVENTS) /* a power of two */
+
+/* Notes op on rel (relative to the workspace) in the result's path events:
+ * an in-place change after the path was replaced is the new object's. */
+static void supervisor_record_path_op(struct supervisor *s, const char *rel, unsigned op)
+{
+	struct sandbox_result *r = s->result;
+
+	if (r->path_events_overflow)
+		return;
+	if (!s->event_slots) {
+		s->event_slots = calloc(SUPERVISOR_EVENT_SLOTS, sizeof(*s->event_slots));
+		r->path_events = calloc(SANDBOX_MAX_PATH_EVENTS, sizeof(*r->path_events));
+		if (!s->event_slots || !r->path_events) {
+			r->path_events_overflow = true;
+			return;
+		}
+	}
+	size_t i = supervisor_path_hash(rel) & (SUPERVISOR_EVENT_SLOTS - 1);
+	for (; s->event_slots[i]; i = (i + 1) & (SUPERVISOR_EVENT_SLOTS - 1))
+		if (!strcmp(r->path_events[s->event_slots[i] - 1].path, rel))
+			break;
+	if (!s->event_slots[i]) {
+		char *copy = r->n_path_events < SANDBOX_MAX_PATH_EVENTS ? strdup(rel) : NULL;
+		if (!copy) {
+			r->path_events_overflow = true;
+			return;
+		}
+		r->path_events[r->n_path_events++] = (struct sandbox_path_event){ .path = copy };
+		s->event_slots[i] = r->n_path_events;
+	}
+	struct sandbox_path_event *e = &r->path_events[s->event_slots[i] - 1];
+	if ((op & SANDBOX_PATH_IN_PLACE) && (e->ops & SANDBOX_PATH_REPLACED))
+		op = (op & ~SANDBOX_PATH_IN_PLACE) | SANDBOX_PATH_IN_PLACE_LATER;
+	e->ops |= op;
+}
+
 /* A traced write: note each path outside the workspace (and outside the
  * private /tmp, /dev and /proc), then let the call go on to meet the
- * read-only host. Paths come from the caller's memory and its /proc
- * links, read while it waits; a notification that is no longer valid (the
- * caller died, its pid may be someone else's now) is not recorded. */
+ * read-only host; and what the call does to each path inside the
+ * workspace (supervisor_path_args). Paths come from the caller's memory
+ * and its /proc links, read while it waits; a notification that is no
+ * longer valid (the caller died, its pid may be someone else's now) is not
+ * recorded. */
 static void supervisor_trace_write(struct supervisor *s, const struct seccomp_notif *req,
 				   const struct syscall_trace *t)
 {
 	const char *workspace = s->config->isolation.workspace;
-	char found[2][PATH_MAX];
-	int n_found = 0;
+	char found[2][PATH_MAX], inside[2][PATH_MAX];
+	unsigned inside_op[2];
+	int n_found = 0, n_inside = 0;
 
 	for (int k = 0; k < 2; k++) {
-		if (t->path_arg[k] < 0 || !req->data.args[t->path_arg[k]])
-			continue;
-		char path[PATH_MAX], base[PATH_MAX] = "/";
-		if (!read_caller_string((pid_t)req->pid, req->data.args[t->path_arg[k]], path,
-					sizeof(path)))
-			continue;
-		if (path[0] != '/') {
-			char link[64];
-			int dirfd = t->dirfd_arg[k] < 0 ? AT_FDCWD : (int)req->data.args[t->dirfd_arg[k]];
-			if (dirfd == AT_FDCWD)
-				snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-			else
-				snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
-			ssize_t len = readlink(link, base, sizeof(base) - 1);
-			if (len <= 0)
-				continue;
-			base[len] = '\0';
-			if (base[0] != '/')
-				continue; /* a pipe or socket: no path */
-		}
 		char full[PATH_MAX];
-		if (!join_normalized(base, path, full, sizeof(full)))
+		if (!supervisor_resolve_arg(req, t->path_arg[k], t->dirfd_arg[k], full))
 			continue;
 		if ((workspace && path_is_under(full, workspace)) || path_is_under(full, "/tmp") ||
 		    path_is_under(full, "/dev") || path_is_under(full, "/proc"))
 			continue;
 		memcpy(found[n_found++], full, sizeof(full));
 	}
+	struct supervisor_path_arg args[2];
+	size_t n_args = workspace ? supervisor_path_args(t, req, args) : 0;
+	for (size_t k = 0; k < n_args; k++) {
+		char full[PATH_MAX];
+		if (!supervisor_resolve_arg(req, args[k].path_arg, args[k].dirfd_arg, full)) {
+			/* A path that names nothing (NULL: futimens) is no
+			 * name's change; one that cannot be read leaves the
+			 * record incomplete. */
+			if (args[k].path_arg >= 0 && req->data.args[args[k].path_arg])
+				s->result->path_events_overflow = true;
+			continue;
+		}
+		if (!path_is_under(full, workspace))
+			continue;
+		size_t wn = strlen(workspace);
+		while (wn > 1 && workspace[wn - 1] == '/')
+			wn--;
+		const char *rel = full + (wn == 1 ? 1 : wn);
+		while (*rel == '/')
+			rel++;
+		snprintf(inside[n_inside], PATH_MAX, "%s", rel);
+		inside_op[n_inside++] = args[k].op;
+	}
 	uint64_t id = req->id;
-	if (n_found && ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
-		for (int k = 0; k < n_found; k++)
-			supervisor_record_write(s->result, found[k], t->name);
+	if (!(n_found || n_inside) || ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+		return;
+	for (int k = 0; k < n_found; k++)
+		supervisor_record_write(s->result, found[k], t->name);
+	for (int k = 0; k < n_inside; k++)
+		supervisor_record_path_op(s, inside[k], inside_op[k]);
 }
 
 /* A rule of the filter means "refuse" (answer EPERM and write it down), or
@@ -793,6 +924,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		supervisor_count_killed(&s);
 	}
 	pid_set_release(&s.killed);
+	free(s.event_slots);
 	for (int i = 0; i < 2; i++)
 		if (s.out_fds[i] >= 0)
 			close(s.out_fds[i]);
@@ -814,6 +946,11 @@ void sandbox_result_release(struct sandbox_result *result)
 	strv_free(result->manifest.read_only);
 	strv_free(result->manifest.exposed);
 	result->manifest.hidden = result->manifest.read_only = result->manifest.exposed = NULL;
+	for (size_t i = 0; i < result->n_path_events; i++)
+		free(result->path_events[i].path);
+	free(result->path_events);
+	result->path_events = NULL;
+	result->n_path_events = 0;
 }
 
 int sandbox_run_until_result(const struct sandbox_config *config,
