@@ -21,6 +21,7 @@ enum {
 	 * dryrun: verdict HOST_CODE */
 	EXIT_HOST_CODE = 14,
 	EXIT_DRYRUN_OUTSIDE_WRITE = 15, /* the command attempted writes outside the workspace */
+	EXIT_DRYRUN_LINK_GROUP = 16, /* a hard-link group the snapshot cannot reproduce */
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
 	/* permit: the state a step ended in (docs/exit-codes.md) */

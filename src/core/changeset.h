@@ -17,7 +17,7 @@
  * created or copied up; a copied-up file whose content, type and mode equal
  * the lower's is no change at all (an open for writing that wrote nothing). */
 
-#define CHANGESET_SCHEMA "airlock.changeset/3"
+#define CHANGESET_SCHEMA "airlock.changeset/4"
 
 /* How deep below the workspace the change set is read (and apply strips
  * the overlay's attributes): each level costs a stack frame (the walk
@@ -52,6 +52,11 @@
  *   hard_link               true on a `modified` file whose bytes are the
  *                           same: it now shares its inode with another name
  *                           (a new hard link), which apply carries
+ *   link_split, link_to     a name of a hard-link group of the workspace
+ *                           (core/linkgroups.h, set after this walk): true
+ *                           when the name was replaced and leaves the group;
+ *                           the name it is linked to in the upper when
+ *                           another name was changed in place
  *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too

@@ -266,6 +266,7 @@ static bool gate_receipt_dryrun_passed(json_t *receipt)
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 	case DRYRUN_VERDICT_OUTSIDE_WRITE:
 	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_LINK_GROUP:
 		return true;
 	}
 	return false;

@@ -286,3 +286,29 @@ line'"
 	run "$AIRLOCK" gate
 	[ "$status" -eq 2 ]
 }
+
+@test "hard-link groups: a trace past 4,096 paths cannot judge a group changed in place: LINK_GROUP" {
+	echo one > a && ln a b
+	dr --expect '**' -- sh -c 'i=0; while [ $i -lt 4200 ]; do : > "f$i"; i=$((i + 1)); done; echo more >> a'
+	[ "$status" -eq 16 ] || { echo "$status $output"; return 1; }
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = LINK_GROUP ]
+	jq -e '.dryrun.problems | any(.link_group == "a" and (.reason | test("incomplete")))' <<<"$output"
+	# Below the cap, the same change is reproduced: b is linked along.
+	dr --expect '**' -- sh -c 'echo more >> a'
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+	jq -e '.dryrun.changes | any(.path == "b" and .link_to == "a")' <<<"$output"
+	# An unchanged copy-up of one name changes nothing.
+	dr -- sh -c 'touch b'
+	[ "$status" -eq 10 ] || { echo "$status $output"; return 1; }
+}
+
+@test "hard-link groups: the human view names a name that leaves or joins a group, and why one is refused" {
+	echo one > a && ln a b && ln a c
+	run "$AIRLOCK" dryrun --expect '**' -- sh -c 'echo more >> a; cp c t; mv t c'
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+	[[ "$output" == *"b (4 -> 9 bytes) [hard link of a]"* ]]
+	[[ "$output" == *"c (4 -> 4 bytes) [a new inode: leaves its hard-link group]"* ]]
+	run "$AIRLOCK" dryrun --expect '**' -- sh -c 'echo x >> a; echo y >> b'
+	[ "$status" -eq 16 ]
+	[[ "$output" == *"hard-link group not reproduced: a (more than one name"* ]]
+}
