@@ -578,6 +578,7 @@ static void test_dryrun_verdict_names(void)
 		[DRYRUN_VERDICT_EXPECTED_PATH_MISSING] = "EXPECTED_PATH_MISSING",
 		[DRYRUN_VERDICT_OUTSIDE_WRITE] = "OUTSIDE_WRITE",
 		[DRYRUN_VERDICT_HOST_CODE] = "HOST_CODE",
+		[DRYRUN_VERDICT_LINK_GROUP] = "LINK_GROUP",
 	};
 	static const char *const unknown[] = { "", "NONE", "INVALID", "dry_run_ok", "DRY_RUN_OK ",
 					       " DRY_RUN_OK", "DRY_RUN", "DRY_RUN_OKAY", "REJECTED",
