@@ -139,10 +139,11 @@ EOF
 	[ ! -e /opt/airlock-attempt ]
 }
 
-@test "hard links: changing one name through the snapshot leaves the other name's real content" {
+@test "hard links: changing one name through the snapshot leaves the real tree; the other name is linked along" {
 	echo hard > h1 && ln h1 h2
 	dr --expect '**' -- sh -c 'echo more >> h1; cat h2'
-	[ "$(changes)" = "modified h1" ]
+	[ "$(changes)" = "$(printf 'modified h1\nmodified h2')" ]
+	jq -e '.dryrun.changes[] | select(.path == "h2") | .link_to == "h1" and .hard_link' <<<"$output"
 	[ "$(cat h1)" = hard ] && [ "$(cat h2)" = hard ]
 	[ "$(stat -c %h h1)" -eq 2 ]
 }
@@ -177,7 +178,7 @@ line'"
 	setup_tree
 	dr --expect '**' -- sh -c 'echo x >> src/a.c'
 	id=$(jq -r .id <<<"$output")
-	jq -e ".schema == \"airlock.changeset/3\" and .receipt == $id and (.changes | length) == 1" \
+	jq -e ".schema == \"airlock.changeset/4\" and .receipt == $id and (.changes | length) == 1" \
 		"$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/upper/src" ]
 	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
