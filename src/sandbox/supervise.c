@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -396,6 +397,38 @@ static size_t supervisor_path_args(const struct syscall_trace *t, const struct s
 	return 1;
 }
 
+/* Whether the path a call's argument names exists now, as the caller sees
+ * it (through /proc/PID/root); true when that cannot be told. */
+static bool supervisor_arg_exists(const struct seccomp_notif *req, int path_arg, int dirfd_arg)
+{
+	char full[PATH_MAX], proc[PATH_MAX + 32];
+	struct stat st;
+
+	if (!supervisor_resolve_arg(req, path_arg, dirfd_arg, full) ||
+	    (size_t)snprintf(proc, sizeof(proc), "/proc/%u/root%s", req->pid, full) >= sizeof(proc))
+		return true;
+	return lstat(proc, &st) == 0 || errno != ENOENT;
+}
+
+/* A removal or rename that is bound to fail replaces nothing: its source
+ * is missing (`mv t a` without t, `rm -f` of nothing), or it is a rename
+ * with RENAME_NOREPLACE onto a name that exists (`mv -n`, and mv's first
+ * try). Taken for a replacement, a later write to the name would be taken
+ * for the new object's. The call's other failures (a read-only directory)
+ * still count: the trace never sees a result (docs/dryrun.md). */
+static bool supervisor_replaces(const struct syscall_trace *t, const struct seccomp_notif *req,
+				const struct supervisor_path_arg *args, size_t n_args)
+{
+	if (!(args[0].op & SANDBOX_PATH_REPLACED))
+		return true;
+	if (!supervisor_arg_exists(req, args[0].path_arg, args[0].dirfd_arg))
+		return false;
+	if (n_args > 1 && !strcmp(t->name, "renameat2") && (req->data.args[4] & RENAME_NOREPLACE) &&
+	    supervisor_arg_exists(req, args[1].path_arg, args[1].dirfd_arg))
+		return false;
+	return true;
+}
+
 /* The FNV-1a hash of a path, for the table of path events. */
 static size_t supervisor_path_hash(const char *path)
 {
@@ -469,6 +502,8 @@ static void supervisor_trace_write(struct supervisor *s, const struct seccomp_no
 	}
 	struct supervisor_path_arg args[2];
 	size_t n_args = workspace ? supervisor_path_args(t, req, args) : 0;
+	if (n_args && !supervisor_replaces(t, req, args, n_args))
+		n_args = 0;
 	for (size_t k = 0; k < n_args; k++) {
 		char full[PATH_MAX];
 		if (!supervisor_resolve_arg(req, args[k].path_arg, args[k].dirfd_arg, full)) {

@@ -629,3 +629,9 @@ links_vs_real() { # $1: the script
 	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'mv d e'
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 }
+
+@test "link group: a rename or removal that cannot happen replaces nothing: the append is the group's" {
+	echo one > a && ln a b
+	links_vs_real 'mv missing a 2>/dev/null; rm -f gone; echo n > t; mv -n t a 2>/dev/null; echo more >> a'
+	jq -e '.changes[] | select(.path == "b") | .link_to == "a"' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
