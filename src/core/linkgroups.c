@@ -206,17 +206,24 @@ static int compare_events(const void *a, const void *b)
 		      (*(const struct sandbox_path_event *const *)b)->path);
 }
 
-/* What the trace says the command did to rel (0: nothing recorded). */
-static unsigned linkgroups_ops(const struct linkgroups *g, const char *rel)
+/* What the trace says the command did to rel, or NULL. */
+static const struct sandbox_path_event *linkgroups_event(const struct linkgroups *g, const char *rel)
 {
 	struct sandbox_path_event key = { .path = (char *)rel };
 	const struct sandbox_path_event *kp = &key;
 
 	if (!g->events)
-		return 0;
+		return NULL;
 	const struct sandbox_path_event **e =
 		bsearch(&kp, g->events, g->trace->n_events, sizeof(*g->events), compare_events);
-	return e ? (*e)->ops : 0;
+	return e ? *e : NULL;
+}
+
+static unsigned linkgroups_ops(const struct linkgroups *g, const char *rel)
+{
+	const struct sandbox_path_event *e = linkgroups_event(g, rel);
+
+	return e ? e->ops : 0;
 }
 
 /* The change set's entry of rel, or NULL. */
@@ -226,8 +233,17 @@ static json_t *linkgroups_entry(const struct linkgroups *g, const char *rel)
 	json_t *c;
 
 	json_array_foreach(g->changes, i, c) {
-		const char *p = json_string_value(json_object_get(c, "path"));
-		if (p && !json_object_get(c, "path_b64") && !strcmp(p, rel))
+		const char *b64 = json_string_value(json_object_get(c, "path_b64"));
+		if (!b64) {
+			const char *p = json_string_value(json_object_get(c, "path"));
+			if (p && !strcmp(p, rel))
+				return c;
+			continue;
+		}
+		/* A name that is not UTF-8: its exact bytes. */
+		size_t n;
+		cleanup_free char *bytes = base64_decode(b64, &n);
+		if (bytes && n == strlen(rel) && !memcmp(bytes, rel, n))
 			return c;
 	}
 	return NULL;
@@ -411,11 +427,6 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
-		if (!utf8_is_valid(rel, strlen(rel)))
-			return linkgroups_problem(g, rel, "a name of a hard-link group that is not UTF-8");
-	}
-	for (size_t k = 0; k < n; k++) {
-		const char *rel = g->names[idx[k]].rel;
 		enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
 		unsigned ops = linkgroups_ops(g, rel);
 		json_t *c = linkgroups_entry(g, rel);
@@ -467,6 +478,16 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		return 0; /* a mode or attributes changed in place: apply sets them on the shared inode */
 	if (in->n_names < in->nlink)
 		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
+	/* In the snapshot the other names kept the old bytes: a read of one
+	 * after the change saw what the real run's would not. */
+	const struct sandbox_path_event *ce = linkgroups_event(g, changer);
+	bool new_bytes = !json_equal(json_object_get(changer_entry, "sha256"), json_object_get(changer_entry, "old_sha256"));
+	for (size_t k = 0; new_bytes && ce && k < n; k++) {
+		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
+		if (e && e != ce && e->read_seq > ce->in_place_seq)
+			return linkgroups_problem(g, g->names[idx[k]].rel,
+						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old bytes, the real run the new ones");
+	}
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
 		if (rel == changer)

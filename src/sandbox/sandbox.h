@@ -167,11 +167,19 @@ enum sandbox_path_op {
 	SANDBOX_PATH_RENAMED = 1U << 2,
 	/* Changed in place after a replacement: the new object's change. */
 	SANDBOX_PATH_IN_PLACE_LATER = 1U << 3,
+	/* Opened for reading only. */
+	SANDBOX_PATH_READ = 1U << 4,
 };
 
+/* Only paths that matter to a hard-link group are kept: a regular file
+ * with more than one link when the call came (or a directory renamed), and
+ * every later call on a path kept. */
 struct sandbox_path_event {
 	char *path; /* relative to the workspace ("" for the workspace itself); heap */
 	unsigned ops; /* enum sandbox_path_op */
+	/* The order of the calls, counted over all paths kept (from 1; 0:
+	 * none): the first SANDBOX_PATH_IN_PLACE, the last SANDBOX_PATH_READ. */
+	uint64_t in_place_seq, read_seq;
 };
 
 #define SANDBOX_MAX_PATH_EVENTS 4096

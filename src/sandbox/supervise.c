@@ -92,6 +92,7 @@ struct supervisor {
 	/* Traced runs: open addressing over result->path_events, each slot
 	 * an index + 1 (0: free); heap, NULL until the first event. */
 	size_t *event_slots;
+	uint64_t event_seq; /* the calls kept so far */
 };
 
 static void supervisor_record_main(struct supervisor *s, int status, const struct rusage *ru)
@@ -354,6 +355,17 @@ static bool supervisor_resolve_arg(const struct seccomp_notif *req, int path_arg
 	return join_normalized(base, path, full, PATH_MAX);
 }
 
+/* Whether a traced call can write: every one but an open for reading
+ * only (traced for the hard-link groups' record, never an attempt to
+ * write). */
+static bool supervisor_call_writes(const struct syscall_trace *t, const struct seccomp_notif *req)
+{
+	if (t->flags_arg < 0)
+		return true;
+	uint64_t flags = req->data.args[t->flags_arg];
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+}
+
 /* One argument of a traced call and what the call does to the path it
  * names inside the workspace (0: nothing that matters to a name's object,
  * such as a create, which fails where the name exists). */
@@ -393,6 +405,10 @@ static size_t supervisor_path_args(const struct syscall_trace *t, const struct s
 	 * changes no object the name held. */
 	if (t->flags_arg >= 0 && (req->data.args[t->flags_arg] & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return 0;
+	if (!supervisor_call_writes(t, req)) {
+		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_READ };
+		return 1;
+	}
 	ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_IN_PLACE };
 	return 1;
 }
@@ -443,12 +459,36 @@ static size_t supervisor_path_hash(const char *path)
 
 /* Notes op on rel (relative to the workspace) in the result's path events:
  * an in-place change after the path was replaced is the new object's. */
-static void supervisor_record_path_op(struct supervisor *s, const char *rel, unsigned op)
+static void supervisor_record_path_op(struct supervisor *s, const struct seccomp_notif *req,
+				      const char *full, const char *rel, unsigned op)
 {
 	struct sandbox_result *r = s->result;
 
 	if (r->path_events_overflow)
 		return;
+	/* A path not kept yet is kept only when it can matter to a group: a
+	 * regular file with more than one link now (as the caller sees it:
+	 * a name not copied up shows the workspace's link count), or a
+	 * directory renamed. */
+	bool known = false;
+	if (s->event_slots) {
+		size_t i = supervisor_path_hash(rel) & (SUPERVISOR_EVENT_SLOTS - 1);
+		for (; s->event_slots[i] && !known; i = (i + 1) & (SUPERVISOR_EVENT_SLOTS - 1))
+			known = !strcmp(r->path_events[s->event_slots[i] - 1].path, rel);
+	}
+	if (!known) {
+		char proc[PATH_MAX + 32];
+		struct stat st;
+		if ((size_t)snprintf(proc, sizeof(proc), "/proc/%u/root%s", req->pid, full) >= sizeof(proc)) {
+			r->path_events_overflow = true;
+			return;
+		}
+		if (lstat(proc, &st) < 0)
+			return; /* nothing there: no object of a group */
+		if (!(S_ISREG(st.st_mode) && st.st_nlink > 1) &&
+		    !(S_ISDIR(st.st_mode) && (op & SANDBOX_PATH_RENAMED)))
+			return;
+	}
 	if (!s->event_slots) {
 		s->event_slots = calloc(SUPERVISOR_EVENT_SLOTS, sizeof(*s->event_slots));
 		r->path_events = calloc(SANDBOX_MAX_PATH_EVENTS, sizeof(*r->path_events));
@@ -473,6 +513,11 @@ static void supervisor_record_path_op(struct supervisor *s, const char *rel, uns
 	struct sandbox_path_event *e = &r->path_events[s->event_slots[i] - 1];
 	if ((op & SANDBOX_PATH_IN_PLACE) && (e->ops & SANDBOX_PATH_REPLACED))
 		op = (op & ~SANDBOX_PATH_IN_PLACE) | SANDBOX_PATH_IN_PLACE_LATER;
+	s->event_seq++;
+	if ((op & SANDBOX_PATH_IN_PLACE) && !e->in_place_seq)
+		e->in_place_seq = s->event_seq;
+	if (op & SANDBOX_PATH_READ)
+		e->read_seq = s->event_seq;
 	e->ops |= op;
 }
 
@@ -487,11 +532,11 @@ static void supervisor_trace_write(struct supervisor *s, const struct seccomp_no
 				   const struct syscall_trace *t)
 {
 	const char *workspace = s->config->isolation.workspace;
-	char found[2][PATH_MAX], inside[2][PATH_MAX];
+	char found[2][PATH_MAX], inside[2][PATH_MAX], inside_full[2][PATH_MAX];
 	unsigned inside_op[2];
 	int n_found = 0, n_inside = 0;
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 2 && supervisor_call_writes(t, req); k++) {
 		char full[PATH_MAX];
 		if (!supervisor_resolve_arg(req, t->path_arg[k], t->dirfd_arg[k], full))
 			continue;
@@ -523,6 +568,7 @@ static void supervisor_trace_write(struct supervisor *s, const struct seccomp_no
 		while (*rel == '/')
 			rel++;
 		snprintf(inside[n_inside], PATH_MAX, "%s", rel);
+		memcpy(inside_full[n_inside], full, sizeof(full));
 		inside_op[n_inside++] = args[k].op;
 	}
 	uint64_t id = req->id;
@@ -531,7 +577,7 @@ static void supervisor_trace_write(struct supervisor *s, const struct seccomp_no
 	for (int k = 0; k < n_found; k++)
 		supervisor_record_write(s->result, found[k], t->name);
 	for (int k = 0; k < n_inside; k++)
-		supervisor_record_path_op(s, inside[k], inside_op[k]);
+		supervisor_record_path_op(s, req, inside_full[k], inside[k], inside_op[k]);
 }
 
 /* A rule of the filter means "refuse" (answer EPERM and write it down), or

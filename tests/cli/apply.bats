@@ -635,3 +635,20 @@ links_vs_real() { # $1: the script
 	links_vs_real 'mv missing a 2>/dev/null; rm -f gone; echo n > t; mv -n t a 2>/dev/null; echo more >> a'
 	jq -e '.changes[] | select(.path == "b") | .link_to == "a"' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
 }
+
+@test "link group: names that are not UTF-8 are linked along and split off by their bytes" {
+	ff=$(printf 'f\377') fd=$(printf 'f\357\277\275')
+	echo one > "$ff" && ln "$ff" "$fd" && ln "$ff" "$(printf 'g\376')"
+	links_vs_real "echo n > t; mv t \"\$(printf 'g\\376')\"; echo more >> \"\$(printf 'f\\377')\""
+	jq -e '.changes[] | select(.path_b64 == "Zu+/vQ==" or .path == "f\ufffd") | .link_to_b64 == "Zv8="' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
+
+@test "link group: another name read after the change saw the old bytes in the snapshot: LINK_GROUP" {
+	echo one > a && ln a b
+	al dryrun --json --expect '**' -- sh -c 'echo more >> a; cp b c'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "b" and (.reason | test("read after")))' <<<"$output"
+	# Read before the change: the same bytes in both runs.
+	links_vs_real 'cp b c; echo more >> a'
+}
