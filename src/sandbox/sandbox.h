@@ -169,6 +169,9 @@ enum sandbox_path_op {
 	SANDBOX_PATH_IN_PLACE_LATER = 1U << 3,
 	/* Opened for reading only. */
 	SANDBOX_PATH_READ = 1U << 4,
+	/* A directory renamed that held, when the call came, a regular file
+	 * with more than one link (or too much to look through). */
+	SANDBOX_PATH_RENAMED_LINKS = 1U << 5,
 };
 
 /* Only paths that matter to a hard-link group are kept: a regular file

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <linux/seccomp.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -413,6 +414,42 @@ static size_t supervisor_path_args(const struct syscall_trace *t, const struct s
 	return 1;
 }
 
+/* Whether the directory dir_fd holds, at any depth, a regular file with
+ * more than one link; true too when it cannot be looked through (deeper
+ * than 64 levels, more than 100,000 entries, unreadable). */
+static bool supervisor_dir_holds_links(int dir_fd, int depth, unsigned *budget)
+{
+	int fd = dup(dir_fd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	bool found = false;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	while (!found && (de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!(*budget)-- || fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			found = true;
+			break;
+		}
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+			found = true;
+		else if (S_ISDIR(st.st_mode)) {
+			int sub = depth >= 64 ? -1 : openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			found = sub < 0 || supervisor_dir_holds_links(sub, depth + 1, budget);
+			if (sub >= 0)
+				close(sub);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
 /* Whether the path a call's argument names exists now, as the caller sees
  * it (through /proc/PID/root); true when that cannot be told. */
 static bool supervisor_arg_exists(const struct seccomp_notif *req, int path_arg, int dirfd_arg)
@@ -488,6 +525,16 @@ static void supervisor_record_path_op(struct supervisor *s, const struct seccomp
 		if (!(S_ISREG(st.st_mode) && st.st_nlink > 1) &&
 		    !(S_ISDIR(st.st_mode) && (op & SANDBOX_PATH_RENAMED)))
 			return;
+		/* A directory's rename is a copy in the snapshot: the links
+		 * below it, the workspace's or the command's, are lost. */
+		if (S_ISDIR(st.st_mode)) {
+			int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			unsigned budget = 100000;
+			if (dfd < 0 || supervisor_dir_holds_links(dfd, 0, &budget))
+				op |= SANDBOX_PATH_RENAMED_LINKS;
+			if (dfd >= 0)
+				close(dfd);
+		}
 	}
 	if (!s->event_slots) {
 		s->event_slots = calloc(SUPERVISOR_EVENT_SLOTS, sizeof(*s->event_slots));

@@ -652,3 +652,10 @@ links_vs_real() { # $1: the script
 	# Read before the change: the same bytes in both runs.
 	links_vs_real 'cp b c; echo more >> a'
 }
+
+@test "link group: a directory renamed with a link the command made below it is LINK_GROUP" {
+	mkdir sub && echo x > sub/keep && echo d > d
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'ln d sub/js; mv sub n'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "sub")' <<<"$output"
+}
