@@ -390,6 +390,10 @@ static void print_dryrun(const struct run_outcome *o)
 				  (long long)json_integer_value(json_object_get(c, "old_gid")),
 				  (long long)json_integer_value(json_object_get(c, "uid")),
 				  (long long)json_integer_value(json_object_get(c, "gid")));
+		if (json_is_string(json_object_get(c, "link_to")))
+			cli_print(" [hard link of %s]", json_string_value(json_object_get(c, "link_to")));
+		else if (json_is_true(json_object_get(c, "link_split")))
+			cli_print(" [a new inode: leaves its hard-link group]");
 		if (json_is_string(json_object_get(c, "refused")))
 			cli_print(" [mode %s, %s: never applied]",
 			       json_string_value(json_object_get(c, "mode")),
@@ -440,6 +444,10 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print("  not checked for code for the host: %s\n", unchecked);
 		else if (hint)
 			cli_print("  %s\n", hint);
+		else if (json_is_string(json_object_get(c, "link_group")))
+			cli_print("  hard-link group not reproduced: %s (%s)\n",
+			       json_string_value(json_object_get(c, "link_group")),
+			       json_string_value(json_object_get(c, "reason")));
 		else if (json_object_get(c, "outside_write"))
 			continue; /* listed above, with the other attempts */
 		else if (json_object_get(c, "dropped") && json_object_get(c, "attrs_lost"))
@@ -484,6 +492,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
 	case DRYRUN_VERDICT_HOST_CODE:
 		return EXIT_HOST_CODE;
+	case DRYRUN_VERDICT_LINK_GROUP:
+		return EXIT_DRYRUN_LINK_GROUP;
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
 	case DRYRUN_VERDICT_ATTRS_LOST:

@@ -527,6 +527,29 @@ static const char *apply_type_of(mode_t mode)
 	return "other";
 }
 
+/* A name that joins the object a name of its hard-link group got in place
+ * (`link_to`, core/linkgroups.h): before the apply both names must still
+ * be one inode, as at the dry run (else the group changed since); after it,
+ * too (both hold the object the apply moved in). root_fd is the workspace
+ * or the dry run's directory (prefix "upper/" for the staged side). */
+static bool apply_link_group_matches(int root_fd, const char *prefix, json_t *c, const char *path,
+				     char *why, size_t why_size)
+{
+	const char *to = jsonutil_str(c, "link_to");
+	char a[PATH_MAX], b[PATH_MAX];
+	struct stat sa, sb;
+
+	if (!to)
+		return true;
+	if ((size_t)snprintf(a, sizeof(a), "%s%s", prefix, path) >= sizeof(a) ||
+	    (size_t)snprintf(b, sizeof(b), "%s%s", prefix, to) >= sizeof(b) || stat_at(root_fd, a, &sa) < 0 ||
+	    stat_at(root_fd, b, &sb) < 0 || sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
+		snprintf(why, why_size, "%s%s is no longer a hard link of %s", *prefix ? "the staged " : "", path, to);
+		return false;
+	}
+	return true;
+}
+
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */
 static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
@@ -619,6 +642,8 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 			return false;
 		}
 	}
+	if (is_reg && !apply_link_group_matches(d->ws_fd, "", c, path, why, why_size))
+		return false;
 	json_t *entries = json_object_get(c, "entries");
 	if (!after && is_dir && json_is_integer(entries) &&
 	    count_entries_at(d->ws_fd, path) != json_integer_value(entries)) {
@@ -747,10 +772,12 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 			snprintf(what, sizeof(what), "extended attributes or ACLs other than the %zu listed",
 				 json_array_size(want));
 	}
-	if (*what)
+	if (*what) {
 		snprintf(why, why_size, "%s: the staged object differs from the change set (%s; edited after the dry run)",
 			 path, what);
-	return !*what;
+		return false;
+	}
+	return apply_link_group_matches(d->fd, "upper/", c, path, why, why_size);
 }
 
 /* ---- planning --------------------------------------------------------------- */
@@ -1367,6 +1394,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_HOST_CODE:
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
 	case DRYRUN_VERDICT_NONE:

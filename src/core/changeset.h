@@ -62,6 +62,11 @@
  *                           mode_changed, owner_changed, xattrs_changed:
  *                           with old_uid, old_gid, when the owner changed
  *                           (owner_changed when nothing else did)
+ *   link_split, link_to     a name of a hard-link group of the workspace
+ *                           (core/linkgroups.h, set after this walk): true
+ *                           when the name was replaced and leaves the group;
+ *                           the name it is linked to in the upper when
+ *                           another name was changed in place
  *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too

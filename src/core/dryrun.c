@@ -19,6 +19,7 @@
 #include "basic/path.h"
 #include "basic/text.h"
 #include "core/changeset.h"
+#include "core/linkgroups.h"
 #include "core/jsonutil.h"
 #include "sandbox/sandbox.h"
 
@@ -183,6 +184,23 @@ static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *cha
 	return 0;
 }
 
+/* The workspace's hard-link groups in the change set (core/linkgroups.h):
+ * entries rewritten or added where apply reproduces them, problems where
+ * it cannot. */
+static int dryrun_judge_link_groups(const struct dryrun_request *req, json_t *changes,
+				    json_t **ret_problems, struct error *err)
+{
+	struct linkgroups_trace trace = { .events = req->path_events,
+					  .n_events = req->n_path_events,
+					  .overflow = req->path_events_overflow };
+
+	if (!req->succeeded) {
+		*ret_problems = json_array();
+		return *ret_problems ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
+	return linkgroups_judge(req->upper, req->workspace, changes, &trace, ret_problems, err);
+}
+
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
 		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
 {
@@ -192,9 +210,21 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 
+	cleanup_with(json_decrefp) json_t *link_problems = NULL;
+	r = dryrun_judge_link_groups(req, changes, &link_problems, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	json_t *problems = NULL;
 	enum dryrun_verdict verdict = changeset_verdict(changes, req->succeeded, req->expect,
 							req->expect_delete, &problems);
+	/* A hard-link group the snapshot cannot reproduce: whatever the
+	 * declarations say, applying would not give the real run's tree. */
+	if (json_array_size(link_problems) > 0 && verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
+	    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE && verdict != DRYRUN_VERDICT_NO_EFFECT) {
+		verdict = DRYRUN_VERDICT_LINK_GROUP;
+		if (json_array_extend(problems, link_problems) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");

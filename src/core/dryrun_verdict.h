@@ -18,6 +18,7 @@ enum dryrun_verdict {
 	 * cannot (a device node): the change set is not that run's */
 	DRYRUN_VERDICT_NEEDS_PRIVILEGE,
 	DRYRUN_VERDICT_ATTRS_LOST, /* a copy in the snapshot lost attributes a rename keeps */
+	DRYRUN_VERDICT_LINK_GROUP,
 	_DRYRUN_VERDICT_MAX,
 };
 

@@ -268,6 +268,7 @@ static bool gate_receipt_dryrun_passed(json_t *receipt)
 	case DRYRUN_VERDICT_HOST_CODE:
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
 		return true;
 	}
 	return false;
