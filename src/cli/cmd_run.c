@@ -382,7 +382,7 @@ static void print_dryrun(const struct run_outcome *o)
 		else if (strcmp(change, "mode_changed") == 0)
 			cli_print(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
 			       json_string_value(json_object_get(c, "mode")));
-		else if (strcmp(change, "xattrs_changed") != 0)
+		else if (strcmp(change, "xattrs_changed") != 0 && strcmp(change, "owner_changed") != 0)
 			print_size_and_mode(c);
 		if (json_is_integer(json_object_get(c, "old_uid")))
 			cli_print(" (owner %lld:%lld -> %lld:%lld)",

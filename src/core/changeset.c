@@ -546,6 +546,8 @@ static int setid_kept(struct walk *w, json_t *c, const struct stat *ust, const s
 	if (json_object_set_new(c, "refused", json_string(lost & S_ISUID ? "setuid" : "setgid")) < 0 ||
 	    json_object_set_new(c, "mode", mode_string(ust->st_mode | lost)) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
+	if (((ust->st_mode | lost) & 07777) == (lst->st_mode & 07777))
+		json_object_del(c, "old_mode"); /* the mode did not change */
 	return 0;
 }
 
@@ -636,8 +638,6 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 	bool relinked = same && S_ISREG(ust.st_mode) && ust.st_nlink > 1;
 	if (!same || relinked) {
 		r = add_change(w, rel, "modified", ust.st_mode, &c);
-		if (r == 0)
-			r = setid_kept(w, c, &ust, &lst);
 		if (r == 0 && relinked)
 			json_object_set_new(c, "hard_link", json_true());
 		if (r == 0 && S_ISREG(ust.st_mode)) {
@@ -650,7 +650,11 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			if (r == 0)
 				r = describe(w, lower_fd, name, &lst, c, true);
 		}
-		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, &lst) : r;
+		if (r == 0)
+			r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
+		/* After the identity: a set-id bit root's real run keeps is the
+		 * mode the entry shows (and refuses). */
+		return r == 0 ? setid_kept(w, c, &ust, &lst) : r;
 	}
 	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, new_hex);
 }

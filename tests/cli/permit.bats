@@ -655,7 +655,13 @@ kill_exec_at() { # verify point
 	command -v setfacl >/dev/null || skip "acl is not installed"
 	mkdir d && echo x > d/f
 	setfacl -m u:4242:r d/f 2>/dev/null || skip "no ACLs here"
-	propose '{"argv":["mv","d","e"],"reason":"r","expected_paths":["e","d"]}'
+	# As root the quarantine maps every id and mv's copy keeps the ACL; a
+	# copy that keeps none (cp -r, then rm -r) is ATTRS_LOST for every caller.
+	if [ "$(id -u)" -eq 0 ]; then
+		propose '{"argv":["sh","-c","cp -r d e && rm -r d"],"reason":"r","expected_paths":["e","d"]}'
+	else
+		propose '{"argv":["mv","d","e"],"reason":"r","expected_paths":["e","d"]}'
+	fi
 	pstep dryrun "$PID"
 	[ "$status" -eq 35 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.state == "REJECTED" and .risk_observed == 5 and (.observed | contains("ATTRS_LOST"))' \
