@@ -202,15 +202,14 @@ static int move_lifted(int from_fd, const char *from, int to_fd, const char *to,
 		return r;
 	const char *name;
 	cleanup_close int fd = fd_open_parent(from_fd, from, O_PATH, &name);
-	struct lift l = { .target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC) };
+	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct lift l = { .target = target };
 	struct stat st;
-	if (l.target >= 0 && fstat(l.target, &st) == 0 && S_ISDIR(st.st_mode) && lift_on(&l) == 1) {
+	if (target >= 0 && fstat(target, &st) == 0 && S_ISDIR(st.st_mode) && lift_on(&l) == 1) {
 		r = move_at(from_fd, from, to_fd, to, flags);
 		int q = lift_off(&l); /* the descriptor follows the object */
 		r = r < 0 ? r : q;
 	}
-	if (l.target >= 0)
-		close(l.target);
 	return r;
 }
 
@@ -981,9 +980,7 @@ static int chmod_at(int dir_fd, const char *path, mode_t mode)
 	cleanup_close int target = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (target < 0)
 		return -errno;
-	char proc[64];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
-	return chmod(proc, mode) < 0 ? -errno : 0;
+	return mode_set_fd(target, mode);
 }
 
 /* The object itself, never a symlink's target. */
