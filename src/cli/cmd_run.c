@@ -329,6 +329,38 @@ static const char *change_label(const char *change)
 	return change;
 }
 
+/* An octal mode as a reviewer reads it: "644", "4755". */
+static const char *mode_shown(const char *mode)
+{
+	return mode && strlen(mode) == 4 && mode[0] == '0' ? mode + 1 : mode;
+}
+
+/* " (OLD -> NEW bytes, mode OLD -> NEW)": the sizes of a file, and a mode
+ * that changed with the content or the type, so that every mode change is
+ * shown for review. A symlink has no mode of its own to show. */
+static void print_size_and_mode(json_t *c)
+{
+	json_t *size = json_object_get(c, "size"), *old_size = json_object_get(c, "old_size");
+	const char *mode = json_string_value(json_object_get(c, "mode"));
+	const char *old_mode = json_string_value(json_object_get(c, "old_mode"));
+	const char *type = json_string_value(json_object_get(c, "type"));
+	const char *old_type = json_string_value(json_object_get(c, "old_type"));
+	bool sized = json_is_integer(size);
+
+	if (sized && json_is_integer(old_size))
+		cli_print(" (%lld -> %lld bytes", (long long)json_integer_value(old_size),
+			  (long long)json_integer_value(size));
+	else if (sized)
+		cli_print(" (%lld bytes", (long long)json_integer_value(size));
+	if (mode && old_mode && !(type && !strcmp(type, "symlink")) &&
+	    !(old_type && !strcmp(old_type, "symlink"))) {
+		cli_print("%smode %s -> %s", sized ? ", " : " (", mode_shown(old_mode), mode_shown(mode));
+		sized = true;
+	}
+	if (sized)
+		cli_print(")");
+}
+
 /* Like `git status`: one line per change, then the problems. */
 static void print_dryrun(const struct run_outcome *o)
 {
@@ -350,19 +382,18 @@ static void print_dryrun(const struct run_outcome *o)
 		else if (strcmp(change, "mode_changed") == 0)
 			cli_print(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
 			       json_string_value(json_object_get(c, "mode")));
-		else if (json_is_integer(json_object_get(c, "old_size")) &&
-			 json_is_integer(json_object_get(c, "size")))
-			cli_print(" (%lld -> %lld bytes)",
-			       (long long)json_integer_value(json_object_get(c, "old_size")),
-			       (long long)json_integer_value(json_object_get(c, "size")));
-		else if (json_is_integer(json_object_get(c, "size")))
-			cli_print(" (%lld bytes)", (long long)json_integer_value(json_object_get(c, "size")));
+		else if (strcmp(change, "xattrs_changed") != 0)
+			print_size_and_mode(c);
 		if (json_is_integer(json_object_get(c, "old_uid")))
 			cli_print(" (owner %lld:%lld -> %lld:%lld)",
 				  (long long)json_integer_value(json_object_get(c, "old_uid")),
 				  (long long)json_integer_value(json_object_get(c, "old_gid")),
 				  (long long)json_integer_value(json_object_get(c, "uid")),
 				  (long long)json_integer_value(json_object_get(c, "gid")));
+		if (json_is_string(json_object_get(c, "link_to")))
+			cli_print(" [hard link of %s]", json_string_value(json_object_get(c, "link_to")));
+		else if (json_is_true(json_object_get(c, "link_split")))
+			cli_print(" [a new inode: leaves its hard-link group]");
 		if (json_is_string(json_object_get(c, "refused")))
 			cli_print(" [mode %s, %s: never applied]",
 			       json_string_value(json_object_get(c, "mode")),
@@ -390,7 +421,11 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
 		const char *hint = json_string_value(json_object_get(c, "hint"));
 		const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
-		if (needs)
+		const char *setid = json_string_value(json_object_get(c, "refused_setid"));
+		if (setid)
+			cli_print("  refused set-id request: %s (%lld times); the real run may have made a set-id file, never applied\n",
+				  setid, (long long)json_integer_value(json_object_get(c, "count")));
+		else if (needs)
 			cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
 				  strcmp(needs, "device_node") == 0 ? "make a device node"
 				  : strcmp(needs, "xattr") == 0	    ? "set a trusted.* attribute or a file capability"
@@ -409,8 +444,25 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print("  not checked for code for the host: %s\n", unchecked);
 		else if (hint)
 			cli_print("  %s\n", hint);
+		else if (json_is_string(json_object_get(c, "link_group")))
+			cli_print("  hard-link group not reproduced: %s (%s)\n",
+			       json_string_value(json_object_get(c, "link_group")),
+			       json_string_value(json_object_get(c, "reason")));
 		else if (json_object_get(c, "outside_write"))
 			continue; /* listed above, with the other attempts */
+		else if (json_object_get(c, "dropped") && json_object_get(c, "attrs_lost"))
+			cli_print("  attributes lost: %lld more copies\n",
+				  (long long)json_integer_value(json_object_get(c, "dropped")));
+		else if (json_object_get(c, "attrs_lost")) {
+			cli_print("  attributes lost: %s, a copy of %s without",
+				  json_string_value(json_object_get(c, "attrs_lost")),
+				  json_string_value(json_object_get(c, "from")));
+			size_t k;
+			json_t *name;
+			json_array_foreach(json_object_get(c, "names"), k, name)
+				cli_print("%s %s", k ? "," : "", json_string_value(name));
+			cli_print(" (the snapshot copies a renamed directory; the real rename keeps them)\n");
+		}
 		else
 			cli_print("  declared, but nothing changed there: %s\n",
 			       json_string_value(json_object_get(c, "missing")));
@@ -440,8 +492,12 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_DRYRUN_UNEXPECTED_PATH;
 	case DRYRUN_VERDICT_HOST_CODE:
 		return EXIT_HOST_CODE;
+	case DRYRUN_VERDICT_LINK_GROUP:
+		return EXIT_DRYRUN_LINK_GROUP;
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
+	case DRYRUN_VERDICT_ATTRS_LOST:
+		return EXIT_DRYRUN_ATTRS_LOST;
 	}
 	return run_status ? run_status : EXIT_AIRLOCK_ERROR;
 }

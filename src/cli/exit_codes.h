@@ -23,6 +23,8 @@ enum {
 	EXIT_DRYRUN_OUTSIDE_WRITE = 15, /* the command attempted writes outside the workspace */
 	/* root's real run would have done what the quarantine cannot (a device node) */
 	EXIT_DRYRUN_NEEDS_PRIVILEGE = 18,
+	EXIT_DRYRUN_ATTRS_LOST = 17, /* a copy in the snapshot lost attributes a rename keeps */
+	EXIT_DRYRUN_LINK_GROUP = 16, /* a hard-link group the snapshot cannot reproduce */
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
 	/* permit: the state a step ended in (docs/exit-codes.md) */

@@ -43,6 +43,7 @@ struct dryrun_dir {
 	enum dryrun_verdict verdict;
 	json_t *changeset;
 	enum changeset_xattrs xattrs; /* which attributes its version carries */
+	bool identity; /* its entries carry the whole identity (changeset_carries_identity) */
 	char state[32];
 	char changeset_sha256[SHA256_HEX_SIZE]; /* of changeset.json as read */
 	char ws_mismatch[PATH_MAX + 128]; /* set when ws_fd is -1: why the workspace is not opened */
@@ -346,14 +347,46 @@ static bool apply_is_meta(const char *change)
 			  !strcmp(change, "owner_changed"));
 }
 
-/* A change's or an operation's optional attribute lists: both or none. */
-static bool apply_meta_valid(json_t *c, bool required, enum changeset_xattrs which)
+/* A change's or an operation's optional attribute lists: both or none;
+ * from version 4 (identity) a mode_changed entry lists `xattrs` alone when
+ * its attributes did not change. */
+static bool apply_meta_valid(json_t *c, bool required, enum changeset_xattrs which, bool identity)
 {
 	json_t *now = json_object_get(c, "xattrs"), *before = json_object_get(c, "old_xattrs");
 
 	if (!now && !before)
 		return !required;
+	if (identity && now && !before)
+		return !required && apply_xattrs_valid(now, which);
 	return apply_xattrs_valid(now, which) && apply_xattrs_valid(before, which);
+}
+
+/* An octal mode string as the change set writes it: four digits. */
+static bool apply_mode_valid(const char *m)
+{
+	return m && strlen(m) == 4 && strspn(m, "01234567") == 4;
+}
+
+/* Version 4: an entry of an object apply installs or changes in place
+ * carries its whole identity, which apply checks the staged object
+ * against (staged_matches): mode (and old_mode well-formed when given),
+ * the whole attribute list, a file's size and SHA-256, a symlink's target. */
+static bool apply_identity_valid(json_t *c)
+{
+	const char *type = jsonutil_str(c, "type"), *hash = jsonutil_str(c, "sha256");
+	json_t *size = json_object_get(c, "size");
+
+	if (!strcmp(jsonutil_str(c, "change"), "deleted"))
+		return true;
+	if (!apply_mode_valid(jsonutil_str(c, "mode")) || !json_is_array(json_object_get(c, "xattrs")) ||
+	    (json_object_get(c, "old_mode") && !apply_mode_valid(jsonutil_str(c, "old_mode"))))
+		return false;
+	if (!strcmp(type, "file"))
+		return json_is_integer(size) && json_integer_value(size) >= 0 && hash &&
+		       strlen(hash) == SHA256_HEX_SIZE - 1 && strspn(hash, "0123456789abcdef") == SHA256_HEX_SIZE - 1;
+	if (!strcmp(type, "symlink"))
+		return jsonutil_str(c, "target") != NULL;
+	return true;
 }
 
 int apply_parse_changeset(const char *text, size_t n, json_t **ret,
@@ -378,6 +411,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 	/* From here on paths and targets are the exact bytes; every change has
 	 * the fields apply reads, of the kinds it knows. */
 	enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
+	bool identity = changeset_carries_identity(jsonutil_str(doc, "schema"));
 	size_t i;
 	json_t *c;
 	json_array_foreach(list, i, c) {
@@ -390,10 +424,11 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 		      (meta && apply_is_root(path) && !strcmp(jsonutil_str(c, "type"), "dir"))) ||
 		    (!strcmp(change, "renamed") && !apply_path_is_clean(jsonutil_str(c, "from"))) ||
 		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
-		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"), which)) ||
+		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"), which, identity)) ||
 		    !apply_owner_valid(c, !strcmp(change, "owner_changed")) ||
 		    (!meta && json_object_get(c, "xattrs") &&
-		     !apply_xattrs_valid(json_object_get(c, "xattrs"), which)))
+		     !apply_xattrs_valid(json_object_get(c, "xattrs"), which)) ||
+		    (identity && !apply_identity_valid(c)))
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
 	}
 	*ret = TAKE_PTR(doc);
@@ -442,6 +477,7 @@ static int dryrun_open(struct store *store, uint64_t id, enum dryrun_lock lock,
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	d->changes = json_object_get(d->changeset, "changes");
 	d->xattrs = changeset_xattrs_of(jsonutil_str(d->changeset, "schema"));
+	d->identity = changeset_carries_identity(jsonutil_str(d->changeset, "schema"));
 	const char *ws = jsonutil_str(d->changeset, "workspace");
 	d->workspace = strdup(ws);
 	if (!d->workspace)
@@ -589,6 +625,45 @@ static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs whi
 	return r < 0 ? r : q;
 }
 
+/* The change set's name of an object's type. */
+static const char *apply_type_of(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "file";
+	if (S_ISDIR(mode))
+		return "dir";
+	if (S_ISLNK(mode))
+		return "symlink";
+	if (S_ISFIFO(mode))
+		return "fifo";
+	if (S_ISSOCK(mode))
+		return "socket";
+	return "other";
+}
+
+/* A name that joins the object a name of its hard-link group got in place
+ * (`link_to`, core/linkgroups.h): before the apply both names must still
+ * be one inode, as at the dry run (else the group changed since); after it,
+ * too (both hold the object the apply moved in). root_fd is the workspace
+ * or the dry run's directory (prefix "upper/" for the staged side). */
+static bool apply_link_group_matches(int root_fd, const char *prefix, json_t *c, const char *path,
+				     char *why, size_t why_size)
+{
+	const char *to = jsonutil_str(c, "link_to");
+	char a[PATH_MAX], b[PATH_MAX];
+	struct stat sa, sb;
+
+	if (!to)
+		return true;
+	if ((size_t)snprintf(a, sizeof(a), "%s%s", prefix, path) >= sizeof(a) ||
+	    (size_t)snprintf(b, sizeof(b), "%s%s", prefix, to) >= sizeof(b) || stat_at(root_fd, a, &sa) < 0 ||
+	    stat_at(root_fd, b, &sb) < 0 || sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
+		snprintf(why, why_size, "%s%s is no longer a hard link of %s", *prefix ? "the staged " : "", path, to);
+		return false;
+	}
+	return true;
+}
+
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */
 static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
@@ -617,7 +692,6 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 	const char *hash = after ? jsonutil_str(c, "sha256") : jsonutil_str(c, "old_sha256");
 	const char *target = after ? jsonutil_str(c, "target") : jsonutil_str(c, "old_target");
 	if (apply_is_meta(change)) {
-		const char *mode = after ? jsonutil_str(c, "mode") : jsonutil_str(c, "old_mode");
 		const char *uid_key = after ? "uid" : "old_uid", *gid_key = after ? "gid" : "old_gid";
 		if (json_object_get(c, uid_key) &&
 		    (st.st_uid != apply_id(c, uid_key) || st.st_gid != apply_id(c, gid_key))) {
@@ -626,15 +700,38 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 				 (unsigned)apply_id(c, gid_key));
 			return false;
 		}
-		char have[16];
-		snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
-		if (mode && strcmp(mode, have) != 0) {
-			snprintf(why, why_size, "%s has mode %s, not %s", path, have, mode);
+	}
+	/* The mode it must have: the new one after, the old one before (an
+	 * entry gives old_mode only when it differs from mode). A symlink has
+	 * none; an entry of a change set before version 4 may give neither. */
+	const char *mode = jsonutil_str(c, "mode");
+	if (!after && jsonutil_str(c, "old_mode"))
+		mode = jsonutil_str(c, "old_mode");
+	char have_mode[16];
+	snprintf(have_mode, sizeof(have_mode), "%04o", (unsigned)(st.st_mode & 07777));
+	if (mode && !S_ISLNK(st.st_mode) && strcmp(mode, have_mode) != 0 &&
+	    (d->identity || apply_is_meta(change))) {
+		snprintf(why, why_size, "%s has mode %s, not %s", path, have_mode, mode);
+		return false;
+	}
+	if (apply_is_meta(change)) {
+		if (d->identity && strcmp(apply_type_of(st.st_mode), type) != 0) {
+			snprintf(why, why_size, "%s is no longer a %s", path, type);
 			return false;
 		}
+		/* Unchanged attributes are listed once, in xattrs (version 4). */
 		json_t *want = json_object_get(c, after ? "xattrs" : "old_xattrs");
+		if (!after && !want)
+			want = json_object_get(c, "xattrs");
 		if (want && !xattrs_match(d->ws_fd, path, d->xattrs, want)) {
 			snprintf(why, why_size, "%s has other extended attributes now", path);
+			return false;
+		}
+		/* The content is the same before and after (version 4 gives it). */
+		char have[SHA256_HEX_SIZE];
+		hash = jsonutil_str(c, "sha256");
+		if (S_ISREG(st.st_mode) && hash && (hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0)) {
+			snprintf(why, why_size, "%s changed since the dry run", path);
 			return false;
 		}
 		return true;
@@ -659,6 +756,8 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 			return false;
 		}
 	}
+	if (is_reg && !apply_link_group_matches(d->ws_fd, "", c, path, why, why_size))
+		return false;
 	json_t *entries = json_object_get(c, "entries");
 	if (!after && is_dir && json_is_integer(entries) &&
 	    count_entries_at(d->ws_fd, path) != json_integer_value(entries)) {
@@ -692,19 +791,53 @@ static const char *staged_privilege(struct dryrun_dir *d, json_t *c)
 	return changeset_privilege(fd, name, &st);
 }
 
-/* What was reviewed is what lands: the staged object of a change that is
- * not a deletion must still be what the change set describes (type, mode
- * of a created object, SHA-256 of a file, target of a symlink): the upper
- * layer lies in the state directory and may be edited after the dry run.
- * false with why set when it is not. */
+/* The mode a staged object must have: its entry's. An entry of a change
+ * set before version 4 has none for a modified or type-changed object;
+ * such a change was shown for review without a mode change, so a modified
+ * file must keep the mode the workspace's file has; a type change is
+ * refused (NULL, why set): nothing recorded says what its mode was. */
+static const char *staged_want_mode(struct dryrun_dir *d, json_t *c, const char *path, char buf[16],
+				    char *why, size_t why_size)
+{
+	const char *mode = jsonutil_str(c, "mode"), *change = jsonutil_str(c, "change");
+	struct stat st;
+
+	if (mode || d->identity)
+		return mode;
+	if (!strcmp(change, "modified")) {
+		if (stat_at(d->ws_fd, path, &st) < 0)
+			return ""; /* the precondition names what is gone */
+		snprintf(buf, 16, "%04o", (unsigned)(st.st_mode & 07777));
+		return buf;
+	}
+	if (!strcmp(change, "type_changed")) {
+		snprintf(why, why_size,
+			 "%s: its entry records no mode (a change set written before version 4): dry-run again",
+			 path);
+		return NULL;
+	}
+	return ""; /* renamed, in change sets of version 1 */
+}
+
+/* What was reviewed is what lands: the staged object of every change that
+ * is not a deletion must still be exactly what its entry says (type, mode,
+ * size and SHA-256 of a file, target of a symlink, the whole list of
+ * carried attributes): the upper layer lies in the state directory and may
+ * be edited after the dry run. From version 4 that includes the copied-up
+ * object of a mode or attribute change (apply changes the real one in place
+ * from the entry, but a staged copy that differs is an edit all the same);
+ * the root's is not checked (the upper's root is the dry run's own
+ * directory, its mode and attributes recorded at the end of the run).
+ * false with why set (the path and what differs) when it is not. */
 static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t why_size)
 {
 	const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
 	const char *type = jsonutil_str(c, "type"), *name;
-	char staged[PATH_MAX];
+	bool meta = apply_is_meta(change);
+	char staged[PATH_MAX], what[256] = "", mode_buf[16], have[16];
 	struct stat st;
 
-	if (!strcmp(change, "deleted") || apply_is_meta(change))
+	if (!strcmp(change, "deleted") || (meta && (!d->identity || apply_is_root(path))))
 		return true;
 	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
 		snprintf(why, why_size, "%s: the path is too long", path);
@@ -715,37 +848,50 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 		snprintf(why, why_size, "%s: its staged object is gone", path);
 		return false;
 	}
-	const char *mode = jsonutil_str(c, "mode");
-	char have[16];
+	const char *mode = staged_want_mode(d, c, path, mode_buf, why, why_size);
+	if (!mode)
+		return false;
 	snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
-	bool ok = type && ((!strcmp(type, "file") && S_ISREG(st.st_mode)) ||
-			   (!strcmp(type, "dir") && S_ISDIR(st.st_mode)) ||
-			   (!strcmp(type, "symlink") && S_ISLNK(st.st_mode)) ||
-			   (!strcmp(type, "fifo") && S_ISFIFO(st.st_mode)) ||
-			   (!strcmp(type, "socket") && S_ISSOCK(st.st_mode)));
-	if (ok && mode && !S_ISLNK(st.st_mode))
-		ok = strcmp(mode, have) == 0;
-	/* It moves in with its owner: the one the change set names. */
-	if (ok && json_object_get(c, "uid"))
-		ok = st.st_uid == apply_id(c, "uid") && st.st_gid == apply_id(c, "gid");
+	json_t *size = json_object_get(c, "size");
 	const char *hash = jsonutil_str(c, "sha256"), *target = jsonutil_str(c, "target");
-	if (ok && S_ISREG(st.st_mode)) {
+	if (!type || strcmp(type, apply_type_of(st.st_mode)) != 0) {
+		snprintf(what, sizeof(what), "a %s, not a %s", apply_type_of(st.st_mode), type ? type : "?");
+	} else if (*mode && !S_ISLNK(st.st_mode) && strcmp(mode, have) != 0) {
+		snprintf(what, sizeof(what), "mode %s, not %s", have, mode);
+	} else if (json_object_get(c, "uid") &&
+		   (st.st_uid != apply_id(c, "uid") || st.st_gid != apply_id(c, "gid"))) {
+		/* It moves in with its owner: the one the change set names. */
+		snprintf(what, sizeof(what), "owner %u:%u, not %u:%u", (unsigned)st.st_uid,
+			 (unsigned)st.st_gid, (unsigned)apply_id(c, "uid"), (unsigned)apply_id(c, "gid"));
+	} else if (S_ISREG(st.st_mode) && json_is_integer(size) &&
+		   (json_int_t)st.st_size != json_integer_value(size)) {
+		snprintf(what, sizeof(what), "%lld bytes, not %lld", (long long)st.st_size,
+			 (long long)json_integer_value(size));
+	} else if (S_ISREG(st.st_mode)) {
 		char hex[SHA256_HEX_SIZE];
-		ok = hash && hash_at(d->fd, staged, hex) == 0 && strcmp(hex, hash) == 0;
-	} else if (ok && S_ISLNK(st.st_mode)) {
+		if (!hash || hash_at(d->fd, staged, hex) < 0 || strcmp(hex, hash) != 0)
+			snprintf(what, sizeof(what), "its content is not the one of sha256 %.16s...",
+				 hash ? hash : "(none)");
+	} else if (S_ISLNK(st.st_mode)) {
 		char buf[PATH_MAX];
-		ok = target && readlink_at(d->fd, staged, buf, sizeof(buf)) == 0 && strcmp(buf, target) == 0;
+		if (!target || readlink_at(d->fd, staged, buf, sizeof(buf)) < 0 || strcmp(buf, target) != 0)
+			snprintf(what, sizeof(what), "its link target differs");
 	}
 	/* The object moves in with its carried attributes: exactly the
 	 * recorded ones (none when the change set lists none). */
-	if (ok) {
+	if (!*what) {
 		cleanup_with(json_decrefp) json_t *none = json_array();
 		json_t *want = json_object_get(c, "xattrs");
-		ok = none && xattrs_match(d->fd, staged, d->xattrs, want ? want : none);
+		if (!none || !xattrs_match(d->fd, staged, d->xattrs, want ? want : none))
+			snprintf(what, sizeof(what), "extended attributes or ACLs other than the %zu listed",
+				 json_array_size(want));
 	}
-	if (!ok)
-		snprintf(why, why_size, "%s: the staged object differs from the change set (edited after the dry run)", path);
-	return ok;
+	if (*what) {
+		snprintf(why, why_size, "%s: the staged object differs from the change set (%s; edited after the dry run)",
+			 path, what);
+		return false;
+	}
+	return apply_link_group_matches(d->fd, "upper/", c, path, why, why_size);
 }
 
 /* ---- planning --------------------------------------------------------------- */
@@ -940,8 +1086,9 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 	json_array_foreach(d->changes, i, c) {
 		const char *change = jsonutil_str(c, "change");
 		json_t *op;
-		/* A created or modified object's `xattrs` came in with it. */
-		if (r < 0 || !json_object_get(c, "xattrs") || !apply_is_meta(change))
+		/* A created or modified object's `xattrs` came in with it; a
+		 * meta change's unchanged ones are listed alone (version 4). */
+		if (r < 0 || !json_object_get(c, "old_xattrs") || !apply_is_meta(change))
 			continue;
 		op = op_note_mode(op_new("xattrs", "path", jsonutil_str(c, "path"), NULL), d->ws_fd,
 				  jsonutil_str(c, "path"), false);
@@ -1187,7 +1334,7 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 			else if (ok && json_object_get(o, "mode")) /* a lift's mode (struct lift) */
 				ok = jsonutil_str(o, "mode") != NULL;
 			if (ok && !strcmp(kind, "xattrs"))
-				ok = apply_meta_valid(o, true, CHANGESET_XATTRS_ALL); /* names checked when planned */
+				ok = apply_meta_valid(o, true, CHANGESET_XATTRS_ALL, false); /* names checked when planned */
 			if (!ok || !ok_owner) {
 				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");
@@ -1393,6 +1540,8 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
 	case DRYRUN_VERDICT_HOST_CODE:
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
 	case DRYRUN_VERDICT_NONE:

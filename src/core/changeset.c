@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/sha256.h"
 #include "basic/text.h"
@@ -91,6 +92,19 @@ enum changeset_xattrs changeset_xattrs_of(const char *schema)
 	if (!schema || !strcmp(schema, "airlock.changeset/1") || !strcmp(schema, "airlock.changeset/2"))
 		return CHANGESET_XATTRS_USER;
 	return CHANGESET_XATTRS_ALL;
+}
+
+bool changeset_carries_identity(const char *schema)
+{
+	static const char *const older[] = { "airlock.changeset/1", "airlock.changeset/2",
+					     "airlock.changeset/3" };
+
+	if (!schema)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(older); i++)
+		if (!strcmp(schema, older[i]))
+			return false;
+	return true;
 }
 
 bool changeset_xattr_carried(const char *name, enum changeset_xattrs which)
@@ -375,10 +389,13 @@ static bool same_content(int upper_fd, int lower_fd, const char *name, const str
 /* What changed of an object whose type and content did not: its mode
  * (not a symlink's: it has none) and its extended attributes (the carried
  * ones, changeset_xattr_carried). mode_changed when the mode differs
- * (with the attributes too when they differ), else xattrs_changed. */
+ * (with old_xattrs too when the attributes differ), else xattrs_changed.
+ * Either entry carries the object's whole identity (changeset_identity):
+ * mode, the whole attribute list `xattrs`, and a file's size and SHA-256
+ * (hex, as read by the walk) or a symlink's target. */
 static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const char *name,
 			    const char *rel, const struct stat *ust, const struct stat *lst,
-			    json_t *given)
+			    json_t *given, const char *hex)
 {
 	bool mode_differs = !S_ISLNK(ust->st_mode) && (ust->st_mode & 07777) != (lst->st_mode & 07777);
 	/* The upper's root was given the workspace root's owner (as root:
@@ -399,9 +416,10 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 	r = add_change(w, rel,
 		       mode_differs ? "mode_changed" : owner_differs ? "owner_changed" : "xattrs_changed",
 		       ust->st_mode, &c);
-	if (r == 0 && mode_differs) {
+	if (r == 0) {
 		json_object_set_new(c, "mode", mode_string(ust->st_mode));
-		json_object_set_new(c, "old_mode", mode_string(lst->st_mode));
+		if (mode_differs)
+			json_object_set_new(c, "old_mode", mode_string(lst->st_mode));
 	}
 	if (r == 0 && owner_differs &&
 	    (json_object_set_new(c, "uid", json_integer(ust->st_uid)) < 0 ||
@@ -409,17 +427,22 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 	     json_object_set_new(c, "old_uid", json_integer(lst->st_uid)) < 0 ||
 	     json_object_set_new(c, "old_gid", json_integer(lst->st_gid)) < 0))
 		r = error_set(w->err, ENOMEM, "out of memory");
-	if (r == 0 && xattrs_differ &&
-	    (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
-	     json_object_set_new(c, "old_xattrs", encode_array(before)) < 0))
+	if (r == 0 && S_ISREG(ust->st_mode) && hex && *hex) {
+		json_object_set_new(c, "size", json_integer((json_int_t)ust->st_size));
+		json_object_set_new(c, "sha256", json_string(hex));
+	} else if (r == 0 && S_ISLNK(ust->st_mode)) {
+		r = describe(w, upper_fd, name, ust, c, false);
+	}
+	if (r == 0 && (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
+		       (xattrs_differ && json_object_set_new(c, "old_xattrs", encode_array(before)) < 0)))
 		r = error_set(w->err, ENOMEM, "out of memory");
 	return r;
 }
 
 static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name,
-		       const char *rel, const struct stat *ust, const struct stat *lst)
+		       const char *rel, const struct stat *ust, const struct stat *lst, const char *hex)
 {
-	return meta_change_with(w, upper_fd, lower_fd, name, rel, ust, lst, NULL);
+	return meta_change_with(w, upper_fd, lower_fd, name, rel, ust, lst, NULL, hex);
 }
 
 /* The upper root's carried attributes as the command left them. The dry
@@ -478,12 +501,15 @@ static __attribute__((noinline)) bool same_target(int upper_fd, int lower_fd, co
 	return na == nb && na >= 0 && memcmp(a, b, (size_t)na) == 0;
 }
 
-/* The carried attributes a created, type-changed or modified object moves
- * in with, as `xattrs` when it has any, and its owner (`uid`, `gid`) when
- * owners are carried: apply checks the staged object against them (what
- * was reviewed is what lands). */
-static __attribute__((noinline)) int carried_xattrs(struct walk *w, int upper_fd, const char *name,
-						    const char *rel, json_t *c)
+/* The rest of the identity of an object apply installs (created,
+ * type-changed, modified): its mode, old_mode when it replaces an object
+ * (lst) of another mode, and the whole list of carried attributes it moves
+ * in with, `xattrs`, empty when it has none, so that "none" is checked too.
+ * Apply checks the staged object against all of it (what was reviewed is
+ * what lands). */
+static __attribute__((noinline)) int carried_identity(struct walk *w, int upper_fd, const char *name,
+						      const char *rel, json_t *c, const struct stat *ust,
+						      const struct stat *lst)
 {
 	cleanup_with(json_decrefp) json_t *now = NULL;
 	struct stat st;
@@ -498,7 +524,10 @@ static __attribute__((noinline)) int carried_xattrs(struct walk *w, int upper_fd
 
 	if (r < 0)
 		return error_set_errno(w->err, -r, "read the extended attributes of %s", rel);
-	if (json_array_size(now) > 0 && json_object_set_new(c, "xattrs", encode_array(now)) < 0)
+	if (json_object_set_new(c, "mode", mode_string(ust->st_mode)) < 0 ||
+	    (lst && (lst->st_mode & 07777) != (ust->st_mode & 07777) &&
+	     json_object_set_new(c, "old_mode", mode_string(lst->st_mode)) < 0) ||
+	    json_object_set_new(c, "xattrs", encode_array(now)) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
 	return 0;
 }
@@ -556,18 +585,16 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		if (!has_lower) {
 			r = add_change(w, rel, "created", ust.st_mode, &c);
 			if (r == 0)
-				json_object_set_new(c, "mode", mode_string(ust.st_mode));
-			if (r == 0)
-				r = carried_xattrs(w, upper_fd, name, rel, c);
+				r = carried_identity(w, upper_fd, name, rel, c, &ust, NULL);
 		} else if (!S_ISDIR(lst.st_mode)) {
 			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 			if (r == 0)
 				json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
 			if (r == 0)
-				r = carried_xattrs(w, upper_fd, name, rel, c);
+				r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
 		} else {
 			lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
+			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, NULL);
 		}
 		if (r < 0)
 			return r;
@@ -580,11 +607,9 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 
 	if (!has_lower) {
 		r = add_change(w, rel, "created", ust.st_mode, &c);
-		if (r == 0) {
-			json_object_set_new(c, "mode", mode_string(ust.st_mode));
+		if (r == 0)
 			r = describe(w, upper_fd, name, &ust, c, false);
-		}
-		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
+		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, NULL) : r;
 	}
 	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
 		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
@@ -594,7 +619,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		}
 		if (r == 0 && !S_ISDIR(lst.st_mode))
 			r = describe(w, lower_fd, name, &lst, c, true);
-		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
+		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, &lst) : r;
 	}
 	bool same = true;
 	char new_hex[SHA256_HEX_SIZE] = "", old_hex[SHA256_HEX_SIZE] = "";
@@ -625,9 +650,9 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 			if (r == 0)
 				r = describe(w, lower_fd, name, &lst, c, true);
 		}
-		return r == 0 ? carried_xattrs(w, upper_fd, name, rel, c) : r;
+		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, &lst) : r;
 	}
-	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst);
+	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, new_hex);
 }
 
 static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
@@ -713,12 +738,346 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
 	cleanup_with(json_decrefp) json_t *xattrs = NULL;
 	r = root_xattrs(upper_fd, root_mode, &xattrs, err);
 	if (r == 0)
-		r = meta_change_with(&w, upper_fd, lower_fd, ".", ".", &ust, &lst, xattrs);
+		r = meta_change_with(&w, upper_fd, lower_fd, ".", ".", &ust, &lst, xattrs, NULL);
 	if (r < 0)
 		return r;
 	if (jsonutil_array_sort(changes, compare_paths) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_changes = TAKE_PTR(changes);
+	return 0;
+}
+
+/* ---- attributes a copy in the snapshot lost -------------------------------- */
+
+/* At most this many `attrs_lost` problems; the rest are counted. */
+#define CHANGESET_MAX_LOST 32
+
+struct lost {
+	json_t *problems;
+	size_t dropped;
+	/* The copy must have the lower object's modification time too (as mv
+	 * and cp -a keep it): the lower one is gone by a weaker sign. */
+	bool same_times;
+};
+
+/* The exact bytes of an entry's path (path_b64 when it is not UTF-8). */
+static char *entry_path_bytes(json_t *c)
+{
+	const char *b64 = jsonutil_str(c, "path_b64");
+	size_t n;
+
+	if (b64)
+		return base64_decode(b64, &n);
+	return strdup(jsonutil_str(c, "path") ? jsonutil_str(c, "path") : "");
+}
+
+/* Whether the object dir_fd/name or anything below it carries attributes
+ * (changeset_xattr_carried): only such a directory can lose any. */
+static bool subtree_has_attrs(int dir_fd, const char *name, int depth)
+{
+	cleanup_with(json_decrefp) json_t *list = NULL;
+	struct stat st;
+
+	if (changeset_read_xattrs(dir_fd, name, CHANGESET_XATTRS_ALL, &list) < 0 ||
+	    json_array_size(list) > 0)
+		return true; /* unreadable: look closer rather than miss a loss */
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    depth >= CHANGESET_MAX_DEPTH)
+		return false;
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool found = false;
+	struct dirent *de;
+	while (!found && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			found = subtree_has_attrs(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	return found;
+}
+
+/* Whether the upper directory holds every name the lower one holds, each
+ * of the same type (a file of the same size), and whether the lower one is
+ * empty. */
+static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, const char *uname,
+			   bool *ret_empty)
+{
+	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+	struct stat st;
+	bool all = true;
+
+	*ret_empty = true;
+	if (!d || ufd < 0) {
+		if (!d && fd >= 0)
+			close(fd);
+		if (d)
+			closedir(d);
+		return false;
+	}
+	while (all && (de = readdir(d))) {
+		struct stat lst;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		*ret_empty = false;
+		all = fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      (st.st_mode & S_IFMT) == (lst.st_mode & S_IFMT) &&
+		      (!S_ISREG(st.st_mode) || st.st_size == lst.st_size);
+	}
+	closedir(d);
+	return all;
+}
+
+/* The lower object (ls) and the upper one (us) of the same type, mode
+ * (write bits aside) and relative place below a gone directory and a new
+ * one: when the lower carried attributes the upper lacks (or holds with
+ * another value), and the upper is the same content (a file's bytes; a
+ * directory holding every name the lower held, and, when it held none, the
+ * same modification time, as a copy that keeps times makes it), it is a
+ * copy that lost them. */
+static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lower_dir, const char *lname,
+							int upper_dir, const char *uname,
+							const struct stat *ls, const struct stat *us,
+							const char *lrel, const char *urel)
+{
+	cleanup_with(json_decrefp) json_t *had = NULL, *has = NULL, *missing = json_array();
+	size_t i, k;
+	json_t *x, *y;
+
+	if (!missing)
+		return -ENOMEM;
+	if (changeset_read_xattrs(lower_dir, lname, CHANGESET_XATTRS_ALL, &had) < 0 ||
+	    json_array_size(had) == 0 ||
+	    changeset_read_xattrs(upper_dir, uname, CHANGESET_XATTRS_ALL, &has) < 0)
+		return 0;
+	json_array_foreach(had, i, x) {
+		bool kept = false;
+		json_array_foreach(has, k, y)
+			kept |= json_equal(x, y);
+		const char *name = jsonutil_str(x, "name");
+		size_t n;
+		cleanup_free char *shown = kept ? NULL : utf8_sanitize(name, strlen(name), &n);
+		if (!kept && (!shown || json_array_append_new(missing, json_stringn(shown, n)) < 0))
+			return -ENOMEM;
+	}
+	if (json_array_size(missing) == 0)
+		return 0;
+	if (l->same_times && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
+			      ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec))
+		return 0;
+	if (S_ISREG(ls->st_mode)) {
+		char a[SHA256_HEX_SIZE], b[SHA256_HEX_SIZE];
+		if (ls->st_size != us->st_size || hash_file(lower_dir, lname, a) < 0 ||
+		    hash_file(upper_dir, uname, b) < 0 || strcmp(a, b) != 0)
+			return 0;
+	} else if (S_ISDIR(ls->st_mode)) {
+		bool empty;
+		if (!holds_names_of(lower_dir, lname, upper_dir, uname, &empty) ||
+		    (empty && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
+			       ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec)))
+			return 0;
+	}
+	if (json_array_size(l->problems) >= CHANGESET_MAX_LOST) {
+		l->dropped++;
+		return 0;
+	}
+	json_t *p = json_object();
+	if (!p || json_array_append_new(l->problems, p) < 0 || changeset_set_bytes(p, "attrs_lost", urel) < 0 ||
+	    changeset_set_bytes(p, "from", lrel) < 0 || json_object_set(p, "names", missing) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Walks a gone lower object and a new upper one side by side, by name
+ * (below directories only when recurse). */
+static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int upper_dir,
+			 const char *uname, const char *lrel, const char *urel, bool recurse, int depth)
+{
+	struct stat ls, us;
+
+	if (fstatat(lower_dir, lname, &ls, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fstatat(upper_dir, uname, &us, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (ls.st_mode & S_IFMT) != (us.st_mode & S_IFMT))
+		return 0;
+	int r = 0;
+	if ((ls.st_mode & 07555) == (us.st_mode & 07555))
+		r = attrs_check_object(l, lower_dir, lname, upper_dir, uname, &ls, &us, lrel, urel);
+	if (r < 0 || !recurse || !S_ISDIR(ls.st_mode) || depth >= CHANGESET_MAX_DEPTH)
+		return r;
+	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = ufd < 0 ? -1 : openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	struct stat st;
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		cleanup_free char *lchild = join_rel(lrel, de->d_name);
+		cleanup_free char *uchild = join_rel(urel, de->d_name);
+		r = lchild && uchild ? attrs_compare(l, dirfd(d), de->d_name, ufd, de->d_name, lchild,
+						     uchild, true, depth + 1)
+				     : -ENOMEM;
+	}
+	closedir(d);
+	return r;
+}
+
+/* Whether the upper holds a whiteout at path: the lower object there was
+ * removed through the overlay (as `mv` removes what it copied), not hidden
+ * by a directory made again above it. */
+static bool upper_whiteout_at(int upper_fd, const char *path)
+{
+	const char *name;
+	struct stat st;
+	cleanup_close int parent = fd_open_parent(upper_fd, path, O_PATH, &name);
+
+	return parent >= 0 && fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISCHR(st.st_mode) && major(st.st_rdev) == 0 && minor(st.st_rdev) == 0;
+}
+
+/* Whether the upper directory path is opaque: the lower one was removed
+ * and made again, so what the lower held there is gone too. */
+static bool upper_opaque_at(int upper_fd, const char *path)
+{
+	char value[4] = "";
+	cleanup_close int fd = fd_open_beneath(upper_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+	return fd >= 0 && fgetxattr(fd, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
+	       value[0] == 'y';
+}
+
+/* Whether a directory above path (path itself not) is opaque in the upper:
+ * then the lower object at path is hidden by a directory made again, not
+ * removed through the overlay. path is modified and restored. */
+static bool upper_opaque_above(int upper_fd, char *path)
+{
+	bool found = false;
+
+	for (char *slash = strchr(path, '/'); slash && !found; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		found = upper_opaque_at(upper_fd, path);
+		*slash = '/';
+	}
+	return found;
+}
+
+static int compare_cstrings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+}
+
+int changeset_attrs_lost(const char *upper, const char *workspace, json_t *changes,
+			 json_t **ret_problems, struct error *err)
+{
+	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *problems = json_array();
+	size_t i, k, n_gone = 0, n_remade = 0, n_new = 0, n = json_array_size(changes);
+	json_t *c;
+	int r = 0;
+
+	if (upper_fd < 0 || lower_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot to compare attributes");
+	cleanup_free char **gone = calloc(n + 1, sizeof(char *));
+	cleanup_free char **remade = calloc(n + 1, sizeof(char *));
+	cleanup_free char **made = calloc(n + 1, sizeof(char *));
+	if (!problems || !gone || !remade || !made)
+		return error_set(err, ENOMEM, "out of memory");
+	/* What of the lower is gone: directories removed through the overlay
+	 * (a whiteout; only a directory of the lower is copied, and mv then
+	 * removes it so) or now of another type; and directories made again
+	 * over their lower one (opaque) that lost an entry (`mv d e; mkdir
+	 * d`). And the new directories (created, or of a new type). */
+	json_array_foreach(changes, i, c) {
+		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
+		const char *old_type = jsonutil_str(c, "old_type");
+		bool deleted = !strcmp(change, "deleted"), is_dir = type && !strcmp(type, "dir");
+		bool retyped = !strcmp(change, "type_changed") && old_type && !strcmp(old_type, "dir");
+		bool new_dir = is_dir && (!strcmp(change, "created") || !strcmp(change, "type_changed"));
+		if (!deleted && !retyped && !new_dir)
+			continue;
+		char *path = entry_path_bytes(c);
+		if (!path) {
+			r = -ENOMEM;
+			break;
+		}
+		char *slash = deleted ? strrchr(path, '/') : NULL;
+		if (slash) {
+			*slash = '\0';
+			if (upper_opaque_at(upper_fd, path)) {
+				char *parent = strdup(path);
+				if (parent)
+					remade[n_remade++] = parent;
+				else
+					r = -ENOMEM;
+			}
+			*slash = '/';
+		}
+		if ((retyped && !upper_opaque_above(upper_fd, path)) ||
+		    (deleted && is_dir && upper_whiteout_at(upper_fd, path)))
+			gone[n_gone++] = path;
+		else if (new_dir)
+			made[n_new++] = path;
+		else
+			free(path);
+	}
+	/* Each directory made again once, however many entries it lost. */
+	qsort(remade, n_remade, sizeof(char *), compare_cstrings);
+	for (i = 1, k = n_remade ? 1 : 0; i < n_remade; i++) {
+		if (strcmp(remade[i], remade[k - 1]) == 0)
+			free(remade[i]);
+		else
+			remade[k++] = remade[i];
+	}
+	n_remade = k;
+	struct lost l = { .problems = problems };
+	for (i = 0; r == 0 && n_new > 0 && i < n_gone + n_remade; i++) {
+		bool again = i >= n_gone;
+		l.same_times = again;
+		const char *path = again ? remade[i - n_gone] : gone[i], *lname;
+		cleanup_close int lparent = fd_open_parent(lower_fd, path, O_PATH, &lname);
+		if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
+			continue;
+		for (k = 0; r == 0 && k < n_new; k++) {
+			const char *uname;
+			bool empty;
+			cleanup_close int uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
+			/* A directory made again is gone by a weaker sign (it may
+			 * have been removed and refilled, `tar -x`, with the copy
+			 * elsewhere never made from it): its copy must hold every
+			 * name it held, and each object its time (same_times). */
+			if (uparent >= 0 && (!again || holds_names_of(lparent, lname, uparent, uname, &empty)))
+				r = attrs_compare(&l, lparent, lname, uparent, uname, path, made[k], true, 0);
+		}
+	}
+	free_strings(gone, n_gone);
+	free_strings(remade, n_remade);
+	free_strings(made, n_new);
+	if (r < 0)
+		return error_set_errno(err, -r, "compare the attributes of renamed directories");
+	if (l.dropped && json_array_append_new(problems, json_pack("{s:s, s:I}", "attrs_lost", "...", "dropped",
+								   (json_int_t)l.dropped)) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_problems = TAKE_PTR(problems);
 	return 0;
 }
 

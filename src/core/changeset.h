@@ -33,16 +33,21 @@
  *   change    created | modified | deleted | type_changed | mode_changed |
  *             owner_changed | xattrs_changed | renamed
  *   type      file | dir | symlink | fifo | socket | other
- *   size, sha256            the new regular file (created, modified, renamed)
+ *   size, sha256            the new regular file (every change but a
+ *                           deletion; unchanged content for mode_changed
+ *                           and xattrs_changed)
  *   old_size, old_sha256    the old one (modified, deleted files)
- *   mode, old_mode          octal strings (mode_changed, and created)
- *   xattrs, old_xattrs      mode_changed, xattrs_changed: when the carried
- *                           extended attributes differ, both whole lists
- *                           [{name, base64}] sorted by name (name kept as
- *                           bytes like path: name_b64 when not UTF-8);
- *                           created, type_changed, modified: the carried
- *                           attributes the object moves in with, `xattrs`
- *                           alone, when it has any (apply checks them)
+ *   mode, old_mode          octal strings: mode on every change but a
+ *                           deletion (the object's whole identity, see
+ *                           below); old_mode on mode_changed, and on a
+ *                           modified or type_changed entry whose old object
+ *                           had another mode
+ *   xattrs, old_xattrs      [{name, base64}] sorted by name (name kept as
+ *                           bytes like path: name_b64 when not UTF-8):
+ *                           xattrs, the whole list of carried attributes,
+ *                           on every change but a deletion, [] when none;
+ *                           old_xattrs the old whole list when it differs
+ *                           (xattrs_changed, mode_changed)
  *   from                    renamed: the old path
  *   target, old_target      symlinks
  *   entries                 a deleted directory: how many entries it held
@@ -57,6 +62,11 @@
  *                           mode_changed, owner_changed, xattrs_changed:
  *                           with old_uid, old_gid, when the owner changed
  *                           (owner_changed when nothing else did)
+ *   link_split, link_to     a name of a hard-link group of the workspace
+ *                           (core/linkgroups.h, set after this walk): true
+ *                           when the name was replaced and leaves the group;
+ *                           the name it is linked to in the upper when
+ *                           another name was changed in place
  *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too
@@ -67,8 +77,12 @@
  * overlay keeps no trustworthy link between the two (no redirect, no origin
  * in a user namespace), and content is no evidence (equal files, empty
  * files), so nothing is paired; the created entry carries its own mode and
- * content. `renamed` is still read by apply from older change sets. */
-/* owners: every id was mapped (docs/dryrun.md, "Root"): the upper's owners
+ * content. `renamed` is still read by apply from older change sets.
+ *
+ * The identity (version 4): every entry but a deletion carries type, mode,
+ * xattrs, and a file's size and sha256 or a symlink's target: all that
+ * apply checks its staged object against before the first operation.
+ * owners: every id was mapped (docs/dryrun.md, "Root"): the upper's owners
  * are the host's, compared and carried; otherwise never. */
 int changeset_compute(const char *upper, const char *workspace, mode_t root_mode, bool owners,
 		      json_t **ret_changes, struct error *err);
@@ -85,6 +99,12 @@ enum changeset_xattrs {
 	CHANGESET_XATTRS_ALL,  /* CHANGESET_SCHEMA's */
 	CHANGESET_XATTRS_USER, /* versions 1 and 2: user.* only */
 };
+
+/* Whether a change set of that schema (NULL: the oldest) gives every entry
+ * but a deletion the object's whole identity (version 4: mode, xattrs, size
+ * and sha256 or target); before, a modified or type_changed entry had no
+ * mode and an object without attributes no `xattrs`. */
+bool changeset_carries_identity(const char *schema);
 
 /* The attributes a change set of that schema carries (NULL or one before
  * version 3: CHANGESET_XATTRS_USER). */
@@ -126,6 +146,31 @@ long changeset_count_entries(int dir_fd, const char *name);
  * CHANGESET_MAX_DEPTH + 2 components each; not thread-safe (static scratch
  * space). */
 bool changeset_path_matches(const char *pattern, const char *path);
+
+/* Attributes lost by a copy in the snapshot (docs/dryrun.md, "Directory
+ * renames"). The overlay cannot rename a directory of the lower layer
+ * (EXDEV), so `mv d e` copies it; the copy is the command's own, in the
+ * quarantine, and cannot always take an attribute the real rename keeps (a
+ * user.* attribute of a read-only file: setting one needs write access; an
+ * ACL naming an id the quarantine does not map). Each lower directory that
+ * is gone (a whiteout at its place, as mv's removal leaves, or now of
+ * another type; or made again over its lower self, opaque, and lost
+ * entries) and carried attributes somewhere below it is walked side by
+ * side, by name, with each new directory of the upper (created, or of a
+ * new type). An upper object of the same type, mode (write bits aside) and
+ * content (a file's bytes; a directory holding every name the lower one
+ * held, each of the same type and a file of the same size, and the same
+ * modification time when it held none) that lacks an attribute the lower
+ * one carried, or holds it with another value, is a copy that lost it. A
+ * directory made again is weaker evidence (refilled by `tar -x`, say): its
+ * copy must hold every name it held, and each object its time.
+ * ret_problems: [{attrs_lost: NEW PATH, from: OLD PATH, names: [NAME...]}]
+ * (paths as changeset_set_bytes() stores them), at most 32, then
+ * {attrs_lost: "...", dropped: N}; empty when nothing was lost. A copy
+ * made on purpose without its attributes (`cp -r d e; rm -r d`) looks the
+ * same, and is reported the same. */
+int changeset_attrs_lost(const char *upper, const char *workspace, json_t *changes,
+			 json_t **ret_problems, struct error *err);
 
 /* The verdict of a dry run, in this order of precedence:
  *   DRY_RUN_FAILED         the command did not succeed

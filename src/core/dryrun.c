@@ -19,6 +19,7 @@
 #include "basic/path.h"
 #include "basic/text.h"
 #include "core/changeset.h"
+#include "core/linkgroups.h"
 #include "core/jsonutil.h"
 #include "sandbox/sandbox.h"
 
@@ -161,6 +162,45 @@ static int dryrun_judge_host_code(const struct hostsafety_report *hc,
 	return 0;
 }
 
+/* A copy in the snapshot that lost attributes the real rename keeps
+ * (changeset_attrs_lost) makes the change set other than what the command
+ * would have done: ATTRS_LOST, never applied. It outranks the verdicts
+ * that judge the paths (an --expect clears nothing here), not those that
+ * refuse already (a failed command, code for the host, a set-id file). */
+static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *changes,
+				   enum dryrun_verdict *verdict, json_t *problems, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *lost = NULL;
+
+	if (*verdict != DRYRUN_VERDICT_DRY_RUN_OK && *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
+	    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING)
+		return 0;
+	int r = changeset_attrs_lost(req->upper, req->workspace, changes, &lost, err);
+	if (r < 0 || json_array_size(lost) == 0)
+		return r;
+	*verdict = DRYRUN_VERDICT_ATTRS_LOST;
+	if (json_array_clear(problems) < 0 || json_array_extend(problems, lost) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The workspace's hard-link groups in the change set (core/linkgroups.h):
+ * entries rewritten or added where apply reproduces them, problems where
+ * it cannot. */
+static int dryrun_judge_link_groups(const struct dryrun_request *req, json_t *changes,
+				    json_t **ret_problems, struct error *err)
+{
+	struct linkgroups_trace trace = { .events = req->path_events,
+					  .n_events = req->n_path_events,
+					  .overflow = req->path_events_overflow };
+
+	if (!req->succeeded) {
+		*ret_problems = json_array();
+		return *ret_problems ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
+	return linkgroups_judge(req->upper, req->workspace, changes, &trace, ret_problems, err);
+}
+
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
 		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
 {
@@ -170,12 +210,41 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 
+	cleanup_with(json_decrefp) json_t *link_problems = NULL;
+	r = dryrun_judge_link_groups(req, changes, &link_problems, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	json_t *problems = NULL;
 	enum dryrun_verdict verdict = changeset_verdict(changes, req->succeeded, req->expect,
 							req->expect_delete, &problems);
+	/* A hard-link group the snapshot cannot reproduce: whatever the
+	 * declarations say, applying would not give the real run's tree. */
+	if (json_array_size(link_problems) > 0 && verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
+	    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE && verdict != DRYRUN_VERDICT_NO_EFFECT) {
+		verdict = DRYRUN_VERDICT_LINK_GROUP;
+		if (json_array_extend(problems, link_problems) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
+	r = dryrun_judge_attrs_lost(req, changes, &verdict, problems, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	/* A set-id request the filter refused: the real run (the owner's or
+	 * root's) may have left a set-id object, which the snapshot cannot
+	 * hold and apply would never install, whatever the command made of the
+	 * failure or did after (chmod 4755 f; chmod 700 f). It takes the place
+	 * of every verdict below PRIVILEGED_FILE; the problem is listed
+	 * whatever the verdict. */
+	if (req->setid_refused) {
+		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE)
+			verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
+		const char *name = req->setid_syscall ? req->setid_syscall : "?";
+		if (json_array_append_new(problems, json_pack("{s:s, s:i}", "refused_setid", name,
+							      "count", (int)req->setid_refused)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
 	/* The change set is what the command did inside; a write it attempted
 	 * outside is something it meant to do and could not, so applying the
 	 * rest would not be what the command would have done: OUTSIDE_WRITE,

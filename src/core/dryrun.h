@@ -9,6 +9,7 @@
 #include "core/dryrun_verdict.h"
 #include "core/hostsafety.h"
 #include "core/store.h"
+#include "sandbox/sandbox.h"
 
 /* Dry runs (docs/dryrun.md): the run's workspace is an overlay whose upper
  * layer lives in the state directory, dryruns/<id>/upper, so the command
@@ -52,6 +53,11 @@ struct dryrun_request {
 	 * the kernel): [{path, syscall, count}], and how many were not listed. */
 	json_t *outside_writes;
 	unsigned outside_writes_dropped;
+	/* The supervisor's trace of the command's calls on paths inside the
+	 * workspace, for the hard-link groups (core/linkgroups.h). */
+	const struct sandbox_path_event *path_events;
+	size_t n_path_events;
+	bool path_events_overflow;
 	/* What the command left in the quarantine's private /tmp, a count of
 	 * objects and bytes (no names, no contents): recorded as "scratch" in
 	 * the change set and the receipt when counted. */
@@ -65,6 +71,12 @@ struct dryrun_request {
 	unsigned device_nodes;
 	/* trusted.* attributes and file capabilities it tried to set: likewise */
 	unsigned privileged_xattrs;
+	/* Set-id requests the filter refused (any caller), and the first one's
+	 * system call: the real run may have made a set-id object the snapshot
+	 * cannot hold, so the dry run is PRIVILEGED_FILE unless it failed or
+	 * holds host code. */
+	unsigned setid_refused;
+	const char *setid_syscall;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

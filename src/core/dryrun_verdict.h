@@ -17,6 +17,8 @@ enum dryrun_verdict {
 	/* the dry run met something root's real run would do and the quarantine
 	 * cannot (a device node): the change set is not that run's */
 	DRYRUN_VERDICT_NEEDS_PRIVILEGE,
+	DRYRUN_VERDICT_ATTRS_LOST, /* a copy in the snapshot lost attributes a rename keeps */
+	DRYRUN_VERDICT_LINK_GROUP,
 	_DRYRUN_VERDICT_MAX,
 };
 

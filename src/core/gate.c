@@ -267,6 +267,8 @@ static bool gate_receipt_dryrun_passed(json_t *receipt)
 	case DRYRUN_VERDICT_OUTSIDE_WRITE:
 	case DRYRUN_VERDICT_HOST_CODE:
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
 		return true;
 	}
 	return false;

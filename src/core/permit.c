@@ -812,6 +812,8 @@ static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
 	case DRYRUN_VERDICT_HOST_CODE:
 	case DRYRUN_VERDICT_PRIVILEGED_FILE:
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
 	case DRYRUN_VERDICT_NONE:
 	case _DRYRUN_VERDICT_MAX:
 		return true;
@@ -966,6 +968,8 @@ static enum permit_state permit_state_for_verdict(enum dryrun_verdict verdict, i
 	case DRYRUN_VERDICT_OUTSIDE_WRITE:
 	case DRYRUN_VERDICT_HOST_CODE:
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
 	case _DRYRUN_VERDICT_MAX:
 		break; /* a verdict apply never applies */
 	}

@@ -94,6 +94,12 @@ struct run_state {
 	bool dry_owners; /* every id mapped: the change set carries owners */
 	unsigned dry_device_nodes; /* device nodes root's real run would have made */
 	unsigned dry_privileged_xattrs; /* trusted.*, file capabilities: likewise */
+	unsigned dry_setid_refused; /* set-id requests the filter refused */
+	char dry_setid_syscall[24]; /* the first one's system call */
+	/* dry runs: the traced calls on paths inside the workspace (heap) */
+	struct sandbox_path_event *path_events;
+	size_t n_path_events;
+	bool path_events_overflow;
 	/* dry runs: what the command left in the private /tmp */
 	bool scratch_counted;
 	uint64_t scratch_entries, scratch_bytes;
@@ -168,6 +174,9 @@ static void run_state_release(struct run_state *st)
 	free(st->dry_upper);
 	free(st->dry_work);
 	json_decref(st->outside_writes);
+	for (size_t i = 0; i < st->n_path_events; i++)
+		free(st->path_events[i].path);
+	free(st->path_events);
 	for (size_t i = 0; i < st->sandbox.n_socket_denials; i++)
 		free(st->sandbox.socket_denials[i].path);
 	hostsafety_report_release(&st->host_code);
@@ -879,11 +888,18 @@ static int run_spawn(struct run_state *st, struct error *err)
 							"syscall", res.outside_writes[i].syscall, "count",
 							(int)res.outside_writes[i].count));
 		st->outside_writes_dropped = res.outside_writes_dropped;
+		st->path_events = TAKE_PTR(res.path_events);
+		st->n_path_events = res.n_path_events;
+		st->path_events_overflow = res.path_events_overflow;
+		res.n_path_events = 0;
 		st->scratch_counted = res.scratch_counted;
 		st->dry_owners = res.manifest.ids_mapped;
 		/* Root's real run would have made them; anyone else's fails too. */
 		st->dry_device_nodes = geteuid() == 0 ? res.device_nodes : 0;
 		st->dry_privileged_xattrs = geteuid() == 0 ? res.privileged_xattrs : 0;
+		/* The owner's real run makes a set-id file as root's does. */
+		st->dry_setid_refused = res.setid_refused;
+		memcpy(st->dry_setid_syscall, res.setid_syscall, sizeof(st->dry_setid_syscall));
 		st->scratch_entries = res.scratch_entries;
 		st->scratch_bytes = res.scratch_bytes;
 	}
@@ -1001,12 +1017,17 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 			.host_code = st->host_code_checked ? &st->host_code : NULL,
 			.outside_writes = st->outside_writes,
 			.outside_writes_dropped = st->outside_writes_dropped,
+			.path_events = st->path_events,
+			.n_path_events = st->n_path_events,
+			.path_events_overflow = st->path_events_overflow,
 			.scratch_counted = st->scratch_counted,
 			.scratch_entries = st->scratch_entries,
 			.scratch_bytes = st->scratch_bytes,
 			.owners = st->dry_owners,
 			.device_nodes = st->dry_device_nodes,
 			.privileged_xattrs = st->dry_privileged_xattrs,
+			.setid_refused = st->dry_setid_refused,
+			.setid_syscall = st->dry_setid_syscall,
 		};
 		struct error finish_err = { 0 };
 		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);

@@ -164,6 +164,42 @@ struct sandbox_socket_denial {
 
 #define SANDBOX_MAX_SOCKET_DENIALS 32
 
+/* A traced run: what the command did to each path inside the workspace, by
+ * name, for the change set's hard-link groups (docs/dryrun.md, "Hard links
+ * of the tree"). Calls are recorded as attempted, in the order they came
+ * (the result of each is not seen). */
+enum sandbox_path_op {
+	/* Changed in place (opened for writing, truncated, chmod, chown,
+	 * times, attributes set or removed, linked to a new name) while the
+	 * name still held its first object: before any replacement below. */
+	SANDBOX_PATH_IN_PLACE = 1U << 0,
+	/* Removed or replaced: unlink, rmdir, rename's source or destination. */
+	SANDBOX_PATH_REPLACED = 1U << 1,
+	/* A rename's source or destination (a directory's rename is a copy in
+	 * the snapshot). */
+	SANDBOX_PATH_RENAMED = 1U << 2,
+	/* Changed in place after a replacement: the new object's change. */
+	SANDBOX_PATH_IN_PLACE_LATER = 1U << 3,
+	/* Opened for reading only. */
+	SANDBOX_PATH_READ = 1U << 4,
+	/* A directory renamed that held, when the call came, a regular file
+	 * with more than one link (or too much to look through). */
+	SANDBOX_PATH_RENAMED_LINKS = 1U << 5,
+};
+
+/* Only paths that matter to a hard-link group are kept: a regular file
+ * with more than one link when the call came (or a directory renamed), and
+ * every later call on a path kept. */
+struct sandbox_path_event {
+	char *path; /* relative to the workspace ("" for the workspace itself); heap */
+	unsigned ops; /* enum sandbox_path_op */
+	/* The order of the calls, counted over all paths kept (from 1; 0:
+	 * none): the first SANDBOX_PATH_IN_PLACE, the last SANDBOX_PATH_READ. */
+	uint64_t in_place_seq, read_seq;
+};
+
+#define SANDBOX_MAX_PATH_EVENTS 4096
+
 struct sandbox_config {
 	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
 	char *const *argv;
@@ -222,6 +258,20 @@ struct sandbox_result {
 	 * file capability (security.capability), which need CAP_SYS_ADMIN or
 	 * CAP_SETFCAP that the quarantine never has and root's real run does */
 	unsigned privileged_xattrs;
+	/* Set-user-ID and set-group-ID requests the filter refused (a chmod,
+	 * or an open, mkdir or mknod whose mode asks for a bit; also among
+	 * denials), any run, and the first one's system call: the run the
+	 * command would have had outside the quarantine may have made a set-id
+	 * object, whatever the command did with the failure */
+	unsigned setid_refused;
+	char setid_syscall[24];
+	/* A traced run's calls on paths inside the workspace, one entry per
+	 * distinct path (heap; sandbox_result_release); path_events_overflow:
+	 * more than SANDBOX_MAX_PATH_EVENTS paths, or one could not be kept,
+	 * so the record is incomplete. */
+	struct sandbox_path_event *path_events;
+	size_t n_path_events;
+	bool path_events_overflow;
 };
 
 void sandbox_result_release(struct sandbox_result *result);

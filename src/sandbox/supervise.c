@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <linux/seccomp.h>
+#include <dirent.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,6 +91,10 @@ struct supervisor {
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
 	struct pid_set killed;
 	char *buf;
+	/* Traced runs: open addressing over result->path_events, each slot
+	 * an index + 1 (0: free); heap, NULL until the first event. */
+	size_t *event_slots;
+	uint64_t event_seq; /* the calls kept so far */
 };
 
 static void supervisor_record_main(struct supervisor *s, int status, const struct rusage *ru)
@@ -322,51 +328,308 @@ static void supervisor_record_write(struct sandbox_result *r, const char *path, 
 	w->count = 1;
 }
 
+/* The path a traced call's argument names, resolved lexically against the
+ * caller's cwd or directory descriptor into full; false when it cannot be
+ * read (no path, a pipe's descriptor, the caller gone). */
+static bool supervisor_resolve_arg(const struct seccomp_notif *req, int path_arg, int dirfd_arg,
+				   char full[PATH_MAX])
+{
+	char path[PATH_MAX], base[PATH_MAX] = "/";
+
+	if (path_arg < 0 || !req->data.args[path_arg])
+		return false;
+	if (!read_caller_string((pid_t)req->pid, req->data.args[path_arg], path, sizeof(path)))
+		return false;
+	if (path[0] != '/') {
+		char link[64];
+		int dirfd = dirfd_arg < 0 ? AT_FDCWD : (int)req->data.args[dirfd_arg];
+		if (dirfd == AT_FDCWD)
+			snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
+		else
+			snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
+		ssize_t len = readlink(link, base, sizeof(base) - 1);
+		if (len <= 0)
+			return false;
+		base[len] = '\0';
+		if (base[0] != '/')
+			return false; /* a pipe or socket: no path */
+	}
+	return join_normalized(base, path, full, PATH_MAX);
+}
+
+/* Whether a traced call can write: every one but an open for reading
+ * only (traced for the hard-link groups' record, never an attempt to
+ * write). */
+static bool supervisor_call_writes(const struct syscall_trace *t, const struct seccomp_notif *req)
+{
+	if (t->flags_arg < 0)
+		return true;
+	uint64_t flags = req->data.args[t->flags_arg];
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+}
+
+/* One argument of a traced call and what the call does to the path it
+ * names inside the workspace (0: nothing that matters to a name's object,
+ * such as a create, which fails where the name exists). */
+struct supervisor_path_arg {
+	int path_arg, dirfd_arg;
+	unsigned op; /* SANDBOX_PATH_IN_PLACE, or REPLACED (| RENAMED) */
+};
+
+static size_t supervisor_path_args(const struct syscall_trace *t, const struct seccomp_notif *req,
+				   struct supervisor_path_arg ret[2])
+{
+	const char *n = t->name;
+
+	if (!strcmp(n, "unlink") || !strcmp(n, "unlinkat") || !strcmp(n, "rmdir")) {
+		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_REPLACED };
+		return 1;
+	}
+	if (!strncmp(n, "rename", 6)) {
+		for (int k = 0; k < 2; k++)
+			ret[k] = (struct supervisor_path_arg){ t->path_arg[k], t->dirfd_arg[k],
+							       SANDBOX_PATH_REPLACED | SANDBOX_PATH_RENAMED };
+		return 2;
+	}
+	/* A link's source keeps its object and gains a name: the overlay
+	 * copies it up, the real run links the same inode. */
+	if (!strcmp(n, "link")) {
+		ret[0] = (struct supervisor_path_arg){ 0, -1, SANDBOX_PATH_IN_PLACE };
+		return 1;
+	}
+	if (!strcmp(n, "linkat")) {
+		ret[0] = (struct supervisor_path_arg){ 1, 0, SANDBOX_PATH_IN_PLACE };
+		return 1;
+	}
+	if (!strncmp(n, "mkdir", 5) || !strncmp(n, "mknod", 5) || !strncmp(n, "symlink", 7))
+		return 0;
+	/* An exclusive create succeeds only where the name is free: it
+	 * changes no object the name held. */
+	if (t->flags_arg >= 0 && (req->data.args[t->flags_arg] & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return 0;
+	if (!supervisor_call_writes(t, req)) {
+		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_READ };
+		return 1;
+	}
+	ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_IN_PLACE };
+	return 1;
+}
+
+/* Whether the directory dir_fd holds, at any depth, a regular file with
+ * more than one link; true too when it cannot be looked through (deeper
+ * than 64 levels, more than 100,000 entries, unreadable). */
+static bool supervisor_dir_holds_links(int dir_fd, int depth, unsigned *budget)
+{
+	int fd = dup(dir_fd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	bool found = false;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	while (!found && (de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!(*budget)-- || fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			found = true;
+			break;
+		}
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+			found = true;
+		else if (S_ISDIR(st.st_mode)) {
+			int sub = depth >= 64 ? -1 : openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			found = sub < 0 || supervisor_dir_holds_links(sub, depth + 1, budget);
+			if (sub >= 0)
+				close(sub);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether the path a call's argument names exists now, as the caller sees
+ * it (through /proc/PID/root); true when that cannot be told. */
+static bool supervisor_arg_exists(const struct seccomp_notif *req, int path_arg, int dirfd_arg)
+{
+	char full[PATH_MAX], proc[PATH_MAX + 32];
+	struct stat st;
+
+	if (!supervisor_resolve_arg(req, path_arg, dirfd_arg, full) ||
+	    (size_t)snprintf(proc, sizeof(proc), "/proc/%u/root%s", req->pid, full) >= sizeof(proc))
+		return true;
+	return lstat(proc, &st) == 0 || errno != ENOENT;
+}
+
+/* A removal or rename that is bound to fail replaces nothing: its source
+ * is missing (`mv t a` without t, `rm -f` of nothing), or it is a rename
+ * with RENAME_NOREPLACE onto a name that exists (`mv -n`, and mv's first
+ * try). Taken for a replacement, a later write to the name would be taken
+ * for the new object's. The call's other failures (a read-only directory)
+ * still count: the trace never sees a result (docs/dryrun.md). */
+static bool supervisor_replaces(const struct syscall_trace *t, const struct seccomp_notif *req,
+				const struct supervisor_path_arg *args, size_t n_args)
+{
+	if (!(args[0].op & SANDBOX_PATH_REPLACED))
+		return true;
+	if (!supervisor_arg_exists(req, args[0].path_arg, args[0].dirfd_arg))
+		return false;
+	if (n_args > 1 && !strcmp(t->name, "renameat2") && (req->data.args[4] & RENAME_NOREPLACE) &&
+	    supervisor_arg_exists(req, args[1].path_arg, args[1].dirfd_arg))
+		return false;
+	return true;
+}
+
+/* The FNV-1a hash of a path, for the table of path events. */
+static size_t supervisor_path_hash(const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+#define SUPERVISOR_EVENT_SLOTS (2 * SANDBOX_MAX_PATH_EVENTS) /* a power of two */
+
+/* Notes op on rel (relative to the workspace) in the result's path events:
+ * an in-place change after the path was replaced is the new object's. */
+static void supervisor_record_path_op(struct supervisor *s, const struct seccomp_notif *req,
+				      const char *full, const char *rel, unsigned op)
+{
+	struct sandbox_result *r = s->result;
+
+	if (r->path_events_overflow)
+		return;
+	/* A path not kept yet is kept only when it can matter to a group: a
+	 * regular file with more than one link now (as the caller sees it:
+	 * a name not copied up shows the workspace's link count), or a
+	 * directory renamed. */
+	bool known = false;
+	if (s->event_slots) {
+		size_t i = supervisor_path_hash(rel) & (SUPERVISOR_EVENT_SLOTS - 1);
+		for (; s->event_slots[i] && !known; i = (i + 1) & (SUPERVISOR_EVENT_SLOTS - 1))
+			known = !strcmp(r->path_events[s->event_slots[i] - 1].path, rel);
+	}
+	if (!known) {
+		char proc[PATH_MAX + 32];
+		struct stat st;
+		if ((size_t)snprintf(proc, sizeof(proc), "/proc/%u/root%s", req->pid, full) >= sizeof(proc)) {
+			r->path_events_overflow = true;
+			return;
+		}
+		if (lstat(proc, &st) < 0)
+			return; /* nothing there: no object of a group */
+		if (!(S_ISREG(st.st_mode) && st.st_nlink > 1) &&
+		    !(S_ISDIR(st.st_mode) && (op & SANDBOX_PATH_RENAMED)))
+			return;
+		/* A directory's rename is a copy in the snapshot: the links
+		 * below it, the workspace's or the command's, are lost. */
+		if (S_ISDIR(st.st_mode)) {
+			int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			unsigned budget = 100000;
+			if (dfd < 0 || supervisor_dir_holds_links(dfd, 0, &budget))
+				op |= SANDBOX_PATH_RENAMED_LINKS;
+			if (dfd >= 0)
+				close(dfd);
+		}
+	}
+	if (!s->event_slots) {
+		s->event_slots = calloc(SUPERVISOR_EVENT_SLOTS, sizeof(*s->event_slots));
+		r->path_events = calloc(SANDBOX_MAX_PATH_EVENTS, sizeof(*r->path_events));
+		if (!s->event_slots || !r->path_events) {
+			r->path_events_overflow = true;
+			return;
+		}
+	}
+	size_t i = supervisor_path_hash(rel) & (SUPERVISOR_EVENT_SLOTS - 1);
+	for (; s->event_slots[i]; i = (i + 1) & (SUPERVISOR_EVENT_SLOTS - 1))
+		if (!strcmp(r->path_events[s->event_slots[i] - 1].path, rel))
+			break;
+	if (!s->event_slots[i]) {
+		char *copy = r->n_path_events < SANDBOX_MAX_PATH_EVENTS ? strdup(rel) : NULL;
+		if (!copy) {
+			r->path_events_overflow = true;
+			return;
+		}
+		r->path_events[r->n_path_events++] = (struct sandbox_path_event){ .path = copy };
+		s->event_slots[i] = r->n_path_events;
+	}
+	struct sandbox_path_event *e = &r->path_events[s->event_slots[i] - 1];
+	if ((op & SANDBOX_PATH_IN_PLACE) && (e->ops & SANDBOX_PATH_REPLACED))
+		op = (op & ~SANDBOX_PATH_IN_PLACE) | SANDBOX_PATH_IN_PLACE_LATER;
+	s->event_seq++;
+	if ((op & SANDBOX_PATH_IN_PLACE) && !e->in_place_seq)
+		e->in_place_seq = s->event_seq;
+	if (op & SANDBOX_PATH_READ)
+		e->read_seq = s->event_seq;
+	e->ops |= op;
+}
+
 /* A traced write: note each path outside the workspace (and outside the
  * private /tmp, /dev and /proc), then let the call go on to meet the
- * read-only host. Paths come from the caller's memory and its /proc
- * links, read while it waits; a notification that is no longer valid (the
- * caller died, its pid may be someone else's now) is not recorded. */
+ * read-only host; and what the call does to each path inside the
+ * workspace (supervisor_path_args). Paths come from the caller's memory
+ * and its /proc links, read while it waits; a notification that is no
+ * longer valid (the caller died, its pid may be someone else's now) is not
+ * recorded. */
 static void supervisor_trace_write(struct supervisor *s, const struct seccomp_notif *req,
 				   const struct syscall_trace *t)
 {
 	const char *workspace = s->config->isolation.workspace;
-	char found[2][PATH_MAX];
-	int n_found = 0;
+	char found[2][PATH_MAX], inside[2][PATH_MAX], inside_full[2][PATH_MAX];
+	unsigned inside_op[2];
+	int n_found = 0, n_inside = 0;
 
-	for (int k = 0; k < 2; k++) {
-		if (t->path_arg[k] < 0 || !req->data.args[t->path_arg[k]])
-			continue;
-		char path[PATH_MAX], base[PATH_MAX] = "/";
-		if (!read_caller_string((pid_t)req->pid, req->data.args[t->path_arg[k]], path,
-					sizeof(path)))
-			continue;
-		if (path[0] != '/') {
-			char link[64];
-			int dirfd = t->dirfd_arg[k] < 0 ? AT_FDCWD : (int)req->data.args[t->dirfd_arg[k]];
-			if (dirfd == AT_FDCWD)
-				snprintf(link, sizeof(link), "/proc/%u/cwd", req->pid);
-			else
-				snprintf(link, sizeof(link), "/proc/%u/fd/%d", req->pid, dirfd);
-			ssize_t len = readlink(link, base, sizeof(base) - 1);
-			if (len <= 0)
-				continue;
-			base[len] = '\0';
-			if (base[0] != '/')
-				continue; /* a pipe or socket: no path */
-		}
+	for (int k = 0; k < 2 && supervisor_call_writes(t, req); k++) {
 		char full[PATH_MAX];
-		if (!join_normalized(base, path, full, sizeof(full)))
+		if (!supervisor_resolve_arg(req, t->path_arg[k], t->dirfd_arg[k], full))
 			continue;
 		if ((workspace && path_is_under(full, workspace)) || path_is_under(full, "/tmp") ||
 		    path_is_under(full, "/dev") || path_is_under(full, "/proc"))
 			continue;
 		memcpy(found[n_found++], full, sizeof(full));
 	}
+	struct supervisor_path_arg args[2];
+	size_t n_args = workspace ? supervisor_path_args(t, req, args) : 0;
+	if (n_args && !supervisor_replaces(t, req, args, n_args))
+		n_args = 0;
+	for (size_t k = 0; k < n_args; k++) {
+		char full[PATH_MAX];
+		if (!supervisor_resolve_arg(req, args[k].path_arg, args[k].dirfd_arg, full)) {
+			/* A path that names nothing (NULL: futimens) is no
+			 * name's change; one that cannot be read leaves the
+			 * record incomplete, unless the caller is the
+			 * quarantine's init (undumpable, so unreadable to an
+			 * unprivileged supervisor), which runs no command's
+			 * code and changes nothing in the workspace. */
+			if (args[k].path_arg >= 0 && req->data.args[args[k].path_arg] &&
+			    !(s->isolated && (pid_t)req->pid == s->main_pid))
+				s->result->path_events_overflow = true;
+			continue;
+		}
+		if (!path_is_under(full, workspace))
+			continue;
+		size_t wn = strlen(workspace);
+		while (wn > 1 && workspace[wn - 1] == '/')
+			wn--;
+		const char *rel = full + (wn == 1 ? 1 : wn);
+		while (*rel == '/')
+			rel++;
+		snprintf(inside[n_inside], PATH_MAX, "%s", rel);
+		memcpy(inside_full[n_inside], full, sizeof(full));
+		inside_op[n_inside++] = args[k].op;
+	}
 	uint64_t id = req->id;
-	if (n_found && ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
-		for (int k = 0; k < n_found; k++)
-			supervisor_record_write(s->result, found[k], t->name);
+	if (!(n_found || n_inside) || ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+		return;
+	for (int k = 0; k < n_found; k++)
+		supervisor_record_write(s->result, found[k], t->name);
+	for (int k = 0; k < n_inside; k++)
+		supervisor_record_path_op(s, req, inside_full[k], inside[k], inside_op[k]);
 }
 
 /* A traced mknod of a character or block device that is not a whiteout
@@ -406,6 +669,18 @@ static void supervisor_note_privileged_xattr(struct supervisor *s, const struct 
 		s->result->privileged_xattrs++;
 }
 
+/* A set-id request the filter refuses, told apart by the caller's
+ * registers (the filter's own test): counted, with the first one's name. */
+static void supervisor_note_setid(struct sandbox_result *r, const struct seccomp_notif *req)
+{
+	if (!syscall_filter_sets_id(req->data.nr, req->data.args))
+		return;
+	if (r->setid_refused++ == 0) {
+		const char *name = syscall_filter_name(req->data.nr, req->data.arch);
+		snprintf(r->setid_syscall, sizeof(r->setid_syscall), "%.23s", name ? name : "?");
+	}
+}
+
 /* A rule of the filter means "refuse" (answer EPERM and write it down), or
  * in a traced run, for the write system calls, "note and go on". */
 static void supervisor_on_notification(struct supervisor *s, short revents)
@@ -441,6 +716,7 @@ static void supervisor_on_notification(struct supervisor *s, short revents)
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
 		supervisor_record_denial(s->result, req->data.nr, req->data.arch);
+		supervisor_note_setid(s->result, req);
 		resp->error = -syscall_filter_refusal_errno(req->data.nr, req->data.args);
 	}
 	(void)ioctl(s->listener_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
@@ -846,6 +1122,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		supervisor_count_killed(&s);
 	}
 	pid_set_release(&s.killed);
+	free(s.event_slots);
 	for (int i = 0; i < 2; i++)
 		if (s.out_fds[i] >= 0)
 			close(s.out_fds[i]);
@@ -867,6 +1144,11 @@ void sandbox_result_release(struct sandbox_result *result)
 	strv_free(result->manifest.read_only);
 	strv_free(result->manifest.exposed);
 	result->manifest.hidden = result->manifest.read_only = result->manifest.exposed = NULL;
+	for (size_t i = 0; i < result->n_path_events; i++)
+		free(result->path_events[i].path);
+	free(result->path_events);
+	result->path_events = NULL;
+	result->n_path_events = 0;
 }
 
 int sandbox_run_until_result(const struct sandbox_config *config,

@@ -89,11 +89,14 @@ static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned *n_rules)
 			(*n_rules)++;
 			continue;
 		}
-		/* Opens only when they can write: write access, O_CREAT, O_TRUNC. */
+		/* Every open: those that can write (write access, O_CREAT,
+		 * O_TRUNC) to be recorded, and those that only read so that
+		 * the supervisor can note a read of a hard-linked file of the
+		 * workspace (a name whose snapshot view may be stale). */
 		const struct {
 			uint64_t mask, value;
 		} writes[] = { { O_ACCMODE, O_WRONLY }, { O_ACCMODE, O_RDWR }, { O_CREAT, O_CREAT },
-			       { O_TRUNC, O_TRUNC } };
+			       { O_TRUNC, O_TRUNC }, { O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY } };
 		for (size_t k = 0; k < ARRAY_SIZE(writes); k++) {
 			struct scmp_arg_cmp cmp = { .arg = (unsigned)t->flags_arg,
 						    .op = SCMP_CMP_MASKED_EQ,

@@ -373,7 +373,7 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	real_vs_apply 'stat -c %a . > seen; chmod 700 .'
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect . -- chmod 750 .
 	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
-	jq -e '.dryrun.changes == [{"change": "mode_changed", "type": "dir", "path": ".", "mode": "0750", "old_mode": "0775"}]' <<<"$output"
+	jq -e '.dryrun.changes == [{"change": "mode_changed", "type": "dir", "path": ".", "mode": "0750", "old_mode": "0775", "xattrs": []}]' <<<"$output"
 	ID=$(jq -r .id <<<"$output")
 	chmod 770 .
 	al apply "$ID"
@@ -619,4 +619,178 @@ crash_each_step_lifted() { # $1 $ID's snap before, $2 after
 	al rollback "$ID"
 	[ "$status" -eq 0 ] && [ "$(snap)" = "$before" ]
 	crash_each_step_lifted "$before" "$after"
+}
+
+# Issue 20: apply re-checks every staged object's whole identity (type,
+# mode, size, hash, attributes) before the first operation.
+@test "a staged object's mode changed after the dry run is refused by name (modified, created, type- and mode-changed)" {
+	echo one > f && echo t > t && echo c > c && mkdir -p keep
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete t -- sh -c \
+		'echo two > f; echo n > n; rm t; mkdir t; chmod 600 c'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	before=$(snap)
+	for tamper in "chmod 755 $up/f" "chmod 600 $up/n" "chmod 700 $up/t" "chmod 644 $up/c" "echo evil >> $up/c"; do
+		cp -a "$up" "$TEST_DIR/saved"
+		sh -c "$tamper"
+		al apply "$ID"
+		[ "$status" -eq 21 ] || { echo "$tamper: $status $stderr"; return 1; }
+		[[ "$stderr" == *"differs from the change set"* ]] || { echo "$tamper: $stderr"; return 1; }
+		[[ "$stderr" == *"mode 0"* || "$stderr" == *"bytes, not"* ]] || { echo "$tamper: $stderr"; return 1; }
+		[ "$(snap)" = "$before" ]
+		rm -rf "$up" && mv "$TEST_DIR/saved" "$up"
+	done
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
+	[ "$(cat f)" = two ] && [ "$(stat -c %a c)" = 600 ] && [ -d t ]
+}
+
+@test "a modified file's mode and attributes edited in the staged copy: refused, the message names the path and what differs" {
+	command -v setfattr >/dev/null || skip "attr is not installed"
+	echo one > f && chmod 644 f
+	setfattr -n user.note -v one f 2>/dev/null || skip "no user xattrs here"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect f -- sh -c 'echo two > f; chmod 755 f'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	up=$AIRLOCK_STATE_DIR/dryruns/$ID/upper
+	before=$(snap_with_xattrs)
+	chmod 775 "$up/f"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "f: the staged object differs from the change set (mode 0775, not 0755"
+	chmod 755 "$up/f" && setfattr -x user.note "$up/f"
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	one_error_line "f: the staged object differs from the change set (extended attributes"
+	[ "$(snap_with_xattrs)" = "$before" ]
+	setfattr -n user.note -v one "$up/f"
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
+	[ "$(stat -c %a f)" = 755 ] && [ "$(getfattr -h --only-values -n user.note f)" = one ]
+}
+
+# Hard-link groups of the tree (docs/dryrun.md, "Hard links of the tree"):
+# the script runs for real in a copy and through dryrun + apply; the groups,
+# bytes, modes and attributes must be equal, and rollback must give back
+# the original groups with their own inodes.
+links_vs_real() { # $1: the script
+	local groups_before inodes_before
+	groups_before=$(snap_links)
+	inodes_before=$(find . ! -type d -printf '%i %p\n' | sort -k2)
+	real_vs_apply "$1"
+	[ "$(snap_links)" = "$groups_before" ] || { echo "groups after rollback differ"; return 1; }
+	[ "$(find . ! -type d -printf '%i %p\n' | sort -k2)" = "$inodes_before" ] || { echo "inodes differ"; return 1; }
+}
+
+@test "link group: a name replaced by a copy with the same bytes splits the group (cp a b.tmp && mv b.tmp b)" {
+	echo same > a && ln a b
+	links_vs_real 'cp a b.tmp && mv b.tmp b'
+	jq -e '.changes[] | select(.path == "b") | .change == "modified" and .link_split == true and .sha256 == .old_sha256' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	jq -e '.schema == "airlock.changeset/4"' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
+
+@test "link group: sed -i that matches nothing splits the group" {
+	command -v sed >/dev/null || skip "no sed"
+	echo same > a && ln a b
+	links_vs_real 'sed -i s/nomatch/x/ b'
+}
+
+@test "link group: rm f; echo x > f with f linked, same and other bytes" {
+	echo x > f && ln f g
+	links_vs_real 'rm f; echo x > f'
+	echo y > h && ln h i
+	links_vs_real 'rm h; echo other > h'
+}
+
+@test "link group: a replacement with a new mode or without an attribute leaves the other name alone" {
+	echo same > a && ln a b && chmod 644 a
+	links_vs_real 'cp a t; chmod 600 t; mv t b'
+	if command -v setfattr >/dev/null && setfattr -n user.k -v v a 2>/dev/null; then
+		links_vs_real 'cp a t; mv t b'
+	fi
+}
+
+@test "link group: an append to one name changes every name, one inode" {
+	echo one > a && ln a b && mkdir d && ln a d/c
+	links_vs_real 'echo more >> a'
+	jq -e '.changes[] | select(.path == "b") | .change == "modified" and .link_to == "a"' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	al apply "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %h a)" = 3 ] && [ "$(stat -c %i a)" = "$(stat -c %i d/c)" ] && [ "$(cat b)" = "$(printf 'one\nmore')" ]
+	# The names no longer one group: apply refuses, nothing changed.
+	al rollback "$ID"
+	[ "$status" -eq 0 ]
+	rm b && echo one > b
+	al apply "$ID"
+	[ "$status" -eq 20 ]
+	[ "$(cat a)" = one ] && [ "$(stat -c %h a)" = 2 ]
+}
+
+@test "link group: chmod or an attribute set on one name is the shared inode's" {
+	echo one > a && ln a b && chmod 644 a
+	links_vs_real 'chmod 600 a'
+	if command -v python3 >/dev/null && python3 -c 'import os; os.setxattr("a", "user.t", b"1"); os.removexattr("a", "user.t")' 2>/dev/null; then
+		links_vs_real 'python3 -c "import os; os.setxattr(\"b\", \"user.k\", b\"v\")"'
+	fi
+}
+
+@test "link group: ln a c into {a,b} brings b along" {
+	echo one > a && ln a b
+	links_vs_real 'ln a c'
+}
+
+@test "link group: what the snapshot cannot reproduce is LINK_GROUP, never applied" {
+	echo one > a && ln a b
+	al dryrun --json --expect '**' -- sh -c 'echo x >> a; echo y >> b'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = LINK_GROUP ]
+	jq -e '[.dryrun.problems[] | select(.link_group)] | length > 0' <<<"$output"
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 21 ]
+	[ "$(cat a)" = one ]
+	# A name of the group outside the workspace.
+	echo o > o && ln o "$TEST_DIR/outside-name"
+	al dryrun --json --expect '**' -- sh -c 'echo more >> o'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	# An append before the name is replaced: b got the append in the real run.
+	al dryrun --json --expect '**' -- sh -c 'echo more >> a; echo n > t; mv t a'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	# A directory renamed with a name of a group below it (a copy in the snapshot).
+	mkdir d && ln a d/c
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'mv d e'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+}
+
+@test "link group: a rename or removal that cannot happen replaces nothing: the append is the group's" {
+	echo one > a && ln a b
+	links_vs_real 'mv missing a 2>/dev/null; rm -f gone; echo n > t; mv -n t a 2>/dev/null; echo more >> a'
+	jq -e '.changes[] | select(.path == "b") | .link_to == "a"' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
+
+@test "link group: names that are not UTF-8 are linked along and split off by their bytes" {
+	ff=$(printf 'f\377') fd=$(printf 'f\357\277\275')
+	echo one > "$ff" && ln "$ff" "$fd" && ln "$ff" "$(printf 'g\376')"
+	links_vs_real "echo n > t; mv t \"\$(printf 'g\\376')\"; echo more >> \"\$(printf 'f\\377')\""
+	jq -e '.changes[] | select(.path_b64 == "Zu+/vQ==" or .path == "f\ufffd") | .link_to_b64 == "Zv8="' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+}
+
+@test "link group: another name read after the change saw the old bytes in the snapshot: LINK_GROUP" {
+	echo one > a && ln a b
+	al dryrun --json --expect '**' -- sh -c 'echo more >> a; cp b c'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "b" and (.reason | test("read after")))' <<<"$output"
+	# Read before the change: the same bytes in both runs.
+	links_vs_real 'cp b c; echo more >> a'
+}
+
+@test "link group: a directory renamed with a link the command made below it is LINK_GROUP" {
+	mkdir sub && echo x > sub/keep && echo d > d
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'ln d sub/js; mv sub n'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "sub")' <<<"$output"
 }

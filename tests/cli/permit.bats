@@ -650,3 +650,15 @@ kill_exec_at() { # verify point
 	[ "$status" -ne 0 ]
 	[ "$(cat notes.txt)" = notes ]
 }
+
+@test "a permit whose dry run lost attributes (ATTRS_LOST) observes risk 5 and is rejected, never applied" {
+	command -v setfacl >/dev/null || skip "acl is not installed"
+	mkdir d && echo x > d/f
+	setfacl -m u:4242:r d/f 2>/dev/null || skip "no ACLs here"
+	propose '{"argv":["mv","d","e"],"reason":"r","expected_paths":["e","d"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 35 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.state == "REJECTED" and .risk_observed == 5 and (.observed | contains("ATTRS_LOST"))' \
+		"$AIRLOCK_STATE_DIR/permits/$PID.json"
+	[ -d d ] && [ ! -e e ]
+}

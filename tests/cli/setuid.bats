@@ -203,12 +203,75 @@ EOF
 	denied open openat
 }
 
-@test "the filter holds in a dry run's traced snapshot too" {
+@test "the filter holds in a dry run's traced snapshot too; a refused chmod 4755, even undone by chmod 700, is PRIVILEGED_FILE (the snapshot cannot know what the real run made of the bit)" {
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'cp /bin/true rs; chmod 4755 rs; chmod 700 rs'
-	[ "$status" -eq 0 ]
-	[ "$(jq -r .dryrun.verdict <<<"$output")" = DRY_RUN_OK ]
+	[ "$status" -eq 13 ]
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = PRIVILEGED_FILE ]
 	jq -e '.dryrun.changes[] | select(.path == "rs") | .mode == "0700"' <<<"$output"
 	jq -e '[.sandbox.denials[].syscall] | index("fchmodat") != null' <<<"$output"
+	jq -e '[.dryrun.problems[] | select(.refused_setid == "fchmodat" and .count == 1)] | length == 1' <<<"$output"
+}
+
+# The set-id requests the filter refuses, each ignored by the script: the
+# real run (as the owner, or as root) leaves a set-id object; the dry run
+# cannot, and says so instead of NO_EFFECT or DRY_RUN_OK.
+@test "dry run: a refused set-id request the script ignores is PRIVILEGED_FILE, never NO_EFFECT, DRY_RUN_OK or OUTSIDE_WRITE" {
+	echo x > f
+	dv() { jq -r .dryrun.verdict <<<"$output"; }
+	refused() { # syscall
+		jq -e --arg s "$1" '[.dryrun.problems[] | select(.refused_setid == $s and .count >= 1)] | length == 1' <<<"$output" ||
+			{ jq -c .dryrun.problems <<<"$output"; return 1; }
+	}
+	run --separate-stderr "$AIRLOCK" dryrun --json -- sh -c 'chmod u+s f || true'
+	[ "$status" -eq 13 ] && [ "$(dv)" = PRIVILEGED_FILE ] && refused fchmodat
+	jq -e '.dryrun.changes == []' <<<"$output"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect f -- sh -c 'chmod 4755 f || true; echo y >> f'
+	[ "$status" -eq 13 ] && [ "$(dv)" = PRIVILEGED_FILE ] && refused fchmodat
+	# never applied: the change set holds only the append, not the real run's set-id file
+	run --separate-stderr "$AIRLOCK" apply "$(jq -r .id <<<"$output")"
+	[ "$status" -eq 21 ]
+	one_error_line "verdict is PRIVILEGED_FILE"
+	[ "$(cat f)" = x ]
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'install -m 4755 /bin/true i1; true'
+	[ "$status" -eq 13 ] && [ "$(dv)" = PRIVILEGED_FILE ]
+	jq -e '[.dryrun.problems[] | select(.refused_setid)] | length == 1' <<<"$output"
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- $PY -c 'import os
+for what in (lambda: os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755), lambda: os.mkdir("d1", 0o2755)):
+    try: what()
+    except OSError: pass'
+	[ "$status" -eq 13 ] && [ "$(dv)" = PRIVILEGED_FILE ] && refused openat
+	jq -e '[.dryrun.problems[] | select(.refused_setid)][0].count == 2' <<<"$output"
+	# with a write attempted outside too: still PRIVILEGED_FILE
+	run --separate-stderr "$AIRLOCK" dryrun --json -- sh -c 'touch /usr/airlock-setid-test 2>/dev/null; chmod g+s f 2>/dev/null; true'
+	[ "$status" -eq 13 ] && [ "$(dv)" = PRIVILEGED_FILE ] && refused fchmodat
+	# The human view names it.
+	run --separate-stderr "$AIRLOCK" dryrun -- sh -c 'chmod u+s f || true'
+	[ "$status" -eq 13 ]
+	[[ "$stderr$output" == *"refused set-id request"* ]] || { echo "$stderr$output"; return 1; }
+	# A failed command stays DRY_RUN_FAILED, the refusal still listed.
+	run --separate-stderr "$AIRLOCK" dryrun --json -- sh -c 'chmod u+s f'
+	[ "$status" -eq 1 ] && [ "$(dv)" = DRY_RUN_FAILED ] && refused fchmodat
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR"/receipts/*.json
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Plain run is unchanged.
+	al run -- sh -c 'chmod u+s f || true'
+	[ "$status" -eq 0 ]
+	no_setid_on_host
+	[ "$(stat -c %a f)" = 644 ]
+}
+
+@test "permit: a dry run that ends PRIVILEGED_FILE through a refused set-id request is rejected" {
+	echo x > f
+	run --separate-stderr "$AIRLOCK" permit propose - <<<'{"argv":["sh","-c","chmod u+s f || true"],"reason":"r","expected_paths":[]}'
+	PID=$(jq -r .permit <<<"$output")
+	run --separate-stderr "$AIRLOCK" permit dryrun "$PID"
+	[ "$status" -eq 35 ]
+	jq -e '.state == "REJECTED"' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	run --separate-stderr "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 21 ]
+	[ "$(stat -c %a f)" = 644 ]
 }
 
 @test "dry run: a set-id file in the change set is named (PRIVILEGED_FILE), and apply refuses it" {

@@ -5,7 +5,8 @@
  * apply knows; the one exception is the path "." of the workspace root's
  * own mode or attributes (mode_changed or xattrs_changed of a directory;
  * a chmod or xattrs operation); and every attribute a change lists is one
- * its change set's version carries (no ACL before version 3). The first byte chooses the parser: even the change set,
+ * its change set's version carries (no ACL before version 3); from version 4
+ * every change but a deletion gives its object's mode and attribute list. The first byte chooses the parser: even the change set,
  * odd the journal. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,6 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
 				fuzz_apply_check_xattrs(json_object_get(c, "xattrs"), which);
 				fuzz_apply_check_xattrs(json_object_get(c, "old_xattrs"), which);
+				/* version 4: every object apply installs or changes
+				 * carries its mode and its whole attribute list */
+				if (changeset_carries_identity(jsonutil_str(doc, "schema")) &&
+				    strcmp(jsonutil_str(c, "change"), "deleted") != 0 &&
+				    (!jsonutil_str(c, "mode") || !json_is_array(json_object_get(c, "xattrs"))))
+					abort();
 			}
 			json_decref(doc);
 		} else if (err.msg[0] == '\0') {

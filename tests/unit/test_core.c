@@ -565,6 +565,61 @@ static void test_changeset_acls_by_version(void)
 	json_decref(doc);
 }
 
+/* Version 4 of the change set gives every entry but a deletion the whole
+ * identity of its object (mode, xattrs, a file's size and SHA-256, a
+ * symlink's target); one that lacks any of it is damaged. Older versions
+ * are read as they were written. */
+#define IDENTITY_HASH "\"sha256\":\"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\""
+static void test_changeset_identity_by_version(void)
+{
+	static const char *const good[] = {
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0755\",\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+		"{\"change\":\"created\",\"type\":\"symlink\",\"path\":\"l\",\"mode\":\"0777\",\"target\":\"f\",\"xattrs\":[]}",
+		"{\"change\":\"mode_changed\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0600\",\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+		"{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"f\"}",
+		"{\"change\":\"mode_changed\",\"type\":\"dir\",\"path\":\".\",\"mode\":\"0700\",\"old_mode\":\"0755\",\"xattrs\":[]}",
+	};
+	static const char *const bad[] = {
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4," IDENTITY_HASH "}",
+		"{\"change\":\"created\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"xattrs\":[]," IDENTITY_HASH "}",
+		"{\"change\":\"created\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4,\"sha256\":\"xyz\",\"xattrs\":[]}",
+		"{\"change\":\"created\",\"type\":\"symlink\",\"path\":\"l\",\"mode\":\"0777\",\"xattrs\":[]}",
+		"{\"change\":\"type_changed\",\"type\":\"dir\",\"path\":\"d\",\"mode\":\"755\",\"xattrs\":[]}",
+		"{\"change\":\"xattrs_changed\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+	};
+	char text[1024];
+	struct error err = { 0 };
+	json_t *doc = NULL;
+	enum dryrun_verdict verdict;
+
+	ASSERT_TRUE(changeset_carries_identity(CHANGESET_SCHEMA));
+	ASSERT_TRUE(!changeset_carries_identity("airlock.changeset/3"));
+	ASSERT_TRUE(!changeset_carries_identity(NULL));
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}",
+			 good[i]);
+		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
+		json_decref(doc);
+		doc = NULL;
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}",
+			 bad[i]);
+		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), -EINVAL);
+		ASSERT_TRUE(strstr(err.msg, "damaged") != NULL);
+		err = (struct error){ 0 };
+	}
+	/* Written before version 4: a modified entry without mode or xattrs. */
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"airlock.changeset/3\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}",
+		 bad[0]);
+	ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
+	json_decref(doc);
+}
+
 /* The names are the format (receipts, change sets, permit records): each
  * verdict has its own, it reads back as itself, and nothing else reads. */
 static void test_dryrun_verdict_names(void)
@@ -579,6 +634,8 @@ static void test_dryrun_verdict_names(void)
 		[DRYRUN_VERDICT_OUTSIDE_WRITE] = "OUTSIDE_WRITE",
 		[DRYRUN_VERDICT_HOST_CODE] = "HOST_CODE",
 		[DRYRUN_VERDICT_NEEDS_PRIVILEGE] = "NEEDS_PRIVILEGE",
+		[DRYRUN_VERDICT_ATTRS_LOST] = "ATTRS_LOST",
+		[DRYRUN_VERDICT_LINK_GROUP] = "LINK_GROUP",
 	};
 	static const char *const unknown[] = { "", "NONE", "INVALID", "dry_run_ok", "DRY_RUN_OK ",
 					       " DRY_RUN_OK", "DRY_RUN", "DRY_RUN_OKAY", "REJECTED",
@@ -633,5 +690,5 @@ RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing),
 	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version),
+	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version),
 	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))

@@ -589,7 +589,9 @@ static void test_gate_dry_run_verdicts(void)
 		bool opens;
 	} cases[] = {
 		{ "DRY_RUN_OK", false },     { "NO_EFFECT", false },  { "UNEXPECTED_PATH", false },
-		{ "OUTSIDE_WRITE", false },  { "HOST_CODE", false },  { "DRY_RUN_FAILED", true },
+		{ "OUTSIDE_WRITE", false },  { "HOST_CODE", false },  { "ATTRS_LOST", false },
+		{ "LINK_GROUP", false },
+		{ "DRY_RUN_FAILED", true },
 		{ "BOGUS", true },	     { "dry_run_ok", true },  { "", true },
 	};
 	char dir[] = "/tmp/airlock-gate-XXXXXX";
