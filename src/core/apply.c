@@ -1542,6 +1542,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
 	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
 	case DRYRUN_VERDICT_NONE:
