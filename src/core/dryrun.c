@@ -245,7 +245,9 @@ static int dryrun_judge_rename_incomplete(const struct dryrun_request *req,
 		const struct sandbox_path_event *e = &req->path_events[i];
 		if (!(e->ops & SANDBOX_PATH_RENAMED) || !dryrun_lower_dir_remains(upper_fd, ws_fd, e->path))
 			continue;
-		if (json_array_append_new(problems, json_pack("{s:s}", "rename_incomplete", e->path)) < 0)
+		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
+		if (!p || json_array_append_new(problems, p) < 0 ||
+		    changeset_set_bytes(p, "rename_incomplete", e->path) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 		found = true;
 	}

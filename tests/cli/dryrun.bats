@@ -489,6 +489,12 @@ rename_incomplete() { # $1: the source the verdict names; the dry run not applie
 		dr -- sh -c 'python3 -c "import os; os.rename(\"r/s\", \"r/u\")" 2>/dev/null; true'
 		rename_incomplete r/s
 	fi
+	# A source whose name is not UTF-8 is named by its bytes (rename_incomplete_b64).
+	mkdir -p "$(printf 'n/\377')" && echo x > "$(printf 'n/\377/f')" && chmod 555 "$(printf 'n/\377')"
+	dr --expect '**' --expect-delete '**' -- sh -c 'mv n/* n/t; true'
+	[ "$status" -eq 0 ] || [ "$status" -eq 19 ] || { echo "status $status: $output"; return 1; }
+	[ "$status" -eq 0 ] || jq -e '.dryrun.problems | any(.rename_incomplete_b64 == "bi//")' <<<"$output"
+	chmod 755 "$(printf 'n/\377')"
 	# A rename the copy finishes, or a source removed and made again, is no such thing.
 	mkdir -p a/b && echo y > a/b/g && mkdir -p c/d && echo z > c/d/h
 	dr --expect '**' --expect-delete '**' -- sh -c 'mv a/b a/e && mv c/d c/e && mkdir c/d'
