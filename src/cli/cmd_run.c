@@ -450,6 +450,11 @@ static void print_dryrun(const struct run_outcome *o)
 			       json_string_value(json_object_get(c, "reason")));
 		else if (json_object_get(c, "outside_write"))
 			continue; /* listed above, with the other attempts */
+		else if (json_is_string(json_object_get(c, "rename_incomplete")))
+			cli_print("  directory rename not finished: %s is still there (the snapshot copies a "
+				  "renamed directory and could not remove the source; the real rename leaves "
+				  "only the new name)\n",
+				  json_string_value(json_object_get(c, "rename_incomplete")));
 		else if (json_object_get(c, "dropped") && json_object_get(c, "attrs_lost"))
 			cli_print("  attributes lost: %lld more copies\n",
 				  (long long)json_integer_value(json_object_get(c, "dropped")));
@@ -498,6 +503,8 @@ static int dryrun_exit_status(const struct run_outcome *o, int run_status)
 		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
 	case DRYRUN_VERDICT_ATTRS_LOST:
 		return EXIT_DRYRUN_ATTRS_LOST;
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
+		return EXIT_DRYRUN_RENAME_INCOMPLETE;
 	}
 	return run_status ? run_status : EXIT_AIRLOCK_ERROR;
 }

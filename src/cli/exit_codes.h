@@ -25,6 +25,8 @@ enum {
 	EXIT_DRYRUN_NEEDS_PRIVILEGE = 18,
 	EXIT_DRYRUN_ATTRS_LOST = 17, /* a copy in the snapshot lost attributes a rename keeps */
 	EXIT_DRYRUN_LINK_GROUP = 16, /* a hard-link group the snapshot cannot reproduce */
+	/* a directory rename the snapshot's copy could not finish: the source remains */
+	EXIT_DRYRUN_RENAME_INCOMPLETE = 19,
 	EXIT_CONFLICT = 20, /* apply, rollback: the tree changed since; nothing was changed */
 	EXIT_REFUSED = 21, /* apply, rollback, discard: the verdict or state does not allow it */
 	/* permit: the state a step ended in (docs/exit-codes.md) */

@@ -28,7 +28,7 @@
 #include "core/changeset.h"
 #include "core/jsonutil.h"
 
-#define JOURNAL_SCHEMA	"airlock.journal/3"
+#define JOURNAL_SCHEMA	"airlock.journal/4"
 #define JOURNAL_MAX	(256 << 20)
 #define CHANGESET_MAX	(256 << 20)
 
@@ -127,6 +127,91 @@ static int move_at(int from_fd, const char *from, int to_fd, const char *to, uns
 	if (b < 0)
 		return b;
 	return renameat2(a, from_name, b, to_name, flags) < 0 ? -errno : 0;
+}
+
+/* Sets the mode of the object open as target (O_PATH: chmod through
+ * /proc, never a symlink's target). */
+static int mode_set_fd(int target, mode_t mode)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
+	return chmod(proc, mode) < 0 ? -errno : 0;
+}
+
+/* The owner's write bit, lifted for one call that needs it where the owner
+ * lacks it (setting a user.* attribute; renaming a directory to another
+ * parent, which rewrites its `..`), and put back after. The operation that
+ * may lift records the mode in the journal (its "mode"), so that an undo
+ * after a crash between the two puts it back (lift_repair()). */
+struct lift {
+	int target; /* O_PATH, the object itself */
+	mode_t mode; /* its mode before the lift */
+	bool lifted;
+};
+
+/* Lifts when the owner lacks write access: after the call failed with
+ * EACCES. Returns 1 when lifted (the call is worth retrying), 0 when not. */
+static int lift_on(struct lift *l)
+{
+	struct stat st;
+
+	if (l->lifted || l->target < 0 || fstat(l->target, &st) < 0 || (st.st_mode & S_IWUSR) ||
+	    S_ISLNK(st.st_mode) || st.st_uid != geteuid())
+		return 0;
+	l->mode = st.st_mode & 07777;
+	if (mode_set_fd(l->target, l->mode | S_IWUSR) < 0)
+		return 0;
+	l->lifted = true;
+	return 1;
+}
+
+static int lift_off(struct lift *l)
+{
+	if (!l->lifted)
+		return 0;
+	l->lifted = false;
+	return mode_set_fd(l->target, l->mode);
+}
+
+/* Where a crash left the object at dir_fd/path lifted (its mode the
+ * recorded one plus the owner's write bit), the recorded mode back. */
+static int lift_repair(int dir_fd, const char *path, json_t *op)
+{
+	const char *name, *recorded = jsonutil_str(op, "mode");
+	struct stat st;
+
+	if (!recorded)
+		return 0;
+	mode_t mode = parse_mode(recorded);
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (target < 0 || fstat(target, &st) < 0 || S_ISLNK(st.st_mode))
+		return 0; /* not there: nothing to put back */
+	if ((mode & S_IWUSR) || (st.st_mode & 07777) != (mode | S_IWUSR))
+		return 0;
+	return mode_set_fd(target, mode);
+}
+
+/* move_at(), and where it fails for want of write access to a directory
+ * being moved to another parent (its `..`), again with the owner's write
+ * bit lifted on it for the call. */
+static int move_lifted(int from_fd, const char *from, int to_fd, const char *to, unsigned flags)
+{
+	int r = move_at(from_fd, from, to_fd, to, flags);
+	if (r != -EACCES)
+		return r;
+	const char *name;
+	cleanup_close int fd = fd_open_parent(from_fd, from, O_PATH, &name);
+	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct lift l = { .target = target };
+	struct stat st;
+	if (target >= 0 && fstat(target, &st) == 0 && S_ISDIR(st.st_mode) && lift_on(&l) == 1) {
+		r = move_at(from_fd, from, to_fd, to, flags);
+		int q = lift_off(&l); /* the descriptor follows the object */
+		r = r < 0 ? r : q;
+	}
+	return r;
 }
 
 static long count_entries_at(int dir_fd, const char *path)
@@ -468,11 +553,25 @@ static bool xattrs_match(int dir_fd, const char *path, enum changeset_xattrs whi
 	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 && json_equal(have, want);
 }
 
-/* Sets the carried attributes of dir_fd/path to exactly want: those not in
- * it removed, the others set, the ACLs last (setting one sets the mode's
- * bits too, and may take the owner's write access, which setting a user.*
- * attribute needs). Through an O_PATH descriptor of the object itself
- * (never a symlink's target). */
+/* The value of the attribute named name in list, NULL when it has none. */
+static const char *xattrs_value(json_t *list, const char *name)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(list, i, x)
+		if (!strcmp(jsonutil_str(x, "name"), name))
+			return jsonutil_str(x, "base64");
+	return NULL;
+}
+
+/* Sets the carried attributes of dir_fd/path to exactly want, touching only
+ * those that differ: those not in it removed, the others set, the ACLs last
+ * (setting one sets the mode's bits too). Setting or removing a user.*
+ * attribute needs write access to the object, which its owner may lack (a
+ * read-only file): then the owner's write bit is lifted for those calls and
+ * put back before the ACLs (struct lift). Through an O_PATH descriptor of
+ * the object itself (never a symlink's target). */
 static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
 {
 	const char *name;
@@ -480,8 +579,8 @@ static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs whi
 	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	cleanup_with(json_decrefp) json_t *have = NULL;
 	char proc[64];
-	size_t i, k, n;
-	json_t *x, *y;
+	size_t i, n;
+	json_t *x;
 
 	if (fd < 0)
 		return fd;
@@ -491,24 +590,39 @@ static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs whi
 	int r = changeset_read_xattrs(target, "", which, &have);
 	if (r < 0)
 		return r;
+	struct lift l = { .target = target };
 	json_array_foreach(have, i, x) {
-		bool kept = false;
-		json_array_foreach(want, k, y)
-			kept |= json_equal(json_object_get(x, "name"), json_object_get(y, "name"));
-		if (!kept && removexattr(proc, jsonutil_str(x, "name")) < 0 && errno != ENODATA)
-			return -errno;
+		const char *xname = jsonutil_str(x, "name");
+		if (xattrs_value(want, xname))
+			continue;
+		while ((r = removexattr(proc, xname) < 0 ? -errno : 0) == -EACCES && lift_on(&l) == 1)
+			;
+		if (r < 0 && r != -ENODATA)
+			break;
+		r = 0;
 	}
-	for (int acls = 0; acls < 2; acls++)
+	for (int acls = 0; r == 0 && acls < 2; acls++) {
+		if (acls == 1 && (r = lift_off(&l)) < 0)
+			break;
 		json_array_foreach(want, i, x) {
-			if (changeset_xattr_is_acl(jsonutil_str(x, "name")) != (acls == 1))
+			const char *xname = jsonutil_str(x, "name"), *had = xattrs_value(have, xname);
+			if (changeset_xattr_is_acl(xname) != (acls == 1) ||
+			    (had && !strcmp(had, jsonutil_str(x, "base64"))))
 				continue;
 			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
-			if (!value)
-				return -EINVAL;
-			if (setxattr(proc, jsonutil_str(x, "name"), value, n, 0) < 0)
-				return -errno;
+			if (!value) {
+				r = -EINVAL;
+				break;
+			}
+			while ((r = setxattr(proc, xname, value, n, 0) < 0 ? -errno : 0) == -EACCES &&
+			       lift_on(&l) == 1)
+				;
+			if (r < 0)
+				break;
 		}
-	return 0;
+	}
+	int q = lift_off(&l);
+	return r < 0 ? r : q;
 }
 
 /* The change set's name of an object's type. */
@@ -871,6 +985,23 @@ static int op_append(json_t *ops, json_t *op)
 }
 
 /* Deepest first, and the workspace root last of all. */
+/* Records in op the mode of dir_fd/path where the operation may lift the
+ * owner's write bit on it (struct lift): a directory it moves (dirs_only),
+ * or an object whose attributes it sets, that the owner cannot write. */
+static json_t *op_note_mode(json_t *op, int dir_fd, const char *path, bool dirs_only)
+{
+	struct stat st;
+	char mode[16];
+
+	if (!op || stat_at(dir_fd, path, &st) < 0 || (st.st_mode & S_IWUSR) || S_ISLNK(st.st_mode) ||
+	    (dirs_only && !S_ISDIR(st.st_mode)))
+		return op;
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
+	if (json_object_set_new(op, "mode", json_string(mode)) < 0)
+		return json_decref(op), NULL;
+	return op;
+}
+
 static int compare_path_desc(const void *a, const void *b)
 {
 	const char *x = jsonutil_str(*(json_t *const *)a, "path"), *y = jsonutil_str(*(json_t *const *)b, "path");
@@ -893,8 +1024,9 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 
 	json_array_foreach(d->changes, i, c) { /* renames whose destination is not covered */
 		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "renamed") && !covered(d, jsonutil_str(c, "path")))
-			r = op_append(ops, op_new("rename", "from", jsonutil_str(c, "from"), "path",
-						  jsonutil_str(c, "path"), NULL));
+			r = op_append(ops, op_note_mode(op_new("rename", "from", jsonutil_str(c, "from"), "path",
+								       jsonutil_str(c, "path"), NULL),
+							d->ws_fd, jsonutil_str(c, "from"), true));
 	}
 	json_array_foreach(d->changes, i, c) {
 		const char *change = jsonutil_str(c, "change");
@@ -905,7 +1037,8 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		if (!strcmp(change, "deleted") || !strcmp(change, "type_changed") || renamed_into_new_dir) {
 			char backup[64];
 			snprintf(backup, sizeof(backup), "backup/%zu", backups++);
-			r = op_append(ops, op_new("backup", "path", path, "backup", backup, NULL));
+			r = op_append(ops, op_note_mode(op_new("backup", "path", path, "backup", backup, NULL),
+							d->ws_fd, path, true));
 		}
 	}
 	json_array_foreach(d->changes, i, c) { /* sorted by path: parents first */
@@ -915,7 +1048,8 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		if (!strcmp(change, "created") || !strcmp(change, "type_changed")) {
 			char staged[PATH_MAX];
 			snprintf(staged, sizeof(staged), "upper/%s", path);
-			r = op_append(ops, op_new("create", "path", path, "staged", staged, NULL));
+			r = op_append(ops, op_note_mode(op_new("create", "path", path, "staged", staged, NULL),
+							d->fd, staged, true));
 		}
 	}
 	json_array_foreach(d->changes, i, c) {
@@ -956,7 +1090,8 @@ static int plan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		 * meta change's unchanged ones are listed alone (version 4). */
 		if (r < 0 || !json_object_get(c, "old_xattrs") || !apply_is_meta(change))
 			continue;
-		op = op_new("xattrs", "path", jsonutil_str(c, "path"), NULL);
+		op = op_note_mode(op_new("xattrs", "path", jsonutil_str(c, "path"), NULL), d->ws_fd,
+				  jsonutil_str(c, "path"), false);
 		if (op && (json_object_set(op, "xattrs", json_object_get(c, "xattrs")) < 0 ||
 			   json_object_set(op, "old_xattrs", json_object_get(c, "old_xattrs")) < 0))
 			op = (json_decref(op), NULL);
@@ -992,9 +1127,7 @@ static int chmod_at(int dir_fd, const char *path, mode_t mode)
 	cleanup_close int target = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (target < 0)
 		return -errno;
-	char proc[64];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
-	return chmod(proc, mode) < 0 ? -errno : 0;
+	return mode_set_fd(target, mode);
 }
 
 /* The object itself, never a symlink's target. */
@@ -1013,9 +1146,9 @@ static int op_do(struct dryrun_dir *d, json_t *op)
 	const char *kind = jsonutil_str(op, "op"), *path = jsonutil_str(op, "path");
 
 	if (!strcmp(kind, "rename"))
-		return move_at(d->ws_fd, jsonutil_str(op, "from"), d->ws_fd, path, RENAME_NOREPLACE);
+		return move_lifted(d->ws_fd, jsonutil_str(op, "from"), d->ws_fd, path, RENAME_NOREPLACE);
 	if (!strcmp(kind, "backup"))
-		return move_at(d->ws_fd, path, d->fd, jsonutil_str(op, "backup"), RENAME_NOREPLACE);
+		return move_lifted(d->ws_fd, path, d->fd, jsonutil_str(op, "backup"), RENAME_NOREPLACE);
 	if (!strcmp(kind, "chmod"))
 		return chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "mode")));
 	if (!strcmp(kind, "xattrs"))
@@ -1029,7 +1162,7 @@ static int op_do(struct dryrun_dir *d, json_t *op)
 		return staged_dir;
 	strip_overlay_xattrs(staged_dir, staged_name, 0);
 	if (!strcmp(kind, "create"))
-		return move_at(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_NOREPLACE);
+		return move_lifted(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_NOREPLACE);
 	/* exchange: the new object in, the old one out to the backup */
 	int r = move_at(d->fd, jsonutil_str(op, "staged"), d->ws_fd, path, RENAME_EXCHANGE);
 	if (r == 0)
@@ -1051,35 +1184,47 @@ static int op_undo(struct dryrun_dir *d, json_t *op)
 	const char *kind = jsonutil_str(op, "op"), *path = jsonutil_str(op, "path");
 	struct stat st;
 
+	int r = 0;
+
 	if (!strcmp(kind, "rename")) {
-		if (exists_at(d->ws_fd, path, NULL) && !exists_at(d->ws_fd, jsonutil_str(op, "from"), NULL))
-			return move_at(d->ws_fd, path, d->ws_fd, jsonutil_str(op, "from"), RENAME_NOREPLACE);
-		return 0;
+		if (exists_at(d->ws_fd, path, NULL) && !exists_at(d->ws_fd, jsonutil_str(op, "from"), NULL)) {
+			r = lift_repair(d->ws_fd, path, op);
+			if (r == 0)
+				r = move_lifted(d->ws_fd, path, d->ws_fd, jsonutil_str(op, "from"), RENAME_NOREPLACE);
+		}
+		return r < 0 ? r : lift_repair(d->ws_fd, jsonutil_str(op, "from"), op);
 	}
 	if (!strcmp(kind, "backup")) {
-		if (exists_at(d->fd, jsonutil_str(op, "backup"), NULL))
-			return move_at(d->fd, jsonutil_str(op, "backup"), d->ws_fd, path, RENAME_NOREPLACE);
-		return 0;
+		if (exists_at(d->fd, jsonutil_str(op, "backup"), NULL)) {
+			r = lift_repair(d->fd, jsonutil_str(op, "backup"), op);
+			if (r == 0)
+				r = move_lifted(d->fd, jsonutil_str(op, "backup"), d->ws_fd, path, RENAME_NOREPLACE);
+		}
+		return r < 0 ? r : lift_repair(d->ws_fd, path, op);
 	}
 	if (!strcmp(kind, "chmod"))
 		return exists_at(d->ws_fd, path, NULL)
 			       ? chmod_at(d->ws_fd, path, parse_mode(jsonutil_str(op, "old_mode")))
 			       : 0;
-	if (!strcmp(kind, "xattrs"))
-		return exists_at(d->ws_fd, path, NULL)
-			       ? xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "old_xattrs"))
-			       : 0;
+	if (!strcmp(kind, "xattrs")) {
+		if (!exists_at(d->ws_fd, path, NULL))
+			return 0;
+		r = lift_repair(d->ws_fd, path, op);
+		return r < 0 ? r : xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "old_xattrs"));
+	}
 	if (!strcmp(kind, "chown"))
 		return exists_at(d->ws_fd, path, NULL)
 			       ? chown_at(d->ws_fd, path, apply_id(op, "old_uid"), apply_id(op, "old_gid"))
 			       : 0;
 	if (!strcmp(kind, "create")) {
-		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL))
-			return move_at(d->ws_fd, path, d->fd, jsonutil_str(op, "staged"), RENAME_NOREPLACE);
-		return 0;
+		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL)) {
+			r = lift_repair(d->ws_fd, path, op);
+			if (r == 0)
+				r = move_lifted(d->ws_fd, path, d->fd, jsonutil_str(op, "staged"), RENAME_NOREPLACE);
+		}
+		return r < 0 ? r : lift_repair(d->fd, jsonutil_str(op, "staged"), op);
 	}
 	/* exchange: bring the old object back to staged, then swap again */
-	int r = 0;
 	if (exists_at(d->fd, jsonutil_str(op, "backup"), NULL))
 		r = move_at(d->fd, jsonutil_str(op, "backup"), d->fd, jsonutil_str(op, "staged"), RENAME_NOREPLACE);
 	if (r == 0 && exists_at(d->ws_fd, path, &st) &&
@@ -1186,6 +1331,8 @@ int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_si
 				ok = apply_path_is_clean(jsonutil_str(o, "staged"));
 			if (ok && !strcmp(kind, "chmod"))
 				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
+			else if (ok && json_object_get(o, "mode")) /* a lift's mode (struct lift) */
+				ok = jsonutil_str(o, "mode") != NULL;
 			if (ok && !strcmp(kind, "xattrs"))
 				ok = apply_meta_valid(o, true, CHANGESET_XATTRS_ALL, false); /* names checked when planned */
 			if (!ok || !ok_owner) {
@@ -1395,6 +1542,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
 	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
 				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
 	case DRYRUN_VERDICT_NONE:

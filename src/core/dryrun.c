@@ -184,6 +184,78 @@ static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *cha
 	return 0;
 }
 
+/* Whether the workspace's directory rel still shows in the snapshot after
+ * the run: the upper holds nothing over it or over a parent (no whiteout,
+ * no object of another type, no opaque directory, which is one removed and
+ * made again), or holds a directory merged with it. */
+static bool dryrun_lower_dir_remains(int upper_fd, int ws_fd, const char *rel)
+{
+	const char *name;
+	struct stat st;
+	char prefix[PATH_MAX];
+	cleanup_close int parent = fd_open_parent(ws_fd, rel, O_PATH, &name);
+
+	if (parent < 0 || fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	size_t n = strlen(rel);
+	if (n == 0 || n >= sizeof(prefix))
+		return false;
+	for (size_t end = 0; end <= n; end++) {
+		if (rel[end] != '/' && rel[end] != '\0')
+			continue;
+		memcpy(prefix, rel, end);
+		prefix[end] = '\0';
+		cleanup_close int up = fd_open_beneath(upper_fd, prefix, O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
+		if (up == -ENOENT)
+			return true; /* nothing in the upper from here down: the lower shows */
+		if (up < 0)
+			return false; /* a whiteout or another type over it */
+		char value[8];
+		ssize_t v = fgetxattr(up, "user.overlay.opaque", value, sizeof(value));
+		if (v == 1 && value[0] == 'y')
+			return false;
+	}
+	return true;
+}
+
+/* A directory of the workspace the command renamed (the trace's
+ * SANDBOX_PATH_RENAMED) is a copy in the snapshot (EXDEV; mv copies, then
+ * removes the source). Where the source still shows after the run, the
+ * removal did not finish (a read-only directory below, a program that does
+ * not copy), where the real rename leaves only the new name: the change set
+ * is not the real run's. RENAME_INCOMPLETE, never applied, with the rank of
+ * ATTRS_LOST, and in place of NO_EFFECT too (the real rename is an effect). The trace does not tell a rename's source from its
+ * destination: an existing directory renamed over counts too (a refusal,
+ * never a silent difference). */
+static int dryrun_judge_rename_incomplete(const struct dryrun_request *req,
+					  enum dryrun_verdict *verdict, json_t *problems,
+					  struct error *err)
+{
+	if (!req->n_path_events || (*verdict != DRYRUN_VERDICT_DRY_RUN_OK &&
+				    *verdict != DRYRUN_VERDICT_NO_EFFECT &&
+				    *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
+				    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING))
+		return 0;
+	cleanup_close int upper_fd = open(req->upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int ws_fd = open(req->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (upper_fd < 0 || ws_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot's layers");
+	bool found = false;
+	for (size_t i = 0; i < req->n_path_events; i++) {
+		const struct sandbox_path_event *e = &req->path_events[i];
+		if (!(e->ops & SANDBOX_PATH_RENAMED) || !dryrun_lower_dir_remains(upper_fd, ws_fd, e->path))
+			continue;
+		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
+		if (!p || json_array_append_new(problems, p) < 0 ||
+		    changeset_set_bytes(p, "rename_incomplete", e->path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		found = true;
+	}
+	if (found)
+		*verdict = DRYRUN_VERDICT_RENAME_INCOMPLETE;
+	return 0;
+}
+
 /* The workspace's hard-link groups in the change set (core/linkgroups.h):
  * entries rewritten or added where apply reproduces them, problems where
  * it cannot. */
@@ -229,6 +301,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
 	r = dryrun_judge_attrs_lost(req, changes, &verdict, problems, err);
+	if (r == 0)
+		r = dryrun_judge_rename_incomplete(req, &verdict, problems, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	/* A set-id request the filter refused: the real run (the owner's or

@@ -16,6 +16,7 @@ static const char *const dryrun_verdict_names[_DRYRUN_VERDICT_MAX] = {
 	[DRYRUN_VERDICT_HOST_CODE] = "HOST_CODE",
 	[DRYRUN_VERDICT_NEEDS_PRIVILEGE] = "NEEDS_PRIVILEGE",
 	[DRYRUN_VERDICT_ATTRS_LOST] = "ATTRS_LOST",
+	[DRYRUN_VERDICT_RENAME_INCOMPLETE] = "RENAME_INCOMPLETE",
 };
 
 const char *dryrun_verdict_name(enum dryrun_verdict verdict)

@@ -19,6 +19,9 @@ enum dryrun_verdict {
 	DRYRUN_VERDICT_NEEDS_PRIVILEGE,
 	DRYRUN_VERDICT_ATTRS_LOST, /* a copy in the snapshot lost attributes a rename keeps */
 	DRYRUN_VERDICT_LINK_GROUP,
+	/* a directory of the workspace renamed, which the snapshot copies, and
+	 * the copy's removal of the source did not finish: both names remain */
+	DRYRUN_VERDICT_RENAME_INCOMPLETE,
 	_DRYRUN_VERDICT_MAX,
 };
 

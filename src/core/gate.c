@@ -269,6 +269,7 @@ static bool gate_receipt_dryrun_passed(json_t *receipt)
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
 	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
 		return true;
 	}
 	return false;

@@ -344,27 +344,42 @@ static int linkgroups_split(struct linkgroups *g, const char *rel, json_t *c)
 		r = linkgroups_hash(g->lower_fd, rel, c, "old_size", "old_sha256");
 	if (r < 0)
 		return error_set_errno(g->err, -r, "read %s", rel);
-	/* The whole identity apply checks the staged object against
-	 * (changeset.h, version 4): mode, old_mode when it differs from the
-	 * replaced object's, the whole attribute list (empty when none). */
-	struct stat lst;
-	const char *lname;
-	cleanup_close int ldir = fd_open_parent(g->lower_fd, rel, O_RDONLY, &lname);
-	if (ldir < 0 || fstatat(ldir, lname, &lst, AT_SYMLINK_NOFOLLOW) < 0)
-		return error_set_errno(g->err, ldir < 0 ? -ldir : errno, "stat %s in the workspace", rel);
-	char mode[16], old_mode[16];
+	char mode[16];
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-	snprintf(old_mode, sizeof(old_mode), "%04o", (unsigned)(lst.st_mode & 07777));
+	/* The whole identity, as every entry of the change set but a deletion
+	 * carries it (core/changeset.h): mode and xattrs, even when empty. */
 	if (json_object_set_new(c, "change", json_string("modified")) < 0 ||
 	    json_object_set_new(c, "link_split", json_true()) < 0 ||
 	    json_object_set_new(c, "mode", json_string(mode)) < 0 ||
-	    (strcmp(mode, old_mode) != 0 && json_object_set_new(c, "old_mode", json_string(old_mode)) < 0) ||
+	    json_object_set_new(c, "xattrs", json_array()) < 0 ||
 	    (refused && json_object_set_new(c, "refused", json_string(refused)) < 0))
 		return error_set(g->err, ENOMEM, "out of memory");
-	cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "xattrs", xattrs);
-	cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
-	if (!enc || json_object_set(c, "xattrs", json_object_get(enc, "xattrs")) < 0)
-		return error_set(g->err, ENOMEM, "out of memory");
+	if (json_array_size(xattrs) > 0) {
+		cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "xattrs", xattrs);
+		cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
+		if (!enc || json_object_set(c, "xattrs", json_object_get(enc, "xattrs")) < 0)
+			return error_set(g->err, ENOMEM, "out of memory");
+	}
+	/* The workspace's object, which apply checks before: old_mode and
+	 * old_xattrs where they differ (an entry lists them only then). */
+	const char *lname;
+	cleanup_close int ldir = fd_open_parent(g->lower_fd, rel, O_RDONLY, &lname);
+	struct stat lst;
+	cleanup_with(json_decrefp) json_t *old_xattrs = NULL;
+	if (ldir < 0 || fstatat(ldir, lname, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    changeset_read_xattrs(ldir, lname, CHANGESET_XATTRS_ALL, &old_xattrs) < 0)
+		return error_set_errno(g->err, ldir < 0 ? -ldir : errno, "stat %s in the workspace", rel);
+	if ((lst.st_mode & 07777) != (st.st_mode & 07777)) {
+		snprintf(mode, sizeof(mode), "%04o", (unsigned)(lst.st_mode & 07777));
+		if (json_object_set_new(c, "old_mode", json_string(mode)) < 0)
+			return error_set(g->err, ENOMEM, "out of memory");
+	}
+	if (!json_equal(old_xattrs, xattrs)) {
+		cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "old_xattrs", old_xattrs);
+		cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
+		if (!enc || json_object_set(c, "old_xattrs", json_object_get(enc, "old_xattrs")) < 0)
+			return error_set(g->err, ENOMEM, "out of memory");
+	}
 	return 0;
 }
 

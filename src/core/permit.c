@@ -814,6 +814,7 @@ static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
 	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
 	case DRYRUN_VERDICT_NONE:
 	case _DRYRUN_VERDICT_MAX:
 		return true;
@@ -970,6 +971,7 @@ static enum permit_state permit_state_for_verdict(enum dryrun_verdict verdict, i
 	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
 	case DRYRUN_VERDICT_ATTRS_LOST:
 	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
 	case _DRYRUN_VERDICT_MAX:
 		break; /* a verdict apply never applies */
 	}

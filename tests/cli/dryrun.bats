@@ -463,3 +463,41 @@ kept_or_lost() { # dryrun ARGS...
 	[ "$status" -eq 16 ]
 	[[ "$output" == *"hard-link group not reproduced: a (more than one name"* ]]
 }
+
+rename_incomplete() { # $1: the source the verdict names; the dry run not applied
+	[ "$status" -eq 19 ] || { echo "status $status: $output"; return 1; }
+	jq -e '.dryrun.verdict == "RENAME_INCOMPLETE"' <<<"$output"
+	jq -e --arg p "$1" '[.dryrun.problems[].rename_incomplete] | index($p) != null' <<<"$output"
+	al apply "$(jq -r .id <<<"$output")"
+	[ "$status" -eq 21 ] && [ -e r/s/f ] && [ ! -e r/t ] && [ ! -e r/u ]
+}
+
+# Issue 20 (cause 10): mv copies a directory of the lower layer (EXDEV) and
+# then removes the source; where it cannot (a read-only directory), both
+# names remain, where the real rename leaves only the new one. The dry run
+# says so: RENAME_INCOMPLETE (19), never applied.
+@test "a directory rename the snapshot's copy cannot finish (a 555 source) is RENAME_INCOMPLETE, never DRY_RUN_OK" {
+	mkdir -p r/s && echo x > r/s/f && chmod 555 r/s
+	dr --expect '**' --expect-delete '**' -- sh -c 'mv r/s r/t; true'
+	if [ "$status" -eq 0 ]; then # root's dry run keeps CAP_DAC_OVERRIDE: its copy finishes
+		[ "$(id -u)" -eq 0 ] && jq -e '.dryrun.changes | any(.path == "r/s" and .change == "deleted")' <<<"$output"
+	else
+		rename_incomplete r/s
+	fi
+	# A program that renames and does not copy: nothing changes in the snapshot.
+	if command -v python3 >/dev/null; then
+		dr -- sh -c 'python3 -c "import os; os.rename(\"r/s\", \"r/u\")" 2>/dev/null; true'
+		rename_incomplete r/s
+	fi
+	# A source whose name is not UTF-8 is named by its bytes (rename_incomplete_b64).
+	mkdir -p "$(printf 'n/\377')" && echo x > "$(printf 'n/\377/f')" && chmod 555 "$(printf 'n/\377')"
+	dr --expect '**' --expect-delete '**' -- sh -c 'mv n/* n/t; true'
+	[ "$status" -eq 0 ] || [ "$status" -eq 19 ] || { echo "status $status: $output"; return 1; }
+	[ "$status" -eq 0 ] || jq -e '.dryrun.problems | any(.rename_incomplete_b64 == "bi//")' <<<"$output"
+	chmod 755 "$(printf 'n/\377')"
+	# A rename the copy finishes, or a source removed and made again, is no such thing.
+	mkdir -p a/b && echo y > a/b/g && mkdir -p c/d && echo z > c/d/h
+	dr --expect '**' --expect-delete '**' -- sh -c 'mv a/b a/e && mv c/d c/e && mkdir c/d'
+	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
+	chmod 755 r/s
+}

@@ -636,6 +636,7 @@ static void test_dryrun_verdict_names(void)
 		[DRYRUN_VERDICT_NEEDS_PRIVILEGE] = "NEEDS_PRIVILEGE",
 		[DRYRUN_VERDICT_ATTRS_LOST] = "ATTRS_LOST",
 		[DRYRUN_VERDICT_LINK_GROUP] = "LINK_GROUP",
+		[DRYRUN_VERDICT_RENAME_INCOMPLETE] = "RENAME_INCOMPLETE",
 	};
 	static const char *const unknown[] = { "", "NONE", "INVALID", "dry_run_ok", "DRY_RUN_OK ",
 					       " DRY_RUN_OK", "DRY_RUN", "DRY_RUN_OKAY", "REJECTED",

@@ -590,7 +590,7 @@ static void test_gate_dry_run_verdicts(void)
 	} cases[] = {
 		{ "DRY_RUN_OK", false },     { "NO_EFFECT", false },  { "UNEXPECTED_PATH", false },
 		{ "OUTSIDE_WRITE", false },  { "HOST_CODE", false },  { "ATTRS_LOST", false },
-		{ "LINK_GROUP", false },
+		{ "LINK_GROUP", false },     { "RENAME_INCOMPLETE", false },
 		{ "DRY_RUN_FAILED", true },
 		{ "BOGUS", true },	     { "dry_run_ok", true },  { "", true },
 	};
