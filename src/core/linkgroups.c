@@ -529,15 +529,27 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 }
 
 /* A directory the command renamed (a copy and a removal in the snapshot,
- * which cannot rename a lower directory) with a linked file below it: the
- * real rename keeps the file's inode, the copy does not. */
+ * which cannot rename a lower directory) with a linked file below it, or a
+ * linked file renamed: the real rename keeps the file's inode, the copy
+ * does not. */
 static int linkgroups_renamed_dirs(struct linkgroups *g)
 {
 	for (size_t i = 0; i < g->trace->n_events; i++) {
 		const struct sandbox_path_event *e = &g->trace->events[i];
 		struct stat st;
 		if (!(e->ops & SANDBOX_PATH_RENAMED) || !*e->path ||
-		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* A linked file of the workspace moved away: the real rename
+		 * keeps its inode under the new name, the snapshot's copy-up
+		 * does not. */
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1 && (e->ops & SANDBOX_PATH_RENAMED_AWAY)) {
+			int r = linkgroups_problem(g, e->path, "a hard-linked file renamed: the snapshot renames a copy, a new inode");
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode))
 			continue;
 		cleanup_close int fd = fd_open_beneath(g->lower_fd, e->path, O_RDONLY | O_DIRECTORY);
 		/* The supervisor looked at the snapshot's directory when the

@@ -185,6 +185,10 @@ enum sandbox_path_op {
 	/* A directory renamed that held, when the call came, a regular file
 	 * with more than one link (or too much to look through). */
 	SANDBOX_PATH_RENAMED_LINKS = 1U << 5,
+	/* A rename's source (either name of RENAME_EXCHANGE) while the name
+	 * still held its first object: the object lives on under another
+	 * name, which the snapshot's copy-up makes a new inode. */
+	SANDBOX_PATH_RENAMED_AWAY = 1U << 6,
 };
 
 /* Only paths that matter to a hard-link group are kept: a regular file

@@ -386,9 +386,13 @@ static size_t supervisor_path_args(const struct syscall_trace *t, const struct s
 		return 1;
 	}
 	if (!strncmp(n, "rename", 6)) {
+		bool exchange = !strcmp(n, "renameat2") && (req->data.args[4] & RENAME_EXCHANGE);
 		for (int k = 0; k < 2; k++)
-			ret[k] = (struct supervisor_path_arg){ t->path_arg[k], t->dirfd_arg[k],
-							       SANDBOX_PATH_REPLACED | SANDBOX_PATH_RENAMED };
+			ret[k] = (struct supervisor_path_arg){
+				t->path_arg[k], t->dirfd_arg[k],
+				SANDBOX_PATH_REPLACED | SANDBOX_PATH_RENAMED |
+					(k == 0 || exchange ? SANDBOX_PATH_RENAMED_AWAY : 0U)
+			};
 		return 2;
 	}
 	/* A link's source keeps its object and gains a name: the overlay
@@ -561,6 +565,9 @@ static void supervisor_record_path_op(struct supervisor *s, const struct seccomp
 	struct sandbox_path_event *e = &r->path_events[s->event_slots[i] - 1];
 	if ((op & SANDBOX_PATH_IN_PLACE) && (e->ops & SANDBOX_PATH_REPLACED))
 		op = (op & ~SANDBOX_PATH_IN_PLACE) | SANDBOX_PATH_IN_PLACE_LATER;
+	/* A later object moved away is not the workspace's. */
+	if (e->ops & SANDBOX_PATH_REPLACED)
+		op &= ~SANDBOX_PATH_RENAMED_AWAY;
 	s->event_seq++;
 	if ((op & SANDBOX_PATH_IN_PLACE) && !e->in_place_seq)
 		e->in_place_seq = s->event_seq;

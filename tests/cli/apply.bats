@@ -794,3 +794,15 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.problems | any(.link_group == "sub")' <<<"$output"
 }
+
+@test "link group: a linked file renamed (mv a c with {a,b}) is LINK_GROUP: the snapshot's copy is a new inode" {
+	echo one > a && ln a b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'mv a c'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "a" and (.reason | test("renamed")))' <<<"$output"
+	# Into a new directory, with an attribute set first (seed 4 of the wide differential test).
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'setfattr -n user.t -v 1 a 2>/dev/null; mkdir -p n/d && mv a n/d/c'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	# Renamed over by another file, the name leaves the group: reproduced.
+	links_vs_real 'echo n > t; mv t a'
+}
