@@ -625,22 +625,6 @@ static int xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs whi
 	return r < 0 ? r : q;
 }
 
-/* The change set's name of an object's type. */
-static const char *apply_type_of(mode_t mode)
-{
-	if (S_ISREG(mode))
-		return "file";
-	if (S_ISDIR(mode))
-		return "dir";
-	if (S_ISLNK(mode))
-		return "symlink";
-	if (S_ISFIFO(mode))
-		return "fifo";
-	if (S_ISSOCK(mode))
-		return "socket";
-	return "other";
-}
-
 /* A name that joins the object a name of its hard-link group got in place
  * (`link_to`, core/linkgroups.h): before the apply both names must still
  * be one inode, as at the dry run (else the group changed since); after it,
@@ -715,7 +699,7 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 		return false;
 	}
 	if (apply_is_meta(change)) {
-		if (d->identity && strcmp(apply_type_of(st.st_mode), type) != 0) {
+		if (d->identity && strcmp(changeset_type_name(st.st_mode), type) != 0) {
 			snprintf(why, why_size, "%s is no longer a %s", path, type);
 			return false;
 		}
@@ -854,8 +838,8 @@ static bool staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t wh
 	snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
 	json_t *size = json_object_get(c, "size");
 	const char *hash = jsonutil_str(c, "sha256"), *target = jsonutil_str(c, "target");
-	if (!type || strcmp(type, apply_type_of(st.st_mode)) != 0) {
-		snprintf(what, sizeof(what), "a %s, not a %s", apply_type_of(st.st_mode), type ? type : "?");
+	if (!type || strcmp(type, changeset_type_name(st.st_mode)) != 0) {
+		snprintf(what, sizeof(what), "a %s, not a %s", changeset_type_name(st.st_mode), type ? type : "?");
 	} else if (*mode && !S_ISLNK(st.st_mode) && strcmp(mode, have) != 0) {
 		snprintf(what, sizeof(what), "mode %s, not %s", have, mode);
 	} else if (json_object_get(c, "uid") &&

@@ -49,7 +49,7 @@ __attribute__((noinline)) const char *changeset_privilege(int dir_fd, const char
 	return lgetxattr(path, "security.capability", NULL, 0) >= 0 ? "capability" : NULL;
 }
 
-static const char *type_name(mode_t mode)
+const char *changeset_type_name(mode_t mode)
 {
 	if (S_ISREG(mode))
 		return "file";
@@ -283,7 +283,7 @@ int changeset_decode_bytes(json_t *obj)
 static int add_change(struct walk *w, const char *rel, const char *change, mode_t mode,
 		      json_t **ret)
 {
-	json_t *c = json_pack("{s:s, s:s}", "change", change, "type", type_name(mode));
+	json_t *c = json_pack("{s:s, s:s}", "change", change, "type", changeset_type_name(mode));
 	if (!c || json_array_append_new(w->changes, c) < 0 || changeset_set_bytes(c, "path", rel) < 0)
 		return error_set(w->err, ENOMEM, "out of memory");
 	if (w->refused && strcmp(change, "deleted") != 0) {
@@ -591,7 +591,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		} else if (!S_ISDIR(lst.st_mode)) {
 			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 			if (r == 0)
-				json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
+				json_object_set_new(c, "old_type", json_string(changeset_type_name(lst.st_mode)));
 			if (r == 0)
 				r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
 		} else {
@@ -616,7 +616,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
 		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 		if (r == 0) {
-			json_object_set_new(c, "old_type", json_string(type_name(lst.st_mode)));
+			json_object_set_new(c, "old_type", json_string(changeset_type_name(lst.st_mode)));
 			r = describe(w, upper_fd, name, &ust, c, false);
 		}
 		if (r == 0 && !S_ISDIR(lst.st_mode))

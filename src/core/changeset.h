@@ -128,6 +128,10 @@ json_t *changeset_encode_bytes(json_t *obj);
  * -EINVAL when one is not base64, empty, or holds a NUL. */
 int changeset_decode_bytes(json_t *obj);
 
+/* The change set's name of an object's type: file, dir, symlink, fifo,
+ * socket or other. */
+const char *changeset_type_name(mode_t mode);
+
 /* Why apply must never install the object dir_fd/name, whose lstat() is st:
  * "device" (a character or block device that is not a whiteout),
  * "setuid", "setgid" (not a directory's: that one the kernel gives a new
