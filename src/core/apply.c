@@ -405,6 +405,9 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 	if (!json_is_array(list) || !jsonutil_str(doc, "workspace") ||
 	    jsonutil_str(doc, "workspace")[0] != '/')
 		return error_set(err, EINVAL, "its change set is damaged");
+	json_t *schema = json_object_get(doc, "schema");
+	if (schema && (!json_is_string(schema) || !changeset_schema_known(json_string_value(schema))))
+		return error_set(err, EINVAL, "its change set is of an unknown version");
 	int verdict = dryrun_verdict_from_name(jsonutil_str(doc, "verdict"));
 	if (verdict < 0)
 		return error_set(err, EINVAL, "its change set is damaged (no known verdict)");
@@ -428,6 +431,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 		    !apply_owner_valid(c, !strcmp(change, "owner_changed")) ||
 		    (!meta && json_object_get(c, "xattrs") &&
 		     !apply_xattrs_valid(json_object_get(c, "xattrs"), which)) ||
+		    (!meta && json_object_get(c, "old_xattrs") &&
+		     !apply_xattrs_valid(json_object_get(c, "old_xattrs"), which)) ||
 		    (identity && !apply_identity_valid(c)))
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
 	}

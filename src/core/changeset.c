@@ -94,6 +94,19 @@ enum changeset_xattrs changeset_xattrs_of(const char *schema)
 	return CHANGESET_XATTRS_ALL;
 }
 
+bool changeset_schema_known(const char *schema)
+{
+	static const char *const known[] = { "airlock.changeset/1", "airlock.changeset/2",
+					     "airlock.changeset/3", CHANGESET_SCHEMA };
+
+	if (!schema)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(schema, known[i]))
+			return true;
+	return false;
+}
+
 bool changeset_carries_identity(const char *schema)
 {
 	static const char *const older[] = { "airlock.changeset/1", "airlock.changeset/2",

@@ -100,6 +100,10 @@ enum changeset_xattrs {
 	CHANGESET_XATTRS_USER, /* versions 1 and 2: user.* only */
 };
 
+/* Whether apply knows that schema: versions 1 to 4, or none (the oldest,
+ * version 1, wrote no schema); a change set of any other is refused. */
+bool changeset_schema_known(const char *schema);
+
 /* Whether a change set of that schema (NULL: the oldest) gives every entry
  * but a deletion the object's whole identity (version 4: mode, xattrs, size
  * and sha256 or target); before, a modified or type_changed entry had no

@@ -806,3 +806,10 @@ links_vs_real() { # $1: the script
 	# Renamed over by another file, the name leaves the group: reproduced.
 	links_vs_real 'echo n > t; mv t a'
 }
+
+@test "link group: a linked file renamed away and made again (mv a c; echo x > a) is LINK_GROUP" {
+	echo one > a && ln a b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'mv a c; echo x > a'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "a")' <<<"$output"
+}
