@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The manifest of a tree, for tests/diff/run.py: one line per entry below
-DIR (sorted by path bytes, never following a symlink): type, mode, owner
-and group (uid:gid as the host sees them), then the SHA-256 of a file, the
-target of a symlink, a device's major,minor; a directory the caller cannot
-list and a file it cannot read (mode 000 as an unprivileged caller) say
-so; then the hard-link groups inside
-the tree, then the extended attributes (the overlay's own excluded), every
+"""The manifest of a tree, for tests/diff/run.py and rootcases.py: one line
+per entry below DIR (sorted by path bytes, never following a symlink):
+type, mode, owner and group (uid:gid as the host sees them), then the
+SHA-256 of a file, the target of a symlink, a device's major,minor; a
+directory the caller cannot list and a file it cannot read (mode 000 as an
+unprivileged caller) say so; then the hard-link groups inside the tree, then the extended attributes (the overlay's own excluded), every
 one the kernel lists, the POSIX ACLs among them (system.posix_acl_access,
 system.posix_acl_default: their bytes, ids as the host sees them). Paths
 and targets are written with every byte outside printable ASCII escaped."""
@@ -20,8 +19,7 @@ def esc(b):
     return "".join(chr(c) if 0x21 <= c < 0x7f and c != 0x5c else "\\x%02x" % c for c in b)
 
 
-def manifest(top, owners=True):
-    # owners: always in the line now; the argument stays for rootcases.py
+def manifest(top):
     """The manifest of the tree at top, as text."""
     root = os.fsencode(top)
     lines, inodes, xattrs = [], {}, []
@@ -73,5 +71,4 @@ def manifest(top, owners=True):
 
 
 if __name__ == "__main__":
-    # --owners is accepted for older callers: owners are always listed
-    sys.stdout.write(manifest([a for a in sys.argv[1:] if a != "--owners"][0]))
+    sys.stdout.write(manifest(sys.argv[1]))

@@ -3,7 +3,7 @@
 """Root's cases of issue 20, measured (docs/dryrun.md, "Root"). Each case is
 a starting tree and a script. The script runs directly as root (no airlock:
 root's real run) in one copy, and through `airlock dryrun` + `airlock apply`
-in another; the manifests, owners included (manifest.py --owners), are
+in another; the manifests (owners included) are
 compared. Each case is
 
   reproduces  the verdict is DRY_RUN_OK (or NO_EFFECT) and apply gives the
@@ -19,13 +19,13 @@ prints one line per case and the shares. Exit status: the number of silent
 cases (the one outcome that must never happen)."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import airlock, binary as airlock_binary, dryrun, remove, sh  # noqa: E402
 from manifest import manifest  # noqa: E402
 
 # (name, starting tree, script): run with sh in the tree's copy.
@@ -66,36 +66,21 @@ CASES = [
 NAMED = ("PRIVILEGED_FILE", "NEEDS_PRIVILEGE")
 
 
-def sh(script, cwd):
-    return subprocess.run(["sh", "-c", script], cwd=cwd, capture_output=True, check=False)
-
-
-def airlock(binary, state, cwd, *args):
-    env = dict(os.environ, AIRLOCK_STATE_DIR=state)
-    return subprocess.run([binary, *args], cwd=cwd, env=env, capture_output=True, check=False)
-
-
 def one(binary, tmp, base, script):
     """(outcome, detail)"""
     real, dry, state = (os.path.join(tmp, n) for n in ("real", "dry", "state"))
     for d in (real, dry, state):
-        if os.path.lexists(d):
-            subprocess.run(["chmod", "-R", "u+rwX", d], check=False)
-            shutil.rmtree(d)
+        remove(d)
     os.mkdir(dry)
     sh(base, dry)
     subprocess.run(["cp", "-a", dry, real], check=True)
-    original = manifest(dry, owners=True)
+    original = manifest(dry)
     p = sh(script, real)
     if p.returncode != 0:
         return "real-run-failed", p.stderr.decode(errors="replace")[:200]
-    want = manifest(real, owners=True)
-    p = airlock(binary, state, dry, "dryrun", "--json", "--expect", "**", "--expect-delete", "**",
-                "--", "sh", "-c", script)
-    try:
-        doc = json.loads(p.stdout)
-        verdict, rid = doc["dryrun"]["verdict"], str(doc["id"])
-    except (ValueError, KeyError, TypeError):
+    want = manifest(real)
+    doc, verdict, rid, p = dryrun(binary, state, dry, script)
+    if doc is None:
         return "refused", "dryrun: status %d: %s" % (p.returncode, p.stderr[:200])
     if verdict == "NO_EFFECT":
         return ("reproduces", verdict) if want == original else ("silent", "NO_EFFECT, yet the real run changed the tree")
@@ -106,7 +91,7 @@ def one(binary, tmp, base, script):
     p = airlock(binary, state, tmp, "apply", rid)
     if p.returncode != 0:
         return "refused", "apply: status %d: %s" % (p.returncode, p.stderr.decode(errors="replace")[:200])
-    got = manifest(dry, owners=True)
+    got = manifest(dry)
     if got != want:
         return "silent", "apply differs: want %r got %r" % (
             sorted(set(want.splitlines()) - set(got.splitlines()))[:3],
@@ -119,8 +104,7 @@ def main():
         sys.stderr.write("rootcases.py: root's cases need root\n")
         return 125
     verbose = "-v" in sys.argv[1:]
-    here = os.path.dirname(os.path.abspath(__file__))
-    binary = os.environ.get("AIRLOCK", os.path.join(here, "..", "..", "build-gcc", "airlock"))
+    binary = airlock_binary()
     tmp = tempfile.mkdtemp(prefix="airlock-rootcases.")
     counts = {}
     for name, base, script in CASES:
@@ -129,8 +113,7 @@ def main():
         print("%-12s %s%s" % (outcome, name, (": " + detail) if verbose or outcome != "reproduces" else ""))
     n = len(CASES)
     print("%d cases: %s" % (n, ", ".join("%s %d (%d%%)" % (k, v, 100 * v // n) for k, v in sorted(counts.items()))))
-    subprocess.run(["chmod", "-R", "u+rwX", tmp], check=False)
-    shutil.rmtree(tmp, ignore_errors=True)
+    remove(tmp)
     return min(counts.get("silent", 0), 100)
 
 

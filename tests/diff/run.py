@@ -68,6 +68,7 @@ import tempfile
 sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402
+from common import airlock, binary as airlock_binary, dryrun, remove, sh  # noqa: E402
 from manifest import esc, manifest  # noqa: E402
 
 APPLIED = ("DRY_RUN_OK", "OUTSIDE_WRITE")
@@ -76,16 +77,6 @@ APPLIED = ("DRY_RUN_OK", "OUTSIDE_WRITE")
 # $3 the script. Only the copy and the scratch tmpfs stay writable.
 DIRECT = ('mount --bind "$1" "$1" && mount -t tmpfs scratch "$2" && '
           'mount -o remount,bind,ro / && cd "$1" && TMPDIR="$2" exec sh -c "$3"')
-
-
-def sh(lines, cwd):
-    subprocess.run(["sh", "-c", "\n".join(lines)], cwd=cwd, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
-
-
-def airlock(binary, state, cwd, *args):
-    env = dict(os.environ, AIRLOCK_STATE_DIR=state)
-    return subprocess.run([binary, *args], cwd=cwd, env=env, capture_output=True, check=False)
 
 
 def symptoms(want, got):
@@ -161,10 +152,7 @@ def diff_text(tmp, want, got, lines=8):
 
 def clean(tmp):
     for n in ("real", "dry", "state", "state.real", "scratch"):
-        d = os.path.join(tmp, n)
-        if os.path.lexists(d):
-            subprocess.run(["chmod", "-R", "u+rwX", d], check=False)
-            shutil.rmtree(d, ignore_errors=True)
+        remove(os.path.join(tmp, n))
 
 
 def one(base, script, real_mode, binary, tmp, quick=False, review=False):
@@ -182,8 +170,8 @@ def one(base, script, real_mode, binary, tmp, quick=False, review=False):
         f.write("\n".join(script) + "\n")
     # built twice rather than copied: an unprivileged cp -a cannot read a
     # directory with mode 000
-    sh(base, dry)
-    sh(base, real)
+    sh("\n".join(base), dry)
+    sh("\n".join(base), real)
     original = manifest(dry)
     if real_mode == "direct":
         scratch = os.path.join(tmp, "scratch")
@@ -195,12 +183,8 @@ def one(base, script, real_mode, binary, tmp, quick=False, review=False):
     if p.returncode != 0:
         return "error", "run: status %d: %s" % (p.returncode, p.stderr[:300])
     want = manifest(real)
-    p = airlock(binary, state, dry, "dryrun", "--json", "--expect", "**", "--expect-delete", "**",
-                "--", "sh", "-c", "\n".join(script))
-    try:
-        doc = json.loads(p.stdout)
-        verdict, rid = doc["dryrun"]["verdict"], str(doc["id"])
-    except (ValueError, KeyError, TypeError):
+    doc, verdict, rid, p = dryrun(binary, state, dry, "\n".join(script))
+    if doc is None:
         return "error", "dryrun: status %d: %s" % (p.returncode, p.stderr[:300])
     if verdict == "NO_EFFECT":
         if want == original:
@@ -308,8 +292,7 @@ def main():
                          "FIRST LAST\n")
         return 125
     first, last = int(rest[0]), int(rest[1])
-    here = os.path.dirname(os.path.abspath(__file__))
-    binary = os.environ.get("AIRLOCK", os.path.join(here, "..", "..", "build-gcc", "airlock"))
+    binary = airlock_binary()
     tmp = tempfile.mkdtemp(prefix="airlock-diff.")
     keep = os.environ.get("DIFF_KEEP", os.path.join(tmp, "failures"))
     progress = bool(os.environ.get("DIFF_PROGRESS"))
@@ -376,8 +359,7 @@ def main():
     if failed or minimized:
         sys.stderr.write("failures kept in %s\n" % keep)
     else:
-        subprocess.run(["chmod", "-R", "u+rwX", tmp], check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove(tmp)
     return min(failed, 100)
 
 
