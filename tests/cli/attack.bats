@@ -11,12 +11,8 @@ setup_file() {
 }
 
 setup() {
-	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
-	WORK="$TEST_DIR/work"
+	setup_dirs
 	MARK="$TEST_DIR/mark"
-	mkdir -p "$WORK"
-	cd "$WORK" || return 1
 }
 
 # ATTACK: the walk's git-directory test (hostsafety.c: HEAD and objects with

@@ -8,17 +8,14 @@ load helpers
 
 # A private fake home with credentials, and a target outside the workspace.
 setup() {
-	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
-	WORK="$TEST_DIR/work"
+	setup_dirs
 	export HOME="$TEST_DIR/home"
-	mkdir -p "$WORK" "$HOME/.ssh" "$HOME/.aws" "$HOME/.config/gh"
+	mkdir -p "$HOME/.ssh" "$HOME/.aws" "$HOME/.config/gh"
 	echo "PRIVATE-KEY-MATERIAL" > "$HOME/.ssh/id_ed25519"
 	echo "aws_secret_access_key=AKIASECRET" > "$HOME/.aws/credentials"
 	echo "oauth_token: gho_secret" > "$HOME/.config/gh/hosts.yml"
 	echo "machine x password hunter2" > "$HOME/.netrc"
 	echo "original" > "$TEST_DIR/outside.txt"
-	cd "$WORK" || return 1
 	# The tree under test may itself live below /tmp, which the quarantine
 	# replaces: the probe runs from the workspace (the test dir holds the
 	# state dir and HOME, refused as a workspace).

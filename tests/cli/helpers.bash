@@ -4,12 +4,18 @@ bats_require_minimum_version 1.5.0
 
 : "${AIRLOCK:?set AIRLOCK to the airlock binary}"
 
-setup() {
+# The test's directories: TEST_DIR, the state directory below it, and the
+# workspace WORK, the cwd. A suite with a setup of its own calls it first.
+setup_dirs() {
 	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
 	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
 	WORK="$TEST_DIR/work"
 	mkdir -p "$WORK"
 	cd "$WORK" || return 1
+}
+
+setup() {
+	setup_dirs
 }
 
 teardown() {

@@ -51,15 +51,11 @@ failure_open() {
 }
 
 setup() {
-	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
-	WORK="$TEST_DIR/work"
+	setup_dirs
 	MARK="$TEST_DIR/mark"
 	FSMON="touch $MARK; false"
 	HOOK="#!/bin/sh
 echo ran > $MARK"
-	mkdir -p "$WORK"
-	cd "$WORK" || return 1
 }
 
 @test "the commondir indirection is moved aside: the host's git status runs nothing" {

@@ -16,10 +16,9 @@ cmd() {
 	printf "/bin/sh -c '%s' %s hook %s" "$WRAP" "$a" "$*"
 }
 
-eval "$(declare -f setup | sed '1s/setup/helpers_setup/')"
 # A home of its own: --check reads the user's settings too.
 setup() {
-	helpers_setup
+	setup_dirs
 	export HOME="$TEST_DIR/home"
 	mkdir -p "$HOME"
 	unset CODEX_HOME GEMINI_CLI_SYSTEM_SETTINGS_PATH

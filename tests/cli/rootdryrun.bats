@@ -8,11 +8,7 @@ load helpers
 
 setup() {
 	[ "$(id -u)" -eq 0 ] || skip "a root dry run needs root"
-	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
-	WORK="$TEST_DIR/work"
-	mkdir -p "$WORK"
-	cd "$WORK" || return 1
+	setup_dirs
 }
 
 dr() { # dryrun with --json; sets $output to the receipt

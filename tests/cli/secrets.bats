@@ -6,14 +6,10 @@
 load helpers
 
 setup() {
-	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
-	export AIRLOCK_STATE_DIR="$TEST_DIR/state"
-	WORK="$TEST_DIR/work"
-	mkdir -p "$WORK"
+	setup_dirs
 	export HOME
 	HOME=$(mktemp -d /var/tmp/airlock-home.XXXXXX)
 	unset XDG_STATE_HOME
-	cd "$WORK" || return 1
 }
 
 teardown() {

@@ -7,13 +7,10 @@
 load helpers
 
 setup() {
-	TEST_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/airlock-cli.XXXXXX")
+	setup_dirs
 	# The state directory lies beside the test dir, which is the workspace of
 	# most tests here: a workspace holding a state directory is refused.
 	export AIRLOCK_STATE_DIR="$TEST_DIR.state"
-	WORK="$TEST_DIR/work"
-	mkdir -p "$WORK"
-	cd "$WORK" || return 1
 	# Outside the workspace and outside /tmp (which the quarantine replaces).
 	HOST_DIR=$(mktemp -d /var/tmp/airlock-sock.XXXXXX)
 	chmod 755 "$HOST_DIR"
