@@ -336,14 +336,57 @@ static void test_embedded_filter_matches_the_rules(void)
 	}
 }
 
-/* The compiled program itself refuses set-id modes and nothing else of the
- * same calls: a child loads it with no listener, so a refused call (a user
- * notification nobody answers) fails with ENOSYS. Returns the number of the
- * first call that did not do what it should, 0 when all did. */
-static int setid_filter_child(const char *dir)
+/* One call a filter child made, and whether the filter must refuse it. */
+struct filter_call {
+	long r; /* 0, or -errno */
+	bool refused;
+};
+
+/* Loads the compiled program built with flags into the calling process, with
+ * no listener: a refused call (a user notification nobody answers) then
+ * fails with ENOSYS. 0, or 100 when it could not be built, 101 loaded. */
+static int filter_child_load(unsigned flags)
 {
 	struct syscall_filter filter;
 	struct error err = { 0 };
+
+	if (syscall_filter_build(&filter, flags, &err) < 0)
+		return 100;
+	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return 101;
+	return 0;
+}
+
+/* The number of the first call that did not do what it should, 0 when all
+ * did. */
+static int filter_first_wrong(const struct filter_call *calls, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
+			return (int)i + 1;
+	return 0;
+}
+
+/* child(arg) in a process of its own, which must exit 0. */
+static void assert_child_succeeds(int (*child)(const char *), const char *arg)
+{
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(child(arg));
+	int status;
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
+/* The compiled program itself refuses set-id modes and nothing else of the
+ * same calls. Returns the number of the first call that did not do what it
+ * should, 0 when all did. */
+static int setid_filter_child(const char *dir)
+{
 	char f[512], g[512], h[512], d[512], n[512];
 
 	snprintf(f, sizeof(f), "%s/f", dir);
@@ -352,20 +395,16 @@ static int setid_filter_child(const char *dir)
 	snprintf(d, sizeof(d), "%s/d", dir);
 	snprintf(n, sizeof(n), "%s/n", dir);
 	int fd = open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0 || syscall_filter_build(&filter, false, &err) < 0)
+	if (fd < 0)
 		return 100;
-	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return 101;
+	int r = filter_child_load(0);
+	if (r)
+		return r;
 	struct open_how how = { .flags = O_CREAT | O_WRONLY, .mode = 04755 };
 	/* Each call's outcome (-errno) is read right after it; none depends on
 	 * the order in which the initializers run. */
 #define E(call) ((call) < 0 ? -(long)errno : 0L)
-	const struct {
-		long r;
-		bool refused;
-	} calls[] = {
+	const struct filter_call calls[] = {
 		{ E(syscall(SYS_chmod, f, 04755)), true },
 		{ E(syscall(SYS_chmod, f, 02755)), true },
 		{ E(syscall(SYS_chmod, f, (1UL << 32) | 04755)), true }, /* high bits change nothing */
@@ -386,52 +425,35 @@ static int setid_filter_child(const char *dir)
 		{ E(syscall(SYS_openat, AT_FDCWD, h, O_CREAT | O_WRONLY | O_CLOEXEC, 0755)), false },
 		{ E(syscall(SYS_mkdir, d, 01777)), false },
 	};
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
-			return (int)i + 1;
 #undef E
-	return 0;
+	return filter_first_wrong(calls, sizeof(calls) / sizeof(calls[0]));
 }
 
 static void test_filter_refuses_setid_modes(void)
 {
 	char dir[] = "/tmp/airlock-setid.XXXXXX";
 	ASSERT_TRUE(mkdtemp(dir) != NULL);
-	pid_t pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0)
-		_exit(setid_filter_child(dir));
-	int status;
-	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	assert_child_succeeds(setid_filter_child, dir);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ASSERT_EQ_INT(system(cmd), 0);
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
 }
 
 /* With SYSCALL_FILTER_MEDIATE_CONNECT, every connect() and the AF_UNIX
  * datagram sockets come to the supervisor (ENOSYS with no listener), and
  * nothing else of the same calls does. Returns the first call that did not
  * do what it should, 0 when all did. */
-static int socket_filter_child(void)
+static int socket_filter_child(const char *unused)
 {
-	struct syscall_filter filter;
-	struct error err = { 0 };
 	int pair[2];
 
-	if (syscall_filter_build(&filter, SYSCALL_FILTER_MEDIATE_CONNECT, &err) < 0)
-		return 100;
-	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return 101;
+	(void)unused;
+	int r = filter_child_load(SYSCALL_FILTER_MEDIATE_CONNECT);
+	if (r)
+		return r;
 	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(9) };
 #define E(call) ((call) < 0 ? -(long)errno : 0L)
-	const struct {
-		long r;
-		bool refused;
-	} calls[] = {
+	const struct filter_call calls[] = {
 		{ E(syscall(SYS_socket, AF_UNIX, SOCK_DGRAM, 0)), true },
 		{ E(syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)), true },
 		{ E(syscall(SYS_socket, AF_UNIX, SOCK_RAW, 0)), true },
@@ -445,44 +467,27 @@ static int socket_filter_child(void)
 		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)), false },
 	};
 #undef E
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
-			return (int)i + 1;
-	return 0;
+	return filter_first_wrong(calls, sizeof(calls) / sizeof(calls[0]));
 }
 
 static void test_filter_mediates_connect_and_refuses_unix_datagrams(void)
 {
-	pid_t pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0)
-		_exit(socket_filter_child());
-	int status;
-	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+	assert_child_succeeds(socket_filter_child, NULL);
 }
 
 /* In every program, socket() and socketpair() of any family but Unix, IPv4,
  * IPv6 and netlink route come to the supervisor (ENOSYS with no listener),
  * whatever the kernel offers, and high bits of the family do not pass. */
-static int family_filter_child(void)
+static int family_filter_child(const char *unused)
 {
-	struct syscall_filter filter;
-	struct error err = { 0 };
 	int pair[2];
 
-	if (syscall_filter_build(&filter, 0, &err) < 0)
-		return 100;
-	struct sock_fprog prog = { .len = filter.len, .filter = (struct sock_filter *)filter.insns };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return 101;
+	(void)unused;
+	int r = filter_child_load(0);
+	if (r)
+		return r;
 #define E(call) ((call) < 0 ? -(long)errno : 0L)
-	const struct {
-		long r;
-		bool refused;
-	} calls[] = {
+	const struct filter_call calls[] = {
 		{ E(syscall(SYS_socket, 40 /* AF_VSOCK */, SOCK_STREAM, 0)), true },
 		{ E(syscall(SYS_socket, AF_PACKET, SOCK_DGRAM, 0)), true },
 		{ E(syscall(SYS_socket, 38 /* AF_ALG */, SOCK_SEQPACKET, 0)), true },
@@ -501,22 +506,12 @@ static int family_filter_child(void)
 		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)), false },
 	};
 #undef E
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (calls[i].refused ? calls[i].r != -ENOSYS : calls[i].r < 0)
-			return (int)i + 1;
-	return 0;
+	return filter_first_wrong(calls, sizeof(calls) / sizeof(calls[0]));
 }
 
 static void test_filter_refuses_socket_families(void)
 {
-	pid_t pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0)
-		_exit(family_filter_child());
-	int status;
-	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+	assert_child_succeeds(family_filter_child, NULL);
 }
 
 /* The errno the supervisor answers agrees with the rules. */
