@@ -117,5 +117,9 @@ echo
 # Dry runs against the seed pipeline, and apply against re-running.
 "$repo/bench/dryrun.sh" "$airlock"
 
+# What a dry run's trace of workspace path calls costs, against airlock run
+# and the command alone.
+"$repo/bench/dryrun-trace.sh" "$airlock"
+
 # The cost of mediating connect() where Landlock cannot scope Unix sockets.
 "$repo/bench/connect.sh" "$airlock"
