@@ -476,6 +476,9 @@ kept_or_lost() { # dryrun ARGS...
 	run "$AIRLOCK" dryrun --expect '**' -- sh -c 'chmod 600 a'
 	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
 	[[ "$output" == *"d/c, e"$'\xef\xbf\xbd'", 1 name outside the workspace]"* ]] || { echo "$output"; return 1; }
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR"/receipts/*.json
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
 rename_incomplete() { # $1: the source the verdict names; the dry run not applied
