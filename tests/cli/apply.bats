@@ -751,6 +751,14 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
 	[[ "$stderr" == *"b is no longer a hard link of a"* ]] || { echo "$stderr"; return 1; }
 	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %a d/c)" = 644 ]
+	# Rollback checks them again: after the apply, b split off.
+	rm b && ln a b
+	al apply "$ID"
+	[ "$status" -eq 0 ] && [ "$(stat -c %a b)" = 600 ] && [ "$(stat -c %a d/c)" = 600 ]
+	rm b && echo one > b
+	al rollback "$ID"
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a a)" = 600 ]
 }
 
 @test "link group: also_names holds the names the group keeps, as bytes: not one removed or replaced" {
