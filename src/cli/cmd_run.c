@@ -361,6 +361,27 @@ static void print_size_and_mode(json_t *c)
 		cli_print(")");
 }
 
+/* " [also b, d/c, 2 names outside the workspace]": the other names of a
+ * hard-link group whose shared inode a mode or attribute change reaches
+ * (also_names, also_outside), so that every mode change is shown for
+ * review under every name it changes. */
+static void print_also(json_t *c)
+{
+	json_t *names = json_object_get(c, "also_names"), *outside = json_object_get(c, "also_outside");
+	size_t k;
+	json_t *name;
+
+	if (json_array_size(names) == 0 && !json_is_integer(outside))
+		return;
+	cli_print(" [also");
+	json_array_foreach(names, k, name)
+		cli_print("%s %s", k ? "," : "", json_string_value(json_object_get(name, "path")));
+	if (json_is_integer(outside))
+		cli_print("%s %lld name%s outside the workspace", json_array_size(names) ? "," : "",
+			  (long long)json_integer_value(outside), json_integer_value(outside) == 1 ? "" : "s");
+	cli_print("]");
+}
+
 /* Like `git status`: one line per change, then the problems. */
 static void print_dryrun(const struct run_outcome *o)
 {
@@ -394,6 +415,7 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print(" [hard link of %s]", json_string_value(json_object_get(c, "link_to")));
 		else if (json_is_true(json_object_get(c, "link_split")))
 			cli_print(" [a new inode: leaves its hard-link group]");
+		print_also(c);
 		if (json_is_string(json_object_get(c, "refused")))
 			cli_print(" [mode %s, %s: never applied]",
 			       json_string_value(json_object_get(c, "mode")),

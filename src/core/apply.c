@@ -347,6 +347,28 @@ static bool apply_is_meta(const char *change)
 			  !strcmp(change, "owner_changed"));
 }
 
+/* also_names (core/linkgroups.h): the other names of the hard-link group
+ * whose shared inode a mode, attribute or owner change reaches. Shown for
+ * review and checked, never work of their own (one inode): a list of clean
+ * names on such a change only; also_outside a count of names outside the
+ * workspace. */
+static bool apply_also_valid(json_t *c, bool meta)
+{
+	json_t *list = json_object_get(c, "also_names"), *outside = json_object_get(c, "also_outside");
+	size_t i;
+	json_t *v;
+
+	if (!list && !outside)
+		return true;
+	if (!meta || (list && !json_is_array(list)) ||
+	    (outside && (!json_is_integer(outside) || json_integer_value(outside) < 1)))
+		return false;
+	json_array_foreach(list, i, v)
+		if (!json_is_object(v) || !apply_path_is_clean(jsonutil_str(v, "path")))
+			return false;
+	return true;
+}
+
 /* A change's or an operation's optional attribute lists: both or none;
  * from version 4 (identity) a mode_changed entry lists `xattrs` alone when
  * its attributes did not change. */
@@ -429,6 +451,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
 		    (meta && !apply_meta_valid(c, !strcmp(change, "xattrs_changed"), which, identity)) ||
 		    !apply_owner_valid(c, !strcmp(change, "owner_changed")) ||
+		    !apply_also_valid(c, meta) ||
 		    (!meta && json_object_get(c, "xattrs") &&
 		     !apply_xattrs_valid(json_object_get(c, "xattrs"), which)) ||
 		    (!meta && json_object_get(c, "old_xattrs") &&
@@ -715,6 +738,18 @@ static bool matches(struct dryrun_dir *d, json_t *c, const char *path, bool afte
 		if (want && !xattrs_match(d->ws_fd, path, d->xattrs, want)) {
 			snprintf(why, why_size, "%s has other extended attributes now", path);
 			return false;
+		}
+		/* The names it was shown to reach share its inode, before and
+		 * after: one of them split off since reaches no longer. */
+		size_t k;
+		json_t *also;
+		json_array_foreach(json_object_get(c, "also_names"), k, also) {
+			const char *name = jsonutil_str(also, "path");
+			struct stat ost;
+			if (stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st.st_dev || ost.st_ino != st.st_ino) {
+				snprintf(why, why_size, "%s is no longer a hard link of %s", name, path);
+				return false;
+			}
 		}
 		/* The content is the same before and after (version 4 gives it). */
 		char have[SHA256_HEX_SIZE];

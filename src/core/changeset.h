@@ -67,6 +67,13 @@
  *                           when the name was replaced and leaves the group;
  *                           the name it is linked to in the upper when
  *                           another name was changed in place
+ *   also_names, also_outside
+ *                           a mode_changed or xattrs_changed name of such a
+ *                           group (set by linkgroups too): the other names
+ *                           the group keeps, [{path}] stored like path, and
+ *                           how many lie outside the workspace; apply's
+ *                           in-place change reaches them (one inode), it
+ *                           checks them and does nothing under them
  *   refused                 setuid | setgid | capability | device: the new object is
  *                           one apply never installs (changeset_privilege);
  *                           its mode is given too

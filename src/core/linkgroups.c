@@ -442,11 +442,46 @@ static int linkgroups_link_to(struct linkgroups *g, const char *target, json_t *
 	return linkgroups_link_upper(g, target, rel);
 }
 
+/* A mode or attributes changed in place under rel, the one name the
+ * upper holds changed: apply sets them on the shared inode, so every other
+ * name the group keeps (neither removed nor replaced) changes too, and
+ * names outside the workspace as well. The entry lists them (also_names,
+ * stored like `path`; also_outside, a count) to be shown for review: no
+ * work of their own, one inode. */
+static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx, size_t n,
+			   const char *rel, json_t *c)
+{
+	cleanup_with(json_decrefp) json_t *names = json_array();
+
+	if (!names)
+		return error_set(g->err, ENOMEM, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		const char *other = g->names[idx[k]].rel;
+		if (other == rel)
+			continue;
+		enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, other);
+		if (state == LINKGROUPS_REMOVED || (linkgroups_ops(g, other) & SANDBOX_PATH_REPLACED) ||
+		    (state == LINKGROUPS_PRESENT && linkgroups_entry(g, other)))
+			continue;
+		json_t *o = json_object();
+		if (!o || json_array_append_new(names, o) < 0 || changeset_set_bytes(o, "path", other) < 0)
+			return error_set(g->err, ENOMEM, "out of memory");
+	}
+	if (json_array_size(names) > 0 && json_object_set(c, "also_names", names) < 0)
+		return error_set(g->err, ENOMEM, "out of memory");
+	if (in->n_names < in->nlink &&
+	    json_object_set_new(c, "also_outside", json_integer((json_int_t)(in->nlink - in->n_names))) < 0)
+		return error_set(g->err, ENOMEM, "out of memory");
+	return 0;
+}
+
 /* One group: its names in the workspace are names[first..first+n). */
 static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx, size_t n)
 {
 	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
 	json_t *changer_entry = NULL;
+	const char *meta = NULL; /* the one name whose mode or attributes changed in place */
+	json_t *meta_entry = NULL;
 	size_t n_in_place = 0;
 	int r;
 
@@ -485,7 +520,10 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		if (!strcmp(kind, "modified")) {
 			changer = rel;
 			changer_entry = c;
-		} else if (strcmp(kind, "mode_changed") && strcmp(kind, "xattrs_changed")) {
+		} else if (!strcmp(kind, "mode_changed") || !strcmp(kind, "xattrs_changed")) {
+			meta = rel;
+			meta_entry = c;
+		} else {
 			r = linkgroups_problem(g, rel, "a name of a hard-link group changed in place in a way the snapshot cannot show");
 			if (r < 0)
 				return r;
@@ -499,8 +537,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 		return 0;
 	}
-	if (!changer)
-		return 0; /* a mode or attributes changed in place: apply sets them on the shared inode */
+	if (!changer) /* a mode or attributes changed in place: apply sets them on the shared inode */
+		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
 	if (in->n_names < in->nlink)
 		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	/* In the snapshot the other names kept the old bytes: a read of one

@@ -26,7 +26,10 @@
  *     `link_to` (the changed name) and `hard_link: true`, and is linked in
  *     the upper to the changed name's object, so apply moves that one inode
  *     in under every name; a mode or attribute changed in place is set in
- *     place on the shared inode by apply already;
+ *     place on the shared inode by apply already, and its entry lists
+ *     the other names the group keeps (`also_names`, stored like `path`)
+ *     and the count of names outside the workspace (`also_outside`), to
+ *     be shown for review;
  *   - anything else (two names changed in place, a name outside the
  *     workspace when the object changed in place, a name changed in place
  *     and then replaced or removed, a renamed directory above a name, a

@@ -881,6 +881,19 @@ static int permit_observe(const char *workspace, json_t *changes, json_t *scratc
 				return 0;
 			}
 		}
+		/* A mode or attributes set on one name of a hard-link group
+		 * reach the shared inode: its other names change too. */
+		size_t k;
+		json_t *also;
+		json_array_foreach(json_object_get(c, "also_names"), k, also) {
+			const char *name = jsonutil_str(also, "path");
+			if (tracked && name && permit_tracked_at(tracked, n_tracked, name)) {
+				snprintf(why, why_size, "a tracked file changed: %s (%s, a hard link of %s)", name,
+					 change, paths[0]);
+				*ret = 4;
+				return 0;
+			}
+		}
 	}
 	return 0;
 }

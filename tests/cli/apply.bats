@@ -737,6 +737,44 @@ links_vs_real() { # $1: the script
 	fi
 }
 
+@test "link group: a mode or attribute changed on one name lists the group's other names (also_names); apply checks they are one inode still" {
+	echo one > a && ln a b && mkdir d && ln a d/c && chmod 644 a
+	links_vs_real 'chmod 600 a'
+	jq -e '.changes[] | select(.path == "a") | .change == "mode_changed" and .mode == "0600" and
+		([.also_names[].path] == ["b", "d/c"])' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	# Only a mode_changed or xattrs_changed entry lists them: b and d/c are no change of their own.
+	jq -e '[.changes[] | select(.also_names)] | length == 1' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	jq -e '[.changes[] | .path] == ["a"]' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	# b no longer a name of a's inode: what was shown is not what would land.
+	rm b && echo one > b && chmod 644 b
+	al apply "$ID"
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+	[[ "$stderr" == *"b is no longer a hard link of a"* ]] || { echo "$stderr"; return 1; }
+	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %a d/c)" = 644 ]
+	# Rollback checks them again: after the apply, b split off.
+	rm b && ln a b
+	al apply "$ID"
+	[ "$status" -eq 0 ] && [ "$(stat -c %a b)" = 600 ] && [ "$(stat -c %a d/c)" = 600 ]
+	rm b && echo one > b
+	al rollback "$ID"
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a a)" = 600 ]
+}
+
+@test "link group: also_names holds the names the group keeps, as bytes: not one removed or replaced" {
+	ff=$(printf 'f\377')
+	echo one > a && ln a "$ff" && ln a gone && ln a split && chmod 644 a
+	links_vs_real 'cp split t; mv t split; chmod 600 a; rm gone'
+	jq -e '.changes[] | select(.path == "a") | .also_names == [{"path": "f\ufffd", "path_b64": "Zv8="}]' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	if command -v python3 >/dev/null && python3 -c 'import os; os.setxattr("a", "user.t", b"1"); os.removexattr("a", "user.t")' 2>/dev/null; then
+		links_vs_real 'python3 -c "import os; os.setxattr(\"split\", \"user.k\", b\"v\")"'
+		jq -e '.changes[] | select(.path == "split") | .change == "xattrs_changed" and
+			.also_names == [{"path": "a"}, {"path": "f\ufffd", "path_b64": "Zv8="}, {"path": "gone"}]' \
+			"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	fi
+}
+
 @test "link group: ln a c into {a,b} brings b along" {
 	echo one > a && ln a b
 	links_vs_real 'ln a c'

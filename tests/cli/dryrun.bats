@@ -464,6 +464,23 @@ kept_or_lost() { # dryrun ARGS...
 	[[ "$output" == *"hard-link group not reproduced: a (more than one name"* ]]
 }
 
+@test "hard-link groups: the human view names every name a mode or attribute change of one name reaches" {
+	echo one > a && ln a b && mkdir d && ln a d/c && ln a "$(printf 'e\377')" && chmod 644 a
+	run "$AIRLOCK" dryrun --expect '**' -- sh -c 'chmod 600 a'
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+	[[ "$output" == *"a (0644 -> 0600) [also b, d/c, e"$'\xef\xbf\xbd'"]"* ]] || { echo "$output"; return 1; }
+	dr --expect '**' -- sh -c 'chmod 600 a'
+	jq -e '.dryrun.changes[0] | .path == "a" and ([.also_names[].path] | length == 3)' <<<"$output"
+	# A name outside the workspace: counted (the real run changes it too).
+	ln a "$TEST_DIR/outside-name"
+	run "$AIRLOCK" dryrun --expect '**' -- sh -c 'chmod 600 a'
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+	[[ "$output" == *"d/c, e"$'\xef\xbf\xbd'", 1 name outside the workspace]"* ]] || { echo "$output"; return 1; }
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$AIRLOCK_STATE_DIR"/receipts/*.json
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
 rename_incomplete() { # $1: the source the verdict names; the dry run not applied
 	[ "$status" -eq 19 ] || { echo "status $status: $output"; return 1; }
 	jq -e '.dryrun.verdict == "RENAME_INCOMPLETE"' <<<"$output"

@@ -173,6 +173,17 @@ for i in range(50000):
 	[ "$status" -eq 0 ]
 }
 
+@test "risk: a mode change of a generated file that is a hard link of a tracked one changes the tracked file: 4" {
+	make_project
+	printf 'chmodgen:\n\tchmod 600 gen.txt\n' >> Makefile && commit_all chmodgen
+	ln notes.txt gen.txt
+	propose '{"argv":["make","-s","chmodgen"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ]
+	jq -e '.risk_observed == 4 and (.observed | contains("notes.txt"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+}
+
 @test "risk is what the dry run changed: nothing, generated, tracked, outside; the paths must match" {
 	make_project
 	# Attack: telling tracked from generated runs git on the host; the

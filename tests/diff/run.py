@@ -37,7 +37,10 @@ Each seed lands in one category:
                      (a seed may have several);
   mode not shown     (--review, implied by --wide) the result is right, but
                      a path whose mode the real run changed has no mode in
-                     its change set entry: a change no reviewer was shown;
+                     its change set entry, nor is it in the also_names of
+                     an entry with that mode (the other names of a
+                     hard-link group whose shared inode's mode changed): a
+                     change no reviewer was shown;
   error              anything else: the real run or the dry run did not
                      finish, rollback or a second apply differs, a named
                      refusal changed the tree.
@@ -122,7 +125,10 @@ def symptoms(want, got):
 
 def unshown_modes(original, want, changes):
     """Paths whose mode the real run changed (same path, same type) and
-    whose change set entry shows no mode: a mode change no reviewer saw."""
+    whose change set entry shows no mode: a mode change no reviewer saw. A
+    name of a hard-link group is shown by the entry of the name whose mode
+    changed in place when it lists it in also_names with the mode the real
+    run left (one inode: docs/dryrun.md, "Hard links of the tree")."""
     def modes(text):
         d = {}
         for line in text.splitlines():
@@ -132,11 +138,13 @@ def unshown_modes(original, want, changes):
         return d
     a, b = modes(original), modes(want)
     changed = {p for p in a if p in b and a[p][0] == b[p][0] and a[p][1] != b[p][1]}
+    def name(o):
+        return esc(base64.b64decode(o["path_b64"]) if "path_b64" in o else o.get("path", "").encode()) or "."
     shown = set()
     for c in changes:
-        raw = base64.b64decode(c["path_b64"]) if "path_b64" in c else c.get("path", "").encode()
         if "mode" in c:
-            shown.add(esc(raw) or ".")
+            shown.add(name(c))
+            shown |= {p for p in map(name, c.get("also_names", [])) if p in b and int(b[p][1], 8) == int(c["mode"], 8)}
     return sorted(changed - shown)
 
 

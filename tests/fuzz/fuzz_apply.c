@@ -6,7 +6,9 @@
  * own mode or attributes (mode_changed or xattrs_changed of a directory;
  * a chmod or xattrs operation); and every attribute a change lists is one
  * its change set's version carries (no ACL before version 3); from version 4
- * every change but a deletion gives its object's mode and attribute list. The first byte chooses the parser: even the change set,
+ * every change but a deletion gives its object's mode and attribute list,
+ * and a change's also_names are clean relative paths on a mode, attribute
+ * or owner change only. The first byte chooses the parser: even the change set,
  * odd the journal. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,6 +73,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						      type && strcmp(type, "dir") == 0 ? jsonutil_str(c, "change") : NULL,
 						      root_changes);
 				if (!jsonutil_str(c, "type") || !jsonutil_str(c, "change"))
+					abort();
+				/* the other names of a hard-link group a mode or
+				 * attribute change reaches: clean names, on such
+				 * a change only */
+				size_t k;
+				json_t *also;
+				json_array_foreach(json_object_get(c, "also_names"), k, also)
+					fuzz_apply_check_path(jsonutil_str(also, "path"), NULL, root_changes);
+				if ((json_object_get(c, "also_names") || json_object_get(c, "also_outside")) &&
+				    strcmp(jsonutil_str(c, "change"), "mode_changed") != 0 &&
+				    strcmp(jsonutil_str(c, "change"), "xattrs_changed") != 0 &&
+				    strcmp(jsonutil_str(c, "change"), "owner_changed") != 0)
 					abort();
 				enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
 				fuzz_apply_check_xattrs(json_object_get(c, "xattrs"), which);

@@ -620,6 +620,59 @@ static void test_changeset_identity_by_version(void)
 	json_decref(doc);
 }
 
+/* also_names (a mode or attributes changed in place on one name of a
+ * hard-link group: the group's other names) is an optional list of names
+ * stored like `path`, on a mode, attribute or owner change only; anything
+ * else there is a damaged change set. */
+static void test_changeset_also_names(void)
+{
+	static const char entry[] = "{\"change\":\"%s\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0600\","
+				    "\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]%s}";
+	static const char *const good[] = {
+		"",
+		",\"also_names\":[]",
+		",\"also_names\":[{\"path\":\"g\"},{\"path\":\"d/h\"}]",
+		",\"also_names\":[{\"path\":\"g\\ufffd\",\"path_b64\":\"Zv8=\"}]",
+	};
+	static const char *const bad[] = {
+		",\"also_names\":\"g\"",
+		",\"also_names\":[\"g\"]",
+		",\"also_names\":[7]",
+		",\"also_names\":[{}]",
+		",\"also_names\":[{\"path\":\"../g\"}]",
+		",\"also_names\":[{\"path\":\"/etc/passwd\"}]",
+		",\"also_names\":[{\"path\":\".\"}]",
+		",\"also_names\":[{\"path\":\"g\",\"path_b64\":\"!!\"}]",
+		",\"also_names\":null",
+	};
+	char text[1024], c[768];
+	struct error err = { 0 };
+	json_t *doc = NULL;
+	enum dryrun_verdict verdict;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(c, sizeof(c), entry, "mode_changed", good[i]);
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}", c);
+		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
+		json_decref(doc);
+		doc = NULL;
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) + 1; i++) {
+		/* the last: a list of names on a change that is no mode,
+		 * attribute or owner change */
+		if (i < sizeof(bad) / sizeof(bad[0]))
+			snprintf(c, sizeof(c), entry, "mode_changed", bad[i]);
+		else
+			snprintf(c, sizeof(c), entry, "modified", good[2]);
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}", c);
+		err = (struct error){ 0 };
+		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), -EINVAL);
+		ASSERT_TRUE(strstr(err.msg, "damaged") != NULL);
+	}
+}
+
 /* The names are the format (receipts, change sets, permit records): each
  * verdict has its own, it reads back as itself, and nothing else reads. */
 static void test_dryrun_verdict_names(void)
@@ -691,5 +744,5 @@ RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing),
 	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version),
+	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
 	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))
