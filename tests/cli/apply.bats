@@ -851,3 +851,25 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.problems | any(.link_group == "a")' <<<"$output"
 }
+
+@test "link group: receipts with link_split, link_to and a rename's bytes match the schema" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	valid() {
+		run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+			"$AIRLOCK_STATE_DIR/receipts/$ID.json"
+		echo "$output"
+		[ "$status" -eq 0 ]
+	}
+	echo same > a && ln a b
+	links_vs_real 'cp a b.tmp && mv b.tmp b'
+	jq -e '.changes | any(.link_split == true)' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	valid
+	links_vs_real 'echo more >> a; ln a c'
+	jq -e '.changes | any(.link_to == "a")' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	valid
+	mkdir "$(printf 'd\377')" && echo x > "$(printf 'd\377/f')"
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c "mv \"\$(printf 'd\\377')\" \"\$(printf 'e\\376')\""
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.dryrun.changes | any(.from_b64)' "$AIRLOCK_STATE_DIR/receipts/$ID.json" || cat "$AIRLOCK_STATE_DIR/receipts/$ID.json"
+	valid
+}
