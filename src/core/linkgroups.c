@@ -136,6 +136,38 @@ static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, 
 	return r;
 }
 
+/* The lower inodes with more than one link that the trace shows changed
+ * in place under a name the upper no longer holds (removed, or its
+ * directory): linkgroups_collect() finds no name of them, yet the real run
+ * left the change under the group's other names. */
+static int linkgroups_collect_traced(struct linkgroups *g)
+{
+	for (size_t i = 0; i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (!(e->ops & SANDBOX_PATH_IN_PLACE) || !*e->path ||
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_nlink < 2)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < g->n_inodes && !seen; k++)
+			seen = g->inodes[k].dev == st.st_dev && g->inodes[k].ino == st.st_ino;
+		if (seen)
+			continue;
+		if (g->n_inodes == g->cap_inodes) {
+			size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
+			void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
+			if (!p)
+				return error_set(g->err, ENOMEM, "out of memory");
+			g->inodes = p;
+			g->cap_inodes = cap;
+		}
+		g->inodes[g->n_inodes++] =
+			(struct linkgroups_inode){ .dev = st.st_dev, .ino = st.st_ino, .nlink = st.st_nlink };
+	}
+	return 0;
+}
+
 /* Every name in the workspace of the collected inodes, never following a
  * symlink; below a directory of another file system nothing is one of
  * them. With inodes NULL-sized, whether any regular file below has more
@@ -605,6 +637,8 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 	r = linkgroups_renamed_dirs(&g);
 	if (r == 0)
 		r = linkgroups_collect(&g, upper_fd, lower_fd, "", 0);
+	if (r == 0)
+		r = linkgroups_collect_traced(&g);
 	if (r == 0 && g.n_inodes > 0) {
 		qsort(g.inodes, g.n_inodes, sizeof(*g.inodes), compare_inodes);
 		r = linkgroups_find_names(&g, lower_fd, "", ws.st_dev, 0, NULL);

@@ -813,3 +813,15 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.problems | any(.link_group == "a")' <<<"$output"
 }
+
+@test "link group: a linked name changed in place, then removed (echo x >> a; rm a) is LINK_GROUP: b holds the change in the real run" {
+	echo one > a && ln a b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'echo x >> a; rm a'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "a")' <<<"$output"
+	# Its directory removed (seed 61 of the wide differential test, as nobody).
+	mkdir -p x/e && ln b x/e/f
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c "printf 'x\n' > x/e/f; rm -rf x/e && mkdir -p x/e/g"
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "x/e/f")' <<<"$output"
+}
