@@ -1039,10 +1039,13 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 		 * goes, too few descriptors...): nothing can be applied, the
 		 * receipt says why, and the gate opens a failure for it. */
 		if (r < 0) {
+			/* The message may name a path that is not UTF-8. */
+			cleanup_free char *msg = utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
 			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-			summary = json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
-					    "verdict", dryrun_verdict_name(verdict), "changes",
-					    "problems", "changeset_error", finish_err.msg);
+			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
+						  "verdict", dryrun_verdict_name(verdict), "changes",
+						  "problems", "changeset_error", msg)
+				      : NULL;
 		}
 	}
 	if (!summary)

@@ -501,3 +501,14 @@ rename_incomplete() { # $1: the source the verdict names; the dry run not applie
 	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
 	chmod 755 r/s
 }
+
+@test "a snapshot directory the change set cannot read, with a name that is not UTF-8: DRY_RUN_FAILED says why, not out of memory" {
+	[ "$(id -u)" -ne 0 ] || skip "root reads a directory of mode 000"
+	al dryrun --json --expect '**' -- sh -c "mkdir -p \"\$(printf 'n\\376')/e\"; chmod 000 \"\$(printf 'n\\376')\""
+	[ "$status" -ne 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = DRY_RUN_FAILED ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.changeset_error | test("Permission denied"))' <<<"$output"
+	# The human view says it too.
+	al dryrun --expect '**' -- sh -c 'mkdir -p d/e; chmod 000 d'
+	[[ "$output$stderr" == *"change set could not be read"*"Permission denied"* ]] || { echo "$status $output $stderr"; return 1; }
+}
