@@ -478,6 +478,7 @@ static int linkgroups_link_to(struct linkgroups *g, const char *target, json_t *
 static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx, size_t n)
 {
 	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
+	const char *in_place_name = NULL; /* the one name changed in place, in any way */
 	json_t *changer_entry = NULL;
 	size_t n_in_place = 0;
 	int r;
@@ -513,6 +514,7 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 			continue;
 		}
 		n_in_place++;
+		in_place_name = rel;
 		const char *kind = json_string_value(json_object_get(c, "change"));
 		if (!strcmp(kind, "modified")) {
 			changer = rel;
@@ -531,8 +533,20 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 		return 0;
 	}
-	if (!changer)
-		return 0; /* a mode or attributes changed in place: apply sets them on the shared inode */
+	if (!changer) {
+		/* A mode or attributes changed in place: apply sets them on the
+		 * shared inode. In the snapshot the other names kept the old
+		 * ones: a read of one after the change (cp copies the mode) saw
+		 * what the real run's would not. */
+		const struct sandbox_path_event *me = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
+		for (size_t k = 0; me && k < n; k++) {
+			const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
+			if (e && e != me && e->read_seq > me->in_place_seq)
+				return linkgroups_problem(g, g->names[idx[k]].rel,
+							  "read after another name of its hard-link group had its mode or attributes changed in place: the snapshot showed it the old ones, the real run the new ones");
+		}
+		return 0;
+	}
 	if (in->n_names < in->nlink)
 		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	/* In the snapshot the other names kept the old bytes: a read of one
