@@ -1178,10 +1178,13 @@ static void run_check_host_code(struct run_state *st)
 	}
 	if (!hostsafety_report_failed(hc) || st->receipt.error)
 		return;
-	if (st->req->dryrun)
+	if (st->req->dryrun && hc->n_items > 0)
 		snprintf(st->host_code_message, sizeof(st->host_code_message),
 			 "the snapshot holds %zu files that would run code on the host (dryrun.problems)",
 			 hc->n_items);
+	else if (st->req->dryrun)
+		snprintf(st->host_code_message, sizeof(st->host_code_message),
+			 "the snapshot could not be checked for code left for the host: %.300s", hc->reason);
 	else if (hc->n_items > 0)
 		snprintf(st->host_code_message, sizeof(st->host_code_message),
 			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",
