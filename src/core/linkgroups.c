@@ -479,6 +479,10 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 {
 	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
 	const char *in_place_name = NULL; /* the one name changed in place, in any way */
+	/* A name the command linked to a new one or changed in place with no
+	 * change the snapshot shows (a change that failed, or that the old
+	 * mode the snapshot still showed there refused). */
+	const char *touched = NULL;
 	json_t *changer_entry = NULL;
 	size_t n_in_place = 0;
 	int r;
@@ -489,6 +493,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		unsigned ops = linkgroups_ops(g, rel);
 		json_t *c = linkgroups_entry(g, rel);
 		bool in_place = ops & SANDBOX_PATH_IN_PLACE, replaced = ops & SANDBOX_PATH_REPLACED;
+		if (in_place && !replaced && !c && state != LINKGROUPS_REMOVED)
+			touched = rel;
 		if (state == LINKGROUPS_UNTOUCHED)
 			continue;
 		if (in_place && (replaced || state == LINKGROUPS_REMOVED)) {
@@ -533,6 +539,11 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 		return 0;
 	}
+	/* The snapshot holds a copy for the changed name and another for
+	 * the touched one: a name linked to the touched one, or a change the
+	 * old mode refused there, is not the real run's. */
+	if (n_in_place == 1 && touched)
+		return linkgroups_problem(g, touched, "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
 	if (!changer) {
 		/* A mode or attributes changed in place: apply sets them on the
 		 * shared inode. In the snapshot the other names kept the old
