@@ -442,6 +442,7 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *host_code = json_string_value(json_object_get(c, "host_code"));
 		const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
 		const char *hint = json_string_value(json_object_get(c, "hint"));
+		const char *cs_error = json_string_value(json_object_get(c, "changeset_error"));
 		const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
 		const char *setid = json_string_value(json_object_get(c, "refused_setid"));
 		if (setid)
@@ -466,6 +467,8 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print("  not checked for code for the host: %s\n", unchecked);
 		else if (hint)
 			cli_print("  %s\n", hint);
+		else if (cs_error)
+			cli_print("  the change set could not be read: %s\n", cs_error);
 		else if (json_is_string(json_object_get(c, "link_group")))
 			cli_print("  hard-link group not reproduced: %s (%s)\n",
 			       json_string_value(json_object_get(c, "link_group")),

@@ -775,6 +775,11 @@ struct lost {
 	/* The copy must have the lower object's modification time too (as mv
 	 * and cp -a keep it): the lower one is gone by a weaker sign. */
 	bool same_times;
+	/* The change set, when a name the lower directory held may be missing
+	 * from its copy because the command moved it out first (`mv d/s x;
+	 * mv d e`): a new object of its type (and a file's size) elsewhere. */
+	json_t *changes;
+	int upper_fd; /* with changes */
 };
 
 /* The exact bytes of an entry's path (path_b64 when it is not UTF-8). */
@@ -820,8 +825,66 @@ static bool subtree_has_attrs(int dir_fd, const char *name, int depth)
 /* Whether the upper directory holds every name the lower one holds, each
  * of the same type (a file of the same size), and whether the lower one is
  * empty. */
+/* Whether the change set holds a new directory at path (created, or of a
+ * new type). */
+static bool lost_new_dir(json_t *changes, const char *path)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(changes, i, c) {
+		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
+		if ((strcmp(change, "created") && strcmp(change, "type_changed")) || !type || strcmp(type, "dir"))
+			continue;
+		cleanup_free char *p = entry_path_bytes(c);
+		if (p && !strcmp(p, path))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the change set holds a new object like lst (its type, its
+ * modification time, as a rename or mv's copy keeps it, and a file's size)
+ * in a directory that was there before (not inside a new directory, which
+ * may be a whole copy of the lower one): where a name the copy lacks may
+ * have been moved to before the directory was. */
+static bool lost_moved_out(const struct lost *l, const struct stat *lst)
+{
+	size_t i;
+	json_t *c;
+
+	if (!l || !l->changes)
+		return false;
+	json_array_foreach(l->changes, i, c) {
+		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
+		if ((strcmp(change, "created") && strcmp(change, "type_changed")) || !type ||
+		    strcmp(type, changeset_type_name(lst->st_mode)) ||
+		    (S_ISREG(lst->st_mode) &&
+		     json_integer_value(json_object_get(c, "size")) != (json_int_t)lst->st_size))
+			continue;
+		cleanup_free char *path = entry_path_bytes(c);
+		if (!path)
+			continue;
+		char *slash = strrchr(path, '/');
+		if (slash) {
+			*slash = '\0';
+			bool inside_new = lost_new_dir(l->changes, path);
+			*slash = '/';
+			if (inside_new)
+				continue;
+		}
+		const char *name;
+		struct stat st;
+		cleanup_close int dir = fd_open_parent(l->upper_fd, path, O_PATH, &name);
+		if (dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_mtim.tv_sec == lst->st_mtim.tv_sec && st.st_mtim.tv_nsec == lst->st_mtim.tv_nsec)
+			return true;
+	}
+	return false;
+}
+
 static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, const char *uname,
-			   bool *ret_empty)
+			   bool *ret_empty, const struct lost *l)
 {
 	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int fd = openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -843,10 +906,15 @@ static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, cons
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		*ret_empty = false;
-		all = fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		      fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
-		      (st.st_mode & S_IFMT) == (lst.st_mode & S_IFMT) &&
-		      (!S_ISREG(st.st_mode) || st.st_size == lst.st_size);
+		if (fstatat(dirfd(d), de->d_name, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+			all = false;
+			break;
+		}
+		if (fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			all = errno == ENOENT && lost_moved_out(l, &lst);
+		else
+			all = (st.st_mode & S_IFMT) == (lst.st_mode & S_IFMT) &&
+			      (!S_ISREG(st.st_mode) || st.st_size == lst.st_size);
 	}
 	closedir(d);
 	return all;
@@ -896,7 +964,7 @@ static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lowe
 			return 0;
 	} else if (S_ISDIR(ls->st_mode)) {
 		bool empty;
-		if (!holds_names_of(lower_dir, lname, upper_dir, uname, &empty) ||
+		if (!holds_names_of(lower_dir, lname, upper_dir, uname, &empty, l->same_times ? NULL : l) ||
 		    (empty && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
 			       ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec)))
 			return 0;
@@ -1066,7 +1134,7 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 			remade[k++] = remade[i];
 	}
 	n_remade = k;
-	struct lost l = { .problems = problems };
+	struct lost l = { .problems = problems, .changes = changes, .upper_fd = upper_fd };
 	for (i = 0; r == 0 && n_new > 0 && i < n_gone + n_remade; i++) {
 		bool again = i >= n_gone;
 		l.same_times = again;
@@ -1082,7 +1150,7 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 			 * have been removed and refilled, `tar -x`, with the copy
 			 * elsewhere never made from it): its copy must hold every
 			 * name it held, and each object its time (same_times). */
-			if (uparent >= 0 && (!again || holds_names_of(lparent, lname, uparent, uname, &empty)))
+			if (uparent >= 0 && (!again || holds_names_of(lparent, lname, uparent, uname, &empty, NULL)))
 				r = attrs_compare(&l, lparent, lname, uparent, uname, path, made[k], true, 0);
 		}
 	}

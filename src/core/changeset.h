@@ -174,8 +174,10 @@ bool changeset_path_matches(const char *pattern, const char *path);
  * side, by name, with each new directory of the upper (created, or of a
  * new type). An upper object of the same type, mode (write bits aside) and
  * content (a file's bytes; a directory holding every name the lower one
- * held, each of the same type and a file of the same size, and the same
- * modification time when it held none) that lacks an attribute the lower
+ * held, each of the same type and a file of the same size, save one that a
+ * new object of its type, time and size in a directory that was there
+ * before may stand for, moved out first; and the same modification time
+ * when it held none) that lacks an attribute the lower
  * one carried, or holds it with another value, is a copy that lost it. A
  * directory made again is weaker evidence (refilled by `tar -x`, say): its
  * copy must hold every name it held, and each object its time.

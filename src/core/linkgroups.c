@@ -136,6 +136,38 @@ static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, 
 	return r;
 }
 
+/* The lower inodes with more than one link that the trace shows changed
+ * in place under a name the upper no longer holds (removed, or its
+ * directory): linkgroups_collect() finds no name of them, yet the real run
+ * left the change under the group's other names. */
+static int linkgroups_collect_traced(struct linkgroups *g)
+{
+	for (size_t i = 0; i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (!(e->ops & SANDBOX_PATH_IN_PLACE) || !*e->path ||
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_nlink < 2)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < g->n_inodes && !seen; k++)
+			seen = g->inodes[k].dev == st.st_dev && g->inodes[k].ino == st.st_ino;
+		if (seen)
+			continue;
+		if (g->n_inodes == g->cap_inodes) {
+			size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
+			void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
+			if (!p)
+				return error_set(g->err, ENOMEM, "out of memory");
+			g->inodes = p;
+			g->cap_inodes = cap;
+		}
+		g->inodes[g->n_inodes++] =
+			(struct linkgroups_inode){ .dev = st.st_dev, .ino = st.st_ino, .nlink = st.st_nlink };
+	}
+	return 0;
+}
+
 /* Every name in the workspace of the collected inodes, never following a
  * symlink; below a directory of another file system nothing is one of
  * them. With inodes NULL-sized, whether any regular file below has more
@@ -479,6 +511,11 @@ static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *
 static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx, size_t n)
 {
 	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
+	const char *in_place_name = NULL; /* the one name changed in place, in any way */
+	/* A name the command linked to a new one or changed in place with no
+	 * change the snapshot shows (a change that failed, or that the old
+	 * mode the snapshot still showed there refused). */
+	const char *touched = NULL;
 	json_t *changer_entry = NULL;
 	const char *meta = NULL; /* the one name whose mode or attributes changed in place */
 	json_t *meta_entry = NULL;
@@ -491,6 +528,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		unsigned ops = linkgroups_ops(g, rel);
 		json_t *c = linkgroups_entry(g, rel);
 		bool in_place = ops & SANDBOX_PATH_IN_PLACE, replaced = ops & SANDBOX_PATH_REPLACED;
+		if (in_place && !replaced && !c && state != LINKGROUPS_REMOVED)
+			touched = rel;
 		if (state == LINKGROUPS_UNTOUCHED)
 			continue;
 		if (in_place && (replaced || state == LINKGROUPS_REMOVED)) {
@@ -516,6 +555,7 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 			continue;
 		}
 		n_in_place++;
+		in_place_name = rel;
 		const char *kind = json_string_value(json_object_get(c, "change"));
 		if (!strcmp(kind, "modified")) {
 			changer = rel;
@@ -537,8 +577,26 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 		return 0;
 	}
-	if (!changer) /* a mode or attributes changed in place: apply sets them on the shared inode */
+	/* The snapshot holds a copy for the changed name and another for
+	 * the touched one: a name linked to the touched one, or a change the
+	 * old mode refused there, is not the real run's. */
+	if (n_in_place == 1 && touched)
+		return linkgroups_problem(g, touched, "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
+	if (!changer) {
+		/* A mode or attributes changed in place: apply sets them on the
+		 * shared inode, and the entry lists the other names it reaches.
+		 * In the snapshot the other names kept the old ones: a read of
+		 * one after the change (cp copies the mode) saw what the real
+		 * run's would not. */
+		const struct sandbox_path_event *me = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
+		for (size_t k = 0; me && k < n; k++) {
+			const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
+			if (e && e != me && e->read_seq > me->in_place_seq)
+				return linkgroups_problem(g, g->names[idx[k]].rel,
+							  "read after another name of its hard-link group had its mode or attributes changed in place: the snapshot showed it the old ones, the real run the new ones");
+		}
 		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
+	}
 	if (in->n_names < in->nlink)
 		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	/* In the snapshot the other names kept the old bytes: a read of one
@@ -643,6 +701,8 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 	r = linkgroups_renamed_dirs(&g);
 	if (r == 0)
 		r = linkgroups_collect(&g, upper_fd, lower_fd, "", 0);
+	if (r == 0)
+		r = linkgroups_collect_traced(&g);
 	if (r == 0 && g.n_inodes > 0) {
 		qsort(g.inodes, g.n_inodes, sizeof(*g.inodes), compare_inodes);
 		r = linkgroups_find_names(&g, lower_fd, "", ws.st_dev, 0, NULL);

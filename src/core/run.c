@@ -1039,10 +1039,13 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 		 * goes, too few descriptors...): nothing can be applied, the
 		 * receipt says why, and the gate opens a failure for it. */
 		if (r < 0) {
+			/* The message may name a path that is not UTF-8. */
+			cleanup_free char *msg = utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
 			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-			summary = json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
-					    "verdict", dryrun_verdict_name(verdict), "changes",
-					    "problems", "changeset_error", finish_err.msg);
+			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
+						  "verdict", dryrun_verdict_name(verdict), "changes",
+						  "problems", "changeset_error", msg)
+				      : NULL;
 		}
 	}
 	if (!summary)
@@ -1175,10 +1178,13 @@ static void run_check_host_code(struct run_state *st)
 	}
 	if (!hostsafety_report_failed(hc) || st->receipt.error)
 		return;
-	if (st->req->dryrun)
+	if (st->req->dryrun && hc->n_items > 0)
 		snprintf(st->host_code_message, sizeof(st->host_code_message),
 			 "the snapshot holds %zu files that would run code on the host (dryrun.problems)",
 			 hc->n_items);
+	else if (st->req->dryrun)
+		snprintf(st->host_code_message, sizeof(st->host_code_message),
+			 "the snapshot could not be checked for code left for the host: %.300s", hc->reason);
 	else if (hc->n_items > 0)
 		snprintf(st->host_code_message, sizeof(st->host_code_message),
 			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",

@@ -518,3 +518,33 @@ rename_incomplete() { # $1: the source the verdict names; the dry run not applie
 	[ "$status" -eq 0 ] || { echo "status $status: $output"; return 1; }
 	chmod 755 r/s
 }
+
+@test "a snapshot directory the change set cannot read, with a name that is not UTF-8: DRY_RUN_FAILED says why, not out of memory" {
+	[ "$(id -u)" -ne 0 ] || skip "root reads a directory of mode 000"
+	al dryrun --json --expect '**' -- sh -c "mkdir -p \"\$(printf 'n\\376')/e\"; chmod 000 \"\$(printf 'n\\376')\""
+	[ "$status" -ne 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .dryrun.verdict <<<"$output")" = DRY_RUN_FAILED ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.changeset_error | test("Permission denied"))' <<<"$output"
+	# The human view says it too.
+	al dryrun --expect '**' -- sh -c 'mkdir -p d/e; chmod 000 d'
+	[[ "$output$stderr" == *"change set could not be read"*"Permission denied"* ]] || { echo "$status $output $stderr"; return 1; }
+	# The snapshot could not be checked for code for the host either: said so, not "0 files".
+	[[ "$stderr" != *"holds 0 files"* && "$stderr" == *"could not be checked"* ]] || { echo "$status $output $stderr"; return 1; }
+}
+
+@test "a directory renamed after an entry was moved out of it (mv d/s x; mv d e): what its copy lost is named" {
+	[ "$(id -u)" -ne 0 ] || skip "as root the quarantine maps every id: nothing is lost"
+	command -v setfacl >/dev/null || skip "acl is not installed"
+	mkdir -p d/s && echo x > d/f
+	setfacl -m u:4242:rx d 2>/dev/null || skip "no ACLs here"
+	LOST=e attrs_lost --expect '**' --expect-delete '**' -- sh -c 'mv d/s x; mv d e'
+	LOST=e attrs_lost --expect '**' --expect-delete '**' -- sh -c 'mv d/f y; mv d e'
+	# Seed 113 of the wide differential test, as nobody: a default ACL, the
+	# only entry moved out first.
+	rm -rf d && mkdir p && setfacl -d -m u::rwx,g::-,o::-,g:4242:- p && mkdir -p p/e/f
+	LOST=dist attrs_lost --expect '**' --expect-delete '**' -- sh -c 'mv -f p/e/f p/pkg; mv -f p/e dist'
+	# Removed, not moved out: no copy of the old directory is told apart.
+	rm -rf p && mkdir -p q/s && setfacl -m u:4242:rx q
+	dr --expect '**' --expect-delete '**' -- sh -c 'rm -rf q && mkdir -p e'
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+}

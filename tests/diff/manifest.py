@@ -27,7 +27,11 @@ def manifest(top):
     while stack:
         rel = stack.pop()
         full = os.path.join(root, rel) if rel else root
-        st = os.lstat(full)
+        try:
+            st = os.lstat(full)
+        except PermissionError:  # below a directory without x, for an unprivileged caller
+            lines.append((rel, "%s unsearchable" % esc(rel)))
+            continue
         mode = "%04o" % stat.S_IMODE(st.st_mode)
         if stat.S_ISDIR(st.st_mode):
             kind, extra = "dir", ""
