@@ -81,6 +81,24 @@ static struct linkgroups_inode *linkgroups_find_inode(struct linkgroups *g, dev_
 	return g->n_inodes ? bsearch(&key, g->inodes, g->n_inodes, sizeof(key), compare_inodes) : NULL;
 }
 
+static int linkgroups_add_inode(struct linkgroups *g, const struct stat *st)
+{
+	for (size_t i = 0; i < g->n_inodes; i++)
+		if (g->inodes[i].dev == st->st_dev && g->inodes[i].ino == st->st_ino)
+			return 0;
+	if (g->n_inodes == g->cap_inodes) {
+		size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
+		void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
+		if (!p)
+			return error_set(g->err, ENOMEM, "out of memory");
+		g->inodes = p;
+		g->cap_inodes = cap;
+	}
+	g->inodes[g->n_inodes++] =
+		(struct linkgroups_inode){ .dev = st->st_dev, .ino = st->st_ino, .nlink = st->st_nlink };
+	return 0;
+}
+
 /* The lower inodes with more than one link that the upper holds a name of
  * (copied up, or made again under a name of theirs). */
 static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, const char *rel, int depth)
@@ -114,26 +132,29 @@ static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, 
 		}
 		if (!S_ISREG(ust.st_mode) || !S_ISREG(lst.st_mode) || lst.st_nlink < 2)
 			continue;
-		bool seen = false;
-		for (size_t i = 0; i < g->n_inodes && !seen; i++)
-			seen = g->inodes[i].dev == lst.st_dev && g->inodes[i].ino == lst.st_ino;
-		if (seen)
-			continue;
-		if (g->n_inodes == g->cap_inodes) {
-			size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
-			void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
-			if (!p) {
-				r = error_set(g->err, ENOMEM, "out of memory");
-				break;
-			}
-			g->inodes = p;
-			g->cap_inodes = cap;
-		}
-		g->inodes[g->n_inodes++] =
-			(struct linkgroups_inode){ .dev = lst.st_dev, .ino = lst.st_ino, .nlink = lst.st_nlink };
+		r = linkgroups_add_inode(g, &lst);
 	}
 	closedir(d);
 	return r;
+}
+
+/* The lower inodes with more than one link that the trace saw changed in
+ * place under a name the upper no longer holds (removed after, or its
+ * directory removed and made again): the group is judged all the same. */
+static int linkgroups_collect_traced(struct linkgroups *g)
+{
+	for (size_t i = 0; i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (!(e->ops & SANDBOX_PATH_IN_PLACE) || !*e->path ||
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_nlink < 2)
+			continue;
+		int r = linkgroups_add_inode(g, &st);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* Every name in the workspace of the collected inodes, never following a
@@ -605,6 +626,8 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 	r = linkgroups_renamed_dirs(&g);
 	if (r == 0)
 		r = linkgroups_collect(&g, upper_fd, lower_fd, "", 0);
+	if (r == 0)
+		r = linkgroups_collect_traced(&g);
 	if (r == 0 && g.n_inodes > 0) {
 		qsort(g.inodes, g.n_inodes, sizeof(*g.inodes), compare_inodes);
 		r = linkgroups_find_names(&g, lower_fd, "", ws.st_dev, 0, NULL);

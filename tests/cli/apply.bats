@@ -813,3 +813,14 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.problems | any(.link_group == "a")' <<<"$output"
 }
+
+@test "link group: a name changed in place and then removed (its directory rm -rf'd) is LINK_GROUP" {
+	# Seed 61 of the wide differential test: the upper holds no name of
+	# the group, the trace does (the other name holds the change for real).
+	mkdir -p d/e && : > a && ln a d/e/b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'echo x > d/e/b; rm -rf d/e && mkdir -p d/e/f && echo n > d/e/f/b'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "d/e/b")' <<<"$output"
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'echo x >> a; rm a'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+}
