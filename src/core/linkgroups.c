@@ -493,6 +493,17 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 			continue;
 		}
+		if (!c && !in_place) {
+			/* A copy-up no traced call on the name explains: made
+			 * through another name (a symlink's), it may have
+			 * changed the group's inode for real, and a later
+			 * replacement of the copy (one link in the snapshot)
+			 * is not traced either. */
+			r = linkgroups_problem(g, rel, "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (!c)
 			continue; /* an unchanged copy: still the old object */
 		if (!in_place) {
