@@ -468,6 +468,7 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 {
 	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
 	json_t *changer_entry = NULL;
+	const char *in_place_rel = NULL; /* the one name changed in place: bytes, mode or attributes */
 	size_t n_in_place = 0;
 	int r;
 
@@ -513,6 +514,7 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 			continue;
 		}
 		n_in_place++;
+		in_place_rel = rel;
 		const char *kind = json_string_value(json_object_get(c, "change"));
 		if (!strcmp(kind, "modified")) {
 			changer = rel;
@@ -531,20 +533,20 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 		return 0;
 	}
+	/* In the snapshot the other names kept the old bytes, mode and
+	 * attributes: a read of one after the change saw what the real run's
+	 * would not (`cp b t` copies b's mode too). */
+	const struct sandbox_path_event *ce = in_place_rel ? linkgroups_event(g, in_place_rel) : NULL;
+	for (size_t k = 0; ce && k < n; k++) {
+		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
+		if (e && e != ce && e->read_seq > ce->in_place_seq)
+			return linkgroups_problem(g, g->names[idx[k]].rel,
+						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one");
+	}
 	if (!changer)
 		return 0; /* a mode or attributes changed in place: apply sets them on the shared inode */
 	if (in->n_names < in->nlink)
 		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
-	/* In the snapshot the other names kept the old bytes: a read of one
-	 * after the change saw what the real run's would not. */
-	const struct sandbox_path_event *ce = linkgroups_event(g, changer);
-	bool new_bytes = !json_equal(json_object_get(changer_entry, "sha256"), json_object_get(changer_entry, "old_sha256"));
-	for (size_t k = 0; new_bytes && ce && k < n; k++) {
-		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
-		if (e && e != ce && e->read_seq > ce->in_place_seq)
-			return linkgroups_problem(g, g->names[idx[k]].rel,
-						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old bytes, the real run the new ones");
-	}
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
 		if (rel == changer)

@@ -835,3 +835,14 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.problems | any(.link_group == "b")' <<<"$output"
 }
+
+@test "link group: another name read after a chmod of one (cp b t && mv t b) is LINK_GROUP" {
+	# Seed 818 of the wide differential test: cp reads b's mode from the
+	# snapshot, which shows the old one; the real b has the new mode.
+	echo same > a && chmod 644 a && ln a b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'chmod 700 a; cp b t && mv -f t b'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "b" and (.reason | test("read after")))' <<<"$output"
+	# Read before the chmod: the same mode in both runs.
+	links_vs_real 'cp b t && mv -f t b; chmod 700 a'
+}
