@@ -543,6 +543,20 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 			return linkgroups_problem(g, g->names[idx[k]].rel,
 						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one");
 	}
+	/* A name the command made (or put over a workspace name) may be a
+	 * link it made to the group: the trace does not say to which object,
+	 * so one read after the change counts too. */
+	for (size_t i = 0; ce && i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
+			continue;
+		if (!(e->ops & SANDBOX_PATH_REPLACED) && fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			continue; /* the workspace's object: a name of its own group */
+		return linkgroups_problem(g, e->path,
+					  "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object");
+	}
 	if (!changer)
 		return 0; /* a mode or attributes changed in place: apply sets them on the shared inode */
 	if (in->n_names < in->nlink)

@@ -846,3 +846,12 @@ links_vs_real() { # $1: the script
 	# Read before the chmod: the same mode in both runs.
 	links_vs_real 'cp b t && mv -f t b; chmod 700 a'
 }
+
+@test "link group: a name the command linked to a group, read after a chmod of another name, is LINK_GROUP" {
+	# Seed 1939 of the wide differential test: n joins {e, d1} for real and
+	# sees the chmod; in the snapshot it is a link of e's copy, old mode.
+	echo one > e && chmod 644 e && ln e d1
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'ln e n; chmod 444 d1; cp -p n t; rm n'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "n" and (.reason | test("read after")))' <<<"$output"
+}
