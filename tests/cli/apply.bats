@@ -855,3 +855,17 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.problems | any(.link_group == "n" and (.reason | test("read after")))' <<<"$output"
 }
+
+@test "as root, rollback of a chown of a set-id file gives back its set-id mode (the chown back clears it)" {
+	# Seed 2660 of the wide differential test.
+	[ "$(id -u)" -eq 0 ] || skip "only root makes set-id files of other owners here"
+	printf '#!/bin/sh\n' > f && chmod 6755 f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'chown :4242 f'
+	[ "$status" -eq 0 ] || { echo "dryrun: $status $output $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ] && [ "$(stat -c %g f)" = 4242 ]
+	al rollback "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%a %g' f)" = "6755 0" ]
+}
