@@ -475,6 +475,10 @@ static void print_dryrun(const struct run_outcome *o)
 			       json_string_value(json_object_get(c, "reason")));
 		else if (json_object_get(c, "outside_write"))
 			continue; /* listed above, with the other attempts */
+		else if (json_is_string(json_object_get(c, "setid_written")))
+			cli_print("  set-id file written, then removed or moved: %s (root's real run keeps the "
+				  "bit on a write, the snapshot cannot); never applied\n",
+				  json_string_value(json_object_get(c, "setid_written")));
 		else if (json_is_string(json_object_get(c, "rename_incomplete")))
 			cli_print("  directory rename not finished: %s is still there (the snapshot copies a "
 				  "renamed directory and could not remove the source; the real rename leaves "

@@ -1236,10 +1236,16 @@ static int op_undo(struct dryrun_dir *d, json_t *op)
 		r = lift_repair(d->ws_fd, path, op);
 		return r < 0 ? r : xattrs_set_at(d->ws_fd, path, d->xattrs, json_object_get(op, "old_xattrs"));
 	}
-	if (!strcmp(kind, "chown"))
-		return exists_at(d->ws_fd, path, NULL)
-			       ? chown_at(d->ws_fd, path, apply_id(op, "old_uid"), apply_id(op, "old_gid"))
-			       : 0;
+	if (!strcmp(kind, "chown")) {
+		if (!exists_at(d->ws_fd, path, &st))
+			return 0;
+		r = chown_at(d->ws_fd, path, apply_id(op, "old_uid"), apply_id(op, "old_gid"));
+		/* The chown back clears set-id bits: the mode before it (the
+		 * later ops already undone) is the workspace's. */
+		if (r == 0 && !S_ISLNK(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)))
+			r = chmod_at(d->ws_fd, path, st.st_mode & 07777);
+		return r;
+	}
 	if (!strcmp(kind, "create")) {
 		if (!exists_at(d->fd, jsonutil_str(op, "staged"), NULL) && exists_at(d->ws_fd, path, NULL)) {
 			r = lift_repair(d->ws_fd, path, op);

@@ -256,6 +256,49 @@ static int dryrun_judge_rename_incomplete(const struct dryrun_request *req,
 	return 0;
 }
 
+/* As root: a set-id file of the workspace changed in place (the trace) keeps
+ * its bit in root's real run when written (CAP_FSETID), and loses it in
+ * the snapshot's copy-up. Where the snapshot still holds a regular file
+ * under the name, the change set compares it with the workspace's and
+ * marks it refused (changeset.c); where not (removed, or moved away: a
+ * copy without the bit), the real run left a set-id file the change set
+ * does not show: PRIVILEGED_FILE, with {"setid_written": PATH}. */
+static int dryrun_judge_setid_written(const struct dryrun_request *req, enum dryrun_verdict *verdict,
+				      json_t *problems, struct error *err)
+{
+	if (!req->owners || !req->n_path_events)
+		return 0;
+	cleanup_close int upper_fd = open(req->upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int ws_fd = open(req->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (upper_fd < 0 || ws_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot's layers");
+	for (size_t i = 0; i < req->n_path_events; i++) {
+		const struct sandbox_path_event *e = &req->path_events[i];
+		struct stat st;
+		if (!(e->ops & SANDBOX_PATH_IN_PLACE) || !*e->path)
+			continue;
+		int fd = fd_open_beneath(ws_fd, e->path, O_PATH | O_NOFOLLOW);
+		bool setid = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			     ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+		if (fd >= 0)
+			close(fd);
+		if (!setid)
+			continue;
+		fd = fd_open_beneath(upper_fd, e->path, O_PATH | O_NOFOLLOW);
+		bool held = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (fd >= 0)
+			close(fd);
+		if (held)
+			continue;
+		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
+		if (!p || json_array_append_new(problems, p) < 0 || changeset_set_bytes(p, "setid_written", e->path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		if (*verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && *verdict != DRYRUN_VERDICT_HOST_CODE)
+			*verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
+	}
+	return 0;
+}
+
 /* The workspace's hard-link groups in the change set (core/linkgroups.h):
  * entries rewritten or added where apply reproduces them, problems where
  * it cannot. */
@@ -303,6 +346,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	r = dryrun_judge_attrs_lost(req, changes, &verdict, problems, err);
 	if (r == 0)
 		r = dryrun_judge_rename_incomplete(req, &verdict, problems, err);
+	if (r == 0)
+		r = dryrun_judge_setid_written(req, &verdict, problems, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	/* A set-id request the filter refused: the real run (the owner's or

@@ -81,6 +81,24 @@ static struct linkgroups_inode *linkgroups_find_inode(struct linkgroups *g, dev_
 	return g->n_inodes ? bsearch(&key, g->inodes, g->n_inodes, sizeof(key), compare_inodes) : NULL;
 }
 
+static int linkgroups_add_inode(struct linkgroups *g, const struct stat *st)
+{
+	for (size_t i = 0; i < g->n_inodes; i++)
+		if (g->inodes[i].dev == st->st_dev && g->inodes[i].ino == st->st_ino)
+			return 0;
+	if (g->n_inodes == g->cap_inodes) {
+		size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
+		void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
+		if (!p)
+			return error_set(g->err, ENOMEM, "out of memory");
+		g->inodes = p;
+		g->cap_inodes = cap;
+	}
+	g->inodes[g->n_inodes++] =
+		(struct linkgroups_inode){ .dev = st->st_dev, .ino = st->st_ino, .nlink = st->st_nlink };
+	return 0;
+}
+
 /* The lower inodes with more than one link that the upper holds a name of
  * (copied up, or made again under a name of theirs). */
 static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, const char *rel, int depth)
@@ -114,32 +132,15 @@ static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, 
 		}
 		if (!S_ISREG(ust.st_mode) || !S_ISREG(lst.st_mode) || lst.st_nlink < 2)
 			continue;
-		bool seen = false;
-		for (size_t i = 0; i < g->n_inodes && !seen; i++)
-			seen = g->inodes[i].dev == lst.st_dev && g->inodes[i].ino == lst.st_ino;
-		if (seen)
-			continue;
-		if (g->n_inodes == g->cap_inodes) {
-			size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
-			void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
-			if (!p) {
-				r = error_set(g->err, ENOMEM, "out of memory");
-				break;
-			}
-			g->inodes = p;
-			g->cap_inodes = cap;
-		}
-		g->inodes[g->n_inodes++] =
-			(struct linkgroups_inode){ .dev = lst.st_dev, .ino = lst.st_ino, .nlink = lst.st_nlink };
+		r = linkgroups_add_inode(g, &lst);
 	}
 	closedir(d);
 	return r;
 }
 
-/* The lower inodes with more than one link that the trace shows changed
- * in place under a name the upper no longer holds (removed, or its
- * directory): linkgroups_collect() finds no name of them, yet the real run
- * left the change under the group's other names. */
+/* The lower inodes with more than one link that the trace saw changed in
+ * place under a name the upper no longer holds (removed after, or its
+ * directory removed and made again): the group is judged all the same. */
 static int linkgroups_collect_traced(struct linkgroups *g)
 {
 	for (size_t i = 0; i < g->trace->n_events; i++) {
@@ -149,21 +150,9 @@ static int linkgroups_collect_traced(struct linkgroups *g)
 		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 		    st.st_nlink < 2)
 			continue;
-		bool seen = false;
-		for (size_t k = 0; k < g->n_inodes && !seen; k++)
-			seen = g->inodes[k].dev == st.st_dev && g->inodes[k].ino == st.st_ino;
-		if (seen)
-			continue;
-		if (g->n_inodes == g->cap_inodes) {
-			size_t cap = g->cap_inodes ? 2 * g->cap_inodes : 16;
-			void *p = reallocarray(g->inodes, cap, sizeof(*g->inodes));
-			if (!p)
-				return error_set(g->err, ENOMEM, "out of memory");
-			g->inodes = p;
-			g->cap_inodes = cap;
-		}
-		g->inodes[g->n_inodes++] =
-			(struct linkgroups_inode){ .dev = st.st_dev, .ino = st.st_ino, .nlink = st.st_nlink };
+		int r = linkgroups_add_inode(g, &st);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -546,6 +535,17 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 				return r;
 			continue;
 		}
+		if (!c && !in_place) {
+			/* A copy-up no traced call on the name explains: made
+			 * through another name (a symlink's), it may have
+			 * changed the group's inode for real, and a later
+			 * replacement of the copy (one link in the snapshot)
+			 * is not traced either. */
+			r = linkgroups_problem(g, rel, "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (!c)
 			continue; /* an unchanged copy: still the old object */
 		if (!in_place) {
@@ -582,33 +582,36 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 	 * old mode refused there, is not the real run's. */
 	if (n_in_place == 1 && touched)
 		return linkgroups_problem(g, touched, "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
-	if (!changer) {
-		/* A mode or attributes changed in place: apply sets them on the
-		 * shared inode, and the entry lists the other names it reaches.
-		 * In the snapshot the other names kept the old ones: a read of
-		 * one after the change (cp copies the mode) saw what the real
-		 * run's would not. */
-		const struct sandbox_path_event *me = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
-		for (size_t k = 0; me && k < n; k++) {
-			const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
-			if (e && e != me && e->read_seq > me->in_place_seq)
-				return linkgroups_problem(g, g->names[idx[k]].rel,
-							  "read after another name of its hard-link group had its mode or attributes changed in place: the snapshot showed it the old ones, the real run the new ones");
-		}
-		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
-	}
-	if (in->n_names < in->nlink)
-		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
-	/* In the snapshot the other names kept the old bytes: a read of one
-	 * after the change saw what the real run's would not. */
-	const struct sandbox_path_event *ce = linkgroups_event(g, changer);
-	bool new_bytes = !json_equal(json_object_get(changer_entry, "sha256"), json_object_get(changer_entry, "old_sha256"));
-	for (size_t k = 0; new_bytes && ce && k < n; k++) {
+	/* In the snapshot the other names kept the old bytes, mode and
+	 * attributes: a read of one after the change saw what the real run's
+	 * would not (`cp b t` copies b's mode too). */
+	const struct sandbox_path_event *ce = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
+	for (size_t k = 0; ce && k < n; k++) {
 		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
 		if (e && e != ce && e->read_seq > ce->in_place_seq)
 			return linkgroups_problem(g, g->names[idx[k]].rel,
-						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old bytes, the real run the new ones");
+						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one");
 	}
+	/* A name the command made (or put over a workspace name) may be a
+	 * link it made to the group: the trace does not say to which object,
+	 * so one read after the change counts too. */
+	for (size_t i = 0; ce && i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
+			continue;
+		if (!(e->ops & SANDBOX_PATH_REPLACED) && fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			continue; /* the workspace's object: a name of its own group */
+		return linkgroups_problem(g, e->path,
+					  "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object");
+	}
+	/* A mode or attributes changed in place: apply sets them on the
+	 * shared inode, and the entry lists the other names it reaches. */
+	if (!changer)
+		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
+	if (in->n_names < in->nlink)
+		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
 		if (rel == changer)

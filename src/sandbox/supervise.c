@@ -511,7 +511,7 @@ static void supervisor_record_path_op(struct supervisor *s, const struct seccomp
 	/* A path not kept yet is kept only when it can matter to a group: a
 	 * regular file with more than one link now (as the caller sees it:
 	 * a name not copied up shows the workspace's link count), or a
-	 * directory renamed. */
+	 * directory renamed; or a set-id file changed in place. */
 	bool known = false;
 	if (s->event_slots) {
 		size_t i = supervisor_path_hash(rel) & (SUPERVISOR_EVENT_SLOTS - 1);
@@ -527,7 +527,11 @@ static void supervisor_record_path_op(struct supervisor *s, const struct seccomp
 		}
 		if (lstat(proc, &st) < 0)
 			return; /* nothing there: no object of a group */
-		if (!(S_ISREG(st.st_mode) && st.st_nlink > 1) &&
+		/* A set-id file changed in place: a write keeps the bit for
+		 * root's real run (CAP_FSETID), not in the snapshot. */
+		bool setid = S_ISREG(st.st_mode) && (op & SANDBOX_PATH_IN_PLACE) &&
+			     ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+		if (!(S_ISREG(st.st_mode) && st.st_nlink > 1) && !setid &&
 		    !(S_ISDIR(st.st_mode) && (op & SANDBOX_PATH_RENAMED)))
 			return;
 		/* A directory's rename is a copy in the snapshot: the links

@@ -913,3 +913,59 @@ links_vs_real() { # $1: the script
 		[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
 	fi
 }
+
+@test "link group: a name changed in place and then removed (its directory rm -rf'd) is LINK_GROUP" {
+	# Seed 61 of the wide differential test: the upper holds no name of
+	# the group, the trace does (the other name holds the change for real).
+	mkdir -p d/e && : > a && ln a d/e/b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'echo x > d/e/b; rm -rf d/e && mkdir -p d/e/f && echo n > d/e/f/b'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "d/e/b")' <<<"$output"
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'echo x >> a; rm a'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+}
+
+@test "link group: a name changed through a symlink (the trace sees the link's name) is LINK_GROUP" {
+	# Seed 522 of the wide differential test (a chown there): chmod through
+	# the symlink s changes the group's inode for real; the snapshot copies
+	# b up, and a later replacement of b is no longer traced (one link in
+	# the snapshot).
+	echo same > a && chmod 644 a && ln a b && ln -s b s
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'chmod 600 s; cp b t && chmod 644 t && mv -f t b; echo more >> a'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "b")' <<<"$output"
+}
+
+@test "link group: another name read after a chmod of one (cp b t && mv t b) is LINK_GROUP" {
+	# Seed 818 of the wide differential test: cp reads b's mode from the
+	# snapshot, which shows the old one; the real b has the new mode.
+	echo same > a && chmod 644 a && ln a b
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'chmod 700 a; cp b t && mv -f t b'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "b" and (.reason | test("read after")))' <<<"$output"
+	# Read before the chmod: the same mode in both runs.
+	links_vs_real 'cp b t && mv -f t b; chmod 700 a'
+}
+
+@test "link group: a name the command linked to a group, read after a chmod of another name, is LINK_GROUP" {
+	# Seed 1939 of the wide differential test: n joins {e, d1} for real and
+	# sees the chmod; in the snapshot it is a link of e's copy, old mode.
+	echo one > e && chmod 644 e && ln e d1
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'ln e n; chmod 444 d1; cp -p n t; rm n'
+	[ "$status" -eq 16 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.dryrun.problems | any(.link_group == "n" and (.reason | test("read after")))' <<<"$output"
+}
+
+@test "as root, rollback of a chown of a set-id file gives back its set-id mode (the chown back clears it)" {
+	# Seed 2660 of the wide differential test.
+	[ "$(id -u)" -eq 0 ] || skip "only root makes set-id files of other owners here"
+	printf '#!/bin/sh\n' > f && chmod 6755 f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'chown :4242 f'
+	[ "$status" -eq 0 ] || { echo "dryrun: $status $output $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ] && [ "$(stat -c %g f)" = 4242 ]
+	al rollback "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(stat -c '%a %g' f)" = "6755 0" ]
+}

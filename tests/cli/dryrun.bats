@@ -548,3 +548,20 @@ rename_incomplete() { # $1: the source the verdict names; the dry run not applie
 	dr --expect '**' --expect-delete '**' -- sh -c 'rm -rf q && mkdir -p e'
 	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
 }
+
+# Seed 899 of the wide differential test (as root): a write keeps a set-id
+# bit for root's real run and clears it in the snapshot's copy-up; moved
+# away after (mv of its directory, a copy in the snapshot), the copy has no
+# bit and no name of the workspace to compare with.
+@test "as root, a set-id file written and then moved away is PRIVILEGED_FILE, never DRY_RUN_OK" {
+	[ "$(id -u)" -eq 0 ] || skip "only root's real run keeps the bit"
+	mkdir -p d/e && printf '#!/bin/sh\n' > d/e/tool && chmod 4700 d/e/tool
+	dr --expect '**' --expect-delete '**' -- sh -c 'echo x > d/e/tool; mv -f d n'
+	[ "$status" -eq 13 ] || { echo "status $status: $output"; return 1; }
+	jq -e '.dryrun.problems | any(.setid_written == "d/e/tool")' <<<"$output"
+	dr --expect '**' --expect-delete '**' -- sh -c 'echo x >> d/e/tool; mv d/e/tool d/t'
+	[ "$status" -eq 13 ] || { echo "status $status: $output"; return 1; }
+	# Not written: the rename keeps the bit and mv's copy asks for it (refused_setid).
+	dr --expect '**' --expect-delete '**' -- sh -c 'mv -f d n'
+	[ "$status" -eq 13 ] || { echo "status $status: $output"; return 1; }
+}
