@@ -87,37 +87,39 @@ bool changeset_xattr_is_acl(const char *name)
 	       strcmp(name, "system.posix_acl_default") == 0;
 }
 
-enum changeset_xattrs changeset_xattrs_of(const char *schema)
-{
-	if (!schema || !strcmp(schema, "airlock.changeset/1") || !strcmp(schema, "airlock.changeset/2"))
-		return CHANGESET_XATTRS_USER;
-	return CHANGESET_XATTRS_ALL;
-}
-
-bool changeset_schema_known(const char *schema)
+/* The version a change set's schema names: 1 for none (the oldest wrote
+ * none), 0 for one apply does not know (which is refused before these
+ * are asked; they answer for it as for the newest). */
+static int changeset_version(const char *schema)
 {
 	static const char *const known[] = { "airlock.changeset/1", "airlock.changeset/2",
 					     "airlock.changeset/3", CHANGESET_SCHEMA };
 
 	if (!schema)
-		return true;
+		return 1;
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
 		if (!strcmp(schema, known[i]))
-			return true;
-	return false;
+			return (int)i + 1;
+	return 0;
+}
+
+enum changeset_xattrs changeset_xattrs_of(const char *schema)
+{
+	int v = changeset_version(schema);
+
+	return v == 1 || v == 2 ? CHANGESET_XATTRS_USER : CHANGESET_XATTRS_ALL;
+}
+
+bool changeset_schema_known(const char *schema)
+{
+	return changeset_version(schema) != 0;
 }
 
 bool changeset_carries_identity(const char *schema)
 {
-	static const char *const older[] = { "airlock.changeset/1", "airlock.changeset/2",
-					     "airlock.changeset/3" };
+	int v = changeset_version(schema);
 
-	if (!schema)
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(older); i++)
-		if (!strcmp(schema, older[i]))
-			return false;
-	return true;
+	return v == 0 || v >= 4;
 }
 
 bool changeset_xattr_carried(const char *name, enum changeset_xattrs which)

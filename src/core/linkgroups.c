@@ -463,6 +463,16 @@ static int linkgroups_link_to(struct linkgroups *g, const char *target, json_t *
 	return linkgroups_link_upper(g, target, rel);
 }
 
+/* Whether the group keeps a name of the workspace: the command neither
+ * removed it nor replaced it (a rename over it, or an entry of its own). */
+static bool linkgroups_kept(struct linkgroups *g, const char *rel)
+{
+	enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
+
+	return state != LINKGROUPS_REMOVED && !(linkgroups_ops(g, rel) & SANDBOX_PATH_REPLACED) &&
+	       !(state == LINKGROUPS_PRESENT && linkgroups_entry(g, rel));
+}
+
 /* A mode or attributes changed in place under rel, the one name the
  * upper holds changed: apply sets them on the shared inode, so every other
  * name the group keeps (neither removed nor replaced) changes too, and
@@ -480,9 +490,7 @@ static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *
 		const char *other = g->names[idx[k]].rel;
 		if (other == rel)
 			continue;
-		enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, other);
-		if (state == LINKGROUPS_REMOVED || (linkgroups_ops(g, other) & SANDBOX_PATH_REPLACED) ||
-		    (state == LINKGROUPS_PRESENT && linkgroups_entry(g, other)))
+		if (!linkgroups_kept(g, other))
 			continue;
 		json_t *o = json_object();
 		if (!o || json_array_append_new(names, o) < 0 || changeset_set_bytes(o, "path", other) < 0)
@@ -616,9 +624,7 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		const char *rel = g->names[idx[k]].rel;
 		if (rel == changer)
 			continue;
-		enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
-		if (state == LINKGROUPS_REMOVED || (linkgroups_ops(g, rel) & SANDBOX_PATH_REPLACED) ||
-		    (state == LINKGROUPS_PRESENT && linkgroups_entry(g, rel)))
+		if (!linkgroups_kept(g, rel))
 			continue;
 		r = linkgroups_link_to(g, changer, changer_entry, rel);
 		if (r < 0)
