@@ -707,10 +707,19 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 			g.events[i] = &trace->events[i];
 		qsort(g.events, trace->n_events, sizeof(*g.events), compare_events);
 	}
-	r = linkgroups_renamed_dirs(&g);
-	if (r == 0)
+	/* A trace past its cap shows nothing after it: a linked file changed
+	 * and then removed, a directory renamed, a set-id file written
+	 * (dryrun.c reads the same trace) would go unseen. Any change at all
+	 * is refused as a whole; none changed nothing. */
+	if (trace->overflow)
+		r = json_array_size(changes) == 0
+			    ? 0
+			    : linkgroups_problem(&g, ".", "the trace of the command's calls is incomplete (more than 4,096 paths, or one it could not read): the hard-link groups, renamed directories and set-id files it touched cannot be judged");
+	else
+		r = linkgroups_renamed_dirs(&g);
+	if (r == 0 && !trace->overflow)
 		r = linkgroups_collect(&g, upper_fd, lower_fd, "", 0);
-	if (r == 0)
+	if (r == 0 && !trace->overflow)
 		r = linkgroups_collect_traced(&g);
 	if (r == 0 && g.n_inodes > 0) {
 		qsort(g.inodes, g.n_inodes, sizeof(*g.inodes), compare_inodes);
@@ -725,16 +734,6 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 			size_t n = 0, inode = g.names[i].inode;
 			while (i < g.n_names && g.names[i].inode == inode)
 				idx[n++] = i++;
-			if (trace->overflow) {
-				/* Only a group with a changed name in the upper
-				 * needs the trace; unchanged copies change nothing. */
-				for (size_t k = 0; r == 0 && k < n; k++)
-					if (linkgroups_upper_state(upper_fd, g.names[idx[k]].rel) == LINKGROUPS_PRESENT &&
-					    linkgroups_entry(&g, g.names[idx[k]].rel))
-						r = linkgroups_problem(&g, g.names[idx[k]].rel,
-								       "the trace of the command's calls is incomplete (more than 4,096 paths, or one it could not read): a hard-link group it touched cannot be judged");
-				continue;
-			}
 			r = linkgroups_judge_group(&g, &g.inodes[inode], idx, n);
 		}
 		free(idx);
