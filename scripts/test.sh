@@ -20,9 +20,13 @@ build() { # dir, meson options...
 }
 
 scripts/check-layers.sh || failed_builds=$((failed_builds + 1))
-build build-gcc --buildtype=release || failed_builds=$((failed_builds + 1))
-CC=clang build build-clang || failed_builds=$((failed_builds + 1))
-build build-asan -Db_sanitize=address,undefined -Db_lundef=false || failed_builds=$((failed_builds + 1))
+# The tested builds have the fault points (-Dtest_hooks); build-release,
+# what a user builds, has none, and a test checks that it ignores them.
+build build-gcc --buildtype=release -Dtest_hooks=true || failed_builds=$((failed_builds + 1))
+CC=clang build build-clang -Dtest_hooks=true || failed_builds=$((failed_builds + 1))
+build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dtest_hooks=true || failed_builds=$((failed_builds + 1))
+build build-release --buildtype=release || failed_builds=$((failed_builds + 1))
+export AIRLOCK_RELEASE="$PWD/build-release/airlock"
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

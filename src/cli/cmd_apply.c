@@ -60,11 +60,13 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 	struct apply_outcome out = { 0 };
 	int r;
 	if (action == APPLY) {
+		int crash_after = -1;
+#if AIRLOCK_TEST_HOOKS
 		/* Test hook for crash safety: stop after N operations. */
 		const char *crash = getenv("AIRLOCK_TEST_CRASH_AFTER");
-		int crash_after = -1;
 		if (crash && parse_int(crash, 0, 1 << 30, &crash_after) < 0)
 			crash_after = -1;
+#endif
 		r = apply_changes(store, id, flags, crash_after, &out, &err);
 	} else if (action == ROLLBACK) {
 		r = apply_rollback(store, id, &out, &err);

@@ -294,14 +294,16 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 	} else if (!strcmp(c->action, "deny")) {
 		r = permit_deny(store, id, c->reason, &p, &err);
 	} else if (!strcmp(c->action, "exec")) {
+		int crash = PERMIT_CRASH_NONE;
+#if AIRLOCK_TEST_HOOKS
 		/* Test hook for crash safety: "apply" stops after the apply,
 		 * N inside it after N operations. */
 		const char *crash_env = getenv("AIRLOCK_TEST_PERMIT_CRASH");
-		int crash = PERMIT_CRASH_NONE;
 		if (crash_env && !strcmp(crash_env, "apply"))
 			crash = PERMIT_CRASH_AFTER_APPLY;
 		else if (crash_env && parse_int(crash_env, 0, 1 << 30, &crash) < 0)
 			crash = PERMIT_CRASH_NONE;
+#endif
 		r = permit_exec(&ctx, store, rules, id, c->verify, crash, &p, &res, &err);
 	} else {
 		cleanup_free char *message = NULL;

@@ -134,6 +134,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("airlock %s\n", AIRLOCK_VERSION);
+		if (AIRLOCK_TEST_HOOKS)
+			printf("test hooks: AIRLOCK_TEST_CRASH_AFTER, AIRLOCK_TEST_PERMIT_CRASH (not a release build)\n");
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)

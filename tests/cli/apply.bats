@@ -983,3 +983,26 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 0 ]
 	[ "$(stat -c '%a %g' f)" = "6755 0" ]
 }
+
+# Issue 21: fault points exist only in a build with -Dtest_hooks (the one
+# under test); the release build (scripts/test.sh: build-release) ignores
+# them, so no environment stops a user's apply or permit exec halfway.
+@test "a release build has no fault points: AIRLOCK_TEST_CRASH_AFTER and AIRLOCK_TEST_PERMIT_CRASH are ignored" {
+	[ -n "${AIRLOCK_RELEASE:-}" ] && [ -x "$AIRLOCK_RELEASE" ] || skip "no release build given (AIRLOCK_RELEASE)"
+	run "$AIRLOCK" --version
+	[[ "$output" == *"test hooks"* ]] || { echo "the build under test has no test hooks: $output"; return 1; }
+	run "$AIRLOCK_RELEASE" --version
+	[[ "$output" != *"test hooks"* ]] || { echo "$output"; return 1; }
+	echo one > f
+	run --separate-stderr "$AIRLOCK_RELEASE" dryrun --json --expect '**' -- sh -c 'echo two > f; echo new > g'
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	id=$(jq -r .id <<<"$output")
+	run env AIRLOCK_TEST_CRASH_AFTER=0 "$AIRLOCK_RELEASE" apply "$id"
+	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
+	[ "$(cat f)" = two ] && [ "$(cat g)" = new ]
+	# The same under test stops at once.
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'echo three > f'
+	id=$(jq -r .id <<<"$output")
+	run env AIRLOCK_TEST_CRASH_AFTER=0 "$AIRLOCK" apply "$id"
+	[ "$status" -eq 137 ] || { echo "$status $output"; return 1; }
+}
