@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "basic/sha256.h"
-#include "core/ledger.h"
-#include "core/store.h"
+#include "core/store/ledger.h"
+#include "core/store/store.h"
 
 static double now_s(void)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock apply`, `rollback`, `discard` and `gc`: the front end of
- * core/apply.c. */
+ * core/snapshot/apply.c. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 #include "basic/parse.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/apply.h"
-#include "core/store.h"
+#include "core/snapshot/apply.h"
+#include "core/store/store.h"
 
 enum apply_action { APPLY, ROLLBACK, DISCARD };
 

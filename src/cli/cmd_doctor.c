@@ -10,7 +10,7 @@
 #include "basic/cleanup.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/doctor.h"
+#include "core/run/doctor.h"
 
 extern char **environ;
 

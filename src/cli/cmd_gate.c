@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock gate`, `ack`, `approver` and `classify`: the front ends of
- * core/gate.c, core/approver.c and core/rules.c. */
+ * core/gate/gate.c, core/gate/approver.c and core/policy/rules.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,10 +15,10 @@
 #include "basic/parse.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/approver.h"
-#include "core/gate.h"
-#include "core/rules.h"
-#include "core/store.h"
+#include "core/gate/approver.h"
+#include "core/gate/gate.h"
+#include "core/policy/rules.h"
+#include "core/store/store.h"
 
 #define GATE_SHOW_MAX 10
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `airlock hook DIALECT EVENT`: the front end of core/hook.c. Hosts let the
+/* `airlock hook DIALECT EVENT`: the front end of core/hook/hook.c. Hosts let the
  * tool run when a hook exits with anything but 2, times out, crashes or
  * prints bad JSON, so every failure of airlock's own here becomes an
  * explicit block: exit 2 with the reason on stderr, never exit 1. A broken
@@ -17,7 +17,7 @@
 #include "basic/fileio.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/hook.h"
+#include "core/hook/hook.h"
 
 #define HOOK_DEADLINE_SECONDS 8 /* under every host's hook timeout */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock install HOST`: airlock's hooks in the host's own settings file
- * (core/install.c decides what they are; docs/gate.md, "Installing"). */
+ * (core/hook/install.c decides what they are; docs/gate.md, "Installing"). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/install.h"
+#include "core/hook/install.h"
 
 #define INSTALL_MAX_SETTINGS (4 << 20)
 

@@ -17,8 +17,8 @@
 #include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/ledger.h"
-#include "core/store.h"
+#include "core/store/ledger.h"
+#include "core/store/store.h"
 
 #define LEDGER_FILE_MAX (1 << 20)
 

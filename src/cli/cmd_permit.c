@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock permit propose|list|show|dryrun|approve|deny|exec`: the front
- * end of core/permit.c. Each step prints one JSON line (the permit's id,
+ * end of core/permit/permit.c. Each step prints one JSON line (the permit's id,
  * state and risk) and exits with the state's status (docs/exit-codes.md). */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 #include "basic/parse.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/permit.h"
-#include "core/rules.h"
-#include "core/store.h"
+#include "core/permit/permit.h"
+#include "core/policy/rules.h"
+#include "core/store/store.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `airlock policy approve|check FILE`: the front end of core/policyapproval.c. */
+/* `airlock policy approve|check FILE`: the front end of core/gate/policyapproval.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include "basic/cleanup.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/policyapproval.h"
-#include "core/store.h"
+#include "core/gate/policyapproval.h"
+#include "core/store/store.h"
 
 static void policy_print_review(const struct policyapproval_review *review)
 {

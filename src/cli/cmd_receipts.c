@@ -15,7 +15,7 @@
 #include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/store.h"
+#include "core/store/store.h"
 
 
 int cli_open_store(const char *state_dir, struct store **ret)

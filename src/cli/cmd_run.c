@@ -17,10 +17,10 @@
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
-#include "core/agenthost.h"
-#include "core/hostview.h"
-#include "core/job.h"
-#include "core/run.h"
+#include "core/agents/agenthost.h"
+#include "core/host/hostview.h"
+#include "core/run/job.h"
+#include "core/run/run.h"
 
 #define JOB_MAX_BYTES (4 << 20)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include "core/receipt.h"
+#include "core/record/receipt.h"
 
 /* airlock's own exit statuses (docs/exit-codes.md). For run and job, a
  * command that exited returns its own status and a signal 128+N, like a

@@ -512,7 +512,7 @@ static int clone_tree(const char *path, uint64_t attr)
  * run's directories. userxattr: in a user namespace the overlay's own
  * xattrs are user.overlay.*; volatile: no syncs, the upper is read once
  * and thrown away or applied. redirect_dir and metacopy stay off, so the
- * upper can be read without the kernel (core/changeset.c). A mount point
+ * upper can be read without the kernel (core/snapshot/changeset.c). A mount point
  * inside the workspace makes the kernel refuse (EINVAL). */
 static int snapshot_tree(const struct isolate_plan *plan, uint64_t attr)
 {

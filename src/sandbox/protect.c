@@ -98,7 +98,7 @@ static int protect_walk(struct protect_plan *plan, const char *path, struct erro
 						       next);
 			/* Outside the workspace the host view is read-only. Inside,
 			 * nothing is put on the host to mount on: what the command
-			 * creates here is moved aside after the run (core/hostsafety.h). */
+			 * creates here is moved aside after the run (core/host/hostsafety.h). */
 			return 1;
 		}
 		if (!inside) {

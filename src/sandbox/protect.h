@@ -19,7 +19,7 @@
  *   - a path (or one of its directories) that does not exist gets no
  *     mount and nothing on the host: the host's tree stays exactly as it
  *     is. The run's caller moves aside what the command created there
- *     (core/hostsafety.h), so such a path counts as enforced too. */
+ *     (core/host/hostsafety.h), so such a path counts as enforced too. */
 
 #define PROTECT_MAX_MOUNTS 128
 

@@ -384,7 +384,7 @@ while True:
 	[ ! -e .git/hooks/pre-commit ]
 	[ "$(cat .git/config)" = '[core]' ]
 	[ "$(cat allowed.txt)" = ok ]
-	# The policy's four, then each agent host's configuration (core/agenthost.c).
+	# The policy's four, then each agent host's configuration (core/agents/agenthost.c).
 	[ "$(rq --arg w "$WORK/" '.sandbox.enforced.read_only[:4] | map(ltrimstr($w)) | join(" ")')" = ".git/hooks .git/config .airlock .envrc" ]
 	rq '.sandbox.enforced.read_only[]' | grep -qx "$WORK/.claude"
 }

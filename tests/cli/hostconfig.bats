@@ -2,7 +2,7 @@
 # Issue 19, must-hold 1: nothing the agent writes changes how airlock treats
 # the agent. A routed command (run, dryrun + apply, permit exec) cannot
 # write, create, rename or remove the files through which a host runs code
-# or changes its hooks (core/agenthost.c: project_dirs, project_config,
+# or changes its hooks (core/agents/agenthost.c: project_dirs, project_config,
 # user_config): each is read-only inside the quarantine when it exists, and
 # one the command creates is moved aside with a failure (exit 14).
 

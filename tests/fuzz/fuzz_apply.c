@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/apply.h"
-#include "core/changeset.h"
-#include "core/jsonutil.h"
+#include "core/snapshot/apply.h"
+#include "core/snapshot/changeset.h"
+#include "core/store/jsonutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

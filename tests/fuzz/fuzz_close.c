@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "basic/fileio.h"
-#include "core/gate.h"
-#include "core/store.h"
+#include "core/gate/gate.h"
+#include "core/store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hostsafety.h"
+#include "core/host/hostsafety.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

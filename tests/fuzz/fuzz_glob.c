@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/changeset.h"
+#include "core/snapshot/changeset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/hook.h"
+#include "core/hook/hook.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

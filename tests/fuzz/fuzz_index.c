@@ -20,8 +20,8 @@
 #include "basic/fileio.h"
 #include "basic/merkle.h"
 #include "basic/sha256.h"
-#include "core/ledger.h"
-#include "core/store.h"
+#include "core/store/ledger.h"
+#include "core/store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/job.h"
+#include "core/run/job.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

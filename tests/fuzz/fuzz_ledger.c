@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Property: the ledger's parsers (core/ledger.h) never crash on any input,
+/* Property: the ledger's parsers (core/store/ledger.h) never crash on any input,
  * and what they accept is what the format allows: an entry has a known
  * kind, a clean path and a 64-digit digest; a checkpoint or proof accepted
  * with the corpus's key carries a signature that key made. The first byte
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ledger.h"
+#include "core/store/ledger.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "basic/strv.h"
-#include "core/patchpaths.h"
+#include "core/hook/patchpaths.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/permit.h"
+#include "core/permit/permit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

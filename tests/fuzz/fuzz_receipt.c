@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/receipt.h"
+#include "core/record/receipt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

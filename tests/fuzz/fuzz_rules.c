@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/rules.h"
+#include "core/policy/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "basic/text.h"
-#include "core/rules.h"
-#include "core/shellwords.h"
+#include "core/policy/rules.h"
+#include "core/policy/shellwords.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

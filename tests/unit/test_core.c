@@ -9,15 +9,15 @@
 #include <unistd.h>
 
 #include "basic/strv.h"
-#include "core/apply.h"
-#include "core/changeset.h"
-#include "core/dryrun_verdict.h"
-#include "core/env.h"
-#include "core/hostview.h"
-#include "core/job.h"
-#include "core/policy.h"
-#include "core/receipt.h"
-#include "core/store.h"
+#include "core/snapshot/apply.h"
+#include "core/snapshot/changeset.h"
+#include "core/snapshot/dryrun_verdict.h"
+#include "core/run/env.h"
+#include "core/host/hostview.h"
+#include "core/run/job.h"
+#include "core/policy/policy.h"
+#include "core/record/receipt.h"
+#include "core/store/store.h"
 #include "harness.h"
 
 static void test_default_policy_loads(void)

@@ -9,14 +9,14 @@
 
 #include "basic/ed25519.h"
 #include "basic/text.h"
-#include "core/approver.h"
-#include "core/changeset.h"
-#include "core/gate.h"
-#include "core/receipt.h"
-#include "core/policy.h"
-#include "core/rules.h"
-#include "core/shellwords.h"
-#include "core/store.h"
+#include "core/gate/approver.h"
+#include "core/snapshot/changeset.h"
+#include "core/gate/gate.h"
+#include "core/record/receipt.h"
+#include "core/policy/policy.h"
+#include "core/policy/rules.h"
+#include "core/policy/shellwords.h"
+#include "core/store/store.h"
 #include "harness.h"
 
 static void test_shell_plain_commands_and_operators(void)

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hostsafety.h"
+#include "core/host/hostsafety.h"
 #include "harness.h"
 
 static bool inert(const char *text)

@@ -14,8 +14,8 @@
 #include "basic/fileio.h"
 #include "basic/merkle.h"
 #include "basic/text.h"
-#include "core/ledger.h"
-#include "core/store.h"
+#include "core/store/ledger.h"
+#include "core/store/store.h"
 #include "harness.h"
 
 /* The certificate-transparency test leaves (RFC 6962 test data,

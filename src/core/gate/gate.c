@@ -1,0 +1,1144 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/gate/gate.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/path.h"
+#include "basic/sha256.h"
+#include "basic/strv.h"
+#include "core/gate/approver.h"
+#include "core/snapshot/dryrun_verdict.h"
+#include "core/store/jsonutil.h"
+#include "core/record/receipt.h"
+#include "core/policy/rules.h"
+#include "core/policy/shellwords.h"
+
+#define GATE_ENTRY_MAX_BYTES (64 << 10)
+#define GATE_TAIL_LINES	     5
+#define GATE_TAIL_BYTES	     1000
+#define GATE_RECEIPT_MAX_BYTES (16 << 20)
+/* File systems stamp times with a clock one tick (at most 10 ms at HZ=100)
+ * behind the realtime clock; a marker born this close to a run's start is
+ * taken as born during it, which only ever widens what the gate sees. */
+#define GATE_MARKER_SLACK_NS (20ULL * 1000000ULL)
+
+/* Whether dir/.git marks a scope (a directory, or a worktree's non-empty
+ * file), and in *ret_born_ns when it appeared: its birth time, or on a file
+ * system that keeps none its ctime, which is never earlier. */
+static bool gate_marker(const char *dir, uint64_t *ret_born_ns)
+{
+	cleanup_free char *git = path_join(dir, ".git");
+	struct statx stx;
+
+	if (!git || statx(AT_FDCWD, git, AT_SYMLINK_NOFOLLOW,
+			  STATX_TYPE | STATX_SIZE | STATX_BTIME | STATX_CTIME, &stx) < 0)
+		return false;
+	if (!(S_ISDIR(stx.stx_mode) || S_ISREG(stx.stx_mode)) || stx.stx_size == 0)
+		return false;
+	struct statx_timestamp t = (stx.stx_mask & STATX_BTIME) ? stx.stx_btime : stx.stx_ctime;
+	*ret_born_ns = t.tv_sec < 0 ? 0 : (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
+	return true;
+}
+
+int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope,
+		      struct error *err)
+{
+	cleanup_free char *real = realpath(dir, NULL);
+	if (!real)
+		return error_set_errno(err, errno, "resolve %s", dir);
+	/* The nearest directory holding a .git that was there before. */
+	cleanup_free char *cur = strdup(real);
+	while (cur) {
+		uint64_t born = 0;
+		if (gate_marker(cur, &born) &&
+		    (born_before_ns == UINT64_MAX || born + GATE_MARKER_SLACK_NS < born_before_ns)) {
+			*ret_scope = TAKE_PTR(cur);
+			return 0;
+		}
+		if (strcmp(cur, "/") == 0)
+			break;
+		char *up = path_dirname(cur);
+		free(cur);
+		cur = up;
+	}
+	if (!cur)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_scope = TAKE_PTR(real);
+	return 0;
+}
+
+int gate_scope(const char *dir, char **ret_scope, struct error *err)
+{
+	return gate_scope_before(dir, UINT64_MAX, ret_scope, err);
+}
+
+/* Whether a failure of scope outer (an ancestor of scope) whose run started
+ * at started_ns lies in scope's area too: every marker from scope up to
+ * outer appeared after that run began, so when it failed, scope was part
+ * of outer. A scope made later does not hide it. */
+static bool gate_markers_newer(const char *scope, const char *outer, uint64_t started_ns)
+{
+	cleanup_free char *cur = strdup(scope);
+
+	while (cur && strcmp(cur, outer) != 0 && path_is_under(cur, outer)) {
+		uint64_t born = 0;
+		if (gate_marker(cur, &born) && born + GATE_MARKER_SLACK_NS < started_ns)
+			return false;
+		char *up = path_dirname(cur);
+		free(cur);
+		cur = up;
+	}
+	return cur != NULL;
+}
+
+/* "2026-11-30T01:16:23.123Z" (clock_format_rfc3339) as nanoseconds; 0 when
+ * it is not one. */
+static uint64_t gate_parse_time(const char *s)
+{
+	struct tm tm = { 0 };
+	unsigned ms = 0;
+
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+			 &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t t = timegm(&tm);
+	return t < 0 ? 0 : (uint64_t)t * 1000000000ULL + ms * 1000000ULL;
+}
+
+/* gate/open/<first 32 hex digits of sha256(scope)> */
+static void gate_scope_dir(const char *scope, char buf[static 64])
+{
+	char hex[SHA256_HEX_SIZE];
+
+	sha256_hex(scope, strlen(scope), hex);
+	snprintf(buf, 64, "gate/open/%.32s", hex);
+}
+
+static int gate_open_dir(struct store *store, const char *rel, bool create, struct error *err)
+{
+	if (create) {
+		char path[128];
+		snprintf(path, sizeof(path), "%s", rel);
+		/* mkdir -p below the state directory */
+		for (char *slash = strchr(path, '/');; slash = strchr(slash + 1, '/')) {
+			if (slash)
+				*slash = '\0';
+			if (mkdirat(store->dir_fd, path, 0700) < 0 && errno != EEXIST)
+				return error_set_errno(err, errno, "create %s/%s", store->path, path);
+			if (!slash)
+				break;
+			*slash = '/';
+		}
+	}
+	int fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT && !create ? -ENOENT
+						  : error_set_errno(err, errno, "open %s/%s",
+								    store->path, rel);
+	return fd;
+}
+
+void gate_effect_release(struct gate_effect *e)
+{
+	free(e->scope);
+	*e = (struct gate_effect){ 0 };
+}
+
+/* Code left for the host (moved aside, or not ruled out) is a failure
+ * whatever the exit status (docs/sandbox.md, "Code for the host"). */
+static bool gate_host_code_clean(json_t *receipt)
+{
+	json_t *host_code = json_object_get(receipt, "host_code");
+
+	return !json_is_object(host_code) ||
+	       (json_is_true(json_object_get(host_code, "complete")) &&
+		json_array_size(json_object_get(host_code, "moved_aside")) == 0);
+}
+
+/* The last lines of the output that tells most: stderr, else stdout, else
+ * the error airlock recorded; that error first when it is about code left
+ * for the host, which no output mentions. */
+static char *gate_tail(json_t *receipt)
+{
+	const char *text = gate_host_code_clean(receipt) ? NULL : jsonutil_str(receipt, "error");
+	if (!text || !*text)
+		text = jsonutil_str(receipt, "stderr");
+	if (!text || !*text)
+		text = jsonutil_str(receipt, "stdout");
+	if (!text || !*text)
+		text = jsonutil_str(receipt, "error");
+	if (!text)
+		return strdup("");
+	size_t n = strlen(text);
+	while (n > 0 && text[n - 1] == '\n')
+		n--;
+	size_t start = n, lines = 0;
+	while (start > 0 && n - start < GATE_TAIL_BYTES) {
+		if (text[start - 1] == '\n' && ++lines == GATE_TAIL_LINES)
+			break;
+		start--;
+	}
+	return strndup(text + start, n - start);
+}
+
+static json_t *gate_failure_entry(json_t *receipt, const char *scope)
+{
+	cleanup_free char *tail = gate_tail(receipt);
+	char now[64];
+
+	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
+	json_t *entry = json_pack("{s:s, s:O, s:s, s:O?, s:O, s:O?, s:O, s:O?, s:O?, s:O, s:s?, s:s}",
+				  "schema", GATE_FAILURE_SCHEMA, "receipt",
+				  json_object_get(receipt, "id"), "scope", scope, "source",
+				  json_object_get(receipt, "source"), "argv",
+				  json_object_get(receipt, "argv"), "shell",
+				  json_object_get(receipt, "shell"), "cwd", json_object_get(receipt, "cwd"),
+				  "status", json_object_get(receipt, "status"), "exit_code",
+				  json_object_get(receipt, "exit_code"), "expected_exits",
+				  json_object_get(receipt, "expected_exits"), "tail", tail, "opened_at",
+				  now);
+	/* A shell receipt from a host hook has no expected_exits: 0 was wanted. */
+	if (entry && !json_object_get(entry, "expected_exits"))
+		json_object_set_new(entry, "expected_exits", json_pack("[i]", 0));
+	/* When its run began: a scope marker that appeared later hides nothing. */
+	uint64_t started = gate_parse_time(jsonutil_str(receipt, "started_at"));
+	if (entry && started)
+		json_object_set_new(entry, "started_ns", json_integer((json_int_t)started));
+	/* What a rerun must match (gate_same_command), kept so the match needs
+	 * no receipt read back. */
+	static const char *const same[] = { "argv_b64", "exec_path", "exec_identity", "policy",
+					    "policy_sha256", NULL };
+	for (size_t i = 0; entry && same[i]; i++)
+		if (json_object_get(receipt, same[i]))
+			json_object_set(entry, same[i], json_object_get(receipt, same[i]));
+	if (entry)
+		json_object_set(entry, "sandbox_profile",
+				json_object_get(json_object_get(receipt, "sandbox"), "profile"));
+	return entry;
+}
+
+static int gate_read_json(int dir_fd, const char *name, json_t **ret, struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = file_read_capped(dir_fd, name, GATE_ENTRY_MAX_BYTES, &text, &n, err);
+	if (r < 0)
+		return r;
+	return jsonutil_parse_object(text, n, ret, err);
+}
+
+/* Whether the receipt's dry run, if it is one, lets it count as a success:
+ * a dry run that failed (its change set unreadable too) is a failure, and
+ * so is a verdict that is not one airlock writes. */
+static bool gate_receipt_dryrun_passed(json_t *receipt)
+{
+	json_t *dryrun = json_object_get(receipt, "dryrun");
+	if (!dryrun || json_is_null(dryrun))
+		return true; /* not a dry run */
+	int verdict = dryrun_verdict_from_name(jsonutil_str(dryrun, "verdict"));
+	if (verdict < 0)
+		return false;
+	switch ((enum dryrun_verdict)verdict) {
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case DRYRUN_VERDICT_NONE:
+	case _DRYRUN_VERDICT_MAX:
+		return false;
+	/* The command did what it was expected to; apply decides on the rest. */
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+	case DRYRUN_VERDICT_NO_EFFECT:
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
+		return true;
+	}
+	return false;
+}
+
+static bool gate_receipt_succeeded(json_t *receipt)
+{
+	const char *status = jsonutil_str(receipt, "status");
+
+	return status && strcmp(status, "exited") == 0 &&
+	       json_is_true(json_object_get(receipt, "match_expected")) &&
+	       gate_host_code_clean(receipt) && gate_receipt_dryrun_passed(receipt);
+}
+
+static void gate_entry_verdict(const struct rules *rules, json_t *entry,
+			       struct rules_verdict *ret);
+
+/* Equal, where missing equals null. */
+static bool gate_equal(json_t *x, json_t *y)
+{
+	if (json_is_null(x))
+		x = NULL;
+	if (json_is_null(y))
+		y = NULL;
+	return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+static bool gate_equal_key(json_t *a, json_t *b, const char *key)
+{
+	return gate_equal(json_object_get(a, key), json_object_get(b, key));
+}
+
+/* rerun: receipt is the re-run run.c made of entry's receipt. A failure
+ * whose command was never resolved (not found) then accepts what the re-run
+ * resolved afresh, and a command the host ran was re-run in the quarantine. */
+static bool gate_command_matches(json_t *entry, json_t *receipt, bool rerun)
+{
+	static const char *const keys[] = { "argv", "argv_b64", "cwd", "expected_exits",
+					    "policy", "policy_sha256", "exec_path", "exec_identity",
+					    NULL };
+	json_t *identity = json_object_get(receipt, "exec_identity");
+	/* Entries older than exec_path have no key at all: never matched. */
+	bool any_exec = rerun && json_is_null(json_object_get(entry, "exec_path"));
+
+	if (!json_object_get(entry, "argv") || !json_object_get(entry, "cwd") ||
+	    json_is_true(json_object_get(identity, "changed_during_run")))
+		return false;
+	for (size_t i = 0; keys[i]; i++)
+		if (!(any_exec && strncmp(keys[i], "exec_", 5) == 0) &&
+		    !gate_equal_key(entry, receipt, keys[i]))
+			return false;
+	json_t *profile = json_object_get(json_object_get(receipt, "sandbox"), "profile");
+	json_t *was = json_object_get(entry, "sandbox_profile");
+	if (rerun && json_is_string(was) && strcmp(json_string_value(was), "host") == 0)
+		return json_is_string(profile) && strcmp(json_string_value(profile), "default") == 0;
+	return gate_equal(was, profile);
+}
+
+bool gate_same_command(json_t *entry, json_t *receipt)
+{
+	return gate_command_matches(entry, receipt, false);
+}
+
+int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+		 bool verified, struct gate_effect *ret, struct error *err)
+{
+	*ret = (struct gate_effect){ .fixes = fixes, .verified = verified, .trivial = trivial,
+				     .rerun_of = rerun_of };
+	ret->scope = strdup(scope);
+	if (!ret->scope)
+		return error_set(err, ENOMEM, "out of memory");
+	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
+
+	if (!gate_receipt_succeeded(receipt) && rerun_of) {
+		/* The same command failed again: the failure it re-ran says so. */
+		snprintf(ret->note, sizeof(ret->note), "the re-run of receipt %llu failed; it stays open",
+			 (unsigned long long)rerun_of);
+		return 0;
+	}
+	if (!gate_receipt_succeeded(receipt)) {
+		char dir[64];
+		cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope);
+		if (!entry)
+			return error_set(err, ENOMEM, "out of memory");
+		if (rules) {
+			struct rules_verdict v;
+			gate_entry_verdict(rules, entry, &v);
+			json_object_set_new(entry, "risk", json_integer(v.risk));
+			json_object_set_new(entry, "rule", json_string(v.rule));
+		}
+		gate_scope_dir(scope, dir);
+		char rel[128], id_text[24];
+		snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
+		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+		cleanup_free char *text = jsonutil_dump_line(entry);
+		if (!text)
+			return error_set(err, ENOMEM, "out of memory");
+		int r = -ENOENT;
+		/* A close may remove the scope's directory between our open and
+		 * our write (gate_prune_scope_dir): the write then finds it gone
+		 * (-ENOENT), and the directory is made again. */
+		for (int tries = 0; r == -ENOENT && tries < 3; tries++) {
+			*err = (struct error){ 0 };
+			cleanup_close int fd = gate_open_dir(store, dir, true, err);
+			if (fd < 0)
+				return fd;
+			/* The scope's path beside its entries, so that a gate
+			 * elsewhere can tell whether this scope is nested in its own. */
+			struct error ignored = { 0 };
+			if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+				(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
+							store->durable, &ignored);
+			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel, text, strlen(text),
+					 false, err);
+		}
+		if (r < 0)
+			return error_prefix(err, "open failure %llu", (unsigned long long)id);
+		ret->opened = true; /* a failed run closes nothing; its own status says why */
+		return 0;
+	}
+	if (!verified) {
+		if (fixes)
+			snprintf(ret->note, sizeof(ret->note), "its status is not verified");
+		return 0;
+	}
+
+	cleanup_with(json_decrefp) json_t *open = NULL;
+	int r = gate_list_open(store, scope, &open, err);
+	if (r < 0)
+		return r;
+	json_t *exit_code = json_object_get(receipt, "exit_code");
+	bool fixes_found = false, rerun_found = false;
+	size_t i;
+	json_t *entry;
+	json_array_foreach(open, i, entry) {
+		uint64_t failed = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
+		const char *move = NULL;
+		if (failed == rerun_of && gate_command_matches(entry, receipt, true))
+			move = "fixes";
+		else if (gate_same_command(entry, receipt))
+			move = "rerun";
+		if (failed == rerun_of) {
+			rerun_found = true;
+			if (!move)
+				snprintf(ret->note, sizeof(ret->note),
+					 "the re-run is not the command of receipt %llu exactly",
+					 (unsigned long long)rerun_of);
+		}
+		if (failed == fixes) {
+			fixes_found = true;
+			if (!move && json_integer_value(exit_code) != 0) {
+				snprintf(ret->note, sizeof(ret->note),
+					 "only an exit status of 0 closes a failure");
+			} else if (!move) {
+				/* What CMD did proves nothing by itself: the failed
+				 * command must now pass. */
+				ret->needs_rerun = true;
+				snprintf(ret->note, sizeof(ret->note),
+					 "%sit closes only if the re-run of receipt %llu succeeds",
+					 trivial ? "a trivial success; " : "",
+					 (unsigned long long)fixes);
+			}
+		}
+		if (move && ret->n_closes < GATE_MAX_CLOSES) {
+			ret->closes[ret->n_closes] = failed;
+			ret->moves[ret->n_closes++] = move;
+		}
+	}
+	if (fixes && !fixes_found)
+		snprintf(ret->note, sizeof(ret->note), "receipt %llu is not an open failure in %s",
+			 (unsigned long long)fixes, scope);
+	if (rerun_of && !rerun_found)
+		snprintf(ret->note, sizeof(ret->note), "receipt %llu is no longer open in %s",
+			 (unsigned long long)rerun_of, scope);
+	return 0;
+}
+
+json_t *gate_effect_to_json(const struct gate_effect *e)
+{
+	json_t *closes = json_array();
+	for (size_t i = 0; closes && i < e->n_closes; i++)
+		json_array_append_new(closes, json_pack("{s:I, s:s}", "receipt",
+							(json_int_t)e->closes[i], "move",
+							e->moves[i]));
+	json_t *o = json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", e->scope, "opened",
+			      e->opened, "verified", e->verified, "fixes",
+			      e->fixes ? json_integer((json_int_t)e->fixes) : NULL, "closes", closes,
+			      "note", e->note[0] ? e->note : NULL);
+	/* The fix and its re-run name each other. */
+	const struct {
+		const char *key;
+		uint64_t id;
+	} links[] = { { "rerun", e->rerun }, { "rerun_of", e->rerun_of }, { "fix", e->fix } };
+	for (size_t i = 0; o && i < ARRAY_SIZE(links); i++)
+		json_object_set_new(o, links[i].key,
+				    links[i].id ? json_integer((json_int_t)links[i].id) : json_null());
+	return o;
+}
+
+int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+		struct error *err)
+{
+	uint64_t by = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
+
+	for (size_t i = 0; i < e->n_closes; i++) {
+		cleanup_with(json_decrefp) json_t *entry = NULL;
+		int r = gate_find_open(store, e->closes[i], &entry, err);
+		if (r == -ENOENT)
+			continue; /* closed meanwhile by another run */
+		if (r == 0)
+			r = gate_close(store, entry, e->moves[i], by, NULL, NULL, NULL, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int compare_newest_first(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "receipt"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "receipt"));
+
+	return (x < y) - (x > y);
+}
+
+/* A close record counts only when the ledger backs it: one written by
+ * anything but store_commit() (a forged close) leaves the failure open. */
+static bool gate_is_closed(struct store *store, uint64_t id)
+{
+	char name[64], id_text[24];
+	struct error ignored;
+
+	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	return faccessat(store->dir_fd, name, F_OK, 0) == 0 &&
+	       ledger_backs_file(store, LEDGER_GATE_CLOSE, id_text, name, &ignored) == 0;
+}
+
+static bool parse_entry_name(const char *name, uint64_t *ret_id)
+{
+	char *end;
+
+	if (name[0] < '1' || name[0] > '9')
+		return false;
+	errno = 0;
+	unsigned long long id = strtoull(name, &end, 10);
+	if (errno || strcmp(end, ".json") != 0)
+		return false;
+	*ret_id = id;
+	return true;
+}
+
+/* A failure the ledger has open whose entry file is gone (deleted to pass
+ * the gate) is still open. */
+static int gate_add_deleted(struct store *store, const char *scope, const char *dir,
+			    json_t *entries, struct error *err)
+{
+	cleanup_free uint64_t *ids = NULL;
+	size_t n = 0;
+	char prefix[80];
+	struct error ignored;
+
+	snprintf(prefix, sizeof(prefix), "%s/", dir);
+	if (ledger_open_failures(store, prefix, &ids, &n, &ignored) < 0)
+		return 0; /* no ledger: nothing more to know */
+	for (size_t i = 0; i < n; i++) {
+		bool listed = false;
+		size_t k;
+		json_t *e;
+		json_array_foreach(entries, k, e)
+			listed |= (uint64_t)json_integer_value(json_object_get(e, "receipt")) == ids[i];
+		if (listed || gate_is_closed(store, ids[i]))
+			continue;
+		json_t *entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
+					  "receipt", (json_int_t)ids[i], "scope", scope, "damaged",
+					  "its entry was deleted; the ledger has it open");
+		if (!entry || json_array_append_new(entries, entry) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* receipts/<id>.json, its SHA-256 over the file's bytes and, when ret_doc,
+ * the parsed document. -ENOENT when there is no such receipt. */
+static int gate_read_receipt(struct store *store, uint64_t id, char hex[SHA256_HEX_SIZE],
+			     json_t **ret_doc, struct error *err)
+{
+	char name[32];
+	cleanup_free char *text = NULL;
+	size_t n;
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	if (faccessat(store->receipts_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	int r = file_read_capped(store->receipts_fd, name, GATE_RECEIPT_MAX_BYTES, &text, &n, err);
+	if (r < 0)
+		return r;
+	sha256_hex(text, n, hex);
+	return ret_doc ? jsonutil_parse_object(text, n, ret_doc, err) : 0;
+}
+
+static char *gate_json_text(json_t *v)
+{
+	return json_dumps(v ? v : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+/* The bytes an approver signs for an ack-approved close: the record's own
+ * fields, each JSON-encoded, one a line (docs/close-format.md). Verifying
+ * rebuilds them from the record, so an approval moved to another record,
+ * or a record edited after signing, does not verify. */
+static char *gate_close_message(json_t *record)
+{
+	static const char *const keys[] = { "receipt", "failed_sha256", "scope", "move", "reason",
+					    "closed_at" };
+	char *msg = strdup(GATE_CLOSE_SCHEMA "\n");
+
+	for (size_t i = 0; msg && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		cleanup_free char *v = gate_json_text(json_object_get(record, keys[i]));
+		char *next = NULL;
+		if (!v || asprintf(&next, "%s%s=%s\n", msg, keys[i], v) < 0)
+			next = NULL;
+		free(msg);
+		msg = next;
+	}
+	return msg;
+}
+
+/* Whether receipt doc says it closed failure id by move. */
+static bool gate_receipt_closes(json_t *doc, uint64_t id, const char *move)
+{
+	json_t *gate = json_object_get(doc, "gate");
+	size_t i;
+	json_t *c;
+
+	if (!json_is_true(json_object_get(gate, "verified")))
+		return false;
+	json_array_foreach(json_object_get(gate, "closes"), i, c) {
+		const char *m = jsonutil_str(c, "move");
+		if ((uint64_t)json_integer_value(json_object_get(c, "receipt")) == id && m &&
+		    strcmp(m, move) == 0)
+			return true;
+	}
+	return false;
+}
+
+int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry,
+		     struct error *why)
+{
+	struct error io = { 0 };
+	const char *schema = jsonutil_str(record, "schema");
+	const char *move = jsonutil_str(record, "move");
+	json_t *rid = json_object_get(record, "receipt");
+
+	if (!schema || strcmp(schema, GATE_CLOSE_SCHEMA) != 0)
+		return error_set(why, EBADMSG, "it is not an %s record", GATE_CLOSE_SCHEMA);
+	if (!json_is_integer(rid) || (uint64_t)json_integer_value(rid) != id)
+		return error_set(why, EBADMSG, "it is about receipt %lld, not %llu",
+				 (long long)json_integer_value(rid), (unsigned long long)id);
+
+	/* The failed receipt, when it was written, is the one the close names. */
+	char failed_hex[SHA256_HEX_SIZE];
+	cleanup_with(json_decrefp) json_t *failed = NULL;
+	json_t *failed_sha = json_object_get(record, "failed_sha256");
+	int r = gate_read_receipt(store, id, failed_hex, &failed, &io);
+	if (r == -ENOENT) {
+		if (!json_is_null(failed_sha))
+			return error_set(why, EBADMSG,
+					 "it names a digest of receipt %llu, which does not exist",
+					 (unsigned long long)id);
+	} else if (r < 0) {
+		return error_set(why, EBADMSG, "receipt %llu cannot be read: %.200s",
+				 (unsigned long long)id, io.msg);
+	} else if (!json_is_string(failed_sha) ||
+		   strcmp(json_string_value(failed_sha), failed_hex) != 0) {
+		return error_set(why, EBADMSG,
+				 "receipt %llu does not have the digest it names (failed_sha256)",
+				 (unsigned long long)id);
+	}
+
+	if (move && (strcmp(move, "rerun") == 0 || strcmp(move, "fixes") == 0)) {
+		json_t *by_v = json_object_get(record, "by_receipt");
+		const char *by_sha = jsonutil_str(record, "by_sha256");
+		uint64_t by = json_is_integer(by_v) ? (uint64_t)json_integer_value(by_v) : 0;
+		char by_hex[SHA256_HEX_SIZE];
+		cleanup_with(json_decrefp) json_t *doc = NULL;
+		if (by <= id)
+			return error_set(why, EBADMSG, "it names no later closing receipt");
+		r = gate_read_receipt(store, by, by_hex, &doc, &io);
+		if (r == -ENOENT)
+			return error_set(why, EBADMSG, "its closing receipt %llu does not exist",
+					 (unsigned long long)by);
+		if (r < 0)
+			return error_set(why, EBADMSG, "its closing receipt %llu cannot be read: %.200s",
+					 (unsigned long long)by, io.msg);
+		if (!by_sha || strcmp(by_sha, by_hex) != 0)
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu does not have the digest it names (by_sha256)",
+					 (unsigned long long)by);
+		if ((uint64_t)json_integer_value(json_object_get(doc, "id")) != by ||
+		    !gate_receipt_succeeded(doc) || !gate_receipt_closes(doc, id, move))
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu is not a verified success that closes %llu by %s",
+					 (unsigned long long)by, (unsigned long long)id, move);
+		/* Since receipt/2 only the re-run of the failure closes it by
+		 * "fixes" (the --fixes run itself closes nothing). */
+		const char *doc_schema = jsonutil_str(doc, "schema");
+		json_t *rerun_of = json_object_get(json_object_get(doc, "gate"), "rerun_of");
+		if (strcmp(move, "fixes") == 0 && doc_schema &&
+		    strcmp(doc_schema, "airlock.receipt/1") != 0 &&
+		    (!json_is_integer(rerun_of) || (uint64_t)json_integer_value(rerun_of) != id))
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu is not the re-run of %llu",
+					 (unsigned long long)by, (unsigned long long)id);
+		return 0;
+	}
+	if (move && strcmp(move, "ack-read-only") == 0) {
+		json_t *source = failed ? failed : entry;
+		const char *reason = jsonutil_str(record, "reason");
+		cleanup_with(rules_freep) struct rules *rules = NULL;
+		struct rules_verdict v;
+		if (!reason || !*reason)
+			return error_set(why, EBADMSG, "an acknowledgement without a reason");
+		if (!source || rules_load_default(&rules, &io) < 0)
+			return error_set(why, EBADMSG, "the failed command cannot be judged");
+		gate_entry_verdict(rules, source, &v);
+		if (v.risk != 1)
+			return error_set(why, EBADMSG,
+					 "the failed command is risk %d (rule %s), not read-only",
+					 v.risk, v.rule);
+		return 0;
+	}
+	if (move && strcmp(move, "ack-approved") == 0) {
+		json_t *approval = json_object_get(record, "approval");
+		const char *key = jsonutil_str(approval, "public_key");
+		cleanup_free char *msg = gate_close_message(record);
+		if (!msg)
+			return error_set(why, ENOMEM, "out of memory");
+		if (!key || !approver_trusts(store, key))
+			return error_set(why, EBADMSG,
+					 "it is signed by %.16s, which is not the enrolled approver",
+					 key ? key : "no key");
+		if (!approver_verify_key(key, msg, jsonutil_str(approval, "signature")))
+			return error_set(why, EBADMSG, "its approver signature does not verify");
+		return 0;
+	}
+	return error_set(why, EBADMSG, "it names no move airlock makes");
+}
+
+/* Whether failure id is closed: 1 by a valid record, 0 when there is no
+ * record, -1 when the record is rejected (why says so). */
+static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, struct error *why)
+{
+	char name[64];
+	cleanup_with(json_decrefp) json_t *record = NULL;
+
+	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
+	if (faccessat(store->dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : (error_set_errno(why, errno, "%s", name), -1);
+	if (!gate_is_closed(store, id)) {
+		error_set(why, EPERM, "the ledger does not back %s", name);
+		return -1;
+	}
+	if (gate_read_json(store->dir_fd, name, &record, why) < 0)
+		return -1;
+	return gate_close_check(store, id, record, entry, why) == 0 ? 1 : -1;
+}
+
+/* A failure of entry_scope, seen from scope: its own, one nested below it,
+ * or one of an enclosing scope that covered scope when it failed (its cwd
+ * is inside, or entry_scope is a git root and every marker in between is
+ * newer than its run). */
+static bool gate_entry_visible(const char *scope, json_t *entry, const char *entry_scope)
+{
+	if (path_is_under(entry_scope, scope))
+		return true;
+	if (!path_is_under(scope, entry_scope))
+		return false;
+	const char *cwd = jsonutil_str(entry, "cwd");
+	if (cwd && cwd[0] == '/' && path_is_under(cwd, scope))
+		return true;
+	/* A scope without a .git is a directory alone, not a tree: it never
+	 * covered the directories below it. */
+	uint64_t born;
+	if (!gate_marker(entry_scope, &born))
+		return false;
+	json_int_t started = json_integer_value(json_object_get(entry, "started_ns"));
+	return gate_markers_newer(scope, entry_scope, started > 0 ? (uint64_t)started : 0);
+}
+
+/* The open failures in one gate/open/<key>/ directory that scope sees.
+ * dir_scope: the scope the directory is for, when known. */
+static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope, bool own,
+			 const char *scope, json_t *entries, struct error *err)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+	cleanup_closedir DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		uint64_t id;
+		if (!parse_entry_name(de->d_name, &id))
+			continue;
+		json_t *entry = NULL;
+		struct error ignored = { 0 };
+		if (gate_read_json(dirfd(d), de->d_name, &entry, &ignored) < 0) {
+			if (!dir_scope)
+				continue; /* whose it is cannot be told */
+			/* Unreadable but present: it still counts as open. */
+			entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
+					  "receipt", (json_int_t)id, "scope", dir_scope, "damaged",
+					  ignored.msg);
+			if (!entry)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+		const char *entry_scope = jsonutil_str(entry, "scope");
+		if (!entry_scope)
+			entry_scope = dir_scope;
+		if (!own && (!entry_scope || !gate_entry_visible(scope, entry, entry_scope))) {
+			json_decref(entry);
+			continue;
+		}
+		struct error why = { 0 };
+		int closed = gate_closed_state(store, id, entry, &why);
+		if (closed > 0) {
+			/* A close that crashed before removing the entry. */
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+			json_decref(entry);
+			continue;
+		}
+		if (closed < 0)
+			json_object_set_new(entry, "close_rejected", json_string(why.msg));
+		if (json_array_append_new(entries, entry) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
+		   struct error *err)
+{
+	char own[64];
+	cleanup_with(json_decrefp) json_t *entries = json_array();
+
+	if (!entries)
+		return error_set(err, ENOMEM, "out of memory");
+	gate_scope_dir(scope, own);
+	const char *own_key = own + strlen("gate/open/");
+	int fd = gate_open_dir(store, "gate/open", false, err);
+	if (fd == -ENOENT) {
+		/* Even with gate/open/ removed whole, the ledger's open failures
+		 * stay open. */
+		if (gate_add_deleted(store, scope, own, entries, err) < 0)
+			return -ENOMEM;
+		*ret_entries = TAKE_PTR(entries);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	cleanup_closedir DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+	}
+	/* One directory per scope with open failures: its own, and those of
+	 * scopes nested below it or enclosing it count. */
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		cleanup_close int key_fd =
+			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (key_fd < 0)
+			continue;
+		bool own_dir = strcmp(de->d_name, own_key) == 0;
+		cleanup_free char *dir_scope = NULL;
+		if (own_dir) {
+			dir_scope = strdup(scope);
+		} else {
+			size_t n;
+			struct error ignored = { 0 };
+			if (file_read_capped(key_fd, "scope", PATH_MAX, &dir_scope, &n, &ignored) == 0 &&
+			    (strlen(dir_scope) != n || dir_scope[0] != '/' ||
+			     (!path_is_under(dir_scope, scope) && !path_is_under(scope, dir_scope))))
+				continue; /* a scope beside this one */
+		}
+		int r = gate_list_dir(store, key_fd, dir_scope, own_dir, scope, entries, err);
+		if (r < 0)
+			return r;
+	}
+	if (gate_add_deleted(store, scope, own, entries, err) < 0)
+		return -ENOMEM;
+	if (jsonutil_array_sort(entries, compare_newest_first) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_entries = TAKE_PTR(entries);
+	return 0;
+}
+
+int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err)
+{
+	char name[32];
+	cleanup_close int fd = gate_open_dir(store, "gate/open", false, err);
+
+	if (fd < 0)
+		return fd;
+	cleanup_closedir DIR *d = fdopendir(fd);
+	if (!d)
+		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+	fd = -1; /* owned by d now */
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		cleanup_close int scope_fd =
+			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (scope_fd < 0 || faccessat(scope_fd, name, F_OK, 0) < 0)
+			continue;
+		cleanup_with(json_decrefp) json_t *entry = NULL;
+		int r = gate_read_json(scope_fd, name, &entry, err);
+		if (r < 0)
+			return r;
+		struct error why = { 0 };
+		int closed = gate_closed_state(store, id, entry, &why);
+		if (closed > 0) {
+			(void)unlinkat(scope_fd, name, 0);
+			return -ENOENT;
+		}
+		if (closed < 0)
+			json_object_set_new(entry, "close_rejected", json_string(why.msg));
+		*ret_entry = TAKE_PTR(entry);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
+	if (faccessat(store->dir_fd, name, F_OK, 0) < 0)
+		return -ENOENT;
+	return gate_read_json(store->dir_fd, name, ret_record, err);
+}
+
+/* A scope directory left without failures goes, so that listing gate/open/
+ * costs what is open, not every scope that ever failed. An opener racing
+ * with this makes it again (gate_prepare); an entry that lands between the
+ * two steps keeps it, and its scope file is put back. */
+static void gate_prune_scope_dir(struct store *store, const char *rel, int fd, const char *scope)
+{
+	int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dup_fd < 0)
+		return;
+	cleanup_closedir DIR *d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "scope") != 0)
+			return;
+	(void)unlinkat(fd, "scope", 0);
+	if (unlinkat(store->dir_fd, rel, AT_REMOVEDIR) < 0) {
+		struct error ignored = { 0 };
+		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600, store->durable,
+					&ignored);
+	}
+}
+
+/* A close record that does not hold goes to gate/rejected/, kept for
+ * whoever looks into how it got there, so the honest close can be written. */
+static int gate_reject_record(struct store *store, int closed_fd, const char *name,
+			      struct error *err)
+{
+	char aside[96];
+
+	cleanup_close int fd = gate_open_dir(store, "gate/rejected", true, err);
+	if (fd < 0)
+		return fd;
+	snprintf(aside, sizeof(aside), "%.*s.%llu.json", (int)(strlen(name) - strlen(".json")),
+		 name, (unsigned long long)clock_realtime_ns());
+	if (renameat(closed_fd, name, fd, aside) < 0 && errno != ENOENT)
+		return error_set_errno(err, errno, "move %s/gate/closed/%s aside", store->path, name);
+	return 0;
+}
+
+int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+	       const char *reason, const struct approver *approver, const char *passphrase,
+	       struct error *err)
+{
+	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
+	const char *scope = jsonutil_str(entry, "scope");
+	char now[64], name[32], dir[64], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
+	struct error ignored = { 0 };
+
+	if (!scope)
+		return error_set(err, EINVAL, "open failure %llu names no scope",
+				 (unsigned long long)id);
+	bool has_failed = gate_read_receipt(store, id, failed_hex, NULL, &ignored) == 0;
+	if (by_receipt) {
+		int r = gate_read_receipt(store, by_receipt, by_hex, NULL, err);
+		if (r < 0)
+			return error_prefix(err, "close failure %llu: closing receipt %llu",
+					    (unsigned long long)id, (unsigned long long)by_receipt);
+	}
+	/* The approver in effect, for whoever audits the record later. */
+	struct approver_check check = { 0 };
+	(void)approver_check(store, &check, &ignored);
+	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
+	cleanup_with(json_decrefp) json_t *record = json_pack(
+		"{s:s, s:I, s:s, s:s, s:s?, s:o?, s:s?, s:s?, s:s?, s:s}", "schema",
+		GATE_CLOSE_SCHEMA, "receipt", (json_int_t)id, "scope", scope, "move", move,
+		"failed_sha256", has_failed ? failed_hex : NULL, "by_receipt",
+		by_receipt ? json_integer((json_int_t)by_receipt) : NULL, "by_sha256",
+		by_receipt ? by_hex : NULL, "reason", reason, "approver",
+		check.trusted[0] ? check.trusted : NULL, "closed_at", now);
+	if (!record)
+		return error_set(err, ENOMEM, "out of memory");
+	if (!has_failed)
+		json_object_set_new(record, "failed_sha256", json_null());
+	if (approver) {
+		cleanup_free char *message = gate_close_message(record);
+		json_t *approval = NULL;
+		if (!message)
+			return error_set(err, ENOMEM, "out of memory");
+		int r = approver_sign(approver, passphrase, message, &approval, err);
+		if (r < 0)
+			return r;
+		json_object_set_new(record, "approval", approval);
+	}
+	cleanup_close int closed_fd = gate_open_dir(store, "gate/closed", true, err);
+	if (closed_fd < 0)
+		return closed_fd;
+	char rel[64], id_text[24];
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	snprintf(rel, sizeof(rel), "gate/closed/%s", name);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	cleanup_free char *text = jsonutil_dump_line(record);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	/* The record first: a crash after it leaves an entry the listing
+	 * recognises as closed. Two closers race on RENAME_NOREPLACE; one wins.
+	 * A record already there counts only when it holds. Through the one
+	 * commit path: the ledger backs the record. */
+	int r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false, err);
+	for (int tries = 0; r == -EEXIST && tries < 2; tries++) {
+		struct error why = { 0 };
+		if (gate_closed_state(store, id, entry, &why) > 0)
+			return 0;
+		*err = (struct error){ 0 };
+		r = gate_reject_record(store, closed_fd, name, err);
+		if (r == 0)
+			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false, err);
+	}
+	if (r < 0)
+		return error_prefix(err, "close failure %llu", (unsigned long long)id);
+	gate_scope_dir(scope, dir);
+	cleanup_close int open_fd = gate_open_dir(store, dir, false, err);
+	if (open_fd >= 0) {
+		(void)unlinkat(open_fd, name, 0);
+		gate_prune_scope_dir(store, dir, open_fd, scope);
+	}
+	return 0;
+}
+
+static bool gate_word_is_trivial(const struct policy *policy, const char *word)
+{
+	const char *slash = strrchr(word, '/');
+
+	return strv_contains(policy->gate_trivial, slash ? slash + 1 : word);
+}
+
+bool gate_is_trivial(const struct policy *policy, const struct rules *rules, char *const *argv)
+{
+	char *const *cmd = rules_strip_wrappers(rules, argv);
+	if (!cmd)
+		return true; /* only wrappers: `env`, `nice` */
+	const char *script = rules_shell_script(rules, cmd);
+	if (!script)
+		return gate_word_is_trivial(policy, cmd[0]);
+	/* A script is trivial when every command in it is. */
+	struct shell_script s;
+	bool trivial = shell_script_parse(script, strlen(script), &s) == 0;
+	for (size_t i = 0; trivial && i < s.n_commands; i++)
+		trivial = gate_is_trivial(policy, rules, s.commands[i].argv);
+	shell_script_release(&s);
+	return trivial;
+}
+
+static void gate_entry_verdict(const struct rules *rules, json_t *entry,
+			       struct rules_verdict *ret)
+{
+	const char *shell = jsonutil_str(entry, "shell");
+
+	if (shell) {
+		rules_classify_shell(rules, shell, ret);
+		return;
+	}
+	cleanup_strv char **words = jsonutil_strv_from_array(json_object_get(entry, "argv"));
+	rules_classify(rules, words, ret);
+}
+
+/* ack decides from the open entry (its command's risk): one the ledger does
+ * not back (rewritten to look read-only) is refused. */
+static int gate_entry_backed(struct store *store, json_t *entry, struct error *err)
+{
+	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
+	const char *scope = jsonutil_str(entry, "scope");
+	char dir[64], rel[128], id_text[24], what[48];
+
+	if (!scope || json_object_get(entry, "damaged"))
+		return error_set(err, EPERM, "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
+				 (unsigned long long)id);
+	gate_scope_dir(scope, dir);
+	snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	snprintf(what, sizeof(what), "open failure %llu", (unsigned long long)id);
+	return ledger_require(store, LEDGER_GATE_OPEN, id_text, rel, EPERM, what, NULL,
+			      "refusing to trust it", err);
+}
+
+int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,
+	     const char *passphrase, struct gate_ack_result *ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *entry = NULL;
+	*ret = (struct gate_ack_result){ 0 };
+
+	if (!reason || !*reason)
+		return error_set(err, EINVAL, "an acknowledgement needs a reason");
+	int r = gate_find_open(store, id, &entry, err);
+	if (r == -ENOENT)
+		return error_set(err, ENOENT, "receipt %llu is not an open failure",
+				 (unsigned long long)id);
+	if (r < 0)
+		return r;
+	r = gate_entry_backed(store, entry, err);
+	if (r < 0)
+		return r;
+	gate_entry_verdict(rules, entry, &ret->verdict);
+	if (ret->verdict.risk == 1) {
+		ret->move = "ack-read-only";
+		return gate_close(store, entry, ret->move, 0, reason, NULL, NULL, err);
+	}
+	if (!passphrase) {
+		ret->needs_approval = true;
+		return error_set(err, EACCES,
+				 "receipt %llu ran a command of risk %d (%s, rule %s): acknowledging it needs the approver",
+				 (unsigned long long)id, ret->verdict.risk, ret->verdict.level,
+				 ret->verdict.rule);
+	}
+	/* Only the approver airlock enrolled signs: not one put in place of
+	 * approver.json behind its back (core/gate/approver.h). */
+	cleanup_with(approver_release) struct approver approver = { 0 };
+	r = approver_load_in_effect(store, &approver, err);
+	if (r < 0)
+		return r;
+	r = gate_close(store, entry, "ack-approved", 0, reason, &approver, passphrase, err);
+	if (r < 0)
+		return r;
+	approver_fingerprint(&approver, ret->fingerprint);
+	ret->move = "ack-approved";
+	return 0;
+}

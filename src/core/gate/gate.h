@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/gate/approver.h"
+#include "core/policy/policy.h"
+#include "core/policy/rules.h"
+#include "core/store/store.h"
+
+/* The gate (docs/gate.md). A receipt that failed opens a failure in its
+ * scope (the git root of its cwd, else the cwd); the failure stays open until
+ * an honest move closes it:
+ *   rerun          the same argv, in the same cwd, with the same expected
+ *                  exits, later succeeds (the environment was repaired);
+ *   fixes          a run that names it (--fixes ID) exits 0, and then the
+ *                  failed command, re-run exactly (the same executable,
+ *                  argv bytes, cwd, expectations and policy), succeeds;
+ *   ack-read-only  `airlock ack`, where the failed command was read-only;
+ *   ack-approved   `airlock ack` with the approver's passphrase.
+ * State lives in the state directory:
+ *   gate/open/<scope key>/<id>.json   one file per open failure
+ *   gate/closed/<id>.json             how it was closed, never rewritten
+ * so checking a scope reads one small directory, whatever the number of
+ * receipts. */
+
+#define GATE_FAILURE_SCHEMA "airlock.gate-failure/1"
+#define GATE_CLOSE_SCHEMA   "airlock.gate-close/2"
+#define GATE_MAX_CLOSES	    16
+
+/* The git root above dir (a directory holding .git), else dir itself. */
+int gate_scope(const char *dir, char **ret_scope, struct error *err);
+/* The same, counting only .git markers that appeared before born_before_ns
+ * (a realtime clock value): a scope the failing command made itself does
+ * not scope its failure. */
+int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope,
+		      struct error *err);
+
+/* What one receipt does to the gate; filled by gate_prepare(). */
+struct gate_effect {
+	char *scope;
+	bool opened;
+	uint64_t fixes; /* 0: names no failure */
+	bool trivial; /* fixes was attempted with a trivial command (a note only) */
+	/* The fix run succeeded and the failure it names is still open: the
+	 * caller re-runs that failure (rerun: the id it allocated for it). */
+	bool needs_rerun;
+	uint64_t rerun;
+	uint64_t rerun_of, fix; /* this receipt is the re-run of rerun_of for fix */
+	bool verified; /* airlock ran it, or the host's status is not masked */
+	uint64_t closes[GATE_MAX_CLOSES];
+	const char *moves[GATE_MAX_CLOSES];
+	size_t n_closes;
+	char note[256]; /* why --fixes closed nothing, if it did not */
+};
+void gate_effect_release(struct gate_effect *e);
+
+/* Decides what receipt (a receipt document) does in scope. A receipt that
+ * succeeds closes the failures whose command it ran again exactly (rerun:
+ * gate_same_command), and, when it is the re-run of rerun_of, that one (fixes).
+ * A --fixes run (fixes) closes nothing itself: it sets needs_rerun. A re-run
+ * that fails opens nothing: the failure it re-ran stays open. A failure's entry
+ * records the failed command's risk by rules (when given), so `airlock gate`
+ * can say which kind of ack applies without loading them. A failure is
+ * opened at once (before the receipt is written, so a crash in between
+ * leaves the gate closed, not open to anything); closes wait for
+ * gate_commit(). */
+int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+		 bool verified, struct gate_effect *ret, struct error *err);
+/* Whether receipt ran the failure's command again exactly: the same argv
+ * bytes, cwd, expected exits, resolved executable (path and identity, not
+ * changed during the run), policy (origin and digest) and sandbox profile. */
+bool gate_same_command(json_t *entry, json_t *receipt);
+json_t *gate_effect_to_json(const struct gate_effect *e);
+/* Once the receipt is written: records and applies its closes. */
+int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+		struct error *err);
+
+/* The open failures scope sees, newest first: its own, those of scopes
+ * nested below it, and those of an enclosing scope that covered it when
+ * they failed (their cwd is inside it, or its .git appeared later). An
+ * entry whose close record does not hold (gate_close_check) stays open and
+ * carries "close_rejected", the reason. */
+int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
+		   struct error *err);
+/* The open failure with this receipt id, in any scope; -ENOENT when none. */
+int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
+/* The close record of a failure; -ENOENT when it is not closed. */
+int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
+/* Closes the open failure entry by move; by_receipt 0 for acks. With
+ * approver, the record is signed with passphrase's key (ack-approved). A
+ * record already in place that does not hold is moved to gate/rejected/. */
+int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+	       const char *reason, const struct approver *approver, const char *passphrase,
+	       struct error *err);
+
+/* Whether record (a gate/closed/<id>.json document) is a valid close of
+ * failure id (docs/close-format.md); entry is its open entry, when there
+ * is one. Valid means: the failed receipt, when it exists, has the digest
+ * the record names; and by move,
+ *   rerun, fixes    the closing receipt exists with the digest the record
+ *                   names, is later, succeeded, is verified, and its
+ *                   gate.closes names this failure with this move;
+ *   ack-read-only   the failed command is read-only by the built-in rules;
+ *   ack-approved    the signature verifies, over the record's canonical
+ *                   encoding, by a key the approver pin trusts.
+ * Returns 0, or -EBADMSG with why set. It is the one place that decides:
+ * the ledger (issue 14) extends it by also requiring the digests it names
+ * to be in the log. */
+int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry,
+		     struct error *why);
+
+/* `airlock ack ID --reason TEXT`. A failure whose command the rules call
+ * read-only (risk 1) closes with the reason alone (ack-read-only); any other
+ * needs the approver's passphrase (ack-approved, signed). Without one,
+ * returns -EACCES with needs_approval set, so the front end can ask the human
+ * and call again. -ENOENT: no such open failure. */
+struct gate_ack_result {
+	bool needs_approval;
+	const char *move;
+	struct rules_verdict verdict; /* of the failed command */
+	char fingerprint[20]; /* the approver's, when one signed */
+};
+int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,
+	     const char *passphrase, struct gate_ack_result *ret, struct error *err);
+
+/* Whether argv is a trivial success by the policy's gate.trivial list,
+ * seen through wrappers and `sh -c` scripts (rules give both). */
+bool gate_is_trivial(const struct policy *policy, const struct rules *rules, char *const *argv);

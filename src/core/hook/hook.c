@@ -1,0 +1,1998 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/hook/hook.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/capture.h"
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/path.h"
+#include "basic/sha256.h"
+#include "basic/strv.h"
+#include "basic/text.h"
+#include "core/gate/gate.h"
+#include "core/host/hostview.h"
+#include "core/store/jsonutil.h"
+#include "core/hook/patchpaths.h"
+#include "core/policy/policy.h"
+#include "core/record/receipt.h"
+#include "core/policy/rules.h"
+#include "core/policy/shellwords.h"
+#include "core/store/store.h"
+#include "sandbox/sandbox.h"
+
+/* Everything one hook invocation needs, released in one place. */
+struct hook_state {
+	const struct hook_context *ctx;
+	enum agenthost host;
+	json_t *payload;
+	struct store *store;
+	struct rules *rules;
+	struct policy *policy;
+	char *scope;
+	json_t *open; /* the scope's open failures, newest first */
+};
+
+static void hook_state_release(struct hook_state *st)
+{
+	json_decref(st->payload);
+	json_decref(st->open);
+	store_free(st->store);
+	rules_free(st->rules);
+	policy_free(st->policy);
+	free(st->scope);
+}
+
+/* The string at key, or fallback when there is none. */
+static const char *jstr_or(json_t *obj, const char *key, const char *fallback)
+{
+	const char *s = jsonutil_str(obj, key);
+
+	return s ? s : fallback;
+}
+
+/* The host shows the message in its terminal, and it quotes what the
+ * command chose (its output's last lines, its argv, paths): it goes through
+ * text_for_terminal(), cut at a character boundary to fit. Without memory,
+ * every byte that is not printable ASCII becomes '?'. */
+static void hook_message_for_terminal(char *msg, size_t size)
+{
+	size_t len;
+	cleanup_free char *safe = text_for_terminal(msg, strlen(msg), &len);
+
+	if (!safe) {
+		for (char *c = msg; *c; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t') ||
+			    (unsigned char)*c >= 0x7f)
+				*c = '?';
+		return;
+	}
+	if (len >= size) {
+		len = size - 1;
+		while (len > 0 && ((unsigned char)safe[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(msg, safe, len);
+	msg[len] = '\0';
+}
+
+static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const char *fmt, ...)
+{
+	va_list ap;
+
+	ret->decision = d;
+	va_start(ap, fmt);
+	vsnprintf(ret->message, sizeof(ret->message), fmt, ap);
+	va_end(ap);
+	hook_message_for_terminal(ret->message, sizeof(ret->message));
+}
+
+static bool hook_is_shell_tool(enum agenthost host, const char *tool)
+{
+	return agenthost_tool_in(agenthost_get(host)->shell_tools, tool);
+}
+
+/* The command string a shell tool was given; Codex may send an argv array,
+ * which is joined with single quotes so the shell reading finds it plain. */
+static char *hook_command(json_t *input)
+{
+	json_t *cmd = json_object_get(input, "command");
+
+	if (json_is_string(cmd))
+		return strdup(json_string_value(cmd));
+	if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+		return NULL;
+	size_t len = 1, i;
+	json_t *w;
+	json_array_foreach(cmd, i, w) {
+		if (!json_is_string(w))
+			return NULL;
+		len += 4 * json_string_length(w) + 3;
+	}
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	json_array_foreach(cmd, i, w) {
+		const char *t = json_string_value(w);
+		if (i)
+			*p++ = ' ';
+		*p++ = '\'';
+		for (; *t; t++) {
+			if (*t == '\'') {
+				memcpy(p, "'\\''", 4);
+				p += 4;
+			} else {
+				*p++ = *t;
+			}
+		}
+		*p++ = '\'';
+	}
+	*p = '\0';
+	return s;
+}
+
+static int hook_open_state(struct hook_state *st, bool create, struct error *err)
+{
+	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
+	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+
+	if (!dir)
+		return error_set(err, ENOENT, "no state directory (set AIRLOCK_STATE_DIR or HOME)");
+	int r = store_open(dir, create, &st->store, err);
+	if (r == -ENOENT && !create)
+		return 0; /* nothing recorded yet: nothing is open */
+	return r;
+}
+
+static int hook_load_gate(struct hook_state *st, struct error *err)
+{
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
+
+	if (!cwd && !here)
+		return error_set_errno(err, errno, "the payload has no cwd and neither has airlock");
+	int r = gate_scope(cwd ? cwd : here, &st->scope, err);
+	if (r < 0)
+		return r;
+	if (!st->store) {
+		st->open = json_array();
+		return st->open ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
+	return gate_list_open(st->store, st->scope, &st->open, err);
+}
+
+static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
+{
+	json_t *e = json_array_get(st->open, 0);
+	json_t *code = json_object_get(e, "exit_code");
+	const char *shell = jsonutil_str(e, "shell");
+	cleanup_free char *argv = shell ? NULL : json_dumps(json_object_get(e, "argv"), JSON_COMPACT);
+	char exit_text[32] = "";
+	size_t n = json_array_size(st->open);
+
+	if (json_is_integer(code))
+		snprintf(exit_text, sizeof(exit_text), " exit %lld", (long long)json_integer_value(code));
+	snprintf(buf, size,
+		 "airlock receipt %lld is an open failure in %s: %s%s (%s%s). %s%.1200s%s"
+		 "It closes when the same command succeeds again, when `airlock run --fixes %lld -- CMD` "
+		 "exits 0 and the failed command, which airlock then re-runs exactly, succeeds, or when it is acknowledged "
+		 "(`airlock gate` lists the ways).%s",
+		 (long long)json_integer_value(json_object_get(e, "receipt")), st->scope,
+		 shell ? shell : argv ? argv : "?", "", jstr_or(e, "status", "failed"), exit_text,
+		 jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "Its last output lines: \"" : "",
+		 jstr_or(e, "tail", ""), jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "\". " : "",
+		 (long long)json_integer_value(json_object_get(e, "receipt")),
+		 n > 1 ? " Other failures are open too; `airlock gate` lists them." : "");
+}
+
+/* Whether id_text is the id of an open failure of the scope. */
+static bool hook_is_open_id(struct hook_state *st, const char *id_text)
+{
+	char *end;
+
+	if (!id_text || id_text[0] < '1' || id_text[0] > '9')
+		return false;
+	errno = 0;
+	unsigned long long id = strtoull(id_text, &end, 10);
+	if (errno || *end)
+		return false;
+	size_t i;
+	json_t *e;
+	json_array_foreach(st->open, i, e)
+		if ((unsigned long long)json_integer_value(json_object_get(e, "receipt")) == id)
+			return true;
+	return false;
+}
+
+/* The payload's cwd, where the host's shell runs the command. */
+static const char *hook_cwd(struct hook_state *st, char **buf)
+{
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+
+	return cwd ? cwd : (*buf = getcwd(NULL, 0));
+}
+
+/* argv0 is this airlock binary: found as the host's shell finds it (the
+ * hook's PATH, the payload's cwd), it is the file /proc/self/exe is, by
+ * device and inode. A script that is called airlock is not. */
+static bool hook_is_this_airlock(struct hook_state *st, const char *argv0)
+{
+	cleanup_free char *here = NULL, *path = NULL;
+	const char *cwd = hook_cwd(st, &here);
+	struct stat self, found;
+
+	if (!cwd || stat("/proc/self/exe", &self) < 0 ||
+	    sandbox_resolve_command(argv0, strv_env_get(st->ctx->environ_, "PATH"), cwd, &path) < 0)
+		return false;
+	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return cwd_fd >= 0 && fstatat(cwd_fd, path, &found, 0) == 0 && S_ISREG(found.st_mode) &&
+	       found.st_dev == self.st_dev && found.st_ino == self.st_ino;
+}
+
+/* --workspace DIR for a --fixes run: inside the scope, resolved from the
+ * payload's cwd (a narrower writable tree weakens nothing). */
+static bool hook_workspace_in_scope(struct hook_state *st, const char *dir)
+{
+	cleanup_free char *here = NULL, *joined = NULL, *real = NULL;
+	const char *cwd = hook_cwd(st, &here);
+
+	if (!cwd || !*dir)
+		return false;
+	joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
+	real = joined ? realpath(joined, NULL) : NULL;
+	return real && path_is_under(real, st->scope);
+}
+
+/* The options of `airlock run` that cannot weaken the quarantine, the gate
+ * or the record, by exact name: GNU abbreviations (--sand=none) are refused
+ * rather than resolved. Missing here, so refused: --sandbox none,
+ * --policy, --state-dir, --allow-workspace, --env-force, --net host,
+ * --expect-delete. */
+static const struct {
+	const char *name;
+	bool value;
+} hook_fix_options[] = {
+	{ "cwd", true },    { "timeout", true }, { "kill-after", true }, { "env", true },
+	{ "expect", true }, { "expect-exit", true }, { "job-id", true }, { "why", true },
+	{ "json", false },  { "tee", false },    { "spill", false },	   { "sandbox", true },
+	{ "net", true },    { "workspace", true }, { "fixes", true },
+};
+
+/* One option word (and its value) of a --fixes run: 1 and *ret_used words
+ * when it is harmless, 0 when not. */
+static bool hook_fix_option(struct hook_state *st, char *const *argv, size_t *ret_used,
+			    const char **ret_fixes)
+{
+	const char *word = argv[0] + 2, *eq = strchr(word, '=');
+	size_t len = eq ? (size_t)(eq - word) : strlen(word);
+
+	for (size_t i = 0; i < ARRAY_SIZE(hook_fix_options); i++) {
+		const char *name = hook_fix_options[i].name;
+		if (strlen(name) != len || strncmp(word, name, len) != 0)
+			continue;
+		if (!hook_fix_options[i].value) {
+			*ret_used = 1;
+			return !eq;
+		}
+		const char *value = eq ? eq + 1 : argv[1];
+		*ret_used = eq ? 1 : 2;
+		if (!value)
+			return false;
+		if (strcmp(name, "sandbox") == 0)
+			return strcmp(value, "default") == 0;
+		if (strcmp(name, "net") == 0)
+			return strcmp(value, "none") == 0;
+		if (strcmp(name, "workspace") == 0)
+			return hook_workspace_in_scope(st, value);
+		if (strcmp(name, "fixes") == 0) {
+			if (*ret_fixes)
+				return false; /* named twice: which one counts is getopt's call */
+			*ret_fixes = value;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* `airlock run [HARMLESS OPTIONS] --fixes ID ... -- CMD` or `airlock ack ID
+ * --reason TEXT` (argv, run by this airlock binary), for a failure open in
+ * the scope: the one kind of command that may pass while it is open. */
+static bool hook_names_open_failure(struct hook_state *st, char *const *argv)
+{
+	if (!argv[1])
+		return false;
+	if (strcmp(argv[1], "ack") == 0) {
+		/* ack ID --reason TEXT, in any order; nothing else. */
+		const char *id = NULL;
+		for (size_t i = 2; argv[i]; i++) {
+			if (strcmp(argv[i], "--reason") == 0 && argv[i + 1])
+				i++;
+			else if (strncmp(argv[i], "--reason=", 9) == 0)
+				continue;
+			else if (argv[i][0] == '-' || id)
+				return false;
+			else
+				id = argv[i];
+		}
+		return hook_is_open_id(st, id);
+	}
+	if (strcmp(argv[1], "run") != 0)
+		return false;
+	const char *fixes = NULL;
+	for (size_t i = 2, used; argv[i] && strcmp(argv[i], "--") != 0; i += used) {
+		if (argv[i][0] != '-')
+			break; /* the command: getopt stops here ("+") */
+		if (argv[i][1] != '-' || !hook_fix_option(st, argv + i, &used, &fixes))
+			return false;
+	}
+	return hook_is_open_id(st, fixes);
+}
+
+/* airlock's read-only commands, with the options that choose nothing but
+ * what is printed (by exact name: abbreviations are refused, not resolved).
+ * Missing, so refused: --state-dir (another gate, another record), --policy,
+ * --rules (a file of the agent's choosing), ledger key and checkpoint
+ * (which create), and every other command. */
+struct hook_read_option {
+	const char *name;
+	bool value;
+};
+
+static const struct hook_read_option hook_gate_options[] = { { "json", false }, { "cwd", true }, { 0 } };
+static const struct hook_read_option hook_receipts_options[] = {
+	{ "failed", false }, { "last", true }, { "json", false }, { 0 }
+};
+static const struct hook_read_option hook_show_options[] = {
+	{ "stdout", false }, { "stderr", false }, { "offset", true }, { "limit", true }, { 0 }
+};
+static const struct hook_read_option hook_classify_options[] = { { "json", false }, { "shell", true }, { 0 } };
+static const struct hook_read_option hook_doctor_options[] = { { "workspace", true }, { 0 } };
+static const struct hook_read_option hook_ledger_options[] = { { "key", true }, { "checkpoint", true }, { 0 } };
+static const struct hook_read_option hook_no_options[] = { { 0 } };
+static const char *const hook_ledger_reads[] = { "verify", "prove", "consistency", NULL };
+
+static const struct hook_read_verb {
+	const char *verb;
+	const struct hook_read_option *options;
+	bool stop_at_operand; /* its getopt is "+": options end at the first operand */
+	bool no_operands;
+	const char *const *subs; /* the first operand is one of these */
+} hook_read_verbs[] = {
+	{ "gate", hook_gate_options, true, false, NULL },
+	{ "receipts", hook_receipts_options, true, false, NULL },
+	{ "show", hook_show_options, false, false, NULL },
+	{ "classify", hook_classify_options, true, false, NULL },
+	{ "doctor", hook_doctor_options, false, false, NULL },
+	{ "ledger", hook_ledger_options, false, false, hook_ledger_reads },
+	{ "help", hook_no_options, false, true, NULL },
+	{ "--help", hook_no_options, false, true, NULL },
+	{ "-h", hook_no_options, false, true, NULL },
+	{ "version", hook_no_options, false, true, NULL },
+	{ "--version", hook_no_options, false, true, NULL },
+};
+
+/* Whether argv (airlock's, argv[1] the command) is a read-only command of
+ * the table; *ret_bad names the first word that is not. */
+static bool hook_read_only(char *const *argv, const char **ret_bad)
+{
+	const struct hook_read_verb *v = NULL;
+
+	*ret_bad = argv[1];
+	for (size_t i = 0; argv[1] && i < ARRAY_SIZE(hook_read_verbs); i++)
+		if (strcmp(argv[1], hook_read_verbs[i].verb) == 0)
+			v = &hook_read_verbs[i];
+	if (!v)
+		return false;
+	bool operands = false, first = true;
+	for (size_t i = 2; argv[i]; i++) {
+		const char *w = argv[i];
+		bool operand = operands || w[0] != '-' || w[1] == '\0';
+		if (!operands && strcmp(w, "--") == 0) {
+			operands = true;
+			continue;
+		}
+		if (operand) {
+			*ret_bad = w;
+			if (v->no_operands || (first && v->subs && !agenthost_tool_in(v->subs, w)))
+				return false;
+			first = false;
+			operands = operands || v->stop_at_operand;
+			continue;
+		}
+		if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0)
+			continue;
+		*ret_bad = w;
+		if (w[1] != '-')
+			return false; /* no short option but -h is read-only */
+		const char *eq = strchr(w + 2, '=');
+		size_t len = eq ? (size_t)(eq - w - 2) : strlen(w + 2);
+		const struct hook_read_option *o = v->options;
+		while (o->name && (strlen(o->name) != len || strncmp(o->name, w + 2, len) != 0))
+			o++;
+		if (!o->name || (!o->value && eq) || (o->value && !eq && !argv[++i]))
+			return false;
+	}
+	return true;
+}
+
+/* How the hook takes a command that names airlock (docs/gate.md,
+ * "Routing"). */
+enum hook_airlock {
+	HOOK_AIRLOCK_NONE, /* no airlock of its own: judged and routed like any command */
+	HOOK_AIRLOCK_READ, /* this airlock, a read-only command: runs unrouted, as this binary */
+	HOOK_AIRLOCK_FIXES, /* this airlock naming an open failure (run --fixes, ack): the same */
+	HOOK_AIRLOCK_REFUSED, /* this airlock, anything else: refused */
+	HOOK_AIRLOCK_IMPOSTOR, /* a program called airlock that is not this binary */
+};
+
+/* argv0 is called airlock: its last path component, the way a reader of the
+ * command would take it. */
+static bool hook_named_airlock(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	return strcmp(base ? base + 1 : argv0, "airlock") == 0;
+}
+
+/* Whether any command of s, past its wrappers (env, nice, ...) and inside
+ * `sh -c SCRIPT`, is a program called airlock that is not this binary. */
+static bool hook_has_impostor(struct hook_state *st, const struct shell_script *s, unsigned depth)
+{
+	for (size_t i = 0; i < s->n_commands; i++) {
+		char *const *argv = rules_strip_wrappers(st->rules, s->commands[i].argv);
+		if (!argv)
+			continue;
+		if (hook_named_airlock(argv[0]) && !hook_is_this_airlock(st, argv[0]))
+			return true;
+		const char *script = depth < 4 ? rules_shell_script(st->rules, argv) : NULL;
+		if (!script)
+			continue;
+		struct shell_script inner;
+		bool found = shell_script_parse(script, strlen(script), &inner) == 0 &&
+			     hook_has_impostor(st, &inner, depth + 1);
+		shell_script_release(&inner);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/* Only this very airlock binary, asked for something harmless, runs outside
+ * the quarantine: a single plain command, no assignments, whose first word
+ * is called airlock and is found (through the hook's PATH, from the
+ * payload's cwd) to be the file /proc/self/exe is. *ret_bad: the word that
+ * made this airlock's command refused. */
+static enum hook_airlock hook_judge_airlock(struct hook_state *st, const struct shell_script *s,
+					    const char **ret_bad)
+{
+	*ret_bad = NULL;
+	if (s->plain && s->n_commands == 1 && !s->commands[0].assignments &&
+	    hook_named_airlock(s->commands[0].argv[0])) {
+		char *const *argv = s->commands[0].argv;
+		if (!hook_is_this_airlock(st, argv[0]))
+			return HOOK_AIRLOCK_IMPOSTOR;
+		if (hook_read_only(argv, ret_bad))
+			return HOOK_AIRLOCK_READ;
+		if (hook_names_open_failure(st, argv))
+			return HOOK_AIRLOCK_FIXES;
+		return HOOK_AIRLOCK_REFUSED;
+	}
+	return hook_has_impostor(st, s, 0) ? HOOK_AIRLOCK_IMPOSTOR : HOOK_AIRLOCK_NONE;
+}
+
+static void hook_masking_text(unsigned mask, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit <= SHELL_MASK_UNPARSED; bit <<= 1)
+		if (mask & bit)
+			used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s",
+						 used ? ", " : "", shell_mask_to_string(bit));
+}
+
+/* Where the host ran the command: Gemini's run_shell_command runs in
+ * tool_input.dir_path (relative to the payload's cwd), the others in cwd.
+ * NULL: the payload's cwd. */
+static char *hook_run_cwd(struct hook_state *st)
+{
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	const char *dir = jsonutil_str(json_object_get(st->payload, "tool_input"), "dir_path");
+
+	if (st->host != AGENTHOST_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
+		return NULL;
+	cleanup_free char *joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
+	char *real = joined ? realpath(joined, NULL) : NULL;
+	return real ? real : TAKE_PTR(joined);
+}
+
+/* path as the kernel will resolve it once the tool has created what is
+ * missing: the longest existing prefix through realpath() (every symlink
+ * followed), the rest lexically ("." dropped, ".." one up), because the
+ * tool creates those directories itself, as plain ones. A dangling symlink
+ * on the way is followed too: writing it creates its target. A relative
+ * path is relative to base (the process's cwd when NULL). NULL: out of
+ * memory, or more than 40 symlinks. */
+static char *hook_resolve_at(const char *base, const char *path, unsigned depth)
+{
+	cleanup_free char *here = NULL;
+
+	if (depth > 40)
+		return NULL;
+	if (path[0] != '/' && !base) {
+		here = getcwd(NULL, 0);
+		if (!here)
+			return NULL;
+		base = here;
+	}
+	cleanup_free char *prefix = path[0] == '/' ? strdup(path) : path_join(base, path);
+	if (!prefix)
+		return NULL;
+	char *tail = prefix + strlen(prefix); /* the components realpath() did not resolve */
+	cleanup_free char *real = NULL;
+	for (;;) {
+		char saved = *tail;
+		*tail = '\0';
+		real = realpath(prefix[0] ? prefix : "/", NULL);
+		struct stat st;
+		if (!real && prefix[0] && lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+			/* Dangling: go on from its target, with the rest after it. */
+			char target[PATH_MAX];
+			ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+			cleanup_free char *dir = n > 0 ? path_dirname(prefix) : NULL;
+			*tail = saved;
+			if (!dir)
+				return NULL;
+			target[n] = '\0';
+			cleanup_free char *next = NULL;
+			if (asprintf(&next, "%s%s", target, tail) < 0)
+				return NULL;
+			return hook_resolve_at(dir, next, depth + 1);
+		}
+		*tail = saved;
+		if (real || tail == prefix)
+			break;
+		do
+			tail--;
+		while (tail > prefix && *tail != '/');
+	}
+	if (!real)
+		return NULL;
+	size_t cap = strlen(real) + strlen(tail) + 2;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	strcpy(out, real);
+	for (char *c = tail; *c;) {
+		while (*c == '/')
+			c++;
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(out, '/');
+			if (slash)
+				slash[slash == out ? 1 : 0] = '\0';
+		} else {
+			size_t len = strlen(out);
+			if (len > 1)
+				out[len++] = '/';
+			memcpy(out + len, c, n);
+			out[len + n] = '\0';
+		}
+		c += n;
+	}
+	return out;
+}
+
+static char *hook_resolve(const char *base, const char *path)
+{
+	return hook_resolve_at(base, path, 0);
+}
+
+/* The file tools that write, by host: always refused into the state
+ * directory, and refused like a mutating command while a failure is open. */
+static bool hook_is_file_tool(enum agenthost host, const char *tool)
+{
+	return agenthost_tool_in(agenthost_get(host)->write_tools, tool);
+}
+
+static bool hook_is_read_tool(enum agenthost host, const char *tool)
+{
+	return agenthost_tool_in(agenthost_get(host)->read_tools, tool);
+}
+
+/* The paths one tool call names, as named and resolved (hook_resolve())
+ * from where the tool works (Gemini's shell tool: tool_input.dir_path; else the
+ * payload's cwd). */
+struct hook_targets {
+	char **named;
+	char **resolved;
+	char **roots; /* resolved directories the tool reads below: a search or a listing */
+	char *run_dir; /* a shell tool's own directory (Gemini's dir_path), resolved */
+};
+
+static void hook_targets_release(struct hook_targets *t)
+{
+	strv_free(t->named);
+	strv_free(t->resolved);
+	strv_free(t->roots);
+	free(t->run_dir);
+}
+
+/* Keys that name a file, and keys that name a directory the tool reads
+ * below, in any tool's input at any depth (MCP servers use the same
+ * words); the text keys whose strings are contents, not paths. */
+static const char *const hook_file_keys[] = { "file_path", "notebook_path", "absolute_path", "file",
+					      "filename",  "target_file",   "pattern",	     "include",
+					      NULL };
+static const char *const hook_root_keys[] = { "path", "paths", "dir_path", "directory", "dir", "root",
+					      "file_paths", NULL };
+static const char *const hook_text_keys[] = { "content", "new_string", "old_string", "new_source",
+					      "description", "old_str", "new_str", NULL };
+
+/* Appends path with "~" and "~/" in the caller's home. */
+static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
+{
+	const char *home = hostview_caller_from_env(st->ctx->environ_).home;
+
+	if (!*path)
+		return 0;
+	if ((path[0] == '~' && (path[1] == '/' || !path[1])) && home && home[0] == '/') {
+		cleanup_free char *joined = NULL;
+		if (asprintf(&joined, "%s%s", home, path + 1) < 0)
+			return -ENOMEM;
+		return strv_push(list, joined);
+	}
+	return strv_push(list, path);
+}
+
+/* Every file: URL in text (file:///p, file://localhost/p, file:/p), its
+ * path percent-decoded, up to the first byte no URL holds unescaped. */
+static int hook_targets_urls(const char *text, char ***list)
+{
+	for (const char *p = strstr(text, "file:"); p; p = strstr(p + 1, "file:")) {
+		const char *q = p + 5;
+		if (q[0] == '/' && q[1] == '/') {
+			q += 2;
+			while (*q && *q != '/' && !strchr(" \t\n\"'<>`", *q))
+				q++; /* the host: a path on this machine whatever it says */
+		}
+		if (*q != '/')
+			continue;
+		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|\\^");
+		cleanup_free char *path = malloc(n + 1);
+		if (!path)
+			return -ENOMEM;
+		size_t len = 0;
+		for (size_t i = 0; i < n; i++) {
+			unsigned v;
+			if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
+				path[len++] = (char)v;
+				i += 2;
+			} else {
+				path[len++] = q[i];
+			}
+		}
+		path[len] = '\0';
+		int r = strv_push(list, path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A tool's input, walked: the strings under a file or directory key, every
+ * other string that is an absolute or "~/" path (not under a text key), and
+ * every file: URL anywhere. */
+static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, unsigned depth,
+			     char ***named, char ***roots)
+{
+	if (depth > 32)
+		return 0;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *e;
+		json_object_foreach(v, k, e) {
+			int r = hook_targets_walk(st, e, k, depth + 1, named, roots);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			int r = hook_targets_walk(st, e, key, depth + 1, named, roots);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	if (!json_is_string(v))
+		return 0;
+	const char *s = json_string_value(v);
+	int r = hook_targets_urls(s, named);
+	if (r < 0)
+		return r;
+	if (key && agenthost_tool_in(hook_root_keys, key)) {
+		r = hook_targets_add(st, named, s);
+		return r < 0 ? r : hook_targets_add(st, roots, s);
+	}
+	if ((key && agenthost_tool_in(hook_file_keys, key)) ||
+	    ((!key || !agenthost_tool_in(hook_text_keys, key)) &&
+	     (s[0] == '/' || (s[0] == '~' && (s[1] == '/' || !s[1])))))
+		return hook_targets_add(st, named, s);
+	return 0;
+}
+
+/* The paths a tool call names. A shell tool: the path keys of its input, the
+ * paths of an apply_patch text it feeds (and Codex's apply_patch's own), and
+ * Gemini's dir_path as run_dir; its command runs in the quarantine. Any
+ * other tool: its whole input, walked (hook_targets_walk()), and the
+ * paths of an apply_patch text. */
+static int hook_targets_collect(struct hook_state *st, const char *tool, json_t *input,
+				struct hook_targets *t, struct error *err)
+{
+	static const char *const keys[] = { "file_path", "notebook_path", "path", "absolute_path",
+					    NULL };
+	static const char *const texts[] = { "command", "input", "patch", NULL };
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+	bool shell = hook_is_shell_tool(st->host, tool);
+	/* A shell tool's paths are its command's, in its directory; any other
+	 * tool's dir_path is one of its paths, relative to the cwd. */
+	cleanup_free char *base = shell ? hook_run_cwd(st) : NULL;
+	cleanup_strv char **roots = NULL;
+	int r = 0;
+
+	t->named = calloc(1, sizeof(char *));
+	if (!t->named)
+		return error_set(err, ENOMEM, "out of memory");
+	if (shell) {
+		for (size_t i = 0; r == 0 && keys[i]; i++) {
+			const char *p = jsonutil_str(input, keys[i]);
+			if (p && *p)
+				r = strv_push(&t->named, p);
+		}
+	} else {
+		r = hook_targets_walk(st, input, NULL, 0, &t->named, &roots);
+	}
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; texts[i]; i++) {
+		json_t *v = json_object_get(input, texts[i]);
+		if (!json_is_string(v) || !strstr(json_string_value(v), "***"))
+			continue;
+		cleanup_strv char **found = NULL;
+		r = patchpaths_parse(json_string_value(v), json_string_length(v), &found, err);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; found[j]; j++)
+			if (strv_push(&t->named, found[j]) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+	}
+	/* Gemini's shell tool runs in dir_path: a command run inside the state
+	 * directory writes there with any relative path. */
+	const char *dir_path = jsonutil_str(input, "dir_path");
+	if (shell && dir_path && *dir_path) {
+		t->run_dir = hook_resolve(cwd, dir_path);
+		if (!t->run_dir)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 dir_path);
+	}
+	t->resolved = calloc(1, sizeof(char *));
+	t->roots = calloc(1, sizeof(char *));
+	if (!t->resolved || !t->roots)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; t->named[i]; i++) {
+		char *p = hook_resolve(base ? base : cwd, t->named[i]);
+		if (!p)
+			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 t->named[i]);
+		if (strv_contains(roots, t->named[i]) && strv_push(&t->roots, p) < 0) {
+			free(p);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		if (strv_consume(&t->resolved, p) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* A tool aimed at the state directory is refused whatever else holds:
+ * receipts, the gate's state and the approver are airlock's, not the
+ * agent's. Compared resolved (symlinks, "..", relative to the tool's
+ * directory), and also when the directory does not exist yet: an agent
+ * that created it first could enrol itself as the approver. ret_path gets
+ * the offending path. */
+static int hook_targets_state_dir(struct hook_state *st, const struct hook_targets *t,
+				  const char **ret_path, struct error *err)
+{
+	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
+	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+
+	*ret_path = NULL;
+	if (!dir)
+		return 0;
+	cleanup_free char *state = hook_resolve(NULL, dir);
+	if (!state)
+		return error_set(err, ENOMEM, "out of memory");
+	if (t->run_dir && path_is_under(t->run_dir, state)) {
+		*ret_path = t->run_dir;
+		return 1;
+	}
+	for (size_t i = 0; t->resolved[i]; i++)
+		if (path_is_under(t->resolved[i], state) ||
+		    (strv_contains(t->roots, t->resolved[i]) && path_is_under(state, t->resolved[i]))) {
+			*ret_path = t->named[i];
+			return 1;
+		}
+	return 0;
+}
+
+/* What a run never sees (hostview_build(): every state directory, the
+ * policy's hide list, other users' homes and in "hidden" home mode the
+ * caller's, but what a mask leaves visible and the workspace) no tool
+ * reaches either: a path in it, or a directory the tool reads below that
+ * holds one. Returns 1 with *ret_path. */
+static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
+			       const char **ret_path, struct error *err)
+{
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
+	const char *in_use = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	cleanup_strv char **state_dirs = NULL, **hidden = NULL;
+	struct hostview hv = { 0 };
+
+	*ret_path = NULL;
+	if (!t->resolved[0])
+		return 0;
+	int r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
+	if (r == 0)
+		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; hv.hide && hv.hide[i]; i++) {
+		char *g = hook_resolve(NULL, hv.hide[i]);
+		if (!g || strv_consume(&hidden, g) < 0) {
+			hostview_release(&hv);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
+		const char *p = t->resolved[i];
+		bool root = strv_contains(t->roots, p);
+		for (size_t k = 0; hidden && hidden[k] && !*ret_path; k++)
+			if (path_is_under(p, hidden[k]) || (root && path_is_under(hidden[k], p)))
+				*ret_path = t->named[i];
+		for (size_t m = 0; m < hv.n_masks && !*ret_path; m++) {
+			const char *mask = hv.mask_paths[m];
+			bool shown = path_is_under(p, st->scope);
+			for (size_t k = 0; hv.expose[m] && hv.expose[m][k] && !shown; k++)
+				shown = path_is_under(p, hv.expose[m][k]);
+			if ((path_is_under(p, mask) && !shown) || (root && path_is_under(mask, p)))
+				*ret_path = t->named[i];
+		}
+	}
+	hostview_release(&hv);
+	return *ret_path ? 1 : 0;
+}
+
+/* The scope (gate_scope()) of the nearest directory that exists at or
+ * above the resolved path p: the workspace whose gate a write to p answers
+ * to. */
+static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
+{
+	cleanup_free char *dir = strdup(p);
+	struct stat sb;
+
+	while (dir && (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) && strcmp(dir, "/") != 0) {
+		char *up = path_dirname(dir);
+		free(dir);
+		dir = up;
+	}
+	if (!dir)
+		return error_set(err, ENOMEM, "out of memory");
+	return gate_scope(dir, ret_scope, err);
+}
+
+/* airlock's configuration (hostview_config_files()): .airlock/ (the policy
+ * of every routed command) and the files that hold airlock's hooks for each
+ * host, in the payload's scope and in the scope of each file the tool names
+ * (from a nested repository, the parent project's are its too) and in every
+ * directory from that scope down to the file (a host started in sub/ reads
+ * sub/.claude/, whatever the payload's cwd is now), in the user's home and
+ * in $CODEX_HOME. A file tool never writes them: an agent that could would
+ * unconfine its own routed commands, or remove the hooks. The shell tool's
+ * commands run in the quarantine, where they are read-only or moved aside.
+ * Returns 1 with *ret_path. */
+/* Appends the policy's read-only paths of a workspace (sandbox.read_only:
+ * .git/config, .git/hooks, .envrc, ...) below scope and below every
+ * directory from it down to path's: what the quarantine keeps from the
+ * agent's commands because git, direnv or a host runs it on the host (a
+ * core.fsmonitor runs on the host's own next `git status`), and a nested
+ * repository's. */
+static int hook_push_read_only(struct hook_state *st, const char *scope, const char *path,
+			       char ***configs)
+{
+	const char *p = path + strlen(scope);
+
+	if (!path_is_under(path, scope))
+		return 0;
+	for (;;) {
+		cleanup_free char *dir = strndup(path, (size_t)(p - path));
+		if (!dir)
+			return -ENOMEM;
+		for (size_t k = 0; st->policy->read_only && st->policy->read_only[k]; k++) {
+			const char *ro = st->policy->read_only[k];
+			char *joined = ro[0] == '/' || ro[0] == '~' ? NULL : path_join(dir, ro);
+			if (joined && strv_consume(configs, joined) < 0)
+				return -ENOMEM;
+		}
+		if (!*p || !(p = strchr(p + 1, '/')))
+			return 0;
+	}
+}
+
+static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
+			       const char **ret_path, struct error *err)
+{
+	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+
+	*ret_path = NULL;
+	for (size_t i = 0; t->resolved[i]; i++) {
+		cleanup_free char *scope = NULL;
+		cleanup_strv char **configs = NULL;
+		int r = hook_path_scope(t->resolved[i], &scope, err);
+		if (r == 0)
+			r = hostview_config_files(st->scope, &caller, &configs, err);
+		if (r == 0) {
+			cleanup_strv char **more = NULL;
+			r = hostview_config_in_workspace(scope, t->resolved[i], &caller, &more, err);
+			for (size_t k = 0; r == 0 && more && more[k]; k++)
+				if (strv_push(&configs, more[k]) < 0)
+					r = error_set(err, ENOMEM, "out of memory");
+		}
+		if (r == 0 && hook_push_read_only(st, scope, t->resolved[i], &configs) < 0)
+			r = error_set(err, ENOMEM, "out of memory");
+		if (r < 0)
+			return r;
+		/* A gitfile ("gitdir: DIR") sends git wherever it says, to a
+		 * config of the agent's: no file tool writes one. */
+		const char *base = strrchr(t->resolved[i], '/');
+		if (base && strcmp(base + 1, ".git") == 0) {
+			*ret_path = t->named[i];
+			return 1;
+		}
+		for (size_t k = 0; configs && configs[k]; k++) {
+			cleanup_free char *g = hook_resolve(NULL, configs[k]);
+			if (!g)
+				return error_set(err, ENOMEM, "out of memory");
+			if (path_is_under(t->resolved[i], g)) {
+				*ret_path = t->named[i];
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A mutating tool answers to the gate of every workspace it writes in, not
+ * only the payload's: the open failures of the first file's scope that has
+ * any go into *ret_open (NULL: none), its scope into *ret_scope. */
+static int hook_targets_open(struct hook_state *st, const struct hook_targets *t, json_t **ret_open,
+			     char **ret_scope, struct error *err)
+{
+	*ret_open = NULL;
+	*ret_scope = NULL;
+	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
+		cleanup_free char *scope = NULL;
+		int r = hook_path_scope(t->resolved[i], &scope, err);
+		if (r < 0)
+			return r;
+		if (strcmp(scope, st->scope) == 0)
+			continue;
+		json_t *open = NULL;
+		r = gate_list_open(st->store, scope, &open, err);
+		if (r < 0)
+			return r;
+		if (json_array_size(open) > 0) {
+			*ret_open = open;
+			*ret_scope = TAKE_PTR(scope);
+			return 0;
+		}
+		json_decref(open);
+	}
+	return 0;
+}
+
+/* The files a read-only airlock command reads besides the state directory
+ * (ledger's --key and --checkpoint), as targets: airlock runs it on the host,
+ * so they are held to what any tool may reach. */
+static int hook_read_targets(struct hook_state *st, char *const *argv, struct hook_targets *t,
+			     struct error *err)
+{
+	static const char *const options[] = { "--key", "--checkpoint", NULL };
+	const char *cwd = jsonutil_str(st->payload, "cwd");
+
+	t->named = calloc(1, sizeof(char *));
+	t->resolved = calloc(1, sizeof(char *));
+	t->roots = calloc(1, sizeof(char *));
+	if (!t->named || !t->resolved || !t->roots)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 1; argv[i] && strcmp(argv[i], "--") != 0; i++)
+		for (size_t k = 0; options[k]; k++) {
+			size_t n = strlen(options[k]);
+			const char *value = strncmp(argv[i], options[k], n) != 0 ? NULL
+					    : argv[i][n] == '='		      ? argv[i] + n + 1
+					    : argv[i][n] == '\0'		      ? argv[i + 1]
+										      : NULL;
+			if (!value || !*value)
+				continue;
+			char *p = hook_resolve(cwd, value);
+			if (!p || strv_push(&t->named, value) < 0 || strv_consume(&t->resolved, p) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+	return 0;
+}
+
+/* The words of command when it is made of words separated by single
+ * spaces, each bare (letters, digits, `_-./=,:+@%`) or quoted the way
+ * hook_quote() writes them, so that no operator, expansion or glob is left
+ * for bash to act on; else NULL. */
+static char **hook_plain_words(const char *command)
+{
+	static const char bare[] = "_-./=,:+@%";
+	cleanup_free char *word = malloc(strlen(command) + 1);
+	cleanup_strv char **words = calloc(1, sizeof(char *));
+	const char *p = command;
+
+	if (!word || !words)
+		return NULL;
+	while (*p) {
+		size_t len = 0;
+		if (*p == '\'') {
+			for (;;) {
+				const char *q = strchr(p + 1, '\'');
+				if (!q)
+					return NULL;
+				memcpy(word + len, p + 1, (size_t)(q - p - 1));
+				len += (size_t)(q - p - 1);
+				p = q + 1;
+				if (strncmp(p, "\\''", 3) != 0)
+					break;
+				word[len++] = '\'';
+				p += 2; /* onto the reopening quote */
+			}
+		} else {
+			while (*p && (('a' <= (*p | 0x20) && (*p | 0x20) <= 'z') ||
+				      ('0' <= *p && *p <= '9') || strchr(bare, *p)))
+				word[len++] = *p++;
+			if (len == 0)
+				return NULL;
+		}
+		word[len] = '\0';
+		if ((*p && *p != ' ') || strv_push(&words, word) < 0)
+			return NULL;
+		if (*p == ' ' && !*++p)
+			return NULL;
+	}
+	return TAKE_PTR(words);
+}
+
+/* Appends s as one bash word at p: inside single quotes every byte but NUL
+ * is literal, and a single quote becomes '\'' (close, quoted quote,
+ * reopen). hook_quoted_size() is the room it takes. */
+static size_t hook_quoted_size(const char *s, size_t n)
+{
+	size_t size = 2;
+
+	for (size_t i = 0; i < n; i++)
+		size += s[i] == '\'' ? 4 : 1;
+	return size;
+}
+
+static char *hook_quote(char *p, const char *s, size_t n)
+{
+	*p++ = '\'';
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = s[i];
+		}
+	}
+	*p++ = '\'';
+	return p;
+}
+
+/* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
+ * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
+ * airlock in the quarantine, its output passed through and its exit status
+ * airlock's own (docs/gate.md, "Routing"). The one writer of the routed
+ * form: pre-tool-use routes with it, and post-tool-use takes as routed only
+ * what it writes. NULL when out of memory. */
+static char *hook_routed_text(struct hook_state *st, const char *scope, const char *policy,
+			      const char *command, size_t n)
+{
+	/* word i is quoted when quote[i], else literal */
+	const char *words[] = { st->ctx->route_airlock, "run", "--routed", agenthost_get(st->host)->name,
+				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,
+				policy ? "--policy" : NULL, policy, "--workspace", scope,
+				"--", "bash", "-c" };
+	static const bool quote[] = { true, false, false, false, false, true,
+				      false, true, false, true, false, false, false };
+	size_t size = hook_quoted_size(command, n) + 1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (words[i])
+			size += (quote[i] ? hook_quoted_size(words[i], strlen(words[i]))
+					  : strlen(words[i])) + 1;
+	char *text = malloc(size);
+	if (!text)
+		return NULL;
+	char *p = text;
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (!words[i])
+			continue;
+		if (quote[i]) {
+			p = hook_quote(p, words[i], strlen(words[i]));
+		} else {
+			memcpy(p, words[i], strlen(words[i]));
+			p += strlen(words[i]);
+		}
+		*p++ = ' ';
+	}
+	p = hook_quote(p, command, n);
+	*p = '\0';
+	return text;
+}
+
+/* The tool's whole input with its command replaced by text. */
+static int hook_set_command(json_t *input, const char *text, struct hook_outcome *ret,
+			    struct error *err)
+{
+	json_t *updated = json_deep_copy(input);
+
+	if (!updated || json_object_set_new(updated, "command", json_string(text)) < 0) {
+		json_decref(updated);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	ret->updated_input = updated;
+	return 0;
+}
+
+static int hook_route(struct hook_state *st, json_t *input, const char *command, size_t n,
+		      struct hook_outcome *ret, struct error *err)
+{
+	cleanup_free char *policy = policy_route_path(st->scope);
+	cleanup_free char *text = hook_routed_text(st, st->scope, policy, command, n);
+
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	return hook_set_command(input, text, ret, err);
+}
+
+/* Whether command is exactly what hook_route() writes for this hook (its
+ * airlock, host and state directory) and a scope of the payload's cwd (now,
+ * or when the run began: began_scope), with or without that scope's
+ * policy: the routed form, byte for byte, and nothing else. */
+static bool hook_is_own_routed(struct hook_state *st, const char *command, const char *began_scope)
+{
+	cleanup_strv char **words = st->ctx->route_airlock ? hook_plain_words(command) : NULL;
+	const char *scope = NULL;
+	bool policy = false;
+	size_t n = words ? strv_length(words) : 0;
+
+	for (size_t i = 0; i + 1 < n && strcmp(words[i], "--") != 0; i++) {
+		if (strcmp(words[i], "--workspace") == 0 && !scope)
+			scope = words[i + 1];
+		else if (strcmp(words[i], "--policy") == 0)
+			policy = true;
+	}
+	if (!scope || (strcmp(scope, st->scope) != 0 && (!began_scope || strcmp(scope, began_scope) != 0)))
+		return false;
+	cleanup_free char *policy_path = policy ? path_join(scope, ".airlock/policy.json") : NULL;
+	cleanup_free char *text = policy && !policy_path
+					  ? NULL
+					  : hook_routed_text(st, scope, policy_path, words[n - 1],
+							     strlen(words[n - 1]));
+	return text && strcmp(text, command) == 0;
+}
+
+/* This airlock's own command, run unrouted: the same words with the first
+ * replaced by this binary's absolute path, so what runs is the file the
+ * hook checked, not whatever that name finds by the time the host's shell
+ * looks (a routed command still running could plant one in PATH). A word
+ * is written bare when it is made of letters, digits and `_-./=,:+@%`
+ * only, else single-quoted. */
+static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *argv,
+			    struct hook_outcome *ret, struct error *err)
+{
+	static const char bare[] = "_-./=,:+@%";
+	size_t size = hook_quoted_size(st->ctx->route_airlock, strlen(st->ctx->route_airlock)) + 1;
+
+	for (size_t i = 1; argv[i]; i++)
+		size += hook_quoted_size(argv[i], strlen(argv[i])) + 1;
+	cleanup_free char *text = malloc(size);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	char *p = hook_quote(text, st->ctx->route_airlock, strlen(st->ctx->route_airlock));
+	for (size_t i = 1; argv[i]; i++) {
+		const char *w = argv[i];
+		bool plain = *w != '\0';
+		for (const char *c = w; *c && plain; c++)
+			plain = ('a' <= (*c | 0x20) && (*c | 0x20) <= 'z') || ('0' <= *c && *c <= '9') ||
+				strchr(bare, *c);
+		*p++ = ' ';
+		if (plain) {
+			memcpy(p, w, strlen(w));
+			p += strlen(w);
+		} else {
+			p = hook_quote(p, w, strlen(w));
+		}
+	}
+	*p = '\0';
+	return hook_set_command(input, text, ret, err);
+}
+
+static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+{
+	const char *tool = jsonutil_str(st->payload, "tool_name");
+	json_t *input = json_object_get(st->payload, "tool_input");
+
+	cleanup_with(hook_targets_release) struct hook_targets t = { 0 };
+	const char *target = NULL;
+	bool shell = hook_is_shell_tool(st->host, tool);
+	bool reads = !shell && hook_is_read_tool(st->host, tool);
+	int r = 0;
+
+	if (json_is_object(input)) {
+		r = hook_targets_collect(st, tool, input, &t, err);
+		if (r == 0)
+			r = hook_targets_state_dir(st, &t, &target, err);
+	}
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would reach %s, inside airlock's state directory; receipts, the gate's state and the approver are airlock's alone, neither read nor written by the agent.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
+	/* File tools' paths, a patch's fed to apply_patch by the shell, and any
+	 * tool airlock does not know (it may write). */
+	r = json_is_object(input) && !reads ? hook_targets_config(st, &t, &target, err) : 0;
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would write %s, which is airlock's configuration or runs code on the host (the routed commands' policy in .airlock/, a host's hook settings, the policy's read-only paths: .git/config, .git/hooks, .envrc); only a person changes it, outside the agent.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
+	/* Any tool but the shell's (whose command runs in the quarantine, where
+	 * they are not there) is refused what a run does not see. */
+	r = json_is_object(input) && !shell ? hook_targets_hidden(st, &t, &target, err) : 0;
+	if (r < 0)
+		return r;
+	if (target) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, or another user's home: what no quarantined command sees); no tool reads it.",
+			    tool ? tool : "the tool", target);
+		return 0;
+	}
+	if (reads)
+		return 0;
+	if (!shell) {
+		/* A file tool writes the workspace: risk 4 (tracked files), which
+		 * does not run while a failure is open, in the payload's scope or
+		 * in the scope of a file it writes. A tool airlock does not know is
+		 * taken as one that writes. */
+		cleanup_with(json_decrefp) json_t *other = NULL;
+		cleanup_free char *other_scope = NULL;
+		r = hook_targets_open(st, &t, &other, &other_scope, err);
+		if (r < 0)
+			return r;
+		if (json_array_size(st->open) == 0 && !other)
+			return 0;
+		char open[3000];
+		if (json_array_size(st->open) == 0) {
+			json_t *own = st->open;
+			char *own_scope = st->scope;
+			st->open = other;
+			st->scope = other_scope;
+			hook_describe_open(st, open, sizeof(open));
+			st->open = own;
+			st->scope = own_scope;
+		} else {
+			hook_describe_open(st, open, sizeof(open));
+		}
+		outcome_set(ret, HOOK_BLOCK,
+			    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
+			    open, tool ? tool : "the tool",
+			    hook_is_file_tool(st->host, tool) ? "writes files"
+							     : "is not a tool airlock knows to only read");
+		return 0;
+	}
+	cleanup_free char *command = hook_command(input);
+	if (!command)
+		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
+
+	json_t *cmd = json_object_get(input, "command");
+	if (json_is_string(cmd) && memchr(json_string_value(cmd), '\0', json_string_length(cmd))) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: the command holds a NUL byte, which no shell word can carry; it is not run.");
+		return 0;
+	}
+	struct rules_verdict v;
+	rules_classify_shell(st->rules, command, &v);
+	struct shell_script s;
+	r = shell_script_parse(command, strlen(command), &s);
+	unsigned mask = shell_script_masking(&s);
+	const char *bad = NULL;
+	enum hook_airlock own = r == 0 ? hook_judge_airlock(st, &s, &bad) : HOOK_AIRLOCK_NONE;
+	cleanup_strv char **argv = NULL;
+	if (own == HOOK_AIRLOCK_REFUSED || own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES) {
+		for (size_t i = 0; s.commands[0].argv[i]; i++)
+			if (strv_push(&argv, s.commands[0].argv[i]) < 0) {
+				shell_script_release(&s);
+				return error_set(err, ENOMEM, "out of memory");
+			}
+	}
+	shell_script_release(&s);
+	char masking[128];
+	hook_masking_text(mask, masking, sizeof(masking));
+
+	if (own == HOOK_AIRLOCK_REFUSED) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: `airlock %.100s` is not run from the agent's shell tool (at '%.100s'): only airlock's read-only commands (gate, receipts, show, classify, doctor, ledger verify|prove|consistency, help, version) with options that choose nothing else (no --state-dir, --policy or --rules) run outside the quarantine, and `airlock run --fixes ID -- CMD` or `airlock ack ID --reason TEXT` for a failure that is open. Run the command itself: the hook routes it through `airlock run`.",
+			    argv[1] ? argv[1] : "", bad ? bad : "");
+		return 0;
+	}
+	if (own == HOOK_AIRLOCK_IMPOSTOR && v.risk < 4) {
+		/* Its name says nothing of what it does: an unknown program. */
+		v.risk = 4;
+		v.level = "unknown program";
+		snprintf(v.rule, sizeof(v.rule), "not-this-airlock");
+		snprintf(v.reason, sizeof(v.reason), "a program called airlock that is not this airlock binary");
+	}
+	bool exempt = own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES;
+	if (json_array_size(st->open) > 0 && v.risk > 1 && !exempt) {
+		char open[3000];
+		hook_describe_open(st, open, sizeof(open));
+		outcome_set(ret, HOOK_BLOCK,
+			    "%s This command is risk %d (%s, rule %s) and does not name that failure, so it does not run while the failure is open.",
+			    open, v.risk, v.level, v.rule);
+		return 0;
+	}
+	if (v.risk == 5) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: this command is risk 5 (%s, rule %s: %s); airlock refuses risk 5.",
+			    v.level, v.rule, v.reason);
+		return 0;
+	}
+	if (own == HOOK_AIRLOCK_READ) {
+		cleanup_with(hook_targets_release) struct hook_targets files = { 0 };
+		const char *file = NULL;
+		r = hook_read_targets(st, argv, &files, err);
+		if (r == 0)
+			r = hook_targets_state_dir(st, &files, &file, err);
+		if (r == 0 && !file)
+			r = hook_targets_hidden(st, &files, &file, err);
+		if (r < 0)
+			return r;
+		if (file) {
+			outcome_set(ret, HOOK_BLOCK,
+				    "airlock: `airlock %.100s` would read %s, which is airlock's state directory or hidden from the agent; it does not run.",
+				    argv[1], file);
+			return 0;
+		}
+	}
+	if (exempt) {
+		outcome_set(ret, HOOK_PASS,
+			    "airlock: airlock's own %s, run unrouted by this airlock binary.",
+			    own == HOOK_AIRLOCK_READ ? "read-only command" : "command for the open failure");
+		return st->ctx->route_airlock && json_is_string(cmd)
+			       ? hook_run_as_self(st, input, argv, ret, err)
+			       : 0;
+	}
+	if (st->ctx->route_airlock && json_is_string(cmd)) {
+		outcome_set(ret, HOOK_PASS,
+			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
+			    v.risk, v.level, v.rule);
+		return hook_route(st, input, json_string_value(cmd), json_string_length(cmd), ret,
+				  err);
+	}
+	outcome_set(ret, HOOK_PASS, "airlock: risk %d (%s), rule %s.%s%s%s", v.risk, v.level, v.rule,
+		    mask ? " Its exit status can hide a failure (" : "", masking,
+		    mask ? "); a success is recorded as unverified." : "");
+	return 0;
+}
+
+/* How the host's report of a run ended, as far as the host really said. */
+enum hook_exit_status {
+	HOOK_EXIT_REPORTED, /* the host gave the exit status (or the signal) */
+	HOOK_EXIT_IMPLIED, /* Claude's PostToolUse, which fires only for a success: 0 */
+	HOOK_EXIT_UNKNOWN, /* not reported: recorded, never verified, never closes */
+	HOOK_EXIT_INTERPRETED, /* Claude: non-zero, called "not an error" by the host */
+};
+
+static const char *const hook_exit_status_names[] = { "reported", "implied", "unknown",
+						      "interpreted" };
+
+struct hook_status {
+	enum hook_exit_status kind;
+	int code;
+	bool interrupted;
+	bool known_failed; /* unknown status, but certainly not a success */
+	const char *why; /* unknown: why; static */
+	const char *interpretation; /* interpreted: the host's words (in the payload) */
+};
+
+static void hook_status_unknown(struct hook_status *s, bool failed, const char *why)
+{
+	*s = (struct hook_status){ .kind = HOOK_EXIT_UNKNOWN, .known_failed = failed, .why = why };
+}
+
+/* Claude Code: PostToolUse fires for a success (exit 0, or an exit status
+ * its semantics call no error: returnCodeInterpretation), PostToolUseFailure
+ * with "Exit code N" first in `error`; a background run fires PostToolUse
+ * at launch with a backgroundTaskId and no status at all. */
+static void hook_status_claude(json_t *payload, struct hook_status *s)
+{
+	json_t *resp = json_object_get(payload, "tool_response");
+	json_t *input = json_object_get(payload, "tool_input");
+	const char *event = jsonutil_str(payload, "hook_event_name");
+	const char *interpretation = jsonutil_str(resp, "returnCodeInterpretation");
+	const char *error = jsonutil_str(payload, "error");
+	int code;
+
+	*s = (struct hook_status){ .kind = HOOK_EXIT_IMPLIED };
+	if (json_is_true(json_object_get(resp, "interrupted")) ||
+	    json_is_true(json_object_get(payload, "is_interrupt"))) {
+		*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .interrupted = true };
+		return;
+	}
+	if (json_is_true(json_object_get(input, "run_in_background")) ||
+	    json_object_get(resp, "backgroundTaskId")) {
+		hook_status_unknown(s, false,
+				    "a background run: the host reported its start, not its end");
+		return;
+	}
+	if (error && sscanf(error, "Exit code %d", &code) == 1) {
+		*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .code = code };
+		return;
+	}
+	if (event && strcmp(event, "PostToolUseFailure") == 0) {
+		hook_status_unknown(s, true, "the host reported a failure without its exit status");
+		return;
+	}
+	if (interpretation && *interpretation)
+		*s = (struct hook_status){ .kind = HOOK_EXIT_INTERPRETED,
+					   .interpretation = interpretation };
+}
+
+/* The line at [p, end) is `prefix` and something after it. */
+static bool hook_line_is(const char *p, const char *end, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return (size_t)(end - p) > n && memcmp(p, prefix, n) == 0;
+}
+
+/* Gemini CLI's run_shell_command (packages/core/src/tools/shell.ts) answers
+ * "<untrusted_context>\n" BODY "\n</untrusted_context>", BODY being
+ * "Output: " OUTPUT (or "(empty)"), then its own lines, in this order and
+ * each only when it applies: "Error: ...", "Exit Code: N" (non-zero only),
+ * "Signal: S", "Background PIDs: ...", "Process Group PGID: N". OUTPUT is
+ * the command's, so it may hold any of those lines itself: the host's are
+ * known only after where OUTPUT ends, which returnDisplay (OUTPUT itself,
+ * when a string) tells. Without that, the host's lines are read from the
+ * end: no Exit Code or Signal line there means 0, one there may be the
+ * command's own, so the status is unknown. */
+static void hook_status_gemini(json_t *payload, struct hook_status *s)
+{
+	static const char open[] = "<untrusted_context>\n", close[] = "\n</untrusted_context>";
+	static const char modified[] = "\n\n[System] Tool input parameters (";
+	json_t *resp = json_object_get(payload, "tool_response");
+	json_t *input = json_object_get(payload, "tool_input");
+	const char *llm = jsonutil_str(resp, "llmContent");
+	const char *display = jsonutil_str(resp, "returnDisplay");
+
+	if (json_is_true(json_object_get(input, "is_background"))) {
+		hook_status_unknown(s, false, "a background run: the host reports no status for it");
+		return;
+	}
+	if (json_object_get(resp, "error") && !json_is_null(json_object_get(resp, "error"))) {
+		hook_status_unknown(s, true, "the host reported an error running it, without a status");
+		return;
+	}
+	hook_status_unknown(s, false, "the host's report does not have the shape gemini-cli writes");
+	if (!llm)
+		return;
+	/* The command's own "</untrusted_context>" is escaped by the host, so
+	 * the first one closes the wrapping. After it, only the note the host
+	 * appends when a hook changed the input may follow. */
+	const char *closing = strstr(llm, close);
+	if (!closing || strncmp(llm, open, strlen(open)) != 0 || closing < llm + strlen(open))
+		return;
+	const char *after = closing + strlen(close);
+	if (*after) {
+		static const char tail[] = " were modified by a hook before execution.";
+		size_t n = strlen(after);
+		if (strncmp(after, modified, strlen(modified)) != 0 || n < strlen(tail) ||
+		    strcmp(after + n - strlen(tail), tail) != 0 ||
+		    strchr(after + strlen(modified), '\n'))
+			return;
+	}
+	size_t len = (size_t)(after - llm);
+	const char *body = llm + strlen(open), *end = llm + len - strlen(close);
+	if ((size_t)(end - body) < 8 || memcmp(body, "Output: ", 8) != 0)
+		return;
+	const char *out = body + 8, *rest = NULL;
+
+	/* Where OUTPUT ends, exactly: returnDisplay is OUTPUT (escaped as the
+	 * host escapes it in llmContent), or, for an empty one, the host's
+	 * "(empty)" with returnDisplay empty or the host's own summary. */
+	if (display && *display) {
+		const char *p = out, *d = display;
+		static const char tag[] = "</untrusted_context>", esc[] = "&lt;/untrusted_context&gt;";
+		while (*d && p < end) {
+			if (strncmp(d, tag, strlen(tag)) == 0) {
+				if ((size_t)(end - p) < strlen(esc) || memcmp(p, esc, strlen(esc)) != 0)
+					break;
+				p += strlen(esc);
+				d += strlen(tag);
+			} else if (*p == *d) {
+				p++;
+				d++;
+			} else {
+				break;
+			}
+		}
+		if (!*d)
+			rest = p;
+	}
+	if (!rest && display &&
+	    (!*display || strncmp(display, "Command exited with code: ", 26) == 0 ||
+	     strncmp(display, "Command terminated by signal: ", 30) == 0) &&
+	    (size_t)(end - out) >= 7 && memcmp(out, "(empty)", 7) == 0)
+		rest = out + 7;
+
+	int code = 0;
+	bool signaled = false;
+	if (rest) {
+		/* Exactly the host's lines, in its order, and nothing else. */
+		static const char *const lines[] = { "Exit Code: ", "Signal: ", "Background PIDs: ",
+						     "Process Group PGID: " };
+		size_t next = 0;
+		const char *p = rest;
+		while (p < end) {
+			if (*p != '\n')
+				return;
+			const char *line = p + 1, *eol = memchr(line, '\n', (size_t)(end - line));
+			if (!eol)
+				eol = end;
+			while (next < ARRAY_SIZE(lines) && !hook_line_is(line, eol, lines[next]))
+				next++;
+			if (next == ARRAY_SIZE(lines))
+				return;
+			if (next == 0) {
+				char buf[16];
+				size_t n = (size_t)(eol - line) - 11;
+				char *e;
+				if (n == 0 || n >= sizeof(buf))
+					return;
+				memcpy(buf, line + 11, n);
+				buf[n] = '\0';
+				long v = strtol(buf, &e, 10);
+				if (*e || v == 0 || v < INT_MIN || v > INT_MAX)
+					return;
+				code = (int)v;
+			} else if (next == 1) {
+				signaled = true;
+			}
+			next++;
+			p = eol;
+		}
+	} else {
+		/* From the end: the host's own trailing lines, then the slot where
+		 * it would have put Exit Code or Signal. */
+		const char *eol = end;
+		static const char *const tail[] = { "Process Group PGID: ", "Background PIDs: " };
+		for (size_t i = 0; i < ARRAY_SIZE(tail) && eol > out; i++) {
+			const char *line = eol;
+			while (line > out && line[-1] != '\n')
+				line--;
+			if (hook_line_is(line, eol, tail[i]))
+				eol = line > out ? line - 1 : line;
+			else if (i == 0)
+				return; /* the host always ends with the process group */
+		}
+		const char *line = eol;
+		while (line > out && line[-1] != '\n')
+			line--;
+		if (hook_line_is(line, eol, "Exit Code: ") || hook_line_is(line, eol, "Signal: ")) {
+			hook_status_unknown(s, false,
+					    "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
+			return;
+		}
+	}
+	if (signaled) {
+		hook_status_unknown(s, true, "killed by a signal, which the host names but does not number");
+		return;
+	}
+	*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .code = code };
+}
+
+/* Only what the host really sends (tests/fixtures/hosts/ holds captures). */
+static void hook_status_of(enum agenthost host, json_t *payload, struct hook_status *s)
+{
+	switch (host) {
+	case AGENTHOST_CLAUDE:
+		hook_status_claude(payload, s);
+		return;
+	case AGENTHOST_GEMINI:
+		hook_status_gemini(payload, s);
+		return;
+	case AGENTHOST_CODEX:
+		break;
+	}
+	/* Codex (codex-rs/hooks, 0.171): tool_response is the output text and
+	 * there is no failure event. Its rollout file (transcript_path) is no
+	 * help: exec_command_end is not persisted there
+	 * (codex-rs/rollout/src/policy.rs), and the call's output item is
+	 * recorded only after the PostToolUse hooks, which may replace it,
+	 * have returned. */
+	hook_status_unknown(s, false, "Codex reports no exit status to its hooks");
+}
+
+static void hook_feed(struct capture *c, json_t *payload, const char *const *keys)
+{
+	json_t *resp = json_object_get(payload, "tool_response");
+
+	if (json_is_string(resp)) {
+		if (keys && strcmp(keys[0], "stdout") == 0)
+			capture_feed(c, json_string_value(resp), json_string_length(resp));
+		return;
+	}
+	for (size_t i = 0; keys && keys[i]; i++) {
+		json_t *v = json_object_get(resp, keys[i]);
+		if (json_is_string(v)) {
+			capture_feed(c, json_string_value(v), json_string_length(v));
+			return;
+		}
+	}
+}
+
+/* Claude reports exit 1 of these as a success: a status not reported for
+ * them is not known to be 0. */
+static bool hook_exit_one_is_success(const char *command)
+{
+	static const char *const names[] = { "grep", "egrep", "fgrep", "rg", "find", "diff",
+					     "test", "[", "git", NULL };
+	struct shell_script s;
+	bool found = false;
+
+	if (shell_script_parse(command, strlen(command), &s) == 0 && s.n_commands > 0) {
+		const char *w = s.commands[s.n_commands - 1].argv[0];
+		const char *base = strrchr(w, '/');
+		for (size_t i = 0; names[i] && !found; i++)
+			found = strcmp(base ? base + 1 : w, names[i]) == 0;
+	}
+	shell_script_release(&s);
+	return found;
+}
+
+static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+{
+	static const char *const out_keys[] = { "stdout", "output", "aggregated_output",
+						"llmContent", NULL };
+	static const char *const err_keys[] = { "stderr", NULL };
+	const char *tool = jsonutil_str(st->payload, "tool_name");
+
+	if (!hook_is_shell_tool(st->host, tool))
+		return 0;
+	cleanup_free char *command = hook_command(json_object_get(st->payload, "tool_input"));
+	if (!command)
+		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
+	json_t *duration = json_object_get(st->payload, "duration_ms");
+	uint64_t dur_ms = json_is_integer(duration) && json_integer_value(duration) > 0
+				  ? (uint64_t)json_integer_value(duration)
+				  : 0;
+	cleanup_free char *run_cwd = hook_run_cwd(st);
+	const char *rc_cwd = run_cwd ? run_cwd : jsonutil_str(st->payload, "cwd");
+	/* The scope as it was when the host's run began: a .git the command
+	 * made itself does not scope its failure. */
+	cleanup_free char *began_scope = NULL;
+	struct error scope_err = { 0 };
+	if (rc_cwd)
+		(void)gate_scope_before(rc_cwd, clock_realtime_coarse_ns() - dur_ms * 1000000,
+					&began_scope, &scope_err);
+	/* A routed command: its own `airlock run` wrote the receipt. Only the
+	 * exact text pre-tool-use writes counts (this airlock, this state
+	 * directory, the scope), so anything else records here. */
+	if (hook_is_own_routed(st, command, began_scope)) {
+		ret->routed_skip = true;
+		outcome_set(ret, HOOK_PASS, "airlock: routed; its `airlock run` recorded it.");
+		return 0;
+	}
+	struct hook_status hs;
+	hook_status_of(st->host, st->payload, &hs);
+	json_t *resp = json_object_get(st->payload, "tool_response");
+	bool interrupted = hs.interrupted;
+	bool known = hs.kind == HOOK_EXIT_REPORTED || hs.kind == HOOK_EXIT_IMPLIED;
+	bool reported = hs.kind == HOOK_EXIT_REPORTED;
+	int code = hs.code;
+	struct shell_script s;
+	int pr = shell_script_parse(command, strlen(command), &s);
+	unsigned mask = pr == 0 ? shell_script_masking(&s) : SHELL_MASK_UNPARSED;
+	shell_script_release(&s);
+	bool verified = known && mask == 0 && !interrupted &&
+			(reported || code != 0 || !hook_exit_one_is_success(command));
+
+	struct capture out, errc;
+	if (capture_init(&out, st->policy->keep_bytes) < 0 ||
+	    capture_init(&errc, st->policy->keep_bytes) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	hook_feed(&out, st->payload, out_keys);
+	hook_feed(&errc, st->payload, err_keys);
+	if (!json_object_get(resp, "stdout") && !json_object_get(resp, "stderr") &&
+	    jsonutil_str(st->payload, "error"))
+		capture_feed(&out, jsonutil_str(st->payload, "error"), strlen(jsonutil_str(st->payload, "error")));
+	capture_finish(&out);
+	capture_finish(&errc);
+
+	char *argv[] = { (char *)"bash", (char *)"-c", command, NULL };
+	static const int expected[] = { 0 };
+	uint64_t now = clock_realtime_ns();
+	struct receipt_sandbox sandbox = { .profile = "host" };
+	struct receipt rc = {
+		.source = agenthost_get(st->host)->post_source,
+		.argv = argv,
+		.cwd = rc_cwd,
+		.expected = expected,
+		.n_expected = 1,
+		.status = !known ? RECEIPT_UNKNOWN : interrupted ? RECEIPT_SIGNALED : RECEIPT_EXITED,
+		.has_exit_code = known && !interrupted,
+		.exit_code = code,
+		.signal = known && interrupted ? 2 : 0,
+		.match_expected = known && !interrupted && code == 0,
+		.started_ns = now - dur_ms * 1000000,
+		.ended_ns = now,
+		.duration_ms = dur_ms,
+		.out = { .capture = &out },
+		.err = { .capture = &errc },
+		.error = !known ? (hs.kind == HOOK_EXIT_INTERPRETED
+					   ? "the host called its exit status no error, without giving it"
+					   : hs.why)
+			 : interrupted ? "interrupted in the host"
+				       : NULL,
+		.policy_origin = st->policy->origin,
+		.policy_sha256 = st->policy->sha256,
+		.sandbox = &sandbox,
+	};
+	int r = store_allocate_id(st->store, &rc.id, err);
+	cleanup_with(json_decrefp) json_t *doc = r < 0 ? NULL : receipt_to_json(&rc);
+	capture_release(&out);
+	capture_release(&errc);
+	if (r < 0)
+		return r;
+	if (!doc)
+		return error_set(err, ENOMEM, "out of memory");
+	char masking[128];
+	hook_masking_text(mask, masking, sizeof(masking));
+	json_object_set_new(doc, "shell", json_string(command));
+	json_object_set_new(doc, "host",
+			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:s?, s:s?}",
+				      "agent", agenthost_get(st->host)->agent, "session_id",
+				      jsonutil_str(st->payload, "session_id"), "tool_use_id",
+				      jsonutil_str(st->payload, "tool_use_id"), "event",
+				      jsonutil_str(st->payload, "hook_event_name"), "exit_code_reported",
+				      reported, "verified", verified, "masking",
+				      mask ? masking : NULL, "exit_status",
+				      hook_exit_status_names[hs.kind], "unknown_reason",
+				      hs.kind == HOOK_EXIT_UNKNOWN ? hs.why : NULL, "interpretation",
+				      hs.interpretation));
+
+	if (began_scope) {
+		free(st->scope);
+		st->scope = TAKE_PTR(began_scope);
+	}
+	/* An unknown status is never a success and closes nothing; it opens a
+	 * failure when it is known not to be a success, or by policy, and
+	 * never when the host called it no error. */
+	bool opens = known || hs.known_failed ||
+		     (hs.kind == HOOK_EXIT_UNKNOWN && st->policy->hooks_unknown_opens_failure);
+	struct gate_effect effect = { 0 };
+	struct error gate_err = { 0 };
+	int gate_r = 0;
+	if (opens) {
+		gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, 0, false, verified,
+				      &effect, &gate_err);
+	} else {
+		effect.scope = strdup(st->scope);
+		if (!effect.scope)
+			gate_r = error_set(&gate_err, ENOMEM, "out of memory");
+	}
+	json_object_set_new(doc, "gate",
+			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
+				       : gate_effect_to_json(&effect));
+	/* The one commit path for receipts (receipt_commit), as for airlock's
+	 * own runs: the receipt is kept even when the gate could not decide. */
+	char warning[1024];
+	r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning, sizeof(warning),
+			   err);
+	if (r == 0 && gate_r < 0) {
+		*err = gate_err;
+		r = error_prefix(err, "receipt %llu was written but the gate is not updated",
+				 (unsigned long long)rc.id);
+	}
+	ret->receipt = rc.id;
+	if (r == 0 && !known)
+		outcome_set(ret, HOOK_PASS,
+			    "airlock receipt %llu recorded the host's run with its exit status unknown (%s)%s%s; it closes nothing.%s%.300s",
+			    (unsigned long long)rc.id,
+			    hs.kind == HOOK_EXIT_INTERPRETED ? hs.interpretation : hs.why,
+			    effect.opened ? "; it opened a failure in " : "",
+			    effect.opened ? st->scope : "", warning[0] ? " Warning: " : "", warning);
+	else if (r == 0)
+		outcome_set(ret, HOOK_PASS, "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
+			    (unsigned long long)rc.id, interrupted ? "interrupted" : "exit ",
+			    interrupted ? "" : (code == 0 ? "0" : "non-zero"),
+			    effect.opened ? "; it opened a failure in " : "",
+			    effect.opened ? st->scope : "",
+			    !verified && !effect.opened ? " (unverified: the status may be masked)"
+							: "",
+			    warning[0] ? " Warning: " : "", warning);
+	gate_effect_release(&effect);
+	return r;
+}
+
+/* gate/stop/<session key>.json remembers how often this session's stop was
+ * blocked for its newest open failure. */
+static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+{
+	if (json_array_size(st->open) == 0)
+		return 0;
+	json_int_t newest = json_integer_value(json_object_get(json_array_get(st->open, 0), "receipt"));
+	const char *session = jsonutil_str(st->payload, "session_id");
+	char hex[SHA256_HEX_SIZE], name[128];
+	sha256_hex(session ? session : "", session ? strlen(session) : 0, hex);
+	snprintf(name, sizeof(name), "gate/stop/%.32s.json", hex);
+
+	json_int_t blocks = 0;
+	cleanup_free char *text = NULL;
+	size_t n;
+	struct error ignored;
+	if (file_read_capped(st->store->dir_fd, name, 4096, &text, &n, &ignored) == 0) {
+		cleanup_with(json_decrefp) json_t *prev = json_loads(text, 0, NULL);
+		if (json_integer_value(json_object_get(prev, "failure")) == newest)
+			blocks = json_integer_value(json_object_get(prev, "blocks"));
+	}
+	bool active = json_is_true(json_object_get(st->payload, "stop_hook_active"));
+	char open[3000];
+	hook_describe_open(st, open, sizeof(open));
+	/* The loop guard: a host that keeps asking to stop for the same failure
+	 * gets through after two blocks, with the facts repeated. */
+	if (active && blocks >= 2) {
+		outcome_set(ret, HOOK_PASS, "%s (Stopping was blocked twice for it.)", open);
+		return 0;
+	}
+	if (mkdirat(st->store->dir_fd, "gate", 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create gate directory");
+	if (mkdirat(st->store->dir_fd, "gate/stop", 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create gate/stop");
+	cleanup_close int dir_fd =
+		openat(st->store->dir_fd, "gate/stop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return error_set_errno(err, errno, "open gate/stop");
+	cleanup_with(json_decrefp) json_t *rec =
+		json_pack("{s:I, s:I}", "failure", newest, "blocks", blocks + 1);
+	cleanup_free char *line = rec ? jsonutil_dump_line(rec) : NULL;
+	const char *base = name + strlen("gate/stop/");
+	char tmp[160];
+	snprintf(tmp, sizeof(tmp), "%s.%d.new", base, (int)getpid());
+	(void)unlinkat(dir_fd, tmp, 0);
+	/* Best effort: losing a count only lets one more block through. */
+	if (line && file_write_atomic(dir_fd, tmp, line, strlen(line), 0600, false, &ignored) == 0)
+		(void)renameat(dir_fd, tmp, dir_fd, base);
+	outcome_set(ret, HOOK_BLOCK, "%s", open);
+	return 0;
+}
+
+void hook_outcome_release(struct hook_outcome *o)
+{
+	json_decref(o->updated_input);
+	o->updated_input = NULL;
+}
+
+int hook_handle(const struct hook_context *ctx, enum agenthost host, enum hook_event event,
+		const char *payload, size_t n, struct hook_outcome *ret, struct error *err)
+{
+	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx, .host = host };
+	json_error_t jerr;
+
+	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
+	st.payload = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(st.payload))
+		return error_set(err, EINVAL, "the hook payload is not a JSON object (%s at byte %d)",
+				 st.payload ? "not an object" : jerr.text, jerr.position);
+	snprintf(ret->event_name, sizeof(ret->event_name), "%s",
+		 jstr_or(st.payload, "hook_event_name", ""));
+	int r = ctx->policy_path ? policy_load_file(ctx->policy_path, &st.policy, err)
+				 : policy_load_default(&st.policy, err);
+	if (r == 0)
+		r = rules_load_default(&st.rules, err);
+	if (r == 0)
+		r = hook_open_state(&st, event == HOOK_POST_TOOL_USE, err);
+	if (r == 0)
+		r = hook_load_gate(&st, err);
+	if (r < 0)
+		return r;
+	switch (event) {
+	case HOOK_PRE_TOOL_USE:
+		return hook_pre_tool_use(&st, ret, err);
+	case HOOK_POST_TOOL_USE:
+		return hook_post_tool_use(&st, ret, err);
+	case HOOK_STOP:
+		return hook_stop(&st, ret, err);
+	}
+	return error_set(err, EINVAL, "unknown hook event");
+}
+
+int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
+		       size_t *ret, char *ret_describe, size_t size, struct error *err)
+{
+	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx };
+	json_t *doc = json_loadb(payload ? payload : "", n, 0, NULL);
+
+	*ret = 0;
+	st.payload = json_is_object(doc) ? doc : json_object();
+	if (doc && st.payload != doc)
+		json_decref(doc);
+	if (!st.payload)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = hook_open_state(&st, false, err);
+	if (r == 0)
+		r = hook_load_gate(&st, err);
+	if (r < 0)
+		return r;
+	*ret = json_array_size(st.open);
+	if (*ret > 0) {
+		hook_describe_open(&st, ret_describe, size);
+		hook_message_for_terminal(ret_describe, size);
+	}
+	return 0;
+}
+
+int hook_report_status(enum agenthost host, const char *payload, size_t n, int *ret_kind,
+		       int *ret_code, struct error *err)
+{
+	json_error_t jerr;
+	cleanup_with(json_decrefp) json_t *doc = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
+	struct hook_status hs;
+
+	if (!json_is_object(doc))
+		return error_set(err, EINVAL, "the hook payload is not a JSON object");
+	hook_status_of(host, doc, &hs);
+	*ret_kind = (int)hs.kind;
+	*ret_code = hs.code;
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/agents/agenthost.h"
+
+/* The agent hosts' hooks (docs/gate.md, "Hooks"): Claude Code, Codex and
+ * Gemini CLI hand a JSON payload on stdin before a tool runs, after it ran,
+ * and when the agent wants to stop. hook_handle() reads one, consults the
+ * gate, and says what to do; the front end formats that in the host's
+ * dialect. Unknown payload fields are ignored: hosts add them monthly. */
+
+enum hook_event { HOOK_PRE_TOOL_USE, HOOK_POST_TOOL_USE, HOOK_STOP };
+
+enum hook_decision {
+	HOOK_PASS, /* no opinion: the host's own permission flow goes on */
+	HOOK_BLOCK, /* refuse the tool, or refuse to stop */
+};
+
+#define HOOK_MAX_PAYLOAD (1 << 20)
+
+struct hook_context {
+	const char *state_dir; /* NULL: the default */
+	const char *policy_path; /* NULL: the built-in policy */
+	char **environ_;
+	/* The absolute path of the airlock that routes a host's shell command
+	 * through `airlock run` (docs/gate.md, "Routing"); NULL: never route. */
+	const char *route_airlock;
+};
+
+struct json_t;
+
+struct hook_outcome {
+	enum hook_decision decision;
+	char message[4096]; /* the block reason, or context for the agent; facts only */
+	char event_name[64]; /* the payload's hook_event_name, for the reply */
+	uint64_t receipt; /* post-tool-use: the receipt recorded; 0 none */
+	/* pre-tool-use of a routed shell command: the tool's whole new input
+	 * (the host's own, its command replaced by the `airlock run` of it);
+	 * NULL when the call runs as the host sent it. */
+	struct json_t *updated_input;
+	bool routed_skip; /* post-tool-use of a routed command: airlock run recorded it */
+};
+
+void hook_outcome_release(struct hook_outcome *o);
+
+int hook_handle(const struct hook_context *ctx, enum agenthost host, enum hook_event event,
+		const char *payload, size_t n, struct hook_outcome *ret, struct error *err);
+
+/* How many failures are open in the scope of the payload's cwd (the
+ * process's own when the payload has none or is not JSON), for a hook
+ * invocation too broken to be answered; ret_describe gets the newest's
+ * facts. The state directory is not created. */
+int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
+		       size_t *ret, char *ret_describe, size_t size, struct error *err);
+
+/* What a post-tool-use payload says of the run's exit status, as
+ * post-tool-use records it (for the fuzz target): *ret_kind 0 reported,
+ * 1 implied (0), 2 unknown, 3 interpreted; *ret_code the status when
+ * reported. */
+int hook_report_status(enum agenthost host, const char *payload, size_t n, int *ret_kind,
+		       int *ret_code, struct error *err);

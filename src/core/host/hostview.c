@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/host/hostview.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/macro.h"
+#include "basic/path.h"
+#include "basic/strv.h"
+#include "core/agents/agenthost.h"
+
+/* Refused as a workspace themselves (a project may live below them). */
+static const char *const hostview_system_exact[] = {
+	"/", "/var", "/var/tmp", "/tmp", "/mnt", "/media", "/run", "/snap",
+};
+/* Refused as a workspace, and everything below them: what the host runs, or
+ * the state of what it runs (a package's maintainer scripts in
+ * /var/lib/dpkg/info, a web server's /var/www or /srv, software in /opt).
+ * /var/tmp is carved out below: scratch space, like /tmp. */
+static const char *const hostview_system_tree[] = {
+	"/etc",	 "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/proc", "/sys", "/dev",  "/var", "/opt",  "/srv",
+};
+
+int hostview_parse_allow(const char *text, unsigned *flags)
+{
+	cleanup_free char *copy = strdup(text);
+	char *save = NULL;
+	unsigned f = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "home") == 0)
+			f |= HOSTVIEW_ALLOW_HOME;
+		else if (strcmp(tok, "system") == 0)
+			f |= HOSTVIEW_ALLOW_SYSTEM;
+		else
+			return -EINVAL;
+	}
+	if (!f)
+		return -EINVAL;
+	*flags |= f;
+	return 0;
+}
+
+void hostview_allow_names(unsigned flags, const char *ret[static 3])
+{
+	size_t n = 0;
+
+	if (flags & HOSTVIEW_ALLOW_HOME)
+		ret[n++] = "home";
+	if (flags & HOSTVIEW_ALLOW_SYSTEM)
+		ret[n++] = "system";
+	ret[n] = NULL;
+}
+
+char *hostview_resolve(const char *path)
+{
+	if (!path || path[0] != '/')
+		return NULL;
+	char *resolved = realpath(path, NULL);
+	if (resolved || errno != ENOENT)
+		return resolved ? resolved : strdup(path);
+	/* The longest prefix that exists, resolved, plus the rest. */
+	cleanup_free char *head = strdup(path);
+	if (!head)
+		return NULL;
+	for (char *slash = strrchr(head, '/'); slash; slash = strrchr(head, '/')) {
+		*slash = '\0';
+		cleanup_free char *base = realpath(head[0] ? head : "/", NULL);
+		if (!base)
+			continue;
+		const char *rest = path + (slash - head) + 1;
+		char *out = NULL;
+		return asprintf(&out, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", rest) < 0
+			       ? NULL
+			       : out;
+	}
+	return strdup(path);
+}
+
+/* Appends the resolved path, once. */
+static int hostview_push_resolved(char ***list, const char *path)
+{
+	char *resolved = hostview_resolve(path);
+
+	if (!resolved)
+		return -ENOMEM;
+	if (strv_contains(*list, resolved)) {
+		free(resolved);
+		return 0;
+	}
+	return strv_consume(list, resolved);
+}
+
+/* The home the password database gives uid, or NULL. Through NSS, not
+ * /etc/passwd alone: a home known only to LDAP or sssd is the caller's as
+ * much as one in /etc/passwd, and must be hidden as carefully. */
+static char *hostview_passwd_home(uid_t uid)
+{
+	long max = sysconf(_SC_GETPW_R_SIZE_MAX);
+	size_t size = max > 0 ? (size_t)max : 16384;
+
+	for (;;) {
+		cleanup_free char *buf = malloc(size);
+		struct passwd pw, *found = NULL;
+		if (!buf)
+			return NULL;
+		int r = getpwuid_r(uid, &pw, buf, size, &found);
+		if (r == ERANGE && size < (1u << 20)) {
+			size *= 2;
+			continue;
+		}
+		if (r != 0 || !found || !pw.pw_dir || pw.pw_dir[0] != '/')
+			return NULL;
+		return strdup(pw.pw_dir);
+	}
+}
+
+/* The caller's homes as written, NULL-terminated: $HOME when absolute,
+ * then the passwd home unless it resolves where $HOME does. "~/" in the
+ * policy means each of them: a run must hide the same whether $HOME is
+ * set, unset or elsewhere. */
+static int hostview_caller_homes(const struct hostview_caller *caller, char ***ret)
+{
+	cleanup_strv char **homes = NULL;
+	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
+
+	if (caller->home && caller->home[0] == '/' && strv_push(&homes, caller->home) < 0)
+		return -ENOMEM;
+	if (homes && pw_home) {
+		cleanup_free char *a = hostview_resolve(homes[0]);
+		cleanup_free char *b = hostview_resolve(pw_home);
+		if (!a || !b)
+			return -ENOMEM;
+		if (strcmp(a, b) == 0) {
+			free(pw_home);
+			pw_home = NULL;
+		}
+	}
+	if (pw_home && strv_consume(&homes, TAKE_PTR(pw_home)) < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(homes);
+	return 0;
+}
+
+static int hostview_state_candidate(char ***list, const char *base, const char *suffix)
+{
+	char *path = NULL;
+
+	if (!base || base[0] != '/')
+		return 0;
+	if (asprintf(&path, "%s%s", base, suffix) < 0)
+		return -ENOMEM;
+	int r = hostview_push_resolved(list, path);
+	free(path);
+	return r;
+}
+
+int hostview_state_dirs(const char *in_use, char *const *environ_,
+			const struct hostview_caller *caller, char ***ret, struct error *err)
+{
+	cleanup_strv char **list = NULL;
+	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
+	int r = 0;
+
+	if (in_use)
+		r = hostview_state_candidate(&list, in_use, "");
+	if (r == 0)
+		r = hostview_state_candidate(&list, strv_env_get(environ_, "AIRLOCK_STATE_DIR"), "");
+	if (r == 0)
+		r = hostview_state_candidate(&list, strv_env_get(environ_, "XDG_STATE_HOME"), "/airlock");
+	if (r == 0)
+		r = hostview_state_candidate(&list, caller->home, "/.local/state/airlock");
+	if (r == 0)
+		r = hostview_state_candidate(&list, pw_home, "/.local/state/airlock");
+	/* the system approver (core/gate/approver.h): its salt would allow an
+	 * offline guess at the passphrase */
+	if (r == 0 && access("/etc/airlock", F_OK) == 0)
+		r = hostview_state_candidate(&list, "/etc/airlock", "");
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = TAKE_PTR(list);
+	return 0;
+}
+
+/* Every home the workspace must not be or contain: the caller's ($HOME and
+ * the passwd one), /root, /home, and each home in /etc/passwd. */
+static int hostview_homes(const struct hostview_caller *caller, char ***ret)
+{
+	cleanup_strv char **homes = NULL;
+	cleanup_fclose FILE *f = fopen("/etc/passwd", "re");
+	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
+	struct passwd *pw;
+	int r = 0;
+
+	if (caller->home && caller->home[0] == '/')
+		r = hostview_push_resolved(&homes, caller->home);
+	if (r == 0 && pw_home)
+		r = hostview_push_resolved(&homes, pw_home);
+	if (r == 0)
+		r = hostview_push_resolved(&homes, "/root");
+	/* /home itself, even where no home lies below it yet */
+	if (r == 0)
+		r = hostview_push_resolved(&homes, "/home");
+	while (r == 0 && f && (pw = fgetpwent(f)))
+		if (pw->pw_dir && pw->pw_dir[0] == '/')
+			r = hostview_push_resolved(&homes, pw->pw_dir);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(homes);
+	return 0;
+}
+
+/* The system directory the workspace is, or lies in; NULL when none. */
+static const char *hostview_system_dir(const char *workspace, char **buf)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_exact); i++) {
+		free(*buf);
+		*buf = hostview_resolve(hostview_system_exact[i]);
+		if (*buf && strcmp(workspace, *buf) == 0)
+			return hostview_system_exact[i];
+	}
+	cleanup_free char *var_tmp = hostview_resolve("/var/tmp");
+	if (var_tmp && path_is_under(workspace, var_tmp))
+		return NULL; /* below it: scratch space, as below /tmp */
+	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_tree); i++) {
+		free(*buf);
+		*buf = hostview_resolve(hostview_system_tree[i]);
+		if (*buf && path_is_under(workspace, *buf))
+			return hostview_system_tree[i];
+	}
+	return NULL;
+}
+
+int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
+			     const struct hostview_caller *caller, struct error *err)
+{
+	for (size_t i = 0; state_dirs && state_dirs[i]; i++) {
+		if (path_is_under(state_dirs[i], workspace))
+			return error_set(err, EPERM,
+					 "the workspace %.300s holds airlock's state directory %.300s: the command could replace it and forge receipts or the gate; pass another --workspace, or another --state-dir (no option allows this)",
+					 workspace, state_dirs[i]);
+		if (path_is_under(workspace, state_dirs[i]))
+			return error_set(err, EPERM,
+					 "the workspace %.300s lies in airlock's state directory %.300s: pass another --workspace (no option allows this)",
+					 workspace, state_dirs[i]);
+	}
+	cleanup_free char *buf = NULL;
+	const char *system = hostview_system_dir(workspace, &buf);
+	if (system && !(allowed & HOSTVIEW_ALLOW_SYSTEM))
+		return error_set(err, EPERM,
+				 "the workspace %.300s is %s system directory %.100s: the command could rewrite the host; pass --workspace DIR (a project directory), or --allow-workspace=system%s if that is really meant",
+				 workspace, strcmp(workspace, buf) == 0 ? "the" : "below the", system,
+				 strcmp(workspace, "/") == 0 ? ",home" : "");
+	cleanup_strv char **homes = NULL;
+	if (hostview_homes(caller, &homes) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; homes && homes[i]; i++) {
+		if (!path_is_under(homes[i], workspace) || (allowed & HOSTVIEW_ALLOW_HOME))
+			continue;
+		bool same = strcmp(homes[i], workspace) == 0;
+		return error_set(err, EPERM,
+				 "the workspace %.300s %s the home directory %.300s: the command could plant shell startup files, keys or git hooks there; pass --workspace DIR (a project directory), or --allow-workspace=home%s if that is really meant",
+				 workspace, same ? "is" : "holds", homes[i],
+				 system ? ",system" : "");
+	}
+	return 0;
+}
+
+struct hostview_caller hostview_caller_from_env(char *const *environ_)
+{
+	return (struct hostview_caller){ .home = strv_env_get(environ_, "HOME"),
+					 .codex_home = strv_env_get(environ_, "CODEX_HOME"),
+					 .uid = geteuid() };
+}
+
+/* Appends base/rel for each rel of rels (NULL-terminated). */
+static int hostview_push_joined(char ***files, const char *base, const char *const *rels)
+{
+	for (size_t k = 0; rels[k]; k++) {
+		cleanup_free char *joined = path_join(base, rels[k]);
+		if (!joined || strv_push(files, joined) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
+			  char ***ret, struct error *err)
+{
+	static const char *const airlock_dir[] = { ".airlock", NULL };
+	static const char *const codex_files[] = { "hooks.json", "config.toml", "rules", "skills", NULL };
+	cleanup_strv char **files = NULL;
+	int r = 0;
+
+	if (workspace && workspace[0] == '/') {
+		r = hostview_push_joined(&files, workspace, airlock_dir);
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
+			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_dirs);
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
+			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_config);
+	}
+	cleanup_strv char **homes = NULL;
+	if (r == 0)
+		r = hostview_caller_homes(caller, &homes);
+	for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
+		r = hostview_push_joined(&files, homes[k], airlock_dir);
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
+			r = hostview_push_joined(&files, homes[k], agenthost_get(h)->user_config);
+	}
+	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
+		r = hostview_push_joined(&files, caller->codex_home, codex_files);
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = TAKE_PTR(files);
+	return 0;
+}
+
+int hostview_config_names(char ***ret)
+{
+	cleanup_strv char **names = NULL;
+
+	if (strv_push(&names, ".airlock") < 0)
+		return -ENOMEM;
+	for (size_t h = 0; h < AGENTHOST_COUNT; h++) {
+		const struct agenthost_info *info = agenthost_get(h);
+		const char *const *lists[] = { info->project_dirs, info->project_config };
+		for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+			for (size_t k = 0; lists[l][k]; k++) {
+				cleanup_free char *first = strndup(lists[l][k], strcspn(lists[l][k], "/"));
+				if (!first)
+					return -ENOMEM;
+				if (!strv_contains(names, first) && strv_push(&names, first) < 0)
+					return -ENOMEM;
+			}
+	}
+	*ret = TAKE_PTR(names);
+	return 0;
+}
+
+/* Appends each of configs below workspace (not it), once. */
+static int hostview_push_inside(char ***inside, char *const *configs, const char *workspace)
+{
+	for (size_t i = 0; configs && configs[i]; i++)
+		if (path_is_under(configs[i], workspace) && strcmp(configs[i], workspace) != 0 &&
+		    !strv_contains(*inside, configs[i]) && strv_push(inside, configs[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int hostview_config_in_workspace(const char *workspace, const char *cwd,
+				 const struct hostview_caller *caller, char ***ret,
+				 struct error *err)
+{
+	cleanup_free char *home = hostview_resolve(caller->home);
+	cleanup_free char *codex_home = hostview_resolve(caller->codex_home);
+	const struct hostview_caller resolved = { .home = home, .codex_home = codex_home,
+						  .uid = caller->uid };
+	const struct hostview_caller nobody = { .uid = caller->uid };
+	cleanup_strv char **inside = NULL;
+
+	if ((caller->home && caller->home[0] == '/' && !home) ||
+	    (caller->codex_home && caller->codex_home[0] == '/' && !codex_home))
+		return error_set(err, ENOMEM, "out of memory");
+	cleanup_strv char **configs = NULL;
+	int r = hostview_config_files(workspace, &resolved, &configs, err);
+	if (r < 0)
+		return r;
+	if (hostview_push_inside(&inside, configs, workspace) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	/* A host started in a subdirectory reads that directory's settings:
+	 * each directory from the workspace down to cwd is a project root. */
+	size_t n = strlen(workspace);
+	if (cwd && path_is_under(cwd, workspace))
+		for (const char *p = cwd + n; (p = strchr(p, '/')); p++) {
+			const char *end = strchr(p + 1, '/');
+			cleanup_free char *dir = strndup(cwd, end ? (size_t)(end - cwd) : strlen(cwd));
+			cleanup_strv char **sub = NULL;
+			if (!dir)
+				return error_set(err, ENOMEM, "out of memory");
+			r = hostview_config_files(dir, &nobody, &sub, err);
+			if (r < 0)
+				return r;
+			if (hostview_push_inside(&inside, sub, workspace) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+	*ret = TAKE_PTR(inside);
+	return 0;
+}
+
+/* Whether dir is, holds or lies in path. */
+static bool hostview_overlaps(const char *dir, const char *path)
+{
+	return path_is_under(dir, path) || path_is_under(path, dir);
+}
+
+/* A writable directory must not hand the command what the quarantine
+ * keeps from it, and must not hold what a mount cannot pin: a mount over a
+ * state directory or .airlock does not keep the command from renaming a
+ * parent and putting a forged one in its place (docs/sandbox.md, "Which
+ * workspaces are refused"). */
+int hostview_check_writable(const char *dir, const char *workspace, char *const *state_dirs,
+			    const struct hostview_caller *caller, struct error *err)
+{
+	for (size_t i = 0; state_dirs && state_dirs[i]; i++)
+		if (hostview_overlaps(dir, state_dirs[i]))
+			return error_set(err, EPERM,
+					 "sandbox.writable: %.300s %s airlock's state directory %.300s: the command could forge receipts or the gate",
+					 dir,
+					 strcmp(dir, state_dirs[i]) == 0	  ? "is"
+					 : path_is_under(state_dirs[i], dir) ? "holds"
+									     : "lies in",
+					 state_dirs[i]);
+	cleanup_free char *buf = NULL;
+	const char *system = hostview_system_dir(dir, &buf);
+	if (system)
+		return error_set(err, EPERM,
+				 "sandbox.writable: %.300s is %s system directory %.100s: the command could rewrite the host",
+				 dir, strcmp(dir, buf) == 0 ? "the" : "below the", system);
+	cleanup_strv char **homes = NULL;
+	if (hostview_homes(caller, &homes) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; homes && homes[i]; i++)
+		if (path_is_under(homes[i], dir))
+			return error_set(err, EPERM,
+					 "sandbox.writable: %.300s %s the home directory %.300s: the command could plant shell startup files, keys or hooks there; name a directory below it",
+					 dir, strcmp(homes[i], dir) == 0 ? "is" : "holds", homes[i]);
+	if (workspace && hostview_overlaps(dir, workspace))
+		return error_set(err, EPERM,
+				 "sandbox.writable: %.300s %s the workspace %.300s, which has its own read-only paths",
+				 dir,
+				 strcmp(dir, workspace) == 0	 ? "is"
+				 : path_is_under(workspace, dir) ? "holds"
+								 : "lies in",
+				 workspace);
+	const char *base = strrchr(dir, '/');
+	if (strstr(dir, "/.airlock/") || (base && strcmp(base + 1, ".airlock") == 0))
+		return error_set(err, EPERM,
+				 "sandbox.writable: %.300s is or lies in an .airlock directory, airlock's configuration",
+				 dir);
+	cleanup_strv char **configs = NULL;
+	int r = hostview_config_files(workspace, caller, &configs, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; configs && configs[i]; i++) {
+		cleanup_free char *config = hostview_resolve(configs[i]);
+		if (!config)
+			return error_set(err, ENOMEM, "out of memory");
+		if (hostview_overlaps(dir, config))
+			return error_set(err, EPERM,
+					 "sandbox.writable: %.300s %s %.300s, airlock's configuration (a routed commands' policy, or a host's hook settings)",
+					 dir, path_is_under(config, dir) ? "holds" : "lies in", config);
+	}
+	return 0;
+}
+
+int hostview_open_writable(const char *entry, const char *workspace, char *const *state_dirs,
+			   const struct hostview_caller *caller, struct stat *ret_st,
+			   char **ret_path, struct error *err)
+{
+	cleanup_free char *path = hostview_expand_home(entry, caller->home);
+	if (!path)
+		return error_set(err, EINVAL, "sandbox.writable '%.300s': no home to expand it in",
+				 entry);
+	cleanup_close int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return error_set(err, errno, "sandbox.writable '%.300s': %s", entry, strerror(errno));
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	cleanup_free char *resolved = realpath(proc, NULL);
+	if (!resolved)
+		return error_set(err, errno, "sandbox.writable '%.300s': cannot tell where it leads: %s",
+				 entry, strerror(errno));
+	int r = hostview_check_writable(resolved, workspace, state_dirs, caller, err);
+	if (r < 0)
+		return r;
+	*ret_st = st;
+	*ret_path = TAKE_PTR(resolved);
+	return TAKE_FD(fd);
+}
+
+char *hostview_expand_home(const char *path, const char *home)
+{
+	char *out = NULL;
+
+	if (strncmp(path, "~/", 2) != 0)
+		return strdup(path);
+	if (!home || home[0] != '/')
+		return NULL;
+	return asprintf(&out, "%s/%s", home, path + 2) < 0 ? NULL : out;
+}
+
+static bool hostview_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Masks the sandbox can build: an existing directory, not "/" or a system
+ * directory, not below the private /tmp or the empty /run (already hidden),
+ * not below the workspace (the writable workspace would cover it), and not
+ * holding or inside another mask. */
+static bool hostview_can_mask(const struct hostview *hv, const char *path, const char *workspace)
+{
+	cleanup_free char *buf = NULL;
+
+	if (!hostview_is_dir(path) || strcmp(path, "/") == 0 || hostview_system_dir(path, &buf))
+		return false;
+	if (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
+	    path_is_under(path, workspace))
+		return false;
+	for (size_t i = 0; i < hv->n_masks; i++)
+		if (path_is_under(path, hv->mask_paths[i]) || path_is_under(hv->mask_paths[i], path))
+			return false;
+	return true;
+}
+
+static int hostview_add_mask(struct hostview *hv, const char *path, const char *workspace)
+{
+	if (hv->n_masks == SANDBOX_MAX_MASKS || !hostview_can_mask(hv, path, workspace))
+		return 0;
+	hv->mask_paths[hv->n_masks] = strdup(path);
+	if (!hv->mask_paths[hv->n_masks])
+		return -ENOMEM;
+	hv->n_masks++;
+	return 0;
+}
+
+/* Leaves path (resolved) visible in the mask that holds it, if one does. */
+static int hostview_expose(struct hostview *hv, const char *path)
+{
+	for (size_t i = 0; i < hv->n_masks; i++) {
+		if (!path_is_under(path, hv->mask_paths[i]) || strcmp(path, hv->mask_paths[i]) == 0)
+			continue;
+		if (strv_contains(hv->expose[i], path))
+			return 0;
+		return strv_push(&hv->expose[i], path);
+	}
+	return 0;
+}
+
+/* Whether the caller owns path: a home that belongs to someone else is not
+ * the caller's, whatever $HOME says. */
+static bool hostview_owned(const char *path, uid_t uid)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
+/* homes: the caller's (hostview_caller_homes()). */
+static int hostview_build_masks(struct hostview *hv, const struct policy *policy,
+				const struct hostview_caller *caller, char *const *homes,
+				const char *workspace)
+{
+	cleanup_free char *homes_root = hostview_resolve("/home");
+	cleanup_free char *root_home = hostview_resolve("/root");
+	cleanup_strv char **resolved = NULL;
+	int r = 0;
+
+	for (size_t i = 0; homes && homes[i]; i++)
+		if (strv_consume(&resolved, hostview_resolve(homes[i])) < 0)
+			return -ENOMEM;
+	/* Other users' homes: /home whole (one mount, however many users), and
+	 * /root for everyone but root, whatever $HOME says. */
+	if (homes_root)
+		r = hostview_add_mask(hv, homes_root, workspace);
+	if (r == 0 && root_home && caller->uid != 0)
+		r = hostview_add_mask(hv, root_home, workspace);
+	if (r < 0)
+		return r;
+	if (!policy->home_hidden) {
+		/* The caller's own homes stay visible (their secrets hidden by
+		 * the list); each is checked to be the caller's. */
+		for (size_t i = 0; r == 0 && resolved && resolved[i]; i++)
+			if (hostview_owned(resolved[i], caller->uid))
+				r = hostview_expose(hv, resolved[i]);
+		return r;
+	}
+	/* The caller's homes hidden but for sandbox.home_allow: root's /root
+	 * too, and the passwd home when $HOME is unset or elsewhere. */
+	for (size_t i = 0; r == 0 && resolved && resolved[i]; i++)
+		r = hostview_add_mask(hv, resolved[i], workspace);
+	for (size_t i = 0; r == 0 && policy->home_allow && policy->home_allow[i]; i++)
+		for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
+			if (!hostview_owned(resolved[k], caller->uid))
+				continue;
+			cleanup_free char *raw = hostview_expand_home(policy->home_allow[i], homes[k]);
+			cleanup_free char *path = raw ? realpath(raw, NULL) : NULL;
+			if (path)
+				r = hostview_expose(hv, path);
+		}
+	return r;
+}
+
+/* Appends path to the hide list once; takes it. */
+static int hostview_hide(struct hostview *hv, char *path)
+{
+	if (path && strv_contains(hv->hide, path)) {
+		free(path);
+		return 0;
+	}
+	return strv_consume(&hv->hide, path);
+}
+
+/* sandbox.hide with "~/" in each of the caller's homes, and what is hidden
+ * whatever the policy says: each agent host's credentials (agenthost.h) in
+ * each home, Codex's auth.json in an absolute $CODEX_HOME, and every state
+ * directory. */
+static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
+			       const struct hostview_caller *caller, char *const *homes,
+			       char *const *state_dirs)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
+		const char *entry = policy->hide[i];
+		if (strncmp(entry, "~/", 2) != 0) {
+			r = hostview_hide(hv, strdup(entry));
+			continue;
+		}
+		for (size_t k = 0; r == 0 && homes && homes[k]; k++)
+			r = hostview_hide(hv, hostview_expand_home(entry, homes[k]));
+	}
+	for (size_t k = 0; r == 0 && homes && homes[k]; k++)
+		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++) {
+			const char *const *rels = agenthost_get(h)->credentials;
+			for (size_t j = 0; r == 0 && rels[j]; j++)
+				r = hostview_hide(hv, path_join(homes[k], rels[j]));
+		}
+	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
+		r = hostview_hide(hv, path_join(caller->codex_home, "auth.json"));
+	/* airlock's own state: never visible from inside, wherever it is. */
+	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
+		r = hostview_hide(hv, strdup(state_dirs[i]));
+	return r;
+}
+
+int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
+		   const char *workspace, char *const *state_dirs, struct hostview *ret,
+		   struct error *err)
+{
+	struct hostview hv = { 0 };
+	cleanup_strv char **homes = NULL;
+	int r = hostview_caller_homes(caller, &homes);
+
+	if (r == 0)
+		r = hostview_build_hide(&hv, policy, caller, homes, state_dirs);
+	if (r == 0)
+		r = hostview_build_masks(&hv, policy, caller, homes, workspace);
+	if (r < 0) {
+		hostview_release(&hv);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < hv.n_masks; i++)
+		hv.masks[i] = (struct sandbox_mask){ .path = hv.mask_paths[i], .expose = hv.expose[i] };
+	*ret = hv;
+	return 0;
+}
+
+void hostview_release(struct hostview *hv)
+{
+	strv_free(hv->hide);
+	for (size_t i = 0; i < hv->n_masks; i++) {
+		free(hv->mask_paths[i]);
+		strv_free(hv->expose[i]);
+	}
+	*hv = (struct hostview){ 0 };
+}

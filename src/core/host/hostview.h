@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+#include "core/policy/policy.h"
+#include "sandbox/sandbox.h"
+
+/* What of the host a quarantined command sees (docs/sandbox.md, "What the
+ * command sees of the host"): which workspaces are refused, and which host
+ * paths are hidden, masked or left visible. Every path here is absolute and
+ * resolved (symlinks and ".." gone) where it exists. */
+
+/* Workspaces refused unless the caller says so (--allow-workspace). A
+ * workspace that holds a state directory, or lies inside one, is always
+ * refused. */
+enum hostview_allow {
+	HOSTVIEW_ALLOW_HOME = 1 << 0, /* a home directory, or an ancestor of one */
+	HOSTVIEW_ALLOW_SYSTEM = 1 << 1, /* /, /etc, /usr, /var, ... */
+};
+
+/* "home", "system" or a comma-separated list of them, ORed into *flags;
+ * -EINVAL for anything else. */
+int hostview_parse_allow(const char *text, unsigned *flags);
+/* The names of the flags set, in a fixed order, NULL-terminated (static). */
+void hostview_allow_names(unsigned flags, const char *ret[static 3]);
+
+/* The caller, as the quarantine is built for it. */
+struct hostview_caller {
+	/* $HOME; may be NULL. "~/" means it and the passwd home of uid
+	 * (getpwuid_r), each where it exists: hidden means hidden however
+	 * $HOME is set. */
+	const char *home;
+	const char *codex_home; /* $CODEX_HOME: where Codex keeps its hooks; may be NULL */
+	uid_t uid; /* effective */
+};
+
+/* The caller a run, doctor and the hook judge paths for: $HOME and
+ * $CODEX_HOME of environ_ (pointing into it) and the effective uid. */
+struct hostview_caller hostview_caller_from_env(char *const *environ_);
+
+/* Every state directory airlock would use, resolved where it exists and as
+ * written where it does not yet: in_use (the one this run opened), the
+ * default locations ($AIRLOCK_STATE_DIR, $XDG_STATE_HOME/airlock,
+ * ~/.local/state/airlock for $HOME and for the passwd home), and the system
+ * approver's /etc/airlock. */
+int hostview_state_dirs(const char *in_use, char *const *environ_,
+			const struct hostview_caller *caller, char ***ret, struct error *err);
+
+/* 0 when the (resolved) workspace may be made writable; else -EPERM with a
+ * message that says what it is and which --allow-workspace would allow it. */
+int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
+			     const struct hostview_caller *caller, struct error *err);
+
+/* Every file of airlock's configuration that a command or a file tool must
+ * not rewrite, as joined, not resolved (each reader resolves them as it
+ * resolves what it compares): .airlock/ (the policy of routed commands) and
+ * every agent host's project_dirs and project_config (agenthost.h) below
+ * the workspace (when not NULL), .airlock/ and every host's user_config
+ * below each of the caller's homes ($HOME and the passwd home), and
+ * Codex's hooks.json, config.toml, rules and skills below $CODEX_HOME when
+ * that is absolute. */
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
+			  char ***ret, struct error *err);
+
+/* The names of the entries hostview_config_files() puts in a workspace,
+ * each once: .airlock and each host's project directory or top-level file
+ * (".claude", ".mcp.json", ...). Anywhere in a workspace, one of them is
+ * what a host started in that directory would read. */
+int hostview_config_names(char ***ret);
+
+/* The entries of hostview_config_files() that lie in the (resolved)
+ * workspace, each once: its own and those of every directory from it down
+ * to cwd (a host started in a subdirectory reads that one's settings),
+ * joined as they are (a symlinked .claude is the link, which the quarantine
+ * pins, and its target); the home's and $CODEX_HOME's with those resolved
+ * (the home may be the workspace, or hold it). A quarantined run keeps them
+ * read-only where they exist and moves aside what the command creates there
+ * (docs/sandbox.md, "Host configuration"); those outside the workspace are
+ * read-only in the host view already. *ret may be NULL: none. */
+int hostview_config_in_workspace(const char *workspace, const char *cwd,
+				 const struct hostview_caller *caller, char ***ret,
+				 struct error *err);
+
+/* 0 when the (resolved) directory may be made writable for a run besides
+ * its workspace (policy sandbox.writable); else -EPERM with a message
+ * saying what it is. Refused: a directory that is or holds a state
+ * directory, or lies in one; `/` and the system directories; a home, or
+ * one that holds a home; one that is, holds or lies in the workspace; one
+ * named .airlock or below one; one that is, holds or lies in airlock's
+ * configuration (hostview_config_files()) in the workspace or the caller's
+ * home. No option allows any of these. */
+int hostview_check_writable(const char *dir, const char *workspace, char *const *state_dirs,
+			    const struct hostview_caller *caller, struct error *err);
+
+/* One sandbox.writable entry as a run takes it: "~/" expanded in the
+ * caller's home, the directory opened (O_PATH, following links: a link means
+ * its target), and the path of that descriptor checked with
+ * hostview_check_writable(). Returns the descriptor (O_CLOEXEC), with its
+ * stat in *ret_st and that path in *ret_path; else a negative errno with a
+ * message naming the entry (the refusal a run gives). */
+int hostview_open_writable(const char *entry, const char *workspace, char *const *state_dirs,
+			   const struct hostview_caller *caller, struct stat *ret_st,
+			   char **ret_path, struct error *err);
+
+/* What is hidden from a run: the policy's sandbox.hide with "~/" expanded
+ * in each of the caller's homes ($HOME and the passwd home), each agent
+ * host's credential files in each of them (agenthost.h) and Codex's
+ * auth.json in an absolute $CODEX_HOME, the state directories, and masks
+ * (an empty view except what they expose) over the other users' homes
+ * (/home, and /root unless root calls) and, in sandbox.home "hidden" mode,
+ * over the caller's homes. */
+struct hostview {
+	char **hide;
+	struct sandbox_mask masks[SANDBOX_MAX_MASKS];
+	char *mask_paths[SANDBOX_MAX_MASKS];
+	char **expose[SANDBOX_MAX_MASKS];
+	size_t n_masks;
+};
+
+int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
+		   const char *workspace, char *const *state_dirs, struct hostview *ret,
+		   struct error *err);
+void hostview_release(struct hostview *hv);
+
+/* The absolute path resolved as far as it exists, the rest appended as
+ * written: a link on the way to a path that does not exist yet is still
+ * followed. NULL when out of memory or path is not absolute. */
+char *hostview_resolve(const char *path);
+/* "~/x" in the caller's home, any other path copied; NULL when there is no
+ * home to expand it in (or no memory). */
+char *hostview_expand_home(const char *path, const char *home);

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/snapshot/dryrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <mntent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/path.h"
+#include "basic/text.h"
+#include "core/snapshot/changeset.h"
+#include "core/snapshot/linkgroups.h"
+#include "core/store/jsonutil.h"
+#include "sandbox/sandbox.h"
+
+int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err)
+{
+	if (state_dir && path_is_under(state_dir, workspace))
+		return error_set(err, ELOOP,
+				 "the state directory %s is inside the workspace: the snapshot's upper layer would show inside the snapshot; use another --state-dir or --workspace",
+				 state_dir);
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	if (!f)
+		return error_set_errno(err, errno, "read /proc/self/mounts");
+	struct mntent ent;
+	char buf[8192];
+	int r = 0;
+	while (getmntent_r(f, &ent, buf, sizeof(buf))) {
+		if (strcmp(ent.mnt_dir, workspace) != 0 && path_is_under(ent.mnt_dir, workspace)) {
+			r = error_set(err, EBUSY,
+				      "the workspace has a mount point inside it, %s: the kernel overlay cannot snapshot it (the fuse-overlayfs and copy fallbacks are not built yet); choose a --workspace without mounts inside",
+				      ent.mnt_dir);
+			break;
+		}
+	}
+	endmntent(f);
+	return r;
+}
+
+/* The workspace root's mode and carried extended attributes onto the
+ * upper's root (the overlay shows the upper's, not the lower's). */
+static int dryrun_copy_root(const char *workspace, const char *upper, struct error *err)
+{
+	cleanup_close int ws = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int up = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *xattrs = NULL;
+	struct stat st;
+	size_t i;
+	json_t *x;
+
+	if (ws < 0 || up < 0 || fstat(ws, &st) < 0)
+		return error_set_errno(err, errno, "read the workspace root %s", workspace);
+	/* As root, with every id mapped, the command sees (and may change) the
+	 * root's owner, which the change set then carries: first, since a chown
+	 * clears what the rest sets. Anyone else's upper is their own, as the
+	 * workspace must be, and stays mapped. */
+	if (sandbox_can_map_ids() && fchown(up, st.st_uid, st.st_gid) < 0)
+		return error_set_errno(err, errno, "give the snapshot root the owner of %s", workspace);
+	int r = changeset_read_xattrs(ws, ".", CHANGESET_XATTRS_ALL, &xattrs);
+	if (r < 0)
+		return error_set_errno(err, -r, "read the extended attributes of %s", workspace);
+	/* The ACLs last: setting one sets the mode too (a default ACL is what
+	 * the files the command creates at the top inherit). */
+	for (int acls = 0; acls < 2; acls++)
+		json_array_foreach(xattrs, i, x) {
+			size_t n;
+			if (changeset_xattr_is_acl(jsonutil_str(x, "name")) != (acls == 1))
+				continue;
+			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+			if (!value || fsetxattr(up, jsonutil_str(x, "name"), value, n, 0) < 0)
+				return error_set_errno(err, value ? errno : ENOMEM,
+						       "copy the extended attributes of %s", workspace);
+		}
+	/* Last: a mode without write access for the owner is no obstacle to
+	 * the overlay (its mounter may override it) nor to dryrun_settle(). */
+	if (fchmod(up, st.st_mode & 07777) < 0)
+		return error_set_errno(err, errno, "set the snapshot root's mode");
+	return 0;
+}
+
+int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
+{
+	cleanup_close int fd = open(upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	char proc[64];
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return error_set_errno(err, errno, "stat the snapshot's upper directory %s", upper);
+	*ret_root_mode = st.st_mode;
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &nofile); /* else a deep walk fails, and says so */
+	}
+	/* Only the owner's bits, and only when they are missing: a chmod
+	 * rewrites the root's access ACL too (changeset_compute() reads it with
+	 * the command's mode back for a moment). */
+	if ((st.st_mode & 0700) == 0700)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, (st.st_mode & 07777) | 0700) < 0)
+		return error_set_errno(err, errno, "make %s readable", upper);
+	return 0;
+}
+
+int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
+		   char **ret_work, struct error *err)
+{
+	char rel[64];
+	cleanup_free char *upper = NULL, *work = NULL;
+
+	if (mkdirat(store->dir_fd, "dryruns", 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create %s/dryruns", store->path);
+	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	if (mkdirat(store->dir_fd, rel, 0700) < 0)
+		return error_set_errno(err, errno, "create %s/%s", store->path, rel);
+	if (asprintf(&upper, "%s/%s/upper", store->path, rel) < 0 ||
+	    asprintf(&work, "%s/%s/work", store->path, rel) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return error_set_errno(err, errno, "create the snapshot directories in %s/%s",
+				       store->path, rel);
+	/* The overlay needs absolute paths that the init process resolves
+	 * before anything is mounted over them. */
+	cleanup_free char *real_upper = realpath(upper, NULL), *real_work = realpath(work, NULL);
+	if (!real_upper || !real_work)
+		return error_set_errno(err, errno, "resolve %s", upper);
+	int r = dryrun_copy_root(workspace, real_upper, err);
+	if (r < 0)
+		return r;
+	*ret_upper = TAKE_PTR(real_upper);
+	*ret_work = TAKE_PTR(real_work);
+	return 0;
+}
+
+/* Code for the host in the snapshot outranks every verdict but a failed
+ * command's: apply must not land it. Each file is a problem. */
+static int dryrun_judge_host_code(const struct hostsafety_report *hc,
+				  enum dryrun_verdict *verdict, json_t *problems)
+{
+	if (!hc || !hostsafety_report_failed(hc) || *verdict == DRYRUN_VERDICT_DRY_RUN_FAILED)
+		return 0;
+	*verdict = DRYRUN_VERDICT_HOST_CODE;
+	for (size_t i = 0; i < hc->n_items; i++)
+		if (json_array_append_new(problems,
+					  json_pack("{s:s, s:s}", "host_code", hc->items[i].path,
+						    "kind", hostsafety_kind_to_string(hc->items[i].kind))) < 0)
+			return -ENOMEM;
+	if (hc->incomplete &&
+	    json_array_append_new(problems, json_pack("{s:s}", "host_code_unchecked", hc->reason)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A copy in the snapshot that lost attributes the real rename keeps
+ * (changeset_attrs_lost) makes the change set other than what the command
+ * would have done: ATTRS_LOST, never applied. It outranks the verdicts
+ * that judge the paths (an --expect clears nothing here), not those that
+ * refuse already (a failed command, code for the host, a set-id file). */
+static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *changes,
+				   enum dryrun_verdict *verdict, json_t *problems, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *lost = NULL;
+
+	if (*verdict != DRYRUN_VERDICT_DRY_RUN_OK && *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
+	    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING)
+		return 0;
+	int r = changeset_attrs_lost(req->upper, req->workspace, changes, &lost, err);
+	if (r < 0 || json_array_size(lost) == 0)
+		return r;
+	*verdict = DRYRUN_VERDICT_ATTRS_LOST;
+	if (json_array_clear(problems) < 0 || json_array_extend(problems, lost) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Whether the workspace's directory rel still shows in the snapshot after
+ * the run: the upper holds nothing over it or over a parent (no whiteout,
+ * no object of another type, no opaque directory, which is one removed and
+ * made again), or holds a directory merged with it. */
+static bool dryrun_lower_dir_remains(int upper_fd, int ws_fd, const char *rel)
+{
+	const char *name;
+	struct stat st;
+	char prefix[PATH_MAX];
+	cleanup_close int parent = fd_open_parent(ws_fd, rel, O_PATH, &name);
+
+	if (parent < 0 || fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	size_t n = strlen(rel);
+	if (n == 0 || n >= sizeof(prefix))
+		return false;
+	for (size_t end = 0; end <= n; end++) {
+		if (rel[end] != '/' && rel[end] != '\0')
+			continue;
+		memcpy(prefix, rel, end);
+		prefix[end] = '\0';
+		cleanup_close int up = fd_open_beneath(upper_fd, prefix, O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
+		if (up == -ENOENT)
+			return true; /* nothing in the upper from here down: the lower shows */
+		if (up < 0)
+			return false; /* a whiteout or another type over it */
+		char value[8];
+		ssize_t v = fgetxattr(up, "user.overlay.opaque", value, sizeof(value));
+		if (v == 1 && value[0] == 'y')
+			return false;
+	}
+	return true;
+}
+
+/* A directory of the workspace the command renamed (the trace's
+ * SANDBOX_PATH_RENAMED) is a copy in the snapshot (EXDEV; mv copies, then
+ * removes the source). Where the source still shows after the run, the
+ * removal did not finish (a read-only directory below, a program that does
+ * not copy), where the real rename leaves only the new name: the change set
+ * is not the real run's. RENAME_INCOMPLETE, never applied, with the rank of
+ * ATTRS_LOST, and in place of NO_EFFECT too (the real rename is an effect). The trace does not tell a rename's source from its
+ * destination: an existing directory renamed over counts too (a refusal,
+ * never a silent difference). */
+static int dryrun_judge_rename_incomplete(const struct dryrun_request *req,
+					  enum dryrun_verdict *verdict, json_t *problems,
+					  struct error *err)
+{
+	if (!req->n_path_events || (*verdict != DRYRUN_VERDICT_DRY_RUN_OK &&
+				    *verdict != DRYRUN_VERDICT_NO_EFFECT &&
+				    *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
+				    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING))
+		return 0;
+	cleanup_close int upper_fd = open(req->upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int ws_fd = open(req->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (upper_fd < 0 || ws_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot's layers");
+	bool found = false;
+	for (size_t i = 0; i < req->n_path_events; i++) {
+		const struct sandbox_path_event *e = &req->path_events[i];
+		if (!(e->ops & SANDBOX_PATH_RENAMED) || !dryrun_lower_dir_remains(upper_fd, ws_fd, e->path))
+			continue;
+		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
+		if (!p || json_array_append_new(problems, p) < 0 ||
+		    changeset_set_bytes(p, "rename_incomplete", e->path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		found = true;
+	}
+	if (found)
+		*verdict = DRYRUN_VERDICT_RENAME_INCOMPLETE;
+	return 0;
+}
+
+/* As root: a set-id file of the workspace changed in place (the trace) keeps
+ * its bit in root's real run when written (CAP_FSETID), and loses it in
+ * the snapshot's copy-up. Where the snapshot still holds a regular file
+ * under the name, the change set compares it with the workspace's and
+ * marks it refused (changeset.c); where not (removed, or moved away: a
+ * copy without the bit), the real run left a set-id file the change set
+ * does not show: PRIVILEGED_FILE, with {"setid_written": PATH}. */
+static int dryrun_judge_setid_written(const struct dryrun_request *req, enum dryrun_verdict *verdict,
+				      json_t *problems, struct error *err)
+{
+	if (!req->owners || !req->n_path_events)
+		return 0;
+	cleanup_close int upper_fd = open(req->upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int ws_fd = open(req->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (upper_fd < 0 || ws_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot's layers");
+	for (size_t i = 0; i < req->n_path_events; i++) {
+		const struct sandbox_path_event *e = &req->path_events[i];
+		struct stat st;
+		if (!(e->ops & SANDBOX_PATH_IN_PLACE) || !*e->path)
+			continue;
+		int fd = fd_open_beneath(ws_fd, e->path, O_PATH | O_NOFOLLOW);
+		bool setid = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			     ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+		if (fd >= 0)
+			close(fd);
+		if (!setid)
+			continue;
+		fd = fd_open_beneath(upper_fd, e->path, O_PATH | O_NOFOLLOW);
+		bool held = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (fd >= 0)
+			close(fd);
+		if (held)
+			continue;
+		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
+		if (!p || json_array_append_new(problems, p) < 0 || changeset_set_bytes(p, "setid_written", e->path) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		if (*verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && *verdict != DRYRUN_VERDICT_HOST_CODE)
+			*verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
+	}
+	return 0;
+}
+
+/* The workspace's hard-link groups in the change set (core/snapshot/linkgroups.h):
+ * entries rewritten or added where apply reproduces them, problems where
+ * it cannot. */
+static int dryrun_judge_link_groups(const struct dryrun_request *req, json_t *changes,
+				    json_t **ret_problems, struct error *err)
+{
+	struct linkgroups_trace trace = { .events = req->path_events,
+					  .n_events = req->n_path_events,
+					  .overflow = req->path_events_overflow };
+
+	if (!req->succeeded) {
+		*ret_problems = json_array();
+		return *ret_problems ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
+	return linkgroups_judge(req->upper, req->workspace, changes, &trace, ret_problems, err);
+}
+
+int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
+		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *changes = NULL;
+	int r = changeset_compute(req->upper, req->workspace, req->root_mode, req->owners, &changes,
+				  err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+
+	cleanup_with(json_decrefp) json_t *link_problems = NULL;
+	r = dryrun_judge_link_groups(req, changes, &link_problems, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	json_t *problems = NULL;
+	enum dryrun_verdict verdict = changeset_verdict(changes, req->succeeded, req->expect,
+							req->expect_delete, &problems);
+	/* A hard-link group the snapshot cannot reproduce: whatever the
+	 * declarations say, applying would not give the real run's tree. */
+	if (json_array_size(link_problems) > 0 && verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
+	    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE && verdict != DRYRUN_VERDICT_NO_EFFECT) {
+		verdict = DRYRUN_VERDICT_LINK_GROUP;
+		if (json_array_extend(problems, link_problems) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
+	if (r < 0)
+		return error_set(err, -r, "out of memory");
+	r = dryrun_judge_attrs_lost(req, changes, &verdict, problems, err);
+	if (r == 0)
+		r = dryrun_judge_rename_incomplete(req, &verdict, problems, err);
+	if (r == 0)
+		r = dryrun_judge_setid_written(req, &verdict, problems, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	/* A set-id request the filter refused: the real run (the owner's or
+	 * root's) may have left a set-id object, which the snapshot cannot
+	 * hold and apply would never install, whatever the command made of the
+	 * failure or did after (chmod 4755 f; chmod 700 f). It takes the place
+	 * of every verdict below PRIVILEGED_FILE; the problem is listed
+	 * whatever the verdict. */
+	if (req->setid_refused) {
+		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE)
+			verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
+		const char *name = req->setid_syscall ? req->setid_syscall : "?";
+		if (json_array_append_new(problems, json_pack("{s:s, s:i}", "refused_setid", name,
+							      "count", (int)req->setid_refused)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	/* The change set is what the command did inside; a write it attempted
+	 * outside is something it meant to do and could not, so applying the
+	 * rest would not be what the command would have done: OUTSIDE_WRITE,
+	 * applied only with apply --allow-outside-writes. It takes the place
+	 * of DRY_RUN_OK only, so every other finding still shows. */
+	size_t attempts = json_array_size(req->outside_writes) + req->outside_writes_dropped;
+	if (verdict == DRYRUN_VERDICT_DRY_RUN_OK && attempts > 0) {
+		verdict = DRYRUN_VERDICT_OUTSIDE_WRITE;
+		size_t k;
+		json_t *w;
+		json_array_foreach(req->outside_writes, k, w)
+			json_array_append_new(problems, json_pack("{s:O, s:O}", "outside_write",
+								  json_object_get(w, "path"), "syscall",
+								  json_object_get(w, "syscall")));
+		if (req->outside_writes_dropped)
+			json_array_append_new(problems,
+					      json_pack("{s:s, s:i}", "outside_write", "...", "dropped",
+							(int)req->outside_writes_dropped));
+	}
+	/* Something root's real run would have done and the quarantine could
+	 * not: the change set is not that run's, whatever the command made of
+	 * the failure. It outranks the verdicts that would let it be applied
+	 * or read as the whole story; a failed command, host code and a
+	 * privileged file keep their place. */
+	const struct {
+		const char *what;
+		unsigned count;
+	} needs[] = { { "device_node", req->device_nodes }, { "xattr", req->privileged_xattrs } };
+	for (size_t k = 0; k < ARRAY_SIZE(needs); k++) {
+		if (!needs[k].count)
+			continue;
+		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE &&
+		    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
+			verdict = DRYRUN_VERDICT_NEEDS_PRIVILEGE;
+		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", needs[k].what,
+							  "count", (int)needs[k].count));
+	}
+	size_t n = json_array_size(changes);
+	json_t *counts = json_object();
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c) {
+		const char *kind = json_string_value(json_object_get(c, "change"));
+		json_object_set_new(counts, kind,
+				    json_integer(json_integer_value(json_object_get(counts, kind)) + 1));
+	}
+
+	/* The whole change set beside the upper; the receipt keeps the first
+	 * DRYRUN_MAX_IN_RECEIPT. */
+	char rel[64];
+	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	cleanup_close int dir_fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return error_set_errno(err, errno, "open %s/%s", store->path, rel);
+	/* The workspace's identity: apply refuses another directory (or a
+	 * symlink) put at its path since. */
+	struct stat ws;
+	if (stat(req->workspace, &ws) < 0)
+		return error_set_errno(err, errno, "dry run %llu: stat the workspace %s",
+				       (unsigned long long)id, req->workspace);
+	cleanup_with(json_decrefp) json_t *full = json_pack(
+		"{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt",
+		(json_int_t)id, "workspace", req->workspace, "workspace_dev", (json_int_t)ws.st_dev,
+		"workspace_ino", (json_int_t)ws.st_ino, "verdict", dryrun_verdict_name(verdict),
+		"changes", changes);
+	cleanup_with(json_decrefp) json_t *scratch = NULL;
+	if (full && req->scratch_counted) {
+		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries, "bytes",
+				    (json_int_t)req->scratch_bytes);
+		if (!scratch || json_object_set(full, "scratch", scratch) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	char path[96], id_text[24];
+	snprintf(path, sizeof(path), "%s/changeset.json", rel);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	r = store_commit(store, LEDGER_DRYRUN, id_text, path, text, strlen(text), false, err);
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	/* The overlay leaves work/work (and with volatile, work/incompat) mode
+	 * 000; nothing in it is needed once the snapshot is gone. */
+	(void)remove_tree_at(dir_fd, "work");
+
+	json_t *shown = json_array();
+	for (i = 0; i < n && i < DRYRUN_MAX_IN_RECEIPT; i++)
+		json_array_append(shown, json_array_get(changes, i));
+	json_t *expect = json_array(), *expect_delete = json_array();
+	for (i = 0; req->expect && req->expect[i]; i++)
+		json_array_append_new(expect, json_string(req->expect[i]));
+	for (i = 0; req->expect_delete && req->expect_delete[i]; i++)
+		json_array_append_new(expect_delete, json_string(req->expect_delete[i]));
+	json_t *summary = json_pack(
+		"{s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o, s:o, s:s}", "snapshot", "overlay",
+		"verdict", dryrun_verdict_name(verdict), "expect", expect, "expect_delete",
+		expect_delete, "counts", counts, "total", (json_int_t)n, "truncated",
+		n > DRYRUN_MAX_IN_RECEIPT, "changes", shown, "problems", problems, "upper", req->upper);
+	if (!summary || (scratch && json_object_set(summary, "scratch", scratch) < 0)) {
+		json_decref(summary);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	*ret_verdict = verdict;
+	*ret_summary = summary;
+	return 0;
+}
+
+void dryrun_explain_failure(json_t *summary, json_t *receipt)
+{
+	static const char *const streams[] = { "stderr", "stdout" };
+
+	/* The overlay cannot copy up a file whose owner or group is outside the
+	 * quarantine's identity map: the command sees EOVERFLOW where a real run
+	 * would have worked. Its message in the output is the evidence. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *text = json_string_value(json_object_get(receipt, streams[i]));
+		if (text && strstr(text, "Value too large for defined data type")) {
+			json_array_append_new(json_object_get(summary, "problems"),
+					      json_pack("{s:s}", "hint",
+							"the output shows EOVERFLOW: a file owned by a user or group outside the quarantine's identity map cannot be copied into the snapshot; the fuse-overlayfs fallback is not built yet"));
+			return;
+		}
+	}
+}

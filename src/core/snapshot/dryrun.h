@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/snapshot/dryrun_verdict.h"
+#include "core/host/hostsafety.h"
+#include "core/store/store.h"
+#include "sandbox/sandbox.h"
+
+/* Dry runs (docs/dryrun.md): the run's workspace is an overlay whose upper
+ * layer lives in the state directory, dryruns/<id>/upper, so the command
+ * changes nothing real; afterwards the upper is read into a change set
+ * (core/snapshot/changeset.h) and judged against the declared paths. The upper is
+ * kept: it is what a later apply puts into the real tree. */
+
+#define DRYRUN_MAX_IN_RECEIPT 1000 /* changes embedded; the rest are in changeset.json */
+
+/* Refuses a workspace the kernel overlay cannot snapshot: a mount point
+ * strictly inside it (the overlay would not see it, and the kernel refuses
+ * to clone a lower with locked submounts; -EBUSY names the first one), or
+ * one that holds the state directory, where the snapshot's upper layer
+ * would show inside its own lower (-ELOOP). */
+int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err);
+
+/* Creates dryruns/<id>/{upper,work}; returns their absolute paths. The
+ * upper's root is the snapshot's root: it gets the workspace root's mode
+ * and extended attributes, so the command sees the root as it is. */
+int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
+		   char **ret_work, struct error *err);
+
+/* After the command, before the upper is read: records the mode the
+ * command left on the workspace root (the upper's root) in *ret_root_mode,
+ * then gives the upper's root's owner rwx when it lacks any of them (and
+ * changes nothing else), so airlock reads it and apply moves out of it
+ * whatever mode the command gave the root (chmod 000 .). Raises
+ * this process's soft RLIMIT_NOFILE to the hard one: the walks of the
+ * upper hold descriptors per level (CHANGESET_MAX_DEPTH). */
+int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err);
+
+struct dryrun_request {
+	const char *upper, *work, *workspace;
+	mode_t root_mode; /* dryrun_settle(); 0: read the upper's root */
+	bool succeeded; /* the command exited as expected */
+	char *const *expect, *const *expect_delete;
+	/* What in the upper would run code on the host (core/host/hostsafety.h);
+	 * NULL: not checked. Anything found makes the verdict HOST_CODE. */
+	const struct hostsafety_report *host_code;
+	/* The writes the command attempted outside the workspace (refused by
+	 * the kernel): [{path, syscall, count}], and how many were not listed. */
+	json_t *outside_writes;
+	unsigned outside_writes_dropped;
+	/* The supervisor's trace of the command's calls on paths inside the
+	 * workspace, for the hard-link groups (core/snapshot/linkgroups.h). */
+	const struct sandbox_path_event *path_events;
+	size_t n_path_events;
+	bool path_events_overflow;
+	/* What the command left in the quarantine's private /tmp, a count of
+	 * objects and bytes (no names, no contents): recorded as "scratch" in
+	 * the change set and the receipt when counted. */
+	bool scratch_counted;
+	uint64_t scratch_entries, scratch_bytes;
+	/* The quarantine mapped every id (a dry run as root): owners in the
+	 * upper are the host's, and the change set carries them. */
+	bool owners;
+	/* Device nodes the command tried to make (the user namespace refuses
+	 * them) where root's real run would have: NEEDS_PRIVILEGE. */
+	unsigned device_nodes;
+	/* trusted.* attributes and file capabilities it tried to set: likewise */
+	unsigned privileged_xattrs;
+	/* Set-id requests the filter refused (any caller), and the first one's
+	 * system call: the real run may have made a set-id object the snapshot
+	 * cannot hold, so the dry run is PRIVILEGED_FILE unless it failed or
+	 * holds host code. */
+	unsigned setid_refused;
+	const char *setid_syscall;
+};
+
+/* Reads the change set, writes dryruns/<id>/changeset.json, removes the
+ * overlay's work directory, and returns the receipt's "dryrun" object and
+ * the verdict it names. */
+int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
+		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err);
+
+/* After a failed dry run: adds to the summary's problems what the command's
+ * output (in the receipt document) says about the snapshot itself, such as
+ * EOVERFLOW from a file whose owner is outside the identity map. */
+void dryrun_explain_failure(json_t *summary, json_t *receipt);

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/store/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/parse.h"
+#include "basic/sha256.h"
+#include <limits.h>
+
+/* The largest record store_settle() reads: a permit record's cap. */
+#define STORE_SETTLE_MAX (16 << 20)
+
+#define SEQ_WIDTH	   20
+#define RECEIPT_MAX_BYTES  (16 << 20)
+#define INDEX_MAX_BYTES	   (1ULL << 30)
+
+char *store_default_path(void)
+{
+	const char *dir = getenv("AIRLOCK_STATE_DIR");
+	char *path = NULL;
+
+	if (dir && *dir)
+		return strdup(dir);
+	dir = getenv("XDG_STATE_HOME");
+	if (dir && dir[0] == '/')
+		return asprintf(&path, "%s/airlock", dir) < 0 ? NULL : path;
+	dir = getenv("HOME");
+	if (dir && dir[0] == '/')
+		return asprintf(&path, "%s/.local/state/airlock", dir) < 0 ? NULL : path;
+	return NULL;
+}
+
+void store_free(struct store *store)
+{
+	if (!store)
+		return;
+	if (store->dir_fd >= 0)
+		close(store->dir_fd);
+	if (store->receipts_fd >= 0)
+		close(store->receipts_fd);
+	free(store->path);
+	free(store);
+}
+
+static int store_open_dir(int at_fd, const char *path, bool create, struct error *err)
+{
+	int fd = openat(at_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(at_fd, path, 0700) < 0 && errno != EEXIST)
+			return error_set_errno(err, errno, "cannot create '%s'", path);
+		fd = openat(at_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s'", path);
+	return fd;
+}
+
+int store_open(const char *path, bool create, struct store **ret, struct error *err)
+{
+	cleanup_with(store_freep) struct store *store = calloc(1, sizeof(*store));
+	if (!store)
+		return error_set(err, ENOMEM, "out of memory");
+	store->dir_fd = store->receipts_fd = -1;
+	store->durable = true;
+	store->path = strdup(path);
+	if (!store->path)
+		return error_set(err, ENOMEM, "out of memory");
+
+	if (create) {
+		/* Parents as for any XDG directory; the state dir itself is private. */
+		cleanup_free char *parent = strdup(path);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+		if (slash && slash != parent) {
+			*slash = '\0';
+			(void)mkdir_parents(parent, 0755);
+		}
+	}
+	int r = store_open_dir(AT_FDCWD, path, create, err);
+	if (r < 0)
+		return error_prefix(err, "state directory");
+	store->dir_fd = r;
+	r = store_open_dir(store->dir_fd, "receipts", create, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", path);
+	store->receipts_fd = r;
+	*ret = TAKE_PTR(store);
+	return 0;
+}
+
+static bool store_receipt_exists(struct store *store, uint64_t id)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	return faccessat(store->receipts_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
+{
+	cleanup_close int lock_fd =
+		openat(store->dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/lock'", store->path);
+	while (flock(lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return error_set_errno(err, errno, "cannot lock '%s/lock'", store->path);
+
+	cleanup_close int seq_fd =
+		openat(store->dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (seq_fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/seq'", store->path);
+	char buf[SEQ_WIDTH + 2] = { 0 };
+	ssize_t n = pread(seq_fd, buf, SEQ_WIDTH, 0);
+	if (n < 0)
+		return error_set_errno(err, errno, "cannot read '%s/seq'", store->path);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+
+	uint64_t last = 0;
+	if (n > 0 && parse_u64(buf, &last) < 0)
+		last = 0; /* damaged counter: the existence check below recovers */
+	uint64_t id = last + 1;
+	while (store_receipt_exists(store, id))
+		id++;
+
+	snprintf(buf, sizeof(buf), "%0*llu\n", SEQ_WIDTH, (unsigned long long)id);
+	/* One small write at offset 0 replaces the fixed-width value whole. */
+	if (pwrite(seq_fd, buf, SEQ_WIDTH + 1, 0) != SEQ_WIDTH + 1)
+		return error_set_errno(err, errno ? errno : ENOSPC, "cannot update '%s/seq'",
+				       store->path);
+	*ret_id = id;
+	return 0; /* closing lock_fd releases the lock */
+}
+
+/* Opens the directory that holds path (below the state directory, made
+ * with mode 0700 as needed, never through a symlink). */
+static int store_commit_parent(struct store *store, const char *path, const char **ret_name,
+			       struct error *err)
+{
+	if (path[0] == '/') {
+		cleanup_free char *dir = strdup(path);
+		if (!dir)
+			return error_set(err, ENOMEM, "out of memory");
+		char *slash = strrchr(dir, '/');
+		*ret_name = path + (slash - dir) + 1;
+		*slash = '\0';
+		int fd = open(*dir ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? error_set_errno(err, errno, "open %s", dir) : fd;
+	}
+	char buf[PATH_MAX];
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return error_set(err, ENAMETOOLONG, "path too long");
+	for (char *slash = strchr(buf, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdirat(store->dir_fd, buf, 0700) < 0 && errno != EEXIST)
+			return error_set_errno(err, errno, "create %s/%s", store->path, buf);
+		*slash = '/';
+	}
+	int fd = fd_open_parent(store->dir_fd, path, O_RDONLY, ret_name);
+	return fd < 0 ? error_set_errno(err, -fd, "open the directory of %s/%s", store->path, path)
+		      : fd;
+}
+
+/* Records whose commit is a human's decision or changes what is trusted
+ * are signed into a checkpoint at once; the rest wait for the next one
+ * (every LEDGER_CHECKPOINT_EVERY entries), so a run stays cheap. */
+static bool store_commit_checkpoints(enum ledger_kind kind)
+{
+	switch (kind) {
+	case LEDGER_APPLY:
+	case LEDGER_ROLLBACK:
+	case LEDGER_APPROVER_ENROL:
+	case LEDGER_APPROVER_CHANGE:
+	case LEDGER_PERMIT_TRANSITION:
+	case LEDGER_DISCARD:
+	case LEDGER_POLICY_APPROVAL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		 const void *data, size_t n, bool replace, struct error *err)
+{
+	char usual[64];
+
+	if (!path) {
+		if (kind != LEDGER_RECEIPT)
+			return error_set(err, EINVAL, "a %s record needs a path", ledger_kind_name(kind));
+		snprintf(usual, sizeof(usual), "receipts/%s.json", id);
+		path = usual;
+	}
+	const char *name;
+	cleanup_close int dir_fd = store_commit_parent(store, path, &name, err);
+	if (dir_fd < 0)
+		return error_prefix(err, "%s %s", ledger_kind_name(kind), id);
+	mode_t mode = path[0] == '/' ? 0644 : 0600;
+	int r;
+	if (replace) {
+		char tmp[NAME_MAX + 1];
+		snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
+		(void)unlinkat(dir_fd, tmp, 0);
+		r = file_write_atomic(dir_fd, tmp, data, n, mode, store->durable, err);
+		/* The version being replaced, for store_settle(); the directory's
+		 * fsync below makes the link durable with the rename. */
+		if (r == 0 && path[0] != '/') {
+			char prev[NAME_MAX + 1];
+			snprintf(prev, sizeof(prev), ".%.200s.prev", name);
+			(void)unlinkat(dir_fd, prev, 0);
+			if (linkat(dir_fd, name, dir_fd, prev, 0) < 0 && errno != ENOENT)
+				r = error_set_errno(err, errno, "cannot keep the previous '%s'", name);
+		}
+		if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+			r = error_set_errno(err, errno, "cannot install '%s'", name);
+		if (r == 0 && store->durable && fsync(dir_fd) < 0)
+			r = error_set_errno(err, errno, "cannot sync the directory of '%s'", name);
+		if (r < 0)
+			(void)unlinkat(dir_fd, tmp, 0);
+	} else {
+		r = file_write_atomic(dir_fd, name, data, n, mode, store->durable, err);
+	}
+	if (r < 0)
+		return r == -EEXIST ? r : error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id, store->path);
+	char hex[SHA256_HEX_SIZE];
+	sha256_hex(data, n, hex);
+	r = ledger_append(store, kind, id, path, hex, store_commit_checkpoints(kind), NULL, err);
+	if (r < 0)
+		return error_prefix(err, "%s %s was written but not committed", ledger_kind_name(kind), id);
+	return 0;
+}
+
+static int store_file_sha256(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE],
+			     struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = file_read_capped(dir_fd, name, STORE_SETTLE_MAX, &text, &n, err);
+	if (r == 0)
+		sha256_hex(text, n, hex);
+	return r;
+}
+
+int store_settle(struct store *store, const char *path, struct error *err)
+{
+	const char *name;
+	char hex[SHA256_HEX_SIZE], prev[NAME_MAX + 1], kept[NAME_MAX + 1];
+	struct error ignored = { 0 };
+
+	if (path[0] == '/')
+		return 0;
+	cleanup_close int dir_fd = fd_open_parent(store->dir_fd, path, O_RDONLY, &name);
+	if (dir_fd == -ENOENT)
+		return 0;
+	if (dir_fd < 0)
+		return error_set_errno(err, -dir_fd, "open the directory of %s/%s", store->path, path);
+	snprintf(prev, sizeof(prev), ".%.200s.prev", name);
+	snprintf(kept, sizeof(kept), ".%.200s.uncommitted", name);
+	/* Nothing to settle while the record is what the last entry committed,
+	 * or when it is not and its previous version is not either (a record
+	 * rewritten: the readers refuse it). */
+	if (store_file_sha256(dir_fd, name, hex, &ignored) < 0)
+		return 0;
+	int backed = ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, err);
+	bool first = faccessat(dir_fd, prev, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+	if (backed != -EBADMSG && backed != -ENOENT)
+		return backed; /* backed (0), or the ledger could not be read */
+	*err = (struct error){ 0 };
+	if (backed == -ENOENT && !first)
+		return 0;
+	if (backed == -EBADMSG &&
+	    (store_file_sha256(dir_fd, prev, hex, &ignored) < 0 ||
+	     ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, &ignored) != 0))
+		return 0;
+	(void)unlinkat(dir_fd, kept, 0);
+	if (linkat(dir_fd, name, dir_fd, kept, 0) < 0)
+		return error_set_errno(err, errno, "keep the uncommitted %s", path);
+	/* A first version no entry names was never committed: the record is
+	 * absent. Else the previous version is the committed one. */
+	if (backed == -ENOENT ? unlinkat(dir_fd, name, 0) < 0
+			      : renameat(dir_fd, prev, dir_fd, name) < 0)
+		return error_set_errno(err, errno, "put back the committed %s", path);
+	if (store->durable && fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "sync the directory of %s", path);
+	return 1;
+}
+
+int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
+			struct error *err)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+	return store_commit(store, LEDGER_RECEIPT, name, NULL, text, n, false, err);
+}
+
+int store_append_index(struct store *store, const char *line, struct error *err)
+{
+	cleanup_close int fd = openat(store->dir_fd, "index.jsonl",
+				      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/index.jsonl'", store->path);
+	/* One write() per line with O_APPEND: concurrent appends do not interleave. */
+	int r = fd_write_all(fd, line, strlen(line));
+	if (r < 0)
+		return error_set_errno(err, -r, "cannot append to '%s/index.jsonl'", store->path);
+	return 0;
+}
+
+int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	int r = file_read_capped(store->receipts_fd, name, RECEIPT_MAX_BYTES, ret_text, NULL, err);
+	if (r < 0)
+		return error_set(err, -r, "no receipt %llu in '%s'", (unsigned long long)id,
+				 store->path);
+	return 0;
+}
+
+int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err)
+{
+	int r = file_read_capped(store->dir_fd, "index.jsonl", INDEX_MAX_BYTES, ret_text, ret_size,
+				 err);
+	if (r == -ENOENT) {
+		*ret_text = strdup("");
+		*ret_size = 0;
+		return *ret_text ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
+	if (r < 0)
+		return error_prefix(err, "index of '%s'", store->path);
+	return 0;
+}
+
+int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
+		     int *ret_fd, struct error *err)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%llu.%s", (unsigned long long)id, stream);
+	int flags = create ? O_WRONLY | O_CREAT | O_EXCL : O_RDONLY;
+	int fd = openat(store->receipts_fd, name, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot open '%s/receipts/%s'", store->path,
+				       name);
+	*ret_fd = fd;
+	return 0;
+}
+
+static bool store_entry_failed(json_t *entry)
+{
+	return !json_is_true(json_object_get(entry, "match_expected")) ||
+	       json_is_true(json_object_get(entry, "host_code_failed"));
+}
+
+int store_list(struct store *store, bool failed_only, uint64_t last, json_t **ret_entries,
+	       size_t *ret_skipped, struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t size, skipped = 0;
+	int r = store_read_index(store, &text, &size, err);
+	if (r < 0)
+		return r;
+
+	json_t *list = json_array();
+	if (!list)
+		return error_set(err, ENOMEM, "out of memory");
+	for (const char *line = text; *line;) {
+		const char *end = strchrnul(line, '\n');
+		json_t *e = json_loadb(line, (size_t)(end - line), 0, NULL);
+		if (!json_is_object(e))
+			skipped += end > line;
+		else if (!failed_only || store_entry_failed(e))
+			json_array_append(list, e);
+		json_decref(e);
+		line = *end ? end + 1 : end;
+	}
+	size_t n = json_array_size(list);
+	if (last && n > last) {
+		json_t *tail = json_array();
+		for (size_t i = n - last; tail && i < n; i++)
+			json_array_append(tail, json_array_get(list, i));
+		json_decref(list);
+		if (!tail)
+			return error_set(err, ENOMEM, "out of memory");
+		list = tail;
+	}
+	*ret_entries = list;
+	*ret_skipped = skipped;
+	return 0;
+}
+
+int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct error *err)
+{
+	char rel[64];
+
+	int r = store_open_dir(store->dir_fd, "quarantine", true, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", store->path);
+	cleanup_close int qfd = r;
+	snprintf(rel, sizeof(rel), "%llu", (unsigned long long)id);
+	r = store_open_dir(qfd, rel, true, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s/quarantine'", store->path);
+	*ret_fd = r;
+	return 0;
+}
+
+int store_open_permits(struct store *store, bool create, int *ret_fd, struct error *err)
+{
+	int r = store_open_dir(store->dir_fd, "permits", create, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", store->path);
+	*ret_fd = r;
+	return 0;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "core/store/ledger.h"
+
+/* The state directory (docs/state-dir.md):
+ *	lock		flock()ed while an id is allocated
+ *	seq		the last id handed out, fixed-width decimal
+ *	receipts/N.json	one receipt per attempt, written atomically
+ *	receipts/N.stdout, N.stderr	spilled full streams (--spill)
+ *	index.jsonl	one summary line per receipt, appended in order
+ *	quarantine/N/	what run N left in the workspace that would run code on
+ *			the host, moved aside under its workspace path
+ *			(core/host/hostsafety.h)
+ *	permits/	permits (core/permit/permit.h): N.json, N.lock, lock, seq */
+struct store {
+	char *path;
+	int dir_fd;
+	int receipts_fd;
+	bool durable; /* fsync receipts and the directory */
+};
+
+/* $AIRLOCK_STATE_DIR, else $XDG_STATE_HOME/airlock, else ~/.local/state/airlock.
+ * Returns a heap string, or NULL when none can be derived. */
+char *store_default_path(void);
+
+/* Opens (creating with mode 0700 when create) the state directory. */
+int store_open(const char *path, bool create, struct store **ret, struct error *err);
+void store_free(struct store *store);
+static inline void store_freep(struct store **s)
+{
+	store_free(*s);
+}
+
+/* A new id, unique and increasing across concurrent airlock processes:
+ * allocated under the lock, skipping any id whose receipt already exists
+ * (a counter that lost its last update in a crash never reissues one). */
+int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
+
+/* The one commit path (docs/ledger.md, "One commit path"): every record
+ * airlock keeps (receipt, gate open and close, dry run change set, apply,
+ * rollback, approver, permit transition) is written here and nowhere else.
+ * Writes data to path, relative to the state directory (NULL: the kind's
+ * usual place, receipts/<id>.json for a receipt; the only absolute path
+ * allowed is the system approver's, written mode 0644), atomically and
+ * durably (temporary file, fsync, rename, fsync of the directory), THEN
+ * appends the ledger entry naming kind, id, path and the SHA-256 of data
+ * (fdatasync). The append is the commit point: a crash between the two
+ * leaves a record the ledger does not back, which readers that check
+ * (gate, ack, apply) treat as never written and `airlock ledger verify`
+ * reports as unbacked. Without replace an existing file is never replaced
+ * (-EEXIST, nothing appended); with it, the file's new bytes are committed
+ * (a state that moves on: approver.json, dryruns/<id>/state). Any error,
+ * including the ledger's (an fsync error poisons it), fails the commit. */
+int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		 const void *data, size_t n, bool replace, struct error *err);
+
+/* A replaced record inside the state directory keeps its previous version
+ * as .<name>.prev (a hard link made before the rename), so that a crash
+ * between the rename and the entry can be undone: store_settle() finds the
+ * record at path not backed by the ledger's last entry for it while the
+ * previous version is, and puts the previous version back; a first version
+ * that no entry names (and no previous one) is removed. The bytes taken
+ * away are kept as .<name>.uncommitted (a crash and a forgery look alike).
+ * Returns 1 when it settled, 0 when there was nothing to settle. For
+ * records that move on (permits/<id>.json, dryruns/<id>/state); the caller
+ * holds the record's lock, so no commit of it is in flight. */
+int store_settle(struct store *store, const char *path, struct error *err);
+
+/* Writes receipts/<id>.json through store_commit(); never replaces one. */
+int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
+			struct error *err);
+int store_append_index(struct store *store, const char *line, struct error *err);
+
+int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err);
+int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err);
+
+/* The index entries, oldest first: only those that did not match their
+ * expected exit or left code for the host when failed_only, only the last
+ * `last` when last > 0. A
+ * torn or damaged line (a crash mid-append) is skipped and counted. */
+int store_list(struct store *store, bool failed_only, uint64_t last, json_t **ret_entries,
+	       size_t *ret_skipped, struct error *err);
+
+/* receipts/<id>.<stream>: created exclusively for writing, or opened to read. */
+int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
+		     int *ret_fd, struct error *err);
+
+/* quarantine/<id>/, created (mode 0700) for a run's moved-aside files and
+ * opened into *ret_fd. */
+int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct error *err);
+
+/* permits/, created (mode 0700) when create, opened into *ret_fd; -ENOENT
+ * when it does not exist and create is false. */
+int store_open_permits(struct store *store, bool create, int *ret_fd, struct error *err);
