@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "append") == 0) {
 		double t0 = now_s();
 		for (long i = 0; i < n; i++)
-			if (ledger_append(store, LEDGER_PERMIT_TRANSITION, "bench", "bench/record", hex,
+			if (ledger_append(store_ledger(store), LEDGER_PERMIT_TRANSITION, "bench", "bench/record", hex,
 					  false, NULL, &err) < 0) {
 				fprintf(stderr, "%s\n", err.msg);
 				return 1;
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 			i, hex);
 	if (fclose(log) != 0)
 		return 1;
-	if (ledger_checkpoint(store, &err) < 0) {
+	if (ledger_checkpoint(store_ledger(store), &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}

@@ -94,7 +94,7 @@ static int ledger_verify_main(struct store *store, const char *key_path, const c
 
 	struct ledger_report rep;
 	struct error err = { 0 };
-	if (ledger_verify(store, &vkey, old, old_n, &rep, &err) < 0) {
+	if (ledger_verify(store_ledger(store), &vkey, old, old_n, &rep, &err) < 0) {
 		cli_error("ledger verify: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -145,7 +145,7 @@ static int ledger_verify_proof_main(const char *key_path, const char *old_path,
 	}
 	struct ledger_entry e = { 0 };
 	struct error err = { 0 };
-	if (ledger_verify_proof(proof, proof_n, &vkey, old, old_n, record_path ? hex : NULL, &e,
+	if (ledger_verify_proof(&ledger_state_schema, proof, proof_n, &vkey, old, old_n, record_path ? hex : NULL, &e,
 				&err) < 0) {
 		cli_error("ledger verify-proof: %s", err.msg);
 		return err.code == EINVAL ? EXIT_AIRLOCK_ERROR : EXIT_LEDGER_TAMPERED;
@@ -239,19 +239,19 @@ int cmd_ledger(int argc, char **argv)
 	if (strcmp(sub, "verify") == 0)
 		return ledger_verify_main(store, key, checkpoint);
 	if (strcmp(sub, "key") == 0) {
-		r = ledger_public_key(store, true, &text, &err);
+		r = ledger_public_key(store_ledger(store), true, &text, &err);
 	} else if (strcmp(sub, "checkpoint") == 0) {
-		r = ledger_checkpoint(store, &err);
+		r = ledger_checkpoint(store_ledger(store), &err);
 		if (r == 0) {
 			size_t n;
 			r = file_read_capped(store->dir_fd, "ledger/checkpoint", 1 << 16, &text, &n, &err);
 		}
 	} else if (strcmp(sub, "recover") == 0) {
-		r = ledger_recover(store, &err);
+		r = ledger_recover(store_ledger(store), &err);
 		if (r == 0)
 			text = strdup("ledger recovered");
 	} else if (strcmp(sub, "prove") == 0) {
-		r = ledger_prove(store, argv[optind], &text, &err);
+		r = ledger_prove(store_ledger(store), argv[optind], &text, &err);
 	} else {
 		uint64_t from, to = 0;
 		r = parse_u64(argv[optind], &from);
@@ -265,7 +265,7 @@ int cmd_ledger(int argc, char **argv)
 			cli_error("ledger consistency: the new size is a kept checkpoint's, at least 1");
 			return EXIT_AIRLOCK_ERROR;
 		}
-		r = ledger_prove_consistency(store, from, to, &text, &err);
+		r = ledger_prove_consistency(store_ledger(store), from, to, &text, &err);
 	}
 	if (r < 0) {
 		cli_error("ledger %s: %s", sub, err.msg);

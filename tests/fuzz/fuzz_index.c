@@ -3,7 +3,7 @@
  * lookup never answers that the ledger backs a record no entry of the log
  * commits (ledger_backs; an older version of a record that moves on is the
  * index's documented limit), nor names an open failure the log never opened
- * (ledger_open_failures: naming one since closed, 2 here, keeps the gate
+ * (ledger_open_ids: naming one since closed, 2 here, keeps the gate
  * closed, which is safe), and never crashes. The input is the index file,
  * after one byte of flags that make it look sound so the fuzzer gets past
  * the head's checks: 1 the magic and this boot's id, 2 what it covers set to
@@ -20,8 +20,7 @@
 #include "basic/fileio.h"
 #include "basic/merkle.h"
 #include "basic/sha256.h"
-#include "core/store/ledger.h"
-#include "core/store/store.h"
+#include "../helpers/ledger_schema.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,7 +35,8 @@ struct fuzz_query {
 	bool older; /* an older version: the log has it, not as the last */
 };
 
-static struct store *fuzz_store;
+static struct ledger *fuzz_ledger;
+static int fuzz_root_fd = -1;
 static char fuzz_a[SHA256_HEX_SIZE], fuzz_b[SHA256_HEX_SIZE];
 static struct fuzz_query fuzz_q[8];
 static size_t fuzz_nq;
@@ -51,7 +51,7 @@ static void fuzz_append(enum ledger_kind kind, const char *id, const char *path,
 {
 	struct error err;
 
-	if (ledger_append(fuzz_store, kind, id, path, sha, false, NULL, &err) < 0) {
+	if (ledger_append(fuzz_ledger, kind, id, path, sha, false, NULL, &err) < 0) {
 		fprintf(stderr, "fuzz_index: %s\n", err.msg);
 		abort();
 	}
@@ -75,7 +75,9 @@ static void fuzz_setup(void)
 {
 	struct error err;
 
-	if (!mkdtemp(fuzz_dir) || store_open(fuzz_dir, true, &fuzz_store, &err) < 0)
+	if (!mkdtemp(fuzz_dir) ||
+	    (fuzz_root_fd = open(fuzz_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    ledger_open(fuzz_root_fd, fuzz_dir, &test_ledger_schema, &fuzz_ledger, &err) < 0)
 		abort();
 	atexit(fuzz_cleanup);
 	sha256_hex("a", 1, fuzz_a);
@@ -94,16 +96,16 @@ static void fuzz_setup(void)
 	fuzz_q[fuzz_nq - 1].older = true;
 	fuzz_query(LEDGER_KIND_MAX, "approver", "approver.json", fuzz_b);
 	fuzz_query(LEDGER_GATE_CLOSE, "3", "gate/closed/3.json", fuzz_b);
-	(void)unlinkat(fuzz_store->dir_fd, "ledger/index", 0);
+	(void)unlinkat(fuzz_root_fd, "ledger/index", 0);
 	for (size_t i = 0; i < fuzz_nq; i++)
-		fuzz_q[i].truth = ledger_backs(fuzz_store, fuzz_q[i].kind, fuzz_q[i].id,
+		fuzz_q[i].truth = ledger_backs(fuzz_ledger, fuzz_q[i].kind, fuzz_q[i].id,
 					       fuzz_q[i].path, fuzz_q[i].sha, &err);
-	if (ledger_open_failures(fuzz_store, "gate/open/", &fuzz_open, &fuzz_nopen, &err) < 0 ||
+	if (ledger_open_ids(fuzz_ledger, "gate/open/", &fuzz_open, &fuzz_nopen, &err) < 0 ||
 	    fuzz_nopen != 1 || fuzz_q[0].truth != 0 || fuzz_q[4].truth == 0) {
 		fprintf(stderr, "fuzz_index: the log does not say what it should\n");
 		abort();
 	}
-	fuzz_ledger_fd = openat(fuzz_store->dir_fd, "ledger", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fuzz_ledger_fd = openat(fuzz_root_fd, "ledger", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fuzz_ledger_fd < 0 ||
 	    file_read_capped(fuzz_ledger_fd, "log", 1 << 20, &fuzz_log, &fuzz_log_n, &err) < 0)
 		abort();
@@ -113,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct error err;
 
-	if (!fuzz_store)
+	if (!fuzz_ledger)
 		fuzz_setup();
 	if (size < 1)
 		return 0;
@@ -160,13 +162,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(index);
 	for (size_t i = 0; i < fuzz_nq; i++)
-		if (ledger_backs(fuzz_store, fuzz_q[i].kind, fuzz_q[i].id, fuzz_q[i].path,
+		if (ledger_backs(fuzz_ledger, fuzz_q[i].kind, fuzz_q[i].id, fuzz_q[i].path,
 				 fuzz_q[i].sha, &err) == 0 &&
 		    fuzz_q[i].truth != 0 && !fuzz_q[i].older)
 			abort();
 	uint64_t *ids = NULL;
 	size_t nids = 0;
-	if (ledger_open_failures(fuzz_store, "gate/open/", &ids, &nids, &err) == 0)
+	if (ledger_open_ids(fuzz_ledger, "gate/open/", &ids, &nids, &err) == 0)
 		for (size_t i = 0; i < nids; i++)
 			if (ids[i] != fuzz_open[0] && ids[i] != 2)
 				abort();

@@ -183,7 +183,7 @@ static void test_ledger_entry_parser(void)
 	struct error err;
 	const char *good = "{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"2026-01-01T00:00:00Z\"}";
 
-	ASSERT_EQ_INT(ledger_entry_parse(good, strlen(good), &e, &err), 0);
+	ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, good, strlen(good), &e, &err), 0);
 	ASSERT_EQ_INT(e.seq, 3);
 	ASSERT_EQ_INT(e.kind, LEDGER_RECEIPT);
 	ASSERT_EQ_STR(e.path, "receipts/42.json");
@@ -210,7 +210,7 @@ static void test_ledger_entry_parser(void)
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ASSERT_EQ_INT(ledger_entry_parse(bad[i], strlen(bad[i]), &e, &err), -EBADMSG);
+		ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, bad[i], strlen(bad[i]), &e, &err), -EBADMSG);
 }
 
 static char scratch[64];
@@ -255,12 +255,12 @@ static void test_ledger_commit_checkpoint_verify(void)
 			      0);
 	}
 	char *vkey_text = NULL;
-	ASSERT_EQ_INT(ledger_public_key(store, false, &vkey_text, &err), 0);
+	ASSERT_EQ_INT(ledger_public_key(store_ledger(store), false, &vkey_text, &err), 0);
 	struct ledger_vkey vkey;
 	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
 	free(vkey_text);
 	/* Checkpoints at 1 and 64; 6 entries after it. */
-	ASSERT_EQ_INT(ledger_verify(store, &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, NULL, 0, &rep, &err), 0);
 	ASSERT_EQ_INT(rep.n_findings, 0);
 	ASSERT_EQ_INT(rep.size, 70);
 	ASSERT_EQ_INT(rep.checkpoint_size, 64);
@@ -272,10 +272,10 @@ static void test_ledger_commit_checkpoint_verify(void)
 	ASSERT_EQ_INT(file_write_atomic(store->receipts_fd, "7.json", "forged\n", 7, 0600, false,
 					&ignored),
 		      0);
-	ASSERT_EQ_INT(ledger_backs_file(store, LEDGER_RECEIPT, "7", "receipts/7.json", &err),
+	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "7", "receipts/7.json", &err),
 		      -EBADMSG);
-	ASSERT_EQ_INT(ledger_backs_file(store, LEDGER_RECEIPT, "8", "receipts/8.json", &err), 0);
-	ASSERT_EQ_INT(ledger_verify(store, &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "8", "receipts/8.json", &err), 0);
+	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, NULL, 0, &rep, &err), 0);
 	ASSERT_EQ_INT(rep.n_findings, 1);
 	ASSERT_EQ_INT(rep.findings[0].type, LEDGER_FINDING_DIFFERS);
 	ASSERT_TRUE(strstr(rep.findings[0].what, "receipts/7.json") != NULL);
@@ -283,28 +283,28 @@ static void test_ledger_commit_checkpoint_verify(void)
 
 	/* An inclusion proof verifies offline, and binds the record. */
 	char *proof = NULL;
-	ASSERT_EQ_INT(ledger_prove(store, "receipt:8", &proof, &err), 0);
+	ASSERT_EQ_INT(ledger_prove(store_ledger(store), "receipt:8", &proof, &err), 0);
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex("receipt 8\n", 10, hex);
 	struct ledger_entry e;
-	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err), 0);
+	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err), 0);
 	ASSERT_EQ_STR(e.id, "8");
 	sha256_hex("receipt 9\n", 10, hex);
-	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err),
+	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err),
 		      -EBADMSG);
 	free(proof);
-	ASSERT_EQ_INT(ledger_prove(store, "receipt:70", &proof, &err), -EAGAIN);
+	ASSERT_EQ_INT(ledger_prove(store_ledger(store), "receipt:70", &proof, &err), -EAGAIN);
 
 	/* A consistency proof from an old checkpoint kept elsewhere. */
 	char *old = NULL;
 	size_t old_n;
 	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &old, &old_n), 0);
-	ASSERT_EQ_INT(ledger_checkpoint(store, &err), 0);
-	ASSERT_EQ_INT(ledger_prove_consistency(store, 64, 0, &proof, &err), 0);
-	ASSERT_EQ_INT(ledger_verify_proof(proof, strlen(proof), &vkey, old, old_n, NULL, NULL, &err),
+	ASSERT_EQ_INT(ledger_checkpoint(store_ledger(store), &err), 0);
+	ASSERT_EQ_INT(ledger_prove_consistency(store_ledger(store), 64, 0, &proof, &err), 0);
+	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, old, old_n, NULL, NULL, &err),
 		      0);
 	free(proof);
-	ASSERT_EQ_INT(ledger_verify(store, &vkey, old, old_n, &rep, &err), 0);
+	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, old, old_n, &rep, &err), 0);
 	ASSERT_EQ_INT(rep.checkpoint_size, 70);
 	ledger_report_release(&rep);
 	free(old);
@@ -319,7 +319,7 @@ static void test_ledger_checkpoint_signatures(void)
 	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "x", 1, false, &err), 0);
 	char *vkey_text = NULL, *note = NULL;
 	size_t n;
-	ASSERT_EQ_INT(ledger_public_key(store, false, &vkey_text, &err), 0);
+	ASSERT_EQ_INT(ledger_public_key(store_ledger(store), false, &vkey_text, &err), 0);
 	struct ledger_vkey vkey, other;
 	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
 	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &note, &n), 0);
@@ -343,7 +343,7 @@ static void test_ledger_checkpoint_signatures(void)
 	ASSERT_TRUE(second);
 	ASSERT_EQ_INT(store_commit(second, LEDGER_RECEIPT, "1", NULL, "x", 1, false, &err), 0);
 	free(vkey_text);
-	ASSERT_EQ_INT(ledger_public_key(second, false, &vkey_text, &err), 0);
+	ASSERT_EQ_INT(ledger_public_key(store_ledger(second), false, &vkey_text, &err), 0);
 	if (ledger_vkey_parse(vkey_text, &other, &err) < 0)
 		printf("# %s: %s\n", vkey_text, err.msg);
 	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &other, &err), 0);
@@ -392,10 +392,10 @@ static void test_ledger_concurrent_appenders(void)
 	char *vkey_text = NULL;
 	struct ledger_vkey vkey;
 	struct ledger_report rep;
-	ASSERT_EQ_INT(ledger_public_key(store, false, &vkey_text, &err), 0);
+	ASSERT_EQ_INT(ledger_public_key(store_ledger(store), false, &vkey_text, &err), 0);
 	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
 	free(vkey_text);
-	ASSERT_EQ_INT(ledger_verify(store, &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, NULL, 0, &rep, &err), 0);
 	ASSERT_EQ_INT(rep.size, PROCS * EACH);
 	ASSERT_EQ_INT(rep.n_findings, 0);
 	ledger_report_release(&rep);

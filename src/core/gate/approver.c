@@ -523,7 +523,7 @@ int approver_load_in_effect(struct store *store, struct approver *ret, struct er
 	if (r < 0)
 		return r;
 	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0)
-		r = ledger_require(store, LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
+		r = ledger_require(store_ledger(store), LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
 				   ret->origin, "replaced outside `airlock approver`", "refusing it", err);
 	if (r < 0)
 		approver_release(ret);

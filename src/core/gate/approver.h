@@ -15,7 +15,7 @@
  * not writable by others (an agent running as the user can then neither
  * enrol nor replace it), else from approver.json in the state directory. */
 #define APPROVER_SCHEMA	     "airlock.approver/1"
-#define APPROVER_SYSTEM_PATH "/etc/airlock/approver.json"
+#define APPROVER_SYSTEM_PATH LEDGER_SYSTEM_APPROVER_PATH
 /* The state directory's record of the approver airlock enrolled there
  * (docs/close-format.md, "The approver pin"): a copy of approver.json, the
  * keys it replaced, and the old key's signature over the handover. */

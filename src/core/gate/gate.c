@@ -506,7 +506,7 @@ static bool gate_is_closed(struct store *store, uint64_t id)
 	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	return faccessat(store->dir_fd, name, F_OK, 0) == 0 &&
-	       ledger_backs_file(store, LEDGER_GATE_CLOSE, id_text, name, &ignored) == 0;
+	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name, &ignored) == 0;
 }
 
 static bool parse_entry_name(const char *name, uint64_t *ret_id)
@@ -534,7 +534,7 @@ static int gate_add_deleted(struct store *store, const char *scope, const char *
 	struct error ignored;
 
 	snprintf(prefix, sizeof(prefix), "%s/", dir);
-	if (ledger_open_failures(store, prefix, &ids, &n, &ignored) < 0)
+	if (ledger_open_ids(store_ledger(store), prefix, &ids, &n, &ignored) < 0)
 		return 0; /* no ledger: nothing more to know */
 	for (size_t i = 0; i < n; i++) {
 		bool listed = false;
@@ -1096,7 +1096,7 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 	snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "open failure %llu", (unsigned long long)id);
-	return ledger_require(store, LEDGER_GATE_OPEN, id_text, rel, EPERM, what, NULL,
+	return ledger_require(store_ledger(store), LEDGER_GATE_OPEN, id_text, rel, EPERM, what, NULL,
 			      "refusing to trust it", err);
 }
 

@@ -123,7 +123,7 @@ int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE]
 		return error_set(why, -r, "its approval cannot be read: %.200s", io.msg);
 	/* The bytes checked against the ledger are the bytes parsed. */
 	sha256_hex(text, n, digest);
-	r = ledger_backs(store, LEDGER_POLICY_APPROVAL, sha256, path, digest, &io);
+	r = ledger_backs(store_ledger(store), LEDGER_POLICY_APPROVAL, sha256, path, digest, &io);
 	if (r < 0)
 		return error_set(why, EACCES, "its approval record is not the one the ledger committed");
 	cleanup_with(json_decrefp) json_t *record = NULL;

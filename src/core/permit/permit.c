@@ -1102,7 +1102,7 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 	snprintf(what, sizeof(what), "permit %llu", (unsigned long long)id);
 	r = store_settle(store, path, err);
 	if (r >= 0)
-		r = ledger_require(store, LEDGER_PERMIT_TRANSITION, id_text, path, EPERM, what, NULL,
+		r = ledger_require(store_ledger(store), LEDGER_PERMIT_TRANSITION, id_text, path, EPERM, what, NULL,
 				   "refusing it", err);
 	if (r == 0)
 		r = permit_load_at(dir_fd, id, ret, err);

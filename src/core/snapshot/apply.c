@@ -1525,7 +1525,7 @@ static int apply_changeset_backed(struct store *store, uint64_t id, struct error
 	snprintf(path, sizeof(path), "dryruns/%llu/changeset.json", (unsigned long long)id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "the change set of dry run %llu", (unsigned long long)id);
-	return ledger_require(store, LEDGER_DRYRUN, id_text, path, EPERM, what, NULL,
+	return ledger_require(store_ledger(store), LEDGER_DRYRUN, id_text, path, EPERM, what, NULL,
 			      "refusing to apply it", err);
 }
 
@@ -1751,7 +1751,7 @@ static int apply_commit_discard(struct store *store, uint64_t id, struct error *
 	snprintf(path, sizeof(path), "dryruns/%llu", (unsigned long long)id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	sha256_hex("", 0, hex);
-	return ledger_append(store, LEDGER_DISCARD, id_text, path, hex, true, NULL, err);
+	return ledger_append(store_ledger(store), LEDGER_DISCARD, id_text, path, hex, true, NULL, err);
 }
 
 int apply_discard(struct store *store, uint64_t id, struct error *err)

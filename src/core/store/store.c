@@ -47,6 +47,7 @@ void store_free(struct store *store)
 		close(store->dir_fd);
 	if (store->receipts_fd >= 0)
 		close(store->receipts_fd);
+	ledger_free(store->ledger);
 	free(store->path);
 	free(store);
 }
@@ -92,8 +93,17 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 	if (r < 0)
 		return error_prefix(err, "state directory '%s'", path);
 	store->receipts_fd = r;
+	r = ledger_open(store->dir_fd, path, &ledger_state_schema, &store->ledger, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", path);
 	*ret = TAKE_PTR(store);
 	return 0;
+}
+
+struct ledger *store_ledger(struct store *store)
+{
+	ledger_set_durable(store->ledger, store->durable);
+	return store->ledger;
 }
 
 static bool store_receipt_exists(struct store *store, uint64_t id)
@@ -233,7 +243,7 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 		return r == -EEXIST ? r : error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id, store->path);
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex(data, n, hex);
-	r = ledger_append(store, kind, id, path, hex, store_commit_checkpoints(kind), NULL, err);
+	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_checkpoints(kind), NULL, err);
 	if (r < 0)
 		return error_prefix(err, "%s %s was written but not committed", ledger_kind_name(kind), id);
 	return 0;
@@ -270,7 +280,7 @@ int store_settle(struct store *store, const char *path, struct error *err)
 	 * rewritten: the readers refuse it). */
 	if (store_file_sha256(dir_fd, name, hex, &ignored) < 0)
 		return 0;
-	int backed = ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, err);
+	int backed = ledger_backs(store_ledger(store), LEDGER_KIND_MAX, NULL, path, hex, err);
 	bool first = faccessat(dir_fd, prev, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
 	if (backed != -EBADMSG && backed != -ENOENT)
 		return backed; /* backed (0), or the ledger could not be read */
@@ -279,7 +289,7 @@ int store_settle(struct store *store, const char *path, struct error *err)
 		return 0;
 	if (backed == -EBADMSG &&
 	    (store_file_sha256(dir_fd, prev, hex, &ignored) < 0 ||
-	     ledger_backs(store, LEDGER_KIND_MAX, NULL, path, hex, &ignored) != 0))
+	     ledger_backs(store_ledger(store), LEDGER_KIND_MAX, NULL, path, hex, &ignored) != 0))
 		return 0;
 	(void)unlinkat(dir_fd, kept, 0);
 	if (linkat(dir_fd, name, dir_fd, kept, 0) < 0)

@@ -18,12 +18,14 @@
  *	quarantine/N/	what run N left in the workspace that would run code on
  *			the host, moved aside under its workspace path
  *			(core/host/hostsafety.h)
- *	permits/	permits (core/permit/permit.h): N.json, N.lock, lock, seq */
+ *	permits/	permits (core/permit/permit.h): N.json, N.lock, lock, seq
+ *	ledger/		the ledger every record is committed to (src/ledger) */
 struct store {
 	char *path;
 	int dir_fd;
 	int receipts_fd;
 	bool durable; /* fsync receipts and the directory */
+	struct ledger *ledger; /* over dir_fd, ledger_state_schema */
 };
 
 /* $AIRLOCK_STATE_DIR, else $XDG_STATE_HOME/airlock, else ~/.local/state/airlock.
@@ -37,6 +39,9 @@ static inline void store_freep(struct store **s)
 {
 	store_free(*s);
 }
+
+/* The state directory's ledger, which fsyncs as the store does (durable). */
+struct ledger *store_ledger(struct store *store);
 
 /* A new id, unique and increasing across concurrent airlock processes:
  * allocated under the lock, skipping any id whose receipt already exists

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* The ledger's backing: whether the ledger backs a record, the open ids. */
+#include "ledger/internal.h"
+
+/* ---- backing ------------------------------------------------------------------ */
+
+/* The whole log mapped under the shared lock, with the ledger's directory:
+ * a reader's view. -ENOENT when there is no ledger or no log. */
+struct ledger_reader {
+	const struct ledger_schema *schema;
+	int dir_fd;
+	int lock_fd;
+	struct ledger_map map;
+	uint64_t good_end;
+};
+
+static void ledger_reader_close(struct ledger_reader *r)
+{
+	ledger_map_release(&r->map);
+	if (r->lock_fd >= 0)
+		close(r->lock_fd);
+	if (r->dir_fd >= 0)
+		close(r->dir_fd);
+	*r = (struct ledger_reader){ .schema = r->schema, .dir_fd = -1, .lock_fd = -1 };
+}
+
+static int ledger_reader_open(struct ledger *ledger, struct ledger_reader *ret, struct error *err)
+{
+	*ret = (struct ledger_reader){ .schema = ledger->schema, .dir_fd = -1, .lock_fd = -1 };
+	int r = ledger_dir(ledger, false, err);
+	if (r < 0)
+		return r;
+	ret->dir_fd = r;
+	r = ledger_lock(ret->dir_fd, LOCK_SH, err);
+	if (r < 0)
+		return r;
+	ret->lock_fd = r;
+	cleanup_close int fd = openat(ret->dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : error_set_errno(err, errno, "open the ledger");
+	r = ledger_map_fd(fd, &ret->map, err);
+	if (r < 0)
+		return r;
+	ret->good_end = ledger_good_end(&ret->map);
+	return 0;
+}
+
+/* The last entry for path among the lines of the log in [from, end). */
+static bool ledger_scan_path(const struct ledger_schema *schema, const struct ledger_map *m, uint64_t from, uint64_t end,
+			     const char *path, struct ledger_entry *ret)
+{
+	/* The path is JSON-escaped as jansson writes it; a clean path has no
+	 * character that needs escaping but '/', which jansson leaves alone. */
+	char needle[LEDGER_PATH_MAX + 16];
+	snprintf(needle, sizeof(needle), "\"path\":\"%s\"", path);
+	size_t nn = strlen(needle);
+	bool have = false;
+	for (const char *p = m->data + from, *stop = m->data + end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, nn);
+		if (!hit)
+			break;
+		const char *start = hit;
+		while (start > m->data + from && start[-1] != '\n')
+			start--;
+		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
+		if (!nl)
+			break;
+		struct ledger_entry e;
+		struct error ignored;
+		if (ledger_entry_parse(schema, start, (size_t)(nl - start), &e, &ignored) == 0 &&
+		    strcmp(e.path, path) == 0) {
+			*ret = e;
+			have = true;
+		}
+		p = nl + 1;
+	}
+	return have;
+}
+
+/* The log's last entry for path: from the index (each hit confirmed in the
+ * log) and the lines after what it covers, or from a scan of the whole log
+ * when the index cannot be used. */
+static bool ledger_last_for_path(const struct ledger_reader *rd, const char *path,
+				 struct ledger_entry *ret)
+{
+	struct ledger_index x;
+	uint64_t from = 0;
+	bool have = false;
+
+	if (ledger_index_open_usable(rd->dir_fd, &rd->map, rd->good_end, &x)) {
+		uint64_t h = ledger_path_hash(path), mask = x.head->nslots - 1;
+		for (uint64_t i = h & mask, k = 0; k < x.head->nslots && x.slots[i].off1;
+		     i = (i + 1) & mask, k++) {
+			struct ledger_entry e;
+			if (x.slots[i].hash == h &&
+			    ledger_line_at(rd->schema, &rd->map, x.slots[i].off1 - 1, x.head->covered, &e, NULL) == 0 &&
+			    strcmp(e.path, path) == 0) {
+				*ret = e;
+				have = true;
+				break;
+			}
+		}
+		from = x.head->covered;
+		ledger_index_release(&x);
+	}
+	return ledger_scan_path(rd->schema, &rd->map, from, rd->good_end, path, ret) || have;
+}
+
+int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *path,
+		 const char sha256[SHA256_HEX_SIZE], struct error *err)
+{
+	struct ledger_reader rd;
+	struct ledger_entry found;
+
+	int r = ledger_reader_open(ledger, &rd, err);
+	bool have = r == 0 && ledger_last_for_path(&rd, path, &found);
+	ledger_reader_close(&rd);
+	if (r < 0)
+		return r;
+	if (!have)
+		return -ENOENT;
+	if ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) || (id && strcmp(found.id, id) != 0) ||
+	    strcmp(found.sha256, sha256) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Applies the open and close entries of the lines in [from, end) to the
+ * open ids. */
+static int ledger_scan_open(const struct ledger_schema *schema, const struct ledger_map *m,
+			    uint64_t from, uint64_t end, const char *dir_prefix, uint64_t **ids,
+			    size_t *n, size_t *cap, struct error *err)
+{
+	if (!ledger_kind_known(schema, schema->kind_open) ||
+	    !ledger_kind_known(schema, schema->kind_close))
+		return 0;
+	/* Lines are found by what the two kinds' names have in common. */
+	const char *kopen = schema->kinds[schema->kind_open];
+	const char *kclose = schema->kinds[schema->kind_close];
+	size_t common = 0;
+	while (kopen[common] && kopen[common] == kclose[common])
+		common++;
+	char needle[96];
+	int nn = snprintf(needle, sizeof(needle), "\"kind\":\"%.*s", (int)common, kopen);
+	for (const char *p = m->data + from, *stop = m->data + end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, (size_t)nn);
+		if (!hit)
+			break;
+		const char *start = hit;
+		while (start > m->data + from && start[-1] != '\n')
+			start--;
+		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
+		if (!nl)
+			break;
+		p = nl + 1;
+		struct ledger_entry e;
+		struct error ignored;
+		uint64_t id;
+		if (ledger_entry_parse(schema, start, (size_t)(nl - start), &e, &ignored) < 0 ||
+		    parse_u64(e.id, &id) < 0)
+			continue;
+		if (e.kind == schema->kind_close) {
+			for (size_t i = 0; i < *n; i++)
+				if ((*ids)[i] == id)
+					(*ids)[i--] = (*ids)[--*n];
+		} else if (e.kind == schema->kind_open &&
+			   strncmp(e.path, dir_prefix, strlen(dir_prefix)) == 0) {
+			if (*n == *cap) {
+				*cap = *cap ? 2 * *cap : 16;
+				uint64_t *more = reallocarray(*ids, *cap, sizeof(*more));
+				if (!more)
+					return error_set(err, ENOMEM, "out of memory");
+				*ids = more;
+			}
+			(*ids)[(*n)++] = id;
+		}
+	}
+	return 0;
+}
+
+int ledger_open_ids(struct ledger *ledger, const char *dir_prefix, uint64_t **ret_ids,
+		    size_t *ret_n, struct error *err)
+{
+	*ret_ids = NULL;
+	*ret_n = 0;
+	struct ledger_reader rd;
+	int r = ledger_reader_open(ledger, &rd, err);
+	if (r < 0) {
+		ledger_reader_close(&rd);
+		return r;
+	}
+	cleanup_free uint64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t from = 0;
+	struct ledger_index x;
+	if (ledger_index_open_usable(rd.dir_fd, &rd.map, rd.good_end, &x)) {
+		/* Each open entry the index names is confirmed in the log. */
+		for (uint32_t i = 0; !x.head->open_overflow && i < x.head->n_open; i++) {
+			struct ledger_entry e;
+			uint64_t id;
+			if (ledger_line_at(rd.schema, &rd.map, x.head->open[i].off, x.head->covered, &e, NULL) < 0 ||
+			    e.kind != ledger->schema->kind_open || parse_u64(e.id, &id) < 0 ||
+			    id != x.head->open[i].id ||
+			    strncmp(e.path, dir_prefix, strlen(dir_prefix)) != 0)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				uint64_t *more = reallocarray(ids, cap, sizeof(*more));
+				if (!more) {
+					ledger_index_release(&x);
+					ledger_reader_close(&rd);
+					return error_set(err, ENOMEM, "out of memory");
+				}
+				ids = more;
+			}
+			ids[n++] = id;
+		}
+		if (!x.head->open_overflow)
+			from = x.head->covered;
+		ledger_index_release(&x);
+	}
+	r = ledger_scan_open(ledger->schema, &rd.map, from, rd.good_end, dir_prefix, &ids, &n, &cap, err);
+	ledger_reader_close(&rd);
+	if (r < 0)
+		return r;
+	*ret_ids = TAKE_PTR(ids);
+	*ret_n = n;
+	return 0;
+}
+
+int ledger_file_digest(struct ledger *ledger, const char *path, char hex[SHA256_HEX_SIZE])
+{
+	cleanup_close int fd = path[0] == '/' ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+					      : fd_open_beneath(ledger->root_fd, path, O_RDONLY);
+	if (fd < 0)
+		return path[0] == '/' ? -errno : fd;
+	return sha256_fd_hex(fd, hex);
+}
+
+int ledger_backs_file(struct ledger *ledger, int kind, const char *id,
+		      const char *path, struct error *err)
+{
+	char hex[SHA256_HEX_SIZE];
+	int r = ledger_file_digest(ledger, path, hex);
+
+	if (r < 0)
+		return error_set_errno(err, -r, "read %s", path);
+	return ledger_backs(ledger, kind, id, path, hex, err);
+}
+
+int ledger_require(struct ledger *ledger, int kind, const char *id, const char *path,
+		   int errnum, const char *what, const char *why, const char *refusal,
+		   struct error *err)
+{
+	int r = ledger_backs_file(ledger, kind, id, path, err);
+	if (r == 0)
+		return 0;
+	return error_set(err, errnum,
+			 "the ledger does not back %s (%s): %s; `airlock ledger verify` says more",
+			 what, why ? why : r == -EBADMSG ? "rewritten" : "never committed", refusal);
+}

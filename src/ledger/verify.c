@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: MIT */
+/* The ledger's loading and verifying the log, reconciling the records, recovering. */
+#include "ledger/internal.h"
+
+/* ---- loading and verifying --------------------------------------------------- */
+
+
+void ledger_log_release(struct ledger_log *l)
+{
+	ledger_map_release(&l->map);
+	free(l->offsets);
+	free(l->leaves);
+	*l = (struct ledger_log){ 0 };
+}
+
+/* Reads every complete line; stops at the first that is not a valid entry
+ * with the next seq (l->corrupt). */
+int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
+		    struct error *err)
+{
+	*l = (struct ledger_log){ 0 };
+	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return error_set_errno(err, errno, "open the ledger");
+	int r = ledger_map_fd(fd, &l->map, err);
+	if (r < 0)
+		return r;
+	size_t cap = 0;
+	for (size_t pos = 0; pos < l->map.size;) {
+		const char *line = l->map.data + pos;
+		const char *nl = memchr(line, '\n', l->map.size - pos);
+		if (!nl)
+			break;
+		struct ledger_entry e;
+		struct error why = { 0 };
+		if (ledger_entry_parse(schema, line, (size_t)(nl - line), &e, &why) < 0) {
+			l->corrupt = true;
+			snprintf(l->why, sizeof(l->why), "entry %zu is not valid: %.250s", l->n,
+				 why.msg);
+			break;
+		}
+		if (e.seq != l->n) {
+			l->corrupt = true;
+			snprintf(l->why, sizeof(l->why),
+				 "entry %zu has seq %llu: entries were deleted, reordered or replayed",
+				 l->n, (unsigned long long)e.seq);
+			break;
+		}
+		if (l->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			size_t *o = reallocarray(l->offsets, cap, sizeof(*o));
+			if (o)
+				l->offsets = o;
+			merkle_hash *h = reallocarray(l->leaves, cap, sizeof(*h));
+			if (h)
+				l->leaves = h;
+			if (!o || !h)
+				return error_set(err, ENOMEM, "out of memory");
+		}
+		l->offsets[l->n] = pos;
+		merkle_leaf_hash(line, (size_t)(nl - line), l->leaves[l->n]);
+		l->n++;
+		pos = (size_t)(nl - l->map.data) + 1;
+		l->good_end = pos;
+	}
+	return 0;
+}
+
+void ledger_log_entry(const struct ledger_schema *schema, const struct ledger_log *l, size_t i,
+		      struct ledger_entry *ret)
+{
+	const char *line = l->map.data + l->offsets[i];
+	const char *nl = memchr(line, '\n', l->map.size - l->offsets[i]);
+	struct error ignored;
+
+	(void)ledger_entry_parse(schema, line, (size_t)(nl - line), ret, &ignored);
+}
+
+void ledger_report_release(struct ledger_report *r)
+{
+	free(r->findings);
+	*r = (struct ledger_report){ 0 };
+}
+
+static void ledger_report_add(struct ledger_report *r, enum ledger_finding_type type,
+			      const char *fmt, ...) _printf_(3, 4);
+static void ledger_report_add(struct ledger_report *r, enum ledger_finding_type type,
+			      const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n_findings >= LEDGER_MAX_FINDINGS)
+		return;
+	if ((r->n_findings & (r->n_findings + 1)) == 0 || r->n_findings == 0) {
+		struct ledger_finding *f =
+			reallocarray(r->findings, 2 * r->n_findings + 2, sizeof(*f));
+		if (!f)
+			return;
+		r->findings = f;
+	}
+	struct ledger_finding *f = &r->findings[r->n_findings++];
+	f->type = type;
+	va_start(ap, fmt);
+	vsnprintf(f->what, sizeof(f->what), fmt, ap);
+	va_end(ap);
+}
+
+static void ledger_report_unbacked(struct ledger_report *rep, const char *path)
+{
+	ledger_report_add(rep, LEDGER_FINDING_UNBACKED, "%s: not committed by the ledger", path);
+	if (rep->n_findings > 0 && rep->findings[rep->n_findings - 1].type == LEDGER_FINDING_UNBACKED)
+		snprintf(rep->findings[rep->n_findings - 1].path,
+			 sizeof(rep->findings[0].path), "%s", path);
+}
+
+/* Records in dir (a directory below the root, no '*') whose paths the
+ * ledger does not name: the names with a '*' listed, the others looked up. */
+static void ledger_find_unbacked_in(struct ledger *ledger, json_t *paths, const char *dir,
+				    const char *const *names, struct ledger_report *rep)
+{
+	char path[LEDGER_PATH_MAX + 32];
+
+	for (const char *const *name = names; *name; name++) {
+		if (strchr(*name, '*'))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", *name) >=
+		    sizeof(path))
+			continue;
+		if (!json_object_get(paths, path) &&
+		    faccessat(ledger->root_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			ledger_report_unbacked(rep, path);
+	}
+	bool listed = false;
+	for (const char *const *name = names; *name; name++)
+		listed |= strchr(*name, '*') != NULL;
+	if (!listed)
+		return;
+	cleanup_close int fd = fd_open_beneath(ledger->root_fd, *dir ? dir : ".",
+					       O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		return;
+	fd = -1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		for (const char *const *name = names; *name; name++) {
+			if (!strchr(*name, '*') || fnmatch(*name, de->d_name, FNM_PERIOD) != 0)
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "",
+					     de->d_name) >= sizeof(path))
+				break;
+			if (!json_object_get(paths, path))
+				ledger_report_unbacked(rep, path);
+			break;
+		}
+	}
+	closedir(d);
+}
+
+/* The directories matching pattern below prefix ('*' components are each
+ * entry not starting with '.'), walked in readdir order. */
+static void ledger_find_unbacked_at(struct ledger *ledger, json_t *paths, const char *prefix,
+				    const char *pattern, const char *const *names,
+				    struct ledger_report *rep)
+{
+	char dir[LEDGER_PATH_MAX + 1];
+	const char *star = strstr(pattern, "*");
+
+	if (!star) {
+		if ((size_t)snprintf(dir, sizeof(dir), "%s%s%s", prefix,
+				     *prefix && *pattern ? "/" : "", pattern) >= sizeof(dir))
+			return;
+		ledger_find_unbacked_in(ledger, paths, dir, names, rep);
+		return;
+	}
+	/* The star is a whole component: the directory is what precedes it,
+	 * the pattern below each of its entries what follows. */
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s%.*s", prefix,
+			     *prefix && star > pattern ? "/" : "",
+			     star > pattern ? (int)(star - pattern - 1) : 0, pattern) >= sizeof(dir))
+		return;
+	const char *rest = star[1] == '/' ? star + 2 : "";
+	cleanup_close int fd = fd_open_beneath(ledger->root_fd, *dir ? dir : ".",
+					       O_RDONLY | O_DIRECTORY);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d)
+		return;
+	fd = -1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char sub[LEDGER_PATH_MAX + 1];
+		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", dir, *dir ? "/" : "", de->d_name) >=
+		    sizeof(sub))
+			continue;
+		ledger_find_unbacked_at(ledger, paths, sub, rest, names, rep);
+	}
+	closedir(d);
+}
+
+/* The schema's records whose paths the ledger does not name. */
+static void ledger_find_unbacked(struct ledger *ledger, json_t *paths, struct ledger_report *rep)
+{
+	const struct ledger_schema *s = ledger->schema;
+
+	for (size_t i = 0; i < s->n_records; i++)
+		ledger_find_unbacked_at(ledger, paths, "", s->records[i].dir, s->records[i].names,
+					rep);
+}
+
+/* Whether path, or a directory above it, is the path of an entry of the
+ * schema's kind_retire. */
+static bool ledger_retired(json_t *retired, const char *path)
+{
+	char dir[LEDGER_PATH_MAX + 1];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *slash = strchr(dir, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		bool hit = json_object_get(retired, dir) != NULL;
+		*slash = '/';
+		if (hit)
+			return true;
+	}
+	return json_object_get(retired, dir) != NULL;
+}
+
+/* The root directory against the ledger: each path's last entry must
+ * match the file's bytes, but for an open record since closed, and a record
+ * since retired. */
+static int ledger_reconcile(struct ledger *ledger, const struct ledger_log *l,
+			    struct ledger_report *rep, struct error *err)
+{
+	const struct ledger_schema *s = ledger->schema;
+	cleanup_with(json_decrefp) json_t *paths = json_object();
+	cleanup_with(json_decrefp) json_t *closed = json_object();
+	cleanup_with(json_decrefp) json_t *retired = json_object();
+	if (!paths || !closed || !retired)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->n; i++) {
+		struct ledger_entry e;
+		ledger_log_entry(s, l, i, &e);
+		if (json_object_set_new(paths, e.path, json_integer((json_int_t)i)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		if (e.kind == s->kind_close)
+			json_object_set_new(closed, e.id, json_true());
+		if (e.kind == s->kind_retire)
+			json_object_set_new(retired, e.path, json_true());
+	}
+	const char *path;
+	json_t *v;
+	json_object_foreach(paths, path, v) {
+		struct ledger_entry e;
+		size_t i = (size_t)json_integer_value(v);
+		ledger_log_entry(s, l, i, &e);
+		if (e.kind == s->kind_retire || e.kind == s->kind_recovered)
+			continue;
+		if (ledger_retired(retired, path))
+			continue;
+		char hex[SHA256_HEX_SIZE];
+		int r = ledger_file_digest(ledger, path, hex);
+		if (r == -ENOENT) {
+			if (e.kind == s->kind_open && json_object_get(closed, e.id))
+				continue;
+			ledger_report_add(rep, LEDGER_FINDING_MISSING,
+					  "%s: %s %s committed by entry %zu is missing", path,
+					  ledger_schema_kind_name(s, e.kind), e.id, i);
+		} else if (r < 0) {
+			ledger_report_add(rep, LEDGER_FINDING_MISSING, "%s: cannot read: %s", path,
+					  strerror(-r));
+		} else if (strcmp(hex, e.sha256) != 0) {
+			ledger_report_add(rep, LEDGER_FINDING_DIFFERS,
+					  "%s: %s %s differs from what entry %zu committed", path,
+					  ledger_schema_kind_name(s, e.kind), e.id, i);
+		}
+	}
+	ledger_find_unbacked(ledger, paths, rep);
+	return 0;
+}
+
+int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const char *old_checkpoint,
+		  size_t old_n, struct ledger_report *ret, struct error *err)
+{
+	*ret = (struct ledger_report){ 0 };
+	cleanup_close int dir_fd = ledger_dir(ledger, false, err);
+	if (dir_fd < 0 && dir_fd != -ENOENT)
+		return dir_fd;
+	cleanup_close int lock_fd = dir_fd >= 0 ? ledger_lock(dir_fd, LOCK_SH, err) : -1;
+	if (dir_fd >= 0 && lock_fd < 0)
+		return lock_fd;
+	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
+	int r = dir_fd >= 0 ? ledger_log_load(ledger->schema, dir_fd, &l, err) : 0;
+	if (r < 0)
+		return r;
+	ret->size = l.n;
+	merkle_root(l.leaves, l.n, ret->root);
+	if (l.corrupt)
+		ledger_report_add(ret, LEDGER_FINDING_TAMPERED, "%s", l.why);
+
+	struct ledger_checkpoint cp = { 0 };
+	struct error cerr = { 0 };
+	r = dir_fd >= 0 ? ledger_checkpoint_read(dir_fd, vkey, &cp, &cerr) : -ENOENT;
+	if (r == -ENOENT) {
+		if (l.n > 0 || (l.map.size > 0))
+			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
+					  "the ledger has entries but no checkpoint");
+	} else if (r < 0) {
+		ledger_report_add(ret, LEDGER_FINDING_TAMPERED, "%s", cerr.msg);
+	} else {
+		ret->checkpoint_size = cp.size;
+		merkle_hash at;
+		if (cp.size > l.n) {
+			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
+					  "the checkpoint signs %llu entries, the log holds %zu valid ones: truncated or rewritten",
+					  (unsigned long long)cp.size, l.n);
+		} else {
+			merkle_root(l.leaves, cp.size, at);
+			if (memcmp(at, cp.root, MERKLE_HASH_BYTES) != 0)
+				ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
+						  "the first %llu entries are not those the checkpoint signed: rewritten",
+						  (unsigned long long)cp.size);
+			ret->unsigned_entries = l.n - cp.size;
+		}
+	}
+	if (old_checkpoint) {
+		struct ledger_checkpoint old;
+		struct error oerr = { 0 };
+		if (ledger_checkpoint_parse(old_checkpoint, old_n, vkey, &old, &oerr) < 0) {
+			ledger_checkpoint_release(&cp);
+			return error_prefix(&oerr, "the checkpoint given"), *err = oerr, -EINVAL;
+		}
+		merkle_hash at;
+		if (old.size > l.n) {
+			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
+					  "the checkpoint given signs %llu entries, the log holds %zu: truncated",
+					  (unsigned long long)old.size, l.n);
+		} else {
+			merkle_root(l.leaves, old.size, at);
+			if (memcmp(at, old.root, MERKLE_HASH_BYTES) != 0)
+				ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
+						  "the log does not extend the checkpoint given (size %llu): rewritten",
+						  (unsigned long long)old.size);
+		}
+		if (r == 0 && old.size > cp.size)
+			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
+					  "the ledger's checkpoint (size %llu) is older than the one given (size %llu): rolled back",
+					  (unsigned long long)cp.size, (unsigned long long)old.size);
+		ledger_checkpoint_release(&old);
+	}
+	if (!l.corrupt && l.good_end < l.map.size) {
+		if (l.n >= cp.size)
+			ledger_report_add(ret, LEDGER_FINDING_TORN,
+					  "%zu bytes after entry %zu are a torn tail (a crash mid-append): `airlock ledger recover` moves them aside",
+					  l.map.size - l.good_end, l.n);
+	}
+	ledger_checkpoint_release(&cp);
+	return ledger_reconcile(ledger, &l, ret, err);
+}
+
+/* Under the writer's lock: what no entry backs is adopted (an open
+ * failure) or moved aside, each with its entry. */
+static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
+{
+	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
+	struct ledger_report rep = { 0 };
+	int r = ledger_log_load(w->ledger->schema, w->dir_fd, &l, err);
+	if (r == 0)
+		r = ledger_reconcile(w->ledger, &l, &rep, err);
+	for (size_t i = 0; r == 0 && i < rep.n_findings; i++) {
+		const char *path = rep.findings[i].path;
+		char hex[SHA256_HEX_SIZE], id[LEDGER_ID_MAX + 1];
+		if (rep.findings[i].type != LEDGER_FINDING_UNBACKED || !path[0])
+			continue;
+		if (ledger_file_digest(w->ledger, path, hex) < 0)
+			continue; /* gone meanwhile */
+		const char *base = strrchr(path, '/');
+		snprintf(id, sizeof(id), "%.*s", (int)strcspn(base ? base + 1 : path, "."),
+			 base ? base + 1 : path);
+		const char *adopt = w->ledger->schema->adopt_dir;
+		if (adopt && strncmp(path, adopt, strlen(adopt)) == 0) {
+			r = ledger_append_locked(w, w->ledger->schema->kind_open, id, path, hex, NULL, err);
+			continue;
+		}
+		char aside[LEDGER_PATH_MAX + 64];
+		snprintf(aside, sizeof(aside), LEDGER_DIR "/uncommitted/%s", path);
+		for (char *slash = strchr(aside, '/'); slash; slash = strchr(slash + 1, '/')) {
+			*slash = '\0';
+			(void)mkdirat(w->ledger->root_fd, aside, 0700);
+			*slash = '/';
+		}
+		if (renameat(w->ledger->root_fd, path, w->ledger->root_fd, aside) < 0) {
+			r = error_set_errno(err, errno, "move %s aside", path);
+			break;
+		}
+		if (!ledger_id_ok(id))
+			snprintf(id, sizeof(id), "uncommitted");
+		r = ledger_append_locked(w, w->ledger->schema->kind_recovered, id, aside, hex, NULL, err);
+	}
+	ledger_report_release(&rep);
+	return r;
+}
+
+int ledger_recover(struct ledger *ledger, struct error *err)
+{
+	struct ledger_writer w;
+	cleanup_close int lock_fd = -1;
+
+	int r = ledger_writer_open(ledger, &w, &lock_fd, err);
+	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
+	if (r == 0)
+		r = ledger_log_load(ledger->schema, w.dir_fd, &l, err);
+	if (r == 0 && l.corrupt)
+		r = error_set(err, EBADMSG, "%s: not repaired automatically (see `airlock ledger verify`)",
+			      l.why);
+	if (r == 0 && faccessat(w.dir_fd, "poisoned", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		char hex[SHA256_HEX_SIZE];
+		cleanup_free char *text = NULL;
+		size_t n = 0;
+		struct error ignored;
+		(void)file_read_capped(w.dir_fd, "poisoned", 4096, &text, &n, &ignored);
+		sha256_hex(text ? text : "", n, hex);
+		/* The file stays, renamed, as the evidence the entry names. */
+		char name[96];
+		snprintf(name, sizeof(name), "poisoned.%llu", (unsigned long long)l.n);
+		if (renameat(w.dir_fd, "poisoned", w.dir_fd, name) < 0)
+			r = error_set_errno(err, errno, "clear the poisoned mark");
+		char path[128];
+		snprintf(path, sizeof(path), LEDGER_DIR "/%s", name);
+		if (r == 0)
+			r = ledger_append_locked(&w, ledger->schema->kind_recovered, "poisoned", path, hex, NULL,
+						 err);
+	} else if (r == 0 && l.good_end < l.map.size) {
+		/* ledger_append_locked() moves a torn tail aside before it appends;
+		 * here there is nothing else to append. */
+		struct ledger_tail t;
+		r = ledger_tail_read(ledger->schema, w.log_fd, &t, err);
+		if (r == 0)
+			r = ledger_quarantine_tail(&w, &t, err);
+	}
+	if (r == 0)
+		r = ledger_recover_unbacked(&w, err);
+	if (r == 0)
+		r = ledger_checkpoint_locked(&w, err);
+	ledger_index_update(&w);
+	ledger_writer_close(&w);
+	return r < 0 ? error_prefix(err, "ledger recover") : 0;
+}
