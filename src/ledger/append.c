@@ -4,8 +4,6 @@
 
 /* ---- appending ------------------------------------------------------------------ */
 
-
-/* Finds the last complete line of the log and parses it. */
 /* Reads the last want bytes (or the whole file) at the log's end. */
 static int ledger_tail_window(int fd, uint64_t size, size_t want, char **ret, size_t *ret_n,
 			      struct error *err)
@@ -28,6 +26,7 @@ static int ledger_tail_window(int fd, uint64_t size, size_t want, char **ret, si
 	return 0;
 }
 
+/* Finds the last complete line of the log and parses it. */
 int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_tail *ret,
 		     struct error *err)
 {
@@ -76,7 +75,6 @@ int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_t
 	return error_set(err, EBADMSG, "the ledger's end is unreadable");
 }
 
-
 static int ledger_poison(struct ledger_writer *w, int e)
 {
 	char text[128];
@@ -89,7 +87,6 @@ static int ledger_poison(struct ledger_writer *w, int e)
 	}
 	return -EIO;
 }
-
 
 static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_t seq,
 			     int kind, const char *id, const char *path, const char *sha,

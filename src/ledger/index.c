@@ -106,7 +106,6 @@ static bool ledger_index_usable(const struct ledger_index_head *h, uint64_t file
 	return memcmp(leaf, h->last_leaf, MERKLE_HASH_BYTES) == 0;
 }
 
-
 void ledger_index_release(struct ledger_index *x)
 {
 	if (x->data)

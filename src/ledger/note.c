@@ -4,7 +4,6 @@
 
 /* ---- keys and notes (C2SP signed-note) ------------------------------------------- */
 
-
 static void ledger_key_id(const char *name, const uint8_t key[32], uint8_t ret[4])
 {
 	uint8_t buf[256 + 2 + 32], digest[SHA256_DIGEST_BYTES];

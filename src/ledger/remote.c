@@ -83,10 +83,12 @@ static int ledger_signed_load(struct ledger *ledger, struct ledger_signed *ret, 
 	ret->leaves = reallocarray(NULL, size ? size : 1, sizeof(*ret->leaves));
 	if (!ret->text || !ret->offsets || !ret->leaves)
 		return error_set(err, ENOMEM, "out of memory");
-	memcpy(ret->text, l.map.data, end);
-	memcpy(ret->offsets, l.offsets, size * sizeof(*ret->offsets));
+	if (size) {
+		memcpy(ret->text, l.map.data, end);
+		memcpy(ret->offsets, l.offsets, size * sizeof(*ret->offsets));
+		memcpy(ret->leaves, l.leaves, size * sizeof(*ret->leaves));
+	}
 	ret->offsets[size] = end;
-	memcpy(ret->leaves, l.leaves, size * sizeof(*ret->leaves));
 	return 0;
 }
 

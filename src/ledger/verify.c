@@ -4,7 +4,6 @@
 
 /* ---- loading and verifying --------------------------------------------------- */
 
-
 void ledger_log_release(struct ledger_log *l)
 {
 	ledger_map_release(&l->map);

@@ -54,7 +54,8 @@ static int mem_push(void *ctx, const struct ledger_push *p, struct ledger_push_r
 	merkle_hash *leaves = reallocarray(NULL, cp.size + 1, sizeof(*leaves));
 	if (!leaves)
 		return error_set(err, ENOMEM, "out of memory");
-	memcpy(leaves, m->leaves, m->size * sizeof(*leaves));
+	if (m->size)
+		memcpy(leaves, m->leaves, m->size * sizeof(*leaves));
 	uint64_t n = m->size;
 	for (const char *l = p->entries, *end = p->entries + p->entries_n; l < end; n++) {
 		const char *nl = memchr(l, '\n', (size_t)(end - l));
