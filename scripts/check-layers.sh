@@ -22,7 +22,6 @@ CORE_ORDER="store policy agents host record snapshot gate run permit hook"
 CORE_EXCEPTIONS="
 core/store/ledger.c -> core/gate/approver.h
 core/store/ledger.c -> core/store/store.h
-core/record/receipt.c -> core/gate/gate.h
 "
 
 allowed() {

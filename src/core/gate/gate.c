@@ -488,6 +488,34 @@ int gate_commit(struct store *store, const struct gate_effect *e, json_t *receip
 	return 0;
 }
 
+int gate_commit_receipt(struct store *store, json_t *receipt_json,
+			const struct gate_effect *effect, char *warning, size_t warning_size, struct error *err)
+{
+	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt_json, "id"));
+
+	warning[0] = '\0';
+	cleanup_free char *text = json_dumps(receipt_json, JSON_INDENT(2));
+	if (!text)
+		return error_set(err, ENOMEM, "cannot serialize receipt %llu", (unsigned long long)id);
+	size_t n = strlen(text);
+	text[n] = '\n'; /* json_dumps left room for the NUL only: swap it */
+	int r = store_write_receipt(store, id, text, n + 1, err);
+	if (r < 0)
+		return r;
+	struct error commit_err = { 0 };
+	if (effect && gate_commit(store, effect, receipt_json, &commit_err) < 0)
+		snprintf(warning, warning_size, "receipt %llu: gate: %.900s", (unsigned long long)id,
+			 commit_err.msg);
+	json_t *entry = receipt_index_entry(receipt_json);
+	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
+	json_decref(entry);
+	struct error index_err = { 0 };
+	if (!line || store_append_index(store, line, &index_err) < 0)
+		snprintf(warning, warning_size, "receipt %llu is not in the index: %.900s",
+			 (unsigned long long)id, index_err.msg[0] ? index_err.msg : "out of memory");
+	return 0;
+}
+
 static int compare_newest_first(const void *a, const void *b)
 {
 	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "receipt"));

@@ -80,6 +80,19 @@ json_t *gate_effect_to_json(const struct gate_effect *e);
 int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
 		struct error *err);
 
+/* The one way a receipt is committed, for airlock's own runs (core/run/run.c)
+ * and a host's reported runs (core/hook/hook.c) alike: the receipt document
+ * (already carrying its "gate") through store_commit(), then the failures
+ * it closes (gate_commit(); effect NULL when the gate could not decide),
+ * then its index line. The receipt and its ledger entry are the commit:
+ * either failing fails the call and nothing after it is done. A close that
+ * fails leaves the failure open (the safe side) and a missing index line is
+ * a listing cache that `receipts` skips: both become a warning, never an
+ * error, so every caller fails the same way. */
+int gate_commit_receipt(struct store *store, json_t *receipt_json,
+			const struct gate_effect *effect, char *warning, size_t warning_size,
+			struct error *err);
+
 /* The open failures scope sees, newest first: its own, those of scopes
  * nested below it, and those of an enclosing scope that covered it when
  * they failed (their cwd is inside it, or its .git appeared later). An

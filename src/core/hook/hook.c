@@ -1834,11 +1834,11 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	json_object_set_new(doc, "gate",
 			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
 				       : gate_effect_to_json(&effect));
-	/* The one commit path for receipts (receipt_commit), as for airlock's
+	/* The one commit path for receipts (gate_commit_receipt), as for airlock's
 	 * own runs: the receipt is kept even when the gate could not decide. */
 	char warning[1024];
-	r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning, sizeof(warning),
-			   err);
+	r = gate_commit_receipt(st->store, doc, gate_r < 0 ? NULL : &effect, warning,
+				sizeof(warning), err);
 	if (r == 0 && gate_r < 0) {
 		*err = gate_err;
 		r = error_prefix(err, "receipt %llu was written but the gate is not updated",

@@ -145,20 +145,6 @@ json_t *receipt_to_json(const struct receipt *receipt);
 /* The one-line summary kept in index.jsonl, from a receipt document. */
 json_t *receipt_index_entry(json_t *receipt_json);
 
-struct store;
-struct gate_effect;
-/* The one way a receipt is committed, for airlock's own runs (core/run/run.c)
- * and a host's reported runs (core/hook/hook.c) alike: the receipt document
- * (already carrying its "gate") through store_commit(), then the failures
- * it closes (gate_commit(); effect NULL when the gate could not decide),
- * then its index line. The receipt and its ledger entry are the commit:
- * either failing fails the call and nothing after it is done. A close that
- * fails leaves the failure open (the safe side) and a missing index line is
- * a listing cache that `receipts` skips: both become a warning, never an
- * error, so every caller fails the same way. */
-int receipt_commit(struct store *store, json_t *receipt_json, const struct gate_effect *effect,
-		   char *warning, size_t warning_size, struct error *err);
-
 /* What a re-run of a recorded attempt needs (airlock run --fixes,
  * docs/gate.md), read back from its receipt document: the exact argv bytes
  * (argv_b64 where present), cwd, expectations, limits, environment names,

@@ -1086,10 +1086,10 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	json_object_set_new(doc, "gate",
 			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
 				       : gate_effect_to_json(&effect));
-	/* The one commit path for receipts (receipt_commit). */
+	/* The one commit path for receipts (gate_commit_receipt). */
 	char warning[sizeof(ret->warning)];
-	int r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning,
-			       sizeof(warning), err);
+	int r = gate_commit_receipt(st->store, doc, gate_r < 0 ? NULL : &effect, warning,
+				    sizeof(warning), err);
 	if (r < 0)
 		return r;
 	run_fill_outcome(st, NULL, ret);
