@@ -448,26 +448,23 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 	return 0;
 }
 
-json_t *gate_effect_to_json(const struct gate_effect *e)
+void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret)
 {
-	json_t *closes = json_array();
-	for (size_t i = 0; closes && i < e->n_closes; i++)
-		json_array_append_new(closes, json_pack("{s:I, s:s}", "receipt",
-							(json_int_t)e->closes[i], "move",
-							e->moves[i]));
-	json_t *o = json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", e->scope, "opened",
-			      e->opened, "verified", e->verified, "fixes",
-			      e->fixes ? json_integer((json_int_t)e->fixes) : NULL, "closes", closes,
-			      "note", e->note[0] ? e->note : NULL);
-	/* The fix and its re-run name each other. */
-	const struct {
-		const char *key;
-		uint64_t id;
-	} links[] = { { "rerun", e->rerun }, { "rerun_of", e->rerun_of }, { "fix", e->fix } };
-	for (size_t i = 0; o && i < ARRAY_SIZE(links); i++)
-		json_object_set_new(o, links[i].key,
-				    links[i].id ? json_integer((json_int_t)links[i].id) : json_null());
-	return o;
+	*ret = (struct receipt_gate){
+		.scope = e->scope,
+		.opened = e->opened,
+		.verified = e->verified,
+		.fixes = e->fixes,
+		.n_closes = e->n_closes,
+		.note = e->note,
+		.rerun = e->rerun,
+		.rerun_of = e->rerun_of,
+		.fix = e->fix,
+	};
+	for (size_t i = 0; i < e->n_closes; i++) {
+		ret->closes[i] = e->closes[i];
+		ret->moves[i] = e->moves[i];
+	}
 }
 
 int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
@@ -488,12 +485,21 @@ int gate_commit(struct store *store, const struct gate_effect *e, json_t *receip
 	return 0;
 }
 
-int gate_commit_receipt(struct store *store, json_t *receipt_json,
-			const struct gate_effect *effect, char *warning, size_t warning_size, struct error *err)
+int gate_commit_receipt(struct store *store, struct receipt *receipt,
+			const struct gate_effect *effect, const char *gate_error, json_t **ret_doc,
+			char *warning, size_t warning_size, struct error *err)
 {
-	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt_json, "id"));
+	uint64_t id = receipt->id;
+	struct receipt_gate gate = { .error = gate_error };
 
 	warning[0] = '\0';
+	if (effect)
+		gate_effect_to_receipt(effect, &gate);
+	receipt->gate = &gate;
+	cleanup_with(json_decrefp) json_t *receipt_json = receipt_to_json(receipt);
+	receipt->gate = NULL;
+	if (!receipt_json)
+		return error_set(err, ENOMEM, "cannot build receipt %llu", (unsigned long long)id);
 	cleanup_free char *text = json_dumps(receipt_json, JSON_INDENT(2));
 	if (!text)
 		return error_set(err, ENOMEM, "cannot serialize receipt %llu", (unsigned long long)id);
@@ -513,6 +519,8 @@ int gate_commit_receipt(struct store *store, json_t *receipt_json,
 	if (!line || store_append_index(store, line, &index_err) < 0)
 		snprintf(warning, warning_size, "receipt %llu is not in the index: %.900s",
 			 (unsigned long long)id, index_err.msg[0] ? index_err.msg : "out of memory");
+	if (ret_doc)
+		*ret_doc = TAKE_PTR(receipt_json);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "basic/error.h"
 #include "core/gate/approver.h"
 #include "core/policy/policy.h"
+#include "core/record/receipt.h"
 #include "core/policy/rules.h"
 #include "core/store/store.h"
 
@@ -29,7 +30,7 @@
 
 #define GATE_FAILURE_SCHEMA "airlock.gate-failure/1"
 #define GATE_CLOSE_SCHEMA   "airlock.gate-close/2"
-#define GATE_MAX_CLOSES	    16
+#define GATE_MAX_CLOSES	    RECEIPT_GATE_MAX_CLOSES
 
 /* The git root above dir (a directory holding .git), else dir itself. */
 int gate_scope(const char *dir, char **ret_scope, struct error *err);
@@ -75,23 +76,25 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
  * bytes, cwd, expected exits, resolved executable (path and identity, not
  * changed during the run), policy (origin and digest) and sandbox profile. */
 bool gate_same_command(json_t *entry, json_t *receipt);
-json_t *gate_effect_to_json(const struct gate_effect *e);
+/* What the receipt records of e (its "gate"). Borrows e's strings. */
+void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret);
 /* Once the receipt is written: records and applies its closes. */
 int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
 		struct error *err);
 
 /* The one way a receipt is committed, for airlock's own runs (core/run/run.c)
- * and a host's reported runs (core/hook/hook.c) alike: the receipt document
- * (already carrying its "gate") through store_commit(), then the failures
- * it closes (gate_commit(); effect NULL when the gate could not decide),
- * then its index line. The receipt and its ledger entry are the commit:
- * either failing fails the call and nothing after it is done. A close that
- * fails leaves the failure open (the safe side) and a missing index line is
- * a listing cache that `receipts` skips: both become a warning, never an
- * error, so every caller fails the same way. */
-int gate_commit_receipt(struct store *store, json_t *receipt_json,
-			const struct gate_effect *effect, char *warning, size_t warning_size,
-			struct error *err);
+ * and a host's reported runs (core/hook/hook.c) alike: the receipt's
+ * document, with its "gate" (effect, or gate_error when the gate could not
+ * decide and effect is NULL), through store_commit(), then the failures it
+ * closes (gate_commit()), then its index line. The receipt and its ledger
+ * entry are the commit: either failing fails the call and nothing after it
+ * is done. A close that fails leaves the failure open (the safe side) and a
+ * missing index line is a listing cache that `receipts` skips: both become a
+ * warning, never an error, so every caller fails the same way. ret_doc, when
+ * not NULL, gets the document written. */
+int gate_commit_receipt(struct store *store, struct receipt *receipt,
+			const struct gate_effect *effect, const char *gate_error, json_t **ret_doc,
+			char *warning, size_t warning_size, struct error *err);
 
 /* The open failures scope sees, newest first: its own, those of scopes
  * nested below it, and those of an enclosing scope that covered it when

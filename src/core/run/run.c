@@ -992,10 +992,11 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
 }
 
-/* The change set and verdict of a dry run, into the receipt. A dry run
- * whose snapshot was never built (a refusal, a setup failure) has none. */
-static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verdict *ret_verdict,
-			     struct error *err)
+/* The change set and verdict of a dry run, for the receipt (doc: the
+ * receipt so far, for the hints its output gives). A dry run whose snapshot
+ * was never built (a refusal, a setup failure) has none. */
+static int run_dryrun_finish(struct run_state *st, json_t *doc, json_t **ret_summary,
+			     enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	const struct run_request *req = st->req;
 	bool succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected;
@@ -1056,8 +1057,7 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 			    json_integer(st->outside_writes_dropped));
 	if (!succeeded)
 		dryrun_explain_failure(summary, doc);
-	if (json_object_set_new(doc, "dryrun", summary) < 0)
-		return error_set(err, ENOMEM, "out of memory");
+	*ret_summary = summary;
 	*ret_verdict = verdict;
 	return 0;
 }
@@ -1075,21 +1075,30 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 		return error_set(err, ENOMEM, "cannot build receipt %llu",
 				 (unsigned long long)st->receipt.id);
 	enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
+	cleanup_with(json_decrefp) json_t *dryrun = NULL;
 	if (st->req->dryrun) {
-		int r = run_dryrun_finish(st, doc, &verdict, err);
+		int r = run_dryrun_finish(st, doc, &dryrun, &verdict, err);
 		if (r < 0)
 			return r;
+		/* The gate reads the receipt with its dry run. */
+		st->receipt.dryrun = dryrun;
+		json_decref(doc);
+		doc = receipt_to_json(&st->receipt);
+		st->receipt.dryrun = NULL;
+		if (!doc)
+			return error_set(err, ENOMEM, "cannot build receipt %llu",
+					 (unsigned long long)st->receipt.id);
 	}
 	cleanup_with(gate_effect_release) struct gate_effect effect = { 0 };
 	struct error gate_err = { 0 };
 	int gate_r = run_gate_prepare(st, doc, &effect, &gate_err);
-	json_object_set_new(doc, "gate",
-			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
-				       : gate_effect_to_json(&effect));
+	json_decref(TAKE_PTR(doc));
 	/* The one commit path for receipts (gate_commit_receipt). */
 	char warning[sizeof(ret->warning)];
-	int r = gate_commit_receipt(st->store, doc, gate_r < 0 ? NULL : &effect, warning,
-				    sizeof(warning), err);
+	st->receipt.dryrun = dryrun;
+	int r = gate_commit_receipt(st->store, &st->receipt, gate_r < 0 ? NULL : &effect,
+				    gate_err.msg, &doc, warning, sizeof(warning), err);
+	st->receipt.dryrun = NULL;
 	if (r < 0)
 		return r;
 	run_fill_outcome(st, NULL, ret);
