@@ -328,14 +328,19 @@ static bool gate_command_matches(json_t *entry, json_t *receipt, bool rerun)
 	return gate_equal(was, profile);
 }
 
-bool gate_same_command(json_t *entry, json_t *receipt)
+/* Whether receipt ran the failure's command again exactly: the same argv
+ * bytes, cwd, expected exits, resolved executable (path and identity, not
+ * changed during the run), policy (origin and digest) and sandbox profile. */
+static bool gate_same_command(json_t *entry, json_t *receipt)
 {
 	return gate_command_matches(entry, receipt, false);
 }
 
-int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
-		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-		 bool verified, struct gate_effect *ret, struct error *err)
+/* gate_prepare() on the receipt's document (as receipt_to_json() writes it,
+ * without its "gate"). */
+static int gate_prepare_doc(struct store *store, json_t *receipt, const struct rules *rules,
+			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+			    bool verified, struct gate_effect *ret, struct error *err)
 {
 	*ret = (struct gate_effect){ .fixes = fixes, .verified = verified, .trivial = trivial,
 				     .rerun_of = rerun_of };
@@ -448,6 +453,23 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 	return 0;
 }
 
+int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+		 bool verified, struct gate_effect *ret, struct error *err)
+{
+	struct receipt undecided = *receipt;
+
+	undecided.gate = NULL;
+	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&undecided);
+	if (!doc) {
+		*ret = (struct gate_effect){ 0 };
+		return error_set(err, ENOMEM, "cannot build receipt %llu",
+				 (unsigned long long)receipt->id);
+	}
+	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified, ret,
+				err);
+}
+
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret)
 {
 	*ret = (struct receipt_gate){
@@ -467,11 +489,9 @@ void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *re
 	}
 }
 
-int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
 		struct error *err)
 {
-	uint64_t by = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
-
 	for (size_t i = 0; i < e->n_closes; i++) {
 		cleanup_with(json_decrefp) json_t *entry = NULL;
 		int r = gate_find_open(store, e->closes[i], &entry, err);
@@ -509,7 +529,7 @@ int gate_commit_receipt(struct store *store, struct receipt *receipt,
 	if (r < 0)
 		return r;
 	struct error commit_err = { 0 };
-	if (effect && gate_commit(store, effect, receipt_json, &commit_err) < 0)
+	if (effect && gate_commit(store, effect, id, &commit_err) < 0)
 		snprintf(warning, warning_size, "receipt %llu: gate: %.900s", (unsigned long long)id,
 			 commit_err.msg);
 	json_t *entry = receipt_index_entry(receipt_json);

@@ -59,7 +59,7 @@ struct gate_effect {
 };
 void gate_effect_release(struct gate_effect *e);
 
-/* Decides what receipt (a receipt document) does in scope. A receipt that
+/* Decides what receipt does in scope (its "gate", if set, is ignored). A receipt that
  * succeeds closes the failures whose command it ran again exactly (rerun:
  * gate_same_command), and, when it is the re-run of rerun_of, that one (fixes).
  * A --fixes run (fixes) closes nothing itself: it sets needs_rerun. A re-run
@@ -69,17 +69,13 @@ void gate_effect_release(struct gate_effect *e);
  * opened at once (before the receipt is written, so a crash in between
  * leaves the gate closed, not open to anything); closes wait for
  * gate_commit(). */
-int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
+int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
 		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
 		 bool verified, struct gate_effect *ret, struct error *err);
-/* Whether receipt ran the failure's command again exactly: the same argv
- * bytes, cwd, expected exits, resolved executable (path and identity, not
- * changed during the run), policy (origin and digest) and sandbox profile. */
-bool gate_same_command(json_t *entry, json_t *receipt);
 /* What the receipt records of e (its "gate"). Borrows e's strings. */
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret);
-/* Once the receipt is written: records and applies its closes. */
-int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+/* Once receipt by is written: records and applies its closes. */
+int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
 		struct error *err);
 
 /* The one way a receipt is committed, for airlock's own runs (core/run/run.c)

@@ -1805,11 +1805,10 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	rc.shell = command;
 	rc.host = &host;
 	int r = store_allocate_id(st->store, &rc.id, err);
-	cleanup_with(json_decrefp) json_t *doc = r < 0 ? NULL : receipt_to_json(&rc);
-	if (r < 0 || !doc) {
+	if (r < 0) {
 		capture_release(&out);
 		capture_release(&errc);
-		return r < 0 ? r : error_set(err, ENOMEM, "out of memory");
+		return r;
 	}
 
 	if (began_scope) {
@@ -1825,7 +1824,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	struct error gate_err = { 0 };
 	int gate_r = 0;
 	if (opens) {
-		gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, 0, false, verified,
+		gate_r = gate_prepare(st->store, &rc, st->rules, st->scope, 0, 0, false, verified,
 				      &effect, &gate_err);
 	} else {
 		effect.scope = strdup(st->scope);

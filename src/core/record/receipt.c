@@ -1179,8 +1179,8 @@ static int receipt_read_identity(json_t *doc, struct receipt_parsed *p, struct e
 	changed = json_object_get(o, "changed_during_run");
 	if (changed && !json_is_true(changed))
 		return receipt_read_error(err, "exec_identity.changed_during_run", "not true");
-	if (sha256 && (strlen(sha256) != 64 || sha256[strspn(sha256, "0123456789abcdef")]))
-		return receipt_read_error(err, "exec_identity.sha256", "not a SHA-256 digest");
+	if (sha256 && strlen(sha256) >= sizeof(id->sha256))
+		return receipt_read_error(err, "exec_identity.sha256", "too long for a SHA-256 digest");
 	snprintf(id->sha256, sizeof(id->sha256), "%s", sha256 ? sha256 : "");
 	id->changed_during_run = changed;
 	p->receipt.exec_identity = id;
@@ -1257,7 +1257,9 @@ static int receipt_read(json_t *doc, struct receipt_parsed *p, struct error *err
 		return r;
 	if (json_object_get(doc, "host") && (r = receipt_read_host(doc, p, err)) < 0)
 		return r;
-	rc->dryrun = json_object_get(doc, "dryrun");
+	/* null, as the gate reads it: not a dry run */
+	rc->dryrun = json_is_null(json_object_get(doc, "dryrun")) ? NULL
+								 : json_object_get(doc, "dryrun");
 	if (rc->dryrun && !json_is_object(rc->dryrun))
 		return receipt_read_error(err, "dryrun", "not an object");
 	if (json_object_get(doc, "gate") && (r = receipt_read_gate(doc, p, err)) < 0)
