@@ -102,7 +102,6 @@ struct receipt_sandbox {
 	const char *killed_by;
 };
 
-
 /* Which file exec_path was when airlock resolved it: a rerun of a failure
  * must run the same one (docs/gate.md). */
 struct receipt_exec_identity {
