@@ -489,6 +489,13 @@ void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *re
 	}
 }
 
+/* Closes the open failure entry by move; by_receipt 0 for acks. With
+ * approver, the record is signed with passphrase's key (ack-approved). A
+ * record already in place that does not hold is moved to gate/rejected/. */
+static int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+		      const char *reason, const struct approver *approver, const char *passphrase,
+		      struct error *err);
+
 int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
 		struct error *err)
 {
@@ -1021,9 +1028,9 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 	return 0;
 }
 
-int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-	       const char *reason, const struct approver *approver, const char *passphrase,
-	       struct error *err)
+static int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+		      const char *reason, const struct approver *approver, const char *passphrase,
+		      struct error *err)
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 	const char *scope = jsonutil_str(entry, "scope");

@@ -103,12 +103,6 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
 /* The close record of a failure; -ENOENT when it is not closed. */
 int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
-/* Closes the open failure entry by move; by_receipt 0 for acks. With
- * approver, the record is signed with passphrase's key (ack-approved). A
- * record already in place that does not hold is moved to gate/rejected/. */
-int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-	       const char *reason, const struct approver *approver, const char *passphrase,
-	       struct error *err);
 
 /* Whether record (a gate/closed/<id>.json document) is a valid close of
  * failure id (docs/close-format.md); entry is its open entry, when there
