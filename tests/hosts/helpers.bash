@@ -261,7 +261,7 @@ receipts_of() { # source
 }
 
 # Waits up to 20 s until N failures are open in the project. A run's receipt
-# is written before its gate entry (receipt_commit: the receipt, then
+# is written before its gate entry (gate_commit_receipt: the receipt, then
 # gate_commit), so a background run's receipt can be there while the
 # failure it opens is not yet: reading the gate right after wait_receipts
 # raced with it (seen once under load).

@@ -422,6 +422,48 @@ static void test_receipt_keeps_non_utf8_argv(void)
 	json_decref(doc);
 }
 
+static void test_receipt_reads_back(void)
+{
+	char *argv[] = { (char *)"echo", (char *)"caf\xe9", NULL };
+	static const int expected[] = { 0, 3 };
+	struct receipt_sandbox sandbox = { .profile = "none" };
+	struct receipt_host host = { .agent = "claude", .exit_status = "reported", .verified = true };
+	struct receipt_gate gate = { .scope = "/w", .opened = true, .n_closes = 1,
+				     .closes = { 4 }, .moves = { "rerun" } };
+	struct receipt r = { .id = 9, .source = "claude-hook", .argv = argv, .cwd = "/w",
+			     .expected = expected, .n_expected = 2, .status = RECEIPT_SIGNALED,
+			     .signal = 9, .started_ns = 1700000000123000000ULL,
+			     .ended_ns = 1700000001456000000ULL, .sandbox = &sandbox,
+			     .shell = "echo hi", .host = &host, .gate = &gate };
+	struct receipt_parsed p;
+	struct error err = { 0 };
+
+	json_t *doc = receipt_to_json(&r);
+	ASSERT_EQ_INT(receipt_from_json(doc, &p, &err), 0);
+	ASSERT_EQ_STR(p.receipt.argv[1], "caf\xe9"); /* the bytes, by argv_b64 */
+	ASSERT_EQ_INT(p.receipt.n_expected, 2);
+	ASSERT_EQ_INT(p.receipt.expected[1], 3);
+	ASSERT_EQ_INT(p.receipt.status, RECEIPT_SIGNALED);
+	ASSERT_EQ_INT(p.receipt.signal, 9);
+	ASSERT_TRUE(p.receipt.started_ns == r.started_ns && p.receipt.ended_ns == r.ended_ns);
+	ASSERT_EQ_STR(p.receipt.shell, "echo hi");
+	ASSERT_EQ_STR(p.receipt.host->agent, "claude");
+	ASSERT_TRUE(p.receipt.host->verified);
+	ASSERT_EQ_INT(p.receipt.gate->n_closes, 1);
+	ASSERT_EQ_STR(p.receipt.gate->moves[0], "rerun");
+	ASSERT_TRUE(p.receipt.host_code == NULL && p.receipt.dryrun == NULL);
+	receipt_parsed_release(&p);
+	/* Strict about types, naming the key. */
+	json_object_set_new(doc, "exit_code", json_string("0"));
+	ASSERT_EQ_INT(receipt_from_json(doc, &p, &err), -EINVAL);
+	ASSERT_TRUE(strstr(err.msg, "exit_code") != NULL);
+	json_object_set_new(doc, "exit_code", json_null());
+	json_object_set_new(json_object_get(doc, "sandbox"), "denials", json_pack("[i]", 1));
+	ASSERT_EQ_INT(receipt_from_json(doc, &p, &err), -EINVAL);
+	ASSERT_TRUE(strstr(err.msg, "sandbox.denials") != NULL);
+	json_decref(doc);
+}
+
 static void test_receipt_clips_long_output(void)
 {
 	struct capture c;
@@ -744,5 +786,5 @@ RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing),
 	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output), T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
+	  T_(test_receipt_clips_long_output), T_(test_receipt_reads_back), T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
 	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))

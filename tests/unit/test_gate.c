@@ -453,10 +453,31 @@ static void test_gate_trivial_successes(void)
 
 static json_t *fake_receipt(uint64_t id, const char *cmd, int code)
 {
-	return json_pack("{s:I, s:s, s:[s,s,s], s:s, s:s, s:i, s:b, s:[i], s:s, s:s}", "id",
-			 (json_int_t)id, "source", "run", "argv", "sh", "-c", cmd, "cwd", "/w",
-			 "status", "exited", "exit_code", code, "match_expected", code == 0,
-			 "expected_exits", 0, "stdout", "", "stderr", "line1\nline2\n");
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
+	static const int expected[] = { 0 };
+	struct receipt_sandbox sandbox = { .profile = "default" };
+	struct receipt r = { .id = id, .source = "run", .argv = argv, .cwd = "/w",
+			     .status = RECEIPT_EXITED, .has_exit_code = true, .exit_code = code,
+			     .match_expected = code == 0, .expected = expected, .n_expected = 1,
+			     .err = { .text = "line1\nline2\n", .text_len = 12 },
+			     .sandbox = &sandbox };
+
+	return receipt_to_json(&r);
+}
+
+/* gate_prepare() on a receipt document, as the tests change it. */
+static int prepare(struct store *store, json_t *doc, const char *scope, uint64_t fixes,
+		   uint64_t rerun_of, bool trivial, bool verified, struct gate_effect *ret,
+		   struct error *err)
+{
+	struct receipt_parsed p;
+	int r = receipt_from_json(doc, &p, err);
+
+	if (r == 0)
+		r = gate_prepare(store, &p.receipt, NULL, scope, fixes, rerun_of, trivial, verified,
+				 ret, err);
+	receipt_parsed_release(&p);
+	return r;
 }
 
 static void test_gate_opens_and_closes(void)
@@ -475,7 +496,7 @@ static void test_gate_opens_and_closes(void)
 	json_object_set_new(failed, "exec_identity",
 			    json_pack("{s:i, s:i, s:i, s:s}", "dev", 1, "ino", 2, "size", 3, "sha256",
 				      "ab"));
-	ASSERT_EQ_INT(gate_prepare(store, failed, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, failed, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_TRUE(e.opened);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
@@ -491,63 +512,65 @@ static void test_gate_opens_and_closes(void)
 	json_t *ok = fake_receipt(2, "make", 0);
 	json_object_set(ok, "exec_path", json_object_get(failed, "exec_path"));
 	json_object_set_new(ok, "exec_identity", json_deep_copy(json_object_get(failed, "exec_identity")));
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 0, false, false, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, ok, "/w", 0, 0, false, false, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	gate_effect_release(&e);
 	/* The same argv, but another executable (or one changed while it ran):
 	 * not a rerun. */
 	json_object_set_new(json_object_get(ok, "exec_identity"), "sha256", json_string("cd"));
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, ok, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	gate_effect_release(&e);
 	json_object_set_new(json_object_get(ok, "exec_identity"), "sha256", json_string("ab"));
 	json_object_set_new(json_object_get(ok, "exec_identity"), "changed_during_run", json_true());
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, ok, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	gate_effect_release(&e);
 	json_object_del(json_object_get(ok, "exec_identity"), "changed_during_run");
 	/* The same command, verified: a rerun, with or without --fixes. */
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 1, 0, true, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, ok, "/w", 1, 0, true, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 1);
 	ASSERT_EQ_STR(e.moves[0], "rerun");
 	ASSERT_TRUE(!e.needs_rerun);
 	gate_effect_release(&e);
 	/* Any other --fixes command closes nothing itself: the re-run decides. */
 	json_t *other = fake_receipt(3, "true", 0);
-	ASSERT_EQ_INT(gate_prepare(store, other, NULL, "/w", 1, 0, true, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, other, "/w", 1, 0, true, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	ASSERT_TRUE(e.needs_rerun);
 	ASSERT_TRUE(strstr(e.note, "trivial") != NULL && strstr(e.note, "re-run") != NULL);
 	gate_effect_release(&e);
 	json_t *fix = fake_receipt(4, "make clean all", 0);
-	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 1, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, fix, "/w", 1, 0, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	ASSERT_TRUE(e.needs_rerun);
 	gate_effect_release(&e);
 	/* A re-run that is not the command exactly, or that fails, closes
 	 * nothing and opens nothing. */
-	ASSERT_EQ_INT(gate_prepare(store, fix, NULL, "/w", 0, 1, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, fix, "/w", 0, 1, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	ASSERT_TRUE(strstr(e.note, "not the command") != NULL);
 	gate_effect_release(&e);
 	json_t *again = fake_receipt(5, "make", 2);
-	ASSERT_EQ_INT(gate_prepare(store, again, NULL, "/w", 0, 1, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, again, "/w", 0, 1, false, true, &e, &err), 0);
 	ASSERT_TRUE(!e.opened);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	gate_effect_release(&e);
 	/* The re-run that passes closes it, once, as "fixes". */
 	json_object_set_new(ok, "id", json_integer(6));
-	ASSERT_EQ_INT(gate_prepare(store, ok, NULL, "/w", 0, 1, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, ok, "/w", 0, 1, false, true, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 1);
 	ASSERT_EQ_STR(e.moves[0], "fixes");
 	/* A close stands on its closing receipt (the re-run): written before
 	 * the commit. */
 	json_object_set_new(ok, "schema", json_string(RECEIPT_SCHEMA));
-	json_object_set_new(ok, "gate", gate_effect_to_json(&e));
+	struct receipt_gate ok_gate;
+	gate_effect_to_receipt(&e, &ok_gate);
+	json_object_set_new(ok, "gate", receipt_gate_to_json(&ok_gate));
 	char *ok_text = json_dumps(ok, JSON_COMPACT);
 	ASSERT_EQ_INT(store_write_receipt(store, 6, ok_text, strlen(ok_text), &err), 0);
 	free(ok_text);
-	ASSERT_EQ_INT(gate_commit(store, &e, ok, &err), 0);
+	ASSERT_EQ_INT(gate_commit(store, &e, 6, &err), 0);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
 	ASSERT_EQ_INT(json_array_size(open), 0); /* the failed re-run (5) opened none */
@@ -604,7 +627,7 @@ static void test_gate_dry_run_verdicts(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *receipt = fake_receipt(i + 1, "make", 0);
 		json_object_set_new(receipt, "dryrun", json_pack("{s:s}", "verdict", cases[i].verdict));
-		ASSERT_EQ_INT(gate_prepare(store, receipt, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+		ASSERT_EQ_INT(prepare(store, receipt, "/w", 0, 0, false, true, &e, &err), 0);
 		if (e.opened != cases[i].opens)
 			printf("# verdict %s: opened %d\n", cases[i].verdict, e.opened);
 		ASSERT_TRUE(e.opened == cases[i].opens);
@@ -614,11 +637,11 @@ static void test_gate_dry_run_verdicts(void)
 	/* Without a verdict, or not an object: not a dry run airlock wrote. */
 	json_t *receipt = fake_receipt(20, "make", 0);
 	json_object_set_new(receipt, "dryrun", json_object());
-	ASSERT_EQ_INT(gate_prepare(store, receipt, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, receipt, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_TRUE(e.opened);
 	gate_effect_release(&e);
 	json_object_set_new(receipt, "dryrun", json_null()); /* null: not a dry run */
-	ASSERT_EQ_INT(gate_prepare(store, receipt, NULL, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_EQ_INT(prepare(store, receipt, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_TRUE(!e.opened);
 	gate_effect_release(&e);
 	json_decref(receipt);

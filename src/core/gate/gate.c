@@ -328,14 +328,19 @@ static bool gate_command_matches(json_t *entry, json_t *receipt, bool rerun)
 	return gate_equal(was, profile);
 }
 
-bool gate_same_command(json_t *entry, json_t *receipt)
+/* Whether receipt ran the failure's command again exactly: the same argv
+ * bytes, cwd, expected exits, resolved executable (path and identity, not
+ * changed during the run), policy (origin and digest) and sandbox profile. */
+static bool gate_same_command(json_t *entry, json_t *receipt)
 {
 	return gate_command_matches(entry, receipt, false);
 }
 
-int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
-		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-		 bool verified, struct gate_effect *ret, struct error *err)
+/* gate_prepare() on the receipt's document (as receipt_to_json() writes it,
+ * without its "gate"). */
+static int gate_prepare_doc(struct store *store, json_t *receipt, const struct rules *rules,
+			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+			    bool verified, struct gate_effect *ret, struct error *err)
 {
 	*ret = (struct gate_effect){ .fixes = fixes, .verified = verified, .trivial = trivial,
 				     .rerun_of = rerun_of };
@@ -448,33 +453,52 @@ int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules
 	return 0;
 }
 
-json_t *gate_effect_to_json(const struct gate_effect *e)
+int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+		 bool verified, struct gate_effect *ret, struct error *err)
 {
-	json_t *closes = json_array();
-	for (size_t i = 0; closes && i < e->n_closes; i++)
-		json_array_append_new(closes, json_pack("{s:I, s:s}", "receipt",
-							(json_int_t)e->closes[i], "move",
-							e->moves[i]));
-	json_t *o = json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", e->scope, "opened",
-			      e->opened, "verified", e->verified, "fixes",
-			      e->fixes ? json_integer((json_int_t)e->fixes) : NULL, "closes", closes,
-			      "note", e->note[0] ? e->note : NULL);
-	/* The fix and its re-run name each other. */
-	const struct {
-		const char *key;
-		uint64_t id;
-	} links[] = { { "rerun", e->rerun }, { "rerun_of", e->rerun_of }, { "fix", e->fix } };
-	for (size_t i = 0; o && i < ARRAY_SIZE(links); i++)
-		json_object_set_new(o, links[i].key,
-				    links[i].id ? json_integer((json_int_t)links[i].id) : json_null());
-	return o;
+	struct receipt undecided = *receipt;
+
+	undecided.gate = NULL;
+	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&undecided);
+	if (!doc) {
+		*ret = (struct gate_effect){ 0 };
+		return error_set(err, ENOMEM, "cannot build receipt %llu",
+				 (unsigned long long)receipt->id);
+	}
+	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified, ret,
+				err);
 }
 
-int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret)
+{
+	*ret = (struct receipt_gate){
+		.scope = e->scope,
+		.opened = e->opened,
+		.verified = e->verified,
+		.fixes = e->fixes,
+		.n_closes = e->n_closes,
+		.note = e->note,
+		.rerun = e->rerun,
+		.rerun_of = e->rerun_of,
+		.fix = e->fix,
+	};
+	for (size_t i = 0; i < e->n_closes; i++) {
+		ret->closes[i] = e->closes[i];
+		ret->moves[i] = e->moves[i];
+	}
+}
+
+/* Closes the open failure entry by move; by_receipt 0 for acks. With
+ * approver, the record is signed with passphrase's key (ack-approved). A
+ * record already in place that does not hold is moved to gate/rejected/. */
+static int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+		      const char *reason, const struct approver *approver, const char *passphrase,
+		      struct error *err);
+
+int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
 		struct error *err)
 {
-	uint64_t by = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
-
 	for (size_t i = 0; i < e->n_closes; i++) {
 		cleanup_with(json_decrefp) json_t *entry = NULL;
 		int r = gate_find_open(store, e->closes[i], &entry, err);
@@ -485,6 +509,45 @@ int gate_commit(struct store *store, const struct gate_effect *e, json_t *receip
 		if (r < 0)
 			return r;
 	}
+	return 0;
+}
+
+int gate_commit_receipt(struct store *store, struct receipt *receipt,
+			const struct gate_effect *effect, const char *gate_error, json_t **ret_doc,
+			char *warning, size_t warning_size, struct error *err)
+{
+	uint64_t id = receipt->id;
+	struct receipt_gate gate = { .error = gate_error };
+
+	warning[0] = '\0';
+	if (effect)
+		gate_effect_to_receipt(effect, &gate);
+	receipt->gate = &gate;
+	cleanup_with(json_decrefp) json_t *receipt_json = receipt_to_json(receipt);
+	receipt->gate = NULL;
+	if (!receipt_json)
+		return error_set(err, ENOMEM, "cannot build receipt %llu", (unsigned long long)id);
+	cleanup_free char *text = json_dumps(receipt_json, JSON_INDENT(2));
+	if (!text)
+		return error_set(err, ENOMEM, "cannot serialize receipt %llu", (unsigned long long)id);
+	size_t n = strlen(text);
+	text[n] = '\n'; /* json_dumps left room for the NUL only: swap it */
+	int r = store_write_receipt(store, id, text, n + 1, err);
+	if (r < 0)
+		return r;
+	struct error commit_err = { 0 };
+	if (effect && gate_commit(store, effect, id, &commit_err) < 0)
+		snprintf(warning, warning_size, "receipt %llu: gate: %.900s", (unsigned long long)id,
+			 commit_err.msg);
+	json_t *entry = receipt_index_entry(receipt_json);
+	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
+	json_decref(entry);
+	struct error index_err = { 0 };
+	if (!line || store_append_index(store, line, &index_err) < 0)
+		snprintf(warning, warning_size, "receipt %llu is not in the index: %.900s",
+			 (unsigned long long)id, index_err.msg[0] ? index_err.msg : "out of memory");
+	if (ret_doc)
+		*ret_doc = TAKE_PTR(receipt_json);
 	return 0;
 }
 
@@ -965,9 +1028,9 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 	return 0;
 }
 
-int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-	       const char *reason, const struct approver *approver, const char *passphrase,
-	       struct error *err)
+static int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
+		      const char *reason, const struct approver *approver, const char *passphrase,
+		      struct error *err)
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 	const char *scope = jsonutil_str(entry, "scope");

@@ -8,6 +8,7 @@
 #include "basic/error.h"
 #include "core/gate/approver.h"
 #include "core/policy/policy.h"
+#include "core/record/receipt.h"
 #include "core/policy/rules.h"
 #include "core/store/store.h"
 
@@ -29,7 +30,7 @@
 
 #define GATE_FAILURE_SCHEMA "airlock.gate-failure/1"
 #define GATE_CLOSE_SCHEMA   "airlock.gate-close/2"
-#define GATE_MAX_CLOSES	    16
+#define GATE_MAX_CLOSES	    RECEIPT_GATE_MAX_CLOSES
 
 /* The git root above dir (a directory holding .git), else dir itself. */
 int gate_scope(const char *dir, char **ret_scope, struct error *err);
@@ -58,7 +59,7 @@ struct gate_effect {
 };
 void gate_effect_release(struct gate_effect *e);
 
-/* Decides what receipt (a receipt document) does in scope. A receipt that
+/* Decides what receipt does in scope (its "gate", if set, is ignored). A receipt that
  * succeeds closes the failures whose command it ran again exactly (rerun:
  * gate_same_command), and, when it is the re-run of rerun_of, that one (fixes).
  * A --fixes run (fixes) closes nothing itself: it sets needs_rerun. A re-run
@@ -68,17 +69,28 @@ void gate_effect_release(struct gate_effect *e);
  * opened at once (before the receipt is written, so a crash in between
  * leaves the gate closed, not open to anything); closes wait for
  * gate_commit(). */
-int gate_prepare(struct store *store, json_t *receipt, const struct rules *rules,
+int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
 		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
 		 bool verified, struct gate_effect *ret, struct error *err);
-/* Whether receipt ran the failure's command again exactly: the same argv
- * bytes, cwd, expected exits, resolved executable (path and identity, not
- * changed during the run), policy (origin and digest) and sandbox profile. */
-bool gate_same_command(json_t *entry, json_t *receipt);
-json_t *gate_effect_to_json(const struct gate_effect *e);
-/* Once the receipt is written: records and applies its closes. */
-int gate_commit(struct store *store, const struct gate_effect *e, json_t *receipt,
+/* What the receipt records of e (its "gate"). Borrows e's strings. */
+void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret);
+/* Once receipt by is written: records and applies its closes. */
+int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
 		struct error *err);
+
+/* The one way a receipt is committed, for airlock's own runs (core/run/run.c)
+ * and a host's reported runs (core/hook/hook.c) alike: the receipt's
+ * document, with its "gate" (effect, or gate_error when the gate could not
+ * decide and effect is NULL), through store_commit(), then the failures it
+ * closes (gate_commit()), then its index line. The receipt and its ledger
+ * entry are the commit: either failing fails the call and nothing after it
+ * is done. A close that fails leaves the failure open (the safe side) and a
+ * missing index line is a listing cache that `receipts` skips: both become a
+ * warning, never an error, so every caller fails the same way. ret_doc, when
+ * not NULL, gets the document written. */
+int gate_commit_receipt(struct store *store, struct receipt *receipt,
+			const struct gate_effect *effect, const char *gate_error, json_t **ret_doc,
+			char *warning, size_t warning_size, struct error *err);
 
 /* The open failures scope sees, newest first: its own, those of scopes
  * nested below it, and those of an enclosing scope that covered it when
@@ -91,12 +103,6 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
 /* The close record of a failure; -ENOENT when it is not closed. */
 int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
-/* Closes the open failure entry by move; by_receipt 0 for acks. With
- * approver, the record is signed with passphrase's key (ack-approved). A
- * record already in place that does not hold is moved to gate/rejected/. */
-int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-	       const char *reason, const struct approver *approver, const char *passphrase,
-	       struct error *err);
 
 /* Whether record (a gate/closed/<id>.json document) is a valid close of
  * failure id (docs/close-format.md); entry is its open entry, when there

@@ -1788,28 +1788,28 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		.policy_sha256 = st->policy->sha256,
 		.sandbox = &sandbox,
 	};
-	int r = store_allocate_id(st->store, &rc.id, err);
-	cleanup_with(json_decrefp) json_t *doc = r < 0 ? NULL : receipt_to_json(&rc);
-	capture_release(&out);
-	capture_release(&errc);
-	if (r < 0)
-		return r;
-	if (!doc)
-		return error_set(err, ENOMEM, "out of memory");
 	char masking[128];
 	hook_masking_text(mask, masking, sizeof(masking));
-	json_object_set_new(doc, "shell", json_string(command));
-	json_object_set_new(doc, "host",
-			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:s?, s:s?}",
-				      "agent", agenthost_get(st->host)->agent, "session_id",
-				      jsonutil_str(st->payload, "session_id"), "tool_use_id",
-				      jsonutil_str(st->payload, "tool_use_id"), "event",
-				      jsonutil_str(st->payload, "hook_event_name"), "exit_code_reported",
-				      reported, "verified", verified, "masking",
-				      mask ? masking : NULL, "exit_status",
-				      hook_exit_status_names[hs.kind], "unknown_reason",
-				      hs.kind == HOOK_EXIT_UNKNOWN ? hs.why : NULL, "interpretation",
-				      hs.interpretation));
+	struct receipt_host host = {
+		.agent = agenthost_get(st->host)->agent,
+		.session_id = jsonutil_str(st->payload, "session_id"),
+		.tool_use_id = jsonutil_str(st->payload, "tool_use_id"),
+		.event = jsonutil_str(st->payload, "hook_event_name"),
+		.exit_code_reported = reported,
+		.verified = verified,
+		.masking = mask ? masking : NULL,
+		.exit_status = hook_exit_status_names[hs.kind],
+		.unknown_reason = hs.kind == HOOK_EXIT_UNKNOWN ? hs.why : NULL,
+		.interpretation = hs.interpretation,
+	};
+	rc.shell = command;
+	rc.host = &host;
+	int r = store_allocate_id(st->store, &rc.id, err);
+	if (r < 0) {
+		capture_release(&out);
+		capture_release(&errc);
+		return r;
+	}
 
 	if (began_scope) {
 		free(st->scope);
@@ -1824,21 +1824,20 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	struct error gate_err = { 0 };
 	int gate_r = 0;
 	if (opens) {
-		gate_r = gate_prepare(st->store, doc, st->rules, st->scope, 0, 0, false, verified,
+		gate_r = gate_prepare(st->store, &rc, st->rules, st->scope, 0, 0, false, verified,
 				      &effect, &gate_err);
 	} else {
 		effect.scope = strdup(st->scope);
 		if (!effect.scope)
 			gate_r = error_set(&gate_err, ENOMEM, "out of memory");
 	}
-	json_object_set_new(doc, "gate",
-			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
-				       : gate_effect_to_json(&effect));
-	/* The one commit path for receipts (receipt_commit), as for airlock's
+	/* The one commit path for receipts (gate_commit_receipt), as for airlock's
 	 * own runs: the receipt is kept even when the gate could not decide. */
 	char warning[1024];
-	r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning, sizeof(warning),
-			   err);
+	r = gate_commit_receipt(st->store, &rc, gate_r < 0 ? NULL : &effect, gate_err.msg, NULL,
+				warning, sizeof(warning), err);
+	capture_release(&out);
+	capture_release(&errc);
 	if (r == 0 && gate_r < 0) {
 		*err = gate_err;
 		r = error_prefix(err, "receipt %llu was written but the gate is not updated",

@@ -2,20 +2,19 @@
 #include "core/record/receipt.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
 #include "basic/strv.h"
 #include "basic/macro.h"
 #include "basic/text.h"
-#include "core/gate/gate.h"
 #include "core/host/hostsafety.h"
-#include "core/store/jsonutil.h"
-#include "core/store/store.h"
 #include "core/host/hostview.h"
 #include "version.h"
 
@@ -100,6 +99,14 @@ static json_t *receipt_stream_text(const struct capture *c)
 	return json_text(buf, n + t);
 }
 
+/* The clipped text of s, from its capture or as read back. */
+static json_t *receipt_stream_recorded_text(const struct receipt_stream *s)
+{
+	if (s->capture)
+		return receipt_stream_text(s->capture);
+	return s->text ? json_text(s->text, s->text_len) : json_string("");
+}
+
 static json_t *receipt_stream_json(const struct receipt_stream *s)
 {
 	const struct capture *c = s->capture;
@@ -107,13 +114,17 @@ static json_t *receipt_stream_json(const struct receipt_stream *s)
 
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "bytes", json_integer(c ? (json_int_t)c->total_bytes : 0));
-	json_object_set_new(o, "sha256", c ? json_string(c->sha256) : json_null());
-	json_object_set_new(o, "truncated", json_boolean(c && capture_is_truncated(c)));
-	json_object_set_new(o, "head_bytes", json_integer(c ? (json_int_t)c->head_len : 0));
-	json_object_set_new(o, "tail_bytes", json_integer(c ? (json_int_t)c->tail_len : 0));
-	json_object_set_new(o, "omitted_bytes",
-			    json_integer(c ? (json_int_t)capture_omitted_bytes(c) : 0));
+	uint64_t bytes = c ? c->total_bytes : s->bytes;
+	uint64_t head = c ? c->head_len : s->head_bytes, tail = c ? c->tail_len : s->tail_bytes;
+	uint64_t omitted = c ? capture_omitted_bytes(c) : s->omitted_bytes;
+	const char *sha256 = c ? c->sha256 : s->sha256;
+	json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(o, "sha256", sha256 ? json_string(sha256) : json_null());
+	json_object_set_new(o, "truncated",
+			    json_boolean(c ? capture_is_truncated(c) : s->truncated));
+	json_object_set_new(o, "head_bytes", json_integer((json_int_t)head));
+	json_object_set_new(o, "tail_bytes", json_integer((json_int_t)tail));
+	json_object_set_new(o, "omitted_bytes", json_integer((json_int_t)omitted));
 	if (s->spilled) {
 		json_t *spill = json_object();
 		json_object_set_new(spill, "bytes", json_integer((json_int_t)s->spill_bytes));
@@ -326,6 +337,39 @@ static json_t *receipt_exec_identity_json(const struct receipt_exec_identity *id
 	return o;
 }
 
+static json_t *receipt_host_json(const struct receipt_host *h)
+{
+	return json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:s?, s:s?}", "agent",
+			 h->agent, "session_id", h->session_id, "tool_use_id", h->tool_use_id,
+			 "event", h->event, "exit_code_reported", h->exit_code_reported, "verified",
+			 h->verified, "masking", h->masking, "exit_status", h->exit_status,
+			 "unknown_reason", h->unknown_reason, "interpretation", h->interpretation);
+}
+
+json_t *receipt_gate_to_json(const struct receipt_gate *g)
+{
+	if (g->error)
+		return json_pack("{s:s}", "error", g->error);
+	json_t *closes = json_array();
+	for (size_t i = 0; closes && i < g->n_closes; i++)
+		json_array_append_new(closes, json_pack("{s:I, s:s}", "receipt",
+							(json_int_t)g->closes[i], "move",
+							g->moves[i]));
+	json_t *o = json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", g->scope, "opened",
+			      g->opened, "verified", g->verified, "fixes",
+			      g->fixes ? json_integer((json_int_t)g->fixes) : NULL, "closes", closes,
+			      "note", g->note && g->note[0] ? g->note : NULL);
+	/* The fix and its re-run name each other. */
+	const struct {
+		const char *key;
+		uint64_t id;
+	} links[] = { { "rerun", g->rerun }, { "rerun_of", g->rerun_of }, { "fix", g->fix } };
+	for (size_t i = 0; o && i < ARRAY_SIZE(links); i++)
+		json_object_set_new(o, links[i].key,
+				    links[i].id ? json_integer((json_int_t)links[i].id) : json_null());
+	return o;
+}
+
 json_t *receipt_to_json(const struct receipt *r)
 {
 	json_t *o = json_object();
@@ -357,8 +401,8 @@ json_t *receipt_to_json(const struct receipt *r)
 	receipt_add_outcome(o, r);
 	receipt_add_times(o, r);
 	json_object_set_new(o, "env_keys", json_strv(r->env_keys));
-	json_object_set_new(o, "stdout", receipt_stream_text(r->out.capture));
-	json_object_set_new(o, "stderr", receipt_stream_text(r->err.capture));
+	json_object_set_new(o, "stdout", receipt_stream_recorded_text(&r->out));
+	json_object_set_new(o, "stderr", receipt_stream_recorded_text(&r->err));
 	json_t *output = json_object();
 	json_object_set_new(output, "stdout", receipt_stream_json(&r->out));
 	json_object_set_new(output, "stderr", receipt_stream_json(&r->err));
@@ -368,6 +412,14 @@ json_t *receipt_to_json(const struct receipt *r)
 	json_object_set_new(o, "policy", json_string_or_null(r->policy_origin));
 	json_object_set_new(o, "policy_sha256", json_string_or_null(r->policy_sha256));
 	json_object_set_new(o, "airlock_version", json_string(AIRLOCK_VERSION));
+	if (r->shell)
+		json_object_set_new(o, "shell", json_string(r->shell));
+	if (r->host)
+		json_object_set_new(o, "host", receipt_host_json(r->host));
+	if (r->dryrun)
+		json_object_set_new(o, "dryrun", json_incref(r->dryrun));
+	if (r->gate)
+		json_object_set_new(o, "gate", receipt_gate_to_json(r->gate));
 
 	/* jansson drops a NULL value silently: check that nothing went missing. */
 	static const char *const required[] = { "argv",	     "stdout",	 "stderr",   "output",
@@ -426,34 +478,6 @@ json_t *receipt_index_entry(json_t *receipt_json)
 		return NULL;
 	}
 	return entry;
-}
-
-int receipt_commit(struct store *store, json_t *receipt_json, const struct gate_effect *effect,
-		   char *warning, size_t warning_size, struct error *err)
-{
-	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt_json, "id"));
-
-	warning[0] = '\0';
-	cleanup_free char *text = json_dumps(receipt_json, JSON_INDENT(2));
-	if (!text)
-		return error_set(err, ENOMEM, "cannot serialize receipt %llu", (unsigned long long)id);
-	size_t n = strlen(text);
-	text[n] = '\n'; /* json_dumps left room for the NUL only: swap it */
-	int r = store_write_receipt(store, id, text, n + 1, err);
-	if (r < 0)
-		return r;
-	struct error commit_err = { 0 };
-	if (effect && gate_commit(store, effect, receipt_json, &commit_err) < 0)
-		snprintf(warning, warning_size, "receipt %llu: gate: %.900s", (unsigned long long)id,
-			 commit_err.msg);
-	json_t *entry = receipt_index_entry(receipt_json);
-	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
-	json_decref(entry);
-	struct error index_err = { 0 };
-	if (!line || store_append_index(store, line, &index_err) < 0)
-		snprintf(warning, warning_size, "receipt %llu is not in the index: %.900s",
-			 (unsigned long long)id, index_err.msg[0] ? index_err.msg : "out of memory");
-	return 0;
 }
 
 void receipt_rerun_release(struct receipt_rerun *r)
@@ -571,4 +595,685 @@ oom:
 fail:
 	receipt_rerun_release(&r);
 	return e;
+}
+
+/* The reader: each helper checks the type of key in o, fails with -EINVAL
+ * naming it, and leaves its output alone when the key is null and may be. */
+
+static int receipt_read_error(struct error *err, const char *key, const char *what)
+{
+	return error_set(err, EINVAL, "%s: %s", key, what);
+}
+
+static json_t *receipt_read_key(json_t *o, const char *key, bool required, struct error *err,
+				int *ret)
+{
+	json_t *v = json_object_get(o, key);
+
+	*ret = 0;
+	if (!v && required)
+		*ret = receipt_read_error(err, key, "missing");
+	return v;
+}
+
+/* A string, or null when nullable; *ret points into the document. */
+static int receipt_read_str(json_t *o, const char *key, bool nullable, const char **ret,
+			    struct error *err)
+{
+	*ret = NULL;
+	int r;
+	json_t *v = receipt_read_key(o, key, true, err, &r);
+
+	if (r < 0)
+		return r;
+	if (json_is_null(v) && nullable) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return receipt_read_error(err, key, nullable ? "not a string or null" : "not a string");
+	*ret = json_string_value(v);
+	return 0;
+}
+
+static int receipt_read_int(json_t *o, const char *key, json_int_t min, json_int_t max,
+			    json_int_t *ret, struct error *err)
+{
+	*ret = 0;
+	int r;
+	json_t *v = receipt_read_key(o, key, true, err, &r);
+
+	if (r < 0)
+		return r;
+	if (!json_is_integer(v))
+		return receipt_read_error(err, key, "not an integer");
+	if (json_integer_value(v) < min || json_integer_value(v) > max)
+		return receipt_read_error(err, key, "out of range");
+	*ret = json_integer_value(v);
+	return 0;
+}
+
+/* The writer stores a uint64_t as its two's complement json_int_t. */
+static int receipt_read_u64(json_t *o, const char *key, uint64_t *ret, struct error *err)
+{
+	*ret = 0;
+	json_int_t v;
+	int r = receipt_read_int(o, key, INT64_MIN, INT64_MAX, &v, err);
+
+	if (r == 0)
+		*ret = (uint64_t)v;
+	return r;
+}
+
+static int receipt_read_unsigned(json_t *o, const char *key, unsigned *ret, struct error *err)
+{
+	json_int_t v;
+	int r = receipt_read_int(o, key, 0, UINT_MAX, &v, err);
+
+	if (r == 0)
+		*ret = (unsigned)v;
+	return r;
+}
+
+static int receipt_read_bool(json_t *o, const char *key, bool *ret, struct error *err)
+{
+	int r;
+	json_t *v = receipt_read_key(o, key, true, err, &r);
+
+	if (r < 0)
+		return r;
+	if (!json_is_boolean(v))
+		return receipt_read_error(err, key, "not a boolean");
+	*ret = json_is_true(v);
+	return 0;
+}
+
+static int receipt_read_type(json_t *o, const char *key, json_type type, bool nullable,
+			     json_t **ret, struct error *err)
+{
+	*ret = NULL;
+	int r;
+	json_t *v = receipt_read_key(o, key, true, err, &r);
+
+	if (r < 0)
+		return r;
+	if (nullable && json_is_null(v)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (json_typeof(v) != type && !(type == JSON_REAL && json_is_number(v)))
+		return receipt_read_error(err, key, "of the wrong type");
+	*ret = v;
+	return 0;
+}
+
+/* An array of strings, as a NULL-terminated list (NULL when empty). */
+static int receipt_read_strv(json_t *o, const char *key, char ***ret, struct error *err)
+{
+	json_t *list, *v;
+	size_t i;
+	int r = receipt_read_type(o, key, JSON_ARRAY, false, &list, err);
+
+	if (r < 0)
+		return r;
+	json_array_foreach(list, i, v) {
+		if (!json_is_string(v))
+			return receipt_read_error(err, key, "holds a non-string");
+		if (strv_push(ret, json_string_value(v)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int receipt_read_argv(json_t *doc, char ***ret, struct error *err)
+{
+	json_t *b64 = json_object_get(doc, "argv_b64"), *v;
+	size_t i;
+	int r = receipt_read_strv(doc, "argv", ret, err);
+
+	if (r < 0 || !b64)
+		return r;
+	if (!json_is_array(b64) || json_array_size(b64) != strv_length(*ret))
+		return receipt_read_error(err, "argv_b64", "not an array as long as argv");
+	strv_free(*ret);
+	*ret = NULL;
+	json_array_foreach(b64, i, v) {
+		size_t n;
+		char *word = json_is_string(v) ? base64_decode(json_string_value(v), &n) : NULL;
+		if (!word || strlen(word) != n) {
+			free(word);
+			return receipt_read_error(err, "argv_b64", "not base64 of an argument");
+		}
+		if (strv_consume(ret, word) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* "2026-01-02T03:04:05.678Z", as clock_format_rfc3339() writes it. */
+static int receipt_read_time(json_t *o, const char *key, uint64_t *ret, struct error *err)
+{
+	const char *s;
+	struct tm tm = { 0 };
+	unsigned ms;
+	int n = 0;
+	int r = receipt_read_str(o, key, false, &s, err);
+
+	if (r < 0)
+		return r;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3uZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &n) != 7 ||
+	    (size_t)n != strlen(s) || strlen(s) != 24 || tm.tm_year < 1970 || tm.tm_mon < 1 ||
+	    tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+	    tm.tm_min > 59 || tm.tm_sec > 59 || ms > 999)
+		return receipt_read_error(err, key, "not a time as airlock writes it");
+	int day = tm.tm_mday;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t secs = timegm(&tm);
+	if (secs < 0 || tm.tm_mday != day)
+		return receipt_read_error(err, key, "not a time as airlock writes it");
+	*ret = (uint64_t)secs * 1000000000ULL + (uint64_t)ms * 1000000ULL;
+	return 0;
+}
+
+static int receipt_read_stream(json_t *doc, const char *key, struct receipt_stream *s,
+			       struct error *err)
+{
+	json_t *text, *meta, *spill;
+	int r = receipt_read_type(doc, key, JSON_STRING, false, &text, err);
+
+	if (r < 0 || (r = receipt_read_type(json_object_get(doc, "output"), key, JSON_OBJECT,
+					    false, &meta, err)) < 0)
+		return r;
+	s->text = json_string_value(text);
+	s->text_len = json_string_length(text);
+	if ((r = receipt_read_u64(meta, "bytes", &s->bytes, err)) < 0 ||
+	    (r = receipt_read_str(meta, "sha256", true, &s->sha256, err)) < 0 ||
+	    (r = receipt_read_bool(meta, "truncated", &s->truncated, err)) < 0 ||
+	    (r = receipt_read_u64(meta, "head_bytes", &s->head_bytes, err)) < 0 ||
+	    (r = receipt_read_u64(meta, "tail_bytes", &s->tail_bytes, err)) < 0 ||
+	    (r = receipt_read_u64(meta, "omitted_bytes", &s->omitted_bytes, err)) < 0 ||
+	    (r = receipt_read_type(meta, "spill", JSON_OBJECT, true, &spill, err)) < 0)
+		return error_prefix(err, "output.%s", key);
+	if (!spill)
+		return 0;
+	const char *spill_error;
+	s->spilled = true;
+	if ((r = receipt_read_u64(spill, "bytes", &s->spill_bytes, err)) < 0 ||
+	    (r = receipt_read_bool(spill, "truncated", &s->spill_truncated, err)) < 0 ||
+	    (r = receipt_read_str(spill, "error", true, &spill_error, err)) < 0)
+		return error_prefix(err, "output.%s.spill", key);
+	s->spill_error = (char *)spill_error;
+	return 0;
+}
+
+static int receipt_read_outcome(json_t *doc, struct receipt *rc, struct error *err)
+{
+	const char *status;
+	json_t *v, *res;
+	json_int_t n;
+	int r = receipt_read_str(doc, "status", false, &status, err);
+
+	if (r < 0)
+		return r;
+	for (rc->status = 0; rc->status < _RECEIPT_STATUS_MAX; rc->status++)
+		if (strcmp(status_names[rc->status], status) == 0)
+			break;
+	if (rc->status == _RECEIPT_STATUS_MAX)
+		return receipt_read_error(err, "status", "not a status");
+	if ((r = receipt_read_type(doc, "exit_code", JSON_INTEGER, true, &v, err)) < 0)
+		return r;
+	if (v && (r = receipt_read_int(doc, "exit_code", INT_MIN, INT_MAX, &n, err)) < 0)
+		return r;
+	rc->has_exit_code = v;
+	rc->exit_code = v ? (int)n : 0;
+	if ((r = receipt_read_type(doc, "signal", JSON_INTEGER, true, &v, err)) < 0)
+		return r;
+	if (v && (r = receipt_read_int(doc, "signal", INT_MIN, INT_MAX, &n, err)) < 0)
+		return r;
+	rc->signal = v ? (int)n : 0;
+	if ((r = receipt_read_type(doc, "signal_name", JSON_STRING, true, &v, err)) < 0 ||
+	    (r = receipt_read_bool(doc, "timed_out", &rc->timed_out, err)) < 0 ||
+	    (r = receipt_read_bool(doc, "match_expected", &rc->match_expected, err)) < 0 ||
+	    (r = receipt_read_str(doc, "error", true, &rc->error, err)) < 0 ||
+	    (r = receipt_read_type(doc, "denied", JSON_OBJECT, true, &v, err)) < 0)
+		return r;
+	if (v && ((r = receipt_read_str(v, "rule", false, &rc->denied_rule, err)) < 0 ||
+		  (r = receipt_read_str(v, "value", true, &rc->denied_value, err)) < 0))
+		return error_prefix(err, "denied");
+	if ((r = receipt_read_type(doc, "setup", JSON_OBJECT, true, &v, err)) < 0)
+		return r;
+	if (v && ((r = receipt_read_str(v, "stage", false, &rc->setup_stage, err)) < 0 ||
+		  (r = receipt_read_int(v, "errno", INT_MIN, INT_MAX, &n, err)) < 0 ||
+		  (r = receipt_read_type(v, "errno_name", JSON_STRING, true, &res, err)) < 0))
+		return error_prefix(err, "setup");
+	rc->setup_errno = v ? (int)n : 0;
+	if ((r = receipt_read_unsigned(doc, "descendants_killed", &rc->descendants_killed, err)) < 0 ||
+	    (r = receipt_read_type(doc, "resources", JSON_OBJECT, false, &res, err)) < 0)
+		return r;
+	if ((r = receipt_read_u64(res, "max_rss_kib", &rc->max_rss_kib, err)) < 0 ||
+	    (r = receipt_read_u64(res, "user_cpu_ms", &rc->user_cpu_ms, err)) < 0 ||
+	    (r = receipt_read_u64(res, "system_cpu_ms", &rc->system_cpu_ms, err)) < 0)
+		return error_prefix(err, "resources");
+	return 0;
+}
+
+static int receipt_read_limits(json_t *e, struct receipt_sandbox *sb, struct error *err)
+{
+	static const char *const scopes[] = {
+		[RECEIPT_LIMIT_RUN] = "run",
+		[RECEIPT_LIMIT_PROCESS] = "process",
+		[RECEIPT_LIMIT_FILE] = "file",
+	};
+	json_t *limits, *partial, *mechanisms, *m;
+	const char *name;
+	int r;
+
+	if ((r = receipt_read_type(e, "limits", JSON_OBJECT, false, &limits, err)) < 0 ||
+	    (r = receipt_read_type(e, "limits_partial", JSON_OBJECT, false, &partial, err)) < 0 ||
+	    (r = receipt_read_type(e, "limit_mechanisms", JSON_OBJECT, false, &mechanisms, err)) < 0)
+		return r;
+	if (json_object_size(limits) + json_object_size(partial) != json_object_size(mechanisms))
+		return receipt_read_error(err, "limit_mechanisms", "not one per limit");
+	json_object_foreach(mechanisms, name, m) {
+		if (sb->n_limits == ARRAY_SIZE(sb->limits))
+			return receipt_read_error(err, "limits", "too many");
+		struct receipt_limit *l = &sb->limits[sb->n_limits++];
+		const char *scope;
+		l->name = name;
+		l->partial = json_object_get(partial, name);
+		if ((r = receipt_read_u64(l->partial ? partial : limits, name, &l->value, err)) < 0 ||
+		    (r = receipt_read_str(m, "mechanism", false, &l->mechanism, err)) < 0 ||
+		    (r = receipt_read_str(m, "scope", false, &scope, err)) < 0 ||
+		    (r = receipt_read_str(m, "not_counted", true, &l->not_counted, err)) < 0)
+			return error_prefix(err, "limits");
+		if (l->partial && json_object_get(limits, name))
+			return receipt_read_error(err, "limits", "a limit both held and partial");
+		for (l->scope = 0; l->scope < ARRAY_SIZE(scopes); l->scope++)
+			if (strcmp(scopes[l->scope], scope) == 0)
+				break;
+		if (l->scope == ARRAY_SIZE(scopes))
+			return receipt_read_error(err, "limit_mechanisms", "an unknown scope");
+	}
+	return 0;
+}
+
+static int receipt_read_enforced(json_t *e, struct receipt_parsed *p, struct error *err)
+{
+	struct receipt_sandbox *sb = &p->sandbox;
+	const char *network, *unix_sockets;
+	json_t *v, *ll, *sc;
+	size_t i;
+	json_int_t abi;
+	int r;
+
+	sb->enforced = true;
+	if ((r = receipt_read_type(e, "namespaces", JSON_ARRAY, false, &v, err)) < 0 ||
+	    (r = receipt_read_str(e, "network", false, &network, err)) < 0 ||
+	    (r = receipt_read_type(e, "root", JSON_STRING, false, &v, err)) < 0 ||
+	    (r = receipt_read_str(e, "workspace", true, &sb->workspace, err)) < 0 ||
+	    (r = receipt_read_strv(e, "writable", &p->writable, err)) < 0 ||
+	    (r = receipt_read_u64(e, "tmp_bytes", &sb->tmp_bytes, err)) < 0 ||
+	    (r = receipt_read_strv(e, "hidden", &p->hidden, err)) < 0 ||
+	    (r = receipt_read_strv(e, "exposed", &p->exposed, err)) < 0 ||
+	    (r = receipt_read_strv(e, "read_only", &p->read_only, err)) < 0 ||
+	    (r = receipt_read_type(e, "capabilities", JSON_STRING, false, &v, err)) < 0 ||
+	    (r = receipt_read_type(e, "no_new_privs", JSON_TRUE, false, &v, err)) < 0 ||
+	    (r = receipt_read_type(e, "landlock", JSON_OBJECT, false, &ll, err)) < 0 ||
+	    (r = receipt_read_type(e, "seccomp", JSON_OBJECT, false, &sc, err)) < 0 ||
+	    (r = receipt_read_str(e, "unix_sockets", false, &unix_sockets, err)) < 0 ||
+	    (r = receipt_read_limits(e, sb, err)) < 0 ||
+	    (r = receipt_read_type(e, "cgroup_controllers", JSON_ARRAY, false, &v, err)) < 0)
+		return r;
+	sb->writable = p->writable;
+	sb->hidden = p->hidden;
+	sb->exposed = p->exposed;
+	sb->read_only = p->read_only;
+	if (strcmp(network, "host") != 0 && strcmp(network, "loopback") != 0)
+		return receipt_read_error(err, "network", "neither host nor loopback");
+	sb->share_net = strcmp(network, "host") == 0;
+	if (strcmp(unix_sockets, "supervisor") != 0 && strcmp(unix_sockets, "landlock") != 0)
+		return receipt_read_error(err, "unix_sockets", "neither supervisor nor landlock");
+	sb->connect_mediated = strcmp(unix_sockets, "supervisor") == 0;
+	json_t *c;
+	json_array_foreach(v, i, c) {
+		const char *name = json_string_value(c);
+		if (name && strcmp(name, "memory") == 0)
+			sb->cgroup_memory = true;
+		else if (name && strcmp(name, "pids") == 0)
+			sb->cgroup_pids = true;
+		else
+			return receipt_read_error(err, "cgroup_controllers", "an unknown controller");
+	}
+	if ((r = receipt_read_int(ll, "abi", INT_MIN, INT_MAX, &abi, err)) < 0 ||
+	    (r = receipt_read_type(ll, "scoped", JSON_ARRAY, false, &v, err)) < 0)
+		return error_prefix(err, "landlock");
+	sb->landlock_abi = (int)abi;
+	json_array_foreach(v, i, c) {
+		const char *name = json_string_value(c);
+		if (name && strcmp(name, "abstract_unix_socket") == 0)
+			sb->landlock_scoped |= 1;
+		else if (name && strcmp(name, "signal") == 0)
+			sb->landlock_scoped |= 2;
+		else
+			return receipt_read_error(err, "landlock.scoped", "an unknown scope");
+	}
+	if ((r = receipt_read_unsigned(sc, "rules", &sb->seccomp_rules, err)) < 0 ||
+	    (r = receipt_read_type(sc, "action", JSON_STRING, false, &v, err)) < 0 ||
+	    (r = receipt_read_type(sc, "foreign_arch", JSON_STRING, false, &v, err)) < 0)
+		return error_prefix(err, "seccomp");
+	return 0;
+}
+
+static int receipt_read_sandbox(json_t *doc, struct receipt_parsed *p, struct error *err)
+{
+	struct receipt_sandbox *sb = &p->sandbox;
+	json_t *o, *e, *v, *c;
+	size_t i;
+	int r = receipt_read_type(doc, "sandbox", JSON_OBJECT, false, &o, err);
+
+	if (r < 0)
+		return r;
+	p->receipt.sandbox = sb;
+	if ((r = receipt_read_str(o, "profile", false, &sb->profile, err)) < 0 ||
+	    (r = receipt_read_type(o, "enforced", JSON_OBJECT, true, &e, err)) < 0 ||
+	    (e && (r = receipt_read_enforced(e, p, err)) < 0) ||
+	    (r = receipt_read_type(o, "allow_workspace", JSON_ARRAY, false, &v, err)) < 0)
+		return error_prefix(err, "sandbox");
+	json_array_foreach(v, i, c) {
+		unsigned flag = 0;
+		if (!json_is_string(c) || strchr(json_string_value(c), ',') ||
+		    hostview_parse_allow(json_string_value(c), &flag) < 0)
+			return receipt_read_error(err, "sandbox.allow_workspace", "an unknown name");
+		sb->allow_workspace |= flag;
+	}
+	if ((r = receipt_read_type(o, "denials", JSON_ARRAY, false, &v, err)) < 0)
+		return error_prefix(err, "sandbox");
+	if (json_array_size(v) > ARRAY_SIZE(sb->denials))
+		return receipt_read_error(err, "sandbox.denials", "too many");
+	json_array_foreach(v, i, c) {
+		struct receipt_denial *d = &sb->denials[sb->n_denials++];
+		json_int_t nr;
+		if (!json_is_object(c) || (r = receipt_read_str(c, "syscall", true, &d->syscall, err)) < 0 ||
+		    (r = receipt_read_int(c, "nr", INT_MIN, INT_MAX, &nr, err)) < 0 ||
+		    (r = receipt_read_unsigned(c, "count", &d->count, err)) < 0)
+			return r < 0 ? error_prefix(err, "sandbox.denials")
+				     : receipt_read_error(err, "sandbox.denials", "not an object");
+		d->nr = (int)nr;
+	}
+	if ((r = receipt_read_unsigned(o, "denials_dropped", &sb->denials_dropped, err)) < 0 ||
+	    (r = receipt_read_type(o, "socket_denials", JSON_ARRAY, false, &v, err)) < 0)
+		return error_prefix(err, "sandbox");
+	if (json_array_size(v) > ARRAY_SIZE(sb->socket_denials))
+		return receipt_read_error(err, "sandbox.socket_denials", "too many");
+	json_array_foreach(v, i, c) {
+		struct receipt_socket_denial *d = &sb->socket_denials[sb->n_socket_denials++];
+		const char *path = NULL;
+		json_int_t count;
+		/* The writer packs the count as an int. */
+		if (!json_is_object(c) || (r = receipt_read_str(c, "path", false, &path, err)) < 0 ||
+		    (r = receipt_read_int(c, "count", 0, INT_MAX, &count, err)) < 0)
+			return r < 0 ? error_prefix(err, "sandbox.socket_denials")
+				     : receipt_read_error(err, "sandbox.socket_denials", "not an object");
+		d->path = (char *)path;
+		d->count = (unsigned)count;
+	}
+	if ((r = receipt_read_unsigned(o, "socket_denials_dropped", &sb->socket_denials_dropped,
+				       err)) < 0 ||
+	    (r = receipt_read_str(o, "killed_by", true, &sb->killed_by, err)) < 0 ||
+	    (r = receipt_read_type(o, "limits_hit", JSON_ARRAY, false, &v, err)) < 0)
+		return error_prefix(err, "sandbox");
+	json_array_foreach(v, i, c) {
+		const char *name = json_string_value(c);
+		if (name && strcmp(name, "memory") == 0)
+			sb->memory_limit_hit = true;
+		else if (name && strcmp(name, "processes") == 0)
+			sb->pids_limit_hit = true;
+		else
+			return receipt_read_error(err, "sandbox.limits_hit", "an unknown limit");
+	}
+	return 0;
+}
+
+/* The errno strerror() names so; 0 when none does. */
+static int receipt_errno_of(const char *message)
+{
+	for (int e = 1; e < 4096; e++)
+		if (strcmp(strerror(e), message) == 0)
+			return e;
+	return 0;
+}
+
+static int receipt_read_host_code(json_t *doc, struct receipt_parsed *p, struct error *err)
+{
+	struct hostsafety_report *hc = &p->host_code;
+	json_t *o, *moved, *m;
+	const char *reason;
+	bool complete = false;
+	size_t i;
+	int r = receipt_read_type(doc, "host_code", JSON_OBJECT, true, &o, err);
+
+	if (r < 0 || !o)
+		return r;
+	if ((r = receipt_read_bool(o, "complete", &complete, err)) < 0 ||
+	    (r = receipt_read_str(o, "reason", true, &reason, err)) < 0 ||
+	    (r = receipt_read_u64(o, "entries", &hc->entries, err)) < 0 ||
+	    (r = receipt_read_type(o, "moved_aside", JSON_ARRAY, false, &moved, err)) < 0)
+		return error_prefix(err, "host_code");
+	hc->incomplete = !complete;
+	if (!complete) /* the writer keeps a reason only for an incomplete walk */
+		snprintf(hc->reason, sizeof(hc->reason), "%s", reason ? reason : "");
+	hc->items = calloc(json_array_size(moved) + 1, sizeof(*hc->items));
+	if (!hc->items)
+		return error_set(err, ENOMEM, "out of memory");
+	json_array_foreach(moved, i, m) {
+		struct hostsafety_item *it = &hc->items[hc->n_items++];
+		const char *path = NULL, *kind = NULL, *to = NULL, *error = NULL;
+		if (!json_is_object(m) || (r = receipt_read_str(m, "path", false, &path, err)) < 0 ||
+		    (r = receipt_read_str(m, "kind", false, &kind, err)) < 0 ||
+		    (r = receipt_read_str(m, "to", true, &to, err)) < 0 ||
+		    (json_object_get(m, "error") &&
+		     (r = receipt_read_str(m, "error", false, &error, err)) < 0))
+			return r < 0 ? error_prefix(err, "host_code.moved_aside")
+				     : receipt_read_error(err, "host_code.moved_aside", "not an object");
+		it->path = (char *)path;
+		it->moved_to = (char *)to;
+		for (it->kind = 0; it->kind <= HOSTSAFETY_HOST_CONFIG; it->kind++)
+			if (strcmp(hostsafety_kind_to_string(it->kind), kind) == 0)
+				break;
+		if (it->kind > HOSTSAFETY_HOST_CONFIG)
+			return receipt_read_error(err, "host_code.moved_aside", "an unknown kind");
+		if (error && !(it->move_errno = receipt_errno_of(error)))
+			return receipt_read_error(err, "host_code.moved_aside", "an unknown error");
+	}
+	p->receipt.host_code = hc;
+	return 0;
+}
+
+static int receipt_read_host(json_t *doc, struct receipt_parsed *p, struct error *err)
+{
+	struct receipt_host *h = &p->host;
+	json_t *o;
+	int r = receipt_read_type(doc, "host", JSON_OBJECT, false, &o, err);
+
+	if (r < 0)
+		return r;
+	if ((r = receipt_read_str(o, "agent", false, &h->agent, err)) < 0 ||
+	    (r = receipt_read_str(o, "session_id", true, &h->session_id, err)) < 0 ||
+	    (r = receipt_read_str(o, "tool_use_id", true, &h->tool_use_id, err)) < 0 ||
+	    (r = receipt_read_str(o, "event", true, &h->event, err)) < 0 ||
+	    (r = receipt_read_bool(o, "exit_code_reported", &h->exit_code_reported, err)) < 0 ||
+	    (r = receipt_read_bool(o, "verified", &h->verified, err)) < 0 ||
+	    (r = receipt_read_str(o, "masking", true, &h->masking, err)) < 0 ||
+	    (r = receipt_read_str(o, "exit_status", false, &h->exit_status, err)) < 0 ||
+	    (r = receipt_read_str(o, "unknown_reason", true, &h->unknown_reason, err)) < 0 ||
+	    (r = receipt_read_str(o, "interpretation", true, &h->interpretation, err)) < 0)
+		return error_prefix(err, "host");
+	p->receipt.host = h;
+	return 0;
+}
+
+static int receipt_read_link(json_t *o, const char *key, uint64_t *ret, struct error *err)
+{
+	json_t *v;
+	int r = receipt_read_type(o, key, JSON_INTEGER, true, &v, err);
+
+	*ret = 0;
+	return r < 0 || !v ? r : receipt_read_u64(o, key, ret, err);
+}
+
+static int receipt_read_gate(json_t *doc, struct receipt_parsed *p, struct error *err)
+{
+	struct receipt_gate *g = &p->gate;
+	json_t *o, *closes, *c;
+	size_t i;
+	int r = receipt_read_type(doc, "gate", JSON_OBJECT, false, &o, err);
+
+	if (r < 0)
+		return r;
+	p->receipt.gate = g;
+	if (json_object_get(o, "error"))
+		return receipt_read_str(o, "error", false, &g->error, err) < 0
+			       ? error_prefix(err, "gate")
+			       : 0;
+	if ((r = receipt_read_str(o, "scope", false, &g->scope, err)) < 0 ||
+	    (r = receipt_read_bool(o, "opened", &g->opened, err)) < 0 ||
+	    (r = receipt_read_bool(o, "verified", &g->verified, err)) < 0 ||
+	    (r = receipt_read_link(o, "fixes", &g->fixes, err)) < 0 ||
+	    (r = receipt_read_type(o, "closes", JSON_ARRAY, false, &closes, err)) < 0 ||
+	    (r = receipt_read_str(o, "note", true, &g->note, err)) < 0 ||
+	    (r = receipt_read_link(o, "rerun", &g->rerun, err)) < 0 ||
+	    (r = receipt_read_link(o, "rerun_of", &g->rerun_of, err)) < 0 ||
+	    (r = receipt_read_link(o, "fix", &g->fix, err)) < 0)
+		return error_prefix(err, "gate");
+	if (g->note && !g->note[0])
+		g->note = NULL; /* the writer drops an empty note */
+	if (json_array_size(closes) > ARRAY_SIZE(g->closes))
+		return receipt_read_error(err, "gate.closes", "too many");
+	json_array_foreach(closes, i, c) {
+		if (!json_is_object(c) ||
+		    (r = receipt_read_u64(c, "receipt", &g->closes[i], err)) < 0 ||
+		    (r = receipt_read_str(c, "move", false, &g->moves[i], err)) < 0)
+			return r < 0 ? error_prefix(err, "gate.closes")
+				     : receipt_read_error(err, "gate.closes", "not an object");
+		g->n_closes++;
+	}
+	return 0;
+}
+
+static int receipt_read_identity(json_t *doc, struct receipt_parsed *p, struct error *err)
+{
+	struct receipt_exec_identity *id = &p->exec_identity;
+	const char *sha256;
+	json_t *o, *changed;
+	int r = receipt_read_type(doc, "exec_identity", JSON_OBJECT, true, &o, err);
+
+	if (r < 0 || !o)
+		return r;
+	if ((r = receipt_read_u64(o, "dev", &id->dev, err)) < 0 ||
+	    (r = receipt_read_u64(o, "ino", &id->ino, err)) < 0 ||
+	    (r = receipt_read_u64(o, "size", &id->size, err)) < 0 ||
+	    (r = receipt_read_str(o, "sha256", true, &sha256, err)) < 0)
+		return error_prefix(err, "exec_identity");
+	changed = json_object_get(o, "changed_during_run");
+	if (changed && !json_is_true(changed))
+		return receipt_read_error(err, "exec_identity.changed_during_run", "not true");
+	if (sha256 && strlen(sha256) >= sizeof(id->sha256))
+		return receipt_read_error(err, "exec_identity.sha256", "too long for a SHA-256 digest");
+	snprintf(id->sha256, sizeof(id->sha256), "%s", sha256 ? sha256 : "");
+	id->changed_during_run = changed;
+	p->receipt.exec_identity = id;
+	return 0;
+}
+
+void receipt_parsed_release(struct receipt_parsed *p)
+{
+	strv_free(p->argv);
+	strv_free(p->env_keys);
+	strv_free(p->writable);
+	strv_free(p->hidden);
+	strv_free(p->read_only);
+	strv_free(p->exposed);
+	free(p->expected);
+	free(p->host_code.items); /* their strings are the document's */
+	json_decref(p->doc);
+	*p = (struct receipt_parsed){ 0 };
+}
+
+static int receipt_read(json_t *doc, struct receipt_parsed *p, struct error *err)
+{
+	struct receipt *rc = &p->receipt;
+	json_t *v, *e;
+	size_t i;
+	int r;
+
+	if (!json_is_object(doc))
+		return error_set(err, EINVAL, "not an object");
+	if ((r = receipt_read_type(doc, "schema", JSON_STRING, false, &v, err)) < 0 ||
+	    (r = receipt_read_u64(doc, "id", &rc->id, err)) < 0 ||
+	    (r = receipt_read_str(doc, "source", false, &rc->source, err)) < 0 ||
+	    (r = receipt_read_str(doc, "job_id", true, &rc->job_id, err)) < 0 ||
+	    (r = receipt_read_argv(doc, &p->argv, err)) < 0 ||
+	    (r = receipt_read_str(doc, "cwd", true, &rc->cwd, err)) < 0 ||
+	    (r = receipt_read_str(doc, "exec_path", true, &rc->exec_path, err)) < 0 ||
+	    (r = receipt_read_identity(doc, p, err)) < 0 ||
+	    (r = receipt_read_str(doc, "rationale", true, &rc->rationale, err)) < 0 ||
+	    (r = receipt_read_str(doc, "job_sha256", true, &rc->job_sha256, err)) < 0 ||
+	    (r = receipt_read_type(doc, "timeout_sec", JSON_REAL, false, &v, err)) < 0 ||
+	    (r = receipt_read_u64(doc, "timeout_ms", &rc->timeout_ms, err)) < 0 ||
+	    (r = receipt_read_u64(doc, "kill_after_ms", &rc->kill_after_ms, err)) < 0 ||
+	    (r = receipt_read_type(doc, "expected_exit", JSON_INTEGER, false, &v, err)) < 0 ||
+	    (r = receipt_read_type(doc, "expected_exits", JSON_ARRAY, false, &v, err)) < 0)
+		return r;
+	rc->argv = p->argv;
+	p->expected = calloc(json_array_size(v) + 1, sizeof(int));
+	if (!p->expected)
+		return error_set(err, ENOMEM, "out of memory");
+	json_array_foreach(v, i, e) {
+		if (!json_is_integer(e) || json_integer_value(e) < INT_MIN ||
+		    json_integer_value(e) > INT_MAX)
+			return receipt_read_error(err, "expected_exits", "holds a non-int");
+		p->expected[rc->n_expected++] = (int)json_integer_value(e);
+	}
+	rc->expected = p->expected;
+	if ((r = receipt_read_outcome(doc, rc, err)) < 0 ||
+	    (r = receipt_read_time(doc, "started_at", &rc->started_ns, err)) < 0 ||
+	    (r = receipt_read_time(doc, "ended_at", &rc->ended_ns, err)) < 0 ||
+	    (r = receipt_read_u64(doc, "duration_ms", &rc->duration_ms, err)) < 0 ||
+	    (r = receipt_read_strv(doc, "env_keys", &p->env_keys, err)) < 0 ||
+	    (r = receipt_read_type(doc, "output", JSON_OBJECT, false, &v, err)) < 0 ||
+	    (r = receipt_read_stream(doc, "stdout", &rc->out, err)) < 0 ||
+	    (r = receipt_read_stream(doc, "stderr", &rc->err, err)) < 0 ||
+	    (r = receipt_read_sandbox(doc, p, err)) < 0 ||
+	    (r = receipt_read_host_code(doc, p, err)) < 0 ||
+	    (r = receipt_read_str(doc, "policy", true, &rc->policy_origin, err)) < 0 ||
+	    (r = receipt_read_str(doc, "policy_sha256", true, &rc->policy_sha256, err)) < 0 ||
+	    (r = receipt_read_type(doc, "airlock_version", JSON_STRING, false, &v, err)) < 0)
+		return r;
+	rc->env_keys = p->env_keys;
+	if (json_object_get(doc, "shell") &&
+	    (r = receipt_read_str(doc, "shell", false, &rc->shell, err)) < 0)
+		return r;
+	if (json_object_get(doc, "host") && (r = receipt_read_host(doc, p, err)) < 0)
+		return r;
+	/* null, as the gate reads it: not a dry run */
+	rc->dryrun = json_is_null(json_object_get(doc, "dryrun")) ? NULL
+								 : json_object_get(doc, "dryrun");
+	if (rc->dryrun && !json_is_object(rc->dryrun))
+		return receipt_read_error(err, "dryrun", "not an object");
+	if (json_object_get(doc, "gate") && (r = receipt_read_gate(doc, p, err)) < 0)
+		return r;
+	return 0;
+}
+
+int receipt_from_json(json_t *doc, struct receipt_parsed *ret, struct error *err)
+{
+	*ret = (struct receipt_parsed){ .doc = json_incref(doc) };
+	int r = receipt_read(doc, ret, err);
+	if (r < 0) {
+		receipt_parsed_release(ret);
+		return error_prefix(err, "receipt");
+	}
+	return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "basic/capture.h"
 #include "basic/error.h"
+#include "core/host/hostsafety.h"
 
 /* One attempt to run a command, whatever became of it (docs/receipt-format.md). */
 #define RECEIPT_SCHEMA "airlock.receipt/3"
@@ -26,8 +27,15 @@ enum receipt_status {
 
 const char *receipt_status_to_string(enum receipt_status status);
 
+/* A stream as the receipt records it: from capture when one is given, else
+ * from the fields below (a receipt read back; all zero when nothing ran). */
 struct receipt_stream {
-	const struct capture *capture; /* NULL when nothing ran */
+	const struct capture *capture;
+	const char *text; /* the clipped text; NULL: empty */
+	size_t text_len;
+	uint64_t bytes, head_bytes, tail_bytes, omitted_bytes;
+	const char *sha256; /* NULL: none */
+	bool truncated;
 	bool spilled;
 	uint64_t spill_bytes;
 	bool spill_truncated;
@@ -94,14 +102,35 @@ struct receipt_sandbox {
 	const char *killed_by;
 };
 
-struct hostsafety_report; /* core/host/hostsafety.h */
-
 /* Which file exec_path was when airlock resolved it: a rerun of a failure
  * must run the same one (docs/gate.md). */
 struct receipt_exec_identity {
 	uint64_t dev, ino, size;
 	char sha256[65]; /* of its bytes; empty when it could not be read */
 	bool changed_during_run; /* replaced or written between the digest and the end */
+};
+
+/* How a host reported a run it ran itself (core/hook/hook.c). */
+struct receipt_host {
+	const char *agent, *session_id, *tool_use_id, *event; /* NULL: not given */
+	bool exit_code_reported, verified;
+	const char *masking; /* NULL: the shell text masks no status */
+	const char *exit_status;
+	const char *unknown_reason, *interpretation;
+};
+
+/* What the receipt does to the gate (core/gate: gate_effect_to_receipt()). */
+#define RECEIPT_GATE_MAX_CLOSES 16
+struct receipt_gate {
+	const char *error; /* the gate could not decide: the document holds only this */
+	const char *scope;
+	bool opened, verified;
+	uint64_t fixes; /* 0: names no failure */
+	uint64_t closes[RECEIPT_GATE_MAX_CLOSES];
+	const char *moves[RECEIPT_GATE_MAX_CLOSES];
+	size_t n_closes;
+	const char *note; /* NULL or empty: none */
+	uint64_t rerun, rerun_of, fix; /* 0: none */
 };
 
 struct receipt {
@@ -137,27 +166,48 @@ struct receipt {
 	/* What the run left that would run code on the host, moved aside;
 	 * NULL when the workspace was not checked (nothing ran quarantined). */
 	const struct hostsafety_report *host_code;
+	/* A host's reported run: its command as the host gave it, and how the
+	 * host reported it; NULL for airlock's own runs. */
+	const char *shell;
+	const struct receipt_host *host;
+	/* A dry run's summary (core/snapshot); NULL: not a dry run. */
+	json_t *dryrun;
+	/* What the receipt does to the gate; NULL while the gate decides
+	 * (the document then has no "gate"). */
+	const struct receipt_gate *gate;
 };
 
 /* The receipt as a JSON document; NULL on allocation failure. */
 json_t *receipt_to_json(const struct receipt *receipt);
 
+/* A receipt read back (receipt_from_json()): the struct, and what it points
+ * to: strings of doc (held), and what the reader allocated. */
+struct receipt_parsed {
+	struct receipt receipt;
+	json_t *doc;
+	char **argv, **env_keys;
+	int *expected;
+	struct receipt_exec_identity exec_identity;
+	struct receipt_sandbox sandbox;
+	char **writable, **hidden, **read_only, **exposed;
+	struct hostsafety_report host_code; /* its items' strings are doc's */
+	struct receipt_host host;
+	struct receipt_gate gate;
+};
+void receipt_parsed_release(struct receipt_parsed *p);
+/* The one reader of a receipt document (docs/receipt-format.md), strict
+ * about types: a key of the wrong type, an unknown name or a list past the
+ * struct's room fails with -EINVAL, naming the key. What the writer derives
+ * (schema, signal_name, timeout_sec, the constants of sandbox.enforced...)
+ * is checked for its type only. receipt_to_json() of what it read, read
+ * again, gives the same receipt. */
+int receipt_from_json(json_t *doc, struct receipt_parsed *ret, struct error *err);
+
+/* The receipt's "gate" object. */
+json_t *receipt_gate_to_json(const struct receipt_gate *g);
+
 /* The one-line summary kept in index.jsonl, from a receipt document. */
 json_t *receipt_index_entry(json_t *receipt_json);
-
-struct store;
-struct gate_effect;
-/* The one way a receipt is committed, for airlock's own runs (core/run/run.c)
- * and a host's reported runs (core/hook/hook.c) alike: the receipt document
- * (already carrying its "gate") through store_commit(), then the failures
- * it closes (gate_commit(); effect NULL when the gate could not decide),
- * then its index line. The receipt and its ledger entry are the commit:
- * either failing fails the call and nothing after it is done. A close that
- * fails leaves the failure open (the safe side) and a missing index line is
- * a listing cache that `receipts` skips: both become a warning, never an
- * error, so every caller fails the same way. */
-int receipt_commit(struct store *store, json_t *receipt_json, const struct gate_effect *effect,
-		   char *warning, size_t warning_size, struct error *err);
 
 /* What a re-run of a recorded attempt needs (airlock run --fixes,
  * docs/gate.md), read back from its receipt document: the exact argv bytes

@@ -943,8 +943,7 @@ static void run_fill_outcome(const struct run_state *st, json_t *doc, struct run
 /* What the receipt does to the gate, decided before it is written. A
  * failure is opened first, so a crash cannot leave a failed receipt behind
  * an open gate. */
-static int run_gate_prepare(struct run_state *st, json_t *doc, struct gate_effect *effect,
-			    struct error *err)
+static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, struct error *err)
 {
 	const struct run_request *req = st->req;
 
@@ -960,8 +959,7 @@ static int run_gate_prepare(struct run_state *st, json_t *doc, struct gate_effec
 	}
 	/* The rules are only needed to classify a failure, or the command of a
 	 * --fixes run: a plain success does not pay for loading them. */
-	bool failed = !json_is_true(json_object_get(doc, "match_expected")) ||
-		      st->receipt.status != RECEIPT_EXITED;
+	bool failed = !st->receipt.match_expected || st->receipt.status != RECEIPT_EXITED;
 	cleanup_with(rules_freep) struct rules *rules = NULL;
 	if ((failed || req->fixes) && rules_load_default(&rules, err) < 0)
 		return -EINVAL;
@@ -972,8 +970,8 @@ static int run_gate_prepare(struct run_state *st, json_t *doc, struct gate_effec
 	bool trivial = installed && req->argv && req->argv[0] &&
 		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
-	int r = gate_prepare(st->store, doc, rules, st->scope, req->fixes, st->rerun_of, trivial,
-			     !req->dryrun, effect, err);
+	int r = gate_prepare(st->store, &st->receipt, rules, st->scope, req->fixes, st->rerun_of,
+			     trivial, !req->dryrun, effect, err);
 	effect->fix = st->fix_id;
 	/* The fix passed: the failed command runs again, as the next receipt. */
 	if (r == 0 && effect->needs_rerun) {
@@ -992,10 +990,11 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
 }
 
-/* The change set and verdict of a dry run, into the receipt. A dry run
- * whose snapshot was never built (a refusal, a setup failure) has none. */
-static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verdict *ret_verdict,
-			     struct error *err)
+/* The change set and verdict of a dry run, for the receipt (doc: the
+ * receipt so far, for the hints its output gives). A dry run whose snapshot
+ * was never built (a refusal, a setup failure) has none. */
+static int run_dryrun_finish(struct run_state *st, json_t *doc, json_t **ret_summary,
+			     enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	const struct run_request *req = st->req;
 	bool succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected;
@@ -1056,8 +1055,7 @@ static int run_dryrun_finish(struct run_state *st, json_t *doc, enum dryrun_verd
 			    json_integer(st->outside_writes_dropped));
 	if (!succeeded)
 		dryrun_explain_failure(summary, doc);
-	if (json_object_set_new(doc, "dryrun", summary) < 0)
-		return error_set(err, ENOMEM, "out of memory");
+	*ret_summary = summary;
 	*ret_verdict = verdict;
 	return 0;
 }
@@ -1070,26 +1068,28 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 		st->receipt.has_exit_code = true;
 		st->receipt.exit_code = st->receipt.status == RECEIPT_NOT_FOUND ? 127 : 126;
 	}
-	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
-	if (!doc)
-		return error_set(err, ENOMEM, "cannot build receipt %llu",
-				 (unsigned long long)st->receipt.id);
 	enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
+	cleanup_with(json_decrefp) json_t *dryrun = NULL;
 	if (st->req->dryrun) {
-		int r = run_dryrun_finish(st, doc, &verdict, err);
+		/* The summary's hints read the receipt's output. */
+		cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
+		if (!doc)
+			return error_set(err, ENOMEM, "cannot build receipt %llu",
+					 (unsigned long long)st->receipt.id);
+		int r = run_dryrun_finish(st, doc, &dryrun, &verdict, err);
 		if (r < 0)
 			return r;
 	}
+	st->receipt.dryrun = dryrun;
 	cleanup_with(gate_effect_release) struct gate_effect effect = { 0 };
 	struct error gate_err = { 0 };
-	int gate_r = run_gate_prepare(st, doc, &effect, &gate_err);
-	json_object_set_new(doc, "gate",
-			    gate_r < 0 ? json_pack("{s:s}", "error", gate_err.msg)
-				       : gate_effect_to_json(&effect));
-	/* The one commit path for receipts (receipt_commit). */
+	int gate_r = run_gate_prepare(st, &effect, &gate_err);
+	/* The one commit path for receipts (gate_commit_receipt). */
 	char warning[sizeof(ret->warning)];
-	int r = receipt_commit(st->store, doc, gate_r < 0 ? NULL : &effect, warning,
-			       sizeof(warning), err);
+	cleanup_with(json_decrefp) json_t *doc = NULL;
+	int r = gate_commit_receipt(st->store, &st->receipt, gate_r < 0 ? NULL : &effect,
+				    gate_err.msg, &doc, warning, sizeof(warning), err);
+	st->receipt.dryrun = NULL;
 	if (r < 0)
 		return r;
 	run_fill_outcome(st, NULL, ret);
