@@ -16,6 +16,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/parse.h"
@@ -1476,7 +1477,7 @@ static int permit_exec_applied(const struct run_context *ctx, struct store *stor
 }
 
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
-		uint64_t id, char *const *verify, int crash, struct permit *ret,
+		uint64_t id, char *const *verify, struct permit *ret,
 		struct permit_exec_result *res, struct error *err)
 {
 	cleanup_close int lock = -1;
@@ -1522,8 +1523,7 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 		goto fail;
 	bool recovered = !strcmp(dstate, "applied");
 	if (!recovered)
-		r = apply_changes_reviewed(store, p.dryrun_id, 0, p.changeset_sha256,
-					   crash >= 0 ? crash : -1, &out, err);
+		r = apply_changes_reviewed(store, p.dryrun_id, 0, p.changeset_sha256, &out, err);
 	if (r == -EBUSY) {
 		json_t *detail = json_pack("{s:s}", "conflict", out.conflict);
 		struct error commit_err = { 0 };
@@ -1534,8 +1534,7 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	}
 	if (r < 0)
 		goto fail;
-	if (crash == PERMIT_CRASH_AFTER_APPLY)
-		_exit(137); /* test hook: a crash before the commit */
+	FAULT_POINT("permit.exec.applied"); /* a crash before the commit */
 	res->ops = out.ops;
 	json_t *detail = json_pack("{s:I, s:I}", "dryrun", (json_int_t)p.dryrun_id, "operations",
 				   (json_int_t)out.ops);

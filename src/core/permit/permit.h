@@ -144,17 +144,14 @@ struct permit_exec_result {
 	size_t ops;
 	char note[1024];
 };
-/* Test hooks for crash safety: crash >= 0 stops the process (_exit 137)
- * inside the apply after that many operations; PERMIT_CRASH_AFTER_APPLY
- * after the apply, before APPLIED is committed. */
-#define PERMIT_CRASH_NONE	 (-1)
-#define PERMIT_CRASH_AFTER_APPLY (-2)
 /* Applies the dry run's change set (APPLIED), runs verify (verify, else the
  * proposal's) on a snapshot of the result, and rolls back when it fails
  * (ROLLED_BACK). -EACCES: risk 4 without a valid approval
  * (REJECTED_WITHOUT_APPROVAL); -EBUSY: CONFLICT. A dry run found applied
  * (an exec that crashed before its commit) is recorded APPLIED and goes on
- * to verify: the earlier exec applied it after the same checks. */
+ * to verify: the earlier exec applied it after the same checks. Fault points
+ * (basic/faultpoint.h): apply's "apply.operation", and
+ * "permit.exec.applied" after the apply, before APPLIED is committed. */
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
-		uint64_t id, char *const *verify, int crash, struct permit *ret,
+		uint64_t id, char *const *verify, struct permit *ret,
 		struct permit_exec_result *res, struct error *err);

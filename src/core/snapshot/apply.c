@@ -20,6 +20,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/path.h"
@@ -1530,8 +1531,8 @@ static int apply_changeset_backed(struct store *store, uint64_t id, struct error
 }
 
 static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
-				 const char *changeset_sha256, int crash_after,
-				 struct apply_outcome *ret, struct error *err)
+				 const char *changeset_sha256, struct apply_outcome *ret,
+				 struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
@@ -1659,8 +1660,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 		return r;
 	json_t *op;
 	json_array_foreach(ops, i, op) {
-		if (crash_after >= 0 && (size_t)crash_after == i)
-			_exit(137); /* test hook: a crash between two operations */
+		FAULT_POINT("apply.operation"); /* a crash between two operations */
 		r = op_do(&d, op);
 		if (r < 0) {
 			struct error undo_err = { 0 };
@@ -1681,17 +1681,17 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	return r;
 }
 
-int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
-		  struct apply_outcome *ret, struct error *err)
+int apply_changes(struct store *store, uint64_t id, unsigned flags, struct apply_outcome *ret,
+		  struct error *err)
 {
-	return apply_changes_checked(store, id, flags, NULL, crash_after, ret, err);
+	return apply_changes_checked(store, id, flags, NULL, ret, err);
 }
 
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
-			   const char *changeset_sha256, int crash_after,
-			   struct apply_outcome *ret, struct error *err)
+			   const char *changeset_sha256, struct apply_outcome *ret,
+			   struct error *err)
 {
-	return apply_changes_checked(store, id, flags, changeset_sha256, crash_after, ret, err);
+	return apply_changes_checked(store, id, flags, changeset_sha256, ret, err);
 }
 
 int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err)
