@@ -173,7 +173,9 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 					    "timeout_seconds", "risk",	 "confidence",
 					    "dry_run_required", NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
-	struct permit_proposal p = { .timeout_seconds = PERMIT_TIMEOUT_DEFAULT };
+	cleanup_with(permit_proposal_release) struct permit_proposal p = {
+		.timeout_seconds = PERMIT_TIMEOUT_DEFAULT
+	};
 	uint64_t u;
 	int r;
 
@@ -187,15 +189,15 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 	/* The seed's `id` is the proposer's label, never the permit's id. */
 	json_t *label = json_object_get(doc, "id");
 	if (label && (r = permit_get_label(label, "id", &p.label, err)) < 0)
-		goto fail;
+		return r;
 	json_t *candidate = json_object_get(doc, "candidate"), *argv = json_object_get(doc, "argv");
 	if (candidate && argv) {
 		r = error_set(err, EINVAL, "give 'argv' or 'candidate', not both");
-		goto fail;
+		return r;
 	}
 	if (!candidate && !argv) {
 		r = error_set(err, EINVAL, "no command: give 'argv' (preferred) or 'candidate' (a shell string)");
-		goto fail;
+		return r;
 	}
 	if (argv) {
 		r = permit_get_argv(argv, "argv", &p.argv, err);
@@ -210,52 +212,52 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 		p.via_shell = true;
 	}
 	if (r < 0)
-		goto fail;
+		return r;
 	json_t *v = json_object_get(doc, "reason");
 	if (!v)
 		r = error_set(err, EINVAL, "'reason' is missing: a permit records why");
 	else
 		r = jsonutil_get_string(v, "reason", &p.reason, err);
 	if (r < 0)
-		goto fail;
+		return r;
 	v = json_object_get(doc, "expected_paths");
 	if (!v) {
 		r = error_set(err, EINVAL, "'expected_paths' is missing (give [] when nothing should change)");
-		goto fail;
+		return r;
 	}
 	r = jsonutil_get_strv(v, "expected_paths", true, &p.expected_paths, err);
 	if (r < 0)
-		goto fail;
+		return r;
 	if (strv_length(p.expected_paths) > PERMIT_MAX_PATHS) {
 		r = error_set(err, E2BIG, "'expected_paths' has more than %d entries", PERMIT_MAX_PATHS);
-		goto fail;
+		return r;
 	}
 	for (size_t i = 0; p.expected_paths[i]; i++)
 		if ((r = permit_check_path(p.expected_paths[i], i, err)) < 0)
-			goto fail;
+			return r;
 	if ((v = json_object_get(doc, "rollback"))) {
 		if (json_is_null(v))
 			;
 		else if ((r = jsonutil_get_string(v, "rollback", &p.rollback, err)) < 0)
-			goto fail;
+			return r;
 	}
 	if ((v = json_object_get(doc, "verify")) && (r = permit_get_argv(v, "verify", &p.verify, err)) < 0)
-		goto fail;
+		return r;
 	if ((v = json_object_get(doc, "timeout_seconds"))) {
 		if ((r = jsonutil_get_u64(v, "timeout_seconds", 1, PERMIT_TIMEOUT_MAX, &u, err)) < 0)
-			goto fail;
+			return r;
 		p.timeout_seconds = (unsigned)u;
 	}
 	if ((v = json_object_get(doc, "risk"))) {
 		if ((r = jsonutil_get_u64(v, "risk", 1, 5, &u, err)) < 0)
-			goto fail;
+			return r;
 		p.declared_risk = (int)u;
 	}
 	if ((v = json_object_get(doc, "confidence"))) {
 		double c = json_number_value(v);
 		if (!json_is_number(v) || !isfinite(c) || c < 0 || c > 1) {
 			r = error_set(err, EINVAL, "'confidence' must be a number from 0 to 1");
-			goto fail;
+			return r;
 		}
 		p.has_confidence = true;
 		p.confidence = c;
@@ -263,17 +265,15 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 	if ((v = json_object_get(doc, "dry_run_required"))) {
 		bool b;
 		if ((r = jsonutil_get_bool(v, "dry_run_required", &b, err)) < 0)
-			goto fail;
+			return r;
 		if (!b) {
 			r = error_set(err, EINVAL, "'dry_run_required' false is not offered: every permit is dry-run first");
-			goto fail;
+			return r;
 		}
 	}
 	*ret = p;
+	p = (struct permit_proposal){ 0 };
 	return 0;
-fail:
-	permit_proposal_release(&p);
-	return r;
 }
 
 /* ---- the record -------------------------------------------------------- */
@@ -388,7 +388,7 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 		"history", "label", "classify_reason", NULL
 	};
 	cleanup_with(json_decrefp) json_t *doc = NULL;
-	struct permit p = { 0 };
+	cleanup_with(permit_release) struct permit p = { 0 };
 	uint64_t u;
 	json_t *v;
 
@@ -414,7 +414,7 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 				   &p.p.expected_paths, err)) < 0 ||
 	    (r = jsonutil_get_u64(json_object_get(doc, "timeout_seconds"), "timeout_seconds", 0,
 				  PERMIT_TIMEOUT_MAX, &u, err)) < 0)
-		goto fail;
+		return r;
 	p.p.timeout_seconds = (unsigned)u;
 	if ((r = permit_get_int(doc, "risk", 0, 5, &p.risk, err)) < 0 ||
 	    (r = permit_get_int(doc, "risk_classified", 0, 5, &p.risk_classified, err)) < 0 ||
@@ -423,60 +423,60 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	    (r = jsonutil_get_u64(json_object_get(doc, "dryrun"), "dryrun", 0, INT64_MAX, &p.dryrun_id, err)) < 0 ||
 	    (r = permit_get_hex(doc, "changeset_sha256", true, p.changeset_sha256, err)) < 0 ||
 	    (r = permit_get_hex(doc, "proposal_sha256", false, p.proposal_sha256, err)) < 0)
-		goto fail;
+		return r;
 	if (p.state != PERMIT_INVALID && (!p.p.argv[0] || !p.p.argv[0][0])) {
 		r = error_set(err, EINVAL, "'argv' is empty");
-		goto fail;
+		return r;
 	}
 	for (size_t i = 0; p.p.expected_paths[i]; i++)
 		if ((r = permit_check_path(p.p.expected_paths[i], i, err)) < 0)
-			goto fail;
+			return r;
 	if ((v = json_object_get(doc, "candidate")) &&
 	    (r = jsonutil_get_string(v, "candidate", &p.p.candidate, err)) < 0)
-		goto fail;
+		return r;
 	/* A shell string is recorded as what runs: sh -c CANDIDATE, exactly. */
 	if (p.p.via_shell != (p.p.candidate != NULL) ||
 	    (p.p.candidate && (strv_length(p.p.argv) != 3 || strcmp(p.p.argv[0], "sh") != 0 ||
 			       strcmp(p.p.argv[1], "-c") != 0 ||
 			       strcmp(p.p.argv[2], p.p.candidate) != 0))) {
 		r = error_set(err, EINVAL, "'candidate', 'via_shell' and 'argv' disagree");
-		goto fail;
+		return r;
 	}
 	if ((v = json_object_get(doc, "rollback")) &&
 	    (r = jsonutil_get_string(v, "rollback", &p.p.rollback, err)) < 0)
-		goto fail;
+		return r;
 	if ((v = json_object_get(doc, "verify")) &&
 	    (r = permit_get_argv(v, "verify", &p.p.verify, err)) < 0)
-		goto fail;
+		return r;
 	if ((v = json_object_get(doc, "declared_risk")) &&
 	    (r = permit_get_int(doc, "declared_risk", 1, 5, &p.p.declared_risk, err)) < 0)
-		goto fail;
+		return r;
 	if ((v = json_object_get(doc, "confidence"))) {
 		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1) {
 			r = error_set(err, EINVAL, "'confidence' must be a number from 0 to 1");
-			goto fail;
+			return r;
 		}
 		p.p.has_confidence = true;
 		p.p.confidence = json_number_value(v);
 	}
 	if ((v = json_object_get(doc, "invalid_reason")) &&
 	    (r = jsonutil_get_string(v, "invalid_reason", &p.invalid_reason, err)) < 0)
-		goto fail;
+		return r;
 	const char *rule = jsonutil_str(doc, "classify_rule"), *why = jsonutil_str(doc, "observed");
 	if (!rule || !why) {
 		r = error_set(err, EINVAL, "'classify_rule' and 'observed' must be strings");
-		goto fail;
+		return r;
 	}
 	snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", rule);
 	snprintf(p.observed_why, sizeof(p.observed_why), "%s", why);
 	/* Both keys are optional: records before issue 20 have neither. */
 	if ((v = json_object_get(doc, "label")) && (r = permit_get_label(v, "label", &p.p.label, err)) < 0)
-		goto fail;
+		return r;
 	if ((v = json_object_get(doc, "classify_reason"))) {
 		if (!json_is_string(v) || json_string_length(v) >= sizeof(p.classify_reason)) {
 			r = error_set(err, EINVAL, "'classify_reason' must be a string of at most %zu bytes",
 				      sizeof(p.classify_reason) - 1);
-			goto fail;
+			return r;
 		}
 		snprintf(p.classify_reason, sizeof(p.classify_reason), "%s", json_string_value(v));
 	}
@@ -484,7 +484,7 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	if (v && (!json_is_object(v) || !jsonutil_str(v, "message") ||
 		  !jsonutil_str(v, "signature") || !jsonutil_str(v, "public_key"))) {
 		r = error_set(err, EINVAL, "'approval' must hold a message, public_key and signature");
-		goto fail;
+		return r;
 	}
 	p.approval = json_incref(v);
 	v = json_object_get(doc, "history");
@@ -492,19 +492,17 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	json_t *h;
 	if (!json_is_array(v)) {
 		r = error_set(err, EINVAL, "'history' must be an array");
-		goto fail;
+		return r;
 	}
 	json_array_foreach(v, i, h)
 		if (!json_is_object(h) || permit_state_from_string(jsonutil_str(h, "to")) < 0) {
 			r = error_set(err, EINVAL, "'history[%zu]' has no known 'to' state", i);
-			goto fail;
+			return r;
 		}
 	p.history = json_incref(v);
 	*ret = p;
+	p = (struct permit){ 0 };
 	return 0;
-fail:
-	permit_release(&p);
-	return r;
 }
 
 /* ---- storage ----------------------------------------------------------- */
@@ -512,41 +510,6 @@ fail:
 static int permit_open_dir(struct store *store, bool create, int *ret_fd, struct error *err)
 {
 	return store_open_permits(store, create, ret_fd, err);
-}
-
-/* The next id, under permits/lock: one more than permits/seq, skipping any
- * id whose record exists. */
-static int permit_allocate_id(int dir_fd, uint64_t *ret, struct error *err)
-{
-	cleanup_close int lock = openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	cleanup_free char *text = NULL;
-	size_t n;
-	uint64_t last = 0;
-	char name[64];
-
-	if (lock < 0 || flock(lock, LOCK_EX) < 0)
-		return error_set_errno(err, errno, "lock permits/");
-	if (file_read_capped(dir_fd, "seq", 64, &text, &n, err) == 0) {
-		text[strcspn(text, "\n")] = '\0';
-		if (parse_u64(text, &last) < 0)
-			last = 0;
-	}
-	*err = (struct error){ 0 };
-	uint64_t id = last + 1;
-	for (;; id++) {
-		snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-		if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-			break;
-	}
-	char line[32];
-	int len = snprintf(line, sizeof(line), "%llu\n", (unsigned long long)id);
-	(void)unlinkat(dir_fd, "seq.new", 0);
-	int r = file_write_atomic(dir_fd, "seq.new", line, (size_t)len, 0600, true, err);
-	if (r == 0 && renameat(dir_fd, "seq.new", dir_fd, "seq") < 0)
-		r = error_set_errno(err, errno, "write permits/seq");
-	if (r == 0)
-		*ret = id;
-	return r;
 }
 
 /* Holds permits/<id>.lock for the caller's whole step. */
@@ -999,21 +962,17 @@ int permit_propose(struct store *store, const struct rules *rules,
 		   const char *parse_error, const char *workspace, struct permit *ret,
 		   struct error *err)
 {
-	cleanup_close int dir_fd = -1;
-	struct permit p = { 0 };
+	cleanup_with(permit_release) struct permit p = { 0 };
 	char now[64];
 	int r;
 
 	*ret = (struct permit){ 0 };
-	r = permit_open_dir(store, true, &dir_fd, err);
-	if (r < 0)
-		return r;
 	sha256_hex(text ? text : "", text ? n : 0, p.proposal_sha256);
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
 	p.created_at = strdup(now);
 	p.workspace = strdup(workspace);
 	if (!p.created_at || !p.workspace)
-		goto oom;
+		return error_set(err, ENOMEM, "out of memory");
 	enum permit_state state;
 	const char *event;
 	if (parse_error) {
@@ -1021,7 +980,7 @@ int permit_propose(struct store *store, const struct rules *rules,
 		p.p.reason = strdup("");
 		if (!p.invalid_reason || !p.p.reason || !(p.p.argv = calloc(1, sizeof(char *))) ||
 		    !(p.p.expected_paths = calloc(1, sizeof(char *))))
-			goto oom;
+			return error_set(err, ENOMEM, "out of memory");
 		snprintf(p.classify_rule, sizeof(p.classify_rule), "none");
 		state = PERMIT_INVALID;
 		event = "propose: the proposal is invalid";
@@ -1036,18 +995,18 @@ int permit_propose(struct store *store, const struct rules *rules,
 		    (proposal->label && !(q->label = strdup(proposal->label))) ||
 		    (proposal->candidate && !(q->candidate = strdup(proposal->candidate))) ||
 		    (proposal->rollback && !(q->rollback = strdup(proposal->rollback))))
-			goto oom;
+			return error_set(err, ENOMEM, "out of memory");
 		for (size_t i = 0; proposal->argv[i]; i++)
 			if (strv_push(&q->argv, proposal->argv[i]) < 0)
-				goto oom;
+				return error_set(err, ENOMEM, "out of memory");
 		if (!(q->expected_paths = calloc(1, sizeof(char *))))
-			goto oom;
+			return error_set(err, ENOMEM, "out of memory");
 		for (size_t i = 0; proposal->expected_paths[i]; i++)
 			if (strv_push(&q->expected_paths, proposal->expected_paths[i]) < 0)
-				goto oom;
+				return error_set(err, ENOMEM, "out of memory");
 		for (size_t i = 0; proposal->verify && proposal->verify[i]; i++)
 			if (strv_push(&q->verify, proposal->verify[i]) < 0)
-				goto oom;
+				return error_set(err, ENOMEM, "out of memory");
 		struct rules_verdict rv;
 		rules_classify(rules, q->argv, &rv);
 		p.risk_classified = rv.risk;
@@ -1062,18 +1021,14 @@ int permit_propose(struct store *store, const struct rules *rules,
 		state = p.risk >= 5 ? PERMIT_REJECTED : PERMIT_PROPOSED;
 		event = p.risk >= 5 ? "propose: risk 5 is rejected without a dry run" : "propose";
 	}
-	r = permit_allocate_id(dir_fd, &p.id, err);
+	r = store_allocate_id_in(store, "permits", &p.id, err);
 	if (r == 0)
 		r = permit_commit_transition(store, &p, state, event, NULL, err);
-	if (r < 0) {
-		permit_release(&p);
+	if (r < 0)
 		return r;
-	}
 	*ret = p;
+	p = (struct permit){ 0 };
 	return 0;
-oom:
-	permit_release(&p);
-	return error_set(err, ENOMEM, "out of memory");
 }
 
 /* Locks and loads permit id; the lock's fd goes to *ret_lock. */
@@ -1159,8 +1114,9 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		  uint64_t id, struct permit *ret, struct error *err)
 {
 	cleanup_close int lock = -1;
-	struct permit p;
-	struct run_outcome o = { 0 };
+	cleanup_with(permit_release) struct permit p = { 0 };
+	cleanup_with(run_outcome_release) struct run_outcome o = { 0 };
+	cleanup_with(json_decrefp) json_t *detail = NULL;
 
 	*ret = (struct permit){ 0 };
 	int r = permit_begin(store, id, &lock, &p, err);
@@ -1168,12 +1124,11 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		return r;
 	if (p.state != PERMIT_PROPOSED && p.state != PERMIT_DRY_RUN_FAILED &&
 	    p.state != PERMIT_CONFLICT) {
-		r = permit_refuse_state(&p, "a dry run", err);
-		goto out;
+		return permit_refuse_state(&p, "a dry run", err);
 	}
 	r = permit_run_dryrun(ctx, store, &p, p.p.argv, true, &o, err);
 	if (r < 0)
-		goto out;
+		return r;
 	/* The dry run is the permit's: plain `airlock apply` refuses it. */
 	if (o.id) {
 		char rel[80], text[32];
@@ -1182,8 +1137,7 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		cleanup_close int dfd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0 && file_write_atomic(dfd, "permit", text, (size_t)len, 0600,
 						  store->durable, err) < 0 && err->code != EEXIST) {
-			r = error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
-			goto out;
+			return error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
 		}
 		*err = (struct error){ 0 };
 	}
@@ -1192,12 +1146,10 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 	p.approval = NULL;
 	p.dryrun_id = o.id;
 	p.changeset_sha256[0] = '\0';
-	json_t *detail = json_pack("{s:I, s:s}", "dryrun", (json_int_t)o.id, "receipt_status",
+	detail = json_pack("{s:I, s:s}", "dryrun", (json_int_t)o.id, "receipt_status",
 				   receipt_status_to_string(o.status));
-	if (!detail) {
-		r = error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!detail)
+		return error_set(err, ENOMEM, "out of memory");
 	enum permit_state to = PERMIT_DRY_RUN_FAILED;
 	bool ran = o.verdict != DRYRUN_VERDICT_NONE && o.verdict != DRYRUN_VERDICT_DRY_RUN_FAILED;
 	if (o.message[0])
@@ -1206,9 +1158,8 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		struct permit_check c;
 		r = permit_recheck(store, rules, &p, &c, err);
 		if (r < 0) {
-			json_decref(detail);
 			permit_check_release(&c);
-			goto out;
+			return r;
 		}
 		p.risk_classified = c.classified;
 		snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", c.rule);
@@ -1226,14 +1177,10 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		permit_check_release(&c);
 	}
 	r = permit_commit_transition(store, &p, to, "dryrun", detail, err);
-	json_decref(detail);
-out:
-	run_outcome_release(&o);
-	if (r < 0) {
-		permit_release(&p);
+	if (r < 0)
 		return r;
-	}
 	*ret = p;
+	p = (struct permit){ 0 };
 	return 0;
 }
 
@@ -1476,14 +1423,69 @@ static int permit_exec_applied(const struct run_context *ctx, struct store *stor
 	return permit_verify_applied(ctx, store, p, check, res, err);
 }
 
+/* permit_exec() of a permit not yet APPLIED. */
+static int permit_exec_apply(const struct run_context *ctx, struct store *store,
+			     const struct rules *rules, struct permit *p, char *const *check,
+			     struct permit_exec_result *res, struct error *err)
+{
+	struct apply_outcome out = { 0 };
+	char why[512], dstate[32];
+
+	if (p->state != PERMIT_DRY_RUN_OK && p->state != PERMIT_APPROVED &&
+	    p->state != PERMIT_REJECTED_WITHOUT_APPROVAL)
+		return permit_refuse_state(p, "exec", err);
+	int r = permit_verify_current(store, rules, p, "exec", err);
+	if (r < 0)
+		return r;
+	if (p->risk >= 4 && !permit_approval_valid(store, p, why, sizeof(why))) {
+		json_t *detail = json_pack("{s:s}", "reason", why);
+		r = permit_commit_transition(store, p, PERMIT_REJECTED_WITHOUT_APPROVAL, "exec",
+					     detail, err);
+		json_decref(detail);
+		if (r == 0)
+			r = error_set(err, EACCES, "permit %llu: %s", (unsigned long long)p->id, why);
+		return r;
+	}
+	/* An exec that crashed between its apply and its commit: the dry run's
+	 * state, once apply has finished what the crash left (apply_state). */
+	r = apply_state(store, p->dryrun_id, dstate, sizeof(dstate), err);
+	if (r < 0)
+		return r;
+	bool recovered = !strcmp(dstate, "applied");
+	if (!recovered)
+		r = apply_changes_reviewed(store, p->dryrun_id, 0, p->changeset_sha256, &out, err);
+	if (r == -EBUSY) {
+		json_t *detail = json_pack("{s:s}", "conflict", out.conflict);
+		struct error commit_err = { 0 };
+		if (permit_commit_transition(store, p, PERMIT_CONFLICT, "exec", detail, &commit_err) < 0)
+			error_prefix(err, "%s; and", commit_err.msg);
+		json_decref(detail);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	FAULT_POINT("permit.exec.applied"); /* a crash before the commit */
+	res->ops = out.ops;
+	json_t *detail = json_pack("{s:I, s:I}", "dryrun", (json_int_t)p->dryrun_id, "operations",
+				   (json_int_t)out.ops);
+	r = permit_commit_transition(store, p, PERMIT_APPLIED,
+				     recovered ? "exec: found applied by an exec that crashed before its commit" : "exec",
+				     detail, err);
+	json_decref(detail);
+	if (r < 0)
+		return r;
+	if (check && (r = permit_verify_applied(ctx, store, p, check, res, err)) < 0)
+		return r;
+	return 0;
+}
+
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
 		uint64_t id, char *const *verify, struct permit *ret,
 		struct permit_exec_result *res, struct error *err)
 {
 	cleanup_close int lock = -1;
-	struct permit p;
-	struct apply_outcome out = { 0 };
-	char why[512], dstate[32];
+	cleanup_with(permit_release) struct permit p = { 0 };
+	char dstate[32];
 
 	*ret = (struct permit){ 0 };
 	*res = (struct permit_exec_result){ .verify_exit = -1 };
@@ -1495,61 +1497,12 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 		r = apply_state(store, p.dryrun_id, dstate, sizeof(dstate), err);
 		if (r == 0)
 			r = permit_exec_applied(ctx, store, &p, check, dstate, res, err);
-		if (r < 0)
-			goto fail;
-		goto done;
-	}
-	if (p.state != PERMIT_DRY_RUN_OK && p.state != PERMIT_APPROVED &&
-	    p.state != PERMIT_REJECTED_WITHOUT_APPROVAL) {
-		r = permit_refuse_state(&p, "exec", err);
-		goto fail;
-	}
-	r = permit_verify_current(store, rules, &p, "exec", err);
-	if (r < 0)
-		goto fail;
-	if (p.risk >= 4 && !permit_approval_valid(store, &p, why, sizeof(why))) {
-		json_t *detail = json_pack("{s:s}", "reason", why);
-		r = permit_commit_transition(store, &p, PERMIT_REJECTED_WITHOUT_APPROVAL, "exec",
-					     detail, err);
-		json_decref(detail);
-		if (r == 0)
-			r = error_set(err, EACCES, "permit %llu: %s", (unsigned long long)id, why);
-		goto fail;
-	}
-	/* An exec that crashed between its apply and its commit: the dry run's
-	 * state, once apply has finished what the crash left (apply_state). */
-	r = apply_state(store, p.dryrun_id, dstate, sizeof(dstate), err);
-	if (r < 0)
-		goto fail;
-	bool recovered = !strcmp(dstate, "applied");
-	if (!recovered)
-		r = apply_changes_reviewed(store, p.dryrun_id, 0, p.changeset_sha256, &out, err);
-	if (r == -EBUSY) {
-		json_t *detail = json_pack("{s:s}", "conflict", out.conflict);
-		struct error commit_err = { 0 };
-		if (permit_commit_transition(store, &p, PERMIT_CONFLICT, "exec", detail, &commit_err) < 0)
-			error_prefix(err, "%s; and", commit_err.msg);
-		json_decref(detail);
-		goto fail;
+	} else {
+		r = permit_exec_apply(ctx, store, rules, &p, check, res, err);
 	}
 	if (r < 0)
-		goto fail;
-	FAULT_POINT("permit.exec.applied"); /* a crash before the commit */
-	res->ops = out.ops;
-	json_t *detail = json_pack("{s:I, s:I}", "dryrun", (json_int_t)p.dryrun_id, "operations",
-				   (json_int_t)out.ops);
-	r = permit_commit_transition(store, &p, PERMIT_APPLIED,
-				     recovered ? "exec: found applied by an exec that crashed before its commit" : "exec",
-				     detail, err);
-	json_decref(detail);
-	if (r < 0)
-		goto fail;
-	if (check && (r = permit_verify_applied(ctx, store, &p, check, res, err)) < 0)
-		goto fail;
-done:
+		return r;
 	*ret = p;
+	p = (struct permit){ 0 };
 	return 0;
-fail:
-	permit_release(&p);
-	return r;
 }
