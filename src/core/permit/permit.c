@@ -19,7 +19,6 @@
 #include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
-#include "basic/parse.h"
 #include "basic/strv.h"
 #include "core/permit/proposal.h"
 #include "core/permit/record.h"
@@ -27,7 +26,6 @@
 #include "core/permit/risk.h"
 #include "core/snapshot/apply.h"
 #include "core/gate/approver.h"
-#include "core/snapshot/changeset.h"
 #include "core/store/jsonutil.h"
 
 int permit_propose(struct store *store, const struct rules *rules,

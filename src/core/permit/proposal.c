@@ -15,15 +15,9 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
-#include "basic/clock.h"
-#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
-#include "basic/parse.h"
 #include "basic/strv.h"
-#include "core/snapshot/apply.h"
-#include "core/gate/approver.h"
-#include "core/snapshot/changeset.h"
 #include "core/store/jsonutil.h"
 
 void permit_proposal_release(struct permit_proposal *p)

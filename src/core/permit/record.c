@@ -15,16 +15,10 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
-#include "basic/clock.h"
-#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
-#include "basic/parse.h"
 #include "basic/strv.h"
 #include "core/permit/proposal.h"
-#include "core/snapshot/apply.h"
-#include "core/gate/approver.h"
-#include "core/snapshot/changeset.h"
 #include "core/store/jsonutil.h"
 
 static const char *const permit_state_names[_PERMIT_STATE_MAX] = {

@@ -16,16 +16,11 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
-#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/parse.h"
-#include "basic/strv.h"
 #include "core/permit/proposal.h"
 #include "core/permit/record.h"
-#include "core/snapshot/apply.h"
-#include "core/gate/approver.h"
-#include "core/snapshot/changeset.h"
 #include "core/store/jsonutil.h"
 
 #define PERMIT_RECORD_MAX (16 << 20)

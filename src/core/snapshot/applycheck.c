@@ -19,11 +19,8 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
-#include "basic/clock.h"
-#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
-#include "basic/path.h"
 #include "basic/sha256.h"
 #include "basic/text.h"
 #include "core/snapshot/changeset.h"

@@ -20,12 +20,8 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
-#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
-#include "basic/path.h"
-#include "basic/sha256.h"
-#include "basic/text.h"
 #include "core/snapshot/changeset.h"
 #include "core/snapshot/applyfs.h"
 #include "core/snapshot/dryrun_dir.h"
