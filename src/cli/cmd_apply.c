@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "basic/cleanup.h"
+#include "basic/faultpoint.h"
 #include "basic/parse.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
@@ -14,6 +15,19 @@
 #include "core/store/store.h"
 
 enum apply_action { APPLY, ROLLBACK, DISCARD };
+
+/* A test build's fault point for crash safety: AIRLOCK_TEST_CRASH_AFTER=N
+ * stops the process before the apply's operation N, after N of them. A
+ * release build reads no such variable. */
+static void apply_arm_faultpoints(void)
+{
+#if AIRLOCK_TEST_HOOKS
+	const char *s = getenv("AIRLOCK_TEST_CRASH_AFTER");
+	int n;
+	if (s && parse_int(s, 0, 1 << 30, &n) == 0)
+		faultpoint_arm("apply.operation", (unsigned)n);
+#endif
+}
 
 static int apply_main(int argc, char **argv, enum apply_action action)
 {
@@ -60,14 +74,8 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 	struct apply_outcome out = { 0 };
 	int r;
 	if (action == APPLY) {
-		int crash_after = -1;
-#if AIRLOCK_TEST_HOOKS
-		/* Test hook for crash safety: stop after N operations. */
-		const char *crash = getenv("AIRLOCK_TEST_CRASH_AFTER");
-		if (crash && parse_int(crash, 0, 1 << 30, &crash_after) < 0)
-			crash_after = -1;
-#endif
-		r = apply_changes(store, id, flags, crash_after, &out, &err);
+		apply_arm_faultpoints();
+		r = apply_changes(store, id, flags, &out, &err);
 	} else if (action == ROLLBACK) {
 		r = apply_rollback(store, id, &out, &err);
 	} else {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "cli/cli.h"
@@ -27,6 +28,21 @@ struct permit_cli {
 	bool json;
 	char **verify; /* points into argv, after --verify -- */
 };
+
+/* A test build's fault points for crash safety: AIRLOCK_TEST_PERMIT_CRASH=apply
+ * stops exec after the apply, before its commit; =N inside the apply, after
+ * N operations. A release build reads no such variable. */
+static void permit_arm_faultpoints(void)
+{
+#if AIRLOCK_TEST_HOOKS
+	const char *s = getenv("AIRLOCK_TEST_PERMIT_CRASH");
+	int n;
+	if (s && !strcmp(s, "apply"))
+		faultpoint_arm("permit.exec.applied", 0);
+	else if (s && parse_int(s, 0, 1 << 30, &n) == 0)
+		faultpoint_arm("apply.operation", (unsigned)n);
+#endif
+}
 
 static void permit_usage(FILE *f)
 {
@@ -294,17 +310,8 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 	} else if (!strcmp(c->action, "deny")) {
 		r = permit_deny(store, id, c->reason, &p, &err);
 	} else if (!strcmp(c->action, "exec")) {
-		int crash = PERMIT_CRASH_NONE;
-#if AIRLOCK_TEST_HOOKS
-		/* Test hook for crash safety: "apply" stops after the apply,
-		 * N inside it after N operations. */
-		const char *crash_env = getenv("AIRLOCK_TEST_PERMIT_CRASH");
-		if (crash_env && !strcmp(crash_env, "apply"))
-			crash = PERMIT_CRASH_AFTER_APPLY;
-		else if (crash_env && parse_int(crash_env, 0, 1 << 30, &crash) < 0)
-			crash = PERMIT_CRASH_NONE;
-#endif
-		r = permit_exec(&ctx, store, rules, id, c->verify, crash, &p, &res, &err);
+		permit_arm_faultpoints();
+		r = permit_exec(&ctx, store, rules, id, c->verify, &p, &res, &err);
 	} else {
 		cleanup_free char *message = NULL;
 		r = permit_approval_message(store, rules, id, &message, &err);

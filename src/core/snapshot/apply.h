@@ -44,17 +44,17 @@ enum {
 
 /* -ENOENT: no such dry run; -EPERM: its verdict or state does not allow it
  * (the message says which), or it belongs to a permit (dryruns/<id>/permit:
- * only apply_changes_reviewed() applies it); -EBUSY: CONFLICT. flags: APPLY_*. crash_after
- * >= 0 stops the process (_exit) after that many operations: a test hook
- * for crash safety. */
-int apply_changes(struct store *store, uint64_t id, unsigned flags, int crash_after,
-		  struct apply_outcome *ret, struct error *err);
+ * only apply_changes_reviewed() applies it); -EBUSY: CONFLICT. flags: APPLY_*.
+ * Fault point (basic/faultpoint.h): "apply.operation", before each
+ * operation on the workspace. */
+int apply_changes(struct store *store, uint64_t id, unsigned flags, struct apply_outcome *ret,
+		  struct error *err);
 /* apply_changes(), only when changeset.json, read under the dry run's lock,
  * is the one whose SHA-256 (hex) is changeset_sha256: what a permit's
  * approver reviewed (core/permit/permit.h). -EPERM otherwise. */
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
-			   const char *changeset_sha256, int crash_after,
-			   struct apply_outcome *ret, struct error *err);
+			   const char *changeset_sha256, struct apply_outcome *ret,
+			   struct error *err);
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		   struct error *err);
 /* The dry run's state ("pending", "applied", "rolled_back"), read under its

@@ -106,32 +106,33 @@ struct ledger *store_ledger(struct store *store)
 	return store->ledger;
 }
 
-static bool store_receipt_exists(struct store *store, uint64_t id)
+static bool store_record_exists(int records_fd, uint64_t id)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	return faccessat(store->receipts_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	return faccessat(records_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
+/* The one id allocator: the counter dir_fd/seq, under dir_fd/lock, skipping
+ * any id whose records_fd/<id>.json exists. dir names dir_fd in messages. */
+static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t *ret_id,
+			  struct error *err)
 {
-	cleanup_close int lock_fd =
-		openat(store->dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int lock_fd = openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lock_fd < 0)
-		return error_set_errno(err, errno, "cannot open '%s/lock'", store->path);
+		return error_set_errno(err, errno, "cannot open '%s/lock'", dir);
 	while (flock(lock_fd, LOCK_EX) < 0)
 		if (errno != EINTR)
-			return error_set_errno(err, errno, "cannot lock '%s/lock'", store->path);
+			return error_set_errno(err, errno, "cannot lock '%s/lock'", dir);
 
-	cleanup_close int seq_fd =
-		openat(store->dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int seq_fd = openat(dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (seq_fd < 0)
-		return error_set_errno(err, errno, "cannot open '%s/seq'", store->path);
+		return error_set_errno(err, errno, "cannot open '%s/seq'", dir);
 	char buf[SEQ_WIDTH + 2] = { 0 };
 	ssize_t n = pread(seq_fd, buf, SEQ_WIDTH, 0);
 	if (n < 0)
-		return error_set_errno(err, errno, "cannot read '%s/seq'", store->path);
+		return error_set_errno(err, errno, "cannot read '%s/seq'", dir);
 	buf[n > 0 ? n : 0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 
@@ -139,16 +140,34 @@ int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 	if (n > 0 && parse_u64(buf, &last) < 0)
 		last = 0; /* damaged counter: the existence check below recovers */
 	uint64_t id = last + 1;
-	while (store_receipt_exists(store, id))
+	while (store_record_exists(records_fd, id))
 		id++;
 
 	snprintf(buf, sizeof(buf), "%0*llu\n", SEQ_WIDTH, (unsigned long long)id);
-	/* One small write at offset 0 replaces the fixed-width value whole. */
+	/* One small write at offset 0 replaces the fixed-width value whole (a
+	 * shorter value an earlier version wrote included). */
 	if (pwrite(seq_fd, buf, SEQ_WIDTH + 1, 0) != SEQ_WIDTH + 1)
-		return error_set_errno(err, errno ? errno : ENOSPC, "cannot update '%s/seq'",
-				       store->path);
+		return error_set_errno(err, errno ? errno : ENOSPC, "cannot update '%s/seq'", dir);
 	*ret_id = id;
 	return 0; /* closing lock_fd releases the lock */
+}
+
+int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
+{
+	return store_allocate(store->dir_fd, store->path, store->receipts_fd, ret_id, err);
+}
+
+int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
+			 struct error *err)
+{
+	cleanup_free char *name = NULL;
+	int r = store_open_dir(store->dir_fd, dir, true, err);
+	if (r < 0)
+		return error_prefix(err, "state directory '%s'", store->path);
+	cleanup_close int fd = r;
+	if (asprintf(&name, "%s/%s", store->path, dir) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return store_allocate(fd, name, fd, ret_id, err);
 }
 
 /* Opens the directory that holds path (below the state directory, made

@@ -47,6 +47,10 @@ struct ledger *store_ledger(struct store *store);
  * allocated under the lock, skipping any id whose receipt already exists
  * (a counter that lost its last update in a crash never reissues one). */
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
+/* The same for another kind of record, DIR/<id>.json (DIR below the state
+ * directory, created mode 0700): its own counter DIR/seq under DIR/lock. */
+int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
+			 struct error *err);
 
 /* The one commit path (docs/ledger.md, "One commit path"): every record
  * airlock keeps (receipt, gate open and close, dry run change set, apply,

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/permit/risk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/strv.h"
+#include "core/permit/proposal.h"
+#include "core/permit/record.h"
+#include "core/snapshot/apply.h"
+#include "core/snapshot/changeset.h"
+#include "core/store/jsonutil.h"
+
+#define PERMIT_CHANGESET_MAX (256 << 20)
+#define PERMIT_GIT_MAX (256 << 20)
+
+/* The workspace's tracked files, as `git ls-files -z --cached` prints them
+ * (relative to the workspace, sorted by bytes). git runs on the host, on a
+ * tree the command may have written, so nothing in it may run code: no
+ * system or global configuration, the repository's fsmonitor and untracked
+ * cache off (the only settings through which ls-files starts a program), no
+ * optional locks. -ESRCH when there is no git or no repository. */
+static int permit_git_tracked(const char *workspace, char ***ret, struct error *err)
+{
+	static const char *const gits[] = { "/usr/bin/git", "/bin/git", "/usr/local/bin/git" };
+	const char *git = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(gits) && !git; i++)
+		if (access(gits[i], X_OK) == 0)
+			git = gits[i];
+	if (!git)
+		return -ESRCH;
+	char *const argv[] = { (char *)"git", (char *)"--no-optional-locks", (char *)"-c",
+			       (char *)"core.fsmonitor=false", (char *)"-c",
+			       (char *)"core.untrackedCache=false", (char *)"-c",
+			       (char *)"safe.directory=*", (char *)"-C", (char *)workspace,
+			       (char *)"ls-files", (char *)"-z", (char *)"--cached", NULL };
+	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"HOME=/nonexistent",
+			       (char *)"GIT_CONFIG_NOSYSTEM=1", (char *)"GIT_CONFIG_GLOBAL=/dev/null",
+			       (char *)"LC_ALL=C", NULL };
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return error_set_errno(err, errno, "pipe");
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid;
+	int r = posix_spawn(&pid, git, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (r != 0) {
+		close(pipefd[0]);
+		return -ESRCH;
+	}
+	cleanup_free char *out = NULL;
+	size_t n = 0;
+	struct error read_err = { 0 };
+	int rr = fd_read_capped(pipefd[0], PERMIT_GIT_MAX, &out, &n, &read_err);
+	close(pipefd[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rr < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -ESRCH;
+	char **list = NULL;
+	for (size_t off = 0; off < n;) {
+		size_t len = strnlen(out + off, n - off);
+		if (strv_push(&list, out + off) < 0) {
+			strv_free(list);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		off += len + 1;
+	}
+	if (!list && !(list = calloc(1, sizeof(char *))))
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = list;
+	return 0;
+}
+
+/* The first entry of the sorted list tracked[0..n) not below key (bytes). */
+static size_t permit_lower_bound(char *const *tracked, size_t n, const char *key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(tracked[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether a tracked file is path or lies below it. git lists the index in
+ * byte order; "a/" sorts after "a-b", so the two are looked up apart. */
+static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
+{
+	size_t i = permit_lower_bound(tracked, n, path);
+	if (i < n && strcmp(tracked[i], path) == 0)
+		return true;
+	cleanup_free char *dir = NULL;
+	if (asprintf(&dir, "%s/", path) < 0)
+		return true; /* out of memory: the safer answer */
+	i = permit_lower_bound(tracked, n, dir);
+	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
+}
+
+/* The verdicts that are risk 5 whatever changed (docs/permit-format.md,
+ * "Risk"); one without a name too, the safer answer. */
+static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
+{
+	switch (verdict) {
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
+	case DRYRUN_VERDICT_NONE:
+	case _DRYRUN_VERDICT_MAX:
+		return true;
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case DRYRUN_VERDICT_NO_EFFECT:
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+		return false;
+	}
+	return true;
+}
+
+/* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
+ * changes are the workspace's, scratch the change set's count of what the
+ * command left in its private /tmp (NULL: not counted). */
+static int permit_observe(const char *workspace, json_t *changes, json_t *scratch,
+			  enum dryrun_verdict verdict, int *ret, char *why, size_t why_size,
+			  struct error *err)
+{
+	if (permit_verdict_is_risk_5(verdict)) {
+		const char *name = dryrun_verdict_name(verdict);
+		snprintf(why, why_size, "the dry run's verdict is %s", name ? name : "unknown");
+		*ret = 5;
+		return 0;
+	}
+	if (json_array_size(changes) == 0) {
+		json_int_t left = json_integer_value(json_object_get(scratch, "entries"));
+		if (left > 0) {
+			snprintf(why, why_size,
+				 "only scratch space changed: %lld objects left in the private /tmp, nothing in the workspace",
+				 (long long)left);
+			*ret = 2;
+		} else {
+			snprintf(why, why_size, "nothing in the workspace changed");
+			*ret = 1;
+		}
+		return 0;
+	}
+	cleanup_with(strv_freep) char **tracked = NULL;
+	int r = permit_git_tracked(workspace, &tracked, err);
+	if (r < 0 && r != -ESRCH)
+		return r;
+	size_t n_tracked = strv_length(tracked);
+	*ret = 3;
+	snprintf(why, why_size, "only untracked or ignored (generated) files changed");
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c) {
+		const char *paths[] = { jsonutil_str(c, "path"), jsonutil_str(c, "from") };
+		const char *change = jsonutil_str(c, "change");
+		for (size_t k = 0; k < 2; k++) {
+			if (!paths[k])
+				continue;
+			if (tracked && permit_tracked_at(tracked, n_tracked, paths[k])) {
+				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k], change);
+				*ret = 4;
+				return 0;
+			}
+			if (!tracked && (k == 1 || strcmp(change, "created") != 0)) {
+				snprintf(why, why_size, "no git index to tell generated files apart: %s existed (%s)",
+					 paths[k], change);
+				*ret = 4;
+				return 0;
+			}
+		}
+		/* A mode or attributes set on one name of a hard-link group
+		 * reach the shared inode: its other names change too. */
+		size_t k;
+		json_t *also;
+		json_array_foreach(json_object_get(c, "also_names"), k, also) {
+			const char *name = jsonutil_str(also, "path");
+			if (tracked && name && permit_tracked_at(tracked, n_tracked, name)) {
+				snprintf(why, why_size, "a tracked file changed: %s (%s, a hard link of %s)", name,
+					 change, paths[0]);
+				*ret = 4;
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+void permit_check_release(struct permit_check *c)
+{
+	json_decref(c->changeset);
+	json_decref(c->problems);
+	*c = (struct permit_check){ 0 };
+}
+
+int permit_recheck(struct store *store, const struct rules *rules, const struct permit *p,
+			  struct permit_check *c, struct error *err)
+{
+	char rel[80];
+	cleanup_free char *text = NULL;
+	size_t n;
+	struct rules_verdict rv;
+
+	*c = (struct permit_check){ 0 };
+	rules_classify(rules, p->p.argv, &rv);
+	c->classified = rv.risk;
+	snprintf(c->rule, sizeof(c->rule), "%s", rv.rule);
+	snprintf(c->reason, sizeof(c->reason), "%s", rv.reason);
+	snprintf(rel, sizeof(rel), "dryruns/%llu/changeset.json", (unsigned long long)p->dryrun_id);
+	int r = file_read_capped(store->dir_fd, rel, PERMIT_CHANGESET_MAX, &text, &n, err);
+	if (r < 0)
+		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
+				    (unsigned long long)p->dryrun_id);
+	sha256_hex(text, n, c->changeset_sha256);
+	enum dryrun_verdict recorded;
+	r = apply_parse_changeset(text, n, &c->changeset, &recorded, err);
+	if (r < 0)
+		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
+				    (unsigned long long)p->dryrun_id);
+	json_t *changes = json_object_get(c->changeset, "changes");
+	c->verdict = recorded;
+	/* The dry run judged with the permit's paths; judged again with what
+	 * the record says now. */
+	if (recorded == DRYRUN_VERDICT_DRY_RUN_OK)
+		c->verdict = changeset_verdict(changes, true, p->p.expected_paths,
+					       p->p.expected_paths, &c->problems);
+	r = permit_observe(p->workspace, changes, json_object_get(c->changeset, "scratch"),
+			   c->verdict, &c->observed, c->why, sizeof(c->why), err);
+	if (r < 0)
+		return r;
+	c->risk = MAX(MAX(p->p.declared_risk, c->classified), c->observed);
+	return 0;
+}
+
+enum permit_state permit_state_for_verdict(enum dryrun_verdict verdict, int risk)
+{
+	enum permit_state state = PERMIT_REJECTED;
+
+	switch (verdict) {
+	case DRYRUN_VERDICT_NONE:
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+		return PERMIT_DRY_RUN_FAILED;
+	case DRYRUN_VERDICT_NO_EFFECT:
+		state = PERMIT_NO_EFFECT;
+		break;
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+		state = PERMIT_UNEXPECTED_PATH;
+		break;
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+		state = PERMIT_EXPECTED_PATH_MISSING;
+		break;
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+		state = PERMIT_DRY_RUN_OK;
+		break;
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
+	case _DRYRUN_VERDICT_MAX:
+		break; /* a verdict apply never applies */
+	}
+	return risk >= 5 ? PERMIT_REJECTED : state;
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/snapshot/applycheck.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/sha256.h"
+#include "basic/text.h"
+#include "core/snapshot/changeset.h"
+#include "core/snapshot/applyfs.h"
+#include "core/snapshot/dryrun_dir.h"
+#include "core/store/jsonutil.h"
+
+/* Whether dir_fd/path carries exactly the attributes want. */
+static bool applycheck_xattrs_match(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
+{
+	const char *name;
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_with(json_decrefp) json_t *have = NULL;
+
+	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 && json_equal(have, want);
+}
+
+/* The value of the attribute named name in list, NULL when it has none. */
+static const char *applycheck_xattrs_value(json_t *list, const char *name)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(list, i, x)
+		if (!strcmp(jsonutil_str(x, "name"), name))
+			return jsonutil_str(x, "base64");
+	return NULL;
+}
+
+int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
+{
+	const char *name;
+	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *have = NULL;
+	char proc[64];
+	size_t i, n;
+	json_t *x;
+
+	if (fd < 0)
+		return fd;
+	if (target < 0)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
+	int r = changeset_read_xattrs(target, "", which, &have);
+	if (r < 0)
+		return r;
+	struct applyfs_lift l = { .target = target };
+	json_array_foreach(have, i, x) {
+		const char *xname = jsonutil_str(x, "name");
+		if (applycheck_xattrs_value(want, xname))
+			continue;
+		while ((r = removexattr(proc, xname) < 0 ? -errno : 0) == -EACCES && applyfs_lift_on(&l) == 1)
+			;
+		if (r < 0 && r != -ENODATA)
+			break;
+		r = 0;
+	}
+	for (int acls = 0; r == 0 && acls < 2; acls++) {
+		if (acls == 1 && (r = applyfs_lift_off(&l)) < 0)
+			break;
+		json_array_foreach(want, i, x) {
+			const char *xname = jsonutil_str(x, "name"), *had = applycheck_xattrs_value(have, xname);
+			if (changeset_xattr_is_acl(xname) != (acls == 1) ||
+			    (had && !strcmp(had, jsonutil_str(x, "base64"))))
+				continue;
+			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+			if (!value) {
+				r = -EINVAL;
+				break;
+			}
+			while ((r = setxattr(proc, xname, value, n, 0) < 0 ? -errno : 0) == -EACCES &&
+			       applyfs_lift_on(&l) == 1)
+				;
+			if (r < 0)
+				break;
+		}
+	}
+	int q = applyfs_lift_off(&l);
+	return r < 0 ? r : q;
+}
+
+/* A name that joins the object a name of its hard-link group got in place
+ * (`link_to`, core/snapshot/linkgroups.h): before the apply both names must still
+ * be one inode, as at the dry run (else the group changed since); after it,
+ * too (both hold the object the apply moved in). root_fd is the workspace
+ * or the dry run's directory (prefix "upper/" for the staged side). */
+static bool applycheck_link_group_matches(int root_fd, const char *prefix, json_t *c, const char *path,
+				     char *why, size_t why_size)
+{
+	const char *to = jsonutil_str(c, "link_to");
+	char a[PATH_MAX], b[PATH_MAX];
+	struct stat sa, sb;
+
+	if (!to)
+		return true;
+	if ((size_t)snprintf(a, sizeof(a), "%s%s", prefix, path) >= sizeof(a) ||
+	    (size_t)snprintf(b, sizeof(b), "%s%s", prefix, to) >= sizeof(b) || applyfs_stat_at(root_fd, a, &sa) < 0 ||
+	    applyfs_stat_at(root_fd, b, &sb) < 0 || sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
+		snprintf(why, why_size, "%s%s is no longer a hard link of %s", *prefix ? "the staged " : "", path, to);
+		return false;
+	}
+	return true;
+}
+
+bool applycheck_matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
+		    size_t why_size)
+{
+	const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
+	bool gone = strcmp(change, "deleted") == 0;
+	bool absent_before = strcmp(change, "created") == 0 || strcmp(change, "renamed") == 0;
+	struct stat st;
+	int r = applyfs_stat_at(d->ws_fd, path, &st);
+
+	if ((after && gone) || (!after && absent_before)) {
+		if (r == -ENOENT)
+			return true;
+		snprintf(why, why_size, "%s exists now", path);
+		return false;
+	}
+	if (r < 0) {
+		snprintf(why, why_size, "%s: %s", path, strerror(-r));
+		return false;
+	}
+	/* The type and content the path should have. */
+	const char *want_type = after || !strcmp(change, "created") ? type : jsonutil_str(c, "old_type");
+	if (!want_type)
+		want_type = type;
+	const char *hash = after ? jsonutil_str(c, "sha256") : jsonutil_str(c, "old_sha256");
+	const char *target = after ? jsonutil_str(c, "target") : jsonutil_str(c, "old_target");
+	if (dryrun_dir_is_meta(change)) {
+		const char *uid_key = after ? "uid" : "old_uid", *gid_key = after ? "gid" : "old_gid";
+		if (json_object_get(c, uid_key) &&
+		    (st.st_uid != dryrun_dir_id(c, uid_key) || st.st_gid != dryrun_dir_id(c, gid_key))) {
+			snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path, (unsigned)st.st_uid,
+				 (unsigned)st.st_gid, (unsigned)dryrun_dir_id(c, uid_key),
+				 (unsigned)dryrun_dir_id(c, gid_key));
+			return false;
+		}
+	}
+	/* The mode it must have: the new one after, the old one before (an
+	 * entry gives old_mode only when it differs from mode). A symlink has
+	 * none; an entry of a change set before version 4 may give neither. */
+	const char *mode = jsonutil_str(c, "mode");
+	if (!after && jsonutil_str(c, "old_mode"))
+		mode = jsonutil_str(c, "old_mode");
+	char have_mode[16];
+	snprintf(have_mode, sizeof(have_mode), "%04o", (unsigned)(st.st_mode & 07777));
+	if (mode && !S_ISLNK(st.st_mode) && strcmp(mode, have_mode) != 0 &&
+	    (d->identity || dryrun_dir_is_meta(change))) {
+		snprintf(why, why_size, "%s has mode %s, not %s", path, have_mode, mode);
+		return false;
+	}
+	if (dryrun_dir_is_meta(change)) {
+		if (d->identity && strcmp(changeset_type_name(st.st_mode), type) != 0) {
+			snprintf(why, why_size, "%s is no longer a %s", path, type);
+			return false;
+		}
+		/* Unchanged attributes are listed once, in xattrs (version 4). */
+		json_t *want = json_object_get(c, after ? "xattrs" : "old_xattrs");
+		if (!after && !want)
+			want = json_object_get(c, "xattrs");
+		if (want && !applycheck_xattrs_match(d->ws_fd, path, d->xattrs, want)) {
+			snprintf(why, why_size, "%s has other extended attributes now", path);
+			return false;
+		}
+		/* The names it was shown to reach share its inode, before and
+		 * after: one of them split off since reaches no longer. */
+		size_t k;
+		json_t *also;
+		json_array_foreach(json_object_get(c, "also_names"), k, also) {
+			const char *name = jsonutil_str(also, "path");
+			struct stat ost;
+			if (applyfs_stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st.st_dev || ost.st_ino != st.st_ino) {
+				snprintf(why, why_size, "%s is no longer a hard link of %s", name, path);
+				return false;
+			}
+		}
+		/* The content is the same before and after (version 4 gives it). */
+		char have[SHA256_HEX_SIZE];
+		hash = jsonutil_str(c, "sha256");
+		if (S_ISREG(st.st_mode) && hash && (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0)) {
+			snprintf(why, why_size, "%s changed since the dry run", path);
+			return false;
+		}
+		return true;
+	}
+	bool is_dir = S_ISDIR(st.st_mode), is_reg = S_ISREG(st.st_mode), is_lnk = S_ISLNK(st.st_mode);
+	if ((strcmp(want_type, "dir") == 0) != is_dir || (strcmp(want_type, "file") == 0) != is_reg ||
+	    (strcmp(want_type, "symlink") == 0) != is_lnk) {
+		snprintf(why, why_size, "%s is no longer a %s", path, want_type);
+		return false;
+	}
+	if (is_reg && hash) {
+		char have[SHA256_HEX_SIZE];
+		if (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0) {
+			snprintf(why, why_size, "%s changed since the dry run", path);
+			return false;
+		}
+	}
+	if (is_lnk && target) {
+		char have[PATH_MAX];
+		if (applyfs_readlink_at(d->ws_fd, path, have, sizeof(have)) < 0 || strcmp(have, target) != 0) {
+			snprintf(why, why_size, "%s points elsewhere now", path);
+			return false;
+		}
+	}
+	if (is_reg && !applycheck_link_group_matches(d->ws_fd, "", c, path, why, why_size))
+		return false;
+	json_t *entries = json_object_get(c, "entries");
+	if (!after && is_dir && json_is_integer(entries) &&
+	    applyfs_count_entries_at(d->ws_fd, path) != json_integer_value(entries)) {
+		snprintf(why, why_size, "%s holds other entries now", path);
+		return false;
+	}
+	return true;
+}
+
+const char *applycheck_staged_privilege(struct dryrun_dir *d, json_t *c)
+{
+	char staged[PATH_MAX];
+	const char *name;
+	struct stat st;
+
+	if (jsonutil_str(c, "refused"))
+		return jsonutil_str(c, "refused");
+	/* The root's mode is the change set's (the upper's root is airlock's
+	 * 0700 directory): a set-user-ID bit there is refused as anywhere. */
+	if (dryrun_dir_is_root(jsonutil_str(c, "path")))
+		return applyfs_parse_mode(jsonutil_str(c, "mode")) & S_ISUID ? "setuid" : NULL;
+	if (!strcmp(jsonutil_str(c, "change"), "deleted") ||
+	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", jsonutil_str(c, "path")) >= sizeof(staged))
+		return NULL;
+	cleanup_close int fd = fd_open_parent(d->fd, staged, O_PATH, &name);
+	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL; /* nothing staged there: the operation itself fails */
+	return changeset_privilege(fd, name, &st);
+}
+
+/* The mode a staged object must have: its entry's. An entry of a change
+ * set before version 4 has none for a modified or type-changed object;
+ * such a change was shown for review without a mode change, so a modified
+ * file must keep the mode the workspace's file has; a type change is
+ * refused (NULL, why set): nothing recorded says what its mode was. */
+static const char *applycheck_staged_want_mode(struct dryrun_dir *d, json_t *c, const char *path, char buf[16],
+				    char *why, size_t why_size)
+{
+	const char *mode = jsonutil_str(c, "mode"), *change = jsonutil_str(c, "change");
+	struct stat st;
+
+	if (mode || d->identity)
+		return mode;
+	if (!strcmp(change, "modified")) {
+		if (applyfs_stat_at(d->ws_fd, path, &st) < 0)
+			return ""; /* the precondition names what is gone */
+		snprintf(buf, 16, "%04o", (unsigned)(st.st_mode & 07777));
+		return buf;
+	}
+	if (!strcmp(change, "type_changed")) {
+		snprintf(why, why_size,
+			 "%s: its entry records no mode (a change set written before version 4): dry-run again",
+			 path);
+		return NULL;
+	}
+	return ""; /* renamed, in change sets of version 1 */
+}
+
+bool applycheck_staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t why_size)
+{
+	const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
+	const char *type = jsonutil_str(c, "type"), *name;
+	bool meta = dryrun_dir_is_meta(change);
+	char staged[PATH_MAX], what[256] = "", mode_buf[16], have[16];
+	struct stat st;
+
+	if (!strcmp(change, "deleted") || (meta && (!d->identity || dryrun_dir_is_root(path))))
+		return true;
+	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
+		snprintf(why, why_size, "%s: the path is too long", path);
+		return false;
+	}
+	cleanup_close int fd = fd_open_parent(d->fd, staged, O_PATH, &name);
+	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(why, why_size, "%s: its staged object is gone", path);
+		return false;
+	}
+	const char *mode = applycheck_staged_want_mode(d, c, path, mode_buf, why, why_size);
+	if (!mode)
+		return false;
+	snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
+	json_t *size = json_object_get(c, "size");
+	const char *hash = jsonutil_str(c, "sha256"), *target = jsonutil_str(c, "target");
+	if (!type || strcmp(type, changeset_type_name(st.st_mode)) != 0) {
+		snprintf(what, sizeof(what), "a %s, not a %s", changeset_type_name(st.st_mode), type ? type : "?");
+	} else if (*mode && !S_ISLNK(st.st_mode) && strcmp(mode, have) != 0) {
+		snprintf(what, sizeof(what), "mode %s, not %s", have, mode);
+	} else if (json_object_get(c, "uid") &&
+		   (st.st_uid != dryrun_dir_id(c, "uid") || st.st_gid != dryrun_dir_id(c, "gid"))) {
+		/* It moves in with its owner: the one the change set names. */
+		snprintf(what, sizeof(what), "owner %u:%u, not %u:%u", (unsigned)st.st_uid,
+			 (unsigned)st.st_gid, (unsigned)dryrun_dir_id(c, "uid"), (unsigned)dryrun_dir_id(c, "gid"));
+	} else if (S_ISREG(st.st_mode) && json_is_integer(size) &&
+		   (json_int_t)st.st_size != json_integer_value(size)) {
+		snprintf(what, sizeof(what), "%lld bytes, not %lld", (long long)st.st_size,
+			 (long long)json_integer_value(size));
+	} else if (S_ISREG(st.st_mode)) {
+		char hex[SHA256_HEX_SIZE];
+		if (!hash || applyfs_hash_at(d->fd, staged, hex) < 0 || strcmp(hex, hash) != 0)
+			snprintf(what, sizeof(what), "its content is not the one of sha256 %.16s...",
+				 hash ? hash : "(none)");
+	} else if (S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		if (!target || applyfs_readlink_at(d->fd, staged, buf, sizeof(buf)) < 0 || strcmp(buf, target) != 0)
+			snprintf(what, sizeof(what), "its link target differs");
+	}
+	/* The object moves in with its carried attributes: exactly the
+	 * recorded ones (none when the change set lists none). */
+	if (!*what) {
+		cleanup_with(json_decrefp) json_t *none = json_array();
+		json_t *want = json_object_get(c, "xattrs");
+		if (!none || !applycheck_xattrs_match(d->fd, staged, d->xattrs, want ? want : none))
+			snprintf(what, sizeof(what), "extended attributes or ACLs other than the %zu listed",
+				 json_array_size(want));
+	}
+	if (*what) {
+		snprintf(why, why_size, "%s: the staged object differs from the change set (%s; edited after the dry run)",
+			 path, what);
+		return false;
+	}
+	return applycheck_link_group_matches(d->fd, "upper/", c, path, why, why_size);
+}

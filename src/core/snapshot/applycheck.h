@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/snapshot/changeset.h"
+#include "core/snapshot/dryrun_dir.h"
+
+/* Checking the tree against the change set: the workspace still as the
+ * dry run saw it, the staged objects as the change set lists them. */
+
+/* Sets the carried attributes of dir_fd/path to exactly want, touching only
+ * those that differ: those not in it removed, the others set, the ACLs last
+ * (setting one sets the mode's bits too). Setting or removing a user.*
+ * attribute needs write access to the object, which its owner may lack (a
+ * read-only file): then the owner's write bit is lifted for those calls and
+ * put back before the ACLs (struct applyfs_lift). Through an O_PATH descriptor of
+ * the object itself (never a symlink's target). */
+int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want);
+/* Whether the workspace holds at path what the change says was there before
+ * (after == false) or what the apply put there (after == true). */
+bool applycheck_matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
+		    size_t why_size);
+/* A second look at what would move in (docs/dryrun.md, "Set-id files"):
+ * whatever the change set says, no staged object with a set-id bit or a
+ * file capability reaches the real tree. The reason, or NULL. */
+const char *applycheck_staged_privilege(struct dryrun_dir *d, json_t *c);
+/* What was reviewed is what lands: the staged object of every change that
+ * is not a deletion must still be exactly what its entry says (type, mode,
+ * size and SHA-256 of a file, target of a symlink, the whole list of
+ * carried attributes): the upper layer lies in the state directory and may
+ * be edited after the dry run. From version 4 that includes the copied-up
+ * object of a mode or attribute change (apply changes the real one in place
+ * from the entry, but a staged copy that differs is an edit all the same);
+ * the root's is not checked (the upper's root is the dry run's own
+ * directory, its mode and attributes recorded at the end of the run).
+ * false with why set (the path and what differs) when it is not. */
+bool applycheck_staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t why_size);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <linux/limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+#include "basic/sha256.h"
+#include "core/snapshot/changeset.h"
+#include "core/snapshot/dryrun_verdict.h"
+#include "core/store/store.h"
+
+/* A dry run's directory as apply reads it: dryruns/<id>/ locked, its
+ * change set parsed and checked, its workspace opened, its state. */
+
+/* One dry run's directory and the workspace it belongs to. */
+struct dryrun_dir {
+	struct store *store;
+	uint64_t id;
+	int fd; /* dryruns/<id> */
+	int ws_fd; /* the workspace */
+	char *workspace;
+	json_t *changes;
+	enum dryrun_verdict verdict;
+	json_t *changeset;
+	enum changeset_xattrs xattrs; /* which attributes its version carries */
+	bool identity; /* its entries carry the whole identity (changeset_carries_identity) */
+	char state[32];
+	char changeset_sha256[SHA256_HEX_SIZE]; /* of changeset.json as read */
+	char ws_mismatch[PATH_MAX + 128]; /* set when ws_fd is -1: why the workspace is not opened */
+	/* The paths of created and type-changed directories, sorted (strcmp):
+	 * what lies below one moves with it (applyplan_covered()). */
+	const char **new_dirs;
+	size_t n_new_dirs;
+};
+
+enum dryrun_dir_lock { DRYRUN_DIR_LOCK_WAIT, DRYRUN_DIR_LOCK_TRY };
+
+int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
+				enum dryrun_verdict *ret_verdict, struct error *err);
+void dryrun_dir_release(struct dryrun_dir *d);
+/* A relative path of one or more components, none empty, "." or "..". */
+bool dryrun_dir_path_is_clean(const char *p);
+bool dryrun_dir_one_of(const char *s, const char *const *set);
+/* The workspace root's own change: "." with a mode or attribute change. */
+bool dryrun_dir_is_root(const char *path);
+/* uid and gid (and old_uid, old_gid) all or none; an owner_changed
+ * change, and a chown operation, must have all four. */
+bool dryrun_dir_owner_valid(json_t *c, bool required);
+uid_t dryrun_dir_id(json_t *c, const char *key);
+/* Whether a change is applied in place: mode, attributes or owner. */
+bool dryrun_dir_is_meta(const char *change);
+/* A change's or an operation's optional attribute lists: both or none;
+ * from version 4 (identity) a mode_changed entry lists `xattrs` alone when
+ * its attributes did not change. */
+bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which, bool identity);
+/* Opens dryruns/<id> and takes its lock (flock on the directory, held until
+ * d is released), then reads it. Every command that reads or changes a dry
+ * run holds its lock, so apply, rollback, discard, gc and recovery never
+ * interleave on one dry run; a lock held means a live process, so recovery
+ * never mistakes an apply in progress for a crash. DRYRUN_DIR_LOCK_TRY: -EAGAIN
+ * (no message) when another process holds it. */
+int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
+		       struct dryrun_dir *d, struct error *err);
+/* The state moves on through the one commit path: "applied" is an apply
+ * record, "rolled_back" (and "pending" after a recovery undid an apply)
+ * a rollback record. */
+int dryrun_dir_set_state(struct dryrun_dir *d, const char *state, struct error *err);

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/snapshot/journal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <linux/limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/clock.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "core/snapshot/changeset.h"
+#include "core/snapshot/applyfs.h"
+#include "core/snapshot/dryrun_dir.h"
+#include "core/snapshot/applyop.h"
+#include "core/store/jsonutil.h"
+
+#define JOURNAL_SCHEMA	"airlock.journal/4"
+#define JOURNAL_MAX	(256 << 20)
+
+int journal_append(int dir_fd, const char *text, struct error *err)
+{
+	cleanup_close int fd = openat(dir_fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0)
+		return error_set_errno(err, errno, "open the journal");
+	int r = fd_write_all(fd, text, strlen(text));
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
+}
+
+int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *head = json_pack(
+		"{s:s, s:I, s:s, s:I}", "schema", JOURNAL_SCHEMA, "dryrun", (json_int_t)d->id,
+		"workspace", d->workspace, "started_ns", (json_int_t)clock_realtime_ns());
+	cleanup_free char *first = head ? jsonutil_dump_line(head) : NULL;
+	if (!first)
+		return error_set(err, ENOMEM, "out of memory");
+	if (faccessat(d->fd, "journal", F_OK, 0) == 0)
+		(void)renameat(d->fd, "journal", d->fd, "journal.previous");
+	int fd = openat(d->fd, "journal", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "create the journal");
+	int r = fd_write_all(fd, first, strlen(first));
+	size_t i;
+	json_t *op;
+	json_array_foreach(ops, i, op) {
+		json_t *encoded = changeset_encode_bytes(op);
+		cleanup_free char *line = encoded ? jsonutil_dump_line(encoded) : NULL;
+		json_decref(encoded);
+		if (r == 0)
+			r = line ? fd_write_all(fd, line, strlen(line)) : -ENOMEM;
+	}
+	/* One sync for the whole journal, before the first operation. */
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r == 0 && fsync(d->fd) < 0)
+		r = -errno;
+	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
+}
+
+int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark_size,
+			struct error *err)
+{
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = file_read_capped(d->fd, "journal", JOURNAL_MAX, &text, &n, err);
+	if (r < 0)
+		return r;
+	return journal_parse(text, ret_ops, mark, mark_size, err);
+}
+
+int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size,
+			struct error *err)
+{
+	static const char *const kinds[] = { "rename", "backup", "create", "exchange", "chmod",
+					     "xattrs", "chown", NULL };
+	cleanup_with(json_decrefp) json_t *ops = json_array();
+	if (!ops)
+		return error_set(err, ENOMEM, "out of memory");
+	mark[0] = '\0';
+	char *save = NULL;
+	bool first = true, ok_owner;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *o = json_loads(line, 0, NULL);
+		if (!o)
+			continue; /* a torn last line: the operation it names never ran */
+		if (first) {
+			first = false;
+			json_decref(o);
+			continue;
+		}
+		if (jsonutil_str(o, "mark")) {
+			snprintf(mark, mark_size, "%s", jsonutil_str(o, "mark"));
+			json_decref(o);
+		} else if (json_is_object(o) && dryrun_dir_one_of(jsonutil_str(o, "op"), kinds)) {
+			/* An operation apply did not write is no operation to undo:
+			 * the journal is damaged. */
+			const char *kind = jsonutil_str(o, "op");
+			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs") || !strcmp(kind, "chown");
+			ok_owner = strcmp(kind, "chown") != 0 || dryrun_dir_owner_valid(o, true);
+			bool ok = changeset_decode_bytes(o) == 0; /* replaces "path": read it after */
+			const char *path = jsonutil_str(o, "path");
+			ok = ok && (dryrun_dir_path_is_clean(path) || (meta && dryrun_dir_is_root(path)));
+			if (ok && !strcmp(kind, "rename"))
+				ok = dryrun_dir_path_is_clean(jsonutil_str(o, "from"));
+			if (ok && (!strcmp(kind, "backup") || !strcmp(kind, "exchange")))
+				ok = dryrun_dir_path_is_clean(jsonutil_str(o, "backup"));
+			if (ok && (!strcmp(kind, "create") || !strcmp(kind, "exchange")))
+				ok = dryrun_dir_path_is_clean(jsonutil_str(o, "staged"));
+			if (ok && !strcmp(kind, "chmod"))
+				ok = jsonutil_str(o, "mode") && jsonutil_str(o, "old_mode");
+			else if (ok && json_object_get(o, "mode")) /* a lift's mode (struct applyfs_lift) */
+				ok = jsonutil_str(o, "mode") != NULL;
+			if (ok && !strcmp(kind, "xattrs"))
+				ok = dryrun_dir_meta_valid(o, true, CHANGESET_XATTRS_ALL, false); /* names checked when planned */
+			if (!ok || !ok_owner) {
+				json_decref(o);
+				return error_set(err, EINVAL, "the journal is damaged");
+			}
+			if (json_array_append_new(ops, o) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+		} else {
+			json_decref(o);
+		}
+	}
+	*ret_ops = TAKE_PTR(ops);
+	return 0;
+}
+
+int journal_undo_all(struct dryrun_dir *d, json_t *ops, size_t *ret_ops,
+			    struct error *err)
+{
+	for (size_t i = json_array_size(ops); i-- > 0;) {
+		int r = applyop_undo(d, json_array_get(ops, i));
+		if (r < 0)
+			return error_set_errno(err, -r, "undo %s of %s", jsonutil_str(json_array_get(ops, i), "op"),
+					       jsonutil_str(json_array_get(ops, i), "path"));
+		(*ret_ops)++;
+	}
+	if (syncfs(d->ws_fd) < 0)
+		return error_set_errno(err, errno, "sync the workspace");
+	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", err);
+}
