@@ -97,6 +97,23 @@ char *agenthost_path(const struct agent_host *host, enum agenthost_base base, co
 	return NULL;
 }
 
+int agenthost_read_payload(const struct agent_host *host, json_t *payload, json_t **ret,
+			   struct error *err)
+{
+	if (!host->payload) {
+		*ret = json_incref(payload);
+		return 0;
+	}
+	if (host->payload(payload, ret, err) < 0)
+		return error_prefix(err, "%s's payload", host->display);
+	if (!json_is_object(*ret)) {
+		json_decref(*ret);
+		*ret = NULL;
+		return error_set(err, EINVAL, "%s's payload is not one airlock reads", host->display);
+	}
+	return 0;
+}
+
 void agenthost_exit_unknown(struct agent_exit *ret, bool failed, const char *why)
 {
 	*ret = (struct agent_exit){ .kind = AGENT_EXIT_UNKNOWN, .known_failed = failed, .why = why };
