@@ -60,6 +60,7 @@ static inline int take_fd_(int *fd)
 
 /* Declares `static inline void fn##p(type **p)` calling fn(*p); fn accepts NULL. */
 #define DEFINE_CLEANUP_FUNC(type, fn)	   \
+	/* NOLINTNEXTLINE(bugprone-macro-parentheses): type is a type */ \
 	static inline void fn##p(type **p) \
 	{				   \
 		fn(*p);			   \
