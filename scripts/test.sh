@@ -3,7 +3,7 @@
 # clang (warnings as errors), and gcc with ASan+UBSan. As root, the CLI
 # suites also run as an unprivileged user. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh
 
 failed_builds=0
