@@ -9,6 +9,7 @@ command -v clang-tidy >/dev/null || { echo "check-tidy: clang-tidy is missing (s
 [ -f "$build/compile_commands.json" ] || { echo "check-tidy: no $build/compile_commands.json (meson setup $build)"; exit 1; }
 
 # Two at a time: the machines this runs on have two cores.
+mkdir -p build-logs
 if find src -name '*.c' | sort | xargs -n 4 -P 2 clang-tidy -p "$build" --quiet >build-logs/tidy.log 2>&1; then
 	exit 0
 fi
