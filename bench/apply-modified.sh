@@ -18,8 +18,9 @@ trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
 # of them; prints the dry run's id.
 staged() { # airlock name
 	ws="$work/ws-$2" && mkdir -p "$ws"
-	(cd "$ws" && i=0 && while [ $i -lt 1000 ]; do
-		mkdir -p d$((i % 10)) && echo "file $i" > d$((i % 10))/f$i && i=$((i + 1)); done)
+	(cd "$ws" && i=0 && while [ "$i" -lt 1000 ]; do
+		mkdir -p "d$((i % 10))" && echo "file $i" > "d$((i % 10))/f$i" && i=$((i + 1)); done)
+	# shellcheck disable=SC2016 # $f is the quarantined shell's
 	AIRLOCK_STATE_DIR="$work/state-$2" "$1" dryrun --json --timeout 58s --workspace "$ws" \
 		--cwd "$ws" --expect '**' -- sh -c 'for f in d*/f*; do echo more >> "$f"; done' | jq -r .id
 }

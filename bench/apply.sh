@@ -41,7 +41,9 @@ echo "## Apply: a change set of 1,000 and 10,000 new files, against \`cp -a\`"
 echo
 echo "| files | \`$label\` median ms | \`cp -a\` of the same files median ms | apply / cp -a |"
 echo "|---:|---:|---:|---:|"
+# shellcheck disable=SC2154 # a1000 ... c10000 are set by the eval above
 echo "| 1,000 | $a1000 | $c1000 | $(ratio "$a1000" "$c1000") |"
+# shellcheck disable=SC2154
 echo "| 10,000 | $a10000 | $c10000 | $(ratio "$a10000" "$c10000") |"
 echo
 echo "\`$label\` at 10,000 files against 1,000: $(ratio "$a10000" "$a1000")x (linear would be 10x). Apply checks each staged file's SHA-256 against the change set and that each path is still absent, writes and syncs its journal, moves each file with one \`renameat2\` resolved by \`openat2\`, strips the overlay's attributes, and ends with a \`syncfs\`; \`cp -a\` only copies. Each apply is preceded by a rollback, each copy by removing the copy (not timed). On ext4 (/var/tmp)."

@@ -31,9 +31,9 @@ echo "## connect(): $n connects, mean microseconds each (median of 5 runs)"
 echo
 echo "| where | Unix socket in /tmp | TCP on 127.0.0.1 |"
 echo "|---|---:|---:|"
-echo "| host, no airlock | $(median_us "$work/connect_loop" unix "$work" $n) | $(median_us "$work/connect_loop" tcp $n) |"
-echo "| quarantine, connect mediated by the supervisor | $(median_us inside "$airlock" unix /tmp $n) | $(median_us inside "$airlock" tcp $n) |"
+echo "| host, no airlock | $(median_us "$work/connect_loop" unix "$work" "$n") | $(median_us "$work/connect_loop" tcp "$n") |"
+echo "| quarantine, connect mediated by the supervisor | $(median_us inside "$airlock" unix /tmp "$n") | $(median_us inside "$airlock" tcp "$n") |"
 if [ -n "$baseline" ]; then
-	echo "| quarantine without mediation (baseline build) | $(median_us inside "$baseline" unix /tmp $n) | $(median_us inside "$baseline" tcp $n) |"
+	echo "| quarantine without mediation (baseline build) | $(median_us inside "$baseline" unix /tmp "$n") | $(median_us inside "$baseline" tcp "$n") |"
 fi
 echo

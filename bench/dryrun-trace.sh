@@ -65,6 +65,7 @@ m() { median_ms "$work/h.json" "$1"; }
 per() { echo "scale=1; ($1 - $2) * 1000 / $n" | bc; }
 row() { # label index-of-workload index-of-its-twin
 	d=$(m $(($2 * 3))) r=$(m $(($2 * 3 + 1))) y=$(m $(($2 * 3 + 2)))
+	# shellcheck disable=SC2034 # d0: read with r0 and y0 for symmetry; no column uses it
 	d0=$(m $(($3 * 3))) r0=$(m $(($3 * 3 + 1))) y0=$(m $(($3 * 3 + 2)))
 	if [ "$2" = "$3" ]; then
 		echo "| $1 | $d | $r | $y | $(ratio "$y" "$r") | $(ratio "$y" "$d") | | |"

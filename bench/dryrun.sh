@@ -14,8 +14,8 @@ export AIRLOCK_STATE_DIR="$work/state"
 
 make_tree() { # dir files
 	mkdir -p "$1"
-	(cd "$1" && i=0 && while [ $i -lt $(($2 / 1000 > 0 ? $2 / 1000 : 1)) ]; do
-		mkdir d$i; i=$((i + 1)); done)
+	(cd "$1" && i=0 && while [ "$i" -lt $(($2 / 1000 > 0 ? $2 / 1000 : 1)) ]; do
+		mkdir "d$i"; i=$((i + 1)); done)
 	/usr/bin/python3 - "$1" "$2" <<'PY'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])

@@ -51,6 +51,7 @@ if [ "${BENCH_SEED:-1}" = 1 ]; then
 	make_seed "$work/seed10" 10
 	make_seed "$work/seed100k" 100000
 fi
+# shellcheck disable=SC2012 # receipt files are named by number
 n=$(ls "$work/s100k/receipts" | wc -l)
 
 # Interleaved rounds: the two counts share the machine's drift alike.
@@ -73,7 +74,9 @@ echo "## The gate: \`airlock gate\` with one open failure"
 echo
 echo "| receipts in the state directory | \`airlock gate\` median ms | seed \`gate.py\` median ms | seed / airlock |"
 echo "|---:|---:|---:|---:|"
+# shellcheck disable=SC2015 # echo does not fail
 echo "| 10 | $g10 | $s10 | $([ "$s10" = - ] && echo - || ratio "$s10" "$g10") |"
+# shellcheck disable=SC2015
 echo "| 100,000 ($n receipt files) | $g100k | $s100k | $([ "$s100k" = - ] && echo - || ratio "$s100k" "$g100k") |"
 echo
 echo "\`airlock gate\` at 100,000 receipts against 10: $(ratio "$g100k" "$g10")x (target: within 1.2x, and under 2 ms). It lists one directory of open failures and never reads receipts; the seed's gate sorts every receipt file name on each call."
@@ -90,6 +93,7 @@ payload() { # file cwd command
 mkdir -p "$work/hws" "$work/bin"
 ln -s "$(readlink -f "$airlock")" "$work/bin/airlock"
 AIRLOCK_STATE_DIR="$work/hstate" "$airlock" run --sandbox=none --cwd "$work/hws" -- false >/dev/null || true
+# shellcheck disable=SC2012 # receipt files are named by number
 open_id=$(ls "$work/hstate/receipts" | sed 's/\.json$//' | sort -n | tail -1)
 payload "$work/idle.json" "$work/ws" "git status --short"
 payload "$work/fix.json" "$work/hws" "airlock run --fixes $open_id --timeout 60s -- make test"

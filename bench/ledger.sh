@@ -83,7 +83,7 @@ floor=$( { dd if=/dev/zero of="$work/dsync" bs=200 count="$appends" oflag=dsync 
 	awk '/copied/ { for (i = 1; i <= NF; i++) if ($i == "s,") print int('"$appends"' / $(i - 1)) }')
 one=$("$driver" append "$work/one" "$appends")
 start=$(date +%s.%N)
-for p in 1 2 3 4; do "$driver" append "$work/four" "$appends" >/dev/null & done
+for _ in 1 2 3 4; do "$driver" append "$work/four" "$appends" >/dev/null & done
 wait
 end=$(date +%s.%N)
 four=$(echo "4 * $appends / ($end - $start)" | bc)
@@ -122,7 +122,7 @@ if [ -n "$base" ]; then
 	echo
 	mkdir -p "$work/ws"
 	cd "$work/ws"
-	hyperfine_rounds "$work/run.json" ${LEDGER_BENCH_ROUNDS:-3} 20 \
+	hyperfine_rounds "$work/run.json" "${LEDGER_BENCH_ROUNDS:-3}" 20 \
 		"$base run --state-dir $work/s-base -- true" \
 		"$airlock run --state-dir $work/s-ledger -- true"
 	b=$(median_ms "$work/run.json" 0) a=$(median_ms "$work/run.json" 1)

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the benchmark scripts (sourced, not run).
 
 # The median of hyperfine's JSON export, in milliseconds to 3 decimals.
@@ -20,6 +21,7 @@ hyperfine_rounds() { # out.json, rounds, runs, command...
 	r=0
 	while [ "$r" -lt "$rounds" ]; do
 		# HYPERFINE_FLAGS: e.g. -i, for commands whose non-zero exit is the point
+		# shellcheck disable=SC2086 # HYPERFINE_FLAGS: words, or none
 		hyperfine -N ${HYPERFINE_FLAGS:-} --warmup 3 --runs "$runs" --export-json "$out.$r" "$@" >/dev/null
 		r=$((r + 1))
 	done

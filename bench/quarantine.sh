@@ -14,11 +14,12 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 before_commit=${1:-308f8ff}
 runs=${2:-20}
+# shellcheck disable=SC2015 # any one missing: install them
 command -v hyperfine >/dev/null && command -v bwrap >/dev/null && command -v bc >/dev/null ||
 	scripts/deps.sh --bench
 
 # Both builds are release builds with the project's own flags.
-build=build-bench
+build="build-bench"
 [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
 meson compile -C "$build" airlock >/dev/null
 after=$PWD/$build/airlock

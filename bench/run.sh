@@ -74,6 +74,7 @@ measure() { # label, command...
 	label=$1
 	shift
 	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>&1 || true
+	# shellcheck disable=SC2046 # two numbers: seconds and kilobytes
 	set -- $(cat "$work/time")
 	echo "| $label | $1 | $2 |"
 }
@@ -91,11 +92,12 @@ echo "## 1,000 concurrent runs from 8 parallel shells"
 echo
 rm -rf "$AIRLOCK_STATE_DIR"
 start=$(date +%s%N)
-for shell in 1 2 3 4 5 6 7 8; do
-	(for i in $(seq 1 125); do "$airlock" run -- true >/dev/null; done) &
+for _ in 1 2 3 4 5 6 7 8; do
+	(for _ in $(seq 1 125); do "$airlock" run -- true >/dev/null; done) &
 done
 wait
 end=$(date +%s%N)
+# shellcheck disable=SC2010 # receipt files are named by number
 receipts=$(ls "$AIRLOCK_STATE_DIR/receipts" | grep -c '\.json$')
 valid=0
 for f in "$AIRLOCK_STATE_DIR"/receipts/*.json; do
@@ -112,6 +114,7 @@ echo
 
 # The hook per tool call against cat of its payload; a routed true against
 # bubblewrap (BENCH_BEFORE: an older airlock timed in the same rounds).
+# shellcheck disable=SC2086 # no BENCH_BEFORE: no argument at all
 "$repo/bench/hookcost.sh" "$airlock" ${BENCH_BEFORE:-}
 
 # Dry runs against the seed pipeline, and apply against re-running.

@@ -3,7 +3,7 @@
 # clang (warnings as errors), and gcc with ASan+UBSan. As root, the CLI
 # suites also run as an unprivileged user. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh
 
 failed_builds=0
@@ -20,10 +20,15 @@ build() { # dir, meson options...
 }
 
 scripts/check-layers.sh || failed_builds=$((failed_builds + 1))
+# Style, enforced: clang-format (.clang-format), shellcheck on every script;
+# clang-tidy (.clang-tidy) below, once build-clang has its compile commands.
+scripts/check-format.sh || failed_builds=$((failed_builds + 1))
+scripts/check-shell.sh || failed_builds=$((failed_builds + 1))
 # The tested builds have the fault points (-Dtest_hooks); build-release,
 # what a user builds, has none, and a test checks that it ignores them.
 build build-gcc --buildtype=release -Dtest_hooks=true || failed_builds=$((failed_builds + 1))
 CC=clang build build-clang -Dtest_hooks=true || failed_builds=$((failed_builds + 1))
+scripts/check-tidy.sh || failed_builds=$((failed_builds + 1))
 build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dtest_hooks=true || failed_builds=$((failed_builds + 1))
 build build-release --buildtype=release || failed_builds=$((failed_builds + 1))
 export AIRLOCK_RELEASE="$PWD/build-release/airlock"

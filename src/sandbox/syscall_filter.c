@@ -135,7 +135,7 @@ bool syscall_filter_sets_id(int nr, const __u64 args[6])
 	for (size_t i = 0; i < ARRAY_SIZE(setid_syscalls); i++) {
 		if (seccomp_syscall_resolve_name(setid_syscalls[i].name) != nr)
 			continue;
-		int f = setid_syscalls[i].flags_arg;
+		int f = setid_syscalls[i].flags_arg; /* NOLINT(bugprone-signed-char-misuse): an argument index, -1 for none */
 		bool creates = f < 0 || (args[f] & setid_create_flags[0]) ||
 			       (args[f] & setid_create_flags[1]);
 		return creates && (args[setid_syscalls[i].mode_arg] & (S_ISUID | S_ISGID));

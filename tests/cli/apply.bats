@@ -284,7 +284,7 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 
 @test "one lock per dry run: two applies at once, one wins; a held lock is never recovered as a crash" {
 	command -v flock >/dev/null || skip "flock(1) is not installed"
-	mkdir -p d && for i in $(seq 1 200); do echo $i > d/f$i; done
+	mkdir -p d && for i in $(seq 1 200); do echo "$i" > "d/f$i"; done
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'for f in d/*; do echo x >> $f; done'
 	ID=$(jq -r .id <<<"$output")
 	dir=$AIRLOCK_STATE_DIR/dryruns/$ID
@@ -396,7 +396,7 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	al apply "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(getfattr -h --only-values -n user.note f)" = two ] && [ "$(getfattr -h --only-values -n user.root .)" = r ]
-	! getfattr -h -d -m - -R . 2>/dev/null | grep -q overlay
+	! getfattr -h -d -m - -R . 2>/dev/null | grep -q overlay || false
 	jq -e '[.changes[] | select(.change == "xattrs_changed") | .path] == [".", "d", "f", "g"]' \
 		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
 	# Changed again after the apply: rollback refuses rather than undo it.
@@ -427,7 +427,7 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
 	[ "$(getfattr -h --only-values -n user.tag n)" = ok ] && [ "$(getfattr -h --only-values -n user.note f)" = two ]
-	! getfattr -h -n user.evil m 2>/dev/null
+	! getfattr -h -n user.evil m 2>/dev/null || false
 }
 
 # Issue 11, item 3: POSIX ACLs. The real run is `airlock run` (the same

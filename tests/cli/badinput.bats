@@ -153,6 +153,7 @@ job() {
 }
 
 @test "a 1 MB argv on the command line is refused by the policy" {
+	# shellcheck disable=SC2046 # ten words of 100,000 bytes
 	al run -- echo $(head -c 1000000 /dev/zero | tr '\0' 'x' | fold -w 100000)
 	expect_rejected 126 denied "limits.max_argv_bytes"
 }
@@ -289,6 +290,7 @@ cat "$TEST_DIR/small/st/receipts/1.json" > "$TEST_DIR/first.json"
 SH
 	if [ "$(id -u)" -eq 0 ]; then unshare -m sh "$TEST_DIR/fill.sh"; else unshare -rm sh "$TEST_DIR/fill.sh"; fi
 	[ "$(cat "$TEST_DIR/second.status")" -eq 125 ]
+	# shellcheck disable=SC2034 # one_error_line reads it
 	stderr=$(cat "$TEST_DIR/second.err")
 	one_error_line "No space left on device"
 	jq -e '.stdout == "first\n"' "$TEST_DIR/first.json"

@@ -73,7 +73,7 @@ probe_blocked() { # mode, syscall name expected in denials ("" for none)
 @test "2 read cloud and gh credentials and .netrc: hidden" {
 	al run -- sh -c "cat '$HOME/.aws/credentials' '$HOME/.config/gh/hosts.yml' '$HOME/.netrc'"
 	[ "$status" -ne 0 ]
-	! grep -rq 'AKIASECRET\|gho_secret\|hunter2' "$AIRLOCK_STATE_DIR/receipts"
+	! grep -rq 'AKIASECRET\|gho_secret\|hunter2' "$AIRLOCK_STATE_DIR/receipts" || false
 }
 
 @test "3 secrets in the environment: not passed" {
@@ -101,7 +101,7 @@ probe_blocked() { # mode, syscall name expected in denials ("" for none)
 	al run -- sh -c 'echo pwned > link; echo pwned >> passwd-link'
 	[ "$status" -ne 0 ]
 	[ "$(cat "$TEST_DIR/outside.txt")" = original ]
-	! grep -q pwned /etc/passwd
+	! grep -q pwned /etc/passwd || false
 }
 
 @test "7 hard-link an outside file into the workspace" {
@@ -284,7 +284,7 @@ for addr in ('\0airlock-test-$$', '$TEST_DIR/host.sock'):
 "
 	wait "$listener" || true
 	[ ! -e "$TEST_DIR/unix-reached" ]
-	! rq .stdout | grep -q ESCAPED
+	! rq .stdout | grep -q ESCAPED || false
 }
 
 @test "29 fork bomb: the process limit holds and nothing is left" {
@@ -295,7 +295,7 @@ for addr in ('\0airlock-test-$$', '$TEST_DIR/host.sock'):
 		rq '.sandbox.limits_hit | index("processes") != null' | grep -qx true
 	fi
 	sleep 0.5
-	! pgrep -f "forkbomb-$$" >/dev/null
+	! pgrep -f "forkbomb-$$" >/dev/null || false
 	[ "$(rq .status)" = timeout ] || [ "$(rq .status)" = exited ]
 }
 
@@ -545,7 +545,7 @@ while True:
 @test "57 socket families beyond Unix, IPv4, IPv6 and netlink route: refused (vsock ignores network namespaces) and recorded" {
 	al run -- "$PROBE" socket_families
 	[ "$status" -eq 0 ] || { echo "$(rq .stdout)"; return 1; }
-	! rq .stdout | grep -q ESCAPED
+	! rq .stdout | grep -q ESCAPED || false
 	# each refusal is the filter's, whatever the kernel offers
 	[ "$(rq .stdout | grep -c EAFNOSUPPORT)" -ge 8 ] || { rq .stdout; return 1; }
 	rq '.sandbox.denials | map(select(.syscall == "socket")) | .[0].count' | grep -qx 9

@@ -439,6 +439,7 @@ readonly_fixture() {
 # Programs the command string started that are none of its words.
 unexpected_programs() { # script trace-log
 	local words
+	# shellcheck disable=SC2086 # the command string's words
 	words=$(printf '%s\n' $1 | sed 's|.*/||' | sort -u)
 	sed -n 's/^[0-9]* *execve("\([^"]*\)".*) = 0$/\1/p' "$2" | sed 's|.*/||' | sort -u |
 		grep -vxF -e sh -e "$words" || true
@@ -461,10 +462,10 @@ can_strace() {
 run_both() { # script
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect-exit 0,1 -- sh -c "$1"
 	DRY=$output
-	DRY_STATUS=$status
 	SPAWNED=
 	if [ -n "$STRACE" ]; then
 		[ -d "$TEST_DIR/copy" ] || cp -a "$WORK" "$TEST_DIR/copy"
+		# shellcheck disable=SC2086 # STRACE: can_strace's options, or none
 		(cd "$TEST_DIR/copy" && PATH=/usr/bin:/bin strace -f $STRACE -qq -e trace=execve -e signal=none \
 			-o "$TEST_DIR/trace" sh -c "$1" >/dev/null 2>&1 </dev/null) || true
 		SPAWNED=$(unexpected_programs "$1" "$TEST_DIR/trace")
@@ -561,6 +562,7 @@ EOF
 	jq -e '.dryrun.verdict == "NO_EFFECT" and .dryrun.total == 0 and
 		((.dryrun.outside_writes // []) | length) == 0' <<<"$output"
 	if [ -n "$STRACE" ]; then
+		# shellcheck disable=SC2086 # STRACE: can_strace's options
 		PATH=/usr/bin:/bin strace -f $STRACE -qq -e trace=execve -e signal=none \
 			-o "$TEST_DIR/trace" sh -c "$script" >/dev/null 2>&1 </dev/null || true
 		local mark=-1 prog

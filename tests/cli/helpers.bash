@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # output, stderr, status: set by bats' run
 # Shared set-up for the CLI suites: a private state dir and workspace per
 # test, and helpers that read the receipt an invocation left.
 bats_require_minimum_version 1.5.0

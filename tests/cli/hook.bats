@@ -496,6 +496,7 @@ captured() { # fixture [jq filter [jq args...]]
 	done
 	open_failure
 	# The state directory is read even when it comes after the bad option.
+	# shellcheck disable=SC2097,SC2098 # the environment's is a decoy; --state-dir names the real one
 	AIRLOCK_STATE_DIR=/nonexistent run --separate-stderr "$AIRLOCK" hook claude pre-tool-use --bogus \
 		--state-dir "$AIRLOCK_STATE_DIR" <<<"$input"
 	[ "$status" -eq 2 ]
@@ -759,6 +760,7 @@ while True:
 	run_routed "touch '$TEST_DIR/ok/f'"
 	[ "$status" -eq 0 ]
 	rm "$TEST_DIR/ok/f"
+	# shellcheck disable=SC2088 # a literal ~ is one of the paths tried
 	for w in @S@ @S@/receipts "$TEST_DIR" "$TEST_DIR/link-to-state" / /usr/lib /etc \
 		"~/" "$HOME" "~/.claude" "~/.codex" "~/.gemini" "$WORK" "$WORK/.airlock" "$WORK/sub" \
 		"$TEST_DIR/codex-home"; do
@@ -987,6 +989,7 @@ tool_status() { # dialect tool input-json [cwd]
 		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
 		[[ "$stderr" == *"state directory"* || "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
 	}
+	# shellcheck disable=SC2088 # a literal ~ is one of the paths tried
 	for p in "$S/approver.json" "innocent/receipts" "$S" "$H/.ssh/id_ed25519" "~/.ssh/id_ed25519"; do
 		j=$(jq -nc --arg p "$p" '$p')
 		refused claude Read "{\"file_path\": $j}"

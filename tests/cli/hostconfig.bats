@@ -195,8 +195,8 @@ every_attack() { # step
 	al run -- sh -c 'echo "{\"disableAllHooks\":true}" > sub/.claude/settings.json
 		printf "[features]\nhooks = false\n" > sub/deep/.codex/config.toml'
 	[ "$status" -eq 14 ]
-	! grep -qs disableAllHooks sub/.claude/settings.json
-	! grep -qs "hooks = false" sub/deep/.codex/config.toml
+	! grep -qs disableAllHooks sub/.claude/settings.json || false
+	! grep -qs "hooks = false" sub/deep/.codex/config.toml || false
 	# What the run changed goes, the rest of the user's directory stays.
 	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "sub/.claude/settings.json sub/deep/.codex/config.toml" ]
 	[ -d sub/.claude ] && [ -d sub/deep/.codex ]
@@ -268,10 +268,12 @@ attack_permit() { # script
 	local before after pid
 	before=$(cfg_snapshot)
 	# The paths the script names, as a model would declare them.
+	# shellcheck disable=SC2046 # one argument per path
 	run --separate-stderr "$AIRLOCK" permit propose - <<<"$(jq -cn --arg s "$1" \
 		'{argv: ["sh", "-c", $s], reason: "r", expected_paths: $ARGS.positional}' \
 		--args $(grep -oE '\.(claude|gemini|codex)(\.off)?|\.mcp\.json' <<<"$1" | sort -u))"
 	pid=$(jq -r .permit <<<"$output")
+	# shellcheck disable=SC2015 # either test failing is the failure
 	[ -n "$pid" ] && [ "$pid" != null ] || { echo "propose: $output $stderr" >&2; return 1; }
 	run --separate-stderr "$AIRLOCK" permit dryrun "$pid"
 	if [ "$(jq -r .needs <<<"$output")" = approval ]; then

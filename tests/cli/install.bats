@@ -343,6 +343,7 @@ pre_payload() { # host
 		'features = { hooks = false }\n' '[hooks.state."x:pre_tool_use:0:0"]\nenabled = false\n' \
 		'[[hooks.PreToolUse]]\nmatcher = "*"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "rewrite-it"\n'; do
 		for f in "$CODEX_HOME/config.toml" "$WORK/.codex/config.toml"; do
+			# shellcheck disable=SC2059 # $bad holds \n escapes for printf
 			printf 'model = "x"\n'"$bad" >"$f"
 			run "$AIRLOCK" install --check codex
 			[ "$status" -eq 1 ] || { echo "not reported: $bad in $f: $output"; return 1; }

@@ -8,7 +8,7 @@ LOG() { echo "$AIRLOCK_STATE_DIR/ledger/log"; }
 
 # A few runs, a checkpoint, and the public key kept outside the state dir.
 commit_some() {
-	for i in 1 2 3 4; do "$AIRLOCK" run -- true >/dev/null; done
+	for _ in 1 2 3 4; do "$AIRLOCK" run -- true >/dev/null; done
 	"$AIRLOCK" run -- false >/dev/null || true
 	"$AIRLOCK" ledger checkpoint >/dev/null
 	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
@@ -160,7 +160,7 @@ faultfs() {
 	# so one proof in about 65 passed untouched).
 	cp "$TEST_DIR/p2" "$TEST_DIR/p2.orig"
 	sed -i '4{s/^A/B/;t;s/^./A/}' "$TEST_DIR/p2"
-	! cmp -s "$TEST_DIR/p2" "$TEST_DIR/p2.orig"
+	! cmp -s "$TEST_DIR/p2" "$TEST_DIR/p2.orig" || false
 	al ledger verify-proof --key "$KEY" "$TEST_DIR/p2"
 	[ "$status" -eq 1 ]
 }
@@ -191,7 +191,7 @@ faultfs() {
 	"$AIRLOCK" run -- true >/dev/null
 	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
 	KEY="$TEST_DIR/ledger.pub"
-	for i in $(seq 1 25); do
+	for _ in $(seq 1 25); do
 		"$AIRLOCK" run -- true >/dev/null 2>&1 &
 		pid=$!
 		sleep "0.0$((RANDOM % 30))"
@@ -235,8 +235,8 @@ faultfs() {
 }
 
 @test "4 processes committing at once: every entry once, in order" {
-	for p in 1 2 3 4; do
-		(for i in $(seq 1 8); do "$AIRLOCK" run -- true >/dev/null; done) &
+	for _ in 1 2 3 4; do
+		(for _ in $(seq 1 8); do "$AIRLOCK" run -- true >/dev/null; done) &
 	done
 	wait
 	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
@@ -330,9 +330,9 @@ faultfs() {
 	cps="$AIRLOCK_STATE_DIR/ledger/checkpoints"
 	cp "$AIRLOCK_STATE_DIR/ledger/checkpoint" "$TEST_DIR/cp6"
 	cmp "$cps/6" "$TEST_DIR/cp6"
-	for i in 1 2 3; do "$AIRLOCK" run -- true >/dev/null; done
+	for _ in 1 2 3; do "$AIRLOCK" run -- true >/dev/null; done
 	"$AIRLOCK" ledger checkpoint >/dev/null
-	for i in 1 2; do "$AIRLOCK" run -- true >/dev/null; done
+	for _ in 1 2; do "$AIRLOCK" run -- true >/dev/null; done
 	"$AIRLOCK" ledger checkpoint >/dev/null
 	[ -s "$cps/9" ] && [ -s "$cps/11" ]
 	al ledger consistency 6 9

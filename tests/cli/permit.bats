@@ -563,7 +563,7 @@ after_kill() { # verify (true|false)
 # for the permit's id, :N for the Nth time), then checks the next exec.
 kill_exec_at() { # verify point
 	kill_permit "$1"
-	local write= rename=
+	local write='' rename=''
 	case $2 in
 	'"mark"'*) write=$2 ;;
 	*) rename=${2/ID/$PID} ;;
@@ -599,7 +599,7 @@ kill_exec_at() { # verify point
 		DRY=$(jq -r .dryrun <<<"$output")
 		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
 		pid=$!
-		for i in $(seq 1 300); do pgrep -f "$marker" >/dev/null && break; sleep 0.05; done
+		for _ in $(seq 1 300); do pgrep -f "$marker" >/dev/null && break; sleep 0.05; done
 		pgrep -f "$marker" >/dev/null
 		kill -9 "$pid"
 		wait "$pid" || true

@@ -7,7 +7,6 @@
 # hook routes its next command with --policy pointing there.
 load helpers
 
-FIXTURES="$BATS_TEST_DIRNAME/../fixtures/hosts"
 PASS="correct horse battery"
 
 needs_script() {

@@ -43,10 +43,11 @@ load helpers
 }
 
 @test "concurrent runs get distinct ids and valid receipts" {
-	for shell in 1 2 3 4 5 6 7 8; do
-		( for i in $(seq 1 25); do "$AIRLOCK" run -- true >/dev/null; done ) &
+	for _ in 1 2 3 4 5 6 7 8; do
+		( for _ in $(seq 1 25); do "$AIRLOCK" run -- true >/dev/null; done ) &
 	done
 	wait
+	# shellcheck disable=SC2010 # receipt files are named by number
 	[ "$(ls "$AIRLOCK_STATE_DIR/receipts" | grep -c '\.json$')" -eq 200 ]
 	for f in "$AIRLOCK_STATE_DIR"/receipts/*.json; do jq -e '.status == "exited"' "$f" >/dev/null; done
 	[ "$(jq -s 'map(.id) | unique | length' "$AIRLOCK_STATE_DIR/index.jsonl")" -eq 200 ]

@@ -174,16 +174,17 @@ y" ]
 	# the state directory: hidden, and read-only were it seen
 	dr -- sh -c "ls '$AIRLOCK_STATE_DIR'/ 2>&1; echo pwn > '$AIRLOCK_STATE_DIR/x' 2>&1; true"
 	[ ! -e "$AIRLOCK_STATE_DIR/x" ]
+	# shellcheck disable=SC2143 # the lines left are printed when there are any
 	[ -z "$(jq -r .stdout <<<"$output" | grep -v -e 'No such' -e 'Read-only' -e 'Permission' -e '^$')" ] ||
 		{ jq -r .stdout <<<"$output"; return 1; }
 	# a hidden credential file
 	run --separate-stderr env HOME="$TEST_DIR/home" "$AIRLOCK" dryrun --json -- \
 		sh -c "cat '$TEST_DIR/home/.ssh/id_rsa'; true"
-	! jq -r .stdout <<<"$output" | grep -q secret
+	! jq -r .stdout <<<"$output" | grep -q secret || false
 	# the hide mount stays: no CAP_SYS_ADMIN
 	run --separate-stderr env HOME="$TEST_DIR/home" "$AIRLOCK" dryrun --json -- \
 		sh -c "umount '$TEST_DIR/home/.ssh' 2>/dev/null || umount -l '$TEST_DIR/home/.ssh' 2>/dev/null; cat '$TEST_DIR/home/.ssh/id_rsa'; true"
-	! jq -r .stdout <<<"$output" | grep -q secret
+	! jq -r .stdout <<<"$output" | grep -q secret || false
 	# a device node is refused by the kernel (and named, above)
 	dr -- sh -c 'mknod mem c 1 1 && echo made; true'
 	[[ "$(jq -r .stdout <<<"$output")" != *made* ]]

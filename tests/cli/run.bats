@@ -198,8 +198,8 @@ load helpers
 	grep -qx 'DEBIAN_FRONTEND=noninteractive' <<<"$env_out"
 	grep -qx 'HOME=/tmp/h' <<<"$env_out"
 	grep -qx "AIRLOCK_RECEIPT_ID=$(receipt_id)" <<<"$env_out"
-	! grep -q 'MY_VAR' <<<"$env_out"
-	! grep -q 'GITHUB_TOKEN' <<<"$env_out"
+	! grep -q 'MY_VAR' <<<"$env_out" || false
+	! grep -q 'GITHUB_TOKEN' <<<"$env_out" || false
 	rq '.env_keys | index("HOME") != null and index("GITHUB_TOKEN") == null' | grep -qx true
 }
 
@@ -208,7 +208,7 @@ load helpers
 	al run --env MY_VAR -- true
 	[ "$status" -eq 0 ]
 	rq '.env_keys | index("MY_VAR") != null' | grep -qx true
-	! grep -rq value-that-must-not-be-stored "$AIRLOCK_STATE_DIR"
+	! grep -rq value-that-must-not-be-stored "$AIRLOCK_STATE_DIR" || false
 }
 
 @test "a secret-looking name is refused even when allowlisted, unless forced" {

@@ -10,6 +10,7 @@ setup() {
 	setup_dirs
 	# The state directory lies beside the test dir, which is the workspace of
 	# most tests here: a workspace holding a state directory is refused.
+	# shellcheck disable=SC2153 # TEST_DIR: set by helpers.bash
 	export AIRLOCK_STATE_DIR="$TEST_DIR.state"
 	# Outside the workspace and outside /tmp (which the quarantine replaces).
 	HOST_DIR=$(mktemp -d /var/tmp/airlock-sock.XXXXXX)

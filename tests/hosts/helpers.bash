@@ -69,8 +69,8 @@ mock() {
 	printf '%s\n' "$1" >"$TEST_DIR/script.json"
 	python3 "$HOSTS_SRC/mock_model.py" "$TEST_DIR/script.json" "$MOCK_LOG" "$TEST_DIR/port" &
 	MOCK_PID=$!
-	local i
-	for i in $(seq 50); do
+	local _
+	for _ in $(seq 50); do
 		[ -s "$TEST_DIR/port" ] && break
 		sleep 0.1
 	done
@@ -191,13 +191,13 @@ EOF
 	grep -qF " $h " "$file.new" || { echo "install wrote no hook into $file" >&2; return 1; }
 	mv "$file.new" "$file"
 	rm -f "$file.airlock-backup"
-	HOOKS_FILE=$file
 }
 
 # go HOST: one headless session against the mock (mock SCRIPT first, then
 # hooks HOST); sets $status and $output.
 go() {
-	local t0=$(date +%s.%N)
+	local t0
+	t0=$(date +%s.%N)
 	go_ "$@"
 	local rc=$?
 	echo "# $1 session: $(echo "$(date +%s.%N) - $t0" | bc) s" >&3
@@ -266,8 +266,8 @@ receipts_of() { # source
 # failure it opens is not yet: reading the gate right after wait_receipts
 # raced with it (seen once under load).
 wait_open_failures() { # n
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ "$(open_failures)" -eq "$1" ] && return 0
 		sleep 0.2
 	done
@@ -277,8 +277,8 @@ wait_open_failures() { # n
 
 # Waits up to 20 s for N receipts of a source (background runs end late).
 wait_receipts() { # source n
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		[ "$(receipts_of "$1" | jq length)" -ge "$2" ] && return 0
 		sleep 0.2
 	done

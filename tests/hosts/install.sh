@@ -32,7 +32,7 @@ fi
 for pkg in $pins; do
 	name=${pkg%@*}
 	sub=$(printf '%s' "$name" | tr '@/' '_-')
-	rm -rf "$dir/$sub"
+	rm -rf "${dir:?}/$sub"
 	mkdir -p "$dir/$sub"
 	echo "installing $pkg" >&2
 	npm install --prefix "$dir/$sub" --no-audit --no-fund --no-update-notifier \

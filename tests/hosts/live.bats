@@ -48,7 +48,7 @@ failing_blocks() { # host source
 	routed_text=$(tool_result "$host" 0)
 
 	# The same first step without routing, in a fresh state directory.
-	rm -rf "$STATE" "$PAYLOADS"/* && "$AIRLOCK" run --state-dir "$STATE" -- true >/dev/null
+	rm -rf "$STATE" "${PAYLOADS:?}"/* && "$AIRLOCK" run --state-dir "$STATE" -- true >/dev/null
 	: >"$MOCK_LOG"
 	mock "[{\"shell\": $(jq -Rn --arg c "$cmd" '$c')}]"
 	hooks "$host" "$TEST_DIR/hook-unrouted"

@@ -236,7 +236,7 @@ static const struct sandbox_path_event *linkgroups_event(const struct linkgroups
 	if (!g->events)
 		return NULL;
 	const struct sandbox_path_event **e =
-		bsearch(&kp, g->events, g->trace->n_events, sizeof(*g->events), compare_events);
+		bsearch(&kp, g->events, g->trace->n_events, sizeof(const struct sandbox_path_event *), compare_events);
 	return e ? *e : NULL;
 }
 
@@ -700,12 +700,12 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 				.problems = problems, .trace = trace, .err = err };
 	int r = 0;
 	if (trace->n_events) {
-		g.events = calloc(trace->n_events, sizeof(*g.events));
+		g.events = calloc(trace->n_events, sizeof(const struct sandbox_path_event *));
 		if (!g.events)
 			return error_set(err, ENOMEM, "out of memory");
 		for (size_t i = 0; i < trace->n_events; i++)
 			g.events[i] = &trace->events[i];
-		qsort(g.events, trace->n_events, sizeof(*g.events), compare_events);
+		qsort(g.events, trace->n_events, sizeof(const struct sandbox_path_event *), compare_events);
 	}
 	/* A trace past its cap shows nothing after it: a linked file changed
 	 * and then removed, a directory renamed, a set-id file written

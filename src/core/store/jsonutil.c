@@ -114,13 +114,13 @@ char *jsonutil_dump_line(const json_t *v)
 int jsonutil_array_sort(json_t *array, int (*compare)(const void *, const void *))
 {
 	size_t n = json_array_size(array);
-	json_t **items = calloc(n + 1, sizeof(*items));
+	json_t **items = calloc(n + 1, sizeof(json_t *));
 
 	if (!items)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		items[i] = json_incref(json_array_get(array, i));
-	qsort(items, n, sizeof(*items), compare);
+	qsort(items, n, sizeof(json_t *), compare);
 	json_array_clear(array);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(array, items[i]);
