@@ -52,61 +52,31 @@ static int hook_block(const char *what, const char *detail)
 	return EXIT_GATE_BLOCKED;
 }
 
-static void print_json(json_t *doc)
-{
-	if (doc)
-		json_dumpf(doc, stdout, JSON_COMPACT);
-	putchar('\n');
-	json_decref(doc);
-}
-
-static int hook_reply(enum agenthost host, enum hook_event event,
+/* The outcome in the host's dialect (its reply writer): stdout, stderr and
+ * the exit status. */
+static int hook_reply(const struct agent_host *host, enum hook_event event,
 		      const struct hook_outcome *o)
 {
-	const char *event_name = o->event_name[0] ? o->event_name
-				 : event == HOOK_PRE_TOOL_USE  ? "PreToolUse"
-				 : event == HOOK_POST_TOOL_USE ? "PostToolUse"
-							       : "Stop";
-	if (o->decision == HOOK_BLOCK && event != HOOK_STOP) {
-		/* Exit 2 with the reason on stderr blocks in all three hosts. */
-		fprintf(stderr, "%s\n", o->message);
-		return EXIT_GATE_BLOCKED;
+	const struct agent_decision d = {
+		.event = (enum agent_event)event,
+		.block = o->decision == HOOK_BLOCK,
+		.message = o->message,
+		.event_name = o->event_name,
+		.updated_input = o->updated_input,
+	};
+	struct agent_reply reply = { 0 };
+
+	if (host->reply(&d, &reply) < 0)
+		return hook_block("cannot write the reply", ": out of memory");
+	if (reply.stderr_text)
+		fprintf(stderr, "%s\n", reply.stderr_text);
+	if (reply.print) {
+		if (reply.doc)
+			json_dumpf(reply.doc, stdout, JSON_COMPACT);
+		putchar('\n');
 	}
-	if (o->decision == HOOK_BLOCK) {
-		print_json(json_pack("{s:s, s:s}", "decision", host == AGENTHOST_GEMINI ? "deny" : "block",
-				     "reason", o->message));
-		return EXIT_OK;
-	}
-	/* A routed command: the tool's input replaced (docs/gate.md, "Routing").
-	 * Claude Code takes updatedInput as is; Codex 0.171 only with
-	 * permissionDecision "allow" (else it fails the hook); Gemini CLI merges
-	 * tool_input into the call's arguments. */
-	if (o->updated_input) {
-		json_t *input = json_incref(o->updated_input);
-		if (host == AGENTHOST_CLAUDE)
-			print_json(json_pack("{s:{s:s, s:o, s:s}}", "hookSpecificOutput", "hookEventName",
-					     event_name, "updatedInput", input, "additionalContext",
-					     o->message));
-		else if (host == AGENTHOST_CODEX)
-			print_json(json_pack("{s:{s:s, s:s, s:o}}", "hookSpecificOutput", "hookEventName",
-					     "PreToolUse", "permissionDecision", "allow", "updatedInput",
-					     input));
-		else
-			print_json(json_pack("{s:{s:s, s:o}}", "hookSpecificOutput", "hookEventName",
-					     "BeforeTool", "tool_input", input));
-		return EXIT_OK;
-	}
-	/* A pass. Codex treats any field it does not know as a failed hook, so
-	 * it gets nothing; Gemini expects an object. */
-	if (host == AGENTHOST_CODEX)
-		return EXIT_OK;
-	if (host == AGENTHOST_GEMINI || !o->message[0] || event == HOOK_STOP) {
-		print_json(json_object());
-		return EXIT_OK;
-	}
-	print_json(json_pack("{s:{s:s, s:s}}", "hookSpecificOutput", "hookEventName", event_name,
-			     "additionalContext", o->message));
-	return EXIT_OK;
+	json_decref(reply.doc);
+	return reply.exit_status;
 }
 
 /* A broken invocation: a bad option, a dialect or event airlock does not
@@ -118,12 +88,15 @@ static int hook_reply(enum agenthost host, enum hook_event event,
  * through an open failure. Not knowing whether one is open is a block. */
 static int hook_usage_error(const struct hook_context *ctx, const char *what, const char *detail)
 {
-	static const char usage[] =
-		"airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE]";
+	char usage[512];
 	cleanup_free char *payload = NULL;
 	size_t n = 0, open = 0;
 	struct error err = { 0 };
 	char describe[4096] = "";
+
+	snprintf(usage, sizeof(usage),
+		 "airlock hook %s pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE]",
+		 agenthost_names(true));
 
 	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0 ||
 	    hook_open_failures(ctx, payload, n, &open, describe, sizeof(describe), &err) < 0) {
@@ -171,8 +144,9 @@ int cmd_hook(int argc, char **argv)
 			route = false;
 			break;
 		case 'h':
-			puts("usage: airlock hook claude|codex|gemini pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE] [--no-route]\n"
-			     "reads the host's hook payload (JSON) on stdin");
+			printf("usage: airlock hook %s pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE] [--no-route]\n"
+			       "reads the host's hook payload (JSON) on stdin\n",
+			       agenthost_names(true));
 			return EXIT_OK;
 		default:
 			/* getopt stopped at the bad word: a --state-dir after it
@@ -189,11 +163,14 @@ int cmd_hook(int argc, char **argv)
 	if (argc - optind != 2)
 		return hook_usage_error(&ctx, "wrong number of operands", "");
 	const char *d = argv[optind], *e = argv[optind + 1];
-	enum agenthost host;
+	const struct agent_host *host = agenthost_find(d);
 	enum hook_event event;
 	struct error err = { 0 };
-	if (agenthost_from_string(d, &host, &err) < 0)
-		return hook_usage_error(&ctx, "unknown dialect (claude, codex or gemini): ", d);
+	char unknown[300];
+	if (!host) {
+		snprintf(unknown, sizeof(unknown), "unknown dialect (%s): ", agenthost_names(false));
+		return hook_usage_error(&ctx, unknown, d);
+	}
 	if (strcmp(e, "pre-tool-use") == 0 || strcmp(e, "before-tool") == 0)
 		event = HOOK_PRE_TOOL_USE;
 	else if (strcmp(e, "post-tool-use") == 0 || strcmp(e, "after-tool") == 0)

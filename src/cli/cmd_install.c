@@ -25,37 +25,21 @@
 
 /* The settings file the host reads its hooks from: the project's when
  * project is set, else the user's. */
-static char *install_settings_path(enum agenthost host, const char *project)
+static char *install_settings_path(const struct agent_host *host, const char *project)
 {
-	const char *home = getenv("HOME");
-	const char *codex_home = getenv("CODEX_HOME");
-
 	if (project)
-		return path_join(project, agenthost_get(host)->install_project_file);
-	if (host == AGENTHOST_CODEX && codex_home && codex_home[0] == '/')
-		return path_join(codex_home, "hooks.json");
-	if (!home || home[0] != '/')
-		return NULL;
-	return path_join(home, agenthost_get(host)->install_user_file);
+		return path_join(project, host->install_project_file);
+	return agenthost_path(host, host->install_user_base, host->install_user_file, getenv("HOME"),
+			      host->home_env ? getenv(host->home_env) : NULL);
 }
 
 /* What the host needs besides its settings file: facts, on stderr. */
-static void install_needs(enum agenthost host, const char *path, bool project)
+static void install_needs(const struct agent_host *host, const char *path, bool project)
 {
-	switch (host) {
-	case AGENTHOST_CLAUDE:
-		cli_error("Claude Code reads %s when a session starts: restart running sessions, and `/hooks` lists what it loaded; every other settings level may add or disable hooks: `airlock install --check claude%s` reads them all",
-			  path, project ? " --project DIR" : "");
-		break;
-	case AGENTHOST_CODEX:
-		cli_error("Codex runs a hook only once you trust it: open `/hooks` in codex and trust airlock's (Codex keeps a hash of each hook in config.toml's hooks.state; a changed hook asks again)%s",
-			  project ? "; a project's .codex/ is read only when the project is trusted (projects.\"DIR\".trust_level = \"trusted\" in ~/.codex/config.toml)" : "");
-		break;
-	case AGENTHOST_GEMINI:
-		cli_error("Gemini CLI runs hooks only in a trusted folder (folder trust: `/permissions`, ~/.gemini/trustedFolders.json) and while hooksConfig.enabled is not false; versions before hooksConfig need \"tools\": {\"enableHooks\": true}%s",
-			  project ? "; it warns once about new project hooks and then runs them" : "");
-		break;
-	}
+	char needs[2048];
+
+	host->install_needs(path, project, needs, sizeof(needs));
+	cli_error("%s", needs);
 }
 
 /* The settings document: {} when the file does not exist. *ret_text gets
@@ -141,7 +125,7 @@ static int install_backup(const char *path, const char *text, size_t n, char **r
  * A file that does not exist is nothing (the target is: no hooks); one
  * that cannot be read, or is not what the host reads, is reported: the
  * host may read it all the same. */
-static int install_check_file(enum agenthost host, const struct install_command *cmd,
+static int install_check_file(const struct agent_host *host, const struct install_command *cmd,
 			      const char *path, enum agenthost_format format, bool target, bool *ret_bad)
 {
 	cleanup_free char *text = NULL;
@@ -192,7 +176,7 @@ static int install_check_file(enum agenthost host, const struct install_command 
 }
 
 /* Each *.json in dir, in name order, as install_check_file(). */
-static int install_check_dir(enum agenthost host, const struct install_command *cmd,
+static int install_check_dir(const struct agent_host *host, const struct install_command *cmd,
 			     const char *dir, bool *ret_bad)
 {
 	struct dirent **names = NULL;
@@ -255,7 +239,7 @@ static char **install_project_dirs(const char *dir)
 }
 
 /* One settings path, once: a file or a directory of them. */
-static int install_check_path(enum agenthost host, const struct install_command *cmd, char *path,
+static int install_check_path(const struct agent_host *host, const struct install_command *cmd, char *path,
 			      enum agenthost_format format, const char *target, char ***seen, bool *bad)
 {
 	if (strv_contains(*seen, path))
@@ -271,13 +255,13 @@ static int install_check_path(enum agenthost host, const struct install_command 
  * host merges (the agenthost table: project, user, system), for the
  * project DIR, else the current directory's, and its parents up to the
  * repository's root. */
-static int install_check_all(enum agenthost host, const struct install_command *cmd,
+static int install_check_all(const struct agent_host *host, const struct install_command *cmd,
 			     const char *project, const char *target)
 {
 	cleanup_free char *here = project ? NULL : getcwd(NULL, 0);
 	cleanup_strv char **roots = NULL;
-	const char *home = getenv("HOME"), *codex_home = getenv("CODEX_HOME");
-	const char *gemini_system = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+	const char *home = getenv("HOME");
+	const char *host_home = host->home_env ? getenv(host->home_env) : NULL;
 	cleanup_strv char **seen = calloc(1, sizeof(char *));
 	bool bad = false;
 	int status = EXIT_OK;
@@ -289,42 +273,23 @@ static int install_check_all(enum agenthost host, const struct install_command *
 	}
 	if (!seen)
 		return EXIT_AIRLOCK_ERROR;
-	for (const struct agenthost_settings *s = agenthost_get(host)->settings;
-	     s->path && status == EXIT_OK; s++) {
-		cleanup_free char *path = NULL;
-		switch (s->base) {
-		case AGENTHOST_BASE_PROJECT:
+	for (const struct agenthost_settings *s = host->settings; s->path && status == EXIT_OK; s++) {
+		if (s->base == AGENTHOST_BASE_PROJECT) {
 			for (size_t i = 0; roots && roots[i] && status == EXIT_OK; i++) {
 				cleanup_free char *p = path_join(roots[i], s->path);
 				status = p ? install_check_path(host, cmd, p, s->format, target, &seen, &bad)
 					   : EXIT_AIRLOCK_ERROR;
 			}
 			continue;
-		case AGENTHOST_BASE_USER:
-			path = home && home[0] == '/' ? path_join(home, s->path) : NULL;
-			break;
-		case AGENTHOST_BASE_CODEX_HOME:
-			if (codex_home && codex_home[0] == '/') {
-				path = path_join(codex_home, s->path);
-			} else if (home && home[0] == '/') {
-				cleanup_free char *dot_codex = path_join(home, ".codex");
-				path = dot_codex ? path_join(dot_codex, s->path) : NULL;
-			}
-			break;
-		case AGENTHOST_BASE_SYSTEM:
-			/* Gemini CLI reads its system settings from here
-			 * instead, when set. */
-			if (host == AGENTHOST_GEMINI && gemini_system && gemini_system[0] &&
-			    strcmp(s->path, "/etc/gemini-cli/settings.json") == 0)
-				path = strdup(gemini_system);
-			else
-				path = strdup(s->path);
-			break;
 		}
+		/* The host reads this file from elsewhere when s->env is set. */
+		const char *moved = s->env ? getenv(s->env) : NULL;
+		cleanup_free char *path = moved && moved[0] ? strdup(moved)
+					  : agenthost_path(host, s->base, s->path, home, host_home);
 		if (path)
 			status = install_check_path(host, cmd, path, s->format, target, &seen, &bad);
 	}
-	/* The target is not in the table when $CODEX_HOME moved it: read it. */
+	/* The target is not in the table when the host's home_env moved it: read it. */
 	if (status == EXIT_OK && !strv_contains(seen, target))
 		status = install_check_file(host, cmd, target, AGENTHOST_SETTINGS_JSON, true, &bad);
 	if (status != EXIT_OK)
@@ -332,7 +297,7 @@ static int install_check_all(enum agenthost host, const struct install_command *
 	if (bad)
 		return EXIT_HOOK_MISCONFIGURED;
 	cli_print("%s: airlock's %s hooks are present and current, and no settings level turns them off\n",
-		  target, agenthost_get(host)->name);
+		  target, host->name);
 	return EXIT_OK;
 }
 
@@ -378,22 +343,23 @@ int cmd_install(int argc, char **argv)
 			policy_arg = optarg;
 			break;
 		case 'h':
-			puts("usage: airlock install claude|codex|gemini [--project DIR] [--write] [--state-dir DIR] [--policy FILE]\n"
-			     "       airlock install --check claude|codex|gemini [--project DIR] [--state-dir DIR] [--policy FILE]\n"
-			     "prints airlock's hooks for the host, or merges them into its settings file (--write),\n"
-			     "or checks that they are there and current and that no settings level the host\n"
-			     "merges turns them off or adds a hook before the tool (--check: exit 0 yes, 1 no)");
+			printf("usage: airlock install %s [--project DIR] [--write] [--state-dir DIR] [--policy FILE]\n"
+			       "       airlock install --check %s [--project DIR] [--state-dir DIR] [--policy FILE]\n"
+			       "prints airlock's hooks for the host, or merges them into its settings file (--write),\n"
+			       "or checks that they are there and current and that no settings level the host\n"
+			       "merges turns them off or adds a hook before the tool (--check: exit 0 yes, 1 no)\n",
+			       agenthost_names(true), agenthost_names(true));
 			return EXIT_OK;
 		default:
 			return EXIT_AIRLOCK_ERROR;
 		}
 	}
 	if (optind >= argc) {
-		cli_error("install: which host? (claude, codex or gemini)");
+		cli_error("install: which host? (%s)", agenthost_names(false));
 		return EXIT_AIRLOCK_ERROR;
 	}
 	struct error err = { 0 };
-	enum agenthost host;
+	const struct agent_host *host;
 	if (agenthost_from_string(argv[optind], &host, &err) < 0) {
 		cli_error("install: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
@@ -476,7 +442,7 @@ int cmd_install(int argc, char **argv)
 		cli_error("install: %s: %s", path, err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cli_error("install: merged airlock's %s hooks into %s%s%s", agenthost_get(host)->name, path,
+	cli_error("install: merged airlock's %s hooks into %s%s%s", host->name, path,
 		  backup ? "; the original is in " : "", backup ? backup : "");
 	install_needs(host, path, project != NULL);
 	return EXIT_OK;

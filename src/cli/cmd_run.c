@@ -129,7 +129,7 @@ static int replace_string(char **slot, const char *value)
 static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 {
 	struct run_request *req = &cli->req;
-	enum agenthost routed_host;
+	const struct agent_host *routed_host;
 	uint64_t ms;
 	int r = 0;
 
@@ -183,9 +183,9 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		 * tool's (docs/gate.md, "Routing"): the output goes through as it
 		 * comes, and stdout carries nothing of airlock's. */
 		if (agenthost_from_string(arg, &routed_host, &(struct error){ 0 }) == 0)
-			req->source = agenthost_get(routed_host)->routed_source;
+			req->source = routed_host->routed_source;
 		else
-			run_request_set_invalid(req, "--routed '%.100s' must be claude, codex or gemini", arg);
+			run_request_set_invalid(req, "--routed '%.100s' must be %s", arg, agenthost_names(false));
 		cli->routed = true;
 		cli->tee = true;
 		break;
@@ -246,13 +246,13 @@ static void print_run_usage(FILE *f, const char *name)
 		      "                   [--net none|host] [--allow-workspace home|system] FILE|-\n",
 		      f);
 	else
-		fputs("usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
-		      "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
-		      "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
-		      "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
-		      "                   [--allow-workspace home|system] [--fixes ID]\n"
-		      "                   [--routed claude|codex|gemini] -- CMD [ARG...]\n",
-		      f);
+		fprintf(f, "usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
+			   "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
+			   "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
+			   "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
+			   "                   [--allow-workspace home|system] [--fixes ID]\n"
+			   "                   [--routed %s] -- CMD [ARG...]\n",
+			agenthost_names(true));
 }
 
 /* Parses options up to the command; returns the index of its first word,

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
-	enum agenthost host = (enum agenthost)(data[0] % AGENTHOST_COUNT);
+	const struct agent_host *host = agenthost_at(data[0] % agenthost_count());
 	/* Bit 8: what a post-tool-use payload says of the exit status (Gemini's
 	 * llmContent is read as text). */
 	if (data[0] & 8) {

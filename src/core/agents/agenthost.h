@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "basic/error.h"
 
 /* The agent hosts airlock hooks into, and everything airlock knows of each
- * (docs/gate.md, "Hooks" and "Installing"): one table, read by the hook,
- * install, the quarantine's protected paths and the hide list. Adding a
- * host is adding a row here and its reply dialect in cli/cmd_hook.c. */
-/* Where one of a host's settings files sits (struct agenthost_settings). */
+ * (docs/gate.md, "Hooks" and "Installing"): one struct agent_host per host,
+ * in its own file (claude.c, codex.c, gemini.c), listed in agenthost.c's
+ * table. The hook, install, the quarantine's protected paths, the hide list
+ * and the CLI read the table; none of them names a host. Adding a host is
+ * one file here and its row in the table (docs/ARCHITECTURE.md). */
+
+/* Where one of a host's files sits. */
 enum agenthost_base {
 	AGENTHOST_BASE_PROJECT, /* relative to the project's root */
 	AGENTHOST_BASE_USER, /* relative to the home */
-	AGENTHOST_BASE_CODEX_HOME, /* relative to $CODEX_HOME, else ~/.codex */
+	AGENTHOST_BASE_HOST_HOME, /* relative to the host's own home (home_env, else ~/home_dir) */
 	AGENTHOST_BASE_SYSTEM, /* absolute: managed and system settings */
 };
 
@@ -28,16 +33,62 @@ struct agenthost_settings {
 	enum agenthost_base base;
 	const char *path;
 	enum agenthost_format format;
+	/* An environment variable that, set and not empty, names this file
+	 * instead (NULL: none). */
+	const char *env;
 };
 
-enum agenthost {
-	AGENTHOST_CLAUDE,
-	AGENTHOST_CODEX,
-	AGENTHOST_GEMINI,
+/* The hook events airlock answers, whatever the host calls them. */
+enum agent_event {
+	AGENT_EVENT_PRE_TOOL, /* before a tool runs: allow, deny or rewrite it */
+	AGENT_EVENT_POST_TOOL, /* after a tool ran: its result */
+	AGENT_EVENT_STOP, /* the agent wants to stop */
 };
-#define AGENTHOST_COUNT (AGENTHOST_GEMINI + 1)
 
-struct agenthost_info {
+/* One hook `airlock install` writes: the event's name in the host's
+ * settings, the matcher (NULL: every call), and airlock hook's event word. */
+struct agenthost_install_event {
+	const char *name;
+	const char *matcher;
+	const char *event;
+};
+
+/* How the host's report of a run ended, as far as the host really said. */
+enum agent_exit_kind {
+	AGENT_EXIT_REPORTED, /* the host gave the exit status (or the signal) */
+	AGENT_EXIT_IMPLIED, /* an event that fires only for a success: 0 */
+	AGENT_EXIT_UNKNOWN, /* not reported: recorded, never verified, never closes */
+	AGENT_EXIT_INTERPRETED, /* non-zero, called "not an error" by the host */
+};
+
+struct agent_exit {
+	enum agent_exit_kind kind;
+	int code;
+	bool interrupted;
+	bool known_failed; /* unknown status, but certainly not a success */
+	const char *why; /* unknown: why; static */
+	const char *interpretation; /* interpreted: the host's words (in the payload) */
+};
+
+/* What airlock answers one hook call, before the host's dialect. */
+struct agent_decision {
+	enum agent_event event;
+	bool block; /* refuse the tool, or refuse to stop */
+	const char *message; /* the reason, or context for the agent; "" none */
+	const char *event_name; /* the payload's hook_event_name; "" none */
+	json_t *updated_input; /* the tool's whole new input (routed); NULL none; borrowed */
+};
+
+/* That answer in the host's dialect: what goes to stdout (a JSON document,
+ * or nothing), to stderr, and the exit status. */
+struct agent_reply {
+	bool print; /* print doc (NULL: an empty line) and a newline */
+	json_t *doc; /* owned */
+	const char *stderr_text; /* printed with a newline; NULL none; borrowed */
+	int exit_status; /* 0 or 2: the only statuses the hosts read alike */
+};
+
+struct agent_host {
 	const char *name; /* "claude": the word in `airlock hook NAME`, --routed NAME */
 	const char *display; /* "Claude Code" */
 	const char *agent; /* the receipt's host.agent: "claude-code" */
@@ -53,6 +104,9 @@ struct agenthost_info {
 	 * three lists (MCP tools, new ones) is taken as mutating. Every tool's
 	 * paths are checked against the state directory and the hidden paths. */
 	const char *const *read_tools;
+	/* The key of a shell tool's input naming the directory it runs the
+	 * command in, relative to the payload's cwd (NULL: it runs in cwd). */
+	const char *shell_dir_key;
 	/* The directories of a project that hold nothing but the host's own
 	 * configuration, relative to its root (NULL-terminated): each is
 	 * read-only as a whole for a quarantined command (nothing in it can be
@@ -68,22 +122,66 @@ struct agenthost_info {
 	 * when a command creates one, never written by a file tool. */
 	const char *const *project_config;
 	const char *const *user_config;
-	/* Where the user's own settings file sits, relative to the home, that
-	 * `airlock install` writes; and the project's, relative to its root. */
+	/* The host's own home, when an environment variable may move it away
+	 * from ~/home_dir (NULL: none); home_config and home_credentials are
+	 * relative to it, and protected (hidden) there too when it is moved. */
+	const char *home_env;
+	const char *home_dir;
+	const char *const *home_config;
+	const char *const *home_credentials;
+	/* Where the settings file `airlock install` writes sits: the user's
+	 * (install_user_base, install_user_file) and the project's, relative
+	 * to its root. */
+	enum agenthost_base install_user_base;
 	const char *install_user_file;
 	const char *install_project_file;
 	/* The host's credentials, relative to the home: hidden from every run. */
 	const char *const *credentials;
-	/* Hook timeouts are in milliseconds (else seconds). */
-	bool timeout_ms;
+	/* The hooks `airlock install` writes, ending with a NULL name; their
+	 * timeout in the host's unit. */
+	const struct agenthost_install_event *install_events;
+	int install_timeout;
 	/* Every settings file the host merges its hooks and the switches that
 	 * turn hooks off from, at every level (project, user, system), ending
 	 * with a NULL path: what `airlock install --check` reads. */
 	const struct agenthost_settings *settings;
+	/* What else the host needs for the hooks to run (trust, a restart),
+	 * facts for the person installing: path is the settings file written,
+	 * project whether it is a project's. Writes at most size bytes. */
+	void (*install_needs)(const char *path, bool project, char *buf, size_t size);
+	/* Payload reader: how the post-tool-use payload's run ended, only as
+	 * far as the host really says (tests/fixtures/hosts/ holds captures). */
+	void (*exit_status)(json_t *payload, struct agent_exit *ret);
+	/* Reply writer: d in the host's dialect. -ENOMEM: out of memory. */
+	int (*reply)(const struct agent_decision *d, struct agent_reply *ret);
 };
 
-const struct agenthost_info *agenthost_get(enum agenthost host);
-/* "claude", "codex" or "gemini"; -EINVAL with a message naming the word. */
-int agenthost_from_string(const char *s, enum agenthost *ret, struct error *err);
+/* The most hosts the table holds (for arrays by a host's place in it). */
+#define AGENTHOST_MAX 16
+
+/* The table: every host, in a fixed order. */
+size_t agenthost_count(void);
+const struct agent_host *agenthost_at(size_t i);
+/* The host named s (its name), NULL when none is. */
+const struct agent_host *agenthost_find(const char *s);
+/* "claude, codex or gemini" (sep ", ", last " or "), or with "|" between
+ * them all ("claude|codex|gemini"): for messages and usage. Static. */
+const char *agenthost_names(bool bars);
+/* agenthost_find(), -EINVAL with a message naming the word. */
+int agenthost_from_string(const char *s, const struct agent_host **ret, struct error *err);
 /* Whether tool is one of names (NULL-terminated); a NULL tool is none. */
 bool agenthost_tool_in(const char *const *names, const char *tool);
+/* The path of rel at base for host: home is $HOME, host_home the value of
+ * host->home_env (either may be NULL). NULL: not absolute (no home), or out
+ * of memory. */
+char *agenthost_path(const struct agent_host *host, enum agenthost_base base, const char *rel,
+		     const char *home, const char *host_home);
+
+/* For the hosts' files: an unknown exit status. */
+void agenthost_exit_unknown(struct agent_exit *ret, bool failed, const char *why);
+/* For the hosts' reply writers: a tool refused (not a stop) is exit 2 with
+ * the reason on stderr in every host; true when d is one (ret is set). */
+bool agenthost_reply_refuse_tool(const struct agent_decision *d, struct agent_reply *ret);
+/* The event name a reply names when the payload gave none. */
+const char *agenthost_event_name(const struct agent_decision *d, const char *pre, const char *post,
+				 const char *stop);

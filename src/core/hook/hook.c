@@ -35,7 +35,7 @@
 /* Everything one hook invocation needs, released in one place. */
 struct hook_state {
 	const struct hook_context *ctx;
-	enum agenthost host;
+	const struct agent_host *host;
 	json_t *payload;
 	struct store *store;
 	struct rules *rules;
@@ -100,9 +100,9 @@ static void outcome_set(struct hook_outcome *ret, enum hook_decision d, const ch
 	hook_message_for_terminal(ret->message, sizeof(ret->message));
 }
 
-static bool hook_is_shell_tool(enum agenthost host, const char *tool)
+static bool hook_is_shell_tool(const struct agent_host *host, const char *tool)
 {
-	return agenthost_tool_in(agenthost_get(host)->shell_tools, tool);
+	return agenthost_tool_in(host->shell_tools, tool);
 }
 
 /* The command string a shell tool was given; Codex may send an argv array,
@@ -504,15 +504,16 @@ static void hook_masking_text(unsigned mask, char *buf, size_t size)
 						 used ? ", " : "", shell_mask_to_string(bit));
 }
 
-/* Where the host ran the command: Gemini's run_shell_command runs in
- * tool_input.dir_path (relative to the payload's cwd), the others in cwd.
- * NULL: the payload's cwd. */
+/* Where the host ran the command: in its shell tool's shell_dir_key
+ * (Gemini's dir_path; relative to the payload's cwd), else in cwd. NULL:
+ * the payload's cwd. */
 static char *hook_run_cwd(struct hook_state *st)
 {
 	const char *cwd = jsonutil_str(st->payload, "cwd");
-	const char *dir = jsonutil_str(json_object_get(st->payload, "tool_input"), "dir_path");
+	const char *key = st->host->shell_dir_key;
+	const char *dir = key ? jsonutil_str(json_object_get(st->payload, "tool_input"), key) : NULL;
 
-	if (st->host != AGENTHOST_GEMINI || !dir || !*dir || (!cwd && dir[0] != '/'))
+	if (!dir || !*dir || (!cwd && dir[0] != '/'))
 		return NULL;
 	cleanup_free char *joined = dir[0] == '/' ? strdup(dir) : path_join(cwd, dir);
 	char *real = joined ? realpath(joined, NULL) : NULL;
@@ -605,14 +606,14 @@ static char *hook_resolve(const char *base, const char *path)
 
 /* The file tools that write, by host: always refused into the state
  * directory, and refused like a mutating command while a failure is open. */
-static bool hook_is_file_tool(enum agenthost host, const char *tool)
+static bool hook_is_file_tool(const struct agent_host *host, const char *tool)
 {
-	return agenthost_tool_in(agenthost_get(host)->write_tools, tool);
+	return agenthost_tool_in(host->write_tools, tool);
 }
 
-static bool hook_is_read_tool(enum agenthost host, const char *tool)
+static bool hook_is_read_tool(const struct agent_host *host, const char *tool)
 {
-	return agenthost_tool_in(agenthost_get(host)->read_tools, tool);
+	return agenthost_tool_in(host->read_tools, tool);
 }
 
 /* The paths one tool call names, as named and resolved (hook_resolve())
@@ -1131,7 +1132,7 @@ static char *hook_routed_text(struct hook_state *st, const char *scope, const ch
 			      const char *command, size_t n)
 {
 	/* word i is quoted when quote[i], else literal */
-	const char *words[] = { st->ctx->route_airlock, "run", "--routed", agenthost_get(st->host)->name,
+	const char *words[] = { st->ctx->route_airlock, "run", "--routed", st->host->name,
 				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,
 				policy ? "--policy" : NULL, policy, "--workspace", scope,
 				"--", "bash", "-c" };
@@ -1425,243 +1426,9 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	return 0;
 }
 
-/* How the host's report of a run ended, as far as the host really said. */
-enum hook_exit_status {
-	HOOK_EXIT_REPORTED, /* the host gave the exit status (or the signal) */
-	HOOK_EXIT_IMPLIED, /* Claude's PostToolUse, which fires only for a success: 0 */
-	HOOK_EXIT_UNKNOWN, /* not reported: recorded, never verified, never closes */
-	HOOK_EXIT_INTERPRETED, /* Claude: non-zero, called "not an error" by the host */
-};
-
+/* The receipt's exit_status word for each enum agent_exit_kind. */
 static const char *const hook_exit_status_names[] = { "reported", "implied", "unknown",
 						      "interpreted" };
-
-struct hook_status {
-	enum hook_exit_status kind;
-	int code;
-	bool interrupted;
-	bool known_failed; /* unknown status, but certainly not a success */
-	const char *why; /* unknown: why; static */
-	const char *interpretation; /* interpreted: the host's words (in the payload) */
-};
-
-static void hook_status_unknown(struct hook_status *s, bool failed, const char *why)
-{
-	*s = (struct hook_status){ .kind = HOOK_EXIT_UNKNOWN, .known_failed = failed, .why = why };
-}
-
-/* Claude Code: PostToolUse fires for a success (exit 0, or an exit status
- * its semantics call no error: returnCodeInterpretation), PostToolUseFailure
- * with "Exit code N" first in `error`; a background run fires PostToolUse
- * at launch with a backgroundTaskId and no status at all. */
-static void hook_status_claude(json_t *payload, struct hook_status *s)
-{
-	json_t *resp = json_object_get(payload, "tool_response");
-	json_t *input = json_object_get(payload, "tool_input");
-	const char *event = jsonutil_str(payload, "hook_event_name");
-	const char *interpretation = jsonutil_str(resp, "returnCodeInterpretation");
-	const char *error = jsonutil_str(payload, "error");
-	int code;
-
-	*s = (struct hook_status){ .kind = HOOK_EXIT_IMPLIED };
-	if (json_is_true(json_object_get(resp, "interrupted")) ||
-	    json_is_true(json_object_get(payload, "is_interrupt"))) {
-		*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .interrupted = true };
-		return;
-	}
-	if (json_is_true(json_object_get(input, "run_in_background")) ||
-	    json_object_get(resp, "backgroundTaskId")) {
-		hook_status_unknown(s, false,
-				    "a background run: the host reported its start, not its end");
-		return;
-	}
-	if (error && sscanf(error, "Exit code %d", &code) == 1) {
-		*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .code = code };
-		return;
-	}
-	if (event && strcmp(event, "PostToolUseFailure") == 0) {
-		hook_status_unknown(s, true, "the host reported a failure without its exit status");
-		return;
-	}
-	if (interpretation && *interpretation)
-		*s = (struct hook_status){ .kind = HOOK_EXIT_INTERPRETED,
-					   .interpretation = interpretation };
-}
-
-/* The line at [p, end) is `prefix` and something after it. */
-static bool hook_line_is(const char *p, const char *end, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	return (size_t)(end - p) > n && memcmp(p, prefix, n) == 0;
-}
-
-/* Gemini CLI's run_shell_command (packages/core/src/tools/shell.ts) answers
- * "<untrusted_context>\n" BODY "\n</untrusted_context>", BODY being
- * "Output: " OUTPUT (or "(empty)"), then its own lines, in this order and
- * each only when it applies: "Error: ...", "Exit Code: N" (non-zero only),
- * "Signal: S", "Background PIDs: ...", "Process Group PGID: N". OUTPUT is
- * the command's, so it may hold any of those lines itself: the host's are
- * known only after where OUTPUT ends, which returnDisplay (OUTPUT itself,
- * when a string) tells. Without that, the host's lines are read from the
- * end: no Exit Code or Signal line there means 0, one there may be the
- * command's own, so the status is unknown. */
-static void hook_status_gemini(json_t *payload, struct hook_status *s)
-{
-	static const char open[] = "<untrusted_context>\n", close[] = "\n</untrusted_context>";
-	static const char modified[] = "\n\n[System] Tool input parameters (";
-	json_t *resp = json_object_get(payload, "tool_response");
-	json_t *input = json_object_get(payload, "tool_input");
-	const char *llm = jsonutil_str(resp, "llmContent");
-	const char *display = jsonutil_str(resp, "returnDisplay");
-
-	if (json_is_true(json_object_get(input, "is_background"))) {
-		hook_status_unknown(s, false, "a background run: the host reports no status for it");
-		return;
-	}
-	if (json_object_get(resp, "error") && !json_is_null(json_object_get(resp, "error"))) {
-		hook_status_unknown(s, true, "the host reported an error running it, without a status");
-		return;
-	}
-	hook_status_unknown(s, false, "the host's report does not have the shape gemini-cli writes");
-	if (!llm)
-		return;
-	/* The command's own "</untrusted_context>" is escaped by the host, so
-	 * the first one closes the wrapping. After it, only the note the host
-	 * appends when a hook changed the input may follow. */
-	const char *closing = strstr(llm, close);
-	if (!closing || strncmp(llm, open, strlen(open)) != 0 || closing < llm + strlen(open))
-		return;
-	const char *after = closing + strlen(close);
-	if (*after) {
-		static const char tail[] = " were modified by a hook before execution.";
-		size_t n = strlen(after);
-		if (strncmp(after, modified, strlen(modified)) != 0 || n < strlen(tail) ||
-		    strcmp(after + n - strlen(tail), tail) != 0 ||
-		    strchr(after + strlen(modified), '\n'))
-			return;
-	}
-	size_t len = (size_t)(after - llm);
-	const char *body = llm + strlen(open), *end = llm + len - strlen(close);
-	if ((size_t)(end - body) < 8 || memcmp(body, "Output: ", 8) != 0)
-		return;
-	const char *out = body + 8, *rest = NULL;
-
-	/* Where OUTPUT ends, exactly: returnDisplay is OUTPUT (escaped as the
-	 * host escapes it in llmContent), or, for an empty one, the host's
-	 * "(empty)" with returnDisplay empty or the host's own summary. */
-	if (display && *display) {
-		const char *p = out, *d = display;
-		static const char tag[] = "</untrusted_context>", esc[] = "&lt;/untrusted_context&gt;";
-		while (*d && p < end) {
-			if (strncmp(d, tag, strlen(tag)) == 0) {
-				if ((size_t)(end - p) < strlen(esc) || memcmp(p, esc, strlen(esc)) != 0)
-					break;
-				p += strlen(esc);
-				d += strlen(tag);
-			} else if (*p == *d) {
-				p++;
-				d++;
-			} else {
-				break;
-			}
-		}
-		if (!*d)
-			rest = p;
-	}
-	if (!rest && display &&
-	    (!*display || strncmp(display, "Command exited with code: ", 26) == 0 ||
-	     strncmp(display, "Command terminated by signal: ", 30) == 0) &&
-	    (size_t)(end - out) >= 7 && memcmp(out, "(empty)", 7) == 0)
-		rest = out + 7;
-
-	int code = 0;
-	bool signaled = false;
-	if (rest) {
-		/* Exactly the host's lines, in its order, and nothing else. */
-		static const char *const lines[] = { "Exit Code: ", "Signal: ", "Background PIDs: ",
-						     "Process Group PGID: " };
-		size_t next = 0;
-		const char *p = rest;
-		while (p < end) {
-			if (*p != '\n')
-				return;
-			const char *line = p + 1, *eol = memchr(line, '\n', (size_t)(end - line));
-			if (!eol)
-				eol = end;
-			while (next < ARRAY_SIZE(lines) && !hook_line_is(line, eol, lines[next]))
-				next++;
-			if (next == ARRAY_SIZE(lines))
-				return;
-			if (next == 0) {
-				char buf[16];
-				size_t n = (size_t)(eol - line) - 11;
-				char *e;
-				if (n == 0 || n >= sizeof(buf))
-					return;
-				memcpy(buf, line + 11, n);
-				buf[n] = '\0';
-				long v = strtol(buf, &e, 10);
-				if (*e || v == 0 || v < INT_MIN || v > INT_MAX)
-					return;
-				code = (int)v;
-			} else if (next == 1) {
-				signaled = true;
-			}
-			next++;
-			p = eol;
-		}
-	} else {
-		/* From the end: the host's own trailing lines, then the slot where
-		 * it would have put Exit Code or Signal. */
-		const char *eol = end;
-		static const char *const tail[] = { "Process Group PGID: ", "Background PIDs: " };
-		for (size_t i = 0; i < ARRAY_SIZE(tail) && eol > out; i++) {
-			const char *line = eol;
-			while (line > out && line[-1] != '\n')
-				line--;
-			if (hook_line_is(line, eol, tail[i]))
-				eol = line > out ? line - 1 : line;
-			else if (i == 0)
-				return; /* the host always ends with the process group */
-		}
-		const char *line = eol;
-		while (line > out && line[-1] != '\n')
-			line--;
-		if (hook_line_is(line, eol, "Exit Code: ") || hook_line_is(line, eol, "Signal: ")) {
-			hook_status_unknown(s, false,
-					    "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
-			return;
-		}
-	}
-	if (signaled) {
-		hook_status_unknown(s, true, "killed by a signal, which the host names but does not number");
-		return;
-	}
-	*s = (struct hook_status){ .kind = HOOK_EXIT_REPORTED, .code = code };
-}
-
-/* Only what the host really sends (tests/fixtures/hosts/ holds captures). */
-static void hook_status_of(enum agenthost host, json_t *payload, struct hook_status *s)
-{
-	switch (host) {
-	case AGENTHOST_CLAUDE:
-		hook_status_claude(payload, s);
-		return;
-	case AGENTHOST_GEMINI:
-		hook_status_gemini(payload, s);
-		return;
-	case AGENTHOST_CODEX:
-		break;
-	}
-	/* Codex (codex-rs/hooks, 0.171): tool_response is the output text and
-	 * there is no failure event. Its rollout file (transcript_path) is no
-	 * help: exec_command_end is not persisted there
-	 * (codex-rs/rollout/src/policy.rs), and the call's output item is
-	 * recorded only after the PostToolUse hooks, which may replace it,
-	 * have returned. */
-	hook_status_unknown(s, false, "Codex reports no exit status to its hooks");
-}
 
 static void hook_feed(struct capture *c, json_t *payload, const char *const *keys)
 {
@@ -1733,12 +1500,12 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		outcome_set(ret, HOOK_PASS, "airlock: routed; its `airlock run` recorded it.");
 		return 0;
 	}
-	struct hook_status hs;
-	hook_status_of(st->host, st->payload, &hs);
+	struct agent_exit hs;
+	st->host->exit_status(st->payload, &hs);
 	json_t *resp = json_object_get(st->payload, "tool_response");
 	bool interrupted = hs.interrupted;
-	bool known = hs.kind == HOOK_EXIT_REPORTED || hs.kind == HOOK_EXIT_IMPLIED;
-	bool reported = hs.kind == HOOK_EXIT_REPORTED;
+	bool known = hs.kind == AGENT_EXIT_REPORTED || hs.kind == AGENT_EXIT_IMPLIED;
+	bool reported = hs.kind == AGENT_EXIT_REPORTED;
 	int code = hs.code;
 	struct shell_script s;
 	int pr = shell_script_parse(command, strlen(command), &s);
@@ -1764,7 +1531,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	uint64_t now = clock_realtime_ns();
 	struct receipt_sandbox sandbox = { .profile = "host" };
 	struct receipt rc = {
-		.source = agenthost_get(st->host)->post_source,
+		.source = st->host->post_source,
 		.argv = argv,
 		.cwd = rc_cwd,
 		.expected = expected,
@@ -1779,7 +1546,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		.duration_ms = dur_ms,
 		.out = { .capture = &out },
 		.err = { .capture = &errc },
-		.error = !known ? (hs.kind == HOOK_EXIT_INTERPRETED
+		.error = !known ? (hs.kind == AGENT_EXIT_INTERPRETED
 					   ? "the host called its exit status no error, without giving it"
 					   : hs.why)
 			 : interrupted ? "interrupted in the host"
@@ -1801,14 +1568,14 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	json_object_set_new(doc, "shell", json_string(command));
 	json_object_set_new(doc, "host",
 			    json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:s?, s:s?}",
-				      "agent", agenthost_get(st->host)->agent, "session_id",
+				      "agent", st->host->agent, "session_id",
 				      jsonutil_str(st->payload, "session_id"), "tool_use_id",
 				      jsonutil_str(st->payload, "tool_use_id"), "event",
 				      jsonutil_str(st->payload, "hook_event_name"), "exit_code_reported",
 				      reported, "verified", verified, "masking",
 				      mask ? masking : NULL, "exit_status",
 				      hook_exit_status_names[hs.kind], "unknown_reason",
-				      hs.kind == HOOK_EXIT_UNKNOWN ? hs.why : NULL, "interpretation",
+				      hs.kind == AGENT_EXIT_UNKNOWN ? hs.why : NULL, "interpretation",
 				      hs.interpretation));
 
 	if (began_scope) {
@@ -1819,7 +1586,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	 * failure when it is known not to be a success, or by policy, and
 	 * never when the host called it no error. */
 	bool opens = known || hs.known_failed ||
-		     (hs.kind == HOOK_EXIT_UNKNOWN && st->policy->hooks_unknown_opens_failure);
+		     (hs.kind == AGENT_EXIT_UNKNOWN && st->policy->hooks_unknown_opens_failure);
 	struct gate_effect effect = { 0 };
 	struct error gate_err = { 0 };
 	int gate_r = 0;
@@ -1849,7 +1616,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		outcome_set(ret, HOOK_PASS,
 			    "airlock receipt %llu recorded the host's run with its exit status unknown (%s)%s%s; it closes nothing.%s%.300s",
 			    (unsigned long long)rc.id,
-			    hs.kind == HOOK_EXIT_INTERPRETED ? hs.interpretation : hs.why,
+			    hs.kind == AGENT_EXIT_INTERPRETED ? hs.interpretation : hs.why,
 			    effect.opened ? "; it opened a failure in " : "",
 			    effect.opened ? st->scope : "", warning[0] ? " Warning: " : "", warning);
 	else if (r == 0)
@@ -1923,7 +1690,7 @@ void hook_outcome_release(struct hook_outcome *o)
 	o->updated_input = NULL;
 }
 
-int hook_handle(const struct hook_context *ctx, enum agenthost host, enum hook_event event,
+int hook_handle(const struct hook_context *ctx, const struct agent_host *host, enum hook_event event,
 		const char *payload, size_t n, struct hook_outcome *ret, struct error *err)
 {
 	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx, .host = host };
@@ -1982,16 +1749,16 @@ int hook_open_failures(const struct hook_context *ctx, const char *payload, size
 	return 0;
 }
 
-int hook_report_status(enum agenthost host, const char *payload, size_t n, int *ret_kind,
+int hook_report_status(const struct agent_host *host, const char *payload, size_t n, int *ret_kind,
 		       int *ret_code, struct error *err)
 {
 	json_error_t jerr;
 	cleanup_with(json_decrefp) json_t *doc = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
-	struct hook_status hs;
+	struct agent_exit hs;
 
 	if (!json_is_object(doc))
 		return error_set(err, EINVAL, "the hook payload is not a JSON object");
-	hook_status_of(host, doc, &hs);
+	host->exit_status(doc, &hs);
 	*ret_kind = (int)hs.kind;
 	*ret_code = hs.code;
 	return 0;

@@ -8,13 +8,18 @@
 #include "basic/error.h"
 #include "core/agents/agenthost.h"
 
-/* The agent hosts' hooks (docs/gate.md, "Hooks"): Claude Code, Codex and
- * Gemini CLI hand a JSON payload on stdin before a tool runs, after it ran,
- * and when the agent wants to stop. hook_handle() reads one, consults the
- * gate, and says what to do; the front end formats that in the host's
- * dialect. Unknown payload fields are ignored: hosts add them monthly. */
+/* The agent hosts' hooks (docs/gate.md, "Hooks"): each host of the table
+ * (core/agents/agenthost.h) hands a JSON payload on stdin before a tool
+ * runs, after it ran, and when the agent wants to stop. hook_handle() reads
+ * one, consults the gate, and says what to do; the host's reply writer
+ * formats that in its dialect. Unknown payload fields are ignored: hosts
+ * add them monthly. */
 
-enum hook_event { HOOK_PRE_TOOL_USE, HOOK_POST_TOOL_USE, HOOK_STOP };
+enum hook_event {
+	HOOK_PRE_TOOL_USE = AGENT_EVENT_PRE_TOOL,
+	HOOK_POST_TOOL_USE = AGENT_EVENT_POST_TOOL,
+	HOOK_STOP = AGENT_EVENT_STOP,
+};
 
 enum hook_decision {
 	HOOK_PASS, /* no opinion: the host's own permission flow goes on */
@@ -48,7 +53,7 @@ struct hook_outcome {
 
 void hook_outcome_release(struct hook_outcome *o);
 
-int hook_handle(const struct hook_context *ctx, enum agenthost host, enum hook_event event,
+int hook_handle(const struct hook_context *ctx, const struct agent_host *host, enum hook_event event,
 		const char *payload, size_t n, struct hook_outcome *ret, struct error *err);
 
 /* How many failures are open in the scope of the payload's cwd (the
@@ -62,5 +67,5 @@ int hook_open_failures(const struct hook_context *ctx, const char *payload, size
  * post-tool-use records it (for the fuzz target): *ret_kind 0 reported,
  * 1 implied (0), 2 unknown, 3 interpreted; *ret_code the status when
  * reported. */
-int hook_report_status(enum agenthost host, const char *payload, size_t n, int *ret_kind,
+int hook_report_status(const struct agent_host *host, const char *payload, size_t n, int *ret_kind,
 		       int *ret_code, struct error *err);

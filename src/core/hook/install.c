@@ -17,56 +17,6 @@
 #include "core/store/jsonutil.h"
 #include "core/policy/shellwords.h"
 
-/* One event's hook, per host: the event name in the host's settings, the
- * matcher (NULL: every call), and airlock hook's event argument. */
-struct install_event {
-	const char *name;
-	const char *matcher;
-	const char *event;
-};
-
-/* The pre-tool event matches every tool ("*" is "every tool" in all three
- * hosts: Claude Code also takes an empty or missing matcher and ".*",
- * Codex and Gemini CLI take "*" before reading a matcher as a regex), so
- * that the hook judges reads, searches, web, subagent and MCP tools too.
- * The post-tool events record shell commands' results, and match only the
- * shell tool. */
-
-/* Claude Code 2.1: the shell tool is Bash; PostToolUseFailure is a
- * separate event; timeouts in seconds. */
-static const struct install_event install_claude[] = {
-	{ "PreToolUse", "*", "pre-tool-use" },
-	{ "PostToolUse", "Bash", "post-tool-use" },
-	{ "PostToolUseFailure", "Bash", "post-tool-use" },
-	{ "Stop", NULL, "stop" },
-	{ 0 },
-};
-/* Codex 0.171 (codex-rs/hooks): every shell tool is "Bash" to hooks; no
- * failure event; "timeout" in seconds. */
-static const struct install_event install_codex[] = {
-	{ "PreToolUse", "*", "pre-tool-use" },
-	{ "PostToolUse", "Bash", "post-tool-use" },
-	{ "Stop", NULL, "stop" },
-	{ 0 },
-};
-/* Gemini CLI 0.61: BeforeTool/AfterTool/AfterAgent; timeouts in ms. */
-static const struct install_event install_gemini[] = {
-	{ "BeforeTool", "*", "pre-tool-use" },
-	{ "AfterTool", "run_shell_command", "post-tool-use" },
-	{ "AfterAgent", NULL, "stop" },
-	{ 0 },
-};
-
-static const struct install_event *install_events(enum agenthost host)
-{
-	static const struct install_event *const events[AGENTHOST_COUNT] = {
-		[AGENTHOST_CLAUDE] = install_claude,
-		[AGENTHOST_CODEX] = install_codex,
-		[AGENTHOST_GEMINI] = install_gemini,
-	};
-	return events[host];
-}
-
 /* s as one shell word: itself when it needs no quoting, else in single
  * quotes. NULL: out of memory. */
 static char *install_quote(const char *s)
@@ -114,7 +64,7 @@ static char *install_quote(const char *s)
 /* "/bin/sh -c 'WRAPPER' AIRLOCK hook DIALECT EVENT [--state-dir DIR]
  * [--policy FILE]": the documented order, options last. NULL: out of
  * memory. */
-static char *install_command_line(enum agenthost host, const struct install_command *cmd,
+static char *install_command_line(const struct agent_host *host, const struct install_command *cmd,
 				  const char *event)
 {
 	cleanup_free char *airlock = install_quote(cmd->airlock);
@@ -125,20 +75,20 @@ static char *install_command_line(enum agenthost host, const struct install_comm
 	if (!airlock || (cmd->state_dir && !state) || (cmd->policy && !policy))
 		return NULL;
 	if (asprintf(&s, INSTALL_SHELL " -c '" INSTALL_WRAPPER "' %s hook %s %s%s%s%s%s", airlock,
-		     agenthost_get(host)->name, event, state ? " --state-dir " : "", state ? state : "",
+		     host->name, event, state ? " --state-dir " : "", state ? state : "",
 		     policy ? " --policy " : "", policy ? policy : "") < 0)
 		return NULL;
 	return s;
 }
 
-json_t *install_hooks(enum agenthost host, const struct install_command *cmd)
+json_t *install_hooks(const struct agent_host *host, const struct install_command *cmd)
 {
 	cleanup_with(json_decrefp) json_t *hooks = json_object();
-	int timeout = agenthost_get(host)->timeout_ms ? 10000 : 10;
+	int timeout = host->install_timeout;
 
 	if (!hooks)
 		return NULL;
-	for (const struct install_event *e = install_events(host); e->name; e++) {
+	for (const struct agenthost_install_event *e = host->install_events; e->name; e++) {
 		cleanup_free char *line = install_command_line(host, cmd, e->event);
 		json_t *group = line ? json_object() : NULL;
 		if (!group)
@@ -156,17 +106,17 @@ json_t *install_hooks(enum agenthost host, const struct install_command *cmd)
 }
 
 /* argv is `.../airlock hook DIALECT ...`. */
-static bool install_argv_is_airlock_hook(char **argv, enum agenthost host)
+static bool install_argv_is_airlock_hook(char **argv, const struct agent_host *host)
 {
 	const char *base = strrchr(argv[0], '/');
 
 	return strcmp(base ? base + 1 : argv[0], "airlock") == 0 && argv[1] &&
-	       strcmp(argv[1], "hook") == 0 && argv[2] && strcmp(argv[2], agenthost_get(host)->name) == 0;
+	       strcmp(argv[1], "hook") == 0 && argv[2] && strcmp(argv[2], host->name) == 0;
 }
 
 /* A command hook running airlock's hook for host: `.../airlock hook
  * DIALECT ...` (as older installs wrote it), or that behind the wrapper. */
-static bool install_is_ours(json_t *hook, enum agenthost host)
+static bool install_is_ours(json_t *hook, const struct agent_host *host)
 {
 	const char *type = jsonutil_str(hook, "type");
 	const char *command = jsonutil_str(hook, "command");
@@ -188,7 +138,7 @@ static bool install_is_ours(json_t *hook, enum agenthost host)
 
 /* Removes airlock's hooks from one event's groups; a group left without
  * hooks goes too. *ret_first: where the first one was, or -1. */
-static int install_remove_ours(json_t *groups, enum agenthost host, const char *event,
+static int install_remove_ours(json_t *groups, const struct agent_host *host, const char *event,
 			       long *ret_first, struct error *err)
 {
 	*ret_first = -1;
@@ -216,7 +166,7 @@ static int install_remove_ours(json_t *groups, enum agenthost host, const char *
 	return 0;
 }
 
-int install_merge(json_t *settings, enum agenthost host, const struct install_command *cmd,
+int install_merge(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
 		  bool *ret_changed, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *before = json_deep_copy(settings);
@@ -289,15 +239,15 @@ static const char *install_hook_name(json_t *hook)
 }
 
 /* The pre-tool event's name in host's settings. */
-static const char *install_pre_event(enum agenthost host)
+static const char *install_pre_event(const struct agent_host *host)
 {
-	for (const struct install_event *e = install_events(host); e->name; e++)
+	for (const struct agenthost_install_event *e = host->install_events; e->name; e++)
 		if (strcmp(e->event, "pre-tool-use") == 0)
 			return e->name;
 	return NULL;
 }
 
-int install_check(json_t *settings, enum agenthost host, const struct install_command *cmd,
+int install_check(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
 		  bool target, char ***ret, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);

@@ -26,14 +26,14 @@ struct install_command {
 
 /* {"EVENT": [{"matcher": ..., "hooks": [...]}], ...}: airlock's hooks for
  * host, in the shape of the host's settings. NULL: out of memory. */
-json_t *install_hooks(enum agenthost host, const struct install_command *cmd);
+json_t *install_hooks(const struct agent_host *host, const struct install_command *cmd);
 
 /* Merges install_hooks() into settings (the whole settings document, an
  * object): each event's airlock group goes where the first airlock hook of
  * this dialect was, or last; airlock hooks of this dialect elsewhere are
  * removed. *ret_changed: settings is now different. -EINVAL when the
  * document's "hooks" has a shape the host would not read either. */
-int install_merge(json_t *settings, enum agenthost host, const struct install_command *cmd,
+int install_merge(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
 		  bool *ret_changed, struct error *err);
 
 /* What is wrong with one settings document of host (a strv of one-line
@@ -44,7 +44,7 @@ int install_merge(json_t *settings, enum agenthost host, const struct install_co
  * hooksConfig.enabled false, hooksConfig.disabled naming airlock's,
  * tools.enableHooks false), and any other hook in the pre-tool event, which
  * may rewrite the input airlock routed. */
-int install_check(json_t *settings, enum agenthost host, const struct install_command *cmd,
+int install_check(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
 		  bool target, char ***ret, struct error *err);
 
 /* Codex's TOML (config.toml, requirements.toml), read by a line scan, not a

@@ -279,15 +279,24 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 
 struct hostview_caller hostview_caller_from_env(char *const *environ_)
 {
-	return (struct hostview_caller){ .home = strv_env_get(environ_, "HOME"),
-					 .codex_home = strv_env_get(environ_, "CODEX_HOME"),
-					 .uid = geteuid() };
+	struct hostview_caller caller = { .home = strv_env_get(environ_, "HOME"), .uid = geteuid() };
+
+	for (size_t h = 0; h < agenthost_count(); h++)
+		if (agenthost_at(h)->home_env)
+			caller.host_home[h] = strv_env_get(environ_, agenthost_at(h)->home_env);
+	return caller;
+}
+
+/* Whether the caller has an absolute home for host h (its home_env). */
+static bool hostview_host_home(const struct hostview_caller *caller, size_t h)
+{
+	return h < AGENTHOST_MAX && caller->host_home[h] && caller->host_home[h][0] == '/';
 }
 
 /* Appends base/rel for each rel of rels (NULL-terminated). */
 static int hostview_push_joined(char ***files, const char *base, const char *const *rels)
 {
-	for (size_t k = 0; rels[k]; k++) {
+	for (size_t k = 0; rels && rels[k]; k++) {
 		cleanup_free char *joined = path_join(base, rels[k]);
 		if (!joined || strv_push(files, joined) < 0)
 			return -ENOMEM;
@@ -299,27 +308,27 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 			  char ***ret, struct error *err)
 {
 	static const char *const airlock_dir[] = { ".airlock", NULL };
-	static const char *const codex_files[] = { "hooks.json", "config.toml", "rules", "skills", NULL };
 	cleanup_strv char **files = NULL;
 	int r = 0;
 
 	if (workspace && workspace[0] == '/') {
 		r = hostview_push_joined(&files, workspace, airlock_dir);
-		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
-			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_dirs);
-		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
-			r = hostview_push_joined(&files, workspace, agenthost_get(h)->project_config);
+		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
+			r = hostview_push_joined(&files, workspace, agenthost_at(h)->project_dirs);
+		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
+			r = hostview_push_joined(&files, workspace, agenthost_at(h)->project_config);
 	}
 	cleanup_strv char **homes = NULL;
 	if (r == 0)
 		r = hostview_caller_homes(caller, &homes);
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
 		r = hostview_push_joined(&files, homes[k], airlock_dir);
-		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++)
-			r = hostview_push_joined(&files, homes[k], agenthost_get(h)->user_config);
+		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
+			r = hostview_push_joined(&files, homes[k], agenthost_at(h)->user_config);
 	}
-	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
-		r = hostview_push_joined(&files, caller->codex_home, codex_files);
+	for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
+		if (hostview_host_home(caller, h))
+			r = hostview_push_joined(&files, caller->host_home[h], agenthost_at(h)->home_config);
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(files);
@@ -332,8 +341,8 @@ int hostview_config_names(char ***ret)
 
 	if (strv_push(&names, ".airlock") < 0)
 		return -ENOMEM;
-	for (size_t h = 0; h < AGENTHOST_COUNT; h++) {
-		const struct agenthost_info *info = agenthost_get(h);
+	for (size_t h = 0; h < agenthost_count(); h++) {
+		const struct agent_host *info = agenthost_at(h);
 		const char *const *lists[] = { info->project_dirs, info->project_config };
 		for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
 			for (size_t k = 0; lists[l][k]; k++) {
@@ -358,22 +367,17 @@ static int hostview_push_inside(char ***inside, char *const *configs, const char
 	return 0;
 }
 
-int hostview_config_in_workspace(const char *workspace, const char *cwd,
-				 const struct hostview_caller *caller, char ***ret,
-				 struct error *err)
+/* hostview_config_in_workspace() for resolved, the caller with its homes
+ * resolved, and nobody, the caller without homes (for the directories
+ * below the workspace). */
+static int hostview_config_in_workspace_at(const char *workspace, const char *cwd,
+					   const struct hostview_caller *resolved,
+					   const struct hostview_caller *nobody, char ***ret,
+					   struct error *err)
 {
-	cleanup_free char *home = hostview_resolve(caller->home);
-	cleanup_free char *codex_home = hostview_resolve(caller->codex_home);
-	const struct hostview_caller resolved = { .home = home, .codex_home = codex_home,
-						  .uid = caller->uid };
-	const struct hostview_caller nobody = { .uid = caller->uid };
 	cleanup_strv char **inside = NULL;
-
-	if ((caller->home && caller->home[0] == '/' && !home) ||
-	    (caller->codex_home && caller->codex_home[0] == '/' && !codex_home))
-		return error_set(err, ENOMEM, "out of memory");
 	cleanup_strv char **configs = NULL;
-	int r = hostview_config_files(workspace, &resolved, &configs, err);
+	int r = hostview_config_files(workspace, resolved, &configs, err);
 	if (r < 0)
 		return r;
 	if (hostview_push_inside(&inside, configs, workspace) < 0)
@@ -388,7 +392,7 @@ int hostview_config_in_workspace(const char *workspace, const char *cwd,
 			cleanup_strv char **sub = NULL;
 			if (!dir)
 				return error_set(err, ENOMEM, "out of memory");
-			r = hostview_config_files(dir, &nobody, &sub, err);
+			r = hostview_config_files(dir, nobody, &sub, err);
 			if (r < 0)
 				return r;
 			if (hostview_push_inside(&inside, sub, workspace) < 0)
@@ -396,6 +400,30 @@ int hostview_config_in_workspace(const char *workspace, const char *cwd,
 		}
 	*ret = TAKE_PTR(inside);
 	return 0;
+}
+
+int hostview_config_in_workspace(const char *workspace, const char *cwd,
+				 const struct hostview_caller *caller, char ***ret,
+				 struct error *err)
+{
+	cleanup_free char *home = hostview_resolve(caller->home);
+	char *host_home[AGENTHOST_MAX] = { 0 };
+	struct hostview_caller resolved = { .home = home, .uid = caller->uid };
+	const struct hostview_caller nobody = { .uid = caller->uid };
+	bool oom = caller->home && caller->home[0] == '/' && !home;
+
+	for (size_t h = 0; h < agenthost_count(); h++) {
+		if (!hostview_host_home(caller, h))
+			continue;
+		host_home[h] = hostview_resolve(caller->host_home[h]);
+		resolved.host_home[h] = host_home[h];
+		oom = oom || !host_home[h];
+	}
+	int r = oom ? error_set(err, ENOMEM, "out of memory")
+		    : hostview_config_in_workspace_at(workspace, cwd, &resolved, &nobody, ret, err);
+	for (size_t h = 0; h < AGENTHOST_MAX; h++)
+		free(host_home[h]);
+	return r;
 }
 
 /* Whether dir is, holds or lies in path. */
@@ -617,7 +645,7 @@ static int hostview_hide(struct hostview *hv, char *path)
 
 /* sandbox.hide with "~/" in each of the caller's homes, and what is hidden
  * whatever the policy says: each agent host's credentials (agenthost.h) in
- * each home, Codex's auth.json in an absolute $CODEX_HOME, and every state
+ * each home and in its absolute home_env ($CODEX_HOME), and every state
  * directory. */
 static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
 			       const struct hostview_caller *caller, char *const *homes,
@@ -635,13 +663,16 @@ static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
 			r = hostview_hide(hv, hostview_expand_home(entry, homes[k]));
 	}
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++)
-		for (size_t h = 0; r == 0 && h < AGENTHOST_COUNT; h++) {
-			const char *const *rels = agenthost_get(h)->credentials;
+		for (size_t h = 0; r == 0 && h < agenthost_count(); h++) {
+			const char *const *rels = agenthost_at(h)->credentials;
 			for (size_t j = 0; r == 0 && rels[j]; j++)
 				r = hostview_hide(hv, path_join(homes[k], rels[j]));
 		}
-	if (r == 0 && caller->codex_home && caller->codex_home[0] == '/')
-		r = hostview_hide(hv, path_join(caller->codex_home, "auth.json"));
+	for (size_t h = 0; r == 0 && h < agenthost_count(); h++) {
+		const char *const *rels = agenthost_at(h)->home_credentials;
+		for (size_t j = 0; r == 0 && hostview_host_home(caller, h) && rels && rels[j]; j++)
+			r = hostview_hide(hv, path_join(caller->host_home[h], rels[j]));
+	}
 	/* airlock's own state: never visible from inside, wherever it is. */
 	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
 		r = hostview_hide(hv, strdup(state_dirs[i]));

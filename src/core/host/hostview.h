@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "basic/error.h"
+#include "core/agents/agenthost.h"
 #include "core/policy/policy.h"
 #include "sandbox/sandbox.h"
 
@@ -35,12 +36,14 @@ struct hostview_caller {
 	 * (getpwuid_r), each where it exists: hidden means hidden however
 	 * $HOME is set. */
 	const char *home;
-	const char *codex_home; /* $CODEX_HOME: where Codex keeps its hooks; may be NULL */
+	/* Each agent host's own home (agent_host.home_env: $CODEX_HOME),
+	 * by its place in the table (agenthost_at()); each may be NULL. */
+	const char *host_home[AGENTHOST_MAX];
 	uid_t uid; /* effective */
 };
 
-/* The caller a run, doctor and the hook judge paths for: $HOME and
- * $CODEX_HOME of environ_ (pointing into it) and the effective uid. */
+/* The caller a run, doctor and the hook judge paths for: $HOME and each
+ * host's home_env of environ_ (pointing into it) and the effective uid. */
 struct hostview_caller hostview_caller_from_env(char *const *environ_);
 
 /* Every state directory airlock would use, resolved where it exists and as
@@ -61,9 +64,9 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
  * resolves what it compares): .airlock/ (the policy of routed commands) and
  * every agent host's project_dirs and project_config (agenthost.h) below
  * the workspace (when not NULL), .airlock/ and every host's user_config
- * below each of the caller's homes ($HOME and the passwd home), and
- * Codex's hooks.json, config.toml, rules and skills below $CODEX_HOME when
- * that is absolute. */
+ * below each of the caller's homes ($HOME and the passwd home), and each
+ * host's home_config below its home_env ($CODEX_HOME: hooks.json,
+ * config.toml, rules, skills) when that is absolute. */
 int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
 			  char ***ret, struct error *err);
 
@@ -77,7 +80,7 @@ int hostview_config_names(char ***ret);
  * workspace, each once: its own and those of every directory from it down
  * to cwd (a host started in a subdirectory reads that one's settings),
  * joined as they are (a symlinked .claude is the link, which the quarantine
- * pins, and its target); the home's and $CODEX_HOME's with those resolved
+ * pins, and its target); the home's and the hosts' homes' (home_env) with those resolved
  * (the home may be the workspace, or hold it). A quarantined run keeps them
  * read-only where they exist and moves aside what the command creates there
  * (docs/sandbox.md, "Host configuration"); those outside the workspace are
@@ -109,8 +112,9 @@ int hostview_open_writable(const char *entry, const char *workspace, char *const
 
 /* What is hidden from a run: the policy's sandbox.hide with "~/" expanded
  * in each of the caller's homes ($HOME and the passwd home), each agent
- * host's credential files in each of them (agenthost.h) and Codex's
- * auth.json in an absolute $CODEX_HOME, the state directories, and masks
+ * host's credential files in each of them (agenthost.h) and its
+ * home_credentials in its absolute home_env (Codex's auth.json in
+ * $CODEX_HOME), the state directories, and masks
  * (an empty view except what they expose) over the other users' homes
  * (/home, and /root unless root calls) and, in sandbox.home "hidden" mode,
  * over the caller's homes. */
