@@ -1104,7 +1104,8 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 @test "copilot pre-tool-use: while a failure is open, bash, create and edit are denied with the reason; view passes" {
 	open_failure
 	for f in pre-tool-use-bash.json pre-tool-use-create.json pre-tool-use-edit.json; do
-		copilot_hook pre-tool-use "$f" '.toolArgs.path? |= ($cwd + "/notes.txt")'
+		copilot_hook pre-tool-use "$f" 'if .toolName == "bash" then .toolArgs.command = "make"
+			else .toolArgs.path = ($cwd + "/notes.txt") end'
 		[ "$status" -eq 2 ] || { echo "$f passed: $output"; return 1; }
 		jq -e --arg id "$FAILED" '.permissionDecision == "deny" and
 			(.permissionDecisionReason | contains("airlock receipt " + $id + " is an open failure"))' <<<"$output"

@@ -395,12 +395,13 @@ pre_payload() { # host
 # GitHub Copilot CLI: a file of its own in .github/hooks (project, loaded
 # only in a trusted folder) or ~/.copilot/hooks (user, always), version 1,
 # camelCase events, flat lists of command hooks with "bash" and
-# "timeoutSec"; no matchers (every tool reaches preToolUse).
+# "timeoutSec"; no matchers (every tool reaches preToolUse). The file
+# written carries "version": 1 (the printed hooks are its "hooks").
 @test "install copilot: .github/hooks/airlock.json or ~/.copilot/hooks/airlock.json, Copilot's shape, idempotent, --check" {
 	al install copilot --project "$WORK"
 	[ "$status" -eq 0 ]
 	jq -e --arg c "$(cmd "$SELF" copilot pre-tool-use)" --arg p "$(cmd "$SELF" copilot post-tool-use)" \
-		--arg s "$(cmd "$SELF" copilot stop)" '.version == 1 and
+		--arg s "$(cmd "$SELF" copilot stop)" '
 		.hooks.preToolUse == [{type: "command", bash: $c, timeoutSec: 30}] and
 		.hooks.postToolUse == [{type: "command", bash: $p, timeoutSec: 30}] and
 		.hooks.agentStop == [{type: "command", bash: $s, timeoutSec: 30}] and
@@ -422,8 +423,8 @@ pre_payload() { # host
 	mv "$f.new" "$f"
 	al install copilot --project "$WORK" --check
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"agentStop"* ]]
-	[[ "$stderr" == *"echo other"* ]]
+	[[ "$output" == *"agentStop"* ]]
+	[[ "$output" == *"echo other"* ]]
 	al install copilot --project "$WORK" --write
 	jq -e '(.hooks.preToolUse | length) == 2 and (.hooks.agentStop | length) == 1' "$f"
 	# disableAllHooks in the settings Copilot reads switches every hook off
@@ -431,7 +432,7 @@ pre_payload() { # host
 	echo '{"disableAllHooks": true}' >"$HOME/.copilot/settings.json"
 	al install copilot --project "$WORK" --check
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"disableAllHooks"* ]]
+	[[ "$output" == *"disableAllHooks"* ]]
 	rm "$HOME/.copilot/settings.json"
 	# the user's level
 	al install copilot --write
@@ -442,7 +443,7 @@ pre_payload() { # host
 @test "install copilot: the installed command runs as Copilot runs it and answers in its form" {
 	al install copilot --project "$WORK"
 	c=$(jq -r '.hooks.preToolUse[0].bash' <<<"$output")
-	p=$(jq --arg w "$WORK" '.cwd = $w' "$BATS_TEST_DIRNAME/../fixtures/hosts/copilot/1.0.102/pre-tool-use-bash.json")
+	p=$(jq --arg w "$WORK" '.cwd = $w | .toolArgs.command = "make"' "$BATS_TEST_DIRNAME/../fixtures/hosts/copilot/1.0.102/pre-tool-use-bash.json")
 	run --separate-stderr bash -c "$c" <<<"$p"
 	[ "$status" -eq 0 ]
 	jq -e '.modifiedArgs.command | contains(" run --routed copilot ")' <<<"$output"

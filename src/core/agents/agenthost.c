@@ -14,6 +14,7 @@
 extern const struct agent_host agenthost_claude;
 extern const struct agent_host agenthost_codex;
 extern const struct agent_host agenthost_gemini;
+extern const struct agent_host agenthost_copilot;
 
 /* The table. Its order is the order of usage lines and messages
  * ("claude, codex or gemini") and of the protected and hidden paths. */
@@ -21,6 +22,7 @@ static const struct agent_host *const agenthost_table[] = {
 	&agenthost_claude,
 	&agenthost_codex,
 	&agenthost_gemini,
+	&agenthost_copilot,
 };
 
 _Static_assert(ARRAY_SIZE(agenthost_table) <= AGENTHOST_MAX, "AGENTHOST_MAX is too small");
@@ -95,6 +97,23 @@ char *agenthost_path(const struct agent_host *host, enum agenthost_base base, co
 		return strdup(rel);
 	}
 	return NULL;
+}
+
+int agenthost_read_payload(const struct agent_host *host, json_t *payload, json_t **ret,
+			   struct error *err)
+{
+	if (!host->payload) {
+		*ret = json_incref(payload);
+		return 0;
+	}
+	if (host->payload(payload, ret, err) < 0)
+		return error_prefix(err, "%s's payload", host->display);
+	if (!json_is_object(*ret)) {
+		json_decref(*ret);
+		*ret = NULL;
+		return error_set(err, EINVAL, "%s's payload is not one airlock reads", host->display);
+	}
+	return 0;
 }
 
 void agenthost_exit_unknown(struct agent_exit *ret, bool failed, const char *why)

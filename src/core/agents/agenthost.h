@@ -141,6 +141,16 @@ struct agent_host {
 	 * timeout in the host's unit. */
 	const struct agenthost_install_event *install_events;
 	int install_timeout;
+	/* The shape of those hooks when it is not Claude Code's groups
+	 * ({"matcher", "hooks": [{"type", "command", "timeout"}]}): with
+	 * install_flat each event lists its hooks directly (no matcher), and
+	 * install_command_key and install_timeout_key name a hook's command
+	 * and timeout (NULL: "command", "timeout"); install_version, when not
+	 * 0, is the "version" a new document gets. */
+	bool install_flat;
+	const char *install_command_key;
+	const char *install_timeout_key;
+	int install_version;
 	/* Every settings file the host merges its hooks and the switches that
 	 * turn hooks off from, at every level (project, user, system), ending
 	 * with a NULL path: what `airlock install --check` reads. */
@@ -149,6 +159,12 @@ struct agent_host {
 	 * facts for the person installing: path is the settings file written,
 	 * project whether it is a project's. Writes at most size bytes. */
 	void (*install_needs)(const char *path, bool project, char *buf, size_t size);
+	/* Payload reader: the host's payload (a JSON object) in the shape the
+	 * hook reads, Claude Code's (tool_name, tool_input an object with the
+	 * shell tool's "command", cwd, session_id, hook_event_name,
+	 * tool_response, stop_hook_active), into *ret (a new reference; it
+	 * may be payload itself). NULL: the host's payloads have that shape. */
+	int (*payload)(json_t *payload, json_t **ret, struct error *err);
 	/* Payload reader: how the post-tool-use payload's run ended, only as
 	 * far as the host really says (tests/fixtures/hosts/ holds captures). */
 	void (*exit_status)(json_t *payload, struct agent_exit *ret);
@@ -176,6 +192,11 @@ bool agenthost_tool_in(const char *const *names, const char *tool);
  * of memory. */
 char *agenthost_path(const struct agent_host *host, enum agenthost_base base, const char *rel,
 		     const char *home, const char *host_home);
+
+/* A host's payload in the shape the hook reads (host->payload), or
+ * payload itself: a new reference in *ret. */
+int agenthost_read_payload(const struct agent_host *host, json_t *payload, json_t **ret,
+			   struct error *err);
 
 /* For the hosts' files: an unknown exit status. */
 void agenthost_exit_unknown(struct agent_exit *ret, bool failed, const char *why);

@@ -1697,14 +1697,17 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 	json_error_t jerr;
 
 	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
-	st.payload = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(st.payload))
+	cleanup_with(json_decrefp) json_t *doc = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(doc))
 		return error_set(err, EINVAL, "the hook payload is not a JSON object (%s at byte %d)",
-				 st.payload ? "not an object" : jerr.text, jerr.position);
+				 doc ? "not an object" : jerr.text, jerr.position);
+	int r = agenthost_read_payload(host, doc, &st.payload, err);
+	if (r < 0)
+		return r;
 	snprintf(ret->event_name, sizeof(ret->event_name), "%s",
 		 jstr_or(st.payload, "hook_event_name", ""));
-	int r = ctx->policy_path ? policy_load_file(ctx->policy_path, &st.policy, err)
-				 : policy_load_default(&st.policy, err);
+	r = ctx->policy_path ? policy_load_file(ctx->policy_path, &st.policy, err)
+			     : policy_load_default(&st.policy, err);
 	if (r == 0)
 		r = rules_load_default(&st.rules, err);
 	if (r == 0)
@@ -1754,11 +1757,15 @@ int hook_report_status(const struct agent_host *host, const char *payload, size_
 {
 	json_error_t jerr;
 	cleanup_with(json_decrefp) json_t *doc = json_loadb(payload, n, JSON_REJECT_DUPLICATES, &jerr);
+	cleanup_with(json_decrefp) json_t *read = NULL;
 	struct agent_exit hs;
 
 	if (!json_is_object(doc))
 		return error_set(err, EINVAL, "the hook payload is not a JSON object");
-	host->exit_status(doc, &hs);
+	int r = agenthost_read_payload(host, doc, &read, err);
+	if (r < 0)
+		return r;
+	host->exit_status(read, &hs);
 	*ret_kind = (int)hs.kind;
 	*ret_code = hs.code;
 	return 0;
