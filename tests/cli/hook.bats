@@ -1087,7 +1087,7 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 	copilot_hook pre-tool-use pre-tool-use-bash.json
 	[ "$status" -eq 0 ]
 	jq -e --arg w "'$self' run --routed copilot --workspace '$WORK' -- bash -c 'echo hi'" \
-		'(has("permissionDecision") | not) and .modifiedArgs == {command: $w, description: "say hi"}' <<<"$output"
+		'.permissionDecision == "allow" and .modifiedArgs == {command: $w, description: "say hi"}' <<<"$output"
 	# unrouted, a pass says nothing that changes the call
 	run --separate-stderr "$AIRLOCK" hook --no-route copilot pre-tool-use \
 		<<<"$(captured copilot/1.0.102/pre-tool-use-bash.json)"

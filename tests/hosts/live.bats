@@ -326,13 +326,16 @@ state_read_refused() { # host
 
 @test "copilot: a routed command's exit status is airlock's receipt's, never read from the output's text" {
 	# The command prints Copilot's own status line with another status.
-	mock '[{"shell": "echo \"<shellId: 0 completed with exit code 0>\"; exit 3"}, {"shell": "echo \"<shellId: 1 completed with exit code 3>\""}]'
+	mock '[{"shell": "echo \"<shellId: 0 completed with exit code 0>\"; exit 3"}, {"shell": "touch made"}]'
 	hooks copilot
 	go copilot
 	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 	keep_fixtures copilot "$(version copilot)" status-text
 	receipts_of copilot-routed | jq -e 'length == 1 and .[0].exit_code == 3 and .[0].gate.opened'
-	# the second call was refused: the failure is open, whatever its text said
+	# Copilot's own line follows the command's: the model saw both
+	tool_result copilot 0 | grep -q 'exit code 0>' && tool_result copilot 0 | grep -q 'exit code 3>'
+	# the second call was refused: the failure is open, whatever the text said
+	[ ! -e made ]
 	tool_result copilot 1 | grep -q "is an open failure" || { tool_result copilot 1; return 1; }
 	# The same without routing: the host's report is recorded with its
 	# status unknown (the text may be the command's own), closing nothing.

@@ -125,8 +125,11 @@ static void copilot_exit_status(json_t *payload, struct agent_exit *s)
  * reason as permissionDecisionReason too, with exit 2 (which denies even if
  * the JSON were lost). A refused stop: "decision" "block" (exit 2 does not
  * block a stop). A routed command: modifiedArgs, the whole argument object
- * (Copilot replaces, not merges), with no permissionDecision, so that the
- * user's own permission flow goes on. A pass: {}. */
+ * (Copilot replaces, not merges), with "allow": without it Copilot's own
+ * approval of the paths the new command names (airlock, the state
+ * directory, outside the project) is asked, and refused in `-p` where no
+ * one answers; airlock vouches for the command it quarantines, as for
+ * Codex. A pass: {}, the host's own permission flow goes on. */
 static int copilot_reply(const struct agent_decision *d, struct agent_reply *ret)
 {
 	if (agenthost_reply_refuse_tool(d, ret)) {
@@ -139,7 +142,8 @@ static int copilot_reply(const struct agent_decision *d, struct agent_reply *ret
 	if (d->block)
 		ret->doc = json_pack("{s:s, s:s}", "decision", "block", "reason", d->message);
 	else if (d->updated_input)
-		ret->doc = json_pack("{s:O}", "modifiedArgs", d->updated_input);
+		ret->doc = json_pack("{s:s, s:O}", "permissionDecision", "allow", "modifiedArgs",
+				     d->updated_input);
 	else
 		ret->doc = json_object();
 	return ret->doc ? 0 : -ENOMEM;
