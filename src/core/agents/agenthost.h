@@ -181,7 +181,8 @@ const struct agent_host *agenthost_at(size_t i);
 /* The host named s (its name), NULL when none is. */
 const struct agent_host *agenthost_find(const char *s);
 /* "claude, codex or gemini" (sep ", ", last " or "), or with "|" between
- * them all ("claude|codex|gemini"): for messages and usage. Static. */
+ * them all ("claude|codex|gemini"): for messages and usage. A static
+ * buffer, filled on the first call (not thread-safe). */
 const char *agenthost_names(bool bars);
 /* agenthost_find(), -EINVAL with a message naming the word. */
 int agenthost_from_string(const char *s, const struct agent_host **ret, struct error *err);

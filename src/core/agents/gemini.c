@@ -193,7 +193,7 @@ static void gemini_exit_status(json_t *payload, struct agent_exit *s)
 			line--;
 		if (gemini_line_is(line, eol, "Exit Code: ") || gemini_line_is(line, eol, "Signal: ")) {
 			agenthost_exit_unknown(s, false,
-					    "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
+					       "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
 			return;
 		}
 	}
