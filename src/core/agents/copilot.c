@@ -4,8 +4,9 @@
  * project's .github/hooks/ (loaded only when the folder is trusted) and in
  * ~/.copilot/hooks/ ($COPILOT_HOME moves ~/.copilot; loaded always) is a
  * hooks file: version 1, camelCase events, each a flat list of command
- * hooks; read once, when a session starts. Settings (disableAllHooks, "hooks") in
- * ~/.copilot/settings.json and .github/copilot/settings{,.local}.json. */
+ * hooks; read once, when a session starts. Settings (disableAllHooks,
+ * "hooks") in ~/.copilot/settings.json and .github/copilot/settings.json,
+ * settings.local.json. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
