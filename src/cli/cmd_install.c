@@ -175,9 +175,11 @@ static int install_check_file(const struct agent_host *host, const struct instal
 	return EXIT_OK;
 }
 
-/* Each *.json in dir, in name order, as install_check_file(). */
+/* Each *.json in dir, in name order, as install_check_file(), once: the
+ * target among them (a host that reads every file of its hooks directory)
+ * is read as the target. */
 static int install_check_dir(const struct agent_host *host, const struct install_command *cmd,
-			     const char *dir, bool *ret_bad)
+			     const char *dir, const char *target, char ***seen, bool *ret_bad)
 {
 	struct dirent **names = NULL;
 	int n = scandir(dir, &names, NULL, alphasort), status = EXIT_OK;
@@ -194,8 +196,13 @@ static int install_check_dir(const struct agent_host *host, const struct install
 		if (status == EXIT_OK && names[i]->d_name[0] != '.' && len > 5 &&
 		    strcmp(names[i]->d_name + len - 5, ".json") == 0) {
 			cleanup_free char *p = path_join(dir, names[i]->d_name);
-			status = p ? install_check_file(host, cmd, p, AGENTHOST_SETTINGS_JSON, false, ret_bad)
-				   : EXIT_AIRLOCK_ERROR;
+			if (!p)
+				status = EXIT_AIRLOCK_ERROR;
+			else if (!strv_contains(*seen, p))
+				status = strv_push(seen, p) < 0
+						 ? EXIT_AIRLOCK_ERROR
+						 : install_check_file(host, cmd, p, AGENTHOST_SETTINGS_JSON,
+								      strcmp(p, target) == 0, ret_bad);
 		}
 		free(names[i]);
 	}
@@ -247,7 +254,7 @@ static int install_check_path(const struct agent_host *host, const struct instal
 	if (strv_push(seen, path) < 0)
 		return EXIT_AIRLOCK_ERROR;
 	return format == AGENTHOST_SETTINGS_JSON_DIR
-		       ? install_check_dir(host, cmd, path, bad)
+		       ? install_check_dir(host, cmd, path, target, seen, bad)
 		       : install_check_file(host, cmd, path, format, strcmp(path, target) == 0, bad);
 }
 

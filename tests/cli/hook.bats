@@ -1074,3 +1074,113 @@ tool_status() { # dialect tool input-json [cwd]
 	tool_status claude Write '{"file_path": "ok.txt", "content": "x"}' "$N"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
+
+# GitHub Copilot CLI 1.0.102 (tests/fixtures/hosts/copilot/1.0.102, captured):
+# camelCase payloads, toolArgs an object; answers are permissionDecision and
+# modifiedArgs (the whole new argument object); stderr never reaches the
+# model, so a block carries its reason in the JSON too.
+copilot_hook() { # event fixture [jq filter [jq args...]]
+	local e=$1
+	shift
+	run --separate-stderr "$AIRLOCK" hook copilot "$e" <<<"$(captured "copilot/1.0.102/$@")"
+}
+
+@test "copilot pre-tool-use: a bash call is routed with modifiedArgs, its other arguments kept" {
+	self=$(readlink -f "$AIRLOCK")
+	copilot_hook pre-tool-use pre-tool-use-bash.json
+	[ "$status" -eq 0 ]
+	jq -e --arg w "'$self' run --routed copilot --workspace '$WORK' -- bash -c 'echo hi'" \
+		'.permissionDecision == "allow" and .modifiedArgs == {command: $w, description: "say hi"}' <<<"$output"
+	# unrouted, a pass says nothing that changes the call
+	run --separate-stderr "$AIRLOCK" hook --no-route copilot pre-tool-use \
+		<<<"$(captured copilot/1.0.102/pre-tool-use-bash.json)"
+	[ "$status" -eq 0 ]
+	jq -e '(has("modifiedArgs") | not) and .permissionDecision != "deny"' <<<"$output"
+	# file tools and view pass with nothing open
+	for f in pre-tool-use-create.json pre-tool-use-edit.json pre-tool-use-view.json; do
+		copilot_hook pre-tool-use "$f" '.toolArgs.path = ($cwd + "/notes.txt")'
+		[ "$status" -eq 0 ] || { echo "$f: $stderr"; return 1; }
+		jq -e '.permissionDecision != "deny"' <<<"$output"
+	done
+}
+
+@test "copilot pre-tool-use: while a failure is open, bash, create and edit are denied with the reason; view passes" {
+	open_failure
+	for f in pre-tool-use-bash.json pre-tool-use-create.json pre-tool-use-edit.json; do
+		copilot_hook pre-tool-use "$f" 'if .toolName == "bash" then .toolArgs.command = "make"
+			else .toolArgs.path = ($cwd + "/notes.txt") end'
+		[ "$status" -eq 2 ] || { echo "$f passed: $output"; return 1; }
+		jq -e --arg id "$FAILED" '.permissionDecision == "deny" and
+			(.permissionDecisionReason | contains("airlock receipt " + $id + " is an open failure"))' <<<"$output"
+		[[ "$stderr" == *"is an open failure"* ]]
+	done
+	copilot_hook pre-tool-use pre-tool-use-view.json '.toolArgs.path = ($cwd + "/notes.txt")'
+	[ "$status" -eq 0 ]
+}
+
+@test "copilot pre-tool-use: create, edit and view of the state directory or the hooks' files are refused" {
+	"$AIRLOCK" run -- true >/dev/null
+	for f in pre-tool-use-create.json pre-tool-use-edit.json pre-tool-use-view.json; do
+		copilot_hook pre-tool-use "$f" '.toolArgs.path = ($state + "/receipts/1.json")'
+		[ "$status" -eq 2 ] || { echo "$f passed"; return 1; }
+		jq -e '.permissionDecision == "deny" and (.permissionDecisionReason | contains("state directory"))' <<<"$output"
+	done
+	for p in .github/hooks/agent.json .github/hooks/airlock.json .github/copilot/settings.json \
+		.github/copilot/settings.local.json "$HOME/.copilot/hooks/x.json" "$HOME/.copilot/settings.json" \
+		"$HOME/.copilot/config.json"; do
+		copilot_hook pre-tool-use pre-tool-use-create.json '.toolArgs.path = $p' --arg p "$p"
+		[ "$status" -eq 2 ] || { echo "$p passed"; return 1; }
+		jq -e '.permissionDecision == "deny" and (.permissionDecisionReason | contains("airlock"))' <<<"$output"
+	done
+	# the rest of .github is the project's own
+	copilot_hook pre-tool-use pre-tool-use-create.json '.toolArgs.path = ".github/workflows/ci.yml"'
+	[ "$status" -eq 0 ]
+}
+
+@test "copilot post-tool-use: a shell's status is text Copilot appends, never read: unknown, it closes nothing" {
+	open_failure
+	# "exit code 0" as Copilot writes it, for the command that failed: the
+	# same line could be the command's own output, so it proves nothing.
+	copilot_hook post-tool-use post-tool-use-bash.json \
+		'.toolArgs.command = "sh -c '"'"'echo \"E: no DATABASE_URL\" >&2; exit 1'"'"'"'
+	[ "$status" -eq 0 ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.source == "copilot-post-tool-use" and .status == "unknown" and .exit_code == null and
+		.host.agent == "copilot-cli" and .host.exit_status == "unknown" and (.host.verified | not) and
+		.host.session_id == "37bc6869-5cd4-463c-9c5b-eba0510e98db" and .gate.closes == [] and
+		(.stdout | contains("hi"))' "$R"
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+	# A non-zero one as text opens nothing by default either.
+	rm -rf "$AIRLOCK_STATE_DIR"
+	copilot_hook post-tool-use post-tool-use-bash-failed.json
+	[ "$status" -eq 0 ]
+	R=$(ls -t "$AIRLOCK_STATE_DIR"/receipts/*.json | head -1)
+	jq -e '.status == "unknown" and (.gate.opened | not)' "$R"
+	# A routed command's own receipt was written by its airlock run.
+	self=$(readlink -f "$AIRLOCK")
+	copilot_hook post-tool-use post-tool-use-bash-failed.json '.toolArgs.command = $r' \
+		--arg r "'$self' run --routed copilot --workspace '$WORK' -- bash -c 'sh -c '\\''exit 3'\\'''"
+	[ "$status" -eq 0 ]
+	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts | wc -l)" -eq 1 ]
+	# File tools and failed views are not shell runs: nothing recorded.
+	copilot_hook post-tool-use post-tool-use-create.json
+	copilot_hook post-tool-use post-tool-use-failure-view.json
+	[ "$status" -eq 0 ]
+	[ "$(ls "$AIRLOCK_STATE_DIR"/receipts | wc -l)" -eq 1 ]
+}
+
+@test "copilot agent-stop: blocked while a failure is open, twice at most" {
+	copilot_hook stop agent-stop.json
+	[ "$status" -eq 0 ]
+	jq -e '(.decision // "") != "block"' <<<"${output:-{\}}"
+	open_failure
+	copilot_hook stop agent-stop.json
+	[ "$status" -eq 0 ]
+	jq -e --arg id "$FAILED" '.decision == "block" and (.reason | contains("receipt " + $id))' <<<"$output"
+	copilot_hook stop agent-stop-reentry.json
+	jq -e '.decision == "block"' <<<"$output"
+	copilot_hook stop agent-stop-reentry.json
+	[ "$status" -eq 0 ]
+	jq -e '(.decision // "") != "block"' <<<"$output"
+}

@@ -329,3 +329,40 @@ attack_permit() { # script
 	[ "$status" -eq 14 ]
 	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx lib/.codex
 }
+
+# GitHub Copilot CLI reads .github/hooks/*.json (a hooks file the agent
+# writes runs from the next session) and .github/copilot/settings*.json
+# (disableAllHooks): the same protection as the other hosts' directories.
+copilot_snapshot() {
+	local p
+	for p in .github .github.off; do
+		[ -e "$p" ] || continue
+		find "$p" -print0 | sort -z | while IFS= read -r -d '' f; do
+			if [ -f "$f" ]; then printf '%s %s\n' "$f" "$(sha256sum <"$f" | cut -c1-16)"; else printf '%s\n' "$f"; fi
+		done
+	done
+}
+
+@test "run: Copilot's .github/hooks and .github/copilot cannot be written, created, renamed or removed; .github/workflows can" {
+	mkdir -p .github/hooks .github/workflows
+	echo '{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"airlock hook copilot pre-tool-use"}]}}' >.github/hooks/airlock.json
+	sleep 1.1
+	for a in 'echo "{\"version\":1,\"hooks\":{}}" > .github/hooks/airlock.json' \
+		'echo "{\"version\":1,\"hooks\":{}}" > .github/hooks/agent.json' \
+		'rm -rf .github/hooks' 'mv .github/hooks .github/hooks.off' 'mv .github .github.off' \
+		'mkdir -p .github/copilot && echo "{\"disableAllHooks\":true}" > .github/copilot/settings.json' \
+		'mkdir -p .github/copilot && echo "{\"disableAllHooks\":true}" > .github/copilot/settings.local.json'; do
+		before=$(copilot_snapshot)
+		al run -- sh -c "$a"
+		after=$(copilot_snapshot)
+		[ "$before" = "$after" ] || { printf 'changed by %s\n%s\n---\n%s\n' "$a" "$before" "$after"; return 1; }
+	done
+	al run -- sh -c 'echo "on: push" > .github/workflows/ci.yml'
+	[ "$status" -eq 0 ]
+	[ -f .github/workflows/ci.yml ]
+	# in a project without them, created ones are moved aside (exit 14)
+	rm -rf .github
+	al run -- sh -c 'mkdir -p .github/hooks && echo "{}" > .github/hooks/agent.json'
+	[ "$status" -eq 14 ]
+	[ ! -e .github/hooks ]
+}

@@ -392,3 +392,74 @@ pre_payload() { # host
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"$TEST_DIR/system.json: hooksConfig.enabled is false"* ]]
 }
+
+# GitHub Copilot CLI: a file of its own in .github/hooks (project, loaded
+# only in a trusted folder) or ~/.copilot/hooks (user, always), version 1,
+# camelCase events, flat lists of command hooks with "bash" and
+# "timeoutSec"; no matchers (every tool reaches preToolUse). The file
+# written carries "version": 1 (the printed hooks are its "hooks").
+@test "install copilot: .github/hooks/airlock.json or ~/.copilot/hooks/airlock.json, Copilot's shape, idempotent, --check" {
+	al install copilot --project "$WORK"
+	[ "$status" -eq 0 ]
+	jq -e --arg c "$(cmd "$SELF" copilot pre-tool-use)" --arg p "$(cmd "$SELF" copilot post-tool-use)" \
+		--arg s "$(cmd "$SELF" copilot stop)" '
+		.hooks.preToolUse == [{type: "command", bash: $c, timeoutSec: 30}] and
+		.hooks.postToolUse == [{type: "command", bash: $p, timeoutSec: 30}] and
+		.hooks.agentStop == [{type: "command", bash: $s, timeoutSec: 30}] and
+		(.hooks | keys | length) == 3' <<<"$output"
+	[[ "$stderr" == *"trust"* ]]
+	[ ! -e "$WORK/.github" ]
+	al install copilot --project "$WORK" --write
+	[ "$status" -eq 0 ]
+	f="$WORK/.github/hooks/airlock.json"
+	jq -e '.version == 1 and (.hooks.preToolUse | length) == 1' "$f"
+	sum=$(sha256sum <"$f")
+	al install copilot --project "$WORK" --write
+	[ "$status" -eq 0 ]
+	[ "$(sha256sum <"$f")" = "$sum" ]
+	al install copilot --project "$WORK" --check
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	# another hook kept; a removed one named by --check
+	jq '.hooks.preToolUse += [{type: "command", bash: "echo other"}] | .hooks.agentStop = []' "$f" >"$f.new"
+	mv "$f.new" "$f"
+	al install copilot --project "$WORK" --check
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"agentStop"* ]]
+	[[ "$output" == *"echo other"* ]]
+	al install copilot --project "$WORK" --write
+	jq -e '(.hooks.preToolUse | length) == 2 and (.hooks.agentStop | length) == 1' "$f"
+	# disableAllHooks in the settings Copilot reads switches every hook off
+	mkdir -p "$HOME/.copilot"
+	echo '{"disableAllHooks": true}' >"$HOME/.copilot/settings.json"
+	al install copilot --project "$WORK" --check
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"disableAllHooks"* ]]
+	rm "$HOME/.copilot/settings.json"
+	# the user's level
+	al install copilot --write
+	[ "$status" -eq 0 ]
+	jq -e '.version == 1 and (.hooks.agentStop | length) == 1' "$HOME/.copilot/hooks/airlock.json"
+}
+
+@test "install copilot: the installed command runs as Copilot runs it and answers in its form" {
+	al install copilot --project "$WORK"
+	c=$(jq -r '.hooks.preToolUse[0].bash' <<<"$output")
+	p=$(jq --arg w "$WORK" '.cwd = $w | .toolArgs.command = "make"' "$BATS_TEST_DIRNAME/../fixtures/hosts/copilot/1.0.102/pre-tool-use-bash.json")
+	run --separate-stderr bash -c "$c" <<<"$p"
+	[ "$status" -eq 0 ]
+	jq -e '.modifiedArgs.command | contains(" run --routed copilot ")' <<<"$output"
+	"$AIRLOCK" run -- false >/dev/null || true
+	run --separate-stderr bash -c "$c" <<<"$p"
+	[ "$status" -eq 2 ]
+	jq -e '.permissionDecision == "deny"' <<<"$output"
+}
+
+@test "docs/gate.md's install section shows Copilot's file as install prints it" {
+	doc="$BATS_TEST_DIRNAME/../../docs/gate.md"
+	awk -v dir="$TEST_DIR" '/^### Installing/ {on = 1} /^\*\*Merging/ {on = 0}
+		on && /^```json$/ {b++; inb = 1; next} inb && /^```$/ {inb = 0; next}
+		inb {print > (dir "/doc" b ".json")}' "$doc"
+	[ -f "$TEST_DIR/doc4.json" ]
+	al install copilot --project "$WORK"
+	diff <(jq -S . <<<"${output//$SELF//usr/local/bin/airlock}") <(jq -S . "$TEST_DIR/doc4.json")
+}

@@ -137,6 +137,8 @@ keep_fixtures() { # host version name
 CLAUDE="$AIRLOCK_HOSTS/_anthropic-ai-claude-code/node_modules/.bin/claude"
 CODEX="$AIRLOCK_HOSTS/_openai-codex/node_modules/.bin/codex"
 GEMINI="$AIRLOCK_HOSTS/_google-gemini-cli/node_modules/.bin/gemini"
+# The platform package's single executable (@github/copilot is a loader).
+COPILOT="$AIRLOCK_HOSTS/_github-copilot-linux-x64/node_modules/.bin/copilot-linux-x64"
 
 # hooks HOST [HOOK]: airlock's hooks in the host's settings, written by
 # `airlock install HOST --write` itself (what a user runs; docs/gate.md's
@@ -168,6 +170,19 @@ EOF
 		file="$HOME/.codex/hooks.json"
 		rm -f "$file"
 		CODEX_HOME="$HOME/.codex" "$AIRLOCK" install codex --write --state-dir "$STATE" 2>/dev/null
+		;;
+	copilot)
+		# The project's .github/hooks/airlock.json, or with
+		# COPILOT_HOOKS=user the user's ~/.copilot/hooks/airlock.json.
+		if [ "${COPILOT_HOOKS:-project}" = user ]; then
+			file="$HOME/.copilot/hooks/airlock.json"
+			rm -f "$file"
+			"$AIRLOCK" install copilot --write --state-dir "$STATE" 2>/dev/null
+		else
+			file="$WORK/.github/hooks/airlock.json"
+			rm -f "$file"
+			"$AIRLOCK" install copilot --project "$WORK" --write --state-dir "$STATE" 2>/dev/null
+		fi
 		;;
 	gemini)
 		mkdir -p "$HOME/.gemini"
@@ -217,6 +232,16 @@ go_() {
 			--dangerously-bypass-hook-trust --dangerously-bypass-approvals-and-sandbox \
 			"Do the scripted steps."
 		;;
+	copilot)
+		# Offline against the mock (Messages API); project hooks load only
+		# in a trusted folder: --trust-folder, unless COPILOT_TRUST=no.
+		local trust=--trust-folder
+		[ "${COPILOT_TRUST:-yes}" = yes ] || trust=
+		run host_env COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false \
+			COPILOT_PROVIDER_TYPE=anthropic COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$PORT" \
+			COPILOT_PROVIDER_API_KEY=sk-mock COPILOT_MODEL=claude-sonnet-4.6 \
+			timeout "${GO_TIMEOUT:-120}" "$COPILOT" -p "Do the scripted steps." --allow-all-tools $trust
+		;;
 	gemini)
 		# The state directory is in Gemini's workspace, as it is for a user
 		# whose workspace is their home: else Gemini refuses the write itself.
@@ -234,7 +259,7 @@ tool_result() { # host n
 	local n=$2
 	# The longest conversation the host sent holds every result, in order.
 	case $1 in
-	claude)
+	claude | copilot)
 		jq -rs --argjson n "$n" '[.[] | .body.messages? // empty] | max_by(length)
 			| [.[] | select(.content | type == "array") | .content[] | select(.type == "tool_result")]
 			| .[$n].content | if type == "array" then map(.text) | join("") else . end' "$MOCK_LOG"

@@ -2,7 +2,8 @@
 """A scripted model server on loopback for the live host tests.
 
 Speaks just enough of three APIs for the hosts to run headless:
-  - Anthropic Messages (POST /v1/messages, SSE or JSON)       Claude Code
+  - Anthropic Messages (POST /v1/messages, SSE or JSON)       Claude Code,
+                                                              Copilot CLI
   - OpenAI Responses (POST .../responses, SSE)                Codex CLI
   - Gemini (POST .../models/M:streamGenerateContent|generateContent)  Gemini CLI
 
@@ -12,7 +13,9 @@ and every host's retries and side requests get a consistent answer. A step:
   {"shell": "CMD"}                      call the host's shell tool with CMD
   {"shell": "CMD", "background": true}  the same, in the background
   {"write": "PATH", "content": "TEXT"}  call the host's file-writing tool
-  {"read": "PATH"}                      Claude, Gemini: call the file-reading tool
+                                        (Copilot: create, a new file)
+  {"edit": "PATH", "old": "A", "new": "B"}  Copilot: its edit tool
+  {"read": "PATH"}                      Claude, Gemini, Copilot: the file-reading tool
   {"patch": "TEXT"}                     Codex: apply_patch with this patch
 After the last step the model answers with text and ends its turn.
 
@@ -69,12 +72,36 @@ def claude_block(step, n):
     raise ValueError("step %r has nothing for Claude" % step)
 
 
+# Copilot CLI speaks the same Messages API (COPILOT_PROVIDER_TYPE=anthropic)
+# and is told apart by its tools' names: bash, create, edit, view.
+def copilot_block(step, n):
+    tid = "toolu_%02d%s" % (n, "1" * 20)
+    if "shell" in step:
+        inp = {"command": step["shell"], "description": "scripted step %d" % n}
+        if step.get("background"):
+            inp["mode"] = "async"
+        return {"type": "tool_use", "id": tid, "name": "bash", "input": inp}
+    if "write" in step:
+        return {"type": "tool_use", "id": tid, "name": "create",
+                "input": {"path": step["write"], "file_text": step.get("content", "")}}
+    if "edit" in step:
+        return {"type": "tool_use", "id": tid, "name": "edit",
+                "input": {"path": step["edit"], "old_str": step.get("old", ""),
+                          "new_str": step.get("new", "")}}
+    if "read" in step:
+        return {"type": "tool_use", "id": tid, "name": "view", "input": {"path": step["read"]}}
+    raise ValueError("step %r has nothing for Copilot" % step)
+
+
 def claude_reply(body):
     tools = [t.get("name") for t in body.get("tools", []) or []]
     script = load_script()
     n = claude_count_results(body)
     if "Bash" in tools and n < len(script):
         block = claude_block(script[n], n)
+        stop = "tool_use"
+    elif "bash" in tools and n < len(script):
+        block = copilot_block(script[n], n)
         stop = "tool_use"
     else:
         block = {"type": "text", "text": FINAL_TEXT}

@@ -14,6 +14,7 @@
 extern const struct agent_host agenthost_claude;
 extern const struct agent_host agenthost_codex;
 extern const struct agent_host agenthost_gemini;
+extern const struct agent_host agenthost_copilot;
 
 /* The table. Its order is the order of usage lines and messages
  * ("claude, codex or gemini") and of the protected and hidden paths. */
@@ -21,6 +22,7 @@ static const struct agent_host *const agenthost_table[] = {
 	&agenthost_claude,
 	&agenthost_codex,
 	&agenthost_gemini,
+	&agenthost_copilot,
 };
 
 _Static_assert(ARRAY_SIZE(agenthost_table) <= AGENTHOST_MAX, "AGENTHOST_MAX is too small");

@@ -141,6 +141,16 @@ struct agent_host {
 	 * timeout in the host's unit. */
 	const struct agenthost_install_event *install_events;
 	int install_timeout;
+	/* The shape of those hooks when it is not Claude Code's groups
+	 * ({"matcher", "hooks": [{"type", "command", "timeout"}]}): with
+	 * install_flat each event lists its hooks directly (no matcher), and
+	 * install_command_key and install_timeout_key name a hook's command
+	 * and timeout (NULL: "command", "timeout"); install_version, when not
+	 * 0, is the "version" a new document gets. */
+	bool install_flat;
+	const char *install_command_key;
+	const char *install_timeout_key;
+	int install_version;
 	/* Every settings file the host merges its hooks and the switches that
 	 * turn hooks off from, at every level (project, user, system), ending
 	 * with a NULL path: what `airlock install --check` reads. */

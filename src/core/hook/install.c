@@ -81,6 +81,12 @@ static char *install_command_line(const struct agent_host *host, const struct in
 	return s;
 }
 
+/* The key of a hook's command in host's settings. */
+static const char *install_command_key(const struct agent_host *host)
+{
+	return host->install_command_key ? host->install_command_key : "command";
+}
+
 json_t *install_hooks(const struct agent_host *host, const struct install_command *cmd)
 {
 	cleanup_with(json_decrefp) json_t *hooks = json_object();
@@ -90,6 +96,17 @@ json_t *install_hooks(const struct agent_host *host, const struct install_comman
 		return NULL;
 	for (const struct agenthost_install_event *e = host->install_events; e->name; e++) {
 		cleanup_free char *line = install_command_line(host, cmd, e->event);
+		if (line && host->install_flat) {
+			/* The event's list holds the hook itself. */
+			if (json_object_set_new(hooks, e->name,
+						json_pack("[{s:s, s:s, s:i}]", "type", "command",
+							  install_command_key(host), line,
+							  host->install_timeout_key ? host->install_timeout_key
+										    : "timeout",
+							  timeout)) < 0)
+				return NULL;
+			continue;
+		}
 		json_t *group = line ? json_object() : NULL;
 		if (!group)
 			return NULL;
@@ -114,12 +131,21 @@ static bool install_argv_is_airlock_hook(char **argv, const struct agent_host *h
 	       strcmp(argv[1], "hook") == 0 && argv[2] && strcmp(argv[2], host->name) == 0;
 }
 
+/* A hook's command: under the host's key, else "command" (which the
+ * hosts with another key take as its alias). */
+static const char *install_hook_command(json_t *hook, const struct agent_host *host)
+{
+	const char *command = jsonutil_str(hook, install_command_key(host));
+
+	return command ? command : jsonutil_str(hook, "command");
+}
+
 /* A command hook running airlock's hook for host: `.../airlock hook
  * DIALECT ...` (as older installs wrote it), or that behind the wrapper. */
 static bool install_is_ours(json_t *hook, const struct agent_host *host)
 {
 	const char *type = jsonutil_str(hook, "type");
-	const char *command = jsonutil_str(hook, "command");
+	const char *command = install_hook_command(hook, host);
 	struct shell_script s;
 	bool ours = false;
 
@@ -144,7 +170,16 @@ static int install_remove_ours(json_t *groups, const struct agent_host *host, co
 	*ret_first = -1;
 	if (!json_is_array(groups))
 		return error_set(err, EINVAL, "hooks.%s is not an array", event);
-	for (size_t i = 0; i < json_array_size(groups);) {
+	for (size_t i = 0; host->install_flat && i < json_array_size(groups);) {
+		if (install_is_ours(json_array_get(groups, i), host)) {
+			json_array_remove(groups, i);
+			if (*ret_first < 0)
+				*ret_first = (long)i;
+		} else {
+			i++;
+		}
+	}
+	for (size_t i = 0; !host->install_flat && i < json_array_size(groups);) {
 		json_t *group = json_array_get(groups, i);
 		json_t *hooks = json_object_get(group, "hooks");
 		bool removed = false;
@@ -182,6 +217,9 @@ int install_merge(json_t *settings, const struct agent_host *host, const struct 
 	}
 	if (!json_is_object(hooks))
 		return error_set(err, EINVAL, "\"hooks\" is not an object");
+	if (host->install_version && !json_object_get(settings, "version") &&
+	    json_object_set_new(settings, "version", json_integer(host->install_version)) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	/* Airlock hooks of this dialect under events airlock no longer uses. */
 	const char *name;
 	json_t *groups;
@@ -230,12 +268,21 @@ static int install_note(char ***lines, const char *fmt, ...)
 }
 
 /* A hook's command, or its type when it has none, for a message. */
-static const char *install_hook_name(json_t *hook)
+static const char *install_hook_name(json_t *hook, const struct agent_host *host)
 {
-	const char *command = jsonutil_str(hook, "command");
+	const char *command = install_hook_command(hook, host);
 	const char *type = jsonutil_str(hook, "type");
 
 	return command ? command : type ? type : "a hook";
+}
+
+/* The hooks of one entry of an event's list, a new reference: a group's
+ * "hooks", or, in a flat list, the entry itself. NULL: none. */
+static json_t *install_group_hooks(json_t *group, const struct agent_host *host)
+{
+	if (host->install_flat)
+		return json_pack("[O]", group);
+	return json_incref(json_object_get(group, "hooks"));
 }
 
 /* The pre-tool event's name in host's settings. */
@@ -267,7 +314,7 @@ int install_check(json_t *settings, const struct agent_host *host, const struct 
 		size_t ours = 0, i;
 		json_t *group;
 		json_array_foreach(json_is_array(have) ? have : NULL, i, group) {
-			json_t *h = json_object_get(group, "hooks");
+			cleanup_with(json_decrefp) json_t *h = install_group_hooks(group, host);
 			size_t j;
 			json_t *hook;
 			json_array_foreach(json_is_array(h) ? h : NULL, j, hook) {
@@ -276,7 +323,7 @@ int install_check(json_t *settings, const struct agent_host *host, const struct 
 					 * take the input one of them rewrote: another
 					 * hook may undo airlock's routing. */
 					if (pre && strcmp(name, pre) == 0)
-						r = r ? r : install_note(&lines, "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged", name, install_hook_name(hook));
+						r = r ? r : install_note(&lines, "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged", name, install_hook_name(hook, host));
 					continue;
 				}
 				ours++;
@@ -301,7 +348,7 @@ int install_check(json_t *settings, const struct agent_host *host, const struct 
 		size_t i;
 		json_t *group;
 		json_array_foreach(json_is_array(groups) ? groups : NULL, i, group) {
-			json_t *h = json_object_get(group, "hooks");
+			cleanup_with(json_decrefp) json_t *h = install_group_hooks(group, host);
 			size_t j;
 			json_t *hook;
 			json_array_foreach(json_is_array(h) ? h : NULL, j, hook)

@@ -461,10 +461,25 @@ static bool hostsafety_is_protected(const struct hostsafety_walk *w, const char 
 	return hostsafety_in(w->req->protected_paths, rel) || hostsafety_in(w->req->sealed_paths, rel);
 }
 
-/* What a host reads as its configuration, by name (host_config_names). */
-static bool hostsafety_is_host_config(const struct hostsafety_walk *w, const char *name)
+/* What a host reads as its configuration (host_config_names): the entry
+ * name in the directory rel ("" the root), by its name, or, for a name
+ * with a '/' (.github/hooks), by the end of its path. */
+static bool hostsafety_is_host_config(const struct hostsafety_walk *w, const char *rel,
+				      const char *name)
 {
-	return w->req->host_config_names && strv_contains(w->req->host_config_names, name);
+	for (char *const *n = w->req->host_config_names; n && *n; n++) {
+		const char *slash = strrchr(*n, '/');
+		if (!slash) {
+			if (strcmp(*n, name) == 0)
+				return true;
+			continue;
+		}
+		size_t lr = strlen(rel), ld = (size_t)(slash - *n);
+		if (strcmp(slash + 1, name) == 0 && lr >= ld && memcmp(rel + lr - ld, *n, ld) == 0 &&
+		    (lr == ld || rel[lr - ld - 1] == '/'))
+			return true;
+	}
+	return false;
 }
 
 /* An entry of fd named name: when it is a host's configuration outside the
@@ -476,7 +491,7 @@ static int hostsafety_check_host_config(struct hostsafety_walk *w, int fd, const
 {
 	struct stat st;
 
-	if (!in_host && !hostsafety_is_host_config(w, name))
+	if (!in_host && !hostsafety_is_host_config(w, rel, name))
 		return 0;
 	cleanup_free char *path = hostsafety_join(rel, name);
 	if (!path)

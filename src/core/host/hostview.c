@@ -335,6 +335,17 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 	return 0;
 }
 
+/* The project directory of host that holds rel, or is it; NULL: none. */
+static const char *hostview_config_dir(const struct agent_host *host, const char *rel)
+{
+	for (size_t i = 0; host->project_dirs && host->project_dirs[i]; i++) {
+		size_t n = strlen(host->project_dirs[i]);
+		if (strncmp(rel, host->project_dirs[i], n) == 0 && (rel[n] == '\0' || rel[n] == '/'))
+			return host->project_dirs[i];
+	}
+	return NULL;
+}
+
 int hostview_config_names(char ***ret)
 {
 	cleanup_strv char **names = NULL;
@@ -346,7 +357,12 @@ int hostview_config_names(char ***ret)
 		const char *const *lists[] = { info->project_dirs, info->project_config };
 		for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
 			for (size_t k = 0; lists[l][k]; k++) {
-				cleanup_free char *first = strndup(lists[l][k], strcspn(lists[l][k], "/"));
+				/* The host's project directory the entry lies in, whole
+				 * (Copilot's .github/hooks: .github is not the host's),
+				 * else its first component. */
+				const char *dir = hostview_config_dir(info, lists[l][k]);
+				cleanup_free char *first = dir ? strdup(dir)
+							       : strndup(lists[l][k], strcspn(lists[l][k], "/"));
 				if (!first)
 					return -ENOMEM;
 				if (!strv_contains(names, first) && strv_push(&names, first) < 0)
