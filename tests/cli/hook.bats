@@ -1082,7 +1082,7 @@ tool_status() { # dialect tool input-json [cwd]
 copilot_hook() { # event fixture [jq filter [jq args...]]
 	local e=$1
 	shift
-	run --separate-stderr "$AIRLOCK" hook copilot "$e" <<<"$(captured "copilot/1.0.102/$@")"
+	run --separate-stderr "$AIRLOCK" hook copilot "$e" <<<"$(captured "copilot/1.0.102/$1" "${@:2}")"
 }
 
 @test "copilot pre-tool-use: a bash call is routed with modifiedArgs, its other arguments kept" {

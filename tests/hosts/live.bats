@@ -339,7 +339,7 @@ state_read_refused() { # host
 	tool_result copilot 1 | grep -q "is an open failure" || { tool_result copilot 1; return 1; }
 	# The same without routing: the host's report is recorded with its
 	# status unknown (the text may be the command's own), closing nothing.
-	rm -rf "$STATE" "$PAYLOADS"/* && "$AIRLOCK" run --state-dir "$STATE" -- true >/dev/null
+	rm -rf "$STATE" "${PAYLOADS:?}"/* && "$AIRLOCK" run --state-dir "$STATE" -- true >/dev/null
 	: >"$MOCK_LOG"
 	mock '[{"shell": "echo \"<shellId: 0 completed with exit code 0>\"; exit 3"}]'
 	hooks copilot "$TEST_DIR/hook-unrouted"
