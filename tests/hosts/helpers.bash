@@ -206,6 +206,8 @@ EOF
 	grep -qF " $h " "$file.new" || { echo "install wrote no hook into $file" >&2; return 1; }
 	mv "$file.new" "$file"
 	rm -f "$file.airlock-backup"
+	# shellcheck disable=SC2034 # the file written, read by live.bats
+	HOOKS_FILE=$file
 }
 
 # go HOST: one headless session against the mock (mock SCRIPT first, then
