@@ -12,6 +12,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "core/snapshot/apply.h"
 #include "core/snapshot/changeset_json.h"
 #include "core/store/jsonutil.h"
 #include "harness.h"
@@ -70,6 +71,62 @@ static int roundtrip_dir(const char *dir, size_t *ret_ok)
 		}
 	}
 	return bad;
+}
+
+/* changeset_verdict_of() of the struct judges as changeset_verdict() of the
+ * document apply reads back (names decoded): same verdict, same problems. */
+static int verdict_same(const char *text, size_t n, const char *name)
+{
+	static char all[] = "**", src[] = "src", a[] = "a", nothing[] = "nothing";
+	static char *const expects[][3] = { { NULL }, { all, NULL }, { src, a, NULL }, { nothing, NULL } };
+	cleanup_with(json_decrefp) json_t *doc = NULL;
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	enum dryrun_verdict recorded;
+	struct error err = { 0 };
+
+	if (apply_parse_changeset(text, n, &doc, &recorded, &err) < 0)
+		return 0;
+	if (changeset_parse(text, n, &cs, &err) < 0 || cs->verdict != recorded)
+		return -1;
+	for (size_t i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
+		for (size_t j = 0; j < sizeof(expects) / sizeof(expects[0]); j++) {
+			cleanup_with(json_decrefp) json_t *p1 = NULL, *p2 = NULL;
+			enum dryrun_verdict v1 = changeset_verdict(json_object_get(doc, "changes"), true, expects[i], expects[j], &p1);
+			enum dryrun_verdict v2 = changeset_verdict_of(cs, true, expects[i], expects[j], &p2);
+			if (v1 != v2 || !json_equal(p1, p2)) {
+				printf("# %s: verdicts differ (%zu, %zu)\n", name, i, j);
+				return -1;
+			}
+		}
+	return 1;
+}
+
+static void test_changeset_verdict(void)
+{
+	const char *const dirs[] = { TEST_SOURCE_DIR "/fuzz/corpus/apply", TEST_SOURCE_DIR "/fixtures/changesets" };
+	size_t ok = 0;
+
+	for (size_t k = 0; k < 2; k++) {
+		cleanup_closedir DIR *d = opendir(dirs[k]);
+		struct dirent *de;
+		ASSERT_TRUE(d);
+		while ((de = readdir(d))) {
+			char path[4096];
+			cleanup_free char *text = NULL;
+			size_t n;
+			struct error err = { 0 };
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[k], de->d_name);
+			ASSERT_EQ_INT(file_read_capped(AT_FDCWD, path, 256 << 20, &text, &n, &err), 0);
+			for (size_t skip = 0; skip <= 1 && skip < n; skip++) {
+				int r = verdict_same(text + skip, n - skip, path);
+				ASSERT_TRUE(r >= 0);
+				ok += (size_t)r;
+			}
+		}
+	}
+	ASSERT_TRUE(ok >= 30);
 }
 
 static void test_changeset_roundtrip_corpus(void)
@@ -137,4 +194,4 @@ static void test_changeset_strict(void)
 }
 
 RUN_TESTS(T_(test_changeset_roundtrip_corpus), T_(test_changeset_roundtrip_fixtures), T_(test_changeset_bytes),
-	  T_(test_changeset_strict))
+	  T_(test_changeset_strict), T_(test_changeset_verdict))

@@ -38,7 +38,7 @@ void dryrun_dir_release(struct dryrun_dir *d)
 		close(d->ws_fd);
 	free(d->workspace);
 	free(d->new_dirs);
-	json_decref(d->changeset);
+	changeset_free(d->cs);
 	*d = (struct dryrun_dir){ .fd = -1, .ws_fd = -1 };
 }
 
@@ -173,14 +173,14 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 				 (unsigned long long)id);
 	if (r == 0) {
 		sha256_hex(text, n, d->changeset_sha256);
-		r = dryrun_dir_parse_changeset(text, n, &d->changeset, &d->verdict, err);
+		r = changeset_parse(text, n, &d->cs, err);
 	}
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	d->changes = json_object_get(d->changeset, "changes");
-	d->xattrs = changeset_xattrs_of(jsonutil_str(d->changeset, "schema"));
-	d->identity = changeset_carries_identity(jsonutil_str(d->changeset, "schema"));
-	const char *ws = jsonutil_str(d->changeset, "workspace");
+	d->verdict = d->cs->verdict;
+	d->xattrs = d->cs->xattrs;
+	d->identity = d->cs->identity;
+	const char *ws = d->cs->workspace;
 	d->workspace = strdup(ws);
 	if (!d->workspace)
 		return error_set(err, ENOMEM, "out of memory");
@@ -190,15 +190,14 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	json_t *dev = json_object_get(d->changeset, "workspace_dev");
-	json_t *ino = json_object_get(d->changeset, "workspace_ino");
+	bool known = changeset_keys_has(&d->cs->keys, CHANGESET_KEY_WORKSPACE_DEV) &&
+		     changeset_keys_has(&d->cs->keys, CHANGESET_KEY_WORKSPACE_INO);
 	struct stat st;
 	d->ws_fd = (int)syscall(SYS_openat2, AT_FDCWD, ws, &how, sizeof(how));
 	if (d->ws_fd < 0 && errno != ELOOP && errno != ENOENT && errno != ENOTDIR)
 		return error_set_errno(err, errno, "open the workspace %s", ws);
-	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !json_is_integer(dev) ||
-	    !json_is_integer(ino) || (json_int_t)st.st_dev != json_integer_value(dev) ||
-	    (json_int_t)st.st_ino != json_integer_value(ino)) {
+	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !known || (int64_t)st.st_dev != d->cs->workspace_dev ||
+	    (int64_t)st.st_ino != d->cs->workspace_ino) {
 		snprintf(d->ws_mismatch, sizeof(d->ws_mismatch),
 			 "the workspace %s is not the directory the dry run saw (moved, replaced, or reached through a symlink)",
 			 ws);
