@@ -20,8 +20,8 @@
 #include "basic/strv.h"
 #include "core/permit/proposal.h"
 #include "core/permit/record.h"
-#include "core/snapshot/apply.h"
 #include "core/snapshot/changeset.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/store/jsonutil.h"
 
 #define PERMIT_CHANGESET_MAX (256 << 20)
@@ -145,11 +145,10 @@ static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
 }
 
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
- * changes are the workspace's, scratch the change set's count of what the
- * command left in its private /tmp (NULL: not counted). */
-static int permit_observe(const char *workspace, json_t *changes, json_t *scratch,
-			  enum dryrun_verdict verdict, int *ret, char *why, size_t why_size,
-			  struct error *err)
+ * the change set's entries are the workspace's, its scratch the count of
+ * what the command left in its private /tmp (absent: not counted). */
+static int permit_observe(const char *workspace, const struct changeset *cs, enum dryrun_verdict verdict, int *ret,
+			  char *why, size_t why_size, struct error *err)
 {
 	if (permit_verdict_is_risk_5(verdict)) {
 		const char *name = dryrun_verdict_name(verdict);
@@ -157,8 +156,11 @@ static int permit_observe(const char *workspace, json_t *changes, json_t *scratc
 		*ret = 5;
 		return 0;
 	}
-	if (json_array_size(changes) == 0) {
-		json_int_t left = json_integer_value(json_object_get(scratch, "entries"));
+	if (cs->n_entries == 0) {
+		int64_t left = changeset_keys_has(&cs->keys, CHANGESET_KEY_SCRATCH) &&
+					       changeset_keys_has(&cs->scratch_keys, CHANGESET_KEY_SCRATCH_ENTRIES)
+				       ? cs->scratch_entries
+				       : 0;
 		if (left > 0) {
 			snprintf(why, why_size,
 				 "only scratch space changed: %lld objects left in the private /tmp, nothing in the workspace",
@@ -177,11 +179,10 @@ static int permit_observe(const char *workspace, json_t *changes, json_t *scratc
 	size_t n_tracked = strv_length(tracked);
 	*ret = 3;
 	snprintf(why, why_size, "only untracked or ignored (generated) files changed");
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c) {
-		const char *paths[] = { jsonutil_str(c, "path"), jsonutil_str(c, "from") };
-		const char *change = jsonutil_str(c, "change");
+	for (size_t i = 0; i < cs->n_entries; i++) {
+		const struct changeset_entry *c = &cs->entries[i];
+		const char *paths[] = { c->path.bytes, c->from.bytes };
+		const char *change = changeset_change_name(c->change);
 		for (size_t k = 0; k < 2; k++) {
 			if (!paths[k])
 				continue;
@@ -199,10 +200,8 @@ static int permit_observe(const char *workspace, json_t *changes, json_t *scratc
 		}
 		/* A mode or attributes set on one name of a hard-link group
 		 * reach the shared inode: its other names change too. */
-		size_t k;
-		json_t *also;
-		json_array_foreach(json_object_get(c, "also_names"), k, also) {
-			const char *name = jsonutil_str(also, "path");
+		for (size_t k = 0; k < c->n_also_names; k++) {
+			const char *name = c->also_names[k].path.bytes;
 			if (tracked && name && permit_tracked_at(tracked, n_tracked, name)) {
 				snprintf(why, why_size, "a tracked file changed: %s (%s, a hard link of %s)", name,
 					 change, paths[0]);
@@ -216,7 +215,7 @@ static int permit_observe(const char *workspace, json_t *changes, json_t *scratc
 
 void permit_check_release(struct permit_check *c)
 {
-	json_decref(c->changeset);
+	changeset_free(c->cs);
 	json_decref(c->problems);
 	*c = (struct permit_check){ 0 };
 }
@@ -240,20 +239,17 @@ int permit_recheck(struct store *store, const struct rules *rules, const struct 
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);
 	sha256_hex(text, n, c->changeset_sha256);
-	enum dryrun_verdict recorded;
-	r = apply_parse_changeset(text, n, &c->changeset, &recorded, err);
+	r = changeset_parse(text, n, &c->cs, err);
 	if (r < 0)
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);
-	json_t *changes = json_object_get(c->changeset, "changes");
+	enum dryrun_verdict recorded = c->cs->verdict;
 	c->verdict = recorded;
 	/* The dry run judged with the permit's paths; judged again with what
 	 * the record says now. */
 	if (recorded == DRYRUN_VERDICT_DRY_RUN_OK)
-		c->verdict = changeset_verdict(changes, true, p->p.expected_paths,
-					       p->p.expected_paths, &c->problems);
-	r = permit_observe(p->workspace, changes, json_object_get(c->changeset, "scratch"),
-			   c->verdict, &c->observed, c->why, sizeof(c->why), err);
+		c->verdict = changeset_verdict_of(c->cs, true, p->p.expected_paths, p->p.expected_paths, &c->problems);
+	r = permit_observe(p->workspace, c->cs, c->verdict, &c->observed, c->why, sizeof(c->why), err);
 	if (r < 0)
 		return r;
 	c->risk = MAX(MAX(p->p.declared_risk, c->classified), c->observed);

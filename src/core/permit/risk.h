@@ -8,6 +8,7 @@
 #include "basic/sha256.h"
 #include "core/permit/record.h"
 #include "core/policy/rules.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/store/store.h"
 
@@ -24,7 +25,7 @@ struct permit_check {
 	char reason[256];
 	char why[512];
 	char changeset_sha256[SHA256_HEX_SIZE];
-	json_t *changeset;
+	struct changeset *cs;
 	json_t *problems;
 };
 

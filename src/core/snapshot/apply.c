@@ -240,20 +240,20 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 				 "the state directory and the workspace are on different file systems: applying by copy is not built yet");
 
 	size_t i;
-	json_t *c;
-	json_array_foreach(d.changes, i, c) {
-		if (json_object_get(c, "uid") && geteuid() != 0 &&
-		    (dryrun_dir_id(c, "uid") != geteuid() || dryrun_dir_id(c, "gid") != getegid()))
+	const struct changeset_entry *c;
+	for (i = 0; i < d.cs->n_entries; i++) {
+		c = &d.cs->entries[i];
+		if (changeset_entry_has(c, CHANGESET_KEY_UID) && geteuid() != 0 && (c->uid != geteuid() || c->gid != getegid()))
 			return error_set(err, EPERM,
 					 "dry run %llu: %s is to be owned by %u:%u, which only root can give (the dry run ran as root); nothing was changed",
-					 (unsigned long long)id, jsonutil_str(c, "path"),
-					 (unsigned)dryrun_dir_id(c, "uid"), (unsigned)dryrun_dir_id(c, "gid"));
+					 (unsigned long long)id, c->path.bytes, (unsigned)c->uid, (unsigned)c->gid);
 	}
-	json_array_foreach(d.changes, i, c) {
+	for (i = 0; i < d.cs->n_entries; i++) {
+		c = &d.cs->entries[i];
 		const char *why = applycheck_staged_privilege(&d, c);
 		if (why)
 			return error_set(err, EPERM, "dry run %llu: %s (%s): apply never installs a set-id file, a file capability or a device node",
-					 (unsigned long long)id, jsonutil_str(c, "path"), why);
+					 (unsigned long long)id, c->path.bytes, why);
 	}
 	if (applyplan_cover_build(&d) < 0)
 		return error_set(err, ENOMEM, "out of memory");
@@ -261,16 +261,17 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	 * below it, nothing more. */
 	size_t listed_below = 0;
 	long staged_below = 0;
-	json_array_foreach(d.changes, i, c) {
+	for (i = 0; i < d.cs->n_entries; i++) {
 		char why[600];
-		const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
+		c = &d.cs->entries[i];
+		const char *path = c->path.bytes;
 		if (!applycheck_staged_matches(&d, c, why, sizeof(why)))
 			return error_set(err, EPERM, "dry run %llu: %s; nothing was changed",
 					 (unsigned long long)id, why);
 		if (applyplan_covered(&d, path)) {
 			listed_below++;
-		} else if (!strcmp(jsonutil_str(c, "type"), "dir") &&
-			   (!strcmp(change, "created") || !strcmp(change, "type_changed"))) {
+		} else if (c->type == CHANGESET_TYPE_DIR &&
+			   (c->change == CHANGESET_CREATED || c->change == CHANGESET_TYPE_CHANGED)) {
 			char staged[PATH_MAX];
 			snprintf(staged, sizeof(staged), "upper/%s", path);
 			staged_below += MAX(applyfs_count_entries_at(d.fd, staged), 0L);
@@ -281,21 +282,18 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 				 "dry run %llu: its new directories hold %ld entries, the change set lists %zu: the staged object differs from the change set (edited after the dry run); nothing was changed",
 				 (unsigned long long)id, staged_below, listed_below);
 	/* Optimistic concurrency: everything the dry run saw must still be so. */
-	json_array_foreach(d.changes, i, c) {
+	for (i = 0; i < d.cs->n_entries; i++) {
 		char why[600];
-		const char *change = jsonutil_str(c, "change");
-		if (!strcmp(change, "renamed")) {
-			json_t *src = json_pack("{s:s, s:s, s:O?}", "change", "deleted", "type", "file",
-						"old_sha256", json_object_get(c, "sha256"));
-			if (src && json_object_set(src, "path", json_object_get(c, "from")) < 0)
-				src = (json_decref(src), NULL);
-			bool ok = src && applycheck_matches(&d, src, jsonutil_str(c, "from"), false, why, sizeof(why));
-			json_decref(src);
-			if (!ok)
+		c = &d.cs->entries[i];
+		if (c->change == CHANGESET_RENAMED) {
+			/* its source: a file deleted, of the content it moved with */
+			const struct changeset_entry src = { .change = CHANGESET_DELETED, .type = CHANGESET_TYPE_FILE,
+							     .path = c->from, .old_sha256 = c->sha256 };
+			if (!applycheck_matches(&d, &src, c->from.bytes, false, why, sizeof(why)))
 				return conflict(ret, err, "%s", why);
 		}
-		if (!applyplan_covered(&d, jsonutil_str(c, "path")) &&
-		    !applycheck_matches(&d, c, jsonutil_str(c, "path"), false, why, sizeof(why)))
+		if (!applyplan_covered(&d, c->path.bytes) &&
+		    !applycheck_matches(&d, c, c->path.bytes, false, why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
 	r = applyplan_ops(&d, &ops);
@@ -373,11 +371,9 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 		return r;
 	/* Nothing is put back over a path someone changed after the apply,
 	 * including below a directory the apply created. */
-	size_t i;
-	json_t *c;
-	json_array_foreach(d.changes, i, c) {
+	for (size_t i = 0; i < d.cs->n_entries; i++) {
 		char why[600];
-		if (!applycheck_matches(&d, c, jsonutil_str(c, "path"), true, why, sizeof(why)))
+		if (!applycheck_matches(&d, &d.cs->entries[i], d.cs->entries[i].path.bytes, true, why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
 	/* From here a crash leaves a tree part undone, which no longer matches

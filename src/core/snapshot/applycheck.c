@@ -29,13 +29,14 @@
 #include "core/store/jsonutil.h"
 
 /* Whether dir_fd/path carries exactly the attributes want. */
-static bool applycheck_xattrs_match(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
+static bool applycheck_xattrs_match(int dir_fd, const char *path, enum changeset_xattrs which,
+				    const struct changeset_xattr_list *want)
 {
 	const char *name;
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 	cleanup_with(json_decrefp) json_t *have = NULL;
 
-	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 && json_equal(have, want);
+	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 && changeset_xattr_list_equal(want, have);
 }
 
 /* The value of the attribute named name in list, NULL when it has none. */
@@ -108,10 +109,10 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
  * be one inode, as at the dry run (else the group changed since); after it,
  * too (both hold the object the apply moved in). root_fd is the workspace
  * or the dry run's directory (prefix "upper/" for the staged side). */
-static bool applycheck_link_group_matches(int root_fd, const char *prefix, json_t *c, const char *path,
-				     char *why, size_t why_size)
+static bool applycheck_link_group_matches(int root_fd, const char *prefix, const struct changeset_entry *e,
+					  const char *path, char *why, size_t why_size)
 {
-	const char *to = jsonutil_str(c, "link_to");
+	const char *to = e->link_to.bytes;
 	char a[PATH_MAX], b[PATH_MAX];
 	struct stat sa, sb;
 
@@ -126,12 +127,20 @@ static bool applycheck_link_group_matches(int root_fd, const char *prefix, json_
 	return true;
 }
 
-bool applycheck_matches(struct dryrun_dir *d, json_t *c, const char *path, bool after, char *why,
-		    size_t why_size)
+/* A mode as the change set writes it. */
+static const char *applycheck_mode(char buf[16], mode_t mode)
 {
-	const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
-	bool gone = strcmp(change, "deleted") == 0;
-	bool absent_before = strcmp(change, "created") == 0 || strcmp(change, "renamed") == 0;
+	snprintf(buf, 16, "%04o", (unsigned)(mode & 07777));
+	return buf;
+}
+
+bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path, bool after,
+			char *why, size_t why_size)
+{
+	const char *type = changeset_file_type_name(e->type);
+	bool meta = changeset_change_is_meta(e->change);
+	bool gone = e->change == CHANGESET_DELETED;
+	bool absent_before = e->change == CHANGESET_CREATED || e->change == CHANGESET_RENAMED;
 	struct stat st;
 	int r = applyfs_stat_at(d->ws_fd, path, &st);
 
@@ -146,53 +155,53 @@ bool applycheck_matches(struct dryrun_dir *d, json_t *c, const char *path, bool 
 		return false;
 	}
 	/* The type and content the path should have. */
-	const char *want_type = after || !strcmp(change, "created") ? type : jsonutil_str(c, "old_type");
-	if (!want_type)
-		want_type = type;
-	const char *hash = after ? jsonutil_str(c, "sha256") : jsonutil_str(c, "old_sha256");
-	const char *target = after ? jsonutil_str(c, "target") : jsonutil_str(c, "old_target");
-	if (dryrun_dir_is_meta(change)) {
-		const char *uid_key = after ? "uid" : "old_uid", *gid_key = after ? "gid" : "old_gid";
-		if (json_object_get(c, uid_key) &&
-		    (st.st_uid != dryrun_dir_id(c, uid_key) || st.st_gid != dryrun_dir_id(c, gid_key))) {
+	const char *want_type = after || e->change == CHANGESET_CREATED || !changeset_entry_has(e, CHANGESET_KEY_OLD_TYPE)
+					? type
+					: changeset_file_type_name(e->old_type);
+	const char *hash = after ? e->sha256 : e->old_sha256;
+	const char *target = after ? e->target.bytes : e->old_target.bytes;
+	if (meta) {
+		bool owner = changeset_entry_has(e, after ? CHANGESET_KEY_UID : CHANGESET_KEY_OLD_UID);
+		uid_t uid = after ? e->uid : e->old_uid;
+		gid_t gid = after ? e->gid : e->old_gid;
+		if (owner && (st.st_uid != uid || st.st_gid != gid)) {
 			snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path, (unsigned)st.st_uid,
-				 (unsigned)st.st_gid, (unsigned)dryrun_dir_id(c, uid_key),
-				 (unsigned)dryrun_dir_id(c, gid_key));
+				 (unsigned)st.st_gid, (unsigned)uid, (unsigned)gid);
 			return false;
 		}
 	}
 	/* The mode it must have: the new one after, the old one before (an
 	 * entry gives old_mode only when it differs from mode). A symlink has
 	 * none; an entry of a change set before version 4 may give neither. */
-	const char *mode = jsonutil_str(c, "mode");
-	if (!after && jsonutil_str(c, "old_mode"))
-		mode = jsonutil_str(c, "old_mode");
+	char mode_buf[16];
+	const char *mode = changeset_entry_has(e, CHANGESET_KEY_MODE) ? applycheck_mode(mode_buf, e->mode) : NULL;
+	if (!after && changeset_entry_has(e, CHANGESET_KEY_OLD_MODE))
+		mode = applycheck_mode(mode_buf, e->old_mode);
 	char have_mode[16];
 	snprintf(have_mode, sizeof(have_mode), "%04o", (unsigned)(st.st_mode & 07777));
-	if (mode && !S_ISLNK(st.st_mode) && strcmp(mode, have_mode) != 0 &&
-	    (d->identity || dryrun_dir_is_meta(change))) {
+	if (mode && !S_ISLNK(st.st_mode) && strcmp(mode, have_mode) != 0 && (d->identity || meta)) {
 		snprintf(why, why_size, "%s has mode %s, not %s", path, have_mode, mode);
 		return false;
 	}
-	if (dryrun_dir_is_meta(change)) {
+	if (meta) {
 		if (d->identity && strcmp(changeset_type_name(st.st_mode), type) != 0) {
 			snprintf(why, why_size, "%s is no longer a %s", path, type);
 			return false;
 		}
 		/* Unchanged attributes are listed once, in xattrs (version 4). */
-		json_t *want = json_object_get(c, after ? "xattrs" : "old_xattrs");
-		if (!after && !want)
-			want = json_object_get(c, "xattrs");
+		const struct changeset_xattr_list *want = NULL;
+		if (changeset_entry_has(e, after ? CHANGESET_KEY_XATTRS : CHANGESET_KEY_OLD_XATTRS))
+			want = after ? &e->xattrs : &e->old_xattrs;
+		if (!after && !want && changeset_entry_has(e, CHANGESET_KEY_XATTRS))
+			want = &e->xattrs;
 		if (want && !applycheck_xattrs_match(d->ws_fd, path, d->xattrs, want)) {
 			snprintf(why, why_size, "%s has other extended attributes now", path);
 			return false;
 		}
 		/* The names it was shown to reach share its inode, before and
 		 * after: one of them split off since reaches no longer. */
-		size_t k;
-		json_t *also;
-		json_array_foreach(json_object_get(c, "also_names"), k, also) {
-			const char *name = jsonutil_str(also, "path");
+		for (size_t k = 0; k < e->n_also_names; k++) {
+			const char *name = e->also_names[k].path.bytes;
 			struct stat ost;
 			if (applyfs_stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st.st_dev || ost.st_ino != st.st_ino) {
 				snprintf(why, why_size, "%s is no longer a hard link of %s", name, path);
@@ -201,7 +210,7 @@ bool applycheck_matches(struct dryrun_dir *d, json_t *c, const char *path, bool 
 		}
 		/* The content is the same before and after (version 4 gives it). */
 		char have[SHA256_HEX_SIZE];
-		hash = jsonutil_str(c, "sha256");
+		hash = e->sha256;
 		if (S_ISREG(st.st_mode) && hash && (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0)) {
 			snprintf(why, why_size, "%s changed since the dry run", path);
 			return false;
@@ -228,31 +237,30 @@ bool applycheck_matches(struct dryrun_dir *d, json_t *c, const char *path, bool 
 			return false;
 		}
 	}
-	if (is_reg && !applycheck_link_group_matches(d->ws_fd, "", c, path, why, why_size))
+	if (is_reg && !applycheck_link_group_matches(d->ws_fd, "", e, path, why, why_size))
 		return false;
-	json_t *entries = json_object_get(c, "entries");
-	if (!after && is_dir && json_is_integer(entries) &&
-	    applyfs_count_entries_at(d->ws_fd, path) != json_integer_value(entries)) {
+	if (!after && is_dir && changeset_entry_has(e, CHANGESET_KEY_ENTRIES) &&
+	    applyfs_count_entries_at(d->ws_fd, path) != e->entries) {
 		snprintf(why, why_size, "%s holds other entries now", path);
 		return false;
 	}
 	return true;
 }
 
-const char *applycheck_staged_privilege(struct dryrun_dir *d, json_t *c)
+const char *applycheck_staged_privilege(struct dryrun_dir *d, const struct changeset_entry *e)
 {
 	char staged[PATH_MAX];
 	const char *name;
 	struct stat st;
 
-	if (jsonutil_str(c, "refused"))
-		return jsonutil_str(c, "refused");
+	if (e->refused)
+		return e->refused;
 	/* The root's mode is the change set's (the upper's root is airlock's
 	 * 0700 directory): a set-user-ID bit there is refused as anywhere. */
-	if (dryrun_dir_is_root(jsonutil_str(c, "path")))
-		return applyfs_parse_mode(jsonutil_str(c, "mode")) & S_ISUID ? "setuid" : NULL;
-	if (!strcmp(jsonutil_str(c, "change"), "deleted") ||
-	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", jsonutil_str(c, "path")) >= sizeof(staged))
+	if (dryrun_dir_is_root(e->path.bytes))
+		return changeset_entry_has(e, CHANGESET_KEY_MODE) && (e->mode & S_ISUID) ? "setuid" : NULL;
+	if (e->change == CHANGESET_DELETED ||
+	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", e->path.bytes) >= sizeof(staged))
 		return NULL;
 	cleanup_close int fd = fd_open_parent(d->fd, staged, O_PATH, &name);
 	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -265,21 +273,22 @@ const char *applycheck_staged_privilege(struct dryrun_dir *d, json_t *c)
  * such a change was shown for review without a mode change, so a modified
  * file must keep the mode the workspace's file has; a type change is
  * refused (NULL, why set): nothing recorded says what its mode was. */
-static const char *applycheck_staged_want_mode(struct dryrun_dir *d, json_t *c, const char *path, char buf[16],
-				    char *why, size_t why_size)
+static const char *applycheck_staged_want_mode(struct dryrun_dir *d, const struct changeset_entry *e,
+					       const char *path, char buf[16], char *why, size_t why_size)
 {
-	const char *mode = jsonutil_str(c, "mode"), *change = jsonutil_str(c, "change");
 	struct stat st;
 
-	if (mode || d->identity)
-		return mode;
-	if (!strcmp(change, "modified")) {
+	if (changeset_entry_has(e, CHANGESET_KEY_MODE))
+		return applycheck_mode(buf, e->mode);
+	if (d->identity)
+		return NULL;
+	if (e->change == CHANGESET_MODIFIED) {
 		if (applyfs_stat_at(d->ws_fd, path, &st) < 0)
 			return ""; /* the precondition names what is gone */
 		snprintf(buf, 16, "%04o", (unsigned)(st.st_mode & 07777));
 		return buf;
 	}
-	if (!strcmp(change, "type_changed")) {
+	if (e->change == CHANGESET_TYPE_CHANGED) {
 		snprintf(why, why_size,
 			 "%s: its entry records no mode (a change set written before version 4): dry-run again",
 			 path);
@@ -288,15 +297,15 @@ static const char *applycheck_staged_want_mode(struct dryrun_dir *d, json_t *c, 
 	return ""; /* renamed, in change sets of version 1 */
 }
 
-bool applycheck_staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_t why_size)
+bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entry *e, char *why, size_t why_size)
 {
-	const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
-	const char *type = jsonutil_str(c, "type"), *name;
-	bool meta = dryrun_dir_is_meta(change);
+	const char *path = e->path.bytes;
+	const char *type = changeset_file_type_name(e->type), *name;
+	bool meta = changeset_change_is_meta(e->change);
 	char staged[PATH_MAX], what[256] = "", mode_buf[16], have[16];
 	struct stat st;
 
-	if (!strcmp(change, "deleted") || (meta && (!d->identity || dryrun_dir_is_root(path))))
+	if (e->change == CHANGESET_DELETED || (meta && (!d->identity || dryrun_dir_is_root(path))))
 		return true;
 	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
 		snprintf(why, why_size, "%s: the path is too long", path);
@@ -307,25 +316,21 @@ bool applycheck_staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_
 		snprintf(why, why_size, "%s: its staged object is gone", path);
 		return false;
 	}
-	const char *mode = applycheck_staged_want_mode(d, c, path, mode_buf, why, why_size);
+	const char *mode = applycheck_staged_want_mode(d, e, path, mode_buf, why, why_size);
 	if (!mode)
 		return false;
 	snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
-	json_t *size = json_object_get(c, "size");
-	const char *hash = jsonutil_str(c, "sha256"), *target = jsonutil_str(c, "target");
+	const char *hash = e->sha256, *target = e->target.bytes;
 	if (!type || strcmp(type, changeset_type_name(st.st_mode)) != 0) {
 		snprintf(what, sizeof(what), "a %s, not a %s", changeset_type_name(st.st_mode), type ? type : "?");
 	} else if (*mode && !S_ISLNK(st.st_mode) && strcmp(mode, have) != 0) {
 		snprintf(what, sizeof(what), "mode %s, not %s", have, mode);
-	} else if (json_object_get(c, "uid") &&
-		   (st.st_uid != dryrun_dir_id(c, "uid") || st.st_gid != dryrun_dir_id(c, "gid"))) {
+	} else if (changeset_entry_has(e, CHANGESET_KEY_UID) && (st.st_uid != e->uid || st.st_gid != e->gid)) {
 		/* It moves in with its owner: the one the change set names. */
 		snprintf(what, sizeof(what), "owner %u:%u, not %u:%u", (unsigned)st.st_uid,
-			 (unsigned)st.st_gid, (unsigned)dryrun_dir_id(c, "uid"), (unsigned)dryrun_dir_id(c, "gid"));
-	} else if (S_ISREG(st.st_mode) && json_is_integer(size) &&
-		   (json_int_t)st.st_size != json_integer_value(size)) {
-		snprintf(what, sizeof(what), "%lld bytes, not %lld", (long long)st.st_size,
-			 (long long)json_integer_value(size));
+			 (unsigned)st.st_gid, (unsigned)e->uid, (unsigned)e->gid);
+	} else if (S_ISREG(st.st_mode) && changeset_entry_has(e, CHANGESET_KEY_SIZE) && (int64_t)st.st_size != e->size) {
+		snprintf(what, sizeof(what), "%lld bytes, not %lld", (long long)st.st_size, (long long)e->size);
 	} else if (S_ISREG(st.st_mode)) {
 		char hex[SHA256_HEX_SIZE];
 		if (!hash || applyfs_hash_at(d->fd, staged, hex) < 0 || strcmp(hex, hash) != 0)
@@ -339,16 +344,14 @@ bool applycheck_staged_matches(struct dryrun_dir *d, json_t *c, char *why, size_
 	/* The object moves in with its carried attributes: exactly the
 	 * recorded ones (none when the change set lists none). */
 	if (!*what) {
-		cleanup_with(json_decrefp) json_t *none = json_array();
-		json_t *want = json_object_get(c, "xattrs");
-		if (!none || !applycheck_xattrs_match(d->fd, staged, d->xattrs, want ? want : none))
-			snprintf(what, sizeof(what), "extended attributes or ACLs other than the %zu listed",
-				 json_array_size(want));
+		/* none listed: e->xattrs is empty */
+		if (!applycheck_xattrs_match(d->fd, staged, d->xattrs, &e->xattrs))
+			snprintf(what, sizeof(what), "extended attributes or ACLs other than the %zu listed", e->xattrs.n);
 	}
 	if (*what) {
 		snprintf(why, why_size, "%s: the staged object differs from the change set (%s; edited after the dry run)",
 			 path, what);
 		return false;
 	}
-	return applycheck_link_group_matches(d->fd, "upper/", c, path, why, why_size);
+	return applycheck_link_group_matches(d->fd, "upper/", e, path, why, why_size);
 }

@@ -30,20 +30,22 @@ static int compare_strings(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A created or type-changed directory: what lies below it moves with it. */
+static bool applyplan_new_dir(const struct changeset_entry *e)
+{
+	return e->type == CHANGESET_TYPE_DIR && (e->change == CHANGESET_CREATED || e->change == CHANGESET_TYPE_CHANGED);
+}
+
 int applyplan_cover_build(struct dryrun_dir *d)
 {
-	size_t i, n = 0;
-	json_t *c;
+	size_t n = 0;
 
-	d->new_dirs = calloc(json_array_size(d->changes) + 1, sizeof(*d->new_dirs));
+	d->new_dirs = calloc(d->cs->n_entries + 1, sizeof(*d->new_dirs));
 	if (!d->new_dirs)
 		return -ENOMEM;
-	json_array_foreach(d->changes, i, c) {
-		const char *change = jsonutil_str(c, "change");
-		if (!strcmp(jsonutil_str(c, "type"), "dir") &&
-		    (!strcmp(change, "created") || !strcmp(change, "type_changed")))
-			d->new_dirs[n++] = jsonutil_str(c, "path");
-	}
+	for (size_t i = 0; i < d->cs->n_entries; i++)
+		if (applyplan_new_dir(&d->cs->entries[i]))
+			d->new_dirs[n++] = d->cs->entries[i].path.bytes;
 	qsort(d->new_dirs, n, sizeof(*d->new_dirs), compare_strings);
 	d->n_new_dirs = n;
 	return 0;
@@ -134,47 +136,58 @@ static int compare_path_desc(const void *a, const void *b)
 	return -strcmp(x, y);
 }
 
+static json_t *applyplan_op_set_id(json_t *op, const char *key, uint32_t id)
+{
+	if (op && json_object_set_new(op, key, json_integer(id)) < 0)
+		return json_decref(op), NULL;
+	return op;
+}
+
 int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 {
 	cleanup_with(json_decrefp) json_t *ops = json_array();
 	cleanup_with(json_decrefp) json_t *chmods = json_array();
-	size_t i, backups = 0;
+	const struct changeset_entry *entries = d->cs->entries, *e;
+	size_t i, n = d->cs->n_entries, backups = 0;
 	json_t *c;
 	int r = ops && chmods ? 0 : -ENOMEM;
 
-	json_array_foreach(d->changes, i, c) { /* renames whose destination is not covered */
-		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "renamed") && !applyplan_covered(d, jsonutil_str(c, "path")))
-			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("rename", "from", jsonutil_str(c, "from"), "path",
-								       jsonutil_str(c, "path"), NULL),
-							d->ws_fd, jsonutil_str(c, "from"), true));
+	for (i = 0; i < n; i++) { /* renames whose destination is not covered */
+		e = &entries[i];
+		if (r == 0 && e->change == CHANGESET_RENAMED && !applyplan_covered(d, e->path.bytes))
+			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("rename", "from", e->from.bytes, "path",
+								       e->path.bytes, NULL),
+							d->ws_fd, e->from.bytes, true));
 	}
-	json_array_foreach(d->changes, i, c) {
-		const char *change = jsonutil_str(c, "change");
-		const char *path = !strcmp(change, "renamed") ? jsonutil_str(c, "from") : jsonutil_str(c, "path");
-		bool renamed_into_new_dir = !strcmp(change, "renamed") && applyplan_covered(d, jsonutil_str(c, "path"));
+	for (i = 0; i < n; i++) {
+		e = &entries[i];
+		const char *path = e->change == CHANGESET_RENAMED ? e->from.bytes : e->path.bytes;
+		bool renamed_into_new_dir = e->change == CHANGESET_RENAMED && applyplan_covered(d, e->path.bytes);
 		if (r < 0 || applyplan_covered(d, path))
 			continue;
-		if (!strcmp(change, "deleted") || !strcmp(change, "type_changed") || renamed_into_new_dir) {
+		if (e->change == CHANGESET_DELETED || e->change == CHANGESET_TYPE_CHANGED || renamed_into_new_dir) {
 			char backup[64];
 			snprintf(backup, sizeof(backup), "backup/%zu", backups++);
 			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("backup", "path", path, "backup", backup, NULL),
 							d->ws_fd, path, true));
 		}
 	}
-	json_array_foreach(d->changes, i, c) { /* sorted by path: parents first */
-		const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
+	for (i = 0; i < n; i++) { /* sorted by path: parents first */
+		e = &entries[i];
+		const char *path = e->path.bytes;
 		if (r < 0 || applyplan_covered(d, path))
 			continue;
-		if (!strcmp(change, "created") || !strcmp(change, "type_changed")) {
+		if (e->change == CHANGESET_CREATED || e->change == CHANGESET_TYPE_CHANGED) {
 			char staged[PATH_MAX];
 			snprintf(staged, sizeof(staged), "upper/%s", path);
 			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("create", "path", path, "staged", staged, NULL),
 							d->fd, staged, true));
 		}
 	}
-	json_array_foreach(d->changes, i, c) {
-		const char *change = jsonutil_str(c, "change"), *path = jsonutil_str(c, "path");
-		if (r < 0 || strcmp(change, "modified") != 0)
+	for (i = 0; i < n; i++) {
+		e = &entries[i];
+		const char *path = e->path.bytes;
+		if (r < 0 || e->change != CHANGESET_MODIFIED)
 			continue;
 		char staged[PATH_MAX], backup[64];
 		snprintf(staged, sizeof(staged), "upper/%s", path);
@@ -189,39 +202,44 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 	}
 	/* Owners in place first: a chown clears set-id bits and file
 	 * capabilities, so the attributes and modes are set after it. */
-	json_array_foreach(d->changes, i, c) {
+	for (i = 0; i < n; i++) {
+		e = &entries[i];
 		json_t *op;
-		if (r < 0 || !json_object_get(c, "old_uid") || !dryrun_dir_is_meta(jsonutil_str(c, "change")))
+		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_UID) || !changeset_change_is_meta(e->change))
 			continue;
-		op = applyplan_op_new("chown", "path", jsonutil_str(c, "path"), NULL);
-		if (op && (json_object_set(op, "uid", json_object_get(c, "uid")) < 0 ||
-			   json_object_set(op, "gid", json_object_get(c, "gid")) < 0 ||
-			   json_object_set(op, "old_uid", json_object_get(c, "old_uid")) < 0 ||
-			   json_object_set(op, "old_gid", json_object_get(c, "old_gid")) < 0))
-			op = (json_decref(op), NULL);
+		op = applyplan_op_new("chown", "path", e->path.bytes, NULL);
+		op = applyplan_op_set_id(op, "uid", e->uid);
+		op = applyplan_op_set_id(op, "gid", e->gid);
+		op = applyplan_op_set_id(op, "old_uid", e->old_uid);
+		op = applyplan_op_set_id(op, "old_gid", e->old_gid);
 		r = applyplan_op_append(ops, op);
 	}
 	/* Attributes in place, before any mode change (setting one needs
 	 * write access to the object). */
-	json_array_foreach(d->changes, i, c) {
-		const char *change = jsonutil_str(c, "change");
+	for (i = 0; i < n; i++) {
+		e = &entries[i];
 		json_t *op;
 		/* A created or modified object's `xattrs` came in with it; a
 		 * meta change's unchanged ones are listed alone (version 4). */
-		if (r < 0 || !json_object_get(c, "old_xattrs") || !dryrun_dir_is_meta(change))
+		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS) || !changeset_change_is_meta(e->change))
 			continue;
-		op = applyplan_op_note_mode(applyplan_op_new("xattrs", "path", jsonutil_str(c, "path"), NULL), d->ws_fd,
-				  jsonutil_str(c, "path"), false);
-		if (op && (json_object_set(op, "xattrs", json_object_get(c, "xattrs")) < 0 ||
-			   json_object_set(op, "old_xattrs", json_object_get(c, "old_xattrs")) < 0))
+		op = applyplan_op_note_mode(applyplan_op_new("xattrs", "path", e->path.bytes, NULL), d->ws_fd,
+				  e->path.bytes, false);
+		if (op && (json_object_set_new(op, "xattrs", changeset_xattr_list_to_json(&e->xattrs)) < 0 ||
+			   json_object_set_new(op, "old_xattrs", changeset_xattr_list_to_json(&e->old_xattrs)) < 0))
 			op = (json_decref(op), NULL);
 		r = applyplan_op_append(ops, op);
 	}
-	json_array_foreach(d->changes, i, c)
-		if (r == 0 && !strcmp(jsonutil_str(c, "change"), "mode_changed"))
-			r = applyplan_op_append(chmods, applyplan_op_new("chmod", "path", jsonutil_str(c, "path"), "mode",
-						       jsonutil_str(c, "mode"), "old_mode",
-						       jsonutil_str(c, "old_mode"), NULL));
+	for (i = 0; i < n; i++) {
+		e = &entries[i];
+		char mode[16], old_mode[16];
+		if (r < 0 || e->change != CHANGESET_MODE_CHANGED)
+			continue;
+		snprintf(mode, sizeof(mode), "%04o", (unsigned)(e->mode & 07777));
+		snprintf(old_mode, sizeof(old_mode), "%04o", (unsigned)(e->old_mode & 07777));
+		r = applyplan_op_append(chmods, applyplan_op_new("chmod", "path", e->path.bytes, "mode", mode, "old_mode",
+								 old_mode, NULL));
+	}
 	if (r == 0)
 		r = jsonutil_array_sort(chmods, compare_path_desc);
 	json_array_foreach(chmods, i, c)

@@ -24,6 +24,7 @@
 #include "basic/sha256.h"
 #include "basic/text.h"
 #include "core/snapshot/changeset.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/applyfs.h"
 #include "core/store/jsonutil.h"
 
@@ -37,22 +38,13 @@ void dryrun_dir_release(struct dryrun_dir *d)
 		close(d->ws_fd);
 	free(d->workspace);
 	free(d->new_dirs);
-	json_decref(d->changeset);
+	changeset_free(d->cs);
 	*d = (struct dryrun_dir){ .fd = -1, .ws_fd = -1 };
 }
 
 bool dryrun_dir_path_is_clean(const char *p)
 {
-	if (!p || !*p || *p == '/')
-		return false;
-	for (;;) {
-		size_t len = strcspn(p, "/");
-		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		if (!p[len])
-			return true;
-		p += len + 1;
-	}
+	return changeset_path_is_clean(p);
 }
 
 bool dryrun_dir_one_of(const char *s, const char *const *set)
@@ -119,28 +111,6 @@ bool dryrun_dir_is_meta(const char *change)
 			  !strcmp(change, "owner_changed"));
 }
 
-/* also_names (core/snapshot/linkgroups.h): the other names of the hard-link group
- * whose shared inode a mode, attribute or owner change reaches. Shown for
- * review and checked, never work of their own (one inode): a list of clean
- * names on such a change only; also_outside a count of names outside the
- * workspace. */
-static bool dryrun_dir_also_valid(json_t *c, bool meta)
-{
-	json_t *list = json_object_get(c, "also_names"), *outside = json_object_get(c, "also_outside");
-	size_t i;
-	json_t *v;
-
-	if (!list && !outside)
-		return true;
-	if (!meta || (list && !json_is_array(list)) ||
-	    (outside && (!json_is_integer(outside) || json_integer_value(outside) < 1)))
-		return false;
-	json_array_foreach(list, i, v)
-		if (!json_is_object(v) || !dryrun_dir_path_is_clean(jsonutil_str(v, "path")))
-			return false;
-	return true;
-}
-
 bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which, bool identity)
 {
 	json_t *now = json_object_get(c, "xattrs"), *before = json_object_get(c, "old_xattrs");
@@ -152,84 +122,27 @@ bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which
 	return dryrun_dir_xattrs_valid(now, which) && dryrun_dir_xattrs_valid(before, which);
 }
 
-/* An octal mode string as the change set writes it: four digits. */
-static bool dryrun_dir_mode_valid(const char *m)
-{
-	return m && strlen(m) == 4 && strspn(m, "01234567") == 4;
-}
-
-/* Version 4: an entry of an object apply installs or changes in place
- * carries its whole identity, which apply checks the staged object
- * against (applycheck_staged_matches): mode (and old_mode well-formed when given),
- * the whole attribute list, a file's size and SHA-256, a symlink's target. */
-static bool dryrun_dir_identity_valid(json_t *c)
-{
-	const char *type = jsonutil_str(c, "type"), *hash = jsonutil_str(c, "sha256");
-	json_t *size = json_object_get(c, "size");
-
-	if (!strcmp(jsonutil_str(c, "change"), "deleted"))
-		return true;
-	if (!dryrun_dir_mode_valid(jsonutil_str(c, "mode")) || !json_is_array(json_object_get(c, "xattrs")) ||
-	    (json_object_get(c, "old_mode") && !dryrun_dir_mode_valid(jsonutil_str(c, "old_mode"))))
-		return false;
-	if (!strcmp(type, "file"))
-		return json_is_integer(size) && json_integer_value(size) >= 0 && hash &&
-		       strlen(hash) == SHA256_HEX_SIZE - 1 && strspn(hash, "0123456789abcdef") == SHA256_HEX_SIZE - 1;
-	if (!strcmp(type, "symlink"))
-		return jsonutil_str(c, "target") != NULL;
-	return true;
-}
-
 int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
 			  enum dryrun_verdict *ret_verdict, struct error *err)
 {
-	static const char *const changes[] = { "created", "modified", "deleted", "type_changed",
-					       "mode_changed", "xattrs_changed", "owner_changed",
-					       "renamed", NULL };
-	static const char *const types[] = { "file", "dir", "symlink", "fifo", "socket", "other", NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
 	int r = jsonutil_parse_object(text, n, &doc, err);
 
 	if (r < 0)
 		return r;
-	json_t *list = json_object_get(doc, "changes");
-	if (!json_is_array(list) || !jsonutil_str(doc, "workspace") ||
-	    jsonutil_str(doc, "workspace")[0] != '/')
-		return error_set(err, EINVAL, "its change set is damaged");
-	json_t *schema = json_object_get(doc, "schema");
-	if (schema && (!json_is_string(schema) || !changeset_schema_known(json_string_value(schema))))
-		return error_set(err, EINVAL, "its change set is of an unknown version");
-	int verdict = dryrun_verdict_from_name(jsonutil_str(doc, "verdict"));
-	if (verdict < 0)
-		return error_set(err, EINVAL, "its change set is damaged (no known verdict)");
+	r = changeset_from_json(doc, &cs, err);
+	if (r < 0)
+		return r;
 	/* From here on paths and targets are the exact bytes; every change has
-	 * the fields apply reads, of the kinds it knows. */
-	enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
-	bool identity = changeset_carries_identity(jsonutil_str(doc, "schema"));
+	 * the fields apply reads, of the kinds it knows (changeset_from_json). */
 	size_t i;
 	json_t *c;
-	json_array_foreach(list, i, c) {
-		const char *change = json_is_object(c) && changeset_decode_bytes(c) == 0
-					     ? jsonutil_str(c, "change") : NULL;
-		bool meta = dryrun_dir_is_meta(change);
-		const char *path = jsonutil_str(c, "path");
-		if (!dryrun_dir_one_of(change, changes) || !dryrun_dir_one_of(jsonutil_str(c, "type"), types) ||
-		    !(dryrun_dir_path_is_clean(path) ||
-		      (meta && dryrun_dir_is_root(path) && !strcmp(jsonutil_str(c, "type"), "dir"))) ||
-		    (!strcmp(change, "renamed") && !dryrun_dir_path_is_clean(jsonutil_str(c, "from"))) ||
-		    (!strcmp(change, "mode_changed") && (!jsonutil_str(c, "mode") || !jsonutil_str(c, "old_mode"))) ||
-		    (meta && !dryrun_dir_meta_valid(c, !strcmp(change, "xattrs_changed"), which, identity)) ||
-		    !dryrun_dir_owner_valid(c, !strcmp(change, "owner_changed")) ||
-		    !dryrun_dir_also_valid(c, meta) ||
-		    (!meta && json_object_get(c, "xattrs") &&
-		     !dryrun_dir_xattrs_valid(json_object_get(c, "xattrs"), which)) ||
-		    (!meta && json_object_get(c, "old_xattrs") &&
-		     !dryrun_dir_xattrs_valid(json_object_get(c, "old_xattrs"), which)) ||
-		    (identity && !dryrun_dir_identity_valid(c)))
+	json_array_foreach(json_object_get(doc, "changes"), i, c)
+		if (changeset_decode_bytes(c) < 0)
 			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
-	}
 	*ret = TAKE_PTR(doc);
-	*ret_verdict = (enum dryrun_verdict)verdict;
+	*ret_verdict = cs->verdict;
 	return 0;
 }
 
@@ -260,14 +173,14 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 				 (unsigned long long)id);
 	if (r == 0) {
 		sha256_hex(text, n, d->changeset_sha256);
-		r = dryrun_dir_parse_changeset(text, n, &d->changeset, &d->verdict, err);
+		r = changeset_parse(text, n, &d->cs, err);
 	}
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	d->changes = json_object_get(d->changeset, "changes");
-	d->xattrs = changeset_xattrs_of(jsonutil_str(d->changeset, "schema"));
-	d->identity = changeset_carries_identity(jsonutil_str(d->changeset, "schema"));
-	const char *ws = jsonutil_str(d->changeset, "workspace");
+	d->verdict = d->cs->verdict;
+	d->xattrs = d->cs->xattrs;
+	d->identity = d->cs->identity;
+	const char *ws = d->cs->workspace;
 	d->workspace = strdup(ws);
 	if (!d->workspace)
 		return error_set(err, ENOMEM, "out of memory");
@@ -277,15 +190,14 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	json_t *dev = json_object_get(d->changeset, "workspace_dev");
-	json_t *ino = json_object_get(d->changeset, "workspace_ino");
+	bool known = changeset_keys_has(&d->cs->keys, CHANGESET_KEY_WORKSPACE_DEV) &&
+		     changeset_keys_has(&d->cs->keys, CHANGESET_KEY_WORKSPACE_INO);
 	struct stat st;
 	d->ws_fd = (int)syscall(SYS_openat2, AT_FDCWD, ws, &how, sizeof(how));
 	if (d->ws_fd < 0 && errno != ELOOP && errno != ENOENT && errno != ENOTDIR)
 		return error_set_errno(err, errno, "open the workspace %s", ws);
-	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !json_is_integer(dev) ||
-	    !json_is_integer(ino) || (json_int_t)st.st_dev != json_integer_value(dev) ||
-	    (json_int_t)st.st_ino != json_integer_value(ino)) {
+	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !known || (int64_t)st.st_dev != d->cs->workspace_dev ||
+	    (int64_t)st.st_ino != d->cs->workspace_ino) {
 		snprintf(d->ws_mismatch, sizeof(d->ws_mismatch),
 			 "the workspace %s is not the directory the dry run saw (moved, replaced, or reached through a symlink)",
 			 ws);

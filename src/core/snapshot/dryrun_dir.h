@@ -11,6 +11,7 @@
 #include "basic/error.h"
 #include "basic/sha256.h"
 #include "core/snapshot/changeset.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/store/store.h"
 
@@ -24,9 +25,8 @@ struct dryrun_dir {
 	int fd; /* dryruns/<id> */
 	int ws_fd; /* the workspace */
 	char *workspace;
-	json_t *changes;
 	enum dryrun_verdict verdict;
-	json_t *changeset;
+	struct changeset *cs; /* its change set, names as their exact bytes */
 	enum changeset_xattrs xattrs; /* which attributes its version carries */
 	bool identity; /* its entries carry the whole identity (changeset_carries_identity) */
 	char state[32];

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* The change set as a C type (core/snapshot/changeset_json.h): the writer
+ * gives back the very bytes the reader took, for every change set of the
+ * fuzz corpus apply reads and of the fixtures (change sets the dry run
+ * suites wrote): changeset.json's bytes are a permit's reviewed digest and
+ * apply's check. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "core/snapshot/apply.h"
+#include "core/snapshot/changeset_json.h"
+#include "core/store/jsonutil.h"
+#include "harness.h"
+
+#ifndef TEST_SOURCE_DIR
+#error "TEST_SOURCE_DIR names tests/"
+#endif
+
+/* Whether text (one change set, or none) round-trips: 1 it does, 0 not a
+ * change set the reader takes, -1 the bytes differ. */
+static int roundtrip(const char *text, size_t n, const char *name)
+{
+	json_error_t jerr;
+	cleanup_with(json_decrefp) json_t *doc = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	struct error err = { 0 };
+
+	if (!doc || changeset_from_json(doc, &cs, &err) < 0)
+		return 0;
+	cleanup_with(json_decrefp) json_t *back = changeset_to_json(cs);
+	cleanup_free char *want = jsonutil_dump_line(doc);
+	cleanup_free char *got = back ? jsonutil_dump_line(back) : NULL;
+	if (!want || !got || strcmp(want, got) != 0) {
+		printf("# %s: differs\n#  want %s#  got  %s", name, want ? want : "(null)\n", got ? got : "(null)\n");
+		return -1;
+	}
+	return 1;
+}
+
+/* Every file of dir; skip: how many leading bytes to try without (a fuzz
+ * corpus's selector byte). */
+static int roundtrip_dir(const char *dir, size_t *ret_ok)
+{
+	cleanup_closedir DIR *d = opendir(dir);
+	struct dirent *de;
+	int bad = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[4096];
+		cleanup_free char *text = NULL;
+		size_t n;
+		struct error err = { 0 };
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (file_read_capped(AT_FDCWD, path, 256 << 20, &text, &n, &err) < 0)
+			return -EIO;
+		for (size_t skip = 0; skip <= 1 && skip < n; skip++) {
+			int r = roundtrip(text + skip, n - skip, path);
+			if (r < 0)
+				bad++;
+			else
+				*ret_ok += (size_t)r;
+		}
+	}
+	return bad;
+}
+
+/* changeset_verdict_of() of the struct judges as changeset_verdict() of the
+ * document apply reads back (names decoded): same verdict, same problems. */
+static int verdict_same(const char *text, size_t n, const char *name)
+{
+	static char all[] = "**", src[] = "src", a[] = "a", nothing[] = "nothing";
+	static char *const expects[][3] = { { NULL }, { all, NULL }, { src, a, NULL }, { nothing, NULL } };
+	cleanup_with(json_decrefp) json_t *doc = NULL;
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	enum dryrun_verdict recorded;
+	struct error err = { 0 };
+
+	if (apply_parse_changeset(text, n, &doc, &recorded, &err) < 0)
+		return 0;
+	if (changeset_parse(text, n, &cs, &err) < 0 || cs->verdict != recorded)
+		return -1;
+	for (size_t i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
+		for (size_t j = 0; j < sizeof(expects) / sizeof(expects[0]); j++) {
+			cleanup_with(json_decrefp) json_t *p1 = NULL, *p2 = NULL;
+			enum dryrun_verdict v1 = changeset_verdict(json_object_get(doc, "changes"), true, expects[i], expects[j], &p1);
+			enum dryrun_verdict v2 = changeset_verdict_of(cs, true, expects[i], expects[j], &p2);
+			if (v1 != v2 || !json_equal(p1, p2)) {
+				printf("# %s: verdicts differ (%zu, %zu)\n", name, i, j);
+				return -1;
+			}
+		}
+	return 1;
+}
+
+static void test_changeset_verdict(void)
+{
+	const char *const dirs[] = { TEST_SOURCE_DIR "/fuzz/corpus/apply", TEST_SOURCE_DIR "/fixtures/changesets" };
+	size_t ok = 0;
+
+	for (size_t k = 0; k < 2; k++) {
+		cleanup_closedir DIR *d = opendir(dirs[k]);
+		struct dirent *de;
+		ASSERT_TRUE(d);
+		while ((de = readdir(d))) {
+			char path[4096];
+			cleanup_free char *text = NULL;
+			size_t n;
+			struct error err = { 0 };
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[k], de->d_name);
+			ASSERT_EQ_INT(file_read_capped(AT_FDCWD, path, 256 << 20, &text, &n, &err), 0);
+			for (size_t skip = 0; skip <= 1 && skip < n; skip++) {
+				int r = verdict_same(text + skip, n - skip, path);
+				ASSERT_TRUE(r >= 0);
+				ok += (size_t)r;
+			}
+		}
+	}
+	ASSERT_TRUE(ok >= 30);
+}
+
+static void test_changeset_roundtrip_corpus(void)
+{
+	size_t ok = 0;
+
+	ASSERT_EQ_INT(roundtrip_dir(TEST_SOURCE_DIR "/fuzz/corpus/apply", &ok), 0);
+	ASSERT_EQ_INT(roundtrip_dir(TEST_SOURCE_DIR "/fuzz/corpus/permit", &ok), 0);
+	/* the corpus's change sets that apply accepts */
+	printf("# %zu corpus change sets\n", ok);
+	ASSERT_TRUE(ok >= 7);
+}
+
+static void test_changeset_roundtrip_fixtures(void)
+{
+	size_t ok = 0;
+
+	ASSERT_EQ_INT(roundtrip_dir(TEST_SOURCE_DIR "/fixtures/changesets", &ok), 0);
+	printf("# %zu fixture change sets\n", ok);
+	ASSERT_TRUE(ok >= 10);
+}
+
+/* A name that is not UTF-8 keeps its shown value beside its bytes, and one
+ * made without a shown value is written as changeset_set_bytes() would. */
+static void test_changeset_bytes(void)
+{
+	const char *text = "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\","
+			   "\"changes\":[{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"a\\ufffd\","
+			   "\"path_b64\":\"Yf8=\",\"future\":[1,2]}],\"later\":true}";
+	cleanup_with(json_decrefp) json_t *doc = json_loads(text, 0, NULL);
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(changeset_from_json(doc, &cs, &err), 0);
+	ASSERT_EQ_INT(cs->n_entries, 1);
+	ASSERT_EQ_STR(cs->entries[0].path.bytes, "a\xff");
+	ASSERT_EQ_INT(cs->entries[0].change, CHANGESET_DELETED);
+	ASSERT_EQ_INT(cs->verdict, DRYRUN_VERDICT_DRY_RUN_OK);
+	ASSERT_EQ_INT(roundtrip(text, strlen(text), "bytes"), 1);
+	free(cs->entries[0].path.shown);
+	cs->entries[0].path.shown = NULL;
+	cleanup_with(json_decrefp) json_t *back = changeset_to_json(cs);
+	cleanup_free char *want = jsonutil_dump_line(doc), *got = jsonutil_dump_line(back);
+	ASSERT_EQ_STR(got, want);
+}
+
+/* Strict types: a known key of another type is a damaged change set. */
+static void test_changeset_strict(void)
+{
+	static const char *const bad[] = {
+		"{\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"a\",\"size\":\"1\"}]}",
+		"{\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"a\",\"hard_link\":1}]}",
+		"{\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[{\"change\":\"created\",\"type\":\"file\",\"path\":\"a\",\"mode\":\"644\"}]}",
+		"{\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[{\"change\":\"created\",\"type\":\"file\",\"path\":\"a\",\"odd_b64\":\"!\"}]}",
+		"{\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"receipt\":\"1\",\"changes\":[]}",
+		"{\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[{\"change\":\"created\",\"type\":\"file\",\"path\":\"../a\"}]}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cleanup_with(json_decrefp) json_t *doc = json_loads(bad[i], 0, NULL);
+		cleanup_with(changeset_freep) struct changeset *cs = NULL;
+		struct error err = { 0 };
+		ASSERT_TRUE(doc);
+		ASSERT_EQ_INT(changeset_from_json(doc, &cs, &err), -EINVAL);
+	}
+}
+
+RUN_TESTS(T_(test_changeset_roundtrip_corpus), T_(test_changeset_roundtrip_fixtures), T_(test_changeset_bytes),
+	  T_(test_changeset_strict), T_(test_changeset_verdict))
