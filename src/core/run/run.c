@@ -25,6 +25,8 @@
 #include "core/agents/agenthost.h"
 #include "core/snapshot/dryrun.h"
 #include "core/run/env.h"
+#include "core/run/run_dryrun.h"
+#include "core/run/run_hostcode.h"
 #include "core/gate/gate.h"
 #include "core/host/hostsafety.h"
 #include "core/host/hostview.h"
@@ -47,6 +49,26 @@ struct run_stream {
 	int tee_fd;
 };
 
+/* The executable the command runs, and which file it is. */
+struct run_exec {
+	char *path;
+	struct receipt_exec_identity id; /* valid when has_id */
+	bool has_id;
+	struct timespec ctime; /* when id was taken */
+};
+
+/* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
+ * and the fix it follows; all zero for any other run. */
+struct run_rerun {
+	const struct receipt_rerun *failed;
+	uint64_t of, fix_id;
+};
+
+/* The run's side of the gate (core/gate/gate.h). */
+struct run_gate_state {
+	char *scope; /* the git root of the cwd, else the cwd */
+};
+
 struct run_state {
 	const struct run_request *req;
 	struct policy *policy;
@@ -54,28 +76,14 @@ struct run_state {
 	struct receipt receipt;
 	struct run_stream streams[2];
 	char *cwd;
-	char *exec_path;
-	struct receipt_exec_identity exec_id; /* valid when has_exec_id */
-	bool has_exec_id;
-	struct timespec exec_ctime; /* when exec_id was taken */
-	/* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
-	 * and the fix it follows. */
-	const struct receipt_rerun *rerun;
-	uint64_t rerun_of, fix_id;
-	uint64_t rerun_id; /* a fix run: the id allocated for its re-run */
+	struct run_exec exec;
+	struct run_rerun rerun;
 	struct run_env env;
 	char *workspace;
 	struct hostview_caller caller;
 	char **state_dirs; /* every state directory airlock would use (core/host/hostview.h) */
 	struct hostview view;
 	char **hide, **read_only, **exposed;
-	char **known_gitdirs; /* core/host/hostsafety.h, read before the run */
-	/* Protected paths that existed before the run as a directory, or as a
-	 * file with no other link: their read-only mounts leave the command no
-	 * way to change them, so a change seen after the run is the host's
-	 * own (its tool writing .claude/settings.local.json meanwhile), not
-	 * moved aside. Absolute. */
-	char **protected_sealed;
 	/* sandbox.writable, resolved and checked; paths in writable_paths */
 	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
 	char **writable_paths;
@@ -83,30 +91,11 @@ struct run_state {
 	struct receipt_sandbox sandbox;
 	bool sandbox_enabled;
 	char *state_dir_real;
-	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
-	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
-	bool dry_ran; /* the snapshot was built and the command started in it */
-	mode_t dry_root_mode; /* the mode the command left on the workspace root */
+	struct run_gate_state gate;
 	/* The quarantine's teardown, finished once the receipt is written. */
 	struct sandbox_teardown *teardown;
-	json_t *outside_writes; /* dry runs: what the command tried to write outside */
-	unsigned outside_writes_dropped;
-	bool dry_owners; /* every id mapped: the change set carries owners */
-	unsigned dry_device_nodes; /* device nodes root's real run would have made */
-	unsigned dry_privileged_xattrs; /* trusted.*, file capabilities: likewise */
-	unsigned dry_setid_refused; /* set-id requests the filter refused */
-	char dry_setid_syscall[24]; /* the first one's system call */
-	/* dry runs: the traced calls on paths inside the workspace (heap) */
-	struct sandbox_path_event *path_events;
-	size_t n_path_events;
-	bool path_events_overflow;
-	/* dry runs: what the command left in the private /tmp */
-	bool scratch_counted;
-	uint64_t scratch_entries, scratch_bytes;
-	struct hostsafety_report host_code; /* valid when host_code_checked */
-	bool host_code_checked;
-	uint64_t started_coarse_ns; /* the run's start on the file systems' clock */
-	char host_code_message[1024];
+	struct run_dryrun dry; /* a dry run's snapshot (run_dryrun.h) */
+	struct run_hostcode host_code; /* the host-code check (run_hostcode.h) */
 	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
@@ -167,25 +156,18 @@ static void run_state_release(struct run_state *st)
 	policy_free(st->policy);
 	store_free(st->store);
 	free(st->cwd);
-	free(st->exec_path);
+	free(st->exec.path);
 	free(st->workspace);
 	free(st->state_dir_real);
-	free(st->scope);
-	free(st->dry_upper);
-	free(st->dry_work);
-	json_decref(st->outside_writes);
-	for (size_t i = 0; i < st->n_path_events; i++)
-		free(st->path_events[i].path);
-	free(st->path_events);
+	free(st->gate.scope);
+	run_dryrun_release(&st->dry);
 	for (size_t i = 0; i < st->sandbox.n_socket_denials; i++)
 		free(st->sandbox.socket_denials[i].path);
-	hostsafety_report_release(&st->host_code);
+	run_hostcode_release(&st->host_code);
 	strv_free(st->hide);
 	strv_free(st->read_only);
 	strv_free(st->state_dirs);
 	strv_free(st->exposed);
-	strv_free(st->known_gitdirs);
-	strv_free(st->protected_sealed);
 	strv_free(st->writable_paths);
 	hostview_release(&st->view);
 	run_env_release(&st->env);
@@ -329,7 +311,7 @@ static bool run_fixes_visible(struct run_state *st, struct error *err)
 	size_t i;
 	json_t *entry;
 
-	if (gate_list_open(st->store, st->scope, &open, err) < 0)
+	if (gate_list_open(st->store, st->gate.scope, &open, err) < 0)
 		return false;
 	json_array_foreach(open, i, entry)
 		if ((uint64_t)json_integer_value(json_object_get(entry, "receipt")) == st->req->fixes)
@@ -341,7 +323,7 @@ static int run_check_fixes(struct run_state *st)
 {
 	struct error err = { 0 };
 	cleanup_with(json_decrefp) json_t *entry = NULL;
-	int r = gate_scope(st->cwd, &st->scope, &err);
+	int r = gate_scope(st->cwd, &st->gate.scope, &err);
 	if (r == 0)
 		r = gate_find_open(st->store, st->req->fixes, &entry, &err);
 	if (r == -ENOENT) {
@@ -355,11 +337,11 @@ static int run_check_fixes(struct run_state *st)
 		return -1;
 	}
 	const char *scope = json_string_value(json_object_get(entry, "scope"));
-	if (scope && strcmp(scope, st->scope) != 0 && run_fixes_visible(st, &err))
+	if (scope && strcmp(scope, st->gate.scope) != 0 && run_fixes_visible(st, &err))
 		return 0; /* a failure of a nested scope, which this one's gate sees */
-	if (!scope || strcmp(scope, st->scope) != 0) {
+	if (!scope || strcmp(scope, st->gate.scope) != 0) {
 		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: that failure is open in %.300s, not in %.300s",
-			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->scope);
+			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->gate.scope);
 		return -1;
 	}
 	return 0;
@@ -429,26 +411,38 @@ static int run_check_request(struct run_state *st, char **environ_)
 	return 0;
 }
 
-/* Which file exec_path is: device, inode, size and the SHA-256 of its bytes
+/* Which file ex->path is: device, inode, size and the SHA-256 of its bytes
  * (empty when it cannot be read, as an execute-only file). */
-static void run_exec_identity(struct run_state *st)
+static void run_exec_identify(struct run_exec *ex, const char *cwd)
 {
-	/* A relative exec_path is found from the command's cwd, as execve does. */
-	cleanup_close int cwd_fd = open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int fd = openat(cwd_fd, st->exec_path,
-				      O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* A relative path is found from the command's cwd, as execve does. */
+	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = openat(cwd_fd, ex->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat sb;
 
-	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, st->exec_path, &sb, 0)) < 0)
+	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, ex->path, &sb, 0)) < 0)
 		return;
-	st->exec_id = (struct receipt_exec_identity){ .dev = (uint64_t)sb.st_dev,
-						      .ino = (uint64_t)sb.st_ino,
-						      .size = (uint64_t)sb.st_size };
-	st->exec_ctime = sb.st_ctim;
-	if (fd >= 0 && S_ISREG(sb.st_mode) && sha256_fd_hex(fd, st->exec_id.sha256) < 0)
-		st->exec_id.sha256[0] = '\0';
-	st->has_exec_id = true;
-	st->receipt.exec_identity = &st->exec_id;
+	ex->id = (struct receipt_exec_identity){ .dev = (uint64_t)sb.st_dev,
+						 .ino = (uint64_t)sb.st_ino,
+						 .size = (uint64_t)sb.st_size };
+	ex->ctime = sb.st_ctim;
+	if (fd >= 0 && S_ISREG(sb.st_mode) && sha256_fd_hex(fd, ex->id.sha256) < 0)
+		ex->id.sha256[0] = '\0';
+	ex->has_id = true;
+}
+
+/* After the run: a file replaced or written since its digest was taken
+ * (a new inode, or a new ctime) is not known to be what ran. */
+static void run_exec_recheck(struct run_exec *ex, const char *cwd)
+{
+	struct stat sb;
+	cleanup_close int cwd_fd = ex->has_id ? open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (ex->has_id &&
+	    (cwd_fd < 0 || fstatat(cwd_fd, ex->path, &sb, 0) < 0 ||
+	     (uint64_t)sb.st_dev != ex->id.dev || (uint64_t)sb.st_ino != ex->id.ino ||
+	     sb.st_ctim.tv_sec != ex->ctime.tv_sec || sb.st_ctim.tv_nsec != ex->ctime.tv_nsec))
+		ex->id.changed_during_run = true;
 }
 
 /* A re-run runs the executable the failed attempt ran, or nothing: the same
@@ -456,22 +450,22 @@ static void run_exec_identity(struct run_state *st)
  * is resolved afresh. */
 static int run_check_rerun_exec(struct run_state *st)
 {
-	const struct receipt_rerun *rr = st->rerun;
+	const struct receipt_rerun *rr = st->rerun.failed;
 
 	if (!rr || !rr->exec_path)
 		return 0;
-	const struct receipt_exec_identity *was = &rr->identity, *now = &st->exec_id;
-	bool same = strcmp(rr->exec_path, st->exec_path) == 0 &&
+	const struct receipt_exec_identity *was = &rr->identity, *now = &st->exec.id;
+	bool same = strcmp(rr->exec_path, st->exec.path) == 0 &&
 		    (!rr->has_identity ||
-		     (st->has_exec_id && was->dev == now->dev && was->ino == now->ino &&
+		     (st->exec.has_id && was->dev == now->dev && was->ino == now->ino &&
 		      was->size == now->size && strcmp(was->sha256, now->sha256) == 0 &&
 		      !was->changed_during_run));
 	if (same)
 		return 0;
 	run_refuse(st, RECEIPT_INVALID,
 		   "the executable changed since receipt %llu: it was %.300s (device %llu, inode %llu, sha256 %.16s), now %.300s (device %llu, inode %llu, sha256 %.16s); the re-run did not start",
-		   (unsigned long long)st->rerun_of, rr->exec_path, (unsigned long long)was->dev,
-		   (unsigned long long)was->ino, was->sha256[0] ? was->sha256 : "-", st->exec_path,
+		   (unsigned long long)st->rerun.of, rr->exec_path, (unsigned long long)was->dev,
+		   (unsigned long long)was->ino, was->sha256[0] ? was->sha256 : "-", st->exec.path,
 		   (unsigned long long)now->dev, (unsigned long long)now->ino,
 		   now->sha256[0] ? now->sha256 : "-");
 	return -1;
@@ -481,7 +475,7 @@ static int run_resolve_command(struct run_state *st)
 {
 	const char *cmd = st->req->argv[0];
 	const char *path = strv_env_get(st->env.envp, "PATH");
-	int r = sandbox_resolve_command(cmd, path, st->cwd, &st->exec_path);
+	int r = sandbox_resolve_command(cmd, path, st->cwd, &st->exec.path);
 
 	if (r == -ENOENT) {
 		if (strchr(cmd, '/'))
@@ -499,25 +493,11 @@ static int run_resolve_command(struct run_state *st)
 		run_refuse(st, RECEIPT_SETUP_ERROR, "cannot resolve '%.300s': %s", cmd, strerror(-r));
 		return -1;
 	}
-	st->receipt.exec_path = st->exec_path;
-	run_exec_identity(st);
+	st->receipt.exec_path = st->exec.path;
+	run_exec_identify(&st->exec, st->cwd);
+	if (st->exec.has_id)
+		st->receipt.exec_identity = &st->exec.id;
 	return run_check_rerun_exec(st);
-}
-
-/* After the run: a file replaced or written since its digest was taken
- * (a new inode, or a new ctime) is not known to be what ran. */
-static void run_recheck_exec_identity(struct run_state *st)
-{
-	struct stat sb;
-	cleanup_close int cwd_fd =
-		st->has_exec_id ? open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-
-	if (st->has_exec_id &&
-	    (cwd_fd < 0 || fstatat(cwd_fd, st->exec_path, &sb, 0) < 0 ||
-	     (uint64_t)sb.st_dev != st->exec_id.dev || (uint64_t)sb.st_ino != st->exec_id.ino ||
-	     sb.st_ctim.tv_sec != st->exec_ctime.tv_sec ||
-	     sb.st_ctim.tv_nsec != st->exec_ctime.tv_nsec))
-		st->exec_id.changed_during_run = true;
 }
 
 static int run_open_streams(struct run_state *st, struct error *err)
@@ -631,18 +611,9 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 	for (size_t i = 0; configs && configs[i]; i++)
 		if (!strv_contains(st->read_only, configs[i]) && strv_push(&st->read_only, configs[i]) < 0)
 			return error_set(err, ENOMEM, "out of memory");
-	/* The repository's other files that would run code on the host, where
-	 * they exist: read-only too (core/host/hostsafety.h). */
-	if (hostsafety_protect_existing(st->workspace, &st->read_only) < 0 ||
-	    hostsafety_known_gitdirs(st->workspace, &st->known_gitdirs) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
-		struct stat pst;
-		if (lstat(st->read_only[i], &pst) == 0 &&
-		    (S_ISDIR(pst.st_mode) || (S_ISREG(pst.st_mode) && pst.st_nlink == 1)) &&
-		    strv_push(&st->protected_sealed, st->read_only[i]) < 0)
-			return error_set(err, ENOMEM, "out of memory");
-	}
+	r = run_hostcode_protect(&st->host_code, st->workspace, &st->read_only, err);
+	if (r < 0)
+		return r;
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
 		.share_net = st->req->share_net || policy->share_net,
@@ -846,7 +817,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 		return r;
 
 	struct sandbox_config config = {
-		.exec_path = st->exec_path,
+		.exec_path = st->exec.path,
 		.argv = st->req->argv,
 		.envp = st->env.envp,
 		.cwd = st->cwd,
@@ -857,51 +828,20 @@ static int run_spawn(struct run_state *st, struct error *err)
 	};
 	if (st->sandbox_enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
-	if (st->req->dryrun) {
-		r = dryrun_prepare(st->store, st->receipt.id, st->workspace, &st->dry_upper,
-				   &st->dry_work, err);
-		if (r < 0)
-			return r;
-		config.isolation.overlay_upper = st->dry_upper;
-		config.isolation.overlay_work = st->dry_work;
-		config.isolation.trace_outside_writes = true;
-		/* Honoured for root only (docs/dryrun.md, "Root"); plain run keeps
-		 * the caller's own ids. */
-		config.isolation.map_ids_through = true;
-	}
+	if (st->req->dryrun && (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id,
+							st->workspace, &config.isolation, err)) < 0)
+		return r;
 	run_fill_limits(st, &config);
 
 	struct sandbox_result res;
 	r = sandbox_run_until_result(&config, &res, &st->teardown, err);
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
-	st->dry_ran = st->req->dryrun && res.outcome != SANDBOX_SETUP_FAILED;
 	if (st->req->dryrun) {
 		/* The snapshot is read once its overlay is gone with the quarantine. */
 		sandbox_teardown_finish(TAKE_PTR(st->teardown));
-		if (st->dry_ran && (r = dryrun_settle(st->dry_upper, &st->dry_root_mode, err)) < 0)
+		if ((r = run_dryrun_collect(&st->dry, &res, err)) < 0)
 			return r;
-		st->outside_writes = json_array();
-		for (size_t i = 0; st->outside_writes && i < res.n_outside_writes; i++)
-			json_array_append_new(st->outside_writes,
-					      json_pack("{s:s, s:s, s:i}", "path", res.outside_writes[i].path,
-							"syscall", res.outside_writes[i].syscall, "count",
-							(int)res.outside_writes[i].count));
-		st->outside_writes_dropped = res.outside_writes_dropped;
-		st->path_events = TAKE_PTR(res.path_events);
-		st->n_path_events = res.n_path_events;
-		st->path_events_overflow = res.path_events_overflow;
-		res.n_path_events = 0;
-		st->scratch_counted = res.scratch_counted;
-		st->dry_owners = res.manifest.ids_mapped;
-		/* Root's real run would have made them; anyone else's fails too. */
-		st->dry_device_nodes = geteuid() == 0 ? res.device_nodes : 0;
-		st->dry_privileged_xattrs = geteuid() == 0 ? res.privileged_xattrs : 0;
-		/* The owner's real run makes a set-id file as root's does. */
-		st->dry_setid_refused = res.setid_refused;
-		memcpy(st->dry_setid_syscall, res.setid_syscall, sizeof(st->dry_setid_syscall));
-		st->scratch_entries = res.scratch_entries;
-		st->scratch_bytes = res.scratch_bytes;
 	}
 	run_record_sandbox(st, &config, &res);
 	for (int i = 0; i < 2; i++) {
@@ -947,14 +887,14 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 {
 	const struct run_request *req = st->req;
 
-	if (!st->scope) {
+	if (!st->gate.scope) {
 		/* The cwd may be what was invalid: fall back to the caller's. */
 		cleanup_free char *here = getcwd(NULL, 0);
 		const char *dir = st->cwd ? st->cwd : here;
-		int r = dir ? gate_scope(dir, &st->scope, err) : -ENOENT;
+		int r = dir ? gate_scope(dir, &st->gate.scope, err) : -ENOENT;
 		if (r < 0)
-			st->scope = strdup(dir ? dir : "/");
-		if (!st->scope)
+			st->gate.scope = strdup(dir ? dir : "/");
+		if (!st->gate.scope)
 			return error_set(err, ENOMEM, "out of memory");
 	}
 	/* The rules are only needed to classify a failure, or the command of a
@@ -970,14 +910,12 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 	bool trivial = installed && req->argv && req->argv[0] &&
 		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
-	int r = gate_prepare(st->store, &st->receipt, rules, st->scope, req->fixes, st->rerun_of,
+	int r = gate_prepare(st->store, &st->receipt, rules, st->gate.scope, req->fixes, st->rerun.of,
 			     trivial, !req->dryrun, effect, err);
-	effect->fix = st->fix_id;
+	effect->fix = st->rerun.fix_id;
 	/* The fix passed: the failed command runs again, as the next receipt. */
-	if (r == 0 && effect->needs_rerun) {
+	if (r == 0 && effect->needs_rerun)
 		r = store_allocate_id(st->store, &effect->rerun, err);
-		st->rerun_id = effect->rerun;
-	}
 	return r;
 }
 
@@ -988,76 +926,6 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 	for (size_t i = 0; i < effect->n_closes && i < ARRAY_SIZE(ret->closes); i++)
 		ret->closes[ret->n_closes++] = effect->closes[i];
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
-}
-
-/* The change set and verdict of a dry run, for the receipt (doc: the
- * receipt so far, for the hints its output gives). A dry run whose snapshot
- * was never built (a refusal, a setup failure) has none. */
-static int run_dryrun_finish(struct run_state *st, json_t *doc, json_t **ret_summary,
-			     enum dryrun_verdict *ret_verdict, struct error *err)
-{
-	const struct run_request *req = st->req;
-	bool succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected;
-	json_t *summary = NULL;
-	enum dryrun_verdict verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-
-	if (!st->dry_ran) {
-		summary = json_pack("{s:s, s:s, s:n, s:o}", "snapshot", "overlay", "verdict",
-				    dryrun_verdict_name(verdict), "changes", "problems", json_array());
-	} else {
-		struct dryrun_request dr = {
-			.upper = st->dry_upper,
-			.work = st->dry_work,
-			.workspace = st->workspace,
-			.root_mode = st->dry_root_mode,
-			.succeeded = succeeded,
-			.expect = req->expect_paths,
-			.expect_delete = req->expect_delete,
-			.host_code = st->host_code_checked ? &st->host_code : NULL,
-			.outside_writes = st->outside_writes,
-			.outside_writes_dropped = st->outside_writes_dropped,
-			.path_events = st->path_events,
-			.n_path_events = st->n_path_events,
-			.path_events_overflow = st->path_events_overflow,
-			.scratch_counted = st->scratch_counted,
-			.scratch_entries = st->scratch_entries,
-			.scratch_bytes = st->scratch_bytes,
-			.owners = st->dry_owners,
-			.device_nodes = st->dry_device_nodes,
-			.privileged_xattrs = st->dry_privileged_xattrs,
-			.setid_refused = st->dry_setid_refused,
-			.setid_syscall = st->dry_setid_syscall,
-		};
-		struct error finish_err = { 0 };
-		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);
-		if (r == -ENOMEM) {
-			*err = finish_err;
-			return r;
-		}
-		/* The change set could not be read (a tree deeper than the walk
-		 * goes, too few descriptors...): nothing can be applied, the
-		 * receipt says why, and the gate opens a failure for it. */
-		if (r < 0) {
-			/* The message may name a path that is not UTF-8. */
-			cleanup_free char *msg = utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
-			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
-						  "verdict", dryrun_verdict_name(verdict), "changes",
-						  "problems", "changeset_error", msg)
-				      : NULL;
-		}
-	}
-	if (!summary)
-		return error_set(err, ENOMEM, "out of memory");
-	json_object_set_new(summary, "outside_writes",
-			    st->outside_writes ? json_incref(st->outside_writes) : json_array());
-	json_object_set_new(summary, "outside_writes_dropped",
-			    json_integer(st->outside_writes_dropped));
-	if (!succeeded)
-		dryrun_explain_failure(summary, doc);
-	*ret_summary = summary;
-	*ret_verdict = verdict;
-	return 0;
 }
 
 static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
@@ -1076,7 +944,15 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 		if (!doc)
 			return error_set(err, ENOMEM, "cannot build receipt %llu",
 					 (unsigned long long)st->receipt.id);
-		int r = run_dryrun_finish(st, doc, &dryrun, &verdict, err);
+		struct dryrun_request base = {
+			.workspace = st->workspace,
+			.succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected,
+			.expect = st->req->expect_paths,
+			.expect_delete = st->req->expect_delete,
+			.host_code = st->host_code.checked ? &st->host_code.report : NULL,
+		};
+		int r = run_dryrun_finish(&st->dry, &base, st->store, st->receipt.id, doc, &dryrun,
+					  &verdict, err);
 		if (r < 0)
 			return r;
 	}
@@ -1106,95 +982,21 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	return 0;
 }
 
-/* The protected paths below the workspace, relative to it: with sealed
- * false those the walk judges, with sealed true those it leaves alone. In a
- * real run the sealed ones are those sealed before it and those below a
- * sealed directory (the command could not create them there:
- * run_state.protected_sealed). A dry run's snapshot holds only the
- * command's own changes: none is sealed. */
-static char **run_protected_relative(const struct run_state *st, bool sealed)
-{
-	char **rel = NULL;
-	size_t n = strlen(st->workspace);
-
-	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
-		const char *p = st->read_only[i];
-		bool is_sealed = false;
-		for (size_t k = 0; !st->req->dryrun && st->protected_sealed &&
-				   st->protected_sealed[k] && !is_sealed; k++)
-			is_sealed = path_is_under(p, st->protected_sealed[k]);
-		if (is_sealed != sealed)
-			continue;
-		if (strncmp(p, st->workspace, n) == 0 && p[n] == '/' && p[n + 1] &&
-		    strv_push(&rel, p + n + 1) < 0) {
-			strv_free(rel);
-			return NULL;
-		}
-	}
-	return rel;
-}
-
 /* Files the run left that would make a host tool run code (core/host/hostsafety.h):
  * after a quarantined run they are moved aside and the receipt names them,
  * which opens a failure; a dry run's verdict names those in its snapshot. */
 static void run_check_host_code(struct run_state *st)
 {
-	struct hostsafety_report *hc = &st->host_code;
-	struct error err = { 0 };
-
 	if (!st->sandbox.enforced)
 		return; /* nothing ran in the quarantine */
-	/* A dry run's snapshot reaches nothing: its verdict names what it holds
-	 * (run_dryrun_finish), and no failure is opened for it. */
-	st->host_code_checked = true;
-	if (!st->req->dryrun)
-		st->receipt.host_code = hc;
-	cleanup_close int root_fd = open(st->req->dryrun ? st->dry_upper : st->workspace,
-					 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int lower_fd =
-		st->req->dryrun ? open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	cleanup_strv char **protected_paths = run_protected_relative(st, false);
-	cleanup_strv char **sealed_paths = run_protected_relative(st, true);
-	cleanup_strv char **host_config_names = NULL;
-	bool oom = hostview_config_names(&host_config_names) < 0;
-	struct hostsafety_request req = {
-		.root_fd = root_fd,
-		.lower_fd = lower_fd,
-		.protected_paths = protected_paths,
-		.sealed_paths = sealed_paths,
-		.since_ns = st->req->dryrun ? 0 : (int64_t)st->started_coarse_ns,
-		.known_gitdirs = st->known_gitdirs,
-		.host_config_names = host_config_names,
+	struct run_hostcode_where where = {
+		.store = st->store,
+		.workspace = st->workspace,
+		.dryrun = st->req->dryrun,
+		.upper = st->dry.upper,
+		.read_only = st->read_only,
 	};
-	int r = oom ? error_set(&err, ENOMEM, "out of memory")
-		: root_fd < 0 || (st->req->dryrun && lower_fd < 0)
-			? error_set_errno(&err, errno, "cannot open the workspace")
-			: hostsafety_scan(&req, hc, &err);
-	if (r == 0 && !st->req->dryrun)
-		r = hostsafety_move_aside(st->store, st->receipt.id, root_fd, hc, &err);
-	if (r < 0 && !hc->incomplete) {
-		hc->incomplete = true;
-		snprintf(hc->reason, sizeof(hc->reason), "%.250s", err.msg);
-	}
-	if (!hostsafety_report_failed(hc) || st->receipt.error)
-		return;
-	if (st->req->dryrun && hc->n_items > 0)
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the snapshot holds %zu files that would run code on the host (dryrun.problems)",
-			 hc->n_items);
-	else if (st->req->dryrun)
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the snapshot could not be checked for code left for the host: %.300s", hc->reason);
-	else if (hc->n_items > 0)
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",
-			 hc->n_items, hc->items[0].path, st->store->path,
-			 (unsigned long long)st->receipt.id);
-	else
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the workspace could not be checked for code left for the host: %.300s",
-			 hc->reason);
-	st->receipt.error = st->host_code_message;
+	run_hostcode_check(&st->host_code, &where, &st->receipt);
 }
 
 /* A --policy file may narrow the built-in policy; one that widens it is
@@ -1230,26 +1032,33 @@ static int run_load_policy(struct run_state *st, const char *path)
 	return policy_load_default(&st->policy, &ignored) < 0 ? -ENOMEM : -1;
 }
 
-static int run_execute_with_store(struct run_state *st, const struct run_context *ctx,
-			      struct run_outcome *ret, struct error *err)
+/* A re-run runs under the policy its failed attempt ran under, or not at
+ * all; returns -1 after recording the refusal. */
+static int run_check_rerun_policy(struct run_state *st)
+{
+	const struct receipt_rerun *failed = st->rerun.failed;
+
+	if (!failed || !failed->policy_sha256 ||
+	    strcmp(failed->policy_sha256, st->policy->sha256) == 0)
+		return 0;
+	run_refuse(st, RECEIPT_INVALID,
+		   "the policy %.300s changed since receipt %llu (sha256 %.16s, now %.16s); the re-run did not start",
+		   st->policy->origin, (unsigned long long)st->rerun.of, failed->policy_sha256,
+		   st->policy->sha256);
+	return -1;
+}
+
+/* What the policy and the caller settle before any check, for every
+ * receipt, a refused one included: the quarantine or not, the state
+ * directories, the timeouts asked for. */
+static int run_settle(struct run_state *st, const struct run_context *ctx, struct error *err)
 {
 	const struct run_request *req = st->req;
 	struct receipt *rc = &st->receipt;
 
-	int policy_r = run_load_policy(st, ctx->policy_path);
-	if (policy_r == -ENOMEM)
-		return error_set(err, ENOMEM, "out of memory");
 	st->store->durable = st->policy->fsync_receipts;
 	rc->policy_origin = st->policy->origin;
 	rc->policy_sha256 = st->policy->sha256;
-	if (policy_r == 0 && st->rerun && st->rerun->policy_sha256 &&
-	    strcmp(st->rerun->policy_sha256, st->policy->sha256) != 0) {
-		run_refuse(st, RECEIPT_INVALID,
-			   "the policy %.300s changed since receipt %llu (sha256 %.16s, now %.16s); the re-run did not start",
-			   st->policy->origin, (unsigned long long)st->rerun_of,
-			   st->rerun->policy_sha256, st->policy->sha256);
-		policy_r = -1;
-	}
 	st->sandbox_enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
 						   : st->policy->sandbox_enabled;
 	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
@@ -1265,38 +1074,57 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	/* What was asked; run_check_request() sets the grace the run gets. */
 	rc->kill_after_ms = req->has_kill_after ? req->kill_after_ms : st->policy->kill_after_ms;
 	rc->started_ns = rc->ended_ns = clock_realtime_ns();
+	return 0;
+}
 
-	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&
-	    run_resolve_command(st) == 0) {
-		/* The gate's scope is where the command was asked to run, read
-		 * before it runs: not after whatever it does to the tree. */
-		struct error ignored = { 0 };
-		if (!st->scope)
-			(void)gate_scope(st->cwd, &st->scope, &ignored);
-		st->started_coarse_ns = clock_realtime_coarse_ns();
-		int r = run_spawn(st, err);
-		if (r < 0)
-			return r;
-		run_recheck_exec_identity(st);
-		run_check_host_code(st);
-	}
+/* The command, once every check passed, and what is checked after it. */
+static int run_command(struct run_state *st, struct error *err)
+{
+	/* The gate's scope is where the command was asked to run, read
+	 * before it runs: not after whatever it does to the tree. */
+	struct error ignored = { 0 };
+	if (!st->gate.scope)
+		(void)gate_scope(st->cwd, &st->gate.scope, &ignored);
+	st->host_code.started_coarse_ns = clock_realtime_coarse_ns();
+	int r = run_spawn(st, err);
+	if (r < 0)
+		return r;
+	run_exec_recheck(&st->exec, st->cwd);
+	run_check_host_code(st);
+	return 0;
+}
+
+/* The stages of one attempt: the policy, the settings, the checks that may
+ * refuse it, the command, the receipt (written for a refusal too). */
+static int run_execute_with_store(struct run_state *st, const struct run_context *ctx,
+				  struct run_outcome *ret, struct error *err)
+{
+	int refused = run_load_policy(st, ctx->policy_path);
+	if (refused == -ENOMEM)
+		return error_set(err, ENOMEM, "out of memory");
+	if (refused == 0)
+		refused = run_check_rerun_policy(st);
+	int r = run_settle(st, ctx, err);
+	if (r < 0)
+		return r;
+	if (refused == 0 && run_check_request(st, ctx->environ_) == 0 &&
+	    run_resolve_command(st) == 0 && (r = run_command(st, err)) < 0)
+		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
-	int r = run_write_receipt(st, ret, err);
+	r = run_write_receipt(st, ret, err);
 	sandbox_teardown_finish(TAKE_PTR(st->teardown));
 	return r;
 }
 
-/* One attempt, and its receipt. rerun (with rerun_of and fix_id) makes it
- * the re-run of a failed attempt; id, when not 0, was allocated for it. */
+/* One attempt, and its receipt. rerun, when not NULL, makes it the re-run
+ * of a failed attempt; id, when not 0, was allocated for it. */
 static int run_execute_one(const struct run_context *ctx, const struct run_request *req,
-			   uint64_t id, const struct receipt_rerun *rerun, uint64_t rerun_of,
-			   uint64_t fix_id, struct run_outcome *ret, struct error *err)
+			   uint64_t id, const struct run_rerun *rerun, struct run_outcome *ret,
+			   struct error *err)
 {
 	struct run_state st = {
 		.req = req,
-		.rerun = rerun,
-		.rerun_of = rerun_of,
-		.fix_id = fix_id,
+		.rerun = rerun ? *rerun : (struct run_rerun){ 0 },
 		.streams = { { .spill_fd = -1, .tee_fd = -1 }, { .spill_fd = -1, .tee_fd = -1 } },
 		.receipt = {
 			.source = req->source,
@@ -1414,8 +1242,11 @@ static int run_execute_rerun(const struct run_context *ctx, const struct run_req
 	if (!out)
 		r = error_set(err, ENOMEM, "out of memory");
 	else
-		r = run_execute_one(&rerun_ctx, &req, fix_outcome->rerun_id, r == 0 ? &rr : NULL,
-				    fix->fixes, fix_outcome->id, out, err);
+		r = run_execute_one(&rerun_ctx, &req, fix_outcome->rerun_id,
+				    &(struct run_rerun){ .failed = r == 0 ? &rr : NULL,
+							 .of = fix->fixes,
+							 .fix_id = fix_outcome->id },
+				    out, err);
 	if (r == 0)
 		fix_outcome->rerun = out;
 	else
@@ -1428,7 +1259,7 @@ static int run_execute_rerun(const struct run_context *ctx, const struct run_req
 int run_execute(const struct run_context *ctx, const struct run_request *req,
 		struct run_outcome *ret, struct error *err)
 {
-	int r = run_execute_one(ctx, req, 0, NULL, 0, 0, ret, err);
+	int r = run_execute_one(ctx, req, 0, NULL, ret, err);
 
 	if (r < 0 || !ret->rerun_id)
 		return r;
