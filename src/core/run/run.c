@@ -69,6 +69,23 @@ struct run_gate_state {
 	char *scope; /* the git root of the cwd, else the cwd */
 };
 
+/* The quarantine: what it is built from, and what the receipt says of it.
+ * Not enabled: --sandbox=none, the command runs on the host. */
+struct run_quarantine {
+	bool enabled;
+	struct hostview view;
+	/* sandbox.writable, resolved and checked; paths in writable_paths */
+	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
+	char **writable_paths;
+	size_t n_writable;
+	/* read_only: the paths to protect before the run, the manifest's after */
+	char **hide, **read_only, **exposed;
+	struct receipt_sandbox sandbox; /* the receipt's "sandbox" */
+	char denial_names[32][32];
+	/* The quarantine's teardown, finished once the receipt is written. */
+	struct sandbox_teardown *teardown;
+};
+
 struct run_state {
 	const struct run_request *req;
 	struct policy *policy;
@@ -82,21 +99,11 @@ struct run_state {
 	char *workspace;
 	struct hostview_caller caller;
 	char **state_dirs; /* every state directory airlock would use (core/host/hostview.h) */
-	struct hostview view;
-	char **hide, **read_only, **exposed;
-	/* sandbox.writable, resolved and checked; paths in writable_paths */
-	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
-	char **writable_paths;
-	size_t n_writable;
-	struct receipt_sandbox sandbox;
-	bool sandbox_enabled;
+	struct run_quarantine quarantine;
 	char *state_dir_real;
 	struct run_gate_state gate;
-	/* The quarantine's teardown, finished once the receipt is written. */
-	struct sandbox_teardown *teardown;
 	struct run_dryrun dry; /* a dry run's snapshot (run_dryrun.h) */
 	struct run_hostcode host_code; /* the host-code check (run_hostcode.h) */
-	char denial_names[32][32];
 	char message[1024];
 	char id_text[32];
 };
@@ -134,6 +141,24 @@ static void run_stream_spill(struct run_stream *s, const void *data, size_t n)
 	}
 }
 
+static void run_stream_release(struct run_stream *s)
+{
+	capture_release(&s->capture);
+	if (s->spill_fd >= 0)
+		close(s->spill_fd);
+}
+
+/* Once the command is gone: the stream as the receipt reads it. */
+static void run_stream_finish(struct run_stream *s, bool spilled, struct receipt_stream *rs)
+{
+	capture_finish(&s->capture);
+	rs->capture = &s->capture;
+	rs->spilled = spilled;
+	rs->spill_bytes = s->spill_bytes;
+	rs->spill_truncated = s->spill_truncated;
+	rs->spill_error = s->spill_error[0] ? s->spill_error : NULL;
+}
+
 static void run_on_output(void *userdata, enum sandbox_stream stream, const void *data, size_t n)
 {
 	struct run_state *st = userdata;
@@ -145,14 +170,23 @@ static void run_on_output(void *userdata, enum sandbox_stream stream, const void
 		s->tee_fd = -1; /* the terminal went away; the receipt still has it all */
 }
 
+static void run_quarantine_release(struct run_quarantine *q)
+{
+	sandbox_teardown_finish(q->teardown);
+	for (size_t i = 0; i < q->sandbox.n_socket_denials; i++)
+		free(q->sandbox.socket_denials[i].path);
+	strv_free(q->hide);
+	strv_free(q->read_only);
+	strv_free(q->exposed);
+	strv_free(q->writable_paths);
+	hostview_release(&q->view);
+}
+
 static void run_state_release(struct run_state *st)
 {
-	sandbox_teardown_finish(st->teardown);
-	for (int i = 0; i < 2; i++) {
-		capture_release(&st->streams[i].capture);
-		if (st->streams[i].spill_fd >= 0)
-			close(st->streams[i].spill_fd);
-	}
+	run_quarantine_release(&st->quarantine);
+	for (int i = 0; i < 2; i++)
+		run_stream_release(&st->streams[i]);
 	policy_free(st->policy);
 	store_free(st->store);
 	free(st->cwd);
@@ -161,15 +195,8 @@ static void run_state_release(struct run_state *st)
 	free(st->state_dir_real);
 	free(st->gate.scope);
 	run_dryrun_release(&st->dry);
-	for (size_t i = 0; i < st->sandbox.n_socket_denials; i++)
-		free(st->sandbox.socket_denials[i].path);
 	run_hostcode_release(&st->host_code);
-	strv_free(st->hide);
-	strv_free(st->read_only);
 	strv_free(st->state_dirs);
-	strv_free(st->exposed);
-	strv_free(st->writable_paths);
-	hostview_release(&st->view);
 	run_env_release(&st->env);
 }
 
@@ -237,7 +264,7 @@ static int run_check_workspace(struct run_state *st)
 {
 	struct error err = { 0 };
 
-	if (!st->sandbox_enabled)
+	if (!st->quarantine.enabled)
 		return 0;
 	if (hostview_check_workspace(st->workspace, st->req->allow_workspace, st->state_dirs,
 				     &st->caller, &err) < 0) {
@@ -252,7 +279,7 @@ static int run_resolve_workspace(struct run_state *st)
 	st->workspace = run_resolve_dir(st, "workspace", st->req->workspace, st->cwd);
 	if (!st->workspace)
 		return -1;
-	st->sandbox.workspace = st->workspace;
+	st->quarantine.sandbox.workspace = st->workspace;
 	return run_check_workspace(st);
 }
 
@@ -264,9 +291,10 @@ static int run_resolve_workspace(struct run_state *st)
 static int run_resolve_writable(struct run_state *st)
 {
 	char *const *writable = st->policy->writable;
+	struct run_quarantine *q = &st->quarantine;
 	struct error err = { 0 };
 
-	if (!st->sandbox_enabled || st->req->dryrun)
+	if (!q->enabled || st->req->dryrun)
 		return 0;
 	for (size_t i = 0; writable && writable[i]; i++) {
 		struct stat sb;
@@ -277,15 +305,15 @@ static int run_resolve_writable(struct run_state *st)
 			run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 			return -1;
 		}
-		if (strv_contains(st->writable_paths, resolved))
+		if (strv_contains(q->writable_paths, resolved))
 			continue;
-		if (st->n_writable == SANDBOX_MAX_WRITABLE ||
-		    strv_push(&st->writable_paths, resolved) < 0) {
+		if (q->n_writable == SANDBOX_MAX_WRITABLE ||
+		    strv_push(&q->writable_paths, resolved) < 0) {
 			run_refuse(st, RECEIPT_INVALID, "sandbox.writable: too many paths, or out of memory");
 			return -1;
 		}
-		st->writable[st->n_writable++] = (struct sandbox_writable){
-			.path = st->writable_paths[strv_length(st->writable_paths) - 1],
+		q->writable[q->n_writable++] = (struct sandbox_writable){
+			.path = q->writable_paths[strv_length(q->writable_paths) - 1],
 			.dev = sb.st_dev,
 			.ino = sb.st_ino,
 		};
@@ -347,13 +375,11 @@ static int run_check_fixes(struct run_state *st)
 	return 0;
 }
 
-/* Every check that can refuse the run before anything starts, in order;
- * returns -1 after recording the refusal. */
-static int run_check_request(struct run_state *st, char **environ_)
+/* The request itself: valid, a command, an argv the policy allows. */
+static int run_check_argv(struct run_state *st)
 {
 	const struct run_request *req = st->req;
 	const struct policy *policy = st->policy;
-	struct policy_denial denial;
 
 	if (run_request_is_invalid(req)) {
 		run_refuse(st, RECEIPT_INVALID, "%s", req->invalid_reason);
@@ -365,7 +391,7 @@ static int run_check_request(struct run_state *st, char **environ_)
 	}
 	size_t argv_bytes = argv_total_bytes(req->argv);
 	if (argv_bytes > policy->max_argv_bytes) {
-		denial = (struct policy_denial){ .rule = "max_argv_bytes" };
+		struct policy_denial denial = { .rule = "max_argv_bytes" };
 		snprintf(denial.value, sizeof(denial.value), "%zu", argv_bytes);
 		snprintf(denial.message, sizeof(denial.message),
 			 "argv is %zu bytes; the policy allows %llu (limits.max_argv_bytes)",
@@ -373,32 +399,33 @@ static int run_check_request(struct run_state *st, char **environ_)
 		run_deny(st, &denial);
 		return -1;
 	}
-	if (run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0 ||
-	    run_resolve_writable(st) < 0)
-		return -1;
-	if (req->fixes && run_check_fixes(st) < 0)
-		return -1;
-	if (req->dryrun && !st->sandbox_enabled) {
+	return 0;
+}
+
+/* A dry run needs the quarantine, and a workspace its overlay can snapshot. */
+static int run_check_dryrun(struct run_state *st)
+{
+	struct error err = { 0 };
+
+	if (!st->quarantine.enabled) {
 		run_refuse(st, RECEIPT_INVALID,
 			   "a dry run needs the quarantine: its snapshot is an overlay in the quarantine's mount namespace (drop --sandbox=none)");
 		return -1;
 	}
-	if (req->dryrun) {
-		struct error err = { 0 };
-		if (dryrun_check_workspace(st->workspace, st->state_dir_real, &err) < 0) {
-			run_refuse(st, RECEIPT_SETUP_ERROR, "%s", err.msg);
-			return -1;
-		}
-	}
-	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
-	    policy_denies_timeout(policy, st->receipt.timeout_ms,
-				  req->has_kill_after ? &req->kill_after_ms : NULL,
-				  &st->receipt.kill_after_ms, &denial)) {
-		run_deny(st, &denial);
+	if (dryrun_check_workspace(st->workspace, st->state_dir_real, &err) < 0) {
+		run_refuse(st, RECEIPT_SETUP_ERROR, "%s", err.msg);
 		return -1;
 	}
+	return 0;
+}
+
+/* The command's environment (core/run/env.h), for the receipt too. */
+static int run_check_env(struct run_state *st, char **environ_)
+{
+	struct policy_denial denial;
 	struct error err = { 0 };
-	int r = run_env_build(policy, req, environ_, st->id_text, &st->env, &denial, &err);
+	int r = run_env_build(st->policy, st->req, environ_, st->id_text, &st->env, &denial, &err);
+
 	if (r < 0) {
 		run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 		return -1;
@@ -411,13 +438,38 @@ static int run_check_request(struct run_state *st, char **environ_)
 	return 0;
 }
 
+/* Every check that can refuse the run before anything starts, in order;
+ * returns -1 after recording the refusal. */
+static int run_check_request(struct run_state *st, char **environ_)
+{
+	const struct run_request *req = st->req;
+	struct policy_denial denial;
+
+	if (run_check_argv(st) < 0 || run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0 ||
+	    run_resolve_writable(st) < 0)
+		return -1;
+	if (req->fixes && run_check_fixes(st) < 0)
+		return -1;
+	if (req->dryrun && run_check_dryrun(st) < 0)
+		return -1;
+	if (policy_denies_argv0(st->policy, req->argv[0], &denial) ||
+	    policy_denies_timeout(st->policy, st->receipt.timeout_ms,
+				  req->has_kill_after ? &req->kill_after_ms : NULL,
+				  &st->receipt.kill_after_ms, &denial)) {
+		run_deny(st, &denial);
+		return -1;
+	}
+	return run_check_env(st, environ_);
+}
+
 /* Which file ex->path is: device, inode, size and the SHA-256 of its bytes
  * (empty when it cannot be read, as an execute-only file). */
 static void run_exec_identify(struct run_exec *ex, const char *cwd)
 {
 	/* A relative path is found from the command's cwd, as execve does. */
 	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int fd = openat(cwd_fd, ex->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	cleanup_close int fd = openat(cwd_fd, ex->path,
+				      O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat sb;
 
 	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, ex->path, &sb, 0)) < 0)
@@ -522,27 +574,26 @@ static int run_open_streams(struct run_state *st, struct error *err)
 	return 0;
 }
 
-static struct receipt_limit *run_add_limit(struct run_state *st, struct sandbox_config *config,
+static struct receipt_limit *run_add_limit(struct run_quarantine *q, struct sandbox_config *config,
 					   int resource, const char *name, uint64_t value,
 					   const char *mechanism, enum receipt_limit_scope scope)
 {
 	if (resource >= 0)
 		config->rlimits[config->n_rlimits++] = (struct sandbox_rlimit){ resource, value };
-	struct receipt_limit *l = &st->sandbox.limits[st->sandbox.n_limits++];
+	struct receipt_limit *l = &q->sandbox.limits[q->sandbox.n_limits++];
 	*l = (struct receipt_limit){ .name = name, .value = value, .mechanism = mechanism,
 				     .scope = scope };
 	return l;
 }
 
-static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
+static void run_fill_limits(struct run_quarantine *q, const struct policy *policy,
+			    struct sandbox_config *config)
 {
-	const struct policy *policy = st->policy;
-
-	run_add_limit(st, config, RLIMIT_CORE, "core_bytes", policy->core_bytes, "RLIMIT_CORE",
+	run_add_limit(q, config, RLIMIT_CORE, "core_bytes", policy->core_bytes, "RLIMIT_CORE",
 		      RECEIPT_LIMIT_PROCESS);
-	run_add_limit(st, config, RLIMIT_NOFILE, "open_files", policy->open_files, "RLIMIT_NOFILE",
+	run_add_limit(q, config, RLIMIT_NOFILE, "open_files", policy->open_files, "RLIMIT_NOFILE",
 		      RECEIPT_LIMIT_PROCESS);
-	run_add_limit(st, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes,
+	run_add_limit(q, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes,
 		      "RLIMIT_FSIZE", RECEIPT_LIMIT_FILE);
 	if (!config->isolation.enabled)
 		return;
@@ -550,13 +601,13 @@ static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
 	 * quarantine's processes, root's included; on the host it would count
 	 * every process of the caller. A pids cgroup, where the sandbox makes
 	 * one, holds it too (run_settle_limits). */
-	run_add_limit(st, config, RLIMIT_NPROC, "processes", policy->processes, "RLIMIT_NPROC",
+	run_add_limit(q, config, RLIMIT_NPROC, "processes", policy->processes, "RLIMIT_NPROC",
 		      RECEIPT_LIMIT_RUN);
-	run_add_limit(st, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds, "RLIMIT_CPU",
+	run_add_limit(q, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds, "RLIMIT_CPU",
 		      RECEIPT_LIMIT_PROCESS);
 	/* memory: a cgroup where the sandbox can make one, else RLIMIT_AS,
 	 * which is not a memory limit (run_settle_limits) */
-	run_add_limit(st, config, -1, "memory_bytes", policy->memory_bytes, "RLIMIT_AS",
+	run_add_limit(q, config, -1, "memory_bytes", policy->memory_bytes, "RLIMIT_AS",
 		      RECEIPT_LIMIT_PROCESS);
 }
 
@@ -588,7 +639,8 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 			       struct error *err)
 {
 	const struct policy *policy = st->policy;
-	int r = hostview_build(policy, &st->caller, st->workspace, st->state_dirs, &st->view, err);
+	struct run_quarantine *q = &st->quarantine;
+	int r = hostview_build(policy, &st->caller, st->workspace, st->state_dirs, &q->view, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; policy->read_only && policy->read_only[i]; i++) {
@@ -598,7 +650,7 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 			path = hostview_expand_home(p, st->caller.home);
 		else if (asprintf(&path, "%s/%s", st->workspace, p) < 0)
 			path = NULL;
-		if (path && strv_consume(&st->read_only, path) < 0)
+		if (path && strv_consume(&q->read_only, path) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
 	/* Every host's configuration in the workspace (core/agents/agenthost.h): the
@@ -609,21 +661,21 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 	if (r < 0)
 		return r;
 	for (size_t i = 0; configs && configs[i]; i++)
-		if (!strv_contains(st->read_only, configs[i]) && strv_push(&st->read_only, configs[i]) < 0)
+		if (!strv_contains(q->read_only, configs[i]) && strv_push(&q->read_only, configs[i]) < 0)
 			return error_set(err, ENOMEM, "out of memory");
-	r = run_hostcode_protect(&st->host_code, st->workspace, &st->read_only, err);
+	r = run_hostcode_protect(&st->host_code, st->workspace, &q->read_only, err);
 	if (r < 0)
 		return r;
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
 		.share_net = st->req->share_net || policy->share_net,
 		.workspace = st->workspace,
-		.writable = st->writable,
-		.n_writable = st->n_writable,
-		.hide = st->view.hide,
-		.masks = st->view.masks,
-		.n_masks = st->view.n_masks,
-		.read_only = st->read_only,
+		.writable = q->writable,
+		.n_writable = q->n_writable,
+		.hide = q->view.hide,
+		.masks = q->view.masks,
+		.n_masks = q->view.n_masks,
+		.read_only = q->read_only,
 		.tmp_bytes = policy->tmp_bytes,
 		.memory_bytes = policy->memory_bytes,
 		.max_processes = policy->processes,
@@ -748,39 +800,39 @@ static const char *run_killed_by(const struct sandbox_result *res)
 	}
 }
 
-static const char *run_denial_name(struct run_state *st, size_t i,
+static const char *run_denial_name(struct run_quarantine *q, size_t i,
 				   const struct sandbox_denial *denial)
 {
 	const char *name = sandbox_syscall_name(denial);
 
 	if (!name)
 		return NULL;
-	snprintf(st->denial_names[i], sizeof(st->denial_names[i]), "%s", name);
-	return st->denial_names[i];
+	snprintf(q->denial_names[i], sizeof(q->denial_names[i]), "%s", name);
+	return q->denial_names[i];
 }
 
-static void run_record_sandbox(struct run_state *st, const struct sandbox_config *config,
+static void run_record_sandbox(struct run_quarantine *q, const struct sandbox_config *config,
 			       struct sandbox_result *res)
 {
-	struct receipt_sandbox *sb = &st->sandbox;
+	struct receipt_sandbox *sb = &q->sandbox;
 
 	sb->killed_by = run_killed_by(res);
 	if (!res->manifest.isolated)
 		return;
 	/* The manifest outlives res: keep its lists. */
-	strv_free(st->hide);
-	strv_free(st->read_only);
-	strv_free(st->exposed);
-	st->hide = TAKE_PTR(res->manifest.hidden);
-	st->read_only = TAKE_PTR(res->manifest.read_only);
-	st->exposed = TAKE_PTR(res->manifest.exposed);
+	strv_free(q->hide);
+	strv_free(q->read_only);
+	strv_free(q->exposed);
+	q->hide = TAKE_PTR(res->manifest.hidden);
+	q->read_only = TAKE_PTR(res->manifest.read_only);
+	q->exposed = TAKE_PTR(res->manifest.exposed);
 	sb->enforced = res->outcome != SANDBOX_SETUP_FAILED;
 	sb->share_net = config->isolation.share_net;
-	sb->writable = st->writable_paths;
+	sb->writable = q->writable_paths;
 	sb->tmp_bytes = config->isolation.tmp_bytes;
-	sb->hidden = st->hide;
-	sb->read_only = st->read_only;
-	sb->exposed = st->exposed;
+	sb->hidden = q->hide;
+	sb->read_only = q->read_only;
+	sb->exposed = q->exposed;
 	sb->landlock_abi = res->manifest.landlock_abi;
 	sb->landlock_scoped = res->manifest.landlock_scoped;
 	sb->seccomp_rules = res->manifest.n_seccomp_rules;
@@ -791,7 +843,7 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	run_settle_limits(sb);
 	for (size_t i = 0; i < res->n_denials && i < ARRAY_SIZE(sb->denials); i++)
 		sb->denials[sb->n_denials++] = (struct receipt_denial){
-			.syscall = run_denial_name(st, i, &res->denials[i]),
+			.syscall = run_denial_name(q, i, &res->denials[i]),
 			.nr = res->denials[i].syscall_nr,
 			.count = res->denials[i].count,
 		};
@@ -826,34 +878,26 @@ static int run_spawn(struct run_state *st, struct error *err)
 		.on_output = run_on_output,
 		.userdata = st,
 	};
-	if (st->sandbox_enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
+	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
 	if (st->req->dryrun && (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id,
 							st->workspace, &config.isolation, err)) < 0)
 		return r;
-	run_fill_limits(st, &config);
+	run_fill_limits(&st->quarantine, st->policy, &config);
 
 	struct sandbox_result res;
-	r = sandbox_run_until_result(&config, &res, &st->teardown, err);
+	r = sandbox_run_until_result(&config, &res, &st->quarantine.teardown, err);
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
 	if (st->req->dryrun) {
 		/* The snapshot is read once its overlay is gone with the quarantine. */
-		sandbox_teardown_finish(TAKE_PTR(st->teardown));
+		sandbox_teardown_finish(TAKE_PTR(st->quarantine.teardown));
 		if ((r = run_dryrun_collect(&st->dry, &res, err)) < 0)
 			return r;
 	}
-	run_record_sandbox(st, &config, &res);
-	for (int i = 0; i < 2; i++) {
-		struct run_stream *s = &st->streams[i];
-		capture_finish(&s->capture);
-		struct receipt_stream *rs = i == 0 ? &st->receipt.out : &st->receipt.err;
-		rs->capture = &s->capture;
-		rs->spilled = st->req->spill;
-		rs->spill_bytes = s->spill_bytes;
-		rs->spill_truncated = s->spill_truncated;
-		rs->spill_error = s->spill_error[0] ? s->spill_error : NULL;
-	}
+	run_record_sandbox(&st->quarantine, &config, &res);
+	run_stream_finish(&st->streams[0], st->req->spill, &st->receipt.out);
+	run_stream_finish(&st->streams[1], st->req->spill, &st->receipt.err);
 	run_record_result(st, &res);
 	return 0;
 }
@@ -910,8 +954,8 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 	bool trivial = installed && req->argv && req->argv[0] &&
 		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
-	int r = gate_prepare(st->store, &st->receipt, rules, st->gate.scope, req->fixes, st->rerun.of,
-			     trivial, !req->dryrun, effect, err);
+	int r = gate_prepare(st->store, &st->receipt, rules, st->gate.scope, req->fixes,
+			     st->rerun.of, trivial, !req->dryrun, effect, err);
 	effect->fix = st->rerun.fix_id;
 	/* The fix passed: the failed command runs again, as the next receipt. */
 	if (r == 0 && effect->needs_rerun)
@@ -928,6 +972,26 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
 }
 
+/* A dry run's "dryrun" object and verdict (run_dryrun_finish). */
+static int run_dryrun_summary(struct run_state *st, json_t **ret_summary,
+			      enum dryrun_verdict *ret_verdict, struct error *err)
+{
+	/* The summary's hints read the receipt's output. */
+	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
+	if (!doc)
+		return error_set(err, ENOMEM, "cannot build receipt %llu",
+				 (unsigned long long)st->receipt.id);
+	struct dryrun_request base = {
+		.workspace = st->workspace,
+		.succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected,
+		.expect = st->req->expect_paths,
+		.expect_delete = st->req->expect_delete,
+		.host_code = st->host_code.checked ? &st->host_code.report : NULL,
+	};
+	return run_dryrun_finish(&st->dry, &base, st->store, st->receipt.id, doc, ret_summary,
+				 ret_verdict, err);
+}
+
 static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
 {
 	/* Like a shell, and like the seed runner: a command that could not be
@@ -939,20 +1003,7 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
 	cleanup_with(json_decrefp) json_t *dryrun = NULL;
 	if (st->req->dryrun) {
-		/* The summary's hints read the receipt's output. */
-		cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
-		if (!doc)
-			return error_set(err, ENOMEM, "cannot build receipt %llu",
-					 (unsigned long long)st->receipt.id);
-		struct dryrun_request base = {
-			.workspace = st->workspace,
-			.succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected,
-			.expect = st->req->expect_paths,
-			.expect_delete = st->req->expect_delete,
-			.host_code = st->host_code.checked ? &st->host_code.report : NULL,
-		};
-		int r = run_dryrun_finish(&st->dry, &base, st->store, st->receipt.id, doc, &dryrun,
-					  &verdict, err);
+		int r = run_dryrun_summary(st, &dryrun, &verdict, err);
 		if (r < 0)
 			return r;
 	}
@@ -987,14 +1038,14 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
  * which opens a failure; a dry run's verdict names those in its snapshot. */
 static void run_check_host_code(struct run_state *st)
 {
-	if (!st->sandbox.enforced)
+	if (!st->quarantine.sandbox.enforced)
 		return; /* nothing ran in the quarantine */
 	struct run_hostcode_where where = {
 		.store = st->store,
 		.workspace = st->workspace,
 		.dryrun = st->req->dryrun,
 		.upper = st->dry.upper,
-		.read_only = st->read_only,
+		.read_only = st->quarantine.read_only,
 	};
 	run_hostcode_check(&st->host_code, &where, &st->receipt);
 }
@@ -1059,13 +1110,13 @@ static int run_settle(struct run_state *st, const struct run_context *ctx, struc
 	st->store->durable = st->policy->fsync_receipts;
 	rc->policy_origin = st->policy->origin;
 	rc->policy_sha256 = st->policy->sha256;
-	st->sandbox_enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
+	st->quarantine.enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
 						   : st->policy->sandbox_enabled;
-	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
-	rc->sandbox = &st->sandbox;
+	st->quarantine.sandbox.profile = st->quarantine.enabled ? "default" : "none";
+	rc->sandbox = &st->quarantine.sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
 	st->caller = hostview_caller_from_env(ctx->environ_);
-	st->sandbox.allow_workspace = req->allow_workspace;
+	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
 	if (hostview_state_dirs(st->state_dir_real, ctx->environ_, &st->caller, &st->state_dirs,
 				&state_err) < 0)
@@ -1112,7 +1163,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
 	r = run_write_receipt(st, ret, err);
-	sandbox_teardown_finish(TAKE_PTR(st->teardown));
+	sandbox_teardown_finish(TAKE_PTR(st->quarantine.teardown));
 	return r;
 }
 
