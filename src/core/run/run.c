@@ -25,6 +25,8 @@
 #include "core/agents/agenthost.h"
 #include "core/snapshot/dryrun.h"
 #include "core/run/env.h"
+#include "core/run/run_dryrun.h"
+#include "core/run/run_hostcode.h"
 #include "core/gate/gate.h"
 #include "core/host/hostsafety.h"
 #include "core/host/hostview.h"
@@ -47,6 +49,43 @@ struct run_stream {
 	int tee_fd;
 };
 
+/* The executable the command runs, and which file it is. */
+struct run_exec {
+	char *path;
+	struct receipt_exec_identity id; /* valid when has_id */
+	bool has_id;
+	struct timespec ctime; /* when id was taken */
+};
+
+/* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
+ * and the fix it follows; all zero for any other run. */
+struct run_rerun {
+	const struct receipt_rerun *failed;
+	uint64_t of, fix_id;
+};
+
+/* The run's side of the gate (core/gate/gate.h). */
+struct run_gate_state {
+	char *scope; /* the git root of the cwd, else the cwd */
+};
+
+/* The quarantine: what it is built from, and what the receipt says of it.
+ * Not enabled: --sandbox=none, the command runs on the host. */
+struct run_quarantine {
+	bool enabled;
+	struct hostview view;
+	/* sandbox.writable, resolved and checked; paths in writable_paths */
+	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
+	char **writable_paths;
+	size_t n_writable;
+	/* read_only: the paths to protect before the run, the manifest's after */
+	char **hide, **read_only, **exposed;
+	struct receipt_sandbox sandbox; /* the receipt's "sandbox" */
+	char denial_names[32][32];
+	/* The quarantine's teardown, finished once the receipt is written. */
+	struct sandbox_teardown *teardown;
+};
+
 struct run_state {
 	const struct run_request *req;
 	struct policy *policy;
@@ -54,60 +93,17 @@ struct run_state {
 	struct receipt receipt;
 	struct run_stream streams[2];
 	char *cwd;
-	char *exec_path;
-	struct receipt_exec_identity exec_id; /* valid when has_exec_id */
-	bool has_exec_id;
-	struct timespec exec_ctime; /* when exec_id was taken */
-	/* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
-	 * and the fix it follows. */
-	const struct receipt_rerun *rerun;
-	uint64_t rerun_of, fix_id;
-	uint64_t rerun_id; /* a fix run: the id allocated for its re-run */
+	struct run_exec exec;
+	struct run_rerun rerun;
 	struct run_env env;
 	char *workspace;
 	struct hostview_caller caller;
 	char **state_dirs; /* every state directory airlock would use (core/host/hostview.h) */
-	struct hostview view;
-	char **hide, **read_only, **exposed;
-	char **known_gitdirs; /* core/host/hostsafety.h, read before the run */
-	/* Protected paths that existed before the run as a directory, or as a
-	 * file with no other link: their read-only mounts leave the command no
-	 * way to change them, so a change seen after the run is the host's
-	 * own (its tool writing .claude/settings.local.json meanwhile), not
-	 * moved aside. Absolute. */
-	char **protected_sealed;
-	/* sandbox.writable, resolved and checked; paths in writable_paths */
-	struct sandbox_writable writable[SANDBOX_MAX_WRITABLE];
-	char **writable_paths;
-	size_t n_writable;
-	struct receipt_sandbox sandbox;
-	bool sandbox_enabled;
+	struct run_quarantine quarantine;
 	char *state_dir_real;
-	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
-	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
-	bool dry_ran; /* the snapshot was built and the command started in it */
-	mode_t dry_root_mode; /* the mode the command left on the workspace root */
-	/* The quarantine's teardown, finished once the receipt is written. */
-	struct sandbox_teardown *teardown;
-	json_t *outside_writes; /* dry runs: what the command tried to write outside */
-	unsigned outside_writes_dropped;
-	bool dry_owners; /* every id mapped: the change set carries owners */
-	unsigned dry_device_nodes; /* device nodes root's real run would have made */
-	unsigned dry_privileged_xattrs; /* trusted.*, file capabilities: likewise */
-	unsigned dry_setid_refused; /* set-id requests the filter refused */
-	char dry_setid_syscall[24]; /* the first one's system call */
-	/* dry runs: the traced calls on paths inside the workspace (heap) */
-	struct sandbox_path_event *path_events;
-	size_t n_path_events;
-	bool path_events_overflow;
-	/* dry runs: what the command left in the private /tmp */
-	bool scratch_counted;
-	uint64_t scratch_entries, scratch_bytes;
-	struct hostsafety_report host_code; /* valid when host_code_checked */
-	bool host_code_checked;
-	uint64_t started_coarse_ns; /* the run's start on the file systems' clock */
-	char host_code_message[1024];
-	char denial_names[32][32];
+	struct run_gate_state gate;
+	struct run_dryrun dry; /* a dry run's snapshot (run_dryrun.h) */
+	struct run_hostcode host_code; /* the host-code check (run_hostcode.h) */
 	char message[1024];
 	char id_text[32];
 };
@@ -145,6 +141,24 @@ static void run_stream_spill(struct run_stream *s, const void *data, size_t n)
 	}
 }
 
+static void run_stream_release(struct run_stream *s)
+{
+	capture_release(&s->capture);
+	if (s->spill_fd >= 0)
+		close(s->spill_fd);
+}
+
+/* Once the command is gone: the stream as the receipt reads it. */
+static void run_stream_finish(struct run_stream *s, bool spilled, struct receipt_stream *rs)
+{
+	capture_finish(&s->capture);
+	rs->capture = &s->capture;
+	rs->spilled = spilled;
+	rs->spill_bytes = s->spill_bytes;
+	rs->spill_truncated = s->spill_truncated;
+	rs->spill_error = s->spill_error[0] ? s->spill_error : NULL;
+}
+
 static void run_on_output(void *userdata, enum sandbox_stream stream, const void *data, size_t n)
 {
 	struct run_state *st = userdata;
@@ -156,38 +170,33 @@ static void run_on_output(void *userdata, enum sandbox_stream stream, const void
 		s->tee_fd = -1; /* the terminal went away; the receipt still has it all */
 }
 
+static void run_quarantine_release(struct run_quarantine *q)
+{
+	sandbox_teardown_finish(q->teardown);
+	for (size_t i = 0; i < q->sandbox.n_socket_denials; i++)
+		free(q->sandbox.socket_denials[i].path);
+	strv_free(q->hide);
+	strv_free(q->read_only);
+	strv_free(q->exposed);
+	strv_free(q->writable_paths);
+	hostview_release(&q->view);
+}
+
 static void run_state_release(struct run_state *st)
 {
-	sandbox_teardown_finish(st->teardown);
-	for (int i = 0; i < 2; i++) {
-		capture_release(&st->streams[i].capture);
-		if (st->streams[i].spill_fd >= 0)
-			close(st->streams[i].spill_fd);
-	}
+	run_quarantine_release(&st->quarantine);
+	for (int i = 0; i < 2; i++)
+		run_stream_release(&st->streams[i]);
 	policy_free(st->policy);
 	store_free(st->store);
 	free(st->cwd);
-	free(st->exec_path);
+	free(st->exec.path);
 	free(st->workspace);
 	free(st->state_dir_real);
-	free(st->scope);
-	free(st->dry_upper);
-	free(st->dry_work);
-	json_decref(st->outside_writes);
-	for (size_t i = 0; i < st->n_path_events; i++)
-		free(st->path_events[i].path);
-	free(st->path_events);
-	for (size_t i = 0; i < st->sandbox.n_socket_denials; i++)
-		free(st->sandbox.socket_denials[i].path);
-	hostsafety_report_release(&st->host_code);
-	strv_free(st->hide);
-	strv_free(st->read_only);
+	free(st->gate.scope);
+	run_dryrun_release(&st->dry);
+	run_hostcode_release(&st->host_code);
 	strv_free(st->state_dirs);
-	strv_free(st->exposed);
-	strv_free(st->known_gitdirs);
-	strv_free(st->protected_sealed);
-	strv_free(st->writable_paths);
-	hostview_release(&st->view);
 	run_env_release(&st->env);
 }
 
@@ -255,7 +264,7 @@ static int run_check_workspace(struct run_state *st)
 {
 	struct error err = { 0 };
 
-	if (!st->sandbox_enabled)
+	if (!st->quarantine.enabled)
 		return 0;
 	if (hostview_check_workspace(st->workspace, st->req->allow_workspace, st->state_dirs,
 				     &st->caller, &err) < 0) {
@@ -270,7 +279,7 @@ static int run_resolve_workspace(struct run_state *st)
 	st->workspace = run_resolve_dir(st, "workspace", st->req->workspace, st->cwd);
 	if (!st->workspace)
 		return -1;
-	st->sandbox.workspace = st->workspace;
+	st->quarantine.sandbox.workspace = st->workspace;
 	return run_check_workspace(st);
 }
 
@@ -282,9 +291,10 @@ static int run_resolve_workspace(struct run_state *st)
 static int run_resolve_writable(struct run_state *st)
 {
 	char *const *writable = st->policy->writable;
+	struct run_quarantine *q = &st->quarantine;
 	struct error err = { 0 };
 
-	if (!st->sandbox_enabled || st->req->dryrun)
+	if (!q->enabled || st->req->dryrun)
 		return 0;
 	for (size_t i = 0; writable && writable[i]; i++) {
 		struct stat sb;
@@ -295,15 +305,15 @@ static int run_resolve_writable(struct run_state *st)
 			run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 			return -1;
 		}
-		if (strv_contains(st->writable_paths, resolved))
+		if (strv_contains(q->writable_paths, resolved))
 			continue;
-		if (st->n_writable == SANDBOX_MAX_WRITABLE ||
-		    strv_push(&st->writable_paths, resolved) < 0) {
+		if (q->n_writable == SANDBOX_MAX_WRITABLE ||
+		    strv_push(&q->writable_paths, resolved) < 0) {
 			run_refuse(st, RECEIPT_INVALID, "sandbox.writable: too many paths, or out of memory");
 			return -1;
 		}
-		st->writable[st->n_writable++] = (struct sandbox_writable){
-			.path = st->writable_paths[strv_length(st->writable_paths) - 1],
+		q->writable[q->n_writable++] = (struct sandbox_writable){
+			.path = q->writable_paths[strv_length(q->writable_paths) - 1],
 			.dev = sb.st_dev,
 			.ino = sb.st_ino,
 		};
@@ -329,7 +339,7 @@ static bool run_fixes_visible(struct run_state *st, struct error *err)
 	size_t i;
 	json_t *entry;
 
-	if (gate_list_open(st->store, st->scope, &open, err) < 0)
+	if (gate_list_open(st->store, st->gate.scope, &open, err) < 0)
 		return false;
 	json_array_foreach(open, i, entry)
 		if ((uint64_t)json_integer_value(json_object_get(entry, "receipt")) == st->req->fixes)
@@ -341,7 +351,7 @@ static int run_check_fixes(struct run_state *st)
 {
 	struct error err = { 0 };
 	cleanup_with(json_decrefp) json_t *entry = NULL;
-	int r = gate_scope(st->cwd, &st->scope, &err);
+	int r = gate_scope(st->cwd, &st->gate.scope, &err);
 	if (r == 0)
 		r = gate_find_open(st->store, st->req->fixes, &entry, &err);
 	if (r == -ENOENT) {
@@ -355,23 +365,21 @@ static int run_check_fixes(struct run_state *st)
 		return -1;
 	}
 	const char *scope = json_string_value(json_object_get(entry, "scope"));
-	if (scope && strcmp(scope, st->scope) != 0 && run_fixes_visible(st, &err))
+	if (scope && strcmp(scope, st->gate.scope) != 0 && run_fixes_visible(st, &err))
 		return 0; /* a failure of a nested scope, which this one's gate sees */
-	if (!scope || strcmp(scope, st->scope) != 0) {
+	if (!scope || strcmp(scope, st->gate.scope) != 0) {
 		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: that failure is open in %.300s, not in %.300s",
-			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->scope);
+			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->gate.scope);
 		return -1;
 	}
 	return 0;
 }
 
-/* Every check that can refuse the run before anything starts, in order;
- * returns -1 after recording the refusal. */
-static int run_check_request(struct run_state *st, char **environ_)
+/* The request itself: valid, a command, an argv the policy allows. */
+static int run_check_argv(struct run_state *st)
 {
 	const struct run_request *req = st->req;
 	const struct policy *policy = st->policy;
-	struct policy_denial denial;
 
 	if (run_request_is_invalid(req)) {
 		run_refuse(st, RECEIPT_INVALID, "%s", req->invalid_reason);
@@ -383,7 +391,7 @@ static int run_check_request(struct run_state *st, char **environ_)
 	}
 	size_t argv_bytes = argv_total_bytes(req->argv);
 	if (argv_bytes > policy->max_argv_bytes) {
-		denial = (struct policy_denial){ .rule = "max_argv_bytes" };
+		struct policy_denial denial = { .rule = "max_argv_bytes" };
 		snprintf(denial.value, sizeof(denial.value), "%zu", argv_bytes);
 		snprintf(denial.message, sizeof(denial.message),
 			 "argv is %zu bytes; the policy allows %llu (limits.max_argv_bytes)",
@@ -391,32 +399,33 @@ static int run_check_request(struct run_state *st, char **environ_)
 		run_deny(st, &denial);
 		return -1;
 	}
-	if (run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0 ||
-	    run_resolve_writable(st) < 0)
-		return -1;
-	if (req->fixes && run_check_fixes(st) < 0)
-		return -1;
-	if (req->dryrun && !st->sandbox_enabled) {
+	return 0;
+}
+
+/* A dry run needs the quarantine, and a workspace its overlay can snapshot. */
+static int run_check_dryrun(struct run_state *st)
+{
+	struct error err = { 0 };
+
+	if (!st->quarantine.enabled) {
 		run_refuse(st, RECEIPT_INVALID,
 			   "a dry run needs the quarantine: its snapshot is an overlay in the quarantine's mount namespace (drop --sandbox=none)");
 		return -1;
 	}
-	if (req->dryrun) {
-		struct error err = { 0 };
-		if (dryrun_check_workspace(st->workspace, st->state_dir_real, &err) < 0) {
-			run_refuse(st, RECEIPT_SETUP_ERROR, "%s", err.msg);
-			return -1;
-		}
-	}
-	if (policy_denies_argv0(policy, req->argv[0], &denial) ||
-	    policy_denies_timeout(policy, st->receipt.timeout_ms,
-				  req->has_kill_after ? &req->kill_after_ms : NULL,
-				  &st->receipt.kill_after_ms, &denial)) {
-		run_deny(st, &denial);
+	if (dryrun_check_workspace(st->workspace, st->state_dir_real, &err) < 0) {
+		run_refuse(st, RECEIPT_SETUP_ERROR, "%s", err.msg);
 		return -1;
 	}
+	return 0;
+}
+
+/* The command's environment (core/run/env.h), for the receipt too. */
+static int run_check_env(struct run_state *st, char **environ_)
+{
+	struct policy_denial denial;
 	struct error err = { 0 };
-	int r = run_env_build(policy, req, environ_, st->id_text, &st->env, &denial, &err);
+	int r = run_env_build(st->policy, st->req, environ_, st->id_text, &st->env, &denial, &err);
+
 	if (r < 0) {
 		run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 		return -1;
@@ -429,26 +438,63 @@ static int run_check_request(struct run_state *st, char **environ_)
 	return 0;
 }
 
-/* Which file exec_path is: device, inode, size and the SHA-256 of its bytes
- * (empty when it cannot be read, as an execute-only file). */
-static void run_exec_identity(struct run_state *st)
+/* Every check that can refuse the run before anything starts, in order;
+ * returns -1 after recording the refusal. */
+static int run_check_request(struct run_state *st, char **environ_)
 {
-	/* A relative exec_path is found from the command's cwd, as execve does. */
-	cleanup_close int cwd_fd = open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int fd = openat(cwd_fd, st->exec_path,
+	const struct run_request *req = st->req;
+	struct policy_denial denial;
+
+	if (run_check_argv(st) < 0 || run_resolve_cwd(st) < 0 || run_resolve_workspace(st) < 0 ||
+	    run_resolve_writable(st) < 0)
+		return -1;
+	if (req->fixes && run_check_fixes(st) < 0)
+		return -1;
+	if (req->dryrun && run_check_dryrun(st) < 0)
+		return -1;
+	if (policy_denies_argv0(st->policy, req->argv[0], &denial) ||
+	    policy_denies_timeout(st->policy, st->receipt.timeout_ms,
+				  req->has_kill_after ? &req->kill_after_ms : NULL,
+				  &st->receipt.kill_after_ms, &denial)) {
+		run_deny(st, &denial);
+		return -1;
+	}
+	return run_check_env(st, environ_);
+}
+
+/* Which file ex->path is: device, inode, size and the SHA-256 of its bytes
+ * (empty when it cannot be read, as an execute-only file). */
+static void run_exec_identify(struct run_exec *ex, const char *cwd)
+{
+	/* A relative path is found from the command's cwd, as execve does. */
+	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = openat(cwd_fd, ex->path,
 				      O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat sb;
 
-	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, st->exec_path, &sb, 0)) < 0)
+	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, ex->path, &sb, 0)) < 0)
 		return;
-	st->exec_id = (struct receipt_exec_identity){ .dev = (uint64_t)sb.st_dev,
-						      .ino = (uint64_t)sb.st_ino,
-						      .size = (uint64_t)sb.st_size };
-	st->exec_ctime = sb.st_ctim;
-	if (fd >= 0 && S_ISREG(sb.st_mode) && sha256_fd_hex(fd, st->exec_id.sha256) < 0)
-		st->exec_id.sha256[0] = '\0';
-	st->has_exec_id = true;
-	st->receipt.exec_identity = &st->exec_id;
+	ex->id = (struct receipt_exec_identity){ .dev = (uint64_t)sb.st_dev,
+						 .ino = (uint64_t)sb.st_ino,
+						 .size = (uint64_t)sb.st_size };
+	ex->ctime = sb.st_ctim;
+	if (fd >= 0 && S_ISREG(sb.st_mode) && sha256_fd_hex(fd, ex->id.sha256) < 0)
+		ex->id.sha256[0] = '\0';
+	ex->has_id = true;
+}
+
+/* After the run: a file replaced or written since its digest was taken
+ * (a new inode, or a new ctime) is not known to be what ran. */
+static void run_exec_recheck(struct run_exec *ex, const char *cwd)
+{
+	struct stat sb;
+	cleanup_close int cwd_fd = ex->has_id ? open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (ex->has_id &&
+	    (cwd_fd < 0 || fstatat(cwd_fd, ex->path, &sb, 0) < 0 ||
+	     (uint64_t)sb.st_dev != ex->id.dev || (uint64_t)sb.st_ino != ex->id.ino ||
+	     sb.st_ctim.tv_sec != ex->ctime.tv_sec || sb.st_ctim.tv_nsec != ex->ctime.tv_nsec))
+		ex->id.changed_during_run = true;
 }
 
 /* A re-run runs the executable the failed attempt ran, or nothing: the same
@@ -456,22 +502,22 @@ static void run_exec_identity(struct run_state *st)
  * is resolved afresh. */
 static int run_check_rerun_exec(struct run_state *st)
 {
-	const struct receipt_rerun *rr = st->rerun;
+	const struct receipt_rerun *rr = st->rerun.failed;
 
 	if (!rr || !rr->exec_path)
 		return 0;
-	const struct receipt_exec_identity *was = &rr->identity, *now = &st->exec_id;
-	bool same = strcmp(rr->exec_path, st->exec_path) == 0 &&
+	const struct receipt_exec_identity *was = &rr->identity, *now = &st->exec.id;
+	bool same = strcmp(rr->exec_path, st->exec.path) == 0 &&
 		    (!rr->has_identity ||
-		     (st->has_exec_id && was->dev == now->dev && was->ino == now->ino &&
+		     (st->exec.has_id && was->dev == now->dev && was->ino == now->ino &&
 		      was->size == now->size && strcmp(was->sha256, now->sha256) == 0 &&
 		      !was->changed_during_run));
 	if (same)
 		return 0;
 	run_refuse(st, RECEIPT_INVALID,
 		   "the executable changed since receipt %llu: it was %.300s (device %llu, inode %llu, sha256 %.16s), now %.300s (device %llu, inode %llu, sha256 %.16s); the re-run did not start",
-		   (unsigned long long)st->rerun_of, rr->exec_path, (unsigned long long)was->dev,
-		   (unsigned long long)was->ino, was->sha256[0] ? was->sha256 : "-", st->exec_path,
+		   (unsigned long long)st->rerun.of, rr->exec_path, (unsigned long long)was->dev,
+		   (unsigned long long)was->ino, was->sha256[0] ? was->sha256 : "-", st->exec.path,
 		   (unsigned long long)now->dev, (unsigned long long)now->ino,
 		   now->sha256[0] ? now->sha256 : "-");
 	return -1;
@@ -481,7 +527,7 @@ static int run_resolve_command(struct run_state *st)
 {
 	const char *cmd = st->req->argv[0];
 	const char *path = strv_env_get(st->env.envp, "PATH");
-	int r = sandbox_resolve_command(cmd, path, st->cwd, &st->exec_path);
+	int r = sandbox_resolve_command(cmd, path, st->cwd, &st->exec.path);
 
 	if (r == -ENOENT) {
 		if (strchr(cmd, '/'))
@@ -499,25 +545,11 @@ static int run_resolve_command(struct run_state *st)
 		run_refuse(st, RECEIPT_SETUP_ERROR, "cannot resolve '%.300s': %s", cmd, strerror(-r));
 		return -1;
 	}
-	st->receipt.exec_path = st->exec_path;
-	run_exec_identity(st);
+	st->receipt.exec_path = st->exec.path;
+	run_exec_identify(&st->exec, st->cwd);
+	if (st->exec.has_id)
+		st->receipt.exec_identity = &st->exec.id;
 	return run_check_rerun_exec(st);
-}
-
-/* After the run: a file replaced or written since its digest was taken
- * (a new inode, or a new ctime) is not known to be what ran. */
-static void run_recheck_exec_identity(struct run_state *st)
-{
-	struct stat sb;
-	cleanup_close int cwd_fd =
-		st->has_exec_id ? open(st->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-
-	if (st->has_exec_id &&
-	    (cwd_fd < 0 || fstatat(cwd_fd, st->exec_path, &sb, 0) < 0 ||
-	     (uint64_t)sb.st_dev != st->exec_id.dev || (uint64_t)sb.st_ino != st->exec_id.ino ||
-	     sb.st_ctim.tv_sec != st->exec_ctime.tv_sec ||
-	     sb.st_ctim.tv_nsec != st->exec_ctime.tv_nsec))
-		st->exec_id.changed_during_run = true;
 }
 
 static int run_open_streams(struct run_state *st, struct error *err)
@@ -542,27 +574,26 @@ static int run_open_streams(struct run_state *st, struct error *err)
 	return 0;
 }
 
-static struct receipt_limit *run_add_limit(struct run_state *st, struct sandbox_config *config,
+static struct receipt_limit *run_add_limit(struct run_quarantine *q, struct sandbox_config *config,
 					   int resource, const char *name, uint64_t value,
 					   const char *mechanism, enum receipt_limit_scope scope)
 {
 	if (resource >= 0)
 		config->rlimits[config->n_rlimits++] = (struct sandbox_rlimit){ resource, value };
-	struct receipt_limit *l = &st->sandbox.limits[st->sandbox.n_limits++];
+	struct receipt_limit *l = &q->sandbox.limits[q->sandbox.n_limits++];
 	*l = (struct receipt_limit){ .name = name, .value = value, .mechanism = mechanism,
 				     .scope = scope };
 	return l;
 }
 
-static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
+static void run_fill_limits(struct run_quarantine *q, const struct policy *policy,
+			    struct sandbox_config *config)
 {
-	const struct policy *policy = st->policy;
-
-	run_add_limit(st, config, RLIMIT_CORE, "core_bytes", policy->core_bytes, "RLIMIT_CORE",
+	run_add_limit(q, config, RLIMIT_CORE, "core_bytes", policy->core_bytes, "RLIMIT_CORE",
 		      RECEIPT_LIMIT_PROCESS);
-	run_add_limit(st, config, RLIMIT_NOFILE, "open_files", policy->open_files, "RLIMIT_NOFILE",
+	run_add_limit(q, config, RLIMIT_NOFILE, "open_files", policy->open_files, "RLIMIT_NOFILE",
 		      RECEIPT_LIMIT_PROCESS);
-	run_add_limit(st, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes,
+	run_add_limit(q, config, RLIMIT_FSIZE, "file_size_bytes", policy->file_size_bytes,
 		      "RLIMIT_FSIZE", RECEIPT_LIMIT_FILE);
 	if (!config->isolation.enabled)
 		return;
@@ -570,13 +601,13 @@ static void run_fill_limits(struct run_state *st, struct sandbox_config *config)
 	 * quarantine's processes, root's included; on the host it would count
 	 * every process of the caller. A pids cgroup, where the sandbox makes
 	 * one, holds it too (run_settle_limits). */
-	run_add_limit(st, config, RLIMIT_NPROC, "processes", policy->processes, "RLIMIT_NPROC",
+	run_add_limit(q, config, RLIMIT_NPROC, "processes", policy->processes, "RLIMIT_NPROC",
 		      RECEIPT_LIMIT_RUN);
-	run_add_limit(st, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds, "RLIMIT_CPU",
+	run_add_limit(q, config, RLIMIT_CPU, "cpu_seconds", policy->cpu_seconds, "RLIMIT_CPU",
 		      RECEIPT_LIMIT_PROCESS);
 	/* memory: a cgroup where the sandbox can make one, else RLIMIT_AS,
 	 * which is not a memory limit (run_settle_limits) */
-	run_add_limit(st, config, -1, "memory_bytes", policy->memory_bytes, "RLIMIT_AS",
+	run_add_limit(q, config, -1, "memory_bytes", policy->memory_bytes, "RLIMIT_AS",
 		      RECEIPT_LIMIT_PROCESS);
 }
 
@@ -608,7 +639,8 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 			       struct error *err)
 {
 	const struct policy *policy = st->policy;
-	int r = hostview_build(policy, &st->caller, st->workspace, st->state_dirs, &st->view, err);
+	struct run_quarantine *q = &st->quarantine;
+	int r = hostview_build(policy, &st->caller, st->workspace, st->state_dirs, &q->view, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; policy->read_only && policy->read_only[i]; i++) {
@@ -618,7 +650,7 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 			path = hostview_expand_home(p, st->caller.home);
 		else if (asprintf(&path, "%s/%s", st->workspace, p) < 0)
 			path = NULL;
-		if (path && strv_consume(&st->read_only, path) < 0)
+		if (path && strv_consume(&q->read_only, path) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
 	/* Every host's configuration in the workspace (core/agents/agenthost.h): the
@@ -629,30 +661,21 @@ static int run_build_isolation(struct run_state *st, struct sandbox_isolation *i
 	if (r < 0)
 		return r;
 	for (size_t i = 0; configs && configs[i]; i++)
-		if (!strv_contains(st->read_only, configs[i]) && strv_push(&st->read_only, configs[i]) < 0)
+		if (!strv_contains(q->read_only, configs[i]) && strv_push(&q->read_only, configs[i]) < 0)
 			return error_set(err, ENOMEM, "out of memory");
-	/* The repository's other files that would run code on the host, where
-	 * they exist: read-only too (core/host/hostsafety.h). */
-	if (hostsafety_protect_existing(st->workspace, &st->read_only) < 0 ||
-	    hostsafety_known_gitdirs(st->workspace, &st->known_gitdirs) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
-		struct stat pst;
-		if (lstat(st->read_only[i], &pst) == 0 &&
-		    (S_ISDIR(pst.st_mode) || (S_ISREG(pst.st_mode) && pst.st_nlink == 1)) &&
-		    strv_push(&st->protected_sealed, st->read_only[i]) < 0)
-			return error_set(err, ENOMEM, "out of memory");
-	}
+	r = run_hostcode_protect(&st->host_code, st->workspace, &q->read_only, err);
+	if (r < 0)
+		return r;
 	*iso = (struct sandbox_isolation){
 		.enabled = true,
 		.share_net = st->req->share_net || policy->share_net,
 		.workspace = st->workspace,
-		.writable = st->writable,
-		.n_writable = st->n_writable,
-		.hide = st->view.hide,
-		.masks = st->view.masks,
-		.n_masks = st->view.n_masks,
-		.read_only = st->read_only,
+		.writable = q->writable,
+		.n_writable = q->n_writable,
+		.hide = q->view.hide,
+		.masks = q->view.masks,
+		.n_masks = q->view.n_masks,
+		.read_only = q->read_only,
 		.tmp_bytes = policy->tmp_bytes,
 		.memory_bytes = policy->memory_bytes,
 		.max_processes = policy->processes,
@@ -777,39 +800,39 @@ static const char *run_killed_by(const struct sandbox_result *res)
 	}
 }
 
-static const char *run_denial_name(struct run_state *st, size_t i,
+static const char *run_denial_name(struct run_quarantine *q, size_t i,
 				   const struct sandbox_denial *denial)
 {
 	const char *name = sandbox_syscall_name(denial);
 
 	if (!name)
 		return NULL;
-	snprintf(st->denial_names[i], sizeof(st->denial_names[i]), "%s", name);
-	return st->denial_names[i];
+	snprintf(q->denial_names[i], sizeof(q->denial_names[i]), "%s", name);
+	return q->denial_names[i];
 }
 
-static void run_record_sandbox(struct run_state *st, const struct sandbox_config *config,
+static void run_record_sandbox(struct run_quarantine *q, const struct sandbox_config *config,
 			       struct sandbox_result *res)
 {
-	struct receipt_sandbox *sb = &st->sandbox;
+	struct receipt_sandbox *sb = &q->sandbox;
 
 	sb->killed_by = run_killed_by(res);
 	if (!res->manifest.isolated)
 		return;
 	/* The manifest outlives res: keep its lists. */
-	strv_free(st->hide);
-	strv_free(st->read_only);
-	strv_free(st->exposed);
-	st->hide = TAKE_PTR(res->manifest.hidden);
-	st->read_only = TAKE_PTR(res->manifest.read_only);
-	st->exposed = TAKE_PTR(res->manifest.exposed);
+	strv_free(q->hide);
+	strv_free(q->read_only);
+	strv_free(q->exposed);
+	q->hide = TAKE_PTR(res->manifest.hidden);
+	q->read_only = TAKE_PTR(res->manifest.read_only);
+	q->exposed = TAKE_PTR(res->manifest.exposed);
 	sb->enforced = res->outcome != SANDBOX_SETUP_FAILED;
 	sb->share_net = config->isolation.share_net;
-	sb->writable = st->writable_paths;
+	sb->writable = q->writable_paths;
 	sb->tmp_bytes = config->isolation.tmp_bytes;
-	sb->hidden = st->hide;
-	sb->read_only = st->read_only;
-	sb->exposed = st->exposed;
+	sb->hidden = q->hide;
+	sb->read_only = q->read_only;
+	sb->exposed = q->exposed;
 	sb->landlock_abi = res->manifest.landlock_abi;
 	sb->landlock_scoped = res->manifest.landlock_scoped;
 	sb->seccomp_rules = res->manifest.n_seccomp_rules;
@@ -820,7 +843,7 @@ static void run_record_sandbox(struct run_state *st, const struct sandbox_config
 	run_settle_limits(sb);
 	for (size_t i = 0; i < res->n_denials && i < ARRAY_SIZE(sb->denials); i++)
 		sb->denials[sb->n_denials++] = (struct receipt_denial){
-			.syscall = run_denial_name(st, i, &res->denials[i]),
+			.syscall = run_denial_name(q, i, &res->denials[i]),
 			.nr = res->denials[i].syscall_nr,
 			.count = res->denials[i].count,
 		};
@@ -846,7 +869,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 		return r;
 
 	struct sandbox_config config = {
-		.exec_path = st->exec_path,
+		.exec_path = st->exec.path,
 		.argv = st->req->argv,
 		.envp = st->env.envp,
 		.cwd = st->cwd,
@@ -855,65 +878,26 @@ static int run_spawn(struct run_state *st, struct error *err)
 		.on_output = run_on_output,
 		.userdata = st,
 	};
-	if (st->sandbox_enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
+	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
-	if (st->req->dryrun) {
-		r = dryrun_prepare(st->store, st->receipt.id, st->workspace, &st->dry_upper,
-				   &st->dry_work, err);
-		if (r < 0)
-			return r;
-		config.isolation.overlay_upper = st->dry_upper;
-		config.isolation.overlay_work = st->dry_work;
-		config.isolation.trace_outside_writes = true;
-		/* Honoured for root only (docs/dryrun.md, "Root"); plain run keeps
-		 * the caller's own ids. */
-		config.isolation.map_ids_through = true;
-	}
-	run_fill_limits(st, &config);
+	if (st->req->dryrun && (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id,
+							st->workspace, &config.isolation, err)) < 0)
+		return r;
+	run_fill_limits(&st->quarantine, st->policy, &config);
 
 	struct sandbox_result res;
-	r = sandbox_run_until_result(&config, &res, &st->teardown, err);
+	r = sandbox_run_until_result(&config, &res, &st->quarantine.teardown, err);
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
-	st->dry_ran = st->req->dryrun && res.outcome != SANDBOX_SETUP_FAILED;
 	if (st->req->dryrun) {
 		/* The snapshot is read once its overlay is gone with the quarantine. */
-		sandbox_teardown_finish(TAKE_PTR(st->teardown));
-		if (st->dry_ran && (r = dryrun_settle(st->dry_upper, &st->dry_root_mode, err)) < 0)
+		sandbox_teardown_finish(TAKE_PTR(st->quarantine.teardown));
+		if ((r = run_dryrun_collect(&st->dry, &res, err)) < 0)
 			return r;
-		st->outside_writes = json_array();
-		for (size_t i = 0; st->outside_writes && i < res.n_outside_writes; i++)
-			json_array_append_new(st->outside_writes,
-					      json_pack("{s:s, s:s, s:i}", "path", res.outside_writes[i].path,
-							"syscall", res.outside_writes[i].syscall, "count",
-							(int)res.outside_writes[i].count));
-		st->outside_writes_dropped = res.outside_writes_dropped;
-		st->path_events = TAKE_PTR(res.path_events);
-		st->n_path_events = res.n_path_events;
-		st->path_events_overflow = res.path_events_overflow;
-		res.n_path_events = 0;
-		st->scratch_counted = res.scratch_counted;
-		st->dry_owners = res.manifest.ids_mapped;
-		/* Root's real run would have made them; anyone else's fails too. */
-		st->dry_device_nodes = geteuid() == 0 ? res.device_nodes : 0;
-		st->dry_privileged_xattrs = geteuid() == 0 ? res.privileged_xattrs : 0;
-		/* The owner's real run makes a set-id file as root's does. */
-		st->dry_setid_refused = res.setid_refused;
-		memcpy(st->dry_setid_syscall, res.setid_syscall, sizeof(st->dry_setid_syscall));
-		st->scratch_entries = res.scratch_entries;
-		st->scratch_bytes = res.scratch_bytes;
 	}
-	run_record_sandbox(st, &config, &res);
-	for (int i = 0; i < 2; i++) {
-		struct run_stream *s = &st->streams[i];
-		capture_finish(&s->capture);
-		struct receipt_stream *rs = i == 0 ? &st->receipt.out : &st->receipt.err;
-		rs->capture = &s->capture;
-		rs->spilled = st->req->spill;
-		rs->spill_bytes = s->spill_bytes;
-		rs->spill_truncated = s->spill_truncated;
-		rs->spill_error = s->spill_error[0] ? s->spill_error : NULL;
-	}
+	run_record_sandbox(&st->quarantine, &config, &res);
+	run_stream_finish(&st->streams[0], st->req->spill, &st->receipt.out);
+	run_stream_finish(&st->streams[1], st->req->spill, &st->receipt.err);
 	run_record_result(st, &res);
 	return 0;
 }
@@ -947,14 +931,14 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 {
 	const struct run_request *req = st->req;
 
-	if (!st->scope) {
+	if (!st->gate.scope) {
 		/* The cwd may be what was invalid: fall back to the caller's. */
 		cleanup_free char *here = getcwd(NULL, 0);
 		const char *dir = st->cwd ? st->cwd : here;
-		int r = dir ? gate_scope(dir, &st->scope, err) : -ENOENT;
+		int r = dir ? gate_scope(dir, &st->gate.scope, err) : -ENOENT;
 		if (r < 0)
-			st->scope = strdup(dir ? dir : "/");
-		if (!st->scope)
+			st->gate.scope = strdup(dir ? dir : "/");
+		if (!st->gate.scope)
 			return error_set(err, ENOMEM, "out of memory");
 	}
 	/* The rules are only needed to classify a failure, or the command of a
@@ -970,14 +954,12 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 	bool trivial = installed && req->argv && req->argv[0] &&
 		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
-	int r = gate_prepare(st->store, &st->receipt, rules, st->scope, req->fixes, st->rerun_of,
-			     trivial, !req->dryrun, effect, err);
-	effect->fix = st->fix_id;
+	int r = gate_prepare(st->store, &st->receipt, rules, st->gate.scope, req->fixes,
+			     st->rerun.of, trivial, !req->dryrun, effect, err);
+	effect->fix = st->rerun.fix_id;
 	/* The fix passed: the failed command runs again, as the next receipt. */
-	if (r == 0 && effect->needs_rerun) {
+	if (r == 0 && effect->needs_rerun)
 		r = store_allocate_id(st->store, &effect->rerun, err);
-		st->rerun_id = effect->rerun;
-	}
 	return r;
 }
 
@@ -990,74 +972,24 @@ static void run_gate_outcome(const struct gate_effect *effect, struct run_outcom
 	snprintf(ret->gate_note, sizeof(ret->gate_note), "%s", effect->note);
 }
 
-/* The change set and verdict of a dry run, for the receipt (doc: the
- * receipt so far, for the hints its output gives). A dry run whose snapshot
- * was never built (a refusal, a setup failure) has none. */
-static int run_dryrun_finish(struct run_state *st, json_t *doc, json_t **ret_summary,
-			     enum dryrun_verdict *ret_verdict, struct error *err)
+/* A dry run's "dryrun" object and verdict (run_dryrun_finish). */
+static int run_dryrun_summary(struct run_state *st, json_t **ret_summary,
+			      enum dryrun_verdict *ret_verdict, struct error *err)
 {
-	const struct run_request *req = st->req;
-	bool succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected;
-	json_t *summary = NULL;
-	enum dryrun_verdict verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-
-	if (!st->dry_ran) {
-		summary = json_pack("{s:s, s:s, s:n, s:o}", "snapshot", "overlay", "verdict",
-				    dryrun_verdict_name(verdict), "changes", "problems", json_array());
-	} else {
-		struct dryrun_request dr = {
-			.upper = st->dry_upper,
-			.work = st->dry_work,
-			.workspace = st->workspace,
-			.root_mode = st->dry_root_mode,
-			.succeeded = succeeded,
-			.expect = req->expect_paths,
-			.expect_delete = req->expect_delete,
-			.host_code = st->host_code_checked ? &st->host_code : NULL,
-			.outside_writes = st->outside_writes,
-			.outside_writes_dropped = st->outside_writes_dropped,
-			.path_events = st->path_events,
-			.n_path_events = st->n_path_events,
-			.path_events_overflow = st->path_events_overflow,
-			.scratch_counted = st->scratch_counted,
-			.scratch_entries = st->scratch_entries,
-			.scratch_bytes = st->scratch_bytes,
-			.owners = st->dry_owners,
-			.device_nodes = st->dry_device_nodes,
-			.privileged_xattrs = st->dry_privileged_xattrs,
-			.setid_refused = st->dry_setid_refused,
-			.setid_syscall = st->dry_setid_syscall,
-		};
-		struct error finish_err = { 0 };
-		int r = dryrun_finish(st->store, st->receipt.id, &dr, &summary, &verdict, &finish_err);
-		if (r == -ENOMEM) {
-			*err = finish_err;
-			return r;
-		}
-		/* The change set could not be read (a tree deeper than the walk
-		 * goes, too few descriptors...): nothing can be applied, the
-		 * receipt says why, and the gate opens a failure for it. */
-		if (r < 0) {
-			/* The message may name a path that is not UTF-8. */
-			cleanup_free char *msg = utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
-			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
-						  "verdict", dryrun_verdict_name(verdict), "changes",
-						  "problems", "changeset_error", msg)
-				      : NULL;
-		}
-	}
-	if (!summary)
-		return error_set(err, ENOMEM, "out of memory");
-	json_object_set_new(summary, "outside_writes",
-			    st->outside_writes ? json_incref(st->outside_writes) : json_array());
-	json_object_set_new(summary, "outside_writes_dropped",
-			    json_integer(st->outside_writes_dropped));
-	if (!succeeded)
-		dryrun_explain_failure(summary, doc);
-	*ret_summary = summary;
-	*ret_verdict = verdict;
-	return 0;
+	/* The summary's hints read the receipt's output. */
+	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
+	if (!doc)
+		return error_set(err, ENOMEM, "cannot build receipt %llu",
+				 (unsigned long long)st->receipt.id);
+	struct dryrun_request base = {
+		.workspace = st->workspace,
+		.succeeded = st->receipt.status == RECEIPT_EXITED && st->receipt.match_expected,
+		.expect = st->req->expect_paths,
+		.expect_delete = st->req->expect_delete,
+		.host_code = st->host_code.checked ? &st->host_code.report : NULL,
+	};
+	return run_dryrun_finish(&st->dry, &base, st->store, st->receipt.id, doc, ret_summary,
+				 ret_verdict, err);
 }
 
 static int run_write_receipt(struct run_state *st, struct run_outcome *ret, struct error *err)
@@ -1071,12 +1003,7 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	enum dryrun_verdict verdict = DRYRUN_VERDICT_NONE;
 	cleanup_with(json_decrefp) json_t *dryrun = NULL;
 	if (st->req->dryrun) {
-		/* The summary's hints read the receipt's output. */
-		cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&st->receipt);
-		if (!doc)
-			return error_set(err, ENOMEM, "cannot build receipt %llu",
-					 (unsigned long long)st->receipt.id);
-		int r = run_dryrun_finish(st, doc, &dryrun, &verdict, err);
+		int r = run_dryrun_summary(st, &dryrun, &verdict, err);
 		if (r < 0)
 			return r;
 	}
@@ -1106,95 +1033,21 @@ static int run_write_receipt(struct run_state *st, struct run_outcome *ret, stru
 	return 0;
 }
 
-/* The protected paths below the workspace, relative to it: with sealed
- * false those the walk judges, with sealed true those it leaves alone. In a
- * real run the sealed ones are those sealed before it and those below a
- * sealed directory (the command could not create them there:
- * run_state.protected_sealed). A dry run's snapshot holds only the
- * command's own changes: none is sealed. */
-static char **run_protected_relative(const struct run_state *st, bool sealed)
-{
-	char **rel = NULL;
-	size_t n = strlen(st->workspace);
-
-	for (size_t i = 0; st->read_only && st->read_only[i]; i++) {
-		const char *p = st->read_only[i];
-		bool is_sealed = false;
-		for (size_t k = 0; !st->req->dryrun && st->protected_sealed &&
-				   st->protected_sealed[k] && !is_sealed; k++)
-			is_sealed = path_is_under(p, st->protected_sealed[k]);
-		if (is_sealed != sealed)
-			continue;
-		if (strncmp(p, st->workspace, n) == 0 && p[n] == '/' && p[n + 1] &&
-		    strv_push(&rel, p + n + 1) < 0) {
-			strv_free(rel);
-			return NULL;
-		}
-	}
-	return rel;
-}
-
 /* Files the run left that would make a host tool run code (core/host/hostsafety.h):
  * after a quarantined run they are moved aside and the receipt names them,
  * which opens a failure; a dry run's verdict names those in its snapshot. */
 static void run_check_host_code(struct run_state *st)
 {
-	struct hostsafety_report *hc = &st->host_code;
-	struct error err = { 0 };
-
-	if (!st->sandbox.enforced)
+	if (!st->quarantine.sandbox.enforced)
 		return; /* nothing ran in the quarantine */
-	/* A dry run's snapshot reaches nothing: its verdict names what it holds
-	 * (run_dryrun_finish), and no failure is opened for it. */
-	st->host_code_checked = true;
-	if (!st->req->dryrun)
-		st->receipt.host_code = hc;
-	cleanup_close int root_fd = open(st->req->dryrun ? st->dry_upper : st->workspace,
-					 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int lower_fd =
-		st->req->dryrun ? open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	cleanup_strv char **protected_paths = run_protected_relative(st, false);
-	cleanup_strv char **sealed_paths = run_protected_relative(st, true);
-	cleanup_strv char **host_config_names = NULL;
-	bool oom = hostview_config_names(&host_config_names) < 0;
-	struct hostsafety_request req = {
-		.root_fd = root_fd,
-		.lower_fd = lower_fd,
-		.protected_paths = protected_paths,
-		.sealed_paths = sealed_paths,
-		.since_ns = st->req->dryrun ? 0 : (int64_t)st->started_coarse_ns,
-		.known_gitdirs = st->known_gitdirs,
-		.host_config_names = host_config_names,
+	struct run_hostcode_where where = {
+		.store = st->store,
+		.workspace = st->workspace,
+		.dryrun = st->req->dryrun,
+		.upper = st->dry.upper,
+		.read_only = st->quarantine.read_only,
 	};
-	int r = oom ? error_set(&err, ENOMEM, "out of memory")
-		: root_fd < 0 || (st->req->dryrun && lower_fd < 0)
-			? error_set_errno(&err, errno, "cannot open the workspace")
-			: hostsafety_scan(&req, hc, &err);
-	if (r == 0 && !st->req->dryrun)
-		r = hostsafety_move_aside(st->store, st->receipt.id, root_fd, hc, &err);
-	if (r < 0 && !hc->incomplete) {
-		hc->incomplete = true;
-		snprintf(hc->reason, sizeof(hc->reason), "%.250s", err.msg);
-	}
-	if (!hostsafety_report_failed(hc) || st->receipt.error)
-		return;
-	if (st->req->dryrun && hc->n_items > 0)
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the snapshot holds %zu files that would run code on the host (dryrun.problems)",
-			 hc->n_items);
-	else if (st->req->dryrun)
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the snapshot could not be checked for code left for the host: %.300s", hc->reason);
-	else if (hc->n_items > 0)
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",
-			 hc->n_items, hc->items[0].path, st->store->path,
-			 (unsigned long long)st->receipt.id);
-	else
-		snprintf(st->host_code_message, sizeof(st->host_code_message),
-			 "the workspace could not be checked for code left for the host: %.300s",
-			 hc->reason);
-	st->receipt.error = st->host_code_message;
+	run_hostcode_check(&st->host_code, &where, &st->receipt);
 }
 
 /* A --policy file may narrow the built-in policy; one that widens it is
@@ -1230,33 +1083,40 @@ static int run_load_policy(struct run_state *st, const char *path)
 	return policy_load_default(&st->policy, &ignored) < 0 ? -ENOMEM : -1;
 }
 
-static int run_execute_with_store(struct run_state *st, const struct run_context *ctx,
-			      struct run_outcome *ret, struct error *err)
+/* A re-run runs under the policy its failed attempt ran under, or not at
+ * all; returns -1 after recording the refusal. */
+static int run_check_rerun_policy(struct run_state *st)
+{
+	const struct receipt_rerun *failed = st->rerun.failed;
+
+	if (!failed || !failed->policy_sha256 ||
+	    strcmp(failed->policy_sha256, st->policy->sha256) == 0)
+		return 0;
+	run_refuse(st, RECEIPT_INVALID,
+		   "the policy %.300s changed since receipt %llu (sha256 %.16s, now %.16s); the re-run did not start",
+		   st->policy->origin, (unsigned long long)st->rerun.of, failed->policy_sha256,
+		   st->policy->sha256);
+	return -1;
+}
+
+/* What the policy and the caller settle before any check, for every
+ * receipt, a refused one included: the quarantine or not, the state
+ * directories, the timeouts asked for. */
+static int run_settle(struct run_state *st, const struct run_context *ctx, struct error *err)
 {
 	const struct run_request *req = st->req;
 	struct receipt *rc = &st->receipt;
 
-	int policy_r = run_load_policy(st, ctx->policy_path);
-	if (policy_r == -ENOMEM)
-		return error_set(err, ENOMEM, "out of memory");
 	st->store->durable = st->policy->fsync_receipts;
 	rc->policy_origin = st->policy->origin;
 	rc->policy_sha256 = st->policy->sha256;
-	if (policy_r == 0 && st->rerun && st->rerun->policy_sha256 &&
-	    strcmp(st->rerun->policy_sha256, st->policy->sha256) != 0) {
-		run_refuse(st, RECEIPT_INVALID,
-			   "the policy %.300s changed since receipt %llu (sha256 %.16s, now %.16s); the re-run did not start",
-			   st->policy->origin, (unsigned long long)st->rerun_of,
-			   st->rerun->policy_sha256, st->policy->sha256);
-		policy_r = -1;
-	}
-	st->sandbox_enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
+	st->quarantine.enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
 						   : st->policy->sandbox_enabled;
-	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
-	rc->sandbox = &st->sandbox;
+	st->quarantine.sandbox.profile = st->quarantine.enabled ? "default" : "none";
+	rc->sandbox = &st->quarantine.sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
 	st->caller = hostview_caller_from_env(ctx->environ_);
-	st->sandbox.allow_workspace = req->allow_workspace;
+	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
 	if (hostview_state_dirs(st->state_dir_real, ctx->environ_, &st->caller, &st->state_dirs,
 				&state_err) < 0)
@@ -1265,38 +1125,57 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	/* What was asked; run_check_request() sets the grace the run gets. */
 	rc->kill_after_ms = req->has_kill_after ? req->kill_after_ms : st->policy->kill_after_ms;
 	rc->started_ns = rc->ended_ns = clock_realtime_ns();
+	return 0;
+}
 
-	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&
-	    run_resolve_command(st) == 0) {
-		/* The gate's scope is where the command was asked to run, read
-		 * before it runs: not after whatever it does to the tree. */
-		struct error ignored = { 0 };
-		if (!st->scope)
-			(void)gate_scope(st->cwd, &st->scope, &ignored);
-		st->started_coarse_ns = clock_realtime_coarse_ns();
-		int r = run_spawn(st, err);
-		if (r < 0)
-			return r;
-		run_recheck_exec_identity(st);
-		run_check_host_code(st);
-	}
+/* The command, once every check passed, and what is checked after it. */
+static int run_command(struct run_state *st, struct error *err)
+{
+	/* The gate's scope is where the command was asked to run, read
+	 * before it runs: not after whatever it does to the tree. */
+	struct error ignored = { 0 };
+	if (!st->gate.scope)
+		(void)gate_scope(st->cwd, &st->gate.scope, &ignored);
+	st->host_code.started_coarse_ns = clock_realtime_coarse_ns();
+	int r = run_spawn(st, err);
+	if (r < 0)
+		return r;
+	run_exec_recheck(&st->exec, st->cwd);
+	run_check_host_code(st);
+	return 0;
+}
+
+/* The stages of one attempt: the policy, the settings, the checks that may
+ * refuse it, the command, the receipt (written for a refusal too). */
+static int run_execute_with_store(struct run_state *st, const struct run_context *ctx,
+				  struct run_outcome *ret, struct error *err)
+{
+	int refused = run_load_policy(st, ctx->policy_path);
+	if (refused == -ENOMEM)
+		return error_set(err, ENOMEM, "out of memory");
+	if (refused == 0)
+		refused = run_check_rerun_policy(st);
+	int r = run_settle(st, ctx, err);
+	if (r < 0)
+		return r;
+	if (refused == 0 && run_check_request(st, ctx->environ_) == 0 &&
+	    run_resolve_command(st) == 0 && (r = run_command(st, err)) < 0)
+		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
-	int r = run_write_receipt(st, ret, err);
-	sandbox_teardown_finish(TAKE_PTR(st->teardown));
+	r = run_write_receipt(st, ret, err);
+	sandbox_teardown_finish(TAKE_PTR(st->quarantine.teardown));
 	return r;
 }
 
-/* One attempt, and its receipt. rerun (with rerun_of and fix_id) makes it
- * the re-run of a failed attempt; id, when not 0, was allocated for it. */
+/* One attempt, and its receipt. rerun, when not NULL, makes it the re-run
+ * of a failed attempt; id, when not 0, was allocated for it. */
 static int run_execute_one(const struct run_context *ctx, const struct run_request *req,
-			   uint64_t id, const struct receipt_rerun *rerun, uint64_t rerun_of,
-			   uint64_t fix_id, struct run_outcome *ret, struct error *err)
+			   uint64_t id, const struct run_rerun *rerun, struct run_outcome *ret,
+			   struct error *err)
 {
 	struct run_state st = {
 		.req = req,
-		.rerun = rerun,
-		.rerun_of = rerun_of,
-		.fix_id = fix_id,
+		.rerun = rerun ? *rerun : (struct run_rerun){ 0 },
 		.streams = { { .spill_fd = -1, .tee_fd = -1 }, { .spill_fd = -1, .tee_fd = -1 } },
 		.receipt = {
 			.source = req->source,
@@ -1414,8 +1293,11 @@ static int run_execute_rerun(const struct run_context *ctx, const struct run_req
 	if (!out)
 		r = error_set(err, ENOMEM, "out of memory");
 	else
-		r = run_execute_one(&rerun_ctx, &req, fix_outcome->rerun_id, r == 0 ? &rr : NULL,
-				    fix->fixes, fix_outcome->id, out, err);
+		r = run_execute_one(&rerun_ctx, &req, fix_outcome->rerun_id,
+				    &(struct run_rerun){ .failed = r == 0 ? &rr : NULL,
+							 .of = fix->fixes,
+							 .fix_id = fix_outcome->id },
+				    out, err);
 	if (r == 0)
 		fix_outcome->rerun = out;
 	else
@@ -1428,7 +1310,7 @@ static int run_execute_rerun(const struct run_context *ctx, const struct run_req
 int run_execute(const struct run_context *ctx, const struct run_request *req,
 		struct run_outcome *ret, struct error *err)
 {
-	int r = run_execute_one(ctx, req, 0, NULL, 0, 0, ret, err);
+	int r = run_execute_one(ctx, req, 0, NULL, ret, err);
 
 	if (r < 0 || !ret->rerun_id)
 		return r;
