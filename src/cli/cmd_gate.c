@@ -18,7 +18,10 @@
 #include "core/gate/approver.h"
 #include "core/gate/gate.h"
 #include "core/policy/rules.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
+
+extern char **environ;
 
 #define GATE_SHOW_MAX 10
 
@@ -160,8 +163,11 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
 	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
@@ -264,8 +270,11 @@ int cmd_ack(int argc, char **argv)
 		cli_error("ack: --reason TEXT is required: it is recorded with the close");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
 	if (!store) {
@@ -273,9 +282,9 @@ int cmd_ack(int argc, char **argv)
 			  (unsigned long long)id);
 		return EXIT_NOT_FOUND_ITEM;
 	}
-	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct rules *rules = NULL;
 	struct error err = { 0 };
-	if (rules_load_default(&rules, &err) < 0) {
+	if (session_rules(&session, &rules, &err) < 0) {
 		cli_error("ack: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -365,11 +374,14 @@ int cmd_approver(int argc, char **argv)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	struct error err = { 0 };
-	cleanup_with(store_freep) struct store *store = NULL;
-	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
-	const char *dir = state_dir ? state_dir : default_dir;
-	if (!dir || store_open(dir, strcmp(action, "init") == 0, &store, &err) < 0) {
-		cli_error("approver: %s", dir ? err.msg : "no state directory");
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status != EXIT_OK)
+		return status;
+	if (!session.state_dir ||
+	    session_store(&session, strcmp(action, "init") == 0, &store, &err) < 0) {
+		cli_error("approver: %s", session.state_dir ? err.msg : "no state directory");
 		return EXIT_AIRLOCK_ERROR;
 	}
 	cleanup_with(approver_release) struct approver approver = { 0 };
@@ -455,10 +467,14 @@ int cmd_classify(int argc, char **argv)
 		cli_error("classify: give either a command or --shell, not both");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(rules_freep) struct rules *rules = NULL;
+	cleanup_with(session_free) struct session session = { 0 };
+	struct rules *rules = NULL;
 	struct error err = { 0 };
-	int r = rules_path ? rules_load_file(rules_path, &rules, &err)
-			   : rules_load_default(&rules, &err);
+	int r = session_open(&session, &(struct session_options){ .rules_path = rules_path,
+								.environ_ = environ },
+			     &err);
+	if (r == 0)
+		r = session_rules(&session, &rules, &err);
 	if (r < 0) {
 		cli_error("classify: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;

@@ -18,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "core/permit/permit.h"
 #include "core/policy/rules.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 
 extern char **environ;
@@ -27,6 +28,7 @@ struct permit_cli {
 	const char *state_dir, *workspace, *reason, *operand;
 	bool json;
 	char **verify; /* points into argv, after --verify -- */
+	struct session *session; /* the command's, over state_dir */
 };
 
 /* A test build's fault points for crash safety: AIRLOCK_TEST_PERMIT_CRASH=apply
@@ -161,10 +163,9 @@ static int permit_open(const struct permit_cli *c, bool create, struct store **r
 {
 	struct error err = { 0 };
 	if (!create)
-		return cli_open_store(c->state_dir, ret);
-	cleanup_free char *def = c->state_dir ? NULL : store_default_path();
-	const char *dir = c->state_dir ? c->state_dir : def;
-	if (!dir || store_open(dir, true, ret, &err) < 0) {
+		return cli_open_store(c->session, ret);
+	const char *dir = c->session->state_dir;
+	if (!dir || session_store(c->session, true, ret, &err) < 0) {
 		cli_error("permit: %s", dir ? err.msg : "no state directory ($HOME is not set)");
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -190,7 +191,7 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 		cli_error("permit propose: '%s': %s", c->operand, err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	int status = permit_open(c, true, &store);
 	if (status != EXIT_OK)
 		return status;
@@ -218,7 +219,7 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 
 static int permit_list_main(const struct permit_cli *c)
 {
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	int status = permit_open(c, false, &store);
 	if (status != EXIT_OK)
 		return status;
@@ -273,7 +274,7 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 		cli_error("permit %s: '%s' is not a permit id", c->action, c->operand);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	int status = permit_open(c, false, &store);
 	if (status != EXIT_OK)
 		return status;
@@ -376,11 +377,16 @@ int cmd_permit(int argc, char **argv)
 	int parsed = permit_parse_args(&c, argc - 1, argv + 1);
 	if (parsed != 0)
 		return parsed < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
+	cleanup_with(session_free) struct session session = { 0 };
+	int status = cli_session_open(&session, c.state_dir);
+	if (status != EXIT_OK)
+		return status;
+	c.session = &session;
 	if (!strcmp(c.action, "list"))
 		return permit_list_main(&c);
-	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct rules *rules = NULL;
 	struct error err = { 0 };
-	if (rules_load_default(&rules, &err) < 0) {
+	if (session_rules(&session, &rules, &err) < 0) {
 		cli_error("permit: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
