@@ -114,10 +114,7 @@ static int ledger_verify_main(struct store *store, const char *key_path, const c
 	       (unsigned long long)rep.unsigned_entries, rep.n_findings,
 	       tampered ? "TAMPERED" : differs ? "RECORDS_DIFFER" : torn ? "TORN_TAIL" : "OK");
 	ledger_report_release(&rep);
-	return tampered ? EXIT_LEDGER_TAMPERED
-	       : differs ? EXIT_LEDGER_RECORDS_DIFFER
-	       : torn	 ? EXIT_LEDGER_TORN_TAIL
-			 : EXIT_OK;
+	return exit_status_for_ledger_verify(tampered, differs, torn);
 }
 
 static int ledger_verify_proof_main(const char *key_path, const char *old_path,
@@ -272,9 +269,7 @@ int cmd_ledger(int argc, char **argv)
 	}
 	if (r < 0) {
 		cli_error("ledger %s: %s", sub, err.msg);
-		return r == -EBADMSG ? EXIT_LEDGER_TAMPERED
-		       : r == -ENOENT ? EXIT_NOT_FOUND_ITEM
-				      : EXIT_AIRLOCK_ERROR;
+		return exit_status_for_ledger_error(r);
 	}
 	size_t n = strlen(text);
 	fputs(text, stdout);

@@ -58,33 +58,6 @@ static void permit_usage(FILE *f)
 	      f);
 }
 
-/* The state's exit status (docs/exit-codes.md, "airlock permit"). */
-static int permit_exit_for_state(enum permit_state s)
-{
-	switch (s) {
-	case PERMIT_INVALID:
-		return EXIT_PERMIT_INVALID;
-	case PERMIT_NO_EFFECT:
-		return EXIT_PERMIT_NO_EFFECT;
-	case PERMIT_UNEXPECTED_PATH:
-		return EXIT_PERMIT_UNEXPECTED_PATH;
-	case PERMIT_EXPECTED_PATH_MISSING:
-		return EXIT_PERMIT_EXPECTED_PATH_MISSING;
-	case PERMIT_DRY_RUN_FAILED:
-		return EXIT_PERMIT_DRY_RUN_FAILED;
-	case PERMIT_REJECTED:
-		return EXIT_PERMIT_REJECTED;
-	case PERMIT_REJECTED_WITHOUT_APPROVAL:
-		return EXIT_PERMIT_NOT_APPROVED;
-	case PERMIT_ROLLED_BACK:
-		return EXIT_PERMIT_ROLLED_BACK;
-	case PERMIT_CONFLICT:
-		return EXIT_CONFLICT;
-	default:
-		return EXIT_OK;
-	}
-}
-
 static void permit_print_line(const struct permit *p, uint64_t extra_receipt)
 {
 	json_t *o = json_pack("{s:I, s:s, s:i}", "permit", (json_int_t)p->id, "state",
@@ -212,7 +185,7 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 		cli_error("permit %llu: rejected: risk 5 (rule %s)", (unsigned long long)p.id,
 			  p.classify_rule);
 	permit_print_line(&p, 0);
-	status = permit_exit_for_state(p.state);
+	status = exit_status_for_permit_state(p.state);
 	permit_release(&p);
 	return status;
 }
@@ -256,15 +229,6 @@ static int permit_list_main(const struct permit_cli *c)
 	if (damaged)
 		cli_error("permit list: %zu damaged record%s skipped", damaged, damaged == 1 ? "" : "s");
 	return EXIT_OK;
-}
-
-/* An error's status: the CLI's shared mapping, and -EACCES, a missing
- * approval (ack's status when approving, REJECTED_WITHOUT_APPROVAL's at exec). */
-static int permit_exit_for_error(int r, bool approving)
-{
-	if (r == -EACCES)
-		return approving ? EXIT_NOT_APPROVED : EXIT_PERMIT_NOT_APPROVED;
-	return exit_status_for_error(r);
 }
 
 static int permit_step_main(const struct permit_cli *c, const struct rules *rules)
@@ -346,12 +310,12 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 			if (rejected)
 				return EXIT_PERMIT_REJECTED;
 		}
-		return permit_exit_for_error(r, approving);
+		return exit_status_for_permit_error(r, approving);
 	}
 	if (res.note[0])
 		cli_error("permit %llu: %s", (unsigned long long)id, res.note);
 	permit_print_line(&p, res.verify_receipt);
-	status = permit_exit_for_state(p.state);
+	status = exit_status_for_permit_state(p.state);
 	permit_release(&p);
 	return status;
 }

@@ -503,41 +503,6 @@ static void print_dryrun(const struct run_outcome *o)
 	}
 }
 
-/* docs/exit-codes.md: the run's status when the command failed, else one
- * status per verdict. */
-static int dryrun_exit_status(const struct run_outcome *o, int run_status)
-{
-	switch (o->verdict) {
-	case DRYRUN_VERDICT_NONE:
-	case DRYRUN_VERDICT_DRY_RUN_FAILED:
-	case _DRYRUN_VERDICT_MAX:
-		break;
-	case DRYRUN_VERDICT_DRY_RUN_OK:
-		return EXIT_OK;
-	case DRYRUN_VERDICT_NO_EFFECT:
-		return EXIT_DRYRUN_NO_EFFECT;
-	case DRYRUN_VERDICT_PRIVILEGED_FILE:
-		return EXIT_DRYRUN_PRIVILEGED_FILE;
-	case DRYRUN_VERDICT_OUTSIDE_WRITE:
-		return EXIT_DRYRUN_OUTSIDE_WRITE;
-	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
-		return EXIT_DRYRUN_NEEDS_PRIVILEGE;
-	case DRYRUN_VERDICT_UNEXPECTED_PATH:
-		return EXIT_DRYRUN_UNEXPECTED_PATH;
-	case DRYRUN_VERDICT_HOST_CODE:
-		return EXIT_HOST_CODE;
-	case DRYRUN_VERDICT_LINK_GROUP:
-		return EXIT_DRYRUN_LINK_GROUP;
-	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
-		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
-	case DRYRUN_VERDICT_ATTRS_LOST:
-		return EXIT_DRYRUN_ATTRS_LOST;
-	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
-		return EXIT_DRYRUN_RENAME_INCOMPLETE;
-	}
-	return run_status ? run_status : EXIT_AIRLOCK_ERROR;
-}
-
 static int run_cli_execute(struct run_cli *cli)
 {
 	struct run_outcome outcome = { 0 };
@@ -556,7 +521,7 @@ static int run_cli_execute(struct run_cli *cli)
 	}
 	int status = exit_status_for_receipt(outcome.status, outcome.exit_code, outcome.signal);
 	if (cli->dryrun) {
-		status = dryrun_exit_status(&outcome, status);
+		status = exit_status_for_dryrun_verdict(outcome.verdict, status);
 		if (outcome.message[0])
 			cli_error("receipt %llu: %s: %s", (unsigned long long)outcome.id,
 				  receipt_status_to_string(outcome.status), outcome.message);
