@@ -21,6 +21,7 @@
 #include "core/host/hostview.h"
 #include "core/run/job.h"
 #include "core/run/run.h"
+#include "core/session/session.h"
 
 #define JOB_MAX_BYTES (4 << 20)
 
@@ -29,7 +30,7 @@ extern char **environ;
 /* What the command line says beyond the request itself. */
 struct run_cli {
 	struct run_request req;
-	struct run_context ctx;
+	const char *state_dir, *policy_path; /* for the session */
 	bool json;
 	bool tee;
 	bool dryrun; /* --expect takes path patterns, not exit statuses */
@@ -193,10 +194,10 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		req->spill = true;
 		break;
 	case OPT_STATE_DIR:
-		cli->ctx.state_dir = arg;
+		cli->state_dir = arg;
 		break;
 	case OPT_POLICY:
-		cli->ctx.policy_path = arg;
+		cli->policy_path = arg;
 		break;
 	case OPT_SANDBOX:
 		if (strcmp(arg, "default") == 0)
@@ -508,13 +509,20 @@ static int run_cli_execute(struct run_cli *cli)
 	struct run_outcome outcome = { 0 };
 	struct error err = { 0 };
 
-	cli->ctx.environ_ = environ;
+	cleanup_with(session_free) struct session session = { 0 };
+	if (session_open(&session,
+			 &(struct session_options){ .state_dir = cli->state_dir, .environ_ = environ },
+			 &err) < 0) {
+		cli_error("%s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
 	if (cli->tee) {
 		cli->req.tee_stdout_fd = STDOUT_FILENO;
 		cli->req.tee_stderr_fd = STDERR_FILENO;
 		fflush(stdout);
 	}
-	int r = run_execute(&cli->ctx, &cli->req, &outcome, &err);
+	int r = run_execute(&(struct run_context){ .session = &session, .policy_path = cli->policy_path },
+			    &cli->req, &outcome, &err);
 	if (r < 0) {
 		cli_error("%s", err.msg);
 		return EXIT_AIRLOCK_ERROR;

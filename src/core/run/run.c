@@ -32,6 +32,7 @@
 #include "core/policy/policy.h"
 #include "core/gate/policyapproval.h"
 #include "core/policy/rules.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 #include "sandbox/sandbox.h"
 
@@ -83,6 +84,7 @@ struct run_state {
 	struct receipt_sandbox sandbox;
 	bool sandbox_enabled;
 	char *state_dir_real;
+	bool store_durable; /* the session's store's, restored after the run */
 	char *scope; /* the gate's scope: the git root of the cwd, else the cwd */
 	char *dry_upper, *dry_work; /* dry runs: the snapshot's overlay directories */
 	bool dry_ran; /* the snapshot was built and the command started in it */
@@ -165,7 +167,8 @@ static void run_state_release(struct run_state *st)
 			close(st->streams[i].spill_fd);
 	}
 	policy_free(st->policy);
-	store_free(st->store);
+	if (st->store) /* the session's: as it was before this run */
+		st->store->durable = st->store_durable;
 	free(st->cwd);
 	free(st->exec_path);
 	free(st->workspace);
@@ -1255,10 +1258,10 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	st->sandbox.profile = st->sandbox_enabled ? "default" : "none";
 	rc->sandbox = &st->sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
-	st->caller = hostview_caller_from_env(ctx->environ_);
+	st->caller = hostview_caller_from_env(ctx->session->environ_);
 	st->sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
-	if (hostview_state_dirs(st->state_dir_real, ctx->environ_, &st->caller, &st->state_dirs,
+	if (hostview_state_dirs(st->state_dir_real, ctx->session->environ_, &st->caller, &st->state_dirs,
 				&state_err) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
@@ -1266,7 +1269,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	rc->kill_after_ms = req->has_kill_after ? req->kill_after_ms : st->policy->kill_after_ms;
 	rc->started_ns = rc->ended_ns = clock_realtime_ns();
 
-	if (policy_r == 0 && run_check_request(st, ctx->environ_) == 0 &&
+	if (policy_r == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
 	    run_resolve_command(st) == 0) {
 		/* The gate's scope is where the command was asked to run, read
 		 * before it runs: not after whatever it does to the tree. */
@@ -1314,14 +1317,9 @@ static int run_execute_one(const struct run_context *ctx, const struct run_reque
 		st.receipt.n_expected = 1;
 	}
 
-	cleanup_free char *default_dir = ctx->state_dir ? NULL : store_default_path();
-	const char *dir = ctx->state_dir ? ctx->state_dir : default_dir;
-	int r;
-	if (!dir)
-		r = error_set(err, ENOENT,
-			      "no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
-	else
-		r = store_open(dir, true, &st.store, err);
+	int r = session_store(ctx->session, true, &st.store, err);
+	if (r == 0)
+		st.store_durable = st.store->durable;
 	if (r == 0 && id)
 		st.receipt.id = id;
 	else if (r == 0)
@@ -1368,14 +1366,10 @@ static int run_rerun_request(const struct receipt_rerun *rr, const struct run_re
 static int run_read_failed(const struct run_context *ctx, uint64_t id, json_t **ret,
 			   struct error *err)
 {
-	cleanup_free char *default_dir = ctx->state_dir ? NULL : store_default_path();
-	const char *dir = ctx->state_dir ? ctx->state_dir : default_dir;
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	cleanup_free char *text = NULL;
 
-	if (!dir)
-		return error_set(err, ENOENT, "no state directory");
-	int r = store_open(dir, false, &store, err);
+	int r = session_store(ctx->session, false, &store, err);
 	if (r == 0)
 		r = store_read_receipt(store, id, &text, err);
 	if (r == 0)

@@ -20,14 +20,14 @@ struct session_options {
 	const char *state_dir; /* NULL: store_default_path() */
 	const char *policy_path; /* NULL: the installed policy */
 	const char *rules_path; /* NULL: the built-in rules */
-	char *const *environ_; /* the caller's environment; NULL: none */
+	char **environ_; /* the caller's environment; NULL: none */
 };
 
 struct session {
 	char *state_dir; /* resolved; NULL when none could be derived */
 	char *policy_path;
 	char *rules_path;
-	char *const *environ_;
+	char **environ_;
 	struct store *store;
 	struct policy *policy;
 	struct rules *rules;
