@@ -20,7 +20,6 @@
 
 extern char **environ;
 
-
 int cli_session_open(struct session *s, const char *state_dir)
 {
 	struct error err = { 0 };

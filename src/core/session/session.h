@@ -18,7 +18,7 @@ struct rules;
 
 struct session_options {
 	const char *state_dir; /* NULL: store_default_path() */
-	const char *policy_path; /* NULL: the installed policy */
+	const char *policy_path; /* NULL: the built-in policy */
 	const char *rules_path; /* NULL: the built-in rules */
 	char **environ_; /* the caller's environment; NULL: none */
 };
@@ -43,7 +43,7 @@ void session_free(struct session *s);
  * -ENOENT when it does not exist and create is false (a later call with
  * create makes it). The store stays the session's. */
 int session_store(struct session *s, bool create, struct store **ret, struct error *err);
-/* The policy (policy_path, else the installed one), loaded once; the
+/* The policy (policy_path, else the built-in one), loaded once; the
  * session's. */
 int session_policy(struct session *s, struct policy **ret, struct error *err);
 /* The rules (rules_path, else the built-in ones), loaded once; the
