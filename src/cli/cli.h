@@ -28,10 +28,17 @@ int cmd_ledger(int argc, char **argv);
 int cmd_install(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 
+struct session;
 struct store;
-/* Opens the state directory without creating it; *ret is NULL when it does
- * not exist. Returns an exit status, having printed any error. */
-int cli_open_store(const char *state_dir, struct store **ret);
+/* Opens the command's one session (core/session) over --state-dir (NULL:
+ * the default) and the caller's environment; every core entry point the
+ * command calls is given it. Returns an exit status, having printed any
+ * error. */
+int cli_session_open(struct session *s, const char *state_dir);
+/* The session's state directory without creating it; *ret (the session's)
+ * is NULL when it does not exist. Returns an exit status, having printed any
+ * error. */
+int cli_open_store(struct session *s, struct store **ret);
 /* Reads a line from the controlling terminal with echo off: -ENXIO when
  * there is no terminal. buf is wiped by the caller. */
 int cli_read_secret(const char *prompt, char *buf, size_t size);

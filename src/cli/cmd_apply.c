@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/snapshot/apply.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 
 enum apply_action { APPLY, ROLLBACK, DISCARD };
@@ -62,8 +63,11 @@ static int apply_main(int argc, char **argv, enum apply_action action)
 		cli_error("%s: give one dry run's receipt id: airlock %s ID", argv[0], argv[0]);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
 	if (!store) {
@@ -147,8 +151,11 @@ int cmd_gc(int argc, char **argv)
 	}
 	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK || !store)
 		return status;
 	struct error err = { 0 };

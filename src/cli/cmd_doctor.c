@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/run/doctor.h"
+#include "core/session/session.h"
 
 extern char **environ;
 
@@ -108,7 +109,14 @@ int cmd_doctor(int argc, char **argv)
 	}
 	struct doctor_view view = { 0 };
 	struct error err = { 0 };
-	if (doctor_view_build(policy, state_dir, here, environ, &view, &err) < 0) {
+	cleanup_with(session_free) struct session session = { 0 };
+	int r = session_open(&session,
+			     &(struct session_options){ .state_dir = state_dir, .policy_path = policy,
+							.environ_ = environ },
+			     &err);
+	if (r == 0)
+		r = doctor_view_build(&session, here, &view, &err);
+	if (r < 0) {
 		cli_error("doctor: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}

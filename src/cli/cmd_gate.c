@@ -17,8 +17,12 @@
 #include "cli/exit_codes.h"
 #include "core/gate/approver.h"
 #include "core/gate/gate.h"
+#include "core/gate/status.h"
 #include "core/policy/rules.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
+
+extern char **environ;
 
 #define GATE_SHOW_MAX 10
 
@@ -160,62 +164,30 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL; /* opened here for its own message; gate_status() reuses it */
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
-	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
-	cleanup_free char *scope = NULL;
 	struct error err = { 0 };
-	if (gate_scope(cwd ? cwd : here ? here : ".", &scope, &err) < 0) {
+	cleanup_with(gate_status_release) struct gate_status st = { 0 };
+	if (gate_status(&session, cwd, &st, &err) < 0) {
 		cli_error("gate: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(json_decrefp) json_t *open = NULL;
-	if (!store)
-		open = json_array();
-	else if (gate_list_open(store, scope, &open, &err) < 0) {
-		cli_error("gate: %s", err.msg);
-		return EXIT_AIRLOCK_ERROR;
-	}
+	json_t *open = st.open;
 	size_t n = json_array_size(open);
-	/* Close records that did not hold, and an approver changed behind
-	 * airlock's back: facts the human who reads the gate should see. */
-	json_t *rejected = json_array();
-	size_t k;
-	json_t *e;
-	json_array_foreach(open, k, e) {
-		json_t *why = json_object_get(e, "close_rejected");
-		json_int_t id = json_integer_value(json_object_get(e, "receipt"));
-		char record[64];
-		snprintf(record, sizeof(record), "gate/closed/%lld.json", (long long)id);
-		if (why)
-			json_array_append_new(rejected, json_pack("{s:I, s:s, s:O}", "receipt", id,
-								  "record", record, "why", why));
-	}
-	struct approver_check check = { 0 };
-	if (store && approver_check(store, &check, &err) < 0) {
-		cli_error("gate: %s", err.msg);
-		json_decref(rejected);
-		return EXIT_AIRLOCK_ERROR;
-	}
 	if (json) {
-		json_t *doc = json_pack(
-			"{s:s, s:I, s:O, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", scope, "open",
-			(json_int_t)n, "failures", open, "rejected", rejected, "approver", "state",
-			approver_state_to_string(check.state), "changed", check.changed, "pinned",
-			check.pinned[0] ? check.pinned : NULL, "current",
-			check.current[0] ? check.current : NULL, "message",
-			check.changed ? check.message : NULL);
+		json_t *doc = gate_status_to_json(&st);
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(doc);
 	} else if (n == 0) {
-		json_decref(rejected);
-		cli_print("no open failure in %s\n", scope);
+		cli_print("no open failure in %s\n", st.scope);
 	} else {
-		json_decref(rejected);
-		cli_print("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", scope);
+		cli_print("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", st.scope);
 		for (size_t i = 0; i < n && i < GATE_SHOW_MAX; i++) {
 			cli_print("\n");
 			print_failure(json_array_get(open, i));
@@ -223,8 +195,8 @@ int cmd_gate(int argc, char **argv)
 		if (n > GATE_SHOW_MAX)
 			cli_print("\n... and %zu more (airlock gate --json lists all)\n", n - GATE_SHOW_MAX);
 	}
-	if (!json && check.changed)
-		cli_print("\napprover: %s\n", check.message);
+	if (!json && st.approver.changed)
+		cli_print("\napprover: %s\n", st.approver.message);
 	fflush(stdout);
 	return n ? EXIT_GATE_BLOCKED : EXIT_OK;
 }
@@ -264,8 +236,11 @@ int cmd_ack(int argc, char **argv)
 		cli_error("ack: --reason TEXT is required: it is recorded with the close");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
 	if (!store) {
@@ -273,9 +248,9 @@ int cmd_ack(int argc, char **argv)
 			  (unsigned long long)id);
 		return EXIT_NOT_FOUND_ITEM;
 	}
-	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct rules *rules = NULL;
 	struct error err = { 0 };
-	if (rules_load_default(&rules, &err) < 0) {
+	if (session_rules(&session, &rules, &err) < 0) {
 		cli_error("ack: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -365,11 +340,14 @@ int cmd_approver(int argc, char **argv)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	struct error err = { 0 };
-	cleanup_with(store_freep) struct store *store = NULL;
-	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
-	const char *dir = state_dir ? state_dir : default_dir;
-	if (!dir || store_open(dir, strcmp(action, "init") == 0, &store, &err) < 0) {
-		cli_error("approver: %s", dir ? err.msg : "no state directory");
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status != EXIT_OK)
+		return status;
+	if (!session.state_dir ||
+	    session_store(&session, strcmp(action, "init") == 0, &store, &err) < 0) {
+		cli_error("approver: %s", session.state_dir ? err.msg : "no state directory");
 		return EXIT_AIRLOCK_ERROR;
 	}
 	cleanup_with(approver_release) struct approver approver = { 0 };
@@ -455,10 +433,14 @@ int cmd_classify(int argc, char **argv)
 		cli_error("classify: give either a command or --shell, not both");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(rules_freep) struct rules *rules = NULL;
+	cleanup_with(session_free) struct session session = { 0 };
+	struct rules *rules = NULL;
 	struct error err = { 0 };
-	int r = rules_path ? rules_load_file(rules_path, &rules, &err)
-			   : rules_load_default(&rules, &err);
+	int r = session_open(&session, &(struct session_options){ .rules_path = rules_path,
+								.environ_ = environ },
+			     &err);
+	if (r == 0)
+		r = session_rules(&session, &rules, &err);
 	if (r < 0) {
 		cli_error("classify: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;

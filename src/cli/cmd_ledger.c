@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/store/ledger.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 
 #define LEDGER_FILE_MAX (1 << 20)
@@ -113,10 +114,7 @@ static int ledger_verify_main(struct store *store, const char *key_path, const c
 	       (unsigned long long)rep.unsigned_entries, rep.n_findings,
 	       tampered ? "TAMPERED" : differs ? "RECORDS_DIFFER" : torn ? "TORN_TAIL" : "OK");
 	ledger_report_release(&rep);
-	return tampered ? EXIT_LEDGER_TAMPERED
-	       : differs ? EXIT_LEDGER_RECORDS_DIFFER
-	       : torn	 ? EXIT_LEDGER_TORN_TAIL
-			 : EXIT_OK;
+	return exit_status_for_ledger_verify(tampered, differs, torn);
 }
 
 static int ledger_verify_proof_main(const char *key_path, const char *old_path,
@@ -220,17 +218,19 @@ int cmd_ledger(int argc, char **argv)
 		fputs(ledger_usage, stderr);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
-	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
 	struct error err = { 0 };
-	const char *dir = state_dir ? state_dir : default_dir;
-	if (!dir) {
+	int status = cli_session_open(&session, state_dir);
+	if (status != EXIT_OK)
+		return status;
+	if (!session.state_dir) {
 		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
 		return EXIT_AIRLOCK_ERROR;
 	}
 	/* key and checkpoint make what they need; the others only read. */
 	bool create = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0;
-	if (store_open(dir, create, &store, &err) < 0) {
+	if (session_store(&session, create, &store, &err) < 0) {
 		cli_error("ledger %s: %s", sub, err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -269,9 +269,7 @@ int cmd_ledger(int argc, char **argv)
 	}
 	if (r < 0) {
 		cli_error("ledger %s: %s", sub, err.msg);
-		return r == -EBADMSG ? EXIT_LEDGER_TAMPERED
-		       : r == -ENOENT ? EXIT_NOT_FOUND_ITEM
-				      : EXIT_AIRLOCK_ERROR;
+		return exit_status_for_ledger_error(r);
 	}
 	size_t n = strlen(text);
 	fputs(text, stdout);

@@ -18,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "core/permit/permit.h"
 #include "core/policy/rules.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 
 extern char **environ;
@@ -27,6 +28,7 @@ struct permit_cli {
 	const char *state_dir, *workspace, *reason, *operand;
 	bool json;
 	char **verify; /* points into argv, after --verify -- */
+	struct session *session; /* the command's, over state_dir */
 };
 
 /* A test build's fault points for crash safety: AIRLOCK_TEST_PERMIT_CRASH=apply
@@ -54,33 +56,6 @@ static void permit_usage(FILE *f)
 	      "       airlock permit deny ID [--reason TEXT] [--state-dir DIR]\n"
 	      "       airlock permit exec ID [--state-dir DIR] [--verify -- CMD [ARG...]]\n",
 	      f);
-}
-
-/* The state's exit status (docs/exit-codes.md, "airlock permit"). */
-static int permit_exit_for_state(enum permit_state s)
-{
-	switch (s) {
-	case PERMIT_INVALID:
-		return EXIT_PERMIT_INVALID;
-	case PERMIT_NO_EFFECT:
-		return EXIT_PERMIT_NO_EFFECT;
-	case PERMIT_UNEXPECTED_PATH:
-		return EXIT_PERMIT_UNEXPECTED_PATH;
-	case PERMIT_EXPECTED_PATH_MISSING:
-		return EXIT_PERMIT_EXPECTED_PATH_MISSING;
-	case PERMIT_DRY_RUN_FAILED:
-		return EXIT_PERMIT_DRY_RUN_FAILED;
-	case PERMIT_REJECTED:
-		return EXIT_PERMIT_REJECTED;
-	case PERMIT_REJECTED_WITHOUT_APPROVAL:
-		return EXIT_PERMIT_NOT_APPROVED;
-	case PERMIT_ROLLED_BACK:
-		return EXIT_PERMIT_ROLLED_BACK;
-	case PERMIT_CONFLICT:
-		return EXIT_CONFLICT;
-	default:
-		return EXIT_OK;
-	}
 }
 
 static void permit_print_line(const struct permit *p, uint64_t extra_receipt)
@@ -161,10 +136,9 @@ static int permit_open(const struct permit_cli *c, bool create, struct store **r
 {
 	struct error err = { 0 };
 	if (!create)
-		return cli_open_store(c->state_dir, ret);
-	cleanup_free char *def = c->state_dir ? NULL : store_default_path();
-	const char *dir = c->state_dir ? c->state_dir : def;
-	if (!dir || store_open(dir, true, ret, &err) < 0) {
+		return cli_open_store(c->session, ret);
+	const char *dir = c->session->state_dir;
+	if (!dir || session_store(c->session, true, ret, &err) < 0) {
 		cli_error("permit: %s", dir ? err.msg : "no state directory ($HOME is not set)");
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -190,7 +164,7 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 		cli_error("permit propose: '%s': %s", c->operand, err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	int status = permit_open(c, true, &store);
 	if (status != EXIT_OK)
 		return status;
@@ -211,14 +185,14 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 		cli_error("permit %llu: rejected: risk 5 (rule %s)", (unsigned long long)p.id,
 			  p.classify_rule);
 	permit_print_line(&p, 0);
-	status = permit_exit_for_state(p.state);
+	status = exit_status_for_permit_state(p.state);
 	permit_release(&p);
 	return status;
 }
 
 static int permit_list_main(const struct permit_cli *c)
 {
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	int status = permit_open(c, false, &store);
 	if (status != EXIT_OK)
 		return status;
@@ -257,15 +231,6 @@ static int permit_list_main(const struct permit_cli *c)
 	return EXIT_OK;
 }
 
-/* An error's status: the CLI's shared mapping, and -EACCES, a missing
- * approval (ack's status when approving, REJECTED_WITHOUT_APPROVAL's at exec). */
-static int permit_exit_for_error(int r, bool approving)
-{
-	if (r == -EACCES)
-		return approving ? EXIT_NOT_APPROVED : EXIT_PERMIT_NOT_APPROVED;
-	return exit_status_for_error(r);
-}
-
 static int permit_step_main(const struct permit_cli *c, const struct rules *rules)
 {
 	uint64_t id;
@@ -273,7 +238,7 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 		cli_error("permit %s: '%s' is not a permit id", c->action, c->operand);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	int status = permit_open(c, false, &store);
 	if (status != EXIT_OK)
 		return status;
@@ -282,7 +247,7 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 			  (unsigned long long)id);
 		return EXIT_NOT_FOUND_ITEM;
 	}
-	struct run_context ctx = { .state_dir = store->path, .environ_ = environ };
+	struct run_context ctx = { .session = c->session };
 	struct error err = { 0 };
 	struct permit p = { 0 };
 	struct permit_exec_result res = { 0 };
@@ -345,12 +310,12 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 			if (rejected)
 				return EXIT_PERMIT_REJECTED;
 		}
-		return permit_exit_for_error(r, approving);
+		return exit_status_for_permit_error(r, approving);
 	}
 	if (res.note[0])
 		cli_error("permit %llu: %s", (unsigned long long)id, res.note);
 	permit_print_line(&p, res.verify_receipt);
-	status = permit_exit_for_state(p.state);
+	status = exit_status_for_permit_state(p.state);
 	permit_release(&p);
 	return status;
 }
@@ -376,11 +341,16 @@ int cmd_permit(int argc, char **argv)
 	int parsed = permit_parse_args(&c, argc - 1, argv + 1);
 	if (parsed != 0)
 		return parsed < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
+	cleanup_with(session_free) struct session session = { 0 };
+	int status = cli_session_open(&session, c.state_dir);
+	if (status != EXIT_OK)
+		return status;
+	c.session = &session;
 	if (!strcmp(c.action, "list"))
 		return permit_list_main(&c);
-	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct rules *rules = NULL;
 	struct error err = { 0 };
-	if (rules_load_default(&rules, &err) < 0) {
+	if (session_rules(&session, &rules, &err) < 0) {
 		cli_error("permit: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/gate/policyapproval.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 
 static void policy_print_review(const struct policyapproval_review *review)
@@ -117,10 +118,13 @@ int cmd_policy(int argc, char **argv)
 		cli_error("policy: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	cleanup_with(store_freep) struct store *store = NULL;
-	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
-	const char *dir = state_dir ? state_dir : default_dir;
-	if (!dir || store_open(dir, approve, &store, &err) < 0) {
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status != EXIT_OK)
+		return status;
+	const char *dir = session.state_dir;
+	if (!dir || session_store(&session, approve, &store, &err) < 0) {
 		if (!approve && dir && err.code == ENOENT)
 			return policy_check(NULL, &review);
 		cli_error("policy: %s", dir ? err.msg : "no state directory");

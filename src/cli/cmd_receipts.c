@@ -15,21 +15,28 @@
 #include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 
+extern char **environ;
 
-int cli_open_store(const char *state_dir, struct store **ret)
+int cli_session_open(struct session *s, const char *state_dir)
 {
-	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
-	const char *dir = state_dir ? state_dir : default_dir;
 	struct error err = { 0 };
 
-	*ret = NULL;
-	if (!dir) {
-		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
+	if (session_open(s, &(struct session_options){ .state_dir = state_dir, .environ_ = environ },
+			 &err) < 0) {
+		cli_error("%s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	int r = store_open(dir, false, ret, &err);
+	return EXIT_OK;
+}
+
+int cli_open_store(struct session *s, struct store **ret)
+{
+	struct error err = { 0 };
+
+	int r = session_store(s, false, ret, &err);
 	if (r == -ENOENT)
 		return EXIT_OK;
 	if (r < 0) {
@@ -101,8 +108,11 @@ int cmd_receipts(int argc, char **argv)
 	if (!cli_no_operands(argc, argv))
 		return EXIT_AIRLOCK_ERROR;
 
-	cleanup_with(store_freep) struct store *store = NULL;
-	int status = cli_open_store(state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	int status = cli_session_open(&session, state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
 	cleanup_with(json_decrefp) json_t *list = NULL;
@@ -259,8 +269,11 @@ int cmd_show(int argc, char **argv)
 	if (status != EXIT_OK)
 		return status < 0 ? EXIT_OK : status;
 
-	cleanup_with(store_freep) struct store *store = NULL;
-	status = cli_open_store(a.state_dir, &store);
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	status = cli_session_open(&session, a.state_dir);
+	if (status == EXIT_OK)
+		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
 	cleanup_free char *text = NULL;

@@ -21,6 +21,7 @@
 #include "core/host/hostview.h"
 #include "core/run/job.h"
 #include "core/run/run.h"
+#include "core/session/session.h"
 
 #define JOB_MAX_BYTES (4 << 20)
 
@@ -29,7 +30,7 @@ extern char **environ;
 /* What the command line says beyond the request itself. */
 struct run_cli {
 	struct run_request req;
-	struct run_context ctx;
+	const char *state_dir, *policy_path; /* for the session */
 	bool json;
 	bool tee;
 	bool dryrun; /* --expect takes path patterns, not exit statuses */
@@ -193,10 +194,10 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		req->spill = true;
 		break;
 	case OPT_STATE_DIR:
-		cli->ctx.state_dir = arg;
+		cli->state_dir = arg;
 		break;
 	case OPT_POLICY:
-		cli->ctx.policy_path = arg;
+		cli->policy_path = arg;
 		break;
 	case OPT_SANDBOX:
 		if (strcmp(arg, "default") == 0)
@@ -503,60 +504,32 @@ static void print_dryrun(const struct run_outcome *o)
 	}
 }
 
-/* docs/exit-codes.md: the run's status when the command failed, else one
- * status per verdict. */
-static int dryrun_exit_status(const struct run_outcome *o, int run_status)
-{
-	switch (o->verdict) {
-	case DRYRUN_VERDICT_NONE:
-	case DRYRUN_VERDICT_DRY_RUN_FAILED:
-	case _DRYRUN_VERDICT_MAX:
-		break;
-	case DRYRUN_VERDICT_DRY_RUN_OK:
-		return EXIT_OK;
-	case DRYRUN_VERDICT_NO_EFFECT:
-		return EXIT_DRYRUN_NO_EFFECT;
-	case DRYRUN_VERDICT_PRIVILEGED_FILE:
-		return EXIT_DRYRUN_PRIVILEGED_FILE;
-	case DRYRUN_VERDICT_OUTSIDE_WRITE:
-		return EXIT_DRYRUN_OUTSIDE_WRITE;
-	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
-		return EXIT_DRYRUN_NEEDS_PRIVILEGE;
-	case DRYRUN_VERDICT_UNEXPECTED_PATH:
-		return EXIT_DRYRUN_UNEXPECTED_PATH;
-	case DRYRUN_VERDICT_HOST_CODE:
-		return EXIT_HOST_CODE;
-	case DRYRUN_VERDICT_LINK_GROUP:
-		return EXIT_DRYRUN_LINK_GROUP;
-	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
-		return EXIT_DRYRUN_EXPECTED_PATH_MISSING;
-	case DRYRUN_VERDICT_ATTRS_LOST:
-		return EXIT_DRYRUN_ATTRS_LOST;
-	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
-		return EXIT_DRYRUN_RENAME_INCOMPLETE;
-	}
-	return run_status ? run_status : EXIT_AIRLOCK_ERROR;
-}
-
 static int run_cli_execute(struct run_cli *cli)
 {
 	struct run_outcome outcome = { 0 };
 	struct error err = { 0 };
 
-	cli->ctx.environ_ = environ;
+	cleanup_with(session_free) struct session session = { 0 };
+	if (session_open(&session,
+			 &(struct session_options){ .state_dir = cli->state_dir, .environ_ = environ },
+			 &err) < 0) {
+		cli_error("%s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
 	if (cli->tee) {
 		cli->req.tee_stdout_fd = STDOUT_FILENO;
 		cli->req.tee_stderr_fd = STDERR_FILENO;
 		fflush(stdout);
 	}
-	int r = run_execute(&cli->ctx, &cli->req, &outcome, &err);
+	int r = run_execute(&(struct run_context){ .session = &session, .policy_path = cli->policy_path },
+			    &cli->req, &outcome, &err);
 	if (r < 0) {
 		cli_error("%s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
 	int status = exit_status_for_receipt(outcome.status, outcome.exit_code, outcome.signal);
 	if (cli->dryrun) {
-		status = dryrun_exit_status(&outcome, status);
+		status = exit_status_for_dryrun_verdict(outcome.verdict, status);
 		if (outcome.message[0])
 			cli_error("receipt %llu: %s: %s", (unsigned long long)outcome.id,
 				  receipt_status_to_string(outcome.status), outcome.message);

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
+#include "core/permit/record.h"
 #include "core/record/receipt.h"
+#include "core/snapshot/dryrun_verdict.h"
 
 /* airlock's own exit statuses (docs/exit-codes.md). For run and job, a
  * command that exited returns its own status and a signal 128+N, like a
@@ -54,3 +58,19 @@ int exit_status_for_receipt(enum receipt_status status, int exit_code, int signa
  * and the permit steps share it: -ENOENT no such item, -EBUSY CONFLICT,
  * -EPERM refused, anything else airlock's own error; 0 is EXIT_OK. */
 int exit_status_for_error(int r);
+
+/* Every other mapping of a core outcome to a status lives here too, so that
+ * docs/exit-codes.md has one table to match. */
+/* A permit's state after a step (docs/exit-codes.md, "airlock permit"). */
+int exit_status_for_permit_state(enum permit_state s);
+/* A permit step's error: exit_status_for_error(), and -EACCES, a missing
+ * approval (ack's status when approving, REJECTED_WITHOUT_APPROVAL's at exec). */
+int exit_status_for_permit_error(int r, bool approving);
+/* dryrun: one status per verdict; the run's status (run_status, else
+ * airlock's error) when the command failed or there is no verdict. */
+int exit_status_for_dryrun_verdict(enum dryrun_verdict verdict, int run_status);
+/* ledger verify: the worst finding's status, EXIT_OK for none. */
+int exit_status_for_ledger_verify(bool tampered, bool differs, bool torn);
+/* ledger key, checkpoint, prove, consistency: -EBADMSG the log was
+ * rewritten, -ENOENT no such entry or checkpoint, else airlock's error. */
+int exit_status_for_ledger_error(int r);

@@ -156,7 +156,7 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	char job[64];
 	int r = 0;
 
-	c.state_dir = store->path;
+	(void)store; /* the session's, which the run uses */
 	run_request_init(&req);
 	req.source = "dryrun";
 	req.dryrun = true;

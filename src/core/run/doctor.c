@@ -17,6 +17,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "core/policy/policy.h"
+#include "core/session/session.h"
 #include "core/gate/policyapproval.h"
 #include "core/store/store.h"
 #include "sandbox/sandbox.h"
@@ -266,28 +267,32 @@ static int doctor_view_writable(struct doctor_view *v, char *const *writable,
 	return 0;
 }
 
-int doctor_view_build(const char *policy_path, const char *state_dir, const char *workspace,
-		      char *const *environ_, struct doctor_view *ret, struct error *err)
+int doctor_view_build(struct session *s, const char *workspace, struct doctor_view *ret,
+		      struct error *err)
 {
-	cleanup_with(policy_freep) struct policy *policy = NULL;
+	cleanup_with(policy_freep) struct policy *routed_policy = NULL;
+	struct policy *policy = NULL;
 	struct doctor_view v = { .workspace = workspace };
-	cleanup_free char *routed = policy_path ? NULL : policy_route_path(workspace);
-	const char *path = policy_path ? policy_path : routed;
-	int r = path ? policy_load_file(path, &policy, err) : policy_load_default(&policy, err);
+	cleanup_free char *routed = s->policy_path ? NULL : policy_route_path(workspace);
+	const char *path = s->policy_path ? s->policy_path : routed;
+	/* The session's policy, unless the workspace routes its own. */
+	int r = routed ? policy_load_file(routed, &routed_policy, err) : session_policy(s, &policy, err);
 	if (r < 0)
 		return r;
-	cleanup_free char *default_dir = state_dir ? NULL : store_default_path();
-	const char *dir = state_dir ? state_dir : default_dir;
+	if (routed)
+		policy = routed_policy;
+	char *const *environ_ = s->environ_;
+	const char *dir = s->state_dir;
 	cleanup_free char *real = dir ? realpath(dir, NULL) : NULL;
 	cleanup_free char *in_use = real ? TAKE_PTR(real) : hostview_resolve(dir);
 	struct hostview_caller caller = hostview_caller_from_env(environ_);
 	v.policy_origin = strdup(policy->origin);
 	/* Read-only: a state directory that does not exist approves nothing. */
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	struct policy_denial denial;
 	struct error ignored = { 0 };
 	if (path && dir)
-		(void)store_open(dir, false, &store, &ignored);
+		(void)session_store(s, false, &store, &ignored);
 	if (path && policyapproval_denies(store, policy, &denial) &&
 	    asprintf(&v.policy_refusal, "denied by policy rule %s: %s", denial.rule,
 		     denial.message) < 0)

@@ -64,10 +64,13 @@ struct doctor_view {
 	char **state_dirs;
 };
 
-/* The policy is policy_path, else the workspace's .airlock/policy.json
- * (policy_route_path(), what a routed run gets), else the built-in one. */
-int doctor_view_build(const char *policy_path, const char *state_dir, const char *workspace,
-		      char *const *environ_, struct doctor_view *ret, struct error *err);
+struct session;
+/* The policy is the session's policy_path, else the workspace's
+ * .airlock/policy.json (policy_route_path(), what a routed run gets), else
+ * the built-in one; the state directory and the caller's environment are the
+ * session's, and the state directory is never created. */
+int doctor_view_build(struct session *s, const char *workspace, struct doctor_view *ret,
+		      struct error *err);
 void doctor_view_release(struct doctor_view *v);
 
 /* Runs every check, including one real quarantined run of /bin/true. */

@@ -34,6 +34,7 @@
 #include "core/policy/policy.h"
 #include "core/gate/policyapproval.h"
 #include "core/policy/rules.h"
+#include "core/session/session.h"
 #include "core/store/store.h"
 #include "sandbox/sandbox.h"
 
@@ -104,6 +105,7 @@ struct run_state {
 	struct run_gate_state gate;
 	struct run_dryrun dry; /* a dry run's snapshot (run_dryrun.h) */
 	struct run_hostcode host_code; /* the host-code check (run_hostcode.h) */
+	bool store_durable; /* the session's store's, restored after the run */
 	char message[1024];
 	char id_text[32];
 };
@@ -188,7 +190,8 @@ static void run_state_release(struct run_state *st)
 	for (int i = 0; i < 2; i++)
 		run_stream_release(&st->streams[i]);
 	policy_free(st->policy);
-	store_free(st->store);
+	if (st->store) /* the session's: as it was before this run */
+		st->store->durable = st->store_durable;
 	free(st->cwd);
 	free(st->exec.path);
 	free(st->workspace);
@@ -1115,10 +1118,10 @@ static int run_settle(struct run_state *st, const struct run_context *ctx, struc
 	st->quarantine.sandbox.profile = st->quarantine.enabled ? "default" : "none";
 	rc->sandbox = &st->quarantine.sandbox;
 	st->state_dir_real = realpath(st->store->path, NULL);
-	st->caller = hostview_caller_from_env(ctx->environ_);
+	st->caller = hostview_caller_from_env(ctx->session->environ_);
 	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
-	if (hostview_state_dirs(st->state_dir_real, ctx->environ_, &st->caller, &st->state_dirs,
+	if (hostview_state_dirs(st->state_dir_real, ctx->session->environ_, &st->caller, &st->state_dirs,
 				&state_err) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
@@ -1158,7 +1161,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	int r = run_settle(st, ctx, err);
 	if (r < 0)
 		return r;
-	if (refused == 0 && run_check_request(st, ctx->environ_) == 0 &&
+	if (refused == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
 	    run_resolve_command(st) == 0 && (r = run_command(st, err)) < 0)
 		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
@@ -1193,14 +1196,9 @@ static int run_execute_one(const struct run_context *ctx, const struct run_reque
 		st.receipt.n_expected = 1;
 	}
 
-	cleanup_free char *default_dir = ctx->state_dir ? NULL : store_default_path();
-	const char *dir = ctx->state_dir ? ctx->state_dir : default_dir;
-	int r;
-	if (!dir)
-		r = error_set(err, ENOENT,
-			      "no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
-	else
-		r = store_open(dir, true, &st.store, err);
+	int r = session_store(ctx->session, true, &st.store, err);
+	if (r == 0)
+		st.store_durable = st.store->durable;
 	if (r == 0 && id)
 		st.receipt.id = id;
 	else if (r == 0)
@@ -1247,14 +1245,10 @@ static int run_rerun_request(const struct receipt_rerun *rr, const struct run_re
 static int run_read_failed(const struct run_context *ctx, uint64_t id, json_t **ret,
 			   struct error *err)
 {
-	cleanup_free char *default_dir = ctx->state_dir ? NULL : store_default_path();
-	const char *dir = ctx->state_dir ? ctx->state_dir : default_dir;
-	cleanup_with(store_freep) struct store *store = NULL;
+	struct store *store = NULL;
 	cleanup_free char *text = NULL;
 
-	if (!dir)
-		return error_set(err, ENOENT, "no state directory");
-	int r = store_open(dir, false, &store, err);
+	int r = session_store(ctx->session, false, &store, err);
 	if (r == 0)
 		r = store_read_receipt(store, id, &text, err);
 	if (r == 0)

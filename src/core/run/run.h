@@ -41,10 +41,16 @@ struct run_outcome {
 
 void run_outcome_release(struct run_outcome *outcome);
 
+struct session;
 struct run_context {
-	const char *state_dir; /* NULL: store_default_path() */
-	const char *policy_path; /* NULL: the built-in policy */
-	char **environ_; /* the caller's environment, where allowlisted values come from */
+	/* The command's (core/session/session.h): the state directory (created
+	 * when missing; a run sets its policy's fsync_receipts on the store
+	 * only while it runs) and the caller's environment, where allowlisted
+	 * values come from. */
+	struct session *session;
+	/* This run's policy, NULL: the built-in one (a re-run takes the failed
+	 * attempt's, not the session's) */
+	const char *policy_path;
 };
 
 /* Runs req and writes its receipt, or records why it did not run (invalid

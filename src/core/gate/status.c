@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "core/gate/gate.h"
+#include "core/gate/status.h"
+#include "core/session/session.h"
+#include "core/store/store.h"
+
+static json_t *gate_status_rejected(json_t *open)
+{
+	json_t *rejected = json_array();
+	size_t k;
+	json_t *e;
+
+	json_array_foreach(open, k, e) {
+		json_t *why = json_object_get(e, "close_rejected");
+		json_int_t id = json_integer_value(json_object_get(e, "receipt"));
+		char record[64];
+		snprintf(record, sizeof(record), "gate/closed/%lld.json", (long long)id);
+		if (why)
+			json_array_append_new(rejected, json_pack("{s:I, s:s, s:O}", "receipt", id,
+								  "record", record, "why", why));
+	}
+	return rejected;
+}
+
+int gate_status(struct session *s, const char *cwd, struct gate_status *ret, struct error *err)
+{
+	struct store *store = NULL;
+
+	*ret = (struct gate_status){ 0 };
+	int r = session_store(s, false, &store, err);
+	if (r == -ENOENT) {
+		error_clear(err);
+		store = NULL;
+	} else if (r < 0) {
+		return r;
+	}
+	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
+	r = gate_scope(cwd ? cwd : here ? here : ".", &ret->scope, err);
+	if (r == 0) {
+		if (!store)
+			ret->open = json_array();
+		else
+			r = gate_list_open(store, ret->scope, &ret->open, err);
+	}
+	/* Close records that did not hold, and an approver changed behind
+	 * airlock's back: facts the human who reads the gate should see. */
+	if (r == 0)
+		ret->rejected = gate_status_rejected(ret->open);
+	if (r == 0 && store)
+		r = approver_check(store, &ret->approver, err);
+	if (r < 0)
+		gate_status_release(ret);
+	return r;
+}
+
+void gate_status_release(struct gate_status *st)
+{
+	free(st->scope);
+	json_decref(st->open);
+	json_decref(st->rejected);
+	*st = (struct gate_status){ 0 };
+}
+
+json_t *gate_status_to_json(const struct gate_status *st)
+{
+	const struct approver_check *check = &st->approver;
+
+	return json_pack("{s:s, s:I, s:O, s:O, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
+			 "open", (json_int_t)json_array_size(st->open), "failures", st->open,
+			 "rejected", st->rejected, "approver", "state",
+			 approver_state_to_string(check->state), "changed", check->changed,
+			 "pinned", check->pinned[0] ? check->pinned : NULL, "current",
+			 check->current[0] ? check->current : NULL, "message",
+			 check->changed ? check->message : NULL);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+
+#include "basic/error.h"
+#include "core/gate/approver.h"
+
+struct session;
+
+/* What `airlock gate` reports for one workspace: the same for every front
+ * end, assembled here so that none of them rebuilds it. */
+struct gate_status {
+	char *scope; /* the workspace: cwd's git root, else cwd */
+	json_t *open; /* the open failures in scope, as gate_list_open() gives them */
+	/* Close records that did not hold: { receipt, record, why } each. */
+	json_t *rejected;
+	/* The approver against its pin; all zero without a state directory. */
+	struct approver_check approver;
+};
+
+/* The gate's status for cwd (NULL: the current directory). Never creates
+ * the state directory: without one nothing is open. */
+int gate_status(struct session *s, const char *cwd, struct gate_status *ret, struct error *err);
+void gate_status_release(struct gate_status *st);
+/* The document `airlock gate --json` prints (docs/state-dir.md): scope,
+ * open (a count), failures, rejected, approver. NULL when out of memory. */
+json_t *gate_status_to_json(const struct gate_status *st);
