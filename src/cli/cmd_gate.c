@@ -18,6 +18,7 @@
 #include "core/gate/approver.h"
 #include "core/gate/gate.h"
 #include "core/policy/rules.h"
+#include "core/store/statepath.h"
 #include "core/store/store.h"
 
 #define GATE_SHOW_MAX 10
@@ -187,11 +188,10 @@ int cmd_gate(int argc, char **argv)
 	json_array_foreach(open, k, e) {
 		json_t *why = json_object_get(e, "close_rejected");
 		json_int_t id = json_integer_value(json_object_get(e, "receipt"));
-		char record[64];
-		snprintf(record, sizeof(record), "gate/closed/%lld.json", (long long)id);
+		struct statepath record = statepath_gate_closed((uint64_t)id);
 		if (why)
 			json_array_append_new(rejected, json_pack("{s:I, s:s, s:O}", "receipt", id,
-								  "record", record, "why", why));
+								  "record", record.s, "why", why));
 	}
 	struct approver_check check = { 0 };
 	if (store && approver_check(store, &check, &err) < 0) {

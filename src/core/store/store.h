@@ -9,7 +9,8 @@
 #include "basic/error.h"
 #include "core/store/ledger.h"
 
-/* The state directory (docs/state-dir.md):
+/* The state directory (docs/state-dir.md; its paths are built by
+ * core/store/statepath.h and nowhere else):
  *	lock		flock()ed while an id is allocated
  *	seq		the last id handed out, fixed-width decimal
  *	receipts/N.json	one receipt per attempt, written atomically
