@@ -282,7 +282,7 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 			  (unsigned long long)id);
 		return EXIT_NOT_FOUND_ITEM;
 	}
-	struct run_context ctx = { .state_dir = store->path, .environ_ = environ };
+	struct run_context ctx = { .state_dir = store_path(store), .environ_ = environ };
 	struct error err = { 0 };
 	struct permit p = { 0 };
 	struct permit_exec_result res = { 0 };

@@ -93,13 +93,13 @@ static int approver_load_state(struct store *store, struct approver *ret, struct
 	size_t n;
 
 	*ret = (struct approver){ 0 };
-	if (faccessat(store->dir_fd, STATEPATH_APPROVER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (faccessat(store_dir_fd(store), STATEPATH_APPROVER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
-	int r = file_read_capped(store->dir_fd, STATEPATH_APPROVER, MAX_BYTES, &text, &n, err);
+	int r = file_read_capped(store_dir_fd(store), STATEPATH_APPROVER, MAX_BYTES, &text, &n, err);
 	if (r < 0)
 		return r;
 	cleanup_free char *origin = NULL;
-	if (asprintf(&origin, "%s/" STATEPATH_APPROVER, store->path) < 0)
+	if (asprintf(&origin, "%s/" STATEPATH_APPROVER, store_path(store)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	return approver_parse(text, n, origin, ret, err);
 }
@@ -116,11 +116,11 @@ static int approver_load_pin(struct store *store, json_t **ret_pin, struct appro
 	size_t n;
 
 	*ret_pinned = (struct approver){ 0 };
-	if (faccessat(store->dir_fd, APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (faccessat(store_dir_fd(store), APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
-	if (asprintf(&origin, "%s/%s", store->path, APPROVER_PIN_NAME) < 0)
+	if (asprintf(&origin, "%s/%s", store_path(store), APPROVER_PIN_NAME) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	int r = file_read_capped(store->dir_fd, APPROVER_PIN_NAME, 8 * MAX_BYTES, &text, &n, err);
+	int r = file_read_capped(store_dir_fd(store), APPROVER_PIN_NAME, 8 * MAX_BYTES, &text, &n, err);
 	if (r == 0)
 		r = jsonutil_parse_object(text, n, &pin, err);
 	if (r == 0)
@@ -347,7 +347,7 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 	if (r < 0)
 		return r;
 	cleanup_free char *origin = NULL;
-	if (asprintf(&origin, "%s/" STATEPATH_APPROVER, store->path) < 0)
+	if (asprintf(&origin, "%s/" STATEPATH_APPROVER, store_path(store)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	return approver_parse(text, strlen(text), system ? APPROVER_SYSTEM_PATH : origin, ret, err);
 }
@@ -394,8 +394,8 @@ const char *approver_fingerprint(const struct approver *a, char buf[static 20])
 
 bool approver_enrolled(struct store *store)
 {
-	return faccessat(store->dir_fd, STATEPATH_APPROVER, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	       faccessat(store->dir_fd, APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	return faccessat(store_dir_fd(store), STATEPATH_APPROVER, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       faccessat(store_dir_fd(store), APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 const char *approver_state_to_string(enum approver_state s)

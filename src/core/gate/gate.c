@@ -130,18 +130,18 @@ static int gate_open_dir(struct store *store, const char *rel, bool create, stru
 		for (char *slash = strchr(path, '/');; slash = strchr(slash + 1, '/')) {
 			if (slash)
 				*slash = '\0';
-			if (mkdirat(store->dir_fd, path, 0700) < 0 && errno != EEXIST)
-				return error_set_errno(err, errno, "create %s/%s", store->path, path);
+			if (mkdirat(store_dir_fd(store), path, 0700) < 0 && errno != EEXIST)
+				return error_set_errno(err, errno, "create %s/%s", store_path(store), path);
 			if (!slash)
 				break;
 			*slash = '/';
 		}
 	}
-	int fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(store_dir_fd(store), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT && !create ? -ENOENT
 						  : error_set_errno(err, errno, "open %s/%s",
-								    store->path, rel);
+								    store_path(store), rel);
 	return fd;
 }
 
@@ -378,7 +378,7 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 			struct error ignored = { 0 };
 			if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 				(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
-							store->durable, &ignored);
+							store_durable(store), &ignored);
 			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel.s, text, strlen(text),
 					 false, err);
 		}
@@ -559,7 +559,7 @@ static bool gate_is_closed(struct store *store, uint64_t id)
 
 	struct statepath name = statepath_gate_closed(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	return faccessat(store->dir_fd, name.s, F_OK, 0) == 0 &&
+	return faccessat(store_dir_fd(store), name.s, F_OK, 0) == 0 &&
 	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name.s, &ignored) == 0;
 }
 
@@ -780,13 +780,13 @@ static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, st
 	cleanup_with(json_decrefp) json_t *record = NULL;
 
 	struct statepath name = statepath_gate_closed(id);
-	if (faccessat(store->dir_fd, name.s, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (faccessat(store_dir_fd(store), name.s, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : (error_set_errno(why, errno, "%s", name.s), -1);
 	if (!gate_is_closed(store, id)) {
 		error_set(why, EPERM, "the ledger does not back %s", name.s);
 		return -1;
 	}
-	if (gate_read_json(store->dir_fd, name.s, &record, why) < 0)
+	if (gate_read_json(store_dir_fd(store), name.s, &record, why) < 0)
 		return -1;
 	return gate_close_check(store, id, record, entry, why) == 0 ? 1 : -1;
 }
@@ -820,11 +820,11 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -889,7 +889,7 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	}
 	/* One directory per scope with open failures: its own, and those of
 	 * scopes nested below it or enclosing it count. */
@@ -934,7 +934,7 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 		return fd;
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d)
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	fd = -1; /* owned by d now */
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
 	struct dirent *de;
@@ -966,9 +966,9 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err)
 {
 	struct statepath name = statepath_gate_closed(id);
-	if (faccessat(store->dir_fd, name.s, F_OK, 0) < 0)
+	if (faccessat(store_dir_fd(store), name.s, F_OK, 0) < 0)
 		return -ENOENT;
-	return gate_read_json(store->dir_fd, name.s, ret_record, err);
+	return gate_read_json(store_dir_fd(store), name.s, ret_record, err);
 }
 
 /* A scope directory left without failures goes, so that listing gate/open/
@@ -991,9 +991,9 @@ static void gate_prune_scope_dir(struct store *store, const char *rel, int fd, c
 		    strcmp(de->d_name, "scope") != 0)
 			return;
 	(void)unlinkat(fd, "scope", 0);
-	if (unlinkat(store->dir_fd, rel, AT_REMOVEDIR) < 0) {
+	if (unlinkat(store_dir_fd(store), rel, AT_REMOVEDIR) < 0) {
 		struct error ignored = { 0 };
-		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600, store->durable,
+		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600, store_durable(store),
 					&ignored);
 	}
 }
@@ -1011,7 +1011,7 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 	snprintf(aside, sizeof(aside), "%.*s.%llu.json", (int)(strlen(name) - strlen(".json")),
 		 name, (unsigned long long)clock_realtime_ns());
 	if (renameat(closed_fd, name, fd, aside) < 0 && errno != ENOENT)
-		return error_set_errno(err, errno, "move %s/gate/closed/%s aside", store->path, name);
+		return error_set_errno(err, errno, "move %s/gate/closed/%s aside", store_path(store), name);
 	return 0;
 }
 

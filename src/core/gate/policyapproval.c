@@ -111,7 +111,7 @@ int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE]
 	if (!store)
 		return error_set(why, ENOENT, "the approver has not approved it");
 	struct statepath path = statepath_policy(sha256);
-	int r = file_read_capped(store->dir_fd, path.s, POLICYAPPROVAL_MAX_BYTES, &text, &n, &io);
+	int r = file_read_capped(store_dir_fd(store), path.s, POLICYAPPROVAL_MAX_BYTES, &text, &n, &io);
 	if (r == -ENOENT)
 		return error_set(why, ENOENT, "the approver has not approved it");
 	if (r < 0)

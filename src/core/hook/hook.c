@@ -1646,7 +1646,7 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 	cleanup_free char *text = NULL;
 	size_t n;
 	struct error ignored;
-	if (file_read_capped(st->store->dir_fd, name.s, 4096, &text, &n, &ignored) == 0) {
+	if (file_read_capped(store_dir_fd(st->store), name.s, 4096, &text, &n, &ignored) == 0) {
 		cleanup_with(json_decrefp) json_t *prev = json_loads(text, 0, NULL);
 		if (json_integer_value(json_object_get(prev, "failure")) == newest)
 			blocks = json_integer_value(json_object_get(prev, "blocks"));
@@ -1660,12 +1660,12 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 		outcome_set(ret, HOOK_PASS, "%s (Stopping was blocked twice for it.)", open);
 		return 0;
 	}
-	if (mkdirat(st->store->dir_fd, STATEPATH_GATE, 0700) < 0 && errno != EEXIST)
+	if (mkdirat(store_dir_fd(st->store), STATEPATH_GATE, 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create gate directory");
-	if (mkdirat(st->store->dir_fd, STATEPATH_GATE_STOP, 0700) < 0 && errno != EEXIST)
+	if (mkdirat(store_dir_fd(st->store), STATEPATH_GATE_STOP, 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create " STATEPATH_GATE_STOP);
 	cleanup_close int dir_fd =
-		openat(st->store->dir_fd, STATEPATH_GATE_STOP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		openat(store_dir_fd(st->store), STATEPATH_GATE_STOP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return error_set_errno(err, errno, "open " STATEPATH_GATE_STOP);
 	cleanup_with(json_decrefp) json_t *rec =

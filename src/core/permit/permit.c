@@ -157,7 +157,7 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	char job[64];
 	int r = 0;
 
-	c.state_dir = store->path;
+	c.state_dir = store_path(store);
 	run_request_init(&req);
 	req.source = "dryrun";
 	req.dryrun = true;
@@ -206,9 +206,9 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		char text[32];
 		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p.id);
 		struct statepath rel = statepath_dryrun(o.id);
-		cleanup_close int dfd = openat(store->dir_fd, rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cleanup_close int dfd = openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0 && file_write_atomic(dfd, "permit", text, (size_t)len, 0600,
-						  store->durable, err) < 0 && err->code != EEXIST) {
+						  store_durable(store), err) < 0 && err->code != EEXIST) {
 			return error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
 		}
 		*err = (struct error){ 0 };

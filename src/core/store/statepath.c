@@ -43,6 +43,11 @@ int statepath_receipt_text(const char *id, struct statepath *ret)
 	return n < 0 || (size_t)n >= sizeof(ret->s) ? -ENAMETOOLONG : 0;
 }
 
+struct statepath statepath_quarantine(uint64_t id)
+{
+	return statepath_id(STATEPATH_QUARANTINE, id, "");
+}
+
 struct statepath statepath_dryrun(uint64_t id)
 {
 	return statepath_id(STATEPATH_DRYRUNS, id, "");

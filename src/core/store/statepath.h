@@ -40,6 +40,8 @@ struct statepath {
 struct statepath statepath_receipt(uint64_t id);
 /* The same for an id given as text: -ENAMETOOLONG when it does not fit. */
 int statepath_receipt_text(const char *id, struct statepath *ret);
+/* quarantine/<id> */
+struct statepath statepath_quarantine(uint64_t id);
 /* dryruns/<id> */
 struct statepath statepath_dryrun(uint64_t id);
 /* dryruns/<id>/changeset.json */

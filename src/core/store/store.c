@@ -101,6 +101,26 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 	return 0;
 }
 
+int store_dir_fd(const struct store *store)
+{
+	return store->dir_fd;
+}
+
+const char *store_path(const struct store *store)
+{
+	return store->path;
+}
+
+bool store_durable(const struct store *store)
+{
+	return store->durable;
+}
+
+void store_set_durable(struct store *store, bool durable)
+{
+	store->durable = durable;
+}
+
 struct ledger *store_ledger(struct store *store)
 {
 	ledger_set_durable(store->ledger, store->durable);
