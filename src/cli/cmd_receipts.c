@@ -277,7 +277,8 @@ int cmd_show(int argc, char **argv)
 		return show_spill(store, &a, spill_fd);
 	cleanup_with(json_decrefp) json_t *receipt = json_loads(text, 0, NULL);
 	if (!receipt) {
-		cli_error("receipt %llu in '%s' is damaged", (unsigned long long)a.id, store_path(store));
+		cli_error("receipt %llu in '%s' is damaged", (unsigned long long)a.id,
+			  store_path(store));
 		return EXIT_AIRLOCK_ERROR;
 	}
 	return show_kept_text(receipt, &a);

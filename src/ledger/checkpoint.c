@@ -151,8 +151,7 @@ int ledger_checkpoint(struct ledger *ledger, struct error *err)
 	return 0;
 }
 
-int ledger_checkpoint_text(struct ledger *ledger, char **ret_text, size_t *ret_n,
-			   struct error *err)
+int ledger_checkpoint_text(struct ledger *ledger, char **ret_text, size_t *ret_n, struct error *err)
 {
 	cleanup_close int dir_fd = ledger_dir(ledger, false, err);
 	if (dir_fd < 0)

@@ -524,8 +524,9 @@ int approver_load_in_effect(struct store *store, struct approver *ret, struct er
 	if (r < 0)
 		return r;
 	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0)
-		r = ledger_require(store_ledger(store), LEDGER_KIND_MAX, "approver", STATEPATH_APPROVER, EACCES,
-				   ret->origin, "replaced outside `airlock approver`", "refusing it", err);
+		r = ledger_require(store_ledger(store), LEDGER_KIND_MAX, "approver",
+				   STATEPATH_APPROVER, EACCES, ret->origin,
+				   "replaced outside `airlock approver`", "refusing it", err);
 	if (r < 0)
 		approver_release(ret);
 	return r;

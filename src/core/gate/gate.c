@@ -131,7 +131,8 @@ static int gate_open_dir(struct store *store, const char *rel, bool create, stru
 			if (slash)
 				*slash = '\0';
 			if (mkdirat(store_dir_fd(store), path, 0700) < 0 && errno != EEXIST)
-				return error_set_errno(err, errno, "create %s/%s", store_path(store), path);
+				return error_set_errno(err, errno, "create %s/%s",
+						       store_path(store), path);
 			if (!slash)
 				break;
 			*slash = '/';
@@ -139,9 +140,9 @@ static int gate_open_dir(struct store *store, const char *rel, bool create, stru
 	}
 	int fd = openat(store_dir_fd(store), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT && !create ? -ENOENT
-						  : error_set_errno(err, errno, "open %s/%s",
-								    store_path(store), rel);
+		return errno == ENOENT && !create
+			       ? -ENOENT
+			       : error_set_errno(err, errno, "open %s/%s", store_path(store), rel);
 	return fd;
 }
 
@@ -379,8 +380,8 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 			if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 				(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
 							store_durable(store), &ignored);
-			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel.s, text, strlen(text),
-					 false, err);
+			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel.s, text,
+					 strlen(text), false, err);
 		}
 		if (r < 0)
 			return error_prefix(err, "open failure %llu", (unsigned long long)id);
@@ -560,7 +561,8 @@ static bool gate_is_closed(struct store *store, uint64_t id)
 	struct statepath name = statepath_gate_closed(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	return faccessat(store_dir_fd(store), name.s, F_OK, 0) == 0 &&
-	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name.s, &ignored) == 0;
+	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name.s,
+				 &ignored) == 0;
 }
 
 static bool parse_entry_name(const char *name, uint64_t *ret_id)
@@ -993,8 +995,8 @@ static void gate_prune_scope_dir(struct store *store, const char *rel, int fd, c
 	(void)unlinkat(fd, "scope", 0);
 	if (unlinkat(store_dir_fd(store), rel, AT_REMOVEDIR) < 0) {
 		struct error ignored = { 0 };
-		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600, store_durable(store),
-					&ignored);
+		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
+					store_durable(store), &ignored);
 	}
 }
 
@@ -1011,7 +1013,8 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 	snprintf(aside, sizeof(aside), "%.*s.%llu.json", (int)(strlen(name) - strlen(".json")),
 		 name, (unsigned long long)clock_realtime_ns());
 	if (renameat(closed_fd, name, fd, aside) < 0 && errno != ENOENT)
-		return error_set_errno(err, errno, "move %s/gate/closed/%s aside", store_path(store), name);
+		return error_set_errno(err, errno, "move %s/" STATEPATH_GATE_CLOSED "/%s aside",
+				       store_path(store), name);
 	return 0;
 }
 
@@ -1081,7 +1084,8 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 		*err = (struct error){ 0 };
 		r = gate_reject_record(store, closed_fd, name, err);
 		if (r == 0)
-			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text, strlen(text), false, err);
+			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text,
+					 strlen(text), false, err);
 	}
 	if (r < 0)
 		return error_prefix(err, "close failure %llu", (unsigned long long)id);
@@ -1145,8 +1149,8 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 	struct statepath rel = statepath_gate_open_entry(scope, id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "open failure %llu", (unsigned long long)id);
-	return ledger_require(store_ledger(store), LEDGER_GATE_OPEN, id_text, rel.s, EPERM, what, NULL,
-			      "refusing to trust it", err);
+	return ledger_require(store_ledger(store), LEDGER_GATE_OPEN, id_text, rel.s, EPERM, what,
+			      NULL, "refusing to trust it", err);
 }
 
 int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,

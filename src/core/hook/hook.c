@@ -1664,8 +1664,8 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 		return error_set_errno(err, errno, "create gate directory");
 	if (mkdirat(store_dir_fd(st->store), STATEPATH_GATE_STOP, 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create " STATEPATH_GATE_STOP);
-	cleanup_close int dir_fd =
-		openat(store_dir_fd(st->store), STATEPATH_GATE_STOP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int dir_fd = openat(store_dir_fd(st->store), STATEPATH_GATE_STOP,
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return error_set_errno(err, errno, "open " STATEPATH_GATE_STOP);
 	cleanup_with(json_decrefp) json_t *rec =

@@ -130,8 +130,8 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 	snprintf(what, sizeof(what), "permit %llu", (unsigned long long)id);
 	r = store_settle(store, path.s, err);
 	if (r >= 0)
-		r = ledger_require(store_ledger(store), LEDGER_PERMIT_TRANSITION, id_text, path.s, EPERM, what, NULL,
-				   "refusing it", err);
+		r = ledger_require(store_ledger(store), LEDGER_PERMIT_TRANSITION, id_text, path.s,
+				   EPERM, what, NULL, "refusing it", err);
 	if (r == 0)
 		r = permit_load_at(dir_fd, id, ret, err);
 	if (r < 0) {
@@ -206,9 +206,12 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		char text[32];
 		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p.id);
 		struct statepath rel = statepath_dryrun(o.id);
-		cleanup_close int dfd = openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0 && file_write_atomic(dfd, "permit", text, (size_t)len, 0600,
-						  store_durable(store), err) < 0 && err->code != EEXIST) {
+		cleanup_close int dfd =
+			openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0 &&
+		    file_write_atomic(dfd, "permit", text, (size_t)len, 0600, store_durable(store),
+				      err) < 0 &&
+		    err->code != EEXIST) {
 			return error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
 		}
 		*err = (struct error){ 0 };

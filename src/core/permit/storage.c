@@ -87,7 +87,8 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 	if (r == 0) {
 		size_t len = strlen(text);
 		text[len] = '\n';
-		r = store_commit(store, LEDGER_PERMIT_TRANSITION, tmp, name.s, text, len + 1, true, err);
+		r = store_commit(store, LEDGER_PERMIT_TRANSITION, tmp, name.s, text, len + 1, true,
+				 err);
 		text[len] = '\0';
 	}
 	if (r < 0) {

@@ -175,8 +175,8 @@ static int apply_changeset_backed(struct store *store, uint64_t id, struct error
 	struct statepath path = statepath_dryrun_changeset(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "the change set of dry run %llu", (unsigned long long)id);
-	return ledger_require(store_ledger(store), LEDGER_DRYRUN, id_text, path.s, EPERM, what, NULL,
-			      "refusing to apply it", err);
+	return ledger_require(store_ledger(store), LEDGER_DRYRUN, id_text, path.s, EPERM, what,
+			      NULL, "refusing to apply it", err);
 }
 
 static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
@@ -400,7 +400,8 @@ static int apply_commit_discard(struct store *store, uint64_t id, struct error *
 	struct statepath path = statepath_dryrun(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	sha256_hex("", 0, hex);
-	return ledger_append(store_ledger(store), LEDGER_DISCARD, id_text, path.s, hex, true, NULL, err);
+	return ledger_append(store_ledger(store), LEDGER_DISCARD, id_text, path.s, hex, true, NULL,
+			     err);
 }
 
 int apply_discard(struct store *store, uint64_t id, struct error *err)

@@ -245,8 +245,9 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	struct statepath rel = statepath_dryrun(id);
 	d->fd = openat(store->dir_fd, rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->fd < 0)
-		return errno == ENOENT ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
-				       : error_set_errno(err, errno, "open %s/%s", store->path, rel.s);
+		return errno == ENOENT
+			       ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
+			       : error_set_errno(err, errno, "open %s/%s", store->path, rel.s);
 	if (flock(d->fd, LOCK_EX | (lock == DRYRUN_DIR_LOCK_TRY ? LOCK_NB : 0)) < 0)
 		return errno == EWOULDBLOCK && lock == DRYRUN_DIR_LOCK_TRY
 			       ? -EAGAIN

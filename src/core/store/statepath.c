@@ -6,11 +6,9 @@
 #include <string.h>
 
 /* The longest: dryruns/<20 digits>/changeset.json, policies/<64>.json. */
-_Static_assert(sizeof(STATEPATH_DRYRUNS "/18446744073709551615/" STATEPATH_CHANGESET) <=
-		       STATEPATH_MAX,
+_Static_assert(sizeof(STATEPATH_DRYRUNS "/18446744073709551615/" STATEPATH_CHANGESET) <= STATEPATH_MAX,
 	       "a dry run's path fits");
-_Static_assert(sizeof(STATEPATH_POLICIES "/") + SHA256_HEX_SIZE + sizeof(".json") <=
-		       STATEPATH_MAX,
+_Static_assert(sizeof(STATEPATH_POLICIES "/") + SHA256_HEX_SIZE + sizeof(".json") <= STATEPATH_MAX,
 	       "a policy approval's path fits");
 
 static struct statepath statepath_id(const char *dir, uint64_t id, const char *suffix)

@@ -22,12 +22,12 @@
 #define STATEPATH_GATE_REJECTED "gate/rejected" /* gate: refused closes */
 #define STATEPATH_GATE_STOP	"gate/stop" /* hook: <session key>.json */
 /* The files at the top. */
-#define STATEPATH_INDEX		"index.jsonl"
-#define STATEPATH_APPROVER	"approver.json" /* gate: the enrolled approver */
-#define STATEPATH_APPROVER_PIN	"approver-pin.json" /* gate: its pin (core/gate/approver.h) */
+#define STATEPATH_INDEX	       "index.jsonl"
+#define STATEPATH_APPROVER     "approver.json" /* gate: the enrolled approver */
+#define STATEPATH_APPROVER_PIN "approver-pin.json" /* gate: its pin (core/gate/approver.h) */
 /* The files in a dry run's directory. */
-#define STATEPATH_CHANGESET	"changeset.json"
-#define STATEPATH_STATE		"state"
+#define STATEPATH_CHANGESET "changeset.json"
+#define STATEPATH_STATE	    "state"
 
 /* Every input below is bounded (a 64-bit id, at most 64 hex digits), so a
  * path always fits: no truncation is possible. */

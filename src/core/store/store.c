@@ -381,8 +381,8 @@ int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct
 
 int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err)
 {
-	int r = file_read_capped(store->dir_fd, STATEPATH_INDEX, INDEX_MAX_BYTES, ret_text, ret_size,
-				 err);
+	int r = file_read_capped(store->dir_fd, STATEPATH_INDEX, INDEX_MAX_BYTES, ret_text,
+				 ret_size, err);
 	if (r == -ENOENT) {
 		*ret_text = strdup("");
 		*ret_size = 0;
