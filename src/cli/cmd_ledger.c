@@ -86,7 +86,7 @@ static int ledger_verify_main(struct store *store, const char *key_path, const c
 		cli_error("ledger verify: give the public key with --key FILE, kept outside the state directory (`airlock ledger key` prints it)");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	if (ledger_load_vkey(key_path, store->path, &vkey) < 0)
+	if (ledger_load_vkey(key_path, store_path(store), &vkey) < 0)
 		return EXIT_AIRLOCK_ERROR;
 	cleanup_free char *old = NULL;
 	size_t old_n = 0;
@@ -244,7 +244,7 @@ int cmd_ledger(int argc, char **argv)
 		r = ledger_checkpoint(store_ledger(store), &err);
 		if (r == 0) {
 			size_t n;
-			r = file_read_capped(store->dir_fd, "ledger/checkpoint", 1 << 16, &text, &n, &err);
+			r = ledger_checkpoint_text(store_ledger(store), &text, &n, &err);
 		}
 	} else if (strcmp(sub, "recover") == 0) {
 		r = ledger_recover(store_ledger(store), &err);

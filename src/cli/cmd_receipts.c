@@ -178,7 +178,7 @@ static int show_spill(struct store *store, const struct show_args *a, int fd)
 		ssize_t n = pread(fd, buf, want, (off_t)pos);
 		if (n < 0) {
 			cli_error("cannot read spilled %s of receipt %llu in '%s': %s", a->stream,
-				  (unsigned long long)a->id, store->path, strerror(errno));
+				  (unsigned long long)a->id, store_path(store), strerror(errno));
 			return EXIT_AIRLOCK_ERROR;
 		}
 		if (n == 0)
@@ -290,7 +290,8 @@ int cmd_show(int argc, char **argv)
 		return show_spill(store, &a, spill_fd);
 	cleanup_with(json_decrefp) json_t *receipt = json_loads(text, 0, NULL);
 	if (!receipt) {
-		cli_error("receipt %llu in '%s' is damaged", (unsigned long long)a.id, store->path);
+		cli_error("receipt %llu in '%s' is damaged", (unsigned long long)a.id,
+			  store_path(store));
 		return EXIT_AIRLOCK_ERROR;
 	}
 	return show_kept_text(receipt, &a);

@@ -151,6 +151,14 @@ int ledger_checkpoint(struct ledger *ledger, struct error *err)
 	return 0;
 }
 
+int ledger_checkpoint_text(struct ledger *ledger, char **ret_text, size_t *ret_n, struct error *err)
+{
+	cleanup_close int dir_fd = ledger_dir(ledger, false, err);
+	if (dir_fd < 0)
+		return dir_fd;
+	return file_read_capped(dir_fd, "checkpoint", 1 << 16, ret_text, ret_n, err);
+}
+
 int ledger_public_key(struct ledger *ledger, bool create, char **ret_vkey, struct error *err)
 {
 	cleanup_close int dir_fd = ledger_dir(ledger, create, err);

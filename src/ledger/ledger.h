@@ -132,6 +132,8 @@ int ledger_append(struct ledger *ledger, int kind, const char *id, const char *p
  * after checking the log still extends the last checkpoint, then pushes it
  * to the remotes (ledger_push()). */
 int ledger_checkpoint(struct ledger *ledger, struct error *err);
+/* The latest signed checkpoint's text, as kept (at most 64 KiB). */
+int ledger_checkpoint_text(struct ledger *ledger, char **ret_text, size_t *ret_n, struct error *err);
 
 /* The vkey (C2SP signed-note verifier key, "<name>+<id>+<base64>") of the
  * ledger's key, creating the key when create. */

@@ -16,6 +16,7 @@
 #include "basic/text.h"
 #include "basic/fileio.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 #define SCRYPT_N    32768 /* 32 MiB and about 0.1 s per try */
 #define SCRYPT_R    8
@@ -92,13 +93,13 @@ static int approver_load_state(struct store *store, struct approver *ret, struct
 	size_t n;
 
 	*ret = (struct approver){ 0 };
-	if (faccessat(store->dir_fd, "approver.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (faccessat(store_dir_fd(store), STATEPATH_APPROVER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
-	int r = file_read_capped(store->dir_fd, "approver.json", MAX_BYTES, &text, &n, err);
+	int r = file_read_capped(store_dir_fd(store), STATEPATH_APPROVER, MAX_BYTES, &text, &n, err);
 	if (r < 0)
 		return r;
 	cleanup_free char *origin = NULL;
-	if (asprintf(&origin, "%s/approver.json", store->path) < 0)
+	if (asprintf(&origin, "%s/" STATEPATH_APPROVER, store_path(store)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	return approver_parse(text, n, origin, ret, err);
 }
@@ -115,11 +116,11 @@ static int approver_load_pin(struct store *store, json_t **ret_pin, struct appro
 	size_t n;
 
 	*ret_pinned = (struct approver){ 0 };
-	if (faccessat(store->dir_fd, APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (faccessat(store_dir_fd(store), APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
-	if (asprintf(&origin, "%s/%s", store->path, APPROVER_PIN_NAME) < 0)
+	if (asprintf(&origin, "%s/%s", store_path(store), APPROVER_PIN_NAME) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	int r = file_read_capped(store->dir_fd, APPROVER_PIN_NAME, 8 * MAX_BYTES, &text, &n, err);
+	int r = file_read_capped(store_dir_fd(store), APPROVER_PIN_NAME, 8 * MAX_BYTES, &text, &n, err);
 	if (r == 0)
 		r = jsonutil_parse_object(text, n, &pin, err);
 	if (r == 0)
@@ -333,7 +334,7 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 	 * committed to the ledger (the one commit path): `ack` trusts only an
 	 * approver the ledger backs. */
 	r = store_commit(store, replacing ? LEDGER_APPROVER_CHANGE : LEDGER_APPROVER_ENROL,
-			 "approver", system ? APPROVER_SYSTEM_PATH : "approver.json", text,
+			 "approver", system ? APPROVER_SYSTEM_PATH : STATEPATH_APPROVER, text,
 			 strlen(text), true, err);
 	/* The pin after approver.json: a crash in between leaves approver.json
 	 * ahead of its pin, which `gate` reports and a new init repairs with
@@ -346,7 +347,7 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 	if (r < 0)
 		return r;
 	cleanup_free char *origin = NULL;
-	if (asprintf(&origin, "%s/approver.json", store->path) < 0)
+	if (asprintf(&origin, "%s/" STATEPATH_APPROVER, store_path(store)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	return approver_parse(text, strlen(text), system ? APPROVER_SYSTEM_PATH : origin, ret, err);
 }
@@ -393,8 +394,8 @@ const char *approver_fingerprint(const struct approver *a, char buf[static 20])
 
 bool approver_enrolled(struct store *store)
 {
-	return faccessat(store->dir_fd, "approver.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	       faccessat(store->dir_fd, APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	return faccessat(store_dir_fd(store), STATEPATH_APPROVER, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       faccessat(store_dir_fd(store), APPROVER_PIN_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 const char *approver_state_to_string(enum approver_state s)
@@ -523,8 +524,9 @@ int approver_load_in_effect(struct store *store, struct approver *ret, struct er
 	if (r < 0)
 		return r;
 	if (strcmp(ret->origin, APPROVER_SYSTEM_PATH) != 0)
-		r = ledger_require(store_ledger(store), LEDGER_KIND_MAX, "approver", "approver.json", EACCES,
-				   ret->origin, "replaced outside `airlock approver`", "refusing it", err);
+		r = ledger_require(store_ledger(store), LEDGER_KIND_MAX, "approver",
+				   STATEPATH_APPROVER, EACCES, ret->origin,
+				   "replaced outside `airlock approver`", "refusing it", err);
 	if (r < 0)
 		approver_release(ret);
 	return r;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "basic/error.h"
+#include "core/store/statepath.h"
 #include "core/store/store.h"
 
 /* The human approver (docs/gate.md, "The approver"). An approval is an
@@ -20,7 +21,7 @@
  * (docs/close-format.md, "The approver pin"): a copy of approver.json, the
  * keys it replaced, and the old key's signature over the handover. */
 #define APPROVER_PIN_SCHEMA "airlock.approver-pin/1"
-#define APPROVER_PIN_NAME   "approver-pin.json"
+#define APPROVER_PIN_NAME   STATEPATH_APPROVER_PIN
 
 struct approver {
 	char *origin; /* the file it was read from */

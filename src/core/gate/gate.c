@@ -22,6 +22,7 @@
 #include "core/gate/approver.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 #include "core/record/receipt.h"
 #include "core/policy/rules.h"
 #include "core/policy/shellwords.h"
@@ -120,15 +121,6 @@ static uint64_t gate_parse_time(const char *s)
 	return t < 0 ? 0 : (uint64_t)t * 1000000000ULL + ms * 1000000ULL;
 }
 
-/* gate/open/<first 32 hex digits of sha256(scope)> */
-static void gate_scope_dir(const char *scope, char buf[static 64])
-{
-	char hex[SHA256_HEX_SIZE];
-
-	sha256_hex(scope, strlen(scope), hex);
-	snprintf(buf, 64, "gate/open/%.32s", hex);
-}
-
 static int gate_open_dir(struct store *store, const char *rel, bool create, struct error *err)
 {
 	if (create) {
@@ -138,18 +130,19 @@ static int gate_open_dir(struct store *store, const char *rel, bool create, stru
 		for (char *slash = strchr(path, '/');; slash = strchr(slash + 1, '/')) {
 			if (slash)
 				*slash = '\0';
-			if (mkdirat(store->dir_fd, path, 0700) < 0 && errno != EEXIST)
-				return error_set_errno(err, errno, "create %s/%s", store->path, path);
+			if (mkdirat(store_dir_fd(store), path, 0700) < 0 && errno != EEXIST)
+				return error_set_errno(err, errno, "create %s/%s",
+						       store_path(store), path);
 			if (!slash)
 				break;
 			*slash = '/';
 		}
 	}
-	int fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(store_dir_fd(store), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT && !create ? -ENOENT
-						  : error_set_errno(err, errno, "open %s/%s",
-								    store->path, rel);
+		return errno == ENOENT && !create
+			       ? -ENOENT
+			       : error_set_errno(err, errno, "open %s/%s", store_path(store), rel);
 	return fd;
 }
 
@@ -356,7 +349,6 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 		return 0;
 	}
 	if (!gate_receipt_succeeded(receipt)) {
-		char dir[64];
 		cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope);
 		if (!entry)
 			return error_set(err, ENOMEM, "out of memory");
@@ -366,9 +358,9 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 			json_object_set_new(entry, "risk", json_integer(v.risk));
 			json_object_set_new(entry, "rule", json_string(v.rule));
 		}
-		gate_scope_dir(scope, dir);
-		char rel[128], id_text[24];
-		snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
+		struct statepath dir = statepath_gate_open(scope);
+		char id_text[24];
+		struct statepath rel = statepath_gate_open_entry(scope, id);
 		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 		cleanup_free char *text = jsonutil_dump_line(entry);
 		if (!text)
@@ -379,7 +371,7 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 		 * (-ENOENT), and the directory is made again. */
 		for (int tries = 0; r == -ENOENT && tries < 3; tries++) {
 			*err = (struct error){ 0 };
-			cleanup_close int fd = gate_open_dir(store, dir, true, err);
+			cleanup_close int fd = gate_open_dir(store, dir.s, true, err);
 			if (fd < 0)
 				return fd;
 			/* The scope's path beside its entries, so that a gate
@@ -387,9 +379,9 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 			struct error ignored = { 0 };
 			if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 				(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
-							store->durable, &ignored);
-			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel, text, strlen(text),
-					 false, err);
+							store_durable(store), &ignored);
+			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel.s, text,
+					 strlen(text), false, err);
 		}
 		if (r < 0)
 			return error_prefix(err, "open failure %llu", (unsigned long long)id);
@@ -563,13 +555,14 @@ static int compare_newest_first(const void *a, const void *b)
  * anything but store_commit() (a forged close) leaves the failure open. */
 static bool gate_is_closed(struct store *store, uint64_t id)
 {
-	char name[64], id_text[24];
+	char id_text[24];
 	struct error ignored;
 
-	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
+	struct statepath name = statepath_gate_closed(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	return faccessat(store->dir_fd, name, F_OK, 0) == 0 &&
-	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name, &ignored) == 0;
+	return faccessat(store_dir_fd(store), name.s, F_OK, 0) == 0 &&
+	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name.s,
+				 &ignored) == 0;
 }
 
 static bool parse_entry_name(const char *name, uint64_t *ret_id)
@@ -786,17 +779,16 @@ int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *e
  * record, -1 when the record is rejected (why says so). */
 static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, struct error *why)
 {
-	char name[64];
 	cleanup_with(json_decrefp) json_t *record = NULL;
 
-	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
-	if (faccessat(store->dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : (error_set_errno(why, errno, "%s", name), -1);
+	struct statepath name = statepath_gate_closed(id);
+	if (faccessat(store_dir_fd(store), name.s, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : (error_set_errno(why, errno, "%s", name.s), -1);
 	if (!gate_is_closed(store, id)) {
-		error_set(why, EPERM, "the ledger does not back %s", name);
+		error_set(why, EPERM, "the ledger does not back %s", name.s);
 		return -1;
 	}
-	if (gate_read_json(store->dir_fd, name, &record, why) < 0)
+	if (gate_read_json(store_dir_fd(store), name.s, &record, why) < 0)
 		return -1;
 	return gate_close_check(store, id, record, entry, why) == 0 ? 1 : -1;
 }
@@ -830,11 +822,11 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -879,18 +871,17 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		   struct error *err)
 {
-	char own[64];
 	cleanup_with(json_decrefp) json_t *entries = json_array();
 
 	if (!entries)
 		return error_set(err, ENOMEM, "out of memory");
-	gate_scope_dir(scope, own);
-	const char *own_key = own + strlen("gate/open/");
-	int fd = gate_open_dir(store, "gate/open", false, err);
+	struct statepath own = statepath_gate_open(scope);
+	const char *own_key = own.s + strlen(STATEPATH_GATE_OPEN "/");
+	int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
 	if (fd == -ENOENT) {
 		/* Even with gate/open/ removed whole, the ledger's open failures
 		 * stay open. */
-		if (gate_add_deleted(store, scope, own, entries, err) < 0)
+		if (gate_add_deleted(store, scope, own.s, entries, err) < 0)
 			return -ENOMEM;
 		*ret_entries = TAKE_PTR(entries);
 		return 0;
@@ -900,7 +891,7 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	}
 	/* One directory per scope with open failures: its own, and those of
 	 * scopes nested below it or enclosing it count. */
@@ -928,7 +919,7 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 		if (r < 0)
 			return r;
 	}
-	if (gate_add_deleted(store, scope, own, entries, err) < 0)
+	if (gate_add_deleted(store, scope, own.s, entries, err) < 0)
 		return -ENOMEM;
 	if (jsonutil_array_sort(entries, compare_newest_first) < 0)
 		return error_set(err, ENOMEM, "out of memory");
@@ -939,13 +930,13 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err)
 {
 	char name[32];
-	cleanup_close int fd = gate_open_dir(store, "gate/open", false, err);
+	cleanup_close int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
 
 	if (fd < 0)
 		return fd;
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d)
-		return error_set_errno(err, errno, "read %s/gate/open", store->path);
+		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	fd = -1; /* owned by d now */
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
 	struct dirent *de;
@@ -976,12 +967,10 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 
 int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err)
 {
-	char name[64];
-
-	snprintf(name, sizeof(name), "gate/closed/%llu.json", (unsigned long long)id);
-	if (faccessat(store->dir_fd, name, F_OK, 0) < 0)
+	struct statepath name = statepath_gate_closed(id);
+	if (faccessat(store_dir_fd(store), name.s, F_OK, 0) < 0)
 		return -ENOENT;
-	return gate_read_json(store->dir_fd, name, ret_record, err);
+	return gate_read_json(store_dir_fd(store), name.s, ret_record, err);
 }
 
 /* A scope directory left without failures goes, so that listing gate/open/
@@ -1004,10 +993,10 @@ static void gate_prune_scope_dir(struct store *store, const char *rel, int fd, c
 		    strcmp(de->d_name, "scope") != 0)
 			return;
 	(void)unlinkat(fd, "scope", 0);
-	if (unlinkat(store->dir_fd, rel, AT_REMOVEDIR) < 0) {
+	if (unlinkat(store_dir_fd(store), rel, AT_REMOVEDIR) < 0) {
 		struct error ignored = { 0 };
-		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600, store->durable,
-					&ignored);
+		(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
+					store_durable(store), &ignored);
 	}
 }
 
@@ -1018,13 +1007,14 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 {
 	char aside[96];
 
-	cleanup_close int fd = gate_open_dir(store, "gate/rejected", true, err);
+	cleanup_close int fd = gate_open_dir(store, STATEPATH_GATE_REJECTED, true, err);
 	if (fd < 0)
 		return fd;
 	snprintf(aside, sizeof(aside), "%.*s.%llu.json", (int)(strlen(name) - strlen(".json")),
 		 name, (unsigned long long)clock_realtime_ns());
 	if (renameat(closed_fd, name, fd, aside) < 0 && errno != ENOENT)
-		return error_set_errno(err, errno, "move %s/gate/closed/%s aside", store->path, name);
+		return error_set_errno(err, errno, "move %s/" STATEPATH_GATE_CLOSED "/%s aside",
+				       store_path(store), name);
 	return 0;
 }
 
@@ -1034,7 +1024,7 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 	const char *scope = jsonutil_str(entry, "scope");
-	char now[64], name[32], dir[64], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
+	char now[64], name[32], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
 	struct error ignored = { 0 };
 
 	if (!scope)
@@ -1072,12 +1062,12 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 			return r;
 		json_object_set_new(record, "approval", approval);
 	}
-	cleanup_close int closed_fd = gate_open_dir(store, "gate/closed", true, err);
+	cleanup_close int closed_fd = gate_open_dir(store, STATEPATH_GATE_CLOSED, true, err);
 	if (closed_fd < 0)
 		return closed_fd;
-	char rel[64], id_text[24];
+	char id_text[24];
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	snprintf(rel, sizeof(rel), "gate/closed/%s", name);
+	struct statepath rel = statepath_gate_closed(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	cleanup_free char *text = jsonutil_dump_line(record);
 	if (!text)
@@ -1086,7 +1076,7 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 	 * recognises as closed. Two closers race on RENAME_NOREPLACE; one wins.
 	 * A record already there counts only when it holds. Through the one
 	 * commit path: the ledger backs the record. */
-	int r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false, err);
+	int r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text, strlen(text), false, err);
 	for (int tries = 0; r == -EEXIST && tries < 2; tries++) {
 		struct error why = { 0 };
 		if (gate_closed_state(store, id, entry, &why) > 0)
@@ -1094,15 +1084,16 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 		*err = (struct error){ 0 };
 		r = gate_reject_record(store, closed_fd, name, err);
 		if (r == 0)
-			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel, text, strlen(text), false, err);
+			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text,
+					 strlen(text), false, err);
 	}
 	if (r < 0)
 		return error_prefix(err, "close failure %llu", (unsigned long long)id);
-	gate_scope_dir(scope, dir);
-	cleanup_close int open_fd = gate_open_dir(store, dir, false, err);
+	struct statepath dir = statepath_gate_open(scope);
+	cleanup_close int open_fd = gate_open_dir(store, dir.s, false, err);
 	if (open_fd >= 0) {
 		(void)unlinkat(open_fd, name, 0);
-		gate_prune_scope_dir(store, dir, open_fd, scope);
+		gate_prune_scope_dir(store, dir.s, open_fd, scope);
 	}
 	return 0;
 }
@@ -1150,17 +1141,16 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 {
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
 	const char *scope = jsonutil_str(entry, "scope");
-	char dir[64], rel[128], id_text[24], what[48];
+	char id_text[24], what[48];
 
 	if (!scope || json_object_get(entry, "damaged"))
 		return error_set(err, EPERM, "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
 				 (unsigned long long)id);
-	gate_scope_dir(scope, dir);
-	snprintf(rel, sizeof(rel), "%s/%llu.json", dir, (unsigned long long)id);
+	struct statepath rel = statepath_gate_open_entry(scope, id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "open failure %llu", (unsigned long long)id);
-	return ledger_require(store_ledger(store), LEDGER_GATE_OPEN, id_text, rel, EPERM, what, NULL,
-			      "refusing to trust it", err);
+	return ledger_require(store_ledger(store), LEDGER_GATE_OPEN, id_text, rel.s, EPERM, what,
+			      NULL, "refusing to trust it", err);
 }
 
 int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,

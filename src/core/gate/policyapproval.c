@@ -13,6 +13,7 @@
 #include "core/gate/approver.h"
 #include "core/store/jsonutil.h"
 #include "core/store/ledger.h"
+#include "core/store/statepath.h"
 
 #define POLICYAPPROVAL_MAX_BYTES (64 << 10)
 
@@ -20,12 +21,6 @@ void policyapproval_review_release(struct policyapproval_review *r)
 {
 	policy_free(r->policy);
 	*r = (struct policyapproval_review){ 0 };
-}
-
-/* policies/<hex>.json */
-static void policyapproval_path(const char sha256[SHA256_HEX_SIZE], char buf[static 96])
-{
-	snprintf(buf, 96, "policies/%.64s.json", sha256);
 }
 
 /* The bytes the approver signs: the schema and the digest, one a line. */
@@ -80,7 +75,7 @@ int policyapproval_approve(struct store *store, const struct policyapproval_revi
 	if (!passphrase)
 		return 0;
 
-	char message[128], now[64], path[96];
+	char message[128], now[64];
 	policyapproval_message(policy->sha256, message);
 	json_t *approval = NULL;
 	r = approver_sign(&approver, passphrase, message, &approval, err);
@@ -97,8 +92,8 @@ int policyapproval_approve(struct store *store, const struct policyapproval_revi
 	cleanup_free char *text = record ? jsonutil_dump_line(record) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
-	policyapproval_path(policy->sha256, path);
-	r = store_commit(store, LEDGER_POLICY_APPROVAL, policy->sha256, path, text, strlen(text),
+	struct statepath path = statepath_policy(policy->sha256);
+	r = store_commit(store, LEDGER_POLICY_APPROVAL, policy->sha256, path.s, text, strlen(text),
 			 true, err);
 	if (r < 0)
 		return error_prefix(err, "approve policy '%.300s'", policy->origin);
@@ -108,22 +103,22 @@ int policyapproval_approve(struct store *store, const struct policyapproval_revi
 int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE],
 			 struct error *why)
 {
-	char path[96], message[128], digest[SHA256_HEX_SIZE];
+	char message[128], digest[SHA256_HEX_SIZE];
 	cleanup_free char *text = NULL;
 	size_t n;
 	struct error io = { 0 };
 
 	if (!store)
 		return error_set(why, ENOENT, "the approver has not approved it");
-	policyapproval_path(sha256, path);
-	int r = file_read_capped(store->dir_fd, path, POLICYAPPROVAL_MAX_BYTES, &text, &n, &io);
+	struct statepath path = statepath_policy(sha256);
+	int r = file_read_capped(store_dir_fd(store), path.s, POLICYAPPROVAL_MAX_BYTES, &text, &n, &io);
 	if (r == -ENOENT)
 		return error_set(why, ENOENT, "the approver has not approved it");
 	if (r < 0)
 		return error_set(why, -r, "its approval cannot be read: %.200s", io.msg);
 	/* The bytes checked against the ledger are the bytes parsed. */
 	sha256_hex(text, n, digest);
-	r = ledger_backs(store_ledger(store), LEDGER_POLICY_APPROVAL, sha256, path, digest, &io);
+	r = ledger_backs(store_ledger(store), LEDGER_POLICY_APPROVAL, sha256, path.s, digest, &io);
 	if (r < 0)
 		return error_set(why, EACCES, "its approval record is not the one the ledger committed");
 	cleanup_with(json_decrefp) json_t *record = NULL;

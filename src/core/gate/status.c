@@ -8,6 +8,7 @@
 #include "core/gate/gate.h"
 #include "core/gate/status.h"
 #include "core/session/session.h"
+#include "core/store/statepath.h"
 #include "core/store/store.h"
 
 static json_t *gate_status_rejected(json_t *open)
@@ -19,11 +20,10 @@ static json_t *gate_status_rejected(json_t *open)
 	json_array_foreach(open, k, e) {
 		json_t *why = json_object_get(e, "close_rejected");
 		json_int_t id = json_integer_value(json_object_get(e, "receipt"));
-		char record[64];
-		snprintf(record, sizeof(record), "gate/closed/%lld.json", (long long)id);
+		struct statepath record = statepath_gate_closed((uint64_t)id);
 		if (why)
 			json_array_append_new(rejected, json_pack("{s:I, s:s, s:O}", "receipt", id,
-								  "record", record, "why", why));
+								  "record", record.s, "why", why));
 	}
 	return rejected;
 }

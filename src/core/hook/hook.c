@@ -24,6 +24,7 @@
 #include "core/gate/gate.h"
 #include "core/host/hostview.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 #include "core/hook/patchpaths.h"
 #include "core/policy/policy.h"
 #include "core/record/receipt.h"
@@ -1639,15 +1640,13 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 		return 0;
 	json_int_t newest = json_integer_value(json_object_get(json_array_get(st->open, 0), "receipt"));
 	const char *session = jsonutil_str(st->payload, "session_id");
-	char hex[SHA256_HEX_SIZE], name[128];
-	sha256_hex(session ? session : "", session ? strlen(session) : 0, hex);
-	snprintf(name, sizeof(name), "gate/stop/%.32s.json", hex);
+	struct statepath name = statepath_gate_stop(session ? session : "");
 
 	json_int_t blocks = 0;
 	cleanup_free char *text = NULL;
 	size_t n;
 	struct error ignored;
-	if (file_read_capped(st->store->dir_fd, name, 4096, &text, &n, &ignored) == 0) {
+	if (file_read_capped(store_dir_fd(st->store), name.s, 4096, &text, &n, &ignored) == 0) {
 		cleanup_with(json_decrefp) json_t *prev = json_loads(text, 0, NULL);
 		if (json_integer_value(json_object_get(prev, "failure")) == newest)
 			blocks = json_integer_value(json_object_get(prev, "blocks"));
@@ -1661,18 +1660,18 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 		outcome_set(ret, HOOK_PASS, "%s (Stopping was blocked twice for it.)", open);
 		return 0;
 	}
-	if (mkdirat(st->store->dir_fd, "gate", 0700) < 0 && errno != EEXIST)
+	if (mkdirat(store_dir_fd(st->store), STATEPATH_GATE, 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create gate directory");
-	if (mkdirat(st->store->dir_fd, "gate/stop", 0700) < 0 && errno != EEXIST)
-		return error_set_errno(err, errno, "create gate/stop");
-	cleanup_close int dir_fd =
-		openat(st->store->dir_fd, "gate/stop", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mkdirat(store_dir_fd(st->store), STATEPATH_GATE_STOP, 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create " STATEPATH_GATE_STOP);
+	cleanup_close int dir_fd = openat(store_dir_fd(st->store), STATEPATH_GATE_STOP,
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
-		return error_set_errno(err, errno, "open gate/stop");
+		return error_set_errno(err, errno, "open " STATEPATH_GATE_STOP);
 	cleanup_with(json_decrefp) json_t *rec =
 		json_pack("{s:I, s:I}", "failure", newest, "blocks", blocks + 1);
 	cleanup_free char *line = rec ? jsonutil_dump_line(rec) : NULL;
-	const char *base = name + strlen("gate/stop/");
+	const char *base = name.s + strlen(STATEPATH_GATE_STOP "/");
 	char tmp[160];
 	snprintf(tmp, sizeof(tmp), "%s.%d.new", base, (int)getpid());
 	(void)unlinkat(dir_fd, tmp, 0);

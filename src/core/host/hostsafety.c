@@ -19,6 +19,7 @@
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
+#include "core/store/statepath.h"
 
 const char *hostsafety_kind_to_string(enum hostsafety_kind kind)
 {
@@ -955,8 +956,8 @@ int hostsafety_move_aside(struct store *store, uint64_t id, int root_fd,
 			it->move_errno = -r;
 			continue;
 		}
-		if (asprintf(&it->moved_to, "%s/quarantine/%llu/%s", store->path,
-			     (unsigned long long)id, it->path) < 0) {
+		if (asprintf(&it->moved_to, "%s/%s/%s", store_path(store),
+			     statepath_quarantine(id).s, it->path) < 0) {
 			it->moved_to = NULL;
 			return error_set(err, ENOMEM, "out of memory");
 		}

@@ -27,6 +27,7 @@
 #include "core/snapshot/apply.h"
 #include "core/gate/approver.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 int permit_propose(struct store *store, const struct rules *rules,
 		   const struct permit_proposal *proposal, const char *text, size_t n,
@@ -92,7 +93,7 @@ int permit_propose(struct store *store, const struct rules *rules,
 		state = p.risk >= 5 ? PERMIT_REJECTED : PERMIT_PROPOSED;
 		event = p.risk >= 5 ? "propose: risk 5 is rejected without a dry run" : "propose";
 	}
-	r = store_allocate_id_in(store, "permits", &p.id, err);
+	r = store_allocate_id_in(store, STATEPATH_PERMITS, &p.id, err);
 	if (r == 0)
 		r = permit_commit_transition(store, &p, state, event, NULL, err);
 	if (r < 0)
@@ -123,14 +124,14 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 	 * its last transition is refused, whatever it says. A transition a
 	 * crash cut between the record's rename and its entry never happened:
 	 * the committed record is put back first (store_settle). */
-	char path[80], id_text[24], what[40];
-	snprintf(path, sizeof(path), "permits/%s", name);
+	char id_text[24], what[40];
+	struct statepath path = statepath_permit(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "permit %llu", (unsigned long long)id);
-	r = store_settle(store, path, err);
+	r = store_settle(store, path.s, err);
 	if (r >= 0)
-		r = ledger_require(store_ledger(store), LEDGER_PERMIT_TRANSITION, id_text, path, EPERM, what, NULL,
-				   "refusing it", err);
+		r = ledger_require(store_ledger(store), LEDGER_PERMIT_TRANSITION, id_text, path.s,
+				   EPERM, what, NULL, "refusing it", err);
 	if (r == 0)
 		r = permit_load_at(dir_fd, id, ret, err);
 	if (r < 0) {
@@ -202,12 +203,15 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		return r;
 	/* The dry run is the permit's: plain `airlock apply` refuses it. */
 	if (o.id) {
-		char rel[80], text[32];
+		char text[32];
 		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p.id);
-		snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)o.id);
-		cleanup_close int dfd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0 && file_write_atomic(dfd, "permit", text, (size_t)len, 0600,
-						  store->durable, err) < 0 && err->code != EEXIST) {
+		struct statepath rel = statepath_dryrun(o.id);
+		cleanup_close int dfd =
+			openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0 &&
+		    file_write_atomic(dfd, "permit", text, (size_t)len, 0600, store_durable(store),
+				      err) < 0 &&
+		    err->code != EEXIST) {
 			return error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
 		}
 		*err = (struct error){ 0 };

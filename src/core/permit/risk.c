@@ -23,6 +23,7 @@
 #include "core/snapshot/changeset.h"
 #include "core/snapshot/changeset_json.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 #define PERMIT_CHANGESET_MAX (256 << 20)
 #define PERMIT_GIT_MAX (256 << 20)
@@ -223,7 +224,6 @@ void permit_check_release(struct permit_check *c)
 int permit_recheck(struct store *store, const struct rules *rules, const struct permit *p,
 			  struct permit_check *c, struct error *err)
 {
-	char rel[80];
 	cleanup_free char *text = NULL;
 	size_t n;
 	struct rules_verdict rv;
@@ -233,8 +233,8 @@ int permit_recheck(struct store *store, const struct rules *rules, const struct 
 	c->classified = rv.risk;
 	snprintf(c->rule, sizeof(c->rule), "%s", rv.rule);
 	snprintf(c->reason, sizeof(c->reason), "%s", rv.reason);
-	snprintf(rel, sizeof(rel), "dryruns/%llu/changeset.json", (unsigned long long)p->dryrun_id);
-	int r = file_read_capped(store->dir_fd, rel, PERMIT_CHANGESET_MAX, &text, &n, err);
+	struct statepath rel = statepath_dryrun_changeset(p->dryrun_id);
+	int r = file_read_capped(store_dir_fd(store), rel.s, PERMIT_CHANGESET_MAX, &text, &n, err);
 	if (r < 0)
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);

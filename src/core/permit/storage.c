@@ -22,6 +22,7 @@
 #include "core/permit/proposal.h"
 #include "core/permit/record.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 #define PERMIT_RECORD_MAX (16 << 20)
 
@@ -50,7 +51,7 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 {
 	bool first = !p->history || json_array_size(p->history) == 0;
 	enum permit_state from = p->state;
-	char now[64], name[64], tmp[80];
+	char now[64], tmp[80];
 
 	if (first ? !(to == PERMIT_PROPOSED || to == PERMIT_REJECTED || to == PERMIT_INVALID)
 		  : !permit_transition_allowed(from, to))
@@ -81,12 +82,13 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 		r = error_set(err, ENOMEM, "out of memory");
 	/* The one commit path: the record (tmp, fsync, rename, fsync of the
 	 * directory), then its ledger entry, which is the commit point. */
-	snprintf(name, sizeof(name), "permits/%llu.json", (unsigned long long)p->id);
+	struct statepath name = statepath_permit(p->id);
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)p->id);
 	if (r == 0) {
 		size_t len = strlen(text);
 		text[len] = '\n';
-		r = store_commit(store, LEDGER_PERMIT_TRANSITION, tmp, name, text, len + 1, true, err);
+		r = store_commit(store, LEDGER_PERMIT_TRANSITION, tmp, name.s, text, len + 1, true,
+				 err);
 		text[len] = '\0';
 	}
 	if (r < 0) {

@@ -32,6 +32,7 @@
 #include "core/snapshot/applyop.h"
 #include "core/snapshot/journal.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 static int conflict(struct apply_outcome *ret, struct error *err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -107,7 +108,7 @@ static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, st
 /* The state directory's dryruns/, to list; *ret is NULL when there is none. */
 static int dryruns_open(struct store *store, DIR **ret, struct error *err)
 {
-	int fd = openat(store->dir_fd, "dryruns", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(store->dir_fd, STATEPATH_DRYRUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	*ret = NULL;
 	if (fd < 0)
@@ -169,13 +170,13 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
  * does not back (rewritten after the dry run) is refused. */
 static int apply_changeset_backed(struct store *store, uint64_t id, struct error *err)
 {
-	char path[64], id_text[24], what[64];
+	char id_text[24], what[64];
 
-	snprintf(path, sizeof(path), "dryruns/%llu/changeset.json", (unsigned long long)id);
+	struct statepath path = statepath_dryrun_changeset(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	snprintf(what, sizeof(what), "the change set of dry run %llu", (unsigned long long)id);
-	return ledger_require(store_ledger(store), LEDGER_DRYRUN, id_text, path, EPERM, what, NULL,
-			      "refusing to apply it", err);
+	return ledger_require(store_ledger(store), LEDGER_DRYRUN, id_text, path.s, EPERM, what,
+			      NULL, "refusing to apply it", err);
 }
 
 static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
@@ -390,26 +391,26 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
  * `ledger verify` then expects its files gone. */
 static int apply_commit_discard(struct store *store, uint64_t id, struct error *err)
 {
-	char path[64], id_text[24], hex[SHA256_HEX_SIZE];
+	char id_text[24], hex[SHA256_HEX_SIZE];
 
-	snprintf(path, sizeof(path), "dryruns/%llu", (unsigned long long)id);
+	struct statepath path = statepath_dryrun(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	sha256_hex("", 0, hex);
-	return ledger_append(store_ledger(store), LEDGER_DISCARD, id_text, path, hex, true, NULL, err);
+	return ledger_append(store_ledger(store), LEDGER_DISCARD, id_text, path.s, hex, true, NULL,
+			     err);
 }
 
 int apply_discard(struct store *store, uint64_t id, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	size_t recovered;
-	char rel[64];
 
 	int r = apply_recover(store, &recovered, err);
 	if (r < 0)
 		return r;
-	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
+	struct statepath rel = statepath_dryrun(id);
 	r = dryrun_dir_open(store, id, DRYRUN_DIR_LOCK_WAIT, &d, err);
-	if (r == -ENOENT && (d.fd < 0 || faccessat(store->dir_fd, rel, F_OK, 0) < 0))
+	if (r == -ENOENT && (d.fd < 0 || faccessat(store->dir_fd, rel.s, F_OK, 0) < 0))
 		return r;
 	if (r == 0 && strcmp(d.state, "applied") == 0)
 		return error_set(err, EPERM, "dry run %llu is applied: roll it back first",
@@ -418,8 +419,8 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	r = apply_commit_discard(store, id, err);
 	if (r < 0)
 		return r;
-	r = remove_tree_at(store->dir_fd, rel);
-	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store->path, rel) : 0;
+	r = remove_tree_at(store->dir_fd, rel.s);
+	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store->path, rel.s) : 0;
 }
 
 int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
@@ -450,7 +451,7 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 		cleanup_close int fd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		if (file_read_capped(fd, "state", 64, &text, &n, &ignored) == 0)
+		if (file_read_capped(fd, STATEPATH_STATE, 64, &text, &n, &ignored) == 0)
 			snprintf(state, sizeof(state), "%.*s", (int)strcspn(text, "\n"), text);
 		if (age_ms < older_than_ms || (!include_applied && !strcmp(state, "applied")))
 			continue;

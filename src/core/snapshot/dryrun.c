@@ -21,6 +21,7 @@
 #include "core/snapshot/changeset.h"
 #include "core/snapshot/linkgroups.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 #include "sandbox/sandbox.h"
 
 int dryrun_check_workspace(const char *workspace, const char *state_dir, struct error *err)
@@ -116,20 +117,19 @@ int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
 int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
 		   char **ret_work, struct error *err)
 {
-	char rel[64];
 	cleanup_free char *upper = NULL, *work = NULL;
 
-	if (mkdirat(store->dir_fd, "dryruns", 0700) < 0 && errno != EEXIST)
-		return error_set_errno(err, errno, "create %s/dryruns", store->path);
-	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
-	if (mkdirat(store->dir_fd, rel, 0700) < 0)
-		return error_set_errno(err, errno, "create %s/%s", store->path, rel);
-	if (asprintf(&upper, "%s/%s/upper", store->path, rel) < 0 ||
-	    asprintf(&work, "%s/%s/work", store->path, rel) < 0)
+	if (mkdirat(store->dir_fd, STATEPATH_DRYRUNS, 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create %s/" STATEPATH_DRYRUNS, store->path);
+	struct statepath rel = statepath_dryrun(id);
+	if (mkdirat(store->dir_fd, rel.s, 0700) < 0)
+		return error_set_errno(err, errno, "create %s/%s", store->path, rel.s);
+	if (asprintf(&upper, "%s/%s/upper", store->path, rel.s) < 0 ||
+	    asprintf(&work, "%s/%s/work", store->path, rel.s) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
 		return error_set_errno(err, errno, "create the snapshot directories in %s/%s",
-				       store->path, rel);
+				       store->path, rel.s);
 	/* The overlay needs absolute paths that the init process resolves
 	 * before anything is mounted over them. */
 	cleanup_free char *real_upper = realpath(upper, NULL), *real_work = realpath(work, NULL);
@@ -413,11 +413,10 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 
 	/* The whole change set beside the upper; the receipt keeps the first
 	 * DRYRUN_MAX_IN_RECEIPT. */
-	char rel[64];
-	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
-	cleanup_close int dir_fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statepath rel = statepath_dryrun(id);
+	cleanup_close int dir_fd = openat(store->dir_fd, rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
-		return error_set_errno(err, errno, "open %s/%s", store->path, rel);
+		return error_set_errno(err, errno, "open %s/%s", store->path, rel.s);
 	/* The workspace's identity: apply refuses another directory (or a
 	 * symlink) put at its path since. */
 	struct stat ws;
@@ -439,10 +438,10 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
-	char path[96], id_text[24];
-	snprintf(path, sizeof(path), "%s/changeset.json", rel);
+	char id_text[24];
+	struct statepath path = statepath_dryrun_changeset(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	r = store_commit(store, LEDGER_DRYRUN, id_text, path, text, strlen(text), false, err);
+	r = store_commit(store, LEDGER_DRYRUN, id_text, path.s, text, strlen(text), false, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
 	/* The overlay leaves work/work (and with volatile, work/incompat) mode

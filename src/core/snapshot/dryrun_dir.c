@@ -27,6 +27,7 @@
 #include "core/snapshot/changeset_json.h"
 #include "core/snapshot/applyfs.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 #define CHANGESET_MAX	(256 << 20)
 
@@ -149,17 +150,17 @@ int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		       struct dryrun_dir *d, struct error *err)
 {
-	char rel[64];
 	cleanup_free char *text = NULL;
 	size_t n;
 	struct stat dst;
 
 	*d = (struct dryrun_dir){ .store = store, .id = id, .fd = -1, .ws_fd = -1 };
-	snprintf(rel, sizeof(rel), "dryruns/%llu", (unsigned long long)id);
-	d->fd = openat(store->dir_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statepath rel = statepath_dryrun(id);
+	d->fd = openat(store->dir_fd, rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->fd < 0)
-		return errno == ENOENT ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
-				       : error_set_errno(err, errno, "open %s/%s", store->path, rel);
+		return errno == ENOENT
+			       ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
+			       : error_set_errno(err, errno, "open %s/%s", store->path, rel.s);
 	if (flock(d->fd, LOCK_EX | (lock == DRYRUN_DIR_LOCK_TRY ? LOCK_NB : 0)) < 0)
 		return errno == EWOULDBLOCK && lock == DRYRUN_DIR_LOCK_TRY
 			       ? -EAGAIN
@@ -167,7 +168,7 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	/* Removed (discard, gc) while this process waited for the lock. */
 	if (fstat(d->fd, &dst) < 0 || dst.st_nlink == 0)
 		return error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id);
-	int r = file_read_capped(d->fd, "changeset.json", CHANGESET_MAX, &text, &n, err);
+	int r = file_read_capped(d->fd, STATEPATH_CHANGESET, CHANGESET_MAX, &text, &n, err);
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "dry run %llu has no change set (it did not run)",
 				 (unsigned long long)id);
@@ -209,11 +210,10 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	/* A state whose commit a crash cut between its rename and its entry is
 	 * put back to what the ledger committed (recovery then follows the
 	 * journal). */
-	char state_path[80];
-	snprintf(state_path, sizeof(state_path), "%s/state", rel);
-	if (store_settle(store, state_path, err) < 0)
+	struct statepath state_path = statepath_dryrun_state(id);
+	if (store_settle(store, state_path.s, err) < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	if (file_read_capped(d->fd, "state", 64, &state, &n, err) == 0) {
+	if (file_read_capped(d->fd, STATEPATH_STATE, 64, &state, &n, err) == 0) {
 		state[strcspn(state, "\n")] = '\0';
 		snprintf(d->state, sizeof(d->state), "%s", state);
 	} else {
@@ -225,13 +225,13 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 
 int dryrun_dir_set_state(struct dryrun_dir *d, const char *state, struct error *err)
 {
-	char line[64], path[64], id_text[24];
+	char line[64], id_text[24];
 	int n = snprintf(line, sizeof(line), "%s\n", state);
 
-	snprintf(path, sizeof(path), "dryruns/%llu/state", (unsigned long long)d->id);
+	struct statepath path = statepath_dryrun_state(d->id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)d->id);
 	int r = store_commit(d->store, strcmp(state, "applied") == 0 ? LEDGER_APPLY : LEDGER_ROLLBACK,
-			     id_text, path, line, (size_t)n, true, err);
+			     id_text, path.s, line, (size_t)n, true, err);
 	if (r < 0)
 		r = error_prefix(err, "dry run %llu: write its state", (unsigned long long)d->id);
 	if (r == 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/store/ledger.h"
+#include "core/store/statepath.h"
 
 #include <errno.h>
 
@@ -20,18 +21,18 @@ static const char *const ledger_kinds[LEDGER_KIND_MAX] = {
 
 /* The records verify walks, in this order. */
 static const char *const ledger_json[] = { "*.json", NULL };
-static const char *const ledger_approver[] = { "approver.json", NULL };
-static const char *const ledger_dryrun[] = { "changeset.json", "state", NULL };
+static const char *const ledger_approver[] = { STATEPATH_APPROVER, NULL };
+static const char *const ledger_dryrun[] = { STATEPATH_CHANGESET, STATEPATH_STATE, NULL };
 static const struct ledger_records ledger_records[] = {
-	{ "receipts", ledger_json },
-	{ "gate/closed", ledger_json },
+	{ STATEPATH_RECEIPTS, ledger_json },
+	{ STATEPATH_GATE_CLOSED, ledger_json },
 	/* Permit records, when they are kept as permits/<id>.json. */
-	{ "permits", ledger_json },
+	{ STATEPATH_PERMITS, ledger_json },
 	/* Policy approvals (core/gate/policyapproval.h): a forged one is reported. */
-	{ "policies", ledger_json },
+	{ STATEPATH_POLICIES, ledger_json },
 	{ "", ledger_approver },
-	{ "gate/open/*", ledger_json },
-	{ "dryruns/*", ledger_dryrun },
+	{ STATEPATH_GATE_OPEN "/*", ledger_json },
+	{ STATEPATH_DRYRUNS "/*", ledger_dryrun },
 };
 
 const struct ledger_schema ledger_state_schema = {
@@ -44,7 +45,7 @@ const struct ledger_schema ledger_state_schema = {
 	 * closed rather than open to anything. */
 	.kind_open = LEDGER_GATE_OPEN,
 	.kind_close = LEDGER_GATE_CLOSE,
-	.adopt_dir = "gate/open/",
+	.adopt_dir = STATEPATH_GATE_OPEN "/",
 	/* A discarded dry run's files may be gone. */
 	.kind_retire = LEDGER_DISCARD,
 	.records = ledger_records,

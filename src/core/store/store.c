@@ -14,6 +14,7 @@
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "basic/sha256.h"
+#include "core/store/statepath.h"
 #include <limits.h>
 
 /* The largest record store_settle() reads: a permit record's cap. */
@@ -89,7 +90,7 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 	if (r < 0)
 		return error_prefix(err, "state directory");
 	store->dir_fd = r;
-	r = store_open_dir(store->dir_fd, "receipts", create, err);
+	r = store_open_dir(store->dir_fd, STATEPATH_RECEIPTS, create, err);
 	if (r < 0)
 		return error_prefix(err, "state directory '%s'", path);
 	store->receipts_fd = r;
@@ -98,6 +99,26 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 		return error_prefix(err, "state directory '%s'", path);
 	*ret = TAKE_PTR(store);
 	return 0;
+}
+
+int store_dir_fd(const struct store *store)
+{
+	return store->dir_fd;
+}
+
+const char *store_path(const struct store *store)
+{
+	return store->path;
+}
+
+bool store_durable(const struct store *store)
+{
+	return store->durable;
+}
+
+void store_set_durable(struct store *store, bool durable)
+{
+	store->durable = durable;
 }
 
 struct ledger *store_ledger(struct store *store)
@@ -221,13 +242,14 @@ static bool store_commit_checkpoints(enum ledger_kind kind)
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const void *data, size_t n, bool replace, struct error *err)
 {
-	char usual[64];
+	struct statepath usual;
 
 	if (!path) {
 		if (kind != LEDGER_RECEIPT)
 			return error_set(err, EINVAL, "a %s record needs a path", ledger_kind_name(kind));
-		snprintf(usual, sizeof(usual), "receipts/%s.json", id);
-		path = usual;
+		if (statepath_receipt_text(id, &usual) < 0)
+			return error_set(err, ENAMETOOLONG, "receipt %s: id too long", id);
+		path = usual.s;
 	}
 	const char *name;
 	cleanup_close int dir_fd = store_commit_parent(store, path, &name, err);
@@ -334,7 +356,7 @@ int store_write_receipt(struct store *store, uint64_t id, const char *text, size
 
 int store_append_index(struct store *store, const char *line, struct error *err)
 {
-	cleanup_close int fd = openat(store->dir_fd, "index.jsonl",
+	cleanup_close int fd = openat(store->dir_fd, STATEPATH_INDEX,
 				      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return error_set_errno(err, errno, "cannot open '%s/index.jsonl'", store->path);
@@ -359,8 +381,8 @@ int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct
 
 int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err)
 {
-	int r = file_read_capped(store->dir_fd, "index.jsonl", INDEX_MAX_BYTES, ret_text, ret_size,
-				 err);
+	int r = file_read_capped(store->dir_fd, STATEPATH_INDEX, INDEX_MAX_BYTES, ret_text,
+				 ret_size, err);
 	if (r == -ENOENT) {
 		*ret_text = strdup("");
 		*ret_size = 0;
@@ -433,7 +455,7 @@ int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct 
 {
 	char rel[64];
 
-	int r = store_open_dir(store->dir_fd, "quarantine", true, err);
+	int r = store_open_dir(store->dir_fd, STATEPATH_QUARANTINE, true, err);
 	if (r < 0)
 		return error_prefix(err, "state directory '%s'", store->path);
 	cleanup_close int qfd = r;
@@ -447,7 +469,7 @@ int store_open_quarantine(struct store *store, uint64_t id, int *ret_fd, struct 
 
 int store_open_permits(struct store *store, bool create, int *ret_fd, struct error *err)
 {
-	int r = store_open_dir(store->dir_fd, "permits", create, err);
+	int r = store_open_dir(store->dir_fd, STATEPATH_PERMITS, create, err);
 	if (r < 0)
 		return error_prefix(err, "state directory '%s'", store->path);
 	*ret_fd = r;

@@ -9,7 +9,8 @@
 #include "basic/error.h"
 #include "core/store/ledger.h"
 
-/* The state directory (docs/state-dir.md):
+/* The state directory (docs/state-dir.md; its paths are built by
+ * core/store/statepath.h and nowhere else):
  *	lock		flock()ed while an id is allocated
  *	seq		the last id handed out, fixed-width decimal
  *	receipts/N.json	one receipt per attempt, written atomically
@@ -39,6 +40,14 @@ static inline void store_freep(struct store **s)
 {
 	store_free(*s);
 }
+
+/* What callers outside core/store use of it: the directory's descriptor
+ * (paths below it from core/store/statepath.h), its path as given, and
+ * whether records are fsynced (the policy's output.fsync_receipts). */
+int store_dir_fd(const struct store *store);
+const char *store_path(const struct store *store);
+bool store_durable(const struct store *store);
+void store_set_durable(struct store *store, bool durable);
 
 /* The state directory's ledger, which fsyncs as the store does (durable). */
 struct ledger *store_ledger(struct store *store);
