@@ -44,9 +44,9 @@ int main(int argc, char **argv)
 	long n = atol(argv[3]);
 	sha256_hex("x\n", 2, hex);
 	/* The record every entry names, so the state directory verifies. */
-	(void)mkdirat(store->dir_fd, "bench", 0700);
-	(void)mkdirat(store->dir_fd, "ledger", 0700);
-	int fd = openat(store->dir_fd, "bench/record", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	(void)mkdirat(store_dir_fd(store), "bench", 0700);
+	(void)mkdirat(store_dir_fd(store), "ledger", 0700);
+	int fd = openat(store_dir_fd(store), "bench/record", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || write(fd, "x\n", 2) != 2)
 		return 1;
 	close(fd);

@@ -358,7 +358,7 @@ static void test_store_ids_increase_and_skip_existing(void)
 	ASSERT_EQ_INT(store_write_receipt(s, 3, "{}\n", 3, &err), -EEXIST);
 	ASSERT_EQ_INT(store_allocate_id(s, &c, &err), 0);
 	ASSERT_EQ_INT(c, 4);
-	int fd = openat(s->dir_fd, "seq", O_WRONLY | O_TRUNC);
+	int fd = openat(store_dir_fd(s), "seq", O_WRONLY | O_TRUNC);
 	ASSERT_TRUE(fd >= 0);
 	ASSERT_EQ_INT(write(fd, "garbage", 7), 7);
 	close(fd);

@@ -236,7 +236,7 @@ static int read_text(struct store *store, const char *path, char **ret, size_t *
 {
 	struct error err;
 
-	return file_read_capped(store->dir_fd, path, 1 << 24, ret, n, &err);
+	return file_read_capped(store_dir_fd(store), path, 1 << 24, ret, n, &err);
 }
 
 static void test_ledger_commit_checkpoint_verify(void)
@@ -268,8 +268,8 @@ static void test_ledger_commit_checkpoint_verify(void)
 
 	/* A receipt rewritten is named. */
 	struct error ignored;
-	(void)unlinkat(store->receipts_fd, "7.json", 0);
-	ASSERT_EQ_INT(file_write_atomic(store->receipts_fd, "7.json", "forged\n", 7, 0600, false,
+	(void)unlinkat(store_receipts_fd(store), "7.json", 0);
+	ASSERT_EQ_INT(file_write_atomic(store_receipts_fd(store), "7.json", "forged\n", 7, 0600, false,
 					&ignored),
 		      0);
 	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "7", "receipts/7.json", &err),

@@ -619,9 +619,9 @@ static int gate_read_receipt(struct store *store, uint64_t id, char hex[SHA256_H
 	size_t n;
 
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	if (faccessat(store->receipts_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (faccessat(store_receipts_fd(store), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
-	int r = file_read_capped(store->receipts_fd, name, GATE_RECEIPT_MAX_BYTES, &text, &n, err);
+	int r = file_read_capped(store_receipts_fd(store), name, GATE_RECEIPT_MAX_BYTES, &text, &n, err);
 	if (r < 0)
 		return r;
 	sha256_hex(text, n, hex);

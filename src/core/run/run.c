@@ -191,7 +191,7 @@ static void run_state_release(struct run_state *st)
 		run_stream_release(&st->streams[i]);
 	policy_free(st->policy);
 	if (st->store) /* the session's: as it was before this run */
-		st->store->durable = st->store_durable;
+		store_set_durable(st->store, st->store_durable);
 	free(st->cwd);
 	free(st->exec.path);
 	free(st->workspace);
@@ -1110,14 +1110,14 @@ static int run_settle(struct run_state *st, const struct run_context *ctx, struc
 	const struct run_request *req = st->req;
 	struct receipt *rc = &st->receipt;
 
-	st->store->durable = st->policy->fsync_receipts;
+	store_set_durable(st->store, st->policy->fsync_receipts);
 	rc->policy_origin = st->policy->origin;
 	rc->policy_sha256 = st->policy->sha256;
 	st->quarantine.enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
 						   : st->policy->sandbox_enabled;
 	st->quarantine.sandbox.profile = st->quarantine.enabled ? "default" : "none";
 	rc->sandbox = &st->quarantine.sandbox;
-	st->state_dir_real = realpath(st->store->path, NULL);
+	st->state_dir_real = realpath(store_path(st->store), NULL);
 	st->caller = hostview_caller_from_env(ctx->session->environ_);
 	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
@@ -1198,7 +1198,7 @@ static int run_execute_one(const struct run_context *ctx, const struct run_reque
 
 	int r = session_store(ctx->session, true, &st.store, err);
 	if (r == 0)
-		st.store_durable = st.store->durable;
+		st.store_durable = store_durable(st.store);
 	if (r == 0 && id)
 		st.receipt.id = id;
 	else if (r == 0)

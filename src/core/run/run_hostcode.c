@@ -116,7 +116,7 @@ void run_hostcode_check(struct run_hostcode *hcs, const struct run_hostcode_wher
 	else if (hc->n_items > 0)
 		snprintf(hcs->message, sizeof(hcs->message),
 			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",
-			 hc->n_items, hc->items[0].path, w->store->path,
+			 hc->n_items, hc->items[0].path, store_path(w->store),
 			 (unsigned long long)rc->id);
 	else
 		snprintf(hcs->message, sizeof(hcs->message),

@@ -108,16 +108,16 @@ static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, st
 /* The state directory's dryruns/, to list; *ret is NULL when there is none. */
 static int dryruns_open(struct store *store, DIR **ret, struct error *err)
 {
-	int fd = openat(store->dir_fd, STATEPATH_DRYRUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(store_dir_fd(store), STATEPATH_DRYRUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	*ret = NULL;
 	if (fd < 0)
-		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store->path);
+		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store_path(store));
 	*ret = fdopendir(fd);
 	if (!*ret) {
 		int e = errno;
 		close(fd);
-		return error_set_errno(err, e, "read %s/dryruns", store->path);
+		return error_set_errno(err, e, "read %s/dryruns", store_path(store));
 	}
 	return 0;
 }
@@ -133,7 +133,7 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 	 * a dry run's lock, never waits for one, so it cannot deadlock with a
 	 * command that holds a dry run's lock and then recovers. */
 	if (flock(dirfd(dir), LOCK_EX) < 0) {
-		r = error_set_errno(err, errno, "lock %s/dryruns", store->path);
+		r = error_set_errno(err, errno, "lock %s/dryruns", store_path(store));
 		closedir(dir);
 		return r;
 	}
@@ -410,7 +410,7 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 		return r;
 	struct statepath rel = statepath_dryrun(id);
 	r = dryrun_dir_open(store, id, DRYRUN_DIR_LOCK_WAIT, &d, err);
-	if (r == -ENOENT && (d.fd < 0 || faccessat(store->dir_fd, rel.s, F_OK, 0) < 0))
+	if (r == -ENOENT && (d.fd < 0 || faccessat(store_dir_fd(store), rel.s, F_OK, 0) < 0))
 		return r;
 	if (r == 0 && strcmp(d.state, "applied") == 0)
 		return error_set(err, EPERM, "dry run %llu is applied: roll it back first",
@@ -419,8 +419,8 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	r = apply_commit_discard(store, id, err);
 	if (r < 0)
 		return r;
-	r = remove_tree_at(store->dir_fd, rel.s);
-	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store->path, rel.s) : 0;
+	r = remove_tree_at(store_dir_fd(store), rel.s);
+	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store_path(store), rel.s) : 0;
 }
 
 int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,

@@ -119,17 +119,17 @@ int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char
 {
 	cleanup_free char *upper = NULL, *work = NULL;
 
-	if (mkdirat(store->dir_fd, STATEPATH_DRYRUNS, 0700) < 0 && errno != EEXIST)
-		return error_set_errno(err, errno, "create %s/" STATEPATH_DRYRUNS, store->path);
+	if (mkdirat(store_dir_fd(store), STATEPATH_DRYRUNS, 0700) < 0 && errno != EEXIST)
+		return error_set_errno(err, errno, "create %s/" STATEPATH_DRYRUNS, store_path(store));
 	struct statepath rel = statepath_dryrun(id);
-	if (mkdirat(store->dir_fd, rel.s, 0700) < 0)
-		return error_set_errno(err, errno, "create %s/%s", store->path, rel.s);
-	if (asprintf(&upper, "%s/%s/upper", store->path, rel.s) < 0 ||
-	    asprintf(&work, "%s/%s/work", store->path, rel.s) < 0)
+	if (mkdirat(store_dir_fd(store), rel.s, 0700) < 0)
+		return error_set_errno(err, errno, "create %s/%s", store_path(store), rel.s);
+	if (asprintf(&upper, "%s/%s/upper", store_path(store), rel.s) < 0 ||
+	    asprintf(&work, "%s/%s/work", store_path(store), rel.s) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
 		return error_set_errno(err, errno, "create the snapshot directories in %s/%s",
-				       store->path, rel.s);
+				       store_path(store), rel.s);
 	/* The overlay needs absolute paths that the init process resolves
 	 * before anything is mounted over them. */
 	cleanup_free char *real_upper = realpath(upper, NULL), *real_work = realpath(work, NULL);
@@ -414,9 +414,9 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	/* The whole change set beside the upper; the receipt keeps the first
 	 * DRYRUN_MAX_IN_RECEIPT. */
 	struct statepath rel = statepath_dryrun(id);
-	cleanup_close int dir_fd = openat(store->dir_fd, rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int dir_fd = openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
-		return error_set_errno(err, errno, "open %s/%s", store->path, rel.s);
+		return error_set_errno(err, errno, "open %s/%s", store_path(store), rel.s);
 	/* The workspace's identity: apply refuses another directory (or a
 	 * symlink) put at its path since. */
 	struct stat ws;

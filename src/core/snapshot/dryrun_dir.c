@@ -156,11 +156,11 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 
 	*d = (struct dryrun_dir){ .store = store, .id = id, .fd = -1, .ws_fd = -1 };
 	struct statepath rel = statepath_dryrun(id);
-	d->fd = openat(store->dir_fd, rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->fd = openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->fd < 0)
 		return errno == ENOENT
 			       ? error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id)
-			       : error_set_errno(err, errno, "open %s/%s", store->path, rel.s);
+			       : error_set_errno(err, errno, "open %s/%s", store_path(store), rel.s);
 	if (flock(d->fd, LOCK_EX | (lock == DRYRUN_DIR_LOCK_TRY ? LOCK_NB : 0)) < 0)
 		return errno == EWOULDBLOCK && lock == DRYRUN_DIR_LOCK_TRY
 			       ? -EAGAIN

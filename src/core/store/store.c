@@ -17,6 +17,14 @@
 #include "core/store/statepath.h"
 #include <limits.h>
 
+struct store {
+	char *path;
+	int dir_fd;
+	int receipts_fd;
+	bool durable; /* fsync receipts and the directory */
+	struct ledger *ledger; /* over dir_fd, ledger_state_schema */
+};
+
 /* The largest record store_settle() reads: a permit record's cap. */
 #define STORE_SETTLE_MAX (16 << 20)
 
@@ -114,6 +122,11 @@ const char *store_path(const struct store *store)
 bool store_durable(const struct store *store)
 {
 	return store->durable;
+}
+
+int store_receipts_fd(const struct store *store)
+{
+	return store->receipts_fd;
 }
 
 void store_set_durable(struct store *store, bool durable)

@@ -21,13 +21,9 @@
  *			(core/host/hostsafety.h)
  *	permits/	permits (core/permit/permit.h): N.json, N.lock, lock, seq
  *	ledger/		the ledger every record is committed to (src/ledger) */
-struct store {
-	char *path;
-	int dir_fd;
-	int receipts_fd;
-	bool durable; /* fsync receipts and the directory */
-	struct ledger *ledger; /* over dir_fd, ledger_state_schema */
-};
+/* Opaque: store_dir_fd(), store_path(), store_durable() and
+ * store_receipts_fd() for what callers need. */
+struct store;
 
 /* $AIRLOCK_STATE_DIR, else $XDG_STATE_HOME/airlock, else ~/.local/state/airlock.
  * Returns a heap string, or NULL when none can be derived. */
@@ -47,6 +43,8 @@ static inline void store_freep(struct store **s)
 int store_dir_fd(const struct store *store);
 const char *store_path(const struct store *store);
 bool store_durable(const struct store *store);
+/* The receipts/ directory, opened once with the store. */
+int store_receipts_fd(const struct store *store);
 void store_set_durable(struct store *store, bool durable);
 
 /* The state directory's ledger, which fsyncs as the store does (durable). */
