@@ -74,7 +74,8 @@ int main(int argc, char **argv)
 		close(s);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	double us = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3 / (double)n;
+	double us = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3 /
+		    (double)n;
 	printf("%.2f\n", us);
 	if (family == AF_UNIX)
 		unlink(un.sun_path);

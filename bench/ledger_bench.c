@@ -53,8 +53,8 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "append") == 0) {
 		double t0 = now_s();
 		for (long i = 0; i < n; i++)
-			if (ledger_append(store_ledger(store), LEDGER_PERMIT_TRANSITION, "bench", "bench/record", hex,
-					  false, NULL, &err) < 0) {
+			if (ledger_append(store_ledger(store), LEDGER_PERMIT_TRANSITION, "bench",
+					  "bench/record", hex, false, NULL, &err) < 0) {
 				fprintf(stderr, "%s\n", err.msg);
 				return 1;
 			}

@@ -47,8 +47,9 @@ int main(int argc, char **argv)
 	for (unsigned flags = 0; r == 0 && flags <= _SYSCALL_FILTER_FLAGS_ALL; flags++)
 		r = emit(f, flags);
 	if (r == 0) {
-		fprintf(f, "static const struct {\n\tconst struct sock_filter *insns;\n"
-			   "\tunsigned short len;\n\tunsigned n_rules;\n} syscall_filter_programs[] = {\n");
+		fprintf(f,
+			"static const struct {\n\tconst struct sock_filter *insns;\n"
+			"\tunsigned short len;\n\tunsigned n_rules;\n} syscall_filter_programs[] = {\n");
 		for (unsigned flags = 0; flags <= _SYSCALL_FILTER_FLAGS_ALL; flags++)
 			fprintf(f, "\t{ syscall_filter_%u, sizeof(syscall_filter_%u) / sizeof(struct sock_filter), SYSCALL_FILTER_RULES_%u },\n",
 				flags, flags, flags);

@@ -60,9 +60,9 @@ static inline int take_fd_(int *fd)
 
 /* Declares `static inline void fn##p(type **p)` calling fn(*p); fn accepts NULL.
  * NOLINTBEGIN(bugprone-macro-parentheses): type is a type, not an expression. */
-#define DEFINE_CLEANUP_FUNC(type, fn)	   \
+#define DEFINE_CLEANUP_FUNC(type, fn)      \
 	static inline void fn##p(type **p) \
-	{				   \
-		fn(*p);			   \
+	{                                  \
+		fn(*p);                    \
 	}
 /* NOLINTEND(bugprone-macro-parentheses) */

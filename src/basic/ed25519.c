@@ -40,12 +40,12 @@ static void evp_load(void)
 	void *lib = dlopen(LIBCRYPTO, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
 		return;
-	/* dlsym() returns void *; POSIX guarantees it converts to a function. */
-#define LOAD(field, name)                                              \
-	do {                                                           \
-		*(void **)&evp.field = dlsym(lib, name);                \
-		if (!evp.field)                                        \
-			return;                                        \
+		/* dlsym() returns void *; POSIX guarantees it converts to a function. */
+#define LOAD(field, name)                                \
+	do {                                             \
+		*(void **)&evp.field = dlsym(lib, name); \
+		if (!evp.field)                          \
+			return;                          \
 	} while (0)
 	LOAD(new_raw_private_key, "EVP_PKEY_new_raw_private_key");
 	LOAD(new_raw_public_key, "EVP_PKEY_new_raw_public_key");
@@ -101,8 +101,7 @@ bool ed25519_verify(const uint8_t public_key[ED25519_KEY_BYTES], const void *msg
 {
 	if (!evp_ready())
 		return false;
-	EVP_PKEY *key = evp.new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key,
-					       ED25519_KEY_BYTES);
+	EVP_PKEY *key = evp.new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key, ED25519_KEY_BYTES);
 	EVP_MD_CTX *ctx = evp.md_ctx_new();
 	bool ok = key && ctx && evp.digest_verify_init(ctx, NULL, NULL, NULL, key) == 1 &&
 		  evp.digest_verify(ctx, signature, ED25519_SIGNATURE_BYTES, msg, n) == 1;

@@ -8,7 +8,7 @@
  * negative errno, and add context on the way up with error_prefix(). Only the
  * front ends print err->msg. */
 struct error {
-	int code;      /* positive errno value; 0 = no error */
+	int code; /* positive errno value; 0 = no error */
 	char msg[1024]; /* "outer context: inner context: detail" */
 };
 

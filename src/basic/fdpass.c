@@ -16,7 +16,9 @@ static void fdpass_message(struct msghdr *msg, struct iovec *iov, char *byte,
 {
 	*iov = (struct iovec){ .iov_base = byte, .iov_len = 1 };
 	memset(control, 0, sizeof(*control));
-	*msg = (struct msghdr){ .msg_iov = iov, .msg_iovlen = 1, .msg_control = control->buf,
+	*msg = (struct msghdr){ .msg_iov = iov,
+				.msg_iovlen = 1,
+				.msg_control = control->buf,
 				.msg_controllen = sizeof(control->buf) };
 }
 

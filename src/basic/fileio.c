@@ -36,8 +36,7 @@ int fd_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size,
-		   struct error *err)
+int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, struct error *err)
 {
 	size_t cap = 4096, size = 0;
 	cleanup_free char *data = malloc(cap + 1);
@@ -125,7 +124,7 @@ int mkdir_parents(const char *path, mode_t mode)
 	if (!copy)
 		return -ENOMEM;
 
-	for (char *p = copy + 1; ; p++) {
+	for (char *p = copy + 1;; p++) {
 		bool last = *p == '\0';
 		if (*p != '/' && !last)
 			continue;

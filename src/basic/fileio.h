@@ -16,8 +16,7 @@ int file_read_capped(int dir_fd, const char *path, size_t max_bytes, char **ret_
 		     size_t *ret_size, struct error *err);
 
 /* Reads all of fd (at most max_bytes, else -EFBIG). */
-int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size,
-		   struct error *err);
+int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, struct error *err);
 
 /* Writes data to dir_fd/name atomically and durably: a temporary file in the
  * same directory, fsync (when durable), then renameat2(RENAME_NOREPLACE) so an

@@ -88,8 +88,7 @@ void merkle_range_root(const struct merkle_range *r, merkle_hash ret)
 }
 
 /* PATH(m, D[n]) of RFC 9162 2.1.3.1, deepest hash first. */
-static void merkle_path(merkle_hash *leaves, uint64_t n, uint64_t m, merkle_hash *ret,
-			size_t *k)
+static void merkle_path(merkle_hash *leaves, uint64_t n, uint64_t m, merkle_hash *ret, size_t *k)
 {
 	if (n <= 1)
 		return;

@@ -119,12 +119,8 @@ static int parse_scaled(const char *s, const struct unit *units, size_t n_units,
 int parse_duration_ms(const char *s, uint64_t *ret_ms)
 {
 	static const struct unit units[] = {
-		{ "ms", 1 },
-		{ "s", 1000 },
-		{ "m", 60 * 1000 },
-		{ "min", 60 * 1000 },
-		{ "h", 60 * 60 * 1000 },
-		{ "d", 24 * 60 * 60 * 1000 },
+		{ "ms", 1 },	      { "s", 1000 },	       { "m", 60 * 1000 },
+		{ "min", 60 * 1000 }, { "h", 60 * 60 * 1000 }, { "d", 24 * 60 * 60 * 1000 },
 	};
 	return parse_scaled(s, units, ARRAY_SIZE(units), 1000, ret_ms);
 }

@@ -132,7 +132,8 @@ int cmd_gc(int argc, char **argv)
 		switch (opt) {
 		case 'o':
 			if (parse_duration_ms(optarg, &older_than_ms) < 0) {
-				cli_error("gc: --older-than '%s' is not a duration (e.g. 7d, 12h)", optarg);
+				cli_error("gc: --older-than '%s' is not a duration (e.g. 7d, 12h)",
+					  optarg);
 				return EXIT_AIRLOCK_ERROR;
 			}
 			break;

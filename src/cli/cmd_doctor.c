@@ -19,11 +19,11 @@ extern char **environ;
 static void doctor_print_view(const struct doctor_view *v)
 {
 	cli_print("\nhidden from a run in %s (policy %s, sandbox.home %s):\n", v->workspace,
-	       v->policy_origin, v->home_hidden ? "hidden" : "visible");
+		  v->policy_origin, v->home_hidden ? "hidden" : "visible");
 	for (size_t i = 0; i < v->view.n_masks; i++) {
 		char *const *expose = v->view.expose[i];
 		cli_print("  masked   %s (an empty view%s", v->view.mask_paths[i],
-		       expose && expose[0] ? "; visible in it:" : ")\n");
+			  expose && expose[0] ? "; visible in it:" : ")\n");
 		for (size_t j = 0; expose && expose[j]; j++)
 			cli_print(" %s", expose[j]);
 		if (expose && expose[0])
@@ -32,10 +32,10 @@ static void doctor_print_view(const struct doctor_view *v)
 	for (size_t i = 0; i < v->n_hidden; i++) {
 		const struct doctor_hidden *h = &v->hidden[i];
 		cli_print("  %-8s %s%s%s\n", h->how == DOCTOR_HIDDEN_BY_MASK ? "in mask" : "hidden",
-		       h->path, h->target ? " -> " : "", h->target ? h->target : "");
+			  h->path, h->target ? " -> " : "", h->target ? h->target : "");
 	}
 	cli_print("  (%zu more paths of sandbox.hide and state directories do not exist here)\n\n",
-	       v->n_absent);
+		  v->n_absent);
 }
 
 /* What the policy grants a run besides reading: the network, and the
@@ -44,7 +44,7 @@ static void doctor_print_grants(const struct doctor_view *v)
 {
 	cli_print("what a run in %s may reach (policy %s):\n", v->workspace, v->policy_origin);
 	cli_print("  network  %s\n", v->share_net ? "host (sandbox.net: the host's network)"
-					       : "loopback (sandbox.net: only the run's own lo)");
+						  : "loopback (sandbox.net: only the run's own lo)");
 	cli_print("  writable %s (the workspace)\n", v->workspace);
 	for (size_t i = 0; i < v->n_writable; i++) {
 		const struct doctor_writable *w = &v->writable[i];
@@ -111,7 +111,8 @@ int cmd_doctor(int argc, char **argv)
 	struct error err = { 0 };
 	cleanup_with(session_free) struct session session = { 0 };
 	int r = session_open(&session,
-			     &(struct session_options){ .state_dir = state_dir, .policy_path = policy,
+			     &(struct session_options){ .state_dir = state_dir,
+							.policy_path = policy,
 							.environ_ = environ },
 			     &err);
 	if (r == 0)
@@ -123,8 +124,11 @@ int cmd_doctor(int argc, char **argv)
 	doctor_run(&report);
 	for (size_t i = 0; i < report.n; i++) {
 		const struct doctor_check *c = &report.checks[i];
-		printf("%-5s %-17s %s\n", c->ok ? "ok" : c->required ? "FAIL" : "warn", c->layer,
-		       c->detail);
+		printf("%-5s %-17s %s\n",
+		       c->ok	     ? "ok"
+		       : c->required ? "FAIL"
+				     : "warn",
+		       c->layer, c->detail);
 		if (!c->ok && c->fix[0])
 			printf("      %-17s fix: %s\n", "", c->fix);
 	}
@@ -133,7 +137,8 @@ int cmd_doctor(int argc, char **argv)
 	doctor_view_release(&view);
 	/* the verdict stays the last line */
 	bool ok = doctor_report_ok(&report);
-	printf("%s\n", ok ? "the quarantine works on this host"
-			  : "the quarantine cannot run here: airlock run refuses to run commands (exit 125) until this is fixed");
+	printf("%s\n",
+	       ok ? "the quarantine works on this host"
+		  : "the quarantine cannot run here: airlock run refuses to run commands (exit 125) until this is fixed");
 	return ok ? EXIT_OK : 1;
 }

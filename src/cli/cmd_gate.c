@@ -121,21 +121,27 @@ static void print_failure(json_t *e)
 		cli_print("    - the host runs the same command string again and it succeeds, unmasked\n");
 	}
 	cli_print("    - a run naming it exits 0, and then the failed command, re-run exactly, succeeds:\n"
-	       "      airlock run --fixes %llu -- CMD ...\n", id);
+		  "      airlock run --fixes %llu -- CMD ...\n",
+		  id);
 	json_int_t risk = json_integer_value(json_object_get(e, "risk"));
 	if (risk == 1)
-		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n", id);
+		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n",
+			  id);
 	else if (risk > 1)
-		cli_print("    - the approver acknowledges it in their own terminal: airlock ack %llu --reason TEXT\n", id);
+		cli_print("    - the approver acknowledges it in their own terminal: airlock ack %llu --reason TEXT\n",
+			  id);
 	else /* an entry without its risk: airlock ack says which applies */
-		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (with the approver unless the command was read-only)\n", id);
+		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (with the approver unless the command was read-only)\n",
+			  id);
 }
 
 int cmd_gate(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },	{ "cwd", required_argument, NULL, 'C' },
-		{ "state-dir", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "cwd", required_argument, NULL, 'C' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *state_dir = NULL, *cwd = NULL;
@@ -193,7 +199,8 @@ int cmd_gate(int argc, char **argv)
 			print_failure(json_array_get(open, i));
 		}
 		if (n > GATE_SHOW_MAX)
-			cli_print("\n... and %zu more (airlock gate --json lists all)\n", n - GATE_SHOW_MAX);
+			cli_print("\n... and %zu more (airlock gate --json lists all)\n",
+				  n - GATE_SHOW_MAX);
 	}
 	if (!json && st.approver.changed)
 		cli_print("\napprover: %s\n", st.approver.message);
@@ -259,8 +266,8 @@ int cmd_ack(int argc, char **argv)
 	if (r == -EACCES && res.needs_approval) {
 		char passphrase[1024];
 		char prompt[256];
-		snprintf(prompt, sizeof(prompt), "approver passphrase to acknowledge receipt %llu: ",
-			 (unsigned long long)id);
+		snprintf(prompt, sizeof(prompt),
+			 "approver passphrase to acknowledge receipt %llu: ", (unsigned long long)id);
 		int t = cli_read_secret(prompt, passphrase, sizeof(passphrase));
 		if (t == -ENXIO) {
 			cli_error("ack: %s; the passphrase is read from a terminal and there is none here",
@@ -381,7 +388,8 @@ int cmd_approver(int argc, char **argv)
 		return EXIT_NOT_APPROVED;
 	}
 	if (r < 0) {
-		cli_error("approver: %s", r == -EINVAL ? "the two passphrases differ" : "the passphrase is too long");
+		cli_error("approver: %s", r == -EINVAL ? "the two passphrases differ"
+						       : "the passphrase is too long");
 		return EXIT_AIRLOCK_ERROR;
 	}
 	r = approver_enroll(store, system, pass, replacing ? old : NULL, &approver, &err);
@@ -398,8 +406,10 @@ int cmd_approver(int argc, char **argv)
 int cmd_classify(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },   { "rules", required_argument, NULL, 'r' },
-		{ "shell", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "shell", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *rules_path = NULL, *shell = NULL;
@@ -436,8 +446,8 @@ int cmd_classify(int argc, char **argv)
 	cleanup_with(session_free) struct session session = { 0 };
 	struct rules *rules = NULL;
 	struct error err = { 0 };
-	int r = session_open(&session, &(struct session_options){ .rules_path = rules_path,
-								.environ_ = environ },
+	int r = session_open(&session,
+			     &(struct session_options){ .rules_path = rules_path, .environ_ = environ },
 			     &err);
 	if (r == 0)
 		r = session_rules(&session, &rules, &err);

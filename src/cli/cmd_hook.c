@@ -100,16 +100,19 @@ static int hook_usage_error(const struct hook_context *ctx, const char *what, co
 
 	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0 ||
 	    hook_open_failures(ctx, payload, n, &open, describe, sizeof(describe), &err) < 0) {
-		fprintf(stderr, "airlock hook: %s%s (usage: %s), and whether a failure is open is not known (%s); blocking\n",
+		fprintf(stderr,
+			"airlock hook: %s%s (usage: %s), and whether a failure is open is not known (%s); blocking\n",
 			what, detail, usage, err.msg);
 		return EXIT_GATE_BLOCKED;
 	}
 	if (open > 0) {
-		fprintf(stderr, "airlock hook: %s%s (usage: %s); blocking, because a failure is open: %s\n",
+		fprintf(stderr,
+			"airlock hook: %s%s (usage: %s); blocking, because a failure is open: %s\n",
 			what, detail, usage, describe);
 		return EXIT_GATE_BLOCKED;
 	}
-	fprintf(stderr, "airlock hook: %s%s (usage: %s); no failure is open, so the tool runs unchecked: fix the hook (`airlock install --check HOST`)\n",
+	fprintf(stderr,
+		"airlock hook: %s%s (usage: %s); no failure is open, so the tool runs unchecked: fix the hook (`airlock install --check HOST`)\n",
 		what, detail, usage);
 	return EXIT_HOOK_MISCONFIGURED;
 }
@@ -178,13 +181,15 @@ int cmd_hook(int argc, char **argv)
 	else if (strcmp(e, "stop") == 0 || strcmp(e, "after-agent") == 0)
 		event = HOOK_STOP;
 	else
-		return hook_usage_error(&ctx, "unknown event (pre-tool-use, post-tool-use or stop): ", e);
+		return hook_usage_error(&ctx,
+					"unknown event (pre-tool-use, post-tool-use or stop): ", e);
 
 	/* Routing names this very program by its absolute path, so the routed
 	 * command does not depend on the agent's PATH. */
 	cleanup_free char *self = route ? realpath("/proc/self/exe", NULL) : NULL;
 	if (route && !self)
-		return hook_block("cannot find airlock's own path to route commands: ", strerror(errno));
+		return hook_block("cannot find airlock's own path to route commands: ",
+				  strerror(errno));
 	ctx.route_airlock = self;
 	cleanup_free char *payload = NULL;
 	size_t n = 0;

@@ -29,8 +29,8 @@ static char *install_settings_path(const struct agent_host *host, const char *pr
 {
 	if (project)
 		return path_join(project, host->install_project_file);
-	return agenthost_path(host, host->install_user_base, host->install_user_file, getenv("HOME"),
-			      host->home_env ? getenv(host->home_env) : NULL);
+	return agenthost_path(host, host->install_user_base, host->install_user_file,
+			      getenv("HOME"), host->home_env ? getenv(host->home_env) : NULL);
 }
 
 /* What the host needs besides its settings file: facts, on stderr. */
@@ -105,15 +105,15 @@ static int install_write(const char *path, const char *data, size_t n, struct er
 
 /* PATH.airlock-backup: the file as it was before airlock first changed
  * it; an existing backup is that original and is kept. */
-static int install_backup(const char *path, const char *text, size_t n, char **ret,
-			  struct error *err)
+static int install_backup(const char *path, const char *text, size_t n, char **ret, struct error *err)
 {
 	char *backup = NULL;
 
 	if (asprintf(&backup, "%s.airlock-backup", path) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = backup;
-	cleanup_close int fd = open(backup, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int fd =
+		open(backup, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : error_set_errno(err, errno, "create %s", backup);
 	if (fd_write_all(fd, text, n) < 0 || fsync(fd) < 0)
@@ -126,7 +126,8 @@ static int install_backup(const char *path, const char *text, size_t n, char **r
  * that cannot be read, or is not what the host reads, is reported: the
  * host may read it all the same. */
 static int install_check_file(const struct agent_host *host, const struct install_command *cmd,
-			      const char *path, enum agenthost_format format, bool target, bool *ret_bad)
+			      const char *path, enum agenthost_format format, bool target,
+			      bool *ret_bad)
 {
 	cleanup_free char *text = NULL;
 	cleanup_strv char **lines = NULL;
@@ -150,7 +151,8 @@ static int install_check_file(const struct agent_host *host, const struct instal
 		r = install_check_toml(text, n, &lines, &err);
 	} else {
 		json_error_t jerr;
-		cleanup_with(json_decrefp) json_t *doc = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+		cleanup_with(json_decrefp) json_t *doc =
+			json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
 		if (!json_is_object(doc)) {
 			cli_print("%s: not a JSON object (%s, line %d): what the host reads in it is not known\n",
 				  path, doc ? "another type" : jerr.text, jerr.line);
@@ -186,7 +188,8 @@ static int install_check_dir(const struct agent_host *host, const struct install
 
 	if (n < 0) {
 		if (errno != ENOENT && errno != ENOTDIR) {
-			cli_print("%s: cannot be read (%s): what it says is not known\n", dir, strerror(errno));
+			cli_print("%s: cannot be read (%s): what it says is not known\n", dir,
+				  strerror(errno));
 			*ret_bad = true;
 		}
 		return EXIT_OK;
@@ -201,7 +204,8 @@ static int install_check_dir(const struct agent_host *host, const struct install
 			else if (!strv_contains(*seen, p))
 				status = strv_push(seen, p) < 0
 						 ? EXIT_AIRLOCK_ERROR
-						 : install_check_file(host, cmd, p, AGENTHOST_SETTINGS_JSON,
+						 : install_check_file(host, cmd, p,
+								      AGENTHOST_SETTINGS_JSON,
 								      strcmp(p, target) == 0, ret_bad);
 		}
 		free(names[i]);
@@ -246,8 +250,9 @@ static char **install_project_dirs(const char *dir)
 }
 
 /* One settings path, once: a file or a directory of them. */
-static int install_check_path(const struct agent_host *host, const struct install_command *cmd, char *path,
-			      enum agenthost_format format, const char *target, char ***seen, bool *bad)
+static int install_check_path(const struct agent_host *host, const struct install_command *cmd,
+			      char *path, enum agenthost_format format, const char *target,
+			      char ***seen, bool *bad)
 {
 	if (strv_contains(*seen, path))
 		return EXIT_OK;
@@ -284,14 +289,16 @@ static int install_check_all(const struct agent_host *host, const struct install
 		if (s->base == AGENTHOST_BASE_PROJECT) {
 			for (size_t i = 0; roots && roots[i] && status == EXIT_OK; i++) {
 				cleanup_free char *p = path_join(roots[i], s->path);
-				status = p ? install_check_path(host, cmd, p, s->format, target, &seen, &bad)
+				status = p ? install_check_path(host, cmd, p, s->format, target,
+								&seen, &bad)
 					   : EXIT_AIRLOCK_ERROR;
 			}
 			continue;
 		}
 		/* The host reads this file from elsewhere when s->env is set. */
 		const char *moved = s->env ? getenv(s->env) : NULL;
-		cleanup_free char *path = moved && moved[0] ? strdup(moved)
+		cleanup_free char *path =
+			moved && moved[0] ? strdup(moved)
 					  : agenthost_path(host, s->base, s->path, home, host_home);
 		if (path)
 			status = install_check_path(host, cmd, path, s->format, target, &seen, &bad);
@@ -389,7 +396,11 @@ int cmd_install(int argc, char **argv)
 	cleanup_free char *state = state_arg ? install_absolute(state_arg) : NULL;
 	cleanup_free char *policy = policy_arg ? realpath(policy_arg, NULL) : NULL;
 	if (!self || (state_arg && !state) || (policy_arg && !policy)) {
-		cli_error("install: %s: %s", !self ? "/proc/self/exe" : policy_arg && !policy ? policy_arg : "--state-dir", strerror(errno));
+		cli_error("install: %s: %s",
+			  !self			  ? "/proc/self/exe"
+			  : policy_arg && !policy ? policy_arg
+						  : "--state-dir",
+			  strerror(errno));
 		return EXIT_AIRLOCK_ERROR;
 	}
 	cleanup_free char *airlock = NULL;
@@ -423,13 +434,15 @@ int cmd_install(int argc, char **argv)
 			  airlock, build_tree ? " (it lies in a build tree)" : "");
 	if (!write) {
 		cleanup_with(json_decrefp) json_t *hooks = install_hooks(host, &cmd);
-		cleanup_with(json_decrefp) json_t *doc = hooks ? json_pack("{s:O}", "hooks", hooks) : NULL;
+		cleanup_with(json_decrefp) json_t *doc =
+			hooks ? json_pack("{s:O}", "hooks", hooks) : NULL;
 		cleanup_free char *out = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
 		if (!out)
 			return EXIT_AIRLOCK_ERROR;
 		puts(out);
 		cli_error("install: %s: %s; --write merges them, keeping every other key", path,
-			  changed ? "these hooks are not there yet, or differ" : "these hooks are there already");
+			  changed ? "these hooks are not there yet, or differ"
+				  : "these hooks are there already");
 		install_needs(host, path, project != NULL);
 		return EXIT_OK;
 	}

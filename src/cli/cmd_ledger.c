@@ -35,9 +35,9 @@ static const char ledger_usage[] =
 static int ledger_read_file(const char *path, char **ret, size_t *ret_n)
 {
 	struct error err = { 0 };
-	int r = strcmp(path, "-") == 0 ? fd_read_capped(STDIN_FILENO, LEDGER_FILE_MAX, ret, ret_n, &err)
-				       : file_read_capped(AT_FDCWD, path, LEDGER_FILE_MAX, ret, ret_n,
-							  &err);
+	int r = strcmp(path, "-") == 0
+			? fd_read_capped(STDIN_FILENO, LEDGER_FILE_MAX, ret, ret_n, &err)
+			: file_read_capped(AT_FDCWD, path, LEDGER_FILE_MAX, ret, ret_n, &err);
 	if (r < 0)
 		cli_error("ledger: %s: %s", path, err.msg);
 	return r;
@@ -72,10 +72,8 @@ static int ledger_load_vkey(const char *path, const char *state_dir, struct ledg
 }
 
 static const char *const finding_names[] = {
-	[LEDGER_FINDING_TAMPERED] = "TAMPERED",
-	[LEDGER_FINDING_DIFFERS] = "DIFFERS",
-	[LEDGER_FINDING_MISSING] = "MISSING",
-	[LEDGER_FINDING_UNBACKED] = "UNBACKED",
+	[LEDGER_FINDING_TAMPERED] = "TAMPERED", [LEDGER_FINDING_DIFFERS] = "DIFFERS",
+	[LEDGER_FINDING_MISSING] = "MISSING",	[LEDGER_FINDING_UNBACKED] = "UNBACKED",
 	[LEDGER_FINDING_TORN] = "TORN",
 };
 
@@ -112,7 +110,10 @@ static int ledger_verify_main(struct store *store, const char *key_path, const c
 	printf("{\"size\":%llu,\"root\":\"%s\",\"checkpoint_size\":%llu,\"unsigned_entries\":%llu,\"findings\":%zu,\"verdict\":\"%s\"}\n",
 	       (unsigned long long)rep.size, root ? root : "", (unsigned long long)rep.checkpoint_size,
 	       (unsigned long long)rep.unsigned_entries, rep.n_findings,
-	       tampered ? "TAMPERED" : differs ? "RECORDS_DIFFER" : torn ? "TORN_TAIL" : "OK");
+	       tampered	 ? "TAMPERED"
+	       : differs ? "RECORDS_DIFFER"
+	       : torn	 ? "TORN_TAIL"
+			 : "OK");
 	ledger_report_release(&rep);
 	return exit_status_for_ledger_verify(tampered, differs, torn);
 }
@@ -143,14 +144,15 @@ static int ledger_verify_proof_main(const char *key_path, const char *old_path,
 	}
 	struct ledger_entry e = { 0 };
 	struct error err = { 0 };
-	if (ledger_verify_proof(&ledger_state_schema, proof, proof_n, &vkey, old, old_n, record_path ? hex : NULL, &e,
-				&err) < 0) {
+	if (ledger_verify_proof(&ledger_state_schema, proof, proof_n, &vkey, old, old_n,
+				record_path ? hex : NULL, &e, &err) < 0) {
 		cli_error("ledger verify-proof: %s", err.msg);
 		return err.code == EINVAL ? EXIT_AIRLOCK_ERROR : EXIT_LEDGER_TAMPERED;
 	}
 	if (e.path[0])
 		cli_print("entry %llu (%s %s, %s) is in the log signed by %s\n",
-			  (unsigned long long)e.seq, ledger_kind_name(e.kind), e.id, e.path, vkey.name);
+			  (unsigned long long)e.seq, ledger_kind_name(e.kind), e.id, e.path,
+			  vkey.name);
 	else
 		cli_print("the log signed by %s extends the old checkpoint\n", vkey.name);
 	return EXIT_OK;
@@ -207,9 +209,9 @@ int cmd_ledger(int argc, char **argv)
 		}
 		return ledger_verify_proof_main(key, old, record, argv[optind]);
 	}
-	bool wants = strcmp(sub, "prove") == 0 ? operands == 1
+	bool wants = strcmp(sub, "prove") == 0	       ? operands == 1
 		     : strcmp(sub, "consistency") == 0 ? operands == 1 || operands == 2
-		     : operands == 0;
+						       : operands == 0;
 	bool known = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0 ||
 		     strcmp(sub, "verify") == 0 || strcmp(sub, "recover") == 0 ||
 		     strcmp(sub, "prove") == 0 || strcmp(sub, "consistency") == 0;

@@ -122,7 +122,8 @@ static int permit_parse_args(struct permit_cli *c, int argc, char **argv)
 	bool wants = strcmp(c->action, "list") != 0;
 	if (wants && !c->operand) {
 		cli_error("permit %s: give %s", c->action,
-			  strcmp(c->action, "propose") ? "a permit id" : "a proposal file, or - for stdin");
+			  strcmp(c->action, "propose") ? "a permit id"
+						       : "a proposal file, or - for stdin");
 		return -1;
 	}
 	if (!wants && c->operand) {
@@ -227,7 +228,8 @@ static int permit_list_main(const struct permit_cli *c)
 		json_decref(all);
 	}
 	if (damaged)
-		cli_error("permit list: %zu damaged record%s skipped", damaged, damaged == 1 ? "" : "s");
+		cli_error("permit list: %zu damaged record%s skipped", damaged,
+			  damaged == 1 ? "" : "s");
 	return EXIT_OK;
 }
 
@@ -283,11 +285,11 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 		if (r == 0) {
 			char passphrase[1024], prompt[128];
 			/* What is signed, before the passphrase is asked for. */
-			cli_print("permit %llu asks for the approver's signature over:\n%s", (unsigned long long)id,
-				  message);
+			cli_print("permit %llu asks for the approver's signature over:\n%s",
+				  (unsigned long long)id, message);
 			fflush(stdout);
-			snprintf(prompt, sizeof(prompt), "approver passphrase to approve permit %llu: ",
-				 (unsigned long long)id);
+			snprintf(prompt, sizeof(prompt),
+				 "approver passphrase to approve permit %llu: ", (unsigned long long)id);
 			int t = cli_read_secret(prompt, passphrase, sizeof(passphrase));
 			if (t == -ENXIO) {
 				cli_error("permit approve: the passphrase is read from a terminal and there is none here");
@@ -322,7 +324,7 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 
 int cmd_permit(int argc, char **argv)
 {
-	static const char *const actions[] = { "propose", "list",  "show", "dryrun",
+	static const char *const actions[] = { "propose", "list", "show", "dryrun",
 					       "approve", "deny", "exec" };
 	struct permit_cli c = { 0 };
 

@@ -53,12 +53,14 @@ static void print_entry_row(json_t *e)
 	char exit_text[16] = "-";
 
 	if (json_is_integer(exit_code))
-		snprintf(exit_text, sizeof(exit_text), "%lld", (long long)json_integer_value(exit_code));
+		snprintf(exit_text, sizeof(exit_text), "%lld",
+			 (long long)json_integer_value(exit_code));
 	const char *started = json_string_value(json_object_get(e, "started_at"));
 	const char *status = json_string_value(json_object_get(e, "status"));
-	cli_print("%-7lld %-24s %-14s %-5s %8lld  ", (long long)json_integer_value(json_object_get(e, "id")),
-	       started ? started : "-", status ? status : "-", exit_text,
-	       (long long)json_integer_value(json_object_get(e, "duration_ms")));
+	cli_print("%-7lld %-24s %-14s %-5s %8lld  ",
+		  (long long)json_integer_value(json_object_get(e, "id")), started ? started : "-",
+		  status ? status : "-", exit_text,
+		  (long long)json_integer_value(json_object_get(e, "duration_ms")));
 	size_t i;
 	json_t *arg;
 	json_array_foreach(argv, i, arg) {
@@ -72,9 +74,9 @@ static void print_entry_row(json_t *e)
 int cmd_receipts(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "failed", no_argument, NULL, 'f' },	    { "last", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },	    { "state-dir", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },	    { 0 },
+		{ "failed", no_argument, NULL, 'f' }, { "last", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },   { "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },   { 0 },
 	};
 	const char *state_dir = NULL;
 	bool failed_only = false, json = false;
@@ -129,7 +131,8 @@ int cmd_receipts(int argc, char **argv)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	if (!json)
-		printf("%-7s %-24s %-14s %-5s %8s  %s\n", "ID", "STARTED", "STATUS", "EXIT", "MS", "ARGV");
+		printf("%-7s %-24s %-14s %-5s %8s  %s\n", "ID", "STARTED", "STATUS", "EXIT", "MS",
+		       "ARGV");
 	size_t i;
 	json_t *e;
 	json_array_foreach(list, i, e) {
@@ -186,8 +189,8 @@ static int show_spill(struct store *store, const struct show_args *a, int fd)
 		/* To a terminal, a chunk ends after a newline when it has one:
 		 * no escape sequence spans one, so pages read as the whole would. */
 		size_t take = (size_t)n;
-		const char *nl = a->tty && take == want && pos + take < end ? memrchr(buf, '\n', take)
-									    : NULL;
+		const char *nl =
+			a->tty && take == want && pos + take < end ? memrchr(buf, '\n', take) : NULL;
 		if (nl)
 			take = (size_t)(nl - buf) + 1;
 		if (show_write(a, buf, take) < 0)
@@ -220,9 +223,12 @@ static int show_kept_text(json_t *receipt, const struct show_args *a)
 static int show_parse(int argc, char **argv, struct show_args *a)
 {
 	static const struct option options[] = {
-		{ "stdout", no_argument, NULL, 'o' },	      { "stderr", no_argument, NULL, 'e' },
-		{ "offset", required_argument, NULL, 'f' }, { "limit", required_argument, NULL, 'l' },
-		{ "state-dir", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ "stdout", no_argument, NULL, 'o' },
+		{ "stderr", no_argument, NULL, 'e' },
+		{ "offset", required_argument, NULL, 'f' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int opt;
@@ -236,7 +242,8 @@ static int show_parse(int argc, char **argv, struct show_args *a)
 		case 'f':
 		case 'l':
 			if (parse_u64(optarg, opt == 'f' ? &a->offset : &a->limit) < 0) {
-				cli_error("--%s '%s' must be a byte count", opt == 'f' ? "offset" : "limit", optarg);
+				cli_error("--%s '%s' must be a byte count",
+					  opt == 'f' ? "offset" : "limit", optarg);
 				return EXIT_AIRLOCK_ERROR;
 			}
 			a->has_range = true;

@@ -140,13 +140,17 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		break;
 	case OPT_TIMEOUT:
 		if (parse_duration_ms(arg, &ms) < 0 || ms == 0)
-			run_request_set_invalid(req, "--timeout '%.100s' is not a positive duration (e.g. 30s, 500ms)", arg);
+			run_request_set_invalid(req,
+						"--timeout '%.100s' is not a positive duration (e.g. 30s, 500ms)",
+						arg);
 		req->timeout_ms = ms;
 		req->has_timeout = true;
 		break;
 	case OPT_KILL_AFTER:
 		if (parse_duration_ms(arg, &ms) < 0)
-			run_request_set_invalid(req, "--kill-after '%.100s' is not a duration (e.g. 2s)", arg);
+			run_request_set_invalid(req,
+						"--kill-after '%.100s' is not a duration (e.g. 2s)",
+						arg);
 		req->kill_after_ms = ms;
 		req->has_kill_after = true;
 		break;
@@ -165,7 +169,9 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		__attribute__((fallthrough));
 	case OPT_EXPECT_EXIT:
 		if (parse_expect(req, arg) < 0)
-			run_request_set_invalid(req, "--expect '%.100s' must list exit statuses 0-255, like 0 or 0,1", arg);
+			run_request_set_invalid(req,
+						"--expect '%.100s' must list exit statuses 0-255, like 0 or 0,1",
+						arg);
 		break;
 	case OPT_JOB_ID:
 		r = replace_string(&req->job_id, arg);
@@ -186,7 +192,8 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		if (agenthost_from_string(arg, &routed_host, &(struct error){ 0 }) == 0)
 			req->source = routed_host->routed_source;
 		else
-			run_request_set_invalid(req, "--routed '%.100s' must be %s", arg, agenthost_names(false));
+			run_request_set_invalid(req, "--routed '%.100s' must be %s", arg,
+						agenthost_names(false));
 		cli->routed = true;
 		cli->tee = true;
 		break;
@@ -212,11 +219,14 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		break;
 	case OPT_ALLOW_WORKSPACE:
 		if (hostview_parse_allow(arg, &req->allow_workspace) < 0)
-			run_request_set_invalid(req, "--allow-workspace '%.100s' must be home, system or home,system", arg);
+			run_request_set_invalid(req,
+						"--allow-workspace '%.100s' must be home, system or home,system",
+						arg);
 		break;
 	case OPT_EXPECT_DELETE:
 		if (!cli->dryrun)
-			run_request_set_invalid(req, "--expect-delete is for dry runs: airlock dryrun --expect-delete PATTERN -- CMD");
+			run_request_set_invalid(req,
+						"--expect-delete is for dry runs: airlock dryrun --expect-delete PATTERN -- CMD");
 		else
 			r = strv_push(&req->expect_delete, arg);
 		break;
@@ -226,7 +236,9 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		break;
 	case OPT_NET:
 		if (strcmp(arg, "host") != 0 && strcmp(arg, "none") != 0)
-			run_request_set_invalid(req, "--net '%.100s' must be none (loopback only) or host", arg);
+			run_request_set_invalid(req,
+						"--net '%.100s' must be none (loopback only) or host",
+						arg);
 		req->share_net = strcmp(arg, "host") == 0;
 		break;
 	}
@@ -247,12 +259,13 @@ static void print_run_usage(FILE *f, const char *name)
 		      "                   [--net none|host] [--allow-workspace home|system] FILE|-\n",
 		      f);
 	else
-		fprintf(f, "usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
-			   "                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
-			   "                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
-			   "                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
-			   "                   [--allow-workspace home|system] [--fixes ID]\n"
-			   "                   [--routed %s] -- CMD [ARG...]\n",
+		fprintf(f,
+			"usage: airlock run [--cwd DIR] [--timeout DUR] [--kill-after DUR] [--env NAME]...\n"
+			"                   [--env-force NAME]... [--expect N[,N...]] [--job-id ID] [--why TEXT]\n"
+			"                   [--json] [--tee] [--spill] [--state-dir DIR] [--policy FILE]\n"
+			"                   [--sandbox default|none] [--workspace DIR] [--net none|host]\n"
+			"                   [--allow-workspace home|system] [--fixes ID]\n"
+			"                   [--routed %s] -- CMD [ARG...]\n",
 			agenthost_names(true));
 }
 
@@ -274,11 +287,15 @@ static int run_cli_parse(struct run_cli *cli, int argc, char **argv, bool is_job
 			if (optopt && optopt < 0x100)
 				run_request_set_invalid(&cli->req, "unknown option '-%c'", optopt);
 			else
-				run_request_set_invalid(&cli->req, "bad option '%.100s' (unknown, or missing its value)", word);
+				run_request_set_invalid(&cli->req,
+							"bad option '%.100s' (unknown, or missing its value)",
+							word);
 			continue;
 		}
 		if (is_job && option_is_run_only(opt)) {
-			run_request_set_invalid(&cli->req, "option '%.100s' does not apply to a job file; put it in the job", argv[prev]);
+			run_request_set_invalid(&cli->req,
+						"option '%.100s' does not apply to a job file; put it in the job",
+						argv[prev]);
 			continue;
 		}
 		run_cli_apply(cli, opt, optarg ? optarg : "");
@@ -294,7 +311,8 @@ static void print_outcome(const struct run_cli *cli, const struct run_outcome *o
 	if (o->warning[0])
 		cli_error("warning: %s", o->warning);
 	if (o->gate_note[0])
-		cli_error("receipt %llu closes no failure: %s", (unsigned long long)o->id, o->gate_note);
+		cli_error("receipt %llu closes no failure: %s", (unsigned long long)o->id,
+			  o->gate_note);
 	if (cli->routed) {
 		/* nothing: the agent reads stdout as the command's own */
 	} else if (cli->json) {
@@ -319,10 +337,14 @@ static const char *change_label(const char *change)
 	static const struct {
 		const char *change, *label;
 	} labels[] = {
-		{ "created", "new" },	       { "modified", "modified" },
-		{ "deleted", "deleted" },      { "renamed", "renamed" },
-		{ "type_changed", "typechange" }, { "mode_changed", "mode" },
-		{ "xattrs_changed", "xattrs" }, { "owner_changed", "owner" },
+		{ "created", "new" },
+		{ "modified", "modified" },
+		{ "deleted", "deleted" },
+		{ "renamed", "renamed" },
+		{ "type_changed", "typechange" },
+		{ "mode_changed", "mode" },
+		{ "xattrs_changed", "xattrs" },
+		{ "owner_changed", "owner" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(labels); i++)
 		if (strcmp(labels[i].change, change) == 0)
@@ -355,7 +377,8 @@ static void print_size_and_mode(json_t *c)
 		cli_print(" (%lld bytes", (long long)json_integer_value(size));
 	if (mode && old_mode && !(type && !strcmp(type, "symlink")) &&
 	    !(old_type && !strcmp(old_type, "symlink"))) {
-		cli_print("%smode %s -> %s", sized ? ", " : " (", mode_shown(old_mode), mode_shown(mode));
+		cli_print("%smode %s -> %s", sized ? ", " : " (", mode_shown(old_mode),
+			  mode_shown(mode));
 		sized = true;
 	}
 	if (sized)
@@ -368,7 +391,8 @@ static void print_size_and_mode(json_t *c)
  * review under every name it changes. */
 static void print_also(json_t *c)
 {
-	json_t *names = json_object_get(c, "also_names"), *outside = json_object_get(c, "also_outside");
+	json_t *names = json_object_get(c, "also_names"),
+	       *outside = json_object_get(c, "also_outside");
 	size_t k;
 	json_t *name;
 
@@ -379,7 +403,8 @@ static void print_also(json_t *c)
 		cli_print("%s %s", k ? "," : "", json_string_value(json_object_get(name, "path")));
 	if (json_is_integer(outside))
 		cli_print("%s %lld name%s outside the workspace", json_array_size(names) ? "," : "",
-			  (long long)json_integer_value(outside), json_integer_value(outside) == 1 ? "" : "s");
+			  (long long)json_integer_value(outside),
+			  json_integer_value(outside) == 1 ? "" : "s");
 	cli_print("]");
 }
 
@@ -398,12 +423,12 @@ static void print_dryrun(const struct run_outcome *o)
 		const char *path = json_string_value(json_object_get(c, "path"));
 		const char *type = json_string_value(json_object_get(c, "type"));
 		cli_print("  %-11s %s%s", change_label(change), path,
-		       type && strcmp(type, "dir") == 0 ? "/" : "");
+			  type && strcmp(type, "dir") == 0 ? "/" : "");
 		if (strcmp(change, "renamed") == 0)
 			cli_print(" (from %s)", json_string_value(json_object_get(c, "from")));
 		else if (strcmp(change, "mode_changed") == 0)
 			cli_print(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
-			       json_string_value(json_object_get(c, "mode")));
+				  json_string_value(json_object_get(c, "mode")));
 		else if (strcmp(change, "xattrs_changed") != 0 && strcmp(change, "owner_changed") != 0)
 			print_size_and_mode(c);
 		if (json_is_integer(json_object_get(c, "old_uid")))
@@ -413,30 +438,33 @@ static void print_dryrun(const struct run_outcome *o)
 				  (long long)json_integer_value(json_object_get(c, "uid")),
 				  (long long)json_integer_value(json_object_get(c, "gid")));
 		if (json_is_string(json_object_get(c, "link_to")))
-			cli_print(" [hard link of %s]", json_string_value(json_object_get(c, "link_to")));
+			cli_print(" [hard link of %s]",
+				  json_string_value(json_object_get(c, "link_to")));
 		else if (json_is_true(json_object_get(c, "link_split")))
 			cli_print(" [a new inode: leaves its hard-link group]");
 		print_also(c);
 		if (json_is_string(json_object_get(c, "refused")))
 			cli_print(" [mode %s, %s: never applied]",
-			       json_string_value(json_object_get(c, "mode")),
-			       json_string_value(json_object_get(c, "refused")));
+				  json_string_value(json_object_get(c, "mode")),
+				  json_string_value(json_object_get(c, "refused")));
 		cli_print("\n");
 	}
 	if (json_is_true(json_object_get(dr, "truncated")))
 		cli_print("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
-		       (long long)json_integer_value(json_object_get(dr, "total")),
-		       json_array_size(changes));
-	json_int_t scratch = json_integer_value(json_object_get(json_object_get(dr, "scratch"), "entries"));
+			  (long long)json_integer_value(json_object_get(dr, "total")),
+			  json_array_size(changes));
+	json_int_t scratch =
+		json_integer_value(json_object_get(json_object_get(dr, "scratch"), "entries"));
 	if (scratch > 0)
 		cli_print("  scratch space: %lld objects left in the private /tmp (%lld bytes), gone with the snapshot\n",
-		       (long long)scratch,
-		       (long long)json_integer_value(json_object_get(json_object_get(dr, "scratch"), "bytes")));
+			  (long long)scratch,
+			  (long long)json_integer_value(
+				  json_object_get(json_object_get(dr, "scratch"), "bytes")));
 	json_array_foreach(json_object_get(dr, "outside_writes"), i, c)
 		cli_print("  outside the workspace, refused: %s (%s, %lld times)\n",
-		       json_string_value(json_object_get(c, "path")),
-		       json_string_value(json_object_get(c, "syscall")),
-		       (long long)json_integer_value(json_object_get(c, "count")));
+			  json_string_value(json_object_get(c, "path")),
+			  json_string_value(json_object_get(c, "syscall")),
+			  (long long)json_integer_value(json_object_get(c, "count")));
 	json_array_foreach(json_object_get(dr, "problems"), i, c) {
 		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
 		const char *refused = json_string_value(json_object_get(c, "refused"));
@@ -452,18 +480,20 @@ static void print_dryrun(const struct run_outcome *o)
 		else if (needs)
 			cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
 				  strcmp(needs, "device_node") == 0 ? "make a device node"
-				  : strcmp(needs, "xattr") == 0	    ? "set a trusted.* attribute or a file capability"
-								    : needs,
+				  : strcmp(needs, "xattr") == 0
+					  ? "set a trusted.* attribute or a file capability"
+					  : needs,
 				  (long long)json_integer_value(json_object_get(c, "count")));
 		else if (refused)
-			cli_print("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
-			       refused, json_string_value(json_object_get(c, "change")));
+			cli_print("  refused, %s: %s (%s)\n",
+				  json_string_value(json_object_get(c, "reason")), refused,
+				  json_string_value(json_object_get(c, "change")));
 		else if (unexpected)
 			cli_print("  not declared: %s (%s)\n", unexpected,
-			       json_string_value(json_object_get(c, "change")));
+				  json_string_value(json_object_get(c, "change")));
 		else if (host_code)
 			cli_print("  would run code on the host: %s (%s)\n", host_code,
-			       json_string_value(json_object_get(c, "kind")));
+				  json_string_value(json_object_get(c, "kind")));
 		else if (unchecked)
 			cli_print("  not checked for code for the host: %s\n", unchecked);
 		else if (hint)
@@ -472,8 +502,8 @@ static void print_dryrun(const struct run_outcome *o)
 			cli_print("  the change set could not be read: %s\n", cs_error);
 		else if (json_is_string(json_object_get(c, "link_group")))
 			cli_print("  hard-link group not reproduced: %s (%s)\n",
-			       json_string_value(json_object_get(c, "link_group")),
-			       json_string_value(json_object_get(c, "reason")));
+				  json_string_value(json_object_get(c, "link_group")),
+				  json_string_value(json_object_get(c, "reason")));
 		else if (json_object_get(c, "outside_write"))
 			continue; /* listed above, with the other attempts */
 		else if (json_is_string(json_object_get(c, "setid_written")))
@@ -497,10 +527,9 @@ static void print_dryrun(const struct run_outcome *o)
 			json_array_foreach(json_object_get(c, "names"), k, name)
 				cli_print("%s %s", k ? "," : "", json_string_value(name));
 			cli_print(" (the snapshot copies a renamed directory; the real rename keeps them)\n");
-		}
-		else
+		} else
 			cli_print("  declared, but nothing changed there: %s\n",
-			       json_string_value(json_object_get(c, "missing")));
+				  json_string_value(json_object_get(c, "missing")));
 	}
 }
 
@@ -549,7 +578,8 @@ static int run_cli_execute(struct run_cli *cli)
 		 * names; the re-run's status is the answer (docs/gate.md). */
 		if (outcome.rerun) {
 			const struct run_outcome *re = outcome.rerun;
-			int rerun_status = exit_status_for_receipt(re->status, re->exit_code, re->signal);
+			int rerun_status =
+				exit_status_for_receipt(re->status, re->exit_code, re->signal);
 			if (re->host_code_failed && rerun_status == EXIT_OK)
 				rerun_status = EXIT_HOST_CODE;
 			print_outcome(cli, re, rerun_status);
@@ -581,7 +611,8 @@ static int run_cli_main(int argc, char **argv, const char *name, bool dryrun)
 		if (strv_push(&cli.req.argv, argv[i]) < 0)
 			run_request_set_invalid(&cli.req, "out of memory");
 	if (first >= argc)
-		run_request_set_invalid(&cli.req, "no command given: airlock %s [OPTIONS] -- CMD [ARG...]",
+		run_request_set_invalid(&cli.req,
+					"no command given: airlock %s [OPTIONS] -- CMD [ARG...]",
 					name);
 
 	int status = run_cli_execute(&cli);
@@ -630,7 +661,9 @@ int cmd_job(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc - first != 1)
-		run_request_set_invalid(&cli.req, "expected one job file (or - for stdin), got %d arguments", argc - first);
+		run_request_set_invalid(&cli.req,
+					"expected one job file (or - for stdin), got %d arguments",
+					argc - first);
 	else
 		job_read(&cli.req, argv[first]);
 

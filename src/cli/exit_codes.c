@@ -110,7 +110,7 @@ int exit_status_for_dryrun_verdict(enum dryrun_verdict verdict, int run_status)
 
 int exit_status_for_ledger_verify(bool tampered, bool differs, bool torn)
 {
-	return tampered ? EXIT_LEDGER_TAMPERED
+	return tampered	 ? EXIT_LEDGER_TAMPERED
 	       : differs ? EXIT_LEDGER_RECORDS_DIFFER
 	       : torn	 ? EXIT_LEDGER_TORN_TAIL
 			 : EXIT_OK;
@@ -118,7 +118,7 @@ int exit_status_for_ledger_verify(bool tampered, bool differs, bool torn)
 
 int exit_status_for_ledger_error(int r)
 {
-	return r == -EBADMSG ? EXIT_LEDGER_TAMPERED
+	return r == -EBADMSG  ? EXIT_LEDGER_TAMPERED
 	       : r == -ENOENT ? EXIT_NOT_FOUND_ITEM
 			      : EXIT_AIRLOCK_ERROR;
 }

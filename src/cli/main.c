@@ -95,9 +95,11 @@ static const struct {
 	{ "policy", cmd_policy, "approve a policy file that widens the built-in one, or check one" },
 	{ "classify", cmd_classify, "print a command's risk level 1-5 and the rule that decided" },
 	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
-	{ "permit", cmd_permit, "a model's proposed command earns execution: propose, dryrun, approve, exec" },
+	{ "permit", cmd_permit,
+	  "a model's proposed command earns execution: propose, dryrun, approve, exec" },
 	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
-	{ "install", cmd_install, "put airlock's hooks into Claude Code's, Codex's or Gemini CLI's settings" },
+	{ "install", cmd_install,
+	  "put airlock's hooks into Claude Code's, Codex's or Gemini CLI's settings" },
 };
 
 static void print_usage(FILE *f)

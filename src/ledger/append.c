@@ -55,7 +55,8 @@ int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_t
 				continue;
 			if (!whole)
 				return error_set(err, EBADMSG,
-						 "the ledger's last %zu bytes hold no line end", window);
+						 "the ledger's last %zu bytes hold no line end",
+						 window);
 			ret->good_end = 0; /* all of it is a torn first line */
 			return 0;
 		}
@@ -88,9 +89,8 @@ static int ledger_poison(struct ledger_writer *w, int e)
 	return -EIO;
 }
 
-static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_t seq,
-			     int kind, const char *id, const char *path, const char *sha,
-			     struct error *err)
+static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_t seq, int kind,
+			     const char *id, const char *path, const char *sha, struct error *err)
 {
 	cleanup_free char *line = NULL;
 	size_t n;
@@ -112,7 +112,8 @@ static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_
 	if (w->ledger->durable && fdatasync(w->log_fd) < 0) {
 		int e = errno;
 		ledger_poison(w, e);
-		return error_set_errno(err, EIO, "the ledger could not be synced (%s); it is poisoned until `airlock ledger recover`",
+		return error_set_errno(err, EIO,
+				       "the ledger could not be synced (%s); it is poisoned until `airlock ledger recover`",
 				       strerror(e));
 	}
 	return 0;
@@ -120,8 +121,7 @@ static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_
 
 /* A torn tail (bytes after the last line end, from a crash mid-append) is
  * moved to torn/<offset>-<sha256>.bin, cut off, and recorded. */
-int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t,
-				  struct error *err)
+int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t, struct error *err)
 {
 	size_t n = (size_t)(t->size - t->good_end);
 	cleanup_free char *bytes = malloc(n ? n : 1);
@@ -154,7 +154,8 @@ int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t,
 	if (fdatasync(w->log_fd) < 0)
 		return ledger_poison(w, errno), error_set(err, EIO, "the ledger could not be synced");
 	uint64_t seq = t->has_last ? t->last.seq + 1 : 0;
-	return ledger_write_line(w, t->good_end, seq, w->ledger->schema->kind_recovered, id, path, hex, err);
+	return ledger_write_line(w, t->good_end, seq, w->ledger->schema->kind_recovered, id, path,
+				 hex, err);
 }
 
 /* How many entries the last checkpoint signed (0 without one). */
@@ -169,9 +170,8 @@ static uint64_t ledger_signed_size(int dir_fd)
 	return cp.size;
 }
 
-int ledger_append_locked(struct ledger_writer *w, int kind, const char *id,
-				const char *path, const char *sha, uint64_t *ret_seq,
-				struct error *err)
+int ledger_append_locked(struct ledger_writer *w, int kind, const char *id, const char *path,
+			 const char *sha, uint64_t *ret_seq, struct error *err)
 {
 	struct ledger_tail t;
 	int r = ledger_tail_read(w->ledger->schema, w->log_fd, &t, err);
@@ -180,7 +180,8 @@ int ledger_append_locked(struct ledger_writer *w, int kind, const char *id,
 	if (t.good_end != t.size) {
 		uint64_t complete = t.has_last ? t.last.seq + 1 : 0;
 		if (complete < ledger_signed_size(w->dir_fd))
-			return error_set(err, EBADMSG, "the ledger ends inside its signed prefix: tampering (see `airlock ledger verify`)");
+			return error_set(err, EBADMSG,
+					 "the ledger ends inside its signed prefix: tampering (see `airlock ledger verify`)");
 		r = ledger_quarantine_tail(w, &t, err);
 		if (r < 0)
 			return r;
@@ -197,8 +198,7 @@ int ledger_append_locked(struct ledger_writer *w, int kind, const char *id,
 	return 0;
 }
 
-int ledger_writer_open(struct ledger *ledger, struct ledger_writer *w, int *ret_lock,
-			      struct error *err)
+int ledger_writer_open(struct ledger *ledger, struct ledger_writer *w, int *ret_lock, struct error *err)
 {
 	*w = (struct ledger_writer){ .ledger = ledger, .dir_fd = -1, .log_fd = -1 };
 	int r = ledger_dir(ledger, true, err);
@@ -209,8 +209,8 @@ int ledger_writer_open(struct ledger *ledger, struct ledger_writer *w, int *ret_
 	if (r < 0)
 		return r;
 	*ret_lock = r;
-	w->log_fd = openat(w->dir_fd, "log", O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			   0600);
+	w->log_fd =
+		openat(w->dir_fd, "log", O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (w->log_fd < 0)
 		return error_set_errno(err, errno, "open the ledger");
 	return 0;
@@ -235,7 +235,8 @@ int ledger_append(struct ledger *ledger, int kind, const char *id, const char *p
 
 	int r = ledger_writer_open(ledger, &w, &lock_fd, err);
 	if (r == 0 && faccessat(w.dir_fd, "poisoned", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		r = error_set(err, EIO, "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
+		r = error_set(err, EIO,
+			      "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
 	if (r == 0)
 		r = ledger_append_locked(&w, kind, id, path, sha256, &seq, err);
 	/* The index follows the checkpoints: an append that signs none leaves

@@ -46,8 +46,8 @@ static int ledger_reader_open(struct ledger *ledger, struct ledger_reader *ret, 
 }
 
 /* The last entry for path among the lines of the log in [from, end). */
-static bool ledger_scan_path(const struct ledger_schema *schema, const struct ledger_map *m, uint64_t from, uint64_t end,
-			     const char *path, struct ledger_entry *ret)
+static bool ledger_scan_path(const struct ledger_schema *schema, const struct ledger_map *m,
+			     uint64_t from, uint64_t end, const char *path, struct ledger_entry *ret)
 {
 	/* The path is JSON-escaped as jansson writes it; a clean path has no
 	 * character that needs escaping but '/', which jansson leaves alone. */
@@ -93,7 +93,8 @@ static bool ledger_last_for_path(const struct ledger_reader *rd, const char *pat
 		     i = (i + 1) & mask, k++) {
 			struct ledger_entry e;
 			if (x.slots[i].hash == h &&
-			    ledger_line_at(rd->schema, &rd->map, x.slots[i].off1 - 1, x.head->covered, &e, NULL) == 0 &&
+			    ledger_line_at(rd->schema, &rd->map, x.slots[i].off1 - 1,
+					   x.head->covered, &e, NULL) == 0 &&
 			    strcmp(e.path, path) == 0) {
 				*ret = e;
 				have = true;
@@ -119,8 +120,8 @@ int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *pa
 		return r;
 	if (!have)
 		return -ENOENT;
-	if ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) || (id && strcmp(found.id, id) != 0) ||
-	    strcmp(found.sha256, sha256) != 0)
+	if ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
+	    (id && strcmp(found.id, id) != 0) || strcmp(found.sha256, sha256) != 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -198,7 +199,8 @@ int ledger_open_ids(struct ledger *ledger, const char *dir_prefix, uint64_t **re
 		for (uint32_t i = 0; !x.head->open_overflow && i < x.head->n_open; i++) {
 			struct ledger_entry e;
 			uint64_t id;
-			if (ledger_line_at(rd.schema, &rd.map, x.head->open[i].off, x.head->covered, &e, NULL) < 0 ||
+			if (ledger_line_at(rd.schema, &rd.map, x.head->open[i].off, x.head->covered,
+					   &e, NULL) < 0 ||
 			    e.kind != ledger->schema->kind_open || parse_u64(e.id, &id) < 0 ||
 			    id != x.head->open[i].id ||
 			    strncmp(e.path, dir_prefix, strlen(dir_prefix)) != 0)
@@ -219,7 +221,8 @@ int ledger_open_ids(struct ledger *ledger, const char *dir_prefix, uint64_t **re
 			from = x.head->covered;
 		ledger_index_release(&x);
 	}
-	r = ledger_scan_open(ledger->schema, &rd.map, from, rd.good_end, dir_prefix, &ids, &n, &cap, err);
+	r = ledger_scan_open(ledger->schema, &rd.map, from, rd.good_end, dir_prefix, &ids, &n, &cap,
+			     err);
 	ledger_reader_close(&rd);
 	if (r < 0)
 		return r;
@@ -237,8 +240,8 @@ int ledger_file_digest(struct ledger *ledger, const char *path, char hex[SHA256_
 	return sha256_fd_hex(fd, hex);
 }
 
-int ledger_backs_file(struct ledger *ledger, int kind, const char *id,
-		      const char *path, struct error *err)
+int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const char *path,
+		      struct error *err)
 {
 	char hex[SHA256_HEX_SIZE];
 	int r = ledger_file_digest(ledger, path, hex);
@@ -248,14 +251,17 @@ int ledger_backs_file(struct ledger *ledger, int kind, const char *id,
 	return ledger_backs(ledger, kind, id, path, hex, err);
 }
 
-int ledger_require(struct ledger *ledger, int kind, const char *id, const char *path,
-		   int errnum, const char *what, const char *why, const char *refusal,
-		   struct error *err)
+int ledger_require(struct ledger *ledger, int kind, const char *id, const char *path, int errnum,
+		   const char *what, const char *why, const char *refusal, struct error *err)
 {
 	int r = ledger_backs_file(ledger, kind, id, path, err);
 	if (r == 0)
 		return 0;
 	return error_set(err, errnum,
 			 "the ledger does not back %s (%s): %s; `airlock ledger verify` says more",
-			 what, why ? why : r == -EBADMSG ? "rewritten" : "never committed", refusal);
+			 what,
+			 why		 ? why
+			 : r == -EBADMSG ? "rewritten"
+					 : "never committed",
+			 refusal);
 }

@@ -43,8 +43,8 @@ static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, s
 
 	if (mkdirat(dir_fd, "checkpoints", 0755) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the ledger's checkpoints/");
-	cleanup_close int fd = openat(dir_fd, "checkpoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-								  O_NOFOLLOW);
+	cleanup_close int fd =
+		openat(dir_fd, "checkpoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the ledger's checkpoints/");
 	snprintf(name, sizeof(name), "%llu", (unsigned long long)size);
@@ -94,17 +94,18 @@ int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 		if (have_old && old.size == 0)
 			merkle_empty_root(old_root);
 	}
-	ledger_hash_lines(&m, (size_t)cache.offset, &cache.range,
-			  have_old && !cached ? old.size : 0, have_old && !cached ? old_root : NULL,
-			  &end);
+	ledger_hash_lines(&m, (size_t)cache.offset, &cache.range, have_old && !cached ? old.size : 0,
+			  have_old && !cached ? old_root : NULL, &end);
 	if (have_old && cache.range.size < old.size) {
 		explicit_bzero(&key, sizeof(key));
-		return error_set(err, EBADMSG, "the log holds %llu entries, fewer than the %llu its last checkpoint signed: tampering; refusing to sign",
+		return error_set(err, EBADMSG,
+				 "the log holds %llu entries, fewer than the %llu its last checkpoint signed: tampering; refusing to sign",
 				 (unsigned long long)cache.range.size, (unsigned long long)old.size);
 	}
 	if (have_old && !cached && memcmp(old_root, old.root, MERKLE_HASH_BYTES) != 0) {
 		explicit_bzero(&key, sizeof(key));
-		return error_set(err, EBADMSG, "the log's first %llu entries are not those its last checkpoint signed: tampering; refusing to sign",
+		return error_set(err, EBADMSG,
+				 "the log's first %llu entries are not those its last checkpoint signed: tampering; refusing to sign",
 				 (unsigned long long)old.size);
 	}
 	merkle_range_root(&cache.range, root);
@@ -127,8 +128,7 @@ int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 	cache.offset = end;
 	(void)unlinkat(w->dir_fd, "range.new", 0);
 	struct error ignored;
-	if (file_write_atomic(w->dir_fd, "range.new", &cache, sizeof(cache), 0600, false,
-			      &ignored) == 0)
+	if (file_write_atomic(w->dir_fd, "range.new", &cache, sizeof(cache), 0600, false, &ignored) == 0)
 		(void)renameat(w->dir_fd, "range.new", w->dir_fd, "range");
 	return 0;
 }

@@ -9,13 +9,15 @@ int ledger_dir(struct ledger *ledger, bool create, struct error *err)
 	int fd = openat(ledger->root_fd, LEDGER_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 && errno == ENOENT && create) {
 		if (mkdirat(ledger->root_fd, LEDGER_DIR, 0700) < 0 && errno != EEXIST)
-			return error_set_errno(err, errno, "create %s/%s", ledger->root_path, LEDGER_DIR);
-		fd = openat(ledger->root_fd, LEDGER_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			return error_set_errno(err, errno, "create %s/%s", ledger->root_path,
+					       LEDGER_DIR);
+		fd = openat(ledger->root_fd, LEDGER_DIR,
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	}
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT
-				       : error_set_errno(err, errno, "open %s/%s", ledger->root_path,
-							 LEDGER_DIR);
+				       : error_set_errno(err, errno, "open %s/%s",
+							 ledger->root_path, LEDGER_DIR);
 	return fd;
 }
 

@@ -113,17 +113,16 @@ int ledger_entry_parse(const struct ledger_schema *schema, const char *line, siz
 
 /* The line (with its newline) of a new entry; checked by the parser, so
  * every line written is one the verifier accepts. */
-int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind,
-			const char *id, const char *path, const char *sha, char **ret,
-			size_t *ret_n, struct error *err)
+int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
+			const char *path, const char *sha, char **ret, size_t *ret_n, struct error *err)
 {
 	char now[64];
 
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
 	cleanup_with(json_decrefp) json_t *doc =
 		json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s}", "v", 1, "seq", (json_int_t)seq,
-			  "kind", ledger_schema_kind_name(schema, kind), "id", id, "path", path, "sha256", sha,
-			  "time", now);
+			  "kind", ledger_schema_kind_name(schema, kind), "id", id, "path", path,
+			  "sha256", sha, "time", now);
 	if (!doc)
 		return error_set(err, ENOMEM, "out of memory");
 	cleanup_free char *text = json_dumps(doc, JSON_COMPACT);
@@ -133,7 +132,8 @@ int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int ki
 	struct ledger_entry check;
 	int r = ledger_entry_parse(schema, text, n, &check, err);
 	if (r < 0)
-		return error_prefix(err, "ledger entry for %s %s", ledger_schema_kind_name(schema, kind), id);
+		return error_prefix(err, "ledger entry for %s %s",
+				    ledger_schema_kind_name(schema, kind), id);
 	char *line = realloc(text, n + 2);
 	if (!line)
 		return error_set(err, ENOMEM, "out of memory");

@@ -135,7 +135,7 @@ static int ledger_index_map(int fd, bool writable, struct ledger_index *ret)
 
 /* Opens the index for reading, when it may be used with the log m. */
 bool ledger_index_open_usable(int dir_fd, const struct ledger_map *m, uint64_t good_end,
-				     struct ledger_index *ret)
+			      struct ledger_index *ret)
 {
 	*ret = (struct ledger_index){ .fd = -1 };
 	int fd = openat(dir_fd, "index", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -167,12 +167,10 @@ static int ledger_index_create(int dir_fd, uint64_t nslots, struct ledger_index 
 {
 	*ret = (struct ledger_index){ .fd = -1 };
 	(void)unlinkat(dir_fd, "index.new", 0);
-	int fd = openat(dir_fd, "index.new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-			0600);
+	int fd = openat(dir_fd, "index.new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)(LEDGER_INDEX_HEAD + nslots * sizeof(struct ledger_index_slot))) <
-	    0) {
+	if (ftruncate(fd, (off_t)(LEDGER_INDEX_HEAD + nslots * sizeof(struct ledger_index_slot))) < 0) {
 		int e = errno;
 		close(fd);
 		return -e;
@@ -233,8 +231,7 @@ static int ledger_index_add_lines(const struct ledger_schema *schema, int dir_fd
 			*s = (struct ledger_index_slot){ ledger_path_hash(e.path), off + 1 };
 			uint64_t id;
 			int kopen = schema->kind_open, kclose = schema->kind_close;
-			if ((e.kind == kopen || e.kind == kclose) &&
-			    parse_u64(e.id, &id) == 0) {
+			if ((e.kind == kopen || e.kind == kclose) && parse_u64(e.id, &id) == 0) {
 				for (uint32_t i = 0; e.kind == kclose && i < h->n_open; i++)
 					if (h->open[i].id == id)
 						h->open[i--] = h->open[--h->n_open];

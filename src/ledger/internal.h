@@ -24,16 +24,16 @@
 #include "basic/text.h"
 #include "ledger/ledger.h"
 
-#define LEDGER_DIR	     "ledger"
-#define LEDGER_NOTE_MAX	     (16 << 10)
-#define LEDGER_TAIL_WINDOW   (2 * LEDGER_ENTRY_MAX + 2)
-#define LEDGER_MAX_FINDINGS  10000
-#define LEDGER_RANGE_MAGIC   "airlock-ledger-range/1"
-#define EM_DASH		     "\xe2\x80\x94"
+#define LEDGER_DIR	    "ledger"
+#define LEDGER_NOTE_MAX	    (16 << 10)
+#define LEDGER_TAIL_WINDOW  (2 * LEDGER_ENTRY_MAX + 2)
+#define LEDGER_MAX_FINDINGS 10000
+#define LEDGER_RANGE_MAGIC  "airlock-ledger-range/1"
+#define EM_DASH		    "\xe2\x80\x94"
 
-#define LEDGER_INDEX_MAGIC    "airlock-ledger-index/1"
-#define LEDGER_INDEX_HEAD     8192
-#define LEDGER_INDEX_OPEN_MAX 480
+#define LEDGER_INDEX_MAGIC     "airlock-ledger-index/1"
+#define LEDGER_INDEX_HEAD      8192
+#define LEDGER_INDEX_OPEN_MAX  480
 #define LEDGER_INDEX_SLOTS_MIN 1024
 
 struct ledger_remote {
@@ -127,9 +127,9 @@ struct ledger_log {
 
 /* entry.c */
 bool ledger_id_ok(const char *s);
-int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind,
-			const char *id, const char *path, const char *sha, char **ret,
-			size_t *ret_n, struct error *err);
+int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
+			const char *path, const char *sha, char **ret, size_t *ret_n,
+			struct error *err);
 
 /* dir.c */
 int ledger_dir(struct ledger *ledger, bool create, struct error *err);
@@ -148,8 +148,7 @@ int ledger_checkpoint_read(int dir_fd, const struct ledger_vkey *vkey,
 /* append.c */
 int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_tail *ret,
 		     struct error *err);
-int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t,
-			   struct error *err);
+int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t, struct error *err);
 int ledger_append_locked(struct ledger_writer *w, int kind, const char *id, const char *path,
 			 const char *sha, uint64_t *ret_seq, struct error *err);
 int ledger_writer_open(struct ledger *ledger, struct ledger_writer *w, int *ret_lock,

@@ -29,9 +29,9 @@
  * kinds the open-id index follows and the directories verify walks are the
  * caller's, in a struct ledger_schema. */
 
-#define LEDGER_ENTRY_MAX     (64 << 10)
-#define LEDGER_ID_MAX	     128
-#define LEDGER_PATH_MAX	     512
+#define LEDGER_ENTRY_MAX (64 << 10)
+#define LEDGER_ID_MAX	 128
+#define LEDGER_PATH_MAX	 512
 /* A checkpoint is signed by the append that makes the log's size a multiple
  * of this (and by the first), by every append with checkpoint set, and by
  * ledger_checkpoint(). */
@@ -154,9 +154,8 @@ int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const cha
  * not back <what> (<why>): <refusal>; `airlock ledger verify` says more",
  * why being the caller's or, when NULL, "never committed" (no entry names
  * path, or the file cannot be read) or "rewritten" (the last one differs). */
-int ledger_require(struct ledger *ledger, int kind, const char *id, const char *path,
-		   int errnum, const char *what, const char *why, const char *refusal,
-		   struct error *err);
+int ledger_require(struct ledger *ledger, int kind, const char *id, const char *path, int errnum,
+		   const char *what, const char *why, const char *refusal, struct error *err);
 
 /* The ids (decimal) of the schema's kind_open entries whose path starts
  * with dir_prefix and that no later kind_close entry names. */
@@ -213,9 +212,8 @@ void ledger_report_release(struct ledger_report *r);
  * an older one kept elsewhere, when given: the log must extend it), then
  * the root directory against the log (the schema's records). Findings go
  * into *ret; the return is an error only when nothing could be checked. */
-int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey,
-		  const char *old_checkpoint, size_t old_n, struct ledger_report *ret,
-		  struct error *err);
+int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const char *old_checkpoint,
+		  size_t old_n, struct ledger_report *ret, struct error *err);
 
 /* Repairs what a crash leaves, recording each repair as an entry: a torn
  * tail is moved to torn/; the poisoned mark is cleared; a record the ledger

@@ -228,8 +228,7 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 	if (strlen(lines[0]) >= sizeof(ret->origin) || !*lines[0])
 		return error_set(err, EBADMSG, "bad origin");
 	uint64_t size;
-	if (parse_u64(lines[1], &size) < 0 || (lines[1][0] == '0' && lines[1][1]) ||
-	    lines[1][0] == '+')
+	if (parse_u64(lines[1], &size) < 0 || (lines[1][0] == '0' && lines[1][1]) || lines[1][0] == '+')
 		return error_set(err, EBADMSG, "bad tree size");
 	if (!ledger_b64_exact(lines[2], ret->root, MERKLE_HASH_BYTES))
 		return error_set(err, EBADMSG, "bad root hash");
@@ -242,7 +241,8 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 		for (char *line = strtok_r(sigs, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
 			if (strncmp(line, EM_DASH " ", 4) != 0)
-				return error_set(err, EBADMSG, "a signature line starts with an em dash");
+				return error_set(err, EBADMSG,
+						 "a signature line starts with an em dash");
 			char *name = line + 4, *space = strrchr(name, ' ');
 			if (!space)
 				return error_set(err, EBADMSG, "bad signature line");
@@ -255,8 +255,8 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 			if (memcmp(sig, vkey->id, 4) != 0)
 				continue;
 			if (!ed25519_verify(vkey->key, copy, body_n, sig + 4))
-				return error_set(err, EBADMSG, "the signature by %s does not verify",
-						 vkey->name);
+				return error_set(err, EBADMSG,
+						 "the signature by %s does not verify", vkey->name);
 			good = true;
 		}
 		if (!good)
@@ -269,7 +269,7 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 }
 
 int ledger_checkpoint_read(int dir_fd, const struct ledger_vkey *vkey,
-				  struct ledger_checkpoint *ret, struct error *err)
+			   struct ledger_checkpoint *ret, struct error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t n;

@@ -81,7 +81,8 @@ int ledger_prove(struct ledger *ledger, const char *what, char **ret_text, struc
 	}
 	if (index >= cp.size) {
 		ledger_checkpoint_release(&cp);
-		return error_set(err, EAGAIN, "entry %llu is after the latest checkpoint (size %llu): run `airlock ledger checkpoint` first",
+		return error_set(err, EAGAIN,
+				 "entry %llu is after the latest checkpoint (size %llu): run `airlock ledger checkpoint` first",
 				 (unsigned long long)index, (unsigned long long)cp.size);
 	}
 	merkle_hash proof[MERKLE_MAX_PROOF];
@@ -92,8 +93,8 @@ int ledger_prove(struct ledger *ledger, const char *what, char **ret_text, struc
 	cleanup_free char *extra = base64_encode(line, (size_t)(nl - line));
 	cleanup_free char *hashes = ledger_hashes_text(proof, n);
 	r = !extra || !hashes ||
-		    asprintf(ret_text, "c2sp.org/tlog-proof@v1\nextra %s\nindex %llu\n%s\n%s", extra,
-			     (unsigned long long)index, hashes, cp.text) < 0
+			    asprintf(ret_text, "c2sp.org/tlog-proof@v1\nextra %s\nindex %llu\n%s\n%s",
+				     extra, (unsigned long long)index, hashes, cp.text) < 0
 		    ? error_set(err, ENOMEM, "out of memory")
 		    : 0;
 	ledger_checkpoint_release(&cp);
@@ -121,7 +122,8 @@ static int ledger_checkpoint_kept(struct ledger *ledger, const struct ledger_log
 	merkle_hash root;
 	if (ret->size != size || size > l->n ||
 	    (merkle_root(l->leaves, size, root), memcmp(root, ret->root, MERKLE_HASH_BYTES) != 0))
-		return error_set(err, EBADMSG, "the log does not extend its kept checkpoint of size %llu: tampering (see `airlock ledger verify`)",
+		return error_set(err, EBADMSG,
+				 "the log does not extend its kept checkpoint of size %llu: tampering (see `airlock ledger verify`)",
 				 (unsigned long long)size);
 	return 0;
 }
@@ -186,8 +188,7 @@ int ledger_verify_proof(const struct ledger_schema *schema, const char *proof, s
 		line = strtok_r(NULL, "\n", &save);
 	}
 	const char *key = inclusion ? "index " : "old ";
-	if (!line || strncmp(line, key, strlen(key)) != 0 ||
-	    parse_u64(line + strlen(key), &number) < 0)
+	if (!line || strncmp(line, key, strlen(key)) != 0 || parse_u64(line + strlen(key), &number) < 0)
 		return error_set(err, EBADMSG, "the proof has no %sline", key);
 	merkle_hash hashes[MERKLE_MAX_PROOF];
 	size_t k = 0;
@@ -216,16 +217,19 @@ int ledger_verify_proof(const struct ledger_schema *schema, const char *proof, s
 		return 0;
 	}
 	if (!old_checkpoint)
-		return error_set(err, EINVAL, "a consistency proof is checked against an old checkpoint (--old FILE)");
+		return error_set(err, EINVAL,
+				 "a consistency proof is checked against an old checkpoint (--old FILE)");
 	struct ledger_checkpoint old;
 	r = ledger_checkpoint_parse(old_checkpoint, old_n, vkey, &old, err);
 	if (r < 0)
 		return error_prefix(err, "the old checkpoint");
 	ledger_checkpoint_release(&old);
 	if (old.size != number)
-		return error_set(err, EBADMSG, "the proof is from size %llu, the old checkpoint has %llu",
+		return error_set(err, EBADMSG,
+				 "the proof is from size %llu, the old checkpoint has %llu",
 				 (unsigned long long)number, (unsigned long long)old.size);
 	if (!merkle_verify_consistency(old.size, cp.size, old.root, cp.root, hashes, k))
-		return error_set(err, EBADMSG, "the consistency proof does not verify: the new tree does not extend the old one");
+		return error_set(err, EBADMSG,
+				 "the consistency proof does not verify: the new tree does not extend the old one");
 	return 0;
 }

@@ -74,9 +74,10 @@ static int ledger_signed_load(struct ledger *ledger, struct ledger_signed *ret, 
 		return r;
 	uint64_t size = ret->cp.size;
 	merkle_hash root;
-	if (size > l.n || (merkle_root(l.leaves, size, root),
-			   memcmp(root, ret->cp.root, MERKLE_HASH_BYTES) != 0))
-		return error_set(err, EBADMSG, "the log does not hold what its checkpoint signed: tampering (see `airlock ledger verify`)");
+	if (size > l.n ||
+	    (merkle_root(l.leaves, size, root), memcmp(root, ret->cp.root, MERKLE_HASH_BYTES) != 0))
+		return error_set(err, EBADMSG,
+				 "the log does not hold what its checkpoint signed: tampering (see `airlock ledger verify`)");
 	size_t end = size < l.n ? l.offsets[size] : l.good_end;
 	ret->text = malloc(end ? end : 1);
 	ret->offsets = reallocarray(NULL, size + 1, sizeof(*ret->offsets));
@@ -132,8 +133,7 @@ static int ledger_remote_send(const struct ledger_remote *remote, const struct l
 	size_t n_proof = 0;
 	uint64_t size = s->cp.size;
 
-	if (old > 0 && old < size &&
-	    merkle_consistency_proof(s->leaves, size, old, proof, &n_proof) < 0)
+	if (old > 0 && old < size && merkle_consistency_proof(s->leaves, size, old, proof, &n_proof) < 0)
 		return error_set(err, EINVAL, "no consistency proof from %llu to %llu",
 				 (unsigned long long)old, (unsigned long long)size);
 	struct ledger_push p = {
@@ -161,7 +161,8 @@ static int ledger_remote_push(const struct ledger_remote *remote, int dir_fd,
 	if (old == size && faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return 0; /* it holds this checkpoint already */
 	if (old > size)
-		return error_set(err, EBADMSG, "remote %s holds %llu entries, more than the ledger's checkpoint (%llu): the ledger was cut or rolled back",
+		return error_set(err, EBADMSG,
+				 "remote %s holds %llu entries, more than the ledger's checkpoint (%llu): the ledger was cut or rolled back",
 				 name, (unsigned long long)old, (unsigned long long)size);
 	int r = ledger_remote_send(remote, s, old, &reply, err);
 	/* A remote that holds another size than recorded (a lost state file,
@@ -173,7 +174,8 @@ static int ledger_remote_push(const struct ledger_remote *remote, int dir_fd,
 		r = ledger_remote_send(remote, s, old, &reply, err);
 	}
 	if (r == -EEXIST)
-		return error_set(err, EEXIST, "remote %s holds %llu entries and refuses the ledger's checkpoint of %llu: conflict",
+		return error_set(err, EEXIST,
+				 "remote %s holds %llu entries and refuses the ledger's checkpoint of %llu: conflict",
 				 name, (unsigned long long)reply.remote_size,
 				 (unsigned long long)size);
 	if (r < 0)
@@ -199,10 +201,10 @@ int ledger_push(struct ledger *ledger, struct error *err)
 	cleanup_close int dir_fd = ledger_dir(ledger, false, err);
 	if (dir_fd >= 0 && mkdirat(dir_fd, "remotes", 0700) < 0 && errno != EEXIST)
 		r = error_set_errno(err, errno, "create the ledger's remotes/");
-	cleanup_close int rfd = dir_fd >= 0 && r == 0
-					? openat(dir_fd, "remotes", O_RDONLY | O_DIRECTORY |
-									    O_CLOEXEC | O_NOFOLLOW)
-					: -1;
+	cleanup_close int rfd =
+		dir_fd >= 0 && r == 0
+			? openat(dir_fd, "remotes", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+			: -1;
 	if (r == 0 && rfd < 0)
 		r = dir_fd < 0 ? dir_fd : error_set_errno(err, errno, "open the ledger's remotes/");
 	/* One pusher at a time: what a remote holds is read, then recorded. */

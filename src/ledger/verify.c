@@ -110,8 +110,8 @@ static void ledger_report_unbacked(struct ledger_report *rep, const char *path)
 {
 	ledger_report_add(rep, LEDGER_FINDING_UNBACKED, "%s: not committed by the ledger", path);
 	if (rep->n_findings > 0 && rep->findings[rep->n_findings - 1].type == LEDGER_FINDING_UNBACKED)
-		snprintf(rep->findings[rep->n_findings - 1].path,
-			 sizeof(rep->findings[0].path), "%s", path);
+		snprintf(rep->findings[rep->n_findings - 1].path, sizeof(rep->findings[0].path),
+			 "%s", path);
 }
 
 /* Records in dir (a directory below the root, no '*') whose paths the
@@ -136,8 +136,8 @@ static void ledger_find_unbacked_in(struct ledger *ledger, json_t *paths, const 
 		listed |= strchr(*name, '*') != NULL;
 	if (!listed)
 		return;
-	cleanup_close int fd = fd_open_beneath(ledger->root_fd, *dir ? dir : ".",
-					       O_RDONLY | O_DIRECTORY);
+	cleanup_close int fd =
+		fd_open_beneath(ledger->root_fd, *dir ? dir : ".", O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return;
 	DIR *d = fdopendir(fd);
@@ -180,13 +180,12 @@ static void ledger_find_unbacked_at(struct ledger *ledger, json_t *paths, const 
 	}
 	/* The star is a whole component: the directory is what precedes it,
 	 * the pattern below each of its entries what follows. */
-	if ((size_t)snprintf(dir, sizeof(dir), "%s%s%.*s", prefix,
-			     *prefix && star > pattern ? "/" : "",
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s%.*s", prefix, *prefix && star > pattern ? "/" : "",
 			     star > pattern ? (int)(star - pattern - 1) : 0, pattern) >= sizeof(dir))
 		return;
 	const char *rest = star[1] == '/' ? star + 2 : "";
-	cleanup_close int fd = fd_open_beneath(ledger->root_fd, *dir ? dir : ".",
-					       O_RDONLY | O_DIRECTORY);
+	cleanup_close int fd =
+		fd_open_beneath(ledger->root_fd, *dir ? dir : ".", O_RDONLY | O_DIRECTORY);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d)
 		return;
@@ -210,8 +209,7 @@ static void ledger_find_unbacked(struct ledger *ledger, json_t *paths, struct le
 	const struct ledger_schema *s = ledger->schema;
 
 	for (size_t i = 0; i < s->n_records; i++)
-		ledger_find_unbacked_at(ledger, paths, "", s->records[i].dir, s->records[i].names,
-					rep);
+		ledger_find_unbacked_at(ledger, paths, "", s->records[i].dir, s->records[i].names, rep);
 }
 
 /* Whether path, or a directory above it, is the path of an entry of the
@@ -384,7 +382,8 @@ static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 			 base ? base + 1 : path);
 		const char *adopt = w->ledger->schema->adopt_dir;
 		if (adopt && strncmp(path, adopt, strlen(adopt)) == 0) {
-			r = ledger_append_locked(w, w->ledger->schema->kind_open, id, path, hex, NULL, err);
+			r = ledger_append_locked(w, w->ledger->schema->kind_open, id, path, hex,
+						 NULL, err);
 			continue;
 		}
 		char aside[LEDGER_PATH_MAX + 64];
@@ -400,7 +399,8 @@ static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 		}
 		if (!ledger_id_ok(id))
 			snprintf(id, sizeof(id), "uncommitted");
-		r = ledger_append_locked(w, w->ledger->schema->kind_recovered, id, aside, hex, NULL, err);
+		r = ledger_append_locked(w, w->ledger->schema->kind_recovered, id, aside, hex, NULL,
+					 err);
 	}
 	ledger_report_release(&rep);
 	return r;
@@ -416,8 +416,8 @@ int ledger_recover(struct ledger *ledger, struct error *err)
 	if (r == 0)
 		r = ledger_log_load(ledger->schema, w.dir_fd, &l, err);
 	if (r == 0 && l.corrupt)
-		r = error_set(err, EBADMSG, "%s: not repaired automatically (see `airlock ledger verify`)",
-			      l.why);
+		r = error_set(err, EBADMSG,
+			      "%s: not repaired automatically (see `airlock ledger verify`)", l.why);
 	if (r == 0 && faccessat(w.dir_fd, "poisoned", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		char hex[SHA256_HEX_SIZE];
 		cleanup_free char *text = NULL;
@@ -433,8 +433,8 @@ int ledger_recover(struct ledger *ledger, struct error *err)
 		char path[128];
 		snprintf(path, sizeof(path), LEDGER_DIR "/%s", name);
 		if (r == 0)
-			r = ledger_append_locked(&w, ledger->schema->kind_recovered, "poisoned", path, hex, NULL,
-						 err);
+			r = ledger_append_locked(&w, ledger->schema->kind_recovered, "poisoned",
+						 path, hex, NULL, err);
 	} else if (r == 0 && l.good_end < l.map.size) {
 		/* ledger_append_locked() moves a torn tail aside before it appends;
 		 * here there is nothing else to append. */

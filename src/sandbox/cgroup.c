@@ -78,8 +78,7 @@ static bool cgroup_make(const char *controller, char *dir, size_t size)
 	 * keep leftovers few, cheap for the other fifteen. */
 	if (((ts.tv_nsec >> 10) & 15) == 0)
 		(void)cgroup_sweep_stale(parent);
-	snprintf(dir, size, "%s/%d-%lld%09ld", parent, (int)getpid(), (long long)ts.tv_sec,
-		 ts.tv_nsec);
+	snprintf(dir, size, "%s/%d-%lld%09ld", parent, (int)getpid(), (long long)ts.tv_sec, ts.tv_nsec);
 	return mkdir(dir, 0755) == 0;
 }
 

@@ -109,7 +109,8 @@ CHILD_NO_SANITIZE void child_exec(const struct child_setup *setup)
 	}
 
 	if (setup->memory_rlimit) {
-		struct rlimit rl = { .rlim_cur = setup->memory_rlimit, .rlim_max = setup->memory_rlimit };
+		struct rlimit rl = { .rlim_cur = setup->memory_rlimit,
+				     .rlim_max = setup->memory_rlimit };
 		if (child_syscall_failed(syscall(SYS_prlimit64, 0, RLIMIT_AS, &rl, NULL)))
 			child_fail(report_fd, SANDBOX_STAGE_RLIMITS);
 	}
@@ -176,8 +177,7 @@ static bool init_scratch_use(uint64_t *ret_entries, uint64_t *ret_bytes)
 static uint64_t init_scratch_base_entries, init_scratch_base_bytes;
 static bool init_scratch_base_ok;
 
-static _Noreturn void init_finish(const struct child_setup *setup, int wait_status,
-				  unsigned killed)
+static _Noreturn void init_finish(const struct child_setup *setup, int wait_status, unsigned killed)
 {
 	struct isolate_status status = { .wait_status = wait_status, .killed = killed };
 
@@ -200,12 +200,14 @@ static _Noreturn void init_finish(const struct child_setup *setup, int wait_stat
 		status.scratch_counted = 1;
 		status.scratch_entries =
 			entries > init_scratch_base_entries ? entries - init_scratch_base_entries : 0;
-		status.scratch_bytes = bytes > init_scratch_base_bytes ? bytes - init_scratch_base_bytes : 0;
+		status.scratch_bytes =
+			bytes > init_scratch_base_bytes ? bytes - init_scratch_base_bytes : 0;
 	}
 	struct rusage ru;
 	if (syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru) == 0) {
 		status.max_rss_kib = (uint64_t)ru.ru_maxrss;
-		status.user_cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
+		status.user_cpu_us =
+			(uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
 		status.system_cpu_us =
 			(uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
 	}

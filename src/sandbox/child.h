@@ -37,5 +37,5 @@ child_exec(const struct child_setup *setup);
 _Noreturn void child_init(const struct child_setup *setup);
 
 /* The supervisor's go message to init, once init is in the run's cgroups. */
-#define CHILD_GO		'g'
-#define CHILD_GO_CGROUP_MEMORY	'm' /* a memory cgroup holds the limit: no RLIMIT_AS */
+#define CHILD_GO	       'g'
+#define CHILD_GO_CGROUP_MEMORY 'm' /* a memory cgroup holds the limit: no RLIMIT_AS */

@@ -44,8 +44,7 @@ static char *staged_path(const char *host_path)
 
 int sandbox_landlock_abi(void)
 {
-	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0,
-			   AL_LANDLOCK_CREATE_RULESET_VERSION);
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, AL_LANDLOCK_CREATE_RULESET_VERSION);
 	return abi < 0 ? 0 : (int)abi;
 }
 
@@ -137,18 +136,21 @@ static int isolate_plan_masks(struct isolate_plan *plan, const struct sandbox_is
 			const char *e = m->expose[j];
 			struct stat st;
 			if (!path_is_under(e, m->path) || strcmp(e, m->path) == 0)
-				return error_set(err, EINVAL, "'%s' is not below the masked '%s'", e,
-						 m->path);
+				return error_set(err, EINVAL, "'%s' is not below the masked '%s'",
+						 e, m->path);
 			/* core resolved it: a path gone or turned into a link since
 			 * shows nothing */
 			if (lstat(e, &st) < 0 || S_ISLNK(st.st_mode))
 				continue;
 			if (plan->n_expose == SANDBOX_MAX_EXPOSE)
-				return error_set(err, E2BIG, "more than %d paths to leave visible in masked directories",
+				return error_set(err, E2BIG,
+						 "more than %d paths to leave visible in masked directories",
 						 SANDBOX_MAX_EXPOSE);
 			struct isolate_expose *x = &plan->expose[plan->n_expose];
-			*x = (struct isolate_expose){ .host = e, .staged = staged_path(e),
-						      .is_dir = S_ISDIR(st.st_mode), .mask = i };
+			*x = (struct isolate_expose){ .host = e,
+						      .staged = staged_path(e),
+						      .is_dir = S_ISDIR(st.st_mode),
+						      .mask = i };
 			if (!x->staged)
 				return error_set(err, ENOMEM, "out of memory");
 			plan->n_expose++;
@@ -310,8 +312,8 @@ static char *isolate_identity_map(const char *self_map)
 		return NULL;
 	out[0] = '\0';
 	for (int n = 0; n < LINES_MAX && fscanf(f, "%lu %lu %lu", &first, &outside, &count) == 3; n++)
-		used += (size_t)snprintf(out + used, LINE_MAX_BYTES + 1, "%lu %lu %lu\n", first, first,
-					 count);
+		used += (size_t)snprintf(out + used, LINE_MAX_BYTES + 1, "%lu %lu %lu\n", first,
+					 first, count);
 	return used ? TAKE_PTR(out) : NULL;
 }
 
@@ -341,7 +343,10 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 {
 	const struct sandbox_isolation *iso = &config->isolation;
 
-	*plan = (struct isolate_plan){ .iso = iso, .notify_fd = -1, .status_fd = -1, .go_fd = -1,
+	*plan = (struct isolate_plan){ .iso = iso,
+				       .notify_fd = -1,
+				       .status_fd = -1,
+				       .go_fd = -1,
 				       .supervisor_fds = { -1, -1, -1 } };
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", geteuid(), geteuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getegid(), getegid());
@@ -360,17 +365,19 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 	plan->staged_workspace = staged_path(iso->workspace);
 	if (!plan->staged_workspace)
 		return error_set(err, ENOMEM, "out of memory");
-	plan->workspace_needs_mkdir = path_is_under(iso->workspace, "/tmp") ||
-				      path_is_under(iso->workspace, "/run");
+	plan->workspace_needs_mkdir =
+		path_is_under(iso->workspace, "/tmp") || path_is_under(iso->workspace, "/run");
 
 	*ret_stage = SANDBOX_STAGE_MOUNTS;
 	if (iso->n_writable > SANDBOX_MAX_WRITABLE)
-		return error_set(err, E2BIG, "%zu writable directories; at most %d", iso->n_writable,
-				 SANDBOX_MAX_WRITABLE);
+		return error_set(err, E2BIG, "%zu writable directories; at most %d",
+				 iso->n_writable, SANDBOX_MAX_WRITABLE);
 	for (size_t i = 0; i < iso->n_writable; i++) {
 		const char *w = iso->writable[i].path;
 		if (w[0] != '/' || path_is_under(w, iso->workspace) || path_is_under(iso->workspace, w))
-			return error_set(err, EINVAL, "the writable '%s' is not absolute, or overlaps the workspace", w);
+			return error_set(err, EINVAL,
+					 "the writable '%s' is not absolute, or overlaps the workspace",
+					 w);
 		plan->staged_writable[i] = staged_path(w);
 		if (!plan->staged_writable[i])
 			return error_set(err, ENOMEM, "out of memory");
@@ -419,8 +426,9 @@ void isolate_plan_release(struct isolate_plan *plan)
 	free(plan->parent_uid_map);
 	free(plan->parent_gid_map);
 	syscall_filter_release(&plan->filter);
-	*plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1,
-				       .supervisor_fds = { -1, -1, -1 } };
+	*plan = (struct isolate_plan){
+		.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
+	};
 }
 
 /* ---- child side: raw syscalls only ------------------------------------ */
@@ -496,7 +504,8 @@ static bool mkdir_p(const char *path)
 static int clone_tree(const char *path, uint64_t attr)
 {
 	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, path,
-				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+					AT_SYMLINK_NOFOLLOW);
 	if (tree < 0)
 		return -1;
 	if (!set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr)) {
@@ -519,14 +528,15 @@ static int snapshot_tree(const struct isolate_plan *plan, uint64_t attr)
 	int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -1;
-	bool made = ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", plan->workspace, 0)) &&
-		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "upperdir",
-			       plan->iso->overlay_upper, 0)) &&
-		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "workdir",
-			       plan->iso->overlay_work, 0)) &&
-		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0)) &&
-		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0)) &&
-		    ok(syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
+	bool made =
+		ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", plan->workspace, 0)) &&
+		ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "upperdir",
+			   plan->iso->overlay_upper, 0)) &&
+		ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "workdir",
+			   plan->iso->overlay_work, 0)) &&
+		ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0)) &&
+		ok(syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0)) &&
+		ok(syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
 	int tree = made ? (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0) : -1;
 	int saved = errno;
 	syscall(SYS_close, fs);
@@ -556,8 +566,10 @@ static bool isolate_dev(void)
 		{ "/dev/urandom", STAGE "/dev/urandom" }, { "/dev/tty", STAGE "/dev/tty" },
 	};
 	static const char *const links[][2] = {
-		{ "/proc/self/fd", STAGE "/dev/fd" },	  { "/proc/self/fd/0", STAGE "/dev/stdin" },
-		{ "/proc/self/fd/1", STAGE "/dev/stdout" }, { "/proc/self/fd/2", STAGE "/dev/stderr" },
+		{ "/proc/self/fd", STAGE "/dev/fd" },
+		{ "/proc/self/fd/0", STAGE "/dev/stdin" },
+		{ "/proc/self/fd/1", STAGE "/dev/stdout" },
+		{ "/proc/self/fd/2", STAGE "/dev/stderr" },
 		{ "pts/ptmx", STAGE "/dev/ptmx" },
 	};
 
@@ -693,9 +705,8 @@ static int clone_writable(const struct sandbox_writable *w, uint64_t attr)
 static bool attach_tree_no_symlinks(int tree, const char *staged)
 {
 	int target = mkdir_p(staged) ? open_no_symlinks(staged) : -1;
-	bool done = target >= 0 &&
-		    ok(syscall(SYS_move_mount, tree, "", target, "",
-			       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+	bool done = target >= 0 && ok(syscall(SYS_move_mount, tree, "", target, "",
+					      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
 	int saved = errno;
 	syscall(SYS_close, tree);
 	if (target >= 0)
@@ -714,8 +725,8 @@ static bool isolate_masks(const struct isolate_plan *plan)
 
 	for (size_t i = 0; i < plan->n_masks; i++) {
 		const char *target = plan->staged_mask[i];
-		if (!ok(syscall(SYS_mount, "tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				"size=64k,mode=0755")))
+		if (!ok(syscall(SYS_mount, "tmpfs", target, "tmpfs",
+				MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=0755")))
 			return false;
 		int fd = (int)syscall(SYS_openat, AT_FDCWD, target, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
@@ -728,7 +739,8 @@ static bool isolate_masks(const struct isolate_plan *plan)
 			const struct isolate_expose *x = &plan->expose[j];
 			if (x->mask != i)
 				continue;
-			int tree = isolate_mount_point(x->staged, x->is_dir) ? clone_tree(x->host, ro) : -1;
+			int tree = isolate_mount_point(x->staged, x->is_dir) ? clone_tree(x->host, ro)
+									     : -1;
 			done = tree >= 0 && attach_tree(tree, x->staged);
 		}
 		done = done && set_attr(fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY);
@@ -753,7 +765,7 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	 * their host paths still resolve and before anything is mounted on
 	 * /tmp: staging there would shadow them, or end up inside the copy. */
 	int workspace_tree = plan->iso->overlay_upper ? snapshot_tree(plan, rw)
-						       : clone_tree(plan->workspace, rw);
+						      : clone_tree(plan->workspace, rw);
 	if (workspace_tree < 0)
 		return false;
 	int protect_trees[PROTECT_MAX_MOUNTS];
@@ -877,8 +889,8 @@ bool isolate_drop_capabilities(const struct isolate_plan *plan)
 			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
 			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
 	for (int cap = 0; cap <= 63; cap++)
-		if (!(keep & (1ULL << cap)) && !ok(syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0)) &&
-		    errno != EINVAL)
+		if (!(keep & (1ULL << cap)) &&
+		    !ok(syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0)) && errno != EINVAL)
 			return false;
 	if (!ok(syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)))
 		return false;
@@ -907,8 +919,8 @@ static bool landlock_allow(int ruleset, const char *path, uint64_t access)
 	if (fd < 0)
 		return false;
 	struct al_landlock_path_beneath_attr rule = { .allowed_access = access, .parent_fd = fd };
-	bool added = ok(syscall(__NR_landlock_add_rule, ruleset, AL_LANDLOCK_RULE_PATH_BENEATH,
-				&rule, 0));
+	bool added =
+		ok(syscall(__NR_landlock_add_rule, ruleset, AL_LANDLOCK_RULE_PATH_BENEATH, &rule, 0));
 	int saved = errno;
 	syscall(SYS_close, fd);
 	errno = saved;

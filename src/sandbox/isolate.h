@@ -85,7 +85,7 @@ struct isolate_status {
 
 /* The capabilities a dry run as root keeps for the command, in its user
  * namespace only (struct sandbox_isolation.map_ids_through). */
-#define ISOLATE_ROOT_CAPS                                                                  \
+#define ISOLATE_ROOT_CAPS                                                                   \
 	((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) | \
 	 (1ULL << CAP_FOWNER) | (1ULL << CAP_FSETID))
 

@@ -106,8 +106,7 @@ static int proc_entry_compare(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static bool proc_is_member(const struct proc_entry *entries, const bool *member, size_t n,
-			   pid_t pid)
+static bool proc_is_member(const struct proc_entry *entries, const bool *member, size_t n, pid_t pid)
 {
 	struct proc_entry key = { .pid = pid };
 	const struct proc_entry *e = bsearch(&key, entries, n, sizeof(key), proc_entry_compare);

@@ -13,7 +13,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 
-#define MAX_SYMLINK_HOPS  16
+#define MAX_SYMLINK_HOPS 16
 
 /* Strictly below the workspace: the workspace root itself is never made
  * read-only or pinned (it is already the writable mount's root). */
@@ -94,8 +94,7 @@ static int protect_walk(struct protect_plan *plan, const char *path, struct erro
 		struct stat st;
 		if (lstat(next, &st) < 0) {
 			if (errno != ENOENT)
-				return error_set_errno(err, errno, "read-only path %s: %s", path,
-						       next);
+				return error_set_errno(err, errno, "read-only path %s: %s", path, next);
 			/* Outside the workspace the host view is read-only. Inside,
 			 * nothing is put on the host to mount on: what the command
 			 * creates here is moved aside after the run (core/host/hostsafety.h). */

@@ -27,8 +27,7 @@ static int candidate_check(int dir_fd, const char *path)
 	return 0;
 }
 
-int sandbox_resolve_command(const char *command, const char *path_env, const char *cwd,
-			    char **ret_path)
+int sandbox_resolve_command(const char *command, const char *path_env, const char *cwd, char **ret_path)
 {
 	if (!command || !*command)
 		return -ENOENT;
@@ -54,8 +53,7 @@ int sandbox_resolve_command(const char *command, const char *path_env, const cha
 		cleanup_free char *candidate = NULL;
 
 		/* An empty element means the current directory. */
-		if (asprintf(&candidate, "%.*s%s%s", (int)dir_len, p, dir_len ? "/" : "./",
-			     command) < 0)
+		if (asprintf(&candidate, "%.*s%s%s", (int)dir_len, p, dir_len ? "/" : "./", command) < 0)
 			return -ENOMEM;
 		int r = candidate_check(cwd_fd, candidate);
 		if (r == 0) {

@@ -308,8 +308,7 @@ struct sandbox_teardown;
  * every process of its quarantine are gone and the output is drained, with
  * *ret_teardown (NULL when nothing is left); sandbox_teardown_finish() waits
  * for the rest and removes what the run made. */
-int sandbox_run_until_result(const struct sandbox_config *config,
-			     struct sandbox_result *ret_result,
+int sandbox_run_until_result(const struct sandbox_config *config, struct sandbox_result *ret_result,
 			     struct sandbox_teardown **ret_teardown, struct error *err);
 void sandbox_teardown_finish(struct sandbox_teardown *teardown);
 

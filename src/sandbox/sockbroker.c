@@ -94,8 +94,7 @@ static void sockbroker_on_interrupt(int sig)
 	(void)sig; /* only there to interrupt a blocking connect() with EINTR */
 }
 
-int sockbroker_new(struct sockbroker **ret, const struct sockbroker_config *config,
-		   struct error *err)
+int sockbroker_new(struct sockbroker **ret, const struct sockbroker_config *config, struct error *err)
 {
 	struct sigaction sa = { .sa_handler = sockbroker_on_interrupt }; /* no SA_RESTART */
 	if (sigaction(sockbroker_signal(), &sa, NULL) < 0)
@@ -166,8 +165,7 @@ static int sockbroker_mount_id(int dirfd, const char *path, uint64_t *ret)
 {
 	struct statx stx;
 
-	if (statx(dirfd, path, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID,
-		  &stx) < 0)
+	if (statx(dirfd, path, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
 		return -errno;
 	if (!(stx.stx_mask & STATX_MNT_ID))
 		return -EOPNOTSUPP; /* before Linux 5.8 */
@@ -400,7 +398,8 @@ static int sockbroker_connect_path(struct sockbroker *b, const struct seccomp_no
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d", pin);
 	return sockbroker_connect_to(sock, &addr,
-				     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1));
+				     (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+						 (size_t)n + 1));
 }
 
 /* A pidfd for the caller: req->pid is the thread that called connect(),

@@ -37,8 +37,7 @@ struct sockbroker_config {
 	bool share_net; /* the host's network: abstract addresses are refused */
 };
 
-int sockbroker_new(struct sockbroker **ret, const struct sockbroker_config *config,
-		   struct error *err);
+int sockbroker_new(struct sockbroker **ret, const struct sockbroker_config *config, struct error *err);
 /* True when the notification is the broker's to answer. */
 bool sockbroker_handles(const struct seccomp_notif *req);
 /* Queues the notification for a worker; the broker answers it. */

@@ -107,8 +107,7 @@ static void supervisor_record_main(struct supervisor *s, int status, const struc
 	r->ended_realtime_ns = clock_realtime_ns();
 	r->max_rss_kib = (uint64_t)ru->ru_maxrss;
 	r->user_cpu_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
-	r->system_cpu_ms =
-		(uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
+	r->system_cpu_ms = (uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
 	if (WIFEXITED(status)) {
 		r->exit_code = WEXITSTATUS(status);
 		if (r->outcome != SANDBOX_TIMED_OUT)
@@ -251,8 +250,8 @@ static void supervisor_record_denial(struct sandbox_result *r, int nr, uint32_t 
 		r->denials_dropped++;
 		return;
 	}
-	r->denials[r->n_denials++] = (struct sandbox_denial){ .syscall_nr = nr, .arch = arch,
-							      .count = 1 };
+	r->denials[r->n_denials++] =
+		(struct sandbox_denial){ .syscall_nr = nr, .arch = arch, .count = 1 };
 }
 
 /* Reads the NUL-terminated string at addr in the stopped caller, a page at a
@@ -314,7 +313,8 @@ static bool join_normalized(const char *base, const char *rel, char *out, size_t
 static void supervisor_record_write(struct sandbox_result *r, const char *path, const char *name)
 {
 	for (size_t i = 0; i < r->n_outside_writes; i++)
-		if (strncmp(r->outside_writes[i].path, path, sizeof(r->outside_writes[i].path) - 1) == 0) {
+		if (strncmp(r->outside_writes[i].path, path, sizeof(r->outside_writes[i].path) - 1) ==
+		    0) {
 			r->outside_writes[i].count++;
 			return;
 		}
@@ -382,7 +382,8 @@ static size_t supervisor_path_args(const struct syscall_trace *t, const struct s
 	const char *n = t->name;
 
 	if (!strcmp(n, "unlink") || !strcmp(n, "unlinkat") || !strcmp(n, "rmdir")) {
-		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_REPLACED };
+		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0],
+						       SANDBOX_PATH_REPLACED };
 		return 1;
 	}
 	if (!strncmp(n, "rename", 6)) {
@@ -409,10 +410,12 @@ static size_t supervisor_path_args(const struct syscall_trace *t, const struct s
 		return 0;
 	/* An exclusive create succeeds only where the name is free: it
 	 * changes no object the name held. */
-	if (t->flags_arg >= 0 && (req->data.args[t->flags_arg] & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+	if (t->flags_arg >= 0 &&
+	    (req->data.args[t->flags_arg] & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return 0;
 	if (!supervisor_call_writes(t, req)) {
-		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_READ };
+		ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0],
+						       SANDBOX_PATH_READ };
 		return 1;
 	}
 	ret[0] = (struct supervisor_path_arg){ t->path_arg[0], t->dirfd_arg[0], SANDBOX_PATH_IN_PLACE };
@@ -445,7 +448,10 @@ static bool supervisor_dir_holds_links(int dir_fd, int depth, unsigned *budget)
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 			found = true;
 		else if (S_ISDIR(st.st_mode)) {
-			int sub = depth >= 64 ? -1 : openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = depth >= 64
+					  ? -1
+					  : openat(dir_fd, de->d_name,
+						   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			found = sub < 0 || supervisor_dir_holds_links(sub, depth + 1, budget);
 			if (sub >= 0)
 				close(sub);
@@ -521,7 +527,8 @@ static void supervisor_record_path_op(struct supervisor *s, const struct seccomp
 	if (!known) {
 		char proc[PATH_MAX + 32];
 		struct stat st;
-		if ((size_t)snprintf(proc, sizeof(proc), "/proc/%u/root%s", req->pid, full) >= sizeof(proc)) {
+		if ((size_t)snprintf(proc, sizeof(proc), "/proc/%u/root%s", req->pid, full) >=
+		    sizeof(proc)) {
 			r->path_events_overflow = true;
 			return;
 		}
@@ -530,7 +537,8 @@ static void supervisor_record_path_op(struct supervisor *s, const struct seccomp
 		/* A set-id file changed in place: a write keeps the bit for
 		 * root's real run (CAP_FSETID), not in the snapshot. */
 		bool setid = S_ISREG(st.st_mode) && (op & SANDBOX_PATH_IN_PLACE) &&
-			     ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+			     ((st.st_mode & S_ISUID) ||
+			      (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
 		if (!(S_ISREG(st.st_mode) && st.st_nlink > 1) && !setid &&
 		    !(S_ISDIR(st.st_mode) && (op & SANDBOX_PATH_RENAMED)))
 			return;
@@ -894,8 +902,13 @@ struct supervisor_fds {
 	int go[2]; /* supervisor -> init: placed in the cgroups */
 };
 
-#define SUPERVISOR_FDS_INIT                                                           \
-	{ -1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 }, { -1, -1 } }
+#define SUPERVISOR_FDS_INIT                                                             \
+	{                                                                               \
+		-1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 }, \
+		{                                                                       \
+			-1, -1                                                          \
+		}                                                                       \
+	}
 
 static void close_and_invalidate(int *fd)
 {
@@ -906,10 +919,9 @@ static void close_and_invalidate(int *fd)
 
 static void supervisor_fds_close(struct supervisor_fds *f)
 {
-	int *all[] = { &f->stdin_fd,  &f->out[0][0], &f->out[0][1], &f->out[1][0],
-		       &f->out[1][1], &f->report[0], &f->report[1], &f->signal_fd,
-		       &f->notify[0], &f->notify[1], &f->status[0], &f->status[1],
-		       &f->go[0],     &f->go[1] };
+	int *all[] = { &f->stdin_fd,  &f->out[0][0], &f->out[0][1], &f->out[1][0], &f->out[1][1],
+		       &f->report[0], &f->report[1], &f->signal_fd, &f->notify[0], &f->notify[1],
+		       &f->status[0], &f->status[1], &f->go[0],	    &f->go[1] };
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		close_and_invalidate(all[i]);
 }
@@ -990,8 +1002,8 @@ static bool supervisor_map_ids(const struct isolate_plan *plan, pid_t pid, int g
 }
 
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
-static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
-				       const sigset_t *sigchld, struct sandbox_result *result,
+static int sandbox_spawn_and_supervise(const struct sandbox_config *config, const sigset_t *sigchld,
+				       struct sandbox_result *result,
 				       struct sandbox_teardown **ret_teardown, struct error *err)
 {
 	bool isolated = config->isolation.enabled;
@@ -1004,8 +1016,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 		td = calloc(1, sizeof(*td));
 		if (!td)
 			return error_set(err, ENOMEM, "out of memory");
-		td->plan = (struct isolate_plan){ .notify_fd = -1, .status_fd = -1, .go_fd = -1,
-						   .supervisor_fds = { -1, -1, -1 } };
+		td->plan = (struct isolate_plan){
+			.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
+		};
 		struct error plan_err = { 0 };
 		enum sandbox_stage stage;
 		if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
@@ -1162,8 +1175,7 @@ void sandbox_result_release(struct sandbox_result *result)
 	result->n_path_events = 0;
 }
 
-int sandbox_run_until_result(const struct sandbox_config *config,
-			     struct sandbox_result *ret_result,
+int sandbox_run_until_result(const struct sandbox_config *config, struct sandbox_result *ret_result,
 			     struct sandbox_teardown **ret_teardown, struct error *err)
 {
 	struct sandbox_result result = { .outcome = SANDBOX_EXITED };

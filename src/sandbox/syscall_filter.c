@@ -30,39 +30,75 @@
  * perf, userfaultfd, io_uring (it bypasses this filter), the mount API, new
  * or joined namespaces, kexec and modules, and a few host-wide knobs. */
 static const char *const denied_syscalls[] = {
-	"ptrace",	   "process_vm_readv", "process_vm_writev", "keyctl",	     "add_key",
-	"request_key",	   "bpf",	       "perf_event_open",   "userfaultfd",   "io_uring_setup",
-	"io_uring_enter",  "io_uring_register", "mount",	    "umount2",	     "fsopen",
-	"fsconfig",	   "fsmount",	       "fspick",	    "open_tree",     "move_mount",
-	"mount_setattr",   "pivot_root",       "chroot",	    "setns",	     "kexec_load",
-	"kexec_file_load", "init_module",      "finit_module",	    "delete_module", "reboot",
-	"swapon",	   "swapoff",	       "syslog",	    "acct",	     "settimeofday",
-	"clock_settime",   "clock_adjtime",    "adjtimex",	    "quotactl",	     "lookup_dcookie",
-	"name_to_handle_at", "open_by_handle_at", "iopl",	    "ioperm",	     "vhangup",
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"bpf",
+	"perf_event_open",
+	"userfaultfd",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
+	"mount",
+	"umount2",
+	"fsopen",
+	"fsconfig",
+	"fsmount",
+	"fspick",
+	"open_tree",
+	"move_mount",
+	"mount_setattr",
+	"pivot_root",
+	"chroot",
+	"setns",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"reboot",
+	"swapon",
+	"swapoff",
+	"syslog",
+	"acct",
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
+	"quotactl",
+	"lookup_dcookie",
+	"name_to_handle_at",
+	"open_by_handle_at",
+	"iopl",
+	"ioperm",
+	"vhangup",
 };
 
 static const uint64_t namespace_flags[] = {
-	CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
+	CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
 	CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP,
 };
 
 /* System calls that create, change or remove what a path names. */
 static const struct syscall_trace traced_syscalls[] = {
-	{ "open", { 0, -1 }, { -1, -1 }, 1 },	    { "creat", { 0, -1 }, { -1, -1 }, -1 },
+	{ "open", { 0, -1 }, { -1, -1 }, 1 },	       { "creat", { 0, -1 }, { -1, -1 }, -1 },
 	{ "openat", { 1, -1 }, { 0, -1 }, 2 }, /* openat2 answers ENOSYS: see below */
-	{ "mkdir", { 0, -1 }, { -1, -1 }, -1 },	    { "mkdirat", { 1, -1 }, { 0, -1 }, -1 },
-	{ "mknod", { 0, -1 }, { -1, -1 }, -1 },	    { "mknodat", { 1, -1 }, { 0, -1 }, -1 },
-	{ "unlink", { 0, -1 }, { -1, -1 }, -1 },    { "unlinkat", { 1, -1 }, { 0, -1 }, -1 },
-	{ "rmdir", { 0, -1 }, { -1, -1 }, -1 },	    { "rename", { 0, 1 }, { -1, -1 }, -1 },
-	{ "renameat", { 1, 3 }, { 0, 2 }, -1 },	    { "renameat2", { 1, 3 }, { 0, 2 }, -1 },
-	{ "link", { 1, -1 }, { -1, -1 }, -1 },	    { "linkat", { 3, -1 }, { 2, -1 }, -1 },
-	{ "symlink", { 1, -1 }, { -1, -1 }, -1 },   { "symlinkat", { 2, -1 }, { 1, -1 }, -1 },
-	{ "truncate", { 0, -1 }, { -1, -1 }, -1 },  { "chmod", { 0, -1 }, { -1, -1 }, -1 },
-	{ "fchmodat", { 1, -1 }, { 0, -1 }, -1 },   { "fchmodat2", { 1, -1 }, { 0, -1 }, -1 },
-	{ "chown", { 0, -1 }, { -1, -1 }, -1 },	    { "lchown", { 0, -1 }, { -1, -1 }, -1 },
-	{ "fchownat", { 1, -1 }, { 0, -1 }, -1 },   { "utimes", { 0, -1 }, { -1, -1 }, -1 },
-	{ "utimensat", { 1, -1 }, { 0, -1 }, -1 },  { "setxattr", { 0, -1 }, { -1, -1 }, -1 },
-	{ "lsetxattr", { 0, -1 }, { -1, -1 }, -1 }, { "removexattr", { 0, -1 }, { -1, -1 }, -1 },
+	{ "mkdir", { 0, -1 }, { -1, -1 }, -1 },	       { "mkdirat", { 1, -1 }, { 0, -1 }, -1 },
+	{ "mknod", { 0, -1 }, { -1, -1 }, -1 },	       { "mknodat", { 1, -1 }, { 0, -1 }, -1 },
+	{ "unlink", { 0, -1 }, { -1, -1 }, -1 },       { "unlinkat", { 1, -1 }, { 0, -1 }, -1 },
+	{ "rmdir", { 0, -1 }, { -1, -1 }, -1 },	       { "rename", { 0, 1 }, { -1, -1 }, -1 },
+	{ "renameat", { 1, 3 }, { 0, 2 }, -1 },	       { "renameat2", { 1, 3 }, { 0, 2 }, -1 },
+	{ "link", { 1, -1 }, { -1, -1 }, -1 },	       { "linkat", { 3, -1 }, { 2, -1 }, -1 },
+	{ "symlink", { 1, -1 }, { -1, -1 }, -1 },      { "symlinkat", { 2, -1 }, { 1, -1 }, -1 },
+	{ "truncate", { 0, -1 }, { -1, -1 }, -1 },     { "chmod", { 0, -1 }, { -1, -1 }, -1 },
+	{ "fchmodat", { 1, -1 }, { 0, -1 }, -1 },      { "fchmodat2", { 1, -1 }, { 0, -1 }, -1 },
+	{ "chown", { 0, -1 }, { -1, -1 }, -1 },	       { "lchown", { 0, -1 }, { -1, -1 }, -1 },
+	{ "fchownat", { 1, -1 }, { 0, -1 }, -1 },      { "utimes", { 0, -1 }, { -1, -1 }, -1 },
+	{ "utimensat", { 1, -1 }, { 0, -1 }, -1 },     { "setxattr", { 0, -1 }, { -1, -1 }, -1 },
+	{ "lsetxattr", { 0, -1 }, { -1, -1 }, -1 },    { "removexattr", { 0, -1 }, { -1, -1 }, -1 },
 	{ "lremovexattr", { 0, -1 }, { -1, -1 }, -1 },
 };
 
@@ -95,8 +131,11 @@ static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned *n_rules)
 		 * workspace (a name whose snapshot view may be stale). */
 		const struct {
 			uint64_t mask, value;
-		} writes[] = { { O_ACCMODE, O_WRONLY }, { O_ACCMODE, O_RDWR }, { O_CREAT, O_CREAT },
-			       { O_TRUNC, O_TRUNC }, { O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY } };
+		} writes[] = { { O_ACCMODE, O_WRONLY },
+			       { O_ACCMODE, O_RDWR },
+			       { O_CREAT, O_CREAT },
+			       { O_TRUNC, O_TRUNC },
+			       { O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY } };
 		for (size_t k = 0; k < ARRAY_SIZE(writes); k++) {
 			struct scmp_arg_cmp cmp = { .arg = (unsigned)t->flags_arg,
 						    .op = SCMP_CMP_MASKED_EQ,
@@ -122,8 +161,8 @@ static const struct {
 	const char *name;
 	signed char mode_arg, flags_arg; /* flags_arg -1: always a mode */
 } setid_syscalls[] = {
-	{ "chmod", 1, -1 },   { "fchmod", 1, -1 },  { "fchmodat", 2, -1 }, { "fchmodat2", 2, -1 },
-	{ "open", 2, 1 },     { "openat", 3, 2 },   { "creat", 1, -1 },	   { "mkdir", 1, -1 },
+	{ "chmod", 1, -1 },   { "fchmod", 1, -1 }, { "fchmodat", 2, -1 }, { "fchmodat2", 2, -1 },
+	{ "open", 2, 1 },     { "openat", 3, 2 },  { "creat", 1, -1 },	  { "mkdir", 1, -1 },
 	{ "mkdirat", 2, -1 }, { "mknod", 1, -1 },  { "mknodat", 2, -1 },
 };
 static const uint64_t setid_bits[] = { S_ISUID, S_ISGID };
@@ -153,8 +192,10 @@ static int syscall_filter_add_setid(scmp_filter_ctx ctx, unsigned *n_rules)
 			continue;
 		for (size_t b = 0; b < ARRAY_SIZE(setid_bits); b++) {
 			struct scmp_arg_cmp cmp[2] = {
-				{ .arg = (unsigned)setid_syscalls[i].mode_arg, .op = SCMP_CMP_MASKED_EQ,
-				  .datum_a = setid_bits[b], .datum_b = setid_bits[b] },
+				{ .arg = (unsigned)setid_syscalls[i].mode_arg,
+				  .op = SCMP_CMP_MASKED_EQ,
+				  .datum_a = setid_bits[b],
+				  .datum_b = setid_bits[b] },
 			};
 			for (size_t c = 0; c < ARRAY_SIZE(setid_create_flags); c++) {
 				unsigned n = 1;

@@ -14,7 +14,8 @@ int syscall_filter_build(struct syscall_filter *ret, unsigned flags, struct erro
 	if (syscall_filter_native_arch() != SYSCALL_FILTER_ARCH)
 		return error_set(err, ENOEXEC,
 				 "the seccomp filter was compiled for architecture 0x%x, this is 0x%x: rebuild airlock on this machine",
-				 (unsigned)SYSCALL_FILTER_ARCH, (unsigned)syscall_filter_native_arch());
+				 (unsigned)SYSCALL_FILTER_ARCH,
+				 (unsigned)syscall_filter_native_arch());
 	if (flags & ~(unsigned)_SYSCALL_FILTER_FLAGS_ALL)
 		return error_set(err, EINVAL, "unknown seccomp filter flags 0x%x", flags);
 	*ret = (struct syscall_filter){ .insns = syscall_filter_programs[flags].insns,

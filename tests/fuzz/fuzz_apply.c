@@ -26,7 +26,8 @@ static void fuzz_apply_check_xattrs(json_t *list, enum changeset_xattrs which)
 	json_t *x;
 
 	json_array_foreach(list, i, x)
-		if (!jsonutil_str(x, "name") || !changeset_xattr_carried(jsonutil_str(x, "name"), which))
+		if (!jsonutil_str(x, "name") ||
+		    !changeset_xattr_carried(jsonutil_str(x, "name"), which))
 			abort();
 }
 
@@ -66,11 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *name = dryrun_verdict_name(verdict);
 			if (!name || strcmp(name, jsonutil_str(doc, "verdict")) != 0)
 				abort();
-			static const char *const root_changes[] = { "mode_changed", "xattrs_changed", NULL };
+			static const char *const root_changes[] = { "mode_changed",
+								    "xattrs_changed", NULL };
 			json_array_foreach(json_object_get(doc, "changes"), i, c) {
 				const char *type = jsonutil_str(c, "type");
 				fuzz_apply_check_path(jsonutil_str(c, "path"),
-						      type && strcmp(type, "dir") == 0 ? jsonutil_str(c, "change") : NULL,
+						      type && strcmp(type, "dir") == 0
+							      ? jsonutil_str(c, "change")
+							      : NULL,
 						      root_changes);
 				if (!jsonutil_str(c, "type") || !jsonutil_str(c, "change"))
 					abort();
@@ -80,20 +84,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				size_t k;
 				json_t *also;
 				json_array_foreach(json_object_get(c, "also_names"), k, also)
-					fuzz_apply_check_path(jsonutil_str(also, "path"), NULL, root_changes);
-				if ((json_object_get(c, "also_names") || json_object_get(c, "also_outside")) &&
+					fuzz_apply_check_path(jsonutil_str(also, "path"), NULL,
+							      root_changes);
+				if ((json_object_get(c, "also_names") ||
+				     json_object_get(c, "also_outside")) &&
 				    strcmp(jsonutil_str(c, "change"), "mode_changed") != 0 &&
 				    strcmp(jsonutil_str(c, "change"), "xattrs_changed") != 0 &&
 				    strcmp(jsonutil_str(c, "change"), "owner_changed") != 0)
 					abort();
-				enum changeset_xattrs which = changeset_xattrs_of(jsonutil_str(doc, "schema"));
+				enum changeset_xattrs which =
+					changeset_xattrs_of(jsonutil_str(doc, "schema"));
 				fuzz_apply_check_xattrs(json_object_get(c, "xattrs"), which);
 				fuzz_apply_check_xattrs(json_object_get(c, "old_xattrs"), which);
 				/* version 4: every object apply installs or changes
 				 * carries its mode and its whole attribute list */
 				if (changeset_carries_identity(jsonutil_str(doc, "schema")) &&
 				    strcmp(jsonutil_str(c, "change"), "deleted") != 0 &&
-				    (!jsonutil_str(c, "mode") || !json_is_array(json_object_get(c, "xattrs"))))
+				    (!jsonutil_str(c, "mode") ||
+				     !json_is_array(json_object_get(c, "xattrs"))))
 					abort();
 			}
 			json_decref(doc);

@@ -17,8 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data;
 	bool inert = hostsafety_config_is_inert(text, size);
 
-	if (inert && memchr(text, '\\', size) &&
-	    !memchr(text, '#', size) && !memchr(text, ';', size))
+	if (inert && memchr(text, '\\', size) && !memchr(text, '#', size) && !memchr(text, ';', size))
 		abort();
 	if (size > HOSTSAFETY_CONFIG_MAX_BYTES)
 		return 0;

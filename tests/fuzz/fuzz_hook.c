@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	enum hook_event event = data[0] & 4 ? HOOK_STOP : HOOK_PRE_TOOL_USE;
-	int r = hook_handle(data[0] & 16 ? &routing : &plain, host, event, (const char *)data + 1, size - 1, &out, &err);
+	int r = hook_handle(data[0] & 16 ? &routing : &plain, host, event, (const char *)data + 1,
+			    size - 1, &out, &err);
 	if (r < 0 && !err.msg[0])
 		abort();
 	if (r == 0 && out.decision != HOOK_PASS && out.decision != HOOK_BLOCK)

@@ -24,7 +24,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define HEAD 8192
+#define HEAD	   8192
 #define HEAD_BYTES (168 + 16 * 480)
 
 struct fuzz_query {

@@ -16,7 +16,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The public key of the ledger that signed the corpus's checkpoints. */
-static const char fuzz_vkey[] = "airlock.local/ledger/3cb16bfffa825a64+e3ee5fd4+AX8Cn7Mrvluy+s7xW4MFsJsA2RDeSMdyci0GfYtWY9EM";
+static const char fuzz_vkey[] =
+	"airlock.local/ledger/3cb16bfffa825a64+e3ee5fd4+AX8Cn7Mrvluy+s7xW4MFsJsA2RDeSMdyci0GfYtWY9EM";
 
 /* A path the entry may name: the system approver, or relative with no
  * empty, "." or ".." component ("..5x" is a file name like any other). */
@@ -86,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t proof_n = nul ? (size_t)(nul - text) : n;
 		struct ledger_entry e = { 0 };
 		if (ledger_verify_proof(&test_ledger_schema, text, proof_n, &vkey, nul ? nul + 1 : NULL,
-					nul ? n - proof_n - 1 : 0, NULL, &e, &err) == 0 && e.path[0])
+					nul ? n - proof_n - 1 : 0, NULL, &e, &err) == 0 &&
+		    e.path[0])
 			fuzz_ledger_check_entry(&e);
 		break;
 	}

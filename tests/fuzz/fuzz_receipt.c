@@ -48,8 +48,7 @@ static void check_same_sandbox(const struct receipt_sandbox *a, const struct rec
 {
 	check(same_str(a->profile, b->profile) && a->enforced == b->enforced);
 	check(a->allow_workspace == b->allow_workspace && a->n_denials == b->n_denials &&
-	      a->denials_dropped == b->denials_dropped &&
-	      a->n_socket_denials == b->n_socket_denials &&
+	      a->denials_dropped == b->denials_dropped && a->n_socket_denials == b->n_socket_denials &&
 	      a->socket_denials_dropped == b->socket_denials_dropped &&
 	      same_str(a->killed_by, b->killed_by) && a->memory_limit_hit == b->memory_limit_hit &&
 	      a->pids_limit_hit == b->pids_limit_hit);
@@ -138,7 +137,8 @@ static void check_same(const struct receipt *a, const struct receipt *b)
 			      x->n_closes == y->n_closes && same_str(x->note, y->note) &&
 			      x->rerun == y->rerun && x->rerun_of == y->rerun_of && x->fix == y->fix);
 			for (size_t i = 0; i < x->n_closes; i++)
-				check(x->closes[i] == y->closes[i] && same_str(x->moves[i], y->moves[i]));
+				check(x->closes[i] == y->closes[i] &&
+				      same_str(x->moves[i], y->moves[i]));
 		}
 	}
 }

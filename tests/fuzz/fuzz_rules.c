@@ -12,12 +12,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const argvs[][8] = {
-		{ "git", "-C", "x", "status", NULL }, { "sh", "-c", "ls | wc", NULL },
-		{ "env", "A=1", "timeout", "5", NULL }, { "sed", "-n", "1p", "f", NULL },
+		{ "git", "-C", "x", "status", NULL },
+		{ "sh", "-c", "ls | wc", NULL },
+		{ "env", "A=1", "timeout", "5", NULL },
+		{ "sed", "-n", "1p", "f", NULL },
 		{ "nohup", "git", "-Cx", "status", "-sn5", "--porc", "--", NULL },
-		{ "env", "-S", "x", NULL }, { "sort", "--outp=F", "-k", NULL },
+		{ "env", "-S", "x", NULL },
+		{ "sort", "--outp=F", "-k", NULL },
 		{ "find", ".", "-name", "x", "-print", "--", "-delete", NULL },
-		{ "command", "-v", "rm", NULL }, { "env", "-i", "LANG=C", NULL },
+		{ "command", "-v", "rm", NULL },
+		{ "env", "-i", "LANG=C", NULL },
 	};
 	struct rules *rules = NULL;
 	struct error err = { 0 };

@@ -23,9 +23,10 @@ enum ledger_kind {
 };
 
 static const char *const test_ledger_kinds[LEDGER_KIND_MAX] = {
-	"receipt",	   "gate-open",	      "gate-close",	   "dryrun",
-	"apply",	   "rollback",	      "approver-enrol",	   "approver-change",
-	"permit-transition", "recovered",     "discard",	   "policy-approval",
+	"receipt",	  "gate-open",	     "gate-close",
+	"dryrun",	  "apply",	     "rollback",
+	"approver-enrol", "approver-change", "permit-transition",
+	"recovered",	  "discard",	     "policy-approval",
 };
 static const char *const test_ledger_json[] = { "*.json", NULL };
 static const struct ledger_records test_ledger_records[] = { { "receipts", test_ledger_json } };

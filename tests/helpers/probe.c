@@ -184,9 +184,8 @@ static int probe_socket_families(void)
 	int failed = 0;
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		/* the last one with high bits the kernel ignores (it reads an int) */
-		long family = refused[i].family | (i == sizeof(refused) / sizeof(refused[0]) - 1
-							   ? (long)(1UL << 32)
-							   : 0);
+		long family = refused[i].family |
+			      (i == sizeof(refused) / sizeof(refused[0]) - 1 ? (long)(1UL << 32) : 0);
 		failed += verdict(syscall(SYS_socket, family, refused[i].type, refused[i].protocol),
 				  refused[i].what);
 	}

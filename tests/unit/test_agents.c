@@ -93,8 +93,10 @@ static void test_a_refusal_is_never_silent(void)
 {
 	for (size_t i = 0; i < agenthost_count(); i++) {
 		const struct agent_host *h = agenthost_at(i);
-		const struct agent_decision d = { .event = AGENT_EVENT_PRE_TOOL, .block = true,
-						  .message = "refused", .event_name = "" };
+		const struct agent_decision d = { .event = AGENT_EVENT_PRE_TOOL,
+						  .block = true,
+						  .message = "refused",
+						  .event_name = "" };
 		struct agent_reply r = { 0 };
 		ASSERT_EQ_INT(h->reply(&d, &r), 0);
 		ASSERT_TRUE(r.exit_status == 2 || (r.print && r.doc));

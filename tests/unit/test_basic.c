@@ -169,9 +169,12 @@ static void test_utf8_validation(void)
 	ASSERT_TRUE(!utf8_is_valid("\xed\xa0\x80", 3)); /* surrogate */
 	ASSERT_TRUE(!utf8_is_valid("\xe2\x82", 2)); /* cut short */
 	size_t n;
-	char *s = utf8_sanitize("a\xff" "b", 3, &n);
+	char *s = utf8_sanitize("a\xff"
+				"b",
+				3, &n);
 	ASSERT_TRUE(s != NULL);
-	ASSERT_EQ_STR(s, "a\xef\xbf\xbd" "b");
+	ASSERT_EQ_STR(s, "a\xef\xbf\xbd"
+			 "b");
 	ASSERT_EQ_INT(n, 5);
 	free(s);
 }
@@ -186,44 +189,67 @@ static bool terminal_case(const char *data, size_t n, const char *expect)
 	for (size_t i = 0; ok && i < len; i++) {
 		unsigned char c = (unsigned char)got[i];
 		ok = (c >= 0x20 || c == '\n' || c == '\t') && c != 0x7f &&
-		     !(c == 0xc2 && (unsigned char)got[i + 1] >= 0x80 && (unsigned char)got[i + 1] <= 0x9f);
+		     !(c == 0xc2 && (unsigned char)got[i + 1] >= 0x80 &&
+		       (unsigned char)got[i + 1] <= 0x9f);
 	}
 	if (!ok)
-		printf("# text_for_terminal gave \"%s\", expected \"%s\"\n", got ? got : "(null)", expect);
+		printf("# text_for_terminal gave \"%s\", expected \"%s\"\n", got ? got : "(null)",
+		       expect);
 	free(got);
 	return ok;
 }
 
 #define TERM_CASE(data, expect) ASSERT_TRUE(terminal_case(data, sizeof(data) - 1, expect))
-#define FFFD "\xef\xbf\xbd"
+#define FFFD			"\xef\xbf\xbd"
 
 static void test_text_for_terminal(void)
 {
 	TERM_CASE("plain text, tab\tand\nlines\n", "plain text, tab\tand\nlines\n");
 	TERM_CASE("h\xc3\xa9llo \xe2\x9c\x93", "h\xc3\xa9llo \xe2\x9c\x93");
 	/* the sequences of the attack: title, clear, clipboard write, C1 CSI */
-	TERM_CASE("a\x1b]0;pwned\x07" "b", "ab");
+	TERM_CASE("a\x1b]0;pwned\x07"
+		  "b",
+		  "ab");
 	TERM_CASE("a\x1b[2J\x1b[1;31mred\x1b[0m", "ared");
-	TERM_CASE("\x1b]52;c;ZWNobyBwd25lZA==\x07" "after", "after");
+	TERM_CASE("\x1b]52;c;ZWNobyBwd25lZA==\x07"
+		  "after",
+		  "after");
 	TERM_CASE("\x1b]52;c;ZWNobyBwd25lZA==\x1b\\after", "after");
-	TERM_CASE("x\xc2\x9b" "2Jy", "xy");
-	TERM_CASE("x\xc2\x9d" "0;t\xc2\x9cy", "xy");
+	TERM_CASE("x\xc2\x9b"
+		  "2Jy",
+		  "xy");
+	TERM_CASE("x\xc2\x9d"
+		  "0;t\xc2\x9cy",
+		  "xy");
 	/* a bare 8-bit C1 byte and an overlong ESC are ill-formed UTF-8 */
-	TERM_CASE("x\x9b" "2J", "x" FFFD "2J");
+	TERM_CASE("x\x9b"
+		  "2J",
+		  "x" FFFD "2J");
 	TERM_CASE("x\xc0\x9b[2J", "x" FFFD FFFD "[2J");
 	/* other controls stay visible as U+FFFD */
 	TERM_CASE("safe\rEVIL", "safe" FFFD "EVIL");
-	TERM_CASE("a\bb\x7f" "c\xc2\x85" "d", "a" FFFD "b" FFFD "c" FFFD "d");
+	TERM_CASE("a\bb\x7f"
+		  "c\xc2\x85"
+		  "d",
+		  "a" FFFD "b" FFFD "c" FFFD "d");
 	TERM_CASE("a\0b", "a" FFFD "b");
-	TERM_CASE("ab\xe2\x80\xae" "cd", "ab" FFFD "cd"); /* RIGHT-TO-LEFT OVERRIDE */
+	TERM_CASE("ab\xe2\x80\xae"
+		  "cd",
+		  "ab" FFFD "cd"); /* RIGHT-TO-LEFT OVERRIDE */
 	/* two-byte escapes, charset designations, DCS and APC strings */
-	TERM_CASE("\x1b" "c\x1b" "7a\x1b(Bb\x1bP1$r\x1b\\c\x1b_apc\x07" "d", "abcd");
+	TERM_CASE("\x1b"
+		  "c\x1b"
+		  "7a\x1b(Bb\x1bP1$r\x1b\\c\x1b_apc\x07"
+		  "d",
+		  "abcd");
 	/* an unterminated string ends at the newline, not the end of the text */
 	TERM_CASE("a\x1b]0;title\nshown\n", "a\nshown\n");
 	/* an escape inside a string ends it and is dropped too */
 	TERM_CASE("a\x1b]0;t\x1b[2Jb", "ab");
 	/* a control ends a control sequence unfinished */
-	TERM_CASE("a\x1b[1;2\x01" "b", "a" FFFD "b");
+	TERM_CASE("a\x1b[1;2\x01"
+		  "b",
+		  "a" FFFD "b");
 	TERM_CASE("a\x1b[1;2\nb", "a\nb");
 	/* a lone ESC, at the end or before a non-ASCII byte */
 	TERM_CASE("a\x1b", "a");
@@ -315,10 +341,11 @@ static void test_path_helpers(void)
 	free(s);
 }
 
-RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units), T_(test_parse_duration_rejects_garbage),
-	  T_(test_parse_int_bounds), T_(test_parse_size_units),
-	  T_(test_error_prefix_nests_context), T_(test_error_prefix_truncates_safely),
-	  T_(test_sha256_known_vectors), T_(test_capture_keeps_head_and_tail),
-	  T_(test_capture_tail_wraps_byte_by_byte), T_(test_capture_short_stream_is_whole),
-	  T_(test_utf8_validation), T_(test_text_for_terminal), T_(test_base64), T_(test_env_names), T_(test_strv), T_(test_strv_env),
-	  T_(test_file_write_atomic_never_replaces))
+RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units),
+	  T_(test_parse_duration_rejects_garbage), T_(test_parse_int_bounds),
+	  T_(test_parse_size_units), T_(test_error_prefix_nests_context),
+	  T_(test_error_prefix_truncates_safely), T_(test_sha256_known_vectors),
+	  T_(test_capture_keeps_head_and_tail), T_(test_capture_tail_wraps_byte_by_byte),
+	  T_(test_capture_short_stream_is_whole), T_(test_utf8_validation),
+	  T_(test_text_for_terminal), T_(test_base64), T_(test_env_names), T_(test_strv),
+	  T_(test_strv_env), T_(test_file_write_atomic_never_replaces))

@@ -36,7 +36,8 @@ static int roundtrip(const char *text, size_t n, const char *name)
 	cleanup_free char *want = jsonutil_dump_line(doc);
 	cleanup_free char *got = back ? jsonutil_dump_line(back) : NULL;
 	if (!want || !got || strcmp(want, got) != 0) {
-		printf("# %s: differs\n#  want %s#  got  %s", name, want ? want : "(null)\n", got ? got : "(null)\n");
+		printf("# %s: differs\n#  want %s#  got  %s", name, want ? want : "(null)\n",
+		       got ? got : "(null)\n");
 		return -1;
 	}
 	return 1;
@@ -91,8 +92,10 @@ static int verdict_same(const char *text, size_t n, const char *name)
 	for (size_t i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
 		for (size_t j = 0; j < sizeof(expects) / sizeof(expects[0]); j++) {
 			cleanup_with(json_decrefp) json_t *p1 = NULL, *p2 = NULL;
-			enum dryrun_verdict v1 = changeset_verdict(json_object_get(doc, "changes"), true, expects[i], expects[j], &p1);
-			enum dryrun_verdict v2 = changeset_verdict_of(cs, true, expects[i], expects[j], &p2);
+			enum dryrun_verdict v1 = changeset_verdict(json_object_get(doc, "changes"),
+								   true, expects[i], expects[j], &p1);
+			enum dryrun_verdict v2 =
+				changeset_verdict_of(cs, true, expects[i], expects[j], &p2);
 			if (v1 != v2 || !json_equal(p1, p2)) {
 				printf("# %s: verdicts differ (%zu, %zu)\n", name, i, j);
 				return -1;
@@ -103,7 +106,8 @@ static int verdict_same(const char *text, size_t n, const char *name)
 
 static void test_changeset_verdict(void)
 {
-	const char *const dirs[] = { TEST_SOURCE_DIR "/fuzz/corpus/apply", TEST_SOURCE_DIR "/fixtures/changesets" };
+	const char *const dirs[] = { TEST_SOURCE_DIR "/fuzz/corpus/apply",
+				     TEST_SOURCE_DIR "/fixtures/changesets" };
 	size_t ok = 0;
 
 	for (size_t k = 0; k < 2; k++) {
@@ -153,9 +157,10 @@ static void test_changeset_roundtrip_fixtures(void)
  * made without a shown value is written as changeset_set_bytes() would. */
 static void test_changeset_bytes(void)
 {
-	const char *text = "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\","
-			   "\"changes\":[{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"a\\ufffd\","
-			   "\"path_b64\":\"Yf8=\",\"future\":[1,2]}],\"later\":true}";
+	const char *text =
+		"{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\","
+		"\"changes\":[{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"a\\ufffd\","
+		"\"path_b64\":\"Yf8=\",\"future\":[1,2]}],\"later\":true}";
 	cleanup_with(json_decrefp) json_t *doc = json_loads(text, 0, NULL);
 	cleanup_with(changeset_freep) struct changeset *cs = NULL;
 	struct error err = { 0 };
@@ -193,5 +198,5 @@ static void test_changeset_strict(void)
 	}
 }
 
-RUN_TESTS(T_(test_changeset_roundtrip_corpus), T_(test_changeset_roundtrip_fixtures), T_(test_changeset_bytes),
-	  T_(test_changeset_strict), T_(test_changeset_verdict))
+RUN_TESTS(T_(test_changeset_roundtrip_corpus), T_(test_changeset_roundtrip_fixtures),
+	  T_(test_changeset_bytes), T_(test_changeset_strict), T_(test_changeset_verdict))

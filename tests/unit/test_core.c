@@ -44,7 +44,8 @@ static void test_default_policy_loads(void)
 
 static void test_policy_partial_document_keeps_floor(void)
 {
-	static const char doc[] = "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max_ms\":5000,\"default_ms\":1000}}";
+	static const char doc[] =
+		"{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max_ms\":5000,\"default_ms\":1000}}";
 	struct policy *p = NULL;
 	struct error err = { 0 };
 
@@ -63,7 +64,8 @@ static void test_policy_errors_name_the_key(void)
 	} cases[] = {
 		{ "{\"schema\":\"airlock.policy/1\",\"bogus\":1}", "'bogus'" },
 		{ "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max\":1}}", "'timeout.max'" },
-		{ "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max_ms\":\"x\"}}", "'timeout.max_ms'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"timeout\":{\"max_ms\":\"x\"}}",
+		  "'timeout.max_ms'" },
 		{ "{\"schema\":\"airlock.policy/2\"}", "'schema'" },
 		{ "{\"schema\":\"airlock.policy/1\",\"env\":{\"allow\":[\"A=B\"]}}", "'env.allow'" },
 		{ "{\"schema\":\"airlock.policy/1\",\"deny_argv0\":[1]}", "'deny_argv0[0]'" },
@@ -146,25 +148,31 @@ static void test_policy_widenings(void)
 		bool never;
 	} cases[] = {
 		{ "", NULL, false },
-		{ ",\"deny_argv0\":[\"SUDO\",\"su\",\"doas\",\"ssh\",\"scp\",\"sftp\",\"curl\",\"wget\",\"dd\",\"mkfs\",\"reboot\",\"shutdown\",\"halt\",\"poweroff\",\"pip\",\"pip3\",\"nc\"]", NULL, false },
+		{ ",\"deny_argv0\":[\"SUDO\",\"su\",\"doas\",\"ssh\",\"scp\",\"sftp\",\"curl\",\"wget\",\"dd\",\"mkfs\",\"reboot\",\"shutdown\",\"halt\",\"poweroff\",\"pip\",\"pip3\",\"nc\"]",
+		  NULL, false },
 		{ ",\"deny_argv0\":[\"sudo\"]", "deny_argv0", false },
-		{ ",\"timeout\":{\"default_ms\":1000,\"max_ms\":2000,\"kill_after_ms\":10}", NULL, false },
+		{ ",\"timeout\":{\"default_ms\":1000,\"max_ms\":2000,\"kill_after_ms\":10}", NULL,
+		  false },
 		{ ",\"timeout\":{\"max_ms\":60001}", "timeout.max_ms", false },
 		{ ",\"timeout\":{\"kill_after_ms\":2001}", "timeout.kill_after_ms", false },
 		{ ",\"env\":{\"allow\":[\"PATH\"],\"set\":{\"LD_PRELOAD\":\"x\"}}", NULL, false },
 		{ ",\"env\":{\"allow\":[\"PATH\",\"AWS_PROFILE\"]}", "env.allow", false },
 		{ ",\"env\":{\"secret_patterns\":[]}", "env.secret_patterns", false },
-		{ ",\"output\":{\"keep_bytes\":1048576},\"receipts\":{\"fsync\":false},\"gate\":{\"trivial\":[]}", NULL, false },
+		{ ",\"output\":{\"keep_bytes\":1048576},\"receipts\":{\"fsync\":false},\"gate\":{\"trivial\":[]}",
+		  NULL, false },
 		{ ",\"limits\":{\"processes\":64,\"memory_bytes\":16777216}", NULL, false },
 		{ ",\"limits\":{\"open_files\":1025}", "limits.open_files", false },
 		{ ",\"limits\":{\"core_bytes\":1}", "limits.core_bytes", false },
 		{ ",\"sandbox\":{\"profile\":\"none\"}", "sandbox.profile", true },
-		{ ",\"sandbox\":{\"profile\":\"default\",\"net\":\"loopback\",\"home\":\"hidden\",\"home_allow\":[\"~/.cache\"]}", NULL, false },
+		{ ",\"sandbox\":{\"profile\":\"default\",\"net\":\"loopback\",\"home\":\"hidden\",\"home_allow\":[\"~/.cache\"]}",
+		  NULL, false },
 		{ ",\"sandbox\":{\"net\":\"host\"}", "sandbox.net", false },
 		{ ",\"sandbox\":{\"hide\":[\"~/.ssh\"]}", "sandbox.hide", false },
 		{ ",\"sandbox\":{\"home_allow\":[\"/home\"]}", "sandbox.home_allow", false },
-		{ ",\"sandbox\":{\"read_only\":[\".git/hooks\",\".git/config\",\".envrc\"]}", "sandbox.read_only", false },
-		{ ",\"sandbox\":{\"read_only\":[\".git/hooks\",\".git/config\",\".airlock\",\".envrc\",\"x\"]}", NULL, false },
+		{ ",\"sandbox\":{\"read_only\":[\".git/hooks\",\".git/config\",\".envrc\"]}",
+		  "sandbox.read_only", false },
+		{ ",\"sandbox\":{\"read_only\":[\".git/hooks\",\".git/config\",\".airlock\",\".envrc\",\"x\"]}",
+		  NULL, false },
 		{ ",\"sandbox\":{\"tmp_bytes\":268435457}", "sandbox.tmp_bytes", false },
 		{ ",\"sandbox\":{\"writable\":[\"/srv\"]}", "sandbox.writable", false },
 	};
@@ -190,7 +198,8 @@ static void test_policy_widenings(void)
 		policy_free(p);
 	}
 	/* Every widening is counted, in document order; max bounds what is filled. */
-	static const char all[] = "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"writable\":[\"/srv\"],\"net\":\"host\"},\"limits\":{\"cpu_seconds\":301}}";
+	static const char all[] =
+		"{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"writable\":[\"/srv\"],\"net\":\"host\"},\"limits\":{\"cpu_seconds\":301}}";
 	struct policy *p = NULL;
 	struct policy_widening one[1];
 	ASSERT_EQ_INT(policy_parse(all, strlen(all), "t", &p, &err), 0);
@@ -282,7 +291,8 @@ static void test_env_allowlist_and_fixed_settings(void)
 	struct run_request req;
 	struct run_env env;
 	struct policy_denial d;
-	char *environ_[] = { (char *)"PATH=/bin", (char *)"HOME=", (char *)"GITHUB_TOKEN=x", (char *)"FOO=bar", (char *)"CI=0", NULL };
+	char *environ_[] = { (char *)"PATH=/bin", (char *)"HOME=", (char *)"GITHUB_TOKEN=x",
+			     (char *)"FOO=bar",	  (char *)"CI=0",  NULL };
 
 	ASSERT_EQ_INT(policy_load_default(&p, &err), 0);
 	run_request_init(&req);
@@ -428,13 +438,23 @@ static void test_receipt_reads_back(void)
 	static const int expected[] = { 0, 3 };
 	struct receipt_sandbox sandbox = { .profile = "none" };
 	struct receipt_host host = { .agent = "claude", .exit_status = "reported", .verified = true };
-	struct receipt_gate gate = { .scope = "/w", .opened = true, .n_closes = 1,
-				     .closes = { 4 }, .moves = { "rerun" } };
-	struct receipt r = { .id = 9, .source = "claude-hook", .argv = argv, .cwd = "/w",
-			     .expected = expected, .n_expected = 2, .status = RECEIPT_SIGNALED,
-			     .signal = 9, .started_ns = 1700000000123000000ULL,
-			     .ended_ns = 1700000001456000000ULL, .sandbox = &sandbox,
-			     .shell = "echo hi", .host = &host, .gate = &gate };
+	struct receipt_gate gate = {
+		.scope = "/w", .opened = true, .n_closes = 1, .closes = { 4 }, .moves = { "rerun" }
+	};
+	struct receipt r = { .id = 9,
+			     .source = "claude-hook",
+			     .argv = argv,
+			     .cwd = "/w",
+			     .expected = expected,
+			     .n_expected = 2,
+			     .status = RECEIPT_SIGNALED,
+			     .signal = 9,
+			     .started_ns = 1700000000123000000ULL,
+			     .ended_ns = 1700000001456000000ULL,
+			     .sandbox = &sandbox,
+			     .shell = "echo hi",
+			     .host = &host,
+			     .gate = &gate };
 	struct receipt_parsed p;
 	struct error err = { 0 };
 
@@ -537,14 +557,19 @@ static void test_hostview_check_workspace(void)
 
 	ASSERT_EQ_INT(hostview_check_workspace("/etc", 0, state, &caller, &err), -EPERM);
 	ASSERT_TRUE(strstr(err.msg, "--allow-workspace=system") != NULL);
-	ASSERT_EQ_INT(hostview_check_workspace("/usr/lib", HOSTVIEW_ALLOW_SYSTEM, state, &caller, &err), 0);
-	ASSERT_EQ_INT(hostview_check_workspace("/usr/lib", HOSTVIEW_ALLOW_HOME, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/usr/lib", HOSTVIEW_ALLOW_SYSTEM, state, &caller, &err),
+		      0);
+	ASSERT_EQ_INT(hostview_check_workspace("/usr/lib", HOSTVIEW_ALLOW_HOME, state, &caller, &err),
+		      -EPERM);
 	ASSERT_EQ_INT(hostview_check_workspace("/nonexistent-home", 0, state, &caller, &err), -EPERM);
 	ASSERT_TRUE(strstr(err.msg, "--allow-workspace=home") != NULL);
 	ASSERT_EQ_INT(hostview_check_workspace("/home", 0, state, &caller, &err), -EPERM);
-	ASSERT_EQ_INT(hostview_check_workspace("/srv/x", HOSTVIEW_ALLOW_HOME | HOSTVIEW_ALLOW_SYSTEM, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/srv/x", HOSTVIEW_ALLOW_HOME | HOSTVIEW_ALLOW_SYSTEM,
+					       state, &caller, &err),
+		      -EPERM);
 	ASSERT_TRUE(strstr(err.msg, "no option allows this") != NULL);
-	ASSERT_EQ_INT(hostview_check_workspace("/srv/x/state/receipts", 0, state, &caller, &err), -EPERM);
+	ASSERT_EQ_INT(hostview_check_workspace("/srv/x/state/receipts", 0, state, &caller, &err),
+		      -EPERM);
 	ASSERT_EQ_INT(hostview_check_workspace("/srv/y", 0, state, &caller, &err), -EPERM);
 	ASSERT_EQ_INT(hostview_check_workspace("/var/lib/dpkg/info", 0, state, &caller, &err), -EPERM);
 	ASSERT_EQ_INT(hostview_check_workspace("/opt/x", 0, state, &caller, &err), -EPERM);
@@ -556,8 +581,10 @@ static void test_hostview_check_workspace(void)
 
 static void test_policy_home_mode(void)
 {
-	static const char hidden[] = "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"home\":\"hidden\",\"home_allow\":[\"~/.cache\"]}}";
-	static const char bad[] = "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"home_allow\":[\"rel\"]}}";
+	static const char hidden[] =
+		"{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"home\":\"hidden\",\"home_allow\":[\"~/.cache\"]}}";
+	static const char bad[] =
+		"{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"home_allow\":[\"rel\"]}}";
 	struct policy *p = NULL;
 	struct error err = { 0 };
 
@@ -611,24 +638,31 @@ static void test_changeset_acls_by_version(void)
  * identity of its object (mode, xattrs, a file's size and SHA-256, a
  * symlink's target); one that lacks any of it is damaged. Older versions
  * are read as they were written. */
-#define IDENTITY_HASH "\"sha256\":\"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\""
+#define IDENTITY_HASH \
+	"\"sha256\":\"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\""
 static void test_changeset_identity_by_version(void)
 {
 	static const char *const good[] = {
-		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0755\",\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0755\",\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH
+		",\"xattrs\":[]}",
 		"{\"change\":\"created\",\"type\":\"symlink\",\"path\":\"l\",\"mode\":\"0777\",\"target\":\"f\",\"xattrs\":[]}",
-		"{\"change\":\"mode_changed\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0600\",\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+		"{\"change\":\"mode_changed\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0600\",\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH
+		",\"xattrs\":[]}",
 		"{\"change\":\"deleted\",\"type\":\"file\",\"path\":\"f\"}",
 		"{\"change\":\"mode_changed\",\"type\":\"dir\",\"path\":\".\",\"mode\":\"0700\",\"old_mode\":\"0755\",\"xattrs\":[]}",
 	};
 	static const char *const bad[] = {
-		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
-		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4," IDENTITY_HASH "}",
-		"{\"change\":\"created\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"xattrs\":[]," IDENTITY_HASH "}",
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"size\":4," IDENTITY_HASH
+		",\"xattrs\":[]}",
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4," IDENTITY_HASH
+		"}",
+		"{\"change\":\"created\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"xattrs\":[]," IDENTITY_HASH
+		"}",
 		"{\"change\":\"created\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4,\"sha256\":\"xyz\",\"xattrs\":[]}",
 		"{\"change\":\"created\",\"type\":\"symlink\",\"path\":\"l\",\"mode\":\"0777\",\"xattrs\":[]}",
 		"{\"change\":\"type_changed\",\"type\":\"dir\",\"path\":\"d\",\"mode\":\"755\",\"xattrs\":[]}",
-		"{\"change\":\"xattrs_changed\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]}",
+		"{\"change\":\"xattrs_changed\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0644\",\"size\":4," IDENTITY_HASH
+		",\"xattrs\":[]}",
 	};
 	char text[1024];
 	struct error err = { 0 };
@@ -668,8 +702,9 @@ static void test_changeset_identity_by_version(void)
  * else there is a damaged change set. */
 static void test_changeset_also_names(void)
 {
-	static const char entry[] = "{\"change\":\"%s\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0600\","
-				    "\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]%s}";
+	static const char entry[] =
+		"{\"change\":\"%s\",\"type\":\"file\",\"path\":\"f\",\"mode\":\"0600\","
+		"\"old_mode\":\"0644\",\"size\":4," IDENTITY_HASH ",\"xattrs\":[]%s}";
 	static const char *const good[] = {
 		"",
 		",\"also_names\":[]",
@@ -695,7 +730,8 @@ static void test_changeset_also_names(void)
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		snprintf(c, sizeof(c), entry, "mode_changed", good[i]);
 		snprintf(text, sizeof(text),
-			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}", c);
+			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}",
+			 c);
 		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), 0);
 		json_decref(doc);
 		doc = NULL;
@@ -708,7 +744,8 @@ static void test_changeset_also_names(void)
 		else
 			snprintf(c, sizeof(c), entry, "modified", good[2]);
 		snprintf(text, sizeof(text),
-			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}", c);
+			 "{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\",\"changes\":[%s]}",
+			 c);
 		err = (struct error){ 0 };
 		ASSERT_EQ_INT(apply_parse_changeset(text, strlen(text), &doc, &verdict, &err), -EINVAL);
 		ASSERT_TRUE(strstr(err.msg, "damaged") != NULL);
@@ -733,13 +770,14 @@ static void test_dryrun_verdict_names(void)
 		[DRYRUN_VERDICT_LINK_GROUP] = "LINK_GROUP",
 		[DRYRUN_VERDICT_RENAME_INCOMPLETE] = "RENAME_INCOMPLETE",
 	};
-	static const char *const unknown[] = { "", "NONE", "INVALID", "dry_run_ok", "DRY_RUN_OK ",
-					       " DRY_RUN_OK", "DRY_RUN", "DRY_RUN_OKAY", "REJECTED",
+	static const char *const unknown[] = { "",	     "NONE",	     "INVALID",
+					       "dry_run_ok", "DRY_RUN_OK ",  " DRY_RUN_OK",
+					       "DRY_RUN",    "DRY_RUN_OKAY", "REJECTED",
 					       "?" };
 
 	ASSERT_TRUE(dryrun_verdict_name(DRYRUN_VERDICT_NONE) == NULL);
 	ASSERT_TRUE(dryrun_verdict_name(_DRYRUN_VERDICT_MAX) == NULL);
-	ASSERT_TRUE(dryrun_verdict_name((enum dryrun_verdict)-1) == NULL);
+	ASSERT_TRUE(dryrun_verdict_name((enum dryrun_verdict) - 1) == NULL);
 	for (int v = DRYRUN_VERDICT_NONE + 1; v < _DRYRUN_VERDICT_MAX; v++) {
 		const char *name = dryrun_verdict_name((enum dryrun_verdict)v);
 		ASSERT_TRUE(name != NULL);
@@ -781,10 +819,12 @@ static void test_changeset_verdict_read_back(void)
 RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
 	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
 	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
-	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default), T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
+	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default),
+	  T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
 	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
-	  T_(test_store_ids_increase_and_skip_existing),
-	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output), T_(test_receipt_reads_back), T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
+	  T_(test_store_ids_increase_and_skip_existing), T_(test_store_ids_unique_across_processes),
+	  T_(test_receipt_keeps_non_utf8_argv), T_(test_receipt_clips_long_output),
+	  T_(test_receipt_reads_back), T_(test_changeset_acls_by_version),
+	  T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
 	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))

@@ -64,11 +64,10 @@ static void test_shell_masking_forms(void)
 static void test_shell_not_plain(void)
 {
 	static const char *const cases[] = {
-		"echo $HOME",	     "echo `id`",	 "cat < f",	     "ls > f",
-		"(cd x; ls)",	     "ls *.c",		 "X=1",		     "echo 'open",
-		"ls # hidden",	     "echo {a,b}",	 "ls ~",	     "echo \\; x",
-		"cat <(ls)",	     "echo $(rm -rf x)", "echo \"$X\"",	     "a &&",
-		"| ls",		     "ls\r",		 "ls \xc2\xa0-la",   "echo a;; b",
+		"echo $HOME",	 "echo `id`",  "cat < f",    "ls > f",		 "(cd x; ls)",
+		"ls *.c",	 "X=1",	       "echo 'open", "ls # hidden",	 "echo {a,b}",
+		"ls ~",		 "echo \\; x", "cat <(ls)",  "echo $(rm -rf x)", "echo \"$X\"",
+		"a &&",		 "| ls",       "ls\r",	     "ls \xc2\xa0-la",	 "echo a;; b",
 		"PATH=/tmp; ls",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -431,10 +430,13 @@ static void test_gate_trivial_successes(void)
 	ASSERT_EQ_INT(rules_load_default(&rules, &err), 0);
 	ASSERT_EQ_INT(policy_load_default(&policy, &err), 0);
 	const char *trivial[][5] = {
-		{ "true", NULL },	       { ":", NULL },
-		{ "/bin/echo", "ok", NULL },   { "sh", "-c", "exit 0", NULL },
+		{ "true", NULL },
+		{ ":", NULL },
+		{ "/bin/echo", "ok", NULL },
+		{ "sh", "-c", "exit 0", NULL },
 		{ "bash", "-c", "true; echo fixed", NULL },
-		{ "env", "LANG=C", "true", NULL }, { "timeout", "5", "test", "-e", NULL },
+		{ "env", "LANG=C", "true", NULL },
+		{ "timeout", "5", "test", "-e", NULL },
 		{ "sh", "-c", "", NULL },
 	};
 	const char *real[][5] = {
@@ -456,9 +458,16 @@ static json_t *fake_receipt(uint64_t id, const char *cmd, int code)
 	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
 	static const int expected[] = { 0 };
 	struct receipt_sandbox sandbox = { .profile = "default" };
-	struct receipt r = { .id = id, .source = "run", .argv = argv, .cwd = "/w",
-			     .status = RECEIPT_EXITED, .has_exit_code = true, .exit_code = code,
-			     .match_expected = code == 0, .expected = expected, .n_expected = 1,
+	struct receipt r = { .id = id,
+			     .source = "run",
+			     .argv = argv,
+			     .cwd = "/w",
+			     .status = RECEIPT_EXITED,
+			     .has_exit_code = true,
+			     .exit_code = code,
+			     .match_expected = code == 0,
+			     .expected = expected,
+			     .n_expected = 1,
 			     .err = { .text = "line1\nline2\n", .text_len = 12 },
 			     .sandbox = &sandbox };
 
@@ -494,8 +503,8 @@ static void test_gate_opens_and_closes(void)
 	json_t *failed = fake_receipt(1, "make", 2);
 	json_object_set_new(failed, "exec_path", json_string("/bin/sh"));
 	json_object_set_new(failed, "exec_identity",
-			    json_pack("{s:i, s:i, s:i, s:s}", "dev", 1, "ino", 2, "size", 3, "sha256",
-				      "ab"));
+			    json_pack("{s:i, s:i, s:i, s:s}", "dev", 1, "ino", 2, "size", 3,
+				      "sha256", "ab"));
 	ASSERT_EQ_INT(prepare(store, failed, "/w", 0, 0, false, true, &e, &err), 0);
 	ASSERT_TRUE(e.opened);
 	gate_effect_release(&e);
@@ -511,7 +520,8 @@ static void test_gate_opens_and_closes(void)
 	/* Unverified success of the same argv: nothing closes. */
 	json_t *ok = fake_receipt(2, "make", 0);
 	json_object_set(ok, "exec_path", json_object_get(failed, "exec_path"));
-	json_object_set_new(ok, "exec_identity", json_deep_copy(json_object_get(failed, "exec_identity")));
+	json_object_set_new(ok, "exec_identity",
+			    json_deep_copy(json_object_get(failed, "exec_identity")));
 	ASSERT_EQ_INT(prepare(store, ok, "/w", 0, 0, false, false, &e, &err), 0);
 	ASSERT_EQ_INT(e.n_closes, 0);
 	gate_effect_release(&e);
@@ -611,11 +621,12 @@ static void test_gate_dry_run_verdicts(void)
 		const char *verdict;
 		bool opens;
 	} cases[] = {
-		{ "DRY_RUN_OK", false },     { "NO_EFFECT", false },  { "UNEXPECTED_PATH", false },
-		{ "OUTSIDE_WRITE", false },  { "HOST_CODE", false },  { "ATTRS_LOST", false },
-		{ "LINK_GROUP", false },     { "RENAME_INCOMPLETE", false },
-		{ "DRY_RUN_FAILED", true },
-		{ "BOGUS", true },	     { "dry_run_ok", true },  { "", true },
+		{ "DRY_RUN_OK", false },      { "NO_EFFECT", false },
+		{ "UNEXPECTED_PATH", false }, { "OUTSIDE_WRITE", false },
+		{ "HOST_CODE", false },	      { "ATTRS_LOST", false },
+		{ "LINK_GROUP", false },      { "RENAME_INCOMPLETE", false },
+		{ "DRY_RUN_FAILED", true },   { "BOGUS", true },
+		{ "dry_run_ok", true },	      { "", true },
 	};
 	char dir[] = "/tmp/airlock-gate-XXXXXX";
 	struct store *store = NULL;
@@ -709,15 +720,24 @@ static void test_changeset_patterns(void)
 		const char *pattern, *path;
 		bool match;
 	} cases[] = {
-		{ "src/**", "src/a/b.c", true },    { "src/**", "src", true },
-		{ "**/*.c", "a/b/c.c", true },	    { "**/*.c", "top.c", true },
-		{ "**/*.c", "a/b/c.h", false },	    { "*.c", "a/top.c", false },
-		{ "build", "build/x.o", true },	    { "build", "builder", false },
-		{ "./build/", "build/x.o", true },  { "sr?/[a-c].c", "src/b.c", true },
-		{ "sr?/[a-c].c", "src/d.c", false }, { "[!a]*", "bcd", true },
-		{ "[!a]*", "abc", false },	    { "a/**/z", "a/z", true },
-		{ "a/**/z", "a/b/c/z", true },	    { "a/**/z", "a/b/c/y", false },
-		{ "[", "[", true },		    { "*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false },
+		{ "src/**", "src/a/b.c", true },
+		{ "src/**", "src", true },
+		{ "**/*.c", "a/b/c.c", true },
+		{ "**/*.c", "top.c", true },
+		{ "**/*.c", "a/b/c.h", false },
+		{ "*.c", "a/top.c", false },
+		{ "build", "build/x.o", true },
+		{ "build", "builder", false },
+		{ "./build/", "build/x.o", true },
+		{ "sr?/[a-c].c", "src/b.c", true },
+		{ "sr?/[a-c].c", "src/d.c", false },
+		{ "[!a]*", "bcd", true },
+		{ "[!a]*", "abc", false },
+		{ "a/**/z", "a/z", true },
+		{ "a/**/z", "a/b/c/z", true },
+		{ "a/**/z", "a/b/c/y", false },
+		{ "[", "[", true },
+		{ "*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false },
 		{ "", "x", false },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -728,10 +748,12 @@ static void test_changeset_patterns(void)
 	}
 }
 
-RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
-	  T_(test_shell_not_plain), T_(test_shell_assignment_prefix_is_kept),
-	  T_(test_shell_redirection_target_is_not_an_argument),
-	  T_(test_rules_flag_vetoes), T_(test_rules_errors_name_the_key),
-	  T_(test_rules_read_only_attacks), T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
-	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes), T_(test_gate_dry_run_verdicts),
-	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
+RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators),
+	  T_(test_shell_masking_forms), T_(test_shell_not_plain),
+	  T_(test_shell_assignment_prefix_is_kept),
+	  T_(test_shell_redirection_target_is_not_an_argument), T_(test_rules_flag_vetoes),
+	  T_(test_rules_errors_name_the_key), T_(test_rules_read_only_attacks),
+	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
+	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),
+	  T_(test_gate_dry_run_verdicts), T_(test_approver_signs_only_with_its_passphrase),
+	  T_(test_ed25519_rfc8032_vector))

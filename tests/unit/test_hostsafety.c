@@ -74,8 +74,7 @@ static void write_file(int dir_fd, const char *path, const char *text)
 	close(fd);
 }
 
-static bool has_item(const struct hostsafety_report *r, const char *path,
-		     enum hostsafety_kind kind)
+static bool has_item(const struct hostsafety_report *r, const char *path, enum hostsafety_kind kind)
 {
 	for (size_t i = 0; i < r->n_items; i++)
 		if (strcmp(r->items[i].path, path) == 0 && r->items[i].kind == kind)
@@ -93,7 +92,7 @@ static void test_scan_finds_git_shapes_and_spares_old_files(void)
 	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_TRUE(fd >= 0);
 	const char *dirs[] = { "a", "a/.git", "a/.git/hooks", "b", "b/objects", "b/refs",
-			       "c", "d", "d/.git" };
+			       "c", "d",      "d/.git" };
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		ASSERT_EQ_INT(mkdirat(fd, dirs[i], 0755), 0);
 	write_file(fd, "a/.git/config", "[core]\n\tbare = false\n");
@@ -107,8 +106,9 @@ static void test_scan_finds_git_shapes_and_spares_old_files(void)
 
 	char envrc[] = ".envrc", airlock[] = ".airlock", hooks[] = ".git/hooks";
 	char *protected_paths[] = { envrc, airlock, hooks, NULL };
-	struct hostsafety_request req = { .root_fd = fd, .lower_fd = -1,
-					  .protected_paths = protected_paths, .since_ns = 1 };
+	struct hostsafety_request req = {
+		.root_fd = fd, .lower_fd = -1, .protected_paths = protected_paths, .since_ns = 1
+	};
 	struct hostsafety_report r;
 	ASSERT_EQ_INT(hostsafety_scan(&req, &r, &err), 0);
 	ASSERT_TRUE(!r.incomplete);
@@ -184,8 +184,8 @@ static void test_scan_finds_host_config_outside_protected_paths(void)
 	ASSERT_TRUE(mkdtemp(ws) != NULL);
 	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_TRUE(fd >= 0);
-	const char *dirs[] = { ".claude", "old", "old/.claude", "old/.claude/agents", "new",
-			       "new/.gemini", "mine", "mine/.codex" };
+	const char *dirs[] = { ".claude", "old",	 "old/.claude", "old/.claude/agents",
+			       "new",	  "new/.gemini", "mine",	"mine/.codex" };
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		ASSERT_EQ_INT(mkdirat(fd, dirs[i], 0755), 0);
 	write_file(fd, ".claude/settings.local.json", "{}");
@@ -201,9 +201,12 @@ static void test_scan_finds_host_config_outside_protected_paths(void)
 	char claude[] = ".claude", mine[] = "mine/.codex", gemini[] = ".gemini", mcp[] = ".mcp.json";
 	char *sealed[] = { claude, NULL }, *protected_paths[] = { mine, NULL };
 	char *names[] = { claude, gemini, mcp, NULL };
-	struct hostsafety_request req = { .root_fd = fd, .lower_fd = -1,
-					  .protected_paths = protected_paths, .sealed_paths = sealed,
-					  .host_config_names = names, .since_ns = 1 };
+	struct hostsafety_request req = { .root_fd = fd,
+					  .lower_fd = -1,
+					  .protected_paths = protected_paths,
+					  .sealed_paths = sealed,
+					  .host_config_names = names,
+					  .since_ns = 1 };
 	struct hostsafety_report r;
 	ASSERT_EQ_INT(hostsafety_scan(&req, &r, &err), 0);
 	ASSERT_TRUE(!r.incomplete);

@@ -127,14 +127,15 @@ static void test_merkle_inclusion_every_index(void)
 			ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[(i + 1) % PROOF_MAX_SIZE],
 							     proof, n, root));
 			if (size > 1)
-				ASSERT_TRUE(!merkle_verify_inclusion((i + 1) % size, size, leaves[i],
-								     proof, n, root));
+				ASSERT_TRUE(!merkle_verify_inclusion((i + 1) % size, size,
+								     leaves[i], proof, n, root));
 			ASSERT_TRUE(!merkle_verify_inclusion(size, size, leaves[i], proof, n, root));
 			if (n > 0) {
-				ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n - 1,
-								     root));
+				ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof,
+								     n - 1, root));
 				proof[n - 1][0] ^= 0x80;
-				ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n, root));
+				ASSERT_TRUE(!merkle_verify_inclusion(i, size, leaves[i], proof, n,
+								     root));
 				proof[n - 1][0] ^= 0x80;
 			}
 			memcpy(proof[n], root, 32);
@@ -172,8 +173,8 @@ static void test_merkle_consistency_every_pair(void)
 				ASSERT_TRUE(!merkle_verify_consistency(old, size, roots[old],
 								       roots[size], proof, n - 1));
 			}
-			ASSERT_TRUE(!merkle_verify_consistency(0, size, roots[0], roots[size], proof,
-							       n));
+			ASSERT_TRUE(!merkle_verify_consistency(0, size, roots[0], roots[size],
+							       proof, n));
 		}
 }
 
@@ -181,7 +182,8 @@ static void test_ledger_entry_parser(void)
 {
 	struct ledger_entry e;
 	struct error err;
-	const char *good = "{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"2026-01-01T00:00:00Z\"}";
+	const char *good =
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"time\":\"2026-01-01T00:00:00Z\"}";
 
 	ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, good, strlen(good), &e, &err), 0);
 	ASSERT_EQ_INT(e.seq, 3);
@@ -210,7 +212,8 @@ static void test_ledger_entry_parser(void)
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, bad[i], strlen(bad[i]), &e, &err), -EBADMSG);
+		ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, bad[i], strlen(bad[i]), &e, &err),
+			      -EBADMSG);
 }
 
 static char scratch[64];
@@ -250,8 +253,8 @@ static void test_ledger_commit_checkpoint_verify(void)
 	for (int i = 1; i <= 70; i++) {
 		snprintf(id, sizeof(id), "%d", i);
 		snprintf(text, sizeof(text), "receipt %d\n", i);
-		ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, id, NULL, text, strlen(text), false,
-					   &err),
+		ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, id, NULL, text, strlen(text),
+					   false, &err),
 			      0);
 	}
 	char *vkey_text = NULL;
@@ -269,12 +272,15 @@ static void test_ledger_commit_checkpoint_verify(void)
 	/* A receipt rewritten is named. */
 	struct error ignored;
 	(void)unlinkat(store_receipts_fd(store), "7.json", 0);
-	ASSERT_EQ_INT(file_write_atomic(store_receipts_fd(store), "7.json", "forged\n", 7, 0600, false,
-					&ignored),
+	ASSERT_EQ_INT(file_write_atomic(store_receipts_fd(store), "7.json", "forged\n", 7, 0600,
+					false, &ignored),
 		      0);
-	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "7", "receipts/7.json", &err),
+	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "7", "receipts/7.json",
+					&err),
 		      -EBADMSG);
-	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "8", "receipts/8.json", &err), 0);
+	ASSERT_EQ_INT(ledger_backs_file(store_ledger(store), LEDGER_RECEIPT, "8", "receipts/8.json",
+					&err),
+		      0);
 	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, NULL, 0, &rep, &err), 0);
 	ASSERT_EQ_INT(rep.n_findings, 1);
 	ASSERT_EQ_INT(rep.findings[0].type, LEDGER_FINDING_DIFFERS);
@@ -287,10 +293,13 @@ static void test_ledger_commit_checkpoint_verify(void)
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex("receipt 8\n", 10, hex);
 	struct ledger_entry e;
-	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err), 0);
+	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, NULL,
+					  0, hex, &e, &err),
+		      0);
 	ASSERT_EQ_STR(e.id, "8");
 	sha256_hex("receipt 9\n", 10, hex);
-	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, NULL, 0, hex, &e, &err),
+	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, NULL,
+					  0, hex, &e, &err),
 		      -EBADMSG);
 	free(proof);
 	ASSERT_EQ_INT(ledger_prove(store_ledger(store), "receipt:70", &proof, &err), -EAGAIN);
@@ -301,7 +310,8 @@ static void test_ledger_commit_checkpoint_verify(void)
 	ASSERT_EQ_INT(read_text(store, "ledger/checkpoint", &old, &old_n), 0);
 	ASSERT_EQ_INT(ledger_checkpoint(store_ledger(store), &err), 0);
 	ASSERT_EQ_INT(ledger_prove_consistency(store_ledger(store), 64, 0, &proof, &err), 0);
-	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, old, old_n, NULL, NULL, &err),
+	ASSERT_EQ_INT(ledger_verify_proof(&ledger_state_schema, proof, strlen(proof), &vkey, old,
+					  old_n, NULL, NULL, &err),
 		      0);
 	free(proof);
 	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, old, old_n, &rep, &err), 0);
@@ -377,8 +387,8 @@ static void test_ledger_concurrent_appenders(void)
 			for (int i = 0; i < EACH; i++) {
 				char id[32];
 				snprintf(id, sizeof(id), "%d", p * 1000 + i + 1);
-				if (store_commit(s, LEDGER_RECEIPT, id, NULL, id, strlen(id), false, &e) <
-				    0)
+				if (store_commit(s, LEDGER_RECEIPT, id, NULL, id, strlen(id), false,
+						 &e) < 0)
 					_exit(2);
 			}
 			_exit(0);

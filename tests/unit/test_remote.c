@@ -48,8 +48,7 @@ static int mem_push(void *ctx, const struct ledger_push *p, struct ledger_push_r
 	if (cp.size < m->size ||
 	    (m->size == cp.size && memcmp(m->root, cp.root, MERKLE_HASH_BYTES) != 0) ||
 	    (m->size > 0 && m->size < cp.size &&
-	     !merkle_verify_consistency(m->size, cp.size, m->root, cp.root, p->proof,
-					p->n_proof)))
+	     !merkle_verify_consistency(m->size, cp.size, m->root, cp.root, p->proof, p->n_proof)))
 		return m->refused++, error_set(err, EBADMSG, "a fork: refused");
 	merkle_hash *leaves = reallocarray(NULL, cp.size + 1, sizeof(*leaves));
 	if (!leaves)

@@ -140,7 +140,10 @@ static void test_setup_failure_names_stage(void)
 	char *argv[] = { (char *)"true", NULL };
 	char *envp[] = { NULL };
 	struct sandbox_config config = {
-		.exec_path = "/bin/true", .argv = argv, .envp = envp, .cwd = "/nonexistent-dir",
+		.exec_path = "/bin/true",
+		.argv = argv,
+		.envp = envp,
+		.cwd = "/nonexistent-dir",
 	};
 	struct sandbox_result res;
 	struct error err = { 0 };
@@ -174,10 +177,19 @@ static void test_writable_is_the_checked_directory(void)
 	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
 	struct sandbox_writable w = { .path = dir, .dev = st.st_dev, .ino = st.st_ino };
 	struct sandbox_config config = {
-		.exec_path = "/bin/sh", .argv = argv, .envp = envp, .cwd = ws,
-		.timeout_ms = 10000, .kill_after_ms = 200,
-		.isolation = { .enabled = true, .workspace = ws, .writable = &w, .n_writable = 1,
-			       .tmp_bytes = 1 << 20, .memory_bytes = 1ULL << 30, .max_processes = 64 },
+		.exec_path = "/bin/sh",
+		.argv = argv,
+		.envp = envp,
+		.cwd = ws,
+		.timeout_ms = 10000,
+		.kill_after_ms = 200,
+		.isolation = { .enabled = true,
+			       .workspace = ws,
+			       .writable = &w,
+			       .n_writable = 1,
+			       .tmp_bytes = 1 << 20,
+			       .memory_bytes = 1ULL << 30,
+			       .max_processes = 64 },
 	};
 	struct sandbox_result res;
 	struct error err = { 0 };
@@ -238,7 +250,7 @@ static void test_exec_failure_for_script_without_shebang(void)
 }
 
 static const struct protect_mount *find_mount(const struct protect_plan *plan, const char *ws,
-					    const char *rel)
+					      const char *rel)
 {
 	char path[512];
 
@@ -277,7 +289,7 @@ static void test_protect_plans_pins_links_and_leaves_missing_paths_alone(void)
 	}
 	protect_plan_finish(&a);
 	ASSERT_EQ_INT(a.n_mounts, 4);
-	ASSERT_TRUE(!find_mount(&a, ws, ".git")->read_only);	    /* pinned directory */
+	ASSERT_TRUE(!find_mount(&a, ws, ".git")->read_only); /* pinned directory */
 	ASSERT_TRUE(!find_mount(&a, ws, ".git/hooks")->read_only); /* pinned link */
 	ASSERT_TRUE(!find_mount(&a, ws, "tools")->read_only);
 	ASSERT_TRUE(find_mount(&a, ws, "tools/hooks")->read_only); /* the link's target */
@@ -496,13 +508,15 @@ static int family_filter_child(const char *unused)
 		{ E(syscall(SYS_socket, 15 /* AF_KEY */, SOCK_RAW, 2)), true },
 		{ E(syscall(SYS_socket, (1UL << 32) | AF_INET, SOCK_STREAM, 0)), true },
 		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */)), true },
-		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, (1UL << 32) /* route, high bits */)), true },
+		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, (1UL << 32) /* route, high bits */)),
+		  true },
 		{ E(syscall(SYS_socketpair, 40, SOCK_STREAM, 0, pair)), true },
 		{ E(syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)), false },
 		{ E(syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)), false },
 		{ E(syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), false },
 		{ E(syscall(SYS_socket, AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0)), false },
-		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */)), false },
+		{ E(syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */)),
+		  false },
 		{ E(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)), false },
 	};
 #undef E
@@ -568,10 +582,11 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
-	  T_(test_sets_id_reads_the_mode_argument), T_(test_cgroup_sweep_removes_only_dead_supervisors),
+	  T_(test_sets_id_reads_the_mode_argument),
+	  T_(test_cgroup_sweep_removes_only_dead_supervisors),
 	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
-	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path), T_(test_run_reports_exit_and_output),
-	  T_(test_run_stdin_is_null_and_fds_closed), T_(test_run_signal),
-	  T_(test_timeout_kills_background_children),
+	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path),
+	  T_(test_run_reports_exit_and_output), T_(test_run_stdin_is_null_and_fds_closed),
+	  T_(test_run_signal), T_(test_timeout_kills_background_children),
 	  T_(test_exit_kills_leftovers_and_does_not_hang), T_(test_setup_failure_names_stage),
 	  T_(test_exec_failure_for_script_without_shebang), T_(test_writable_is_the_checked_directory))

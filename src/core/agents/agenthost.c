@@ -54,7 +54,8 @@ const char *agenthost_names(bool bars)
 		size_t used = 0, n = ARRAY_SIZE(agenthost_table);
 		for (size_t i = 0; i < n; i++) {
 			const char *sep = i == 0 ? "" : bars ? "|" : i + 1 == n ? " or " : ", ";
-			used += (size_t)snprintf(buf + used, used < sizeof(list[0]) ? sizeof(list[0]) - used : 0,
+			used += (size_t)snprintf(buf + used,
+						 used < sizeof(list[0]) ? sizeof(list[0]) - used : 0,
 						 "%s%s", sep, agenthost_table[i]->name);
 		}
 	}
@@ -134,5 +135,7 @@ const char *agenthost_event_name(const struct agent_decision *d, const char *pre
 {
 	if (d->event_name && d->event_name[0])
 		return d->event_name;
-	return d->event == AGENT_EVENT_PRE_TOOL ? pre : d->event == AGENT_EVENT_POST_TOOL ? post : stop;
+	return d->event == AGENT_EVENT_PRE_TOOL	   ? pre
+	       : d->event == AGENT_EVENT_POST_TOOL ? post
+						   : stop;
 }

@@ -13,17 +13,34 @@
 
 static const char *const claude_shell[] = { "Bash", NULL };
 static const char *const claude_write[] = { "Write", "Edit", "MultiEdit", "NotebookEdit", NULL };
-static const char *const claude_read[] = { "Read",	   "Glob",	"Grep",	      "LS",
-					   "NotebookRead", "WebFetch",	"WebSearch",  "TodoWrite",
-					   "Task",	   "Agent",	"BashOutput", "TaskOutput",
-					   "ExitPlanMode", "AskUserQuestion", "ListMcpResourcesTool",
-					   "ReadMcpResourceTool", NULL };
+static const char *const claude_read[] = { "Read",
+					   "Glob",
+					   "Grep",
+					   "LS",
+					   "NotebookRead",
+					   "WebFetch",
+					   "WebSearch",
+					   "TodoWrite",
+					   "Task",
+					   "Agent",
+					   "BashOutput",
+					   "TaskOutput",
+					   "ExitPlanMode",
+					   "AskUserQuestion",
+					   "ListMcpResourcesTool",
+					   "ReadMcpResourceTool",
+					   NULL };
 static const char *const claude_dirs[] = { ".claude", NULL };
 static const char *const claude_project[] = { ".claude/settings.json", ".claude/settings.local.json",
 					      ".claude/hooks", ".mcp.json", NULL };
-static const char *const claude_user[] = { ".claude/settings.json", ".claude/settings.local.json",
-					   ".claude/hooks", ".claude.json", ".claude/agents",
-					   ".claude/skills", ".claude/commands", ".claude/plugins",
+static const char *const claude_user[] = { ".claude/settings.json",
+					   ".claude/settings.local.json",
+					   ".claude/hooks",
+					   ".claude.json",
+					   ".claude/agents",
+					   ".claude/skills",
+					   ".claude/commands",
+					   ".claude/plugins",
 					   NULL };
 static const char *const claude_credentials[] = { ".claude/.credentials.json", ".claude.json", NULL };
 /* Managed settings: managed-settings.json and the drop-in directory beside
@@ -33,8 +50,10 @@ static const struct agenthost_settings claude_settings[] = {
 	{ AGENTHOST_BASE_PROJECT, ".claude/settings.local.json", AGENTHOST_SETTINGS_JSON, NULL },
 	{ AGENTHOST_BASE_USER, ".claude/settings.json", AGENTHOST_SETTINGS_JSON, NULL },
 	{ AGENTHOST_BASE_USER, ".claude/settings.local.json", AGENTHOST_SETTINGS_JSON, NULL },
-	{ AGENTHOST_BASE_SYSTEM, "/etc/claude-code/managed-settings.json", AGENTHOST_SETTINGS_JSON, NULL },
-	{ AGENTHOST_BASE_SYSTEM, "/etc/claude-code/managed-settings.d", AGENTHOST_SETTINGS_JSON_DIR, NULL },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/claude-code/managed-settings.json", AGENTHOST_SETTINGS_JSON,
+	  NULL },
+	{ AGENTHOST_BASE_SYSTEM, "/etc/claude-code/managed-settings.d", AGENTHOST_SETTINGS_JSON_DIR,
+	  NULL },
 	{ 0 },
 };
 
@@ -93,7 +112,8 @@ static void claude_exit_status(json_t *payload, struct agent_exit *s)
 		return;
 	}
 	if (interpretation && *interpretation)
-		*s = (struct agent_exit){ .kind = AGENT_EXIT_INTERPRETED, .interpretation = interpretation };
+		*s = (struct agent_exit){ .kind = AGENT_EXIT_INTERPRETED,
+					  .interpretation = interpretation };
 }
 
 /* A refused tool: exit 2, the reason on stderr. A refused stop: "decision"
@@ -110,13 +130,13 @@ static int claude_reply(const struct agent_decision *d, struct agent_reply *ret)
 		ret->doc = json_pack("{s:s, s:s}", "decision", "block", "reason", d->message);
 	else if (d->updated_input)
 		ret->doc = json_pack("{s:{s:s, s:O, s:s}}", "hookSpecificOutput", "hookEventName",
-				     event_name, "updatedInput", d->updated_input, "additionalContext",
-				     d->message);
+				     event_name, "updatedInput", d->updated_input,
+				     "additionalContext", d->message);
 	else if (!d->message[0] || d->event == AGENT_EVENT_STOP)
 		ret->doc = json_object();
 	else
-		ret->doc = json_pack("{s:{s:s, s:s}}", "hookSpecificOutput", "hookEventName", event_name,
-				     "additionalContext", d->message);
+		ret->doc = json_pack("{s:{s:s, s:s}}", "hookSpecificOutput", "hookEventName",
+				     event_name, "additionalContext", d->message);
 	return 0;
 }
 

@@ -7,11 +7,12 @@
 
 #include "core/agents/agenthost.h"
 
-static const char *const codex_shell[] = { "Bash",	  "shell",	    "exec_command", "local_shell",
-					   "container.exec", "unified_exec", NULL };
+static const char *const codex_shell[] = { "Bash",	  "shell",	    "exec_command",
+					   "local_shell", "container.exec", "unified_exec",
+					   NULL };
 static const char *const codex_write[] = { "apply_patch", "Write", "Edit", NULL };
 static const char *const codex_read[] = { "view_image", "update_plan", "web_search", "read_file",
-					  "list_dir",	"grep_files", NULL };
+					  "list_dir",	"grep_files",  NULL };
 static const char *const codex_dirs[] = { ".codex", NULL };
 static const char *const codex_project[] = { ".codex/config.toml", ".codex/hooks.json", NULL };
 static const char *const codex_user[] = { ".codex/config.toml", ".codex/hooks.json", ".codex/rules",
@@ -50,7 +51,8 @@ static void codex_install_needs(const char *path, bool project, char *buf, size_
 	(void)path;
 	snprintf(buf, size,
 		 "Codex runs a hook only once you trust it: open `/hooks` in codex and trust airlock's (Codex keeps a hash of each hook in config.toml's hooks.state; a changed hook asks again)%s",
-		 project ? "; a project's .codex/ is read only when the project is trusted (projects.\"DIR\".trust_level = \"trusted\" in ~/.codex/config.toml)" : "");
+		 project ? "; a project's .codex/ is read only when the project is trusted (projects.\"DIR\".trust_level = \"trusted\" in ~/.codex/config.toml)"
+			 : "");
 }
 
 /* codex-rs/hooks: tool_response is the output text and there is no failure

@@ -21,21 +21,25 @@ static const char *const copilot_write[] = { "create", "edit", NULL };
 /* read_bash and list_bash read a running shell's output; stop_bash ends
  * one; write_bash (its input) is mutating. task, skill and sql are taken as
  * mutating: whether a subagent's calls reach the hooks is not known. */
-static const char *const copilot_read[] = { "view",	 "grep",	"glob",	     "read_bash",
-					    "list_bash", "stop_bash",	"read_agent", "list_agents",
-					    "fetch_copilot_cli_documentation", NULL };
+static const char *const copilot_read[] = {
+	"view",	      "grep",	     "glob",
+	"read_bash",  "list_bash",   "stop_bash",
+	"read_agent", "list_agents", "fetch_copilot_cli_documentation",
+	NULL
+};
 static const char *const copilot_dirs[] = { ".github/hooks", ".github/copilot", NULL };
 static const char *const copilot_project[] = { ".github/hooks", ".github/copilot/settings.json",
 					       ".github/copilot/settings.local.json", ".mcp.json",
 					       NULL };
-static const char *const copilot_user[] = { ".copilot/hooks", ".copilot/settings.json",
+static const char *const copilot_user[] = { ".copilot/hooks",	    ".copilot/settings.json",
 					    ".copilot/config.json", ".copilot/mcp-config.json",
-					    ".copilot/agents", NULL };
+					    ".copilot/agents",	    NULL };
 /* config.json holds the trusted folders and, with storeTokenPlaintext, the
  * login's token. */
 static const char *const copilot_credentials[] = { ".copilot/config.json", NULL };
-static const char *const copilot_home_config[] = { "hooks", "settings.json", "config.json",
-						   "mcp-config.json", "agents", NULL };
+static const char *const copilot_home_config[] = { "hooks",	  "settings.json",
+						   "config.json", "mcp-config.json",
+						   "agents",	  NULL };
 static const char *const copilot_home_credentials[] = { "config.json", NULL };
 static const struct agenthost_settings copilot_settings[] = {
 	{ AGENTHOST_BASE_PROJECT, ".github/hooks", AGENTHOST_SETTINGS_JSON_DIR, NULL },
@@ -90,7 +94,8 @@ static int copilot_payload(json_t *payload, json_t **ret, struct error *err)
 		json_t *parsed = json_loads(json_string_value(args), 0, NULL);
 		if (!json_is_object(parsed)) {
 			json_decref(parsed);
-			return error_set(err, EINVAL, "toolArgs is neither an object nor one as JSON text");
+			return error_set(err, EINVAL,
+					 "toolArgs is neither an object nor one as JSON text");
 		}
 		r = json_object_set_new(doc, "tool_input", parsed);
 	} else if (r == 0 && args) {
@@ -115,7 +120,8 @@ static void copilot_exit_status(json_t *payload, struct agent_exit *s)
 	const char *type = jsonutil_str(json_object_get(payload, "toolResult"), "resultType");
 
 	if (type && strcmp(type, "success") != 0) {
-		agenthost_exit_unknown(s, true, "Copilot reported the tool failed, without an exit status");
+		agenthost_exit_unknown(s, true,
+				       "Copilot reported the tool failed, without an exit status");
 		return;
 	}
 	agenthost_exit_unknown(s, false,

@@ -13,16 +13,22 @@
 
 static const char *const gemini_shell[] = { "run_shell_command", NULL };
 static const char *const gemini_write[] = { "write_file", "replace", NULL };
-static const char *const gemini_read[] = { "read_file",	    "read_many_files", "list_directory",
-					   "glob",	    "search_file_content", "grep_search",
-					   "google_web_search", "web_fetch",	    "write_todos", NULL };
+static const char *const gemini_read[] = {
+	"read_file",   "read_many_files",   "list_directory", "glob",	     "search_file_content",
+	"grep_search", "google_web_search", "web_fetch",      "write_todos", NULL
+};
 static const char *const gemini_dirs[] = { ".gemini", NULL };
 static const char *const gemini_project[] = { ".gemini/settings.json", ".gemini/extensions",
 					      ".gemini/.env", NULL };
-static const char *const gemini_user[] = { ".gemini/settings.json", ".gemini/extensions", ".gemini/.env",
-					   ".gemini/trustedFolders.json", ".gemini/commands",
-					   ".gemini/policies", NULL };
-static const char *const gemini_credentials[] = { ".gemini/oauth_creds.json", ".gemini/google_accounts.json",
+static const char *const gemini_user[] = { ".gemini/settings.json",
+					   ".gemini/extensions",
+					   ".gemini/.env",
+					   ".gemini/trustedFolders.json",
+					   ".gemini/commands",
+					   ".gemini/policies",
+					   NULL };
+static const char *const gemini_credentials[] = { ".gemini/oauth_creds.json",
+						  ".gemini/google_accounts.json",
 						  ".gemini/mcp-oauth-tokens.json", NULL };
 /* System settings override the user's and the project's; system defaults
  * lie under them ($GEMINI_CLI_SYSTEM_SETTINGS_PATH moves the first). */
@@ -83,7 +89,8 @@ static void gemini_exit_status(json_t *payload, struct agent_exit *s)
 		return;
 	}
 	if (json_object_get(resp, "error") && !json_is_null(json_object_get(resp, "error"))) {
-		agenthost_exit_unknown(s, true, "the host reported an error running it, without a status");
+		agenthost_exit_unknown(s, true,
+				       "the host reported an error running it, without a status");
 		return;
 	}
 	agenthost_exit_unknown(s, false, "the host's report does not have the shape gemini-cli writes");
@@ -198,7 +205,8 @@ static void gemini_exit_status(json_t *payload, struct agent_exit *s)
 		}
 	}
 	if (signaled) {
-		agenthost_exit_unknown(s, true, "killed by a signal, which the host names but does not number");
+		agenthost_exit_unknown(s, true,
+				       "killed by a signal, which the host names but does not number");
 		return;
 	}
 	*s = (struct agent_exit){ .kind = AGENT_EXIT_REPORTED, .code = code };

@@ -18,11 +18,11 @@
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
 
-#define SCRYPT_N    32768 /* 32 MiB and about 0.1 s per try */
-#define SCRYPT_R    8
-#define SCRYPT_P    1
-#define SALT_BYTES  16
-#define MAX_BYTES   4096
+#define SCRYPT_N   32768 /* 32 MiB and about 0.1 s per try */
+#define SCRYPT_R   8
+#define SCRYPT_P   1
+#define SALT_BYTES 16
+#define MAX_BYTES  4096
 
 void approver_release(struct approver *a)
 {
@@ -34,8 +34,8 @@ void approver_release(struct approver *a)
 /* Takes doc (a parsed approver document) into ret when it is one. */
 static int approver_adopt(json_t *doc, const char *origin, struct approver *ret, struct error *err)
 {
-	static const char *const keys[] = { "schema", "kdf", "n", "r", "p", "salt", "public_key",
-					    "created_at", NULL };
+	static const char *const keys[] = { "schema", "kdf",	    "n",	  "r", "p",
+					    "salt",   "public_key", "created_at", NULL };
 	cleanup_with(json_decrefp) json_t *owned = doc;
 	int r = jsonutil_check_keys(doc, "", keys, err);
 	if (r < 0)
@@ -47,9 +47,8 @@ static int approver_adopt(json_t *doc, const char *origin, struct approver *ret,
 	uint8_t buf[ED25519_KEY_BYTES];
 	if (!schema || strcmp(schema, APPROVER_SCHEMA) != 0 || !kdf || strcmp(kdf, "scrypt") != 0 ||
 	    !salt || !hex_decode(salt, buf, SALT_BYTES) || !key ||
-	    !hex_decode(key, buf, ED25519_KEY_BYTES) ||
-	    !json_is_integer(json_object_get(doc, "n")) || !json_is_integer(json_object_get(doc, "r")) ||
-	    !json_is_integer(json_object_get(doc, "p")))
+	    !hex_decode(key, buf, ED25519_KEY_BYTES) || !json_is_integer(json_object_get(doc, "n")) ||
+	    !json_is_integer(json_object_get(doc, "r")) || !json_is_integer(json_object_get(doc, "p")))
 		return error_set(err, EINVAL, "approver %s is not an %s document", origin,
 				 APPROVER_SCHEMA);
 	ret->origin = strdup(origin);
@@ -109,7 +108,7 @@ static int approver_load_state(struct store *store, struct approver *ret, struct
 static int approver_load_pin(struct store *store, json_t **ret_pin, struct approver *ret_pinned,
 			     struct error *err)
 {
-	static const char *const keys[] = { "schema", "approver", "previous", "replaced",
+	static const char *const keys[] = { "schema",	"approver",  "previous", "replaced",
 					    "handover", "pinned_at", NULL };
 	cleanup_free char *text = NULL, *origin = NULL;
 	cleanup_with(json_decrefp) json_t *pin = NULL;
@@ -131,8 +130,7 @@ static int approver_load_pin(struct store *store, json_t **ret_pin, struct appro
 	json_t *previous = json_object_get(pin, "previous");
 	if (!schema || strcmp(schema, APPROVER_PIN_SCHEMA) != 0 ||
 	    !json_is_object(json_object_get(pin, "approver")) || !json_is_array(previous))
-		return error_set(err, EINVAL, "%s is not an %s document", origin,
-				 APPROVER_PIN_SCHEMA);
+		return error_set(err, EINVAL, "%s is not an %s document", origin, APPROVER_PIN_SCHEMA);
 	r = approver_adopt(json_incref(json_object_get(pin, "approver")), origin, ret_pinned, err);
 	if (r < 0)
 		return r;
@@ -229,10 +227,9 @@ static int approver_write_pin(struct store *store, json_t *doc, json_t *old_pin,
 			json_array_append_new(previous, json_string(old_key));
 	}
 	cleanup_with(json_decrefp) json_t *pin =
-		json_pack("{s:s, s:O, s:O, s:s?, s:s?, s:s}", "schema", APPROVER_PIN_SCHEMA,
-			  "approver", doc, "previous", previous, "replaced",
-			  sig_hex[0] ? old_key : NULL, "handover", sig_hex[0] ? sig_hex : NULL,
-			  "pinned_at", now);
+		json_pack("{s:s, s:O, s:O, s:s?, s:s?, s:s}", "schema", APPROVER_PIN_SCHEMA, "approver",
+			  doc, "previous", previous, "replaced", sig_hex[0] ? old_key : NULL,
+			  "handover", sig_hex[0] ? sig_hex : NULL, "pinned_at", now);
 	cleanup_free char *text = pin ? jsonutil_dump_line(pin) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
@@ -257,7 +254,8 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 	if (r < 0 && r != -ENOENT)
 		return r;
 	if (r == 0 && !system)
-		return error_set(err, EEXIST, "an approver is already enrolled in %s; replacing it needs its passphrase",
+		return error_set(err, EEXIST,
+				 "an approver is already enrolled in %s; replacing it needs its passphrase",
 				 APPROVER_SYSTEM_PATH);
 	if (system) {
 		if (r == 0) {
@@ -285,12 +283,17 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 		 * this first, or next, decides who approves. */
 		approver_fingerprint(authority, fp);
 		if (!old_passphrase)
-			return error_set(err, EEXIST, "approver %s is enrolled (%s); enrolling another needs the passphrase of approver %s",
+			return error_set(err, EEXIST,
+					 "approver %s is enrolled (%s); enrolling another needs the passphrase of approver %s",
 					 fp, authority->origin, fp);
 		r = approver_check_passphrase(authority->doc, old_passphrase, old_seed, err);
 		if (r == -EACCES)
-			return error_set(err, EACCES, "that is not it: enrolling another approver needs the passphrase of approver %s%s",
-					 fp, pin && !current.doc ? " (approver.json was removed outside airlock; approver-pin.json still names it)" : "");
+			return error_set(err, EACCES,
+					 "that is not it: enrolling another approver needs the passphrase of approver %s%s",
+					 fp,
+					 pin && !current.doc
+						 ? " (approver.json was removed outside airlock; approver-pin.json still names it)"
+						 : "");
 		if (r < 0)
 			return r;
 		replacing = true;
@@ -299,8 +302,8 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 		return error_set_errno(err, errno, "getrandom");
 	hex_encode(salt, SALT_BYTES, salt_hex);
 	cleanup_with(json_decrefp) json_t *doc =
-		json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "schema", APPROVER_SCHEMA, "kdf", "scrypt",
-			  "n", SCRYPT_N, "r", SCRYPT_R, "p", SCRYPT_P, "salt", salt_hex);
+		json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "schema", APPROVER_SCHEMA, "kdf",
+			  "scrypt", "n", SCRYPT_N, "r", SCRYPT_R, "p", SCRYPT_P, "salt", salt_hex);
 	if (!doc)
 		r = error_set(err, ENOMEM, "out of memory");
 	else
@@ -401,9 +404,9 @@ bool approver_enrolled(struct store *store)
 const char *approver_state_to_string(enum approver_state s)
 {
 	static const char *const names[] = {
-		[APPROVER_NONE] = "none",	  [APPROVER_SYSTEM] = "system",
-		[APPROVER_PINNED] = "pinned",	  [APPROVER_UNPINNED] = "unpinned",
-		[APPROVER_REMOVED] = "removed",	  [APPROVER_REPLACED] = "replaced",
+		[APPROVER_NONE] = "none",	[APPROVER_SYSTEM] = "system",
+		[APPROVER_PINNED] = "pinned",	[APPROVER_UNPINNED] = "unpinned",
+		[APPROVER_REMOVED] = "removed", [APPROVER_REPLACED] = "replaced",
 	};
 	return names[s];
 }

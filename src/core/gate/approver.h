@@ -59,12 +59,12 @@ bool approver_enrolled(struct store *store);
 
 /* Where the approver stands against its pin. */
 enum approver_state {
-	APPROVER_NONE,	    /* nothing enrolled, nothing pinned */
-	APPROVER_SYSTEM,    /* /etc/airlock/approver.json is in effect */
-	APPROVER_PINNED,    /* approver.json is the pinned approver */
-	APPROVER_UNPINNED,  /* approver.json without a pin */
-	APPROVER_REMOVED,   /* a pin, but approver.json is gone */
-	APPROVER_REPLACED,  /* approver.json holds another key than the pin */
+	APPROVER_NONE, /* nothing enrolled, nothing pinned */
+	APPROVER_SYSTEM, /* /etc/airlock/approver.json is in effect */
+	APPROVER_PINNED, /* approver.json is the pinned approver */
+	APPROVER_UNPINNED, /* approver.json without a pin */
+	APPROVER_REMOVED, /* a pin, but approver.json is gone */
+	APPROVER_REPLACED, /* approver.json holds another key than the pin */
 };
 struct approver_check {
 	enum approver_state state;

@@ -27,9 +27,9 @@
 #include "core/policy/rules.h"
 #include "core/policy/shellwords.h"
 
-#define GATE_ENTRY_MAX_BYTES (64 << 10)
-#define GATE_TAIL_LINES	     5
-#define GATE_TAIL_BYTES	     1000
+#define GATE_ENTRY_MAX_BYTES   (64 << 10)
+#define GATE_TAIL_LINES	       5
+#define GATE_TAIL_BYTES	       1000
 #define GATE_RECEIPT_MAX_BYTES (16 << 20)
 /* File systems stamp times with a clock one tick (at most 10 ms at HZ=100)
  * behind the realtime clock; a marker born this close to a run's start is
@@ -54,8 +54,7 @@ static bool gate_marker(const char *dir, uint64_t *ret_born_ns)
 	return true;
 }
 
-int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope,
-		      struct error *err)
+int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope, struct error *err)
 {
 	cleanup_free char *real = realpath(dir, NULL);
 	if (!real)
@@ -195,16 +194,15 @@ static json_t *gate_failure_entry(json_t *receipt, const char *scope)
 	char now[64];
 
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	json_t *entry = json_pack("{s:s, s:O, s:s, s:O?, s:O, s:O?, s:O, s:O?, s:O?, s:O, s:s?, s:s}",
-				  "schema", GATE_FAILURE_SCHEMA, "receipt",
-				  json_object_get(receipt, "id"), "scope", scope, "source",
-				  json_object_get(receipt, "source"), "argv",
-				  json_object_get(receipt, "argv"), "shell",
-				  json_object_get(receipt, "shell"), "cwd", json_object_get(receipt, "cwd"),
-				  "status", json_object_get(receipt, "status"), "exit_code",
-				  json_object_get(receipt, "exit_code"), "expected_exits",
-				  json_object_get(receipt, "expected_exits"), "tail", tail, "opened_at",
-				  now);
+	json_t *entry =
+		json_pack("{s:s, s:O, s:s, s:O?, s:O, s:O?, s:O, s:O?, s:O?, s:O, s:s?, s:s}",
+			  "schema", GATE_FAILURE_SCHEMA, "receipt", json_object_get(receipt, "id"),
+			  "scope", scope, "source", json_object_get(receipt, "source"), "argv",
+			  json_object_get(receipt, "argv"), "shell",
+			  json_object_get(receipt, "shell"), "cwd", json_object_get(receipt, "cwd"),
+			  "status", json_object_get(receipt, "status"), "exit_code",
+			  json_object_get(receipt, "exit_code"), "expected_exits",
+			  json_object_get(receipt, "expected_exits"), "tail", tail, "opened_at", now);
 	/* A shell receipt from a host hook has no expected_exits: 0 was wanted. */
 	if (entry && !json_object_get(entry, "expected_exits"))
 		json_object_set_new(entry, "expected_exits", json_pack("[i]", 0));
@@ -214,8 +212,8 @@ static json_t *gate_failure_entry(json_t *receipt, const char *scope)
 		json_object_set_new(entry, "started_ns", json_integer((json_int_t)started));
 	/* What a rerun must match (gate_same_command), kept so the match needs
 	 * no receipt read back. */
-	static const char *const same[] = { "argv_b64", "exec_path", "exec_identity", "policy",
-					    "policy_sha256", NULL };
+	static const char *const same[] = { "argv_b64", "exec_path",	 "exec_identity",
+					    "policy",	"policy_sha256", NULL };
 	for (size_t i = 0; entry && same[i]; i++)
 		if (json_object_get(receipt, same[i]))
 			json_object_set(entry, same[i], json_object_get(receipt, same[i]));
@@ -277,8 +275,7 @@ static bool gate_receipt_succeeded(json_t *receipt)
 	       gate_host_code_clean(receipt) && gate_receipt_dryrun_passed(receipt);
 }
 
-static void gate_entry_verdict(const struct rules *rules, json_t *entry,
-			       struct rules_verdict *ret);
+static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct rules_verdict *ret);
 
 /* Equal, where missing equals null. */
 static bool gate_equal(json_t *x, json_t *y)
@@ -300,9 +297,9 @@ static bool gate_equal_key(json_t *a, json_t *b, const char *key)
  * resolved afresh, and a command the host ran was re-run in the quarantine. */
 static bool gate_command_matches(json_t *entry, json_t *receipt, bool rerun)
 {
-	static const char *const keys[] = { "argv", "argv_b64", "cwd", "expected_exits",
-					    "policy", "policy_sha256", "exec_path", "exec_identity",
-					    NULL };
+	static const char *const keys[] = { "argv",	      "argv_b64",      "cwd",
+					    "expected_exits", "policy",	       "policy_sha256",
+					    "exec_path",      "exec_identity", NULL };
 	json_t *identity = json_object_get(receipt, "exec_identity");
 	/* Entries older than exec_path have no key at all: never matched. */
 	bool any_exec = rerun && json_is_null(json_object_get(entry, "exec_path"));
@@ -335,8 +332,9 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
 			    bool verified, struct gate_effect *ret, struct error *err)
 {
-	*ret = (struct gate_effect){ .fixes = fixes, .verified = verified, .trivial = trivial,
-				     .rerun_of = rerun_of };
+	*ret = (struct gate_effect){
+		.fixes = fixes, .verified = verified, .trivial = trivial, .rerun_of = rerun_of
+	};
 	ret->scope = strdup(scope);
 	if (!ret->scope)
 		return error_set(err, ENOMEM, "out of memory");
@@ -344,7 +342,8 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 
 	if (!gate_receipt_succeeded(receipt) && rerun_of) {
 		/* The same command failed again: the failure it re-ran says so. */
-		snprintf(ret->note, sizeof(ret->note), "the re-run of receipt %llu failed; it stays open",
+		snprintf(ret->note, sizeof(ret->note),
+			 "the re-run of receipt %llu failed; it stays open",
 			 (unsigned long long)rerun_of);
 		return 0;
 	}
@@ -446,8 +445,8 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 }
 
 int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
-		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-		 bool verified, struct gate_effect *ret, struct error *err)
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial, bool verified,
+		 struct gate_effect *ret, struct error *err)
 {
 	struct receipt undecided = *receipt;
 
@@ -458,8 +457,7 @@ int gate_prepare(struct store *store, const struct receipt *receipt, const struc
 		return error_set(err, ENOMEM, "cannot build receipt %llu",
 				 (unsigned long long)receipt->id);
 	}
-	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified, ret,
-				err);
+	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified, ret, err);
 }
 
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret)
@@ -488,8 +486,7 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 		      const char *reason, const struct approver *approver, const char *passphrase,
 		      struct error *err);
 
-int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
-		struct error *err)
+int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by, struct error *err)
 {
 	for (size_t i = 0; i < e->n_closes; i++) {
 		cleanup_with(json_decrefp) json_t *entry = NULL;
@@ -529,8 +526,8 @@ int gate_commit_receipt(struct store *store, struct receipt *receipt,
 		return r;
 	struct error commit_err = { 0 };
 	if (effect && gate_commit(store, effect, id, &commit_err) < 0)
-		snprintf(warning, warning_size, "receipt %llu: gate: %.900s", (unsigned long long)id,
-			 commit_err.msg);
+		snprintf(warning, warning_size, "receipt %llu: gate: %.900s",
+			 (unsigned long long)id, commit_err.msg);
 	json_t *entry = receipt_index_entry(receipt_json);
 	cleanup_free char *line = entry ? jsonutil_dump_line(entry) : NULL;
 	json_decref(entry);
@@ -561,8 +558,8 @@ static bool gate_is_closed(struct store *store, uint64_t id)
 	struct statepath name = statepath_gate_closed(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 	return faccessat(store_dir_fd(store), name.s, F_OK, 0) == 0 &&
-	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name.s,
-				 &ignored) == 0;
+	       ledger_backs_file(store_ledger(store), LEDGER_GATE_CLOSE, id_text, name.s, &ignored) ==
+		       0;
 }
 
 static bool parse_entry_name(const char *name, uint64_t *ret_id)
@@ -597,7 +594,8 @@ static int gate_add_deleted(struct store *store, const char *scope, const char *
 		size_t k;
 		json_t *e;
 		json_array_foreach(entries, k, e)
-			listed |= (uint64_t)json_integer_value(json_object_get(e, "receipt")) == ids[i];
+			listed |= (uint64_t)json_integer_value(json_object_get(e, "receipt")) ==
+				  ids[i];
 		if (listed || gate_is_closed(store, ids[i]))
 			continue;
 		json_t *entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
@@ -621,7 +619,8 @@ static int gate_read_receipt(struct store *store, uint64_t id, char hex[SHA256_H
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
 	if (faccessat(store_receipts_fd(store), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
-	int r = file_read_capped(store_receipts_fd(store), name, GATE_RECEIPT_MAX_BYTES, &text, &n, err);
+	int r = file_read_capped(store_receipts_fd(store), name, GATE_RECEIPT_MAX_BYTES, &text, &n,
+				 err);
 	if (r < 0)
 		return r;
 	sha256_hex(text, n, hex);
@@ -639,8 +638,8 @@ static char *gate_json_text(json_t *v)
  * or a record edited after signing, does not verify. */
 static char *gate_close_message(json_t *record)
 {
-	static const char *const keys[] = { "receipt", "failed_sha256", "scope", "move", "reason",
-					    "closed_at" };
+	static const char *const keys[] = { "receipt", "failed_sha256", "scope",
+					    "move",    "reason",	"closed_at" };
 	char *msg = strdup(GATE_CLOSE_SCHEMA "\n");
 
 	for (size_t i = 0; msg && i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -672,8 +671,7 @@ static bool gate_receipt_closes(json_t *doc, uint64_t id, const char *move)
 	return false;
 }
 
-int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry,
-		     struct error *why)
+int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry, struct error *why)
 {
 	struct error io = { 0 };
 	const char *schema = jsonutil_str(record, "schema");
@@ -719,7 +717,8 @@ int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *e
 			return error_set(why, EBADMSG, "its closing receipt %llu does not exist",
 					 (unsigned long long)by);
 		if (r < 0)
-			return error_set(why, EBADMSG, "its closing receipt %llu cannot be read: %.200s",
+			return error_set(why, EBADMSG,
+					 "its closing receipt %llu cannot be read: %.200s",
 					 (unsigned long long)by, io.msg);
 		if (!by_sha || strcmp(by_sha, by_hex) != 0)
 			return error_set(why, EBADMSG,
@@ -868,8 +867,7 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 	return 0;
 }
 
-int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
-		   struct error *err)
+int gate_list_open(struct store *store, const char *scope, json_t **ret_entries, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *entries = json_array();
 
@@ -1002,8 +1000,7 @@ static void gate_prune_scope_dir(struct store *store, const char *rel, int fd, c
 
 /* A close record that does not hold goes to gate/rejected/, kept for
  * whoever looks into how it got there, so the honest close can be written. */
-static int gate_reject_record(struct store *store, int closed_fd, const char *name,
-			      struct error *err)
+static int gate_reject_record(struct store *store, int closed_fd, const char *name, struct error *err)
 {
 	char aside[96];
 
@@ -1041,13 +1038,13 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 	struct approver_check check = { 0 };
 	(void)approver_check(store, &check, &ignored);
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	cleanup_with(json_decrefp) json_t *record = json_pack(
-		"{s:s, s:I, s:s, s:s, s:s?, s:o?, s:s?, s:s?, s:s?, s:s}", "schema",
-		GATE_CLOSE_SCHEMA, "receipt", (json_int_t)id, "scope", scope, "move", move,
-		"failed_sha256", has_failed ? failed_hex : NULL, "by_receipt",
-		by_receipt ? json_integer((json_int_t)by_receipt) : NULL, "by_sha256",
-		by_receipt ? by_hex : NULL, "reason", reason, "approver",
-		check.trusted[0] ? check.trusted : NULL, "closed_at", now);
+	cleanup_with(json_decrefp) json_t *record =
+		json_pack("{s:s, s:I, s:s, s:s, s:s?, s:o?, s:s?, s:s?, s:s?, s:s}", "schema",
+			  GATE_CLOSE_SCHEMA, "receipt", (json_int_t)id, "scope", scope, "move",
+			  move, "failed_sha256", has_failed ? failed_hex : NULL, "by_receipt",
+			  by_receipt ? json_integer((json_int_t)by_receipt) : NULL, "by_sha256",
+			  by_receipt ? by_hex : NULL, "reason", reason, "approver",
+			  check.trusted[0] ? check.trusted : NULL, "closed_at", now);
 	if (!record)
 		return error_set(err, ENOMEM, "out of memory");
 	if (!has_failed)
@@ -1122,8 +1119,7 @@ bool gate_is_trivial(const struct policy *policy, const struct rules *rules, cha
 	return trivial;
 }
 
-static void gate_entry_verdict(const struct rules *rules, json_t *entry,
-			       struct rules_verdict *ret)
+static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct rules_verdict *ret)
 {
 	const char *shell = jsonutil_str(entry, "shell");
 
@@ -1144,7 +1140,8 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 	char id_text[24], what[48];
 
 	if (!scope || json_object_get(entry, "damaged"))
-		return error_set(err, EPERM, "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
+		return error_set(err, EPERM,
+				 "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
 				 (unsigned long long)id);
 	struct statepath rel = statepath_gate_open_entry(scope, id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);

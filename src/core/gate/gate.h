@@ -37,8 +37,7 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err);
 /* The same, counting only .git markers that appeared before born_before_ns
  * (a realtime clock value): a scope the failing command made itself does
  * not scope its failure. */
-int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope,
-		      struct error *err);
+int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope, struct error *err);
 
 /* What one receipt does to the gate; filled by gate_prepare(). */
 struct gate_effect {
@@ -70,13 +69,12 @@ void gate_effect_release(struct gate_effect *e);
  * leaves the gate closed, not open to anything); closes wait for
  * gate_commit(). */
 int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
-		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-		 bool verified, struct gate_effect *ret, struct error *err);
+		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial, bool verified,
+		 struct gate_effect *ret, struct error *err);
 /* What the receipt records of e (its "gate"). Borrows e's strings. */
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret);
 /* Once receipt by is written: records and applies its closes. */
-int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by,
-		struct error *err);
+int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by, struct error *err);
 
 /* The one way a receipt is committed, for airlock's own runs (core/run/run.c)
  * and a host's reported runs (core/hook/hook.c) alike: the receipt's
@@ -97,8 +95,7 @@ int gate_commit_receipt(struct store *store, struct receipt *receipt,
  * they failed (their cwd is inside it, or its .git appeared later). An
  * entry whose close record does not hold (gate_close_check) stays open and
  * carries "close_rejected", the reason. */
-int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
-		   struct error *err);
+int gate_list_open(struct store *store, const char *scope, json_t **ret_entries, struct error *err);
 /* The open failure with this receipt id, in any scope; -ENOENT when none. */
 int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
 /* The close record of a failure; -ENOENT when it is not closed. */

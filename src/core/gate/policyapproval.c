@@ -55,8 +55,7 @@ int policyapproval_review(const char *path, struct policyapproval_review *ret, s
 }
 
 int policyapproval_approve(struct store *store, const struct policyapproval_review *review,
-			   const char *passphrase, char ret_fingerprint[static 20],
-			   struct error *err)
+			   const char *passphrase, char ret_fingerprint[static 20], struct error *err)
 {
 	const struct policy *policy = review->policy;
 	size_t shown = MIN(review->n_widenings, (size_t)POLICY_MAX_WIDENINGS);
@@ -86,9 +85,9 @@ int policyapproval_approve(struct store *store, const struct policyapproval_revi
 		json_array_append_new(widens, json_string(review->widenings[i].field));
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
 	cleanup_with(json_decrefp) json_t *record =
-		json_pack("{s:s, s:s, s:s, s:O, s:s, s:o}", "schema", POLICYAPPROVAL_SCHEMA, "sha256",
-			  policy->sha256, "origin", policy->origin, "widens", widens ? widens : json_null(),
-			  "approved_at", now, "approval", approval);
+		json_pack("{s:s, s:s, s:s, s:O, s:s, s:o}", "schema", POLICYAPPROVAL_SCHEMA,
+			  "sha256", policy->sha256, "origin", policy->origin, "widens",
+			  widens ? widens : json_null(), "approved_at", now, "approval", approval);
 	cleanup_free char *text = record ? jsonutil_dump_line(record) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
@@ -100,8 +99,7 @@ int policyapproval_approve(struct store *store, const struct policyapproval_revi
 	return 0;
 }
 
-int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE],
-			 struct error *why)
+int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE], struct error *why)
 {
 	char message[128], digest[SHA256_HEX_SIZE];
 	cleanup_free char *text = NULL;
@@ -120,7 +118,8 @@ int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE]
 	sha256_hex(text, n, digest);
 	r = ledger_backs(store_ledger(store), LEDGER_POLICY_APPROVAL, sha256, path.s, digest, &io);
 	if (r < 0)
-		return error_set(why, EACCES, "its approval record is not the one the ledger committed");
+		return error_set(why, EACCES,
+				 "its approval record is not the one the ledger committed");
 	cleanup_with(json_decrefp) json_t *record = NULL;
 	if (jsonutil_parse_object(text, n, &record, &io) < 0)
 		return error_set(why, EBADMSG, "its approval record does not parse");
@@ -133,7 +132,8 @@ int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE]
 	    strcmp(named, sha256) != 0)
 		return error_set(why, EBADMSG, "its approval record names another digest");
 	if (!key || !approver_trusts(store, key))
-		return error_set(why, EACCES, "its approval is signed by %.16s, not the enrolled approver",
+		return error_set(why, EACCES,
+				 "its approval is signed by %.16s, not the enrolled approver",
 				 key ? key : "no key");
 	if (!approver_verify_key(key, message, jsonutil_str(approval, "signature")))
 		return error_set(why, EACCES, "its approver signature does not verify");

@@ -36,15 +36,13 @@ int policyapproval_review(const char *path, struct policyapproval_review *ret, s
  * all else (0: the approver may sign). *ret_fingerprint: the approver's.
  * store may be NULL in policyapproval_check(): nothing is approved. */
 int policyapproval_approve(struct store *store, const struct policyapproval_review *review,
-			   const char *passphrase, char ret_fingerprint[static 20],
-			   struct error *err);
+			   const char *passphrase, char ret_fingerprint[static 20], struct error *err);
 
 /* 0 when the approver approved the digest: its record exists, the ledger's
  * last entry for it is a policy-approval of that digest with the record's
  * bytes, the record names the digest and carries a signature over it that
  * verifies under a key approver_trusts(). Else a negative errno, and why. */
-int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE],
-			 struct error *why);
+int policyapproval_check(struct store *store, const char sha256[SHA256_HEX_SIZE], struct error *why);
 
 /* Whether a policy file is refused for a run: it widens the built-in
  * policy and its digest is not approved, or it widens what is never taken

@@ -185,16 +185,21 @@ static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
 	size_t n = json_array_size(st->open);
 
 	if (json_is_integer(code))
-		snprintf(exit_text, sizeof(exit_text), " exit %lld", (long long)json_integer_value(code));
+		snprintf(exit_text, sizeof(exit_text), " exit %lld",
+			 (long long)json_integer_value(code));
 	snprintf(buf, size,
 		 "airlock receipt %lld is an open failure in %s: %s%s (%s%s). %s%.1200s%s"
 		 "It closes when the same command succeeds again, when `airlock run --fixes %lld -- CMD` "
 		 "exits 0 and the failed command, which airlock then re-runs exactly, succeeds, or when it is acknowledged "
 		 "(`airlock gate` lists the ways).%s",
 		 (long long)json_integer_value(json_object_get(e, "receipt")), st->scope,
-		 shell ? shell : argv ? argv : "?", "", jstr_or(e, "status", "failed"), exit_text,
+		 shell	? shell
+		 : argv ? argv
+			: "?",
+		 "", jstr_or(e, "status", "failed"), exit_text,
 		 jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "Its last output lines: \"" : "",
-		 jstr_or(e, "tail", ""), jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "\". " : "",
+		 jstr_or(e, "tail", ""),
+		 jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "\". " : "",
 		 (long long)json_integer_value(json_object_get(e, "receipt")),
 		 n > 1 ? " Other failures are open too; `airlock gate` lists them." : "");
 }
@@ -266,10 +271,10 @@ static const struct {
 	const char *name;
 	bool value;
 } hook_fix_options[] = {
-	{ "cwd", true },    { "timeout", true }, { "kill-after", true }, { "env", true },
-	{ "expect", true }, { "expect-exit", true }, { "job-id", true }, { "why", true },
-	{ "json", false },  { "tee", false },    { "spill", false },	   { "sandbox", true },
-	{ "net", true },    { "workspace", true }, { "fixes", true },
+	{ "cwd", true },    { "timeout", true },     { "kill-after", true }, { "env", true },
+	{ "expect", true }, { "expect-exit", true }, { "job-id", true },     { "why", true },
+	{ "json", false },  { "tee", false },	     { "spill", false },     { "sandbox", true },
+	{ "net", true },    { "workspace", true },   { "fixes", true },
 };
 
 /* One option word (and its value) of a --fixes run: 1 and *ret_used words
@@ -359,9 +364,13 @@ static const struct hook_read_option hook_receipts_options[] = {
 static const struct hook_read_option hook_show_options[] = {
 	{ "stdout", false }, { "stderr", false }, { "offset", true }, { "limit", true }, { 0 }
 };
-static const struct hook_read_option hook_classify_options[] = { { "json", false }, { "shell", true }, { 0 } };
+static const struct hook_read_option hook_classify_options[] = { { "json", false },
+								 { "shell", true },
+								 { 0 } };
 static const struct hook_read_option hook_doctor_options[] = { { "workspace", true }, { 0 } };
-static const struct hook_read_option hook_ledger_options[] = { { "key", true }, { "checkpoint", true }, { 0 } };
+static const struct hook_read_option hook_ledger_options[] = { { "key", true },
+							       { "checkpoint", true },
+							       { 0 } };
 static const struct hook_read_option hook_no_options[] = { { 0 } };
 static const char *const hook_ledger_reads[] = { "verify", "prove", "consistency", NULL };
 
@@ -638,13 +647,14 @@ static void hook_targets_release(struct hook_targets *t)
 /* Keys that name a file, and keys that name a directory the tool reads
  * below, in any tool's input at any depth (MCP servers use the same
  * words); the text keys whose strings are contents, not paths. */
-static const char *const hook_file_keys[] = { "file_path", "notebook_path", "absolute_path", "file",
-					      "filename",  "target_file",   "pattern",	     "include",
-					      NULL };
-static const char *const hook_root_keys[] = { "path", "paths", "dir_path", "directory", "dir", "root",
-					      "file_paths", NULL };
-static const char *const hook_text_keys[] = { "content", "new_string", "old_string", "new_source",
-					      "description", "old_str", "new_str", NULL };
+static const char *const hook_file_keys[] = { "file_path", "notebook_path", "absolute_path",
+					      "file",	   "filename",	    "target_file",
+					      "pattern",   "include",	    NULL };
+static const char *const hook_root_keys[] = { "path", "paths", "dir_path",   "directory",
+					      "dir",  "root",  "file_paths", NULL };
+static const char *const hook_text_keys[] = { "content",    "new_string",  "old_string",
+					      "new_source", "description", "old_str",
+					      "new_str",    NULL };
 
 /* Appends path with "~" and "~/" in the caller's home. */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
@@ -793,7 +803,8 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	if (shell && dir_path && *dir_path) {
 		t->run_dir = hook_resolve(cwd, dir_path);
 		if (!t->run_dir)
-			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+			return error_set(err, ELOOP,
+					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
 					 dir_path);
 	}
 	t->resolved = calloc(1, sizeof(char *));
@@ -803,7 +814,8 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	for (size_t i = 0; t->named[i]; i++) {
 		char *p = hook_resolve(base ? base : cwd, t->named[i]);
 		if (!p)
-			return error_set(err, ELOOP, "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+			return error_set(err, ELOOP,
+					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
 					 t->named[i]);
 		if (strv_contains(roots, t->named[i]) && strv_push(&t->roots, p) < 0) {
 			free(p);
@@ -1040,9 +1052,9 @@ static int hook_read_targets(struct hook_state *st, char *const *argv, struct ho
 		for (size_t k = 0; options[k]; k++) {
 			size_t n = strlen(options[k]);
 			const char *value = strncmp(argv[i], options[k], n) != 0 ? NULL
-					    : argv[i][n] == '='		      ? argv[i] + n + 1
-					    : argv[i][n] == '\0'		      ? argv[i + 1]
-										      : NULL;
+					    : argv[i][n] == '='			 ? argv[i] + n + 1
+					    : argv[i][n] == '\0'		 ? argv[i + 1]
+										 : NULL;
 			if (!value || !*value)
 				continue;
 			char *p = hook_resolve(cwd, value);
@@ -1133,18 +1145,28 @@ static char *hook_routed_text(struct hook_state *st, const char *scope, const ch
 			      const char *command, size_t n)
 {
 	/* word i is quoted when quote[i], else literal */
-	const char *words[] = { st->ctx->route_airlock, "run", "--routed", st->host->name,
-				st->ctx->state_dir ? "--state-dir" : NULL, st->ctx->state_dir,
-				policy ? "--policy" : NULL, policy, "--workspace", scope,
-				"--", "bash", "-c" };
-	static const bool quote[] = { true, false, false, false, false, true,
-				      false, true, false, true, false, false, false };
+	const char *words[] = { st->ctx->route_airlock,
+				"run",
+				"--routed",
+				st->host->name,
+				st->ctx->state_dir ? "--state-dir" : NULL,
+				st->ctx->state_dir,
+				policy ? "--policy" : NULL,
+				policy,
+				"--workspace",
+				scope,
+				"--",
+				"bash",
+				"-c" };
+	static const bool quote[] = { true, false, false, false, false, true, false,
+				      true, false, true,  false, false, false };
 	size_t size = hook_quoted_size(command, n) + 1;
 
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		if (words[i])
 			size += (quote[i] ? hook_quoted_size(words[i], strlen(words[i]))
-					  : strlen(words[i])) + 1;
+					  : strlen(words[i])) +
+				1;
 	char *text = malloc(size);
 	if (!text)
 		return NULL;
@@ -1166,8 +1188,7 @@ static char *hook_routed_text(struct hook_state *st, const char *scope, const ch
 }
 
 /* The tool's whole input with its command replaced by text. */
-static int hook_set_command(json_t *input, const char *text, struct hook_outcome *ret,
-			    struct error *err)
+static int hook_set_command(json_t *input, const char *text, struct hook_outcome *ret, struct error *err)
 {
 	json_t *updated = json_deep_copy(input);
 
@@ -1207,7 +1228,8 @@ static bool hook_is_own_routed(struct hook_state *st, const char *command, const
 		else if (strcmp(words[i], "--policy") == 0)
 			policy = true;
 	}
-	if (!scope || (strcmp(scope, st->scope) != 0 && (!began_scope || strcmp(scope, began_scope) != 0)))
+	if (!scope ||
+	    (strcmp(scope, st->scope) != 0 && (!began_scope || strcmp(scope, began_scope) != 0)))
 		return false;
 	cleanup_free char *policy_path = policy ? path_join(scope, ".airlock/policy.json") : NULL;
 	cleanup_free char *text = policy && !policy_path
@@ -1239,8 +1261,8 @@ static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *a
 		const char *w = argv[i];
 		bool plain = *w != '\0';
 		for (const char *c = w; *c && plain; c++)
-			plain = ('a' <= (*c | 0x20) && (*c | 0x20) <= 'z') || ('0' <= *c && *c <= '9') ||
-				strchr(bare, *c);
+			plain = ('a' <= (*c | 0x20) && (*c | 0x20) <= 'z') ||
+				('0' <= *c && *c <= '9') || strchr(bare, *c);
 		*p++ = ' ';
 		if (plain) {
 			memcpy(p, w, strlen(w));
@@ -1328,8 +1350,9 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		outcome_set(ret, HOOK_BLOCK,
 			    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
 			    open, tool ? tool : "the tool",
-			    hook_is_file_tool(st->host, tool) ? "writes files"
-							     : "is not a tool airlock knows to only read");
+			    hook_is_file_tool(st->host, tool)
+				    ? "writes files"
+				    : "is not a tool airlock knows to only read");
 		return 0;
 	}
 	cleanup_free char *command = hook_command(input);
@@ -1372,7 +1395,8 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		v.risk = 4;
 		v.level = "unknown program";
 		snprintf(v.rule, sizeof(v.rule), "not-this-airlock");
-		snprintf(v.reason, sizeof(v.reason), "a program called airlock that is not this airlock binary");
+		snprintf(v.reason, sizeof(v.reason),
+			 "a program called airlock that is not this airlock binary");
 	}
 	bool exempt = own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES;
 	if (json_array_size(st->open) > 0 && v.risk > 1 && !exempt) {
@@ -1409,7 +1433,8 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	if (exempt) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: airlock's own %s, run unrouted by this airlock binary.",
-			    own == HOOK_AIRLOCK_READ ? "read-only command" : "command for the open failure");
+			    own == HOOK_AIRLOCK_READ ? "read-only command"
+						     : "command for the open failure");
 		return st->ctx->route_airlock && json_is_string(cmd)
 			       ? hook_run_as_self(st, input, argv, ret, err)
 			       : 0;
@@ -1418,18 +1443,16 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
 			    v.risk, v.level, v.rule);
-		return hook_route(st, input, json_string_value(cmd), json_string_length(cmd), ret,
-				  err);
+		return hook_route(st, input, json_string_value(cmd), json_string_length(cmd), ret, err);
 	}
-	outcome_set(ret, HOOK_PASS, "airlock: risk %d (%s), rule %s.%s%s%s", v.risk, v.level, v.rule,
-		    mask ? " Its exit status can hide a failure (" : "", masking,
+	outcome_set(ret, HOOK_PASS, "airlock: risk %d (%s), rule %s.%s%s%s", v.risk, v.level,
+		    v.rule, mask ? " Its exit status can hide a failure (" : "", masking,
 		    mask ? "); a success is recorded as unverified." : "");
 	return 0;
 }
 
 /* The receipt's exit_status word for each enum agent_exit_kind. */
-static const char *const hook_exit_status_names[] = { "reported", "implied", "unknown",
-						      "interpreted" };
+static const char *const hook_exit_status_names[] = { "reported", "implied", "unknown", "interpreted" };
 
 static void hook_feed(struct capture *c, json_t *payload, const char *const *keys)
 {
@@ -1453,8 +1476,8 @@ static void hook_feed(struct capture *c, json_t *payload, const char *const *key
  * them is not known to be 0. */
 static bool hook_exit_one_is_success(const char *command)
 {
-	static const char *const names[] = { "grep", "egrep", "fgrep", "rg", "find", "diff",
-					     "test", "[", "git", NULL };
+	static const char *const names[] = { "grep", "egrep", "fgrep", "rg",  "find",
+					     "diff", "test",  "[",     "git", NULL };
 	struct shell_script s;
 	bool found = false;
 
@@ -1523,7 +1546,8 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	hook_feed(&errc, st->payload, err_keys);
 	if (!json_object_get(resp, "stdout") && !json_object_get(resp, "stderr") &&
 	    jsonutil_str(st->payload, "error"))
-		capture_feed(&out, jsonutil_str(st->payload, "error"), strlen(jsonutil_str(st->payload, "error")));
+		capture_feed(&out, jsonutil_str(st->payload, "error"),
+			     strlen(jsonutil_str(st->payload, "error")));
 	capture_finish(&out);
 	capture_finish(&errc);
 
@@ -1537,7 +1561,9 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		.cwd = rc_cwd,
 		.expected = expected,
 		.n_expected = 1,
-		.status = !known ? RECEIPT_UNKNOWN : interrupted ? RECEIPT_SIGNALED : RECEIPT_EXITED,
+		.status = !known	? RECEIPT_UNKNOWN
+			  : interrupted ? RECEIPT_SIGNALED
+					: RECEIPT_EXITED,
 		.has_exit_code = known && !interrupted,
 		.exit_code = code,
 		.signal = known && interrupted ? 2 : 0,
@@ -1547,9 +1573,9 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		.duration_ms = dur_ms,
 		.out = { .capture = &out },
 		.err = { .capture = &errc },
-		.error = !known ? (hs.kind == AGENT_EXIT_INTERPRETED
-					   ? "the host called its exit status no error, without giving it"
-					   : hs.why)
+		.error = !known	       ? (hs.kind == AGENT_EXIT_INTERPRETED
+						  ? "the host called its exit status no error, without giving it"
+						  : hs.why)
 			 : interrupted ? "interrupted in the host"
 				       : NULL,
 		.policy_origin = st->policy->origin,
@@ -1620,13 +1646,13 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 			    effect.opened ? "; it opened a failure in " : "",
 			    effect.opened ? st->scope : "", warning[0] ? " Warning: " : "", warning);
 	else if (r == 0)
-		outcome_set(ret, HOOK_PASS, "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
+		outcome_set(ret, HOOK_PASS,
+			    "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
 			    (unsigned long long)rc.id, interrupted ? "interrupted" : "exit ",
 			    interrupted ? "" : (code == 0 ? "0" : "non-zero"),
 			    effect.opened ? "; it opened a failure in " : "",
 			    effect.opened ? st->scope : "",
-			    !verified && !effect.opened ? " (unverified: the status may be masked)"
-							: "",
+			    !verified && !effect.opened ? " (unverified: the status may be masked)" : "",
 			    warning[0] ? " Warning: " : "", warning);
 	gate_effect_release(&effect);
 	return r;
@@ -1638,7 +1664,8 @@ static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct err
 {
 	if (json_array_size(st->open) == 0)
 		return 0;
-	json_int_t newest = json_integer_value(json_object_get(json_array_get(st->open, 0), "receipt"));
+	json_int_t newest =
+		json_integer_value(json_object_get(json_array_get(st->open, 0), "receipt"));
 	const char *session = jsonutil_str(st->payload, "session_id");
 	struct statepath name = statepath_gate_stop(session ? session : "");
 
@@ -1725,8 +1752,8 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 	return error_set(err, EINVAL, "unknown hook event");
 }
 
-int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
-		       size_t *ret, char *ret_describe, size_t size, struct error *err)
+int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n, size_t *ret,
+		       char *ret_describe, size_t size, struct error *err)
 {
 	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx };
 	json_t *doc = json_loadb(payload ? payload : "", n, 0, NULL);

@@ -60,8 +60,8 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
  * process's own when the payload has none or is not JSON), for a hook
  * invocation too broken to be answered; ret_describe gets the newest's
  * facts. The state directory is not created. */
-int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n,
-		       size_t *ret, char *ret_describe, size_t size, struct error *err);
+int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n, size_t *ret,
+		       char *ret_describe, size_t size, struct error *err);
 
 /* What a post-tool-use payload says of the run's exit status, as
  * post-tool-use records it (for the fuzz target): *ret_kind 0 reported,

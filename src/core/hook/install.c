@@ -56,7 +56,7 @@ static char *install_quote(const char *s)
  * 0, 1 (a broken invocation with no failure open) and 2 pass unchanged. It
  * holds neither a single quote nor a backslash, so that it is one
  * single-quoted word in any shell a host runs hooks with. */
-#define INSTALL_WRAPPER                                                                          \
+#define INSTALL_WRAPPER                                                                                \
 	"\"$0\" \"$@\"; s=$?; [ $s -le 2 ] || { echo \"airlock: $0 could not answer the hook (status " \
 	"$s); blocking\" >&2; s=2; }; exit $s"
 #define INSTALL_SHELL "/bin/sh"
@@ -113,8 +113,8 @@ json_t *install_hooks(const struct agent_host *host, const struct install_comman
 		if (e->matcher)
 			json_object_set_new(group, "matcher", json_string(e->matcher));
 		json_object_set_new(group, "hooks",
-				    json_pack("[{s:s, s:s, s:i}]", "type", "command", "command", line,
-					      "timeout", timeout));
+				    json_pack("[{s:s, s:s, s:i}]", "type", "command", "command",
+					      line, "timeout", timeout));
 		if (!json_object_get(group, "hooks") ||
 		    json_object_set_new(hooks, e->name, json_pack("[o]", group)) < 0)
 			return NULL;
@@ -201,8 +201,8 @@ static int install_remove_ours(json_t *groups, const struct agent_host *host, co
 	return 0;
 }
 
-int install_merge(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
-		  bool *ret_changed, struct error *err)
+int install_merge(json_t *settings, const struct agent_host *host,
+		  const struct install_command *cmd, bool *ret_changed, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *before = json_deep_copy(settings);
 	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
@@ -294,8 +294,8 @@ static const char *install_pre_event(const struct agent_host *host)
 	return NULL;
 }
 
-int install_check(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
-		  bool target, char ***ret, struct error *err)
+int install_check(json_t *settings, const struct agent_host *host,
+		  const struct install_command *cmd, bool target, char ***ret, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
 	cleanup_strv char **lines = calloc(1, sizeof(char *));
@@ -323,7 +323,11 @@ int install_check(json_t *settings, const struct agent_host *host, const struct 
 					 * take the input one of them rewrote: another
 					 * hook may undo airlock's routing. */
 					if (pre && strcmp(name, pre) == 0)
-						r = r ? r : install_note(&lines, "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged", name, install_hook_name(hook, host));
+						r = r ? r
+						      : install_note(&lines,
+								     "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged",
+								     name,
+								     install_hook_name(hook, host));
 					continue;
 				}
 				ours++;
@@ -331,16 +335,27 @@ int install_check(json_t *settings, const struct agent_host *host, const struct 
 					cleanup_free char *found = json_dumps(group, JSON_COMPACT);
 					cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
 					if (target)
-						r = r ? r : install_note(&lines, "hooks.%s: %s differs from %s", name, found ? found : "?", expected ? expected : "?");
+						r = r ? r
+						      : install_note(&lines,
+								     "hooks.%s: %s differs from %s",
+								     name, found ? found : "?",
+								     expected ? expected : "?");
 					else
-						r = r ? r : install_note(&lines, "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)", name, found ? found : "?", expected ? expected : "?");
+						r = r ? r
+						      : install_note(&lines,
+								     "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)",
+								     name, found ? found : "?",
+								     expected ? expected : "?");
 				}
 			}
 		}
 		if (target && ours == 0)
 			r = r ? r : install_note(&lines, "hooks.%s: no airlock hook", name);
 		else if (target && ours > 1)
-			r = r ? r : install_note(&lines, "hooks.%s: %zu airlock hooks, where one is installed", name, ours);
+			r = r ? r
+			      : install_note(&lines,
+					     "hooks.%s: %zu airlock hooks, where one is installed",
+					     name, ours);
 	}
 	json_object_foreach(json_is_object(hooks) ? hooks : NULL, name, groups) {
 		if (json_object_get(wanted, name))
@@ -353,23 +368,33 @@ int install_check(json_t *settings, const struct agent_host *host, const struct 
 			json_t *hook;
 			json_array_foreach(json_is_array(h) ? h : NULL, j, hook)
 				if (install_is_ours(hook, host))
-					r = r ? r : install_note(&lines, "hooks.%s: an airlock hook airlock does not install here", name);
+					r = r ? r
+					      : install_note(&lines,
+							     "hooks.%s: an airlock hook airlock does not install here",
+							     name);
 		}
 	}
 	/* Settings that switch the hooks off, at whatever level they are. */
 	if (json_is_true(json_object_get(settings, "disableAllHooks")))
 		r = r ? r : install_note(&lines, "disableAllHooks is true: no hook runs");
 	if (json_is_true(json_object_get(settings, "allowManagedHooksOnly")))
-		r = r ? r : install_note(&lines, "allowManagedHooksOnly is true: only managed settings' hooks run");
+		r = r ? r
+		      : install_note(&lines,
+				     "allowManagedHooksOnly is true: only managed settings' hooks run");
 	json_t *hooks_config = json_object_get(settings, "hooksConfig");
 	if (json_is_false(json_object_get(hooks_config, "enabled")))
 		r = r ? r : install_note(&lines, "hooksConfig.enabled is false: no hook runs");
 	/* Gemini CLI names a command hook by its command. */
 	size_t i;
 	json_t *disabled;
-	json_array_foreach(json_is_array(json_object_get(hooks_config, "disabled")) ? json_object_get(hooks_config, "disabled") : NULL, i, disabled)
+	json_array_foreach(json_is_array(json_object_get(hooks_config, "disabled"))
+				   ? json_object_get(hooks_config, "disabled")
+				   : NULL,
+			   i, disabled)
 		if (json_is_string(disabled) && strstr(json_string_value(disabled), "airlock"))
-			r = r ? r : install_note(&lines, "hooksConfig.disabled names an airlock hook: %s", json_string_value(disabled));
+			r = r ? r
+			      : install_note(&lines, "hooksConfig.disabled names an airlock hook: %s",
+					     json_string_value(disabled));
 	if (json_is_false(json_object_get(json_object_get(settings, "tools"), "enableHooks")))
 		r = r ? r : install_note(&lines, "tools.enableHooks is false: no hook runs");
 	if (r < 0)
@@ -395,7 +420,8 @@ static bool install_toml_sets(const char *line, const char *key, const char *val
 	while (p) {
 		bool word_start = p == line || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z'));
 		const char *q = install_skip_blanks(p + strlen(key));
-		if (word_start && *q == '=' && strncmp(install_skip_blanks(q + 1), value, strlen(value)) == 0)
+		if (word_start && *q == '=' &&
+		    strncmp(install_skip_blanks(q + 1), value, strlen(value)) == 0)
 			return true;
 		p = strstr(p + 1, key);
 	}
@@ -434,13 +460,15 @@ int install_check_toml(const char *text, size_t n, char ***ret, struct error *er
 		bool in_hooks = strncmp(table, "[hooks", 6) == 0 || strncmp(table, "[[hooks", 7) == 0;
 		const char *why = NULL;
 		if ((in_features || strstr(p, "features")) &&
-		    (install_toml_sets(p, "hooks", "false") || install_toml_sets(p, "codex_hooks", "false")))
+		    (install_toml_sets(p, "hooks", "false") ||
+		     install_toml_sets(p, "codex_hooks", "false")))
 			why = "turns the hooks feature off";
 		else if ((in_hooks || strstr(p, "hooks")) && install_toml_sets(p, "enabled", "false"))
 			why = "disables a hook (hooks.state)";
 		else if (install_toml_sets(p, "allow_managed_hooks_only", "true"))
 			why = "lets only managed hooks run";
-		else if (in_hooks && strncmp(table, "[hooks.state", 12) != 0 && install_toml_sets(p, "command", ""))
+		else if (in_hooks && strncmp(table, "[hooks.state", 12) != 0 &&
+			 install_toml_sets(p, "command", ""))
 			why = "defines a hook in TOML, which airlock does not check: it may rewrite the input airlock routed";
 		else if (strstr(p, "hooks") && strstr(p, "false"))
 			why = "may turn hooks off (not understood)";
@@ -457,7 +485,8 @@ int install_check_toml(const char *text, size_t n, char ***ret, struct error *er
  * rebuild or a clean removes. */
 static bool install_in_build_tree(const char *path)
 {
-	static const char *const markers[] = { "build.ninja", "meson-private", "CMakeCache.txt", "Makefile" };
+	static const char *const markers[] = { "build.ninja", "meson-private", "CMakeCache.txt",
+					       "Makefile" };
 	cleanup_free char *dir = path_dirname(path);
 
 	for (size_t i = 0; dir && i < ARRAY_SIZE(markers); i++) {
@@ -487,7 +516,8 @@ int install_locate(const char *self, const char *path_env, char **ret, bool *ret
 			if (!candidate)
 				return error_set(err, ENOMEM, "out of memory");
 			/* The first airlock on PATH is the one a user runs. */
-			if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+			if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
+			    access(candidate, X_OK) == 0) {
 				if (st.st_dev == me.st_dev && st.st_ino == me.st_ino) {
 					*ret = TAKE_PTR(candidate);
 					*ret_stable = true;

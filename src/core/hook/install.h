@@ -33,8 +33,8 @@ json_t *install_hooks(const struct agent_host *host, const struct install_comman
  * this dialect was, or last; airlock hooks of this dialect elsewhere are
  * removed. *ret_changed: settings is now different. -EINVAL when the
  * document's "hooks" has a shape the host would not read either. */
-int install_merge(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
-		  bool *ret_changed, struct error *err);
+int install_merge(json_t *settings, const struct agent_host *host,
+		  const struct install_command *cmd, bool *ret_changed, struct error *err);
 
 /* What is wrong with one settings document of host (a strv of one-line
  * descriptions, empty when nothing is). target: the file `install` writes,
@@ -44,8 +44,8 @@ int install_merge(json_t *settings, const struct agent_host *host, const struct 
  * hooksConfig.enabled false, hooksConfig.disabled naming airlock's,
  * tools.enableHooks false), and any other hook in the pre-tool event, which
  * may rewrite the input airlock routed. */
-int install_check(json_t *settings, const struct agent_host *host, const struct install_command *cmd,
-		  bool target, char ***ret, struct error *err);
+int install_check(json_t *settings, const struct agent_host *host,
+		  const struct install_command *cmd, bool target, char ***ret, struct error *err);
 
 /* Codex's TOML (config.toml, requirements.toml), read by a line scan, not a
  * parser: each line ("line N: TEXT: why") that may turn hooks off or define

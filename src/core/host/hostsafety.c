@@ -98,9 +98,10 @@ static bool hostsafety_key_is(const char *key, size_t n, const char *want)
 static bool hostsafety_key_allowed(const char *section, bool has_sub, const char *key, size_t kn,
 				   const char *v, size_t vn)
 {
-	static const char *const core_keys[] = { "repositoryformatversion", "filemode", "bare",
-						 "logallrefupdates", "ignorecase",
-						 "precomposeunicode", "symlinks" };
+	static const char *const core_keys[] = {
+		"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase",
+		"precomposeunicode",	   "symlinks"
+	};
 
 	if (strcmp(section, "core") == 0 && !has_sub) {
 		for (size_t i = 0; i < ARRAY_SIZE(core_keys); i++)
@@ -140,8 +141,7 @@ static bool hostsafety_rest_is_comment(const char *p, const char *end)
 
 /* "[name]" or "[name "sub"]" with nothing after it but a comment; the
  * section name lower-cased into section. */
-static bool hostsafety_section(const char *p, const char *end, char section[static 32],
-			       bool *ret_has_sub)
+static bool hostsafety_section(const char *p, const char *end, char section[static 32], bool *ret_has_sub)
 {
 	size_t n = 0;
 
@@ -312,7 +312,8 @@ static int hostsafety_check_config(struct hostsafety_walk *w, int fd, const char
 	if (!hostsafety_lstat(fd, name, &st) || !(fresh || hostsafety_changed(w, &st)))
 		return 0;
 	if (S_ISREG(st.st_mode)) {
-		cleanup_close int cfd = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		cleanup_close int cfd =
+			openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		cleanup_free char *text = NULL;
 		size_t n = 0;
 		struct error ignored = { 0 };
@@ -425,8 +426,8 @@ static int hostsafety_check_gitdir(struct hostsafety_walk *w, int fd, const char
 
 /* In a dry run, the workspace's entry under the same path completes what
  * the upper layer shows. */
-static bool hostsafety_lower_has(const struct hostsafety_walk *w, const char *rel,
-				 const char *name, bool want_dir)
+static bool hostsafety_lower_has(const struct hostsafety_walk *w, const char *rel, const char *name,
+				 bool want_dir)
 {
 	if (w->req->lower_fd < 0)
 		return false;
@@ -465,8 +466,7 @@ static bool hostsafety_is_protected(const struct hostsafety_walk *w, const char 
 /* What a host reads as its configuration (host_config_names): the entry
  * name in the directory rel ("" the root), by its name, or, for a name
  * with a '/' (.github/hooks), by the end of its path. */
-static bool hostsafety_is_host_config(const struct hostsafety_walk *w, const char *rel,
-				      const char *name)
+static bool hostsafety_is_host_config(const struct hostsafety_walk *w, const char *rel, const char *name)
 {
 	for (char *const *n = w->req->host_config_names; n && *n; n++) {
 		const char *slash = strrchr(*n, '/');
@@ -476,8 +476,8 @@ static bool hostsafety_is_host_config(const struct hostsafety_walk *w, const cha
 			continue;
 		}
 		size_t lr = strlen(rel), ld = (size_t)(slash - *n);
-		if (strcmp(slash + 1, name) == 0 && lr >= ld && memcmp(rel + lr - ld, *n, ld) == 0 &&
-		    (lr == ld || rel[lr - ld - 1] == '/'))
+		if (strcmp(slash + 1, name) == 0 && lr >= ld &&
+		    memcmp(rel + lr - ld, *n, ld) == 0 && (lr == ld || rel[lr - ld - 1] == '/'))
 			return true;
 	}
 	return false;
@@ -506,8 +506,8 @@ static int hostsafety_check_host_config(struct hostsafety_walk *w, int fd, const
 	return S_ISDIR(st.st_mode) ? 2 : 1;
 }
 
-static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel,
-			       const char *base, unsigned depth, bool in_host)
+static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel, const char *base,
+			       unsigned depth, bool in_host)
 {
 	bool head = false, objects = false, commondir = false, is_gitdir = false;
 	char **subdirs = NULL;
@@ -538,9 +538,9 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 		struct stat st;
 		if (type == DT_UNKNOWN) /* a file system without d_type */
 			type = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? DT_UNKNOWN
-				: S_ISDIR(st.st_mode)				   ? DT_DIR
-				: S_ISLNK(st.st_mode)				   ? DT_LNK
-										   : DT_REG;
+			       : S_ISDIR(st.st_mode)			       ? DT_DIR
+			       : S_ISLNK(st.st_mode)			       ? DT_LNK
+									       : DT_REG;
 		head |= strcmp(name, "HEAD") == 0 && type != DT_DIR;
 		/* git asks only that objects/ be searchable (is_git_directory:
 		 * access(X_OK)), so a symlink to a directory will do: count any. */
@@ -555,7 +555,8 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 			continue; /* moved aside whole, or unchanged and no directory */
 		if (type == DT_DIR) {
 			char **grown = realloc(subdirs, (n_subdirs + 1) * sizeof(*grown));
-			bool *grown_host = grown ? realloc(subdirs_host, (n_subdirs + 1) * sizeof(bool)) : NULL;
+			bool *grown_host =
+				grown ? realloc(subdirs_host, (n_subdirs + 1) * sizeof(bool)) : NULL;
 			char *copy = grown_host ? strdup(name) : NULL;
 			if (grown)
 				subdirs = grown;
@@ -603,8 +604,8 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 			break;
 		}
 		if (depth + 1 > HOSTSAFETY_WALK_MAX_DEPTH) {
-			hostsafety_incomplete(w, "%.200s... is nested deeper than %d directories", sub_rel,
-					      HOSTSAFETY_WALK_MAX_DEPTH);
+			hostsafety_incomplete(w, "%.200s... is nested deeper than %d directories",
+					      sub_rel, HOSTSAFETY_WALK_MAX_DEPTH);
 			w->stop = true;
 			break;
 		}
@@ -674,7 +675,7 @@ int hostsafety_scan(const struct hostsafety_request *req, struct hostsafety_repo
 /* ---- before the run ---------------------------------------------------- */
 
 static int hostsafety_protect_if_exists(int git_fd, const char *git_path, const char *rel,
-				       size_t *n, char ***paths)
+					size_t *n, char ***paths)
 {
 	struct stat st;
 
@@ -689,8 +690,7 @@ static int hostsafety_protect_if_exists(int git_fd, const char *git_path, const 
 
 /* Each <dir>/<entry>/<name> that exists, for the subdirectories of <dir>. */
 static int hostsafety_protect_each(int git_fd, const char *git_path, const char *dir,
-				   const char *const *names, size_t n_names, size_t *n,
-				   char ***paths)
+				   const char *const *names, size_t n_names, size_t *n, char ***paths)
 {
 	int fd = openat(git_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -820,8 +820,7 @@ static int hostsafety_make_parents(int dir_fd, const char *rel, const char **ret
 	return fd;
 }
 
-static int hostsafety_copy_tree(int from_fd, const char *from, int to_fd, const char *to,
-				unsigned depth)
+static int hostsafety_copy_tree(int from_fd, const char *from, int to_fd, const char *to, unsigned depth)
 {
 	struct stat st;
 
@@ -838,7 +837,8 @@ static int hostsafety_copy_tree(int from_fd, const char *from, int to_fd, const 
 		return symlinkat(target, to_fd, to) < 0 ? -errno : 0;
 	}
 	if (S_ISREG(st.st_mode)) {
-		cleanup_close int in = openat(from_fd, from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		cleanup_close int in =
+			openat(from_fd, from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (in < 0)
 			return -errno;
 		/* Kept, not kept runnable: nothing in the quarantine executes. */

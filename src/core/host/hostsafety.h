@@ -27,8 +27,8 @@
  * What is found is moved aside into <state>/quarantine/<receipt id>/ under
  * its path in the workspace. */
 
-#define HOSTSAFETY_MAX_ENTRIES	    1000000 /* directory entries one walk reads */
-#define HOSTSAFETY_MAX_DEPTH	    128 /* a tree moved aside (copied) */
+#define HOSTSAFETY_MAX_ENTRIES 1000000 /* directory entries one walk reads */
+#define HOSTSAFETY_MAX_DEPTH   128 /* a tree moved aside (copied) */
 /* How deep the walk reads: as deep as a dry run's change set
  * (CHANGESET_MAX_DEPTH), one descriptor and a frame per level. The walk
  * recurses: 1,024 levels fit the default 8 MiB stack with room to spare

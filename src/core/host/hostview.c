@@ -26,8 +26,8 @@ static const char *const hostview_system_exact[] = {
  * /var/lib/dpkg/info, a web server's /var/www or /srv, software in /opt).
  * /var/tmp is carved out below: scratch space, like /tmp. */
 static const char *const hostview_system_tree[] = {
-	"/etc",	 "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/proc", "/sys", "/dev",  "/var", "/opt",  "/srv",
+	"/etc",	   "/usr",  "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+	"/libx32", "/proc", "/sys",  "/dev", "/var",  "/opt", "/srv",
 };
 
 int hostview_parse_allow(const char *text, unsigned *flags)
@@ -178,7 +178,8 @@ int hostview_state_dirs(const char *in_use, char *const *environ_,
 	if (r == 0)
 		r = hostview_state_candidate(&list, strv_env_get(environ_, "AIRLOCK_STATE_DIR"), "");
 	if (r == 0)
-		r = hostview_state_candidate(&list, strv_env_get(environ_, "XDG_STATE_HOME"), "/airlock");
+		r = hostview_state_candidate(&list, strv_env_get(environ_, "XDG_STATE_HOME"),
+					     "/airlock");
 	if (r == 0)
 		r = hostview_state_candidate(&list, caller->home, "/.local/state/airlock");
 	if (r == 0)
@@ -260,8 +261,8 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 	if (system && !(allowed & HOSTVIEW_ALLOW_SYSTEM))
 		return error_set(err, EPERM,
 				 "the workspace %.300s is %s system directory %.100s: the command could rewrite the host; pass --workspace DIR (a project directory), or --allow-workspace=system%s if that is really meant",
-				 workspace, strcmp(workspace, buf) == 0 ? "the" : "below the", system,
-				 strcmp(workspace, "/") == 0 ? ",home" : "");
+				 workspace, strcmp(workspace, buf) == 0 ? "the" : "below the",
+				 system, strcmp(workspace, "/") == 0 ? ",home" : "");
 	cleanup_strv char **homes = NULL;
 	if (hostview_homes(caller, &homes) < 0)
 		return error_set(err, ENOMEM, "out of memory");
@@ -271,8 +272,7 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 		bool same = strcmp(homes[i], workspace) == 0;
 		return error_set(err, EPERM,
 				 "the workspace %.300s %s the home directory %.300s: the command could plant shell startup files, keys or git hooks there; pass --workspace DIR (a project directory), or --allow-workspace=home%s if that is really meant",
-				 workspace, same ? "is" : "holds", homes[i],
-				 system ? ",system" : "");
+				 workspace, same ? "is" : "holds", homes[i], system ? ",system" : "");
 	}
 	return 0;
 }
@@ -304,8 +304,8 @@ static int hostview_push_joined(char ***files, const char *base, const char *con
 	return 0;
 }
 
-int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
-			  char ***ret, struct error *err)
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller, char ***ret,
+			  struct error *err)
 {
 	static const char *const airlock_dir[] = { ".airlock", NULL };
 	cleanup_strv char **files = NULL;
@@ -328,7 +328,8 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 	}
 	for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
 		if (hostview_host_home(caller, h))
-			r = hostview_push_joined(&files, caller->host_home[h], agenthost_at(h)->home_config);
+			r = hostview_push_joined(&files, caller->host_home[h],
+						 agenthost_at(h)->home_config);
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(files);
@@ -361,8 +362,9 @@ int hostview_config_names(char ***ret)
 				 * (Copilot's .github/hooks: .github is not the host's),
 				 * else its first component. */
 				const char *dir = hostview_config_dir(info, lists[l][k]);
-				cleanup_free char *first = dir ? strdup(dir)
-							       : strndup(lists[l][k], strcspn(lists[l][k], "/"));
+				cleanup_free char *first =
+					dir ? strdup(dir)
+					    : strndup(lists[l][k], strcspn(lists[l][k], "/"));
 				if (!first)
 					return -ENOMEM;
 				if (!strv_contains(names, first) && strv_push(&names, first) < 0)
@@ -419,8 +421,7 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 }
 
 int hostview_config_in_workspace(const char *workspace, const char *cwd,
-				 const struct hostview_caller *caller, char ***ret,
-				 struct error *err)
+				 const struct hostview_caller *caller, char ***ret, struct error *err)
 {
 	cleanup_free char *home = hostview_resolve(caller->home);
 	char *host_home[AGENTHOST_MAX] = { 0 };
@@ -461,7 +462,7 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 			return error_set(err, EPERM,
 					 "sandbox.writable: %.300s %s airlock's state directory %.300s: the command could forge receipts or the gate",
 					 dir,
-					 strcmp(dir, state_dirs[i]) == 0	  ? "is"
+					 strcmp(dir, state_dirs[i]) == 0     ? "is"
 					 : path_is_under(state_dirs[i], dir) ? "holds"
 									     : "lies in",
 					 state_dirs[i]);
@@ -503,7 +504,8 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 		if (hostview_overlaps(dir, config))
 			return error_set(err, EPERM,
 					 "sandbox.writable: %.300s %s %.300s, airlock's configuration (a routed commands' policy, or a host's hook settings)",
-					 dir, path_is_under(config, dir) ? "holds" : "lies in", config);
+					 dir, path_is_under(config, dir) ? "holds" : "lies in",
+					 config);
 	}
 	return 0;
 }
@@ -524,8 +526,9 @@ int hostview_open_writable(const char *entry, const char *workspace, char *const
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	cleanup_free char *resolved = realpath(proc, NULL);
 	if (!resolved)
-		return error_set(err, errno, "sandbox.writable '%.300s': cannot tell where it leads: %s",
-				 entry, strerror(errno));
+		return error_set(err, errno,
+				 "sandbox.writable '%.300s': cannot tell where it leads: %s", entry,
+				 strerror(errno));
 	int r = hostview_check_writable(resolved, workspace, state_dirs, caller, err);
 	if (r < 0)
 		return r;
@@ -712,7 +715,8 @@ int hostview_build(const struct policy *policy, const struct hostview_caller *ca
 		return error_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < hv.n_masks; i++)
-		hv.masks[i] = (struct sandbox_mask){ .path = hv.mask_paths[i], .expose = hv.expose[i] };
+		hv.masks[i] =
+			(struct sandbox_mask){ .path = hv.mask_paths[i], .expose = hv.expose[i] };
 	*ret = hv;
 	return 0;
 }

@@ -67,8 +67,8 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
  * below each of the caller's homes ($HOME and the passwd home), and each
  * host's home_config below its home_env ($CODEX_HOME: hooks.json,
  * config.toml, rules, skills) when that is absolute. */
-int hostview_config_files(const char *workspace, const struct hostview_caller *caller,
-			  char ***ret, struct error *err);
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller, char ***ret,
+			  struct error *err);
 
 /* The names of the entries hostview_config_files() puts in a workspace,
  * each once: .airlock and each host's project directory or top-level file
@@ -86,8 +86,7 @@ int hostview_config_names(char ***ret);
  * (docs/sandbox.md, "Host configuration"); those outside the workspace are
  * read-only in the host view already. *ret may be NULL: none. */
 int hostview_config_in_workspace(const char *workspace, const char *cwd,
-				 const struct hostview_caller *caller, char ***ret,
-				 struct error *err);
+				 const struct hostview_caller *caller, char ***ret, struct error *err);
 
 /* 0 when the (resolved) directory may be made writable for a run besides
  * its workspace (policy sandbox.writable); else -EPERM with a message

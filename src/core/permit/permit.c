@@ -162,7 +162,8 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	req.source = "dryrun";
 	req.dryrun = true;
 	req.has_timeout = true;
-	req.timeout_ms = (uint64_t)(p->p.timeout_seconds ? p->p.timeout_seconds : PERMIT_TIMEOUT_DEFAULT) * 1000;
+	req.timeout_ms =
+		(uint64_t)(p->p.timeout_seconds ? p->p.timeout_seconds : PERMIT_TIMEOUT_DEFAULT) * 1000;
 	snprintf(job, sizeof(job), "permit-%llu", (unsigned long long)p->id);
 	if (!(req.cwd = strdup(p->workspace)) || !(req.workspace = strdup(p->workspace)) ||
 	    !(req.job_id = strdup(job)) || !(req.rationale = strdup(p->p.reason)))
@@ -212,7 +213,8 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		    file_write_atomic(dfd, "permit", text, (size_t)len, 0600, store_durable(store),
 				      err) < 0 &&
 		    err->code != EEXIST) {
-			return error_prefix(err, "dry run %llu: mark it the permit's", (unsigned long long)o.id);
+			return error_prefix(err, "dry run %llu: mark it the permit's",
+					    (unsigned long long)o.id);
 		}
 		*err = (struct error){ 0 };
 	}
@@ -222,7 +224,7 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 	p.dryrun_id = o.id;
 	p.changeset_sha256[0] = '\0';
 	detail = json_pack("{s:I, s:s}", "dryrun", (json_int_t)o.id, "receipt_status",
-				   receipt_status_to_string(o.status));
+			   receipt_status_to_string(o.status));
 	if (!detail)
 		return error_set(err, ENOMEM, "out of memory");
 	enum permit_state to = PERMIT_DRY_RUN_FAILED;
@@ -288,7 +290,8 @@ static int permit_verify_current(struct store *store, const struct rules *rules,
 		r = permit_commit_transition(store, p, PERMIT_REJECTED, step, detail, err);
 		json_decref(detail);
 		if (r == 0)
-			r = error_set(err, EPERM, "permit %llu is rejected: %s", (unsigned long long)p->id, why);
+			r = error_set(err, EPERM, "permit %llu is rejected: %s",
+				      (unsigned long long)p->id, why);
 	} else {
 		/* Risk only rises: a file tracked since the dry run asks for more,
 		 * a file untracked since (the index is the workspace's) asks for
@@ -315,7 +318,8 @@ int permit_approval_message(struct store *store, const struct rules *rules, uint
 		r = permit_recheck(store, rules, &p, &c, err);
 	if (r == 0 && (strcmp(c.changeset_sha256, p.changeset_sha256) != 0 ||
 		       c.verdict != DRYRUN_VERDICT_DRY_RUN_OK || c.risk >= 5))
-		r = error_set(err, EPERM, "permit %llu no longer matches its dry run: approve nothing; its exec will reject it",
+		r = error_set(err, EPERM,
+			      "permit %llu no longer matches its dry run: approve nothing; its exec will reject it",
 			      (unsigned long long)id);
 	if (r == 0) {
 		p.risk = MAX(p.risk, c.risk); /* as permit_verify_current() */
@@ -390,15 +394,15 @@ int permit_deny(struct store *store, uint64_t id, const char *reason, struct per
 }
 
 /* Whether p's approval is the enrolled approver's signature over p as it is. */
-static bool permit_approval_valid(struct store *store, const struct permit *p, char *why,
-				  size_t why_size)
+static bool permit_approval_valid(struct store *store, const struct permit *p, char *why, size_t why_size)
 {
 	cleanup_with(approver_release) struct approver a = { 0 };
 	cleanup_free char *message = NULL;
 	struct error err = { 0 };
 
 	if (!p->approval) {
-		snprintf(why, why_size, "risk %d needs the approver's signature: airlock permit approve %llu",
+		snprintf(why, why_size,
+			 "risk %d needs the approver's signature: airlock permit approve %llu",
 			 p->risk, (unsigned long long)p->id);
 		return false;
 	}
@@ -407,7 +411,8 @@ static bool permit_approval_valid(struct store *store, const struct permit *p, c
 		return false;
 	}
 	if (strcmp(jsonutil_str(p->approval, "message"), message) != 0) {
-		snprintf(why, why_size, "the approval does not cover this permit as it is now (its command, paths, risk or change set differ from what was signed)");
+		snprintf(why, why_size,
+			 "the approval does not cover this permit as it is now (its command, paths, risk or change set differ from what was signed)");
 		return false;
 	}
 	if (!approver_verify(&a, p->approval)) {
@@ -423,15 +428,15 @@ static bool permit_awaits_verify(const struct permit *p)
 {
 	json_t *last = json_array_get(p->history, json_array_size(p->history) - 1);
 	return p->state == PERMIT_APPLIED && last &&
-	       strcmp(jsonutil_str(last, "event") ? jsonutil_str(last, "event") : "", "verify passed") != 0;
+	       strcmp(jsonutil_str(last, "event") ? jsonutil_str(last, "event") : "",
+		      "verify passed") != 0;
 }
 
 /* The verify of an applied permit, on a snapshot of the applied tree; the
  * tree rolled back (ROLLED_BACK) when it fails, "verify passed" recorded
  * when it does. */
-static int permit_verify_applied(const struct run_context *ctx, struct store *store,
-				 struct permit *p, char *const *check,
-				 struct permit_exec_result *res, struct error *err)
+static int permit_verify_applied(const struct run_context *ctx, struct store *store, struct permit *p,
+				 char *const *check, struct permit_exec_result *res, struct error *err)
 {
 	struct apply_outcome out = { 0 };
 	struct run_outcome o = { 0 };
@@ -476,8 +481,8 @@ static int permit_verify_applied(const struct run_context *ctx, struct store *st
  * rolled back since (a crash between the rollback and its commit, or
  * `airlock rollback` by hand) is recorded ROLLED_BACK; an apply whose
  * verify never finished is verified now. */
-static int permit_exec_applied(const struct run_context *ctx, struct store *store,
-			       struct permit *p, char *const *check, const char *dstate,
+static int permit_exec_applied(const struct run_context *ctx, struct store *store, struct permit *p,
+			       char *const *check, const char *dstate,
 			       struct permit_exec_result *res, struct error *err)
 {
 	if (!strcmp(dstate, "rolled_back") || !strcmp(dstate, "pending")) {
@@ -493,7 +498,8 @@ static int permit_exec_applied(const struct run_context *ctx, struct store *stor
 		return r;
 	}
 	if (!check || !permit_awaits_verify(p))
-		return error_set(err, EPERM, "permit %llu is APPLIED%s: exec is not possible from there",
+		return error_set(err, EPERM,
+				 "permit %llu is APPLIED%s: exec is not possible from there",
 				 (unsigned long long)p->id, check ? " and verified" : "");
 	return permit_verify_applied(ctx, store, p, check, res, err);
 }
@@ -544,7 +550,8 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 	json_t *detail = json_pack("{s:I, s:I}", "dryrun", (json_int_t)p->dryrun_id, "operations",
 				   (json_int_t)out.ops);
 	r = permit_commit_transition(store, p, PERMIT_APPLIED,
-				     recovered ? "exec: found applied by an exec that crashed before its commit" : "exec",
+				     recovered ? "exec: found applied by an exec that crashed before its commit"
+					       : "exec",
 				     detail, err);
 	json_decref(detail);
 	if (r < 0)

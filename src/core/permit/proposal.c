@@ -37,7 +37,9 @@ int permit_check_path(const char *path, size_t i, struct error *err)
 	if (!*path)
 		return error_set(err, EINVAL, "'expected_paths[%zu]' is empty", i);
 	if (path[0] == '/')
-		return error_set(err, EINVAL, "'expected_paths[%zu]' is absolute: paths are relative to the workspace", i);
+		return error_set(err, EINVAL,
+				 "'expected_paths[%zu]' is absolute: paths are relative to the workspace",
+				 i);
 	for (const char *c = path; *c;) {
 		size_t len = strcspn(c, "/");
 		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
@@ -58,7 +60,8 @@ int permit_get_label(json_t *v, const char *name, char **ret, struct error *err)
 	const unsigned char *s = (const unsigned char *)json_string_value(v);
 	size_t n = json_string_length(v);
 	if (n == 0)
-		return error_set(err, EINVAL, "'%s' is empty: a label names the proposal, or leave it out", name);
+		return error_set(err, EINVAL,
+				 "'%s' is empty: a label names the proposal, or leave it out", name);
 	if (n > PERMIT_LABEL_MAX)
 		return error_set(err, EINVAL, "'%s' is longer than %d bytes", name, PERMIT_LABEL_MAX);
 	for (size_t i = 0; i < n; i++)
@@ -66,7 +69,8 @@ int permit_get_label(json_t *v, const char *name, char **ret, struct error *err)
 		    (s[i] == 0xe2 && i + 2 < n &&
 		     ((s[i + 1] == 0x80 && s[i + 2] >= 0xaa && s[i + 2] <= 0xae) ||
 		      (s[i + 1] == 0x81 && s[i + 2] >= 0xa6 && s[i + 2] <= 0xa9))))
-			return error_set(err, EINVAL, "'%s' has a control character (byte %zu)", name, i);
+			return error_set(err, EINVAL, "'%s' has a control character (byte %zu)",
+					 name, i);
 	return jsonutil_get_string(v, name, ret, err);
 }
 
@@ -76,17 +80,17 @@ int permit_get_argv(json_t *v, const char *name, char ***ret, struct error *err)
 	if (r < 0)
 		return r;
 	if (!(*ret)[0] || !(*ret)[0][0])
-		return error_set(err, EINVAL, "'%s' must name a command: its first word is empty or missing", name);
+		return error_set(err, EINVAL,
+				 "'%s' must name a command: its first word is empty or missing", name);
 	return 0;
 }
 
-int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *ret,
-			  struct error *err)
+int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *ret, struct error *err)
 {
-	static const char *const keys[] = { "id",	 "candidate", "argv",	 "reason",
-					    "expected_paths", "rollback", "verify",
-					    "timeout_seconds", "risk",	 "confidence",
-					    "dry_run_required", NULL };
+	static const char *const keys[] = { "id",	  "candidate",	      "argv",
+					    "reason",	  "expected_paths",   "rollback",
+					    "verify",	  "timeout_seconds",  "risk",
+					    "confidence", "dry_run_required", NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	cleanup_with(permit_proposal_release) struct permit_proposal p = {
 		.timeout_seconds = PERMIT_TIMEOUT_DEFAULT
@@ -111,7 +115,8 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 		return r;
 	}
 	if (!candidate && !argv) {
-		r = error_set(err, EINVAL, "no command: give 'argv' (preferred) or 'candidate' (a shell string)");
+		r = error_set(err, EINVAL,
+			      "no command: give 'argv' (preferred) or 'candidate' (a shell string)");
 		return r;
 	}
 	if (argv) {
@@ -137,14 +142,16 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 		return r;
 	v = json_object_get(doc, "expected_paths");
 	if (!v) {
-		r = error_set(err, EINVAL, "'expected_paths' is missing (give [] when nothing should change)");
+		r = error_set(err, EINVAL,
+			      "'expected_paths' is missing (give [] when nothing should change)");
 		return r;
 	}
 	r = jsonutil_get_strv(v, "expected_paths", true, &p.expected_paths, err);
 	if (r < 0)
 		return r;
 	if (strv_length(p.expected_paths) > PERMIT_MAX_PATHS) {
-		r = error_set(err, E2BIG, "'expected_paths' has more than %d entries", PERMIT_MAX_PATHS);
+		r = error_set(err, E2BIG, "'expected_paths' has more than %d entries",
+			      PERMIT_MAX_PATHS);
 		return r;
 	}
 	for (size_t i = 0; p.expected_paths[i]; i++)
@@ -156,7 +163,8 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 		else if ((r = jsonutil_get_string(v, "rollback", &p.rollback, err)) < 0)
 			return r;
 	}
-	if ((v = json_object_get(doc, "verify")) && (r = permit_get_argv(v, "verify", &p.verify, err)) < 0)
+	if ((v = json_object_get(doc, "verify")) &&
+	    (r = permit_get_argv(v, "verify", &p.verify, err)) < 0)
 		return r;
 	if ((v = json_object_get(doc, "timeout_seconds"))) {
 		if ((r = jsonutil_get_u64(v, "timeout_seconds", 1, PERMIT_TIMEOUT_MAX, &u, err)) < 0)
@@ -182,7 +190,8 @@ int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *re
 		if ((r = jsonutil_get_bool(v, "dry_run_required", &b, err)) < 0)
 			return r;
 		if (!b) {
-			r = error_set(err, EINVAL, "'dry_run_required' false is not offered: every permit is dry-run first");
+			r = error_set(err, EINVAL,
+				      "'dry_run_required' false is not offered: every permit is dry-run first");
 			return r;
 		}
 	}

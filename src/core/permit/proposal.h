@@ -10,11 +10,11 @@
 /* A permit's proposal: the model's JSON, parsed strictly (docs/permit-format.md,
  * "The proposal"). */
 
-#define PERMIT_PROPOSAL_MAX	 (1 << 20)
-#define PERMIT_TIMEOUT_DEFAULT	 20
-#define PERMIT_TIMEOUT_MAX	 3600
-#define PERMIT_MAX_PATHS	 256
-#define PERMIT_LABEL_MAX	 128 /* bytes of the proposer's label */
+#define PERMIT_PROPOSAL_MAX    (1 << 20)
+#define PERMIT_TIMEOUT_DEFAULT 20
+#define PERMIT_TIMEOUT_MAX     3600
+#define PERMIT_MAX_PATHS       256
+#define PERMIT_LABEL_MAX       128 /* bytes of the proposer's label */
 
 /* What the model proposed. argv is what runs: the proposal's argv, or
  * {"sh", "-c", candidate} when it gave a shell string (via_shell). */
@@ -37,8 +37,7 @@ void permit_proposal_release(struct permit_proposal *p);
 /* The model's JSON (docs/permit-format.md, "The proposal"): unknown keys,
  * wrong types, an empty candidate or argv, absolute or ".." expected paths
  * are -EINVAL with a message naming what was wrong. */
-int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *ret,
-			  struct error *err);
+int permit_parse_proposal(const char *text, size_t n, struct permit_proposal *ret, struct error *err);
 
 /* An expected path is a pattern relative to the workspace (core/snapshot/changeset.h
  * matching): not empty, not absolute, no empty, "." or ".." component. */

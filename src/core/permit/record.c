@@ -161,8 +161,7 @@ json_t *permit_to_json(const struct permit *p)
 	return o;
 }
 
-static int permit_get_int(json_t *doc, const char *key, int min, int max, int *ret,
-			  struct error *err)
+static int permit_get_int(json_t *doc, const char *key, int min, int max, int *ret, struct error *err)
 {
 	uint64_t u;
 	int r = jsonutil_get_u64(json_object_get(doc, key), key, (uint64_t)min, (uint64_t)max, &u, err);
@@ -184,14 +183,37 @@ static int permit_get_hex(json_t *doc, const char *key, bool allow_empty, char o
 
 int permit_parse(const char *text, size_t n, struct permit *ret, struct error *err)
 {
-	static const char *const keys[] = {
-		"schema", "id", "workspace", "argv", "via_shell", "reason", "expected_paths",
-		"timeout_seconds", "risk", "dryrun", "changeset_sha256", "candidate", "rollback",
-		"verify", "declared_risk", "state", "created_at", "proposal_sha256",
-		"dry_run_required", "invalid_reason", "confidence", "risk_classified",
-		"classify_rule", "risk_observed", "observed", "rollback_risk", "approval",
-		"history", "label", "classify_reason", NULL
-	};
+	static const char *const keys[] = { "schema",
+					    "id",
+					    "workspace",
+					    "argv",
+					    "via_shell",
+					    "reason",
+					    "expected_paths",
+					    "timeout_seconds",
+					    "risk",
+					    "dryrun",
+					    "changeset_sha256",
+					    "candidate",
+					    "rollback",
+					    "verify",
+					    "declared_risk",
+					    "state",
+					    "created_at",
+					    "proposal_sha256",
+					    "dry_run_required",
+					    "invalid_reason",
+					    "confidence",
+					    "risk_classified",
+					    "classify_rule",
+					    "risk_observed",
+					    "observed",
+					    "rollback_risk",
+					    "approval",
+					    "history",
+					    "label",
+					    "classify_reason",
+					    NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	cleanup_with(permit_release) struct permit p = { 0 };
 	uint64_t u;
@@ -210,10 +232,13 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 		return error_set(err, EINVAL, "'state' is not a permit state");
 	p.state = (enum permit_state)state;
 	if ((r = jsonutil_get_u64(json_object_get(doc, "id"), "id", 1, INT64_MAX, &p.id, err)) < 0 ||
-	    (r = jsonutil_get_string(json_object_get(doc, "workspace"), "workspace", &p.workspace, err)) < 0 ||
-	    (r = jsonutil_get_string(json_object_get(doc, "created_at"), "created_at", &p.created_at, err)) < 0 ||
+	    (r = jsonutil_get_string(json_object_get(doc, "workspace"), "workspace", &p.workspace,
+				     err)) < 0 ||
+	    (r = jsonutil_get_string(json_object_get(doc, "created_at"), "created_at",
+				     &p.created_at, err)) < 0 ||
 	    (r = jsonutil_get_string(json_object_get(doc, "reason"), "reason", &p.p.reason, err)) < 0 ||
-	    (r = jsonutil_get_bool(json_object_get(doc, "via_shell"), "via_shell", &p.p.via_shell, err)) < 0 ||
+	    (r = jsonutil_get_bool(json_object_get(doc, "via_shell"), "via_shell", &p.p.via_shell,
+				   err)) < 0 ||
 	    (r = jsonutil_get_strv(json_object_get(doc, "argv"), "argv", true, &p.p.argv, err)) < 0 ||
 	    (r = jsonutil_get_strv(json_object_get(doc, "expected_paths"), "expected_paths", true,
 				   &p.p.expected_paths, err)) < 0 ||
@@ -225,7 +250,8 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	    (r = permit_get_int(doc, "risk_classified", 0, 5, &p.risk_classified, err)) < 0 ||
 	    (r = permit_get_int(doc, "risk_observed", 0, 5, &p.risk_observed, err)) < 0 ||
 	    (r = permit_get_int(doc, "rollback_risk", 0, 5, &p.rollback_risk, err)) < 0 ||
-	    (r = jsonutil_get_u64(json_object_get(doc, "dryrun"), "dryrun", 0, INT64_MAX, &p.dryrun_id, err)) < 0 ||
+	    (r = jsonutil_get_u64(json_object_get(doc, "dryrun"), "dryrun", 0, INT64_MAX,
+				  &p.dryrun_id, err)) < 0 ||
 	    (r = permit_get_hex(doc, "changeset_sha256", true, p.changeset_sha256, err)) < 0 ||
 	    (r = permit_get_hex(doc, "proposal_sha256", false, p.proposal_sha256, err)) < 0)
 		return r;
@@ -241,9 +267,9 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 		return r;
 	/* A shell string is recorded as what runs: sh -c CANDIDATE, exactly. */
 	if (p.p.via_shell != (p.p.candidate != NULL) ||
-	    (p.p.candidate && (strv_length(p.p.argv) != 3 || strcmp(p.p.argv[0], "sh") != 0 ||
-			       strcmp(p.p.argv[1], "-c") != 0 ||
-			       strcmp(p.p.argv[2], p.p.candidate) != 0))) {
+	    (p.p.candidate &&
+	     (strv_length(p.p.argv) != 3 || strcmp(p.p.argv[0], "sh") != 0 ||
+	      strcmp(p.p.argv[1], "-c") != 0 || strcmp(p.p.argv[2], p.p.candidate) != 0))) {
 		r = error_set(err, EINVAL, "'candidate', 'via_shell' and 'argv' disagree");
 		return r;
 	}
@@ -275,11 +301,13 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", rule);
 	snprintf(p.observed_why, sizeof(p.observed_why), "%s", why);
 	/* Both keys are optional: records before issue 20 have neither. */
-	if ((v = json_object_get(doc, "label")) && (r = permit_get_label(v, "label", &p.p.label, err)) < 0)
+	if ((v = json_object_get(doc, "label")) &&
+	    (r = permit_get_label(v, "label", &p.p.label, err)) < 0)
 		return r;
 	if ((v = json_object_get(doc, "classify_reason"))) {
 		if (!json_is_string(v) || json_string_length(v) >= sizeof(p.classify_reason)) {
-			r = error_set(err, EINVAL, "'classify_reason' must be a string of at most %zu bytes",
+			r = error_set(err, EINVAL,
+				      "'classify_reason' must be a string of at most %zu bytes",
 				      sizeof(p.classify_reason) - 1);
 			return r;
 		}

@@ -12,8 +12,8 @@
 
 /* A permit's record (permits/<id>.json): its states, its parser and writer. */
 
-#define PERMIT_SCHEMA		 "airlock.permit/1"
-#define PERMIT_APPROVAL_SCHEMA	 "airlock.permit-approval/1"
+#define PERMIT_SCHEMA	       "airlock.permit/1"
+#define PERMIT_APPROVAL_SCHEMA "airlock.permit-approval/1"
 
 enum permit_state {
 	PERMIT_INVALID, /* the proposal did not parse: recorded, never runs */

@@ -26,7 +26,7 @@
 #include "core/store/statepath.h"
 
 #define PERMIT_CHANGESET_MAX (256 << 20)
-#define PERMIT_GIT_MAX (256 << 20)
+#define PERMIT_GIT_MAX	     (256 << 20)
 
 /* The workspace's tracked files, as `git ls-files -z --cached` prints them
  * (relative to the workspace, sorted by bytes). git runs on the host, on a
@@ -43,14 +43,19 @@ static int permit_git_tracked(const char *workspace, char ***ret, struct error *
 			git = gits[i];
 	if (!git)
 		return -ESRCH;
-	char *const argv[] = { (char *)"git", (char *)"--no-optional-locks", (char *)"-c",
-			       (char *)"core.fsmonitor=false", (char *)"-c",
-			       (char *)"core.untrackedCache=false", (char *)"-c",
-			       (char *)"safe.directory=*", (char *)"-C", (char *)workspace,
-			       (char *)"ls-files", (char *)"-z", (char *)"--cached", NULL };
-	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"HOME=/nonexistent",
-			       (char *)"GIT_CONFIG_NOSYSTEM=1", (char *)"GIT_CONFIG_GLOBAL=/dev/null",
-			       (char *)"LC_ALL=C", NULL };
+	char *const argv[] = { (char *)"git",	   (char *)"--no-optional-locks",
+			       (char *)"-c",	   (char *)"core.fsmonitor=false",
+			       (char *)"-c",	   (char *)"core.untrackedCache=false",
+			       (char *)"-c",	   (char *)"safe.directory=*",
+			       (char *)"-C",	   (char *)workspace,
+			       (char *)"ls-files", (char *)"-z",
+			       (char *)"--cached", NULL };
+	char *const envp[] = { (char *)"PATH=/usr/bin:/bin",
+			       (char *)"HOME=/nonexistent",
+			       (char *)"GIT_CONFIG_NOSYSTEM=1",
+			       (char *)"GIT_CONFIG_GLOBAL=/dev/null",
+			       (char *)"LC_ALL=C",
+			       NULL };
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return error_set_errno(err, errno, "pipe");
@@ -148,8 +153,9 @@ static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
  * the change set's entries are the workspace's, its scratch the count of
  * what the command left in its private /tmp (absent: not counted). */
-static int permit_observe(const char *workspace, const struct changeset *cs, enum dryrun_verdict verdict, int *ret,
-			  char *why, size_t why_size, struct error *err)
+static int permit_observe(const char *workspace, const struct changeset *cs,
+			  enum dryrun_verdict verdict, int *ret, char *why, size_t why_size,
+			  struct error *err)
 {
 	if (permit_verdict_is_risk_5(verdict)) {
 		const char *name = dryrun_verdict_name(verdict);
@@ -159,7 +165,8 @@ static int permit_observe(const char *workspace, const struct changeset *cs, enu
 	}
 	if (cs->n_entries == 0) {
 		int64_t left = changeset_keys_has(&cs->keys, CHANGESET_KEY_SCRATCH) &&
-					       changeset_keys_has(&cs->scratch_keys, CHANGESET_KEY_SCRATCH_ENTRIES)
+					       changeset_keys_has(&cs->scratch_keys,
+								  CHANGESET_KEY_SCRATCH_ENTRIES)
 				       ? cs->scratch_entries
 				       : 0;
 		if (left > 0) {
@@ -188,12 +195,14 @@ static int permit_observe(const char *workspace, const struct changeset *cs, enu
 			if (!paths[k])
 				continue;
 			if (tracked && permit_tracked_at(tracked, n_tracked, paths[k])) {
-				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k], change);
+				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k],
+					 change);
 				*ret = 4;
 				return 0;
 			}
 			if (!tracked && (k == 1 || strcmp(change, "created") != 0)) {
-				snprintf(why, why_size, "no git index to tell generated files apart: %s existed (%s)",
+				snprintf(why, why_size,
+					 "no git index to tell generated files apart: %s existed (%s)",
 					 paths[k], change);
 				*ret = 4;
 				return 0;
@@ -204,7 +213,8 @@ static int permit_observe(const char *workspace, const struct changeset *cs, enu
 		for (size_t k = 0; k < c->n_also_names; k++) {
 			const char *name = c->also_names[k].path.bytes;
 			if (tracked && name && permit_tracked_at(tracked, n_tracked, name)) {
-				snprintf(why, why_size, "a tracked file changed: %s (%s, a hard link of %s)", name,
+				snprintf(why, why_size,
+					 "a tracked file changed: %s (%s, a hard link of %s)", name,
 					 change, paths[0]);
 				*ret = 4;
 				return 0;
@@ -222,7 +232,7 @@ void permit_check_release(struct permit_check *c)
 }
 
 int permit_recheck(struct store *store, const struct rules *rules, const struct permit *p,
-			  struct permit_check *c, struct error *err)
+		   struct permit_check *c, struct error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t n;
@@ -248,7 +258,8 @@ int permit_recheck(struct store *store, const struct rules *rules, const struct 
 	/* The dry run judged with the permit's paths; judged again with what
 	 * the record says now. */
 	if (recorded == DRYRUN_VERDICT_DRY_RUN_OK)
-		c->verdict = changeset_verdict_of(c->cs, true, p->p.expected_paths, p->p.expected_paths, &c->problems);
+		c->verdict = changeset_verdict_of(c->cs, true, p->p.expected_paths,
+						  p->p.expected_paths, &c->problems);
 	r = permit_observe(p->workspace, c->cs, c->verdict, &c->observed, c->why, sizeof(c->why), err);
 	if (r < 0)
 		return r;

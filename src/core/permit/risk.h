@@ -31,5 +31,5 @@ struct permit_check {
 
 void permit_check_release(struct permit_check *c);
 int permit_recheck(struct store *store, const struct rules *rules, const struct permit *p,
-			  struct permit_check *c, struct error *err);
+		   struct permit_check *c, struct error *err);
 enum permit_state permit_state_for_verdict(enum dryrun_verdict verdict, int risk);

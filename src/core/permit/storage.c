@@ -65,8 +65,8 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 	if (!p->history && !(p->history = json_array()))
 		return error_set(err, ENOMEM, "out of memory");
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	json_t *entry = json_pack("{s:s, s:s, s:s, s:i}", "at", now, "to", permit_state_to_string(to),
-				  "event", event, "risk", p->risk);
+	json_t *entry = json_pack("{s:s, s:s, s:s, s:i}", "at", now, "to",
+				  permit_state_to_string(to), "event", event, "risk", p->risk);
 	if (!entry)
 		return error_set(err, ENOMEM, "out of memory");
 	if (!first)
@@ -77,7 +77,8 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 		return error_set(err, ENOMEM, "out of memory");
 	p->state = to;
 	cleanup_with(json_decrefp) json_t *doc = permit_to_json(p);
-	cleanup_free char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6)) : NULL;
+	cleanup_free char *text =
+		doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6)) : NULL;
 	if (!text)
 		r = error_set(err, ENOMEM, "out of memory");
 	/* The one commit path: the record (tmp, fsync, rename, fsync of the

@@ -55,8 +55,7 @@ static int policy_parse_timeout(struct policy *p, json_t *obj, struct error *err
 	if (r == 0 && (v = json_object_get(obj, "max_ms")))
 		r = jsonutil_get_u64(v, "timeout.max_ms", 1, 24 * HOUR_MS, &p->max_timeout_ms, err);
 	if (r == 0 && (v = json_object_get(obj, "kill_after_ms")))
-		r = jsonutil_get_u64(v, "timeout.kill_after_ms", 0, HOUR_MS, &p->kill_after_ms,
-				     err);
+		r = jsonutil_get_u64(v, "timeout.kill_after_ms", 0, HOUR_MS, &p->kill_after_ms, err);
 	if (r == 0 && p->default_timeout_ms > p->max_timeout_ms)
 		r = error_set(err, EINVAL, "'timeout.default_ms' exceeds 'timeout.max_ms'");
 	return r;
@@ -132,35 +131,32 @@ static int policy_parse_output(struct policy *p, json_t *obj, struct error *err)
 
 static int policy_parse_limits(struct policy *p, json_t *obj, struct error *err)
 {
-	static const char *const keys[] = { "max_argv_bytes", "core_bytes", "open_files",
-					    "file_size_bytes", "processes", "memory_bytes",
-					    "cpu_seconds", NULL };
+	static const char *const keys[] = { "max_argv_bytes",  "core_bytes", "open_files",
+					    "file_size_bytes", "processes",  "memory_bytes",
+					    "cpu_seconds",     NULL };
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "limits", keys, err);
 
 	if (r == 0 && (v = json_object_get(obj, "max_argv_bytes")))
-		r = jsonutil_get_u64(v, "limits.max_argv_bytes", 1, 2 << 20, &p->max_argv_bytes,
-				     err);
+		r = jsonutil_get_u64(v, "limits.max_argv_bytes", 1, 2 << 20, &p->max_argv_bytes, err);
 	if (r == 0 && (v = json_object_get(obj, "core_bytes")))
 		r = jsonutil_get_u64(v, "limits.core_bytes", 0, INT64_MAX, &p->core_bytes, err);
 	if (r == 0 && (v = json_object_get(obj, "open_files")))
 		r = jsonutil_get_u64(v, "limits.open_files", 16, 1 << 20, &p->open_files, err);
 	if (r == 0 && (v = json_object_get(obj, "file_size_bytes")))
-		r = jsonutil_get_u64(v, "limits.file_size_bytes", 1, INT64_MAX,
-				     &p->file_size_bytes, err);
+		r = jsonutil_get_u64(v, "limits.file_size_bytes", 1, INT64_MAX, &p->file_size_bytes,
+				     err);
 	if (r == 0 && (v = json_object_get(obj, "processes")))
 		r = jsonutil_get_u64(v, "limits.processes", 8, 1 << 22, &p->processes, err);
 	if (r == 0 && (v = json_object_get(obj, "memory_bytes")))
 		r = jsonutil_get_u64(v, "limits.memory_bytes", 16 << 20, INT64_MAX,
 				     &p->memory_bytes, err);
 	if (r == 0 && (v = json_object_get(obj, "cpu_seconds")))
-		r = jsonutil_get_u64(v, "limits.cpu_seconds", 1, 7 * 24 * 3600, &p->cpu_seconds,
-				     err);
+		r = jsonutil_get_u64(v, "limits.cpu_seconds", 1, 7 * 24 * 3600, &p->cpu_seconds, err);
 	return r;
 }
 
-static int policy_check_paths(char **paths, const char *name, bool allow_relative,
-			      struct error *err)
+static int policy_check_paths(char **paths, const char *name, bool allow_relative, struct error *err)
 {
 	for (size_t i = 0; paths && paths[i]; i++) {
 		const char *path = paths[i];
@@ -168,7 +164,9 @@ static int policy_check_paths(char **paths, const char *name, bool allow_relativ
 			  (allow_relative && strncmp(path, "..", 2) != 0 && !strstr(path, "/../"));
 		if (!ok)
 			return error_set(err, EINVAL, "'%s[%zu]' must be absolute%s, not '%.200s'",
-					 name, i, allow_relative ? ", ~/..., or inside the workspace" : " or ~/...",
+					 name, i,
+					 allow_relative ? ", ~/..., or inside the workspace"
+							: " or ~/...",
 					 path);
 	}
 	return 0;
@@ -188,8 +186,9 @@ static int policy_get_either(json_t *v, const char *key, const char *first, cons
 
 static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err)
 {
-	static const char *const keys[] = { "profile",	 "hide", "home",     "home_allow",
-					    "read_only", "tmp_bytes", "net", "writable", NULL };
+	static const char *const keys[] = { "profile",	  "hide",      "home",
+					    "home_allow", "read_only", "tmp_bytes",
+					    "net",	  "writable",  NULL };
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "sandbox", keys, err);
 
@@ -254,8 +253,8 @@ static int policy_parse_hooks(struct policy *p, json_t *obj, struct error *err)
 	int r = jsonutil_check_keys(obj, "hooks", keys, err);
 
 	if (r == 0 && (v = json_object_get(obj, "unknown_opens_failure")))
-		r = jsonutil_get_bool(v, "hooks.unknown_opens_failure", &p->hooks_unknown_opens_failure,
-				      err);
+		r = jsonutil_get_bool(v, "hooks.unknown_opens_failure",
+				      &p->hooks_unknown_opens_failure, err);
 	return r;
 }
 
@@ -263,16 +262,17 @@ typedef int policy_section_fn(struct policy *p, json_t *obj, struct error *err);
 
 static int policy_parse_root(struct policy *p, json_t *root, struct error *err)
 {
-	static const char *const keys[] = { "schema", "deny_argv0", "timeout", "env",    "output",
-					    "limits", "receipts", "sandbox", "gate",  "hooks", NULL };
+	static const char *const keys[] = { "schema", "deny_argv0", "timeout",	"env",
+					    "output", "limits",	    "receipts", "sandbox",
+					    "gate",   "hooks",	    NULL };
 	static const struct {
 		const char *name;
 		policy_section_fn *parse;
 	} sections[] = {
-		{ "timeout", policy_parse_timeout }, { "env", policy_parse_env },
-		{ "output", policy_parse_output },   { "limits", policy_parse_limits },
+		{ "timeout", policy_parse_timeout },   { "env", policy_parse_env },
+		{ "output", policy_parse_output },     { "limits", policy_parse_limits },
 		{ "receipts", policy_parse_receipts }, { "sandbox", policy_parse_sandbox },
-		{ "gate", policy_parse_gate },       { "hooks", policy_parse_hooks },
+		{ "gate", policy_parse_gate },	       { "hooks", policy_parse_hooks },
 	};
 	int r = jsonutil_check_keys(root, "", keys, err);
 	if (r < 0)
@@ -311,8 +311,7 @@ static int policy_overlay(struct policy *p, const char *text, size_t n, struct e
 
 /* A document states what it changes: it is laid over the built-in default,
  * so a key it leaves out keeps the default's value and `[]` empties a list. */
-int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
-		 struct error *err)
+int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret, struct error *err)
 {
 	cleanup_with(policy_freep) struct policy *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -362,8 +361,7 @@ char *policy_route_path(const char *scope)
 	return TAKE_PTR(path);
 }
 
-bool policy_denies_argv0(const struct policy *policy, const char *argv0,
-			 struct policy_denial *ret_denial)
+bool policy_denies_argv0(const struct policy *policy, const char *argv0, struct policy_denial *ret_denial)
 {
 	const char *slash = strrchr(argv0, '/');
 	const char *base = slash ? slash + 1 : argv0;
@@ -407,8 +405,8 @@ bool policy_denies_timeout(const struct policy *policy, uint64_t timeout_ms,
 	}
 	*ret_denial = (struct policy_denial){ .rule = "max_timeout" };
 	/* The value is the whole life asked for, saturated. */
-	uint64_t life = *kill_after_ms > UINT64_MAX - timeout_ms ? UINT64_MAX
-								  : timeout_ms + *kill_after_ms;
+	uint64_t life =
+		*kill_after_ms > UINT64_MAX - timeout_ms ? UINT64_MAX : timeout_ms + *kill_after_ms;
 	snprintf(ret_denial->value, sizeof(ret_denial->value), "%llu", (unsigned long long)life);
 	snprintf(ret_denial->message, sizeof(ret_denial->message),
 		 "timeout %llu ms plus a grace of %llu ms before KILL exceeds the policy's maximum of %llu ms: the command's whole life must fit in it",
@@ -437,9 +435,9 @@ enum policy_field_type {
 enum policy_wider {
 	POLICY_WIDER_NEITHER, /* gives a run no reach */
 	POLICY_WIDER_GREATER, /* a larger number: a limit raised */
-	POLICY_WIDER_TRUE,    /* a switch on where the base has it off */
-	POLICY_WIDER_FALSE,   /* a switch off where the base has it on */
-	POLICY_WIDER_ADDS,    /* an allowlist with an entry the base lacks */
+	POLICY_WIDER_TRUE, /* a switch on where the base has it off */
+	POLICY_WIDER_FALSE, /* a switch off where the base has it on */
+	POLICY_WIDER_ADDS, /* an allowlist with an entry the base lacks */
 	POLICY_WIDER_REMOVES, /* a denylist without an entry the base has */
 };
 
@@ -448,14 +446,32 @@ struct policy_field {
 	enum policy_field_type type;
 	size_t offset;
 	enum policy_wider wider;
-	bool nocase;	  /* strv entries compare case-insensitively (as they match) */
-	bool never;	  /* the widening is never taken from a file */
+	bool nocase; /* strv entries compare case-insensitively (as they match) */
+	bool never; /* the widening is never taken from a file */
 	const char *words[2]; /* a bool's spelling in the document: false, true */
 };
 
-#define POLICY_U64(n, f, w)  { n, POLICY_FIELD_U64, offsetof(struct policy, f), w, false, false, { NULL, NULL } }
-#define POLICY_STRV(n, f, w, c) { n, POLICY_FIELD_STRV, offsetof(struct policy, f), w, c, false, { NULL, NULL } }
-#define POLICY_BOOL(n, f, w, nv, f0, f1) { n, POLICY_FIELD_BOOL, offsetof(struct policy, f), w, false, nv, { f0, f1 } }
+#define POLICY_U64(n, f, w)                                                       \
+	{                                                                         \
+		n, POLICY_FIELD_U64, offsetof(struct policy, f), w, false, false, \
+		{                                                                 \
+			NULL, NULL                                                \
+		}                                                                 \
+	}
+#define POLICY_STRV(n, f, w, c)                                                \
+	{                                                                      \
+		n, POLICY_FIELD_STRV, offsetof(struct policy, f), w, c, false, \
+		{                                                              \
+			NULL, NULL                                             \
+		}                                                              \
+	}
+#define POLICY_BOOL(n, f, w, nv, f0, f1)                                        \
+	{                                                                       \
+		n, POLICY_FIELD_BOOL, offsetof(struct policy, f), w, false, nv, \
+		{                                                               \
+			f0, f1                                                  \
+		}                                                               \
+	}
 
 /* Every field of struct policy but origin and sha256, in document order. */
 static const struct policy_field policy_fields[] = {
@@ -482,8 +498,7 @@ static const struct policy_field policy_fields[] = {
 	POLICY_BOOL("sandbox.profile", sandbox_enabled, POLICY_WIDER_FALSE, true, "\"none\"",
 		    "\"default\""),
 	POLICY_STRV("sandbox.hide", hide, POLICY_WIDER_REMOVES, false),
-	POLICY_BOOL("sandbox.home", home_hidden, POLICY_WIDER_FALSE, false, "\"visible\"",
-		    "\"hidden\""),
+	POLICY_BOOL("sandbox.home", home_hidden, POLICY_WIDER_FALSE, false, "\"visible\"", "\"hidden\""),
 	/* Any entry the built-in list lacks, whatever sandbox.home says: an
 	 * absolute one may lie outside the home. */
 	POLICY_STRV("sandbox.home_allow", home_allow, POLICY_WIDER_ADDS, false),
@@ -541,9 +556,10 @@ static bool policy_field_widens(const struct policy_field *f, const struct polic
 	}
 	case POLICY_FIELD_STRV: {
 		char **a = *(char **const *)(const void *)pv, **b = *(char **const *)(const void *)bv;
-		const char *s = f->wider == POLICY_WIDER_ADDS	 ? policy_strv_missing(a, b, f->nocase)
-				: f->wider == POLICY_WIDER_REMOVES ? policy_strv_missing(b, a, f->nocase)
-								   : NULL;
+		const char *s = f->wider == POLICY_WIDER_ADDS ? policy_strv_missing(a, b, f->nocase)
+				: f->wider == POLICY_WIDER_REMOVES
+					? policy_strv_missing(b, a, f->nocase)
+					: NULL;
 		if (!s)
 			return false;
 		snprintf(w->detail, sizeof(w->detail), "%s '%.200s'",

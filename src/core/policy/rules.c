@@ -18,10 +18,10 @@
 #include "core/store/jsonutil.h"
 #include "core/policy/shellwords.h"
 
-#define RULES_MAX_BYTES	    (1 << 20)
-#define RULES_MAX_ARGS_RE   16
-#define MAX_WRAPPER_DEPTH   8
-#define MAX_SHELL_DEPTH	    4
+#define RULES_MAX_BYTES	  (1 << 20)
+#define RULES_MAX_ARGS_RE 16
+#define MAX_WRAPPER_DEPTH 8
+#define MAX_SHELL_DEPTH	  4
 
 extern const char policy_rules_json[];
 
@@ -139,8 +139,7 @@ static int rules_opt_strv(json_t *obj, const char *key, const char *where, char 
 	return jsonutil_get_strv(v, name, false, ret, err);
 }
 
-static int rules_opt_bool(json_t *obj, const char *key, const char *where, bool *ret,
-			  struct error *err)
+static int rules_opt_bool(json_t *obj, const char *key, const char *where, bool *ret, struct error *err)
 {
 	json_t *v = json_object_get(obj, key);
 	char name[256];
@@ -190,8 +189,8 @@ static int rules_get_names(json_t *obj, const char *key, const char *where, char
 		json_array_foreach(v, i, item) {
 			if (!json_is_string(item) || json_string_length(item) == 0 ||
 			    strlen(json_string_value(item)) != json_string_length(item))
-				return error_set(err, EINVAL, "'%s[%zu]' must be a non-empty string",
-						 name, i);
+				return error_set(err, EINVAL,
+						 "'%s[%zu]' must be a non-empty string", name, i);
 			bytes += json_string_length(item) + 1;
 			n++;
 		}
@@ -236,8 +235,8 @@ static int rules_check_option_names(char *const *names, const char *where, bool 
 		if (ok && !single_dash)
 			ok = n[1] == '-' ? n[2] != '\0' : n[2] == '\0';
 		if (!ok)
-			return error_set(err, EINVAL, "'%s[%zu]' is not an option name: \"%s\"", where,
-					 i, n);
+			return error_set(err, EINVAL, "'%s[%zu]' is not an option name: \"%s\"",
+					 where, i, n);
 	}
 	return 0;
 }
@@ -245,8 +244,9 @@ static int rules_check_option_names(char *const *names, const char *where, bool 
 static int rules_parse_optspec(struct optspec *o, json_t *parent, const char *key,
 			       const char *where, struct error *err)
 {
-	static const char *const keys[] = { "flags", "with_value", "optional_value", "deny",
-					    "numeric", "single_dash", NULL };
+	static const char *const keys[] = { "flags", "with_value", "optional_value",
+					    "deny",  "numeric",	   "single_dash",
+					    NULL };
 	static const char *const lists[] = { "flags", "with_value", "optional_value", "deny" };
 	json_t *obj = json_object_get(parent, key);
 	char name[200];
@@ -303,7 +303,8 @@ static int rules_parse_operands(struct operandspec *ops, json_t *parent, const c
 					 RULES_MAX_ARGS_RE);
 		for (size_t i = 0; r == 0 && i < n; i++) {
 			if (regcomp(&ops->re[i], patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
-				return error_set(err, EINVAL, "'%s[%zu]' is not a valid regular expression",
+				return error_set(err, EINVAL,
+						 "'%s[%zu]' is not a valid regular expression",
 						 list, i);
 			ops->n_re++;
 		}
@@ -314,13 +315,25 @@ static int rules_parse_operands(struct operandspec *ops, json_t *parent, const c
 
 static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, struct error *err)
 {
-	static const char *const keys[] = { "id",	    "argv0",	    "subcommands",
-					    "global_options_with_value",    "global_veto",
-					    "veto",	    "combined_short", "any_arg",
-					    "any_arg_prefix", "allowed_args", "args",
-					    "max_args",	    "risk",	    "reason",
-					    "global_options", "options", "operands",
-					    "any_arguments", NULL };
+	static const char *const keys[] = { "id",
+					    "argv0",
+					    "subcommands",
+					    "global_options_with_value",
+					    "global_veto",
+					    "veto",
+					    "combined_short",
+					    "any_arg",
+					    "any_arg_prefix",
+					    "allowed_args",
+					    "args",
+					    "max_args",
+					    "risk",
+					    "reason",
+					    "global_options",
+					    "options",
+					    "operands",
+					    "any_arguments",
+					    NULL };
 	char name[256];
 
 	if (!json_is_object(obj))
@@ -379,7 +392,8 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 		rule->has_args_re = r == 0;
 		for (size_t i = 0; r == 0 && i < n; i++) {
 			if (regcomp(&rule->args_re[i], patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
-				return error_set(err, EINVAL, "'%s[%zu]' is not a valid regular expression",
+				return error_set(err, EINVAL,
+						 "'%s[%zu]' is not a valid regular expression",
 						 name, i);
 			rule->n_args_re++;
 		}
@@ -393,8 +407,7 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 	return r;
 }
 
-static int rules_parse_wrapper(struct wrapper *w, json_t *obj, const char *where,
-			       struct error *err)
+static int rules_parse_wrapper(struct wrapper *w, json_t *obj, const char *where, struct error *err)
 {
 	static const char *const keys[] = { "argv0",	   "options", "describes", "assignments",
 					    "positionals", "least",   NULL };
@@ -461,9 +474,9 @@ static int rules_parse_levels(struct rules *rules, json_t *obj, struct error *er
 
 static int rules_parse_root(struct rules *rules, json_t *root, struct error *err)
 {
-	static const char *const keys[] = { "schema",	   "levels", "default",	 "unparsed_shell",
-					    "environment", "shells", "wrappers", "rules",
-					    NULL };
+	static const char *const keys[] = { "schema",	      "levels",	     "default",
+					    "unparsed_shell", "environment", "shells",
+					    "wrappers",	      "rules",	     NULL };
 	int r = jsonutil_check_keys(root, "", keys, err);
 	if (r < 0)
 		return r;
@@ -691,8 +704,8 @@ static bool operand_fits(const struct operandspec *ops, size_t n, const char *wo
  * (past the `--`). Returns false at the first word that is not allowed: a
  * denied or unknown option, an option without its value, an ambiguous
  * abbreviation, or an operand ops refuses. */
-static bool optspec_scan(const struct optspec *o, const struct operandspec *ops,
-			 char *const *argv, size_t start, bool stop_at_operand, size_t *ret_stop)
+static bool optspec_scan(const struct optspec *o, const struct operandspec *ops, char *const *argv,
+			 size_t start, bool stop_at_operand, size_t *ret_stop)
 {
 	bool options_ended = false;
 	size_t n_operands = 0;
@@ -765,7 +778,7 @@ static bool allowed_arg(const char *arg, char *const *allowed)
 	for (size_t i = 0; allowed[i]; i++) {
 		size_t n = strlen(allowed[i]);
 		if (n > 0 && allowed[i][n - 1] == '=' ? strncmp(arg, allowed[i], n) == 0
-						       : strcmp(arg, allowed[i]) == 0)
+						      : strcmp(arg, allowed[i]) == 0)
 			return true;
 	}
 	return false;
@@ -800,8 +813,9 @@ static bool rule_matches(const struct rule *rule, char *const *argv)
 	if (rule->any_arg) {
 		bool found = false;
 		for (size_t i = 1; i < argc && !found; i++)
-			found = rule->any_arg_prefix ? any_option_matches(argv[i], rule->any_arg, false)
-						     : strv_contains(rule->any_arg, argv[i]);
+			found = rule->any_arg_prefix
+					? any_option_matches(argv[i], rule->any_arg, false)
+					: strv_contains(rule->any_arg, argv[i]);
 		if (!found)
 			return false;
 	}
@@ -857,7 +871,7 @@ static bool rules_safe_assignment(const struct rules *rules, const char *word)
 		const char *safe = rules->safe_environment[i];
 		size_t n = strlen(safe);
 		if (n > 0 && safe[n - 1] == '*' ? len >= n - 1 && strncmp(word, safe, n - 1) == 0
-						 : len == n && strncmp(word, safe, n) == 0)
+						: len == n && strncmp(word, safe, n) == 0)
 			return true;
 	}
 	return false;
@@ -910,8 +924,8 @@ static char *const *rules_unwrap(const struct rules *rules, char *const *argv,
 			return argv;
 		size_t i = 1;
 		static const struct optspec none = { .present = true };
-		bool ok = optspec_scan(w->options.present ? &w->options : &none, NULL, argv, 1, true,
-				       &i);
+		bool ok = optspec_scan(w->options.present ? &w->options : &none, NULL, argv, 1,
+				       true, &i);
 		if (ok && wrapper_describes(w, argv, i))
 			return argv; /* `command -v rm` runs nothing: the rules judge it */
 		if (!ok) {
@@ -1068,7 +1082,9 @@ static void classify_script(const struct rules *rules, const char *script, int d
 	if (r < 0 || !s.plain) {
 		char why[128];
 		snprintf(why, sizeof(why), "unparsed-shell: %.40s",
-			 r == -E2BIG ? "too long" : r < 0 ? "out of memory" : s.unparsed);
+			 r == -E2BIG ? "too long"
+			 : r < 0     ? "out of memory"
+				     : s.unparsed);
 		if (rules->unparsed_risk >= ret->risk)
 			verdict_set(rules, ret, rules->unparsed_risk, why, rules->unparsed_reason);
 	}
@@ -1088,8 +1104,8 @@ static void classify_argv(const struct rules *rules, char *const *argv, int dept
 	const char *script = rules_shell_script(rules, cmd);
 	if (script) {
 		if (depth >= MAX_SHELL_DEPTH)
-			verdict_set(rules, ret, rules->unparsed_risk, "unparsed-shell: nested too deep",
-				    rules->unparsed_reason);
+			verdict_set(rules, ret, rules->unparsed_risk,
+				    "unparsed-shell: nested too deep", rules->unparsed_reason);
 		else
 			classify_script(rules, script, depth, ret);
 		verdict_merge_bump(ret, &bump);
@@ -1116,8 +1132,7 @@ void rules_classify(const struct rules *rules, char *const *argv, struct rules_v
 	classify_argv(rules, argv, 0, ret, &name);
 }
 
-void rules_classify_shell(const struct rules *rules, const char *script,
-			  struct rules_verdict *ret)
+void rules_classify_shell(const struct rules *rules, const char *script, struct rules_verdict *ret)
 {
 	classify_script(rules, script, 0, ret);
 }

@@ -34,8 +34,7 @@ static inline void rules_freep(struct rules **r)
  * whose script is read by core/shellwords and judged by its worst command). */
 void rules_classify(const struct rules *rules, char *const *argv, struct rules_verdict *ret);
 /* The same for a shell command string as a host hands it over. */
-void rules_classify_shell(const struct rules *rules, const char *script,
-			  struct rules_verdict *ret);
+void rules_classify_shell(const struct rules *rules, const char *script, struct rules_verdict *ret);
 /* argv with the leading wrappers (env, nice, timeout, ...) removed, each
  * read with its own options; points into argv. Returns argv itself when there
  * are none, or when a wrapper is itself more than read-only (an option

@@ -120,8 +120,7 @@ static json_t *receipt_stream_json(const struct receipt_stream *s)
 	const char *sha256 = c ? c->sha256 : s->sha256;
 	json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(o, "sha256", sha256 ? json_string(sha256) : json_null());
-	json_object_set_new(o, "truncated",
-			    json_boolean(c ? capture_is_truncated(c) : s->truncated));
+	json_object_set_new(o, "truncated", json_boolean(c ? capture_is_truncated(c) : s->truncated));
 	json_object_set_new(o, "head_bytes", json_integer((json_int_t)head));
 	json_object_set_new(o, "tail_bytes", json_integer((json_int_t)tail));
 	json_object_set_new(o, "omitted_bytes", json_integer((json_int_t)omitted));
@@ -231,7 +230,8 @@ static json_t *receipt_sandbox_enforced(const struct receipt_sandbox *sb)
 	json_object_set_new(e, "landlock", ll);
 	json_t *sc = json_object();
 	json_object_set_new(sc, "rules", json_integer(sb->seccomp_rules));
-	json_object_set_new(sc, "action", json_string("errno EPERM (EAFNOSUPPORT, EPROTONOSUPPORT for a refused socket family or netlink protocol), reported"));
+	json_object_set_new(sc, "action",
+			    json_string("errno EPERM (EAFNOSUPPORT, EPROTONOSUPPORT for a refused socket family or netlink protocol), reported"));
 	json_object_set_new(sc, "foreign_arch", json_string("kill"));
 	json_object_set_new(e, "seccomp", sc);
 	/* who keeps pathname Unix sockets to the workspace and /tmp */
@@ -353,12 +353,11 @@ json_t *receipt_gate_to_json(const struct receipt_gate *g)
 	json_t *closes = json_array();
 	for (size_t i = 0; closes && i < g->n_closes; i++)
 		json_array_append_new(closes, json_pack("{s:I, s:s}", "receipt",
-							(json_int_t)g->closes[i], "move",
-							g->moves[i]));
+							(json_int_t)g->closes[i], "move", g->moves[i]));
 	json_t *o = json_pack("{s:s, s:b, s:b, s:o?, s:o, s:s?}", "scope", g->scope, "opened",
 			      g->opened, "verified", g->verified, "fixes",
-			      g->fixes ? json_integer((json_int_t)g->fixes) : NULL, "closes", closes,
-			      "note", g->note && g->note[0] ? g->note : NULL);
+			      g->fixes ? json_integer((json_int_t)g->fixes) : NULL, "closes",
+			      closes, "note", g->note && g->note[0] ? g->note : NULL);
 	/* The fix and its re-run name each other. */
 	const struct {
 		const char *key;
@@ -392,8 +391,7 @@ json_t *receipt_to_json(const struct receipt *r)
 	json_object_set_new(o, "timeout_sec", json_real((double)r->timeout_ms / 1000.0));
 	json_object_set_new(o, "timeout_ms", json_integer((json_int_t)r->timeout_ms));
 	json_object_set_new(o, "kill_after_ms", json_integer((json_int_t)r->kill_after_ms));
-	json_object_set_new(o, "expected_exit",
-			    json_integer(r->n_expected ? r->expected[0] : 0));
+	json_object_set_new(o, "expected_exit", json_integer(r->n_expected ? r->expected[0] : 0));
 	json_t *expected = json_array();
 	for (size_t i = 0; expected && i < r->n_expected; i++)
 		json_array_append_new(expected, json_integer(r->expected[i]));
@@ -422,9 +420,9 @@ json_t *receipt_to_json(const struct receipt *r)
 		json_object_set_new(o, "gate", receipt_gate_to_json(r->gate));
 
 	/* jansson drops a NULL value silently: check that nothing went missing. */
-	static const char *const required[] = { "argv",	     "stdout",	 "stderr",   "output",
-						"expected_exits", "env_keys", "resources", "sandbox",
-						"host_code" };
+	static const char *const required[] = { "argv",	     "stdout",	       "stderr",
+						"output",    "expected_exits", "env_keys",
+						"resources", "sandbox",	       "host_code" };
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++)
 		if (!json_object_get(o, required[i])) {
 			json_decref(o);
@@ -434,7 +432,7 @@ json_t *receipt_to_json(const struct receipt *r)
 }
 
 /* The index holds enough of argv to list and grep; the receipt has it all. */
-#define INDEX_ARGV_MAX	   16
+#define INDEX_ARGV_MAX	    16
 #define INDEX_ARG_MAX_BYTES 256
 
 static json_t *receipt_index_argv(json_t *argv)
@@ -455,9 +453,9 @@ static json_t *receipt_index_argv(json_t *argv)
 
 json_t *receipt_index_entry(json_t *receipt_json)
 {
-	static const char *const keys[] = { "id",	 "started_at", "status",     "exit_code",
-					    "signal",	 "timed_out",  "match_expected",
-					    "duration_ms", "job_id",   "cwd" };
+	static const char *const keys[] = { "id",     "started_at", "status",	      "exit_code",
+					    "signal", "timed_out",  "match_expected", "duration_ms",
+					    "job_id", "cwd" };
 	json_t *entry = json_object();
 	if (!entry)
 		return NULL;
@@ -468,9 +466,9 @@ json_t *receipt_index_entry(json_t *receipt_json)
 	/* So that `receipts --failed` lists a run that left code for the host
 	 * even when the command itself succeeded. */
 	json_t *hc = json_object_get(receipt_json, "host_code");
-	bool hc_failed = json_is_object(hc) &&
-			 (!json_is_true(json_object_get(hc, "complete")) ||
-			  json_array_size(json_object_get(hc, "moved_aside")) > 0);
+	bool hc_failed =
+		json_is_object(hc) && (!json_is_true(json_object_get(hc, "complete")) ||
+				       json_array_size(json_object_get(hc, "moved_aside")) > 0);
 	json_object_set_new(entry, "host_code_failed", json_boolean(hc_failed));
 	json_t *argv = receipt_index_argv(json_object_get(receipt_json, "argv"));
 	if (!argv || json_object_set_new(entry, "argv", argv) < 0) {
@@ -605,8 +603,7 @@ static int receipt_read_error(struct error *err, const char *key, const char *wh
 	return error_set(err, EINVAL, "%s: %s", key, what);
 }
 
-static json_t *receipt_read_key(json_t *o, const char *key, bool required, struct error *err,
-				int *ret)
+static json_t *receipt_read_key(json_t *o, const char *key, bool required, struct error *err, int *ret)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -777,14 +774,13 @@ static int receipt_read_time(json_t *o, const char *key, uint64_t *ret, struct e
 	return 0;
 }
 
-static int receipt_read_stream(json_t *doc, const char *key, struct receipt_stream *s,
-			       struct error *err)
+static int receipt_read_stream(json_t *doc, const char *key, struct receipt_stream *s, struct error *err)
 {
 	json_t *text, *meta, *spill;
 	int r = receipt_read_type(doc, key, JSON_STRING, false, &text, err);
 
-	if (r < 0 || (r = receipt_read_type(json_object_get(doc, "output"), key, JSON_OBJECT,
-					    false, &meta, err)) < 0)
+	if (r < 0 || (r = receipt_read_type(json_object_get(doc, "output"), key, JSON_OBJECT, false,
+					    &meta, err)) < 0)
 		return r;
 	s->text = json_string_value(text);
 	s->text_len = json_string_length(text);
@@ -995,7 +991,8 @@ static int receipt_read_sandbox(json_t *doc, struct receipt_parsed *p, struct er
 	json_array_foreach(v, i, c) {
 		struct receipt_denial *d = &sb->denials[sb->n_denials++];
 		json_int_t nr;
-		if (!json_is_object(c) || (r = receipt_read_str(c, "syscall", true, &d->syscall, err)) < 0 ||
+		if (!json_is_object(c) ||
+		    (r = receipt_read_str(c, "syscall", true, &d->syscall, err)) < 0 ||
 		    (r = receipt_read_int(c, "nr", INT_MIN, INT_MAX, &nr, err)) < 0 ||
 		    (r = receipt_read_unsigned(c, "count", &d->count, err)) < 0)
 			return r < 0 ? error_prefix(err, "sandbox.denials")
@@ -1015,7 +1012,8 @@ static int receipt_read_sandbox(json_t *doc, struct receipt_parsed *p, struct er
 		if (!json_is_object(c) || (r = receipt_read_str(c, "path", false, &path, err)) < 0 ||
 		    (r = receipt_read_int(c, "count", 0, INT_MAX, &count, err)) < 0)
 			return r < 0 ? error_prefix(err, "sandbox.socket_denials")
-				     : receipt_read_error(err, "sandbox.socket_denials", "not an object");
+				     : receipt_read_error(err, "sandbox.socket_denials",
+							  "not an object");
 		d->path = (char *)path;
 		d->count = (unsigned)count;
 	}
@@ -1076,7 +1074,8 @@ static int receipt_read_host_code(json_t *doc, struct receipt_parsed *p, struct 
 		    (json_object_get(m, "error") &&
 		     (r = receipt_read_str(m, "error", false, &error, err)) < 0))
 			return r < 0 ? error_prefix(err, "host_code.moved_aside")
-				     : receipt_read_error(err, "host_code.moved_aside", "not an object");
+				     : receipt_read_error(err, "host_code.moved_aside",
+							  "not an object");
 		it->path = (char *)path;
 		it->moved_to = (char *)to;
 		for (it->kind = 0; it->kind <= HOSTSAFETY_HOST_CONFIG; it->kind++)
@@ -1152,8 +1151,7 @@ static int receipt_read_gate(json_t *doc, struct receipt_parsed *p, struct error
 	if (json_array_size(closes) > ARRAY_SIZE(g->closes))
 		return receipt_read_error(err, "gate.closes", "too many");
 	json_array_foreach(closes, i, c) {
-		if (!json_is_object(c) ||
-		    (r = receipt_read_u64(c, "receipt", &g->closes[i], err)) < 0 ||
+		if (!json_is_object(c) || (r = receipt_read_u64(c, "receipt", &g->closes[i], err)) < 0 ||
 		    (r = receipt_read_str(c, "move", false, &g->moves[i], err)) < 0)
 			return r < 0 ? error_prefix(err, "gate.closes")
 				     : receipt_read_error(err, "gate.closes", "not an object");
@@ -1259,7 +1257,7 @@ static int receipt_read(json_t *doc, struct receipt_parsed *p, struct error *err
 		return r;
 	/* null, as the gate reads it: not a dry run */
 	rc->dryrun = json_is_null(json_object_get(doc, "dryrun")) ? NULL
-								 : json_object_get(doc, "dryrun");
+								  : json_object_get(doc, "dryrun");
 	if (rc->dryrun && !json_is_object(rc->dryrun))
 		return receipt_read_error(err, "dryrun", "not an object");
 	if (json_object_get(doc, "gate") && (r = receipt_read_gate(doc, p, err)) < 0)

@@ -56,10 +56,10 @@ static void doctor_user_namespaces(struct doctor_report *report)
 	snprintf(c->detail, sizeof(c->detail), "user.max_user_namespaces=%ld%s", max,
 		 apparmor == 1 ? ", AppArmor restricts unprivileged user namespaces" : "");
 	if (!ok)
-		snprintf(c->fix, sizeof(c->fix),
-			 "%s", apparmor == 1
-				       ? "allow them: sysctl kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for airlock with 'userns,'"
-				       : "enable them: sysctl user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 where it exists)");
+		snprintf(c->fix, sizeof(c->fix), "%s",
+			 apparmor == 1
+				 ? "allow them: sysctl kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for airlock with 'userns,'"
+				 : "enable them: sysctl user.max_user_namespaces=15000 (and kernel.unprivileged_userns_clone=1 where it exists)");
 }
 
 static void doctor_landlock(struct doctor_report *report)
@@ -134,8 +134,13 @@ static void doctor_trial(struct doctor_report *report)
 		.cwd = workspace,
 		.timeout_ms = 10000,
 		.kill_after_ms = 1000,
-		.isolation = { .enabled = true, .workspace = workspace, .hide = none, .read_only = none,
-			       .tmp_bytes = 1 << 20, .memory_bytes = 256 << 20, .max_processes = 64 },
+		.isolation = { .enabled = true,
+			       .workspace = workspace,
+			       .hide = none,
+			       .read_only = none,
+			       .tmp_bytes = 1 << 20,
+			       .memory_bytes = 256 << 20,
+			       .max_processes = 64 },
 	};
 	struct sandbox_result res = { 0 };
 	struct error err = { 0 };
@@ -252,8 +257,8 @@ static int doctor_view_writable(struct doctor_view *v, char *const *writable,
 		struct doctor_writable *w = &v->writable[v->n_writable++];
 		struct stat st;
 		struct error err = { 0 };
-		int fd = hostview_open_writable(writable[i], v->workspace, v->state_dirs, caller, &st,
-						&w->path, &err);
+		int fd = hostview_open_writable(writable[i], v->workspace, v->state_dirs, caller,
+						&st, &w->path, &err);
 		if (fd >= 0)
 			close(fd);
 		else
@@ -276,7 +281,8 @@ int doctor_view_build(struct session *s, const char *workspace, struct doctor_vi
 	cleanup_free char *routed = s->policy_path ? NULL : policy_route_path(workspace);
 	const char *path = s->policy_path ? s->policy_path : routed;
 	/* The session's policy, unless the workspace routes its own. */
-	int r = routed ? policy_load_file(routed, &routed_policy, err) : session_policy(s, &policy, err);
+	int r = routed ? policy_load_file(routed, &routed_policy, err)
+		       : session_policy(s, &policy, err);
 	if (r < 0)
 		return r;
 	if (routed)
@@ -294,8 +300,7 @@ int doctor_view_build(struct session *s, const char *workspace, struct doctor_vi
 	if (path && dir)
 		(void)session_store(s, false, &store, &ignored);
 	if (path && policyapproval_denies(store, policy, &denial) &&
-	    asprintf(&v.policy_refusal, "denied by policy rule %s: %s", denial.rule,
-		     denial.message) < 0)
+	    asprintf(&v.policy_refusal, "denied by policy rule %s: %s", denial.rule, denial.message) < 0)
 		v.policy_refusal = NULL;
 	v.home_hidden = policy->home_hidden;
 	v.share_net = policy->share_net;
@@ -305,8 +310,8 @@ int doctor_view_build(struct session *s, const char *workspace, struct doctor_vi
 		r = hostview_state_dirs(in_use, environ_, &caller, &v.state_dirs, err);
 	if (r == 0)
 		r = hostview_build(policy, &caller, workspace, v.state_dirs, &v.view, err);
-	if (r == 0 && (doctor_view_fill(&v) < 0 ||
-		       doctor_view_writable(&v, policy->writable, &caller) < 0))
+	if (r == 0 &&
+	    (doctor_view_fill(&v) < 0 || doctor_view_writable(&v, policy->writable, &caller) < 0))
 		r = error_set(err, ENOMEM, "out of memory");
 	if (r < 0) {
 		doctor_view_release(&v);

@@ -76,8 +76,7 @@ int run_env_build(const struct policy *policy, const struct run_request *req, ch
 
 	for (size_t l = 0; r == 0 && l < 3; l++)
 		for (size_t i = 0; r == 0 && lists[l] && lists[l][i]; i++)
-			r = env_allow_one(policy, req, environ_, lists[l][i], &env, ret_denial,
-					  err);
+			r = env_allow_one(policy, req, environ_, lists[l][i], &env, ret_denial, err);
 	for (size_t i = 0; r == 0 && policy->env_set && policy->env_set[i]; i++) {
 		const char *eq = strchr(policy->env_set[i], '=');
 		char name[256];

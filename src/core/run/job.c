@@ -17,9 +17,11 @@
 
 
 static const char *const job_keys[] = {
-	"job_id",  "argv",    "cwd",	   "timeout_sec",   "expected_exit",
-	"env_allowlist", "rationale", "command", "workdir", "timeout_ms",
-	"justification", "with_escalated_permissions", "fixes", "kill_after_ms", "allow_workspace",
+	"job_id",      "argv",		"cwd",
+	"timeout_sec", "expected_exit", "env_allowlist",
+	"rationale",   "command",	"workdir",
+	"timeout_ms",  "justification", "with_escalated_permissions",
+	"fixes",       "kill_after_ms", "allow_workspace",
 	NULL,
 };
 
@@ -88,7 +90,8 @@ static int job_parse_timeout(json_t *root, struct run_request *req, struct error
 		double s = json_number_value(sec);
 		if (!(s > 0) || !isfinite(s) || s * 1000 > (double)JOB_MAX_TIMEOUT_MS)
 			return error_set(err, ERANGE,
-					 "'timeout_sec' must be above 0 and at most a year, not %g", s);
+					 "'timeout_sec' must be above 0 and at most a year, not %g",
+					 s);
 		req->timeout_ms = (uint64_t)ceil(s * 1000);
 		req->has_timeout = true;
 	}
@@ -144,7 +147,8 @@ static int job_parse_allow_workspace(json_t *v, struct run_request *req, struct 
 
 	for (size_t i = 0; r == 0 && names && names[i]; i++)
 		if (strchr(names[i], ',') || hostview_parse_allow(names[i], &req->allow_workspace) < 0)
-			r = error_set(err, EINVAL, "'allow_workspace[%zu]' must be \"home\" or \"system\"", i);
+			r = error_set(err, EINVAL,
+				      "'allow_workspace[%zu]' must be \"home\" or \"system\"", i);
 	return r;
 }
 

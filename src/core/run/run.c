@@ -219,8 +219,7 @@ static void run_refuse(struct run_state *st, enum receipt_status status, const c
 
 static void run_deny(struct run_state *st, const struct policy_denial *denial)
 {
-	run_refuse(st, RECEIPT_DENIED, "denied by policy rule %s: %s", denial->rule,
-		   denial->message);
+	run_refuse(st, RECEIPT_DENIED, "denied by policy rule %s: %s", denial->rule, denial->message);
 	st->receipt.denied_rule = denial->rule;
 	/* The denial lives on the caller's stack: keep a copy in message's tail. */
 	size_t used = strlen(st->message) + 1;
@@ -302,8 +301,9 @@ static int run_resolve_writable(struct run_state *st)
 	for (size_t i = 0; writable && writable[i]; i++) {
 		struct stat sb;
 		cleanup_free char *resolved = NULL;
-		cleanup_close int fd = hostview_open_writable(writable[i], st->workspace, st->state_dirs,
-							      &st->caller, &sb, &resolved, &err);
+		cleanup_close int fd =
+			hostview_open_writable(writable[i], st->workspace, st->state_dirs,
+					       &st->caller, &sb, &resolved, &err);
 		if (fd < 0) {
 			run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
 			return -1;
@@ -312,7 +312,8 @@ static int run_resolve_writable(struct run_state *st)
 			continue;
 		if (q->n_writable == SANDBOX_MAX_WRITABLE ||
 		    strv_push(&q->writable_paths, resolved) < 0) {
-			run_refuse(st, RECEIPT_INVALID, "sandbox.writable: too many paths, or out of memory");
+			run_refuse(st, RECEIPT_INVALID,
+				   "sandbox.writable: too many paths, or out of memory");
 			return -1;
 		}
 		q->writable[q->n_writable++] = (struct sandbox_writable){
@@ -363,15 +364,16 @@ static int run_check_fixes(struct run_state *st)
 		return -1;
 	}
 	if (r < 0) {
-		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: %s", (unsigned long long)st->req->fixes,
-			   err.msg);
+		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: %s",
+			   (unsigned long long)st->req->fixes, err.msg);
 		return -1;
 	}
 	const char *scope = json_string_value(json_object_get(entry, "scope"));
 	if (scope && strcmp(scope, st->gate.scope) != 0 && run_fixes_visible(st, &err))
 		return 0; /* a failure of a nested scope, which this one's gate sees */
 	if (!scope || strcmp(scope, st->gate.scope) != 0) {
-		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: that failure is open in %.300s, not in %.300s",
+		run_refuse(st, RECEIPT_INVALID,
+			   "--fixes %llu: that failure is open in %.300s, not in %.300s",
 			   (unsigned long long)st->req->fixes, scope ? scope : "?", st->gate.scope);
 		return -1;
 	}
@@ -471,8 +473,7 @@ static void run_exec_identify(struct run_exec *ex, const char *cwd)
 {
 	/* A relative path is found from the command's cwd, as execve does. */
 	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int fd = openat(cwd_fd, ex->path,
-				      O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	cleanup_close int fd = openat(cwd_fd, ex->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat sb;
 
 	if (cwd_fd < 0 || (fd >= 0 ? fstat(fd, &sb) : fstatat(cwd_fd, ex->path, &sb, 0)) < 0)
@@ -536,8 +537,9 @@ static int run_resolve_command(struct run_state *st)
 		if (strchr(cmd, '/'))
 			run_refuse(st, RECEIPT_NOT_FOUND, "'%.300s' not found", cmd);
 		else
-			run_refuse(st, RECEIPT_NOT_FOUND, "'%.200s' not found in the command's PATH (%.300s)",
-				   cmd, path ? path : "unset");
+			run_refuse(st, RECEIPT_NOT_FOUND,
+				   "'%.200s' not found in the command's PATH (%.300s)", cmd,
+				   path ? path : "unset");
 		return -1;
 	}
 	if (r == -EACCES) {
@@ -584,8 +586,7 @@ static struct receipt_limit *run_add_limit(struct run_quarantine *q, struct sand
 	if (resource >= 0)
 		config->rlimits[config->n_rlimits++] = (struct sandbox_rlimit){ resource, value };
 	struct receipt_limit *l = &q->sandbox.limits[q->sandbox.n_limits++];
-	*l = (struct receipt_limit){ .name = name, .value = value, .mechanism = mechanism,
-				     .scope = scope };
+	*l = (struct receipt_limit){ .name = name, .value = value, .mechanism = mechanism, .scope = scope };
 	return l;
 }
 
@@ -632,14 +633,14 @@ static void run_settle_limits(struct receipt_sandbox *sb)
 			l->scope = RECEIPT_LIMIT_RUN;
 		} else {
 			l->partial = true;
-			l->not_counted = "memory no mapping holds (a memfd, System V shared memory), "
-					 "the page cache, kernel memory; and each process has its own";
+			l->not_counted =
+				"memory no mapping holds (a memfd, System V shared memory), "
+				"the page cache, kernel memory; and each process has its own";
 		}
 	}
 }
 
-static int run_build_isolation(struct run_state *st, struct sandbox_isolation *iso,
-			       struct error *err)
+static int run_build_isolation(struct run_state *st, struct sandbox_isolation *iso, struct error *err)
 {
 	const struct policy *policy = st->policy;
 	struct run_quarantine *q = &st->quarantine;
@@ -732,8 +733,7 @@ static void run_record_exec_failure(struct run_state *st, const struct sandbox_r
 			   "cannot execute '%.300s': not a binary and no #! line (airlock never guesses a shell)",
 			   cmd);
 	else if (e == EACCES || e == EPERM || e == EISDIR || e == ETXTBSY || e == ELIBBAD)
-		run_refuse(st, RECEIPT_NOT_EXECUTABLE, "cannot execute '%.300s': %s", cmd,
-			   strerror(e));
+		run_refuse(st, RECEIPT_NOT_EXECUTABLE, "cannot execute '%.300s': %s", cmd, strerror(e));
 	else
 		run_refuse(st, RECEIPT_SETUP_ERROR, "cannot execute '%.300s': %s", cmd, strerror(e));
 }
@@ -884,7 +884,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
 	if (st->req->dryrun && (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id,
-							st->workspace, &config.isolation, err)) < 0)
+						       st->workspace, &config.isolation, err)) < 0)
 		return r;
 	run_fill_limits(&st->quarantine, st->policy, &config);
 
@@ -1092,8 +1092,7 @@ static int run_check_rerun_policy(struct run_state *st)
 {
 	const struct receipt_rerun *failed = st->rerun.failed;
 
-	if (!failed || !failed->policy_sha256 ||
-	    strcmp(failed->policy_sha256, st->policy->sha256) == 0)
+	if (!failed || !failed->policy_sha256 || strcmp(failed->policy_sha256, st->policy->sha256) == 0)
 		return 0;
 	run_refuse(st, RECEIPT_INVALID,
 		   "the policy %.300s changed since receipt %llu (sha256 %.16s, now %.16s); the re-run did not start",
@@ -1114,15 +1113,15 @@ static int run_settle(struct run_state *st, const struct run_context *ctx, struc
 	rc->policy_origin = st->policy->origin;
 	rc->policy_sha256 = st->policy->sha256;
 	st->quarantine.enabled = req->sandbox_profile ? strcmp(req->sandbox_profile, "default") == 0
-						   : st->policy->sandbox_enabled;
+						      : st->policy->sandbox_enabled;
 	st->quarantine.sandbox.profile = st->quarantine.enabled ? "default" : "none";
 	rc->sandbox = &st->quarantine.sandbox;
 	st->state_dir_real = realpath(store_path(st->store), NULL);
 	st->caller = hostview_caller_from_env(ctx->session->environ_);
 	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
 	struct error state_err = { 0 };
-	if (hostview_state_dirs(st->state_dir_real, ctx->session->environ_, &st->caller, &st->state_dirs,
-				&state_err) < 0)
+	if (hostview_state_dirs(st->state_dir_real, ctx->session->environ_, &st->caller,
+				&st->state_dirs, &state_err) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	rc->timeout_ms = req->has_timeout ? req->timeout_ms : st->policy->default_timeout_ms;
 	/* What was asked; run_check_request() sets the grace the run gets. */
@@ -1172,9 +1171,8 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 
 /* One attempt, and its receipt. rerun, when not NULL, makes it the re-run
  * of a failed attempt; id, when not 0, was allocated for it. */
-static int run_execute_one(const struct run_context *ctx, const struct run_request *req,
-			   uint64_t id, const struct run_rerun *rerun, struct run_outcome *ret,
-			   struct error *err)
+static int run_execute_one(const struct run_context *ctx, const struct run_request *req, uint64_t id,
+			   const struct run_rerun *rerun, struct run_outcome *ret, struct error *err)
 {
 	struct run_state st = {
 		.req = req,
@@ -1242,8 +1240,7 @@ static int run_rerun_request(const struct receipt_rerun *rr, const struct run_re
 	return 0;
 }
 
-static int run_read_failed(const struct run_context *ctx, uint64_t id, json_t **ret,
-			   struct error *err)
+static int run_read_failed(const struct run_context *ctx, uint64_t id, json_t **ret, struct error *err)
 {
 	struct store *store = NULL;
 	cleanup_free char *text = NULL;

@@ -105,11 +105,12 @@ int run_dryrun_finish(const struct run_dryrun *dr, const struct dryrun_request *
 		 * receipt says why, and the gate opens a failure for it. */
 		if (r < 0) {
 			/* The message may name a path that is not UTF-8. */
-			cleanup_free char *msg = utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
+			cleanup_free char *msg =
+				utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
 			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot", "overlay",
-						  "verdict", dryrun_verdict_name(verdict), "changes",
-						  "problems", "changeset_error", msg)
+			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot",
+						  "overlay", "verdict", dryrun_verdict_name(verdict),
+						  "changes", "problems", "changeset_error", msg)
 				      : NULL;
 		}
 	}

@@ -68,8 +68,7 @@ static char **run_hostcode_protected(const struct run_hostcode *hc,
 
 /* A dry run's snapshot reaches nothing: its verdict names what it holds
  * (run_dryrun_finish), and no failure is opened for it. */
-void run_hostcode_check(struct run_hostcode *hcs, const struct run_hostcode_where *w,
-			struct receipt *rc)
+void run_hostcode_check(struct run_hostcode *hcs, const struct run_hostcode_where *w, struct receipt *rc)
 {
 	struct hostsafety_report *hc = &hcs->report;
 	struct error err = { 0 };
@@ -77,8 +76,8 @@ void run_hostcode_check(struct run_hostcode *hcs, const struct run_hostcode_wher
 	hcs->checked = true;
 	if (!w->dryrun)
 		rc->host_code = hc;
-	cleanup_close int root_fd = open(w->dryrun ? w->upper : w->workspace,
-					 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int root_fd =
+		open(w->dryrun ? w->upper : w->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int lower_fd =
 		w->dryrun ? open(w->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	cleanup_strv char **protected_paths = run_hostcode_protected(hcs, w, false);
@@ -112,7 +111,8 @@ void run_hostcode_check(struct run_hostcode *hcs, const struct run_hostcode_wher
 			 hc->n_items);
 	else if (w->dryrun)
 		snprintf(hcs->message, sizeof(hcs->message),
-			 "the snapshot could not be checked for code left for the host: %.300s", hc->reason);
+			 "the snapshot could not be checked for code left for the host: %.300s",
+			 hc->reason);
 	else if (hc->n_items > 0)
 		snprintf(hcs->message, sizeof(hcs->message),
 			 "the command left %zu files that would run code on the host (first: %.200s); moved aside into %.200s/quarantine/%llu",

@@ -71,7 +71,8 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 	else if (!strcmp(mark, "rolled_back") && !strcmp(d->state, "applied"))
 		r = dryrun_dir_set_state(d, "rolled_back", err);
 	if (r < 0 || (mark[0] && strcmp(mark, "rolling_back") != 0))
-		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id) : 0;
+		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id)
+			     : 0;
 	if (d->ws_fd < 0)
 		return 0; /* not the workspace it ran on: left for when it is back */
 	if (mark[0]) {
@@ -82,7 +83,8 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 			r = dryrun_dir_set_state(d, "rolled_back", err);
 		*ret_recovered = r == 0;
 		return r < 0 ? error_prefix(err, "finish the rollback of dry run %llu",
-					    (unsigned long long)d->id) : 0;
+					    (unsigned long long)d->id)
+			     : 0;
 	}
 	/* An apply that never reached "committed": back to entirely old. */
 	r = journal_undo_all(d, ops, &ignored.ops, err);
@@ -112,7 +114,9 @@ static int dryruns_open(struct store *store, DIR **ret, struct error *err)
 
 	*ret = NULL;
 	if (fd < 0)
-		return errno == ENOENT ? 0 : error_set_errno(err, errno, "open %s/dryruns", store_path(store));
+		return errno == ENOENT
+			       ? 0
+			       : error_set_errno(err, errno, "open %s/dryruns", store_path(store));
 	*ret = fdopendir(fd);
 	if (!*ret) {
 		int e = errno;
@@ -153,8 +157,7 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 }
 
 /* Every command on a dry run starts by finishing what a crash left. */
-static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d,
-			struct error *err)
+static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d, struct error *err)
 {
 	size_t recovered;
 	bool mine;
@@ -235,7 +238,8 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id, d.state);
 	struct stat ws, up;
 	if (fstat(d.ws_fd, &ws) < 0 || fstatat(d.fd, "upper", &up, 0) < 0)
-		return error_set_errno(err, errno, "dry run %llu: stat its snapshot", (unsigned long long)id);
+		return error_set_errno(err, errno, "dry run %llu: stat its snapshot",
+				       (unsigned long long)id);
 	if (ws.st_dev != up.st_dev)
 		return error_set(err, EXDEV,
 				 "the state directory and the workspace are on different file systems: applying by copy is not built yet");
@@ -244,16 +248,19 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	const struct changeset_entry *c;
 	for (i = 0; i < d.cs->n_entries; i++) {
 		c = &d.cs->entries[i];
-		if (changeset_entry_has(c, CHANGESET_KEY_UID) && geteuid() != 0 && (c->uid != geteuid() || c->gid != getegid()))
+		if (changeset_entry_has(c, CHANGESET_KEY_UID) && geteuid() != 0 &&
+		    (c->uid != geteuid() || c->gid != getegid()))
 			return error_set(err, EPERM,
 					 "dry run %llu: %s is to be owned by %u:%u, which only root can give (the dry run ran as root); nothing was changed",
-					 (unsigned long long)id, c->path.bytes, (unsigned)c->uid, (unsigned)c->gid);
+					 (unsigned long long)id, c->path.bytes, (unsigned)c->uid,
+					 (unsigned)c->gid);
 	}
 	for (i = 0; i < d.cs->n_entries; i++) {
 		c = &d.cs->entries[i];
 		const char *why = applycheck_staged_privilege(&d, c);
 		if (why)
-			return error_set(err, EPERM, "dry run %llu: %s (%s): apply never installs a set-id file, a file capability or a device node",
+			return error_set(err, EPERM,
+					 "dry run %llu: %s (%s): apply never installs a set-id file, a file capability or a device node",
 					 (unsigned long long)id, c->path.bytes, why);
 	}
 	if (applyplan_cover_build(&d) < 0)
@@ -288,8 +295,10 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 		c = &d.cs->entries[i];
 		if (c->change == CHANGESET_RENAMED) {
 			/* its source: a file deleted, of the content it moved with */
-			const struct changeset_entry src = { .change = CHANGESET_DELETED, .type = CHANGESET_TYPE_FILE,
-							     .path = c->from, .old_sha256 = c->sha256 };
+			const struct changeset_entry src = { .change = CHANGESET_DELETED,
+							     .type = CHANGESET_TYPE_FILE,
+							     .path = c->from,
+							     .old_sha256 = c->sha256 };
 			if (!applycheck_matches(&d, &src, c->from.bytes, false, why, sizeof(why)))
 				return conflict(ret, err, "%s", why);
 		}
@@ -299,7 +308,8 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	}
 	r = applyplan_ops(&d, &ops);
 	if (r < 0)
-		return error_set(err, -r, "dry run %llu: its snapshot is incomplete", (unsigned long long)id);
+		return error_set(err, -r, "dry run %llu: its snapshot is incomplete",
+				 (unsigned long long)id);
 	if (mkdirat(d.fd, "backup", 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the backup directory");
 	r = journal_write(&d, ops, err);
@@ -312,11 +322,14 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 		if (r < 0) {
 			struct error undo_err = { 0 };
 			struct apply_outcome ignored = { 0 };
-			error_set_errno(err, -r, "%s %s", jsonutil_str(op, "op"), jsonutil_str(op, "path"));
+			error_set_errno(err, -r, "%s %s", jsonutil_str(op, "op"),
+					jsonutil_str(op, "path"));
 			if (journal_undo_all(&d, ops, &ignored.ops, &undo_err) < 0)
-				return error_prefix(err, "apply %llu stopped, and undoing it failed too (%s)",
+				return error_prefix(err,
+						    "apply %llu stopped, and undoing it failed too (%s)",
 						    (unsigned long long)id, undo_err.msg);
-			return error_prefix(err, "apply %llu stopped and was undone", (unsigned long long)id);
+			return error_prefix(err, "apply %llu stopped and was undone",
+					    (unsigned long long)id);
 		}
 		ret->ops++;
 	}
@@ -335,8 +348,7 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, struct apply
 }
 
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
-			   const char *changeset_sha256, struct apply_outcome *ret,
-			   struct error *err)
+			   const char *changeset_sha256, struct apply_outcome *ret, struct error *err)
 {
 	return apply_changes_checked(store, id, flags, changeset_sha256, ret, err);
 }
@@ -351,8 +363,7 @@ int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct
 	return r;
 }
 
-int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
-		   struct error *err)
+int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	cleanup_with(json_decrefp) json_t *ops = NULL;
@@ -363,8 +374,8 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 	if (r < 0)
 		return r;
 	if (strcmp(d.state, "applied") != 0)
-		return error_set(err, EPERM, "dry run %llu is %s, not applied", (unsigned long long)id,
-				 d.state);
+		return error_set(err, EPERM, "dry run %llu is %s, not applied",
+				 (unsigned long long)id, d.state);
 	if (d.ws_fd < 0)
 		return conflict(ret, err, "%s", d.ws_mismatch);
 	r = journal_read(&d, &ops, mark, sizeof(mark), err);
@@ -374,7 +385,8 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
 	 * including below a directory the apply created. */
 	for (size_t i = 0; i < d.cs->n_entries; i++) {
 		char why[600];
-		if (!applycheck_matches(&d, &d.cs->entries[i], d.cs->entries[i].path.bytes, true, why, sizeof(why)))
+		if (!applycheck_matches(&d, &d.cs->entries[i], d.cs->entries[i].path.bytes, true,
+					why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
 	/* From here a crash leaves a tree part undone, which no longer matches
@@ -423,8 +435,8 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store_path(store), rel.s) : 0;
 }
 
-int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
-	     size_t *ret_removed, struct error *err)
+int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied, size_t *ret_removed,
+	     struct error *err)
 {
 	size_t recovered;
 	*ret_removed = 0;
@@ -448,7 +460,8 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
 		size_t n;
 		struct error ignored;
 		/* Its lock, or leave it: a dry run in use is not garbage. */
-		cleanup_close int fd = openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cleanup_close int fd =
+			openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
 		if (file_read_capped(fd, STATEPATH_STATE, 64, &text, &n, &ignored) == 0)
@@ -476,8 +489,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 	return dryrun_dir_parse_changeset(text, n, ret, ret_verdict, err);
 }
 
-int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size,
-			struct error *err)
+int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
 {
 	return journal_parse(text, ret_ops, mark, mark_size, err);
 }

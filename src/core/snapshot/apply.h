@@ -53,10 +53,8 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, struct apply
  * is the one whose SHA-256 (hex) is changeset_sha256: what a permit's
  * approver reviewed (core/permit/permit.h). -EPERM otherwise. */
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
-			   const char *changeset_sha256, struct apply_outcome *ret,
-			   struct error *err);
-int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret,
-		   struct error *err);
+			   const char *changeset_sha256, struct apply_outcome *ret, struct error *err);
+int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, struct error *err);
 /* The dry run's state ("pending", "applied", "rolled_back"), read under its
  * lock once whatever a crash left of its apply or rollback is finished. */
 int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err);
@@ -64,8 +62,8 @@ int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct
 int apply_discard(struct store *store, uint64_t id, struct error *err);
 /* Removes the dry runs last changed more than older_than_ms ago, except one
  * that is applied and younger (its backups are its rollback). */
-int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied,
-	     size_t *ret_removed, struct error *err);
+int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied, size_t *ret_removed,
+	     struct error *err);
 /* The parsers of what apply reads back (tests/fuzz/fuzz_apply.c). A change
  * set (airlock.changeset/1 or /2): a known verdict (*ret_verdict), every
  * change has a known change and type and a clean relative path (no "", ".",
@@ -78,8 +76,7 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
  * there is none, else "committed" or "rolled_back" as written). A line
  * that is not JSON (a torn last line) is skipped; an operation that is
  * JSON but not one apply writes is -EINVAL. */
-int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size,
-			struct error *err);
+int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err);
 
 /* Rolls back every apply that a crash interrupted. */
 int apply_recover(struct store *store, size_t *ret_recovered, struct error *err);

@@ -36,7 +36,8 @@ static bool applycheck_xattrs_match(int dir_fd, const char *path, enum changeset
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 	cleanup_with(json_decrefp) json_t *have = NULL;
 
-	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 && changeset_xattr_list_equal(want, have);
+	return fd >= 0 && changeset_read_xattrs(fd, name, which, &have) == 0 &&
+	       changeset_xattr_list_equal(want, have);
 }
 
 /* The value of the attribute named name in list, NULL when it has none. */
@@ -74,7 +75,8 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 		const char *xname = jsonutil_str(x, "name");
 		if (applycheck_xattrs_value(want, xname))
 			continue;
-		while ((r = removexattr(proc, xname) < 0 ? -errno : 0) == -EACCES && applyfs_lift_on(&l) == 1)
+		while ((r = removexattr(proc, xname) < 0 ? -errno : 0) == -EACCES &&
+		       applyfs_lift_on(&l) == 1)
 			;
 		if (r < 0 && r != -ENODATA)
 			break;
@@ -84,7 +86,8 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 		if (acls == 1 && (r = applyfs_lift_off(&l)) < 0)
 			break;
 		json_array_foreach(want, i, x) {
-			const char *xname = jsonutil_str(x, "name"), *had = applycheck_xattrs_value(have, xname);
+			const char *xname = jsonutil_str(x, "name"),
+				   *had = applycheck_xattrs_value(have, xname);
 			if (changeset_xattr_is_acl(xname) != (acls == 1) ||
 			    (had && !strcmp(had, jsonutil_str(x, "base64"))))
 				continue;
@@ -109,8 +112,9 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
  * be one inode, as at the dry run (else the group changed since); after it,
  * too (both hold the object the apply moved in). root_fd is the workspace
  * or the dry run's directory (prefix "upper/" for the staged side). */
-static bool applycheck_link_group_matches(int root_fd, const char *prefix, const struct changeset_entry *e,
-					  const char *path, char *why, size_t why_size)
+static bool applycheck_link_group_matches(int root_fd, const char *prefix,
+					  const struct changeset_entry *e, const char *path,
+					  char *why, size_t why_size)
 {
 	const char *to = e->link_to.bytes;
 	char a[PATH_MAX], b[PATH_MAX];
@@ -119,9 +123,11 @@ static bool applycheck_link_group_matches(int root_fd, const char *prefix, const
 	if (!to)
 		return true;
 	if ((size_t)snprintf(a, sizeof(a), "%s%s", prefix, path) >= sizeof(a) ||
-	    (size_t)snprintf(b, sizeof(b), "%s%s", prefix, to) >= sizeof(b) || applyfs_stat_at(root_fd, a, &sa) < 0 ||
-	    applyfs_stat_at(root_fd, b, &sb) < 0 || sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
-		snprintf(why, why_size, "%s%s is no longer a hard link of %s", *prefix ? "the staged " : "", path, to);
+	    (size_t)snprintf(b, sizeof(b), "%s%s", prefix, to) >= sizeof(b) ||
+	    applyfs_stat_at(root_fd, a, &sa) < 0 || applyfs_stat_at(root_fd, b, &sb) < 0 ||
+	    sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
+		snprintf(why, why_size, "%s%s is no longer a hard link of %s",
+			 *prefix ? "the staged " : "", path, to);
 		return false;
 	}
 	return true;
@@ -134,8 +140,8 @@ static const char *applycheck_mode(char buf[16], mode_t mode)
 	return buf;
 }
 
-bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path, bool after,
-			char *why, size_t why_size)
+bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path,
+			bool after, char *why, size_t why_size)
 {
 	const char *type = changeset_file_type_name(e->type);
 	bool meta = changeset_change_is_meta(e->change);
@@ -155,7 +161,8 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 		return false;
 	}
 	/* The type and content the path should have. */
-	const char *want_type = after || e->change == CHANGESET_CREATED || !changeset_entry_has(e, CHANGESET_KEY_OLD_TYPE)
+	const char *want_type = after || e->change == CHANGESET_CREATED ||
+						!changeset_entry_has(e, CHANGESET_KEY_OLD_TYPE)
 					? type
 					: changeset_file_type_name(e->old_type);
 	const char *hash = after ? e->sha256 : e->old_sha256;
@@ -165,8 +172,9 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 		uid_t uid = after ? e->uid : e->old_uid;
 		gid_t gid = after ? e->gid : e->old_gid;
 		if (owner && (st.st_uid != uid || st.st_gid != gid)) {
-			snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path, (unsigned)st.st_uid,
-				 (unsigned)st.st_gid, (unsigned)uid, (unsigned)gid);
+			snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path,
+				 (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)uid,
+				 (unsigned)gid);
 			return false;
 		}
 	}
@@ -174,7 +182,9 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 	 * entry gives old_mode only when it differs from mode). A symlink has
 	 * none; an entry of a change set before version 4 may give neither. */
 	char mode_buf[16];
-	const char *mode = changeset_entry_has(e, CHANGESET_KEY_MODE) ? applycheck_mode(mode_buf, e->mode) : NULL;
+	const char *mode = changeset_entry_has(e, CHANGESET_KEY_MODE)
+				   ? applycheck_mode(mode_buf, e->mode)
+				   : NULL;
 	if (!after && changeset_entry_has(e, CHANGESET_KEY_OLD_MODE))
 		mode = applycheck_mode(mode_buf, e->old_mode);
 	char have_mode[16];
@@ -203,15 +213,18 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 		for (size_t k = 0; k < e->n_also_names; k++) {
 			const char *name = e->also_names[k].path.bytes;
 			struct stat ost;
-			if (applyfs_stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st.st_dev || ost.st_ino != st.st_ino) {
-				snprintf(why, why_size, "%s is no longer a hard link of %s", name, path);
+			if (applyfs_stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st.st_dev ||
+			    ost.st_ino != st.st_ino) {
+				snprintf(why, why_size, "%s is no longer a hard link of %s", name,
+					 path);
 				return false;
 			}
 		}
 		/* The content is the same before and after (version 4 gives it). */
 		char have[SHA256_HEX_SIZE];
 		hash = e->sha256;
-		if (S_ISREG(st.st_mode) && hash && (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0)) {
+		if (S_ISREG(st.st_mode) && hash &&
+		    (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0)) {
 			snprintf(why, why_size, "%s changed since the dry run", path);
 			return false;
 		}
@@ -232,7 +245,8 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 	}
 	if (is_lnk && target) {
 		char have[PATH_MAX];
-		if (applyfs_readlink_at(d->ws_fd, path, have, sizeof(have)) < 0 || strcmp(have, target) != 0) {
+		if (applyfs_readlink_at(d->ws_fd, path, have, sizeof(have)) < 0 ||
+		    strcmp(have, target) != 0) {
 			snprintf(why, why_size, "%s points elsewhere now", path);
 			return false;
 		}
@@ -258,7 +272,8 @@ const char *applycheck_staged_privilege(struct dryrun_dir *d, const struct chang
 	/* The root's mode is the change set's (the upper's root is airlock's
 	 * 0700 directory): a set-user-ID bit there is refused as anywhere. */
 	if (dryrun_dir_is_root(e->path.bytes))
-		return changeset_entry_has(e, CHANGESET_KEY_MODE) && (e->mode & S_ISUID) ? "setuid" : NULL;
+		return changeset_entry_has(e, CHANGESET_KEY_MODE) && (e->mode & S_ISUID) ? "setuid"
+											 : NULL;
 	if (e->change == CHANGESET_DELETED ||
 	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", e->path.bytes) >= sizeof(staged))
 		return NULL;
@@ -273,8 +288,9 @@ const char *applycheck_staged_privilege(struct dryrun_dir *d, const struct chang
  * such a change was shown for review without a mode change, so a modified
  * file must keep the mode the workspace's file has; a type change is
  * refused (NULL, why set): nothing recorded says what its mode was. */
-static const char *applycheck_staged_want_mode(struct dryrun_dir *d, const struct changeset_entry *e,
-					       const char *path, char buf[16], char *why, size_t why_size)
+static const char *applycheck_staged_want_mode(struct dryrun_dir *d,
+					       const struct changeset_entry *e, const char *path,
+					       char buf[16], char *why, size_t why_size)
 {
 	struct stat st;
 
@@ -297,7 +313,8 @@ static const char *applycheck_staged_want_mode(struct dryrun_dir *d, const struc
 	return ""; /* renamed, in change sets of version 1 */
 }
 
-bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entry *e, char *why, size_t why_size)
+bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entry *e, char *why,
+			       size_t why_size)
 {
 	const char *path = e->path.bytes;
 	const char *type = changeset_file_type_name(e->type), *name;
@@ -322,15 +339,19 @@ bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entr
 	snprintf(have, sizeof(have), "%04o", (unsigned)(st.st_mode & 07777));
 	const char *hash = e->sha256, *target = e->target.bytes;
 	if (!type || strcmp(type, changeset_type_name(st.st_mode)) != 0) {
-		snprintf(what, sizeof(what), "a %s, not a %s", changeset_type_name(st.st_mode), type ? type : "?");
+		snprintf(what, sizeof(what), "a %s, not a %s", changeset_type_name(st.st_mode),
+			 type ? type : "?");
 	} else if (*mode && !S_ISLNK(st.st_mode) && strcmp(mode, have) != 0) {
 		snprintf(what, sizeof(what), "mode %s, not %s", have, mode);
-	} else if (changeset_entry_has(e, CHANGESET_KEY_UID) && (st.st_uid != e->uid || st.st_gid != e->gid)) {
+	} else if (changeset_entry_has(e, CHANGESET_KEY_UID) &&
+		   (st.st_uid != e->uid || st.st_gid != e->gid)) {
 		/* It moves in with its owner: the one the change set names. */
 		snprintf(what, sizeof(what), "owner %u:%u, not %u:%u", (unsigned)st.st_uid,
 			 (unsigned)st.st_gid, (unsigned)e->uid, (unsigned)e->gid);
-	} else if (S_ISREG(st.st_mode) && changeset_entry_has(e, CHANGESET_KEY_SIZE) && (int64_t)st.st_size != e->size) {
-		snprintf(what, sizeof(what), "%lld bytes, not %lld", (long long)st.st_size, (long long)e->size);
+	} else if (S_ISREG(st.st_mode) && changeset_entry_has(e, CHANGESET_KEY_SIZE) &&
+		   (int64_t)st.st_size != e->size) {
+		snprintf(what, sizeof(what), "%lld bytes, not %lld", (long long)st.st_size,
+			 (long long)e->size);
 	} else if (S_ISREG(st.st_mode)) {
 		char hex[SHA256_HEX_SIZE];
 		if (!hash || applyfs_hash_at(d->fd, staged, hex) < 0 || strcmp(hex, hash) != 0)
@@ -338,7 +359,8 @@ bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entr
 				 hash ? hash : "(none)");
 	} else if (S_ISLNK(st.st_mode)) {
 		char buf[PATH_MAX];
-		if (!target || applyfs_readlink_at(d->fd, staged, buf, sizeof(buf)) < 0 || strcmp(buf, target) != 0)
+		if (!target || applyfs_readlink_at(d->fd, staged, buf, sizeof(buf)) < 0 ||
+		    strcmp(buf, target) != 0)
 			snprintf(what, sizeof(what), "its link target differs");
 	}
 	/* The object moves in with its carried attributes: exactly the
@@ -346,10 +368,12 @@ bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entr
 	if (!*what) {
 		/* none listed: e->xattrs is empty */
 		if (!applycheck_xattrs_match(d->fd, staged, d->xattrs, &e->xattrs))
-			snprintf(what, sizeof(what), "extended attributes or ACLs other than the %zu listed", e->xattrs.n);
+			snprintf(what, sizeof(what),
+				 "extended attributes or ACLs other than the %zu listed", e->xattrs.n);
 	}
 	if (*what) {
-		snprintf(why, why_size, "%s: the staged object differs from the change set (%s; edited after the dry run)",
+		snprintf(why, why_size,
+			 "%s: the staged object differs from the change set (%s; edited after the dry run)",
 			 path, what);
 		return false;
 	}

@@ -21,8 +21,8 @@
 int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want);
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */
-bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path, bool after,
-			char *why, size_t why_size);
+bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path,
+			bool after, char *why, size_t why_size);
 /* A second look at what would move in (docs/dryrun.md, "Set-id files"):
  * whatever the change set says, no staged object with a set-id bit or a
  * file capability reaches the real tree. The reason, or NULL. */
@@ -37,4 +37,5 @@ const char *applycheck_staged_privilege(struct dryrun_dir *d, const struct chang
  * the root's is not checked (the upper's root is the dry run's own
  * directory, its mode and attributes recorded at the end of the run).
  * false with why set (the path and what differs) when it is not. */
-bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entry *e, char *why, size_t why_size);
+bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entry *e, char *why,
+			       size_t why_size);

@@ -156,7 +156,8 @@ static __attribute__((noinline)) void applyfs_strip_overlay_xattrs_one(int dir_f
 	/* The kernel's largest list, so no list is too long to be read. */
 	cleanup_free char *names = malloc(XATTR_LIST_MAX);
 
-	if (!names || (size_t)snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, name) >= sizeof(path))
+	if (!names || (size_t)snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, name) >=
+			      sizeof(path))
 		return;
 	ssize_t n = llistxattr(path, names, XATTR_LIST_MAX);
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)

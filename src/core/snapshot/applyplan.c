@@ -33,7 +33,8 @@ static int compare_strings(const void *a, const void *b)
 /* A created or type-changed directory: what lies below it moves with it. */
 static bool applyplan_new_dir(const struct changeset_entry *e)
 {
-	return e->type == CHANGESET_TYPE_DIR && (e->change == CHANGESET_CREATED || e->change == CHANGESET_TYPE_CHANGED);
+	return e->type == CHANGESET_TYPE_DIR &&
+	       (e->change == CHANGESET_CREATED || e->change == CHANGESET_TYPE_CHANGED);
 }
 
 int applyplan_cover_build(struct dryrun_dir *d)
@@ -70,7 +71,8 @@ static int compare_prefix(const void *key, const void *elem)
 
 bool applyplan_covered(const struct dryrun_dir *d, const char *path)
 {
-	for (const char *slash = strchr(path, '/'); slash && d->n_new_dirs; slash = strchr(slash + 1, '/')) {
+	for (const char *slash = strchr(path, '/'); slash && d->n_new_dirs;
+	     slash = strchr(slash + 1, '/')) {
 		struct applyplan_cover_key k = { path, (size_t)(slash - path) };
 		if (bsearch(&k, d->new_dirs, d->n_new_dirs, sizeof(*d->new_dirs), compare_prefix))
 			return true;
@@ -94,7 +96,8 @@ static json_t *applyplan_op_new(const char *kind, ...)
 	va_start(ap, kind);
 	while ((key = va_arg(ap, const char *))) {
 		const char *value = va_arg(ap, const char *);
-		if (!value || json_object_set_new(op, key, json_stringn_nocheck(value, strlen(value))) < 0) {
+		if (!value ||
+		    json_object_set_new(op, key, json_stringn_nocheck(value, strlen(value))) < 0) {
 			json_decref(op);
 			op = NULL;
 			break;
@@ -118,8 +121,8 @@ static json_t *applyplan_op_note_mode(json_t *op, int dir_fd, const char *path, 
 	struct stat st;
 	char mode[16];
 
-	if (!op || applyfs_stat_at(dir_fd, path, &st) < 0 || (st.st_mode & S_IWUSR) || S_ISLNK(st.st_mode) ||
-	    (dirs_only && !S_ISDIR(st.st_mode)))
+	if (!op || applyfs_stat_at(dir_fd, path, &st) < 0 || (st.st_mode & S_IWUSR) ||
+	    S_ISLNK(st.st_mode) || (dirs_only && !S_ISDIR(st.st_mode)))
 		return op;
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
 	if (json_object_set_new(op, "mode", json_string(mode)) < 0)
@@ -129,7 +132,8 @@ static json_t *applyplan_op_note_mode(json_t *op, int dir_fd, const char *path, 
 
 static int compare_path_desc(const void *a, const void *b)
 {
-	const char *x = jsonutil_str(*(json_t *const *)a, "path"), *y = jsonutil_str(*(json_t *const *)b, "path");
+	const char *x = jsonutil_str(*(json_t *const *)a, "path"),
+		   *y = jsonutil_str(*(json_t *const *)b, "path");
 
 	if (dryrun_dir_is_root(x) || dryrun_dir_is_root(y))
 		return dryrun_dir_is_root(x) - dryrun_dir_is_root(y);
@@ -155,21 +159,30 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 	for (i = 0; i < n; i++) { /* renames whose destination is not covered */
 		e = &entries[i];
 		if (r == 0 && e->change == CHANGESET_RENAMED && !applyplan_covered(d, e->path.bytes))
-			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("rename", "from", e->from.bytes, "path",
-								       e->path.bytes, NULL),
-							d->ws_fd, e->from.bytes, true));
+			r = applyplan_op_append(ops,
+						applyplan_op_note_mode(applyplan_op_new("rename", "from",
+											e->from.bytes,
+											"path",
+											e->path.bytes,
+											NULL),
+								       d->ws_fd, e->from.bytes, true));
 	}
 	for (i = 0; i < n; i++) {
 		e = &entries[i];
 		const char *path = e->change == CHANGESET_RENAMED ? e->from.bytes : e->path.bytes;
-		bool renamed_into_new_dir = e->change == CHANGESET_RENAMED && applyplan_covered(d, e->path.bytes);
+		bool renamed_into_new_dir =
+			e->change == CHANGESET_RENAMED && applyplan_covered(d, e->path.bytes);
 		if (r < 0 || applyplan_covered(d, path))
 			continue;
-		if (e->change == CHANGESET_DELETED || e->change == CHANGESET_TYPE_CHANGED || renamed_into_new_dir) {
+		if (e->change == CHANGESET_DELETED || e->change == CHANGESET_TYPE_CHANGED ||
+		    renamed_into_new_dir) {
 			char backup[64];
 			snprintf(backup, sizeof(backup), "backup/%zu", backups++);
-			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("backup", "path", path, "backup", backup, NULL),
-							d->ws_fd, path, true));
+			r = applyplan_op_append(ops,
+						applyplan_op_note_mode(applyplan_op_new("backup", "path",
+											path, "backup",
+											backup, NULL),
+								       d->ws_fd, path, true));
 		}
 	}
 	for (i = 0; i < n; i++) { /* sorted by path: parents first */
@@ -180,8 +193,11 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		if (e->change == CHANGESET_CREATED || e->change == CHANGESET_TYPE_CHANGED) {
 			char staged[PATH_MAX];
 			snprintf(staged, sizeof(staged), "upper/%s", path);
-			r = applyplan_op_append(ops, applyplan_op_note_mode(applyplan_op_new("create", "path", path, "staged", staged, NULL),
-							d->fd, staged, true));
+			r = applyplan_op_append(ops,
+						applyplan_op_note_mode(applyplan_op_new("create", "path",
+											path, "staged",
+											staged, NULL),
+								       d->fd, staged, true));
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -195,7 +211,8 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		struct stat st;
 		if (applyfs_stat_at(d->fd, staged, &st) < 0)
 			return -ENOENT;
-		json_t *op = applyplan_op_new("exchange", "path", path, "staged", staged, "backup", backup, NULL);
+		json_t *op = applyplan_op_new("exchange", "path", path, "staged", staged, "backup",
+					      backup, NULL);
 		if (op && json_object_set_new(op, "new_ino", json_integer((json_int_t)st.st_ino)) < 0)
 			op = (json_decref(op), NULL);
 		r = applyplan_op_append(ops, op);
@@ -205,7 +222,8 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 	for (i = 0; i < n; i++) {
 		e = &entries[i];
 		json_t *op;
-		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_UID) || !changeset_change_is_meta(e->change))
+		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_UID) ||
+		    !changeset_change_is_meta(e->change))
 			continue;
 		op = applyplan_op_new("chown", "path", e->path.bytes, NULL);
 		op = applyplan_op_set_id(op, "uid", e->uid);
@@ -221,12 +239,15 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 		json_t *op;
 		/* A created or modified object's `xattrs` came in with it; a
 		 * meta change's unchanged ones are listed alone (version 4). */
-		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS) || !changeset_change_is_meta(e->change))
+		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS) ||
+		    !changeset_change_is_meta(e->change))
 			continue;
-		op = applyplan_op_note_mode(applyplan_op_new("xattrs", "path", e->path.bytes, NULL), d->ws_fd,
-				  e->path.bytes, false);
-		if (op && (json_object_set_new(op, "xattrs", changeset_xattr_list_to_json(&e->xattrs)) < 0 ||
-			   json_object_set_new(op, "old_xattrs", changeset_xattr_list_to_json(&e->old_xattrs)) < 0))
+		op = applyplan_op_note_mode(applyplan_op_new("xattrs", "path", e->path.bytes, NULL),
+					    d->ws_fd, e->path.bytes, false);
+		if (op &&
+		    (json_object_set_new(op, "xattrs", changeset_xattr_list_to_json(&e->xattrs)) < 0 ||
+		     json_object_set_new(op, "old_xattrs",
+					 changeset_xattr_list_to_json(&e->old_xattrs)) < 0))
 			op = (json_decref(op), NULL);
 		r = applyplan_op_append(ops, op);
 	}
@@ -237,8 +258,8 @@ int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
 			continue;
 		snprintf(mode, sizeof(mode), "%04o", (unsigned)(e->mode & 07777));
 		snprintf(old_mode, sizeof(old_mode), "%04o", (unsigned)(e->old_mode & 07777));
-		r = applyplan_op_append(chmods, applyplan_op_new("chmod", "path", e->path.bytes, "mode", mode, "old_mode",
-								 old_mode, NULL));
+		r = applyplan_op_append(chmods, applyplan_op_new("chmod", "path", e->path.bytes, "mode",
+								 mode, "old_mode", old_mode, NULL));
 	}
 	if (r == 0)
 		r = jsonutil_array_sort(chmods, compare_path_desc);

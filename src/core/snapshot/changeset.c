@@ -29,7 +29,8 @@ struct walk {
 	bool owners; /* every id was mapped (a dry run as root): owners are carried */
 };
 
-__attribute__((noinline)) const char *changeset_privilege(int dir_fd, const char *name, const struct stat *st)
+__attribute__((noinline)) const char *changeset_privilege(int dir_fd, const char *name,
+							  const struct stat *st)
 {
 	/* A device node (never a whiteout: those are deletions) opens the
 	 * device it names; no command of the quarantine may add one. */
@@ -135,8 +136,8 @@ static int compare_xattr_names(const void *a, const void *b)
 		      json_string_value(json_object_get(*(json_t *const *)b, "name")));
 }
 
-__attribute__((noinline)) int changeset_read_xattrs(int dir_fd, const char *name, enum changeset_xattrs which,
-						    json_t **ret)
+__attribute__((noinline)) int changeset_read_xattrs(int dir_fd, const char *name,
+						    enum changeset_xattrs which, json_t **ret)
 {
 	char path[PATH_MAX + 32];
 	cleanup_with(json_decrefp) json_t *list = json_array();
@@ -295,8 +296,7 @@ int changeset_decode_bytes(json_t *obj)
 	return 0;
 }
 
-static int add_change(struct walk *w, const char *rel, const char *change, mode_t mode,
-		      json_t **ret)
+static int add_change(struct walk *w, const char *rel, const char *change, mode_t mode, json_t **ret)
 {
 	json_t *c = json_pack("{s:s, s:s}", "change", change, "type", changeset_type_name(mode));
 	if (!c || json_array_append_new(w->changes, c) < 0 || changeset_set_bytes(c, "path", rel) < 0)
@@ -312,8 +312,8 @@ static int add_change(struct walk *w, const char *rel, const char *change, mode_
 
 /* Size and SHA-256 of a regular file, or a symlink's target, under the
  * keys of the new entry or (old) of the one it replaced. */
-static __attribute__((noinline)) int describe(struct walk *w, int dir_fd, const char *name, const struct stat *st,
-		    json_t *c, bool old)
+static __attribute__((noinline)) int describe(struct walk *w, int dir_fd, const char *name,
+					      const struct stat *st, json_t *c, bool old)
 {
 	if (S_ISREG(st->st_mode)) {
 		char hex[SHA256_HEX_SIZE];
@@ -429,7 +429,9 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 	if (!mode_differs && !xattrs_differ && !owner_differs)
 		return 0; /* copied up, unchanged */
 	r = add_change(w, rel,
-		       mode_differs ? "mode_changed" : owner_differs ? "owner_changed" : "xattrs_changed",
+		       mode_differs    ? "mode_changed"
+		       : owner_differs ? "owner_changed"
+				       : "xattrs_changed",
 		       ust->st_mode, &c);
 	if (r == 0) {
 		json_object_set_new(c, "mode", mode_string(ust->st_mode));
@@ -448,14 +450,15 @@ static int meta_change_with(struct walk *w, int upper_fd, int lower_fd, const ch
 	} else if (r == 0 && S_ISLNK(ust->st_mode)) {
 		r = describe(w, upper_fd, name, ust, c, false);
 	}
-	if (r == 0 && (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
-		       (xattrs_differ && json_object_set_new(c, "old_xattrs", encode_array(before)) < 0)))
+	if (r == 0 &&
+	    (json_object_set_new(c, "xattrs", encode_array(now)) < 0 ||
+	     (xattrs_differ && json_object_set_new(c, "old_xattrs", encode_array(before)) < 0)))
 		r = error_set(w->err, ENOMEM, "out of memory");
 	return r;
 }
 
-static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name,
-		       const char *rel, const struct stat *ust, const struct stat *lst, const char *hex)
+static int meta_change(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
+		       const struct stat *ust, const struct stat *lst, const char *hex)
 {
 	return meta_change_with(w, upper_fd, lower_fd, name, rel, ust, lst, NULL, hex);
 }
@@ -522,9 +525,9 @@ static __attribute__((noinline)) bool same_target(int upper_fd, int lower_fd, co
  * in with, `xattrs`, empty when it has none, so that "none" is checked too.
  * Apply checks the staged object against all of it (what was reviewed is
  * what lands). */
-static __attribute__((noinline)) int carried_identity(struct walk *w, int upper_fd, const char *name,
-						      const char *rel, json_t *c, const struct stat *ust,
-						      const struct stat *lst)
+static __attribute__((noinline)) int carried_identity(struct walk *w, int upper_fd,
+						      const char *name, const char *rel, json_t *c,
+						      const struct stat *ust, const struct stat *lst)
 {
 	cleanup_with(json_decrefp) json_t *now = NULL;
 	struct stat st;
@@ -587,7 +590,8 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 
 	if (S_ISDIR(ust.st_mode)) {
 		char value[4] = "";
-		cleanup_close int sub = openat(upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		cleanup_close int sub =
+			openat(upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			return error_set_errno(w->err, errno, "open %s in the snapshot", rel);
 		/* Below an opaque directory every directory hides its lower one
@@ -606,11 +610,13 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		} else if (!S_ISDIR(lst.st_mode)) {
 			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 			if (r == 0)
-				json_object_set_new(c, "old_type", json_string(changeset_type_name(lst.st_mode)));
+				json_object_set_new(c, "old_type",
+						    json_string(changeset_type_name(lst.st_mode)));
 			if (r == 0)
 				r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
 		} else {
-			lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			lower_sub = openat(lower_fd, name,
+					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, NULL);
 		}
 		if (r < 0)
@@ -631,7 +637,8 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
 		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
 		if (r == 0) {
-			json_object_set_new(c, "old_type", json_string(changeset_type_name(lst.st_mode)));
+			json_object_set_new(c, "old_type",
+					    json_string(changeset_type_name(lst.st_mode)));
 			r = describe(w, upper_fd, name, &ust, c, false);
 		}
 		if (r == 0 && !S_ISDIR(lst.st_mode))
@@ -674,8 +681,7 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, new_hex);
 }
 
-static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque,
-		    int depth)
+static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque, int depth)
 {
 	int fd = dup(upper_fd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -836,7 +842,8 @@ static bool lost_new_dir(json_t *changes, const char *path)
 
 	json_array_foreach(changes, i, c) {
 		const char *change = jsonutil_str(c, "change"), *type = jsonutil_str(c, "type");
-		if ((strcmp(change, "created") && strcmp(change, "type_changed")) || !type || strcmp(type, "dir"))
+		if ((strcmp(change, "created") && strcmp(change, "type_changed")) || !type ||
+		    strcmp(type, "dir"))
 			continue;
 		cleanup_free char *p = entry_path_bytes(c);
 		if (p && !strcmp(p, path))
@@ -879,7 +886,8 @@ static bool lost_moved_out(const struct lost *l, const struct stat *lst)
 		struct stat st;
 		cleanup_close int dir = fd_open_parent(l->upper_fd, path, O_PATH, &name);
 		if (dir >= 0 && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_mtim.tv_sec == lst->st_mtim.tv_sec && st.st_mtim.tv_nsec == lst->st_mtim.tv_nsec)
+		    st.st_mtim.tv_sec == lst->st_mtim.tv_sec &&
+		    st.st_mtim.tv_nsec == lst->st_mtim.tv_nsec)
 			return true;
 	}
 	return false;
@@ -888,7 +896,8 @@ static bool lost_moved_out(const struct lost *l, const struct stat *lst)
 static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, const char *uname,
 			   bool *ret_empty, const struct lost *l)
 {
-	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int ufd =
+		openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int fd = openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *de;
@@ -929,10 +938,9 @@ static bool holds_names_of(int lower_dir, const char *lname, int upper_dir, cons
  * directory holding every name the lower held, and, when it held none, the
  * same modification time, as a copy that keeps times makes it), it is a
  * copy that lost them. */
-static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lower_dir, const char *lname,
-							int upper_dir, const char *uname,
-							const struct stat *ls, const struct stat *us,
-							const char *lrel, const char *urel)
+static __attribute__((noinline)) int
+attrs_check_object(struct lost *l, int lower_dir, const char *lname, int upper_dir, const char *uname,
+		   const struct stat *ls, const struct stat *us, const char *lrel, const char *urel)
 {
 	cleanup_with(json_decrefp) json_t *had = NULL, *has = NULL, *missing = json_array();
 	size_t i, k;
@@ -956,8 +964,8 @@ static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lowe
 	}
 	if (json_array_size(missing) == 0)
 		return 0;
-	if (l->same_times && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
-			      ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec))
+	if (l->same_times &&
+	    (ls->st_mtim.tv_sec != us->st_mtim.tv_sec || ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec))
 		return 0;
 	if (S_ISREG(ls->st_mode)) {
 		char a[SHA256_HEX_SIZE], b[SHA256_HEX_SIZE];
@@ -966,7 +974,8 @@ static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lowe
 			return 0;
 	} else if (S_ISDIR(ls->st_mode)) {
 		bool empty;
-		if (!holds_names_of(lower_dir, lname, upper_dir, uname, &empty, l->same_times ? NULL : l) ||
+		if (!holds_names_of(lower_dir, lname, upper_dir, uname, &empty,
+				    l->same_times ? NULL : l) ||
 		    (empty && (ls->st_mtim.tv_sec != us->st_mtim.tv_sec ||
 			       ls->st_mtim.tv_nsec != us->st_mtim.tv_nsec)))
 			return 0;
@@ -976,7 +985,8 @@ static __attribute__((noinline)) int attrs_check_object(struct lost *l, int lowe
 		return 0;
 	}
 	json_t *p = json_object();
-	if (!p || json_array_append_new(l->problems, p) < 0 || changeset_set_bytes(p, "attrs_lost", urel) < 0 ||
+	if (!p || json_array_append_new(l->problems, p) < 0 ||
+	    changeset_set_bytes(p, "attrs_lost", urel) < 0 ||
 	    changeset_set_bytes(p, "from", lrel) < 0 || json_object_set(p, "names", missing) < 0)
 		return -ENOMEM;
 	return 0;
@@ -998,8 +1008,10 @@ static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int u
 		r = attrs_check_object(l, lower_dir, lname, upper_dir, uname, &ls, &us, lrel, urel);
 	if (r < 0 || !recurse || !S_ISDIR(ls.st_mode) || depth >= CHANGESET_MAX_DEPTH)
 		return r;
-	cleanup_close int ufd = openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd = ufd < 0 ? -1 : openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int ufd =
+		openat(upper_dir, uname, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = ufd < 0 ? -1
+			 : openat(lower_dir, lname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
 		if (fd >= 0)
@@ -1014,8 +1026,8 @@ static int attrs_compare(struct lost *l, int lower_dir, const char *lname, int u
 			continue;
 		cleanup_free char *lchild = join_rel(lrel, de->d_name);
 		cleanup_free char *uchild = join_rel(urel, de->d_name);
-		r = lchild && uchild ? attrs_compare(l, dirfd(d), de->d_name, ufd, de->d_name, lchild,
-						     uchild, true, depth + 1)
+		r = lchild && uchild ? attrs_compare(l, dirfd(d), de->d_name, ufd, de->d_name,
+						     lchild, uchild, true, depth + 1)
 				     : -ENOMEM;
 	}
 	closedir(d);
@@ -1099,7 +1111,8 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 		const char *old_type = jsonutil_str(c, "old_type");
 		bool deleted = !strcmp(change, "deleted"), is_dir = type && !strcmp(type, "dir");
 		bool retyped = !strcmp(change, "type_changed") && old_type && !strcmp(old_type, "dir");
-		bool new_dir = is_dir && (!strcmp(change, "created") || !strcmp(change, "type_changed"));
+		bool new_dir =
+			is_dir && (!strcmp(change, "created") || !strcmp(change, "type_changed"));
 		if (!deleted && !retyped && !new_dir)
 			continue;
 		char *path = entry_path_bytes(c);
@@ -1152,8 +1165,10 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 			 * have been removed and refilled, `tar -x`, with the copy
 			 * elsewhere never made from it): its copy must hold every
 			 * name it held, and each object its time (same_times). */
-			if (uparent >= 0 && (!again || holds_names_of(lparent, lname, uparent, uname, &empty, NULL)))
-				r = attrs_compare(&l, lparent, lname, uparent, uname, path, made[k], true, 0);
+			if (uparent >= 0 &&
+			    (!again || holds_names_of(lparent, lname, uparent, uname, &empty, NULL)))
+				r = attrs_compare(&l, lparent, lname, uparent, uname, path, made[k],
+						  true, 0);
 		}
 	}
 	free_strings(gone, n_gone);
@@ -1161,8 +1176,9 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
 	free_strings(made, n_new);
 	if (r < 0)
 		return error_set_errno(err, -r, "compare the attributes of renamed directories");
-	if (l.dropped && json_array_append_new(problems, json_pack("{s:s, s:I}", "attrs_lost", "...", "dropped",
-								   (json_int_t)l.dropped)) < 0)
+	if (l.dropped &&
+	    json_array_append_new(problems, json_pack("{s:s, s:I}", "attrs_lost", "...", "dropped",
+						      (json_int_t)l.dropped)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_problems = TAKE_PTR(problems);
 	return 0;
@@ -1299,7 +1315,7 @@ static bool any_matches(char *const *patterns, const char *path)
 }
 
 enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
-				     char *const *expect_delete, json_t **ret_problems)
+				      char *const *expect_delete, json_t **ret_problems)
 {
 	json_t *problems = json_array();
 	*ret_problems = problems;
@@ -1312,9 +1328,10 @@ enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *con
 	json_array_foreach(changes, i, c) {
 		const char *why = json_string_value(json_object_get(c, "refused"));
 		if (why)
-			json_array_append_new(problems, json_pack("{s:O, s:O, s:s}", "refused",
-								  json_object_get(c, "path"), "change",
-								  json_object_get(c, "change"), "reason", why));
+			json_array_append_new(problems,
+					      json_pack("{s:O, s:O, s:s}", "refused",
+							json_object_get(c, "path"), "change",
+							json_object_get(c, "change"), "reason", why));
 	}
 	if (json_array_size(problems) > 0)
 		return DRYRUN_VERDICT_PRIVILEGED_FILE;
@@ -1324,8 +1341,7 @@ enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *con
 		bool removes = strcmp(change, "deleted") == 0 || strcmp(change, "type_changed") == 0;
 		bool ok = removes ? any_matches(expect_delete, path) : any_matches(expect, path);
 		if (ok && strcmp(change, "renamed") == 0)
-			ok = any_matches(expect_delete,
-					 json_string_value(json_object_get(c, "from")));
+			ok = any_matches(expect_delete, json_string_value(json_object_get(c, "from")));
 		if (!ok)
 			json_array_append_new(problems, json_pack("{s:s, s:s}", "unexpected", path,
 								  "change", change));

@@ -103,7 +103,7 @@ int changeset_compute(const char *upper, const char *workspace, mode_t root_mode
  * changeset_privilege). A change set of version 1 or 2 lists no ACLs:
  * apply must leave them alone (CHANGESET_XATTRS_USER). */
 enum changeset_xattrs {
-	CHANGESET_XATTRS_ALL,  /* CHANGESET_SCHEMA's */
+	CHANGESET_XATTRS_ALL, /* CHANGESET_SCHEMA's */
 	CHANGESET_XATTRS_USER, /* versions 1 and 2: user.* only */
 };
 
@@ -201,4 +201,4 @@ int changeset_attrs_lost(const char *upper, const char *workspace, json_t *chang
  * ret_problems lists the refused changes ({refused, change, reason}), or the
  * unexpected paths, then the missing patterns. */
 enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
-				     char *const *expect_delete, json_t **ret_problems);
+				      char *const *expect_delete, json_t **ret_problems);

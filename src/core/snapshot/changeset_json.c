@@ -80,8 +80,9 @@ static const char *const changeset_json_changes[_CHANGESET_CHANGE_MAX] = {
 };
 
 static const char *const changeset_json_types[_CHANGESET_TYPE_MAX] = {
-	[CHANGESET_TYPE_FILE] = "file",	    [CHANGESET_TYPE_DIR] = "dir",	[CHANGESET_TYPE_SYMLINK] = "symlink",
-	[CHANGESET_TYPE_FIFO] = "fifo",	    [CHANGESET_TYPE_SOCKET] = "socket", [CHANGESET_TYPE_OTHER] = "other",
+	[CHANGESET_TYPE_FILE] = "file",	      [CHANGESET_TYPE_DIR] = "dir",
+	[CHANGESET_TYPE_SYMLINK] = "symlink", [CHANGESET_TYPE_FIFO] = "fifo",
+	[CHANGESET_TYPE_SOCKET] = "socket",   [CHANGESET_TYPE_OTHER] = "other",
 };
 
 const char *changeset_change_name(enum changeset_change change)
@@ -199,8 +200,8 @@ static void changeset_json_bytes_free(struct changeset_bytes *b)
 
 /* key and key_b64 of a name as changeset_set_bytes() writes them: shown,
  * when kept, is written as it was read. */
-static int changeset_json_set_bytes(json_t *obj, enum changeset_key key, const struct changeset_bytes *b,
-				    bool b64)
+static int changeset_json_set_bytes(json_t *obj, enum changeset_key key,
+				    const struct changeset_bytes *b, bool b64)
 {
 	const char *name = changeset_json_keys[key];
 
@@ -217,7 +218,8 @@ static int changeset_json_set_bytes(json_t *obj, enum changeset_key key, const s
 		return json_object_set_new(obj, name, json_string(b->bytes)) < 0 ? -ENOMEM : 0;
 	size_t clean_n;
 	cleanup_free char *clean = utf8_sanitize(b->bytes, n, &clean_n);
-	return !clean || json_object_set_new(obj, name, json_stringn(clean, clean_n)) < 0 ? -ENOMEM : 0;
+	return !clean || json_object_set_new(obj, name, json_stringn(clean, clean_n)) < 0 ? -ENOMEM
+											  : 0;
 }
 
 static int changeset_json_read_xattrs(json_t *list, struct changeset_xattr_list *ret)
@@ -265,7 +267,10 @@ static json_t *changeset_json_write_xattrs(const struct changeset_xattr_list *li
 		for (size_t k = 0; k < a->keys.n; k++) {
 			int r;
 			if (a->keys.order[k] == CHANGESET_KEY_BASE64)
-				r = json_object_set_new(x, "base64", json_string(a->base64 ? a->base64 : "")) < 0 ? -ENOMEM : 0;
+				r = json_object_set_new(x, "base64",
+							json_string(a->base64 ? a->base64 : "")) < 0
+					    ? -ENOMEM
+					    : 0;
 			else
 				r = changeset_json_set_bytes(x, a->keys.order[k], &a->name,
 							     a->keys.order[k] == CHANGESET_KEY_NAME_B64);
@@ -302,11 +307,13 @@ static int changeset_json_read_names(json_t *list, struct changeset_entry *e)
 		if (!json_is_object(o))
 			return -EINVAL;
 		json_object_foreach(o, key, v) {
-			int k = changeset_json_key_of(key, CHANGESET_KEY_PATH, CHANGESET_KEY_PATH_B64), r;
+			int k = changeset_json_key_of(key, CHANGESET_KEY_PATH, CHANGESET_KEY_PATH_B64),
+			    r;
 			if (k < 0)
 				return -EINVAL;
-			r = k == CHANGESET_KEY_PATH ? changeset_json_bytes_plain(v, CHANGESET_JSON_PATH_MAX, &name->path)
-						    : changeset_json_bytes_b64(v, CHANGESET_JSON_PATH_MAX, &name->path);
+			r = k == CHANGESET_KEY_PATH
+				    ? changeset_json_bytes_plain(v, CHANGESET_JSON_PATH_MAX, &name->path)
+				    : changeset_json_bytes_b64(v, CHANGESET_JSON_PATH_MAX, &name->path);
 			if (r < 0 || changeset_json_keys_add(&name->keys, (enum changeset_key)k) < 0)
 				return r < 0 ? r : -EINVAL;
 		}
@@ -326,7 +333,8 @@ static int changeset_json_mode(json_t *v, mode_t *ret)
 
 static int changeset_json_id(json_t *v, uint32_t *ret)
 {
-	if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= (json_int_t)UINT32_MAX)
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) >= (json_int_t)UINT32_MAX)
 		return -EINVAL;
 	*ret = (uint32_t)json_integer_value(v);
 	return 0;
@@ -481,7 +489,8 @@ static bool changeset_json_clean(const struct changeset_bytes *b)
 
 /* An attribute list as changeset_read_xattrs() gives it: each name
  * carried, each value base64. */
-static bool changeset_json_xattrs_valid(const struct changeset_xattr_list *list, enum changeset_xattrs which)
+static bool changeset_json_xattrs_valid(const struct changeset_xattr_list *list,
+					enum changeset_xattrs which)
 {
 	size_t n;
 
@@ -497,10 +506,11 @@ static bool changeset_json_xattrs_valid(const struct changeset_xattr_list *list,
 /* A change's or an operation's optional attribute lists: both or none;
  * from version 4 (identity) a mode_changed entry lists `xattrs` alone when
  * its attributes did not change. */
-static bool changeset_json_meta_valid(const struct changeset_entry *e, bool required, enum changeset_xattrs which,
-				      bool identity)
+static bool changeset_json_meta_valid(const struct changeset_entry *e, bool required,
+				      enum changeset_xattrs which, bool identity)
 {
-	bool now = changeset_entry_has(e, CHANGESET_KEY_XATTRS), before = changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS);
+	bool now = changeset_entry_has(e, CHANGESET_KEY_XATTRS),
+	     before = changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS);
 
 	if (!now && !before)
 		return !required;
@@ -514,22 +524,26 @@ static bool changeset_json_meta_valid(const struct changeset_entry *e, bool requ
  * change must have all four. */
 static bool changeset_json_owner_valid(const struct changeset_entry *e, bool required)
 {
-	bool any = changeset_entry_has(e, CHANGESET_KEY_UID) || changeset_entry_has(e, CHANGESET_KEY_GID);
-	bool any_old = changeset_entry_has(e, CHANGESET_KEY_OLD_UID) || changeset_entry_has(e, CHANGESET_KEY_OLD_GID);
+	bool any = changeset_entry_has(e, CHANGESET_KEY_UID) ||
+		   changeset_entry_has(e, CHANGESET_KEY_GID);
+	bool any_old = changeset_entry_has(e, CHANGESET_KEY_OLD_UID) ||
+		       changeset_entry_has(e, CHANGESET_KEY_OLD_GID);
 
 	if (required && !(any && any_old))
 		return false;
-	if ((any || any_old) && !(changeset_entry_has(e, CHANGESET_KEY_UID) && changeset_entry_has(e, CHANGESET_KEY_GID)))
+	if ((any || any_old) &&
+	    !(changeset_entry_has(e, CHANGESET_KEY_UID) && changeset_entry_has(e, CHANGESET_KEY_GID)))
 		return false;
-	return !any_old ||
-	       (changeset_entry_has(e, CHANGESET_KEY_OLD_UID) && changeset_entry_has(e, CHANGESET_KEY_OLD_GID));
+	return !any_old || (changeset_entry_has(e, CHANGESET_KEY_OLD_UID) &&
+			    changeset_entry_has(e, CHANGESET_KEY_OLD_GID));
 }
 
 /* also_names (core/snapshot/linkgroups.h): clean names, on a mode,
  * attribute or owner change only; also_outside a count of at least one. */
 static bool changeset_json_also_valid(const struct changeset_entry *e, bool meta)
 {
-	bool list = changeset_entry_has(e, CHANGESET_KEY_ALSO_NAMES), outside = changeset_entry_has(e, CHANGESET_KEY_ALSO_OUTSIDE);
+	bool list = changeset_entry_has(e, CHANGESET_KEY_ALSO_NAMES),
+	     outside = changeset_entry_has(e, CHANGESET_KEY_ALSO_OUTSIDE);
 
 	if (!list && !outside)
 		return true;
@@ -549,7 +563,8 @@ static bool changeset_json_identity_valid(const struct changeset_entry *e)
 {
 	if (e->change == CHANGESET_DELETED)
 		return true;
-	if (!changeset_entry_has(e, CHANGESET_KEY_MODE) || !changeset_entry_has(e, CHANGESET_KEY_XATTRS))
+	if (!changeset_entry_has(e, CHANGESET_KEY_MODE) ||
+	    !changeset_entry_has(e, CHANGESET_KEY_XATTRS))
 		return false;
 	if (e->type == CHANGESET_TYPE_FILE)
 		return changeset_entry_has(e, CHANGESET_KEY_SIZE) && e->size >= 0 && e->sha256 &&
@@ -560,25 +575,30 @@ static bool changeset_json_identity_valid(const struct changeset_entry *e)
 	return true;
 }
 
-static bool changeset_json_entry_valid(const struct changeset_entry *e, enum changeset_xattrs which, bool identity)
+static bool changeset_json_entry_valid(const struct changeset_entry *e, enum changeset_xattrs which,
+				       bool identity)
 {
 	bool meta = changeset_change_is_meta(e->change);
 
-	if (!changeset_entry_has(e, CHANGESET_KEY_CHANGE) || !changeset_entry_has(e, CHANGESET_KEY_TYPE))
+	if (!changeset_entry_has(e, CHANGESET_KEY_CHANGE) ||
+	    !changeset_entry_has(e, CHANGESET_KEY_TYPE))
 		return false;
 	if (!(changeset_json_clean(&e->path) ||
 	      (meta && e->path.bytes && !strcmp(e->path.bytes, ".") && e->type == CHANGESET_TYPE_DIR)))
 		return false;
 	if (e->change == CHANGESET_RENAMED && !changeset_json_clean(&e->from))
 		return false;
-	if (e->change == CHANGESET_MODE_CHANGED &&
-	    !(changeset_entry_has(e, CHANGESET_KEY_MODE) && changeset_entry_has(e, CHANGESET_KEY_OLD_MODE)))
+	if (e->change == CHANGESET_MODE_CHANGED && !(changeset_entry_has(e, CHANGESET_KEY_MODE) &&
+						     changeset_entry_has(e, CHANGESET_KEY_OLD_MODE)))
 		return false;
-	if (meta && !changeset_json_meta_valid(e, e->change == CHANGESET_XATTRS_CHANGED, which, identity))
+	if (meta &&
+	    !changeset_json_meta_valid(e, e->change == CHANGESET_XATTRS_CHANGED, which, identity))
 		return false;
-	if (!changeset_json_owner_valid(e, e->change == CHANGESET_OWNER_CHANGED) || !changeset_json_also_valid(e, meta))
+	if (!changeset_json_owner_valid(e, e->change == CHANGESET_OWNER_CHANGED) ||
+	    !changeset_json_also_valid(e, meta))
 		return false;
-	if (!meta && changeset_entry_has(e, CHANGESET_KEY_XATTRS) && !changeset_json_xattrs_valid(&e->xattrs, which))
+	if (!meta && changeset_entry_has(e, CHANGESET_KEY_XATTRS) &&
+	    !changeset_json_xattrs_valid(&e->xattrs, which))
 		return false;
 	if (!meta && changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS) &&
 	    !changeset_json_xattrs_valid(&e->old_xattrs, which))
@@ -594,9 +614,11 @@ static int changeset_json_read_scratch(json_t *v, struct changeset *cs)
 	if (!json_is_object(v))
 		return -EINVAL;
 	json_object_foreach(v, key, x) {
-		int k = changeset_json_key_of(key, CHANGESET_KEY_SCRATCH_ENTRIES, CHANGESET_KEY_SCRATCH_BYTES);
+		int k = changeset_json_key_of(key, CHANGESET_KEY_SCRATCH_ENTRIES,
+					      CHANGESET_KEY_SCRATCH_BYTES);
 		if (k < 0 ||
-		    changeset_json_int(x, k == CHANGESET_KEY_SCRATCH_ENTRIES ? &cs->scratch_entries : &cs->scratch_bytes) < 0 ||
+		    changeset_json_int(x, k == CHANGESET_KEY_SCRATCH_ENTRIES ? &cs->scratch_entries
+									     : &cs->scratch_bytes) < 0 ||
 		    changeset_json_keys_add(&cs->scratch_keys, (enum changeset_key)k) < 0)
 			return -EINVAL;
 	}
@@ -831,8 +853,10 @@ static json_t *changeset_json_write_entry(const struct changeset_entry *e)
 			return NULL;
 		}
 		if (b) {
-			bool b64 = k == CHANGESET_KEY_PATH_B64 || k == CHANGESET_KEY_FROM_B64 || k == CHANGESET_KEY_TARGET_B64 ||
-				   k == CHANGESET_KEY_OLD_TARGET_B64 || k == CHANGESET_KEY_LINK_TO_B64;
+			bool b64 = k == CHANGESET_KEY_PATH_B64 || k == CHANGESET_KEY_FROM_B64 ||
+				   k == CHANGESET_KEY_TARGET_B64 ||
+				   k == CHANGESET_KEY_OLD_TARGET_B64 ||
+				   k == CHANGESET_KEY_LINK_TO_B64;
 			if (changeset_json_set_bytes(c, k, b, b64) < 0)
 				return NULL;
 			continue;
@@ -876,7 +900,8 @@ json_t *changeset_to_json(const struct changeset *cs)
 		case CHANGESET_KEY_CHANGES:
 			v = json_array();
 			for (size_t j = 0; v && j < cs->n_entries; j++)
-				if (json_array_append_new(v, changeset_json_write_entry(&cs->entries[j])) < 0) {
+				if (json_array_append_new(v, changeset_json_write_entry(
+								     &cs->entries[j])) < 0) {
 					json_decref(v);
 					v = NULL;
 				}
@@ -884,9 +909,11 @@ json_t *changeset_to_json(const struct changeset *cs)
 		case CHANGESET_KEY_SCRATCH:
 			v = json_object();
 			for (size_t j = 0; v && j < cs->scratch_keys.n; j++) {
-				bool entries = cs->scratch_keys.order[j] == CHANGESET_KEY_SCRATCH_ENTRIES;
+				bool entries =
+					cs->scratch_keys.order[j] == CHANGESET_KEY_SCRATCH_ENTRIES;
 				if (json_object_set_new(v, entries ? "entries" : "bytes",
-							json_integer(entries ? cs->scratch_entries : cs->scratch_bytes)) < 0) {
+							json_integer(entries ? cs->scratch_entries
+									     : cs->scratch_bytes)) < 0) {
 					json_decref(v);
 					v = NULL;
 				}
@@ -916,7 +943,8 @@ json_t *changeset_xattr_list_to_json(const struct changeset_xattr_list *list)
 		const struct changeset_xattr *a = &list->items[i];
 		json_t *x = json_object();
 		if (!x || json_array_append_new(array, x) < 0 ||
-		    json_object_set_new(x, "name", json_stringn_nocheck(a->name.bytes, strlen(a->name.bytes))) < 0 ||
+		    json_object_set_new(x, "name",
+					json_stringn_nocheck(a->name.bytes, strlen(a->name.bytes))) < 0 ||
 		    json_object_set_new(x, "base64", json_string(a->base64)) < 0)
 			return NULL;
 	}
@@ -931,7 +959,8 @@ bool changeset_xattr_list_equal(const struct changeset_xattr_list *list, json_t 
 		json_t *x = json_array_get(have, i);
 		const char *name = json_string_value(json_object_get(x, "name"));
 		const char *b64 = json_string_value(json_object_get(x, "base64"));
-		if (json_object_size(x) != 2 || !name || !b64 || strcmp(name, list->items[i].name.bytes) != 0 ||
+		if (json_object_size(x) != 2 || !name || !b64 ||
+		    strcmp(name, list->items[i].name.bytes) != 0 ||
 		    strcmp(b64, list->items[i].base64) != 0)
 			return false;
 	}
@@ -949,8 +978,9 @@ static bool changeset_json_any_matches(char *const *patterns, const char *path)
 /* As changeset_verdict(), over the entries of a change set read back: the
  * same problems, names as their bytes (the document read back holds them
  * so, changeset_decode_bytes()). */
-enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded, char *const *expect,
-					 char *const *expect_delete, json_t **ret_problems)
+enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded,
+					 char *const *expect, char *const *expect_delete,
+					 json_t **ret_problems)
 {
 	json_t *problems = json_array();
 	*ret_problems = problems;
@@ -964,8 +994,10 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 		if (c->refused)
 			json_array_append_new(problems,
 					      json_pack("{s:o, s:s, s:s}", "refused",
-							path ? json_stringn_nocheck(path, strlen(path)) : NULL, "change",
-							changeset_change_name(c->change), "reason", c->refused));
+							path ? json_stringn_nocheck(path, strlen(path))
+							     : NULL,
+							"change", changeset_change_name(c->change),
+							"reason", c->refused));
 	}
 	if (json_array_size(problems) > 0)
 		return DRYRUN_VERDICT_PRIVILEGED_FILE;
@@ -973,12 +1005,14 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 		const struct changeset_entry *c = &cs->entries[i];
 		const char *path = c->path.bytes;
 		bool removes = c->change == CHANGESET_DELETED || c->change == CHANGESET_TYPE_CHANGED;
-		bool ok = removes ? changeset_json_any_matches(expect_delete, path) : changeset_json_any_matches(expect, path);
+		bool ok = removes ? changeset_json_any_matches(expect_delete, path)
+				  : changeset_json_any_matches(expect, path);
 		if (ok && c->change == CHANGESET_RENAMED)
 			ok = changeset_json_any_matches(expect_delete, c->from.bytes);
 		if (!ok)
-			json_array_append_new(problems, json_pack("{s:s, s:s}", "unexpected", path, "change",
-								  changeset_change_name(c->change)));
+			json_array_append_new(problems,
+					      json_pack("{s:s, s:s}", "unexpected", path, "change",
+							changeset_change_name(c->change)));
 	}
 	if (json_array_size(problems) > 0)
 		return DRYRUN_VERDICT_UNEXPECTED_PATH;
@@ -989,12 +1023,15 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 			for (size_t i = 0; i < cs->n_entries && !hit; i++) {
 				const struct changeset_entry *c = &cs->entries[i];
 				hit = changeset_path_matches(lists[l][k], c->path.bytes) ||
-				      (c->from.bytes && changeset_path_matches(lists[l][k], c->from.bytes));
+				      (c->from.bytes &&
+				       changeset_path_matches(lists[l][k], c->from.bytes));
 			}
 			if (!hit)
-				json_array_append_new(problems, json_pack("{s:s}", "missing", lists[l][k]));
+				json_array_append_new(problems,
+						      json_pack("{s:s}", "missing", lists[l][k]));
 		}
-	return json_array_size(problems) > 0 ? DRYRUN_VERDICT_EXPECTED_PATH_MISSING : DRYRUN_VERDICT_DRY_RUN_OK;
+	return json_array_size(problems) > 0 ? DRYRUN_VERDICT_EXPECTED_PATH_MISSING
+					     : DRYRUN_VERDICT_DRY_RUN_OK;
 }
 
 static void changeset_json_entry_free(struct changeset_entry *e)

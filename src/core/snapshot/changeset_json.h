@@ -197,7 +197,8 @@ json_t *changeset_xattr_list_to_json(const struct changeset_xattr_list *list);
 bool changeset_xattr_list_equal(const struct changeset_xattr_list *list, json_t *have);
 /* changeset_verdict() of a change set read back: names are matched as
  * their exact bytes. */
-enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded, char *const *expect,
-					 char *const *expect_delete, json_t **ret_problems);
+enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded,
+					 char *const *expect, char *const *expect_delete,
+					 json_t **ret_problems);
 void changeset_free(struct changeset *cs);
 void changeset_freep(struct changeset **cs);

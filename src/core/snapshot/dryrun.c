@@ -80,7 +80,8 @@ static int dryrun_copy_root(const char *workspace, const char *upper, struct err
 			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
 			if (!value || fsetxattr(up, jsonutil_str(x, "name"), value, n, 0) < 0)
 				return error_set_errno(err, value ? errno : ENOMEM,
-						       "copy the extended attributes of %s", workspace);
+						       "copy the extended attributes of %s",
+						       workspace);
 		}
 	/* Last: a mode without write access for the owner is no obstacle to
 	 * the overlay (its mounter may override it) nor to dryrun_settle(). */
@@ -145,16 +146,16 @@ int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char
 
 /* Code for the host in the snapshot outranks every verdict but a failed
  * command's: apply must not land it. Each file is a problem. */
-static int dryrun_judge_host_code(const struct hostsafety_report *hc,
-				  enum dryrun_verdict *verdict, json_t *problems)
+static int dryrun_judge_host_code(const struct hostsafety_report *hc, enum dryrun_verdict *verdict,
+				  json_t *problems)
 {
 	if (!hc || !hostsafety_report_failed(hc) || *verdict == DRYRUN_VERDICT_DRY_RUN_FAILED)
 		return 0;
 	*verdict = DRYRUN_VERDICT_HOST_CODE;
 	for (size_t i = 0; i < hc->n_items; i++)
 		if (json_array_append_new(problems,
-					  json_pack("{s:s, s:s}", "host_code", hc->items[i].path,
-						    "kind", hostsafety_kind_to_string(hc->items[i].kind))) < 0)
+					  json_pack("{s:s, s:s}", "host_code", hc->items[i].path, "kind",
+						    hostsafety_kind_to_string(hc->items[i].kind))) < 0)
 			return -ENOMEM;
 	if (hc->incomplete &&
 	    json_array_append_new(problems, json_pack("{s:s}", "host_code_unchecked", hc->reason)) < 0)
@@ -205,7 +206,8 @@ static bool dryrun_lower_dir_remains(int upper_fd, int ws_fd, const char *rel)
 			continue;
 		memcpy(prefix, rel, end);
 		prefix[end] = '\0';
-		cleanup_close int up = fd_open_beneath(upper_fd, prefix, O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
+		cleanup_close int up =
+			fd_open_beneath(upper_fd, prefix, O_RDONLY | O_NOFOLLOW | O_DIRECTORY);
 		if (up == -ENOENT)
 			return true; /* nothing in the upper from here down: the lower shows */
 		if (up < 0)
@@ -231,10 +233,10 @@ static int dryrun_judge_rename_incomplete(const struct dryrun_request *req,
 					  enum dryrun_verdict *verdict, json_t *problems,
 					  struct error *err)
 {
-	if (!req->n_path_events || (*verdict != DRYRUN_VERDICT_DRY_RUN_OK &&
-				    *verdict != DRYRUN_VERDICT_NO_EFFECT &&
-				    *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
-				    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING))
+	if (!req->n_path_events ||
+	    (*verdict != DRYRUN_VERDICT_DRY_RUN_OK && *verdict != DRYRUN_VERDICT_NO_EFFECT &&
+	     *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
+	     *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING))
 		return 0;
 	cleanup_close int upper_fd = open(req->upper, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cleanup_close int ws_fd = open(req->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -243,7 +245,8 @@ static int dryrun_judge_rename_incomplete(const struct dryrun_request *req,
 	bool found = false;
 	for (size_t i = 0; i < req->n_path_events; i++) {
 		const struct sandbox_path_event *e = &req->path_events[i];
-		if (!(e->ops & SANDBOX_PATH_RENAMED) || !dryrun_lower_dir_remains(upper_fd, ws_fd, e->path))
+		if (!(e->ops & SANDBOX_PATH_RENAMED) ||
+		    !dryrun_lower_dir_remains(upper_fd, ws_fd, e->path))
 			continue;
 		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
 		if (!p || json_array_append_new(problems, p) < 0 ||
@@ -279,7 +282,8 @@ static int dryrun_judge_setid_written(const struct dryrun_request *req, enum dry
 			continue;
 		int fd = fd_open_beneath(ws_fd, e->path, O_PATH | O_NOFOLLOW);
 		bool setid = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-			     ((st.st_mode & S_ISUID) || (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+			     ((st.st_mode & S_ISUID) ||
+			      (st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
 		if (fd >= 0)
 			close(fd);
 		if (!setid)
@@ -291,7 +295,8 @@ static int dryrun_judge_setid_written(const struct dryrun_request *req, enum dry
 		if (held)
 			continue;
 		json_t *p = json_object(); /* a name that is not UTF-8 too (changeset_set_bytes) */
-		if (!p || json_array_append_new(problems, p) < 0 || changeset_set_bytes(p, "setid_written", e->path) < 0)
+		if (!p || json_array_append_new(problems, p) < 0 ||
+		    changeset_set_bytes(p, "setid_written", e->path) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 		if (*verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && *verdict != DRYRUN_VERDICT_HOST_CODE)
 			*verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
@@ -379,9 +384,9 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 								  json_object_get(w, "path"), "syscall",
 								  json_object_get(w, "syscall")));
 		if (req->outside_writes_dropped)
-			json_array_append_new(problems,
-					      json_pack("{s:s, s:i}", "outside_write", "...", "dropped",
-							(int)req->outside_writes_dropped));
+			json_array_append_new(problems, json_pack("{s:s, s:i}", "outside_write",
+								  "...", "dropped",
+								  (int)req->outside_writes_dropped));
 	}
 	/* Something root's real run would have done and the quarantine could
 	 * not: the change set is not that run's, whatever the command made of
@@ -395,8 +400,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	for (size_t k = 0; k < ARRAY_SIZE(needs); k++) {
 		if (!needs[k].count)
 			continue;
-		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE &&
-		    verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
+		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
+		    verdict != DRYRUN_VERDICT_HOST_CODE && verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
 			verdict = DRYRUN_VERDICT_NEEDS_PRIVILEGE;
 		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", needs[k].what,
 							  "count", (int)needs[k].count));
@@ -414,7 +419,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	/* The whole change set beside the upper; the receipt keeps the first
 	 * DRYRUN_MAX_IN_RECEIPT. */
 	struct statepath rel = statepath_dryrun(id);
-	cleanup_close int dir_fd = openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int dir_fd =
+		openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return error_set_errno(err, errno, "open %s/%s", store_path(store), rel.s);
 	/* The workspace's identity: apply refuses another directory (or a
@@ -423,15 +429,15 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	if (stat(req->workspace, &ws) < 0)
 		return error_set_errno(err, errno, "dry run %llu: stat the workspace %s",
 				       (unsigned long long)id, req->workspace);
-	cleanup_with(json_decrefp) json_t *full = json_pack(
-		"{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA, "receipt",
-		(json_int_t)id, "workspace", req->workspace, "workspace_dev", (json_int_t)ws.st_dev,
-		"workspace_ino", (json_int_t)ws.st_ino, "verdict", dryrun_verdict_name(verdict),
-		"changes", changes);
+	cleanup_with(json_decrefp) json_t *full =
+		json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA,
+			  "receipt", (json_int_t)id, "workspace", req->workspace, "workspace_dev",
+			  (json_int_t)ws.st_dev, "workspace_ino", (json_int_t)ws.st_ino, "verdict",
+			  dryrun_verdict_name(verdict), "changes", changes);
 	cleanup_with(json_decrefp) json_t *scratch = NULL;
 	if (full && req->scratch_counted) {
-		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries, "bytes",
-				    (json_int_t)req->scratch_bytes);
+		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries,
+				    "bytes", (json_int_t)req->scratch_bytes);
 		if (!scratch || json_object_set(full, "scratch", scratch) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
@@ -456,11 +462,11 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		json_array_append_new(expect, json_string(req->expect[i]));
 	for (i = 0; req->expect_delete && req->expect_delete[i]; i++)
 		json_array_append_new(expect_delete, json_string(req->expect_delete[i]));
-	json_t *summary = json_pack(
-		"{s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o, s:o, s:s}", "snapshot", "overlay",
-		"verdict", dryrun_verdict_name(verdict), "expect", expect, "expect_delete",
-		expect_delete, "counts", counts, "total", (json_int_t)n, "truncated",
-		n > DRYRUN_MAX_IN_RECEIPT, "changes", shown, "problems", problems, "upper", req->upper);
+	json_t *summary = json_pack("{s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o, s:o, s:s}", "snapshot",
+				    "overlay", "verdict", dryrun_verdict_name(verdict), "expect",
+				    expect, "expect_delete", expect_delete, "counts", counts,
+				    "total", (json_int_t)n, "truncated", n > DRYRUN_MAX_IN_RECEIPT,
+				    "changes", shown, "problems", problems, "upper", req->upper);
 	if (!summary || (scratch && json_object_set(summary, "scratch", scratch) < 0)) {
 		json_decref(summary);
 		return error_set(err, ENOMEM, "out of memory");

@@ -29,7 +29,7 @@
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
 
-#define CHANGESET_MAX	(256 << 20)
+#define CHANGESET_MAX (256 << 20)
 
 void dryrun_dir_release(struct dryrun_dir *d)
 {
@@ -97,8 +97,10 @@ bool dryrun_dir_owner_valid(json_t *c, bool required)
 
 	if (required && !(any && any_old))
 		return false;
-	return dryrun_dir_id_valid(c, "uid", any || any_old) && dryrun_dir_id_valid(c, "gid", any || any_old) &&
-	       dryrun_dir_id_valid(c, "old_uid", any_old) && dryrun_dir_id_valid(c, "old_gid", any_old);
+	return dryrun_dir_id_valid(c, "uid", any || any_old) &&
+	       dryrun_dir_id_valid(c, "gid", any || any_old) &&
+	       dryrun_dir_id_valid(c, "old_uid", any_old) &&
+	       dryrun_dir_id_valid(c, "old_gid", any_old);
 }
 
 uid_t dryrun_dir_id(json_t *c, const char *key)
@@ -124,7 +126,7 @@ bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which
 }
 
 int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
-			  enum dryrun_verdict *ret_verdict, struct error *err)
+			       enum dryrun_verdict *ret_verdict, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	cleanup_with(changeset_freep) struct changeset *cs = NULL;
@@ -148,7 +150,7 @@ int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
 }
 
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
-		       struct dryrun_dir *d, struct error *err)
+		    struct dryrun_dir *d, struct error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t n;
@@ -164,7 +166,8 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	if (flock(d->fd, LOCK_EX | (lock == DRYRUN_DIR_LOCK_TRY ? LOCK_NB : 0)) < 0)
 		return errno == EWOULDBLOCK && lock == DRYRUN_DIR_LOCK_TRY
 			       ? -EAGAIN
-			       : error_set_errno(err, errno, "lock dry run %llu", (unsigned long long)id);
+			       : error_set_errno(err, errno, "lock dry run %llu",
+						 (unsigned long long)id);
 	/* Removed (discard, gc) while this process waited for the lock. */
 	if (fstat(d->fd, &dst) < 0 || dst.st_nlink == 0)
 		return error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id);
@@ -197,8 +200,8 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	d->ws_fd = (int)syscall(SYS_openat2, AT_FDCWD, ws, &how, sizeof(how));
 	if (d->ws_fd < 0 && errno != ELOOP && errno != ENOENT && errno != ENOTDIR)
 		return error_set_errno(err, errno, "open the workspace %s", ws);
-	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !known || (int64_t)st.st_dev != d->cs->workspace_dev ||
-	    (int64_t)st.st_ino != d->cs->workspace_ino) {
+	if (d->ws_fd < 0 || fstat(d->ws_fd, &st) < 0 || !known ||
+	    (int64_t)st.st_dev != d->cs->workspace_dev || (int64_t)st.st_ino != d->cs->workspace_ino) {
 		snprintf(d->ws_mismatch, sizeof(d->ws_mismatch),
 			 "the workspace %s is not the directory the dry run saw (moved, replaced, or reached through a symlink)",
 			 ws);

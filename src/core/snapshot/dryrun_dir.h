@@ -41,7 +41,7 @@ struct dryrun_dir {
 enum dryrun_dir_lock { DRYRUN_DIR_LOCK_WAIT, DRYRUN_DIR_LOCK_TRY };
 
 int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
-				enum dryrun_verdict *ret_verdict, struct error *err);
+			       enum dryrun_verdict *ret_verdict, struct error *err);
 void dryrun_dir_release(struct dryrun_dir *d);
 /* A relative path of one or more components, none empty, "." or "..". */
 bool dryrun_dir_path_is_clean(const char *p);
@@ -65,7 +65,7 @@ bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which
  * never mistakes an apply in progress for a crash. DRYRUN_DIR_LOCK_TRY: -EAGAIN
  * (no message) when another process holds it. */
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
-		       struct dryrun_dir *d, struct error *err);
+		    struct dryrun_dir *d, struct error *err);
 /* The state moves on through the one commit path: "applied" is an apply
  * record, "rolled_back" (and "pending" after a recovery undid an apply)
  * a rollback record. */

@@ -28,8 +28,8 @@
 #include "core/snapshot/applyop.h"
 #include "core/store/jsonutil.h"
 
-#define JOURNAL_SCHEMA	"airlock.journal/4"
-#define JOURNAL_MAX	(256 << 20)
+#define JOURNAL_SCHEMA "airlock.journal/4"
+#define JOURNAL_MAX    (256 << 20)
 
 int journal_append(int dir_fd, const char *text, struct error *err)
 {
@@ -45,9 +45,9 @@ int journal_append(int dir_fd, const char *text, struct error *err)
 
 int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *head = json_pack(
-		"{s:s, s:I, s:s, s:I}", "schema", JOURNAL_SCHEMA, "dryrun", (json_int_t)d->id,
-		"workspace", d->workspace, "started_ns", (json_int_t)clock_realtime_ns());
+	cleanup_with(json_decrefp) json_t *head =
+		json_pack("{s:s, s:I, s:s, s:I}", "schema", JOURNAL_SCHEMA, "dryrun", (json_int_t)d->id,
+			  "workspace", d->workspace, "started_ns", (json_int_t)clock_realtime_ns());
 	cleanup_free char *first = head ? jsonutil_dump_line(head) : NULL;
 	if (!first)
 		return error_set(err, ENOMEM, "out of memory");
@@ -75,8 +75,7 @@ int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
 
-int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark_size,
-			struct error *err)
+int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t n;
@@ -86,11 +85,10 @@ int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark
 	return journal_parse(text, ret_ops, mark, mark_size, err);
 }
 
-int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size,
-			struct error *err)
+int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
 {
-	static const char *const kinds[] = { "rename", "backup", "create", "exchange", "chmod",
-					     "xattrs", "chown", NULL };
+	static const char *const kinds[] = { "rename", "backup", "create", "exchange",
+					     "chmod",  "xattrs", "chown",  NULL };
 	cleanup_with(json_decrefp) json_t *ops = json_array();
 	if (!ops)
 		return error_set(err, ENOMEM, "out of memory");
@@ -113,11 +111,13 @@ int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size,
 			/* An operation apply did not write is no operation to undo:
 			 * the journal is damaged. */
 			const char *kind = jsonutil_str(o, "op");
-			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs") || !strcmp(kind, "chown");
+			bool meta = !strcmp(kind, "chmod") || !strcmp(kind, "xattrs") ||
+				    !strcmp(kind, "chown");
 			ok_owner = strcmp(kind, "chown") != 0 || dryrun_dir_owner_valid(o, true);
 			bool ok = changeset_decode_bytes(o) == 0; /* replaces "path": read it after */
 			const char *path = jsonutil_str(o, "path");
-			ok = ok && (dryrun_dir_path_is_clean(path) || (meta && dryrun_dir_is_root(path)));
+			ok = ok &&
+			     (dryrun_dir_path_is_clean(path) || (meta && dryrun_dir_is_root(path)));
 			if (ok && !strcmp(kind, "rename"))
 				ok = dryrun_dir_path_is_clean(jsonutil_str(o, "from"));
 			if (ok && (!strcmp(kind, "backup") || !strcmp(kind, "exchange")))
@@ -129,7 +129,8 @@ int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size,
 			else if (ok && json_object_get(o, "mode")) /* a lift's mode (struct applyfs_lift) */
 				ok = jsonutil_str(o, "mode") != NULL;
 			if (ok && !strcmp(kind, "xattrs"))
-				ok = dryrun_dir_meta_valid(o, true, CHANGESET_XATTRS_ALL, false); /* names checked when planned */
+				ok = dryrun_dir_meta_valid(o, true, CHANGESET_XATTRS_ALL,
+							   false); /* names checked when planned */
 			if (!ok || !ok_owner) {
 				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");
@@ -144,13 +145,13 @@ int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size,
 	return 0;
 }
 
-int journal_undo_all(struct dryrun_dir *d, json_t *ops, size_t *ret_ops,
-			    struct error *err)
+int journal_undo_all(struct dryrun_dir *d, json_t *ops, size_t *ret_ops, struct error *err)
 {
 	for (size_t i = json_array_size(ops); i-- > 0;) {
 		int r = applyop_undo(d, json_array_get(ops, i));
 		if (r < 0)
-			return error_set_errno(err, -r, "undo %s of %s", jsonutil_str(json_array_get(ops, i), "op"),
+			return error_set_errno(err, -r, "undo %s of %s",
+					       jsonutil_str(json_array_get(ops, i), "op"),
 					       jsonutil_str(json_array_get(ops, i), "path"));
 		(*ret_ops)++;
 	}

@@ -50,7 +50,8 @@ static int linkgroups_problem(struct linkgroups *g, const char *rel, const char 
 {
 	json_t *p = json_object();
 
-	if (!p || json_array_append_new(g->problems, p) < 0 || changeset_set_bytes(p, "link_group", rel) < 0 ||
+	if (!p || json_array_append_new(g->problems, p) < 0 ||
+	    changeset_set_bytes(p, "link_group", rel) < 0 ||
 	    json_object_set_new(p, "reason", json_string(reason)) < 0)
 		return error_set(g->err, ENOMEM, "out of memory");
 	return 0;
@@ -101,7 +102,8 @@ static int linkgroups_add_inode(struct linkgroups *g, const struct stat *st)
 
 /* The lower inodes with more than one link that the upper holds a name of
  * (copied up, or made again under a name of theirs). */
-static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, const char *rel, int depth)
+static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, const char *rel,
+			      int depth)
 {
 	int fd = dup(upper_fd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -121,8 +123,10 @@ static int linkgroups_collect(struct linkgroups *g, int upper_fd, int lower_fd, 
 		if (S_ISDIR(ust.st_mode) && S_ISDIR(lst.st_mode)) {
 			if (depth >= CHANGESET_MAX_DEPTH)
 				continue; /* changeset_compute() refuses the tree */
-			cleanup_close int us = openat(upper_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			cleanup_close int ls = openat(lower_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			cleanup_close int us = openat(upper_fd, de->d_name,
+						      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			cleanup_close int ls = openat(lower_fd, de->d_name,
+						      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			cleanup_free char *child = linkgroups_join(rel, de->d_name);
 			if (!child)
 				r = error_set(g->err, ENOMEM, "out of memory");
@@ -147,8 +151,8 @@ static int linkgroups_collect_traced(struct linkgroups *g)
 		const struct sandbox_path_event *e = &g->trace->events[i];
 		struct stat st;
 		if (!(e->ops & SANDBOX_PATH_IN_PLACE) || !*e->path ||
-		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-		    st.st_nlink < 2)
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_nlink < 2)
 			continue;
 		int r = linkgroups_add_inode(g, &st);
 		if (r < 0)
@@ -161,8 +165,8 @@ static int linkgroups_collect_traced(struct linkgroups *g)
  * symlink; below a directory of another file system nothing is one of
  * them. With inodes NULL-sized, whether any regular file below has more
  * than one link (*ret_any). */
-static int linkgroups_find_names(struct linkgroups *g, int dir_fd, const char *rel, dev_t dev, int depth,
-				 bool *ret_any)
+static int linkgroups_find_names(struct linkgroups *g, int dir_fd, const char *rel, dev_t dev,
+				 int depth, bool *ret_any)
 {
 	int fd = dup(dir_fd);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -182,7 +186,9 @@ static int linkgroups_find_names(struct linkgroups *g, int dir_fd, const char *r
 		if (S_ISDIR(st.st_mode)) {
 			if (depth >= CHANGESET_MAX_DEPTH)
 				continue;
-			cleanup_close int sub = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			cleanup_close int sub =
+				openat(dir_fd, de->d_name,
+				       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			cleanup_free char *child = linkgroups_join(rel, de->d_name);
 			if (!child)
 				r = error_set(g->err, ENOMEM, "out of memory");
@@ -214,7 +220,8 @@ static int linkgroups_find_names(struct linkgroups *g, int dir_fd, const char *r
 			r = error_set(g->err, ENOMEM, "out of memory");
 			break;
 		}
-		g->names[g->n_names++] = (struct linkgroups_name){ .rel = child, .inode = (size_t)(in - g->inodes) };
+		g->names[g->n_names++] =
+			(struct linkgroups_name){ .rel = child, .inode = (size_t)(in - g->inodes) };
 		in->n_names++;
 	}
 	closedir(d);
@@ -236,7 +243,8 @@ static const struct sandbox_path_event *linkgroups_event(const struct linkgroups
 	if (!g->events)
 		return NULL;
 	const struct sandbox_path_event **e =
-		bsearch(&kp, g->events, g->trace->n_events, sizeof(const struct sandbox_path_event *), compare_events);
+		bsearch(&kp, g->events, g->trace->n_events,
+			sizeof(const struct sandbox_path_event *), compare_events);
 	return e ? *e : NULL;
 }
 
@@ -312,7 +320,8 @@ static enum linkgroups_state linkgroups_upper_state(int upper_fd, const char *re
 }
 
 /* Size and SHA-256 of root_fd/rel, a regular file. */
-static int linkgroups_hash(int root_fd, const char *rel, json_t *c, const char *size_key, const char *sha_key)
+static int linkgroups_hash(int root_fd, const char *rel, json_t *c, const char *size_key,
+			   const char *sha_key)
 {
 	char hex[SHA256_HEX_SIZE];
 	struct stat st;
@@ -338,12 +347,15 @@ static int linkgroups_split(struct linkgroups *g, const char *rel, json_t *c)
 	const char *kind = c ? json_string_value(json_object_get(c, "change")) : NULL;
 
 	if (kind && !strcmp(kind, "modified"))
-		return json_object_set_new(c, "link_split", json_true()) < 0 ? error_set(g->err, ENOMEM, "out of memory") : 0;
+		return json_object_set_new(c, "link_split", json_true()) < 0
+			       ? error_set(g->err, ENOMEM, "out of memory")
+			       : 0;
 	if (kind && strcmp(kind, "mode_changed") && strcmp(kind, "xattrs_changed"))
 		return linkgroups_problem(g, rel, "replaced by a change the trace does not explain");
 	if (!c) {
 		c = json_object();
-		if (!c || json_array_append_new(g->changes, c) < 0 || changeset_set_bytes(c, "path", rel) < 0 ||
+		if (!c || json_array_append_new(g->changes, c) < 0 ||
+		    changeset_set_bytes(c, "path", rel) < 0 ||
 		    json_object_set_new(c, "type", json_string("file")) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
 		g->changes_added = true;
@@ -389,14 +401,16 @@ static int linkgroups_split(struct linkgroups *g, const char *rel, json_t *c)
 	cleanup_with(json_decrefp) json_t *old_xattrs = NULL;
 	if (ldir < 0 || fstatat(ldir, lname, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    changeset_read_xattrs(ldir, lname, CHANGESET_XATTRS_ALL, &old_xattrs) < 0)
-		return error_set_errno(g->err, ldir < 0 ? -ldir : errno, "stat %s in the workspace", rel);
+		return error_set_errno(g->err, ldir < 0 ? -ldir : errno, "stat %s in the workspace",
+				       rel);
 	if ((lst.st_mode & 07777) != (st.st_mode & 07777)) {
 		snprintf(mode, sizeof(mode), "%04o", (unsigned)(lst.st_mode & 07777));
 		if (json_object_set_new(c, "old_mode", json_string(mode)) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
 	}
 	if (!json_equal(old_xattrs, xattrs)) {
-		cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "old_xattrs", old_xattrs);
+		cleanup_with(json_decrefp) json_t *holder =
+			json_pack("{s:O}", "old_xattrs", old_xattrs);
 		cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
 		if (!enc || json_object_set(c, "old_xattrs", json_object_get(enc, "old_xattrs")) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
@@ -425,10 +439,12 @@ static int linkgroups_link_upper(struct linkgroups *g, const char *target, const
 		memcpy(comp, p, n);
 		comp[n] = '\0';
 		if (mkdirat(fd, comp, 0700) < 0 && errno != EEXIST)
-			return error_set_errno(g->err, errno, "make the snapshot's directory for %s", rel);
+			return error_set_errno(g->err, errno,
+					       "make the snapshot's directory for %s", rel);
 		int sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
-			return error_set_errno(g->err, errno, "open the snapshot's directory for %s", rel);
+			return error_set_errno(g->err, errno,
+					       "open the snapshot's directory for %s", rel);
 		close(fd);
 		fd = sub;
 		p += n + 1;
@@ -446,13 +462,15 @@ static int linkgroups_link_to(struct linkgroups *g, const char *target, json_t *
 {
 	json_t *c = json_object();
 	/* One inode: the target's identity is this name's too (changeset.h). */
-	static const char *const copied[] = { "size",	"sha256", "old_size", "old_sha256", "xattrs", "refused",
-					      "mode",	"old_mode", "uid",   "gid" };
+	static const char *const copied[] = { "size",	"sha256",  "old_size", "old_sha256",
+					      "xattrs", "refused", "mode",     "old_mode",
+					      "uid",	"gid" };
 
 	if (!c || json_array_append_new(g->changes, c) < 0 || changeset_set_bytes(c, "path", rel) < 0 ||
 	    json_object_set_new(c, "change", json_string("modified")) < 0 ||
 	    json_object_set_new(c, "type", json_string("file")) < 0 ||
-	    json_object_set_new(c, "hard_link", json_true()) < 0 || changeset_set_bytes(c, "link_to", target) < 0)
+	    json_object_set_new(c, "hard_link", json_true()) < 0 ||
+	    changeset_set_bytes(c, "link_to", target) < 0)
 		return error_set(g->err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
 		json_t *v = json_object_get(tc, copied[i]);
@@ -479,8 +497,8 @@ static bool linkgroups_kept(struct linkgroups *g, const char *rel)
  * names outside the workspace as well. The entry lists them (also_names,
  * stored like `path`; also_outside, a count) to be shown for review: no
  * work of their own, one inode. */
-static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx, size_t n,
-			   const char *rel, json_t *c)
+static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx,
+			   size_t n, const char *rel, json_t *c)
 {
 	cleanup_with(json_decrefp) json_t *names = json_array();
 
@@ -493,19 +511,22 @@ static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *
 		if (!linkgroups_kept(g, other))
 			continue;
 		json_t *o = json_object();
-		if (!o || json_array_append_new(names, o) < 0 || changeset_set_bytes(o, "path", other) < 0)
+		if (!o || json_array_append_new(names, o) < 0 ||
+		    changeset_set_bytes(o, "path", other) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
 	}
 	if (json_array_size(names) > 0 && json_object_set(c, "also_names", names) < 0)
 		return error_set(g->err, ENOMEM, "out of memory");
 	if (in->n_names < in->nlink &&
-	    json_object_set_new(c, "also_outside", json_integer((json_int_t)(in->nlink - in->n_names))) < 0)
+	    json_object_set_new(c, "also_outside",
+				json_integer((json_int_t)(in->nlink - in->n_names))) < 0)
 		return error_set(g->err, ENOMEM, "out of memory");
 	return 0;
 }
 
 /* One group: its names in the workspace are names[first..first+n). */
-static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx, size_t n)
+static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in,
+				  size_t *idx, size_t n)
 {
 	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
 	const char *in_place_name = NULL; /* the one name changed in place, in any way */
@@ -530,7 +551,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		if (state == LINKGROUPS_UNTOUCHED)
 			continue;
 		if (in_place && (replaced || state == LINKGROUPS_REMOVED)) {
-			r = linkgroups_problem(g, rel, "changed in place under one name of a hard-link group, then replaced or removed: the other names hold the change in the real run");
+			r = linkgroups_problem(g, rel,
+					       "changed in place under one name of a hard-link group, then replaced or removed: the other names hold the change in the real run");
 			if (r < 0)
 				return r;
 			continue;
@@ -549,7 +571,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 			 * changed the group's inode for real, and a later
 			 * replacement of the copy (one link in the snapshot)
 			 * is not traced either. */
-			r = linkgroups_problem(g, rel, "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
+			r = linkgroups_problem(g, rel,
+					       "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
 			if (r < 0)
 				return r;
 			continue;
@@ -557,7 +580,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		if (!c)
 			continue; /* an unchanged copy: still the old object */
 		if (!in_place) {
-			r = linkgroups_problem(g, rel, "a name of a hard-link group changed by a call the trace does not show");
+			r = linkgroups_problem(g, rel,
+					       "a name of a hard-link group changed by a call the trace does not show");
 			if (r < 0)
 				return r;
 			continue;
@@ -572,7 +596,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 			meta = rel;
 			meta_entry = c;
 		} else {
-			r = linkgroups_problem(g, rel, "a name of a hard-link group changed in place in a way the snapshot cannot show");
+			r = linkgroups_problem(g, rel,
+					       "a name of a hard-link group changed in place in a way the snapshot cannot show");
 			if (r < 0)
 				return r;
 		}
@@ -581,7 +606,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		for (size_t k = 0; k < n; k++)
 			if ((linkgroups_ops(g, g->names[idx[k]].rel) & SANDBOX_PATH_IN_PLACE) &&
 			    (r = linkgroups_problem(g, g->names[idx[k]].rel,
-						    "more than one name of a hard-link group changed in place: the snapshot holds a copy for each")) < 0)
+						    "more than one name of a hard-link group changed in place: the snapshot holds a copy for each")) <
+				    0)
 				return r;
 		return 0;
 	}
@@ -589,7 +615,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 	 * the touched one: a name linked to the touched one, or a change the
 	 * old mode refused there, is not the real run's. */
 	if (n_in_place == 1 && touched)
-		return linkgroups_problem(g, touched, "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
+		return linkgroups_problem(g, touched,
+					  "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
 	/* In the snapshot the other names kept the old bytes, mode and
 	 * attributes: a read of one after the change saw what the real run's
 	 * would not (`cp b t` copies b's mode too). */
@@ -608,8 +635,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 		struct stat st;
 		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
 			continue;
-		if (!(e->ops & SANDBOX_PATH_REPLACED) && fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
+		if (!(e->ops & SANDBOX_PATH_REPLACED) &&
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
 			continue; /* the workspace's object: a name of its own group */
 		return linkgroups_problem(g, e->path,
 					  "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object");
@@ -619,7 +646,8 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 	if (!changer)
 		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
 	if (in->n_names < in->nlink)
-		return linkgroups_problem(g, changer, "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
+		return linkgroups_problem(g, changer,
+					  "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
 		if (rel == changer)
@@ -649,7 +677,8 @@ static int linkgroups_renamed_dirs(struct linkgroups *g)
 		 * keeps its inode under the new name, the snapshot's copy-up
 		 * does not. */
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1 && (e->ops & SANDBOX_PATH_RENAMED_AWAY)) {
-			int r = linkgroups_problem(g, e->path, "a hard-linked file renamed: the snapshot renames a copy, a new inode");
+			int r = linkgroups_problem(g, e->path,
+						   "a hard-linked file renamed: the snapshot renames a copy, a new inode");
 			if (r < 0)
 				return r;
 			continue;
@@ -663,7 +692,10 @@ static int linkgroups_renamed_dirs(struct linkgroups *g)
 		int r = fd < 0 || any ? 0 : linkgroups_find_names(g, fd, e->path, st.st_dev, 0, &any);
 		if (r < 0)
 			return r;
-		if (any && (r = linkgroups_problem(g, e->path, "a directory renamed with a hard-linked file below it: the snapshot renames by copying")) < 0)
+		if (any &&
+		    (r = linkgroups_problem(g, e->path,
+					    "a directory renamed with a hard-linked file below it: the snapshot renames by copying")) <
+			    0)
 			return r;
 	}
 	return 0;
@@ -696,8 +728,12 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 		return error_set_errno(err, errno, "open the snapshot of %s", workspace);
 	if (!problems)
 		return error_set(err, ENOMEM, "out of memory");
-	struct linkgroups g = { .upper_fd = upper_fd, .lower_fd = lower_fd, .changes = changes,
-				.problems = problems, .trace = trace, .err = err };
+	struct linkgroups g = { .upper_fd = upper_fd,
+				.lower_fd = lower_fd,
+				.changes = changes,
+				.problems = problems,
+				.trace = trace,
+				.err = err };
 	int r = 0;
 	if (trace->n_events) {
 		g.events = calloc(trace->n_events, sizeof(const struct sandbox_path_event *));
@@ -705,7 +741,8 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 			return error_set(err, ENOMEM, "out of memory");
 		for (size_t i = 0; i < trace->n_events; i++)
 			g.events[i] = &trace->events[i];
-		qsort(g.events, trace->n_events, sizeof(const struct sandbox_path_event *), compare_events);
+		qsort(g.events, trace->n_events, sizeof(const struct sandbox_path_event *),
+		      compare_events);
 	}
 	/* A trace past its cap shows nothing after it: a linked file changed
 	 * and then removed, a directory renamed, a set-id file written
@@ -714,7 +751,8 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 	if (trace->overflow)
 		r = json_array_size(changes) == 0
 			    ? 0
-			    : linkgroups_problem(&g, ".", "the trace of the command's calls is incomplete (more than 4,096 paths, or one it could not read): the hard-link groups, renamed directories and set-id files it touched cannot be judged");
+			    : linkgroups_problem(&g, ".",
+						 "the trace of the command's calls is incomplete (more than 4,096 paths, or one it could not read): the hard-link groups, renamed directories and set-id files it touched cannot be judged");
 	else
 		r = linkgroups_renamed_dirs(&g);
 	if (r == 0 && !trace->overflow)

@@ -8,8 +8,7 @@
 #include "basic/cleanup.h"
 #include "basic/strv.h"
 
-int jsonutil_check_keys(json_t *obj, const char *where, const char *const *allowed,
-			struct error *err)
+int jsonutil_check_keys(json_t *obj, const char *where, const char *const *allowed, struct error *err)
 {
 	const char *key;
 	json_t *value;
@@ -73,8 +72,7 @@ int jsonutil_get_string(json_t *v, const char *name, char **ret, struct error *e
 	return 0;
 }
 
-int jsonutil_get_strv(json_t *v, const char *name, bool allow_empty, char ***ret,
-		      struct error *err)
+int jsonutil_get_strv(json_t *v, const char *name, bool allow_empty, char ***ret, struct error *err)
 {
 	if (!json_is_array(v))
 		return error_set(err, EINVAL, "'%s' must be an array of strings", name);

@@ -11,8 +11,7 @@
  * every value of the right type; errors name the key with its path. */
 
 /* Fails naming the first key of obj not in allowed (NULL-terminated). */
-int jsonutil_check_keys(json_t *obj, const char *where, const char *const *allowed,
-			struct error *err);
+int jsonutil_check_keys(json_t *obj, const char *where, const char *const *allowed, struct error *err);
 
 /* Parses text strictly (no duplicate keys, no NUL in strings) into an object. */
 int jsonutil_parse_object(const char *text, size_t n, json_t **ret, struct error *err);
@@ -21,8 +20,7 @@ int jsonutil_get_u64(json_t *v, const char *name, uint64_t min, uint64_t max, ui
 		     struct error *err);
 int jsonutil_get_bool(json_t *v, const char *name, bool *ret, struct error *err);
 /* A JSON array of strings; empty strings allowed only if allow_empty. */
-int jsonutil_get_strv(json_t *v, const char *name, bool allow_empty, char ***ret,
-		      struct error *err);
+int jsonutil_get_strv(json_t *v, const char *name, bool allow_empty, char ***ret, struct error *err);
 int jsonutil_get_string(json_t *v, const char *name, char **ret, struct error *err);
 
 /* The string value at key in obj, or NULL (no key, or not a string). */

@@ -28,9 +28,9 @@ struct store {
 /* The largest record store_settle() reads: a permit record's cap. */
 #define STORE_SETTLE_MAX (16 << 20)
 
-#define SEQ_WIDTH	   20
-#define RECEIPT_MAX_BYTES  (16 << 20)
-#define INDEX_MAX_BYTES	   (1ULL << 30)
+#define SEQ_WIDTH	  20
+#define RECEIPT_MAX_BYTES (16 << 20)
+#define INDEX_MAX_BYTES	  (1ULL << 30)
 
 char *store_default_path(void)
 {
@@ -153,14 +153,16 @@ static bool store_record_exists(int records_fd, uint64_t id)
 static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t *ret_id,
 			  struct error *err)
 {
-	cleanup_close int lock_fd = openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int lock_fd =
+		openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lock_fd < 0)
 		return error_set_errno(err, errno, "cannot open '%s/lock'", dir);
 	while (flock(lock_fd, LOCK_EX) < 0)
 		if (errno != EINTR)
 			return error_set_errno(err, errno, "cannot lock '%s/lock'", dir);
 
-	cleanup_close int seq_fd = openat(dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int seq_fd =
+		openat(dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (seq_fd < 0)
 		return error_set_errno(err, errno, "cannot open '%s/seq'", dir);
 	char buf[SEQ_WIDTH + 2] = { 0 };
@@ -191,8 +193,7 @@ int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 	return store_allocate(store->dir_fd, store->path, store->receipts_fd, ret_id, err);
 }
 
-int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
-			 struct error *err)
+int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id, struct error *err)
 {
 	cleanup_free char *name = NULL;
 	int r = store_open_dir(store->dir_fd, dir, true, err);
@@ -259,7 +260,8 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 
 	if (!path) {
 		if (kind != LEDGER_RECEIPT)
-			return error_set(err, EINVAL, "a %s record needs a path", ledger_kind_name(kind));
+			return error_set(err, EINVAL, "a %s record needs a path",
+					 ledger_kind_name(kind));
 		if (statepath_receipt_text(id, &usual) < 0)
 			return error_set(err, ENAMETOOLONG, "receipt %s: id too long", id);
 		path = usual.s;
@@ -294,17 +296,20 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 		r = file_write_atomic(dir_fd, name, data, n, mode, store->durable, err);
 	}
 	if (r < 0)
-		return r == -EEXIST ? r : error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id, store->path);
+		return r == -EEXIST ? r
+				    : error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id,
+						   store->path);
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex(data, n, hex);
-	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_checkpoints(kind), NULL, err);
+	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_checkpoints(kind),
+			  NULL, err);
 	if (r < 0)
-		return error_prefix(err, "%s %s was written but not committed", ledger_kind_name(kind), id);
+		return error_prefix(err, "%s %s was written but not committed",
+				    ledger_kind_name(kind), id);
 	return 0;
 }
 
-static int store_file_sha256(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE],
-			     struct error *err)
+static int store_file_sha256(int dir_fd, const char *name, char hex[SHA256_HEX_SIZE], struct error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t n;
@@ -350,16 +355,14 @@ int store_settle(struct store *store, const char *path, struct error *err)
 		return error_set_errno(err, errno, "keep the uncommitted %s", path);
 	/* A first version no entry names was never committed: the record is
 	 * absent. Else the previous version is the committed one. */
-	if (backed == -ENOENT ? unlinkat(dir_fd, name, 0) < 0
-			      : renameat(dir_fd, prev, dir_fd, name) < 0)
+	if (backed == -ENOENT ? unlinkat(dir_fd, name, 0) < 0 : renameat(dir_fd, prev, dir_fd, name) < 0)
 		return error_set_errno(err, errno, "put back the committed %s", path);
 	if (store->durable && fsync(dir_fd) < 0)
 		return error_set_errno(err, errno, "sync the directory of %s", path);
 	return 1;
 }
 
-int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
-			struct error *err)
+int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n, struct error *err)
 {
 	char name[32];
 
@@ -406,8 +409,8 @@ int store_read_index(struct store *store, char **ret_text, size_t *ret_size, str
 	return 0;
 }
 
-int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
-		     int *ret_fd, struct error *err)
+int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create, int *ret_fd,
+		     struct error *err)
 {
 	char name[48];
 
@@ -415,8 +418,7 @@ int store_open_spill(struct store *store, uint64_t id, const char *stream, bool 
 	int flags = create ? O_WRONLY | O_CREAT | O_EXCL : O_RDONLY;
 	int fd = openat(store->receipts_fd, name, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return error_set_errno(err, errno, "cannot open '%s/receipts/%s'", store->path,
-				       name);
+		return error_set_errno(err, errno, "cannot open '%s/receipts/%s'", store->path, name);
 	*ret_fd = fd;
 	return 0;
 }

@@ -56,8 +56,7 @@ struct ledger *store_ledger(struct store *store);
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
 /* The same for another kind of record, DIR/<id>.json (DIR below the state
  * directory, created mode 0700): its own counter DIR/seq under DIR/lock. */
-int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
-			 struct error *err);
+int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id, struct error *err);
 
 /* The one commit path (docs/ledger.md, "One commit path"): every record
  * airlock keeps (receipt, gate open and close, dry run change set, apply,
@@ -105,8 +104,8 @@ int store_list(struct store *store, bool failed_only, uint64_t last, json_t **re
 	       size_t *ret_skipped, struct error *err);
 
 /* receipts/<id>.<stream>: created exclusively for writing, or opened to read. */
-int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create,
-		     int *ret_fd, struct error *err);
+int store_open_spill(struct store *store, uint64_t id, const char *stream, bool create, int *ret_fd,
+		     struct error *err);
 
 /* quarantine/<id>/, created (mode 0700) for a run's moved-aside files and
  * opened into *ret_fd. */
