@@ -188,17 +188,3 @@ bool changeset_path_matches(const char *pattern, const char *path);
  * same, and is reported the same. */
 int changeset_attrs_lost(const char *upper, const char *workspace, json_t *changes,
 			 json_t **ret_problems, struct error *err);
-
-/* The verdict of a dry run, in this order of precedence:
- *   DRY_RUN_FAILED         the command did not succeed
- *   NO_EFFECT              nothing changed
- *   PRIVILEGED_FILE        a change is `refused` (set-id or capability),
- *                          declared or not
- *   UNEXPECTED_PATH        a change no pattern declares; deletions (and the
- *                          source of a rename) need a --expect-delete pattern
- *   EXPECTED_PATH_MISSING  a declared pattern that no change matched
- *   DRY_RUN_OK
- * ret_problems lists the refused changes ({refused, change, reason}), or the
- * unexpected paths, then the missing patterns. */
-enum dryrun_verdict changeset_verdict(json_t *changes, bool succeeded, char *const *expect,
-				      char *const *expect_delete, json_t **ret_problems);

@@ -975,12 +975,25 @@ static bool changeset_json_any_matches(char *const *patterns, const char *path)
 	return false;
 }
 
-/* As changeset_verdict(), over the entries of a change set read back: the
- * same problems, names as their bytes (the document read back holds them
- * so, changeset_decode_bytes()). */
-enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded,
-					 char *const *expect, char *const *expect_delete,
-					 json_t **ret_problems)
+/* A name as the verdict matches it: the exact bytes (a change set read
+ * back) or as the document shows it (the dry run's own verdict, which a
+ * receipt and the change set record). */
+static const char *changeset_json_name_of(const struct changeset_bytes *b, bool shown)
+{
+	return shown && b->shown ? b->shown : b->bytes;
+}
+
+static json_t *changeset_json_name_value(const struct changeset_bytes *b, bool shown)
+{
+	const char *name = changeset_json_name_of(b, shown);
+	if (!name)
+		return NULL;
+	return shown ? json_string(name) : json_stringn_nocheck(name, strlen(name));
+}
+
+static enum dryrun_verdict changeset_json_verdict(const struct changeset *cs, bool shown,
+						  bool succeeded, char *const *expect,
+						  char *const *expect_delete, json_t **ret_problems)
 {
 	json_t *problems = json_array();
 	*ret_problems = problems;
@@ -990,12 +1003,10 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 		return DRYRUN_VERDICT_NO_EFFECT;
 	for (size_t i = 0; i < cs->n_entries; i++) {
 		const struct changeset_entry *c = &cs->entries[i];
-		const char *path = c->path.bytes;
 		if (c->refused)
 			json_array_append_new(problems,
 					      json_pack("{s:o, s:s, s:s}", "refused",
-							path ? json_stringn_nocheck(path, strlen(path))
-							     : NULL,
+							changeset_json_name_value(&c->path, shown),
 							"change", changeset_change_name(c->change),
 							"reason", c->refused));
 	}
@@ -1003,12 +1014,13 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 		return DRYRUN_VERDICT_PRIVILEGED_FILE;
 	for (size_t i = 0; i < cs->n_entries; i++) {
 		const struct changeset_entry *c = &cs->entries[i];
-		const char *path = c->path.bytes;
+		const char *path = changeset_json_name_of(&c->path, shown);
 		bool removes = c->change == CHANGESET_DELETED || c->change == CHANGESET_TYPE_CHANGED;
 		bool ok = removes ? changeset_json_any_matches(expect_delete, path)
 				  : changeset_json_any_matches(expect, path);
 		if (ok && c->change == CHANGESET_RENAMED)
-			ok = changeset_json_any_matches(expect_delete, c->from.bytes);
+			ok = changeset_json_any_matches(expect_delete,
+							changeset_json_name_of(&c->from, shown));
 		if (!ok)
 			json_array_append_new(problems,
 					      json_pack("{s:s, s:s}", "unexpected", path, "change",
@@ -1022,9 +1034,10 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 			bool hit = false;
 			for (size_t i = 0; i < cs->n_entries && !hit; i++) {
 				const struct changeset_entry *c = &cs->entries[i];
-				hit = changeset_path_matches(lists[l][k], c->path.bytes) ||
-				      (c->from.bytes &&
-				       changeset_path_matches(lists[l][k], c->from.bytes));
+				const char *from = changeset_json_name_of(&c->from, shown);
+				hit = changeset_path_matches(lists[l][k],
+							     changeset_json_name_of(&c->path, shown)) ||
+				      (from && changeset_path_matches(lists[l][k], from));
 			}
 			if (!hit)
 				json_array_append_new(problems,
@@ -1032,6 +1045,21 @@ enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succee
 		}
 	return json_array_size(problems) > 0 ? DRYRUN_VERDICT_EXPECTED_PATH_MISSING
 					     : DRYRUN_VERDICT_DRY_RUN_OK;
+}
+
+enum dryrun_verdict changeset_verdict(const struct changeset *cs, bool succeeded, char *const *expect,
+				      char *const *expect_delete, json_t **ret_problems)
+{
+	return changeset_json_verdict(cs, true, succeeded, expect, expect_delete, ret_problems);
+}
+
+/* The same problems as changeset_verdict(), names as their bytes (the
+ * document read back holds them so, changeset_decode_bytes()). */
+enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded,
+					 char *const *expect, char *const *expect_delete,
+					 json_t **ret_problems)
+{
+	return changeset_json_verdict(cs, false, succeeded, expect, expect_delete, ret_problems);
 }
 
 static void changeset_json_entry_free(struct changeset_entry *e)

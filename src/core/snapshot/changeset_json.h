@@ -195,6 +195,20 @@ json_t *changeset_to_json(const struct changeset *cs);
 json_t *changeset_xattr_list_to_json(const struct changeset_xattr_list *list);
 /* Whether have (changeset_read_xattrs()) is exactly the list. */
 bool changeset_xattr_list_equal(const struct changeset_xattr_list *list, json_t *have);
+/* The verdict of a dry run, in this order of precedence:
+ *   DRY_RUN_FAILED         the command did not succeed
+ *   NO_EFFECT              nothing changed
+ *   PRIVILEGED_FILE        a change is `refused` (set-id or capability),
+ *                          declared or not
+ *   UNEXPECTED_PATH        a change no pattern declares; deletions (and the
+ *                          source of a rename) need a --expect-delete pattern
+ *   EXPECTED_PATH_MISSING  a declared pattern that no change matched
+ *   DRY_RUN_OK
+ * ret_problems lists the refused changes ({refused, change, reason}), or the
+ * unexpected paths, then the missing patterns. Names are matched as the
+ * change set shows them (U+FFFD for a byte that is not UTF-8). */
+enum dryrun_verdict changeset_verdict(const struct changeset *cs, bool succeeded, char *const *expect,
+				      char *const *expect_delete, json_t **ret_problems);
 /* changeset_verdict() of a change set read back: names are matched as
  * their exact bytes. */
 enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded,

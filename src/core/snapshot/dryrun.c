@@ -19,6 +19,7 @@
 #include "basic/path.h"
 #include "basic/text.h"
 #include "core/snapshot/changeset.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/linkgroups.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
@@ -334,9 +335,39 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	r = dryrun_judge_link_groups(req, changes, &link_problems, err);
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	/* The workspace's identity: apply refuses another directory (or a
+	 * symlink) put at its path since. */
+	struct stat ws;
+	if (stat(req->workspace, &ws) < 0)
+		return error_set_errno(err, errno, "dry run %llu: stat the workspace %s",
+				       (unsigned long long)id, req->workspace);
+	cleanup_with(json_decrefp) json_t *scratch = NULL;
+	if (req->scratch_counted) {
+		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries,
+				    "bytes", (json_int_t)req->scratch_bytes);
+		if (!scratch)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	/* The change set as its one reader takes it: the verdict is judged over
+	 * it (below, in the placeholder's place), and changeset_to_json()
+	 * writes it back as the very bytes of this document. */
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	{
+		cleanup_with(json_decrefp) json_t *doc =
+			json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA,
+				  "receipt", (json_int_t)id, "workspace", req->workspace,
+				  "workspace_dev", (json_int_t)ws.st_dev, "workspace_ino",
+				  (json_int_t)ws.st_ino, "verdict",
+				  dryrun_verdict_name(DRYRUN_VERDICT_DRY_RUN_OK), "changes", changes);
+		if (!doc || (scratch && json_object_set(doc, "scratch", scratch) < 0))
+			return error_set(err, ENOMEM, "out of memory");
+		r = changeset_from_json(doc, &cs, err);
+		if (r < 0)
+			return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	}
 	json_t *problems = NULL;
-	enum dryrun_verdict verdict = changeset_verdict(changes, req->succeeded, req->expect,
-							req->expect_delete, &problems);
+	enum dryrun_verdict verdict =
+		changeset_verdict(cs, req->succeeded, req->expect, req->expect_delete, &problems);
 	/* A hard-link group the snapshot cannot reproduce: whatever the
 	 * declarations say, applying would not give the real run's tree. */
 	if (json_array_size(link_problems) > 0 && verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
@@ -423,24 +454,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return error_set_errno(err, errno, "open %s/%s", store_path(store), rel.s);
-	/* The workspace's identity: apply refuses another directory (or a
-	 * symlink) put at its path since. */
-	struct stat ws;
-	if (stat(req->workspace, &ws) < 0)
-		return error_set_errno(err, errno, "dry run %llu: stat the workspace %s",
-				       (unsigned long long)id, req->workspace);
-	cleanup_with(json_decrefp) json_t *full =
-		json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA,
-			  "receipt", (json_int_t)id, "workspace", req->workspace, "workspace_dev",
-			  (json_int_t)ws.st_dev, "workspace_ino", (json_int_t)ws.st_ino, "verdict",
-			  dryrun_verdict_name(verdict), "changes", changes);
-	cleanup_with(json_decrefp) json_t *scratch = NULL;
-	if (full && req->scratch_counted) {
-		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries,
-				    "bytes", (json_int_t)req->scratch_bytes);
-		if (!scratch || json_object_set(full, "scratch", scratch) < 0)
-			return error_set(err, ENOMEM, "out of memory");
-	}
+	cs->verdict = verdict;
+	cleanup_with(json_decrefp) json_t *full = changeset_to_json(cs);
 	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
