@@ -20,6 +20,7 @@
 #include "basic/text.h"
 #include "core/snapshot/changeset.h"
 #include "core/snapshot/changeset_json.h"
+#include "core/snapshot/changeset_lost.h"
 #include "core/snapshot/linkgroups.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
@@ -169,7 +170,7 @@ static int dryrun_judge_host_code(const struct hostsafety_report *hc, enum dryru
  * would have done: ATTRS_LOST, never applied. It outranks the verdicts
  * that judge the paths (an --expect clears nothing here), not those that
  * refuse already (a failed command, code for the host, a set-id file). */
-static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *changes,
+static int dryrun_judge_attrs_lost(const struct dryrun_request *req, const struct changeset *cs,
 				   enum dryrun_verdict *verdict, json_t *problems, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *lost = NULL;
@@ -177,7 +178,7 @@ static int dryrun_judge_attrs_lost(const struct dryrun_request *req, json_t *cha
 	if (*verdict != DRYRUN_VERDICT_DRY_RUN_OK && *verdict != DRYRUN_VERDICT_UNEXPECTED_PATH &&
 	    *verdict != DRYRUN_VERDICT_EXPECTED_PATH_MISSING)
 		return 0;
-	int r = changeset_attrs_lost(req->upper, req->workspace, changes, &lost, err);
+	int r = changeset_attrs_lost(req->upper, req->workspace, cs, &lost, err);
 	if (r < 0 || json_array_size(lost) == 0)
 		return r;
 	*verdict = DRYRUN_VERDICT_ATTRS_LOST;
@@ -379,7 +380,7 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
-	r = dryrun_judge_attrs_lost(req, changes, &verdict, problems, err);
+	r = dryrun_judge_attrs_lost(req, cs, &verdict, problems, err);
 	if (r == 0)
 		r = dryrun_judge_rename_incomplete(req, &verdict, problems, err);
 	if (r == 0)
