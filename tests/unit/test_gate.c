@@ -584,21 +584,33 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
 	ASSERT_EQ_INT(open.n, 0); /* the failed re-run (5) opened none */
 	gate_failures_release(&open);
-	json_t *record = NULL;
+	struct gate_close_record record = { 0 };
 	ASSERT_EQ_INT(gate_find_closed(store, 1, &record, &err), 0);
-	ASSERT_EQ_STR(json_string_value(json_object_get(record, "move")), "fixes");
-	ASSERT_EQ_INT(json_integer_value(json_object_get(record, "by_receipt")), 6);
+	ASSERT_EQ_STR(record.move, "fixes");
+	ASSERT_EQ_INT(record.by_receipt, 6);
 	/* The record holds; moved to another failure, or with another digest,
 	 * it does not. */
 	struct error why = { 0 };
-	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), 0);
-	ASSERT_EQ_INT(gate_close_check(store, 2, record, NULL, &why), -EBADMSG);
-	json_object_set_new(record, "by_sha256", json_string("00"));
-	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
+	ASSERT_EQ_INT(gate_close_check(store, 1, &record, NULL, &why), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 2, &record, NULL, &why), -EBADMSG);
+	json_t *record_doc = gate_close_record_to_json(&record);
+	gate_close_record_release(&record);
+	json_object_set_new(record_doc, "by_sha256", json_string("00"));
+	ASSERT_EQ_INT(gate_close_record_from_json(record_doc, &record, &err), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 1, &record, NULL, &why), -EBADMSG);
 	ASSERT_TRUE(strstr(why.msg, "digest") != NULL);
-	json_object_set_new(record, "schema", json_string("airlock.gate-close/1"));
-	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
-	json_decref(record);
+	gate_close_record_release(&record);
+	json_object_set_new(record_doc, "schema", json_string("airlock.gate-close/1"));
+	ASSERT_EQ_INT(gate_close_record_from_json(record_doc, &record, &err), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 1, &record, NULL, &why), -EBADMSG);
+	gate_close_record_release(&record);
+	/* A key of another type than airlock writes: refused by the reader. */
+	json_object_set_new(record_doc, "by_receipt", json_string("6"));
+	ASSERT_EQ_INT(gate_close_record_from_json(record_doc, &record, &err), -EBADMSG);
+	ASSERT_TRUE(strstr(err.msg, "by_receipt") != NULL);
+	gate_close_record_release(&record);
+	err = (struct error){ 0 };
+	json_decref(record_doc);
 	json_decref(again);
 
 	json_decref(failed);

@@ -1139,18 +1139,81 @@ int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, s
 	return r;
 }
 
-int gate_close_check(struct store *store, uint64_t id, json_t *record,
+int gate_close_check(struct store *store, uint64_t id, const struct gate_close_record *record,
 		     const struct gate_failure *entry, struct error *why)
 {
-	return gate_close_check_doc(store, id, record, entry ? entry->doc : NULL, why);
+	return gate_close_check_doc(store, id, record->doc, entry ? entry->doc : NULL, why);
 }
 
-int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err)
+int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err)
 {
+	static const struct {
+		const char *key;
+		size_t offset;
+	} strs[] = {
+		{ "schema", offsetof(struct gate_close_record, schema) },
+		{ "scope", offsetof(struct gate_close_record, scope) },
+		{ "move", offsetof(struct gate_close_record, move) },
+		{ "reason", offsetof(struct gate_close_record, reason) },
+		{ "approver", offsetof(struct gate_close_record, approver) },
+		{ "closed_at", offsetof(struct gate_close_record, closed_at) },
+		{ "failed_sha256", offsetof(struct gate_close_record, failed_sha256) },
+		{ "by_sha256", offsetof(struct gate_close_record, by_sha256) },
+	};
+	bool has;
+	int64_t v;
+	int r = 0;
+
+	*ret = (struct gate_close_record){ .doc = json_incref(doc) };
+	if (!json_is_object(doc))
+		return error_set(err, EBADMSG, "it is not an object");
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		if (gate_failure_str(doc, strs[i].key,
+				     (const char **)((char *)ret + strs[i].offset), err) < 0)
+			r = -EBADMSG;
+	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
+		r = -EBADMSG;
+	ret->receipt = (uint64_t)v;
+	if (gate_failure_int(doc, "by_receipt", &has, &v, err) < 0)
+		r = -EBADMSG;
+	ret->by_receipt = v > 0 ? (uint64_t)v : 0;
+	json_t *approval = json_object_get(doc, "approval");
+	if (approval && !json_is_null(approval) && !json_is_object(approval))
+		r = error_set(err, EBADMSG, "its approval is not an object");
+	if (gate_failure_str(approval, "public_key", &ret->public_key, err) < 0 ||
+	    gate_failure_str(approval, "signature", &ret->signature, err) < 0)
+		r = -EBADMSG;
+	return r;
+}
+
+json_t *gate_close_record_to_json(const struct gate_close_record *r)
+{
+	return json_incref(r->doc);
+}
+
+void gate_close_record_release(struct gate_close_record *r)
+{
+	json_decref(r->doc);
+	*r = (struct gate_close_record){ 0 };
+}
+
+int gate_find_closed(struct store *store, uint64_t id, struct gate_close_record *ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *doc = NULL;
 	struct statepath name = statepath_gate_closed(id);
+
+	*ret = (struct gate_close_record){ 0 };
 	if (faccessat(store_dir_fd(store), name.s, F_OK, 0) < 0)
 		return -ENOENT;
-	return gate_read_json(store_dir_fd(store), name.s, ret_record, err);
+	int r = gate_read_json(store_dir_fd(store), name.s, &doc, err);
+	if (r < 0)
+		return r;
+	r = gate_close_record_from_json(doc, ret, err);
+	if (r < 0) {
+		gate_close_record_release(ret);
+		return error_prefix(err, "%s", name.s);
+	}
+	return 0;
 }
 
 /* A scope directory left without failures goes, so that listing gate/open/

@@ -135,8 +135,29 @@ int gate_list_open(struct store *store, const char *scope, struct gate_failures 
 		   struct error *err);
 /* The open failure with this receipt id, in any scope; -ENOENT when none. */
 int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, struct error *err);
+/* A gate/closed/<id>.json record (docs/close-format.md), typed. Its strings
+ * are borrowed from doc, the record as stored: the approver's signature is
+ * over each field's JSON encoding, which gate_close_check() takes from doc. */
+struct gate_close_record {
+	json_t *doc;
+	const char *schema, *scope, *move, *reason, *approver, *closed_at;
+	uint64_t receipt;
+	const char *failed_sha256; /* NULL: null (the failed receipt was not written) */
+	uint64_t by_receipt; /* 0: none (an ack) */
+	const char *by_sha256;
+	const char *public_key, *signature; /* its "approval", for ack-approved */
+};
+/* doc as a gate_close_record (it takes a reference, also on failure, so that
+ * gate_close_check() can say why such a record does not hold). -EBADMSG when
+ * a key airlock writes has another type than it writes (null counts as
+ * absent). */
+int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err);
+/* The record's document, as stored (a new reference). */
+json_t *gate_close_record_to_json(const struct gate_close_record *r);
+void gate_close_record_release(struct gate_close_record *r);
 /* The close record of a failure; -ENOENT when it is not closed. */
-int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
+int gate_find_closed(struct store *store, uint64_t id, struct gate_close_record *ret,
+		     struct error *err);
 
 /* Whether record (a gate/closed/<id>.json document) is a valid close of
  * failure id (docs/close-format.md); entry is its open entry, when there
@@ -151,7 +172,7 @@ int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, stru
  * Returns 0, or -EBADMSG with why set. It is the one place that decides:
  * the ledger (issue 14) extends it by also requiring the digests it names
  * to be in the log. */
-int gate_close_check(struct store *store, uint64_t id, json_t *record,
+int gate_close_check(struct store *store, uint64_t id, const struct gate_close_record *record,
 		     const struct gate_failure *entry, struct error *why);
 
 /* `airlock ack ID --reason TEXT`. A failure whose command the rules call
