@@ -63,43 +63,37 @@ int cli_read_secret(const char *prompt, char *buf, size_t size)
 	return r;
 }
 
-static void print_words(json_t *argv)
+static void print_words(const char *const *argv)
 {
-	size_t i;
-	json_t *arg;
-
-	json_array_foreach(argv, i, arg) {
-		const char *s = json_string_value(arg);
-		bool plain = s && *s && strpbrk(s, " \t\n'\"\\$`*?;&|<>()") == NULL;
-		cli_print(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s ? s : "", plain ? "" : "'");
+	for (size_t i = 0; argv && argv[i]; i++) {
+		const char *s = argv[i];
+		bool plain = *s && strpbrk(s, " \t\n'\"\\$`*?;&|<>()") == NULL;
+		cli_print(i ? " %s%s%s" : "%s%s%s", plain ? "" : "'", s, plain ? "" : "'");
 	}
 }
 
-static void print_failure(json_t *e)
+static void print_failure(const struct gate_failure *e)
 {
-	unsigned long long id = (unsigned long long)json_integer_value(json_object_get(e, "receipt"));
-	const char *status = json_string_value(json_object_get(e, "status"));
-	const char *cwd = json_string_value(json_object_get(e, "cwd"));
-	const char *shell = json_string_value(json_object_get(e, "shell"));
-	const char *tail = json_string_value(json_object_get(e, "tail"));
-	json_t *code = json_object_get(e, "exit_code");
+	unsigned long long id = (unsigned long long)e->receipt;
+	const char *status = e->status;
+	const char *cwd = e->cwd;
+	const char *shell = e->shell;
+	const char *tail = e->tail;
 
 	cli_print("receipt %llu is an open failure\n  command: ", id);
 	if (shell)
 		cli_print("%s (a shell string the host ran)", shell);
 	else
-		print_words(json_object_get(e, "argv"));
+		print_words(e->argv);
 	cli_print("\n  cwd:     %s\n  status:  %s", cwd ? cwd : "?", status ? status : "?");
-	if (json_is_integer(code))
-		cli_print(", exit %lld", (long long)json_integer_value(code));
+	if (e->has_exit_code)
+		cli_print(", exit %lld", (long long)e->exit_code);
 	cli_print(", expected ");
-	json_t *exp = json_object_get(e, "expected_exits");
-	for (size_t i = 0; i < json_array_size(exp); i++)
-		cli_print(i ? ",%lld" : "%lld", (long long)json_integer_value(json_array_get(exp, i)));
-	const char *damaged = json_string_value(json_object_get(e, "damaged"));
-	if (damaged)
-		cli_print("\n  (its gate entry is damaged: %s)", damaged);
-	const char *rejected = json_string_value(json_object_get(e, "close_rejected"));
+	for (size_t i = 0; i < e->n_expected_exits; i++)
+		cli_print(i ? ",%lld" : "%lld", (long long)e->expected_exits[i]);
+	if (e->damaged)
+		cli_print("\n  (its gate entry is damaged: %s)", e->damaged);
+	const char *rejected = e->close_rejected;
 	if (rejected)
 		cli_print("\n  close record gate/closed/%llu.json was rejected: %s", id, rejected);
 	cli_print("\n");
@@ -115,7 +109,7 @@ static void print_failure(json_t *e)
 	cli_print("  it closes when:\n");
 	if (!shell) {
 		cli_print("    - the same command succeeds again in the same cwd: airlock run -- ");
-		print_words(json_object_get(e, "argv"));
+		print_words(e->argv);
 		cli_print("\n");
 	} else {
 		cli_print("    - the host runs the same command string again and it succeeds, unmasked\n");
@@ -123,7 +117,7 @@ static void print_failure(json_t *e)
 	cli_print("    - a run naming it exits 0, and then the failed command, re-run exactly, succeeds:\n"
 		  "      airlock run --fixes %llu -- CMD ...\n",
 		  id);
-	json_int_t risk = json_integer_value(json_object_get(e, "risk"));
+	int64_t risk = e->risk;
 	if (risk == 1)
 		cli_print("    - it is acknowledged: airlock ack %llu --reason TEXT (the command is read-only)\n",
 			  id);
@@ -183,8 +177,7 @@ int cmd_gate(int argc, char **argv)
 		cli_error("gate: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	json_t *open = st.open;
-	size_t n = json_array_size(open);
+	size_t n = st.open.n;
 	if (json) {
 		json_t *doc = gate_status_to_json(&st);
 		json_dumpf(doc, stdout, JSON_INDENT(2));
@@ -196,7 +189,7 @@ int cmd_gate(int argc, char **argv)
 		cli_print("%zu open failure%s in %s\n", n, n == 1 ? "" : "s", st.scope);
 		for (size_t i = 0; i < n && i < GATE_SHOW_MAX; i++) {
 			cli_print("\n");
-			print_failure(json_array_get(open, i));
+			print_failure(&st.open.v[i]);
 		}
 		if (n > GATE_SHOW_MAX)
 			cli_print("\n... and %zu more (airlock gate --json lists all)\n",

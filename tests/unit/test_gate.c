@@ -495,7 +495,7 @@ static void test_gate_opens_and_closes(void)
 	struct store *store = NULL;
 	struct error err = { 0 };
 	struct gate_effect e;
-	json_t *open = NULL;
+	struct gate_failures open = { 0 };
 
 	ASSERT_TRUE(mkdtemp(dir) != NULL);
 	ASSERT_EQ_INT(store_open(dir, true, &store, &err), 0);
@@ -509,13 +509,12 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_TRUE(e.opened);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
-	ASSERT_EQ_INT(json_array_size(open), 1);
-	ASSERT_EQ_STR(json_string_value(json_object_get(json_array_get(open, 0), "tail")),
-		      "line1\nline2");
-	json_decref(open);
+	ASSERT_EQ_INT(open.n, 1);
+	ASSERT_EQ_STR(open.v[0].tail, "line1\nline2");
+	gate_failures_release(&open);
 	ASSERT_EQ_INT(gate_list_open(store, "/elsewhere", &open, &err), 0);
-	ASSERT_EQ_INT(json_array_size(open), 0);
-	json_decref(open);
+	ASSERT_EQ_INT(open.n, 0);
+	gate_failures_release(&open);
 
 	/* Unverified success of the same argv: nothing closes. */
 	json_t *ok = fake_receipt(2, "make", 0);
@@ -583,23 +582,35 @@ static void test_gate_opens_and_closes(void)
 	ASSERT_EQ_INT(gate_commit(store, &e, 6, &err), 0);
 	gate_effect_release(&e);
 	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
-	ASSERT_EQ_INT(json_array_size(open), 0); /* the failed re-run (5) opened none */
-	json_decref(open);
-	json_t *record = NULL;
+	ASSERT_EQ_INT(open.n, 0); /* the failed re-run (5) opened none */
+	gate_failures_release(&open);
+	struct gate_close_record record = { 0 };
 	ASSERT_EQ_INT(gate_find_closed(store, 1, &record, &err), 0);
-	ASSERT_EQ_STR(json_string_value(json_object_get(record, "move")), "fixes");
-	ASSERT_EQ_INT(json_integer_value(json_object_get(record, "by_receipt")), 6);
+	ASSERT_EQ_STR(record.move, "fixes");
+	ASSERT_EQ_INT(record.by_receipt, 6);
 	/* The record holds; moved to another failure, or with another digest,
 	 * it does not. */
 	struct error why = { 0 };
-	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), 0);
-	ASSERT_EQ_INT(gate_close_check(store, 2, record, NULL, &why), -EBADMSG);
-	json_object_set_new(record, "by_sha256", json_string("00"));
-	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
+	ASSERT_EQ_INT(gate_close_check(store, 1, &record, NULL, &why), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 2, &record, NULL, &why), -EBADMSG);
+	json_t *record_doc = gate_close_record_to_json(&record);
+	gate_close_record_release(&record);
+	json_object_set_new(record_doc, "by_sha256", json_string("00"));
+	ASSERT_EQ_INT(gate_close_record_from_json(record_doc, &record, &err), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 1, &record, NULL, &why), -EBADMSG);
 	ASSERT_TRUE(strstr(why.msg, "digest") != NULL);
-	json_object_set_new(record, "schema", json_string("airlock.gate-close/1"));
-	ASSERT_EQ_INT(gate_close_check(store, 1, record, NULL, &why), -EBADMSG);
-	json_decref(record);
+	gate_close_record_release(&record);
+	json_object_set_new(record_doc, "schema", json_string("airlock.gate-close/1"));
+	ASSERT_EQ_INT(gate_close_record_from_json(record_doc, &record, &err), 0);
+	ASSERT_EQ_INT(gate_close_check(store, 1, &record, NULL, &why), -EBADMSG);
+	gate_close_record_release(&record);
+	/* A key of another type than airlock writes: refused by the reader. */
+	json_object_set_new(record_doc, "by_receipt", json_string("6"));
+	ASSERT_EQ_INT(gate_close_record_from_json(record_doc, &record, &err), -EBADMSG);
+	ASSERT_TRUE(strstr(err.msg, "by_receipt") != NULL);
+	gate_close_record_release(&record);
+	err = (struct error){ 0 };
+	json_decref(record_doc);
 	json_decref(again);
 
 	json_decref(failed);
@@ -748,6 +759,58 @@ static void test_changeset_patterns(void)
 	}
 }
 
+/* A gate/open entry as airlock writes it reads typed; a legacy entry's nulls
+ * and missing keys read as absent; a key of another type is refused, and the
+ * document is kept as it was for printing. */
+static void test_gate_failure_from_json(void)
+{
+	struct error err = { 0 };
+	struct gate_failure f;
+	json_t *doc = json_loads("{\"schema\":\"airlock.gate-failure/1\",\"receipt\":7,"
+				 "\"scope\":\"/w\",\"argv\":[\"make\",\"all\"],\"shell\":null,"
+				 "\"cwd\":\"/w\",\"status\":\"exited\",\"exit_code\":2,"
+				 "\"expected_exits\":[0,3],\"tail\":\"x\",\"started_ns\":5,"
+				 "\"risk\":4,\"rule\":\"r\"}",
+				 0, NULL);
+
+	ASSERT_TRUE(doc != NULL);
+	ASSERT_EQ_INT(gate_failure_from_json(doc, &f, &err), 0);
+	ASSERT_EQ_INT(f.receipt, 7);
+	ASSERT_EQ_STR(f.scope, "/w");
+	ASSERT_EQ_STR(f.argv[0], "make");
+	ASSERT_EQ_STR(f.argv[1], "all");
+	ASSERT_TRUE(f.argv[2] == NULL);
+	ASSERT_TRUE(f.shell == NULL && f.source == NULL && f.damaged == NULL);
+	ASSERT_TRUE(f.has_exit_code);
+	ASSERT_EQ_INT(f.exit_code, 2);
+	ASSERT_EQ_INT(f.n_expected_exits, 2);
+	ASSERT_EQ_INT(f.expected_exits[1], 3);
+	ASSERT_EQ_INT(f.started_ns, 5);
+	ASSERT_EQ_INT(f.risk, 4);
+	json_t *out = gate_failure_to_json(&f);
+	ASSERT_TRUE(json_equal(out, doc));
+	json_decref(out);
+	gate_failure_release(&f);
+
+	json_object_set_new(doc, "exit_code", json_null());
+	json_object_del(doc, "risk");
+	ASSERT_EQ_INT(gate_failure_from_json(doc, &f, &err), 0);
+	ASSERT_TRUE(!f.has_exit_code);
+	ASSERT_EQ_INT(f.risk, 0);
+	gate_failure_release(&f);
+
+	json_object_set_new(doc, "exit_code", json_string("2"));
+	ASSERT_EQ_INT(gate_failure_from_json(doc, &f, &err), -EBADMSG);
+	ASSERT_TRUE(strstr(err.msg, "exit_code") != NULL);
+	gate_failure_release(&f);
+	json_object_set_new(doc, "exit_code", json_integer(2));
+	json_array_append_new(json_object_get(doc, "argv"), json_integer(1));
+	ASSERT_EQ_INT(gate_failure_from_json(doc, &f, &err), -EBADMSG);
+	ASSERT_TRUE(strstr(err.msg, "argv") != NULL);
+	gate_failure_release(&f);
+	json_decref(doc);
+}
+
 RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators),
 	  T_(test_shell_masking_forms), T_(test_shell_not_plain),
 	  T_(test_shell_assignment_prefix_is_kept),
@@ -755,5 +818,5 @@ RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operator
 	  T_(test_rules_errors_name_the_key), T_(test_rules_read_only_attacks),
 	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
 	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),
-	  T_(test_gate_dry_run_verdicts), T_(test_approver_signs_only_with_its_passphrase),
-	  T_(test_ed25519_rfc8032_vector))
+	  T_(test_gate_failure_from_json), T_(test_gate_dry_run_verdicts),
+	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,139 @@ static int gate_read_json(int dir_fd, const char *name, json_t **ret, struct err
 	return jsonutil_parse_object(text, n, ret, err);
 }
 
+/* key of doc as a string; a null or missing key is NULL. */
+static int gate_failure_str(json_t *doc, const char *key, const char **ret, struct error *err)
+{
+	json_t *v = json_object_get(doc, key);
+
+	*ret = json_string_value(v);
+	if (v && !json_is_null(v) && !json_is_string(v))
+		return error_set(err, EBADMSG, "its %s is not a string", key);
+	return 0;
+}
+
+static int gate_failure_int(json_t *doc, const char *key, bool *ret_has, int64_t *ret, struct error *err)
+{
+	json_t *v = json_object_get(doc, key);
+
+	*ret_has = json_is_integer(v);
+	*ret = (int64_t)json_integer_value(v);
+	if (v && !json_is_null(v) && !json_is_integer(v))
+		return error_set(err, EBADMSG, "its %s is not an integer", key);
+	return 0;
+}
+
+int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *err)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} strs[] = {
+		{ "scope", offsetof(struct gate_failure, scope) },
+		{ "source", offsetof(struct gate_failure, source) },
+		{ "shell", offsetof(struct gate_failure, shell) },
+		{ "cwd", offsetof(struct gate_failure, cwd) },
+		{ "status", offsetof(struct gate_failure, status) },
+		{ "tail", offsetof(struct gate_failure, tail) },
+		{ "opened_at", offsetof(struct gate_failure, opened_at) },
+		{ "rule", offsetof(struct gate_failure, rule) },
+		{ "damaged", offsetof(struct gate_failure, damaged) },
+		{ "close_rejected", offsetof(struct gate_failure, close_rejected) },
+	};
+	bool has;
+	int64_t v;
+	int r = 0;
+
+	*ret = (struct gate_failure){ .doc = json_incref(doc) };
+	if (!json_is_object(doc))
+		return error_set(err, EBADMSG, "it is not an object");
+	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
+		return -EBADMSG;
+	ret->receipt = (uint64_t)v;
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		if (gate_failure_str(doc, strs[i].key,
+				     (const char **)((char *)ret + strs[i].offset), err) < 0)
+			r = -EBADMSG;
+	if (gate_failure_int(doc, "exit_code", &ret->has_exit_code, &ret->exit_code, err) < 0 ||
+	    gate_failure_int(doc, "risk", &has, &ret->risk, err) < 0)
+		r = -EBADMSG;
+	if (gate_failure_int(doc, "started_ns", &has, &v, err) < 0)
+		r = -EBADMSG;
+	ret->started_ns = v > 0 ? (uint64_t)v : 0;
+
+	json_t *argv = json_object_get(doc, "argv");
+	if (json_is_array(argv)) {
+		ret->argv = calloc(json_array_size(argv) + 1, sizeof(char *));
+		if (!ret->argv)
+			return error_set(err, ENOMEM, "out of memory");
+		for (size_t i = 0; i < json_array_size(argv); i++) {
+			ret->argv[i] = json_string_value(json_array_get(argv, i));
+			if (!ret->argv[i]) {
+				ret->argv[i] = "";
+				r = error_set(err, EBADMSG, "its argv holds a non-string");
+			}
+		}
+	} else if (argv && !json_is_null(argv)) {
+		r = error_set(err, EBADMSG, "its argv is not an array");
+	}
+	json_t *exp = json_object_get(doc, "expected_exits");
+	if (json_is_array(exp) && json_array_size(exp) > 0) {
+		ret->expected_exits = calloc(json_array_size(exp), sizeof(int64_t));
+		if (!ret->expected_exits)
+			return error_set(err, ENOMEM, "out of memory");
+		ret->n_expected_exits = json_array_size(exp);
+		for (size_t i = 0; i < ret->n_expected_exits; i++) {
+			json_t *e = json_array_get(exp, i);
+			ret->expected_exits[i] = (int64_t)json_integer_value(e);
+			if (!json_is_integer(e))
+				r = error_set(err, EBADMSG, "its expected_exits holds a non-integer");
+		}
+	} else if (exp && !json_is_null(exp) && !json_is_array(exp)) {
+		r = error_set(err, EBADMSG, "its expected_exits is not an array");
+	}
+	return r;
+}
+
+json_t *gate_failure_to_json(const struct gate_failure *f)
+{
+	return json_incref(f->doc);
+}
+
+void gate_failure_release(struct gate_failure *f)
+{
+	json_decref(f->doc);
+	free(f->argv);
+	free(f->expected_exits);
+	free(f->owned_why);
+	*f = (struct gate_failure){ 0 };
+}
+
+void gate_failures_release(struct gate_failures *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		gate_failure_release(&l->v[i]);
+	free(l->v);
+	*l = (struct gate_failures){ 0 };
+}
+
+/* An entry read from gate/open as a gate_failure: one with a key of the wrong
+ * type (written by something else than airlock) is kept, as damaged, with the
+ * fields that could be read; it stays open. */
+static int gate_failure_read(json_t *doc, struct gate_failure *ret, struct error *err)
+{
+	struct error why = { 0 };
+	int r = gate_failure_from_json(doc, ret, &why);
+	if (r == -ENOMEM)
+		return error_set(err, ENOMEM, "out of memory");
+	if (r < 0 && !ret->damaged) {
+		ret->owned_why = strdup(why.msg);
+		if (!ret->owned_why)
+			return error_set(err, ENOMEM, "out of memory");
+		ret->damaged = ret->owned_why;
+	}
+	return 0;
+}
+
 /* Whether the receipt's dry run, if it is one, lets it count as a success:
  * a dry run that failed (its change set unreadable too) is a failure, and
  * so is a verdict that is not one airlock writes. */
@@ -276,6 +410,10 @@ static bool gate_receipt_succeeded(json_t *receipt)
 }
 
 static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct rules_verdict *ret);
+/* gate_list_open() and gate_find_open() on the entries' documents. */
+static int gate_list_open_json(struct store *store, const char *scope, json_t **ret_entries,
+			       struct error *err);
+static int gate_find_open_json(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
 
 /* Equal, where missing equals null. */
 static bool gate_equal(json_t *x, json_t *y)
@@ -394,7 +532,7 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 	}
 
 	cleanup_with(json_decrefp) json_t *open = NULL;
-	int r = gate_list_open(store, scope, &open, err);
+	int r = gate_list_open_json(store, scope, &open, err);
 	if (r < 0)
 		return r;
 	json_t *exit_code = json_object_get(receipt, "exit_code");
@@ -490,7 +628,7 @@ int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by, s
 {
 	for (size_t i = 0; i < e->n_closes; i++) {
 		cleanup_with(json_decrefp) json_t *entry = NULL;
-		int r = gate_find_open(store, e->closes[i], &entry, err);
+		int r = gate_find_open_json(store, e->closes[i], &entry, err);
 		if (r == -ENOENT)
 			continue; /* closed meanwhile by another run */
 		if (r == 0)
@@ -671,7 +809,8 @@ static bool gate_receipt_closes(json_t *doc, uint64_t id, const char *move)
 	return false;
 }
 
-int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry, struct error *why)
+static int gate_close_check_doc(struct store *store, uint64_t id, json_t *record, json_t *entry,
+				struct error *why)
 {
 	struct error io = { 0 };
 	const char *schema = jsonutil_str(record, "schema");
@@ -789,7 +928,7 @@ static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, st
 	}
 	if (gate_read_json(store_dir_fd(store), name.s, &record, why) < 0)
 		return -1;
-	return gate_close_check(store, id, record, entry, why) == 0 ? 1 : -1;
+	return gate_close_check_doc(store, id, record, entry, why) == 0 ? 1 : -1;
 }
 
 /* A failure of entry_scope, seen from scope: its own, one nested below it,
@@ -867,7 +1006,8 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 	return 0;
 }
 
-int gate_list_open(struct store *store, const char *scope, json_t **ret_entries, struct error *err)
+static int gate_list_open_json(struct store *store, const char *scope, json_t **ret_entries,
+			       struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *entries = json_array();
 
@@ -925,7 +1065,7 @@ int gate_list_open(struct store *store, const char *scope, json_t **ret_entries,
 	return 0;
 }
 
-int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err)
+static int gate_find_open_json(struct store *store, uint64_t id, json_t **ret_entry, struct error *err)
 {
 	char name[32];
 	cleanup_close int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
@@ -963,12 +1103,117 @@ int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct 
 	return -ENOENT;
 }
 
-int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err)
+int gate_list_open(struct store *store, const char *scope, struct gate_failures *ret, struct error *err)
 {
+	cleanup_with(json_decrefp) json_t *entries = NULL;
+
+	*ret = (struct gate_failures){ 0 };
+	int r = gate_list_open_json(store, scope, &entries, err);
+	if (r < 0)
+		return r;
+	struct gate_failures l = { .v = calloc(json_array_size(entries) + 1, sizeof(*l.v)) };
+	if (!l.v)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < json_array_size(entries); i++) {
+		r = gate_failure_read(json_array_get(entries, i), &l.v[l.n++], err);
+		if (r < 0) {
+			gate_failures_release(&l);
+			return r;
+		}
+	}
+	*ret = l;
+	return 0;
+}
+
+int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *entry = NULL;
+
+	*ret = (struct gate_failure){ 0 };
+	int r = gate_find_open_json(store, id, &entry, err);
+	if (r < 0)
+		return r;
+	r = gate_failure_read(entry, ret, err);
+	if (r < 0)
+		gate_failure_release(ret);
+	return r;
+}
+
+int gate_close_check(struct store *store, uint64_t id, const struct gate_close_record *record,
+		     const struct gate_failure *entry, struct error *why)
+{
+	return gate_close_check_doc(store, id, record->doc, entry ? entry->doc : NULL, why);
+}
+
+int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} strs[] = {
+		{ "schema", offsetof(struct gate_close_record, schema) },
+		{ "scope", offsetof(struct gate_close_record, scope) },
+		{ "move", offsetof(struct gate_close_record, move) },
+		{ "reason", offsetof(struct gate_close_record, reason) },
+		{ "approver", offsetof(struct gate_close_record, approver) },
+		{ "closed_at", offsetof(struct gate_close_record, closed_at) },
+		{ "failed_sha256", offsetof(struct gate_close_record, failed_sha256) },
+		{ "by_sha256", offsetof(struct gate_close_record, by_sha256) },
+	};
+	bool has;
+	int64_t v;
+	int r = 0;
+
+	*ret = (struct gate_close_record){ .doc = json_incref(doc) };
+	if (!json_is_object(doc))
+		return error_set(err, EBADMSG, "it is not an object");
+	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
+		if (gate_failure_str(doc, strs[i].key,
+				     (const char **)((char *)ret + strs[i].offset), err) < 0)
+			r = -EBADMSG;
+	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
+		r = -EBADMSG;
+	ret->receipt = (uint64_t)v;
+	if (gate_failure_int(doc, "by_receipt", &has, &v, err) < 0)
+		r = -EBADMSG;
+	ret->by_receipt = v > 0 ? (uint64_t)v : 0;
+	json_t *approval = json_object_get(doc, "approval");
+	if (approval && !json_is_null(approval) && !json_is_object(approval))
+		r = error_set(err, EBADMSG, "its approval is not an object");
+	if (gate_failure_str(approval, "public_key", &ret->public_key, err) < 0 ||
+	    gate_failure_str(approval, "signature", &ret->signature, err) < 0)
+		r = -EBADMSG;
+	return r;
+}
+
+json_t *gate_close_record_to_json(const struct gate_close_record *r)
+{
+	return json_incref(r->doc);
+}
+
+void gate_close_record_release(struct gate_close_record *r)
+{
+	json_decref(r->doc);
+	*r = (struct gate_close_record){ 0 };
+}
+
+int gate_find_closed(struct store *store, uint64_t id, struct gate_close_record *ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *doc = NULL;
 	struct statepath name = statepath_gate_closed(id);
+
+	*ret = (struct gate_close_record){ 0 };
 	if (faccessat(store_dir_fd(store), name.s, F_OK, 0) < 0)
 		return -ENOENT;
-	return gate_read_json(store_dir_fd(store), name.s, ret_record, err);
+	int r = gate_read_json(store_dir_fd(store), name.s, &doc, err);
+	if (r < 0)
+		return r;
+	r = gate_close_record_from_json(doc, ret, err);
+	if (r < 0) {
+		gate_close_record_release(ret);
+		return error_prefix(err, "%s", name.s);
+	}
+	return 0;
 }
 
 /* A scope directory left without failures goes, so that listing gate/open/
@@ -1158,7 +1403,7 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 
 	if (!reason || !*reason)
 		return error_set(err, EINVAL, "an acknowledgement needs a reason");
-	int r = gate_find_open(store, id, &entry, err);
+	int r = gate_find_open_json(store, id, &entry, err);
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "receipt %llu is not an open failure",
 				 (unsigned long long)id);

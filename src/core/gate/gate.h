@@ -90,16 +90,74 @@ int gate_commit_receipt(struct store *store, struct receipt *receipt,
 			const struct gate_effect *effect, const char *gate_error, json_t **ret_doc,
 			char *warning, size_t warning_size, struct error *err);
 
+/* One open failure: a gate/open/<scope key>/<id>.json entry (docs/gate.md),
+ * typed. Its strings and argv's elements are borrowed from doc, the entry as
+ * it was read (with "close_rejected" added when its close record does not
+ * hold): entries older versions wrote can lack keys or hold nulls, and
+ * `airlock gate --json` prints doc as it is (gate_failure_to_json). */
+struct gate_failure {
+	json_t *doc;
+	uint64_t receipt;
+	const char *scope, *source, *shell, *cwd, *status, *tail, *opened_at;
+	const char **argv; /* NULL-terminated; NULL when the entry has none */
+	bool has_exit_code;
+	int64_t exit_code;
+	int64_t *expected_exits;
+	size_t n_expected_exits;
+	uint64_t started_ns; /* 0: not recorded */
+	int64_t risk; /* 0: not recorded (an older entry) */
+	const char *rule;
+	/* Set when the entry cannot be read whole, or is gone while the ledger
+	 * has it open; or when a key has the wrong type (then owned_why holds
+	 * why, and the other fields are what could be read). */
+	const char *damaged;
+	char *owned_why;
+	const char *close_rejected; /* why its close record does not hold */
+};
+struct gate_failures {
+	struct gate_failure *v;
+	size_t n;
+};
+/* doc as a gate_failure (it takes a reference). -EBADMSG when a key airlock
+ * writes has another type than it writes (null counts as absent). */
+int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *err);
+/* The entry's document, as stored (a new reference). */
+json_t *gate_failure_to_json(const struct gate_failure *f);
+void gate_failure_release(struct gate_failure *f);
+void gate_failures_release(struct gate_failures *l);
+
 /* The open failures scope sees, newest first: its own, those of scopes
  * nested below it, and those of an enclosing scope that covered it when
  * they failed (their cwd is inside it, or its .git appeared later). An
  * entry whose close record does not hold (gate_close_check) stays open and
- * carries "close_rejected", the reason. */
-int gate_list_open(struct store *store, const char *scope, json_t **ret_entries, struct error *err);
+ * carries close_rejected, the reason. */
+int gate_list_open(struct store *store, const char *scope, struct gate_failures *ret,
+		   struct error *err);
 /* The open failure with this receipt id, in any scope; -ENOENT when none. */
-int gate_find_open(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
+int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, struct error *err);
+/* A gate/closed/<id>.json record (docs/close-format.md), typed. Its strings
+ * are borrowed from doc, the record as stored: the approver's signature is
+ * over each field's JSON encoding, which gate_close_check() takes from doc. */
+struct gate_close_record {
+	json_t *doc;
+	const char *schema, *scope, *move, *reason, *approver, *closed_at;
+	uint64_t receipt;
+	const char *failed_sha256; /* NULL: null (the failed receipt was not written) */
+	uint64_t by_receipt; /* 0: none (an ack) */
+	const char *by_sha256;
+	const char *public_key, *signature; /* its "approval", for ack-approved */
+};
+/* doc as a gate_close_record (it takes a reference, also on failure, so that
+ * gate_close_check() can say why such a record does not hold). -EBADMSG when
+ * a key airlock writes has another type than it writes (null counts as
+ * absent). */
+int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err);
+/* The record's document, as stored (a new reference). */
+json_t *gate_close_record_to_json(const struct gate_close_record *r);
+void gate_close_record_release(struct gate_close_record *r);
 /* The close record of a failure; -ENOENT when it is not closed. */
-int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, struct error *err);
+int gate_find_closed(struct store *store, uint64_t id, struct gate_close_record *ret,
+		     struct error *err);
 
 /* Whether record (a gate/closed/<id>.json document) is a valid close of
  * failure id (docs/close-format.md); entry is its open entry, when there
@@ -114,8 +172,8 @@ int gate_find_closed(struct store *store, uint64_t id, json_t **ret_record, stru
  * Returns 0, or -EBADMSG with why set. It is the one place that decides:
  * the ledger (issue 14) extends it by also requiring the digests it names
  * to be in the log. */
-int gate_close_check(struct store *store, uint64_t id, json_t *record, json_t *entry,
-		     struct error *why);
+int gate_close_check(struct store *store, uint64_t id, const struct gate_close_record *record,
+		     const struct gate_failure *entry, struct error *why);
 
 /* `airlock ack ID --reason TEXT`. A failure whose command the rules call
  * read-only (risk 1) closes with the reason alone (ack-read-only); any other

@@ -11,21 +11,32 @@
 #include "core/store/statepath.h"
 #include "core/store/store.h"
 
-static json_t *gate_status_rejected(json_t *open)
+static json_t *gate_status_rejected(const struct gate_failures *open)
 {
 	json_t *rejected = json_array();
-	size_t k;
-	json_t *e;
 
-	json_array_foreach(open, k, e) {
-		json_t *why = json_object_get(e, "close_rejected");
-		json_int_t id = json_integer_value(json_object_get(e, "receipt"));
-		struct statepath record = statepath_gate_closed((uint64_t)id);
-		if (why)
-			json_array_append_new(rejected, json_pack("{s:I, s:s, s:O}", "receipt", id,
-								  "record", record.s, "why", why));
+	for (size_t k = 0; rejected && k < open->n; k++) {
+		const struct gate_failure *e = &open->v[k];
+		struct statepath record = statepath_gate_closed(e->receipt);
+		if (e->close_rejected)
+			json_array_append_new(rejected, json_pack("{s:I, s:s, s:s}", "receipt",
+								  (json_int_t)e->receipt, "record",
+								  record.s, "why", e->close_rejected));
 	}
 	return rejected;
+}
+
+/* The open failures as the entries are stored. */
+static json_t *gate_status_failures(const struct gate_failures *open)
+{
+	json_t *failures = json_array();
+
+	for (size_t k = 0; failures && k < open->n; k++)
+		if (json_array_append_new(failures, gate_failure_to_json(&open->v[k])) < 0) {
+			json_decref(failures);
+			return NULL;
+		}
+	return failures;
 }
 
 int gate_status(struct session *s, const char *cwd, struct gate_status *ret, struct error *err)
@@ -43,15 +54,13 @@ int gate_status(struct session *s, const char *cwd, struct gate_status *ret, str
 	cleanup_free char *here = cwd ? NULL : getcwd(NULL, 0);
 	r = gate_scope(cwd ? cwd : here ? here : ".", &ret->scope, err);
 	if (r == 0) {
-		if (!store)
-			ret->open = json_array();
-		else
+		if (store)
 			r = gate_list_open(store, ret->scope, &ret->open, err);
 	}
 	/* Close records that did not hold, and an approver changed behind
 	 * airlock's back: facts the human who reads the gate should see. */
 	if (r == 0)
-		ret->rejected = gate_status_rejected(ret->open);
+		ret->rejected = gate_status_rejected(&ret->open);
 	if (r == 0 && store)
 		r = approver_check(store, &ret->approver, err);
 	if (r < 0)
@@ -62,7 +71,7 @@ int gate_status(struct session *s, const char *cwd, struct gate_status *ret, str
 void gate_status_release(struct gate_status *st)
 {
 	free(st->scope);
-	json_decref(st->open);
+	gate_failures_release(&st->open);
 	json_decref(st->rejected);
 	*st = (struct gate_status){ 0 };
 }
@@ -70,12 +79,14 @@ void gate_status_release(struct gate_status *st)
 json_t *gate_status_to_json(const struct gate_status *st)
 {
 	const struct approver_check *check = &st->approver;
+	json_t *failures = gate_status_failures(&st->open);
 
-	return json_pack("{s:s, s:I, s:O, s:O, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
-			 "open", (json_int_t)json_array_size(st->open), "failures", st->open,
-			 "rejected", st->rejected, "approver", "state",
-			 approver_state_to_string(check->state), "changed", check->changed,
-			 "pinned", check->pinned[0] ? check->pinned : NULL, "current",
-			 check->current[0] ? check->current : NULL, "message",
+	if (!failures)
+		return NULL;
+	return json_pack("{s:s, s:I, s:o, s:O, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
+			 "open", (json_int_t)st->open.n, "failures", failures, "rejected",
+			 st->rejected, "approver", "state", approver_state_to_string(check->state),
+			 "changed", check->changed, "pinned", check->pinned[0] ? check->pinned : NULL,
+			 "current", check->current[0] ? check->current : NULL, "message",
 			 check->changed ? check->message : NULL);
 }

@@ -5,6 +5,7 @@
 
 #include "basic/error.h"
 #include "core/gate/approver.h"
+#include "core/gate/gate.h"
 
 struct session;
 
@@ -12,7 +13,7 @@ struct session;
  * end, assembled here so that none of them rebuilds it. */
 struct gate_status {
 	char *scope; /* the workspace: cwd's git root, else cwd */
-	json_t *open; /* the open failures in scope, as gate_list_open() gives them */
+	struct gate_failures open; /* the open failures in scope, as gate_list_open() gives them */
 	/* Close records that did not hold: { receipt, record, why } each. */
 	json_t *rejected;
 	/* The approver against its pin; all zero without a state directory. */

@@ -42,13 +42,13 @@ struct hook_state {
 	struct rules *rules;
 	struct policy *policy;
 	char *scope;
-	json_t *open; /* the scope's open failures, newest first */
+	struct gate_failures open; /* the scope's open failures, newest first */
 };
 
 static void hook_state_release(struct hook_state *st)
 {
 	json_decref(st->payload);
-	json_decref(st->open);
+	gate_failures_release(&st->open);
 	store_free(st->store);
 	rules_free(st->rules);
 	policy_free(st->policy);
@@ -168,39 +168,46 @@ static int hook_load_gate(struct hook_state *st, struct error *err)
 	int r = gate_scope(cwd ? cwd : here, &st->scope, err);
 	if (r < 0)
 		return r;
-	if (!st->store) {
-		st->open = json_array();
-		return st->open ? 0 : error_set(err, ENOMEM, "out of memory");
-	}
+	if (!st->store)
+		return 0; /* nothing is open */
 	return gate_list_open(st->store, st->scope, &st->open, err);
+}
+
+/* argv as a JSON array, compact; NULL without one. */
+static char *hook_argv_text(const char *const *argv)
+{
+	if (!argv)
+		return NULL;
+	cleanup_with(json_decrefp) json_t *a = json_array();
+	for (size_t i = 0; a && argv[i]; i++)
+		if (json_array_append_new(a, json_string(argv[i])) < 0)
+			return NULL;
+	return a ? json_dumps(a, JSON_COMPACT) : NULL;
 }
 
 static void hook_describe_open(struct hook_state *st, char *buf, size_t size)
 {
-	json_t *e = json_array_get(st->open, 0);
-	json_t *code = json_object_get(e, "exit_code");
-	const char *shell = jsonutil_str(e, "shell");
-	cleanup_free char *argv = shell ? NULL : json_dumps(json_object_get(e, "argv"), JSON_COMPACT);
+	const struct gate_failure *e = &st->open.v[0];
+	const char *shell = e->shell;
+	cleanup_free char *argv = shell ? NULL : hook_argv_text(e->argv);
+	const char *tail = e->tail ? e->tail : "";
 	char exit_text[32] = "";
-	size_t n = json_array_size(st->open);
+	size_t n = st->open.n;
 
-	if (json_is_integer(code))
-		snprintf(exit_text, sizeof(exit_text), " exit %lld",
-			 (long long)json_integer_value(code));
+	if (e->has_exit_code)
+		snprintf(exit_text, sizeof(exit_text), " exit %lld", (long long)e->exit_code);
 	snprintf(buf, size,
 		 "airlock receipt %lld is an open failure in %s: %s%s (%s%s). %s%.1200s%s"
 		 "It closes when the same command succeeds again, when `airlock run --fixes %lld -- CMD` "
 		 "exits 0 and the failed command, which airlock then re-runs exactly, succeeds, or when it is acknowledged "
 		 "(`airlock gate` lists the ways).%s",
-		 (long long)json_integer_value(json_object_get(e, "receipt")), st->scope,
+		 (long long)e->receipt, st->scope,
 		 shell	? shell
 		 : argv ? argv
 			: "?",
-		 "", jstr_or(e, "status", "failed"), exit_text,
-		 jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "Its last output lines: \"" : "",
-		 jstr_or(e, "tail", ""),
-		 jsonutil_str(e, "tail") && *jsonutil_str(e, "tail") ? "\". " : "",
-		 (long long)json_integer_value(json_object_get(e, "receipt")),
+		 "", e->status ? e->status : "failed", exit_text,
+		 *tail ? "Its last output lines: \"" : "", tail, *tail ? "\". " : "",
+		 (long long)e->receipt,
 		 n > 1 ? " Other failures are open too; `airlock gate` lists them." : "");
 }
 
@@ -215,10 +222,8 @@ static bool hook_is_open_id(struct hook_state *st, const char *id_text)
 	unsigned long long id = strtoull(id_text, &end, 10);
 	if (errno || *end)
 		return false;
-	size_t i;
-	json_t *e;
-	json_array_foreach(st->open, i, e)
-		if ((unsigned long long)json_integer_value(json_object_get(e, "receipt")) == id)
+	for (size_t i = 0; i < st->open.n; i++)
+		if (st->open.v[i].receipt == id)
 			return true;
 	return false;
 }
@@ -1008,10 +1013,10 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 /* A mutating tool answers to the gate of every workspace it writes in, not
  * only the payload's: the open failures of the first file's scope that has
  * any go into *ret_open (NULL: none), its scope into *ret_scope. */
-static int hook_targets_open(struct hook_state *st, const struct hook_targets *t, json_t **ret_open,
-			     char **ret_scope, struct error *err)
+static int hook_targets_open(struct hook_state *st, const struct hook_targets *t,
+			     struct gate_failures *ret_open, char **ret_scope, struct error *err)
 {
-	*ret_open = NULL;
+	*ret_open = (struct gate_failures){ 0 };
 	*ret_scope = NULL;
 	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
@@ -1020,16 +1025,16 @@ static int hook_targets_open(struct hook_state *st, const struct hook_targets *t
 			return r;
 		if (strcmp(scope, st->scope) == 0)
 			continue;
-		json_t *open = NULL;
+		struct gate_failures open = { 0 };
 		r = gate_list_open(st->store, scope, &open, err);
 		if (r < 0)
 			return r;
-		if (json_array_size(open) > 0) {
+		if (open.n > 0) {
 			*ret_open = open;
 			*ret_scope = TAKE_PTR(scope);
 			return 0;
 		}
-		json_decref(open);
+		gate_failures_release(&open);
 	}
 	return 0;
 }
@@ -1328,16 +1333,16 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 		 * does not run while a failure is open, in the payload's scope or
 		 * in the scope of a file it writes. A tool airlock does not know is
 		 * taken as one that writes. */
-		cleanup_with(json_decrefp) json_t *other = NULL;
+		cleanup_with(gate_failures_release) struct gate_failures other = { 0 };
 		cleanup_free char *other_scope = NULL;
 		r = hook_targets_open(st, &t, &other, &other_scope, err);
 		if (r < 0)
 			return r;
-		if (json_array_size(st->open) == 0 && !other)
+		if (st->open.n == 0 && other.n == 0)
 			return 0;
 		char open[3000];
-		if (json_array_size(st->open) == 0) {
-			json_t *own = st->open;
+		if (st->open.n == 0) {
+			struct gate_failures own = st->open;
 			char *own_scope = st->scope;
 			st->open = other;
 			st->scope = other_scope;
@@ -1399,7 +1404,7 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			 "a program called airlock that is not this airlock binary");
 	}
 	bool exempt = own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES;
-	if (json_array_size(st->open) > 0 && v.risk > 1 && !exempt) {
+	if (st->open.n > 0 && v.risk > 1 && !exempt) {
 		char open[3000];
 		hook_describe_open(st, open, sizeof(open));
 		outcome_set(ret, HOOK_BLOCK,
@@ -1662,10 +1667,9 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
  * blocked for its newest open failure. */
 static int hook_stop(struct hook_state *st, struct hook_outcome *ret, struct error *err)
 {
-	if (json_array_size(st->open) == 0)
+	if (st->open.n == 0)
 		return 0;
-	json_int_t newest =
-		json_integer_value(json_object_get(json_array_get(st->open, 0), "receipt"));
+	json_int_t newest = (json_int_t)st->open.v[0].receipt;
 	const char *session = jsonutil_str(st->payload, "session_id");
 	struct statepath name = statepath_gate_stop(session ? session : "");
 
@@ -1769,7 +1773,7 @@ int hook_open_failures(const struct hook_context *ctx, const char *payload, size
 		r = hook_load_gate(&st, err);
 	if (r < 0)
 		return r;
-	*ret = json_array_size(st.open);
+	*ret = st.open.n;
 	if (*ret > 0) {
 		hook_describe_open(&st, ret_describe, size);
 		hook_message_for_terminal(ret_describe, size);

@@ -339,14 +339,12 @@ static size_t argv_total_bytes(char *const *argv)
  * nested scope, gate_list_open): the same failures the gate blocks on. */
 static bool run_fixes_visible(struct run_state *st, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *open = NULL;
-	size_t i;
-	json_t *entry;
+	cleanup_with(gate_failures_release) struct gate_failures open = { 0 };
 
 	if (gate_list_open(st->store, st->gate.scope, &open, err) < 0)
 		return false;
-	json_array_foreach(open, i, entry)
-		if ((uint64_t)json_integer_value(json_object_get(entry, "receipt")) == st->req->fixes)
+	for (size_t i = 0; i < open.n; i++)
+		if (open.v[i].receipt == st->req->fixes)
 			return true;
 	return false;
 }
@@ -354,7 +352,7 @@ static bool run_fixes_visible(struct run_state *st, struct error *err)
 static int run_check_fixes(struct run_state *st)
 {
 	struct error err = { 0 };
-	cleanup_with(json_decrefp) json_t *entry = NULL;
+	cleanup_with(gate_failure_release) struct gate_failure entry = { 0 };
 	int r = gate_scope(st->cwd, &st->gate.scope, &err);
 	if (r == 0)
 		r = gate_find_open(st->store, st->req->fixes, &entry, &err);
@@ -368,7 +366,7 @@ static int run_check_fixes(struct run_state *st)
 			   (unsigned long long)st->req->fixes, err.msg);
 		return -1;
 	}
-	const char *scope = json_string_value(json_object_get(entry, "scope"));
+	const char *scope = entry.scope;
 	if (scope && strcmp(scope, st->gate.scope) != 0 && run_fixes_visible(st, &err))
 		return 0; /* a failure of a nested scope, which this one's gate sees */
 	if (!scope || strcmp(scope, st->gate.scope) != 0) {
