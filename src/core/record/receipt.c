@@ -768,7 +768,9 @@ static int receipt_read_time(json_t *o, const char *key, uint64_t *ret, struct e
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	time_t secs = timegm(&tm);
-	if (secs < 0 || tm.tm_mday != day)
+	/* A receipt's times are nanoseconds since 1970 in 64 bits: a time past
+	 * 2554 would come back as another one (fuzz_receipt's round trip). */
+	if (secs < 0 || tm.tm_mday != day || (uint64_t)secs >= UINT64_MAX / 1000000000ULL)
 		return receipt_read_error(err, key, "not a time as airlock writes it");
 	*ret = (uint64_t)secs * 1000000000ULL + (uint64_t)ms * 1000000ULL;
 	return 0;
