@@ -20,7 +20,7 @@
 #include "basic/fileio.h"
 #include "basic/merkle.h"
 #include "basic/sha256.h"
-#include "../helpers/ledger_schema.h"
+#include "core/store/ledger.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -77,7 +77,7 @@ static void fuzz_setup(void)
 
 	if (!mkdtemp(fuzz_dir) ||
 	    (fuzz_root_fd = open(fuzz_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-	    ledger_open(fuzz_root_fd, fuzz_dir, &test_ledger_schema, &fuzz_ledger, &err) < 0)
+	    ledger_open(fuzz_root_fd, fuzz_dir, &ledger_state_schema, &fuzz_ledger, &err) < 0)
 		abort();
 	atexit(fuzz_cleanup);
 	sha256_hex("a", 1, fuzz_a);

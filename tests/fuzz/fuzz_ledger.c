@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../helpers/ledger_schema.h"
+#include "core/store/ledger.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,7 +40,7 @@ static bool fuzz_ledger_path_clean(const char *p)
 
 static void fuzz_ledger_check_entry(const struct ledger_entry *e)
 {
-	if ((unsigned)e->kind >= (unsigned)test_ledger_schema.n_kinds || strlen(e->sha256) != 64 ||
+	if ((unsigned)e->kind >= (unsigned)ledger_state_schema.n_kinds || strlen(e->sha256) != 64 ||
 	    !fuzz_ledger_path_clean(e->path) || !e->id[0] || strchr(e->id, '/'))
 		abort();
 }
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (data[0] % 4) {
 	case 0: {
 		struct ledger_entry e;
-		if (ledger_entry_parse(&test_ledger_schema, text, n, &e, &err) == 0)
+		if (ledger_entry_parse(&ledger_state_schema, text, n, &e, &err) == 0)
 			fuzz_ledger_check_entry(&e);
 		break;
 	}
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *nul = memchr(text, '\0', n);
 		size_t proof_n = nul ? (size_t)(nul - text) : n;
 		struct ledger_entry e = { 0 };
-		if (ledger_verify_proof(&test_ledger_schema, text, proof_n, &vkey, nul ? nul + 1 : NULL,
+		if (ledger_verify_proof(&ledger_state_schema, text, proof_n, &vkey, nul ? nul + 1 : NULL,
 					nul ? n - proof_n - 1 : 0, NULL, &e, &err) == 0 &&
 		    e.path[0])
 			fuzz_ledger_check_entry(&e);

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../helpers/ledger_schema.h"
+#include "core/store/ledger.h"
 #include "basic/fileio.h"
 #include "basic/merkle.h"
 #include "basic/sha256.h"
@@ -100,7 +100,7 @@ static struct ledger *scratch_ledger(void)
 
 	snprintf(scratch, sizeof(scratch), "/tmp/test-remote-XXXXXX");
 	if (!mkdtemp(scratch) || (root_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-	    ledger_open(root_fd, scratch, &test_ledger_schema, &l, &err) < 0)
+	    ledger_open(root_fd, scratch, &ledger_state_schema, &l, &err) < 0)
 		return NULL;
 	return l;
 }
