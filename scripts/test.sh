@@ -148,5 +148,12 @@ for log in build-gcc build-clang build-asan; do
 		"$log/meson-logs/testlog.json" 2>/dev/null | grep -c .)
 	failed=$((failed + n))
 done
+# What failed, with the diagnostics bats printed for it, last, where a
+# reader of only the end of this output still sees why.
+for log in build-gcc build-clang build-asan; do
+	jq -r '.stdout // ""' "$log/meson-logs/testlog.json" 2>/dev/null |
+		awk -v lane="$log" '/^not ok /{p=1; print lane ": " $0; next} p && /^#/{print; next} {p=0}' |
+		head -c 6000
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -49,6 +49,7 @@ setup() {
 		chmod +x b/hooks/pre-receive"
 	verdict=$(jq -r .dryrun.verdict <<<"$output")
 	id=$(jq -r .id <<<"$output")
+	echo "dry run: status $status, verdict $verdict; stderr: $stderr" >&2
 	"$AIRLOCK" apply "$id" >/dev/null 2>&1 || true
 	git push -q ./b HEAD:refs/heads/main >/dev/null 2>&1 || true
 	if [ -e "$MARK" ]; then
