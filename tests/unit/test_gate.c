@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "basic/ed25519.h"
+#include "basic/macro.h"
 #include "basic/text.h"
 #include "core/gate/approver.h"
 #include "core/snapshot/changeset.h"
@@ -15,6 +16,7 @@
 #include "core/record/receipt.h"
 #include "core/policy/policy.h"
 #include "core/policy/rules.h"
+#include "core/policy/rules_embed.h"
 #include "core/policy/shellwords.h"
 #include "core/store/store.h"
 #include "harness.h"
@@ -249,6 +251,102 @@ static void test_rules_shell_reason_names_as_text(void)
 	ASSERT_TRUE(strstr(v.reason, ", ...") != NULL);
 	rules_free(rules);
 	free(text);
+}
+
+/* Every string value under v (argument words a rule names), at most max. */
+static size_t rules_words(json_t *v, const char **words, size_t n, size_t max)
+{
+	size_t i;
+	const char *k;
+	json_t *e;
+
+	if (json_is_string(v) && n < max)
+		words[n++] = json_string_value(v);
+	else if (json_is_array(v))
+		json_array_foreach(v, i, e)
+			n = rules_words(e, words, n, max);
+	else if (json_is_object(v))
+		json_object_foreach(v, k, e)
+			n = rules_words(e, words, n, max);
+	return n;
+}
+
+/* Both judge argv alike: risk, rule, reason, level, wrappers stripped. */
+static bool rules_agree(const struct rules *a, const struct rules *b, char *const *argv)
+{
+	struct rules_verdict va, vb;
+
+	rules_classify(a, argv, &va);
+	rules_classify(b, argv, &vb);
+	bool same = va.risk == vb.risk && strcmp(va.rule, vb.rule) == 0 &&
+		    strcmp(va.reason, vb.reason) == 0 && strcmp(va.level, vb.level) == 0 &&
+		    rules_strip_wrappers(a, argv) == rules_strip_wrappers(b, argv) &&
+		    rules_shell_script(a, argv) == rules_shell_script(b, argv);
+	if (!same)
+		printf("# %s %s %s: %d %s, parsed whole %d %s\n", argv[0], argv[1] ? argv[1] : "",
+		       argv[1] && argv[2] ? argv[2] : "", va.risk, va.rule, vb.risk, vb.rule);
+	return same;
+}
+
+/* issue 22: the built-in rules, parsed by the names a command uses when it
+ * first uses them (rules_embed.h), judge every command as all of rules.json
+ * parsed at once does: each wrapper's and rule's names with each word any
+ * of them lists, bare, behind wrappers and in `sh -c`; and every piece
+ * parses. */
+static void test_rules_embedded_as_parsed(void)
+{
+	struct rules *lazy = NULL, *whole = NULL;
+	struct error err = { 0 };
+	json_t *doc = json_loads(policy_rules_json, 0, NULL);
+	static const char *words[4096];
+	size_t n_words = rules_words(doc, words, 0, ARRAY_SIZE(words));
+	const char *const sections[] = { "wrappers", "rules" };
+	size_t checked = 0;
+
+	ASSERT_TRUE(doc != NULL);
+	ASSERT_TRUE(n_words > 500 && n_words < ARRAY_SIZE(words));
+	ASSERT_EQ_INT(rules_load_default(&lazy, &err), 0);
+	ASSERT_EQ_INT(rules_parse(policy_rules_json, strlen(policy_rules_json), &whole, &err), 0);
+	for (size_t s = 0; s < 2; s++) {
+		size_t i;
+		json_t *item;
+		json_array_foreach(json_object_get(doc, sections[s]), i, item) {
+			size_t k;
+			json_t *name;
+			json_array_foreach(json_object_get(item, "argv0"), k, name) {
+				char *n = (char *)json_string_value(name);
+				char *bare[] = { n, NULL };
+				ASSERT_TRUE(rules_agree(lazy, whole, bare));
+				for (size_t w = 0; w < n_words; w++) {
+					char *word = (char *)words[w];
+					char script[512];
+					snprintf(script, sizeof(script), "%s %s x", n, word);
+					char *argvs[][6] = {
+						{ n, word, NULL },
+						{ n, word, (char *)"file", NULL },
+						{ (char *)"env", (char *)"A=1", n, word, NULL },
+						{ (char *)"nice", n, word, NULL },
+						{ (char *)"sh", (char *)"-c", script, NULL },
+					};
+					for (size_t a = 0; a < ARRAY_SIZE(argvs); a++)
+						ASSERT_TRUE(rules_agree(lazy, whole, argvs[a]));
+					checked++;
+				}
+			}
+		}
+	}
+	char *unknown[] = { (char *)"no-such-tool", (char *)"-x", NULL };
+	ASSERT_TRUE(rules_agree(lazy, whole, unknown));
+	ASSERT_TRUE(checked > 10000);
+	/* What no command named is left unparsed; it parses too. */
+	struct rules *fresh = NULL;
+	ASSERT_EQ_INT(rules_load_default(&fresh, &err), 0);
+	ASSERT_EQ_INT(rules_parse_all(fresh, &err), 0);
+	ASSERT_EQ_INT(rules_parse_all(lazy, &err), 0);
+	rules_free(fresh);
+	rules_free(lazy);
+	rules_free(whole);
+	json_decref(doc);
 }
 
 /* issue 12: each of these passed the hook as risk 1 and wrote a file or ran
@@ -817,6 +915,7 @@ RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operator
 	  T_(test_shell_redirection_target_is_not_an_argument), T_(test_rules_flag_vetoes),
 	  T_(test_rules_errors_name_the_key), T_(test_rules_read_only_attacks),
 	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
-	  T_(test_gate_trivial_successes), T_(test_gate_opens_and_closes),
-	  T_(test_gate_failure_from_json), T_(test_gate_dry_run_verdicts),
-	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
+	  T_(test_rules_embedded_as_parsed), T_(test_gate_trivial_successes),
+	  T_(test_gate_opens_and_closes), T_(test_gate_failure_from_json),
+	  T_(test_gate_dry_run_verdicts), T_(test_approver_signs_only_with_its_passphrase),
+	  T_(test_ed25519_rfc8032_vector))

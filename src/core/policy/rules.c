@@ -16,14 +16,13 @@
 #include "basic/strv.h"
 #include "basic/text.h"
 #include "core/store/jsonutil.h"
+#include "core/policy/rules_embed.h"
 #include "core/policy/shellwords.h"
 
 #define RULES_MAX_BYTES	  (1 << 20)
 #define RULES_MAX_ARGS_RE 16
 #define MAX_WRAPPER_DEPTH 8
 #define MAX_SHELL_DEPTH	  4
-
-extern const char policy_rules_json[];
 
 /* What a tool's options are (docs/rules-format.md, "Options"). */
 struct optspec {
@@ -91,6 +90,11 @@ struct rules {
 	size_t n_wrappers;
 	struct rule *rules;
 	size_t n_rules;
+	/* The built-in rules (rules_load_default()) are parsed on first use,
+	 * by name (rules_embed.h): one state per wrapper, then per rule, 0 not
+	 * parsed yet, 1 parsed, -1 failed (out of memory). NULL: all parsed
+	 * at load. */
+	signed char *state;
 };
 
 static const char *base_name(const char *path)
@@ -472,7 +476,8 @@ static int rules_parse_levels(struct rules *rules, json_t *obj, struct error *er
 	return r;
 }
 
-static int rules_parse_root(struct rules *rules, json_t *root, struct error *err)
+/* Everything but the wrappers and the rules. */
+static int rules_parse_head(struct rules *rules, json_t *root, struct error *err)
 {
 	static const char *const keys[] = { "schema",	      "levels",	     "default",
 					    "unparsed_shell", "environment", "shells",
@@ -495,6 +500,12 @@ static int rules_parse_root(struct rules *rules, json_t *root, struct error *err
 	if (r == 0)
 		r = jsonutil_get_strv(json_object_get(root, "shells"), "shells", false,
 				      &rules->shells, err);
+	return r;
+}
+
+static int rules_parse_root(struct rules *rules, json_t *root, struct error *err)
+{
+	int r = rules_parse_head(rules, root, err);
 	if (r < 0)
 		return r;
 
@@ -545,11 +556,80 @@ int rules_parse(const char *text, size_t n, struct rules **ret, struct error *er
 	return 0;
 }
 
+/* The built-in rules: their head now, each wrapper and rule when a command
+ * names it (rules_embedded()). A hook call classifies a command or two:
+ * parsing all of rules.json cost it 9 of its 11 million instructions. */
 int rules_load_default(struct rules **ret, struct error *err)
 {
-	int r = rules_parse(policy_rules_json, strlen(policy_rules_json), ret, err);
+	cleanup_with(rules_freep) struct rules *rules = calloc(1, sizeof(*rules));
+	cleanup_with(json_decrefp) json_t *head = NULL;
 
-	return r < 0 ? error_prefix(err, "built-in rules") : 0;
+	if (!rules)
+		return error_set(err, ENOMEM, "out of memory");
+	rules->n_wrappers = policy_rules_n_wrappers;
+	rules->n_rules = policy_rules_n_rules;
+	rules->wrappers = calloc(rules->n_wrappers + 1, sizeof(*rules->wrappers));
+	rules->rules = calloc(rules->n_rules + 1, sizeof(*rules->rules));
+	rules->state = calloc(rules->n_wrappers + rules->n_rules + 1, 1);
+	if (!rules->wrappers || !rules->rules || !rules->state)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = jsonutil_parse_object(policy_rules_head_json, strlen(policy_rules_head_json), &head,
+				      err);
+	if (r == 0)
+		r = rules_parse_head(rules, head, err);
+	if (r < 0)
+		return error_prefix(err, "built-in rules");
+	*ret = TAKE_PTR(rules);
+	return 0;
+}
+
+/* Built-in wrapper (wrapper) or rule i, parsed on first use; false when it
+ * cannot be (out of memory), and the caller fails closed. */
+static bool rules_embedded(const struct rules *rules, bool wrapper, size_t i, struct error *err)
+{
+	signed char *state = &rules->state[wrapper ? i : rules->n_wrappers + i];
+	const char *text = wrapper ? policy_rules_wrappers[i] : policy_rules_rules[i];
+	cleanup_with(json_decrefp) json_t *obj = NULL;
+	char where[64];
+
+	if (*state < 0)
+		error_set(err, ENOMEM, "%s[%zu] could not be parsed",
+			  wrapper ? "wrappers" : "rules", i);
+	if (*state)
+		return *state > 0;
+	snprintf(where, sizeof(where), "%s[%zu]", wrapper ? "wrappers" : "rules", i);
+	int r = jsonutil_parse_object(text, strlen(text), &obj, err);
+	if (r == 0)
+		r = wrapper ? rules_parse_wrapper(&rules->wrappers[i], obj, where, err)
+			    : rules_parse_rule(&rules->rules[i], obj, where, err);
+	*state = r == 0 ? 1 : -1;
+	return r == 0;
+}
+
+static int rules_embed_compare(const void *key, const void *entry)
+{
+	return strcmp(key, ((const struct rules_embed_name *)entry)->name);
+}
+
+/* The built-in wrappers (wrappers) or rules whose argv0 lists name, in
+ * document order, ended by RULES_EMBED_END. */
+static const unsigned short *rules_embed_list(const char *name, bool wrappers)
+{
+	static const unsigned short none[] = { RULES_EMBED_END };
+	const struct rules_embed_name *e = bsearch(name, policy_rules_names, policy_rules_n_names,
+						   sizeof(*policy_rules_names), rules_embed_compare);
+
+	return !e ? none : wrappers ? e->wrappers : e->rules;
+}
+
+int rules_parse_all(const struct rules *rules, struct error *err)
+{
+	for (size_t i = 0; rules->state && i < rules->n_wrappers + rules->n_rules; i++) {
+		bool wrapper = i < rules->n_wrappers;
+		if (!rules_embedded(rules, wrapper, wrapper ? i : i - rules->n_wrappers, err))
+			return error_prefix(err, "built-in rules");
+	}
+	return 0;
 }
 
 int rules_load_file(const char *path, struct rules **ret, struct error *err)
@@ -608,6 +688,7 @@ void rules_free(struct rules *rules)
 			regfree(&rule->operands.re[j]);
 	}
 	free(rules->rules);
+	free(rules->state);
 	free(rules);
 }
 
@@ -888,13 +969,55 @@ static void rules_check_assignment(const struct rules *rules, const char *word,
 	verdict_raise(rules, bump, rules->environment_risk, rule, rules->environment_reason);
 }
 
-static const struct wrapper *rules_find_wrapper(const struct rules *rules, const char *argv0)
+/* The first wrapper argv0 names, or NULL; *ret_failed when the built-in
+ * ones for its name could not be parsed. */
+static const struct wrapper *rules_find_wrapper(const struct rules *rules, const char *argv0,
+						bool *ret_failed)
 {
+	*ret_failed = false;
+	if (rules->state) {
+		for (const unsigned short *k = rules_embed_list(base_name(argv0), true);
+		     *k != RULES_EMBED_END; k++) {
+			struct error ignored;
+			if (!rules_embedded(rules, true, *k, &ignored)) {
+				*ret_failed = true;
+				return NULL;
+			}
+			return &rules->wrappers[*k];
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < rules->n_wrappers; i++)
 		if (strv_contains(rules->wrappers[i].argv0, base_name(argv0)))
 			return &rules->wrappers[i];
 	return NULL;
 }
+
+/* The first rule argv matches, or NULL; *ret_failed when the built-in ones
+ * for its name could not be parsed. */
+static const struct rule *rules_find_rule(const struct rules *rules, char *const *argv, bool *ret_failed)
+{
+	*ret_failed = false;
+	if (rules->state) {
+		for (const unsigned short *k = rules_embed_list(base_name(argv[0]), false);
+		     *k != RULES_EMBED_END; k++) {
+			struct error ignored;
+			if (!rules_embedded(rules, false, *k, &ignored)) {
+				*ret_failed = true;
+				return NULL;
+			}
+			if (rule_matches(&rules->rules[*k], argv))
+				return &rules->rules[*k];
+		}
+		return NULL;
+	}
+	for (size_t i = 0; i < rules->n_rules; i++)
+		if (rule_matches(&rules->rules[i], argv))
+			return &rules->rules[i];
+	return NULL;
+}
+
+#define RULES_UNAVAILABLE_REASON "airlock could not load its rules for this command (out of memory)"
 
 static bool wrapper_describes(const struct wrapper *w, char *const *argv, size_t stop)
 {
@@ -919,7 +1042,10 @@ static char *const *rules_unwrap(const struct rules *rules, char *const *argv,
 {
 	*bump = (struct rules_verdict){ .risk = 0 }; /* below every level: nothing brought */
 	for (int depth = 0; depth < MAX_WRAPPER_DEPTH && argv[0]; depth++) {
-		const struct wrapper *w = rules_find_wrapper(rules, argv[0]);
+		bool failed;
+		const struct wrapper *w = rules_find_wrapper(rules, argv[0], &failed);
+		if (failed)
+			verdict_raise(rules, bump, 5, "rules-unavailable", RULES_UNAVAILABLE_REASON);
 		if (!w)
 			return argv;
 		size_t i = 1;
@@ -1111,12 +1237,12 @@ static void classify_argv(const struct rules *rules, char *const *argv, int dept
 		verdict_merge_bump(ret, &bump);
 		return;
 	}
-	size_t i = 0;
-	while (i < rules->n_rules && !rule_matches(&rules->rules[i], cmd))
-		i++;
-	if (i < rules->n_rules)
-		verdict_set(rules, ret, rules->rules[i].risk, rules->rules[i].id,
-			    rules->rules[i].reason);
+	bool failed;
+	const struct rule *rule = rules_find_rule(rules, cmd, &failed);
+	if (failed)
+		verdict_set(rules, ret, 5, "rules-unavailable", RULES_UNAVAILABLE_REASON);
+	else if (rule)
+		verdict_set(rules, ret, rule->risk, rule->id, rule->reason);
 	else
 		verdict_set(rules, ret, rules->default_risk, "default", rules->default_reason);
 	verdict_merge_bump(ret, &bump);

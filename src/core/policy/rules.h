@@ -22,7 +22,13 @@ struct rules_verdict {
 };
 
 int rules_parse(const char *text, size_t n, struct rules **ret, struct error *err);
+/* The built-in rules; each wrapper and rule is parsed when a command first
+ * names it (a command whose rules cannot be parsed then, out of memory, is
+ * risk 5, rule "rules-unavailable"). */
 int rules_load_default(struct rules **ret, struct error *err);
+/* Parses every built-in wrapper and rule not parsed yet (the tests: what
+ * rules_load_default() leaves for later must parse). */
+int rules_parse_all(const struct rules *rules, struct error *err);
 int rules_load_file(const char *path, struct rules **ret, struct error *err);
 void rules_free(struct rules *rules);
 static inline void rules_freep(struct rules **r)
