@@ -75,6 +75,19 @@ def main():
                 out.write("\trules_%s_%d,\n" % (kind, i))
             out.write("\tNULL\n};\n")
             out.write("const size_t policy_rules_n_%ss = %d;\n\n" % (kind, len(items)))
+        # A rule with subcommands matches only a command with one of them
+        # among its words: rules.c skips the others unparsed.
+        for i, item in enumerate(rules):
+            subs = item.get("subcommands")
+            if isinstance(subs, list) and subs and all(isinstance(w, str) for w in subs):
+                out.write("static const char *const rules_subcommands_%d[] = { %s, NULL };\n" %
+                          (i, ", ".join(c_string(w) for w in subs)))
+        out.write("const char *const *const policy_rules_subcommands[] = {\n")
+        for i, item in enumerate(rules):
+            subs = item.get("subcommands")
+            ok = isinstance(subs, list) and subs and all(isinstance(w, str) for w in subs)
+            out.write("\t%s,\n" % ("rules_subcommands_%d" % i if ok else "NULL"))
+        out.write("\tNULL\n};\n\n")
         names = sorted(index, key=lambda s: s.encode())
         for k, n in enumerate(names):
             for kind, ids in zip(("wrappers", "rules"), index[n]):

@@ -55,6 +55,24 @@ static void hook_state_release(struct hook_state *st)
 	free(st->scope);
 }
 
+/* The policy and the rules, loaded when an answer first needs them: a
+ * shell call's routing needs its command's rules and no policy, a file
+ * tool's check the policy and no rules, a routed command's post-tool-use
+ * neither. A --policy FILE is loaded up front (hook_handle()), so that a
+ * broken one blocks every call, as it always did. */
+static int hook_load_policy(struct hook_state *st, struct error *err)
+{
+	if (st->policy)
+		return 0;
+	return st->ctx->policy_path ? policy_load_file(st->ctx->policy_path, &st->policy, err)
+				    : policy_load_default(&st->policy, err);
+}
+
+static int hook_load_rules(struct hook_state *st, struct error *err)
+{
+	return st->rules ? 0 : rules_load_default(&st->rules, err);
+}
+
 /* The string at key, or fallback when there is none. */
 static const char *jstr_or(json_t *obj, const char *key, const char *fallback)
 {
@@ -880,7 +898,9 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	*ret_path = NULL;
 	if (!t->resolved[0])
 		return 0;
-	int r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
+	int r = hook_load_policy(st, err);
+	if (r == 0)
+		r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
 	if (r == 0)
 		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
 	if (r < 0)
@@ -976,7 +996,9 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 	for (size_t i = 0; t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
 		cleanup_strv char **configs = NULL;
-		int r = hook_path_scope(t->resolved[i], &scope, err);
+		int r = hook_load_policy(st, err);
+		if (r == 0)
+			r = hook_path_scope(t->resolved[i], &scope, err);
 		if (r == 0)
 			r = hostview_config_files(st->scope, &caller, &configs, err);
 		if (r == 0) {
@@ -1370,6 +1392,9 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    "airlock: the command holds a NUL byte, which no shell word can carry; it is not run.");
 		return 0;
 	}
+	r = hook_load_rules(st, err);
+	if (r < 0)
+		return r;
 	struct rules_verdict v;
 	rules_classify_shell(st->rules, command, &v);
 	struct shell_script s;
@@ -1529,6 +1554,11 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		outcome_set(ret, HOOK_PASS, "airlock: routed; its `airlock run` recorded it.");
 		return 0;
 	}
+	int r = hook_load_policy(st, err);
+	if (r == 0)
+		r = hook_load_rules(st, err);
+	if (r < 0)
+		return r;
 	struct agent_exit hs;
 	st->host->exit_status(st->payload, &hs);
 	json_t *resp = json_object_get(st->payload, "tool_response");
@@ -1603,7 +1633,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 	};
 	rc.shell = command;
 	rc.host = &host;
-	int r = store_allocate_id(st->store, &rc.id, err);
+	r = store_allocate_id(st->store, &rc.id, err);
 	if (r < 0) {
 		capture_release(&out);
 		capture_release(&errc);
@@ -1735,10 +1765,7 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 		return r;
 	snprintf(ret->event_name, sizeof(ret->event_name), "%s",
 		 jstr_or(st.payload, "hook_event_name", ""));
-	r = ctx->policy_path ? policy_load_file(ctx->policy_path, &st.policy, err)
-			     : policy_load_default(&st.policy, err);
-	if (r == 0)
-		r = rules_load_default(&st.rules, err);
+	r = ctx->policy_path ? hook_load_policy(&st, err) : 0;
 	if (r == 0)
 		r = hook_open_state(&st, event == HOOK_POST_TOOL_USE, err);
 	if (r == 0)

@@ -993,6 +993,18 @@ static const struct wrapper *rules_find_wrapper(const struct rules *rules, const
 	return NULL;
 }
 
+/* Whether a rule with these subcommands may match argv: rule_matches()
+ * takes one of argv's words for the subcommand, and refuses it unless it is
+ * one of them. */
+static bool rules_embed_may_match(const char *const *subcommands, char *const *argv)
+{
+	for (size_t i = 1; subcommands && argv[i]; i++)
+		for (size_t k = 0; subcommands[k]; k++)
+			if (strcmp(argv[i], subcommands[k]) == 0)
+				return true;
+	return !subcommands;
+}
+
 /* The first rule argv matches, or NULL; *ret_failed when the built-in ones
  * for its name could not be parsed. */
 static const struct rule *rules_find_rule(const struct rules *rules, char *const *argv, bool *ret_failed)
@@ -1002,6 +1014,8 @@ static const struct rule *rules_find_rule(const struct rules *rules, char *const
 		for (const unsigned short *k = rules_embed_list(base_name(argv[0]), false);
 		     *k != RULES_EMBED_END; k++) {
 			struct error ignored;
+			if (!rules_embed_may_match(policy_rules_subcommands[*k], argv))
+				continue; /* not parsed: it would not match */
 			if (!rules_embedded(rules, false, *k, &ignored)) {
 				*ret_failed = true;
 				return NULL;

@@ -17,6 +17,10 @@ extern const size_t policy_rules_n_wrappers;
 extern const char *const policy_rules_rules[];
 extern const size_t policy_rules_n_rules;
 
+/* Each rule's "subcommands" (NULL: none): a rule that has them matches only
+ * an argv with one of them among its words. */
+extern const char *const *const policy_rules_subcommands[];
+
 #define RULES_EMBED_END 65535 /* ends an index list */
 
 /* One argv0 name and the wrappers and rules whose argv0 lists it, as
