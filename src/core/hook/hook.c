@@ -632,9 +632,131 @@ static char *hook_resolve_at(const char *base, const char *path, unsigned depth)
 	return out;
 }
 
+/* Appends "/" and the n bytes of c to *out (*len long, *cap allocated). */
+static bool hook_walk_append(char **out, size_t *len, size_t *cap, const char *c, size_t n)
+{
+	if (*len + n + 2 > *cap) {
+		size_t want = 2 * (*len + n + 2);
+		char *grown = realloc(*out, want);
+		if (!grown)
+			return false;
+		*out = grown;
+		*cap = want;
+	}
+	(*out)[(*len)++] = '/';
+	memcpy(*out + *len, c, n);
+	*len += n;
+	(*out)[*len] = '\0';
+	return true;
+}
+
+/* Drops the last component of out ("" is "/"). */
+static void hook_walk_up(char *out, size_t *len)
+{
+	while (*len > 0 && out[*len - 1] != '/')
+		(*len)--;
+	if (*len > 0)
+		(*len)--;
+	out[*len] = '\0';
+}
+
+/* hook_resolve_at() of an absolute path, in one walk from the root: each
+ * component is lstat()ed once, a symlink (dangling or not) is replaced by
+ * its target, and from the first component that does not exist on, the
+ * rest is taken lexically. The same answer as realpath() of the longest
+ * existing prefix, tried from the longest down, which readlink()ed every
+ * component of every prefix: a hook call with a file tool resolves a
+ * hundred paths (the hide list, the hosts' settings), 1,300 system calls. */
+static char *hook_resolve_walk(const char *path, char ***known)
+{
+	cleanup_free char *todo = strdup(path);
+	size_t len = 0, cap = strlen(path) + 2;
+	char *out = malloc(cap);
+	const char *p = todo;
+	bool lexical = false, failed = false;
+	unsigned links = 0;
+
+	if (!todo || !out) {
+		free(out);
+		return NULL;
+	}
+	out[0] = '\0';
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			p += n;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			hook_walk_up(out, &len);
+			p += n;
+			continue;
+		}
+		if (!hook_walk_append(&out, &len, &cap, p, n)) {
+			failed = true;
+			break;
+		}
+		p += n;
+		struct stat sb;
+		if (lexical)
+			continue;
+		if (known && strv_contains(*known, out))
+			continue;
+		if (lstat(out, &sb) < 0) {
+			lexical = true;
+			continue;
+		}
+		if (!S_ISLNK(sb.st_mode)) {
+			/* Only a cache: without memory, the next walk looks again. */
+			if (known && S_ISDIR(sb.st_mode))
+				(void)strv_push(known, out);
+			continue;
+		}
+		char target[PATH_MAX];
+		ssize_t t = ++links > 40 ? -1 : readlink(out, target, sizeof(target) - 1);
+		if (t <= 0) {
+			failed = true; /* a loop, or a link gone since lstat() */
+			break;
+		}
+		target[t] = '\0';
+		hook_walk_up(out, &len);
+		if (target[0] == '/')
+			len = 0, out[0] = '\0';
+		char *next = NULL;
+		if (asprintf(&next, "%s/%s", target, p) < 0) {
+			failed = true;
+			break;
+		}
+		free(todo);
+		todo = next;
+		p = todo;
+	}
+	if (failed) {
+		free(out);
+		return NULL;
+	}
+	if (len == 0)
+		return hook_walk_append(&out, &len, &cap, "", 0) ? out : (free(out), NULL);
+	return out;
+}
+
+/* hook_resolve() of many paths: *known holds the directories (not
+ * symlinks) seen so far, for the walks that pass them again (the hide list
+ * is mostly below /etc and the home). */
+static char *hook_resolve_known(const char *base, const char *path, char ***known)
+{
+	if (path[0] == '/' || (base && base[0] == '/')) {
+		cleanup_free char *joined = path[0] == '/' ? strdup(path) : path_join(base, path);
+		return joined ? hook_resolve_walk(joined, known) : NULL;
+	}
+	return hook_resolve_at(base, path, 0);
+}
+
 static char *hook_resolve(const char *base, const char *path)
 {
-	return hook_resolve_at(base, path, 0);
+	return hook_resolve_known(base, path, NULL);
 }
 
 /* The file tools that write, by host: always refused into the state
@@ -892,7 +1014,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
 	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
 	const char *in_use = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
-	cleanup_strv char **state_dirs = NULL, **hidden = NULL;
+	cleanup_strv char **state_dirs = NULL, **hidden = NULL, **known = NULL;
 	struct hostview hv = { 0 };
 
 	*ret_path = NULL;
@@ -906,7 +1028,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	if (r < 0)
 		return r;
 	for (size_t i = 0; hv.hide && hv.hide[i]; i++) {
-		char *g = hook_resolve(NULL, hv.hide[i]);
+		char *g = hook_resolve_known(NULL, hv.hide[i], &known);
 		if (!g || strv_consume(&hidden, g) < 0) {
 			hostview_release(&hv);
 			return error_set(err, ENOMEM, "out of memory");
@@ -991,6 +1113,7 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 			       const char **ret_path, struct error *err)
 {
 	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+	cleanup_strv char **known = NULL;
 
 	*ret_path = NULL;
 	for (size_t i = 0; t->resolved[i]; i++) {
@@ -1020,7 +1143,7 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 			return 1;
 		}
 		for (size_t k = 0; configs && configs[k]; k++) {
-			cleanup_free char *g = hook_resolve(NULL, configs[k]);
+			cleanup_free char *g = hook_resolve_known(NULL, configs[k], &known);
 			if (!g)
 				return error_set(err, ENOMEM, "out of memory");
 			if (path_is_under(t->resolved[i], g)) {
