@@ -15,7 +15,9 @@
 #include "core/run/env.h"
 #include "core/host/hostview.h"
 #include "core/run/job.h"
+#include "basic/sha256.h"
 #include "core/policy/policy.h"
+#include "core/policy/policy_embed.h"
 #include "core/record/receipt.h"
 #include "core/store/store.h"
 #include "harness.h"
@@ -95,6 +97,51 @@ static void test_policy_empty_list_clears_default(void)
 	ASSERT_EQ_INT(policy_parse(doc, strlen(doc), "t", &p, &err), 0);
 	ASSERT_TRUE(!policy_denies_argv0(p, "sudo", &d));
 	policy_free(p);
+}
+
+/* issue 22: the built-in policy, parsed from its compact form with its
+ * digest computed at build time, is the document itself: the digest of its
+ * bytes, and the fields of the document parsed as a file's. */
+static void test_default_policy_compact_is_the_document(void)
+{
+	struct policy *builtin = NULL, *parsed = NULL;
+	struct error err = { 0 };
+	char hex[SHA256_HEX_SIZE];
+	char *copy = strdup(policy_default_json);
+	struct policy_widening w[POLICY_MAX_WIDENINGS];
+
+	ASSERT_TRUE(copy != NULL);
+	sha256_hex(policy_default_json, strlen(policy_default_json), hex);
+	ASSERT_EQ_INT(policy_load_default(&builtin, &err), 0);
+	ASSERT_EQ_STR(builtin->sha256, hex);
+	ASSERT_EQ_STR(builtin->origin, "default");
+	ASSERT_EQ_INT(policy_parse(copy, strlen(copy), "copy", &parsed, &err), 0);
+	ASSERT_EQ_STR(parsed->sha256, hex);
+	ASSERT_EQ_INT(policy_widenings(builtin, parsed, w, POLICY_MAX_WIDENINGS), 0);
+	ASSERT_EQ_INT(policy_widenings(parsed, builtin, w, POLICY_MAX_WIDENINGS), 0);
+	char **const a[] = { builtin->deny_argv0, builtin->env_allow, builtin->secret_patterns,
+			     builtin->env_set,	  builtin->hide,      builtin->home_allow,
+			     builtin->read_only,  builtin->writable,  builtin->gate_trivial };
+	char **const b[] = { parsed->deny_argv0, parsed->env_allow, parsed->secret_patterns,
+			     parsed->env_set,	 parsed->hide,	    parsed->home_allow,
+			     parsed->read_only,	 parsed->writable,  parsed->gate_trivial };
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		ASSERT_EQ_INT(strv_length(a[i]), strv_length(b[i]));
+		for (size_t k = 0; a[i] && a[i][k]; k++)
+			ASSERT_EQ_STR(a[i][k], b[i][k]);
+	}
+	ASSERT_TRUE(builtin->keep_bytes == parsed->keep_bytes &&
+		    builtin->spill_max_bytes == parsed->spill_max_bytes &&
+		    builtin->max_argv_bytes == parsed->max_argv_bytes &&
+		    builtin->default_timeout_ms == parsed->default_timeout_ms &&
+		    builtin->kill_after_ms == parsed->kill_after_ms &&
+		    builtin->tmp_bytes == parsed->tmp_bytes &&
+		    builtin->fsync_receipts == parsed->fsync_receipts &&
+		    builtin->home_hidden == parsed->home_hidden &&
+		    builtin->hooks_unknown_opens_failure == parsed->hooks_unknown_opens_failure);
+	policy_free(builtin);
+	policy_free(parsed);
+	free(copy);
 }
 
 static void test_policy_denials(void)
@@ -816,15 +863,16 @@ static void test_changeset_verdict_read_back(void)
 	}
 }
 
-RUN_TESTS(T_(test_default_policy_loads), T_(test_hostview_parse_allow),
-	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
-	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
-	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default),
-	  T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
-	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
-	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
-	  T_(test_store_ids_increase_and_skip_existing), T_(test_store_ids_unique_across_processes),
-	  T_(test_receipt_keeps_non_utf8_argv), T_(test_receipt_clips_long_output),
-	  T_(test_receipt_reads_back), T_(test_changeset_acls_by_version),
-	  T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
-	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))
+RUN_TESTS(T_(test_default_policy_loads), T_(test_default_policy_compact_is_the_document),
+	  T_(test_hostview_parse_allow), T_(test_hostview_resolve_follows_links_to_missing_paths),
+	  T_(test_hostview_check_workspace), T_(test_policy_home_mode),
+	  T_(test_policy_partial_document_keeps_floor), T_(test_policy_errors_name_the_key),
+	  T_(test_policy_empty_list_clears_default), T_(test_policy_denials),
+	  T_(test_policy_widenings), T_(test_job_seed_format), T_(test_job_codex_format),
+	  T_(test_job_errors_name_the_key), T_(test_env_allowlist_and_fixed_settings),
+	  T_(test_env_refuses_secret_unless_forced), T_(test_store_ids_increase_and_skip_existing),
+	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
+	  T_(test_receipt_clips_long_output), T_(test_receipt_reads_back),
+	  T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version),
+	  T_(test_changeset_also_names), T_(test_dryrun_verdict_names),
+	  T_(test_changeset_verdict_read_back))

@@ -15,13 +15,12 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "basic/text.h"
+#include "core/policy/policy_embed.h"
 #include "core/store/jsonutil.h"
 
 #define POLICY_SCHEMA	 "airlock.policy/1"
 #define POLICY_MAX_BYTES (1024 * 1024)
 #define HOUR_MS		 (3600ULL * 1000)
-
-extern const char policy_default_json[]; /* generated from policy/default.json */
 
 
 void policy_free(struct policy *policy)
@@ -320,13 +319,18 @@ int policy_parse(const char *text, size_t n, const char *origin, struct policy *
 	if (!p->origin)
 		return error_set(err, ENOMEM, "out of memory");
 
-	sha256_hex(text, n, p->sha256);
-	int r = 0;
-	if (text != policy_default_json)
-		r = policy_overlay(p, policy_default_json, strlen(policy_default_json), err);
+	/* The built-in document is parsed in its compact form, and its digest
+	 * was computed at build time (scripts/embed-policy.py). */
+	bool builtin = text == policy_default_json;
+	if (builtin)
+		snprintf(p->sha256, sizeof(p->sha256), "%s", policy_default_sha256);
+	else
+		sha256_hex(text, n, p->sha256);
+	int r = policy_overlay(p, policy_default_compact_json, strlen(policy_default_compact_json),
+			       err);
 	if (r < 0)
 		return error_prefix(err, "built-in policy");
-	r = policy_overlay(p, text, n, err);
+	r = builtin ? 0 : policy_overlay(p, text, n, err);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(p);
