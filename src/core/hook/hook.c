@@ -183,9 +183,15 @@ static int hook_load_gate(struct hook_state *st, struct error *err)
 
 	if (!cwd && !here)
 		return error_set_errno(err, errno, "the payload has no cwd and neither has airlock");
-	int r = gate_scope(cwd ? cwd : here, &st->scope, err);
-	if (r < 0)
-		return r;
+	return gate_scope(cwd ? cwd : here, &st->scope, err);
+}
+
+/* The scope's open failures, for the answers that depend on them: a shell
+ * command's or a writing tool's pre-tool-use, and stop. A read tool passes
+ * whatever is open, and post-tool-use records (gate_prepare() reads the
+ * gate itself): neither lists them, a third of their cost. */
+static int hook_list_open(struct hook_state *st, struct error *err)
+{
 	if (!st->store)
 		return 0; /* nothing is open */
 	return gate_list_open(st->store, st->scope, &st->open, err);
@@ -1473,6 +1479,9 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	}
 	if (reads)
 		return 0;
+	r = hook_list_open(st, err);
+	if (r < 0)
+		return r;
 	if (!shell) {
 		/* A file tool writes the workspace: risk 4 (tracked files), which
 		 * does not run while a failure is open, in the payload's scope or
@@ -1901,7 +1910,8 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 	case HOOK_POST_TOOL_USE:
 		return hook_post_tool_use(&st, ret, err);
 	case HOOK_STOP:
-		return hook_stop(&st, ret, err);
+		r = hook_list_open(&st, err);
+		return r < 0 ? r : hook_stop(&st, ret, err);
 	}
 	return error_set(err, EINVAL, "unknown hook event");
 }
@@ -1921,6 +1931,8 @@ int hook_open_failures(const struct hook_context *ctx, const char *payload, size
 	int r = hook_open_state(&st, false, err);
 	if (r == 0)
 		r = hook_load_gate(&st, err);
+	if (r == 0)
+		r = hook_list_open(&st, err);
 	if (r < 0)
 		return r;
 	*ret = st.open.n;
