@@ -99,9 +99,9 @@ static void test_policy_empty_list_clears_default(void)
 	policy_free(p);
 }
 
-/* issue 22: the built-in policy, parsed from its compact form with its
- * digest computed at build time, is the document itself: the digest of its
- * bytes, and the fields of the document parsed as a file's. */
+/* issue 22: the built-in policy, built as jansson values at build time with
+ * its digest, is the document itself: the digest of its bytes, and the
+ * fields of the document parsed as a file's. */
 static void test_default_policy_compact_is_the_document(void)
 {
 	struct policy *builtin = NULL, *parsed = NULL;

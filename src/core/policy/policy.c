@@ -319,15 +319,15 @@ int policy_parse(const char *text, size_t n, const char *origin, struct policy *
 	if (!p->origin)
 		return error_set(err, ENOMEM, "out of memory");
 
-	/* The built-in document is parsed in its compact form, and its digest
-	 * was computed at build time (scripts/embed-policy.py). */
+	/* The built-in document comes built (no lexing), and its digest was
+	 * computed at build time (scripts/embed-policy.py). */
 	bool builtin = text == policy_default_json;
 	if (builtin)
 		snprintf(p->sha256, sizeof(p->sha256), "%s", policy_default_sha256);
 	else
 		sha256_hex(text, n, p->sha256);
-	int r = policy_overlay(p, policy_default_compact_json, strlen(policy_default_compact_json),
-			       err);
+	cleanup_with(json_decrefp) json_t *base = policy_default_doc();
+	int r = base ? policy_parse_root(p, base, err) : error_set(err, ENOMEM, "out of memory");
 	if (r < 0)
 		return error_prefix(err, "built-in policy");
 	r = builtin ? 0 : policy_overlay(p, text, n, err);
