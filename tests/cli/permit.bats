@@ -563,16 +563,38 @@ after_kill() { # verify (true|false)
 # for the permit's id, :N for the Nth time), then checks the next exec.
 kill_exec_at() { # verify point
 	kill_permit "$1"
+	kill_exec_after "$2"
+	after_kill "$1"
+}
+
+# Kills the exec of permit $PID just after POINT (as kill_exec_at).
+kill_exec_after() { # point
 	local write='' rename=''
-	case $2 in
-	'"mark"'*) write=$2 ;;
-	*) rename=${2/ID/$PID} ;;
+	case $1 in
+	'"mark"'*) write=$1 ;;
+	*) rename=${1/ID/$PID} ;;
 	esac
-	echo "# kill after $2 (permit $PID)"
+	echo "# kill after $1 (permit $PID)"
 	LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$write FAULTFS_KILL_AFTER_RENAME=$rename \
 		run "$AIRLOCK" permit exec "$PID"
 	[ "$status" -eq 137 ]
-	after_kill "$1"
+}
+
+# After an exec of a permit whose verify fails, killed wherever (LABEL says
+# where): unless it had ended, the next exec ends it (37); then the tree,
+# the permit, its dry run and the ledger agree. A receipt cut between its
+# file and its entry is what `ledger recover` resolves (docs/ledger.md).
+ends_rolled_back() { # label
+	if [ "$(state "$PID")" != ROLLED_BACK ]; then
+		pstep exec "$PID"
+		echo "$1: recovery exec: $status $stderr"
+		[ "$status" -eq 37 ]
+	fi
+	rolled_back_whole "$PID" "$DRY"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$1: $output"
+	[[ "$output" != *TAMPERED* && "$output" != *DIFFERS* && "$output" != *MISSING* ]]
+	[ "$status" -eq 0 ] || { "$AIRLOCK" ledger recover >/dev/null; run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"; [ "$status" -eq 0 ]; }
 }
 
 @test "SIGKILL at each step of a permit exec: the apply's commit, the state's and the record's, inside and after a rollback" {
@@ -620,8 +642,7 @@ kill_exec_at() { # verify point
 		[ "$status" -eq 0 ]
 	done
 	# Killed by hand at a rising delay, wherever that lands: apply, commit,
-	# verify, rollback. A receipt cut between its file and its entry is
-	# what `ledger recover` resolves (docs/ledger.md).
+	# verify, rollback.
 	for delay in 0.05 0.1 0.15 0.2 0.3 0.4 0.5 0.7; do
 		kill_permit false
 		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
@@ -629,16 +650,20 @@ kill_exec_at() { # verify point
 		sleep "$delay"
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" || true
-		if [ "$(state "$PID")" != ROLLED_BACK ]; then
-			pstep exec "$PID"
-			echo "delay $delay: recovery exec: $status $stderr"
-			[ "$status" -eq 37 ]
-		fi
-		rolled_back_whole "$PID" "$DRY"
-		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
-		echo "delay $delay: $output"
-		[[ "$output" != *TAMPERED* && "$output" != *DIFFERS* && "$output" != *MISSING* ]]
-		[ "$status" -eq 0 ] || { "$AIRLOCK" ledger recover >/dev/null; run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"; [ "$status" -eq 0 ]; }
+		ends_rolled_back "delay $delay"
+	done
+}
+
+# What a kill by hand (above) may land on, landed on for sure: each step of
+# an exec whose verify fails, the last commit's too (its record renamed in,
+# its entry not yet appended).
+@test "SIGKILL at each step of an exec whose verify fails, judged as a kill by hand is" {
+	faultfs
+	kill_project
+	for point in '"mark":"committed"' state 'ID.json' out-25:2 '"mark":"rolled_back"' state:2 'ID.json:2'; do
+		kill_permit false
+		kill_exec_after "$point"
+		ends_rolled_back "killed after $point"
 	done
 }
 
