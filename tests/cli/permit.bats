@@ -582,10 +582,16 @@ kill_exec_after() { # point
 
 # After an exec of a permit whose verify fails, killed wherever (LABEL says
 # where): unless it had ended, the next exec ends it (37); then the tree,
-# the permit, its dry run and the ledger agree. A receipt cut between its
-# file and its entry is what `ledger recover` resolves (docs/ledger.md).
+# the permit, its dry run and the ledger agree. It ended when the permit's
+# record is ROLLED_BACK and committed: a kill between the record's rename
+# and its entry leaves ROLLED_BACK on disk, which `ledger verify` reports
+# DIFFERS until the next permit step puts the committed record back
+# (store_settle) and ends the exec. A receipt cut between its file and its
+# entry is what `ledger recover` resolves (docs/ledger.md).
 ends_rolled_back() { # label
-	if [ "$(state "$PID")" != ROLLED_BACK ]; then
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$1: before the next exec: $output"
+	if [ "$(state "$PID")" != ROLLED_BACK ] || [[ "$output" == *"DIFFERS permits/$PID.json:"* ]]; then
 		pstep exec "$PID"
 		echo "$1: recovery exec: $status $stderr"
 		[ "$status" -eq 37 ]
