@@ -528,7 +528,7 @@ kill_permit() {
 	rm -f out-*
 	propose "{\"argv\":[\"make\",\"-s\",\"gen\"],\"reason\":\"r\",\"expected_paths\":[\"out-*\"],\"verify\":[\"$1\"]}"
 	pstep dryrun "$PID"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 0 ] || { echo "dry run: $status $output $stderr"; return 1; }
 	DRY=$(jq -r .dryrun <<<"$output")
 }
 
@@ -624,11 +624,12 @@ ends_rolled_back() { # label
 		rm -f out-*
 		propose "{\"argv\":[\"make\",\"-s\",\"gen\"],\"reason\":\"r\",\"expected_paths\":[\"out-*\"],\"verify\":[\"sh\",\"-c\",\"sleep 30; $verdict\",\"$marker\"]}"
 		pstep dryrun "$PID"
+		[ "$status" -eq 0 ] || { echo "dry run: $status $output $stderr"; return 1; }
 		DRY=$(jq -r .dryrun <<<"$output")
 		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
 		pid=$!
 		for _ in $(seq 1 300); do pgrep -f "$marker" >/dev/null && break; sleep 0.05; done
-		pgrep -f "$marker" >/dev/null
+		pgrep -f "$marker" >/dev/null || { echo "no verify running: permit $(state "$PID")"; return 1; }
 		kill -9 "$pid"
 		wait "$pid" || true
 		no_process_with "$marker"
@@ -636,6 +637,7 @@ ends_rolled_back() { # label
 		[ "$(state "$PID")" = APPLIED ]
 		# The verify that was cut short runs again: a quick one this time.
 		pstep exec "$PID" --verify -- "$verdict"
+		echo "verify $verdict again: $status $stderr"
 		if [ "$verdict" = true ]; then
 			[ "$status" -eq 0 ] && [ "$(snap)" = "$APPLIED" ]
 			[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED APPLIED" ]
