@@ -40,7 +40,9 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 # time is spent waiting (timeouts, fsync, namespaces being set up and torn
 # down), so two lanes on two cores finish in little more than the longer one.
 # Every test makes its own state and work directories, so lanes share nothing
-# but the machine. Each lane writes its output to build-logs/lane-N.log and
+# but the machine, and, as root, the host paths tests/cli/secrets.bats plants
+# in /etc and /root for a moment: the other lane's runs hide them, and must
+# not fail when they go (sandbox: isolate_hide). Each lane writes its output to build-logs/lane-N.log and
 # the number of its failed steps (not tests) to build-logs/lane-N.failed.
 unprivileged_log=build-gcc/unprivileged.tap
 pty_log=build-gcc/pty.tap

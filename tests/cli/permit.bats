@@ -528,7 +528,7 @@ kill_permit() {
 	rm -f out-*
 	propose "{\"argv\":[\"make\",\"-s\",\"gen\"],\"reason\":\"r\",\"expected_paths\":[\"out-*\"],\"verify\":[\"$1\"]}"
 	pstep dryrun "$PID"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 0 ] || { echo "dry run: $status $output $stderr"; return 1; }
 	DRY=$(jq -r .dryrun <<<"$output")
 }
 
@@ -563,16 +563,44 @@ after_kill() { # verify (true|false)
 # for the permit's id, :N for the Nth time), then checks the next exec.
 kill_exec_at() { # verify point
 	kill_permit "$1"
+	kill_exec_after "$2"
+	after_kill "$1"
+}
+
+# Kills the exec of permit $PID just after POINT (as kill_exec_at).
+kill_exec_after() { # point
 	local write='' rename=''
-	case $2 in
-	'"mark"'*) write=$2 ;;
-	*) rename=${2/ID/$PID} ;;
+	case $1 in
+	'"mark"'*) write=$1 ;;
+	*) rename=${1/ID/$PID} ;;
 	esac
-	echo "# kill after $2 (permit $PID)"
+	echo "# kill after $1 (permit $PID)"
 	LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$write FAULTFS_KILL_AFTER_RENAME=$rename \
 		run "$AIRLOCK" permit exec "$PID"
 	[ "$status" -eq 137 ]
-	after_kill "$1"
+}
+
+# After an exec of a permit whose verify fails, killed wherever (LABEL says
+# where): unless it had ended, the next exec ends it (37); then the tree,
+# the permit, its dry run and the ledger agree. It ended when the permit's
+# record is ROLLED_BACK and committed: a kill between the record's rename
+# and its entry leaves ROLLED_BACK on disk, which `ledger verify` reports
+# DIFFERS until the next permit step puts the committed record back
+# (store_settle) and ends the exec. A receipt cut between its file and its
+# entry is what `ledger recover` resolves (docs/ledger.md).
+ends_rolled_back() { # label
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$1: before the next exec: $output"
+	if [ "$(state "$PID")" != ROLLED_BACK ] || [[ "$output" == *"DIFFERS permits/$PID.json:"* ]]; then
+		pstep exec "$PID"
+		echo "$1: recovery exec: $status $stderr"
+		[ "$status" -eq 37 ]
+	fi
+	rolled_back_whole "$PID" "$DRY"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$1: $output"
+	[[ "$output" != *TAMPERED* && "$output" != *DIFFERS* && "$output" != *MISSING* ]]
+	[ "$status" -eq 0 ] || { "$AIRLOCK" ledger recover >/dev/null; run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"; [ "$status" -eq 0 ]; }
 }
 
 @test "SIGKILL at each step of a permit exec: the apply's commit, the state's and the record's, inside and after a rollback" {
@@ -596,11 +624,12 @@ kill_exec_at() { # verify point
 		rm -f out-*
 		propose "{\"argv\":[\"make\",\"-s\",\"gen\"],\"reason\":\"r\",\"expected_paths\":[\"out-*\"],\"verify\":[\"sh\",\"-c\",\"sleep 30; $verdict\",\"$marker\"]}"
 		pstep dryrun "$PID"
+		[ "$status" -eq 0 ] || { echo "dry run: $status $output $stderr"; return 1; }
 		DRY=$(jq -r .dryrun <<<"$output")
 		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
 		pid=$!
 		for _ in $(seq 1 300); do pgrep -f "$marker" >/dev/null && break; sleep 0.05; done
-		pgrep -f "$marker" >/dev/null
+		pgrep -f "$marker" >/dev/null || { echo "no verify running: permit $(state "$PID")"; return 1; }
 		kill -9 "$pid"
 		wait "$pid" || true
 		no_process_with "$marker"
@@ -608,6 +637,7 @@ kill_exec_at() { # verify point
 		[ "$(state "$PID")" = APPLIED ]
 		# The verify that was cut short runs again: a quick one this time.
 		pstep exec "$PID" --verify -- "$verdict"
+		echo "verify $verdict again: $status $stderr"
 		if [ "$verdict" = true ]; then
 			[ "$status" -eq 0 ] && [ "$(snap)" = "$APPLIED" ]
 			[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED APPLIED" ]
@@ -620,8 +650,7 @@ kill_exec_at() { # verify point
 		[ "$status" -eq 0 ]
 	done
 	# Killed by hand at a rising delay, wherever that lands: apply, commit,
-	# verify, rollback. A receipt cut between its file and its entry is
-	# what `ledger recover` resolves (docs/ledger.md).
+	# verify, rollback.
 	for delay in 0.05 0.1 0.15 0.2 0.3 0.4 0.5 0.7; do
 		kill_permit false
 		"$AIRLOCK" permit exec "$PID" >/dev/null 2>&1 &
@@ -629,16 +658,20 @@ kill_exec_at() { # verify point
 		sleep "$delay"
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" || true
-		if [ "$(state "$PID")" != ROLLED_BACK ]; then
-			pstep exec "$PID"
-			echo "delay $delay: recovery exec: $status $stderr"
-			[ "$status" -eq 37 ]
-		fi
-		rolled_back_whole "$PID" "$DRY"
-		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
-		echo "delay $delay: $output"
-		[[ "$output" != *TAMPERED* && "$output" != *DIFFERS* && "$output" != *MISSING* ]]
-		[ "$status" -eq 0 ] || { "$AIRLOCK" ledger recover >/dev/null; run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"; [ "$status" -eq 0 ]; }
+		ends_rolled_back "delay $delay"
+	done
+}
+
+# What a kill by hand (above) may land on, landed on for sure: each step of
+# an exec whose verify fails, the last commit's too (its record renamed in,
+# its entry not yet appended).
+@test "SIGKILL at each step of an exec whose verify fails, judged as a kill by hand is" {
+	faultfs
+	kill_project
+	for point in '"mark":"committed"' state 'ID.json' out-25:2 '"mark":"rolled_back"' state:2 'ID.json:2'; do
+		kill_permit false
+		kill_exec_after "$point"
+		ends_rolled_back "killed after $point"
 	done
 }
 

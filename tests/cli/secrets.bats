@@ -153,6 +153,27 @@ HOST_CREDENTIALS=(.claude.json .claude/.credentials.json .codex/auth.json
 	[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
 }
 
+# A hidden path that another process of the host removes after the run's
+# plan found it and before the quarantine mounts over it (the shim removes
+# it just after the plan's stat), as when the other CI lane's copy of the
+# tests below took away what it had planted: nothing is left to hide, and
+# the run starts. It failed with "quarantine layer 'mounts' could not be
+# set up: No such file or directory".
+@test "a hidden directory or file removed on the host after the plan found it: the run starts, and nothing of it shows" {
+	lib=${AIRLOCK_FAULTFS:-$(dirname "$AIRLOCK")/tests/libfaultfs.so}
+	[ -e "$lib" ] || skip "the fault-injection shim is not built"
+	[ -z "${AIRLOCK_SANITIZED:-}" ] || skip "LD_PRELOAD under a sanitizer"
+	mkdir "$HOME/.aws"
+	plant .netrc
+	for p in .aws .netrc; do
+		LD_PRELOAD=$lib FAULTFS_REMOVE_AFTER_STAT="$HOME/$p" \
+			al run -- sh -c "ls -A '$HOME/.aws' 2>/dev/null; cat '$HOME/.netrc' 2>/dev/null; true"
+		[ "$status" -eq 0 ] || { echo "$p: $stderr"; return 1; }
+		[ ! -e "$HOME/$p" ] # removed in the window, by the shim
+		[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+	done
+}
+
 # The command runs as the caller: root in the quarantine reads what root
 # reads on the host, so the system's private keys are hidden too.
 SYSTEM_SECRETS=(/etc/ssl/private /etc/pki/tls/private /etc/letsencrypt /etc/wireguard

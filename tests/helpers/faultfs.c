@@ -12,12 +12,19 @@
  *                               component is NAME
  *   FAULTFS_KILL_AFTER_WRITE=TEXT       after a successful write() whose
  *                               bytes contain TEXT
- * Built by tests/meson.build; used by tests/cli/ledger.bats and
- * tests/cli/permit.bats. */
+ * and removes a path at a chosen point, as another process of the host
+ * would at that moment:
+ *   FAULTFS_REMOVE_AFTER_STAT=PATH      after the first successful stat(),
+ *                               lstat() or fstatat(AT_FDCWD) of exactly
+ *                               PATH: removes it (a file, or an empty
+ *                               directory)
+ * Built by tests/meson.build; used by tests/cli/ledger.bats,
+ * tests/cli/permit.bats and tests/cli/secrets.bats. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static bool faultfs_is_log(int fd)
@@ -130,4 +138,41 @@ int fdatasync(int fd)
 int fsync(int fd)
 {
 	return faultfs_sync("fsync", fd);
+}
+
+/* After the first stat that found the path asked for: it goes. */
+static int faultfs_stat_done(int dfd, const char *path, int r)
+{
+	static bool removed;
+	const char *want = getenv("FAULTFS_REMOVE_AFTER_STAT");
+	int saved = errno;
+
+	if (r == 0 && !removed && want && *want && dfd == AT_FDCWD && strcmp(path, want) == 0) {
+		removed = true;
+		if (rmdir(path) < 0)
+			(void)unlink(path);
+	}
+	errno = saved;
+	return r;
+}
+
+int stat64(const char *path, struct stat64 *st)
+{
+	int (*real)(const char *, struct stat64 *);
+	*(void **)&real = dlsym(RTLD_NEXT, "stat64");
+	return faultfs_stat_done(AT_FDCWD, path, real(path, st));
+}
+
+int lstat64(const char *path, struct stat64 *st)
+{
+	int (*real)(const char *, struct stat64 *);
+	*(void **)&real = dlsym(RTLD_NEXT, "lstat64");
+	return faultfs_stat_done(AT_FDCWD, path, real(path, st));
+}
+
+int fstatat64(int dfd, const char *path, struct stat64 *st, int flags)
+{
+	int (*real)(int, const char *, struct stat64 *, int);
+	*(void **)&real = dlsym(RTLD_NEXT, "fstatat64");
+	return faultfs_stat_done(dfd, path, real(dfd, path, st, flags));
 }
