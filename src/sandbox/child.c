@@ -254,6 +254,19 @@ void child_init(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_PARENT_DEATH);
 	}
 
+	/* Into the run's cgroups first, before init allocates anything or
+	 * starts anyone (struct isolate_plan.cgroup_fds); the supervisor learns
+	 * which moves held (this message comes before any failure report). */
+	uint8_t moved = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(setup->plan->cgroup_fds); i++) {
+		int fd = setup->plan->cgroup_fds[i];
+		if (fd >= 0 && syscall(SYS_write, fd, "0", 1) == 1)
+			moved |= i == 0 ? ISOLATE_CGROUP_MEMORY : ISOLATE_CGROUP_PIDS;
+		close_fd(fd);
+	}
+	if (syscall(SYS_write, setup->plan->notify_fd, &moved, 1) != 1)
+		child_fail(report_fd, SANDBOX_STAGE_INIT);
+
 	init_build_quarantine(setup);
 	init_scratch_base_ok = init_scratch_use(&init_scratch_base_entries, &init_scratch_base_bytes);
 
@@ -266,8 +279,8 @@ void child_init(const struct child_setup *setup)
 	    (sfd = (int)syscall(SYS_signalfd4, -1, &watched, 8, SFD_CLOEXEC)) < 0)
 		child_fail(report_fd, SANDBOX_STAGE_INIT);
 
-	/* The supervisor moves init into the run's cgroups, then says go: the
-	 * command starts inside them. EOF means the supervisor is gone. */
+	/* The supervisor says go once it has started init (and mapped its ids,
+	 * for a dry run as root). EOF means the supervisor is gone. */
 	char go;
 	if (syscall(SYS_read, setup->plan->go_fd, &go, 1) != 1) {
 		errno = ESRCH;
@@ -277,7 +290,7 @@ void child_init(const struct child_setup *setup)
 
 	struct child_setup command = *setup;
 	command.parent_pid = 1;
-	if (go == CHILD_GO_CGROUP_MEMORY)
+	if (moved & ISOLATE_CGROUP_MEMORY)
 		command.memory_rlimit = 0;
 	/* vfork(): the command borrows init's memory until its execve(), so no
 	 * page tables are copied and no page of init is faulted in again (1-2 ms

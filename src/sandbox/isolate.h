@@ -61,12 +61,20 @@ struct isolate_plan {
 	struct syscall_filter filter;
 	int notify_fd; /* child's end of the socket the listener travels on */
 	int status_fd; /* init's end of the status pipe */
-	int go_fd; /* init waits on it until the supervisor has placed it in its cgroups */
+	int go_fd; /* init waits on it before it starts the command; EOF: the supervisor is gone */
+	/* The run's cgroup `tasks` files (cgroup_run_open_tasks()), which init
+	 * writes to place itself; -1 where none. init tells the supervisor which
+	 * moves held in a message of ISOLATE_CGROUP_* bits on notify_fd, before
+	 * the seccomp listener. */
+	int cgroup_fds[2];
 	/* The supervisor's ends of the three above, which init inherits with the
 	 * descriptor table and closes first: while it holds them, the supervisor's
 	 * death shows no EOF on go_fd and no hang-up on notify_fd. */
 	int supervisor_fds[3];
 };
+
+#define ISOLATE_CGROUP_MEMORY 1u
+#define ISOLATE_CGROUP_PIDS 2u
 
 /* The init process's final word on the status pipe. */
 struct isolate_status {

@@ -1001,6 +1001,26 @@ static bool supervisor_map_ids(const struct isolate_plan *plan, pid_t pid, int g
 	return mapped == 0;
 }
 
+/* Which cgroups init entered: its first message on the notify socket, sent
+ * before anything could fail after it, so it is there once the report is
+ * (the report pipe's EOF or a failure). A controller init is not in is not
+ * in force: the receipt does not name it, and its limit is not read. */
+static void supervisor_read_cgroups(int notify_fd, struct cgroup_run *cg,
+				    struct sandbox_manifest *manifest)
+{
+	uint8_t moved = 0;
+	ssize_t n;
+
+	while ((n = recv(notify_fd, &moved, 1, MSG_DONTWAIT)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		moved = 0;
+	cg->memory = cg->memory && (moved & ISOLATE_CGROUP_MEMORY);
+	cg->pids = cg->pids && (moved & ISOLATE_CGROUP_PIDS);
+	manifest->cgroup_memory = cg->memory;
+	manifest->cgroup_pids = cg->pids;
+}
+
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
 static int sandbox_spawn_and_supervise(const struct sandbox_config *config, const sigset_t *sigchld,
 				       struct sandbox_result *result,
@@ -1017,7 +1037,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		if (!td)
 			return error_set(err, ENOMEM, "out of memory");
 		td->plan = (struct isolate_plan){
-			.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
+			.notify_fd = -1, .status_fd = -1, .go_fd = -1, .cgroup_fds = { -1, -1 },
+		.supervisor_fds = { -1, -1, -1 }
 		};
 		struct error plan_err = { 0 };
 		enum sandbox_stage stage;
@@ -1060,27 +1081,30 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.report_fd = fds.report[1],
 		.plan = isolated ? &td->plan : NULL,
 	};
+	if (isolated) {
+		/* The run's cgroups, which init enters itself before anything else
+		 * (cgroup_run_open_tasks()): it and the command are inside before
+		 * the command starts. Memory is limited by a cgroup where one can be
+		 * made (the OOM killer then says which limit fired), else by
+		 * RLIMIT_AS; init drops the rlimit once it is in a memory cgroup. */
+		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
+				      config->isolation.max_processes))
+			cgroup_run_open_tasks(&td->cgroup, td->plan.cgroup_fds);
+		setup.memory_rlimit = config->isolation.memory_bytes;
+	}
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
-	if (isolated)
-		setup.memory_rlimit = config->isolation.memory_bytes;
 	pid_t pid = clone_child(&setup);
+	if (isolated)
+		for (size_t i = 0; i < ARRAY_SIZE(td->plan.cgroup_fds); i++)
+			close_and_invalidate(&td->plan.cgroup_fds[i]);
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
 	if (isolated) {
-		/* While init builds the quarantine: the run's cgroups, with init in
-		 * them before it starts the command. Memory is limited by a cgroup
-		 * where one can be made (the OOM killer then says which limit
-		 * fired), else by RLIMIT_AS; the go message says which. */
 		td->init_pid = pid;
 		if (td->plan.parent_maps && supervisor_map_ids(&td->plan, pid, fds.go[1]))
 			result->manifest.ids_mapped = true;
-		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
-				      config->isolation.max_processes))
-			(void)cgroup_run_attach(&td->cgroup, pid); /* drops what fails */
-		result->manifest.cgroup_memory = td->cgroup.memory;
-		result->manifest.cgroup_pids = td->cgroup.pids;
-		char go = td->cgroup.memory ? CHILD_GO_CGROUP_MEMORY : CHILD_GO;
+		char go = CHILD_GO;
 		(void)fd_write_all(fds.go[1], &go, 1);
 		close_and_invalidate(&fds.go[1]);
 		close_and_invalidate(&fds.go[0]);
@@ -1105,7 +1129,10 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.status_fd = TAKE_FD(fds.status[0]),
 	};
 	struct child_report report;
-	if (supervisor_read_report(fds.report[0], &report)) {
+	bool failed = supervisor_read_report(fds.report[0], &report);
+	if (isolated)
+		supervisor_read_cgroups(fds.notify[0], &td->cgroup, &result->manifest);
+	if (failed) {
 		supervisor_kill_all(&s);
 		result->outcome = SANDBOX_SETUP_FAILED;
 		result->failed_stage = (enum sandbox_stage)report.stage;
