@@ -35,6 +35,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/isolate.h"
+#include "sandbox/pathcache.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sockbroker.h"
@@ -1092,6 +1093,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 			cgroup_run_open_tasks(&td->cgroup, td->plan.cgroup_fds);
 		setup.memory_rlimit = config->isolation.memory_bytes;
 	}
+	/* The plan is made: from here the run may change the host. */
+	pathcache_close();
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
 	pid_t pid = clone_child(&setup);
