@@ -429,10 +429,11 @@ void isolate_plan_release(struct isolate_plan *plan)
 	free(plan->parent_uid_map);
 	free(plan->parent_gid_map);
 	syscall_filter_release(&plan->filter);
-	*plan = (struct isolate_plan){
-		.notify_fd = -1, .status_fd = -1, .go_fd = -1, .cgroup_fds = { -1, -1 },
-		.supervisor_fds = { -1, -1, -1 }
-	};
+	*plan = (struct isolate_plan){ .notify_fd = -1,
+				       .status_fd = -1,
+				       .go_fd = -1,
+				       .cgroup_fds = { -1, -1 },
+				       .supervisor_fds = { -1, -1, -1 } };
 }
 
 /* ---- child side: raw syscalls only ------------------------------------ */

@@ -74,7 +74,7 @@ struct isolate_plan {
 };
 
 #define ISOLATE_CGROUP_MEMORY 1u
-#define ISOLATE_CGROUP_PIDS 2u
+#define ISOLATE_CGROUP_PIDS   2u
 
 /* The init process's final word on the status pipe. */
 struct isolate_status {

@@ -1037,10 +1037,11 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		td = calloc(1, sizeof(*td));
 		if (!td)
 			return error_set(err, ENOMEM, "out of memory");
-		td->plan = (struct isolate_plan){
-			.notify_fd = -1, .status_fd = -1, .go_fd = -1, .cgroup_fds = { -1, -1 },
-		.supervisor_fds = { -1, -1, -1 }
-		};
+		td->plan = (struct isolate_plan){ .notify_fd = -1,
+						  .status_fd = -1,
+						  .go_fd = -1,
+						  .cgroup_fds = { -1, -1 },
+						  .supervisor_fds = { -1, -1, -1 } };
 		struct error plan_err = { 0 };
 		enum sandbox_stage stage;
 		if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {

@@ -613,10 +613,10 @@ static void test_pathcache_answers_as_libc(void)
 		snprintf(path, sizeof(path), "%s/%s", root, links[i][1]);
 		ASSERT_EQ_INT(symlink(target, path), 0);
 	}
-	const char *asked[] = { "",	    "d",	 "d/e",	     "d/file",	   "d/file/x",
-				"d/missing", "d/missing/x", "d/link",	     "d/link/x",   "d/dangling",
-				"d/loop1",   "d/loop1/x",   "d/e/up",	     "d/e/up/../d", "d/./e",
-				"d//e",	     "d/e/",	    "d/e/..",	     "real",	   "d/link/" };
+	const char *asked[] = { "",	     "d",	    "d/e",    "d/file",	     "d/file/x",
+				"d/missing", "d/missing/x", "d/link", "d/link/x",    "d/dangling",
+				"d/loop1",   "d/loop1/x",   "d/e/up", "d/e/up/../d", "d/./e",
+				"d//e",	     "d/e/",	    "d/e/..", "real",	     "d/link/" };
 	pathcache_open();
 	for (int pass = 0; pass < 2; pass++) /* asked, then answered from the cache */
 		for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
@@ -630,7 +630,8 @@ static void test_pathcache_answers_as_libc(void)
 			if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0) ||
 			    want_errno != got_errno)
 				fprintf(stderr, "pathcache: %s: want %s (%d), got %s (%d)\n", path,
-					want ? want : "NULL", want_errno, got ? got : "NULL", got_errno);
+					want ? want : "NULL", want_errno, got ? got : "NULL",
+					got_errno);
 			ASSERT_EQ_INT(got_errno, want_errno);
 			ASSERT_TRUE((want == NULL) == (got == NULL));
 			ASSERT_TRUE(!want || strcmp(want, got) == 0);
