@@ -349,7 +349,6 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 				       .notify_fd = -1,
 				       .status_fd = -1,
 				       .go_fd = -1,
-				       .cgroup_fds = { -1, -1 },
 				       .supervisor_fds = { -1, -1, -1 } };
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", geteuid(), geteuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getegid(), getegid());
@@ -429,11 +428,9 @@ void isolate_plan_release(struct isolate_plan *plan)
 	free(plan->parent_uid_map);
 	free(plan->parent_gid_map);
 	syscall_filter_release(&plan->filter);
-	*plan = (struct isolate_plan){ .notify_fd = -1,
-				       .status_fd = -1,
-				       .go_fd = -1,
-				       .cgroup_fds = { -1, -1 },
-				       .supervisor_fds = { -1, -1, -1 } };
+	*plan = (struct isolate_plan){
+		.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
+	};
 }
 
 /* ---- child side: raw syscalls only ------------------------------------ */

@@ -1002,10 +1002,46 @@ static bool supervisor_map_ids(const struct isolate_plan *plan, pid_t pid, int g
 	return mapped == 0;
 }
 
-/* Which cgroups init entered: its first message on the notify socket, sent
- * before anything could fail after it, so it is there once the report is
- * (the report pipe's EOF or a failure). A controller init is not in is not
- * in force: the receipt does not name it, and its limit is not read. */
+/* The run's cgroups to init (isolate.h): their bits, and the `tasks` files
+ * that are open (-1: none). Init waits for it: 0, or the errno of a send
+ * that failed, after which init is killed and the run fails closed. */
+static int supervisor_send_cgroups(int notify_fd, const int tasks[2])
+{
+	uint8_t bits = (tasks[0] >= 0 ? ISOLATE_CGROUP_MEMORY : 0) |
+		       (tasks[1] >= 0 ? ISOLATE_CGROUP_PIDS : 0);
+	int fds[2];
+	size_t n = 0;
+	for (size_t i = 0; i < 2; i++)
+		if (tasks[i] >= 0)
+			fds[n++] = tasks[i];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(fds))];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = &bits, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (n) {
+		msg.msg_control = control.buf;
+		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	}
+	for (;;) {
+		if (sendmsg(notify_fd, &msg, MSG_NOSIGNAL) == 1)
+			return 0;
+		if (errno != EINTR)
+			return errno;
+	}
+}
+
+/* Which cgroups init entered: its answer on the notify socket, sent before
+ * the seccomp listener and before the command starts, so it is there once
+ * the report is (the report pipe's EOF or a failure) if init got that far.
+ * A controller init is not in is not in force: the receipt does not name
+ * it, and its limit is not read. */
 static void supervisor_read_cgroups(int notify_fd, struct cgroup_run *cg,
 				    struct sandbox_manifest *manifest)
 {
@@ -1037,11 +1073,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		td = calloc(1, sizeof(*td));
 		if (!td)
 			return error_set(err, ENOMEM, "out of memory");
-		td->plan = (struct isolate_plan){ .notify_fd = -1,
-						  .status_fd = -1,
-						  .go_fd = -1,
-						  .cgroup_fds = { -1, -1 },
-						  .supervisor_fds = { -1, -1, -1 } };
+		td->plan = (struct isolate_plan){
+			.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
+		};
 		struct error plan_err = { 0 };
 		enum sandbox_stage stage;
 		if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
@@ -1083,25 +1117,14 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.report_fd = fds.report[1],
 		.plan = isolated ? &td->plan : NULL,
 	};
-	if (isolated) {
-		/* The run's cgroups, which init enters itself before anything else
-		 * (cgroup_run_open_tasks()): it and the command are inside before
-		 * the command starts. Memory is limited by a cgroup where one can be
-		 * made (the OOM killer then says which limit fired), else by
-		 * RLIMIT_AS; init drops the rlimit once it is in a memory cgroup. */
-		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
-				      config->isolation.max_processes))
-			cgroup_run_open_tasks(&td->cgroup, td->plan.cgroup_fds);
+	if (isolated)
 		setup.memory_rlimit = config->isolation.memory_bytes;
-	}
 	/* The plan is made: from here the run may change the host. */
 	pathcache_close();
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
 	pid_t pid = clone_child(&setup);
-	if (isolated)
-		for (size_t i = 0; i < ARRAY_SIZE(td->plan.cgroup_fds); i++)
-			close_and_invalidate(&td->plan.cgroup_fds[i]);
+	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
 	if (isolated) {
@@ -1112,6 +1135,20 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		(void)fd_write_all(fds.go[1], &go, 1);
 		close_and_invalidate(&fds.go[1]);
 		close_and_invalidate(&fds.go[0]);
+		/* While init builds the quarantine: the run's cgroups, which init
+		 * enters itself before it starts the command (ISOLATE_CGROUP_*).
+		 * Memory is limited by a cgroup where one can be made (the OOM
+		 * killer then says which limit fired), else by RLIMIT_AS, which
+		 * init drops once it is in a memory cgroup. */
+		int tasks[2] = { -1, -1 };
+		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
+				      config->isolation.max_processes))
+			cgroup_run_open_tasks(&td->cgroup, tasks);
+		send_errno = supervisor_send_cgroups(fds.notify[0], tasks);
+		for (size_t i = 0; i < ARRAY_SIZE(tasks); i++)
+			close_and_invalidate(&tasks[i]);
+		if (send_errno)
+			(void)kill(pid, SIGKILL); /* it would wait for the message forever */
 	}
 
 	/* Only the child keeps the write ends. */
@@ -1134,6 +1171,10 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	};
 	struct child_report report;
 	bool failed = supervisor_read_report(fds.report[0], &report);
+	if (!failed && send_errno) {
+		failed = true;
+		report = (struct child_report){ .stage = SANDBOX_STAGE_INIT, .error = send_errno };
+	}
 	if (isolated)
 		supervisor_read_cgroups(fds.notify[0], &td->cgroup, &result->manifest);
 	if (failed) {
