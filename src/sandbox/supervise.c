@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -968,20 +969,44 @@ struct sandbox_teardown {
 	struct isolate_plan plan;
 	struct cgroup_run cgroup;
 	pid_t init_pid; /* 0 once reaped */
+	pthread_t reaper;
+	bool reaping; /* the reaper thread runs sandbox_teardown_reap() */
 };
 
-void sandbox_teardown_finish(struct sandbox_teardown *t)
+/* Reaps init and removes the run's cgroups: syscalls only, on this thread's
+ * own fields, so a thread of its own can do it while the caller writes the
+ * receipt (the namespaces' teardown in init's exit, and a memory cgroup's
+ * removal, take 0.2-1 ms here). */
+static void *sandbox_teardown_reap(void *arg)
 {
-	if (!t)
-		return;
+	struct sandbox_teardown *t = arg;
+
 	if (t->init_pid > 0) {
 		/* Init has reported and is exiting; the kill only guarantees it. */
 		(void)kill(t->init_pid, SIGKILL);
 		while (waitpid(t->init_pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		t->init_pid = 0;
 	}
 	/* Only now is the cgroup empty. */
 	cgroup_run_destroy(&t->cgroup);
+	return NULL;
+}
+
+/* Starts the reaper on a thread of its own, or leaves it to the finish. */
+static void sandbox_teardown_start(struct sandbox_teardown *t)
+{
+	t->reaping = pthread_create(&t->reaper, NULL, sandbox_teardown_reap, t) == 0;
+}
+
+void sandbox_teardown_finish(struct sandbox_teardown *t)
+{
+	if (!t)
+		return;
+	if (t->reaping)
+		(void)pthread_join(t->reaper, NULL);
+	else
+		(void)sandbox_teardown_reap(t);
 	isolate_plan_release(&t->plan);
 	free(t);
 }
@@ -1229,6 +1254,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	if (td) { /* it outlives config, whose strings the plan borrowed */
 		td->plan.iso = NULL;
 		td->plan.workspace = td->plan.protect.workspace = NULL;
+		sandbox_teardown_start(td);
 	}
 	*ret_teardown = TAKE_PTR(td);
 	return 0;
