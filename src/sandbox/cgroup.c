@@ -109,17 +109,19 @@ bool cgroup_run_create(struct cgroup_run *cg, uint64_t memory_bytes, uint64_t ma
 	return cg->memory || cg->pids;
 }
 
-bool cgroup_run_attach(struct cgroup_run *cg, pid_t pid)
+void cgroup_run_open_tasks(const struct cgroup_run *cg, int ret_fds[2])
 {
-	char value[32];
-	bool ok = true;
+	char path[320];
 
-	snprintf(value, sizeof(value), "%d", (int)pid);
-	if (cg->memory && !cgroup_write(cg->memory_dir, "cgroup.procs", value))
-		ok = cg->memory = false;
-	if (cg->pids && !cgroup_write(cg->pids_dir, "cgroup.procs", value))
-		ok = cg->pids = false;
-	return ok;
+	ret_fds[0] = ret_fds[1] = -1;
+	if (cg->memory) {
+		snprintf(path, sizeof(path), "%s/tasks", cg->memory_dir);
+		ret_fds[0] = open(path, O_WRONLY | O_CLOEXEC);
+	}
+	if (cg->pids) {
+		snprintf(path, sizeof(path), "%s/tasks", cg->pids_dir);
+		ret_fds[1] = open(path, O_WRONLY | O_CLOEXEC);
+	}
 }
 
 bool cgroup_run_memory_fired(const struct cgroup_run *cg)

@@ -18,8 +18,16 @@ struct cgroup_run {
 /* Creates the run's cgroups with the limits; best effort: returns true when
  * at least one controller is in force. */
 bool cgroup_run_create(struct cgroup_run *cg, uint64_t memory_bytes, uint64_t max_processes);
-/* Moves pid (with the children it will have) into the run's cgroups. */
-bool cgroup_run_attach(struct cgroup_run *cg, pid_t pid);
+/* The run's `tasks` files, opened for writing (close-on-exec), -1 for a
+ * controller not in force: [0] memory, [1] pids. Init writes "0" to each,
+ * first thing: that moves the writing thread, init's only one, so init and
+ * everything it starts are inside. Moving another process (its pid written
+ * to cgroup.procs) takes the kernel's global threadgroup lock, whose writer
+ * waits for an RCU grace period: 5-20 ms of every run on this host, most of
+ * a run's start-up; moving oneself through `tasks` does not take it
+ * (kernel/cgroup/cgroup.c, cgroup_procs_write_start()). The file's opener,
+ * root, is who the kernel checks the write against. */
+void cgroup_run_open_tasks(const struct cgroup_run *cg, int ret_fds[2]);
 /* Which limits fired: the OOM killer ran, or a fork was refused. */
 bool cgroup_run_memory_fired(const struct cgroup_run *cg);
 bool cgroup_run_pids_fired(const struct cgroup_run *cg);

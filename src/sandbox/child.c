@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
@@ -126,10 +127,73 @@ CHILD_NO_SANITIZE void child_exec(const struct child_setup *setup)
 
 /* ---- the quarantine's init process ------------------------------------ */
 
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		(void)syscall(SYS_close, fd);
+}
+
+/* Into the run's cgroups (isolate.h, ISOLATE_CGROUP_*), before the command
+ * starts: the supervisor made them while init built the rest. Writing "0"
+ * to a `tasks` file moves the writer, init's only thread, without the
+ * kernel lock that moving another process takes (cgroup.h). Returns the
+ * bits of the moves that held, which the supervisor is told too. */
+static uint8_t init_enter_cgroups(const struct child_setup *setup)
+{
+	int notify_fd = setup->plan->notify_fd;
+	uint8_t bits = 0;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = &bits, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = control.buf,
+			      .msg_controllen = sizeof(control.buf) };
+	long n;
+
+	while ((n = syscall(SYS_recvmsg, notify_fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n != 1) {
+		if (n == 0)
+			errno = ESRCH; /* the supervisor is gone */
+		child_fail(setup->report_fd, SANDBOX_STAGE_INIT);
+	}
+	int fds[2] = { -1, -1 };
+	size_t n_fds = 0;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len >= CMSG_LEN(0)) {
+		const int *data = (const int *)CMSG_DATA(c);
+		n_fds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n_fds && i < 2; i++)
+			fds[i] = data[i];
+	}
+	uint8_t moved = 0;
+	size_t next = 0;
+	const uint8_t order[2] = { ISOLATE_CGROUP_MEMORY, ISOLATE_CGROUP_PIDS };
+	for (size_t i = 0; i < 2; i++) {
+		if (!(bits & order[i]) || next >= n_fds || next >= 2)
+			continue;
+		int fd = fds[next++];
+		if (syscall(SYS_write, fd, "0", 1) == 1)
+			moved |= order[i];
+	}
+	for (size_t i = 0; i < n_fds && i < 2; i++)
+		close_fd(fds[i]);
+	if (syscall(SYS_sendto, notify_fd, &moved, 1, MSG_NOSIGNAL, NULL, 0) != 1)
+		child_fail(setup->report_fd, SANDBOX_STAGE_INIT);
+	return moved;
+}
+
 /* Builds the quarantine, in an order that matters: mounts need the
  * capabilities of the new user namespace, Landlock needs no_new_privs, and
- * seccomp comes last because it refuses the mount API. */
-static void init_build_quarantine(const struct child_setup *setup)
+ * seccomp comes last because it refuses the mount API. The cgroups are
+ * entered late, so the supervisor makes them meanwhile, and before seccomp,
+ * whose listener follows init's answer on the socket. Returns the
+ * ISOLATE_CGROUP_* bits init is in. */
+static uint8_t init_build_quarantine(const struct child_setup *setup)
 {
 	const struct isolate_plan *plan = setup->plan;
 	int report_fd = setup->report_fd;
@@ -156,8 +220,10 @@ static void init_build_quarantine(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_NO_NEW_PRIVS);
 	if (!isolate_landlock(plan))
 		child_fail(report_fd, SANDBOX_STAGE_LANDLOCK);
+	uint8_t moved = init_enter_cgroups(setup);
 	if (!isolate_seccomp(plan))
 		child_fail(report_fd, SANDBOX_STAGE_SECCOMP);
+	return moved;
 }
 
 /* The private /tmp's use: inodes and bytes. false when it cannot be read. */
@@ -218,12 +284,6 @@ static _Noreturn void init_finish(const struct child_setup *setup, int wait_stat
 	__builtin_unreachable();
 }
 
-static void close_fd(int fd)
-{
-	if (fd >= 0)
-		(void)syscall(SYS_close, fd);
-}
-
 /* Closes every descriptor above stderr except a and b. */
 static void close_all_but(int a, int b)
 {
@@ -254,7 +314,7 @@ void child_init(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_PARENT_DEATH);
 	}
 
-	init_build_quarantine(setup);
+	uint8_t moved = init_build_quarantine(setup);
 	init_scratch_base_ok = init_scratch_use(&init_scratch_base_entries, &init_scratch_base_bytes);
 
 	/* Signals arrive on a signalfd: as pid 1, a signal it has no handler
@@ -266,8 +326,8 @@ void child_init(const struct child_setup *setup)
 	    (sfd = (int)syscall(SYS_signalfd4, -1, &watched, 8, SFD_CLOEXEC)) < 0)
 		child_fail(report_fd, SANDBOX_STAGE_INIT);
 
-	/* The supervisor moves init into the run's cgroups, then says go: the
-	 * command starts inside them. EOF means the supervisor is gone. */
+	/* The supervisor says go once it has started init (and mapped its ids,
+	 * for a dry run as root). EOF means the supervisor is gone. */
 	char go;
 	if (syscall(SYS_read, setup->plan->go_fd, &go, 1) != 1) {
 		errno = ESRCH;
@@ -277,7 +337,7 @@ void child_init(const struct child_setup *setup)
 
 	struct child_setup command = *setup;
 	command.parent_pid = 1;
-	if (go == CHILD_GO_CGROUP_MEMORY)
+	if (moved & ISOLATE_CGROUP_MEMORY)
 		command.memory_rlimit = 0;
 	/* vfork(): the command borrows init's memory until its execve(), so no
 	 * page tables are copied and no page of init is faulted in again (1-2 ms

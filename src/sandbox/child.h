@@ -21,8 +21,8 @@ struct child_setup {
 	int stdin_fd, stdout_fd, stderr_fd;
 	int report_fd;
 	const struct isolate_plan *plan; /* NULL: no quarantine */
-	/* RLIMIT_AS for the command; in the quarantine, dropped when the go
-	 * message says a memory cgroup holds the limit. 0: none */
+	/* RLIMIT_AS for the command; in the quarantine, dropped once init is in
+	 * a memory cgroup, which holds the limit. 0: none */
 	uint64_t memory_rlimit;
 };
 
@@ -36,6 +36,5 @@ child_exec(const struct child_setup *setup);
  * Never returns. */
 _Noreturn void child_init(const struct child_setup *setup);
 
-/* The supervisor's go message to init, once init is in the run's cgroups. */
-#define CHILD_GO	       'g'
-#define CHILD_GO_CGROUP_MEMORY 'm' /* a memory cgroup holds the limit: no RLIMIT_AS */
+/* The supervisor's go message to init, once init is started. */
+#define CHILD_GO 'g'

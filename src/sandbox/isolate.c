@@ -28,6 +28,7 @@
 #include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/strv.h"
+#include "sandbox/pathcache.h"
 
 #define STAGE "/tmp" /* where the new root is built before pivot_root */
 
@@ -242,8 +243,9 @@ static int isolate_plan_hide(struct isolate_plan *plan, const struct sandbox_iso
 	 * of the staged tree, not a link that would lead out of it. */
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		targets[i].resolved = realpath(iso->hide[i], NULL);
-		if (targets[i].resolved && stat(targets[i].resolved, &st) < 0) {
+		targets[i].resolved = pathcache_realpath(iso->hide[i]);
+		/* A resolved path has no symlink left: lstat() is stat() here. */
+		if (targets[i].resolved && pathcache_lstat(targets[i].resolved, &st) < 0) {
 			free(targets[i].resolved);
 			targets[i].resolved = NULL;
 		}

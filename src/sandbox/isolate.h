@@ -61,12 +61,20 @@ struct isolate_plan {
 	struct syscall_filter filter;
 	int notify_fd; /* child's end of the socket the listener travels on */
 	int status_fd; /* init's end of the status pipe */
-	int go_fd; /* init waits on it until the supervisor has placed it in its cgroups */
+	int go_fd; /* init waits on it before it starts the command; EOF: the supervisor is gone */
 	/* The supervisor's ends of the three above, which init inherits with the
 	 * descriptor table and closes first: while it holds them, the supervisor's
 	 * death shows no EOF on go_fd and no hang-up on notify_fd. */
 	int supervisor_fds[3];
 };
+
+/* The run's cgroups travel on notify_fd: the supervisor, once it made them
+ * while init builds the quarantine, sends one byte of these bits with the
+ * `tasks` files they name (cgroup_run_open_tasks()), memory first; init
+ * writes "0" to each (it moves itself), and answers with the bits of the
+ * moves that held, before it sends the seccomp listener. */
+#define ISOLATE_CGROUP_MEMORY 1u
+#define ISOLATE_CGROUP_PIDS   2u
 
 /* The init process's final word on the status pipe. */
 struct isolate_status {

@@ -12,6 +12,7 @@
 #include "basic/cleanup.h"
 #include "basic/path.h"
 #include "basic/strv.h"
+#include "sandbox/pathcache.h"
 
 #define MAX_SYMLINK_HOPS 16
 
@@ -92,7 +93,7 @@ static int protect_walk(struct protect_plan *plan, const char *path, struct erro
 			return error_set(err, ENOMEM, "out of memory");
 		bool inside = protect_in_workspace(plan, next);
 		struct stat st;
-		if (lstat(next, &st) < 0) {
+		if (pathcache_lstat(next, &st) < 0) {
 			if (errno != ENOENT)
 				return error_set_errno(err, errno, "read-only path %s: %s", path, next);
 			/* Outside the workspace the host view is read-only. Inside,

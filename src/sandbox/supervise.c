@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/isolate.h"
+#include "sandbox/pathcache.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sockbroker.h"
@@ -967,20 +969,44 @@ struct sandbox_teardown {
 	struct isolate_plan plan;
 	struct cgroup_run cgroup;
 	pid_t init_pid; /* 0 once reaped */
+	pthread_t reaper;
+	bool reaping; /* the reaper thread runs sandbox_teardown_reap() */
 };
 
-void sandbox_teardown_finish(struct sandbox_teardown *t)
+/* Reaps init and removes the run's cgroups: syscalls only, on this thread's
+ * own fields, so a thread of its own can do it while the caller writes the
+ * receipt (the namespaces' teardown in init's exit, and a memory cgroup's
+ * removal, take 0.2-1 ms here). */
+static void *sandbox_teardown_reap(void *arg)
 {
-	if (!t)
-		return;
+	struct sandbox_teardown *t = arg;
+
 	if (t->init_pid > 0) {
 		/* Init has reported and is exiting; the kill only guarantees it. */
 		(void)kill(t->init_pid, SIGKILL);
 		while (waitpid(t->init_pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		t->init_pid = 0;
 	}
 	/* Only now is the cgroup empty. */
 	cgroup_run_destroy(&t->cgroup);
+	return NULL;
+}
+
+/* Starts the reaper on a thread of its own, or leaves it to the finish. */
+static void sandbox_teardown_start(struct sandbox_teardown *t)
+{
+	t->reaping = pthread_create(&t->reaper, NULL, sandbox_teardown_reap, t) == 0;
+}
+
+void sandbox_teardown_finish(struct sandbox_teardown *t)
+{
+	if (!t)
+		return;
+	if (t->reaping)
+		(void)pthread_join(t->reaper, NULL);
+	else
+		(void)sandbox_teardown_reap(t);
 	isolate_plan_release(&t->plan);
 	free(t);
 }
@@ -999,6 +1025,62 @@ static bool supervisor_map_ids(const struct isolate_plan *plan, pid_t pid, int g
 
 	(void)fd_write_all(go_fd, &mapped, sizeof(mapped));
 	return mapped == 0;
+}
+
+/* The run's cgroups to init (isolate.h): their bits, and the `tasks` files
+ * that are open (-1: none). Init waits for it: 0, or the errno of a send
+ * that failed, after which init is killed and the run fails closed. */
+static int supervisor_send_cgroups(int notify_fd, const int tasks[2])
+{
+	uint8_t bits = (tasks[0] >= 0 ? ISOLATE_CGROUP_MEMORY : 0) |
+		       (tasks[1] >= 0 ? ISOLATE_CGROUP_PIDS : 0);
+	int fds[2];
+	size_t n = 0;
+	for (size_t i = 0; i < 2; i++)
+		if (tasks[i] >= 0)
+			fds[n++] = tasks[i];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(fds))];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = &bits, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (n) {
+		msg.msg_control = control.buf;
+		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	}
+	for (;;) {
+		if (sendmsg(notify_fd, &msg, MSG_NOSIGNAL) == 1)
+			return 0;
+		if (errno != EINTR)
+			return errno;
+	}
+}
+
+/* Which cgroups init entered: its answer on the notify socket, sent before
+ * the seccomp listener and before the command starts, so it is there once
+ * the report is (the report pipe's EOF or a failure) if init got that far.
+ * A controller init is not in is not in force: the receipt does not name
+ * it, and its limit is not read. */
+static void supervisor_read_cgroups(int notify_fd, struct cgroup_run *cg,
+				    struct sandbox_manifest *manifest)
+{
+	uint8_t moved = 0;
+	ssize_t n;
+
+	while ((n = recv(notify_fd, &moved, 1, MSG_DONTWAIT)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		moved = 0;
+	cg->memory = cg->memory && (moved & ISOLATE_CGROUP_MEMORY);
+	cg->pids = cg->pids && (moved & ISOLATE_CGROUP_PIDS);
+	manifest->cgroup_memory = cg->memory;
+	manifest->cgroup_pids = cg->pids;
 }
 
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
@@ -1060,30 +1142,38 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.report_fd = fds.report[1],
 		.plan = isolated ? &td->plan : NULL,
 	};
-	result->started_realtime_ns = clock_realtime_ns();
-	uint64_t started_ns = clock_monotonic_ns();
 	if (isolated)
 		setup.memory_rlimit = config->isolation.memory_bytes;
+	/* The plan is made: from here the run may change the host. */
+	pathcache_close();
+	result->started_realtime_ns = clock_realtime_ns();
+	uint64_t started_ns = clock_monotonic_ns();
 	pid_t pid = clone_child(&setup);
+	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
 	if (isolated) {
-		/* While init builds the quarantine: the run's cgroups, with init in
-		 * them before it starts the command. Memory is limited by a cgroup
-		 * where one can be made (the OOM killer then says which limit
-		 * fired), else by RLIMIT_AS; the go message says which. */
 		td->init_pid = pid;
 		if (td->plan.parent_maps && supervisor_map_ids(&td->plan, pid, fds.go[1]))
 			result->manifest.ids_mapped = true;
-		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
-				      config->isolation.max_processes))
-			(void)cgroup_run_attach(&td->cgroup, pid); /* drops what fails */
-		result->manifest.cgroup_memory = td->cgroup.memory;
-		result->manifest.cgroup_pids = td->cgroup.pids;
-		char go = td->cgroup.memory ? CHILD_GO_CGROUP_MEMORY : CHILD_GO;
+		char go = CHILD_GO;
 		(void)fd_write_all(fds.go[1], &go, 1);
 		close_and_invalidate(&fds.go[1]);
 		close_and_invalidate(&fds.go[0]);
+		/* While init builds the quarantine: the run's cgroups, which init
+		 * enters itself before it starts the command (ISOLATE_CGROUP_*).
+		 * Memory is limited by a cgroup where one can be made (the OOM
+		 * killer then says which limit fired), else by RLIMIT_AS, which
+		 * init drops once it is in a memory cgroup. */
+		int tasks[2] = { -1, -1 };
+		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
+				      config->isolation.max_processes))
+			cgroup_run_open_tasks(&td->cgroup, tasks);
+		send_errno = supervisor_send_cgroups(fds.notify[0], tasks);
+		for (size_t i = 0; i < ARRAY_SIZE(tasks); i++)
+			close_and_invalidate(&tasks[i]);
+		if (send_errno)
+			(void)kill(pid, SIGKILL); /* it would wait for the message forever */
 	}
 
 	/* Only the child keeps the write ends. */
@@ -1105,7 +1195,14 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.status_fd = TAKE_FD(fds.status[0]),
 	};
 	struct child_report report;
-	if (supervisor_read_report(fds.report[0], &report)) {
+	bool failed = supervisor_read_report(fds.report[0], &report);
+	if (!failed && send_errno) {
+		failed = true;
+		report = (struct child_report){ .stage = SANDBOX_STAGE_INIT, .error = send_errno };
+	}
+	if (isolated)
+		supervisor_read_cgroups(fds.notify[0], &td->cgroup, &result->manifest);
+	if (failed) {
 		supervisor_kill_all(&s);
 		result->outcome = SANDBOX_SETUP_FAILED;
 		result->failed_stage = (enum sandbox_stage)report.stage;
@@ -1157,6 +1254,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	if (td) { /* it outlives config, whose strings the plan borrowed */
 		td->plan.iso = NULL;
 		td->plan.workspace = td->plan.protect.workspace = NULL;
+		sandbox_teardown_start(td);
 	}
 	*ret_teardown = TAKE_PTR(td);
 	return 0;

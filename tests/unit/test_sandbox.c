@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/pathcache.h"
 #include "sandbox/protect.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/syscall_filter.h"
@@ -579,11 +580,87 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 	ASSERT_EQ_INT(rmdir(parent), 0);
 }
 
+/* The cache answers as realpath() and lstat() do, errno included: links on
+ * the way and at the end, dangling and looping links, a file used as a
+ * directory, missing names, ".", ".." and doubled slashes. */
+static void test_pathcache_answers_as_libc(void)
+{
+	char root[] = "/tmp/airlock-pathcache.XXXXXX";
+	char path[512];
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	const char *dirs[] = { "d", "d/e", "real" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	}
+	snprintf(path, sizeof(path), "%s/d/file", root);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	/* target (below root when it starts with '@'), link */
+	const char *links[][2] = { { "@real", "d/link" },
+				   { "/nonexistent-pathcache", "d/dangling" },
+				   { "loop2", "d/loop1" },
+				   { "loop1", "d/loop2" },
+				   { "../../real", "d/e/up" } };
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		char target[300];
+		if (links[i][0][0] == '@')
+			snprintf(target, sizeof(target), "%s/%s", root, links[i][0] + 1);
+		else
+			snprintf(target, sizeof(target), "%s", links[i][0]);
+		snprintf(path, sizeof(path), "%s/%s", root, links[i][1]);
+		ASSERT_EQ_INT(symlink(target, path), 0);
+	}
+	const char *asked[] = { "",	     "d",	    "d/e",    "d/file",	     "d/file/x",
+				"d/missing", "d/missing/x", "d/link", "d/link/x",    "d/dangling",
+				"d/loop1",   "d/loop1/x",   "d/e/up", "d/e/up/../d", "d/./e",
+				"d//e",	     "d/e/",	    "d/e/..", "real",	     "d/link/" };
+	pathcache_open();
+	for (int pass = 0; pass < 2; pass++) /* asked, then answered from the cache */
+		for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", root, asked[i]);
+			errno = 0;
+			char *want = realpath(path, NULL);
+			int want_errno = want ? 0 : errno;
+			errno = 0;
+			char *got = pathcache_realpath(path);
+			int got_errno = got ? 0 : errno;
+			if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0) ||
+			    want_errno != got_errno)
+				fprintf(stderr, "pathcache: %s: want %s (%d), got %s (%d)\n", path,
+					want ? want : "NULL", want_errno, got ? got : "NULL",
+					got_errno);
+			ASSERT_EQ_INT(got_errno, want_errno);
+			ASSERT_TRUE((want == NULL) == (got == NULL));
+			ASSERT_TRUE(!want || strcmp(want, got) == 0);
+			free(want);
+			free(got);
+			struct stat a, b;
+			int ra = lstat(path, &a), ea = ra < 0 ? errno : 0;
+			int rb = pathcache_lstat(path, &b), eb = rb < 0 ? errno : 0;
+			ASSERT_EQ_INT(rb, ra);
+			ASSERT_EQ_INT(eb, ea);
+			ASSERT_TRUE(ra < 0 || (a.st_ino == b.st_ino && a.st_mode == b.st_mode));
+		}
+	pathcache_close();
+	/* Closed, the calls are the libc ones: a change shows at once. */
+	snprintf(path, sizeof(path), "%s/d/missing", root);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	char *now = pathcache_realpath(path);
+	ASSERT_TRUE(now != NULL && strcmp(now, path) == 0);
+	free(now);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument),
-	  T_(test_cgroup_sweep_removes_only_dead_supervisors),
+	  T_(test_cgroup_sweep_removes_only_dead_supervisors), T_(test_pathcache_answers_as_libc),
 	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path),
 	  T_(test_run_reports_exit_and_output), T_(test_run_stdin_is_null_and_fds_closed),

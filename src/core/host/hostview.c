@@ -16,6 +16,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "core/agents/agenthost.h"
+#include "sandbox/pathcache.h"
 
 /* Refused as a workspace themselves (a project may live below them). */
 static const char *const hostview_system_exact[] = {
@@ -67,7 +68,7 @@ char *hostview_resolve(const char *path)
 {
 	if (!path || path[0] != '/')
 		return NULL;
-	char *resolved = realpath(path, NULL);
+	char *resolved = pathcache_realpath(path);
 	if (resolved || errno != ENOENT)
 		return resolved ? resolved : strdup(path);
 	/* The longest prefix that exists, resolved, plus the rest. */
@@ -76,7 +77,7 @@ char *hostview_resolve(const char *path)
 		return NULL;
 	for (char *slash = strrchr(head, '/'); slash; slash = strrchr(head, '/')) {
 		*slash = '\0';
-		cleanup_free char *base = realpath(head[0] ? head : "/", NULL);
+		cleanup_free char *base = pathcache_realpath(head[0] ? head : "/");
 		if (!base)
 			continue;
 		const char *rest = path + (slash - head) + 1;

@@ -37,6 +37,7 @@
 #include "core/session/session.h"
 #include "core/store/store.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/pathcache.h"
 
 
 /* Where the command's output goes while it runs: the bounded capture always,
@@ -1155,11 +1156,18 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		return error_set(err, ENOMEM, "out of memory");
 	if (refused == 0)
 		refused = run_check_rerun_policy(st);
+	/* The checks and the quarantine's plan read the host's paths through
+	 * one cache (sandbox/pathcache.h), which the sandbox closes before the
+	 * command starts; a dry run makes its snapshot's directories while it
+	 * plans, and reads them uncached. */
+	if (!st->req->dryrun)
+		pathcache_open();
 	int r = run_settle(st, ctx, err);
+	if (r == 0 && refused == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
+	    run_resolve_command(st) == 0)
+		r = run_command(st, err);
+	pathcache_close();
 	if (r < 0)
-		return r;
-	if (refused == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
-	    run_resolve_command(st) == 0 && (r = run_command(st, err)) < 0)
 		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
 	r = run_write_receipt(st, ret, err);

@@ -12,6 +12,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "core/host/hostview.h"
+#include "sandbox/pathcache.h"
 
 void run_hostcode_release(struct run_hostcode *hc)
 {
@@ -30,7 +31,7 @@ int run_hostcode_protect(struct run_hostcode *hc, const char *workspace, char **
 		return -ENOMEM;
 	for (size_t i = 0; *read_only && (*read_only)[i]; i++) {
 		struct stat pst;
-		if (lstat((*read_only)[i], &pst) == 0 &&
+		if (pathcache_lstat((*read_only)[i], &pst) == 0 &&
 		    (S_ISDIR(pst.st_mode) || (S_ISREG(pst.st_mode) && pst.st_nlink == 1)) &&
 		    strv_push(&hc->sealed, (*read_only)[i]) < 0)
 			return error_set(err, ENOMEM, "out of memory");
