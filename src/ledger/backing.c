@@ -158,6 +158,43 @@ int ledger_record(struct ledger *ledger, int kind, const char *id, const char *p
 	return r;
 }
 
+int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err)
+{
+	struct ledger_reader rd;
+	char needle[128];
+
+	*ret = 0;
+	if (!ledger_kind_known(ledger->schema, kind))
+		return error_set(err, EINVAL, "unknown kind");
+	int r = ledger_reader_open(ledger, &rd, err);
+	if (r == -ENOENT) {
+		ledger_reader_close(&rd);
+		return 0;
+	}
+	if (r < 0) {
+		ledger_reader_close(&rd);
+		return r;
+	}
+	/* The lines as the writer lays them out (entry.c): kind, then id. */
+	int nn = snprintf(needle, sizeof(needle), "\"kind\":\"%s\",\"id\":\"",
+			  ledger->schema->kinds[kind]);
+	for (const char *p = rd.map.data, *stop = rd.map.data + rd.good_end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, (size_t)nn);
+		if (!hit)
+			break;
+		uint64_t id = 0;
+		const char *d = hit + nn;
+		int digits = 0;
+		for (; d < stop && *d >= '0' && *d <= '9' && digits < 19; d++, digits++)
+			id = id * 10 + (uint64_t)(*d - '0');
+		if (digits > 0 && d < stop && *d == '"' && id > *ret)
+			*ret = id;
+		p = d;
+	}
+	ledger_reader_close(&rd);
+	return 0;
+}
+
 /* Applies the open and close entries of the lines in [from, end) to the
  * open ids. */
 static int ledger_scan_open(const struct ledger_schema *schema, const struct ledger_map *m,

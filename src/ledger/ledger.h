@@ -172,6 +172,9 @@ int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *pa
  * or its bytes are not the ones its digest names. */
 int ledger_record(struct ledger *ledger, int kind, const char *id, const char *path, char **ret,
 		  size_t *ret_n, struct error *err);
+/* The largest decimal id of the log's entries of kind (0 without one): a
+ * scan of the whole log. */
+int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err);
 /* ledger_backs() of the current bytes of the file at path. */
 int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const char *path,
 		      struct error *err);

@@ -162,3 +162,23 @@ every_committed_receipt_readable() {
 	[[ "$output" != *RECORDS_DIFFER* ]]
 	every_committed_receipt_readable
 }
+
+@test "after a power loss the counter and the files may be behind the ledger: no committed id is handed out again" {
+	key
+	for _ in 1 2 3; do "$AIRLOCK" run --sandbox=none -- true >/dev/null; done
+	# What a power loss can leave: the counter's last updates and the
+	# unsynced receipt files lost (the ledger's entries are durable); the
+	# counter written in another boot.
+	printf '%020d\n%s\n' 1 00000000-0000-0000-0000-000000000000 >"$AIRLOCK_STATE_DIR/seq"
+	rm "$(receipt_file 3)" "$(receipt_file 4)"
+	al run --sandbox=none -- true
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .receipt <<<"$output")" -eq 5 ]
+	# In the same boot the counter is trusted again: no scan.
+	al run --sandbox=none -- true
+	[ "$(jq -r .receipt <<<"$output")" -eq 6 ]
+	verify
+	[ "$status" -eq 0 ]
+	[ "$(jq -s '[.[] | select(.kind == "receipt") | .id] | unique | length' "$(LOG)")" -eq 6 ]
+	every_committed_receipt_readable
+}

@@ -149,10 +149,26 @@ static bool store_record_exists(int records_fd, uint64_t id)
 	return faccessat(records_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
+static void store_boot_id(char ret[40])
+{
+	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, ret, 39) : -1;
+
+	ret[n > 0 ? n : 0] = '\0';
+	ret[strcspn(ret, "\n")] = '\0';
+}
+
 /* The one id allocator: the counter dir_fd/seq, under dir_fd/lock, skipping
- * any id whose records_fd/<id>.json exists. dir names dir_fd in messages. */
-static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t *ret_id,
-			  struct error *err)
+ * any id whose records_fd/<id>.json exists. dir names dir_fd in messages.
+ * With ledger (receipts): the counter is not synced and a receipt's file is
+ * a cache the ledger's entry commits before it is written, unsynced too
+ * (docs/ledger.md, "One commit path"), so after a power loss neither may
+ * remember an id the ledger committed. The counter therefore notes the boot
+ * it was written in; the first id handed out in another boot is past every
+ * receipt id the ledger names (a scan of the log, once a boot). */
+static int store_allocate(int dir_fd, const char *dir, int records_fd, struct ledger *ledger,
+			  uint64_t *ret_id, struct error *err)
 {
 	cleanup_close int lock_fd =
 		openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -166,24 +182,43 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t 
 		openat(dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (seq_fd < 0)
 		return error_set_errno(err, errno, "cannot open '%s/seq'", dir);
-	char buf[SEQ_WIDTH + 2] = { 0 };
-	ssize_t n = pread(seq_fd, buf, SEQ_WIDTH, 0);
+	/* "<20 digits>\n", then with ledger "<boot id>\n". */
+	char buf[SEQ_WIDTH + 1 + 40 + 1] = { 0 }, boot[40] = "";
+	ssize_t n = pread(seq_fd, buf, sizeof(buf) - 1, 0);
 	if (n < 0)
 		return error_set_errno(err, errno, "cannot read '%s/seq'", dir);
 	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	char *seq_boot = strchr(buf, '\n');
+	if (seq_boot) {
+		*seq_boot++ = '\0';
+		seq_boot[strcspn(seq_boot, "\n")] = '\0';
+	}
 
 	uint64_t last = 0;
 	if (n > 0 && parse_u64(buf, &last) < 0)
 		last = 0; /* damaged counter: the existence check below recovers */
+	if (ledger) {
+		store_boot_id(boot);
+		uint64_t committed = 0;
+		struct error ignored = { 0 };
+		if ((!boot[0] || !seq_boot || strcmp(seq_boot, boot) != 0) &&
+		    ledger_max_id(ledger, LEDGER_RECEIPT, &committed, &ignored) == 0 &&
+		    committed > last)
+			last = committed;
+	}
+	if (last >= UINT64_MAX / 2)
+		return error_set(err, EOVERFLOW, "'%s/seq': no id left", dir);
 	uint64_t id = last + 1;
 	while (store_record_exists(records_fd, id))
 		id++;
 
-	snprintf(buf, sizeof(buf), "%0*llu\n", SEQ_WIDTH, (unsigned long long)id);
+	int len = snprintf(buf, sizeof(buf), "%0*llu\n%s%s", SEQ_WIDTH, (unsigned long long)id, boot,
+			   boot[0] ? "\n" : "");
 	/* One small write at offset 0 replaces the fixed-width value whole (a
-	 * shorter value an earlier version wrote included). */
-	if (pwrite(seq_fd, buf, SEQ_WIDTH + 1, 0) != SEQ_WIDTH + 1)
+	 * shorter value an earlier version wrote included); a boot id of
+	 * another length than the one before leaves a tail the next read
+	 * ignores, or makes it scan once more. */
+	if (pwrite(seq_fd, buf, (size_t)len, 0) != len)
 		return error_set_errno(err, errno ? errno : ENOSPC, "cannot update '%s/seq'", dir);
 	*ret_id = id;
 	return 0; /* closing lock_fd releases the lock */
@@ -191,7 +226,8 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t 
 
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 {
-	return store_allocate(store->dir_fd, store->path, store->receipts_fd, ret_id, err);
+	return store_allocate(store->dir_fd, store->path, store->receipts_fd, store->ledger, ret_id,
+			      err);
 }
 
 int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id, struct error *err)
@@ -203,7 +239,7 @@ int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
 	cleanup_close int fd = r;
 	if (asprintf(&name, "%s/%s", store->path, dir) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	return store_allocate(fd, name, fd, ret_id, err);
+	return store_allocate(fd, name, fd, NULL, ret_id, err);
 }
 
 /* Opens the directory that holds path (below the state directory, made
