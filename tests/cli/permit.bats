@@ -559,13 +559,14 @@ after_kill() { # verify (true|false)
 }
 
 # Proposes a permit whose verify is VERIFY (true or false), kills its exec
-# just after POINT (a journal mark written, else a file renamed; ID stands
-# for the permit's id, :N for the Nth time), then checks the next exec.
+# just after POINT (a journal mark or a ledger entry of that kind written,
+# else a file renamed; ID stands for the permit's id, :N for the Nth time),
+# then checks the next exec.
 kill_exec_at() { # verify point
 	kill_permit "$1"
 	local write='' rename=''
 	case $2 in
-	'"mark"'*) write=$2 ;;
+	'"mark"'* | '"kind"'*) write=$2 ;;
 	*) rename=${2/ID/$PID} ;;
 	esac
 	echo "# kill after $2 (permit $PID)"
@@ -579,9 +580,11 @@ kill_exec_at() { # verify point
 	faultfs
 	kill_project
 	# Each step, killed just after it: the next exec finishes the job.
-	for point in '"mark":"committed"' state 'ID.json'; do
+	for point in '"mark":"committed"' state 'ID.json' '"kind":"receipt"'; do
 		kill_exec_at true "$point"
 	done
+	# The verify's receipt committed by its entry, its file not written yet.
+	kill_exec_at false '"kind":"receipt"'
 	# A failing verify's rollback, killed inside it and after each of its steps.
 	for point in out-25:2 '"mark":"rolled_back"' state:2 'ID.json:2'; do
 		kill_exec_at false "$point"

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
-#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "basic/sha256.h"
@@ -342,7 +341,6 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 		return r;
 	if (r < 0)
 		return error_prefix(err, "%s %s was not committed", ledger_kind_name(kind), id);
-	FAULT_POINT("store.commit.embedded"); /* committed, the cache not written */
 	struct error cache_err = { 0 };
 	(void)store_write_cache(dir_fd, name, data, n, &cache_err);
 	return 0;
