@@ -149,7 +149,8 @@ int ledger_sync(struct ledger_writer *w, int lock_fd, bool locked, uint64_t end,
 
 	if (!w->ledger->durable)
 		return 0;
-	cleanup_close int fd = openat(w->dir_fd, "sync", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	cleanup_close int fd =
+		openat(w->dir_fd, "sync", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the ledger's sync lock");
 	while (flock(fd, LOCK_EX) < 0)
@@ -278,8 +279,7 @@ int ledger_append_locked(struct ledger_writer *w, int kind, const char *id, cons
 			return r;
 	}
 	uint64_t seq = t.has_last ? t.last.seq + 1 : 0;
-	r = ledger_write_line(w, t.good_end, seq, kind, id, path, sha, record, record_n, ret_end,
-			      err);
+	r = ledger_write_line(w, t.good_end, seq, kind, id, path, sha, record, record_n, ret_end, err);
 	if (r < 0)
 		return r;
 	if (ret_seq)
@@ -329,8 +329,7 @@ int ledger_append_record(struct ledger *ledger, int kind, const char *id, const 
 		r = error_set(err, EIO,
 			      "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
 	if (r == 0)
-		r = ledger_append_locked(&w, kind, id, path, sha256, record, record_n, &seq, &end,
-					 err);
+		r = ledger_append_locked(&w, kind, id, path, sha256, record, record_n, &seq, &end, err);
 	/* The index follows the checkpoints: an append that signs none leaves
 	 * it alone (its pages dirtied on every append made each fdatasync of
 	 * the log slower), and a reader reads the few entries since. A
@@ -365,6 +364,5 @@ int ledger_append(struct ledger *ledger, int kind, const char *id, const char *p
 		  const char sha256[SHA256_HEX_SIZE], bool checkpoint, uint64_t *ret_seq,
 		  struct error *err)
 {
-	return ledger_append_record(ledger, kind, id, path, sha256, NULL, 0, checkpoint, ret_seq,
-				    err);
+	return ledger_append_record(ledger, kind, id, path, sha256, NULL, 0, checkpoint, ret_seq, err);
 }

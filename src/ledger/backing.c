@@ -47,8 +47,8 @@ static int ledger_reader_open(struct ledger *ledger, struct ledger_reader *ret, 
 
 /* The last entry for path among the lines of the log in [from, end). */
 static bool ledger_scan_path(const struct ledger_schema *schema, const struct ledger_map *m,
-			     uint64_t from, uint64_t end, const char *path, struct ledger_entry *ret,
-			     uint64_t *ret_off)
+			     uint64_t from, uint64_t end, const char *path,
+			     struct ledger_entry *ret, uint64_t *ret_off)
 {
 	/* The path is JSON-escaped as jansson writes it; a clean path has no
 	 * character that needs escaping but '/', which jansson leaves alone. */
@@ -107,8 +107,7 @@ static bool ledger_last_for_path(const struct ledger_reader *rd, const char *pat
 		from = x.head->covered;
 		ledger_index_release(&x);
 	}
-	return ledger_scan_path(rd->schema, &rd->map, from, rd->good_end, path, ret, ret_off) ||
-	       have;
+	return ledger_scan_path(rd->schema, &rd->map, from, rd->good_end, path, ret, ret_off) || have;
 }
 
 int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *path,
@@ -144,8 +143,7 @@ int ledger_record(struct ledger *ledger, int kind, const char *id, const char *p
 		r = -ENOENT;
 	if (r == 0 && ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
 		       (id && strcmp(found.id, id) != 0)))
-		r = error_set(err, EBADMSG, "the ledger's last entry for %s is another record",
-			      path);
+		r = error_set(err, EBADMSG, "the ledger's last entry for %s is another record", path);
 	if (r == 0 && !found.has_record)
 		r = -ENODATA;
 	if (r == 0) {

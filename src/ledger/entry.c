@@ -121,8 +121,8 @@ int ledger_entry_parse(const struct ledger_schema *schema, const char *line, siz
 	return 0;
 }
 
-int ledger_entry_record(const struct ledger_schema *schema, const char *line, size_t n,
-			char **ret, size_t *ret_n, struct error *err)
+int ledger_entry_record(const struct ledger_schema *schema, const char *line, size_t n, char **ret,
+			size_t *ret_n, struct error *err)
 {
 	struct ledger_entry e;
 	int r = ledger_entry_parse(schema, line, n, &e, err);

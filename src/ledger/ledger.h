@@ -118,8 +118,8 @@ int ledger_entry_parse(const struct ledger_schema *schema, const char *line, siz
 /* The record's bytes a line carries (its optional "record" field), NUL
  * terminated for convenience: -ENODATA when it carries none, -EBADMSG when
  * the line is not an entry or the bytes' SHA-256 is not its sha256. */
-int ledger_entry_record(const struct ledger_schema *schema, const char *line, size_t n,
-			char **ret, size_t *ret_n, struct error *err);
+int ledger_entry_record(const struct ledger_schema *schema, const char *line, size_t n, char **ret,
+			size_t *ret_n, struct error *err);
 /* Whether bytes may be carried by an entry: UTF-8 without NUL (the line's
  * own limit, LEDGER_ENTRY_MAX, is checked when it is formatted). */
 bool ledger_record_embeddable(const void *data, size_t n);

@@ -405,7 +405,8 @@ static int ledger_recover_cache(struct ledger_writer *w, const struct ledger_log
 		return r;
 	for (char *slash = strchr(e.path, '/'); slash; slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
-		cleanup_close int fd = fd_open_beneath(w->ledger->root_fd, e.path, O_RDONLY | O_DIRECTORY);
+		cleanup_close int fd =
+			fd_open_beneath(w->ledger->root_fd, e.path, O_RDONLY | O_DIRECTORY);
 		if (fd == -ENOENT)
 			(void)mkdirat(w->ledger->root_fd, e.path, 0700);
 		*slash = '/';

@@ -22,7 +22,7 @@ key() {
 }
 
 verify() {
-	al ledger verify --key "$KEY" "$@"
+	al ledger verify --key "$KEY"
 }
 
 # Every receipt entry of the log is readable by `show`, and its

@@ -237,8 +237,7 @@ static void test_ledger_entry_record(void)
 	const char *other =
 		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"record\":\"ho\\n\"}";
 	ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, other, strlen(other), &e, &err), 0);
-	ASSERT_EQ_INT(ledger_entry_record(&ledger_state_schema, other, strlen(other), &bytes, &n,
-					  &err),
+	ASSERT_EQ_INT(ledger_entry_record(&ledger_state_schema, other, strlen(other), &bytes, &n, &err),
 		      -EBADMSG);
 	const char *none =
 		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\"}";
@@ -439,24 +438,23 @@ static void test_ledger_record_cache(void)
 	memset(big, 'b', big_n);
 	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "3", NULL, big, big_n, false, &err), 0);
 	/* An existing file is never replaced, nothing is appended. */
-	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "uno\n", 4, false, &err),
-		      -EEXIST);
-	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "1", "receipts/1.json", &text,
-				    &n, &err),
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "uno\n", 4, false, &err), -EEXIST);
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "1", "receipts/1.json",
+				    &text, &n, &err),
 		      0);
 	ASSERT_EQ_STR(text, "one\n");
 	free(text);
-	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "2", "receipts/2.json", &text,
-				    &n, &err),
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "2", "receipts/2.json",
+				    &text, &n, &err),
 		      -ENODATA);
-	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "3", "receipts/3.json", &text,
-				    &n, &err),
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "3", "receipts/3.json",
+				    &text, &n, &err),
 		      -ENODATA);
-	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "9", "receipts/1.json", &text,
-				    &n, &err),
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "9", "receipts/1.json",
+				    &text, &n, &err),
 		      -EBADMSG);
-	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "4", "receipts/4.json", &text,
-				    &n, &err),
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "4", "receipts/4.json",
+				    &text, &n, &err),
 		      -ENOENT);
 
 	ASSERT_EQ_INT(ledger_public_key(store_ledger(store), false, &vkey_text, &err), 0);

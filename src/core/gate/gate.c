@@ -758,8 +758,8 @@ static int gate_read_receipt(struct store *store, uint64_t id, char hex[SHA256_H
 	 * the log: docs/ledger.md) is missing. */
 	struct statepath path = statepath_receipt(id);
 	snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
-	int r = store_read_record(store, LEDGER_RECEIPT, name, path.s, GATE_RECEIPT_MAX_BYTES, &text,
-				  &n, err);
+	int r = store_read_record(store, LEDGER_RECEIPT, name, path.s, GATE_RECEIPT_MAX_BYTES,
+				  &text, &n, err);
 	if (r < 0)
 		return r;
 	sha256_hex(text, n, hex);

@@ -201,8 +201,7 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, struct le
 		uint64_t committed = 0;
 		struct error ignored = { 0 };
 		if ((!boot[0] || !seq_boot || strcmp(seq_boot, boot) != 0) &&
-		    ledger_max_id(ledger, LEDGER_RECEIPT, &committed, &ignored) == 0 &&
-		    committed > last)
+		    ledger_max_id(ledger, LEDGER_RECEIPT, &committed, &ignored) == 0 && committed > last)
 			last = committed;
 	}
 	if (last >= UINT64_MAX / 2)
@@ -211,8 +210,8 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, struct le
 	while (store_record_exists(records_fd, id))
 		id++;
 
-	int len = snprintf(buf, sizeof(buf), "%0*llu\n%s%s", SEQ_WIDTH, (unsigned long long)id, boot,
-			   boot[0] ? "\n" : "");
+	int len = snprintf(buf, sizeof(buf), "%0*llu\n%s%s", SEQ_WIDTH, (unsigned long long)id,
+			   boot, boot[0] ? "\n" : "");
 	/* One small write at offset 0 replaces the fixed-width value whole (a
 	 * shorter value an earlier version wrote included); a boot id of
 	 * another length than the one before leaves a tail the next read
@@ -304,8 +303,7 @@ static bool store_commit_embeds(enum ledger_kind kind, const char *path, bool re
  * that never replaces, not synced (the entry holds the bytes; after a crash
  * a cache lost is rebuilt from the log). One already there with the same
  * bytes (a reader rebuilt it meanwhile) is as good. */
-static int store_write_cache(int dir_fd, const char *name, const void *data, size_t n,
-			     struct error *err)
+static int store_write_cache(int dir_fd, const char *name, const void *data, size_t n, struct error *err)
 {
 	int r = file_write_atomic(dir_fd, name, data, n, 0600, false, err);
 	if (r != -EEXIST)
