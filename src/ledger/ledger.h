@@ -17,6 +17,8 @@
  * directory's ledger/:
  *	log		the entries, one compact JSON object per line
  *	lock		flock()ed by every appender (and shared by readers)
+ *	sync		flock()ed by the appender that syncs; how far the log
+ *			is known durable (group commit, ledger_append_record())
  *	checkpoint	the latest signed checkpoint, replaced atomically
  *	checkpoints/	every checkpoint signed, by tree size
  *	index		derived: a path's last entry, the open ids
