@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `airlock receipts` lists attempts from the index; `airlock show` prints one
- * receipt or pages through its output. Read-only: they never create state. */
+ * receipt or pages through its output. Read-only: they never create state
+ * (but a receipt's missing file, a cache of the bytes its ledger entry
+ * carries, is written back where it can be: docs/ledger.md). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>

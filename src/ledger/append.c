@@ -89,12 +89,16 @@ static int ledger_poison(struct ledger_writer *w, int e)
 	return -EIO;
 }
 
+/* Writes one line at the log's end, good_end (one write(); a short write or
+ * ENOSPC takes the part back). Not synced: ledger_sync() makes it durable. */
 static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_t seq, int kind,
-			     const char *id, const char *path, const char *sha, struct error *err)
+			     const char *id, const char *path, const char *sha, const char *record,
+			     size_t record_n, uint64_t *ret_end, struct error *err)
 {
 	cleanup_free char *line = NULL;
 	size_t n;
-	int r = ledger_entry_format(w->ledger->schema, seq, kind, id, path, sha, &line, &n, err);
+	int r = ledger_entry_format(w->ledger->schema, seq, kind, id, path, sha, record, record_n,
+				    &line, &n, err);
 	if (r < 0)
 		return r;
 	r = fd_write_all(w->log_fd, line, n);
@@ -105,18 +109,102 @@ static int ledger_write_line(struct ledger_writer *w, uint64_t good_end, uint64_
 			(void)ledger_poison(w, errno);
 		return error_set_errno(err, e, "append to the ledger");
 	}
+	if (ret_end)
+		*ret_end = good_end + n;
+	return 0;
+}
+
+/* ---- group commit ---------------------------------------------------------------- */
+
+/* ledger/sync (docs/ledger.md, "Group commit"): flock()ed by the process
+ * that syncs the log, and holding how far the log is known durable: every
+ * byte below `synced` was written before an fdatasync of the log that
+ * succeeded, in this boot, of this log file. Not synced itself, never
+ * trusted from another boot or for another file: at worst an append syncs
+ * when it need not have. */
+#define LEDGER_SYNC_MAGIC "airlock-ledger-sync/1"
+
+struct ledger_sync_mark {
+	char magic[24];
+	char boot_id[40];
+	uint64_t dev, ino;
+	uint64_t synced;
+};
+
+/* The end of the last complete line of the log's first size bytes, or 0. */
+static uint64_t ledger_last_line_end(int log_fd, uint64_t size)
+{
+	char buf[4096];
+	size_t want = size < sizeof(buf) ? (size_t)size : sizeof(buf);
+	if (want == 0 || pread(log_fd, buf, want, (off_t)(size - want)) != (ssize_t)want)
+		return 0;
+	char *nl = memrchr(buf, '\n', want);
+	return nl ? size - want + (uint64_t)(nl - buf) + 1 : 0;
+}
+
+int ledger_sync(struct ledger_writer *w, int lock_fd, bool locked, uint64_t end, struct error *err)
+{
+	struct ledger_sync_mark mark, now = { .magic = LEDGER_SYNC_MAGIC };
+	struct stat st;
+
+	if (!w->ledger->durable)
+		return 0;
+	cleanup_close int fd =
+		openat(w->dir_fd, "sync", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "open the ledger's sync lock");
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return error_set_errno(err, errno, "lock the ledger's sync lock");
+	/* An earlier sync failed (its holder poisoned the ledger before it let
+	 * go of this lock): what this append wrote after it may be lost too. */
+	if (faccessat(w->dir_fd, "poisoned", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return error_set(err, EIO,
+				 "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
+	if (fstat(w->log_fd, &st) < 0)
+		return error_set_errno(err, errno, "stat the ledger");
+	ledger_boot_id(now.boot_id);
+	now.dev = (uint64_t)st.st_dev;
+	now.ino = (uint64_t)st.st_ino;
+	/* Under the exclusive lock, every complete line is to be durable (a
+	 * checkpoint is about to sign them). */
+	if (locked) {
+		uint64_t last = ledger_last_line_end(w->log_fd, (uint64_t)st.st_size);
+		if (last > end)
+			end = last;
+	}
+	bool valid = now.boot_id[0] && pread(fd, &mark, sizeof(mark), 0) == (ssize_t)sizeof(mark) &&
+		     memcmp(&mark, &now, offsetof(struct ledger_sync_mark, synced)) == 0;
+	if (valid && mark.synced >= end)
+		return 0; /* a sync that started after these lines were written covered them */
+	/* What this fdatasync covers: every line complete before it starts.
+	 * Lines are written only under the exclusive lock, so while it (or a
+	 * shared lock) is held the log's complete lines are all written; else
+	 * only this append's own line is known complete. Never past the last
+	 * line end: a torn tail is cut off, and what is written there later
+	 * is not covered by this sync. */
+	uint64_t cover = end;
+	bool stable = locked || flock(lock_fd, LOCK_SH | LOCK_NB) == 0;
+	if (stable && fstat(w->log_fd, &st) == 0) {
+		uint64_t last = ledger_last_line_end(w->log_fd, (uint64_t)st.st_size);
+		if (last > cover)
+			cover = last;
+	}
+	if (stable && !locked)
+		(void)flock(lock_fd, LOCK_UN);
 	/* Never retried: after a failed fsync the kernel may have dropped the
-	 * pages and a second fsync would report success (fsyncgate). Skipped
-	 * only when the policy turned receipts.fsync off: records are then not
-	 * synced either, and a crash is a torn or lost tail. */
-	if (w->ledger->durable && fdatasync(w->log_fd) < 0) {
+	 * pages and a second fsync would report success (fsyncgate). */
+	if (fdatasync(w->log_fd) < 0) {
 		int e = errno;
 		ledger_poison(w, e);
 		return error_set_errno(err, EIO,
 				       "the ledger could not be synced (%s); it is poisoned until `airlock ledger recover`",
 				       strerror(e));
 	}
-	return 0;
+	now.synced = cover;
+	if (pwrite(fd, &now, sizeof(now), 0) != (ssize_t)sizeof(now))
+		(void)ftruncate(fd, 0); /* an append syncs when it need not: harmless */
+	return 0; /* closing fd releases the sync lock */
 }
 
 /* A torn tail (bytes after the last line end, from a crash mid-append) is
@@ -155,7 +243,7 @@ int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t,
 		return ledger_poison(w, errno), error_set(err, EIO, "the ledger could not be synced");
 	uint64_t seq = t->has_last ? t->last.seq + 1 : 0;
 	return ledger_write_line(w, t->good_end, seq, w->ledger->schema->kind_recovered, id, path,
-				 hex, err);
+				 hex, NULL, 0, NULL, err);
 }
 
 /* How many entries the last checkpoint signed (0 without one). */
@@ -171,7 +259,8 @@ static uint64_t ledger_signed_size(int dir_fd)
 }
 
 int ledger_append_locked(struct ledger_writer *w, int kind, const char *id, const char *path,
-			 const char *sha, uint64_t *ret_seq, struct error *err)
+			 const char *sha, const char *record, size_t record_n, uint64_t *ret_seq,
+			 uint64_t *ret_end, struct error *err)
 {
 	struct ledger_tail t;
 	int r = ledger_tail_read(w->ledger->schema, w->log_fd, &t, err);
@@ -190,7 +279,7 @@ int ledger_append_locked(struct ledger_writer *w, int kind, const char *id, cons
 			return r;
 	}
 	uint64_t seq = t.has_last ? t.last.seq + 1 : 0;
-	r = ledger_write_line(w, t.good_end, seq, kind, id, path, sha, err);
+	r = ledger_write_line(w, t.good_end, seq, kind, id, path, sha, record, record_n, ret_end, err);
 	if (r < 0)
 		return r;
 	if (ret_seq)
@@ -224,28 +313,40 @@ void ledger_writer_close(struct ledger_writer *w)
 		close(w->dir_fd);
 }
 
-int ledger_append(struct ledger *ledger, int kind, const char *id, const char *path,
-		  const char sha256[SHA256_HEX_SIZE], bool checkpoint, uint64_t *ret_seq,
-		  struct error *err)
+int ledger_append_record(struct ledger *ledger, int kind, const char *id, const char *path,
+			 const char sha256[SHA256_HEX_SIZE], const void *record, size_t record_n,
+			 bool checkpoint, uint64_t *ret_seq, struct error *err)
 {
 	struct ledger_writer w;
 	cleanup_close int lock_fd = -1;
-	uint64_t seq = 0;
+	uint64_t seq = 0, end = 0;
 	bool signed_one = false;
 
+	if (record && !ledger_record_embeddable(record, record_n))
+		return error_set(err, E2BIG, "ledger: the record cannot be carried by its entry");
 	int r = ledger_writer_open(ledger, &w, &lock_fd, err);
 	if (r == 0 && faccessat(w.dir_fd, "poisoned", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		r = error_set(err, EIO,
 			      "the ledger is poisoned after an fsync error; run `airlock ledger recover`");
 	if (r == 0)
-		r = ledger_append_locked(&w, kind, id, path, sha256, &seq, err);
+		r = ledger_append_locked(&w, kind, id, path, sha256, record, record_n, &seq, &end, err);
 	/* The index follows the checkpoints: an append that signs none leaves
 	 * it alone (its pages dirtied on every append made each fdatasync of
-	 * the log slower), and a reader reads the few entries since. */
-	if (r == 0 && (checkpoint || seq == 0 || (seq + 1) % LEDGER_CHECKPOINT_EVERY == 0)) {
+	 * the log slower), and a reader reads the few entries since. A
+	 * checkpoint syncs the log first, under the lock (it never signs a
+	 * line not yet durable). */
+	bool signs = checkpoint || seq == 0 || (seq + 1) % LEDGER_CHECKPOINT_EVERY == 0;
+	if (r == 0 && signs) {
 		r = ledger_checkpoint_locked(&w, err);
 		signed_one = r == 0;
 		ledger_index_update(&w);
+	}
+	/* Group commit: the line is written; the lock goes to the next
+	 * appender while this one syncs, and one fdatasync covers every line
+	 * written before it (docs/ledger.md, "Group commit"). */
+	if (r == 0 && !signs) {
+		(void)flock(lock_fd, LOCK_UN);
+		r = ledger_sync(&w, lock_fd, false, end, err);
 	}
 	ledger_writer_close(&w);
 	if (r < 0)
@@ -257,4 +358,11 @@ int ledger_append(struct ledger *ledger, int kind, const char *id, const char *p
 		ledger_push_quietly(ledger);
 	}
 	return 0;
+}
+
+int ledger_append(struct ledger *ledger, int kind, const char *id, const char *path,
+		  const char sha256[SHA256_HEX_SIZE], bool checkpoint, uint64_t *ret_seq,
+		  struct error *err)
+{
+	return ledger_append_record(ledger, kind, id, path, sha256, NULL, 0, checkpoint, ret_seq, err);
 }

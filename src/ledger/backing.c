@@ -47,7 +47,8 @@ static int ledger_reader_open(struct ledger *ledger, struct ledger_reader *ret, 
 
 /* The last entry for path among the lines of the log in [from, end). */
 static bool ledger_scan_path(const struct ledger_schema *schema, const struct ledger_map *m,
-			     uint64_t from, uint64_t end, const char *path, struct ledger_entry *ret)
+			     uint64_t from, uint64_t end, const char *path,
+			     struct ledger_entry *ret, uint64_t *ret_off)
 {
 	/* The path is JSON-escaped as jansson writes it; a clean path has no
 	 * character that needs escaping but '/', which jansson leaves alone. */
@@ -70,6 +71,7 @@ static bool ledger_scan_path(const struct ledger_schema *schema, const struct le
 		if (ledger_entry_parse(schema, start, (size_t)(nl - start), &e, &ignored) == 0 &&
 		    strcmp(e.path, path) == 0) {
 			*ret = e;
+			*ret_off = (uint64_t)(start - m->data);
 			have = true;
 		}
 		p = nl + 1;
@@ -81,7 +83,7 @@ static bool ledger_scan_path(const struct ledger_schema *schema, const struct le
  * log) and the lines after what it covers, or from a scan of the whole log
  * when the index cannot be used. */
 static bool ledger_last_for_path(const struct ledger_reader *rd, const char *path,
-				 struct ledger_entry *ret)
+				 struct ledger_entry *ret, uint64_t *ret_off)
 {
 	struct ledger_index x;
 	uint64_t from = 0;
@@ -97,6 +99,7 @@ static bool ledger_last_for_path(const struct ledger_reader *rd, const char *pat
 					   x.head->covered, &e, NULL) == 0 &&
 			    strcmp(e.path, path) == 0) {
 				*ret = e;
+				*ret_off = x.slots[i].off1 - 1;
 				have = true;
 				break;
 			}
@@ -104,7 +107,7 @@ static bool ledger_last_for_path(const struct ledger_reader *rd, const char *pat
 		from = x.head->covered;
 		ledger_index_release(&x);
 	}
-	return ledger_scan_path(rd->schema, &rd->map, from, rd->good_end, path, ret) || have;
+	return ledger_scan_path(rd->schema, &rd->map, from, rd->good_end, path, ret, ret_off) || have;
 }
 
 int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *path,
@@ -112,9 +115,10 @@ int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *pa
 {
 	struct ledger_reader rd;
 	struct ledger_entry found;
+	uint64_t off;
 
 	int r = ledger_reader_open(ledger, &rd, err);
-	bool have = r == 0 && ledger_last_for_path(&rd, path, &found);
+	bool have = r == 0 && ledger_last_for_path(&rd, path, &found, &off);
 	ledger_reader_close(&rd);
 	if (r < 0)
 		return r;
@@ -123,6 +127,69 @@ int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *pa
 	if ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
 	    (id && strcmp(found.id, id) != 0) || strcmp(found.sha256, sha256) != 0)
 		return -EBADMSG;
+	return 0;
+}
+
+int ledger_record(struct ledger *ledger, int kind, const char *id, const char *path, char **ret,
+		  size_t *ret_n, struct error *err)
+{
+	struct ledger_reader rd;
+	struct ledger_entry found;
+	uint64_t off = 0;
+
+	int r = ledger_reader_open(ledger, &rd, err);
+	bool have = r == 0 && ledger_last_for_path(&rd, path, &found, &off);
+	if (r == 0 && !have)
+		r = -ENOENT;
+	if (r == 0 && ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
+		       (id && strcmp(found.id, id) != 0)))
+		r = error_set(err, EBADMSG, "the ledger's last entry for %s is another record", path);
+	if (r == 0 && !found.has_record)
+		r = -ENODATA;
+	if (r == 0) {
+		const char *line = rd.map.data + off;
+		const char *nl = memchr(line, '\n', (size_t)(rd.good_end - off));
+		r = nl ? ledger_entry_record(rd.schema, line, (size_t)(nl - line), ret, ret_n, err)
+		       : -EBADMSG;
+	}
+	ledger_reader_close(&rd);
+	return r;
+}
+
+int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err)
+{
+	struct ledger_reader rd;
+	char needle[128];
+
+	*ret = 0;
+	if (!ledger_kind_known(ledger->schema, kind))
+		return error_set(err, EINVAL, "unknown kind");
+	int r = ledger_reader_open(ledger, &rd, err);
+	if (r == -ENOENT) {
+		ledger_reader_close(&rd);
+		return 0;
+	}
+	if (r < 0) {
+		ledger_reader_close(&rd);
+		return r;
+	}
+	/* The lines as the writer lays them out (entry.c): kind, then id. */
+	int nn = snprintf(needle, sizeof(needle), "\"kind\":\"%s\",\"id\":\"",
+			  ledger->schema->kinds[kind]);
+	for (const char *p = rd.map.data, *stop = rd.map.data + rd.good_end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, (size_t)nn);
+		if (!hit)
+			break;
+		uint64_t id = 0;
+		const char *d = hit + nn;
+		int digits = 0;
+		for (; d < stop && *d >= '0' && *d <= '9' && digits < 19; d++, digits++)
+			id = id * 10 + (uint64_t)(*d - '0');
+		if (digits > 0 && d < stop && *d == '"' && id > *ret)
+			*ret = id;
+		p = d;
+	}
+	ledger_reader_close(&rd);
 	return 0;
 }
 

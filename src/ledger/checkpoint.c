@@ -59,7 +59,13 @@ static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, s
 int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 {
 	struct ledger_key key;
-	int r = ledger_key_load(w->dir_fd, true, &key, err);
+	/* Never a line not yet durable: appenders sync after they let go of
+	 * the lock ("Group commit"); the log's complete lines are synced (or
+	 * known synced) first, and an earlier sync's failure refuses. */
+	int r = ledger_sync(w, -1, true, 0, err);
+	if (r < 0)
+		return r;
+	r = ledger_key_load(w->dir_fd, true, &key, err);
 	if (r < 0)
 		return r;
 	struct ledger_checkpoint old = { 0 };

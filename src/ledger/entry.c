@@ -80,8 +80,17 @@ int ledger_entry_parse(const struct ledger_schema *schema, const char *line, siz
 	cleanup_with(json_decrefp) json_t *doc = json_loadb(line, n, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(doc))
 		return error_set(err, EBADMSG, "not a JSON object: %s", doc ? "" : jerr.text);
-	if (json_object_size(doc) != 7)
-		return error_set(err, EBADMSG, "%zu fields, version 1 has 7", json_object_size(doc));
+	/* The optional eighth field, the record's bytes (docs/ledger.md,
+	 * "Entries"): a string without NUL. Its digest is checked by
+	 * ledger_entry_record(), the only way its bytes are used. */
+	json_t *record = json_object_get(doc, "record");
+	size_t fields = json_object_size(doc);
+	if (fields != 7 && !(fields == 8 && record))
+		return error_set(err, EBADMSG, "%zu fields, an entry has 7 (or 8 with its record)",
+				 fields);
+	if (record && (!json_is_string(record) ||
+		       strlen(json_string_value(record)) != json_string_length(record)))
+		return error_set(err, EBADMSG, "bad record");
 	json_t *v = json_object_get(doc, "v"), *seq = json_object_get(doc, "seq");
 	const char *kind = json_string_value(json_object_get(doc, "kind"));
 	const char *id = json_string_value(json_object_get(doc, "id"));
@@ -108,13 +117,48 @@ int ledger_entry_parse(const struct ledger_schema *schema, const char *line, siz
 	snprintf(ret->path, sizeof(ret->path), "%s", path);
 	snprintf(ret->sha256, sizeof(ret->sha256), "%s", sha);
 	snprintf(ret->time, sizeof(ret->time), "%s", time);
+	ret->has_record = record != NULL;
 	return 0;
+}
+
+int ledger_entry_record(const struct ledger_schema *schema, const char *line, size_t n, char **ret,
+			size_t *ret_n, struct error *err)
+{
+	struct ledger_entry e;
+	int r = ledger_entry_parse(schema, line, n, &e, err);
+	if (r < 0)
+		return r;
+	if (!e.has_record)
+		return error_set(err, ENODATA, "entry %llu carries no record",
+				 (unsigned long long)e.seq);
+	cleanup_with(json_decrefp) json_t *doc = json_loadb(line, n, JSON_REJECT_DUPLICATES, NULL);
+	json_t *record = json_object_get(doc, "record");
+	size_t len = json_string_length(record);
+	char hex[SHA256_HEX_SIZE];
+	sha256_hex(json_string_value(record), len, hex);
+	if (strcmp(hex, e.sha256) != 0)
+		return error_set(err, EBADMSG,
+				 "entry %llu carries a record that is not the one its sha256 names",
+				 (unsigned long long)e.seq);
+	char *bytes = malloc(len + 1);
+	if (!bytes)
+		return error_set(err, ENOMEM, "out of memory");
+	memcpy(bytes, json_string_value(record), len + 1);
+	*ret = bytes;
+	*ret_n = len;
+	return 0;
+}
+
+bool ledger_record_embeddable(const void *data, size_t n)
+{
+	return n < LEDGER_ENTRY_MAX && !memchr(data, '\0', n) && utf8_is_valid(data, n);
 }
 
 /* The line (with its newline) of a new entry; checked by the parser, so
  * every line written is one the verifier accepts. */
 int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
-			const char *path, const char *sha, char **ret, size_t *ret_n, struct error *err)
+			const char *path, const char *sha, const char *record, size_t record_n,
+			char **ret, size_t *ret_n, struct error *err)
 {
 	char now[64];
 
@@ -125,10 +169,15 @@ int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int ki
 			  "sha256", sha, "time", now);
 	if (!doc)
 		return error_set(err, ENOMEM, "out of memory");
+	/* The record last: jansson keeps the fields in the order set. */
+	if (record && json_object_set_new(doc, "record", json_stringn(record, record_n)) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	cleanup_free char *text = json_dumps(doc, JSON_COMPACT);
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
 	size_t n = strlen(text);
+	if (record && n > LEDGER_ENTRY_MAX)
+		return error_set(err, E2BIG, "the record does not fit in an entry");
 	struct ledger_entry check;
 	int r = ledger_entry_parse(schema, text, n, &check, err);
 	if (r < 0)

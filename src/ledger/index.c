@@ -21,7 +21,7 @@
 
 _Static_assert(sizeof(struct ledger_index_head) <= LEDGER_INDEX_HEAD, "index head too big");
 
-static void ledger_boot_id(char ret[40])
+void ledger_boot_id(char ret[40])
 {
 	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	memset(ret, 0, 40);

@@ -127,9 +127,11 @@ struct ledger_log {
 
 /* entry.c */
 bool ledger_id_ok(const char *s);
+/* With record (NULL: none), the line carries its bytes; -E2BIG when the
+ * line would be longer than LEDGER_ENTRY_MAX. */
 int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
-			const char *path, const char *sha, char **ret, size_t *ret_n,
-			struct error *err);
+			const char *path, const char *sha, const char *record, size_t record_n,
+			char **ret, size_t *ret_n, struct error *err);
 
 /* dir.c */
 int ledger_dir(struct ledger *ledger, bool create, struct error *err);
@@ -149,8 +151,18 @@ int ledger_checkpoint_read(int dir_fd, const struct ledger_vkey *vkey,
 int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_tail *ret,
 		     struct error *err);
 int ledger_quarantine_tail(struct ledger_writer *w, const struct ledger_tail *t, struct error *err);
+/* Writes the entry (and the record's bytes, when record) at the log's end,
+ * not synced; the byte after its line goes to *ret_end. */
 int ledger_append_locked(struct ledger_writer *w, int kind, const char *id, const char *path,
-			 const char *sha, uint64_t *ret_seq, struct error *err);
+			 const char *sha, const char *record, size_t record_n, uint64_t *ret_seq,
+			 uint64_t *ret_end, struct error *err);
+/* Makes the log durable up to end (ledger/sync, "Group commit"), when the
+ * ledger is durable: 0 when a sync that succeeded already covers it, else
+ * one fdatasync under ledger/sync's lock, which poisons the ledger on
+ * failure; -EIO when poisoned. locked: the caller holds the exclusive lock
+ * (then every complete line is made durable); else lock_fd is its lock's
+ * descriptor, not held, tried for a shared lock to cover more lines. */
+int ledger_sync(struct ledger_writer *w, int lock_fd, bool locked, uint64_t end, struct error *err);
 int ledger_writer_open(struct ledger *ledger, struct ledger_writer *w, int *ret_lock,
 		       struct error *err);
 void ledger_writer_close(struct ledger_writer *w);
@@ -159,6 +171,7 @@ void ledger_writer_close(struct ledger_writer *w);
 int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err);
 
 /* index.c */
+void ledger_boot_id(char ret[40]);
 uint64_t ledger_path_hash(const char *path);
 uint64_t ledger_good_end(const struct ledger_map *m);
 int ledger_line_at(const struct ledger_schema *schema, const struct ledger_map *m, uint64_t off,

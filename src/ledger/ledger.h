@@ -17,6 +17,8 @@
  * directory's ledger/:
  *	log		the entries, one compact JSON object per line
  *	lock		flock()ed by every appender (and shared by readers)
+ *	sync		flock()ed by the appender that syncs; how far the log
+ *			is known durable (group commit, ledger_append_record())
  *	checkpoint	the latest signed checkpoint, replaced atomically
  *	checkpoints/	every checkpoint signed, by tree size
  *	index		derived: a path's last entry, the open ids
@@ -104,6 +106,7 @@ struct ledger_entry {
 	char path[LEDGER_PATH_MAX + 1];
 	char sha256[SHA256_HEX_SIZE];
 	char time[64];
+	bool has_record; /* the line carries the record's bytes (ledger_entry_record()) */
 };
 
 /* Parses one line (without its newline) strictly: at most LEDGER_ENTRY_MAX
@@ -113,6 +116,15 @@ struct ledger_entry {
  * reason otherwise. */
 int ledger_entry_parse(const struct ledger_schema *schema, const char *line, size_t n,
 		       struct ledger_entry *ret, struct error *err);
+
+/* The record's bytes a line carries (its optional "record" field), NUL
+ * terminated for convenience: -ENODATA when it carries none, -EBADMSG when
+ * the line is not an entry or the bytes' SHA-256 is not its sha256. */
+int ledger_entry_record(const struct ledger_schema *schema, const char *line, size_t n, char **ret,
+			size_t *ret_n, struct error *err);
+/* Whether bytes may be carried by an entry: UTF-8 without NUL (the line's
+ * own limit, LEDGER_ENTRY_MAX, is checked when it is formatted). */
+bool ledger_record_embeddable(const void *data, size_t n);
 
 /* ---- appending, backing ---------------------------------------------------- */
 
@@ -127,6 +139,16 @@ int ledger_entry_parse(const struct ledger_schema *schema, const char *line, siz
 int ledger_append(struct ledger *ledger, int kind, const char *id, const char *path,
 		  const char sha256[SHA256_HEX_SIZE], bool checkpoint, uint64_t *ret_seq,
 		  struct error *err);
+/* ledger_append() of an entry that carries the record's bytes (record,
+ * record_n, whose SHA-256 is sha256): the append alone commits the record
+ * durably, and the file at path is a cache of it (docs/ledger.md, "One
+ * commit path"). -E2BIG, with nothing appended, when the bytes cannot be
+ * carried (not UTF-8, a NUL, a line over LEDGER_ENTRY_MAX). The line is
+ * written under the lock and synced after it is released, one fdatasync
+ * covering every line written before it ("Group commit"). */
+int ledger_append_record(struct ledger *ledger, int kind, const char *id, const char *path,
+			 const char sha256[SHA256_HEX_SIZE], const void *record, size_t record_n,
+			 bool checkpoint, uint64_t *ret_seq, struct error *err);
 
 /* Signs a checkpoint of the whole log (creating the key on first use),
  * after checking the log still extends the last checkpoint, then pushes it
@@ -144,6 +166,17 @@ int ledger_public_key(struct ledger *ledger, bool create, char **ret_vkey, struc
  * LEDGER_KIND_ANY matches any kind, a NULL id any id. */
 int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *path,
 		 const char sha256[SHA256_HEX_SIZE], struct error *err);
+/* The bytes of the record the ledger's last entry for path carries (a
+ * record committed with ledger_append_record()), which must be of this kind
+ * (LEDGER_KIND_ANY: any) and id (NULL: any), NUL terminated: what rebuilds
+ * a record file that is a cache of the log. -ENOENT no entry names path;
+ * -ENODATA its last entry carries no bytes; -EBADMSG it is another record,
+ * or its bytes are not the ones its digest names. */
+int ledger_record(struct ledger *ledger, int kind, const char *id, const char *path, char **ret,
+		  size_t *ret_n, struct error *err);
+/* The largest decimal id of the log's entries of kind (0 without one): a
+ * scan of the whole log. */
+int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err);
 /* ledger_backs() of the current bytes of the file at path. */
 int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const char *path,
 		      struct error *err);

@@ -229,11 +229,25 @@ static bool ledger_retired(json_t *retired, const char *path)
 	return json_object_get(retired, dir) != NULL;
 }
 
+/* The record the line of entry i carries (ledger_entry_record()). */
+static int ledger_log_record(const struct ledger_schema *s, const struct ledger_log *l, size_t i,
+			     char **ret, size_t *ret_n, struct error *err)
+{
+	const char *line = l->map.data + l->offsets[i];
+	const char *nl = memchr(line, '\n', l->map.size - l->offsets[i]);
+
+	return ledger_entry_record(s, line, (size_t)(nl - line), ret, ret_n, err);
+}
+
 /* The root directory against the ledger: each path's last entry must
  * match the file's bytes, but for an open record since closed, and a record
- * since retired. */
+ * since retired. A file that is a cache of the bytes its entry carries may
+ * be missing (a kill after the commit, before the cache was written; a
+ * cache deleted): the log holds the record, and its readers rebuild it; the
+ * indexes of those entries go to caches when not NULL (recover writes
+ * them). */
 static int ledger_reconcile(struct ledger *ledger, const struct ledger_log *l,
-			    struct ledger_report *rep, struct error *err)
+			    struct ledger_report *rep, json_t *caches, struct error *err)
 {
 	const struct ledger_schema *s = ledger->schema;
 	cleanup_with(json_decrefp) json_t *paths = json_object();
@@ -266,6 +280,17 @@ static int ledger_reconcile(struct ledger *ledger, const struct ledger_log *l,
 		if (r == -ENOENT) {
 			if (e.kind == s->kind_open && json_object_get(closed, e.id))
 				continue;
+			if (e.has_record) {
+				cleanup_free char *bytes = NULL;
+				size_t n;
+				struct error why = { 0 };
+				if (ledger_log_record(s, l, i, &bytes, &n, &why) < 0)
+					ledger_report_add(rep, LEDGER_FINDING_DIFFERS, "%s: %.300s",
+							  path, why.msg);
+				else if (caches)
+					json_array_append_new(caches, json_integer((json_int_t)i));
+				continue;
+			}
 			ledger_report_add(rep, LEDGER_FINDING_MISSING,
 					  "%s: %s %s committed by entry %zu is missing", path,
 					  ledger_schema_kind_name(s, e.kind), e.id, i);
@@ -358,18 +383,64 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 					  l.map.size - l.good_end, l.n);
 	}
 	ledger_checkpoint_release(&cp);
-	return ledger_reconcile(ledger, &l, ret, err);
+	return ledger_reconcile(ledger, &l, ret, NULL, err);
+}
+
+/* Writes back the cache of the record entry i carries, at its path below
+ * the root directory (never through a symlink, never elsewhere), durably. */
+static int ledger_recover_cache(struct ledger_writer *w, const struct ledger_log *l, size_t i,
+				struct error *err)
+{
+	const struct ledger_schema *s = w->ledger->schema;
+	struct ledger_entry e;
+	cleanup_free char *bytes = NULL;
+	size_t n;
+	const char *name;
+
+	ledger_log_entry(s, l, i, &e);
+	if (e.path[0] == '/')
+		return 0;
+	int r = ledger_log_record(s, l, i, &bytes, &n, err);
+	if (r < 0)
+		return r;
+	for (char *slash = strchr(e.path, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		cleanup_close int fd =
+			fd_open_beneath(w->ledger->root_fd, e.path, O_RDONLY | O_DIRECTORY);
+		if (fd == -ENOENT)
+			(void)mkdirat(w->ledger->root_fd, e.path, 0700);
+		*slash = '/';
+	}
+	cleanup_close int dir_fd = fd_open_parent(w->ledger->root_fd, e.path, O_RDONLY, &name);
+	if (dir_fd < 0)
+		return error_set_errno(err, -dir_fd, "open the directory of %s", e.path);
+	r = file_write_atomic(dir_fd, name, bytes, n, 0600, true, err);
+	if (r == -EEXIST) {
+		error_clear(err);
+		return 0; /* written meanwhile */
+	}
+	return r < 0 ? error_prefix(err, "write back %s", e.path) : 0;
 }
 
 /* Under the writer's lock: what no entry backs is adopted (an open
- * failure) or moved aside, each with its entry. */
+ * failure) or moved aside, each with its entry; a missing cache of a
+ * record the log carries is written back. */
 static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 {
 	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
 	struct ledger_report rep = { 0 };
+	cleanup_with(json_decrefp) json_t *caches = json_array();
+	if (!caches)
+		return error_set(err, ENOMEM, "out of memory");
 	int r = ledger_log_load(w->ledger->schema, w->dir_fd, &l, err);
 	if (r == 0)
-		r = ledger_reconcile(w->ledger, &l, &rep, err);
+		r = ledger_reconcile(w->ledger, &l, &rep, caches, err);
+	size_t k;
+	json_t *v;
+	json_array_foreach(caches, k, v) {
+		if (r == 0)
+			r = ledger_recover_cache(w, &l, (size_t)json_integer_value(v), err);
+	}
 	for (size_t i = 0; r == 0 && i < rep.n_findings; i++) {
 		const char *path = rep.findings[i].path;
 		char hex[SHA256_HEX_SIZE], id[LEDGER_ID_MAX + 1];
@@ -383,7 +454,7 @@ static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 		const char *adopt = w->ledger->schema->adopt_dir;
 		if (adopt && strncmp(path, adopt, strlen(adopt)) == 0) {
 			r = ledger_append_locked(w, w->ledger->schema->kind_open, id, path, hex,
-						 NULL, err);
+						 NULL, 0, NULL, NULL, err);
 			continue;
 		}
 		char aside[LEDGER_PATH_MAX + 64];
@@ -400,7 +471,7 @@ static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 		if (!ledger_id_ok(id))
 			snprintf(id, sizeof(id), "uncommitted");
 		r = ledger_append_locked(w, w->ledger->schema->kind_recovered, id, aside, hex, NULL,
-					 err);
+					 0, NULL, NULL, err);
 	}
 	ledger_report_release(&rep);
 	return r;
@@ -428,13 +499,20 @@ int ledger_recover(struct ledger *ledger, struct error *err)
 		/* The file stays, renamed, as the evidence the entry names. */
 		char name[96];
 		snprintf(name, sizeof(name), "poisoned.%llu", (unsigned long long)l.n);
+		/* Cleared under the sync lock too: an appender waiting there
+		 * behind the sync that failed must still find the mark. */
+		cleanup_close int sync_fd =
+			openat(w.dir_fd, "sync", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (sync_fd >= 0)
+			while (flock(sync_fd, LOCK_EX) < 0 && errno == EINTR)
+				;
 		if (renameat(w.dir_fd, "poisoned", w.dir_fd, name) < 0)
 			r = error_set_errno(err, errno, "clear the poisoned mark");
 		char path[128];
 		snprintf(path, sizeof(path), LEDGER_DIR "/%s", name);
 		if (r == 0)
 			r = ledger_append_locked(&w, ledger->schema->kind_recovered, "poisoned",
-						 path, hex, NULL, err);
+						 path, hex, NULL, 0, NULL, NULL, err);
 	} else if (r == 0 && l.good_end < l.map.size) {
 		/* ledger_append_locked() moves a torn tail aside before it appends;
 		 * here there is nothing else to append. */

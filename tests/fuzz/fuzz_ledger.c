@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Property: the ledger's parsers (ledger/ledger.h) never crash on any input,
  * and what they accept is what the format allows: an entry has a known
- * kind, a clean path and a 64-digit digest; a checkpoint or proof accepted
+ * kind, a clean path and a 64-digit digest, and the record it carries is
+ * handed out only when its SHA-256 is that digest; a checkpoint or proof accepted
  * with the corpus's key carries a signature that key made. The first byte
  * chooses: 0 an entry, 1 a checkpoint (unsigned, then with the key), 2 a
  * verifier key, 3 a proof (inclusion; consistency against the corpus's old
  * checkpoint, the bytes after the first NUL). */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,8 +61,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (data[0] % 4) {
 	case 0: {
 		struct ledger_entry e;
-		if (ledger_entry_parse(&ledger_state_schema, text, n, &e, &err) == 0)
+		if (ledger_entry_parse(&ledger_state_schema, text, n, &e, &err) == 0) {
 			fuzz_ledger_check_entry(&e);
+			char *bytes = NULL, hex[SHA256_HEX_SIZE];
+			size_t len = 0;
+			int r = ledger_entry_record(&ledger_state_schema, text, n, &bytes, &len, &err);
+			if (r == 0) {
+				sha256_hex(bytes, len, hex);
+				if (!e.has_record || strlen(bytes) != len || strcmp(hex, e.sha256) != 0)
+					abort();
+				free(bytes);
+			} else if (r == -ENODATA ? e.has_record : !e.has_record) {
+				abort();
+			}
+		}
 		break;
 	}
 	case 1: {

@@ -216,6 +216,53 @@ static void test_ledger_entry_parser(void)
 			      -EBADMSG);
 }
 
+/* Format version 2: an entry may carry its record's bytes, last. */
+static void test_ledger_entry_record(void)
+{
+	struct ledger_entry e;
+	struct error err;
+	char *bytes = NULL;
+	size_t n = 0;
+	/* SHA-256("hi\n") */
+	const char *good =
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"record\":\"hi\\n\"}";
+	ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, good, strlen(good), &e, &err), 0);
+	ASSERT_TRUE(e.has_record);
+	ASSERT_EQ_INT(ledger_entry_record(&ledger_state_schema, good, strlen(good), &bytes, &n, &err),
+		      0);
+	ASSERT_EQ_INT(n, 3);
+	ASSERT_EQ_STR(bytes, "hi\n");
+	free(bytes);
+	/* Bytes that are not the ones its sha256 names are never handed out. */
+	const char *other =
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"receipts/42.json\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"record\":\"ho\\n\"}";
+	ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, other, strlen(other), &e, &err), 0);
+	ASSERT_EQ_INT(ledger_entry_record(&ledger_state_schema, other, strlen(other), &bytes, &n, &err),
+		      -EBADMSG);
+	const char *none =
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\"}";
+	ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, none, strlen(none), &e, &err), 0);
+	ASSERT_TRUE(!e.has_record);
+	ASSERT_EQ_INT(ledger_entry_record(&ledger_state_schema, none, strlen(none), &bytes, &n, &err),
+		      -ENODATA);
+	static const char *const bad[] = {
+		/* not a string */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"record\":{}}",
+		/* a NUL inside */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"record\":\"a\\u0000b\"}",
+		/* a ninth field */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"record\":\"x\",\"x\":1}",
+		/* an eighth field that is not the record */
+		"{\"v\":1,\"seq\":3,\"kind\":\"receipt\",\"id\":\"42\",\"path\":\"r\",\"sha256\":\"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\",\"time\":\"t\",\"records\":\"x\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, bad[i], strlen(bad[i]), &e, &err),
+			      -EBADMSG);
+	ASSERT_TRUE(ledger_record_embeddable("hi\n", 3));
+	ASSERT_TRUE(!ledger_record_embeddable("a\0b", 3));
+	ASSERT_TRUE(!ledger_record_embeddable("\xff", 1));
+}
+
 static char scratch[64];
 
 static struct store *scratch_store(void)
@@ -370,6 +417,74 @@ static void test_ledger_checkpoint_signatures(void)
 	store_free(store);
 }
 
+/* A receipt is committed by its entry, which carries its bytes: the file is
+ * a cache the store rebuilds; bytes an entry cannot carry (a NUL, too many)
+ * are committed the other way, file first, and are not rebuilt. */
+static void test_ledger_record_cache(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	struct ledger_report rep;
+	char *text = NULL, *vkey_text = NULL;
+	size_t n;
+	struct ledger_vkey vkey;
+	ASSERT_TRUE(store);
+
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "one\n", 4, false, &err), 0);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "2", NULL, "t\0o\n", 4, false, &err), 0);
+	size_t big_n = 70 << 10;
+	char *big = malloc(big_n);
+	ASSERT_TRUE(big);
+	memset(big, 'b', big_n);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "3", NULL, big, big_n, false, &err), 0);
+	/* An existing file is never replaced, nothing is appended. */
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "uno\n", 4, false, &err), -EEXIST);
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "1", "receipts/1.json",
+				    &text, &n, &err),
+		      0);
+	ASSERT_EQ_STR(text, "one\n");
+	free(text);
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "2", "receipts/2.json",
+				    &text, &n, &err),
+		      -ENODATA);
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "3", "receipts/3.json",
+				    &text, &n, &err),
+		      -ENODATA);
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "9", "receipts/1.json",
+				    &text, &n, &err),
+		      -EBADMSG);
+	ASSERT_EQ_INT(ledger_record(store_ledger(store), LEDGER_RECEIPT, "4", "receipts/4.json",
+				    &text, &n, &err),
+		      -ENOENT);
+
+	ASSERT_EQ_INT(ledger_public_key(store_ledger(store), false, &vkey_text, &err), 0);
+	ASSERT_EQ_INT(ledger_vkey_parse(vkey_text, &vkey, &err), 0);
+	free(vkey_text);
+	/* The caches gone: receipt 1 is no finding and is rebuilt; receipts 2
+	 * and 3 were written first, and are missing. */
+	ASSERT_EQ_INT(unlinkat(store_receipts_fd(store), "1.json", 0), 0);
+	ASSERT_EQ_INT(unlinkat(store_receipts_fd(store), "2.json", 0), 0);
+	ASSERT_EQ_INT(ledger_verify(store_ledger(store), &vkey, NULL, 0, &rep, &err), 0);
+	ASSERT_EQ_INT(rep.n_findings, 1);
+	ASSERT_EQ_INT(rep.findings[0].type, LEDGER_FINDING_MISSING);
+	ASSERT_TRUE(strstr(rep.findings[0].what, "receipts/2.json") != NULL);
+	ledger_report_release(&rep);
+	ASSERT_EQ_INT(store_read_receipt(store, 1, &text, &err), 0);
+	ASSERT_EQ_STR(text, "one\n");
+	free(text);
+	ASSERT_EQ_INT(read_text(store, "receipts/1.json", &text, &n), 0);
+	ASSERT_EQ_INT(n, 4);
+	free(text);
+	ASSERT_TRUE(store_read_receipt(store, 2, &text, &err) < 0);
+	ASSERT_EQ_INT(store_read_record(store, LEDGER_RECEIPT, "3", "receipts/3.json", big_n, &text,
+					&n, &err),
+		      0);
+	ASSERT_EQ_INT(n, big_n);
+	free(text);
+	free(big);
+	scratch_remove(store);
+}
+
 /* N processes append at once: every entry lands once, in seq order. */
 static void test_ledger_concurrent_appenders(void)
 {
@@ -415,4 +530,5 @@ static void test_ledger_concurrent_appenders(void)
 RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
-	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_concurrent_appenders))
+	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
+	  T_(test_ledger_record_cache), T_(test_ledger_concurrent_appenders))

@@ -754,11 +754,12 @@ static int gate_read_receipt(struct store *store, uint64_t id, char hex[SHA256_H
 	cleanup_free char *text = NULL;
 	size_t n;
 
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	if (faccessat(store_receipts_fd(store), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-		return -ENOENT;
-	int r = file_read_capped(store_receipts_fd(store), name, GATE_RECEIPT_MAX_BYTES, &text, &n,
-				 err);
+	/* The file, or the bytes the ledger commits when the file (a cache of
+	 * the log: docs/ledger.md) is missing. */
+	struct statepath path = statepath_receipt(id);
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+	int r = store_read_record(store, LEDGER_RECEIPT, name, path.s, GATE_RECEIPT_MAX_BYTES,
+				  &text, &n, err);
 	if (r < 0)
 		return r;
 	sha256_hex(text, n, hex);

@@ -148,10 +148,26 @@ static bool store_record_exists(int records_fd, uint64_t id)
 	return faccessat(records_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
+static void store_boot_id(char ret[40])
+{
+	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, ret, 39) : -1;
+
+	ret[n > 0 ? n : 0] = '\0';
+	ret[strcspn(ret, "\n")] = '\0';
+}
+
 /* The one id allocator: the counter dir_fd/seq, under dir_fd/lock, skipping
- * any id whose records_fd/<id>.json exists. dir names dir_fd in messages. */
-static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t *ret_id,
-			  struct error *err)
+ * any id whose records_fd/<id>.json exists. dir names dir_fd in messages.
+ * With ledger (receipts): the counter is not synced and a receipt's file is
+ * a cache the ledger's entry commits before it is written, unsynced too
+ * (docs/ledger.md, "One commit path"), so after a power loss neither may
+ * remember an id the ledger committed. The counter therefore notes the boot
+ * it was written in; the first id handed out in another boot is past every
+ * receipt id the ledger names (a scan of the log, once a boot). */
+static int store_allocate(int dir_fd, const char *dir, int records_fd, struct ledger *ledger,
+			  uint64_t *ret_id, struct error *err)
 {
 	cleanup_close int lock_fd =
 		openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -165,24 +181,42 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t 
 		openat(dir_fd, "seq", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (seq_fd < 0)
 		return error_set_errno(err, errno, "cannot open '%s/seq'", dir);
-	char buf[SEQ_WIDTH + 2] = { 0 };
-	ssize_t n = pread(seq_fd, buf, SEQ_WIDTH, 0);
+	/* "<20 digits>\n", then with ledger "<boot id>\n". */
+	char buf[SEQ_WIDTH + 1 + 40 + 1] = { 0 }, boot[40] = "";
+	ssize_t n = pread(seq_fd, buf, sizeof(buf) - 1, 0);
 	if (n < 0)
 		return error_set_errno(err, errno, "cannot read '%s/seq'", dir);
 	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	char *seq_boot = strchr(buf, '\n');
+	if (seq_boot) {
+		*seq_boot++ = '\0';
+		seq_boot[strcspn(seq_boot, "\n")] = '\0';
+	}
 
 	uint64_t last = 0;
 	if (n > 0 && parse_u64(buf, &last) < 0)
 		last = 0; /* damaged counter: the existence check below recovers */
+	if (ledger) {
+		store_boot_id(boot);
+		uint64_t committed = 0;
+		struct error ignored = { 0 };
+		if ((!boot[0] || !seq_boot || strcmp(seq_boot, boot) != 0) &&
+		    ledger_max_id(ledger, LEDGER_RECEIPT, &committed, &ignored) == 0 && committed > last)
+			last = committed;
+	}
+	if (last >= UINT64_MAX / 2)
+		return error_set(err, EOVERFLOW, "'%s/seq': no id left", dir);
 	uint64_t id = last + 1;
 	while (store_record_exists(records_fd, id))
 		id++;
 
-	snprintf(buf, sizeof(buf), "%0*llu\n", SEQ_WIDTH, (unsigned long long)id);
+	int len = snprintf(buf, sizeof(buf), "%0*llu\n%s%s", SEQ_WIDTH, (unsigned long long)id,
+			   boot, boot[0] ? "\n" : "");
 	/* One small write at offset 0 replaces the fixed-width value whole (a
-	 * shorter value an earlier version wrote included). */
-	if (pwrite(seq_fd, buf, SEQ_WIDTH + 1, 0) != SEQ_WIDTH + 1)
+	 * shorter value an earlier version wrote included); a boot id of
+	 * another length than the one before leaves a tail the next read
+	 * ignores, or makes it scan once more. */
+	if (pwrite(seq_fd, buf, (size_t)len, 0) != len)
 		return error_set_errno(err, errno ? errno : ENOSPC, "cannot update '%s/seq'", dir);
 	*ret_id = id;
 	return 0; /* closing lock_fd releases the lock */
@@ -190,7 +224,8 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, uint64_t 
 
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 {
-	return store_allocate(store->dir_fd, store->path, store->receipts_fd, ret_id, err);
+	return store_allocate(store->dir_fd, store->path, store->receipts_fd, store->ledger, ret_id,
+			      err);
 }
 
 int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id, struct error *err)
@@ -202,7 +237,7 @@ int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
 	cleanup_close int fd = r;
 	if (asprintf(&name, "%s/%s", store->path, dir) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	return store_allocate(fd, name, fd, ret_id, err);
+	return store_allocate(fd, name, fd, NULL, ret_id, err);
 }
 
 /* Opens the directory that holds path (below the state directory, made
@@ -253,6 +288,62 @@ static bool store_commit_checkpoints(enum ledger_kind kind)
 	}
 }
 
+/* The kinds whose entry carries the record's bytes, so that the one append
+ * commits it and the file is a cache of the log (docs/ledger.md, "One
+ * commit path"): a run's receipt, whose commit is the one durable write of
+ * a run. Records that move on (replace), the system approver outside the
+ * state directory and the records whose readers take the file alone (gate
+ * entries, change sets, permits) keep the file written first. */
+static bool store_commit_embeds(enum ledger_kind kind, const char *path, bool replace)
+{
+	return kind == LEDGER_RECEIPT && !replace && path[0] != '/';
+}
+
+/* Writes the cache of a committed record: a temporary file and a rename
+ * that never replaces, not synced (the entry holds the bytes; after a crash
+ * a cache lost is rebuilt from the log). One already there with the same
+ * bytes (a reader rebuilt it meanwhile) is as good. */
+static int store_write_cache(int dir_fd, const char *name, const void *data, size_t n, struct error *err)
+{
+	int r = file_write_atomic(dir_fd, name, data, n, 0600, false, err);
+	if (r != -EEXIST)
+		return r;
+	cleanup_free char *have = NULL;
+	size_t have_n;
+	struct error ignored;
+	if (file_read_capped(dir_fd, name, RECEIPT_MAX_BYTES, &have, &have_n, &ignored) == 0 &&
+	    have_n == n && memcmp(have, data, n) == 0) {
+		error_clear(err);
+		return 0;
+	}
+	return r;
+}
+
+/* The commit of a record its entry carries: the append first (one write,
+ * one fdatasync shared with the appenders at the same moment: the commit
+ * point), then the cache, unsynced. A kill between the two leaves no file,
+ * which readers rebuild from the log and `ledger verify` does not count. */
+static int store_commit_embedded(struct store *store, enum ledger_kind kind, const char *id,
+				 const char *path, int dir_fd, const char *name, const void *data,
+				 size_t n, struct error *err)
+{
+	char hex[SHA256_HEX_SIZE];
+
+	/* Never over an existing file, as the rename of the other order. */
+	if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return error_set_errno(err, EEXIST, "cannot write '%s'", name);
+	sha256_hex(data, n, hex);
+	int r = ledger_append_record(store_ledger(store), kind, id, path, hex, data, n,
+				     store_commit_checkpoints(kind), NULL, err);
+	if (r == -E2BIG)
+		return r;
+	if (r < 0)
+		return error_prefix(err, "%s %s was not committed", ledger_kind_name(kind), id);
+	struct error cache_err = { 0 };
+	(void)store_write_cache(dir_fd, name, data, n, &cache_err);
+	return 0;
+}
+
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const void *data, size_t n, bool replace, struct error *err)
 {
@@ -272,6 +363,12 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 		return error_prefix(err, "%s %s", ledger_kind_name(kind), id);
 	mode_t mode = path[0] == '/' ? 0644 : 0600;
 	int r;
+	if (store_commit_embeds(kind, path, replace)) {
+		r = store_commit_embedded(store, kind, id, path, dir_fd, name, data, n, err);
+		if (r != -E2BIG)
+			return r;
+		error_clear(err); /* too big, or not UTF-8: the file first, as below */
+	}
 	if (replace) {
 		char tmp[NAME_MAX + 1];
 		snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
@@ -383,12 +480,50 @@ int store_append_index(struct store *store, const char *line, struct error *err)
 	return 0;
 }
 
+int store_read_record(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		      size_t max, char **ret_text, size_t *ret_n, struct error *err)
+{
+	const char *name;
+	size_t n = 0;
+
+	cleanup_close int dir_fd = fd_open_parent(store->dir_fd, path, O_RDONLY, &name);
+	if (dir_fd < 0)
+		return error_set_errno(err, -dir_fd, "cannot open the directory of '%s'", path);
+	int r = file_read_capped(dir_fd, name, max, ret_text, &n, err);
+	if (r != -ENOENT) {
+		if (r == 0 && ret_n)
+			*ret_n = n;
+		return r;
+	}
+	/* The cache is missing: the bytes the log's last entry for path
+	 * carries, when it is this record, and the cache written back (best
+	 * effort: a reader may not be allowed to write). */
+	struct error why = { 0 };
+	cleanup_free char *bytes = NULL;
+	r = ledger_record(store_ledger(store), (int)kind, id, path, &bytes, &n, &why);
+	if (r == -ENOENT || r == -ENODATA)
+		return -ENOENT; /* err says the file is missing */
+	if (r < 0)
+		return error_set(err, -r, "%s: %.300s", path, why.msg);
+	if (n > max)
+		return error_set(err, EFBIG, "%s: more than %zu bytes", path, max);
+	error_clear(err);
+	struct error ignored = { 0 };
+	(void)store_write_cache(dir_fd, name, bytes, n, &ignored);
+	*ret_text = TAKE_PTR(bytes);
+	if (ret_n)
+		*ret_n = n;
+	return 0;
+}
+
 int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err)
 {
-	char name[32];
+	char id_text[24];
+	struct statepath path = statepath_receipt(id);
 
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	int r = file_read_capped(store->receipts_fd, name, RECEIPT_MAX_BYTES, ret_text, NULL, err);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	int r = store_read_record(store, LEDGER_RECEIPT, id_text, path.s, RECEIPT_MAX_BYTES,
+				  ret_text, NULL, err);
 	if (r < 0)
 		return error_set(err, -r, "no receipt %llu in '%s'", (unsigned long long)id,
 				 store->path);

@@ -93,6 +93,15 @@ int store_write_receipt(struct store *store, uint64_t id, const char *text, size
 			struct error *err);
 int store_append_index(struct store *store, const char *line, struct error *err);
 
+/* The bytes of the record at path (below the state directory), at most max:
+ * the file's, or, when it is missing and the record is one whose entry
+ * carries its bytes (store_commit()), the bytes the ledger's last entry for
+ * path carries when it is of this kind and id (the file is written back as
+ * their cache). NUL terminated; their size goes to *ret_n when not NULL.
+ * -ENOENT when neither has it. */
+int store_read_record(struct store *store, enum ledger_kind kind, const char *id, const char *path,
+		      size_t max, char **ret_text, size_t *ret_n, struct error *err);
+/* receipts/<id>.json, through store_read_record(). */
 int store_read_receipt(struct store *store, uint64_t id, char **ret_text, struct error *err);
 int store_read_index(struct store *store, char **ret_text, size_t *ret_size, struct error *err);
 
