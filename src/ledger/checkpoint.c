@@ -56,6 +56,35 @@ static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, s
 	return r < 0 ? error_prefix(err, "keep the checkpoint") : 0;
 }
 
+/* Replaces the checkpoint: a temporary file, fsync, rename over the old
+ * one, fsync of the directory. The rename replaces (we hold the writer's
+ * lock), so no intermediate name and its own directory sync are needed: a
+ * crash leaves the old checkpoint or the new one, and at most a temporary
+ * file named for the process. */
+static int ledger_checkpoint_install(int dir_fd, const char *note, struct error *err)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), ".checkpoint.%d.tmp", (int)getpid());
+	(void)unlinkat(dir_fd, tmp, 0);
+	cleanup_close int fd =
+		openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return error_set_errno(err, errno, "write the checkpoint");
+	int r = fd_write_all(fd, note, strlen(note));
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, "checkpoint") < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dir_fd, tmp, 0);
+		return error_set_errno(err, -r, "install the checkpoint");
+	}
+	if (fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "sync the ledger directory");
+	return 0;
+}
+
 int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 {
 	struct ledger_key key;
@@ -113,12 +142,7 @@ int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 	explicit_bzero(&key, sizeof(key));
 	if (!note)
 		return error_set(err, EINVAL, "cannot sign the checkpoint");
-	(void)unlinkat(w->dir_fd, "checkpoint.new", 0);
-	r = file_write_atomic(w->dir_fd, "checkpoint.new", note, strlen(note), 0644, true, err);
-	if (r == 0 && renameat(w->dir_fd, "checkpoint.new", w->dir_fd, "checkpoint") < 0)
-		r = error_set_errno(err, errno, "install the checkpoint");
-	if (r == 0 && fsync(w->dir_fd) < 0)
-		r = error_set_errno(err, errno, "sync the ledger directory");
+	r = ledger_checkpoint_install(w->dir_fd, note, err);
 	if (r == 0)
 		r = ledger_checkpoint_keep(w->dir_fd, cache.range.size, note, err);
 	if (r < 0)
