@@ -36,10 +36,15 @@ struct ledger_range_cache {
 
 /* Every checkpoint signed is also kept as checkpoints/<size>, so proofs
  * and checks go between any two. One already kept at that size stays: it
- * signs the same root (the log extends it, or signing was refused). */
+ * signs the same root (the log extends it, or signing was refused). The
+ * kept one is a hard link of the checkpoint just installed (the caller
+ * holds the writer's lock, so "checkpoint" is that note): its bytes are
+ * already synced, and only checkpoints/ needs a sync. The next checkpoint
+ * is renamed over "checkpoint" and leaves the kept one as it is. Where the
+ * file system has no hard links, a copy is written and synced. */
 static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, struct error *err)
 {
-	char name[32];
+	char name[32], path[48];
 
 	if (mkdirat(dir_fd, "checkpoints", 0755) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the ledger's checkpoints/");
@@ -48,6 +53,14 @@ static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, s
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the ledger's checkpoints/");
 	snprintf(name, sizeof(name), "%llu", (unsigned long long)size);
+	snprintf(path, sizeof(path), "checkpoints/%s", name);
+	if (linkat(dir_fd, "checkpoint", dir_fd, path, 0) == 0) {
+		if (fsync(fd) < 0)
+			return error_set_errno(err, errno, "keep the checkpoint: sync checkpoints/");
+		return 0;
+	}
+	if (errno == EEXIST)
+		return 0;
 	int r = file_write_atomic(fd, name, note, strlen(note), 0644, true, err);
 	if (r == -EEXIST) {
 		error_clear(err);
