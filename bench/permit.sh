@@ -132,7 +132,9 @@ write_form() { # file binary state form
 			;;
 		one) echo "echo '$proposal' | '$2' permit propose --exec - >/dev/null" ;;
 		esac
-		echo '[ "$(cat gen.txt)" = new ] || exit 1'
+		# A path that did not apply is counted, not fatal: on this loaded
+		# VM a quarantine's setup fails now and then (setup_error).
+		echo "[ \"\$(cat gen.txt 2>/dev/null)\" = new ] || echo x >>'$1.failed'"
 		echo 'rm -f gen.txt'
 	} >"$1"
 }
@@ -155,8 +157,8 @@ echo "## Permits, risk 3, the whole path against one \`airlock run\`, interleave
 echo
 echo "hyperfine_rounds, ${PERMIT_BENCH_INTER_ROUNDS:-5} rounds of ${PERMIT_BENCH_INTER_RUNS:-10} runs, medians in ms (each includes sh and \`rm\`), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
 echo
-echo "| binary | form | median ms | vs \`airlock run\` of the same binary |"
-echo "|---|---|---:|---:|"
+echo "| binary | form | median ms | vs \`airlock run\` of the same binary | runs that did not apply |"
+echo "|---|---|---:|---:|---:|"
 k=0
 for label in $labels; do
 	which=${label%%-*}
@@ -175,6 +177,8 @@ for label in $labels; do
 	two) what="propose -> exec (exec dry-runs it)" ;;
 	one) what="\`propose --exec\`" ;;
 	esac
-	echo "| $which | $what | $t | $(ratio "$t" "$t_run") |"
+	failed=0
+	[ ! -e "$work/$label.sh.failed" ] || failed=$(wc -l <"$work/$label.sh.failed")
+	echo "| $which | $what | $t | $(ratio "$t" "$t_run") | $failed |"
 	k=$((k + 1))
 done
