@@ -745,6 +745,14 @@ kill_exec_at() { # verify point
 	run --separate-stderr "$AIRLOCK" permit propose --exec - <<<'{"argv":["make"]}'
 	[ "$status" -eq 30 ]
 	[ "$(jq -r .state <<<"$output")" = INVALID ]
+	# Risk 4 before any dry run: recorded and shown PROPOSED, not dry-run, refused (21).
+	rm gen.txt
+	run --separate-stderr "$AIRLOCK" permit propose --exec - \
+		<<<'{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"],"risk":4}'
+	[ "$status" -eq 21 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r '"\(.state) \(.risk)"' <<<"$output")" = "PROPOSED 4" ]
+	[[ "$stderr" == *"airlock permit dryrun"* ]]
+	[ ! -e gen.txt ]
 }
 
 @test "exec of a PROPOSED permit killed after its apply, before APPLIED is committed: the next exec records it" {
