@@ -557,8 +557,11 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 		return r;
 	}
 	/* An exec that crashed between its apply and its commit: the dry run's
-	 * state, once apply has finished what the crash left (apply_state). */
-	r = apply_state(store, p->dryrun_id, dstate, sizeof(dstate), err);
+	 * state, once apply has finished what the crash left (apply_state). A
+	 * dry run this process has just made was applied by no exec. */
+	snprintf(dstate, sizeof(dstate), "pending");
+	if (!judged)
+		r = apply_state(store, p->dryrun_id, dstate, sizeof(dstate), err);
 	if (r < 0)
 		return r;
 	bool recovered = !strcmp(dstate, "applied");
