@@ -6,11 +6,22 @@
 # approver's scrypt is in the number). Medians of N rounds (default 15); the
 # tree is reset between rounds, outside the timing. Prints a Markdown section
 # for docs/BENCHMARKS.md.
-#   bench/permit.sh AIRLOCK_BINARY [ROUNDS]
+#
+# Then, in one interleaved hyperfine run (bench/lib.sh, hyperfine_rounds),
+# the whole risk-3 path as one timed command each: `airlock run -- make -s
+# gen` against propose -> dryrun -> exec (three processes), propose -> exec
+# (exec dry-runs a PROPOSED permit itself) and `propose --exec` (one
+# process), for this binary and, when given, a baseline binary (main's
+# build: the forms it does not know are left out). Each command removes
+# gen.txt again; each binary has its own state directory.
+#   bench/permit.sh AIRLOCK_BINARY [ROUNDS] [BASELINE_BINARY]
+#   PERMIT_BENCH_ONLY=interleaved: the second part only
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 airlock=$(realpath "$1")
 rounds=${2:-15}
+baseline=${3:+$(realpath "$3")}
 work=$(mktemp -d /var/tmp/airlock-bench.XXXXXX)
 trap 'chmod -R u+rwX "$work" 2>/dev/null; rm -rf "$work"' EXIT
 export AIRLOCK_STATE_DIR="$work/state"
@@ -39,6 +50,7 @@ median() { # file of microseconds -> ms, 1 decimal
 last_id() { jq -r .permit "$work/out"; }
 
 i=0
+[ "${PERMIT_BENCH_ONLY:-}" != interleaved ] || i=$rounds
 while [ "$i" -lt "$rounds" ]; do
 	step direct_make make -s gen
 	rm -f gen.txt
@@ -72,22 +84,101 @@ while [ "$i" -lt "$rounds" ]; do
 done
 # script(1) alone, to subtract the pty's own cost from approve.
 i=0
+[ "${PERMIT_BENCH_ONLY:-}" != interleaved ] || i=$rounds
 while [ "$i" -lt "$rounds" ]; do
 	t0=$(now_ns); echo x | script -qec "cat >/dev/null" /dev/null >/dev/null; t1=$(now_ns)
 	echo "$(( (t1 - t0) / 1000 ))" >> "$work/script_only"
 	i=$((i + 1))
 done
 
-sum() { echo "$@" | awk '{s=0; for (i=1;i<=NF;i++) s+=$i; printf "%.1f", s}'; }
-t3=$(sum "$(median p3_propose)" "$(median p3_dryrun)" "$(median p3_exec)")
-t4=$(sum "$(median p4_propose)" "$(median p4_dryrun)" "$(median p4_approve)" "$(median p4_exec)")
-echo "## Permits: propose -> dryrun -> (approve ->) exec for a one-file change"
+if [ "${PERMIT_BENCH_ONLY:-}" != interleaved ]; then
+	sum() { echo "$@" | awk '{s=0; for (i=1;i<=NF;i++) s+=$i; printf "%.1f", s}'; }
+	t3=$(sum "$(median p3_propose)" "$(median p3_dryrun)" "$(median p3_exec)")
+	t4=$(sum "$(median p4_propose)" "$(median p4_dryrun)" "$(median p4_approve)" "$(median p4_exec)")
+	echo "## Permits: propose -> dryrun -> (approve ->) exec for a one-file change"
+	echo
+	echo "Medians of $rounds rounds, ms, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+	echo
+	echo "| path | propose | dryrun | approve | exec | whole path |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	echo "| \`make -s gen\` directly | | | | | $(median direct_make) |"
+	echo "| \`airlock run -- make -s gen\` | | | | | $(median direct_run) |"
+	echo "| permit, risk 3 (\`make -s gen\`, ignored file) | $(median p3_propose) | $(median p3_dryrun) | | $(median p3_exec) | $t3 |"
+	echo "| permit, risk 4 (\`make -s tracked\`, tracked file) | $(median p4_propose) | $(median p4_dryrun) | $(median p4_approve) (script(1) alone: $(median script_only)) | $(median p4_exec) | $t4 |"
+
+fi
+
+# The interleaved comparison: one script per form and binary, each a whole
+# path that leaves the workspace as it found it.
+proposal='{"argv":["make","-s","gen"],"reason":"bench","expected_paths":["gen.txt"]}'
+forms() { # binary: the forms it knows
+	echo run three
+	if "$1" permit --help 2>&1 | grep -q -- 'propose \[--exec\]'; then
+		echo two one
+	fi
+}
+# shellcheck disable=SC2016 # the lines are the form's script's own
+write_form() { # file binary state form
+	{
+		echo "export AIRLOCK_STATE_DIR='$3'"
+		echo "cd '$ws'"
+		case $4 in
+		run) echo "'$2' run -- make -s gen >/dev/null" ;;
+		three | two)
+			echo "out=\$(echo '$proposal' | '$2' permit propose -)"
+			echo 'id=${out#*\"permit\":}; id=${id%%,*}'
+			[ "$4" = two ] || echo "'$2' permit dryrun \"\$id\" >/dev/null"
+			echo "'$2' permit exec \"\$id\" >/dev/null"
+			;;
+		one) echo "echo '$proposal' | '$2' permit propose --exec - >/dev/null" ;;
+		esac
+		# A path that did not apply is counted, not fatal: on this loaded
+		# VM a quarantine's setup fails now and then (setup_error).
+		echo "[ \"\$(cat gen.txt 2>/dev/null)\" = new ] || echo x >>'$1.failed'"
+		echo 'rm -f gen.txt'
+	} >"$1"
+}
+set --
+labels=""
+for which in new base; do
+	bin=$airlock
+	[ "$which" = new ] || bin=$baseline
+	[ -n "$bin" ] || continue
+	mkdir -p "$work/state-$which"
+	for form in $(forms "$bin"); do
+		write_form "$work/$which-$form.sh" "$bin" "$work/state-$which" "$form"
+		set -- "$@" "sh $work/$which-$form.sh"
+		labels="$labels $which-$form"
+	done
+done
+hyperfine_rounds "$work/inter.json" "${PERMIT_BENCH_INTER_ROUNDS:-5}" "${PERMIT_BENCH_INTER_RUNS:-10}" "$@"
 echo
-echo "Medians of $rounds rounds, ms, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+echo "## Permits, risk 3, the whole path against one \`airlock run\`, interleaved"
 echo
-echo "| path | propose | dryrun | approve | exec | whole path |"
-echo "|---|---:|---:|---:|---:|---:|"
-echo "| \`make -s gen\` directly | | | | | $(median direct_make) |"
-echo "| \`airlock run -- make -s gen\` | | | | | $(median direct_run) |"
-echo "| permit, risk 3 (\`make -s gen\`, ignored file) | $(median p3_propose) | $(median p3_dryrun) | | $(median p3_exec) | $t3 |"
-echo "| permit, risk 4 (\`make -s tracked\`, tracked file) | $(median p4_propose) | $(median p4_dryrun) | $(median p4_approve) (script(1) alone: $(median script_only)) | $(median p4_exec) | $t4 |"
+echo "hyperfine_rounds, ${PERMIT_BENCH_INTER_ROUNDS:-5} rounds of ${PERMIT_BENCH_INTER_RUNS:-10} runs, medians in ms (each includes sh and \`rm\`), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+echo
+echo "| binary | form | median ms | vs \`airlock run\` of the same binary | runs that did not apply |"
+echo "|---|---|---:|---:|---:|"
+k=0
+for label in $labels; do
+	which=${label%%-*}
+	form=${label#*-}
+	t=$(median_ms "$work/inter.json" "$k")
+	k_run=0
+	j=0
+	for l in $labels; do
+		[ "$l" != "$which-run" ] || k_run=$j
+		j=$((j + 1))
+	done
+	t_run=$(median_ms "$work/inter.json" "$k_run")
+	case $form in
+	run) what="\`airlock run -- make -s gen\`" ;;
+	three) what="propose -> dryrun -> exec" ;;
+	two) what="propose -> exec (exec dry-runs it)" ;;
+	one) what="\`propose --exec\`" ;;
+	esac
+	failed=0
+	[ ! -e "$work/$label.sh.failed" ] || failed=$(wc -l <"$work/$label.sh.failed")
+	echo "| $which | $what | $t | $(ratio "$t" "$t_run") | $failed |"
+	k=$((k + 1))
+done

@@ -27,6 +27,7 @@ struct permit_cli {
 	const char *action;
 	const char *state_dir, *workspace, *reason, *operand;
 	bool json;
+	bool exec; /* propose --exec: then exec, in this process */
 	char **verify; /* points into argv, after --verify -- */
 	struct session *session; /* the command's, over state_dir */
 };
@@ -48,7 +49,7 @@ static void permit_arm_faultpoints(void)
 
 static void permit_usage(FILE *f)
 {
-	fputs("usage: airlock permit propose [--workspace DIR] [--state-dir DIR] FILE|-\n"
+	fputs("usage: airlock permit propose [--exec] [--workspace DIR] [--state-dir DIR] FILE|-\n"
 	      "       airlock permit list [--json] [--state-dir DIR]\n"
 	      "       airlock permit show ID [--state-dir DIR]\n"
 	      "       airlock permit dryrun ID [--state-dir DIR]\n"
@@ -101,6 +102,8 @@ static int permit_parse_args(struct permit_cli *c, int argc, char **argv)
 			*slot = argv[++i];
 		} else if (!strcmp(a, "--json") && !strcmp(c->action, "list")) {
 			c->json = true;
+		} else if (!strcmp(a, "--exec") && !strcmp(c->action, "propose")) {
+			c->exec = true;
 		} else if (!strcmp(a, "--verify") && !strcmp(c->action, "exec")) {
 			if (i + 2 >= argc || strcmp(argv[i + 1], "--") != 0) {
 				cli_error("permit exec: --verify takes a command after --: --verify -- CMD [ARG...]");
@@ -146,6 +149,8 @@ static int permit_open(const struct permit_cli *c, bool create, struct store **r
 	return EXIT_OK;
 }
 
+static int permit_step_main(const struct permit_cli *c, const struct rules *rules);
+
 static int permit_propose_main(const struct permit_cli *c, const struct rules *rules)
 {
 	cleanup_free char *text = NULL;
@@ -185,6 +190,26 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 	else if (p.state == PERMIT_REJECTED)
 		cli_error("permit %llu: rejected: risk 5 (rule %s)", (unsigned long long)p.id,
 			  p.classify_rule);
+	if (c->exec && p.state == PERMIT_PROPOSED && p.risk >= 4) {
+		/* Its path is dryrun, approve, exec: the line says what was
+		 * recorded, the refusal what to do. */
+		permit_print_line(&p, 0);
+		cli_error("permit %llu is PROPOSED at risk %d: --exec dry-runs and executes only a permit of risk 3 or less; run airlock permit dryrun %llu, then the approver's approve",
+			  (unsigned long long)p.id, p.risk, (unsigned long long)p.id);
+		permit_release(&p);
+		return exit_status_for_permit_error(-EPERM, false);
+	}
+	if (c->exec && p.state == PERMIT_PROPOSED) {
+		/* propose, then exec (which dry-runs it first) in this process:
+		 * one line, the exec's. */
+		char id[24];
+		struct permit_cli step = *c;
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)p.id);
+		step.action = "exec";
+		step.operand = id;
+		permit_release(&p);
+		return permit_step_main(&step, rules);
+	}
 	permit_print_line(&p, 0);
 	status = exit_status_for_permit_state(p.state);
 	permit_release(&p);

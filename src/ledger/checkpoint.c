@@ -36,10 +36,15 @@ struct ledger_range_cache {
 
 /* Every checkpoint signed is also kept as checkpoints/<size>, so proofs
  * and checks go between any two. One already kept at that size stays: it
- * signs the same root (the log extends it, or signing was refused). */
+ * signs the same root (the log extends it, or signing was refused). The
+ * kept one is a hard link of the checkpoint just installed (the caller
+ * holds the writer's lock, so "checkpoint" is that note): its bytes are
+ * already synced, and only checkpoints/ needs a sync. The next checkpoint
+ * is renamed over "checkpoint" and leaves the kept one as it is. Where the
+ * file system has no hard links, a copy is written and synced. */
 static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, struct error *err)
 {
-	char name[32];
+	char name[32], path[48];
 
 	if (mkdirat(dir_fd, "checkpoints", 0755) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the ledger's checkpoints/");
@@ -48,12 +53,49 @@ static int ledger_checkpoint_keep(int dir_fd, uint64_t size, const char *note, s
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the ledger's checkpoints/");
 	snprintf(name, sizeof(name), "%llu", (unsigned long long)size);
+	snprintf(path, sizeof(path), "checkpoints/%s", name);
+	if (linkat(dir_fd, "checkpoint", dir_fd, path, 0) == 0) {
+		if (fsync(fd) < 0)
+			return error_set_errno(err, errno, "keep the checkpoint: sync checkpoints/");
+		return 0;
+	}
+	if (errno == EEXIST)
+		return 0;
 	int r = file_write_atomic(fd, name, note, strlen(note), 0644, true, err);
 	if (r == -EEXIST) {
 		error_clear(err);
 		return 0;
 	}
 	return r < 0 ? error_prefix(err, "keep the checkpoint") : 0;
+}
+
+/* Replaces the checkpoint: a temporary file, fsync, rename over the old
+ * one, fsync of the directory. The rename replaces (we hold the writer's
+ * lock), so no intermediate name and its own directory sync are needed: a
+ * crash leaves the old checkpoint or the new one, and at most a temporary
+ * file named for the process. */
+static int ledger_checkpoint_install(int dir_fd, const char *note, struct error *err)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), ".checkpoint.%d.tmp", (int)getpid());
+	(void)unlinkat(dir_fd, tmp, 0);
+	cleanup_close int fd =
+		openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return error_set_errno(err, errno, "write the checkpoint");
+	int r = fd_write_all(fd, note, strlen(note));
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, "checkpoint") < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dir_fd, tmp, 0);
+		return error_set_errno(err, -r, "install the checkpoint");
+	}
+	if (fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "sync the ledger directory");
+	return 0;
 }
 
 int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
@@ -119,12 +161,7 @@ int ledger_checkpoint_locked(struct ledger_writer *w, struct error *err)
 	explicit_bzero(&key, sizeof(key));
 	if (!note)
 		return error_set(err, EINVAL, "cannot sign the checkpoint");
-	(void)unlinkat(w->dir_fd, "checkpoint.new", 0);
-	r = file_write_atomic(w->dir_fd, "checkpoint.new", note, strlen(note), 0644, true, err);
-	if (r == 0 && renameat(w->dir_fd, "checkpoint.new", w->dir_fd, "checkpoint") < 0)
-		r = error_set_errno(err, errno, "install the checkpoint");
-	if (r == 0 && fsync(w->dir_fd) < 0)
-		r = error_set_errno(err, errno, "sync the ledger directory");
+	r = ledger_checkpoint_install(w->dir_fd, note, err);
 	if (r == 0)
 		r = ledger_checkpoint_keep(w->dir_fd, cache.range.size, note, err);
 	if (r < 0)

@@ -716,3 +716,101 @@ ends_rolled_back() { # label
 		"$AIRLOCK_STATE_DIR/permits/$PID.json"
 	[ -d d ] && [ ! -e e ]
 }
+
+# One step where three were: exec of a PROPOSED permit of risk 3 or less
+# dry-runs it first, under the same lock, and applies only what that dry
+# run judged DRY_RUN_OK; each transition is recorded and committed as the
+# separate steps would.
+@test "exec of a PROPOSED permit dry-runs it first: PROPOSED DRY_RUN_OK APPLIED, each transition committed" {
+	make_project
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep exec "$PID"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.state == "APPLIED" and .risk == 3 and (.dryrun | type) == "number"' <<<"$output"
+	[ "$(cat gen.txt)" = new ]
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED" ]
+	jq -e '.history[1].event == "dryrun" and .history[2].event == "exec"' \
+		"$AIRLOCK_STATE_DIR/permits/$PID.json"
+	dry=$(jq -r .dryrun <<<"$output")
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$dry/state")" = applied ]
+	# Every transition is in the ledger, and it verifies.
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	run --separate-stderr "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	[ "$status" -eq 0 ] && jq -e '.verdict == "OK"' <<<"$output"
+	"$AIRLOCK" ledger prove "permit-transition:$PID" >/dev/null
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+}
+
+@test "exec of a PROPOSED permit applies nothing its dry run does not judge DRY_RUN_OK, and a tracked change still waits for the approver" {
+	make_project
+	# A change no expected path covers: the dry run's verdict, nothing applied.
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["other.txt"]}'
+	pstep exec "$PID"
+	[ "$status" -eq 32 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .state <<<"$output")" = UNEXPECTED_PATH ]
+	[ ! -e gen.txt ]
+	[ "$(transitions "$PID")" = "PROPOSED UNEXPECTED_PATH" ]
+	# A tracked file (observed risk 4): dry-run, then refused without the
+	# approver's signature, as dryrun then exec would be.
+	propose '{"argv":["make","-s","tracked"],"reason":"r","expected_paths":["notes.txt"]}'
+	pstep exec "$PID"
+	[ "$status" -eq 36 ] || { echo "$status $output $stderr"; return 1; }
+	[[ "$stderr" == *"needs the approver's signature"* ]]
+	[ "$(cat notes.txt)" = notes ]
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK REJECTED_WITHOUT_APPROVAL" ]
+	# Declared (or classified) risk 4 before any dry run: exec does not
+	# start one; the permit stays PROPOSED.
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"],"risk":4}'
+	pstep exec "$PID"
+	[ "$status" -eq 21 ] || { echo "$status $output $stderr"; return 1; }
+	[[ "$stderr" == *"airlock permit dryrun $PID"* ]]
+	[ "$(state "$PID")" = PROPOSED ] && [ ! -e gen.txt ]
+}
+
+@test "propose --exec: propose, dry run and apply in one command, one line for the final state" {
+	make_project
+	run --separate-stderr "$AIRLOCK" permit propose --exec - \
+		<<<'{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(wc -l <<<"$output")" -eq 1 ]
+	jq -e '.state == "APPLIED" and .risk == 3' <<<"$output"
+	PID=$(jq -r .permit <<<"$output")
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED" ]
+	[ "$(cat gen.txt)" = new ]
+	# An invalid proposal stops at propose.
+	run --separate-stderr "$AIRLOCK" permit propose --exec - <<<'{"argv":["make"]}'
+	[ "$status" -eq 30 ]
+	[ "$(jq -r .state <<<"$output")" = INVALID ]
+	# Risk 4 before any dry run: recorded and shown PROPOSED, not dry-run, refused (21).
+	rm gen.txt
+	run --separate-stderr "$AIRLOCK" permit propose --exec - \
+		<<<'{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"],"risk":4}'
+	[ "$status" -eq 21 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r '"\(.state) \(.risk)"' <<<"$output")" = "PROPOSED 4" ]
+	[[ "$stderr" == *"airlock permit dryrun"* ]]
+	[ ! -e gen.txt ]
+}
+
+@test "exec of a PROPOSED permit killed after its apply, before APPLIED is committed: the next exec records it" {
+	make_project
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	AIRLOCK_TEST_PERMIT_CRASH=apply run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	[ "$(state "$PID")" = DRY_RUN_OK ]
+	[ "$(cat gen.txt)" = new ]
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED" ]
+	jq -e '.history[-1].event | contains("crashed")' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	# Killed inside the apply: the next exec rolls the torn apply back and applies the whole.
+	rm gen.txt
+	printf 'two:\n\techo a > gen.txt\n\techo b > gen2.txt\n' >> Makefile
+	propose '{"argv":["make","-s","two"],"reason":"r","expected_paths":["gen.txt","gen2.txt"]}'
+	AIRLOCK_TEST_PERMIT_CRASH=1 run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	[ "$(state "$PID")" = DRY_RUN_OK ]
+	pstep exec "$PID"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(cat gen.txt)" = a ] && [ "$(cat gen2.txt)" = b ]
+}

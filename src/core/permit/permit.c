@@ -183,46 +183,57 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	return r;
 }
 
-int permit_dryrun(const struct run_context *ctx, struct store *store, const struct rules *rules,
-		  uint64_t id, struct permit *ret, struct error *err)
+/* Creates dryruns/<id>/permit (dir_fd) holding text; one there already is
+ * kept. -1 with errno on failure. */
+static int permit_mark_dryrun(int dir_fd, const char *text, size_t n, bool durable)
 {
-	cleanup_close int lock = -1;
-	cleanup_with(permit_release) struct permit p = { 0 };
+	int fd = openat(dir_fd, "permit", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -1;
+	int r = fd_write_all(fd, text, n);
+	close(fd);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return durable && fsync(dir_fd) < 0 ? -1 : 0;
+}
+
+/* The dry run of a locked permit p (permit_begin), committed: p is the
+ * permit afterwards, its state the dry run's judgement. */
+static int permit_dryrun_locked(const struct run_context *ctx, struct store *store,
+				const struct rules *rules, struct permit *p, struct error *err)
+{
 	cleanup_with(run_outcome_release) struct run_outcome o = { 0 };
 	cleanup_with(json_decrefp) json_t *detail = NULL;
 
-	*ret = (struct permit){ 0 };
-	int r = permit_begin(store, id, &lock, &p, err);
-	if (r < 0)
-		return r;
-	if (p.state != PERMIT_PROPOSED && p.state != PERMIT_DRY_RUN_FAILED &&
-	    p.state != PERMIT_CONFLICT) {
-		return permit_refuse_state(&p, "a dry run", err);
+	if (p->state != PERMIT_PROPOSED && p->state != PERMIT_DRY_RUN_FAILED &&
+	    p->state != PERMIT_CONFLICT) {
+		return permit_refuse_state(p, "a dry run", err);
 	}
-	r = permit_run_dryrun(ctx, store, &p, p.p.argv, true, &o, err);
+	int r = permit_run_dryrun(ctx, store, p, p->p.argv, true, &o, err);
 	if (r < 0)
 		return r;
-	/* The dry run is the permit's: plain `airlock apply` refuses it. */
+	/* The dry run is the permit's: plain `airlock apply` refuses it. What
+	 * it refuses by is the marker's existence (apply.c), so the marker is
+	 * created in place and only its directory is synced: a crash leaves
+	 * it whole, empty or absent, never a name without its effect. Its
+	 * bytes (the permit's id) are for a reader. */
 	if (o.id) {
 		char text[32];
-		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p.id);
+		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p->id);
 		struct statepath rel = statepath_dryrun(o.id);
 		cleanup_close int dfd =
 			openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0 &&
-		    file_write_atomic(dfd, "permit", text, (size_t)len, 0600, store_durable(store),
-				      err) < 0 &&
-		    err->code != EEXIST) {
-			return error_prefix(err, "dry run %llu: mark it the permit's",
-					    (unsigned long long)o.id);
-		}
-		*err = (struct error){ 0 };
+		if (dfd >= 0 && permit_mark_dryrun(dfd, text, (size_t)len, store_durable(store)) < 0)
+			return error_set_errno(err, errno, "dry run %llu: mark it the permit's",
+					       (unsigned long long)o.id);
 	}
 	/* A new dry run: an approval of the old one covers nothing now. */
-	json_decref(p.approval);
-	p.approval = NULL;
-	p.dryrun_id = o.id;
-	p.changeset_sha256[0] = '\0';
+	json_decref(p->approval);
+	p->approval = NULL;
+	p->dryrun_id = o.id;
+	p->changeset_sha256[0] = '\0';
 	detail = json_pack("{s:I, s:s}", "dryrun", (json_int_t)o.id, "receipt_status",
 			   receipt_status_to_string(o.status));
 	if (!detail)
@@ -233,18 +244,18 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 		json_object_set_new(detail, "message", json_string(o.message));
 	if (ran) {
 		struct permit_check c;
-		r = permit_recheck(store, rules, &p, &c, err);
+		r = permit_recheck(store, rules, p, &c, err);
 		if (r < 0) {
 			permit_check_release(&c);
 			return r;
 		}
-		p.risk_classified = c.classified;
-		snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", c.rule);
-		snprintf(p.classify_reason, sizeof(p.classify_reason), "%s", c.reason);
-		p.risk_observed = c.observed;
-		snprintf(p.observed_why, sizeof(p.observed_why), "%s", c.why);
-		p.risk = c.risk;
-		snprintf(p.changeset_sha256, sizeof(p.changeset_sha256), "%s", c.changeset_sha256);
+		p->risk_classified = c.classified;
+		snprintf(p->classify_rule, sizeof(p->classify_rule), "%s", c.rule);
+		snprintf(p->classify_reason, sizeof(p->classify_reason), "%s", c.reason);
+		p->risk_observed = c.observed;
+		snprintf(p->observed_why, sizeof(p->observed_why), "%s", c.why);
+		p->risk = c.risk;
+		snprintf(p->changeset_sha256, sizeof(p->changeset_sha256), "%s", c.changeset_sha256);
 		to = permit_state_for_verdict(c.verdict, c.risk);
 		json_object_set_new(detail, "verdict", json_string(dryrun_verdict_name(c.verdict)));
 		json_object_set_new(detail, "changeset_sha256", json_string(c.changeset_sha256));
@@ -253,7 +264,20 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 			json_object_set(detail, "problems", c.problems);
 		permit_check_release(&c);
 	}
-	r = permit_commit_transition(store, &p, to, "dryrun", detail, err);
+	r = permit_commit_transition(store, p, to, "dryrun", detail, err);
+	return r;
+}
+
+int permit_dryrun(const struct run_context *ctx, struct store *store, const struct rules *rules,
+		  uint64_t id, struct permit *ret, struct error *err)
+{
+	cleanup_close int lock = -1;
+	cleanup_with(permit_release) struct permit p = { 0 };
+
+	*ret = (struct permit){ 0 };
+	int r = permit_begin(store, id, &lock, &p, err);
+	if (r == 0)
+		r = permit_dryrun_locked(ctx, store, rules, &p, err);
 	if (r < 0)
 		return r;
 	*ret = p;
@@ -504,18 +528,23 @@ static int permit_exec_applied(const struct run_context *ctx, struct store *stor
 	return permit_verify_applied(ctx, store, p, check, res, err);
 }
 
-/* permit_exec() of a permit not yet APPLIED. */
+/* permit_exec() of a permit not yet APPLIED. judged: p's dry run was run
+ * and judged by this process, under the lock it still holds, so the checks
+ * of permit_verify_current() were made a moment ago on the same change set
+ * (apply still checks its digest under the dry run's lock). */
 static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 			     const struct rules *rules, struct permit *p, char *const *check,
-			     struct permit_exec_result *res, struct error *err)
+			     bool judged, struct permit_exec_result *res, struct error *err)
 {
 	struct apply_outcome out = { 0 };
 	char why[512], dstate[32];
+	int r = 0;
 
 	if (p->state != PERMIT_DRY_RUN_OK && p->state != PERMIT_APPROVED &&
 	    p->state != PERMIT_REJECTED_WITHOUT_APPROVAL)
 		return permit_refuse_state(p, "exec", err);
-	int r = permit_verify_current(store, rules, p, "exec", err);
+	if (!judged)
+		r = permit_verify_current(store, rules, p, "exec", err);
 	if (r < 0)
 		return r;
 	if (p->risk >= 4 && !permit_approval_valid(store, p, why, sizeof(why))) {
@@ -528,8 +557,11 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 		return r;
 	}
 	/* An exec that crashed between its apply and its commit: the dry run's
-	 * state, once apply has finished what the crash left (apply_state). */
-	r = apply_state(store, p->dryrun_id, dstate, sizeof(dstate), err);
+	 * state, once apply has finished what the crash left (apply_state). A
+	 * dry run this process has just made was applied by no exec. */
+	snprintf(dstate, sizeof(dstate), "pending");
+	if (!judged)
+		r = apply_state(store, p->dryrun_id, dstate, sizeof(dstate), err);
 	if (r < 0)
 		return r;
 	bool recovered = !strcmp(dstate, "applied");
@@ -579,8 +611,22 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 		r = apply_state(store, p.dryrun_id, dstate, sizeof(dstate), err);
 		if (r == 0)
 			r = permit_exec_applied(ctx, store, &p, check, dstate, res, err);
+	} else if (p.state == PERMIT_PROPOSED) {
+		/* One step where three were: a permit of risk 3 or less is
+		 * dry-run here first, each transition committed as `permit
+		 * dryrun` would; only a DRY_RUN_OK goes on to the apply, whose
+		 * risk is checked again there (a tracked file observed asks for
+		 * the approver). A risk of 4 known before the dry run keeps its
+		 * steps: dryrun, then the approver. */
+		if (p.risk >= 4)
+			return error_set(err, EPERM,
+					 "permit %llu is PROPOSED at risk %d: exec dry-runs only a permit of risk 3 or less itself; run airlock permit dryrun %llu, then the approver's approve",
+					 (unsigned long long)p.id, p.risk, (unsigned long long)p.id);
+		r = permit_dryrun_locked(ctx, store, rules, &p, err);
+		if (r == 0 && p.state == PERMIT_DRY_RUN_OK)
+			r = permit_exec_apply(ctx, store, rules, &p, check, true, res, err);
 	} else {
-		r = permit_exec_apply(ctx, store, rules, &p, check, res, err);
+		r = permit_exec_apply(ctx, store, rules, &p, check, false, res, err);
 	}
 	if (r < 0)
 		return r;

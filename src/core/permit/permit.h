@@ -62,7 +62,11 @@ struct permit_exec_result {
  * (ROLLED_BACK). -EACCES: risk 4 without a valid approval
  * (REJECTED_WITHOUT_APPROVAL); -EBUSY: CONFLICT. A dry run found applied
  * (an exec that crashed before its commit) is recorded APPLIED and goes on
- * to verify: the earlier exec applied it after the same checks. Fault points
+ * to verify: the earlier exec applied it after the same checks. A PROPOSED
+ * permit of risk 3 or less is dry-run first (permit_dryrun's transition,
+ * committed), and applied only when that dry run is DRY_RUN_OK: p is then
+ * in the dry run's state when it is not (r == 0); a PROPOSED permit of risk
+ * 4 is -EPERM. Fault points
  * (basic/faultpoint.h): apply's "apply.operation", and
  * "permit.exec.applied" after the apply, before APPLIED is committed. */
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,

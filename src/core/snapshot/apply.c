@@ -126,10 +126,67 @@ static int dryruns_open(struct store *store, DIR **ret, struct error *err)
 	return 0;
 }
 
+/* Whether recover_one() would find nothing to do for dry run id, read
+ * without its lock and without parsing its change set or journal: the
+ * journal's last line is a final mark ("committed", "rolled_back"), the
+ * state follows it (what recover_locked() checks), and the state file is
+ * the one the ledger committed (what store_settle() checks). Anything else
+ * (no final mark, a state a crash kept from following it, a state whose
+ * commit a crash cut) takes the whole way. A dry run that changes while it
+ * is read is in use: its lock holder finishes it, as with the lock's try. */
+static bool recover_settled(struct store *store, int dir_fd, const char *name, uint64_t id)
+{
+	static const char committed[] = "\n{\"mark\":\"committed\"}\n";
+	static const char rolled_back[] = "\n{\"mark\":\"rolled_back\"}\n";
+	char path[PATH_MAX], tail[sizeof(rolled_back)];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/journal", name);
+	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	bool is_committed = false;
+	if (st.st_size >= (off_t)strlen(committed) &&
+	    pread(fd, tail, strlen(committed), st.st_size - (off_t)strlen(committed)) ==
+		    (ssize_t)strlen(committed) &&
+	    memcmp(tail, committed, strlen(committed)) == 0)
+		is_committed = true;
+	else if (!(st.st_size >= (off_t)strlen(rolled_back) &&
+		   pread(fd, tail, strlen(rolled_back), st.st_size - (off_t)strlen(rolled_back)) ==
+			   (ssize_t)strlen(rolled_back) &&
+		   memcmp(tail, rolled_back, strlen(rolled_back)) == 0))
+		return false;
+	cleanup_free char *state = NULL;
+	size_t n;
+	struct error ignored = { 0 };
+	snprintf(path, sizeof(path), "%s/" STATEPATH_STATE, name);
+	int r = file_read_capped(dir_fd, path, 64, &state, &n, &ignored);
+	if (r == -ENOENT) /* pending: nothing to settle */
+		return !is_committed;
+	if (r < 0)
+		return false;
+	char hex[SHA256_HEX_SIZE];
+	sha256_hex(state, n, hex);
+	state[strcspn(state, "\n")] = '\0';
+	if (is_committed != (strcmp(state, "applied") == 0))
+		return false;
+	struct statepath rel = statepath_dryrun_state(id);
+	return ledger_backs(store_ledger(store), LEDGER_KIND_MAX, NULL, rel.s, hex, &ignored) == 0;
+}
+
+/* The store whose dry runs this process has recovered: one pass a
+ * process. A crash after it (a lock holder killed since) is what the next
+ * command finds, as a crash after any command is; a permit's exec (apply,
+ * verify, rollback) would otherwise pass over every dry run up to four
+ * times. */
+static const struct store *apply_recovered_store;
+
 int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 {
 	DIR *dir = NULL;
 	*ret_recovered = 0;
+	if (apply_recovered_store == store)
+		return 0;
 	int r = dryruns_open(store, &dir, err);
 	if (r < 0 || !dir)
 		return r;
@@ -146,13 +203,16 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 		char journal[PATH_MAX];
 		uint64_t id = strtoull(de->d_name, NULL, 10);
 		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
-		if (id == 0 || faccessat(dirfd(dir), journal, F_OK, 0) < 0)
+		if (id == 0 || faccessat(dirfd(dir), journal, F_OK, 0) < 0 ||
+		    recover_settled(store, dirfd(dir), de->d_name, id))
 			continue;
 		bool recovered;
 		r = recover_one(store, id, &recovered, err);
 		*ret_recovered += recovered;
 	}
 	closedir(dir);
+	if (r == 0)
+		apply_recovered_store = store;
 	return r;
 }
 

@@ -78,5 +78,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
  * JSON but not one apply writes is -EINVAL. */
 int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err);
 
-/* Rolls back every apply that a crash interrupted. */
+/* Rolls back every apply that a crash interrupted: once a process (a
+ * second call for the same store returns at once). A dry run whose journal
+ * ends in a final mark that its state follows, the state being the one the
+ * ledger committed, is passed over without its lock or a parse. */
 int apply_recover(struct store *store, size_t *ret_recovered, struct error *err);
