@@ -814,3 +814,22 @@ ends_rolled_back() { # label
 	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
 	[ "$(cat gen.txt)" = a ] && [ "$(cat gen2.txt)" = b ]
 }
+
+# ATTACK: a permit's dry run used to be marked the permit's only after its
+# change set was committed. In between (here: the dry run killed just after
+# the change set's entry), plain `airlock apply` took it for an ordinary dry
+# run and put a change the permit had not yet judged (risk, approval) into
+# the real tree. The mark is made when the dry run's directory is.
+@test "attack: a permit's dry run cut after its change set's commit is not applied by plain apply" {
+	faultfs
+	make_project
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE='"kind":"dryrun"' run "$AIRLOCK" permit dryrun "$PID"
+	[ "$status" -eq 137 ]
+	dry=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
+	[ -n "$dry" ] && [ -e "$AIRLOCK_STATE_DIR/dryruns/$dry/changeset.json" ]
+	run --separate-stderr "$AIRLOCK" apply "$dry"
+	echo "apply $dry: $status $stderr"
+	[ "$status" -ne 0 ]
+	[ ! -e gen.txt ]
+}

@@ -161,6 +161,7 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	run_request_init(&req);
 	req.source = "dryrun";
 	req.dryrun = true;
+	req.permit_id = p->id; /* plain `airlock apply` refuses it from the start */
 	req.has_timeout = true;
 	req.timeout_ms =
 		(uint64_t)(p->p.timeout_seconds ? p->p.timeout_seconds : PERMIT_TIMEOUT_DEFAULT) * 1000;
@@ -183,22 +184,6 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	return r;
 }
 
-/* Creates dryruns/<id>/permit (dir_fd) holding text; one there already is
- * kept. -1 with errno on failure. */
-static int permit_mark_dryrun(int dir_fd, const char *text, size_t n, bool durable)
-{
-	int fd = openat(dir_fd, "permit", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return errno == EEXIST ? 0 : -1;
-	int r = fd_write_all(fd, text, n);
-	close(fd);
-	if (r < 0) {
-		errno = -r;
-		return -1;
-	}
-	return durable && fsync(dir_fd) < 0 ? -1 : 0;
-}
-
 /* The dry run of a locked permit p (permit_begin), committed: p is the
  * permit afterwards, its state the dry run's judgement. */
 static int permit_dryrun_locked(const struct run_context *ctx, struct store *store,
@@ -214,21 +199,6 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 	int r = permit_run_dryrun(ctx, store, p, p->p.argv, true, &o, err);
 	if (r < 0)
 		return r;
-	/* The dry run is the permit's: plain `airlock apply` refuses it. What
-	 * it refuses by is the marker's existence (apply.c), so the marker is
-	 * created in place and only its directory is synced: a crash leaves
-	 * it whole, empty or absent, never a name without its effect. Its
-	 * bytes (the permit's id) are for a reader. */
-	if (o.id) {
-		char text[32];
-		int len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)p->id);
-		struct statepath rel = statepath_dryrun(o.id);
-		cleanup_close int dfd =
-			openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0 && permit_mark_dryrun(dfd, text, (size_t)len, store_durable(store)) < 0)
-			return error_set_errno(err, errno, "dry run %llu: mark it the permit's",
-					       (unsigned long long)o.id);
-	}
 	/* A new dry run: an approval of the old one covers nothing now. */
 	json_decref(p->approval);
 	p->approval = NULL;

@@ -36,6 +36,9 @@ struct run_request {
 	bool dryrun; /* the workspace is a snapshot; the receipt gets the change set */
 	char **expect_paths; /* dry runs: what may be created or modified */
 	char **expect_delete; /* dry runs: what may be deleted */
+	/* dry runs: the permit whose dry run this is (0: none); its mark is
+	 * made with the dry run's directory (dryrun_prepare) */
+	uint64_t permit_id;
 	/* Set when the front end or the job parser rejected the input: the
 	 * attempt is recorded with status "invalid" and nothing runs. */
 	char invalid_reason[512];

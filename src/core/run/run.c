@@ -883,7 +883,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
 	if (st->req->dryrun && (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id,
-						       st->workspace, &config.isolation, err)) < 0)
+						       st->req->permit_id, st->workspace, &config.isolation, err)) < 0)
 		return r;
 	run_fill_limits(&st->quarantine, st->policy, &config);
 

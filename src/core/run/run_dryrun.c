@@ -21,9 +21,10 @@ void run_dryrun_release(struct run_dryrun *dr)
 }
 
 int run_dryrun_prepare(struct run_dryrun *dr, struct store *store, uint64_t id,
-		       const char *workspace, struct sandbox_isolation *iso, struct error *err)
+		       uint64_t permit_id, const char *workspace, struct sandbox_isolation *iso,
+		       struct error *err)
 {
-	int r = dryrun_prepare(store, id, workspace, &dr->upper, &dr->work, err);
+	int r = dryrun_prepare(store, id, permit_id, workspace, &dr->upper, &dr->work, err);
 	if (r < 0)
 		return r;
 	iso->overlay_upper = dr->upper;

@@ -117,8 +117,30 @@ int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
 	return 0;
 }
 
-int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
-		   char **ret_work, struct error *err)
+/* dryruns/<id>/permit, holding the permit's id for a reader. What apply
+ * refuses by is its existence (apply.c), so it is created in place: a
+ * crash leaves it whole, empty or absent, and the change set's commit
+ * (store_commit: the directory's fsync) makes its name durable first. */
+static int dryrun_mark_permit(struct store *store, const char *rel, uint64_t permit_id,
+			      struct error *err)
+{
+	char path[STATEPATH_MAX + 16], text[32];
+	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)permit_id);
+
+	snprintf(path, sizeof(path), "%s/permit", rel);
+	int fd = openat(store_dir_fd(store), path,
+			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "mark %s/%s the permit's", store_path(store),
+				       rel);
+	int r = fd_write_all(fd, text, (size_t)n);
+	close(fd);
+	return r < 0 ? error_set_errno(err, -r, "mark %s/%s the permit's", store_path(store), rel)
+		     : 0;
+}
+
+int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const char *workspace,
+		   char **ret_upper, char **ret_work, struct error *err)
 {
 	cleanup_free char *upper = NULL, *work = NULL;
 
@@ -127,6 +149,11 @@ int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char
 	struct statepath rel = statepath_dryrun(id);
 	if (mkdirat(store_dir_fd(store), rel.s, 0700) < 0)
 		return error_set_errno(err, errno, "create %s/%s", store_path(store), rel.s);
+	if (permit_id) {
+		int r = dryrun_mark_permit(store, rel.s, permit_id, err);
+		if (r < 0)
+			return r;
+	}
 	if (asprintf(&upper, "%s/%s/upper", store_path(store), rel.s) < 0 ||
 	    asprintf(&work, "%s/%s/work", store_path(store), rel.s) < 0)
 		return error_set(err, ENOMEM, "out of memory");

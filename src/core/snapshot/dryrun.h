@@ -28,9 +28,14 @@ int dryrun_check_workspace(const char *workspace, const char *state_dir, struct 
 
 /* Creates dryruns/<id>/{upper,work}; returns their absolute paths. The
  * upper's root is the snapshot's root: it gets the workspace root's mode
- * and extended attributes, so the command sees the root as it is. */
-int dryrun_prepare(struct store *store, uint64_t id, const char *workspace, char **ret_upper,
-		   char **ret_work, struct error *err);
+ * and extended attributes, so the command sees the root as it is. With
+ * permit_id (not 0) the dry run is that permit's: dryruns/<id>/permit (its
+ * id) is made first, before the command runs and so before the change set
+ * is committed, and plain `airlock apply` refuses the dry run from the
+ * moment it exists (a mark made after the commit left a window in which
+ * it applied a change its permit had not judged). */
+int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const char *workspace,
+		   char **ret_upper, char **ret_work, struct error *err);
 
 /* After the command, before the upper is read: records the mode the
  * command left on the workspace root (the upper's root) in *ret_root_mode,
