@@ -9,7 +9,12 @@
  *   ledger_bench generate-distinct STATE N   the same with one path per
  *                                   entry (receipts bench/r/<id>.json, whose
  *                                   files do not exist), as a real ledger's
- *                                   receipts are: for the lookups */
+ *                                   receipts are: for the lookups
+ *   ledger_bench receipts STATE N TEMPLATE   N receipts committed through
+ *                                   store_write_receipt() (the one commit
+ *                                   path, without fsync), each the receipt
+ *                                   TEMPLATE (a real run's) with its own id
+ *                                   and times: for `ledger verify` */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +23,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "basic/sha256.h"
 #include "core/store/ledger.h"
@@ -37,8 +44,10 @@ int main(int argc, char **argv)
 	struct error err = { 0 };
 	char hex[SHA256_HEX_SIZE];
 
-	if (argc != 4 || store_open(argv[2], true, &store, &err) < 0) {
-		fprintf(stderr, "usage: ledger_bench append|generate STATE N %s\n", err.msg);
+	if (argc < 4 || store_open(argv[2], true, &store, &err) < 0) {
+		fprintf(stderr,
+			"usage: ledger_bench append|generate|generate-distinct STATE N, or receipts STATE N TEMPLATE %s\n",
+			err.msg);
 		return 2;
 	}
 	long n = atol(argv[3]);
@@ -50,6 +59,40 @@ int main(int argc, char **argv)
 	if (fd < 0 || write(fd, "x\n", 2) != 2)
 		return 1;
 	close(fd);
+	if (strcmp(argv[1], "receipts") == 0 && argc == 5) {
+		json_error_t jerr;
+		json_t *tmpl = json_load_file(argv[4], 0, &jerr);
+		if (!tmpl) {
+			fprintf(stderr, "%s: %s\n", argv[4], jerr.text);
+			return 1;
+		}
+		store_set_durable(store, false);
+		for (long i = 0; i < n; i++) {
+			uint64_t id;
+			char when[64];
+			snprintf(when, sizeof(when), "2026-12-05T%02ld:%02ld:%02ld.%03ldZ",
+				 i / 3600000 % 24, i / 60000 % 60, i / 1000 % 60, i % 1000);
+			if (store_allocate_id(store, &id, &err) < 0)
+				break;
+			json_object_set_new(tmpl, "id", json_integer((json_int_t)id));
+			json_object_set_new(tmpl, "started_at", json_string(when));
+			json_object_set_new(tmpl, "ended_at", json_string(when));
+			char *text = json_dumps(tmpl, JSON_INDENT(2));
+			int r = text ? store_write_receipt(store, id, text, strlen(text), &err) : -1;
+			free(text);
+			if (r < 0)
+				break;
+		}
+		json_decref(tmpl);
+		if (err.msg[0]) {
+			fprintf(stderr, "%s\n", err.msg);
+			return 1;
+		}
+		store_free(store);
+		return 0;
+	}
+	if (argc != 4)
+		return 2;
 	if (strcmp(argv[1], "append") == 0) {
 		double t0 = now_s();
 		for (long i = 0; i < n; i++)
