@@ -11,22 +11,46 @@ static const char *entryscan_lit(const char *p, const char *end, const char *lit
 }
 #define ENTRYSCAN_LIT(p, end, lit) entryscan_lit(p, end, lit, sizeof(lit) - 1)
 
-/* A string value that needs no escape (printable ASCII but '"' and '\\'),
- * at most max bytes, copied NUL-terminated into ret (max + 1 bytes); the
- * bytes after its closing quote, or NULL. */
-static const char *entryscan_plain(const char *p, const char *end, char *ret, size_t max)
+/* A byte of a string value that needs no escape: printable ASCII but '"'
+ * and '\\'. */
+static inline bool entryscan_is_plain(unsigned char c)
+{
+	return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+}
+
+/* A lowercase hex digit. */
+static inline bool entryscan_is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* A string value that needs no escape, at most max bytes: its start and
+ * length, and the bytes after its closing quote; or NULL. */
+static const char *entryscan_plain(const char *p, const char *end, size_t max, const char **ret,
+				   size_t *ret_n)
 {
 	const char *start = p;
 
-	for (; p < end && *p != '"'; p++)
-		if (*p < 0x20 || *p > 0x7e || *p == '\\')
-			return NULL;
-	size_t n = (size_t)(p - start);
-	if (p == end || n > max)
+	while (p < end && entryscan_is_plain((unsigned char)*p))
+		p++;
+	if (p == end || *p != '"' || (size_t)(p - start) > max)
+		return NULL;
+	*ret = start;
+	*ret_n = (size_t)(p - start);
+	return p + 1;
+}
+
+/* The same, copied NUL-terminated into ret (max + 1 bytes). */
+static const char *entryscan_plain_copy(const char *p, const char *end, char *ret, size_t max)
+{
+	const char *start;
+	size_t n;
+
+	if (!(p = entryscan_plain(p, end, max, &start, &n)))
 		return NULL;
 	memcpy(ret, start, n);
 	ret[n] = '\0';
-	return p + 1;
+	return p;
 }
 
 static int entryscan_hexval(char c)
@@ -123,7 +147,6 @@ bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, siz
 		       struct ledger_entry *ret, struct ledger_scan_record *rec)
 {
 	const char *p = line, *end = line + n;
-	char kind[64];
 
 	*rec = (struct ledger_scan_record){ 0 };
 	if (n == 0 || n > LEDGER_ENTRY_MAX || !(p = ENTRYSCAN_LIT(p, end, "{\"v\":1,\"seq\":")))
@@ -137,27 +160,34 @@ bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, siz
 	if (p == digits || p - digits > 18 || (*digits == '0' && p - digits > 1))
 		return false;
 	ret->seq = seq;
+	const char *kind;
+	size_t kind_n;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"kind\":\"")) ||
-	    !(p = entryscan_plain(p, end, kind, sizeof(kind) - 1)) ||
-	    (ret->kind = ledger_schema_kind(schema, kind)) < 0)
+	    !(p = entryscan_plain(p, end, 64, &kind, &kind_n)))
+		return false;
+	ret->kind = -1;
+	for (int k = 0; k < schema->n_kinds && ret->kind < 0; k++)
+		if (strncmp(schema->kinds[k], kind, kind_n) == 0 && !schema->kinds[k][kind_n])
+			ret->kind = k;
+	if (ret->kind < 0)
 		return false;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"id\":\"")) ||
-	    !(p = entryscan_plain(p, end, ret->id, LEDGER_ID_MAX)) || !ledger_id_ok(ret->id))
+	    !(p = entryscan_plain_copy(p, end, ret->id, LEDGER_ID_MAX)) || !ledger_id_ok(ret->id))
 		return false;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"path\":\"")) ||
-	    !(p = entryscan_plain(p, end, ret->path, LEDGER_PATH_MAX)) ||
+	    !(p = entryscan_plain_copy(p, end, ret->path, LEDGER_PATH_MAX)) ||
 	    !entryscan_path_ok(schema, ret->path))
 		return false;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"sha256\":\"")) || end - p < 65 || p[64] != '"')
 		return false;
 	for (int i = 0; i < 64; i++)
-		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+		if (!entryscan_is_hex((unsigned char)p[i]))
 			return false;
 	memcpy(ret->sha256, p, 64);
 	ret->sha256[64] = '\0';
 	p += 65;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"time\":\"")) ||
-	    !(p = entryscan_plain(p, end, ret->time, sizeof(ret->time) - 1)))
+	    !(p = entryscan_plain_copy(p, end, ret->time, sizeof(ret->time) - 1)))
 		return false;
 	const char *body = ENTRYSCAN_LIT(p, end, ",\"record\":\"");
 	if (body) {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's loading and verifying the log, reconciling the records, recovering. */
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
@@ -14,9 +17,11 @@ void ledger_log_release(struct ledger_log *l)
 }
 
 /* Reads every complete line; stops at the first that is not a valid entry
- * with the next seq (l->corrupt). */
-int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
-		    struct error *err)
+ * with the next seq (l->corrupt). each, when not NULL, is given every valid
+ * entry in order; its error stops the load. */
+static int ledger_log_load_each(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
+				int (*each)(void *ctx, size_t i, const struct ledger_entry *e),
+				void *ctx, struct error *err)
 {
 	*l = (struct ledger_log){ 0 };
 	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -27,6 +32,9 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 	int r = ledger_map_fd(fd, &l->map, err);
 	if (r < 0)
 		return r;
+	/* Read once, front to back. */
+	if (l->map.data)
+		(void)madvise(l->map.data, l->map.size, MADV_SEQUENTIAL);
 	size_t cap = 0;
 	for (size_t pos = 0; pos < l->map.size;) {
 		const char *line = l->map.data + pos;
@@ -34,7 +42,8 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 		if (!nl)
 			break;
 		struct ledger_entry e;
-		struct error why = { 0 };
+		struct error why;
+		why.msg[0] = '\0';
 		if (ledger_entry_read(schema, line, (size_t)(nl - line), &e, &why) < 0) {
 			l->corrupt = true;
 			snprintf(l->why, sizeof(l->why), "entry %zu is not valid: %.250s", l->n,
@@ -59,6 +68,8 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 			if (!o || !h)
 				return error_set(err, ENOMEM, "out of memory");
 		}
+		if (each && (r = each(ctx, l->n, &e)) < 0)
+			return error_set(err, -r, "out of memory");
 		l->offsets[l->n] = pos;
 		merkle_leaf_hash(line, (size_t)(nl - line), l->leaves[l->n]);
 		l->n++;
@@ -66,6 +77,12 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 		l->good_end = pos;
 	}
 	return 0;
+}
+
+int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
+		    struct error *err)
+{
+	return ledger_log_load_each(schema, dir_fd, l, NULL, NULL, err);
 }
 
 void ledger_log_entry(const struct ledger_schema *schema, const struct ledger_log *l, size_t i,
@@ -123,6 +140,7 @@ static void ledger_report_unbacked(struct ledger_report *rep, const char *path)
 struct ledger_strset_item {
 	const char *key;
 	size_t value;
+	int tag;
 };
 
 struct ledger_strset {
@@ -225,8 +243,8 @@ static char *ledger_strset_copy(struct ledger_strset *set, const char *key, size
 	return copy;
 }
 
-/* Adds key, or finds it, and sets its value. */
-static int ledger_strset_put(struct ledger_strset *set, const char *key, size_t value)
+/* Adds key, or finds it, and sets its value and tag. */
+static int ledger_strset_put(struct ledger_strset *set, const char *key, size_t value, int tag)
 {
 	if ((set->n + 1) * 2 > set->nslots && ledger_strset_grow(set) < 0)
 		return -ENOMEM;
@@ -235,6 +253,7 @@ static int ledger_strset_put(struct ledger_strset *set, const char *key, size_t 
 	size_t i = ledger_strset_slot(set, key, h);
 	if (set->slots[i]) {
 		set->items[set->slots[i] - 1].value = value;
+		set->items[set->slots[i] - 1].tag = tag;
 		return 0;
 	}
 	if (set->n == set->cap) {
@@ -248,7 +267,7 @@ static int ledger_strset_put(struct ledger_strset *set, const char *key, size_t 
 	const char *copy = ledger_strset_copy(set, key, n);
 	if (!copy)
 		return -ENOMEM;
-	set->items[set->n++] = (struct ledger_strset_item){ .key = copy, .value = value };
+	set->items[set->n++] = (struct ledger_strset_item){ .key = copy, .value = value, .tag = tag };
 	set->slots[i] = (uint32_t)set->n;
 	set->hashes[i] = h;
 	return 0;
@@ -256,10 +275,11 @@ static int ledger_strset_put(struct ledger_strset *set, const char *key, size_t 
 
 /* ---- the state directory against the log --------------------------------------- */
 
-/* What the log says of the root directory: each path's last entry (in the
- * order the paths first appear), the ids of the open records closed, the
- * paths retired. */
+/* What the log says of the root directory: each path's last entry (its
+ * index and kind, in the order the paths first appear), the ids of the open
+ * records closed, the paths retired. */
 struct ledger_named {
+	const struct ledger_schema *schema;
 	struct ledger_strset paths;
 	struct ledger_strset closed;
 	struct ledger_strset retired;
@@ -270,6 +290,19 @@ static void ledger_named_release(struct ledger_named *named)
 	ledger_strset_release(&named->paths);
 	ledger_strset_release(&named->closed);
 	ledger_strset_release(&named->retired);
+}
+
+/* ledger_log_load_each()'s step: entry i is e. */
+static int ledger_named_add(void *ctx, size_t i, const struct ledger_entry *e)
+{
+	struct ledger_named *named = ctx;
+	const struct ledger_schema *s = named->schema;
+
+	if (ledger_strset_put(&named->paths, e->path, i, e->kind) < 0 ||
+	    (e->kind == s->kind_close && ledger_strset_put(&named->closed, e->id, 0, 0) < 0) ||
+	    (e->kind == s->kind_retire && ledger_strset_put(&named->retired, e->path, 0, 0) < 0))
+		return -ENOMEM;
+	return 0;
 }
 
 /* Records in dir (a directory below the root, no '*') whose paths the
@@ -391,60 +424,133 @@ static bool ledger_retired(const struct ledger_strset *retired, const char *path
 	return ledger_strset_get(retired, dir) != NULL;
 }
 
+/* Whether the record at path is compared with its last entry, of kind: not
+ * when that retires or recovers it, nor when a directory above it was
+ * retired. */
+static bool ledger_record_compared(const struct ledger_named *named, const char *path, int kind)
+{
+	const struct ledger_schema *s = named->schema;
+
+	if (kind == s->kind_retire || kind == s->kind_recovered)
+		return false;
+	return !ledger_retired(&named->retired, path);
+}
+
+/* A record file's digest: ledger_file_digest()'s result and hex. */
+struct ledger_digest {
+	int r;
+	char hex[SHA256_HEX_SIZE];
+};
+
 /* One record against the log: the file at path must hold the bytes its last
  * entry e (entry i) committed, but for an open record since closed, and a
- * record since retired. */
+ * record since retired. d is the file's digest, taken when
+ * ledger_record_compared(). */
 static void ledger_check_record(struct ledger *ledger, const struct ledger_named *named,
 				const char *path, const struct ledger_entry *e, size_t i,
-				struct ledger_report *rep)
+				const struct ledger_digest *d, struct ledger_report *rep)
 {
 	const struct ledger_schema *s = ledger->schema;
 
-	if (e->kind == s->kind_retire || e->kind == s->kind_recovered)
+	if (!ledger_record_compared(named, path, e->kind))
 		return;
-	if (ledger_retired(&named->retired, path))
-		return;
-	char hex[SHA256_HEX_SIZE];
-	int r = ledger_file_digest(ledger, path, hex);
-	if (r == -ENOENT) {
+	if (d->r == -ENOENT) {
 		if (e->kind == s->kind_open && ledger_strset_get(&named->closed, e->id))
 			return;
 		ledger_report_add(rep, LEDGER_FINDING_MISSING,
 				  "%s: %s %s committed by entry %zu is missing", path,
 				  ledger_schema_kind_name(s, e->kind), e->id, i);
-	} else if (r < 0) {
+	} else if (d->r < 0) {
 		ledger_report_add(rep, LEDGER_FINDING_MISSING, "%s: cannot read: %s", path,
-				  strerror(-r));
-	} else if (strcmp(hex, e->sha256) != 0) {
+				  strerror(-d->r));
+	} else if (strcmp(d->hex, e->sha256) != 0) {
 		ledger_report_add(rep, LEDGER_FINDING_DIFFERS,
 				  "%s: %s %s differs from what entry %zu committed", path,
 				  ledger_schema_kind_name(s, e->kind), e->id, i);
 	}
 }
 
-/* The root directory against the ledger: each path's last entry against
- * its file (ledger_check_record()), then the records no entry names. */
+/* The digests of a batch of record files, taken by up to
+ * LEDGER_DIGEST_THREADS threads: opening, reading and hashing thousands of
+ * small files is most of verify's time, and each file is independent. */
+#define LEDGER_DIGEST_BATCH   8192
+#define LEDGER_DIGEST_THREADS 4
+#define LEDGER_DIGEST_CHUNK   32
+
+struct ledger_digests {
+	struct ledger *ledger;
+	const char *paths[LEDGER_DIGEST_BATCH]; /* NULL: not compared */
+	struct ledger_digest digests[LEDGER_DIGEST_BATCH];
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *ledger_digests_work(void *arg)
+{
+	struct ledger_digests *ds = arg;
+
+	for (;;) {
+		size_t from = atomic_fetch_add(&ds->next, LEDGER_DIGEST_CHUNK);
+		if (from >= ds->n)
+			return NULL;
+		size_t to = from + LEDGER_DIGEST_CHUNK < ds->n ? from + LEDGER_DIGEST_CHUNK : ds->n;
+		for (size_t k = from; k < to; k++)
+			if (ds->paths[k])
+				ds->digests[k].r = ledger_file_digest(ds->ledger, ds->paths[k],
+								      ds->digests[k].hex);
+	}
+}
+
+static void ledger_digests_take(struct ledger_digests *ds)
+{
+	pthread_t threads[LEDGER_DIGEST_THREADS - 1];
+	size_t n_threads = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	atomic_store(&ds->next, 0);
+	size_t want = cpus > 1 ? (size_t)cpus - 1 : 0;
+	if (want > LEDGER_DIGEST_THREADS - 1)
+		want = LEDGER_DIGEST_THREADS - 1;
+	/* A thread costs more than the few files it would take. */
+	if (want > ds->n / 256)
+		want = ds->n / 256;
+	while (n_threads < want &&
+	       pthread_create(&threads[n_threads], NULL, ledger_digests_work, ds) == 0)
+		n_threads++;
+	ledger_digests_work(ds);
+	for (size_t t = 0; t < n_threads; t++)
+		pthread_join(threads[t], NULL);
+}
+
+/* The root directory against the ledger, named from its log l: each path's
+ * last entry against its file (ledger_check_record(), in the order the paths
+ * first appear), then the records no entry names. */
 static int ledger_reconcile(struct ledger *ledger, const struct ledger_log *l,
-			    struct ledger_report *rep, struct error *err)
+			    const struct ledger_named *named, struct ledger_report *rep,
+			    struct error *err)
 {
 	const struct ledger_schema *s = ledger->schema;
-	cleanup_with(ledger_named_release) struct ledger_named named = { 0 };
-
-	for (size_t i = 0; i < l->n; i++) {
-		struct ledger_entry e;
-		ledger_log_entry(s, l, i, &e);
-		if (ledger_strset_put(&named.paths, e.path, i) < 0 ||
-		    (e.kind == s->kind_close && ledger_strset_put(&named.closed, e.id, 0) < 0) ||
-		    (e.kind == s->kind_retire && ledger_strset_put(&named.retired, e.path, 0) < 0))
-			return error_set(err, ENOMEM, "out of memory");
+	cleanup_free struct ledger_digests *ds = calloc(1, sizeof(*ds));
+	if (!ds)
+		return error_set(err, ENOMEM, "out of memory");
+	ds->ledger = ledger;
+	for (size_t k0 = 0; k0 < named->paths.n; k0 += LEDGER_DIGEST_BATCH) {
+		const struct ledger_strset_item *items = named->paths.items + k0;
+		ds->n = named->paths.n - k0 < LEDGER_DIGEST_BATCH ? named->paths.n - k0
+								  : LEDGER_DIGEST_BATCH;
+		for (size_t k = 0; k < ds->n; k++)
+			ds->paths[k] = ledger_record_compared(named, items[k].key, items[k].tag)
+					       ? items[k].key
+					       : NULL;
+		ledger_digests_take(ds);
+		for (size_t k = 0; k < ds->n; k++) {
+			struct ledger_entry e;
+			ledger_log_entry(s, l, items[k].value, &e);
+			ledger_check_record(ledger, named, items[k].key, &e, items[k].value,
+					    &ds->digests[k], rep);
+		}
 	}
-	for (size_t k = 0; k < named.paths.n; k++) {
-		const struct ledger_strset_item *it = &named.paths.items[k];
-		struct ledger_entry e;
-		ledger_log_entry(s, l, it->value, &e);
-		ledger_check_record(ledger, &named, it->key, &e, it->value, rep);
-	}
-	ledger_find_unbacked(ledger, &named.paths, rep);
+	ledger_find_unbacked(ledger, &named->paths, rep);
 	return 0;
 }
 
@@ -459,7 +565,10 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 	if (dir_fd >= 0 && lock_fd < 0)
 		return lock_fd;
 	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
-	int r = dir_fd >= 0 ? ledger_log_load(ledger->schema, dir_fd, &l, err) : 0;
+	cleanup_with(ledger_named_release) struct ledger_named named = { .schema = ledger->schema };
+	int r = dir_fd >= 0 ? ledger_log_load_each(ledger->schema, dir_fd, &l, ledger_named_add,
+						   &named, err)
+			    : 0;
 	if (r < 0)
 		return r;
 
@@ -529,7 +638,7 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 					  l.map.size - l.good_end, l.n);
 	}
 	ledger_checkpoint_release(&cp);
-	return ledger_reconcile(ledger, &l, ret, err);
+	return ledger_reconcile(ledger, &l, &named, ret, err);
 }
 
 /* Under the writer's lock: what no entry backs is adopted (an open
@@ -537,10 +646,11 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 {
 	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
+	cleanup_with(ledger_named_release) struct ledger_named named = { .schema = w->ledger->schema };
 	struct ledger_report rep = { 0 };
-	int r = ledger_log_load(w->ledger->schema, w->dir_fd, &l, err);
+	int r = ledger_log_load_each(w->ledger->schema, w->dir_fd, &l, ledger_named_add, &named, err);
 	if (r == 0)
-		r = ledger_reconcile(w->ledger, &l, &rep, err);
+		r = ledger_reconcile(w->ledger, &l, &named, &rep, err);
 	for (size_t i = 0; r == 0 && i < rep.n_findings; i++) {
 		const char *path = rep.findings[i].path;
 		char hex[SHA256_HEX_SIZE], id[LEDGER_ID_MAX + 1];
