@@ -14,7 +14,14 @@
  *                                   store_write_receipt() (the one commit
  *                                   path, without fsync), each the receipt
  *                                   TEMPLATE (a real run's) with its own id
- *                                   and times: for `ledger verify` */
+ *                                   and times: for `ledger verify`
+ *   ledger_bench scan STATE         the lines of STATE's log read by the
+ *                                   canonical reader (ledger/entryscan.h)
+ *                                   and by the strict parser, and the same
+ *                                   lines carrying their record (the field
+ *                                   "record": the file's bytes as a JSON
+ *                                   string) by the reader and by jansson;
+ *                                   prints ns per line for each */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,9 +33,11 @@
 
 #include <jansson.h>
 
+#include "basic/fileio.h"
 #include "basic/sha256.h"
 #include "core/store/ledger.h"
 #include "core/store/store.h"
+#include "ledger/entryscan.h"
 
 static double now_s(void)
 {
@@ -38,12 +47,105 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* ns per line of fn over the lines (each without its newline). */
+static double bench_lines(char **lines, size_t *lens, size_t n, int (*fn)(const char *, size_t))
+{
+	double t0 = now_s();
+	int ok = 0;
+
+	for (int round = 0; round < 5; round++)
+		for (size_t i = 0; i < n; i++)
+			ok += fn(lines[i], lens[i]);
+	double ns = (now_s() - t0) * 1e9 / (5.0 * (double)n);
+	if (ok != 5 * (int)n)
+		fprintf(stderr, "%d of %zu lines not accepted\n", 5 * (int)n - ok, 5 * n);
+	return ns;
+}
+
+static int bench_scan(const char *line, size_t n)
+{
+	struct ledger_entry e;
+	struct ledger_scan_record rec;
+
+	return ledger_entry_scan(&ledger_state_schema, line, n, &e, &rec);
+}
+
+static int bench_parse(const char *line, size_t n)
+{
+	struct ledger_entry e;
+	struct error err;
+
+	return ledger_entry_parse(&ledger_state_schema, line, n, &e, &err) == 0;
+}
+
+/* What the strict parser costs on a line with a record: jansson's parse of
+ * it (the rest of ledger_entry_parse() is the same either way). */
+static int bench_jansson(const char *line, size_t n)
+{
+	json_error_t jerr;
+	json_t *doc = json_loadb(line, n, JSON_REJECT_DUPLICATES, &jerr);
+	int ok = json_is_object(doc);
+
+	json_decref(doc);
+	return ok;
+}
+
+static int bench_scan_main(const char *state)
+{
+	char path[4096];
+	char *log = NULL;
+	size_t size = 0;
+	struct error err = { 0 };
+	snprintf(path, sizeof(path), "%s/ledger/log", state);
+	if (file_read_capped(AT_FDCWD, path, 1 << 30, &log, &size, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	size_t cap = 1 << 16, n = 0, nrec = 0;
+	char **lines = calloc(cap, sizeof(*lines)), **recs = calloc(cap, sizeof(*recs));
+	size_t *lens = calloc(cap, sizeof(*lens)), *reclens = calloc(cap, sizeof(*reclens));
+	for (char *p = log, *nl; n < cap && (nl = memchr(p, '\n', size - (size_t)(p - log)));
+	     p = nl + 1) {
+		lines[n] = p;
+		lens[n] = (size_t)(nl - p);
+		struct ledger_entry e;
+		char *text = NULL;
+		size_t tn = 0;
+		if (bench_parse(p, lens[n]) &&
+		    ledger_entry_parse(&ledger_state_schema, p, lens[n], &e, &err) == 0 &&
+		    e.kind == LEDGER_RECEIPT &&
+		    file_read_capped(AT_FDCWD,
+				     (snprintf(path, sizeof(path), "%s/%s", state, e.path), path),
+				     1 << 20, &text, &tn, &err) == 0) {
+			json_t *str = json_stringn(text, tn);
+			char *quoted = str ? json_dumps(str, JSON_ENCODE_ANY) : NULL;
+			json_decref(str);
+			if (quoted && asprintf(&recs[nrec], "%.*s,\"record\":%s}", (int)lens[n] - 1,
+					       p, quoted) > 0)
+				reclens[nrec] = strlen(recs[nrec]), nrec++;
+			free(quoted);
+		}
+		free(text);
+		n++;
+	}
+	printf("%zu lines: canonical reader %.0f ns, strict parser %.0f ns per line\n", n,
+	       bench_lines(lines, lens, n, bench_scan), bench_lines(lines, lens, n, bench_parse));
+	if (nrec)
+		printf("%zu lines with their record (%zu bytes each on average): canonical reader %.0f ns, jansson %.0f ns per line\n",
+		       nrec, (reclens[0] + reclens[nrec - 1]) / 2,
+		       bench_lines(recs, reclens, nrec, bench_scan),
+		       bench_lines(recs, reclens, nrec, bench_jansson));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct store *store = NULL;
 	struct error err = { 0 };
 	char hex[SHA256_HEX_SIZE];
 
+	if (argc == 3 && strcmp(argv[1], "scan") == 0)
+		return bench_scan_main(argv[2]);
 	if (argc < 4 || store_open(argv[2], true, &store, &err) < 0) {
 		fprintf(stderr,
 			"usage: ledger_bench append|generate|generate-distinct STATE N, or receipts STATE N TEMPLATE %s\n",

@@ -90,13 +90,22 @@ static const char *entryscan_string(const char *p, const char *end)
 	const char *start = p;
 	bool high = false;
 
-	for (; p < end && *p != '"'; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c < 0x20 || c == 0x7f)
+	for (;; p++) {
+		/* Most bytes are none of these. */
+		while (p < end && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f &&
+		       *p != '"' && *p != '\\')
+			p++;
+		if (p == end)
 			return NULL;
-		high |= c >= 0x80;
-		if (c != '\\')
+		unsigned char c = (unsigned char)*p;
+		if (c == '"')
+			break;
+		if (c >= 0x80) {
+			high = true;
 			continue;
+		}
+		if (c != '\\')
+			return NULL; /* a control character or DEL */
 		if (++p == end)
 			return NULL;
 		if (strchr("\"\\/bfnrt", *p) && *p)
@@ -116,7 +125,7 @@ static const char *entryscan_string(const char *p, const char *end)
 			p += 6;
 		}
 	}
-	if (p == end || (high && !utf8_is_valid(start, (size_t)(p - start))))
+	if (high && !utf8_is_valid(start, (size_t)(p - start)))
 		return NULL;
 	return p + 1;
 }
