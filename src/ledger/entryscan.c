@@ -19,10 +19,11 @@ static inline bool entryscan_is_plain(unsigned char c)
 }
 
 /* A lowercase hex digit. */
-static inline bool entryscan_is_hex(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
+static const bool entryscan_hex[256] = {
+	['0'] = true, ['1'] = true, ['2'] = true, ['3'] = true, ['4'] = true, ['5'] = true,
+	['6'] = true, ['7'] = true, ['8'] = true, ['9'] = true, ['a'] = true, ['b'] = true,
+	['c'] = true, ['d'] = true, ['e'] = true, ['f'] = true,
+};
 
 /* A string value that needs no escape, at most max bytes: its start and
  * length, and the bytes after its closing quote; or NULL. */
@@ -176,7 +177,8 @@ bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, siz
 		return false;
 	ret->kind = -1;
 	for (int k = 0; k < schema->n_kinds && ret->kind < 0; k++)
-		if (strncmp(schema->kinds[k], kind, kind_n) == 0 && !schema->kinds[k][kind_n])
+		if (schema->kinds[k][0] == kind[0] &&
+		    strncmp(schema->kinds[k], kind, kind_n) == 0 && !schema->kinds[k][kind_n])
 			ret->kind = k;
 	if (ret->kind < 0)
 		return false;
@@ -190,7 +192,7 @@ bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, siz
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"sha256\":\"")) || end - p < 65 || p[64] != '"')
 		return false;
 	for (int i = 0; i < 64; i++)
-		if (!entryscan_is_hex((unsigned char)p[i]))
+		if (!entryscan_hex[(unsigned char)p[i]])
 			return false;
 	memcpy(ret->sha256, p, 64);
 	ret->sha256[64] = '\0';
