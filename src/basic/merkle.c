@@ -56,6 +56,22 @@ void merkle_root(merkle_hash *leaves, uint64_t n, merkle_hash ret)
 	merkle_range_root(&r, ret);
 }
 
+void merkle_roots(const merkle_hash *leaves, uint64_t n, const uint64_t *sizes, size_t k,
+		  merkle_hash *roots)
+{
+	struct merkle_range r;
+
+	merkle_range_init(&r);
+	for (uint64_t i = 0;; i++) {
+		for (size_t j = 0; j < k; j++)
+			if (sizes[j] == i)
+				merkle_range_root(&r, roots[j]);
+		if (i == n)
+			break;
+		merkle_range_append(&r, leaves[i]);
+	}
+}
+
 void merkle_range_init(struct merkle_range *r)
 {
 	r->size = 0;

@@ -20,6 +20,10 @@ void merkle_empty_root(merkle_hash ret);
 
 /* The root of the tree whose leaf hashes are leaves[0..n). */
 void merkle_root(merkle_hash *leaves, uint64_t n, merkle_hash ret);
+/* The roots of the trees over the first sizes[j] leaves (each at most n),
+ * into roots[j], in one pass over the leaves. */
+void merkle_roots(const merkle_hash *leaves, uint64_t n, const uint64_t *sizes, size_t k,
+		  merkle_hash *roots);
 
 /* A compact range: the roots of the perfect subtrees that make up the tree
  * over the first `size` leaves, largest first; enough to append and to take

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's loading and verifying the log, reconciling the records, recovering. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- loading and verifying --------------------------------------------------- */
@@ -13,9 +17,11 @@ void ledger_log_release(struct ledger_log *l)
 }
 
 /* Reads every complete line; stops at the first that is not a valid entry
- * with the next seq (l->corrupt). */
-int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
-		    struct error *err)
+ * with the next seq (l->corrupt). each, when not NULL, is given every valid
+ * entry in order; its error stops the load. */
+static int ledger_log_load_each(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
+				int (*each)(void *ctx, size_t i, const struct ledger_entry *e),
+				void *ctx, struct error *err)
 {
 	*l = (struct ledger_log){ 0 };
 	cleanup_close int fd = openat(dir_fd, "log", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -26,6 +32,9 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 	int r = ledger_map_fd(fd, &l->map, err);
 	if (r < 0)
 		return r;
+	/* Read once, front to back. */
+	if (l->map.data)
+		(void)madvise(l->map.data, l->map.size, MADV_SEQUENTIAL);
 	size_t cap = 0;
 	for (size_t pos = 0; pos < l->map.size;) {
 		const char *line = l->map.data + pos;
@@ -33,8 +42,9 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 		if (!nl)
 			break;
 		struct ledger_entry e;
-		struct error why = { 0 };
-		if (ledger_entry_parse(schema, line, (size_t)(nl - line), &e, &why) < 0) {
+		struct error why;
+		why.msg[0] = '\0';
+		if (ledger_entry_read(schema, line, (size_t)(nl - line), &e, &why) < 0) {
 			l->corrupt = true;
 			snprintf(l->why, sizeof(l->why), "entry %zu is not valid: %.250s", l->n,
 				 why.msg);
@@ -58,6 +68,8 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 			if (!o || !h)
 				return error_set(err, ENOMEM, "out of memory");
 		}
+		if (each && (r = each(ctx, l->n, &e)) < 0)
+			return error_set(err, -r, "out of memory");
 		l->offsets[l->n] = pos;
 		merkle_leaf_hash(line, (size_t)(nl - line), l->leaves[l->n]);
 		l->n++;
@@ -67,6 +79,12 @@ int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledge
 	return 0;
 }
 
+int ledger_log_load(const struct ledger_schema *schema, int dir_fd, struct ledger_log *l,
+		    struct error *err)
+{
+	return ledger_log_load_each(schema, dir_fd, l, NULL, NULL, err);
+}
+
 void ledger_log_entry(const struct ledger_schema *schema, const struct ledger_log *l, size_t i,
 		      struct ledger_entry *ret)
 {
@@ -74,7 +92,7 @@ void ledger_log_entry(const struct ledger_schema *schema, const struct ledger_lo
 	const char *nl = memchr(line, '\n', l->map.size - l->offsets[i]);
 	struct error ignored;
 
-	(void)ledger_entry_parse(schema, line, (size_t)(nl - line), ret, &ignored);
+	(void)ledger_entry_read(schema, line, (size_t)(nl - line), ret, &ignored);
 }
 
 void ledger_report_release(struct ledger_report *r)
@@ -114,10 +132,184 @@ static void ledger_report_unbacked(struct ledger_report *rep, const char *path)
 			 "%s", path);
 }
 
+/* ---- sets of strings ---------------------------------------------------------- */
+
+/* Strings, each with a value, listed in the order they were first added
+ * (the order verify reports in); open addressing over a 64-bit FNV-1a hash,
+ * the keys copied into chunks freed together. */
+struct ledger_strset_item {
+	const char *key;
+	size_t value;
+	int tag;
+};
+
+struct ledger_strset {
+	uint64_t *hashes; /* per slot */
+	uint32_t *slots; /* item index + 1; 0: empty */
+	size_t nslots;
+	struct ledger_strset_item *items;
+	size_t n, cap;
+	char **chunks;
+	size_t n_chunks;
+	char *free_at;
+	size_t free_left;
+};
+
+static void ledger_strset_release(struct ledger_strset *set)
+{
+	for (size_t i = 0; i < set->n_chunks; i++)
+		free(set->chunks[i]);
+	free(set->chunks);
+	free(set->hashes);
+	free(set->slots);
+	free(set->items);
+	*set = (struct ledger_strset){ 0 };
+}
+
+static uint64_t ledger_strset_hash(const char *key, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The slot of key, or of where it goes. */
+static size_t ledger_strset_slot(const struct ledger_strset *set, const char *key, uint64_t h)
+{
+	size_t mask = set->nslots - 1, i = (size_t)h & mask;
+
+	while (set->slots[i] &&
+	       (set->hashes[i] != h || strcmp(set->items[set->slots[i] - 1].key, key) != 0))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static struct ledger_strset_item *ledger_strset_get(const struct ledger_strset *set, const char *key)
+{
+	if (set->n == 0)
+		return NULL;
+	size_t i = ledger_strset_slot(set, key, ledger_strset_hash(key, strlen(key)));
+	return set->slots[i] ? &set->items[set->slots[i] - 1] : NULL;
+}
+
+static int ledger_strset_grow(struct ledger_strset *set)
+{
+	size_t nslots = set->nslots ? 2 * set->nslots : 1024;
+	uint64_t *hashes = calloc(nslots, sizeof(*hashes));
+	uint32_t *slots = calloc(nslots, sizeof(*slots));
+	if (!hashes || !slots || nslots > UINT32_MAX) {
+		free(hashes);
+		free(slots);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < set->nslots; i++) {
+		if (!set->slots[i])
+			continue;
+		size_t j = (size_t)set->hashes[i] & (nslots - 1);
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = set->slots[i];
+		hashes[j] = set->hashes[i];
+	}
+	free(set->hashes);
+	free(set->slots);
+	set->hashes = hashes;
+	set->slots = slots;
+	set->nslots = nslots;
+	return 0;
+}
+
+/* A copy of key (n bytes) in the set's chunks. */
+static char *ledger_strset_copy(struct ledger_strset *set, const char *key, size_t n)
+{
+	if (set->free_left < n + 1) {
+		size_t size = n + 1 > 65536 ? n + 1 : 65536;
+		char **chunks = reallocarray(set->chunks, set->n_chunks + 1, sizeof(*chunks));
+		if (!chunks)
+			return NULL;
+		set->chunks = chunks;
+		if (!(set->chunks[set->n_chunks] = malloc(size)))
+			return NULL;
+		set->free_at = set->chunks[set->n_chunks++];
+		set->free_left = size;
+	}
+	char *copy = set->free_at;
+	memcpy(copy, key, n);
+	copy[n] = '\0';
+	set->free_at += n + 1;
+	set->free_left -= n + 1;
+	return copy;
+}
+
+/* Adds key, or finds it, and sets its value and tag. */
+static int ledger_strset_put(struct ledger_strset *set, const char *key, size_t value, int tag)
+{
+	if ((set->n + 1) * 2 > set->nslots && ledger_strset_grow(set) < 0)
+		return -ENOMEM;
+	size_t n = strlen(key);
+	uint64_t h = ledger_strset_hash(key, n);
+	size_t i = ledger_strset_slot(set, key, h);
+	if (set->slots[i]) {
+		set->items[set->slots[i] - 1].value = value;
+		set->items[set->slots[i] - 1].tag = tag;
+		return 0;
+	}
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 1024;
+		struct ledger_strset_item *items = reallocarray(set->items, cap, sizeof(*items));
+		if (!items)
+			return -ENOMEM;
+		set->items = items;
+		set->cap = cap;
+	}
+	const char *copy = ledger_strset_copy(set, key, n);
+	if (!copy)
+		return -ENOMEM;
+	set->items[set->n++] = (struct ledger_strset_item){ .key = copy, .value = value, .tag = tag };
+	set->slots[i] = (uint32_t)set->n;
+	set->hashes[i] = h;
+	return 0;
+}
+
+/* ---- the state directory against the log --------------------------------------- */
+
+/* What the log says of the root directory: each path's last entry (its
+ * index and kind, in the order the paths first appear), the ids of the open
+ * records closed, the paths retired. */
+struct ledger_named {
+	const struct ledger_schema *schema;
+	struct ledger_strset paths;
+	struct ledger_strset closed;
+	struct ledger_strset retired;
+};
+
+static void ledger_named_release(struct ledger_named *named)
+{
+	ledger_strset_release(&named->paths);
+	ledger_strset_release(&named->closed);
+	ledger_strset_release(&named->retired);
+}
+
+/* ledger_log_load_each()'s step: entry i is e. */
+static int ledger_named_add(void *ctx, size_t i, const struct ledger_entry *e)
+{
+	struct ledger_named *named = ctx;
+	const struct ledger_schema *s = named->schema;
+
+	if (ledger_strset_put(&named->paths, e->path, i, e->kind) < 0 ||
+	    (e->kind == s->kind_close && ledger_strset_put(&named->closed, e->id, 0, 0) < 0) ||
+	    (e->kind == s->kind_retire && ledger_strset_put(&named->retired, e->path, 0, 0) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
 /* Records in dir (a directory below the root, no '*') whose paths the
  * ledger does not name: the names with a '*' listed, the others looked up. */
-static void ledger_find_unbacked_in(struct ledger *ledger, json_t *paths, const char *dir,
-				    const char *const *names, struct ledger_report *rep)
+static void ledger_find_unbacked_in(struct ledger *ledger, const struct ledger_strset *paths,
+				    const char *dir, const char *const *names,
+				    struct ledger_report *rep)
 {
 	char path[LEDGER_PATH_MAX + 32];
 
@@ -127,7 +319,7 @@ static void ledger_find_unbacked_in(struct ledger *ledger, json_t *paths, const 
 		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", *name) >=
 		    sizeof(path))
 			continue;
-		if (!json_object_get(paths, path) &&
+		if (!ledger_strset_get(paths, path) &&
 		    faccessat(ledger->root_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			ledger_report_unbacked(rep, path);
 	}
@@ -154,7 +346,7 @@ static void ledger_find_unbacked_in(struct ledger *ledger, json_t *paths, const 
 			if ((size_t)snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "",
 					     de->d_name) >= sizeof(path))
 				break;
-			if (!json_object_get(paths, path))
+			if (!ledger_strset_get(paths, path))
 				ledger_report_unbacked(rep, path);
 			break;
 		}
@@ -164,9 +356,9 @@ static void ledger_find_unbacked_in(struct ledger *ledger, json_t *paths, const 
 
 /* The directories matching pattern below prefix ('*' components are each
  * entry not starting with '.'), walked in readdir order. */
-static void ledger_find_unbacked_at(struct ledger *ledger, json_t *paths, const char *prefix,
-				    const char *pattern, const char *const *names,
-				    struct ledger_report *rep)
+static void ledger_find_unbacked_at(struct ledger *ledger, const struct ledger_strset *paths,
+				    const char *prefix, const char *pattern,
+				    const char *const *names, struct ledger_report *rep)
 {
 	char dir[LEDGER_PATH_MAX + 1];
 	const char *star = strstr(pattern, "*");
@@ -204,7 +396,8 @@ static void ledger_find_unbacked_at(struct ledger *ledger, json_t *paths, const 
 }
 
 /* The schema's records whose paths the ledger does not name. */
-static void ledger_find_unbacked(struct ledger *ledger, json_t *paths, struct ledger_report *rep)
+static void ledger_find_unbacked(struct ledger *ledger, const struct ledger_strset *paths,
+				 struct ledger_report *rep)
 {
 	const struct ledger_schema *s = ledger->schema;
 
@@ -214,19 +407,62 @@ static void ledger_find_unbacked(struct ledger *ledger, json_t *paths, struct le
 
 /* Whether path, or a directory above it, is the path of an entry of the
  * schema's kind_retire. */
-static bool ledger_retired(json_t *retired, const char *path)
+static bool ledger_retired(const struct ledger_strset *retired, const char *path)
 {
 	char dir[LEDGER_PATH_MAX + 1];
 
+	if (retired->n == 0)
+		return false;
 	snprintf(dir, sizeof(dir), "%s", path);
 	for (char *slash = strchr(dir, '/'); slash; slash = strchr(slash + 1, '/')) {
 		*slash = '\0';
-		bool hit = json_object_get(retired, dir) != NULL;
+		bool hit = ledger_strset_get(retired, dir) != NULL;
 		*slash = '/';
 		if (hit)
 			return true;
 	}
-	return json_object_get(retired, dir) != NULL;
+	return ledger_strset_get(retired, dir) != NULL;
+}
+
+/* Whether the record at path is compared with its last entry, of kind: not
+ * when that retires or recovers it, nor when a directory above it was
+ * retired. */
+static bool ledger_record_compared(const struct ledger_named *named, const char *path, int kind)
+{
+	const struct ledger_schema *s = named->schema;
+
+	if (kind == s->kind_retire || kind == s->kind_recovered)
+		return false;
+	return !ledger_retired(&named->retired, path);
+}
+
+/* The entries whose records' caches are missing (recover writes them
+ * back). */
+struct ledger_caches {
+	size_t *idx;
+	size_t n, cap;
+	bool oom;
+};
+
+static void ledger_caches_release(struct ledger_caches *c)
+{
+	free(c->idx);
+	*c = (struct ledger_caches){ 0 };
+}
+
+static void ledger_caches_push(struct ledger_caches *c, size_t i)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		size_t *idx = reallocarray(c->idx, cap, sizeof(*idx));
+		if (!idx) {
+			c->oom = true;
+			return;
+		}
+		c->idx = idx;
+		c->cap = cap;
+	}
+	c->idx[c->n++] = i;
 }
 
 /* The record the line of entry i carries (ledger_entry_record()). */
@@ -239,72 +475,138 @@ static int ledger_log_record(const struct ledger_schema *s, const struct ledger_
 	return ledger_entry_record(s, line, (size_t)(nl - line), ret, ret_n, err);
 }
 
-/* The root directory against the ledger: each path's last entry must
- * match the file's bytes, but for an open record since closed, and a record
- * since retired. A file that is a cache of the bytes its entry carries may
- * be missing (a kill after the commit, before the cache was written; a
- * cache deleted): the log holds the record, and its readers rebuild it; the
- * indexes of those entries go to caches when not NULL (recover writes
- * them). */
-static int ledger_reconcile(struct ledger *ledger, const struct ledger_log *l,
-			    struct ledger_report *rep, json_t *caches, struct error *err)
+/* A record file's digest: ledger_file_digest()'s result and hex. */
+struct ledger_digest {
+	int r;
+	char hex[SHA256_HEX_SIZE];
+};
+
+/* One record against the log l: the file at path must hold the bytes its
+ * last entry e (entry i) committed, but for an open record since closed,
+ * and a record since retired. d is the file's digest, taken when
+ * ledger_record_compared(). A file that is a cache of the bytes its entry
+ * carries may be missing (a kill after the commit, before the cache was
+ * written; a cache deleted): the log holds the record, and its readers
+ * rebuild it; such entries go to caches when not NULL (recover writes them
+ * back). */
+static void ledger_check_record(struct ledger *ledger, const struct ledger_named *named,
+				const struct ledger_log *l, const char *path,
+				const struct ledger_entry *e, size_t i, const struct ledger_digest *d,
+				struct ledger_report *rep, struct ledger_caches *caches)
 {
 	const struct ledger_schema *s = ledger->schema;
-	cleanup_with(json_decrefp) json_t *paths = json_object();
-	cleanup_with(json_decrefp) json_t *closed = json_object();
-	cleanup_with(json_decrefp) json_t *retired = json_object();
-	if (!paths || !closed || !retired)
-		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < l->n; i++) {
-		struct ledger_entry e;
-		ledger_log_entry(s, l, i, &e);
-		if (json_object_set_new(paths, e.path, json_integer((json_int_t)i)) < 0)
-			return error_set(err, ENOMEM, "out of memory");
-		if (e.kind == s->kind_close)
-			json_object_set_new(closed, e.id, json_true());
-		if (e.kind == s->kind_retire)
-			json_object_set_new(retired, e.path, json_true());
+
+	if (!ledger_record_compared(named, path, e->kind))
+		return;
+	if (d->r == -ENOENT) {
+		if (e->kind == s->kind_open && ledger_strset_get(&named->closed, e->id))
+			return;
+		if (e->has_record) {
+			cleanup_free char *bytes = NULL;
+			size_t n;
+			struct error why = { 0 };
+			if (ledger_log_record(s, l, i, &bytes, &n, &why) < 0)
+				ledger_report_add(rep, LEDGER_FINDING_DIFFERS, "%s: %.300s", path,
+						  why.msg);
+			else if (caches)
+				ledger_caches_push(caches, i);
+			return;
+		}
+		ledger_report_add(rep, LEDGER_FINDING_MISSING,
+				  "%s: %s %s committed by entry %zu is missing", path,
+				  ledger_schema_kind_name(s, e->kind), e->id, i);
+	} else if (d->r < 0) {
+		ledger_report_add(rep, LEDGER_FINDING_MISSING, "%s: cannot read: %s", path,
+				  strerror(-d->r));
+	} else if (strcmp(d->hex, e->sha256) != 0) {
+		ledger_report_add(rep, LEDGER_FINDING_DIFFERS,
+				  "%s: %s %s differs from what entry %zu committed", path,
+				  ledger_schema_kind_name(s, e->kind), e->id, i);
 	}
-	const char *path;
-	json_t *v;
-	json_object_foreach(paths, path, v) {
-		struct ledger_entry e;
-		size_t i = (size_t)json_integer_value(v);
-		ledger_log_entry(s, l, i, &e);
-		if (e.kind == s->kind_retire || e.kind == s->kind_recovered)
-			continue;
-		if (ledger_retired(retired, path))
-			continue;
-		char hex[SHA256_HEX_SIZE];
-		int r = ledger_file_digest(ledger, path, hex);
-		if (r == -ENOENT) {
-			if (e.kind == s->kind_open && json_object_get(closed, e.id))
-				continue;
-			if (e.has_record) {
-				cleanup_free char *bytes = NULL;
-				size_t n;
-				struct error why = { 0 };
-				if (ledger_log_record(s, l, i, &bytes, &n, &why) < 0)
-					ledger_report_add(rep, LEDGER_FINDING_DIFFERS, "%s: %.300s",
-							  path, why.msg);
-				else if (caches)
-					json_array_append_new(caches, json_integer((json_int_t)i));
-				continue;
-			}
-			ledger_report_add(rep, LEDGER_FINDING_MISSING,
-					  "%s: %s %s committed by entry %zu is missing", path,
-					  ledger_schema_kind_name(s, e.kind), e.id, i);
-		} else if (r < 0) {
-			ledger_report_add(rep, LEDGER_FINDING_MISSING, "%s: cannot read: %s", path,
-					  strerror(-r));
-		} else if (strcmp(hex, e.sha256) != 0) {
-			ledger_report_add(rep, LEDGER_FINDING_DIFFERS,
-					  "%s: %s %s differs from what entry %zu committed", path,
-					  ledger_schema_kind_name(s, e.kind), e.id, i);
+}
+
+/* The digests of a batch of record files, taken by up to
+ * LEDGER_DIGEST_THREADS threads: opening, reading and hashing thousands of
+ * small files is most of verify's time, and each file is independent. */
+#define LEDGER_DIGEST_BATCH   8192
+#define LEDGER_DIGEST_THREADS 4
+#define LEDGER_DIGEST_CHUNK   32
+
+struct ledger_digests {
+	struct ledger *ledger;
+	const char *paths[LEDGER_DIGEST_BATCH]; /* NULL: not compared */
+	struct ledger_digest digests[LEDGER_DIGEST_BATCH];
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *ledger_digests_work(void *arg)
+{
+	struct ledger_digests *ds = arg;
+
+	for (;;) {
+		size_t from = atomic_fetch_add(&ds->next, LEDGER_DIGEST_CHUNK);
+		if (from >= ds->n)
+			return NULL;
+		size_t to = from + LEDGER_DIGEST_CHUNK < ds->n ? from + LEDGER_DIGEST_CHUNK : ds->n;
+		for (size_t k = from; k < to; k++)
+			if (ds->paths[k])
+				ds->digests[k].r = ledger_file_digest(ds->ledger, ds->paths[k],
+								      ds->digests[k].hex);
+	}
+}
+
+static void ledger_digests_take(struct ledger_digests *ds)
+{
+	pthread_t threads[LEDGER_DIGEST_THREADS - 1];
+	size_t n_threads = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	atomic_store(&ds->next, 0);
+	size_t want = cpus > 1 ? (size_t)cpus - 1 : 0;
+	if (want > LEDGER_DIGEST_THREADS - 1)
+		want = LEDGER_DIGEST_THREADS - 1;
+	/* A thread costs more than the few files it would take. */
+	if (want > ds->n / 256)
+		want = ds->n / 256;
+	while (n_threads < want &&
+	       pthread_create(&threads[n_threads], NULL, ledger_digests_work, ds) == 0)
+		n_threads++;
+	ledger_digests_work(ds);
+	for (size_t t = 0; t < n_threads; t++)
+		pthread_join(threads[t], NULL);
+}
+
+/* The root directory against the ledger, named from its log l: each path's
+ * last entry against its file (ledger_check_record(), in the order the paths
+ * first appear), then the records no entry names. */
+static int ledger_reconcile(struct ledger *ledger, const struct ledger_log *l,
+			    const struct ledger_named *named, struct ledger_report *rep,
+			    struct ledger_caches *caches, struct error *err)
+{
+	const struct ledger_schema *s = ledger->schema;
+	cleanup_free struct ledger_digests *ds = calloc(1, sizeof(*ds));
+	if (!ds)
+		return error_set(err, ENOMEM, "out of memory");
+	ds->ledger = ledger;
+	for (size_t k0 = 0; k0 < named->paths.n; k0 += LEDGER_DIGEST_BATCH) {
+		const struct ledger_strset_item *items = named->paths.items + k0;
+		ds->n = named->paths.n - k0 < LEDGER_DIGEST_BATCH ? named->paths.n - k0
+								  : LEDGER_DIGEST_BATCH;
+		for (size_t k = 0; k < ds->n; k++)
+			ds->paths[k] = ledger_record_compared(named, items[k].key, items[k].tag)
+					       ? items[k].key
+					       : NULL;
+		ledger_digests_take(ds);
+		for (size_t k = 0; k < ds->n; k++) {
+			struct ledger_entry e;
+			ledger_log_entry(s, l, items[k].value, &e);
+			ledger_check_record(ledger, named, l, items[k].key, &e, items[k].value,
+					    &ds->digests[k], rep, caches);
 		}
 	}
-	ledger_find_unbacked(ledger, paths, rep);
-	return 0;
+	ledger_find_unbacked(ledger, &named->paths, rep);
+	return caches && caches->oom ? error_set(err, ENOMEM, "out of memory") : 0;
 }
 
 int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const char *old_checkpoint,
@@ -318,17 +620,35 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 	if (dir_fd >= 0 && lock_fd < 0)
 		return lock_fd;
 	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
-	int r = dir_fd >= 0 ? ledger_log_load(ledger->schema, dir_fd, &l, err) : 0;
+	cleanup_with(ledger_named_release) struct ledger_named named = { .schema = ledger->schema };
+	int r = dir_fd >= 0 ? ledger_log_load_each(ledger->schema, dir_fd, &l, ledger_named_add,
+						   &named, err)
+			    : 0;
 	if (r < 0)
 		return r;
-	ret->size = l.n;
-	merkle_root(l.leaves, l.n, ret->root);
-	if (l.corrupt)
-		ledger_report_add(ret, LEDGER_FINDING_TAMPERED, "%s", l.why);
 
 	struct ledger_checkpoint cp = { 0 };
 	struct error cerr = { 0 };
 	r = dir_fd >= 0 ? ledger_checkpoint_read(dir_fd, vkey, &cp, &cerr) : -ENOENT;
+	struct ledger_checkpoint old = { 0 };
+	if (old_checkpoint) {
+		struct error oerr = { 0 };
+		if (ledger_checkpoint_parse(old_checkpoint, old_n, vkey, &old, &oerr) < 0) {
+			ledger_checkpoint_release(&cp);
+			return error_prefix(&oerr, "the checkpoint given"), *err = oerr, -EINVAL;
+		}
+	}
+	/* The roots the checks below compare, in one pass over the leaves: of
+	 * the whole log, at the checkpoint's size, at the given one's. */
+	uint64_t sizes[3] = { l.n, r == 0 && cp.size <= l.n ? cp.size : l.n,
+			      old_checkpoint && old.size <= l.n ? old.size : l.n };
+	merkle_hash roots[3];
+	merkle_roots((const merkle_hash *)l.leaves, l.n, sizes, 3, roots);
+
+	ret->size = l.n;
+	memcpy(ret->root, roots[0], MERKLE_HASH_BYTES);
+	if (l.corrupt)
+		ledger_report_add(ret, LEDGER_FINDING_TAMPERED, "%s", l.why);
 	if (r == -ENOENT) {
 		if (l.n > 0 || (l.map.size > 0))
 			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
@@ -337,14 +657,12 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 		ledger_report_add(ret, LEDGER_FINDING_TAMPERED, "%s", cerr.msg);
 	} else {
 		ret->checkpoint_size = cp.size;
-		merkle_hash at;
 		if (cp.size > l.n) {
 			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
 					  "the checkpoint signs %llu entries, the log holds %zu valid ones: truncated or rewritten",
 					  (unsigned long long)cp.size, l.n);
 		} else {
-			merkle_root(l.leaves, cp.size, at);
-			if (memcmp(at, cp.root, MERKLE_HASH_BYTES) != 0)
+			if (memcmp(roots[1], cp.root, MERKLE_HASH_BYTES) != 0)
 				ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
 						  "the first %llu entries are not those the checkpoint signed: rewritten",
 						  (unsigned long long)cp.size);
@@ -352,20 +670,12 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 		}
 	}
 	if (old_checkpoint) {
-		struct ledger_checkpoint old;
-		struct error oerr = { 0 };
-		if (ledger_checkpoint_parse(old_checkpoint, old_n, vkey, &old, &oerr) < 0) {
-			ledger_checkpoint_release(&cp);
-			return error_prefix(&oerr, "the checkpoint given"), *err = oerr, -EINVAL;
-		}
-		merkle_hash at;
 		if (old.size > l.n) {
 			ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
 					  "the checkpoint given signs %llu entries, the log holds %zu: truncated",
 					  (unsigned long long)old.size, l.n);
 		} else {
-			merkle_root(l.leaves, old.size, at);
-			if (memcmp(at, old.root, MERKLE_HASH_BYTES) != 0)
+			if (memcmp(roots[2], old.root, MERKLE_HASH_BYTES) != 0)
 				ledger_report_add(ret, LEDGER_FINDING_TAMPERED,
 						  "the log does not extend the checkpoint given (size %llu): rewritten",
 						  (unsigned long long)old.size);
@@ -383,7 +693,7 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 					  l.map.size - l.good_end, l.n);
 	}
 	ledger_checkpoint_release(&cp);
-	return ledger_reconcile(ledger, &l, ret, NULL, err);
+	return ledger_reconcile(ledger, &l, &named, ret, NULL, err);
 }
 
 /* Writes back the cache of the record entry i carries, at its path below
@@ -428,19 +738,14 @@ static int ledger_recover_cache(struct ledger_writer *w, const struct ledger_log
 static int ledger_recover_unbacked(struct ledger_writer *w, struct error *err)
 {
 	cleanup_with(ledger_log_release) struct ledger_log l = { 0 };
+	cleanup_with(ledger_named_release) struct ledger_named named = { .schema = w->ledger->schema };
+	cleanup_with(ledger_caches_release) struct ledger_caches caches = { 0 };
 	struct ledger_report rep = { 0 };
-	cleanup_with(json_decrefp) json_t *caches = json_array();
-	if (!caches)
-		return error_set(err, ENOMEM, "out of memory");
-	int r = ledger_log_load(w->ledger->schema, w->dir_fd, &l, err);
+	int r = ledger_log_load_each(w->ledger->schema, w->dir_fd, &l, ledger_named_add, &named, err);
 	if (r == 0)
-		r = ledger_reconcile(w->ledger, &l, &rep, caches, err);
-	size_t k;
-	json_t *v;
-	json_array_foreach(caches, k, v) {
-		if (r == 0)
-			r = ledger_recover_cache(w, &l, (size_t)json_integer_value(v), err);
-	}
+		r = ledger_reconcile(w->ledger, &l, &named, &rep, &caches, err);
+	for (size_t k = 0; r == 0 && k < caches.n; k++)
+		r = ledger_recover_cache(w, &l, caches.idx[k], err);
 	for (size_t i = 0; r == 0 && i < rep.n_findings; i++) {
 		const char *path = rep.findings[i].path;
 		char hex[SHA256_HEX_SIZE], id[LEDGER_ID_MAX + 1];

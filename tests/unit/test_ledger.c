@@ -17,6 +17,7 @@
 #include "core/store/ledger.h"
 #include "core/store/store.h"
 #include "harness.h"
+#include "ledger/entryscan.h"
 
 /* The certificate-transparency test leaves (RFC 6962 test data,
  * transparency-dev/merkle testonly/constants.go) and their roots. */
@@ -527,8 +528,185 @@ static void test_ledger_concurrent_appenders(void)
 	scratch_remove(store);
 }
 
+/* ---- the canonical reader against the strict parser (tests/fuzz/fuzz_entryscan.c) -- */
+
+static uint64_t scan_rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t scan_rand(void)
+{
+	scan_rng ^= scan_rng << 13;
+	scan_rng ^= scan_rng >> 7;
+	scan_rng ^= scan_rng << 17;
+	return scan_rng;
+}
+
+static bool scan_same(const struct ledger_entry *a, const struct ledger_entry *b)
+{
+	return a->seq == b->seq && a->kind == b->kind && strcmp(a->id, b->id) == 0 &&
+	       strcmp(a->path, b->path) == 0 && strcmp(a->sha256, b->sha256) == 0 &&
+	       strcmp(a->time, b->time) == 0;
+}
+
+/* A value of up to max bytes: mostly what entries hold, now and then a
+ * byte the reader must leave to jansson (a quote, a backslash, a control
+ * character, UTF-8, DEL, a space or a slash). */
+static void scan_value(char *buf, size_t max, const char *usual)
+{
+	static const char *const odd[] = { "\"", "\\", "\n", "\x01", "\xc3\xa9",	"\x7f",
+					   " ",	 "/",  ".",  "..",   "\xf0\x9f\x98\x80" };
+	size_t n = 1 + scan_rand() % max, o = 0;
+
+	while (o < n) {
+		const char *add = scan_rand() % 48 == 0 ? odd[scan_rand() % 11] : NULL;
+		char one[2] = { usual[scan_rand() % strlen(usual)], 0 };
+		if (!add)
+			add = one;
+		if (o + strlen(add) > n)
+			break;
+		memcpy(buf + o, add, strlen(add));
+		o += strlen(add);
+	}
+	buf[o] = '\0';
+}
+
+/* What the differential asserts of one line; returns whether the canonical
+ * reader took it (1), left it (0), or they disagreed (-1). */
+static int scan_check(const char *line, size_t n)
+{
+	struct ledger_entry scanned, parsed, read;
+	struct ledger_scan_record rec;
+	struct error err;
+	int p = ledger_entry_parse(&ledger_state_schema, line, n, &parsed, &err);
+	bool took = ledger_entry_scan(&ledger_state_schema, line, n, &scanned, &rec);
+	int r = ledger_entry_read(&ledger_state_schema, line, n, &read, &err);
+
+	if (r != p || (r == 0 && !scan_same(&read, &parsed)))
+		return -1;
+	if (!took)
+		return 0;
+	if (!rec.text)
+		return p == 0 && scan_same(&scanned, &parsed) ? 1 : -1;
+	/* A record: the line without it must be that entry, the field a string. */
+	json_error_t jerr;
+	json_t *doc = json_loadb(line, n, JSON_REJECT_DUPLICATES, &jerr);
+	bool ok = json_is_object(doc) && json_object_size(doc) == 8 &&
+		  json_is_string(json_object_get(doc, "record"));
+	json_decref(doc);
+	size_t m = (size_t)(rec.text - line) - strlen(",\"record\":\"");
+	char *without = strndup(line, m + 1);
+	if (!without)
+		return -1;
+	without[m] = '}';
+	ok = ok && ledger_entry_parse(&ledger_state_schema, without, m + 1, &parsed, &err) == 0 &&
+	     scan_same(&scanned, &parsed);
+	free(without);
+	return ok ? 1 : -1;
+}
+
+static void test_ledger_entryscan_differential(void)
+{
+	static const char *const kinds[] = {
+		"receipt", "gate-open", "gate-close",	     "dryrun",	 "apply",
+		"discard", "recovered", "permit-transition", "receipts", ""
+	};
+	size_t took = 0, canonical = 0, with_record = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		char id[200], path[600], time[80], sha[SHA256_HEX_SIZE], record[300];
+		scan_value(id, i % 50 == 0 ? 140 : 12, "0123456789abcdefXYZ-_:~");
+		scan_value(path, i % 50 == 1 ? 530 : 40, "abcdefgh0123456789/._-");
+		scan_value(time, i % 50 == 2 ? 70 : 24, "0123456789-:TZ.");
+		for (int k = 0; k < 64; k++)
+			sha[k] = "0123456789abcdef"[scan_rand() % 16];
+		sha[64] = '\0';
+		if (i % 40 == 3)
+			sha[scan_rand() % 64] = 'A';
+		const char *kind = kinds[scan_rand() % 10];
+		if (i % 30 == 4)
+			snprintf(path, sizeof(path), "/etc/airlock/approver.json");
+		json_int_t seq = (json_int_t)(scan_rand() >> (scan_rand() % 64));
+		if (i % 25 == 5)
+			seq = -seq - 1;
+		/* As ledger_entry_format() writes it, with a record as the next
+		 * version's receipts carry it: every byte jansson escapes. */
+		json_t *doc =
+			json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s}", "v", 1, "seq", seq, "kind",
+				  kind, "id", id, "path", path, "sha256", sha, "time", time);
+		ASSERT_TRUE(doc != NULL);
+		bool has_record = i % 3 == 0;
+		if (has_record) {
+			size_t rn = scan_rand() % (sizeof(record) - 2);
+			for (size_t k = 0; k < rn; k++)
+				record[k] = (char)(1 + scan_rand() % 126);
+			if (i % 9 == 0 && rn > 0) /* DEL, which the line may not hold */
+				record[scan_rand() % rn] = 0x7f;
+			if (i % 7 == 0) { /* UTF-8, which jansson leaves as it is */
+				memcpy(record + rn, "\xc3\xa9", 2);
+				rn += 2;
+			}
+			json_object_set_new(doc, "record", json_stringn(record, rn));
+		}
+		char *text = json_dumps(doc, JSON_COMPACT);
+		json_decref(doc);
+		ASSERT_TRUE(text != NULL);
+		size_t n = strlen(text);
+		struct ledger_entry e;
+		struct error err;
+		/* The line without its record is canonical when the parser takes it,
+		 * no value needed an escape and seq has at most 18 digits. */
+		bool plain = seq < 1000000000000000000LL && !strpbrk(id, "\"\\") &&
+			     !strpbrk(path, "\"\\") && !strpbrk(time, "\"\\");
+		for (const char *c = id; plain && *c; c++)
+			plain = *c >= 0x20 && *c < 0x7f;
+		for (const char *c = path; plain && *c; c++)
+			plain = *c >= 0x20 && *c < 0x7f;
+		for (const char *c = time; plain && *c; c++)
+			plain = *c >= 0x20 && *c < 0x7f;
+		int v = scan_check(text, n);
+		ASSERT_TRUE(v >= 0);
+		if (plain && !has_record &&
+		    ledger_entry_parse(&ledger_state_schema, text, n, &e, &err) == 0) {
+			canonical++;
+			ASSERT_EQ_INT(v, 1);
+		}
+		took += v == 1;
+		with_record += v == 1 && has_record;
+		/* Mutations: a byte changed, dropped or added, the line cut. */
+		for (int m = 0; m < 6; m++) {
+			char *mut = malloc(n + 2);
+			ASSERT_TRUE(mut != NULL);
+			memcpy(mut, text, n + 1);
+			size_t at = scan_rand() % n, mn = n;
+			switch (m % 4) {
+			case 0:
+				mut[at] = (char)(scan_rand() % 256);
+				break;
+			case 1:
+				memmove(mut + at, mut + at + 1, n - at);
+				mn--;
+				break;
+			case 2:
+				memmove(mut + at + 1, mut + at, n - at + 1);
+				mut[at] = "\"\\{},:0 u"[scan_rand() % 9];
+				mn++;
+				break;
+			default:
+				mn = at;
+			}
+			int mv = scan_check(mut, mn);
+			free(mut);
+			ASSERT_TRUE(mv >= 0);
+		}
+		free(text);
+	}
+	printf("# canonical reader: took %zu lines of 20000 written (%zu canonical without a record, %zu with one)\n",
+	       took, canonical, with_record);
+	ASSERT_TRUE(canonical > 1000 && with_record > 1000);
+}
+
 RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
-	  T_(test_ledger_record_cache), T_(test_ledger_concurrent_appenders))
+	  T_(test_ledger_record_cache), T_(test_ledger_concurrent_appenders),
+	  T_(test_ledger_entryscan_differential))
