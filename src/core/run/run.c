@@ -882,8 +882,9 @@ static int run_spawn(struct run_state *st, struct error *err)
 	};
 	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
-	if (st->req->dryrun && (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id,
-						       st->req->permit_id, st->workspace, &config.isolation, err)) < 0)
+	if (st->req->dryrun &&
+	    (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id, st->req->permit_id,
+				    st->workspace, &config.isolation, err)) < 0)
 		return r;
 	run_fill_limits(&st->quarantine, st->policy, &config);
 

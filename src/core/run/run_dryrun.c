@@ -20,9 +20,8 @@ void run_dryrun_release(struct run_dryrun *dr)
 	free(dr->path_events);
 }
 
-int run_dryrun_prepare(struct run_dryrun *dr, struct store *store, uint64_t id,
-		       uint64_t permit_id, const char *workspace, struct sandbox_isolation *iso,
-		       struct error *err)
+int run_dryrun_prepare(struct run_dryrun *dr, struct store *store, uint64_t id, uint64_t permit_id,
+		       const char *workspace, struct sandbox_isolation *iso, struct error *err)
 {
 	int r = dryrun_prepare(store, id, permit_id, workspace, &dr->upper, &dr->work, err);
 	if (r < 0)

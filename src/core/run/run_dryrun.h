@@ -39,9 +39,8 @@ struct run_dryrun {
 void run_dryrun_release(struct run_dryrun *dr);
 
 /* Creates the snapshot's overlay for receipt id and points iso at it. */
-int run_dryrun_prepare(struct run_dryrun *dr, struct store *store, uint64_t id,
-		       uint64_t permit_id, const char *workspace, struct sandbox_isolation *iso,
-		       struct error *err);
+int run_dryrun_prepare(struct run_dryrun *dr, struct store *store, uint64_t id, uint64_t permit_id,
+		       const char *workspace, struct sandbox_isolation *iso, struct error *err);
 
 /* Once the quarantine is gone (its overlay with it): settles the snapshot
  * and keeps what res says of the command (it takes res's path events). */

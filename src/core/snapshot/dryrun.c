@@ -131,12 +131,10 @@ static int dryrun_mark_permit(struct store *store, const char *rel, uint64_t per
 	int fd = openat(store_dir_fd(store), path,
 			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return error_set_errno(err, errno, "mark %s/%s the permit's", store_path(store),
-				       rel);
+		return error_set_errno(err, errno, "mark %s/%s the permit's", store_path(store), rel);
 	int r = fd_write_all(fd, text, (size_t)n);
 	close(fd);
-	return r < 0 ? error_set_errno(err, -r, "mark %s/%s the permit's", store_path(store), rel)
-		     : 0;
+	return r < 0 ? error_set_errno(err, -r, "mark %s/%s the permit's", store_path(store), rel) : 0;
 }
 
 int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const char *workspace,
