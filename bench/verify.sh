@@ -40,13 +40,21 @@ cd - >/dev/null
 "$driver" generate "$work/log" "$entries"
 "$airlock" ledger key --state-dir "$work/log" >"$work/log.pub"
 
-# Both builds must agree, and the state directories verify.
+# Both builds must agree, and the state directories verify. A BASE from
+# before ledger format 2 cannot read receipts that their entries carry
+# (docs/ledger.md): its verify of that state is timed (-i) but not compared.
+base_reads=yes
 for d in receipts log; do
-	"$base" ledger verify --state-dir "$work/$d" --key "$work/$d.pub" >"$work/$d.base"
 	"$airlock" ledger verify --state-dir "$work/$d" --key "$work/$d.pub" >"$work/$d.new"
-	cmp -s "$work/$d.base" "$work/$d.new" || { echo "verify of $d: the builds disagree" >&2; exit 1; }
 	grep -q '"verdict":"OK"' "$work/$d.new" || { echo "verify of $d: not OK" >&2; exit 1; }
+	if ! "$base" ledger verify --state-dir "$work/$d" --key "$work/$d.pub" >"$work/$d.base" &&
+		[ "$d" = receipts ] && grep -q '"record":' "$state/ledger/log"; then
+		base_reads=no
+		continue
+	fi
+	cmp -s "$work/$d.base" "$work/$d.new" || { echo "verify of $d: the builds disagree" >&2; exit 1; }
 done
+[ "$base_reads" = yes ] || export HYPERFINE_FLAGS=-i
 find "$state/receipts" "$state/gate" -type f -name '*.json' | sort >"$work/records"
 # The same bytes verify hashes, in one sha256sum (a list file: no ARG_MAX).
 files="$state/ledger/log $state/ledger/checkpoint"
@@ -71,7 +79,11 @@ nrec=$(wc -l <"$work/records")
 recbytes=$(xargs cat <"$work/records" | wc -c)
 echo "| state directory | command | median ms | / sha256sum of log + checkpoint |"
 echo "|---|---|---:|---:|"
-echo "| receipts: $rn_entries entries ($rbytes bytes of log), $nrec record files ($recbytes bytes) | \`ledger verify\`, BASE | $rb | $(ratio "$rb" "$rs") |"
+if [ "$base_reads" = yes ]; then
+	echo "| receipts: $rn_entries entries ($rbytes bytes of log), $nrec record files ($recbytes bytes) | \`ledger verify\`, BASE | $rb | $(ratio "$rb" "$rs") |"
+else
+	echo "| receipts: $rn_entries entries ($rbytes bytes of log, the receipts' bytes in it), $nrec record files ($recbytes bytes) | \`ledger verify\`, BASE | cannot read format 2 | |"
+fi
 echo "| | \`ledger verify\`, this build | $rn | $(ratio "$rn" "$rs") |"
 echo "| | \`sha256sum\` log + checkpoint | $rs | 1 |"
 echo "| | \`sha256sum\` log + checkpoint + the record files | $ra | $(ratio "$ra" "$rs") |"
@@ -79,4 +91,4 @@ echo "| log: $ln_entries entries ($lbytes bytes of log), 1 record file | \`ledge
 echo "| | \`ledger verify\`, this build | $ln | $(ratio "$ln" "$ls") |"
 echo "| | \`sha256sum\` log + checkpoint | $ls | 1 |"
 echo
-echo "BASE / this build: receipts $(ratio "$rb" "$rn")x, log $(ratio "$lb" "$ln")x. Medians of $rounds interleaved rounds of $runs runs each."
+echo "BASE / this build: receipts $([ "$base_reads" = yes ] && ratio "$rb" "$rn" || echo n/a)x, log $(ratio "$lb" "$ln")x. Medians of $rounds interleaved rounds of $runs runs each."
