@@ -23,10 +23,14 @@ _Static_assert(sizeof(struct ledger_index_head) <= LEDGER_INDEX_HEAD, "index hea
 
 void ledger_boot_id(char ret[40])
 {
+	char boot[40] = { 0 };
 	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	memset(ret, 0, 40);
-	if (fd < 0 || read(fd, ret, 39) < 0)
-		memset(ret, 0, 40);
+
+	/* Read into a local buffer: gcc's -fsanitize build took ret for a
+	 * possibly null pointer once the function was no longer static. */
+	if (fd >= 0 && read(fd, boot, sizeof(boot) - 1) < 0)
+		memset(boot, 0, sizeof(boot));
+	memcpy(ret, boot, sizeof(boot));
 }
 
 uint64_t ledger_path_hash(const char *path)
