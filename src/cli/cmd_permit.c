@@ -190,18 +190,12 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 	else if (p.state == PERMIT_REJECTED)
 		cli_error("permit %llu: rejected: risk 5 (rule %s)", (unsigned long long)p.id,
 			  p.classify_rule);
-	if (c->exec && p.state == PERMIT_PROPOSED && p.risk >= 4) {
-		/* Its path is dryrun, approve, exec: the line says what was
-		 * recorded, the refusal what to do. */
-		permit_print_line(&p, 0);
-		cli_error("permit %llu is PROPOSED at risk %d: --exec dry-runs and executes only a permit of risk 3 or less; run airlock permit dryrun %llu, then the approver's approve",
-			  (unsigned long long)p.id, p.risk, (unsigned long long)p.id);
-		permit_release(&p);
-		return exit_status_for_permit_error(-EPERM, false);
-	}
 	if (c->exec && p.state == PERMIT_PROPOSED) {
-		/* propose, then exec (which dry-runs it first) in this process:
-		 * one line, the exec's. */
+		/* propose, then exec in this process: one line, the exec's. A
+		 * permit exec refuses to take from PROPOSED (risk 4) gets the
+		 * line of what was recorded first; the refusal says what to do. */
+		if (!permit_exec_dry_runs(&p))
+			permit_print_line(&p, 0);
 		char id[24];
 		struct permit_cli step = *c;
 		snprintf(id, sizeof(id), "%llu", (unsigned long long)p.id);

@@ -563,6 +563,11 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 	return 0;
 }
 
+bool permit_exec_dry_runs(const struct permit *p)
+{
+	return p->state == PERMIT_PROPOSED && p->risk <= 3;
+}
+
 int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
 		uint64_t id, char *const *verify, struct permit *ret,
 		struct permit_exec_result *res, struct error *err)
@@ -588,7 +593,7 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 		 * risk is checked again there (a tracked file observed asks for
 		 * the approver). A risk of 4 known before the dry run keeps its
 		 * steps: dryrun, then the approver. */
-		if (p.risk >= 4)
+		if (!permit_exec_dry_runs(&p))
 			return error_set(err, EPERM,
 					 "permit %llu is PROPOSED at risk %d: exec dry-runs only a permit of risk 3 or less itself; run airlock permit dryrun %llu, then the approver's approve",
 					 (unsigned long long)p.id, p.risk, (unsigned long long)p.id);

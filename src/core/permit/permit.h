@@ -57,6 +57,11 @@ struct permit_exec_result {
 	size_t ops;
 	char note[1024];
 };
+/* Whether permit_exec() takes p from PROPOSED itself (dry run, then
+ * apply): risk 3 or less. A PROPOSED permit of risk 4 keeps its steps:
+ * dryrun, the approver, exec. */
+bool permit_exec_dry_runs(const struct permit *p);
+
 /* Applies the dry run's change set (APPLIED), runs verify (verify, else the
  * proposal's) on a snapshot of the result, and rolls back when it fails
  * (ROLLED_BACK). -EACCES: risk 4 without a valid approval
