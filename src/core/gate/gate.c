@@ -245,6 +245,26 @@ static int gate_failure_str(json_t *doc, const char *key, const char **ret, stru
 	return 0;
 }
 
+/* A record's string fields, each at its offset in the record's struct. */
+struct gate_str_field {
+	const char *key;
+	size_t offset;
+};
+
+/* Every field of fields read into base (gate_failure_str()); -EBADMSG
+ * when one is not a string (err names the last), after all were read. */
+static int gate_read_strs(json_t *doc, void *base, const struct gate_str_field *fields, size_t n,
+			  struct error *err)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (gate_failure_str(doc, fields[i].key,
+				     (const char **)((char *)base + fields[i].offset), err) < 0)
+			r = -EBADMSG;
+	return r;
+}
+
 static int gate_failure_int(json_t *doc, const char *key, bool *ret_has, int64_t *ret, struct error *err)
 {
 	json_t *v = json_object_get(doc, key);
@@ -258,10 +278,7 @@ static int gate_failure_int(json_t *doc, const char *key, bool *ret_has, int64_t
 
 int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *err)
 {
-	static const struct {
-		const char *key;
-		size_t offset;
-	} strs[] = {
+	static const struct gate_str_field strs[] = {
 		{ "scope", offsetof(struct gate_failure, scope) },
 		{ "source", offsetof(struct gate_failure, source) },
 		{ "shell", offsetof(struct gate_failure, shell) },
@@ -283,10 +300,8 @@ int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *
 	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
 		return -EBADMSG;
 	ret->receipt = (uint64_t)v;
-	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
-		if (gate_failure_str(doc, strs[i].key,
-				     (const char **)((char *)ret + strs[i].offset), err) < 0)
-			r = -EBADMSG;
+	if (gate_read_strs(doc, ret, strs, ARRAY_SIZE(strs), err) < 0)
+		r = -EBADMSG;
 	if (gate_failure_int(doc, "exit_code", &ret->has_exit_code, &ret->exit_code, err) < 0 ||
 	    gate_failure_int(doc, "risk", &has, &ret->risk, err) < 0)
 		r = -EBADMSG;
@@ -1148,10 +1163,7 @@ int gate_close_check(struct store *store, uint64_t id, const struct gate_close_r
 
 int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err)
 {
-	static const struct {
-		const char *key;
-		size_t offset;
-	} strs[] = {
+	static const struct gate_str_field strs[] = {
 		{ "schema", offsetof(struct gate_close_record, schema) },
 		{ "scope", offsetof(struct gate_close_record, scope) },
 		{ "move", offsetof(struct gate_close_record, move) },
@@ -1168,10 +1180,8 @@ int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, stru
 	*ret = (struct gate_close_record){ .doc = json_incref(doc) };
 	if (!json_is_object(doc))
 		return error_set(err, EBADMSG, "it is not an object");
-	for (size_t i = 0; i < ARRAY_SIZE(strs); i++)
-		if (gate_failure_str(doc, strs[i].key,
-				     (const char **)((char *)ret + strs[i].offset), err) < 0)
-			r = -EBADMSG;
+	if (gate_read_strs(doc, ret, strs, ARRAY_SIZE(strs), err) < 0)
+		r = -EBADMSG;
 	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
 		r = -EBADMSG;
 	ret->receipt = (uint64_t)v;
