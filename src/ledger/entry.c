@@ -41,7 +41,7 @@ bool ledger_id_ok(const char *s)
 }
 
 /* A clean relative path below the root directory, or the schema's absolute one. */
-static bool ledger_path_ok(const struct ledger_schema *schema, const char *p)
+bool ledger_path_ok(const struct ledger_schema *schema, const char *p)
 {
 	size_t n = strlen(p);
 

@@ -131,28 +131,6 @@ static const char *entryscan_string(const char *p, const char *end)
 	return p + 1;
 }
 
-/* ledger_entry_parse()'s rule for a path, over a path of printable ASCII:
- * the schema's absolute path, or relative with no empty, "." or ".."
- * component. */
-static bool entryscan_path_ok(const struct ledger_schema *schema, const char *p)
-{
-	if (!*p)
-		return false;
-	if (schema->absolute_path && strcmp(p, schema->absolute_path) == 0)
-		return true;
-	if (*p == '/')
-		return false;
-	for (;;) {
-		size_t len = strcspn(p, "/");
-		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += len;
-		if (!*p)
-			return true;
-		p++;
-	}
-}
-
 bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, size_t n,
 		       struct ledger_entry *ret, struct ledger_scan_record *rec)
 {
@@ -188,7 +166,7 @@ bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, siz
 		return false;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"path\":\"")) ||
 	    !(p = entryscan_plain_copy(p, end, ret->path, LEDGER_PATH_MAX)) ||
-	    !entryscan_path_ok(schema, ret->path))
+	    !ledger_path_ok(schema, ret->path))
 		return false;
 	if (!(p = ENTRYSCAN_LIT(p, end, ",\"sha256\":\"")) || end - p < 65 || p[64] != '"')
 		return false;
