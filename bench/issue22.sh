@@ -20,18 +20,8 @@ scripts/deps.sh --bench >/dev/null
 build="build-bench"
 [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
 meson compile -C "$build" >/dev/null
-# BASE, from `git archive` (as bench/startup.sh builds its own).
-old=$PWD/$build/issue22-base
-commit=$(git rev-parse "$base_commit^{commit}")
-if [ "$(cat "$old/commit" 2>/dev/null)" != "$commit" ]; then
-	rm -rf "$old"
-	mkdir -p "$old/src"
-	git archive "$commit" | tar -x -C "$old/src"
-	meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
-	echo "$commit" >"$old/commit"
-fi
-meson compile -C "$old/build" airlock >/dev/null
-base=$old/build/airlock
+. bench/lib.sh
+base=$(bench_build_commit "$base_commit" "$PWD/$build/issue22-base")
 
 load() { echo "Load average before this part: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)."; echo; }
 

@@ -31,3 +31,19 @@ hyperfine_rounds() { # out.json, rounds, runs, command...
 			else (.[length / 2 - 1] + .[length / 2]) / 2 end)]}' "$out".* >"$out"
 	rm -f "$out".*
 }
+
+# An airlock built from COMMIT (`git archive` into DIR, a release build with
+# the project's own flags, kept while DIR/commit names COMMIT); prints the
+# binary's path.
+bench_build_commit() { # commit, dir
+	commit=$(git rev-parse "$1^{commit}")
+	if [ "$(cat "$2/commit" 2>/dev/null)" != "$commit" ]; then
+		rm -rf "$2"
+		mkdir -p "$2/src"
+		git archive "$commit" | tar -x -C "$2/src"
+		meson setup "$2/build" "$2/src" --buildtype=release >/dev/null
+		echo "$commit" >"$2/commit"
+	fi
+	meson compile -C "$2/build" airlock >/dev/null
+	echo "$2/build/airlock"
+}

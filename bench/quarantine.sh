@@ -23,17 +23,7 @@ build="build-bench"
 [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
 meson compile -C "$build" airlock >/dev/null
 after=$PWD/$build/airlock
-old=$PWD/$build/quarantine-before
-commit=$(git rev-parse "$before_commit^{commit}")
-if [ "$(cat "$old/commit" 2>/dev/null)" != "$commit" ]; then
-	rm -rf "$old"
-	mkdir -p "$old/src"
-	git archive "$commit" | tar -x -C "$old/src"
-	meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
-	echo "$commit" >"$old/commit"
-fi
-meson compile -C "$old/build" airlock >/dev/null
-before=$old/build/airlock
+before=$(bench_build_commit "$before_commit" "$PWD/$build/quarantine-before")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -107,4 +97,4 @@ row "airlock after, \`git status\`, receipts.fsync=false" 7 5 6
 row "airlock before, \`git status\`, receipt fsynced" 8 5 -
 row "airlock after, \`git status\`, receipt fsynced" 9 5 8
 echo
-echo "One \`hyperfine -N --warmup 3 --runs $runs\` run; before is $(git rev-parse --short "$commit"), after is $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' with uncommitted changes'). Load average before the run: $load ($(nproc) CPUs). The repository: $files files in 100 directories, committed and clean (the before binary adds its placeholders \`.airlock\` and \`.envrc\` while it runs, so its \`git status\` lists two untracked files); bubblewrap: \`bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --chdir WS\` (the workspace is bound after the private /tmp, which would hide it otherwise)."
+echo "One \`hyperfine -N --warmup 3 --runs $runs\` run; before is $(git rev-parse --short "$before_commit"), after is $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' with uncommitted changes'). Load average before the run: $load ($(nproc) CPUs). The repository: $files files in 100 directories, committed and clean (the before binary adds its placeholders \`.airlock\` and \`.envrc\` while it runs, so its \`git status\` lists two untracked files); bubblewrap: \`bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind WS WS --chdir WS\` (the workspace is bound after the private /tmp, which would hide it otherwise)."

@@ -25,17 +25,7 @@ build="build-bench"
 [ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
 meson compile -C "$build" airlock >/dev/null
 after=$PWD/$build/airlock
-old=$PWD/$build/startup-before
-commit=$(git rev-parse "$before_commit^{commit}")
-if [ "$(cat "$old/commit" 2>/dev/null)" != "$commit" ]; then
-	rm -rf "$old"
-	mkdir -p "$old/src"
-	git archive "$commit" | tar -x -C "$old/src"
-	meson setup "$old/build" "$old/src" --buildtype=release >/dev/null
-	echo "$commit" >"$old/commit"
-fi
-meson compile -C "$old/build" airlock >/dev/null
-before=$old/build/airlock
+before=$(bench_build_commit "$before_commit" "$PWD/$build/startup-before")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
