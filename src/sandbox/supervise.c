@@ -1083,6 +1083,149 @@ static void supervisor_read_cgroups(int notify_fd, struct cgroup_run *cg,
 	manifest->cgroup_pids = cg->pids;
 }
 
+/* The quarantine's plan, in a teardown made for it (*ret_td, set at once so
+ * that the caller's cleanup owns it); 1 when a layer cannot be built, with
+ * result saying which (fail closed: no run). */
+static int supervisor_plan(const struct sandbox_config *config, const struct supervisor_fds *fds,
+			   struct sandbox_result *result, struct sandbox_teardown **ret_td,
+			   struct error *err)
+{
+	struct sandbox_teardown *td = calloc(1, sizeof(*td));
+	if (!td)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_td = td;
+	td->plan = (struct isolate_plan){
+		.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
+	};
+	struct error plan_err = { 0 };
+	enum sandbox_stage stage;
+	if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
+		/* Fail closed: a layer that cannot be built means no run. */
+		result->outcome = SANDBOX_SETUP_FAILED;
+		result->failed_stage = stage;
+		result->failed_errno = plan_err.code;
+		snprintf(result->failed_message, sizeof(result->failed_message), "%.500s",
+			 plan_err.msg);
+		return 1;
+	}
+	td->plan.notify_fd = fds->notify[1];
+	td->plan.status_fd = fds->status[1];
+	td->plan.go_fd = fds->go[0];
+	td->plan.supervisor_fds[0] = fds->notify[0];
+	td->plan.supervisor_fds[1] = fds->status[0];
+	td->plan.supervisor_fds[2] = fds->go[1];
+	result->manifest = (struct sandbox_manifest){
+		.isolated = true,
+		.landlock_abi = td->plan.landlock_abi,
+		.landlock_scoped = td->plan.landlock_handled.scoped,
+		.n_seccomp_rules = td->plan.filter.n_rules,
+		.connect_mediated = td->plan.mediate_connect,
+		.hidden = TAKE_PTR(td->plan.enforced_hidden),
+		.exposed = TAKE_PTR(td->plan.enforced_exposed),
+		.read_only = TAKE_PTR(td->plan.protect.enforced),
+	};
+	return 0;
+}
+
+/* Init started (pid): its ids mapped, its go, and its cgroups sent. Returns
+ * the errno of sending the cgroups (init then killed), else 0. */
+static int supervisor_start_init(const struct sandbox_config *config, struct supervisor_fds *fds,
+				 struct sandbox_teardown *td, pid_t pid, struct sandbox_result *result)
+{
+	td->init_pid = pid;
+	if (td->plan.parent_maps && supervisor_map_ids(&td->plan, pid, fds->go[1]))
+		result->manifest.ids_mapped = true;
+	char go = CHILD_GO;
+	(void)fd_write_all(fds->go[1], &go, 1);
+	close_and_invalidate(&fds->go[1]);
+	close_and_invalidate(&fds->go[0]);
+	/* While init builds the quarantine: the run's cgroups, which init
+	 * enters itself before it starts the command (ISOLATE_CGROUP_*).
+	 * Memory is limited by a cgroup where one can be made (the OOM
+	 * killer then says which limit fired), else by RLIMIT_AS, which
+	 * init drops once it is in a memory cgroup. */
+	int tasks[2] = { -1, -1 };
+	if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
+			      config->isolation.max_processes))
+		cgroup_run_open_tasks(&td->cgroup, tasks);
+	int send_errno = supervisor_send_cgroups(fds->notify[0], tasks);
+	for (size_t i = 0; i < ARRAY_SIZE(tasks); i++)
+		close_and_invalidate(&tasks[i]);
+	if (send_errno)
+		(void)kill(pid, SIGKILL); /* it would wait for the message forever */
+	return send_errno;
+}
+
+/* The child's report, then, when it set up, the run supervised to its end. */
+static void supervisor_run(struct supervisor *s, struct supervisor_fds *fds,
+			   struct sandbox_teardown *td, int send_errno, uint64_t started_ns)
+{
+	const struct sandbox_config *config = s->config;
+	struct sandbox_result *result = s->result;
+	bool isolated = s->isolated;
+	struct child_report report;
+	bool failed = supervisor_read_report(fds->report[0], &report);
+	if (!failed && send_errno) {
+		failed = true;
+		report = (struct child_report){ .stage = SANDBOX_STAGE_INIT, .error = send_errno };
+	}
+	if (isolated)
+		supervisor_read_cgroups(fds->notify[0], &td->cgroup, &result->manifest);
+	if (failed) {
+		supervisor_kill_all(s);
+		result->outcome = SANDBOX_SETUP_FAILED;
+		result->failed_stage = (enum sandbox_stage)report.stage;
+		result->failed_errno = report.error;
+		return;
+	}
+	if (isolated)
+		s->listener_fd = fdpass_receive(fds->notify[0]);
+	if (s->listener_fd >= 0 && td->plan.mediate_connect) {
+		/* Without it each connect() is refused as a denial (EPERM). */
+		struct sockbroker_config bc = { .listener_fd = s->listener_fd,
+						.workspace = config->isolation.workspace,
+						.writable = config->isolation.writable,
+						.n_writable = config->isolation.n_writable,
+						.share_net = config->isolation.share_net };
+		struct error broker_err = { 0 };
+		(void)sockbroker_new(&s->broker, &bc, &broker_err);
+	}
+	if (config->timeout_ms)
+		s->timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
+	supervisor_loop(s);
+	/* Init's report ends a quarantined run: nothing in it is alive,
+	 * and init's own exit is the teardown's to wait for. */
+	if (!s->command_done)
+		supervisor_kill_all(s);
+}
+
+/* After the run: what is left of the supervisor released, and what the
+ * quarantine's end says (its limits, init's status) recorded. */
+static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
+{
+	struct sandbox_result *result = s->result;
+
+	/* Interrupts connects still in flight: nothing waits for them now. */
+	sockbroker_finish(s->broker, result);
+	if (s->listener_fd >= 0)
+		close(s->listener_fd);
+	if (s->isolated) {
+		if (s->status_fd >= 0)
+			supervisor_read_isolate_status(s); /* init is gone: data or EOF */
+		if (s->main_exited)
+			td->init_pid = 0;
+		result->manifest.memory_limit_hit = cgroup_run_memory_fired(&td->cgroup);
+		result->manifest.pids_limit_hit = cgroup_run_pids_fired(&td->cgroup);
+	} else {
+		supervisor_count_killed(s);
+	}
+	pid_set_release(&s->killed);
+	free(s->event_slots);
+	for (int i = 0; i < 2; i++)
+		if (s->out_fds[i] >= 0)
+			close(s->out_fds[i]);
+}
+
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
 static int sandbox_spawn_and_supervise(const struct sandbox_config *config, const sigset_t *sigchld,
 				       struct sandbox_result *result,
@@ -1095,39 +1238,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		return r;
 	cleanup_with(sandbox_teardown_finishp) struct sandbox_teardown *td = NULL;
 	if (isolated) {
-		td = calloc(1, sizeof(*td));
-		if (!td)
-			return error_set(err, ENOMEM, "out of memory");
-		td->plan = (struct isolate_plan){
-			.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
-		};
-		struct error plan_err = { 0 };
-		enum sandbox_stage stage;
-		if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
-			/* Fail closed: a layer that cannot be built means no run. */
-			result->outcome = SANDBOX_SETUP_FAILED;
-			result->failed_stage = stage;
-			result->failed_errno = plan_err.code;
-			snprintf(result->failed_message, sizeof(result->failed_message), "%.500s",
-				 plan_err.msg);
-			return 0;
-		}
-		td->plan.notify_fd = fds.notify[1];
-		td->plan.status_fd = fds.status[1];
-		td->plan.go_fd = fds.go[0];
-		td->plan.supervisor_fds[0] = fds.notify[0];
-		td->plan.supervisor_fds[1] = fds.status[0];
-		td->plan.supervisor_fds[2] = fds.go[1];
-		result->manifest = (struct sandbox_manifest){
-			.isolated = true,
-			.landlock_abi = td->plan.landlock_abi,
-			.landlock_scoped = td->plan.landlock_handled.scoped,
-			.n_seccomp_rules = td->plan.filter.n_rules,
-			.connect_mediated = td->plan.mediate_connect,
-			.hidden = TAKE_PTR(td->plan.enforced_hidden),
-			.exposed = TAKE_PTR(td->plan.enforced_exposed),
-			.read_only = TAKE_PTR(td->plan.protect.enforced),
-		};
+		r = supervisor_plan(config, &fds, result, &td, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
 	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
 	if (!buf)
@@ -1152,29 +1265,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
-	if (isolated) {
-		td->init_pid = pid;
-		if (td->plan.parent_maps && supervisor_map_ids(&td->plan, pid, fds.go[1]))
-			result->manifest.ids_mapped = true;
-		char go = CHILD_GO;
-		(void)fd_write_all(fds.go[1], &go, 1);
-		close_and_invalidate(&fds.go[1]);
-		close_and_invalidate(&fds.go[0]);
-		/* While init builds the quarantine: the run's cgroups, which init
-		 * enters itself before it starts the command (ISOLATE_CGROUP_*).
-		 * Memory is limited by a cgroup where one can be made (the OOM
-		 * killer then says which limit fired), else by RLIMIT_AS, which
-		 * init drops once it is in a memory cgroup. */
-		int tasks[2] = { -1, -1 };
-		if (cgroup_run_create(&td->cgroup, config->isolation.memory_bytes,
-				      config->isolation.max_processes))
-			cgroup_run_open_tasks(&td->cgroup, tasks);
-		send_errno = supervisor_send_cgroups(fds.notify[0], tasks);
-		for (size_t i = 0; i < ARRAY_SIZE(tasks); i++)
-			close_and_invalidate(&tasks[i]);
-		if (send_errno)
-			(void)kill(pid, SIGKILL); /* it would wait for the message forever */
-	}
+	if (isolated)
+		send_errno = supervisor_start_init(config, &fds, td, pid, result);
 
 	/* Only the child keeps the write ends. */
 	close_and_invalidate(&fds.out[0][1]);
@@ -1194,59 +1286,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.listener_fd = -1,
 		.status_fd = TAKE_FD(fds.status[0]),
 	};
-	struct child_report report;
-	bool failed = supervisor_read_report(fds.report[0], &report);
-	if (!failed && send_errno) {
-		failed = true;
-		report = (struct child_report){ .stage = SANDBOX_STAGE_INIT, .error = send_errno };
-	}
-	if (isolated)
-		supervisor_read_cgroups(fds.notify[0], &td->cgroup, &result->manifest);
-	if (failed) {
-		supervisor_kill_all(&s);
-		result->outcome = SANDBOX_SETUP_FAILED;
-		result->failed_stage = (enum sandbox_stage)report.stage;
-		result->failed_errno = report.error;
-	} else {
-		if (isolated)
-			s.listener_fd = fdpass_receive(fds.notify[0]);
-		if (s.listener_fd >= 0 && td->plan.mediate_connect) {
-			/* Without it each connect() is refused as a denial (EPERM). */
-			struct sockbroker_config bc = { .listener_fd = s.listener_fd,
-							.workspace = config->isolation.workspace,
-							.writable = config->isolation.writable,
-							.n_writable = config->isolation.n_writable,
-							.share_net = config->isolation.share_net };
-			struct error broker_err = { 0 };
-			(void)sockbroker_new(&s.broker, &bc, &broker_err);
-		}
-		if (config->timeout_ms)
-			s.timeout_at_ns = started_ns + config->timeout_ms * 1000000ULL;
-		supervisor_loop(&s);
-		/* Init's report ends a quarantined run: nothing in it is alive,
-		 * and init's own exit is the teardown's to wait for. */
-		if (!s.command_done)
-			supervisor_kill_all(&s);
-	}
-	/* Interrupts connects still in flight: nothing waits for them now. */
-	sockbroker_finish(s.broker, result);
-	if (s.listener_fd >= 0)
-		close(s.listener_fd);
-	if (isolated) {
-		if (s.status_fd >= 0)
-			supervisor_read_isolate_status(&s); /* init is gone: data or EOF */
-		if (s.main_exited)
-			td->init_pid = 0;
-		result->manifest.memory_limit_hit = cgroup_run_memory_fired(&td->cgroup);
-		result->manifest.pids_limit_hit = cgroup_run_pids_fired(&td->cgroup);
-	} else {
-		supervisor_count_killed(&s);
-	}
-	pid_set_release(&s.killed);
-	free(s.event_slots);
-	for (int i = 0; i < 2; i++)
-		if (s.out_fds[i] >= 0)
-			close(s.out_fds[i]);
+	supervisor_run(&s, &fds, td, send_errno, started_ns);
+	supervisor_finish(&s, td);
 
 	result->duration_ns = clock_monotonic_ns() - started_ns;
 	if (!result->ended_realtime_ns)

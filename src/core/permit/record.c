@@ -181,6 +181,128 @@ static int permit_get_hex(json_t *doc, const char *key, bool allow_empty, char o
 	return 0;
 }
 
+/* permit_parse(): the keys every permit has, and its argv and paths checked. */
+static int permit_parse_required(json_t *doc, struct permit *p, struct error *err)
+{
+	uint64_t u;
+	int r;
+
+	if ((r = jsonutil_get_u64(json_object_get(doc, "id"), "id", 1, INT64_MAX, &p->id, err)) < 0 ||
+	    (r = jsonutil_get_string(json_object_get(doc, "workspace"), "workspace", &p->workspace,
+				     err)) < 0 ||
+	    (r = jsonutil_get_string(json_object_get(doc, "created_at"), "created_at",
+				     &p->created_at, err)) < 0 ||
+	    (r = jsonutil_get_string(json_object_get(doc, "reason"), "reason", &p->p.reason, err)) < 0 ||
+	    (r = jsonutil_get_bool(json_object_get(doc, "via_shell"), "via_shell", &p->p.via_shell,
+				   err)) < 0 ||
+	    (r = jsonutil_get_strv(json_object_get(doc, "argv"), "argv", true, &p->p.argv, err)) < 0 ||
+	    (r = jsonutil_get_strv(json_object_get(doc, "expected_paths"), "expected_paths", true,
+				   &p->p.expected_paths, err)) < 0 ||
+	    (r = jsonutil_get_u64(json_object_get(doc, "timeout_seconds"), "timeout_seconds", 0,
+				  PERMIT_TIMEOUT_MAX, &u, err)) < 0)
+		return r;
+	p->p.timeout_seconds = (unsigned)u;
+	if ((r = permit_get_int(doc, "risk", 0, 5, &p->risk, err)) < 0 ||
+	    (r = permit_get_int(doc, "risk_classified", 0, 5, &p->risk_classified, err)) < 0 ||
+	    (r = permit_get_int(doc, "risk_observed", 0, 5, &p->risk_observed, err)) < 0 ||
+	    (r = permit_get_int(doc, "rollback_risk", 0, 5, &p->rollback_risk, err)) < 0 ||
+	    (r = jsonutil_get_u64(json_object_get(doc, "dryrun"), "dryrun", 0, INT64_MAX,
+				  &p->dryrun_id, err)) < 0 ||
+	    (r = permit_get_hex(doc, "changeset_sha256", true, p->changeset_sha256, err)) < 0 ||
+	    (r = permit_get_hex(doc, "proposal_sha256", false, p->proposal_sha256, err)) < 0)
+		return r;
+	if (p->state != PERMIT_INVALID && (!p->p.argv[0] || !p->p.argv[0][0]))
+		return error_set(err, EINVAL, "'argv' is empty");
+	for (size_t i = 0; p->p.expected_paths[i]; i++)
+		if ((r = permit_check_path(p->p.expected_paths[i], i, err)) < 0)
+			return r;
+	return 0;
+}
+
+/* permit_parse(): the optional parts of the proposed command. */
+static int permit_parse_command(json_t *doc, struct permit *p, struct error *err)
+{
+	json_t *v;
+	int r;
+
+	if ((v = json_object_get(doc, "candidate")) &&
+	    (r = jsonutil_get_string(v, "candidate", &p->p.candidate, err)) < 0)
+		return r;
+	/* A shell string is recorded as what runs: sh -c CANDIDATE, exactly. */
+	if (p->p.via_shell != (p->p.candidate != NULL) ||
+	    (p->p.candidate &&
+	     (strv_length(p->p.argv) != 3 || strcmp(p->p.argv[0], "sh") != 0 ||
+	      strcmp(p->p.argv[1], "-c") != 0 || strcmp(p->p.argv[2], p->p.candidate) != 0)))
+		return error_set(err, EINVAL, "'candidate', 'via_shell' and 'argv' disagree");
+	if ((v = json_object_get(doc, "rollback")) &&
+	    (r = jsonutil_get_string(v, "rollback", &p->p.rollback, err)) < 0)
+		return r;
+	if ((v = json_object_get(doc, "verify")) &&
+	    (r = permit_get_argv(v, "verify", &p->p.verify, err)) < 0)
+		return r;
+	if ((v = json_object_get(doc, "declared_risk")) &&
+	    (r = permit_get_int(doc, "declared_risk", 1, 5, &p->p.declared_risk, err)) < 0)
+		return r;
+	if ((v = json_object_get(doc, "confidence"))) {
+		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1)
+			return error_set(err, EINVAL, "'confidence' must be a number from 0 to 1");
+		p->p.has_confidence = true;
+		p->p.confidence = json_number_value(v);
+	}
+	return 0;
+}
+
+/* permit_parse(): why it is invalid, if it is, and how it was classified. */
+static int permit_parse_verdicts(json_t *doc, struct permit *p, struct error *err)
+{
+	json_t *v;
+	int r;
+
+	if ((v = json_object_get(doc, "invalid_reason")) &&
+	    (r = jsonutil_get_string(v, "invalid_reason", &p->invalid_reason, err)) < 0)
+		return r;
+	const char *rule = jsonutil_str(doc, "classify_rule"), *why = jsonutil_str(doc, "observed");
+	if (!rule || !why)
+		return error_set(err, EINVAL, "'classify_rule' and 'observed' must be strings");
+	snprintf(p->classify_rule, sizeof(p->classify_rule), "%s", rule);
+	snprintf(p->observed_why, sizeof(p->observed_why), "%s", why);
+	/* Both keys are optional: records before issue 20 have neither. */
+	if ((v = json_object_get(doc, "label")) &&
+	    (r = permit_get_label(v, "label", &p->p.label, err)) < 0)
+		return r;
+	if ((v = json_object_get(doc, "classify_reason"))) {
+		if (!json_is_string(v) || json_string_length(v) >= sizeof(p->classify_reason))
+			return error_set(err, EINVAL,
+					 "'classify_reason' must be a string of at most %zu bytes",
+					 sizeof(p->classify_reason) - 1);
+		snprintf(p->classify_reason, sizeof(p->classify_reason), "%s", json_string_value(v));
+	}
+	return 0;
+}
+
+/* permit_parse(): its approval and its history. */
+static int permit_parse_trail(json_t *doc, struct permit *p, struct error *err)
+{
+	json_t *v;
+
+	v = json_object_get(doc, "approval");
+	if (v && (!json_is_object(v) || !jsonutil_str(v, "message") ||
+		  !jsonutil_str(v, "signature") || !jsonutil_str(v, "public_key")))
+		return error_set(err, EINVAL,
+				 "'approval' must hold a message, public_key and signature");
+	p->approval = json_incref(v);
+	v = json_object_get(doc, "history");
+	size_t i;
+	json_t *h;
+	if (!json_is_array(v))
+		return error_set(err, EINVAL, "'history' must be an array");
+	json_array_foreach(v, i, h)
+		if (!json_is_object(h) || permit_state_from_string(jsonutil_str(h, "to")) < 0)
+			return error_set(err, EINVAL, "'history[%zu]' has no known 'to' state", i);
+	p->history = json_incref(v);
+	return 0;
+}
+
 int permit_parse(const char *text, size_t n, struct permit *ret, struct error *err)
 {
 	static const char *const keys[] = { "schema",
@@ -216,8 +338,6 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 					    NULL };
 	cleanup_with(json_decrefp) json_t *doc = NULL;
 	cleanup_with(permit_release) struct permit p = { 0 };
-	uint64_t u;
-	json_t *v;
 
 	*ret = (struct permit){ 0 };
 	int r = jsonutil_parse_object(text, n, &doc, err);
@@ -231,108 +351,10 @@ int permit_parse(const char *text, size_t n, struct permit *ret, struct error *e
 	if (state < 0)
 		return error_set(err, EINVAL, "'state' is not a permit state");
 	p.state = (enum permit_state)state;
-	if ((r = jsonutil_get_u64(json_object_get(doc, "id"), "id", 1, INT64_MAX, &p.id, err)) < 0 ||
-	    (r = jsonutil_get_string(json_object_get(doc, "workspace"), "workspace", &p.workspace,
-				     err)) < 0 ||
-	    (r = jsonutil_get_string(json_object_get(doc, "created_at"), "created_at",
-				     &p.created_at, err)) < 0 ||
-	    (r = jsonutil_get_string(json_object_get(doc, "reason"), "reason", &p.p.reason, err)) < 0 ||
-	    (r = jsonutil_get_bool(json_object_get(doc, "via_shell"), "via_shell", &p.p.via_shell,
-				   err)) < 0 ||
-	    (r = jsonutil_get_strv(json_object_get(doc, "argv"), "argv", true, &p.p.argv, err)) < 0 ||
-	    (r = jsonutil_get_strv(json_object_get(doc, "expected_paths"), "expected_paths", true,
-				   &p.p.expected_paths, err)) < 0 ||
-	    (r = jsonutil_get_u64(json_object_get(doc, "timeout_seconds"), "timeout_seconds", 0,
-				  PERMIT_TIMEOUT_MAX, &u, err)) < 0)
+	if ((r = permit_parse_required(doc, &p, err)) < 0 ||
+	    (r = permit_parse_command(doc, &p, err)) < 0 ||
+	    (r = permit_parse_verdicts(doc, &p, err)) < 0 || (r = permit_parse_trail(doc, &p, err)) < 0)
 		return r;
-	p.p.timeout_seconds = (unsigned)u;
-	if ((r = permit_get_int(doc, "risk", 0, 5, &p.risk, err)) < 0 ||
-	    (r = permit_get_int(doc, "risk_classified", 0, 5, &p.risk_classified, err)) < 0 ||
-	    (r = permit_get_int(doc, "risk_observed", 0, 5, &p.risk_observed, err)) < 0 ||
-	    (r = permit_get_int(doc, "rollback_risk", 0, 5, &p.rollback_risk, err)) < 0 ||
-	    (r = jsonutil_get_u64(json_object_get(doc, "dryrun"), "dryrun", 0, INT64_MAX,
-				  &p.dryrun_id, err)) < 0 ||
-	    (r = permit_get_hex(doc, "changeset_sha256", true, p.changeset_sha256, err)) < 0 ||
-	    (r = permit_get_hex(doc, "proposal_sha256", false, p.proposal_sha256, err)) < 0)
-		return r;
-	if (p.state != PERMIT_INVALID && (!p.p.argv[0] || !p.p.argv[0][0])) {
-		r = error_set(err, EINVAL, "'argv' is empty");
-		return r;
-	}
-	for (size_t i = 0; p.p.expected_paths[i]; i++)
-		if ((r = permit_check_path(p.p.expected_paths[i], i, err)) < 0)
-			return r;
-	if ((v = json_object_get(doc, "candidate")) &&
-	    (r = jsonutil_get_string(v, "candidate", &p.p.candidate, err)) < 0)
-		return r;
-	/* A shell string is recorded as what runs: sh -c CANDIDATE, exactly. */
-	if (p.p.via_shell != (p.p.candidate != NULL) ||
-	    (p.p.candidate &&
-	     (strv_length(p.p.argv) != 3 || strcmp(p.p.argv[0], "sh") != 0 ||
-	      strcmp(p.p.argv[1], "-c") != 0 || strcmp(p.p.argv[2], p.p.candidate) != 0))) {
-		r = error_set(err, EINVAL, "'candidate', 'via_shell' and 'argv' disagree");
-		return r;
-	}
-	if ((v = json_object_get(doc, "rollback")) &&
-	    (r = jsonutil_get_string(v, "rollback", &p.p.rollback, err)) < 0)
-		return r;
-	if ((v = json_object_get(doc, "verify")) &&
-	    (r = permit_get_argv(v, "verify", &p.p.verify, err)) < 0)
-		return r;
-	if ((v = json_object_get(doc, "declared_risk")) &&
-	    (r = permit_get_int(doc, "declared_risk", 1, 5, &p.p.declared_risk, err)) < 0)
-		return r;
-	if ((v = json_object_get(doc, "confidence"))) {
-		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1) {
-			r = error_set(err, EINVAL, "'confidence' must be a number from 0 to 1");
-			return r;
-		}
-		p.p.has_confidence = true;
-		p.p.confidence = json_number_value(v);
-	}
-	if ((v = json_object_get(doc, "invalid_reason")) &&
-	    (r = jsonutil_get_string(v, "invalid_reason", &p.invalid_reason, err)) < 0)
-		return r;
-	const char *rule = jsonutil_str(doc, "classify_rule"), *why = jsonutil_str(doc, "observed");
-	if (!rule || !why) {
-		r = error_set(err, EINVAL, "'classify_rule' and 'observed' must be strings");
-		return r;
-	}
-	snprintf(p.classify_rule, sizeof(p.classify_rule), "%s", rule);
-	snprintf(p.observed_why, sizeof(p.observed_why), "%s", why);
-	/* Both keys are optional: records before issue 20 have neither. */
-	if ((v = json_object_get(doc, "label")) &&
-	    (r = permit_get_label(v, "label", &p.p.label, err)) < 0)
-		return r;
-	if ((v = json_object_get(doc, "classify_reason"))) {
-		if (!json_is_string(v) || json_string_length(v) >= sizeof(p.classify_reason)) {
-			r = error_set(err, EINVAL,
-				      "'classify_reason' must be a string of at most %zu bytes",
-				      sizeof(p.classify_reason) - 1);
-			return r;
-		}
-		snprintf(p.classify_reason, sizeof(p.classify_reason), "%s", json_string_value(v));
-	}
-	v = json_object_get(doc, "approval");
-	if (v && (!json_is_object(v) || !jsonutil_str(v, "message") ||
-		  !jsonutil_str(v, "signature") || !jsonutil_str(v, "public_key"))) {
-		r = error_set(err, EINVAL, "'approval' must hold a message, public_key and signature");
-		return r;
-	}
-	p.approval = json_incref(v);
-	v = json_object_get(doc, "history");
-	size_t i;
-	json_t *h;
-	if (!json_is_array(v)) {
-		r = error_set(err, EINVAL, "'history' must be an array");
-		return r;
-	}
-	json_array_foreach(v, i, h)
-		if (!json_is_object(h) || permit_state_from_string(jsonutil_str(h, "to")) < 0) {
-			r = error_set(err, EINVAL, "'history[%zu]' has no known 'to' state", i);
-			return r;
-		}
-	p.history = json_incref(v);
 	*ret = p;
 	p = (struct permit){ 0 };
 	return 0;
