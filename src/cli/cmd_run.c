@@ -126,8 +126,9 @@ static int replace_string(char **slot, const char *value)
 	return 0;
 }
 
-/* Applies one option; a bad value marks the request invalid. */
-static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
+/* run_cli_apply(): the options whose values are parsed; a bad value marks
+ * the request invalid. */
+static int run_cli_apply_parsed(struct run_cli *cli, int opt, const char *arg)
 {
 	struct run_request *req = &cli->req;
 	const struct agent_host *routed_host;
@@ -135,9 +136,6 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 	int r = 0;
 
 	switch (opt) {
-	case OPT_CWD:
-		r = replace_string(&req->cwd, arg);
-		break;
 	case OPT_TIMEOUT:
 		if (parse_duration_ms(arg, &ms) < 0 || ms == 0)
 			run_request_set_invalid(req,
@@ -154,12 +152,6 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		req->kill_after_ms = ms;
 		req->has_kill_after = true;
 		break;
-	case OPT_ENV:
-		r = strv_push(&req->env_allow, arg);
-		break;
-	case OPT_ENV_FORCE:
-		r = strv_push(&req->env_force, arg);
-		break;
 	case OPT_EXPECT:
 		if (cli->dryrun) {
 			r = strv_push(&req->expect_paths, arg);
@@ -173,18 +165,6 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 						"--expect '%.100s' must list exit statuses 0-255, like 0 or 0,1",
 						arg);
 		break;
-	case OPT_JOB_ID:
-		r = replace_string(&req->job_id, arg);
-		break;
-	case OPT_WHY:
-		r = replace_string(&req->rationale, arg);
-		break;
-	case OPT_JSON:
-		cli->json = true;
-		break;
-	case OPT_TEE:
-		cli->tee = true;
-		break;
 	case OPT_ROUTED:
 		/* A host's pre-tool-use hook put this run in place of its shell
 		 * tool's (docs/gate.md, "Routing"): the output goes through as it
@@ -197,15 +177,6 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 		cli->routed = true;
 		cli->tee = true;
 		break;
-	case OPT_SPILL:
-		req->spill = true;
-		break;
-	case OPT_STATE_DIR:
-		cli->state_dir = arg;
-		break;
-	case OPT_POLICY:
-		cli->policy_path = arg;
-		break;
 	case OPT_SANDBOX:
 		if (strcmp(arg, "default") == 0)
 			req->sandbox_profile = "default";
@@ -213,9 +184,6 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 			req->sandbox_profile = "none";
 		else
 			run_request_set_invalid(req, "--sandbox '%.100s' must be default or none", arg);
-		break;
-	case OPT_WORKSPACE:
-		r = replace_string(&req->workspace, arg);
 		break;
 	case OPT_ALLOW_WORKSPACE:
 		if (hostview_parse_allow(arg, &req->allow_workspace) < 0)
@@ -240,6 +208,53 @@ static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
 						"--net '%.100s' must be none (loopback only) or host",
 						arg);
 		req->share_net = strcmp(arg, "host") == 0;
+		break;
+	}
+	return r;
+}
+
+/* Applies one option; a bad value marks the request invalid. */
+static void run_cli_apply(struct run_cli *cli, int opt, const char *arg)
+{
+	struct run_request *req = &cli->req;
+	int r = 0;
+
+	switch (opt) {
+	case OPT_CWD:
+		r = replace_string(&req->cwd, arg);
+		break;
+	case OPT_ENV:
+		r = strv_push(&req->env_allow, arg);
+		break;
+	case OPT_ENV_FORCE:
+		r = strv_push(&req->env_force, arg);
+		break;
+	case OPT_JOB_ID:
+		r = replace_string(&req->job_id, arg);
+		break;
+	case OPT_WHY:
+		r = replace_string(&req->rationale, arg);
+		break;
+	case OPT_JSON:
+		cli->json = true;
+		break;
+	case OPT_TEE:
+		cli->tee = true;
+		break;
+	case OPT_SPILL:
+		req->spill = true;
+		break;
+	case OPT_STATE_DIR:
+		cli->state_dir = arg;
+		break;
+	case OPT_POLICY:
+		cli->policy_path = arg;
+		break;
+	case OPT_WORKSPACE:
+		r = replace_string(&req->workspace, arg);
+		break;
+	default:
+		r = run_cli_apply_parsed(cli, opt, arg);
 		break;
 	}
 	if (r < 0)
@@ -408,6 +423,106 @@ static void print_also(json_t *c)
 	cli_print("]");
 }
 
+/* One line of print_dryrun(): change c. */
+static void print_dryrun_change(json_t *c)
+{
+	const char *change = json_string_value(json_object_get(c, "change"));
+	const char *path = json_string_value(json_object_get(c, "path"));
+	const char *type = json_string_value(json_object_get(c, "type"));
+	cli_print("  %-11s %s%s", change_label(change), path,
+		  type && strcmp(type, "dir") == 0 ? "/" : "");
+	if (strcmp(change, "renamed") == 0)
+		cli_print(" (from %s)", json_string_value(json_object_get(c, "from")));
+	else if (strcmp(change, "mode_changed") == 0)
+		cli_print(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
+			  json_string_value(json_object_get(c, "mode")));
+	else if (strcmp(change, "xattrs_changed") != 0 && strcmp(change, "owner_changed") != 0)
+		print_size_and_mode(c);
+	if (json_is_integer(json_object_get(c, "old_uid")))
+		cli_print(" (owner %lld:%lld -> %lld:%lld)",
+			  (long long)json_integer_value(json_object_get(c, "old_uid")),
+			  (long long)json_integer_value(json_object_get(c, "old_gid")),
+			  (long long)json_integer_value(json_object_get(c, "uid")),
+			  (long long)json_integer_value(json_object_get(c, "gid")));
+	if (json_is_string(json_object_get(c, "link_to")))
+		cli_print(" [hard link of %s]", json_string_value(json_object_get(c, "link_to")));
+	else if (json_is_true(json_object_get(c, "link_split")))
+		cli_print(" [a new inode: leaves its hard-link group]");
+	print_also(c);
+	if (json_is_string(json_object_get(c, "refused")))
+		cli_print(" [mode %s, %s: never applied]",
+			  json_string_value(json_object_get(c, "mode")),
+			  json_string_value(json_object_get(c, "refused")));
+	cli_print("\n");
+}
+
+/* One problem of print_dryrun(), c, as its line. */
+static void print_dryrun_problem(json_t *c)
+{
+	const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
+	const char *refused = json_string_value(json_object_get(c, "refused"));
+	const char *host_code = json_string_value(json_object_get(c, "host_code"));
+	const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
+	const char *hint = json_string_value(json_object_get(c, "hint"));
+	const char *cs_error = json_string_value(json_object_get(c, "changeset_error"));
+	const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
+	const char *setid = json_string_value(json_object_get(c, "refused_setid"));
+	if (setid)
+		cli_print("  refused set-id request: %s (%lld times); the real run may have made a set-id file, never applied\n",
+			  setid, (long long)json_integer_value(json_object_get(c, "count")));
+	else if (needs)
+		cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
+			  strcmp(needs, "device_node") == 0 ? "make a device node"
+			  : strcmp(needs, "xattr") == 0 ? "set a trusted.* attribute or a file capability"
+							: needs,
+			  (long long)json_integer_value(json_object_get(c, "count")));
+	else if (refused)
+		cli_print("  refused, %s: %s (%s)\n", json_string_value(json_object_get(c, "reason")),
+			  refused, json_string_value(json_object_get(c, "change")));
+	else if (unexpected)
+		cli_print("  not declared: %s (%s)\n", unexpected,
+			  json_string_value(json_object_get(c, "change")));
+	else if (host_code)
+		cli_print("  would run code on the host: %s (%s)\n", host_code,
+			  json_string_value(json_object_get(c, "kind")));
+	else if (unchecked)
+		cli_print("  not checked for code for the host: %s\n", unchecked);
+	else if (hint)
+		cli_print("  %s\n", hint);
+	else if (cs_error)
+		cli_print("  the change set could not be read: %s\n", cs_error);
+	else if (json_is_string(json_object_get(c, "link_group")))
+		cli_print("  hard-link group not reproduced: %s (%s)\n",
+			  json_string_value(json_object_get(c, "link_group")),
+			  json_string_value(json_object_get(c, "reason")));
+	else if (json_object_get(c, "outside_write"))
+		return; /* listed above, with the other attempts */
+	else if (json_is_string(json_object_get(c, "setid_written")))
+		cli_print("  set-id file written, then removed or moved: %s (root's real run keeps the "
+			  "bit on a write, the snapshot cannot); never applied\n",
+			  json_string_value(json_object_get(c, "setid_written")));
+	else if (json_is_string(json_object_get(c, "rename_incomplete")))
+		cli_print("  directory rename not finished: %s is still there (the snapshot copies a "
+			  "renamed directory and could not remove the source; the real rename leaves "
+			  "only the new name)\n",
+			  json_string_value(json_object_get(c, "rename_incomplete")));
+	else if (json_object_get(c, "dropped") && json_object_get(c, "attrs_lost"))
+		cli_print("  attributes lost: %lld more copies\n",
+			  (long long)json_integer_value(json_object_get(c, "dropped")));
+	else if (json_object_get(c, "attrs_lost")) {
+		cli_print("  attributes lost: %s, a copy of %s without",
+			  json_string_value(json_object_get(c, "attrs_lost")),
+			  json_string_value(json_object_get(c, "from")));
+		size_t k;
+		json_t *name;
+		json_array_foreach(json_object_get(c, "names"), k, name)
+			cli_print("%s %s", k ? "," : "", json_string_value(name));
+		cli_print(" (the snapshot copies a renamed directory; the real rename keeps them)\n");
+	} else
+		cli_print("  declared, but nothing changed there: %s\n",
+			  json_string_value(json_object_get(c, "missing")));
+}
+
 /* Like `git status`: one line per change, then the problems. */
 static void print_dryrun(const struct run_outcome *o)
 {
@@ -418,37 +533,8 @@ static void print_dryrun(const struct run_outcome *o)
 
 	const char *verdict = dryrun_verdict_name(o->verdict);
 	cli_print("dry run %llu: %s\n", (unsigned long long)o->id, verdict ? verdict : "?");
-	json_array_foreach(changes, i, c) {
-		const char *change = json_string_value(json_object_get(c, "change"));
-		const char *path = json_string_value(json_object_get(c, "path"));
-		const char *type = json_string_value(json_object_get(c, "type"));
-		cli_print("  %-11s %s%s", change_label(change), path,
-			  type && strcmp(type, "dir") == 0 ? "/" : "");
-		if (strcmp(change, "renamed") == 0)
-			cli_print(" (from %s)", json_string_value(json_object_get(c, "from")));
-		else if (strcmp(change, "mode_changed") == 0)
-			cli_print(" (%s -> %s)", json_string_value(json_object_get(c, "old_mode")),
-				  json_string_value(json_object_get(c, "mode")));
-		else if (strcmp(change, "xattrs_changed") != 0 && strcmp(change, "owner_changed") != 0)
-			print_size_and_mode(c);
-		if (json_is_integer(json_object_get(c, "old_uid")))
-			cli_print(" (owner %lld:%lld -> %lld:%lld)",
-				  (long long)json_integer_value(json_object_get(c, "old_uid")),
-				  (long long)json_integer_value(json_object_get(c, "old_gid")),
-				  (long long)json_integer_value(json_object_get(c, "uid")),
-				  (long long)json_integer_value(json_object_get(c, "gid")));
-		if (json_is_string(json_object_get(c, "link_to")))
-			cli_print(" [hard link of %s]",
-				  json_string_value(json_object_get(c, "link_to")));
-		else if (json_is_true(json_object_get(c, "link_split")))
-			cli_print(" [a new inode: leaves its hard-link group]");
-		print_also(c);
-		if (json_is_string(json_object_get(c, "refused")))
-			cli_print(" [mode %s, %s: never applied]",
-				  json_string_value(json_object_get(c, "mode")),
-				  json_string_value(json_object_get(c, "refused")));
-		cli_print("\n");
-	}
+	json_array_foreach(changes, i, c)
+		print_dryrun_change(c);
 	if (json_is_true(json_object_get(dr, "truncated")))
 		cli_print("  ... %lld changes in all: the receipt's dryrun.changes has the first %zu\n",
 			  (long long)json_integer_value(json_object_get(dr, "total")),
@@ -465,72 +551,8 @@ static void print_dryrun(const struct run_outcome *o)
 			  json_string_value(json_object_get(c, "path")),
 			  json_string_value(json_object_get(c, "syscall")),
 			  (long long)json_integer_value(json_object_get(c, "count")));
-	json_array_foreach(json_object_get(dr, "problems"), i, c) {
-		const char *unexpected = json_string_value(json_object_get(c, "unexpected"));
-		const char *refused = json_string_value(json_object_get(c, "refused"));
-		const char *host_code = json_string_value(json_object_get(c, "host_code"));
-		const char *unchecked = json_string_value(json_object_get(c, "host_code_unchecked"));
-		const char *hint = json_string_value(json_object_get(c, "hint"));
-		const char *cs_error = json_string_value(json_object_get(c, "changeset_error"));
-		const char *needs = json_string_value(json_object_get(c, "needs_privilege"));
-		const char *setid = json_string_value(json_object_get(c, "refused_setid"));
-		if (setid)
-			cli_print("  refused set-id request: %s (%lld times); the real run may have made a set-id file, never applied\n",
-				  setid, (long long)json_integer_value(json_object_get(c, "count")));
-		else if (needs)
-			cli_print("  root's real run would do what the quarantine cannot: %s (%lld times); not applied\n",
-				  strcmp(needs, "device_node") == 0 ? "make a device node"
-				  : strcmp(needs, "xattr") == 0
-					  ? "set a trusted.* attribute or a file capability"
-					  : needs,
-				  (long long)json_integer_value(json_object_get(c, "count")));
-		else if (refused)
-			cli_print("  refused, %s: %s (%s)\n",
-				  json_string_value(json_object_get(c, "reason")), refused,
-				  json_string_value(json_object_get(c, "change")));
-		else if (unexpected)
-			cli_print("  not declared: %s (%s)\n", unexpected,
-				  json_string_value(json_object_get(c, "change")));
-		else if (host_code)
-			cli_print("  would run code on the host: %s (%s)\n", host_code,
-				  json_string_value(json_object_get(c, "kind")));
-		else if (unchecked)
-			cli_print("  not checked for code for the host: %s\n", unchecked);
-		else if (hint)
-			cli_print("  %s\n", hint);
-		else if (cs_error)
-			cli_print("  the change set could not be read: %s\n", cs_error);
-		else if (json_is_string(json_object_get(c, "link_group")))
-			cli_print("  hard-link group not reproduced: %s (%s)\n",
-				  json_string_value(json_object_get(c, "link_group")),
-				  json_string_value(json_object_get(c, "reason")));
-		else if (json_object_get(c, "outside_write"))
-			continue; /* listed above, with the other attempts */
-		else if (json_is_string(json_object_get(c, "setid_written")))
-			cli_print("  set-id file written, then removed or moved: %s (root's real run keeps the "
-				  "bit on a write, the snapshot cannot); never applied\n",
-				  json_string_value(json_object_get(c, "setid_written")));
-		else if (json_is_string(json_object_get(c, "rename_incomplete")))
-			cli_print("  directory rename not finished: %s is still there (the snapshot copies a "
-				  "renamed directory and could not remove the source; the real rename leaves "
-				  "only the new name)\n",
-				  json_string_value(json_object_get(c, "rename_incomplete")));
-		else if (json_object_get(c, "dropped") && json_object_get(c, "attrs_lost"))
-			cli_print("  attributes lost: %lld more copies\n",
-				  (long long)json_integer_value(json_object_get(c, "dropped")));
-		else if (json_object_get(c, "attrs_lost")) {
-			cli_print("  attributes lost: %s, a copy of %s without",
-				  json_string_value(json_object_get(c, "attrs_lost")),
-				  json_string_value(json_object_get(c, "from")));
-			size_t k;
-			json_t *name;
-			json_array_foreach(json_object_get(c, "names"), k, name)
-				cli_print("%s %s", k ? "," : "", json_string_value(name));
-			cli_print(" (the snapshot copies a renamed directory; the real rename keeps them)\n");
-		} else
-			cli_print("  declared, but nothing changed there: %s\n",
-				  json_string_value(json_object_get(c, "missing")));
-	}
+	json_array_foreach(json_object_get(dr, "problems"), i, c)
+		print_dryrun_problem(c);
 }
 
 static int run_cli_execute(struct run_cli *cli)
