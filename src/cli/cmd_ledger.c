@@ -158,7 +158,13 @@ static int ledger_verify_proof_main(const char *key_path, const char *old_path,
 	return EXIT_OK;
 }
 
-int cmd_ledger(int argc, char **argv)
+struct ledger_options {
+	const char *state_dir, *key, *checkpoint, *old, *record;
+};
+
+/* cmd_ledger()'s options into o; true when the command is done then, with
+ * *ret_status its exit status (--help, a bad option). */
+static bool ledger_parse_options(int argc, char **argv, struct ledger_options *o, int *ret_status)
 {
 	static const struct option options[] = {
 		{ "state-dir", required_argument, NULL, 's' },
@@ -169,77 +175,45 @@ int cmd_ledger(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *state_dir = NULL, *key = NULL, *checkpoint = NULL, *old = NULL, *record = NULL;
 	int opt;
 
 	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		switch (opt) {
 		case 's':
-			state_dir = optarg;
+			o->state_dir = optarg;
 			break;
 		case 'k':
-			key = optarg;
+			o->key = optarg;
 			break;
 		case 'c':
-			checkpoint = optarg;
+			o->checkpoint = optarg;
 			break;
 		case 'o':
-			old = optarg;
+			o->old = optarg;
 			break;
 		case 'r':
-			record = optarg;
+			o->record = optarg;
 			break;
 		case 'h':
 			fputs(ledger_usage, stdout);
-			return EXIT_OK;
+			*ret_status = EXIT_OK;
+			return true;
 		default:
-			return EXIT_AIRLOCK_ERROR;
+			*ret_status = EXIT_AIRLOCK_ERROR;
+			return true;
 		}
 	}
-	if (optind >= argc) {
-		fputs(ledger_usage, stderr);
-		return EXIT_AIRLOCK_ERROR;
-	}
-	const char *sub = argv[optind++];
-	int operands = argc - optind;
-	if (strcmp(sub, "verify-proof") == 0) {
-		if (operands != 1) {
-			cli_error("ledger verify-proof: give one proof file (or -)");
-			return EXIT_AIRLOCK_ERROR;
-		}
-		return ledger_verify_proof_main(key, old, record, argv[optind]);
-	}
-	bool wants = strcmp(sub, "prove") == 0	       ? operands == 1
-		     : strcmp(sub, "consistency") == 0 ? operands == 1 || operands == 2
-						       : operands == 0;
-	bool known = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0 ||
-		     strcmp(sub, "verify") == 0 || strcmp(sub, "recover") == 0 ||
-		     strcmp(sub, "prove") == 0 || strcmp(sub, "consistency") == 0;
-	if (!known || !wants) {
-		cli_error("ledger: %s '%s'", known ? "wrong operands for" : "unknown subcommand", sub);
-		fputs(ledger_usage, stderr);
-		return EXIT_AIRLOCK_ERROR;
-	}
-	cleanup_with(session_free) struct session session = { 0 };
-	struct store *store = NULL;
+	return false;
+}
+
+/* `airlock ledger SUB` for key, checkpoint, recover, prove and consistency,
+ * on store: what it prints, and its exit status. */
+static int ledger_run_sub(struct store *store, const char *sub, char **operand, int operands)
+{
 	struct error err = { 0 };
-	int status = cli_session_open(&session, state_dir);
-	if (status != EXIT_OK)
-		return status;
-	if (!session.state_dir) {
-		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
-		return EXIT_AIRLOCK_ERROR;
-	}
-	/* key and checkpoint make what they need; the others only read. */
-	bool create = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0;
-	if (session_store(&session, create, &store, &err) < 0) {
-		cli_error("ledger %s: %s", sub, err.msg);
-		return EXIT_AIRLOCK_ERROR;
-	}
 	int r;
 	cleanup_free char *text = NULL;
-	if (strcmp(sub, "verify") == 0)
-		return ledger_verify_main(store, key, checkpoint);
+
 	if (strcmp(sub, "key") == 0) {
 		r = ledger_public_key(store_ledger(store), true, &text, &err);
 	} else if (strcmp(sub, "checkpoint") == 0) {
@@ -253,12 +227,12 @@ int cmd_ledger(int argc, char **argv)
 		if (r == 0)
 			text = strdup("ledger recovered");
 	} else if (strcmp(sub, "prove") == 0) {
-		r = ledger_prove(store_ledger(store), argv[optind], &text, &err);
+		r = ledger_prove(store_ledger(store), operand[0], &text, &err);
 	} else {
 		uint64_t from, to = 0;
-		r = parse_u64(argv[optind], &from);
+		r = parse_u64(operand[0], &from);
 		if (r == 0 && operands == 2)
-			r = parse_u64(argv[optind + 1], &to);
+			r = parse_u64(operand[1], &to);
 		if (r < 0) {
 			cli_error("ledger consistency: sizes are numbers");
 			return EXIT_AIRLOCK_ERROR;
@@ -278,4 +252,56 @@ int cmd_ledger(int argc, char **argv)
 	if (n == 0 || text[n - 1] != '\n')
 		fputc('\n', stdout);
 	return EXIT_OK;
+}
+
+int cmd_ledger(int argc, char **argv)
+{
+	struct ledger_options o = { 0 };
+	int opt_status;
+
+	if (ledger_parse_options(argc, argv, &o, &opt_status))
+		return opt_status;
+	if (optind >= argc) {
+		fputs(ledger_usage, stderr);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	const char *sub = argv[optind++];
+	int operands = argc - optind;
+	if (strcmp(sub, "verify-proof") == 0) {
+		if (operands != 1) {
+			cli_error("ledger verify-proof: give one proof file (or -)");
+			return EXIT_AIRLOCK_ERROR;
+		}
+		return ledger_verify_proof_main(o.key, o.old, o.record, argv[optind]);
+	}
+	bool wants = strcmp(sub, "prove") == 0	       ? operands == 1
+		     : strcmp(sub, "consistency") == 0 ? operands == 1 || operands == 2
+						       : operands == 0;
+	bool known = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0 ||
+		     strcmp(sub, "verify") == 0 || strcmp(sub, "recover") == 0 ||
+		     strcmp(sub, "prove") == 0 || strcmp(sub, "consistency") == 0;
+	if (!known || !wants) {
+		cli_error("ledger: %s '%s'", known ? "wrong operands for" : "unknown subcommand", sub);
+		fputs(ledger_usage, stderr);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_with(session_free) struct session session = { 0 };
+	struct store *store = NULL;
+	struct error err = { 0 };
+	int status = cli_session_open(&session, o.state_dir);
+	if (status != EXIT_OK)
+		return status;
+	if (!session.state_dir) {
+		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	/* key and checkpoint make what they need; the others only read. */
+	bool create = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0;
+	if (session_store(&session, create, &store, &err) < 0) {
+		cli_error("ledger %s: %s", sub, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (strcmp(sub, "verify") == 0)
+		return ledger_verify_main(store, o.key, o.checkpoint);
+	return ledger_run_sub(store, sub, argv + optind, operands);
 }
