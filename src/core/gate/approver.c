@@ -237,12 +237,103 @@ static int approver_write_pin(struct store *store, json_t *doc, json_t *old_pin,
 			    strlen(text), true, err);
 }
 
+/* approver_enroll(): who may enrol another (*ret_authority, NULL: anyone):
+ * with system, the approver in APPROVER_SYSTEM_PATH when there is one (have_system);
+ * else the pin, or approver.json. */
+static int approver_enroll_authority(struct store *store, bool system, bool have_system,
+				     struct approver *current, struct approver *pinned, json_t **pin,
+				     const struct approver **ret_authority, struct error *err)
+{
+	const struct approver *authority = NULL;
+	int r = have_system ? 0 : -ENOENT;
+
+	if (system) {
+		if (r == 0) {
+			r = approver_load(store, current, err);
+			if (r < 0)
+				return r;
+			authority = current;
+		}
+	} else {
+		/* Who may enrol another: the pinned approver, even when
+		 * approver.json was removed or replaced behind airlock's back;
+		 * without a pin, the approver.json there (enrolled by an airlock
+		 * that kept no pin); without either, whoever comes first. */
+		r = approver_load_pin(store, pin, pinned, err);
+		if (r < 0 && r != -ENOENT)
+			return error_prefix(err, "who approves cannot be told");
+		struct error ignored = { 0 };
+		r = approver_load_state(store, current, *pin ? &ignored : err);
+		if (r < 0 && r != -ENOENT && !*pin)
+			return r;
+		authority = *pin ? pinned : current->doc ? current : NULL;
+	}
+	*ret_authority = authority;
+	return 0;
+}
+
+/* approver_enroll(): replacing authority needs its passphrase, old_passphrase;
+ * its seed then in old_seed. */
+static int approver_enroll_check_old(const struct approver *authority, bool pinned,
+				     bool has_current, const char *old_passphrase,
+				     uint8_t old_seed[ED25519_KEY_BYTES], struct error *err)
+{
+	char fp[20];
+
+	/* Replacing needs the current passphrase: otherwise whoever runs
+	 * this first, or next, decides who approves. */
+	approver_fingerprint(authority, fp);
+	if (!old_passphrase)
+		return error_set(err, EEXIST,
+				 "approver %s is enrolled (%s); enrolling another needs the passphrase of approver %s",
+				 fp, authority->origin, fp);
+	int r = approver_check_passphrase(authority->doc, old_passphrase, old_seed, err);
+	if (r == -EACCES)
+		return error_set(err, EACCES,
+				 "that is not it: enrolling another approver needs the passphrase of approver %s%s",
+				 fp,
+				 pinned && !has_current
+					 ? " (approver.json was removed outside airlock; approver-pin.json still names it)"
+					 : "");
+	return r;
+}
+
+/* approver_enroll(): a new approver's document for passphrase: its salt,
+ * scrypt's parameters, its public key and when it was made. */
+static int approver_new_doc(const char *passphrase, json_t **ret_doc, struct error *err)
+{
+	uint8_t salt[SALT_BYTES], seed[ED25519_KEY_BYTES], public_key[ED25519_KEY_BYTES];
+	char salt_hex[2 * SALT_BYTES + 1], key_hex[2 * ED25519_KEY_BYTES + 1], now[64];
+	int r;
+
+	if (getrandom(salt, sizeof(salt), 0) != sizeof(salt))
+		return error_set_errno(err, errno, "getrandom");
+	hex_encode(salt, SALT_BYTES, salt_hex);
+	cleanup_with(json_decrefp) json_t *doc =
+		json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "schema", APPROVER_SCHEMA, "kdf",
+			  "scrypt", "n", SCRYPT_N, "r", SCRYPT_R, "p", SCRYPT_P, "salt", salt_hex);
+	if (!doc)
+		r = error_set(err, ENOMEM, "out of memory");
+	else
+		r = approver_derive(doc, passphrase, seed, err);
+	if (r == 0 && ed25519_public_key(seed, public_key) < 0)
+		r = error_set(err, EINVAL, "cannot derive the approver key");
+	explicit_bzero(seed, sizeof(seed));
+	if (r < 0)
+		return r;
+	hex_encode(public_key, ED25519_KEY_BYTES, key_hex);
+	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
+	json_object_set_new(doc, "public_key", json_string(key_hex));
+	json_object_set_new(doc, "created_at", json_string(now));
+
+	*ret_doc = TAKE_PTR(doc);
+	return 0;
+}
+
 int approver_enroll(struct store *store, bool system, const char *passphrase,
 		    const char *old_passphrase, struct approver *ret, struct error *err)
 {
-	uint8_t salt[SALT_BYTES], seed[ED25519_KEY_BYTES], public_key[ED25519_KEY_BYTES];
 	uint8_t old_seed[ED25519_KEY_BYTES];
-	char salt_hex[2 * SALT_BYTES + 1], key_hex[2 * ED25519_KEY_BYTES + 1], now[64], fp[20];
 	cleanup_with(approver_release) struct approver current = { 0 }, pinned = { 0 };
 	cleanup_with(json_decrefp) json_t *pin = NULL;
 	const struct approver *authority = NULL;
@@ -257,69 +348,22 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 		return error_set(err, EEXIST,
 				 "an approver is already enrolled in %s; replacing it needs its passphrase",
 				 APPROVER_SYSTEM_PATH);
-	if (system) {
-		if (r == 0) {
-			r = approver_load(store, &current, err);
-			if (r < 0)
-				return r;
-			authority = &current;
-		}
-	} else {
-		/* Who may enrol another: the pinned approver, even when
-		 * approver.json was removed or replaced behind airlock's back;
-		 * without a pin, the approver.json there (enrolled by an airlock
-		 * that kept no pin); without either, whoever comes first. */
-		r = approver_load_pin(store, &pin, &pinned, err);
-		if (r < 0 && r != -ENOENT)
-			return error_prefix(err, "who approves cannot be told");
-		struct error ignored = { 0 };
-		r = approver_load_state(store, &current, pin ? &ignored : err);
-		if (r < 0 && r != -ENOENT && !pin)
-			return r;
-		authority = pin ? &pinned : current.doc ? &current : NULL;
-	}
+	r = approver_enroll_authority(store, system, r == 0, &current, &pinned, &pin, &authority, err);
+	if (r < 0)
+		return r;
 	if (authority) {
-		/* Replacing needs the current passphrase: otherwise whoever runs
-		 * this first, or next, decides who approves. */
-		approver_fingerprint(authority, fp);
-		if (!old_passphrase)
-			return error_set(err, EEXIST,
-					 "approver %s is enrolled (%s); enrolling another needs the passphrase of approver %s",
-					 fp, authority->origin, fp);
-		r = approver_check_passphrase(authority->doc, old_passphrase, old_seed, err);
-		if (r == -EACCES)
-			return error_set(err, EACCES,
-					 "that is not it: enrolling another approver needs the passphrase of approver %s%s",
-					 fp,
-					 pin && !current.doc
-						 ? " (approver.json was removed outside airlock; approver-pin.json still names it)"
-						 : "");
+		r = approver_enroll_check_old(authority, pin != NULL, current.doc != NULL,
+					      old_passphrase, old_seed, err);
 		if (r < 0)
 			return r;
 		replacing = true;
 	}
-	if (getrandom(salt, sizeof(salt), 0) != sizeof(salt))
-		return error_set_errno(err, errno, "getrandom");
-	hex_encode(salt, SALT_BYTES, salt_hex);
-	cleanup_with(json_decrefp) json_t *doc =
-		json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "schema", APPROVER_SCHEMA, "kdf",
-			  "scrypt", "n", SCRYPT_N, "r", SCRYPT_R, "p", SCRYPT_P, "salt", salt_hex);
-	if (!doc)
-		r = error_set(err, ENOMEM, "out of memory");
-	else
-		r = approver_derive(doc, passphrase, seed, err);
-	if (r == 0 && ed25519_public_key(seed, public_key) < 0)
-		r = error_set(err, EINVAL, "cannot derive the approver key");
-	explicit_bzero(seed, sizeof(seed));
+	cleanup_with(json_decrefp) json_t *doc = NULL;
+	r = approver_new_doc(passphrase, &doc, err);
 	if (r < 0) {
 		explicit_bzero(old_seed, sizeof(old_seed));
 		return r;
 	}
-	hex_encode(public_key, ED25519_KEY_BYTES, key_hex);
-	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	json_object_set_new(doc, "public_key", json_string(key_hex));
-	json_object_set_new(doc, "created_at", json_string(now));
-
 	cleanup_free char *text = jsonutil_dump_line(doc);
 	if (!text) {
 		explicit_bzero(old_seed, sizeof(old_seed));
