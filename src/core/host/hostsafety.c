@@ -506,13 +506,21 @@ static int hostsafety_check_host_config(struct hostsafety_walk *w, int fd, const
 	return S_ISDIR(st.st_mode) ? 2 : 1;
 }
 
+struct hostsafety_dir_scan {
+	bool head, objects, commondir; /* what makes it a git directory */
+	char **subdirs; /* to walk next */
+	bool *subdirs_host; /* each: inside a host's config directory */
+	size_t n_subdirs;
+};
+
 static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel, const char *base,
-			       unsigned depth, bool in_host)
+			       unsigned depth, bool in_host);
+
+/* hostsafety_walk_dir(): the entries of directory fd (rel) checked, and
+ * what a walk below it needs noted in sc. */
+static int hostsafety_scan_dir(struct hostsafety_walk *w, int fd, const char *rel, bool in_host,
+			       struct hostsafety_dir_scan *sc)
 {
-	bool head = false, objects = false, commondir = false, is_gitdir = false;
-	char **subdirs = NULL;
-	bool *subdirs_host = NULL;
-	size_t n_subdirs = 0;
 	int r = 0;
 
 	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -541,11 +549,11 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 			       : S_ISDIR(st.st_mode)			       ? DT_DIR
 			       : S_ISLNK(st.st_mode)			       ? DT_LNK
 									       : DT_REG;
-		head |= strcmp(name, "HEAD") == 0 && type != DT_DIR;
+		sc->head |= strcmp(name, "HEAD") == 0 && type != DT_DIR;
 		/* git asks only that objects/ be searchable (is_git_directory:
 		 * access(X_OK)), so a symlink to a directory will do: count any. */
-		objects |= strcmp(name, "objects") == 0 && (type == DT_DIR || type == DT_LNK);
-		commondir |= strcmp(name, "commondir") == 0 && type != DT_DIR;
+		sc->objects |= strcmp(name, "objects") == 0 && (type == DT_DIR || type == DT_LNK);
+		sc->commondir |= strcmp(name, "commondir") == 0 && type != DT_DIR;
 		int host = hostsafety_check_host_config(w, fd, rel, name, in_host);
 		if (host < 0) {
 			r = host;
@@ -554,20 +562,21 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 		if (host == 1)
 			continue; /* moved aside whole, or unchanged and no directory */
 		if (type == DT_DIR) {
-			char **grown = realloc(subdirs, (n_subdirs + 1) * sizeof(*grown));
+			char **grown = realloc(sc->subdirs, (sc->n_subdirs + 1) * sizeof(*grown));
 			bool *grown_host =
-				grown ? realloc(subdirs_host, (n_subdirs + 1) * sizeof(bool)) : NULL;
+				grown ? realloc(sc->subdirs_host, (sc->n_subdirs + 1) * sizeof(bool))
+				      : NULL;
 			char *copy = grown_host ? strdup(name) : NULL;
 			if (grown)
-				subdirs = grown;
+				sc->subdirs = grown;
 			if (grown_host)
-				subdirs_host = grown_host;
+				sc->subdirs_host = grown_host;
 			if (!copy) {
 				r = -ENOMEM;
 				break;
 			}
-			subdirs_host[n_subdirs] = in_host || host == 2;
-			subdirs[n_subdirs++] = copy;
+			sc->subdirs_host[sc->n_subdirs] = in_host || host == 2;
+			sc->subdirs[sc->n_subdirs++] = copy;
 		} else if (strcmp(name, ".git") == 0 && type != DT_CHR) {
 			/* A gitfile ("gitdir: ...") or a link: git goes wherever it
 			 * says. */
@@ -578,27 +587,22 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 		}
 	}
 	closedir(d);
+	return r;
+}
 
-	if (r == 0 && !w->stop) {
-		if (w->req->lower_fd >= 0) {
-			head = head || hostsafety_lower_has(w, rel, "HEAD", false);
-			objects = objects || hostsafety_lower_has(w, rel, "objects", true);
-			commondir = commondir || hostsafety_lower_has(w, rel, "commondir", false);
-		}
-		/* git's own test (setup.c, is_git_directory) is HEAD, objects
-		 * (or a commondir) and refs; refs may come from the commondir, so
-		 * it is left out: more directories count, none fewer. */
-		is_gitdir = strcmp(base, ".git") == 0 || (head && (objects || commondir));
-		if (is_gitdir)
-			r = hostsafety_check_gitdir(w, fd, rel);
-	}
-	for (size_t i = 0; i < n_subdirs && r == 0 && !w->stop; i++) {
+/* hostsafety_walk_dir(): the walk into sc's subdirectories of fd (rel). */
+static int hostsafety_walk_subdirs(struct hostsafety_walk *w, int fd, const char *rel, unsigned depth,
+				   bool is_gitdir, const struct hostsafety_dir_scan *sc)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < sc->n_subdirs && r == 0 && !w->stop; i++) {
 		/* A git directory's object store holds no code and is often most
 		 * of the tree's entries (a loose object per file once committed);
 		 * git never looks for a repository in it. */
-		if (is_gitdir && strcmp(subdirs[i], "objects") == 0)
+		if (is_gitdir && strcmp(sc->subdirs[i], "objects") == 0)
 			continue;
-		cleanup_free char *sub_rel = hostsafety_join(rel, subdirs[i]);
+		cleanup_free char *sub_rel = hostsafety_join(rel, sc->subdirs[i]);
 		if (!sub_rel) {
 			r = -ENOMEM;
 			break;
@@ -610,19 +614,47 @@ static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *re
 			break;
 		}
 		cleanup_close int sfd =
-			openat(fd, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			openat(fd, sc->subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sfd < 0) {
 			if (errno != ENOENT)
 				hostsafety_incomplete(w, "cannot read %s: %s", sub_rel,
 						      strerror(errno));
 			continue;
 		}
-		r = hostsafety_walk_dir(w, sfd, sub_rel, subdirs[i], depth + 1, subdirs_host[i]);
+		r = hostsafety_walk_dir(w, sfd, sub_rel, sc->subdirs[i], depth + 1,
+					sc->subdirs_host[i]);
 	}
-	for (size_t i = 0; i < n_subdirs; i++)
-		free(subdirs[i]);
-	free(subdirs);
-	free(subdirs_host);
+	return r;
+}
+
+static int hostsafety_walk_dir(struct hostsafety_walk *w, int fd, const char *rel, const char *base,
+			       unsigned depth, bool in_host)
+{
+	struct hostsafety_dir_scan sc = { 0 };
+	bool is_gitdir = false;
+
+	int r = hostsafety_scan_dir(w, fd, rel, in_host, &sc);
+
+	if (r == 0 && !w->stop) {
+		if (w->req->lower_fd >= 0) {
+			sc.head = sc.head || hostsafety_lower_has(w, rel, "HEAD", false);
+			sc.objects = sc.objects || hostsafety_lower_has(w, rel, "objects", true);
+			sc.commondir =
+				sc.commondir || hostsafety_lower_has(w, rel, "commondir", false);
+		}
+		/* git's own test (setup.c, is_git_directory) is HEAD, objects
+		 * (or a commondir) and refs; refs may come from the commondir, so
+		 * it is left out: more directories count, none fewer. */
+		is_gitdir = strcmp(base, ".git") == 0 || (sc.head && (sc.objects || sc.commondir));
+		if (is_gitdir)
+			r = hostsafety_check_gitdir(w, fd, rel);
+	}
+	if (r == 0)
+		r = hostsafety_walk_subdirs(w, fd, rel, depth, is_gitdir, &sc);
+	for (size_t i = 0; i < sc.n_subdirs; i++)
+		free(sc.subdirs[i]);
+	free(sc.subdirs);
+	free(sc.subdirs_host);
 	return r;
 }
 
