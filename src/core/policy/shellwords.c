@@ -214,49 +214,80 @@ static void redirection(struct parser *ps)
 	ps->drop_next_word = true;
 }
 
+/* parse(): c, when it separates words or commands or redirects; false
+ * when it is none of those. */
+static bool parse_operator(struct parser *ps, char c, char next)
+{
+	switch (c) {
+	case ' ':
+	case '\t':
+		word_end(ps);
+		ps->p++;
+		break;
+	case '\n':
+	case ';':
+		if (c == ';' && next == ';')
+			not_plain(ps, "case clause");
+		command_end(ps, SHELL_OP_SEQ);
+		ps->p++;
+		break;
+	case '&':
+		if (next == '>') {
+			redirection(ps);
+		} else if (next == '&') {
+			command_end(ps, SHELL_OP_AND);
+			ps->p += 2;
+		} else {
+			command_end(ps, SHELL_OP_BACKGROUND);
+			ps->p++;
+		}
+		break;
+	case '|':
+		command_end(ps, next == '|' ? SHELL_OP_OR : SHELL_OP_PIPE);
+		ps->p += next == '|' || next == '&' ? 2 : 1;
+		break;
+	case '>':
+	case '<':
+		redirection(ps);
+		break;
+	case '(':
+	case ')':
+		not_plain(ps, "subshell");
+		word_end(ps);
+		ps->p++;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* parse(): c, a character of a word; those a shell would expand or refuse
+ * make the script not plain. */
+static void parse_word_char(struct parser *ps, char c)
+{
+	if (c == '*' || c == '?' || c == '[')
+		not_plain(ps, "glob");
+	else if (c == '{' || c == '}')
+		not_plain(ps, "brace");
+	else if (c == '~' && !ps->in_word)
+		not_plain(ps, "tilde");
+	else if ((unsigned char)c < 0x20 || c == 0x7f)
+		not_plain(ps, "control character");
+	else if ((unsigned char)c >= 0x80)
+		not_plain(ps, "non-ASCII byte");
+	word_add(ps, c);
+	ps->p++;
+}
+
 static void parse(struct parser *ps)
 {
 	while (ps->p < ps->end && !ps->error) {
 		char c = *ps->p;
 		char next = ps->p + 1 < ps->end ? ps->p[1] : '\0';
+		if (parse_operator(ps, c, next))
+			continue;
 		switch (c) {
-		case ' ':
-		case '\t':
-			word_end(ps);
-			ps->p++;
-			break;
-		case '\n':
-		case ';':
-			if (c == ';' && next == ';')
-				not_plain(ps, "case clause");
-			command_end(ps, SHELL_OP_SEQ);
-			ps->p++;
-			break;
-		case '&':
-			if (next == '>') {
-				redirection(ps);
-			} else if (next == '&') {
-				command_end(ps, SHELL_OP_AND);
-				ps->p += 2;
-			} else {
-				command_end(ps, SHELL_OP_BACKGROUND);
-				ps->p++;
-			}
-			break;
-		case '|':
-			command_end(ps, next == '|' ? SHELL_OP_OR : SHELL_OP_PIPE);
-			ps->p += next == '|' || next == '&' ? 2 : 1;
-			break;
-		case '>':
-		case '<':
-			redirection(ps);
-			break;
-		case '(':
-		case ')':
-			not_plain(ps, "subshell");
-			word_end(ps);
-			ps->p++;
-			break;
 		case '`':
 			not_plain(ps, "substitution");
 			ps->p++;
@@ -303,18 +334,7 @@ static void parse(struct parser *ps)
 				ps->p++;
 			break;
 		default:
-			if (c == '*' || c == '?' || c == '[')
-				not_plain(ps, "glob");
-			else if (c == '{' || c == '}')
-				not_plain(ps, "brace");
-			else if (c == '~' && !ps->in_word)
-				not_plain(ps, "tilde");
-			else if ((unsigned char)c < 0x20 || c == 0x7f)
-				not_plain(ps, "control character");
-			else if ((unsigned char)c >= 0x80)
-				not_plain(ps, "non-ASCII byte");
-			word_add(ps, c);
-			ps->p++;
+			parse_word_char(ps, c);
 			break;
 		}
 	}
