@@ -317,6 +317,60 @@ static int rules_parse_operands(struct operandspec *ops, json_t *parent, const c
 	return r;
 }
 
+/* rules_parse_rule(): its optional lists, flags and option specs. */
+static int rules_parse_rule_lists(struct rule *rule, json_t *obj, const char *where, struct error *err)
+{
+	int r = rules_opt_strv(obj, "subcommands", where, &rule->subcommands, err);
+
+	if (r == 0)
+		r = rules_opt_strv(obj, "global_options_with_value", where,
+				   &rule->global_options_with_value, err);
+	if (r == 0)
+		r = rules_opt_strv(obj, "global_veto", where, &rule->global_veto, err);
+	if (r == 0)
+		r = rules_opt_strv(obj, "veto", where, &rule->veto, err);
+	if (r == 0)
+		r = rules_opt_strv(obj, "any_arg", where, &rule->any_arg, err);
+	if (r == 0)
+		r = rules_opt_strv(obj, "allowed_args", where, &rule->allowed_args, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "combined_short", where, &rule->combined_short, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "any_arg_prefix", where, &rule->any_arg_prefix, err);
+	if (r == 0)
+		r = rules_opt_u64(obj, "max_args", where, 1, 4096, &rule->max_args, err);
+	if (r == 0)
+		r = rules_opt_bool(obj, "any_arguments", where, &rule->any_arguments, err);
+	if (r == 0)
+		r = rules_parse_optspec(&rule->global_options, obj, "global_options", where, err);
+	if (r == 0)
+		r = rules_parse_optspec(&rule->options, obj, "options", where, err);
+	if (r == 0)
+		r = rules_parse_operands(&rule->operands, obj, where, err);
+	return r;
+}
+
+/* rules_parse_rule(): its "args", regular expressions an argument may match. */
+static int rules_parse_args_re(struct rule *rule, json_t *v, const char *where, struct error *err)
+{
+	char name[256];
+
+	cleanup_strv char **patterns = NULL;
+	snprintf(name, sizeof(name), "%s.args", where);
+	int r = jsonutil_get_strv(v, name, false, &patterns, err);
+	size_t n = r == 0 ? strv_length(patterns) : 0;
+	if (n > RULES_MAX_ARGS_RE)
+		return error_set(err, E2BIG, "'%s' has more than %d patterns", name, RULES_MAX_ARGS_RE);
+	rule->has_args_re = r == 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (regcomp(&rule->args_re[i], patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
+			return error_set(err, EINVAL, "'%s[%zu]' is not a valid regular expression",
+					 name, i);
+		rule->n_args_re++;
+	}
+	return r;
+}
+
 static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, struct error *err)
 {
 	static const char *const keys[] = { "id",
@@ -356,52 +410,12 @@ static int rules_parse_rule(struct rule *rule, json_t *obj, const char *where, s
 	if (r == 0)
 		r = jsonutil_get_strv(json_object_get(obj, "argv0"), name, false, &rule->argv0, err);
 	if (r == 0)
-		r = rules_opt_strv(obj, "subcommands", where, &rule->subcommands, err);
-	if (r == 0)
-		r = rules_opt_strv(obj, "global_options_with_value", where,
-				   &rule->global_options_with_value, err);
-	if (r == 0)
-		r = rules_opt_strv(obj, "global_veto", where, &rule->global_veto, err);
-	if (r == 0)
-		r = rules_opt_strv(obj, "veto", where, &rule->veto, err);
-	if (r == 0)
-		r = rules_opt_strv(obj, "any_arg", where, &rule->any_arg, err);
-	if (r == 0)
-		r = rules_opt_strv(obj, "allowed_args", where, &rule->allowed_args, err);
-	if (r == 0)
-		r = rules_opt_bool(obj, "combined_short", where, &rule->combined_short, err);
-	if (r == 0)
-		r = rules_opt_bool(obj, "any_arg_prefix", where, &rule->any_arg_prefix, err);
-	if (r == 0)
-		r = rules_opt_u64(obj, "max_args", where, 1, 4096, &rule->max_args, err);
-	if (r == 0)
-		r = rules_opt_bool(obj, "any_arguments", where, &rule->any_arguments, err);
-	if (r == 0)
-		r = rules_parse_optspec(&rule->global_options, obj, "global_options", where, err);
-	if (r == 0)
-		r = rules_parse_optspec(&rule->options, obj, "options", where, err);
-	if (r == 0)
-		r = rules_parse_operands(&rule->operands, obj, where, err);
+		r = rules_parse_rule_lists(rule, obj, where, err);
 	if (r == 0 && rule->global_options.present && !rule->subcommands)
 		return error_set(err, EINVAL, "'%s.global_options' needs 'subcommands'", where);
 	json_t *v;
-	if (r == 0 && (v = json_object_get(obj, "args"))) {
-		cleanup_strv char **patterns = NULL;
-		snprintf(name, sizeof(name), "%s.args", where);
-		r = jsonutil_get_strv(v, name, false, &patterns, err);
-		size_t n = r == 0 ? strv_length(patterns) : 0;
-		if (n > RULES_MAX_ARGS_RE)
-			return error_set(err, E2BIG, "'%s' has more than %d patterns", name,
-					 RULES_MAX_ARGS_RE);
-		rule->has_args_re = r == 0;
-		for (size_t i = 0; r == 0 && i < n; i++) {
-			if (regcomp(&rule->args_re[i], patterns[i], REG_EXTENDED | REG_NOSUB) != 0)
-				return error_set(err, EINVAL,
-						 "'%s[%zu]' is not a valid regular expression",
-						 name, i);
-			rule->n_args_re++;
-		}
-	}
+	if (r == 0 && (v = json_object_get(obj, "args")))
+		r = rules_parse_args_re(rule, v, where, err);
 	/* Read-only is granted by what is listed, never by what is not vetoed. */
 	if (r == 0 && rule->risk == 1 && !rule->options.present && !rule->allowed_args &&
 	    !rule->has_args_re && !rule->any_arguments)
