@@ -11,6 +11,7 @@
 #include "core/store/statepath.h"
 #include "core/store/store.h"
 
+/* Close records that did not hold: { receipt, record, why } each. */
 static json_t *gate_status_rejected(const struct gate_failures *open)
 {
 	json_t *rejected = json_array();
@@ -57,10 +58,9 @@ int gate_status(struct session *s, const char *cwd, struct gate_status *ret, str
 		if (store)
 			r = gate_list_open(store, ret->scope, &ret->open, err);
 	}
-	/* Close records that did not hold, and an approver changed behind
-	 * airlock's back: facts the human who reads the gate should see. */
-	if (r == 0)
-		ret->rejected = gate_status_rejected(&ret->open);
+	/* An approver changed behind airlock's back: a fact the human who
+	 * reads the gate should see (so are close records that did not hold:
+	 * the open failures carry them). */
 	if (r == 0 && store)
 		r = approver_check(store, &ret->approver, err);
 	if (r < 0)
@@ -72,7 +72,6 @@ void gate_status_release(struct gate_status *st)
 {
 	free(st->scope);
 	gate_failures_release(&st->open);
-	json_decref(st->rejected);
 	*st = (struct gate_status){ 0 };
 }
 
@@ -83,9 +82,9 @@ json_t *gate_status_to_json(const struct gate_status *st)
 
 	if (!failures)
 		return NULL;
-	return json_pack("{s:s, s:I, s:o, s:O, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
+	return json_pack("{s:s, s:I, s:o, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
 			 "open", (json_int_t)st->open.n, "failures", failures, "rejected",
-			 st->rejected, "approver", "state", approver_state_to_string(check->state),
+			 gate_status_rejected(&st->open), "approver", "state", approver_state_to_string(check->state),
 			 "changed", check->changed, "pinned", check->pinned[0] ? check->pinned : NULL,
 			 "current", check->current[0] ? check->current : NULL, "message",
 			 check->changed ? check->message : NULL);

@@ -13,9 +13,9 @@ struct session;
  * end, assembled here so that none of them rebuilds it. */
 struct gate_status {
 	char *scope; /* the workspace: cwd's git root, else cwd */
-	struct gate_failures open; /* the open failures in scope, as gate_list_open() gives them */
-	/* Close records that did not hold: { receipt, record, why } each. */
-	json_t *rejected;
+	/* The open failures in scope, as gate_list_open() gives them; one
+	 * whose close record did not hold says why (close_rejected). */
+	struct gate_failures open;
 	/* The approver against its pin; all zero without a state directory. */
 	struct approver_check approver;
 };
