@@ -189,7 +189,13 @@ static char *gate_tail(json_t *receipt)
 	return strndup(text + start, n - start);
 }
 
-static json_t *gate_failure_entry(json_t *receipt, const char *scope)
+static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct rules_verdict *ret);
+
+/* The open-failure entry (docs/gate.md) of a failed receipt: its one writer,
+ * from the receipt's document (the values a re-run must match are the
+ * receipt's own, byte for byte). With rules, it records the failed command's
+ * risk and rule. */
+static json_t *gate_failure_entry(json_t *receipt, const char *scope, const struct rules *rules)
 {
 	cleanup_free char *tail = gate_tail(receipt);
 	char now[64];
@@ -221,6 +227,12 @@ static json_t *gate_failure_entry(json_t *receipt, const char *scope)
 	if (entry)
 		json_object_set(entry, "sandbox_profile",
 				json_object_get(json_object_get(receipt, "sandbox"), "profile"));
+	if (entry && rules) {
+		struct rules_verdict v;
+		gate_entry_verdict(rules, entry, &v);
+		json_object_set_new(entry, "risk", json_integer(v.risk));
+		json_object_set_new(entry, "rule", json_string(v.rule));
+	}
 	return entry;
 }
 
@@ -276,6 +288,8 @@ static int gate_failure_int(json_t *doc, const char *key, bool *ret_has, int64_t
 	return 0;
 }
 
+static int gate_failure_read_lists(json_t *doc, struct gate_failure *ret, struct error *err);
+
 int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *err)
 {
 	static const struct gate_str_field strs[] = {
@@ -297,17 +311,30 @@ int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *
 	*ret = (struct gate_failure){ .doc = json_incref(doc) };
 	if (!json_is_object(doc))
 		return error_set(err, EBADMSG, "it is not an object");
-	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
-		return -EBADMSG;
+	/* A receipt of the wrong type is what err names; the other fields are
+	 * still read, so that the listing can place the entry. */
+	struct error rest_err = { 0 };
+	bool bad_receipt = gate_failure_int(doc, "receipt", &has, &v, err) < 0;
+	struct error *rest = bad_receipt ? &rest_err : err;
 	ret->receipt = (uint64_t)v;
-	if (gate_read_strs(doc, ret, strs, ARRAY_SIZE(strs), err) < 0)
+	if (gate_read_strs(doc, ret, strs, ARRAY_SIZE(strs), rest) < 0)
 		r = -EBADMSG;
-	if (gate_failure_int(doc, "exit_code", &ret->has_exit_code, &ret->exit_code, err) < 0 ||
-	    gate_failure_int(doc, "risk", &has, &ret->risk, err) < 0)
+	if (gate_failure_int(doc, "exit_code", &ret->has_exit_code, &ret->exit_code, rest) < 0 ||
+	    gate_failure_int(doc, "risk", &has, &ret->risk, rest) < 0)
 		r = -EBADMSG;
-	if (gate_failure_int(doc, "started_ns", &has, &v, err) < 0)
+	if (gate_failure_int(doc, "started_ns", &has, &v, rest) < 0)
 		r = -EBADMSG;
 	ret->started_ns = v > 0 ? (uint64_t)v : 0;
+	int lists = gate_failure_read_lists(doc, ret, rest);
+	if (lists == -ENOMEM)
+		return -ENOMEM;
+	return bad_receipt || lists < 0 ? -EBADMSG : r;
+}
+
+/* gate_failure_from_json(): argv and expected_exits. */
+static int gate_failure_read_lists(json_t *doc, struct gate_failure *ret, struct error *err)
+{
+	int r = 0;
 
 	json_t *argv = json_object_get(doc, "argv");
 	if (json_is_array(argv)) {
@@ -344,7 +371,14 @@ int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *
 
 json_t *gate_failure_to_json(const struct gate_failure *f)
 {
-	return json_incref(f->doc);
+	if (!f->owned_rejected)
+		return json_incref(f->doc);
+	json_t *doc = json_copy(f->doc);
+	if (doc && json_object_set_new(doc, "close_rejected", json_string(f->close_rejected)) < 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
 }
 
 void gate_failure_release(struct gate_failure *f)
@@ -353,6 +387,7 @@ void gate_failure_release(struct gate_failure *f)
 	free(f->argv);
 	free(f->expected_exits);
 	free(f->owned_why);
+	free(f->owned_rejected);
 	*f = (struct gate_failure){ 0 };
 }
 
@@ -424,11 +459,6 @@ static bool gate_receipt_succeeded(json_t *receipt)
 	       gate_host_code_clean(receipt) && gate_receipt_dryrun_passed(receipt);
 }
 
-static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct rules_verdict *ret);
-/* gate_list_open() and gate_find_open() on the entries' documents. */
-static int gate_list_open_json(struct store *store, const char *scope, json_t **ret_entries,
-			       struct error *err);
-static int gate_find_open_json(struct store *store, uint64_t id, json_t **ret_entry, struct error *err);
 
 /* Equal, where missing equals null. */
 static bool gate_equal(json_t *x, json_t *y)
@@ -479,83 +509,61 @@ static bool gate_same_command(json_t *entry, json_t *receipt)
 	return gate_command_matches(entry, receipt, false);
 }
 
-/* gate_prepare() on the receipt's document (as receipt_to_json() writes it,
- * without its "gate"). */
-static int gate_prepare_doc(struct store *store, json_t *receipt, const struct rules *rules,
-			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-			    bool verified, struct gate_effect *ret, struct error *err)
+/* gate_prepare() of a failed receipt (its document): its failure opened,
+ * with its entry written before the receipt is. */
+static int gate_open_failure(struct store *store, json_t *receipt, const struct rules *rules,
+			     const char *scope, struct gate_effect *ret, struct error *err)
 {
-	*ret = (struct gate_effect){
-		.fixes = fixes, .verified = verified, .trivial = trivial, .rerun_of = rerun_of
-	};
-	ret->scope = strdup(scope);
-	if (!ret->scope)
-		return error_set(err, ENOMEM, "out of memory");
 	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
+	cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope, rules);
+	if (!entry)
+		return error_set(err, ENOMEM, "out of memory");
+	struct statepath dir = statepath_gate_open(scope);
+	char id_text[24];
+	struct statepath rel = statepath_gate_open_entry(scope, id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	cleanup_free char *text = jsonutil_dump_line(entry);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = -ENOENT;
+	/* A close may remove the scope's directory between our open and
+	 * our write (gate_prune_scope_dir): the write then finds it gone
+	 * (-ENOENT), and the directory is made again. */
+	for (int tries = 0; r == -ENOENT && tries < 3; tries++) {
+		*err = (struct error){ 0 };
+		cleanup_close int fd = gate_open_dir(store, dir.s, true, err);
+		if (fd < 0)
+			return fd;
+		/* The scope's path beside its entries, so that a gate
+		 * elsewhere can tell whether this scope is nested in its own. */
+		struct error ignored = { 0 };
+		if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
+						store_durable(store), &ignored);
+		r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel.s, text, strlen(text), false,
+				 err);
+	}
+	if (r < 0)
+		return error_prefix(err, "open failure %llu", (unsigned long long)id);
+	ret->opened = true; /* a failed run closes nothing; its own status says why */
+	return 0;
+}
 
-	if (!gate_receipt_succeeded(receipt) && rerun_of) {
-		/* The same command failed again: the failure it re-ran says so. */
-		snprintf(ret->note, sizeof(ret->note),
-			 "the re-run of receipt %llu failed; it stays open",
-			 (unsigned long long)rerun_of);
-		return 0;
-	}
-	if (!gate_receipt_succeeded(receipt)) {
-		cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope);
-		if (!entry)
-			return error_set(err, ENOMEM, "out of memory");
-		if (rules) {
-			struct rules_verdict v;
-			gate_entry_verdict(rules, entry, &v);
-			json_object_set_new(entry, "risk", json_integer(v.risk));
-			json_object_set_new(entry, "rule", json_string(v.rule));
-		}
-		struct statepath dir = statepath_gate_open(scope);
-		char id_text[24];
-		struct statepath rel = statepath_gate_open_entry(scope, id);
-		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-		cleanup_free char *text = jsonutil_dump_line(entry);
-		if (!text)
-			return error_set(err, ENOMEM, "out of memory");
-		int r = -ENOENT;
-		/* A close may remove the scope's directory between our open and
-		 * our write (gate_prune_scope_dir): the write then finds it gone
-		 * (-ENOENT), and the directory is made again. */
-		for (int tries = 0; r == -ENOENT && tries < 3; tries++) {
-			*err = (struct error){ 0 };
-			cleanup_close int fd = gate_open_dir(store, dir.s, true, err);
-			if (fd < 0)
-				return fd;
-			/* The scope's path beside its entries, so that a gate
-			 * elsewhere can tell whether this scope is nested in its own. */
-			struct error ignored = { 0 };
-			if (faccessat(fd, "scope", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-				(void)file_write_atomic(fd, "scope", scope, strlen(scope), 0600,
-							store_durable(store), &ignored);
-			r = store_commit(store, LEDGER_GATE_OPEN, id_text, rel.s, text,
-					 strlen(text), false, err);
-		}
-		if (r < 0)
-			return error_prefix(err, "open failure %llu", (unsigned long long)id);
-		ret->opened = true; /* a failed run closes nothing; its own status says why */
-		return 0;
-	}
-	if (!verified) {
-		if (fixes)
-			snprintf(ret->note, sizeof(ret->note), "its status is not verified");
-		return 0;
-	}
-
-	cleanup_with(json_decrefp) json_t *open = NULL;
-	int r = gate_list_open_json(store, scope, &open, err);
+/* gate_prepare() of a verified success (its document): the open failures
+ * of scope it closes, or, for a --fixes run, the re-run it needs. */
+static int gate_match_open(struct store *store, json_t *receipt, const char *scope, uint64_t fixes,
+			   uint64_t rerun_of, bool trivial, struct gate_effect *ret, struct error *err)
+{
+	cleanup_with(gate_failures_release) struct gate_failures open = { 0 };
+	int r = gate_list_open(store, scope, &open, err);
 	if (r < 0)
 		return r;
 	json_t *exit_code = json_object_get(receipt, "exit_code");
 	bool fixes_found = false, rerun_found = false;
-	size_t i;
-	json_t *entry;
-	json_array_foreach(open, i, entry) {
-		uint64_t failed = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
+	for (size_t i = 0; i < open.n; i++) {
+		/* A re-run must match the entry's values as stored. */
+		json_t *entry = open.v[i].doc;
+		uint64_t failed = open.v[i].receipt;
 		const char *move = NULL;
 		if (failed == rerun_of && gate_command_matches(entry, receipt, true))
 			move = "fixes";
@@ -597,6 +605,36 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 	return 0;
 }
 
+/* gate_prepare() on the receipt's document (as receipt_to_json() writes it,
+ * without its "gate"). */
+static int gate_prepare_doc(struct store *store, json_t *receipt, const struct rules *rules,
+			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
+			    bool verified, struct gate_effect *ret, struct error *err)
+{
+	*ret = (struct gate_effect){
+		.fixes = fixes, .verified = verified, .trivial = trivial, .rerun_of = rerun_of
+	};
+	ret->scope = strdup(scope);
+	if (!ret->scope)
+		return error_set(err, ENOMEM, "out of memory");
+
+	if (!gate_receipt_succeeded(receipt) && rerun_of) {
+		/* The same command failed again: the failure it re-ran says so. */
+		snprintf(ret->note, sizeof(ret->note),
+			 "the re-run of receipt %llu failed; it stays open",
+			 (unsigned long long)rerun_of);
+		return 0;
+	}
+	if (!gate_receipt_succeeded(receipt))
+		return gate_open_failure(store, receipt, rules, scope, ret, err);
+	if (!verified) {
+		if (fixes)
+			snprintf(ret->note, sizeof(ret->note), "its status is not verified");
+		return 0;
+	}
+	return gate_match_open(store, receipt, scope, fixes, rerun_of, trivial, ret, err);
+}
+
 int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
 		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial, bool verified,
 		 struct gate_effect *ret, struct error *err)
@@ -635,19 +673,19 @@ void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *re
 /* Closes the open failure entry by move; by_receipt 0 for acks. With
  * approver, the record is signed with passphrase's key (ack-approved). A
  * record already in place that does not hold is moved to gate/rejected/. */
-static int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-		      const char *reason, const struct approver *approver, const char *passphrase,
-		      struct error *err);
+static int gate_close(struct store *store, const struct gate_failure *entry, const char *move,
+		      uint64_t by_receipt, const char *reason, const struct approver *approver,
+		      const char *passphrase, struct error *err);
 
 int gate_commit(struct store *store, const struct gate_effect *e, uint64_t by, struct error *err)
 {
 	for (size_t i = 0; i < e->n_closes; i++) {
-		cleanup_with(json_decrefp) json_t *entry = NULL;
-		int r = gate_find_open_json(store, e->closes[i], &entry, err);
+		cleanup_with(gate_failure_release) struct gate_failure entry = { 0 };
+		int r = gate_find_open(store, e->closes[i], &entry, err);
 		if (r == -ENOENT)
 			continue; /* closed meanwhile by another run */
 		if (r == 0)
-			r = gate_close(store, entry, e->moves[i], by, NULL, NULL, NULL, err);
+			r = gate_close(store, &entry, e->moves[i], by, NULL, NULL, NULL, err);
 		if (r < 0)
 			return r;
 	}
@@ -695,10 +733,27 @@ int gate_commit_receipt(struct store *store, struct receipt *receipt,
 
 static int compare_newest_first(const void *a, const void *b)
 {
-	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "receipt"));
-	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "receipt"));
+	json_int_t x = (json_int_t)((const struct gate_failure *)a)->receipt;
+	json_int_t y = (json_int_t)((const struct gate_failure *)b)->receipt;
 
 	return (x < y) - (x > y);
+}
+
+/* doc (a reference taken) read into one more entry of l (gate_failure_read). */
+static int gate_failures_add(struct gate_failures *l, json_t *doc, struct error *err)
+{
+	struct gate_failure *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+	if (!v)
+		return error_set(err, ENOMEM, "out of memory");
+	l->v = v;
+	return gate_failure_read(doc, &l->v[l->n++], err);
+}
+
+/* The last entry of l, dropped. */
+static void gate_failures_drop_last(struct gate_failures *l)
+{
+	gate_failure_release(&l->v[--l->n]);
 }
 
 /* A close record counts only when the ledger backs it: one written by
@@ -732,11 +787,11 @@ static bool parse_entry_name(const char *name, uint64_t *ret_id)
 /* A failure the ledger has open whose entry file is gone (deleted to pass
  * the gate) is still open. */
 static int gate_add_deleted(struct store *store, const char *scope, const char *dir,
-			    json_t *entries, struct error *err)
+			    struct gate_failures *entries, struct error *err)
 {
 	cleanup_free uint64_t *ids = NULL;
 	size_t n = 0;
-	char prefix[80];
+	char prefix[sizeof(((struct statepath *)0)->s) + 1];
 	struct error ignored;
 
 	snprintf(prefix, sizeof(prefix), "%s/", dir);
@@ -744,17 +799,15 @@ static int gate_add_deleted(struct store *store, const char *scope, const char *
 		return 0; /* no ledger: nothing more to know */
 	for (size_t i = 0; i < n; i++) {
 		bool listed = false;
-		size_t k;
-		json_t *e;
-		json_array_foreach(entries, k, e)
-			listed |= (uint64_t)json_integer_value(json_object_get(e, "receipt")) ==
-				  ids[i];
+		for (size_t k = 0; k < entries->n; k++)
+			listed |= entries->v[k].receipt == ids[i];
 		if (listed || gate_is_closed(store, ids[i]))
 			continue;
-		json_t *entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
-					  "receipt", (json_int_t)ids[i], "scope", scope, "damaged",
-					  "its entry was deleted; the ledger has it open");
-		if (!entry || json_array_append_new(entries, entry) < 0)
+		cleanup_with(json_decrefp) json_t *entry =
+			json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA, "receipt",
+				  (json_int_t)ids[i], "scope", scope, "damaged",
+				  "its entry was deleted; the ledger has it open");
+		if (!entry || gate_failures_add(entries, entry, err) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
 	return 0;
@@ -825,115 +878,143 @@ static bool gate_receipt_closes(json_t *doc, uint64_t id, const char *move)
 	return false;
 }
 
-static int gate_close_check_doc(struct store *store, uint64_t id, json_t *record, json_t *entry,
-				struct error *why)
+/* gate_close_check(): the failed receipt, when it was written, is the one
+ * the close names. ret_failed: its document, NULL when it was not written. */
+static int gate_check_failed_digest(struct store *store, uint64_t id,
+				    const struct gate_close_record *record, json_t **ret_failed,
+				    struct error *why)
 {
 	struct error io = { 0 };
-	const char *schema = jsonutil_str(record, "schema");
-	const char *move = jsonutil_str(record, "move");
-	json_t *rid = json_object_get(record, "receipt");
-
-	if (!schema || strcmp(schema, GATE_CLOSE_SCHEMA) != 0)
-		return error_set(why, EBADMSG, "it is not an %s record", GATE_CLOSE_SCHEMA);
-	if (!json_is_integer(rid) || (uint64_t)json_integer_value(rid) != id)
-		return error_set(why, EBADMSG, "it is about receipt %lld, not %llu",
-				 (long long)json_integer_value(rid), (unsigned long long)id);
-
-	/* The failed receipt, when it was written, is the one the close names. */
 	char failed_hex[SHA256_HEX_SIZE];
-	cleanup_with(json_decrefp) json_t *failed = NULL;
-	json_t *failed_sha = json_object_get(record, "failed_sha256");
-	int r = gate_read_receipt(store, id, failed_hex, &failed, &io);
+	int r = gate_read_receipt(store, id, failed_hex, ret_failed, &io);
+
 	if (r == -ENOENT) {
-		if (!json_is_null(failed_sha))
+		if (!record->failed_sha256_null)
 			return error_set(why, EBADMSG,
 					 "it names a digest of receipt %llu, which does not exist",
 					 (unsigned long long)id);
 	} else if (r < 0) {
 		return error_set(why, EBADMSG, "receipt %llu cannot be read: %.200s",
 				 (unsigned long long)id, io.msg);
-	} else if (!json_is_string(failed_sha) ||
-		   strcmp(json_string_value(failed_sha), failed_hex) != 0) {
+	} else if (!record->failed_sha256 || strcmp(record->failed_sha256, failed_hex) != 0) {
 		return error_set(why, EBADMSG,
 				 "receipt %llu does not have the digest it names (failed_sha256)",
 				 (unsigned long long)id);
 	}
+	return 0;
+}
 
-	if (move && (strcmp(move, "rerun") == 0 || strcmp(move, "fixes") == 0)) {
-		json_t *by_v = json_object_get(record, "by_receipt");
-		const char *by_sha = jsonutil_str(record, "by_sha256");
-		uint64_t by = json_is_integer(by_v) ? (uint64_t)json_integer_value(by_v) : 0;
-		char by_hex[SHA256_HEX_SIZE];
-		cleanup_with(json_decrefp) json_t *doc = NULL;
-		if (by <= id)
-			return error_set(why, EBADMSG, "it names no later closing receipt");
-		r = gate_read_receipt(store, by, by_hex, &doc, &io);
-		if (r == -ENOENT)
-			return error_set(why, EBADMSG, "its closing receipt %llu does not exist",
-					 (unsigned long long)by);
-		if (r < 0)
-			return error_set(why, EBADMSG,
-					 "its closing receipt %llu cannot be read: %.200s",
-					 (unsigned long long)by, io.msg);
-		if (!by_sha || strcmp(by_sha, by_hex) != 0)
-			return error_set(why, EBADMSG,
-					 "its closing receipt %llu does not have the digest it names (by_sha256)",
-					 (unsigned long long)by);
-		if ((uint64_t)json_integer_value(json_object_get(doc, "id")) != by ||
-		    !gate_receipt_succeeded(doc) || !gate_receipt_closes(doc, id, move))
-			return error_set(why, EBADMSG,
-					 "its closing receipt %llu is not a verified success that closes %llu by %s",
-					 (unsigned long long)by, (unsigned long long)id, move);
-		/* Since receipt/2 only the re-run of the failure closes it by
-		 * "fixes" (the --fixes run itself closes nothing). */
-		const char *doc_schema = jsonutil_str(doc, "schema");
-		json_t *rerun_of = json_object_get(json_object_get(doc, "gate"), "rerun_of");
-		if (strcmp(move, "fixes") == 0 && doc_schema &&
-		    strcmp(doc_schema, "airlock.receipt/1") != 0 &&
-		    (!json_is_integer(rerun_of) || (uint64_t)json_integer_value(rerun_of) != id))
-			return error_set(why, EBADMSG,
-					 "its closing receipt %llu is not the re-run of %llu",
-					 (unsigned long long)by, (unsigned long long)id);
-		return 0;
-	}
-	if (move && strcmp(move, "ack-read-only") == 0) {
-		json_t *source = failed ? failed : entry;
-		const char *reason = jsonutil_str(record, "reason");
-		cleanup_with(rules_freep) struct rules *rules = NULL;
-		struct rules_verdict v;
-		if (!reason || !*reason)
-			return error_set(why, EBADMSG, "an acknowledgement without a reason");
-		if (!source || rules_load_default(&rules, &io) < 0)
-			return error_set(why, EBADMSG, "the failed command cannot be judged");
-		gate_entry_verdict(rules, source, &v);
-		if (v.risk != 1)
-			return error_set(why, EBADMSG,
-					 "the failed command is risk %d (rule %s), not read-only",
-					 v.risk, v.rule);
-		return 0;
-	}
-	if (move && strcmp(move, "ack-approved") == 0) {
-		json_t *approval = json_object_get(record, "approval");
-		const char *key = jsonutil_str(approval, "public_key");
-		cleanup_free char *msg = gate_close_message(record);
-		if (!msg)
-			return error_set(why, ENOMEM, "out of memory");
-		if (!key || !approver_trusts(store, key))
-			return error_set(why, EBADMSG,
-					 "it is signed by %.16s, which is not the enrolled approver",
-					 key ? key : "no key");
-		if (!approver_verify_key(key, msg, jsonutil_str(approval, "signature")))
-			return error_set(why, EBADMSG, "its approver signature does not verify");
-		return 0;
-	}
+/* gate_close_check() of a rerun or fixes close: the closing receipt. */
+static int gate_check_closing_receipt(struct store *store, uint64_t id,
+				      const struct gate_close_record *record, struct error *why)
+{
+	struct error io = { 0 };
+	const char *move = record->move;
+	uint64_t by = record->by_receipt;
+	char by_hex[SHA256_HEX_SIZE];
+	cleanup_with(json_decrefp) json_t *doc = NULL;
+
+	if (by <= id)
+		return error_set(why, EBADMSG, "it names no later closing receipt");
+	int r = gate_read_receipt(store, by, by_hex, &doc, &io);
+	if (r == -ENOENT)
+		return error_set(why, EBADMSG, "its closing receipt %llu does not exist",
+				 (unsigned long long)by);
+	if (r < 0)
+		return error_set(why, EBADMSG, "its closing receipt %llu cannot be read: %.200s",
+				 (unsigned long long)by, io.msg);
+	if (!record->by_sha256 || strcmp(record->by_sha256, by_hex) != 0)
+		return error_set(why, EBADMSG,
+				 "its closing receipt %llu does not have the digest it names (by_sha256)",
+				 (unsigned long long)by);
+	if ((uint64_t)json_integer_value(json_object_get(doc, "id")) != by ||
+	    !gate_receipt_succeeded(doc) || !gate_receipt_closes(doc, id, move))
+		return error_set(why, EBADMSG,
+				 "its closing receipt %llu is not a verified success that closes %llu by %s",
+				 (unsigned long long)by, (unsigned long long)id, move);
+	/* Since receipt/2 only the re-run of the failure closes it by
+	 * "fixes" (the --fixes run itself closes nothing). */
+	const char *doc_schema = jsonutil_str(doc, "schema");
+	json_t *rerun_of = json_object_get(json_object_get(doc, "gate"), "rerun_of");
+	if (strcmp(move, "fixes") == 0 && doc_schema && strcmp(doc_schema, "airlock.receipt/1") != 0 &&
+	    (!json_is_integer(rerun_of) || (uint64_t)json_integer_value(rerun_of) != id))
+		return error_set(why, EBADMSG, "its closing receipt %llu is not the re-run of %llu",
+				 (unsigned long long)by, (unsigned long long)id);
+	return 0;
+}
+
+/* gate_close_check() of an ack-read-only close: the failed command (its
+ * receipt's, else its entry's) is read-only by the built-in rules. */
+static int gate_check_read_only(const struct gate_close_record *record, json_t *failed,
+				const struct gate_failure *entry, struct error *why)
+{
+	json_t *source = failed ? failed : entry ? entry->doc : NULL;
+	struct error io = { 0 };
+	cleanup_with(rules_freep) struct rules *rules = NULL;
+	struct rules_verdict v;
+
+	if (!record->reason || !*record->reason)
+		return error_set(why, EBADMSG, "an acknowledgement without a reason");
+	if (!source || rules_load_default(&rules, &io) < 0)
+		return error_set(why, EBADMSG, "the failed command cannot be judged");
+	gate_entry_verdict(rules, source, &v);
+	if (v.risk != 1)
+		return error_set(why, EBADMSG, "the failed command is risk %d (rule %s), not read-only",
+				 v.risk, v.rule);
+	return 0;
+}
+
+/* gate_close_check() of an ack-approved close: signed by the enrolled
+ * approver, over the record's fields as stored. */
+static int gate_check_approved(struct store *store, const struct gate_close_record *record,
+			       struct error *why)
+{
+	const char *key = record->public_key;
+	cleanup_with(json_decrefp) json_t *doc = gate_close_record_to_json(record);
+	cleanup_free char *msg = doc ? gate_close_message(doc) : NULL;
+
+	if (!msg)
+		return error_set(why, ENOMEM, "out of memory");
+	if (!key || !approver_trusts(store, key))
+		return error_set(why, EBADMSG,
+				 "it is signed by %.16s, which is not the enrolled approver",
+				 key ? key : "no key");
+	if (!approver_verify_key(key, msg, record->signature))
+		return error_set(why, EBADMSG, "its approver signature does not verify");
+	return 0;
+}
+
+int gate_close_check(struct store *store, uint64_t id, const struct gate_close_record *record,
+		     const struct gate_failure *entry, struct error *why)
+{
+	const char *move = record->move;
+
+	if (!record->schema || strcmp(record->schema, GATE_CLOSE_SCHEMA) != 0)
+		return error_set(why, EBADMSG, "it is not an %s record", GATE_CLOSE_SCHEMA);
+	/* receipt is 0 when the record's is not an integer. */
+	if (!record->receipt || record->receipt != id)
+		return error_set(why, EBADMSG, "it is about receipt %lld, not %llu",
+				 (long long)record->receipt, (unsigned long long)id);
+	cleanup_with(json_decrefp) json_t *failed = NULL;
+	int r = gate_check_failed_digest(store, id, record, &failed, why);
+	if (r < 0)
+		return r;
+	if (move && (strcmp(move, "rerun") == 0 || strcmp(move, "fixes") == 0))
+		return gate_check_closing_receipt(store, id, record, why);
+	if (move && strcmp(move, "ack-read-only") == 0)
+		return gate_check_read_only(record, failed, entry, why);
+	if (move && strcmp(move, "ack-approved") == 0)
+		return gate_check_approved(store, record, why);
 	return error_set(why, EBADMSG, "it names no move airlock makes");
 }
 
 /* Whether failure id is closed: 1 by a valid record, 0 when there is no
- * record, -1 when the record is rejected (why says so). */
-static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, struct error *why)
+ * record, -1 when the record is rejected (why says so). entry: its open
+ * entry, when there is one. */
+static int gate_closed_state(struct store *store, uint64_t id, const struct gate_failure *entry,
+			     struct error *why)
 {
-	cleanup_with(json_decrefp) json_t *record = NULL;
+	cleanup_with(json_decrefp) json_t *doc = NULL;
 
 	struct statepath name = statepath_gate_closed(id);
 	if (faccessat(store_dir_fd(store), name.s, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
@@ -942,22 +1023,30 @@ static int gate_closed_state(struct store *store, uint64_t id, json_t *entry, st
 		error_set(why, EPERM, "the ledger does not back %s", name.s);
 		return -1;
 	}
-	if (gate_read_json(store_dir_fd(store), name.s, &record, why) < 0)
+	if (gate_read_json(store_dir_fd(store), name.s, &doc, why) < 0)
 		return -1;
-	return gate_close_check_doc(store, id, record, entry, why) == 0 ? 1 : -1;
+	/* A record the reader refuses is checked as read: the check says why
+	 * it does not hold. */
+	struct gate_close_record record;
+	struct error ignored = { 0 };
+	(void)gate_close_record_from_json(doc, &record, &ignored);
+	int r = gate_close_check(store, id, &record, entry, why);
+	gate_close_record_release(&record);
+	return r == 0 ? 1 : -1;
 }
 
 /* A failure of entry_scope, seen from scope: its own, one nested below it,
  * or one of an enclosing scope that covered scope when it failed (its cwd
  * is inside, or entry_scope is a git root and every marker in between is
  * newer than its run). */
-static bool gate_entry_visible(const char *scope, json_t *entry, const char *entry_scope)
+static bool gate_entry_visible(const char *scope, const struct gate_failure *entry,
+			       const char *entry_scope)
 {
 	if (path_is_under(entry_scope, scope))
 		return true;
 	if (!path_is_under(scope, entry_scope))
 		return false;
-	const char *cwd = jsonutil_str(entry, "cwd");
+	const char *cwd = entry->cwd;
 	if (cwd && cwd[0] == '/' && path_is_under(cwd, scope))
 		return true;
 	/* A scope without a .git is a directory alone, not a tree: it never
@@ -965,14 +1054,13 @@ static bool gate_entry_visible(const char *scope, json_t *entry, const char *ent
 	uint64_t born;
 	if (!gate_marker(entry_scope, &born))
 		return false;
-	json_int_t started = json_integer_value(json_object_get(entry, "started_ns"));
-	return gate_markers_newer(scope, entry_scope, started > 0 ? (uint64_t)started : 0);
+	return gate_markers_newer(scope, entry_scope, entry->started_ns);
 }
 
 /* The open failures in one gate/open/<key>/ directory that scope sees.
  * dir_scope: the scope the directory is for, when known. */
 static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope, bool own,
-			 const char *scope, json_t *entries, struct error *err)
+			 const char *scope, struct gate_failures *entries, struct error *err)
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -987,68 +1075,56 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 		uint64_t id;
 		if (!parse_entry_name(de->d_name, &id))
 			continue;
-		json_t *entry = NULL;
+		cleanup_with(json_decrefp) json_t *doc = NULL;
 		struct error ignored = { 0 };
-		if (gate_read_json(dirfd(d), de->d_name, &entry, &ignored) < 0) {
+		if (gate_read_json(dirfd(d), de->d_name, &doc, &ignored) < 0) {
 			if (!dir_scope)
 				continue; /* whose it is cannot be told */
 			/* Unreadable but present: it still counts as open. */
-			entry = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
-					  "receipt", (json_int_t)id, "scope", dir_scope, "damaged",
-					  ignored.msg);
-			if (!entry)
+			doc = json_pack("{s:s, s:I, s:s, s:s}", "schema", GATE_FAILURE_SCHEMA,
+					"receipt", (json_int_t)id, "scope", dir_scope, "damaged",
+					ignored.msg);
+			if (!doc)
 				return error_set(err, ENOMEM, "out of memory");
 		}
-		const char *entry_scope = jsonutil_str(entry, "scope");
-		if (!entry_scope)
-			entry_scope = dir_scope;
-		if (!own && (!entry_scope || !gate_entry_visible(scope, entry, entry_scope))) {
-			json_decref(entry);
+		int r = gate_failures_add(entries, doc, err);
+		if (r < 0)
+			return r;
+		struct gate_failure *f = &entries->v[entries->n - 1];
+		const char *entry_scope = f->scope ? f->scope : dir_scope;
+		if (!own && (!entry_scope || !gate_entry_visible(scope, f, entry_scope))) {
+			gate_failures_drop_last(entries);
 			continue;
 		}
 		struct error why = { 0 };
-		int closed = gate_closed_state(store, id, entry, &why);
+		int closed = gate_closed_state(store, id, f, &why);
 		if (closed > 0) {
 			/* A close that crashed before removing the entry. */
 			(void)unlinkat(dirfd(d), de->d_name, 0);
-			json_decref(entry);
+			gate_failures_drop_last(entries);
 			continue;
 		}
-		if (closed < 0)
-			json_object_set_new(entry, "close_rejected", json_string(why.msg));
-		if (json_array_append_new(entries, entry) < 0)
-			return error_set(err, ENOMEM, "out of memory");
+		if (closed < 0) {
+			f->owned_rejected = strdup(why.msg);
+			if (!f->owned_rejected)
+				return error_set(err, ENOMEM, "out of memory");
+			f->close_rejected = f->owned_rejected;
+		}
 	}
 	return 0;
 }
 
-static int gate_list_open_json(struct store *store, const char *scope, json_t **ret_entries,
-			       struct error *err)
+/* gate_list_open(): the directories of gate/open/, one per scope with open
+ * failures: its own, and those of scopes nested below it or enclosing it
+ * count. fd: gate/open/ (taken). */
+static int gate_list_dirs(struct store *store, int fd, const char *scope, const char *own_key,
+			  struct gate_failures *entries, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *entries = json_array();
-
-	if (!entries)
-		return error_set(err, ENOMEM, "out of memory");
-	struct statepath own = statepath_gate_open(scope);
-	const char *own_key = own.s + strlen(STATEPATH_GATE_OPEN "/");
-	int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
-	if (fd == -ENOENT) {
-		/* Even with gate/open/ removed whole, the ledger's open failures
-		 * stay open. */
-		if (gate_add_deleted(store, scope, own.s, entries, err) < 0)
-			return -ENOMEM;
-		*ret_entries = TAKE_PTR(entries);
-		return 0;
-	}
-	if (fd < 0)
-		return fd;
 	cleanup_closedir DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
 	}
-	/* One directory per scope with open failures: its own, and those of
-	 * scopes nested below it or enclosing it count. */
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
@@ -1073,19 +1149,41 @@ static int gate_list_open_json(struct store *store, const char *scope, json_t **
 		if (r < 0)
 			return r;
 	}
-	if (gate_add_deleted(store, scope, own.s, entries, err) < 0)
-		return -ENOMEM;
-	if (jsonutil_array_sort(entries, compare_newest_first) < 0)
-		return error_set(err, ENOMEM, "out of memory");
-	*ret_entries = TAKE_PTR(entries);
 	return 0;
 }
 
-static int gate_find_open_json(struct store *store, uint64_t id, json_t **ret_entry, struct error *err)
+int gate_list_open(struct store *store, const char *scope, struct gate_failures *ret, struct error *err)
+{
+	cleanup_with(gate_failures_release) struct gate_failures entries = { 0 };
+
+	*ret = (struct gate_failures){ 0 };
+	struct statepath own = statepath_gate_open(scope);
+	const char *own_key = own.s + strlen(STATEPATH_GATE_OPEN "/");
+	int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
+	/* Even with gate/open/ removed whole, the ledger's open failures stay
+	 * open. */
+	if (fd < 0 && fd != -ENOENT)
+		return fd;
+	if (fd >= 0) {
+		int r = gate_list_dirs(store, fd, scope, own_key, &entries, err);
+		if (r < 0)
+			return r;
+	}
+	if (gate_add_deleted(store, scope, own.s, &entries, err) < 0)
+		return -ENOMEM;
+	if (entries.n > 1)
+		qsort(entries.v, entries.n, sizeof(*entries.v), compare_newest_first);
+	*ret = entries;
+	entries = (struct gate_failures){ 0 };
+	return 0;
+}
+
+int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, struct error *err)
 {
 	char name[32];
-	cleanup_close int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
 
+	*ret = (struct gate_failure){ 0 };
+	cleanup_close int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
 	if (fd < 0)
 		return fd;
 	cleanup_closedir DIR *d = fdopendir(fd);
@@ -1101,64 +1199,32 @@ static int gate_find_open_json(struct store *store, uint64_t id, json_t **ret_en
 			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (scope_fd < 0 || faccessat(scope_fd, name, F_OK, 0) < 0)
 			continue;
-		cleanup_with(json_decrefp) json_t *entry = NULL;
-		int r = gate_read_json(scope_fd, name, &entry, err);
-		if (r < 0)
+		cleanup_with(json_decrefp) json_t *doc = NULL;
+		int r = gate_read_json(scope_fd, name, &doc, err);
+		if (r == 0)
+			r = gate_failure_read(doc, ret, err);
+		if (r < 0) {
+			gate_failure_release(ret);
 			return r;
+		}
 		struct error why = { 0 };
-		int closed = gate_closed_state(store, id, entry, &why);
+		int closed = gate_closed_state(store, id, ret, &why);
 		if (closed > 0) {
 			(void)unlinkat(scope_fd, name, 0);
+			gate_failure_release(ret);
 			return -ENOENT;
 		}
-		if (closed < 0)
-			json_object_set_new(entry, "close_rejected", json_string(why.msg));
-		*ret_entry = TAKE_PTR(entry);
+		if (closed < 0) {
+			ret->owned_rejected = strdup(why.msg);
+			if (!ret->owned_rejected) {
+				gate_failure_release(ret);
+				return error_set(err, ENOMEM, "out of memory");
+			}
+			ret->close_rejected = ret->owned_rejected;
+		}
 		return 0;
 	}
 	return -ENOENT;
-}
-
-int gate_list_open(struct store *store, const char *scope, struct gate_failures *ret, struct error *err)
-{
-	cleanup_with(json_decrefp) json_t *entries = NULL;
-
-	*ret = (struct gate_failures){ 0 };
-	int r = gate_list_open_json(store, scope, &entries, err);
-	if (r < 0)
-		return r;
-	struct gate_failures l = { .v = calloc(json_array_size(entries) + 1, sizeof(*l.v)) };
-	if (!l.v)
-		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < json_array_size(entries); i++) {
-		r = gate_failure_read(json_array_get(entries, i), &l.v[l.n++], err);
-		if (r < 0) {
-			gate_failures_release(&l);
-			return r;
-		}
-	}
-	*ret = l;
-	return 0;
-}
-
-int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, struct error *err)
-{
-	cleanup_with(json_decrefp) json_t *entry = NULL;
-
-	*ret = (struct gate_failure){ 0 };
-	int r = gate_find_open_json(store, id, &entry, err);
-	if (r < 0)
-		return r;
-	r = gate_failure_read(entry, ret, err);
-	if (r < 0)
-		gate_failure_release(ret);
-	return r;
-}
-
-int gate_close_check(struct store *store, uint64_t id, const struct gate_close_record *record,
-		     const struct gate_failure *entry, struct error *why)
-{
-	return gate_close_check_doc(store, id, record->doc, entry ? entry->doc : NULL, why);
 }
 
 int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err)
@@ -1187,19 +1253,40 @@ int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, stru
 	ret->receipt = (uint64_t)v;
 	if (gate_failure_int(doc, "by_receipt", &has, &v, err) < 0)
 		r = -EBADMSG;
-	ret->by_receipt = v > 0 ? (uint64_t)v : 0;
+	ret->by_receipt = has ? (uint64_t)v : 0;
+	ret->failed_sha256_null = json_is_null(json_object_get(doc, "failed_sha256"));
 	json_t *approval = json_object_get(doc, "approval");
 	if (approval && !json_is_null(approval) && !json_is_object(approval))
 		r = error_set(err, EBADMSG, "its approval is not an object");
 	if (gate_failure_str(approval, "public_key", &ret->public_key, err) < 0 ||
 	    gate_failure_str(approval, "signature", &ret->signature, err) < 0)
 		r = -EBADMSG;
+	/* What approver_sign() writes besides; only the above are checked. */
+	ret->approval_by = jsonutil_str(approval, "approver");
+	ret->message = jsonutil_str(approval, "message");
 	return r;
 }
 
 json_t *gate_close_record_to_json(const struct gate_close_record *r)
 {
-	return json_incref(r->doc);
+	if (r->doc)
+		return json_incref(r->doc);
+	/* Every key, null where it has no value (docs/close-format.md). */
+	json_t *doc = json_pack("{s:s, s:I, s:s, s:s, s:s?, s:o?, s:s?, s:s?, s:s?, s:s}", "schema",
+				r->schema, "receipt", (json_int_t)r->receipt, "scope", r->scope,
+				"move", r->move, "failed_sha256", r->failed_sha256, "by_receipt",
+				r->by_receipt ? json_integer((json_int_t)r->by_receipt) : NULL,
+				"by_sha256", r->by_sha256, "reason", r->reason, "approver",
+				r->approver, "closed_at", r->closed_at);
+	if (doc && r->signature &&
+	    json_object_set_new(doc, "approval",
+				json_pack("{s:s, s:s, s:s, s:s}", "approver", r->approval_by,
+					  "public_key", r->public_key, "message", r->message,
+					  "signature", r->signature)) < 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
 }
 
 void gate_close_record_release(struct gate_close_record *r)
@@ -1271,12 +1358,12 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 	return 0;
 }
 
-static int gate_close(struct store *store, json_t *entry, const char *move, uint64_t by_receipt,
-		      const char *reason, const struct approver *approver, const char *passphrase,
-		      struct error *err)
+static int gate_close(struct store *store, const struct gate_failure *entry, const char *move,
+		      uint64_t by_receipt, const char *reason, const struct approver *approver,
+		      const char *passphrase, struct error *err)
 {
-	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
-	const char *scope = jsonutil_str(entry, "scope");
+	uint64_t id = entry->receipt;
+	const char *scope = entry->scope;
 	char now[64], name[32], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
 	struct error ignored = { 0 };
 
@@ -1294,27 +1381,38 @@ static int gate_close(struct store *store, json_t *entry, const char *move, uint
 	struct approver_check check = { 0 };
 	(void)approver_check(store, &check, &ignored);
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	cleanup_with(json_decrefp) json_t *record =
-		json_pack("{s:s, s:I, s:s, s:s, s:s?, s:o?, s:s?, s:s?, s:s?, s:s}", "schema",
-			  GATE_CLOSE_SCHEMA, "receipt", (json_int_t)id, "scope", scope, "move",
-			  move, "failed_sha256", has_failed ? failed_hex : NULL, "by_receipt",
-			  by_receipt ? json_integer((json_int_t)by_receipt) : NULL, "by_sha256",
-			  by_receipt ? by_hex : NULL, "reason", reason, "approver",
-			  check.trusted[0] ? check.trusted : NULL, "closed_at", now);
-	if (!record)
-		return error_set(err, ENOMEM, "out of memory");
-	if (!has_failed)
-		json_object_set_new(record, "failed_sha256", json_null());
+	struct gate_close_record close = {
+		.schema = GATE_CLOSE_SCHEMA,
+		.receipt = id,
+		.scope = scope,
+		.move = move,
+		.failed_sha256 = has_failed ? failed_hex : NULL,
+		.failed_sha256_null = !has_failed,
+		.by_receipt = by_receipt,
+		.by_sha256 = by_receipt ? by_hex : NULL,
+		.reason = reason,
+		.approver = check.trusted[0] ? check.trusted : NULL,
+		.closed_at = now,
+	};
+	cleanup_with(json_decrefp) json_t *approval = NULL;
 	if (approver) {
-		cleanup_free char *message = gate_close_message(record);
-		json_t *approval = NULL;
+		/* Signed over the record's fields as the record writes them. */
+		cleanup_with(json_decrefp) json_t *unsigned_record = gate_close_record_to_json(&close);
+		cleanup_free char *message =
+			unsigned_record ? gate_close_message(unsigned_record) : NULL;
 		if (!message)
 			return error_set(err, ENOMEM, "out of memory");
 		int r = approver_sign(approver, passphrase, message, &approval, err);
 		if (r < 0)
 			return r;
-		json_object_set_new(record, "approval", approval);
+		close.approval_by = jsonutil_str(approval, "approver");
+		close.public_key = jsonutil_str(approval, "public_key");
+		close.message = jsonutil_str(approval, "message");
+		close.signature = jsonutil_str(approval, "signature");
 	}
+	cleanup_with(json_decrefp) json_t *record = gate_close_record_to_json(&close);
+	if (!record)
+		return error_set(err, ENOMEM, "out of memory");
 	cleanup_close int closed_fd = gate_open_dir(store, STATEPATH_GATE_CLOSED, true, err);
 	if (closed_fd < 0)
 		return closed_fd;
@@ -1389,13 +1487,13 @@ static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct 
 
 /* ack decides from the open entry (its command's risk): one the ledger does
  * not back (rewritten to look read-only) is refused. */
-static int gate_entry_backed(struct store *store, json_t *entry, struct error *err)
+static int gate_entry_backed(struct store *store, const struct gate_failure *entry, struct error *err)
 {
-	uint64_t id = (uint64_t)json_integer_value(json_object_get(entry, "receipt"));
-	const char *scope = jsonutil_str(entry, "scope");
+	uint64_t id = entry->receipt;
+	const char *scope = entry->scope;
 	char id_text[24], what[48];
 
-	if (!scope || json_object_get(entry, "damaged"))
+	if (!scope || json_object_get(entry->doc, "damaged"))
 		return error_set(err, EPERM,
 				 "open failure %llu is damaged or deleted; `airlock ledger verify` says more",
 				 (unsigned long long)id);
@@ -1409,24 +1507,24 @@ static int gate_entry_backed(struct store *store, json_t *entry, struct error *e
 int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const char *reason,
 	     const char *passphrase, struct gate_ack_result *ret, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *entry = NULL;
+	cleanup_with(gate_failure_release) struct gate_failure entry = { 0 };
 	*ret = (struct gate_ack_result){ 0 };
 
 	if (!reason || !*reason)
 		return error_set(err, EINVAL, "an acknowledgement needs a reason");
-	int r = gate_find_open_json(store, id, &entry, err);
+	int r = gate_find_open(store, id, &entry, err);
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "receipt %llu is not an open failure",
 				 (unsigned long long)id);
 	if (r < 0)
 		return r;
-	r = gate_entry_backed(store, entry, err);
+	r = gate_entry_backed(store, &entry, err);
 	if (r < 0)
 		return r;
-	gate_entry_verdict(rules, entry, &ret->verdict);
+	gate_entry_verdict(rules, entry.doc, &ret->verdict);
 	if (ret->verdict.risk == 1) {
 		ret->move = "ack-read-only";
-		return gate_close(store, entry, ret->move, 0, reason, NULL, NULL, err);
+		return gate_close(store, &entry, ret->move, 0, reason, NULL, NULL, err);
 	}
 	if (!passphrase) {
 		ret->needs_approval = true;
@@ -1441,7 +1539,7 @@ int gate_ack(struct store *store, const struct rules *rules, uint64_t id, const 
 	r = approver_load_in_effect(store, &approver, err);
 	if (r < 0)
 		return r;
-	r = gate_close(store, entry, "ack-approved", 0, reason, &approver, passphrase, err);
+	r = gate_close(store, &entry, "ack-approved", 0, reason, &approver, passphrase, err);
 	if (r < 0)
 		return r;
 	approver_fingerprint(&approver, ret->fingerprint);

@@ -92,9 +92,9 @@ int gate_commit_receipt(struct store *store, struct receipt *receipt,
 
 /* One open failure: a gate/open/<scope key>/<id>.json entry (docs/gate.md),
  * typed. Its strings and argv's elements are borrowed from doc, the entry as
- * it was read (with "close_rejected" added when its close record does not
- * hold): entries older versions wrote can lack keys or hold nulls, and
- * `airlock gate --json` prints doc as it is (gate_failure_to_json). */
+ * it was read: entries older versions wrote can lack keys or hold nulls, and
+ * `airlock gate --json` prints doc as it is (gate_failure_to_json); a re-run
+ * is matched against doc's values as stored, byte for byte. */
 struct gate_failure {
 	json_t *doc;
 	uint64_t receipt;
@@ -112,7 +112,10 @@ struct gate_failure {
 	 * why, and the other fields are what could be read). */
 	const char *damaged;
 	char *owned_why;
-	const char *close_rejected; /* why its close record does not hold */
+	/* Why its close record does not hold (gate_close_check), when it does
+	 * not: found by the listing (owned_rejected), or read from doc. */
+	const char *close_rejected;
+	char *owned_rejected;
 };
 struct gate_failures {
 	struct gate_failure *v;
@@ -121,7 +124,8 @@ struct gate_failures {
 /* doc as a gate_failure (it takes a reference). -EBADMSG when a key airlock
  * writes has another type than it writes (null counts as absent). */
 int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *err);
-/* The entry's document, as stored (a new reference). */
+/* The entry's document, as stored, with close_rejected when set (a new
+ * reference; NULL when out of memory). */
 json_t *gate_failure_to_json(const struct gate_failure *f);
 void gate_failure_release(struct gate_failure *f);
 void gate_failures_release(struct gate_failures *l);
@@ -135,24 +139,30 @@ int gate_list_open(struct store *store, const char *scope, struct gate_failures 
 		   struct error *err);
 /* The open failure with this receipt id, in any scope; -ENOENT when none. */
 int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, struct error *err);
-/* A gate/closed/<id>.json record (docs/close-format.md), typed. Its strings
- * are borrowed from doc, the record as stored: the approver's signature is
- * over each field's JSON encoding, which gate_close_check() takes from doc. */
+/* A gate/closed/<id>.json record (docs/close-format.md), typed. A record
+ * read back borrows its strings from doc, the record as stored: the
+ * approver's signature is over each field's JSON encoding, which
+ * gate_close_check() takes from doc. A record gate_close() makes has no doc
+ * until gate_close_record_to_json() writes it. */
 struct gate_close_record {
 	json_t *doc;
 	const char *schema, *scope, *move, *reason, *approver, *closed_at;
 	uint64_t receipt;
-	const char *failed_sha256; /* NULL: null (the failed receipt was not written) */
+	const char *failed_sha256; /* NULL: null (the failed receipt was not written) or absent */
+	bool failed_sha256_null; /* it is null, not absent */
 	uint64_t by_receipt; /* 0: none (an ack) */
 	const char *by_sha256;
-	const char *public_key, *signature; /* its "approval", for ack-approved */
+	/* Its "approval", for ack-approved: who signed (approval_by, the
+	 * approver's file), with which key, what and the signature. */
+	const char *approval_by, *public_key, *message, *signature;
 };
 /* doc as a gate_close_record (it takes a reference, also on failure, so that
  * gate_close_check() can say why such a record does not hold). -EBADMSG when
  * a key airlock writes has another type than it writes (null counts as
  * absent). */
 int gate_close_record_from_json(json_t *doc, struct gate_close_record *ret, struct error *err);
-/* The record's document, as stored (a new reference). */
+/* The record's document: as stored, for one read back; else written from
+ * its fields (a new reference; NULL when out of memory). */
 json_t *gate_close_record_to_json(const struct gate_close_record *r);
 void gate_close_record_release(struct gate_close_record *r);
 /* The close record of a failure; -ENOENT when it is not closed. */
