@@ -1358,13 +1358,58 @@ static int gate_reject_record(struct store *store, int closed_fd, const char *na
 	return 0;
 }
 
+/* gate_close(): record (its document) committed as failure entry's close;
+ * then the entry removed. */
+static int gate_close_commit(struct store *store, const struct gate_failure *entry, json_t *record,
+			     struct error *err)
+{
+	uint64_t id = entry->receipt;
+	const char *scope = entry->scope;
+	char name[32];
+
+	cleanup_close int closed_fd = gate_open_dir(store, STATEPATH_GATE_CLOSED, true, err);
+	if (closed_fd < 0)
+		return closed_fd;
+	char id_text[24];
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	struct statepath rel = statepath_gate_closed(id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	cleanup_free char *text = jsonutil_dump_line(record);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	/* The record first: a crash after it leaves an entry the listing
+	 * recognises as closed. Two closers race on RENAME_NOREPLACE; one wins.
+	 * A record already there counts only when it holds. Through the one
+	 * commit path: the ledger backs the record. */
+	int r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text, strlen(text), false, err);
+	for (int tries = 0; r == -EEXIST && tries < 2; tries++) {
+		struct error why = { 0 };
+		if (gate_closed_state(store, id, entry, &why) > 0)
+			return 0;
+		*err = (struct error){ 0 };
+		r = gate_reject_record(store, closed_fd, name, err);
+		if (r == 0)
+			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text,
+					 strlen(text), false, err);
+	}
+	if (r < 0)
+		return error_prefix(err, "close failure %llu", (unsigned long long)id);
+	struct statepath dir = statepath_gate_open(scope);
+	cleanup_close int open_fd = gate_open_dir(store, dir.s, false, err);
+	if (open_fd >= 0) {
+		(void)unlinkat(open_fd, name, 0);
+		gate_prune_scope_dir(store, dir.s, open_fd, scope);
+	}
+	return 0;
+}
+
 static int gate_close(struct store *store, const struct gate_failure *entry, const char *move,
 		      uint64_t by_receipt, const char *reason, const struct approver *approver,
 		      const char *passphrase, struct error *err)
 {
 	uint64_t id = entry->receipt;
 	const char *scope = entry->scope;
-	char now[64], name[32], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
+	char now[64], failed_hex[SHA256_HEX_SIZE], by_hex[SHA256_HEX_SIZE];
 	struct error ignored = { 0 };
 
 	if (!scope)
@@ -1413,40 +1458,7 @@ static int gate_close(struct store *store, const struct gate_failure *entry, con
 	cleanup_with(json_decrefp) json_t *record = gate_close_record_to_json(&close);
 	if (!record)
 		return error_set(err, ENOMEM, "out of memory");
-	cleanup_close int closed_fd = gate_open_dir(store, STATEPATH_GATE_CLOSED, true, err);
-	if (closed_fd < 0)
-		return closed_fd;
-	char id_text[24];
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	struct statepath rel = statepath_gate_closed(id);
-	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	cleanup_free char *text = jsonutil_dump_line(record);
-	if (!text)
-		return error_set(err, ENOMEM, "out of memory");
-	/* The record first: a crash after it leaves an entry the listing
-	 * recognises as closed. Two closers race on RENAME_NOREPLACE; one wins.
-	 * A record already there counts only when it holds. Through the one
-	 * commit path: the ledger backs the record. */
-	int r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text, strlen(text), false, err);
-	for (int tries = 0; r == -EEXIST && tries < 2; tries++) {
-		struct error why = { 0 };
-		if (gate_closed_state(store, id, entry, &why) > 0)
-			return 0;
-		*err = (struct error){ 0 };
-		r = gate_reject_record(store, closed_fd, name, err);
-		if (r == 0)
-			r = store_commit(store, LEDGER_GATE_CLOSE, id_text, rel.s, text,
-					 strlen(text), false, err);
-	}
-	if (r < 0)
-		return error_prefix(err, "close failure %llu", (unsigned long long)id);
-	struct statepath dir = statepath_gate_open(scope);
-	cleanup_close int open_fd = gate_open_dir(store, dir.s, false, err);
-	if (open_fd >= 0) {
-		(void)unlinkat(open_fd, name, 0);
-		gate_prune_scope_dir(store, dir.s, open_fd, scope);
-	}
-	return 0;
+	return gate_close_commit(store, entry, record, err);
 }
 
 static bool gate_word_is_trivial(const struct policy *policy, const char *word)
