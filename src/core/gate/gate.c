@@ -311,24 +311,21 @@ int gate_failure_from_json(json_t *doc, struct gate_failure *ret, struct error *
 	*ret = (struct gate_failure){ .doc = json_incref(doc) };
 	if (!json_is_object(doc))
 		return error_set(err, EBADMSG, "it is not an object");
-	/* A receipt of the wrong type is what err names; the other fields are
-	 * still read, so that the listing can place the entry. */
-	struct error rest_err = { 0 };
-	bool bad_receipt = gate_failure_int(doc, "receipt", &has, &v, err) < 0;
-	struct error *rest = bad_receipt ? &rest_err : err;
+	if (gate_failure_int(doc, "receipt", &has, &v, err) < 0)
+		return -EBADMSG;
 	ret->receipt = (uint64_t)v;
-	if (gate_read_strs(doc, ret, strs, ARRAY_SIZE(strs), rest) < 0)
+	if (gate_read_strs(doc, ret, strs, ARRAY_SIZE(strs), err) < 0)
 		r = -EBADMSG;
-	if (gate_failure_int(doc, "exit_code", &ret->has_exit_code, &ret->exit_code, rest) < 0 ||
-	    gate_failure_int(doc, "risk", &has, &ret->risk, rest) < 0)
+	if (gate_failure_int(doc, "exit_code", &ret->has_exit_code, &ret->exit_code, err) < 0 ||
+	    gate_failure_int(doc, "risk", &has, &ret->risk, err) < 0)
 		r = -EBADMSG;
-	if (gate_failure_int(doc, "started_ns", &has, &v, rest) < 0)
+	if (gate_failure_int(doc, "started_ns", &has, &v, err) < 0)
 		r = -EBADMSG;
 	ret->started_ns = v > 0 ? (uint64_t)v : 0;
-	int lists = gate_failure_read_lists(doc, ret, rest);
+	int lists = gate_failure_read_lists(doc, ret, err);
 	if (lists == -ENOMEM)
 		return -ENOMEM;
-	return bad_receipt || lists < 0 ? -EBADMSG : r;
+	return lists < 0 ? -EBADMSG : r;
 }
 
 /* gate_failure_from_json(): argv and expected_exits. */
@@ -1038,15 +1035,15 @@ static int gate_closed_state(struct store *store, uint64_t id, const struct gate
 /* A failure of entry_scope, seen from scope: its own, one nested below it,
  * or one of an enclosing scope that covered scope when it failed (its cwd
  * is inside, or entry_scope is a git root and every marker in between is
- * newer than its run). */
-static bool gate_entry_visible(const char *scope, const struct gate_failure *entry,
-			       const char *entry_scope)
+ * newer than its run). Placed by its entry's values as stored (doc), which
+ * an entry the reader refuses (its receipt of another type) still has. */
+static bool gate_entry_visible(const char *scope, json_t *doc, const char *entry_scope)
 {
 	if (path_is_under(entry_scope, scope))
 		return true;
 	if (!path_is_under(scope, entry_scope))
 		return false;
-	const char *cwd = entry->cwd;
+	const char *cwd = jsonutil_str(doc, "cwd");
 	if (cwd && cwd[0] == '/' && path_is_under(cwd, scope))
 		return true;
 	/* A scope without a .git is a directory alone, not a tree: it never
@@ -1054,7 +1051,8 @@ static bool gate_entry_visible(const char *scope, const struct gate_failure *ent
 	uint64_t born;
 	if (!gate_marker(entry_scope, &born))
 		return false;
-	return gate_markers_newer(scope, entry_scope, entry->started_ns);
+	json_int_t started = json_integer_value(json_object_get(doc, "started_ns"));
+	return gate_markers_newer(scope, entry_scope, started > 0 ? (uint64_t)started : 0);
 }
 
 /* The open failures in one gate/open/<key>/ directory that scope sees.
@@ -1091,8 +1089,10 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 		if (r < 0)
 			return r;
 		struct gate_failure *f = &entries->v[entries->n - 1];
-		const char *entry_scope = f->scope ? f->scope : dir_scope;
-		if (!own && (!entry_scope || !gate_entry_visible(scope, f, entry_scope))) {
+		const char *entry_scope = jsonutil_str(doc, "scope");
+		if (!entry_scope)
+			entry_scope = dir_scope;
+		if (!own && (!entry_scope || !gate_entry_visible(scope, doc, entry_scope))) {
 			gate_failures_drop_last(entries);
 			continue;
 		}
@@ -1502,7 +1502,9 @@ static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct 
 static int gate_entry_backed(struct store *store, const struct gate_failure *entry, struct error *err)
 {
 	uint64_t id = entry->receipt;
-	const char *scope = entry->scope;
+	/* As stored: an entry whose receipt the reader refuses still has
+	 * one, and the ledger then says whether it backs the entry. */
+	const char *scope = jsonutil_str(entry->doc, "scope");
 	char id_text[24], what[48];
 
 	if (!scope || json_object_get(entry->doc, "damaged"))
