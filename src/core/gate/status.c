@@ -84,8 +84,9 @@ json_t *gate_status_to_json(const struct gate_status *st)
 		return NULL;
 	return json_pack("{s:s, s:I, s:o, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
 			 "open", (json_int_t)st->open.n, "failures", failures, "rejected",
-			 gate_status_rejected(&st->open), "approver", "state", approver_state_to_string(check->state),
-			 "changed", check->changed, "pinned", check->pinned[0] ? check->pinned : NULL,
-			 "current", check->current[0] ? check->current : NULL, "message",
+			 gate_status_rejected(&st->open), "approver", "state",
+			 approver_state_to_string(check->state), "changed", check->changed,
+			 "pinned", check->pinned[0] ? check->pinned : NULL, "current",
+			 check->current[0] ? check->current : NULL, "message",
 			 check->changed ? check->message : NULL);
 }
