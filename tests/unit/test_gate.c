@@ -909,6 +909,48 @@ static void test_gate_failure_from_json(void)
 	json_decref(doc);
 }
 
+/* A close record made in memory is written by its one writer, every key in
+ * the order docs/close-format.md gives, null where it has no value; the
+ * reader gives its fields back. */
+static void test_gate_close_record_writer(void)
+{
+	struct gate_close_record made = {
+		.schema = GATE_CLOSE_SCHEMA,
+		.receipt = 3,
+		.scope = "/w",
+		.move = "ack-approved",
+		.failed_sha256_null = true,
+		.reason = "flaky",
+		.closed_at = "2026-12-05T00:00:00.000Z",
+		.approval_by = "/s/approver.json",
+		.public_key = "k",
+		.message = "m",
+		.signature = "s",
+	};
+	struct gate_close_record read;
+	struct error err = { 0 };
+
+	json_t *doc = gate_close_record_to_json(&made);
+	ASSERT_TRUE(doc != NULL);
+	char *text = json_dumps(doc, JSON_COMPACT);
+	ASSERT_EQ_STR(text, "{\"schema\":\"airlock.gate-close/2\",\"receipt\":3,\"scope\":\"/w\","
+			    "\"move\":\"ack-approved\",\"failed_sha256\":null,\"by_receipt\":null,"
+			    "\"by_sha256\":null,\"reason\":\"flaky\",\"approver\":null,"
+			    "\"closed_at\":\"2026-12-05T00:00:00.000Z\",\"approval\":{\"approver\":"
+			    "\"/s/approver.json\",\"public_key\":\"k\",\"message\":\"m\","
+			    "\"signature\":\"s\"}}");
+	free(text);
+	ASSERT_EQ_INT(gate_close_record_from_json(doc, &read, &err), 0);
+	ASSERT_EQ_INT(read.receipt, 3);
+	ASSERT_TRUE(read.failed_sha256 == NULL && read.failed_sha256_null);
+	ASSERT_EQ_INT(read.by_receipt, 0);
+	ASSERT_EQ_STR(read.move, "ack-approved");
+	ASSERT_EQ_STR(read.approval_by, "/s/approver.json");
+	ASSERT_EQ_STR(read.signature, "s");
+	gate_close_record_release(&read);
+	json_decref(doc);
+}
+
 RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators),
 	  T_(test_shell_masking_forms), T_(test_shell_not_plain),
 	  T_(test_shell_assignment_prefix_is_kept),
@@ -917,5 +959,5 @@ RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operator
 	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
 	  T_(test_rules_embedded_as_parsed), T_(test_gate_trivial_successes),
 	  T_(test_gate_opens_and_closes), T_(test_gate_failure_from_json),
-	  T_(test_gate_dry_run_verdicts), T_(test_approver_signs_only_with_its_passphrase),
-	  T_(test_ed25519_rfc8032_vector))
+	  T_(test_gate_close_record_writer), T_(test_gate_dry_run_verdicts),
+	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))
