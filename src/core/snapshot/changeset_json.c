@@ -744,7 +744,7 @@ static json_t *changeset_json_write_names(const struct changeset_entry *e)
 	return TAKE_PTR(array);
 }
 
-static json_t *changeset_json_write_entry(const struct changeset_entry *e)
+json_t *changeset_entry_to_json(const struct changeset_entry *e)
 {
 	cleanup_with(json_decrefp) json_t *c = json_object();
 	const char *extra_key = NULL;
@@ -900,8 +900,8 @@ json_t *changeset_to_json(const struct changeset *cs)
 		case CHANGESET_KEY_CHANGES:
 			v = json_array();
 			for (size_t j = 0; v && j < cs->n_entries; j++)
-				if (json_array_append_new(v, changeset_json_write_entry(
-								     &cs->entries[j])) < 0) {
+				if (json_array_append_new(v, changeset_entry_to_json(&cs->entries[j])) <
+				    0) {
 					json_decref(v);
 					v = NULL;
 				}

@@ -190,6 +190,9 @@ int changeset_parse(const char *text, size_t n, struct changeset **ret, struct e
 /* The document: to_json(from_json(x)) dumps (jsonutil_dump_line) to the
  * very bytes x dumps to. */
 json_t *changeset_to_json(const struct changeset *cs);
+/* One entry of the document's "changes", as changeset_to_json() writes it
+ * (a receipt shows the first ones). */
+json_t *changeset_entry_to_json(const struct changeset_entry *e);
 /* An attribute list as changeset_read_xattrs() gives it: [{name (the
  * exact bytes, unchecked), base64}], for an apply's operations. */
 json_t *changeset_xattr_list_to_json(const struct changeset_xattr_list *list);

@@ -524,85 +524,116 @@ static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *
 	return 0;
 }
 
+/* What one group's names show: the names changed in place, and how. */
+struct linkgroups_group {
+	const char *changer; /* the one name changed in place with new bytes or a new link */
+	json_t *changer_entry;
+	const char *in_place_name; /* the one name changed in place, in any way */
+	/* A name the command linked to a new one or changed in place with no
+	 * change the snapshot shows (a change that failed, or that the old
+	 * mode the snapshot still showed there refused). */
+	const char *touched;
+	const char *meta; /* the one name whose mode or attributes changed in place */
+	json_t *meta_entry;
+	size_t n_in_place;
+};
+
+/* One name of a group: split off where replaced, a problem where the
+ * snapshot cannot show what the real run did, else noted in gr. */
+static int linkgroups_judge_name(struct linkgroups *g, const char *rel, struct linkgroups_group *gr)
+{
+	enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
+	unsigned ops = linkgroups_ops(g, rel);
+	json_t *c = linkgroups_entry(g, rel);
+	bool in_place = ops & SANDBOX_PATH_IN_PLACE, replaced = ops & SANDBOX_PATH_REPLACED;
+
+	if (in_place && !replaced && !c && state != LINKGROUPS_REMOVED)
+		gr->touched = rel;
+	if (state == LINKGROUPS_UNTOUCHED)
+		return 0;
+	if (in_place && (replaced || state == LINKGROUPS_REMOVED))
+		return linkgroups_problem(g, rel,
+					  "changed in place under one name of a hard-link group, then replaced or removed: the other names hold the change in the real run");
+	if (state == LINKGROUPS_REMOVED)
+		return 0;
+	if (replaced)
+		return linkgroups_split(g, rel, c);
+	if (!c && !in_place)
+		/* A copy-up no traced call on the name explains: made through
+		 * another name (a symlink's), it may have changed the group's
+		 * inode for real, and a later replacement of the copy (one
+		 * link in the snapshot) is not traced either. */
+		return linkgroups_problem(g, rel,
+					  "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
+	if (!c)
+		return 0; /* an unchanged copy: still the old object */
+	if (!in_place)
+		return linkgroups_problem(g, rel,
+					  "a name of a hard-link group changed by a call the trace does not show");
+	gr->n_in_place++;
+	gr->in_place_name = rel;
+	const char *kind = json_string_value(json_object_get(c, "change"));
+	if (!strcmp(kind, "modified")) {
+		gr->changer = rel;
+		gr->changer_entry = c;
+	} else if (!strcmp(kind, "mode_changed") || !strcmp(kind, "xattrs_changed")) {
+		gr->meta = rel;
+		gr->meta_entry = c;
+	} else {
+		return linkgroups_problem(g, rel,
+					  "a name of a hard-link group changed in place in a way the snapshot cannot show");
+	}
+	return 0;
+}
+
+/* In the snapshot the other names kept the old bytes, mode and
+ * attributes: a read of one after the change saw what the real run's
+ * would not (`cp b t` copies b's mode too). A name the command made (or
+ * put over a workspace name) may be a link it made to the group: the
+ * trace does not say to which object, so one read after the change counts
+ * too. 1 when a problem was found. */
+static int linkgroups_read_after(struct linkgroups *g, size_t *idx, size_t n, const char *in_place_name)
+{
+	const struct sandbox_path_event *ce = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
+	int r;
+
+	for (size_t k = 0; ce && k < n; k++) {
+		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
+		if (e && e != ce && e->read_seq > ce->in_place_seq)
+			return (r = linkgroups_problem(g, g->names[idx[k]].rel,
+						       "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one")) <
+					       0
+				       ? r
+				       : 1;
+	}
+	for (size_t i = 0; ce && i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
+			continue;
+		if (!(e->ops & SANDBOX_PATH_REPLACED) &&
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			continue; /* the workspace's object: a name of its own group */
+		return (r = linkgroups_problem(g, e->path,
+					       "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object")) <
+				       0
+			       ? r
+			       : 1;
+	}
+	return 0;
+}
+
 /* One group: its names in the workspace are names[first..first+n). */
 static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in,
 				  size_t *idx, size_t n)
 {
-	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
-	const char *in_place_name = NULL; /* the one name changed in place, in any way */
-	/* A name the command linked to a new one or changed in place with no
-	 * change the snapshot shows (a change that failed, or that the old
-	 * mode the snapshot still showed there refused). */
-	const char *touched = NULL;
-	json_t *changer_entry = NULL;
-	const char *meta = NULL; /* the one name whose mode or attributes changed in place */
-	json_t *meta_entry = NULL;
-	size_t n_in_place = 0;
+	struct linkgroups_group gr = { 0 };
 	int r;
 
-	for (size_t k = 0; k < n; k++) {
-		const char *rel = g->names[idx[k]].rel;
-		enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
-		unsigned ops = linkgroups_ops(g, rel);
-		json_t *c = linkgroups_entry(g, rel);
-		bool in_place = ops & SANDBOX_PATH_IN_PLACE, replaced = ops & SANDBOX_PATH_REPLACED;
-		if (in_place && !replaced && !c && state != LINKGROUPS_REMOVED)
-			touched = rel;
-		if (state == LINKGROUPS_UNTOUCHED)
-			continue;
-		if (in_place && (replaced || state == LINKGROUPS_REMOVED)) {
-			r = linkgroups_problem(g, rel,
-					       "changed in place under one name of a hard-link group, then replaced or removed: the other names hold the change in the real run");
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (state == LINKGROUPS_REMOVED)
-			continue;
-		if (replaced) {
-			r = linkgroups_split(g, rel, c);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (!c && !in_place) {
-			/* A copy-up no traced call on the name explains: made
-			 * through another name (a symlink's), it may have
-			 * changed the group's inode for real, and a later
-			 * replacement of the copy (one link in the snapshot)
-			 * is not traced either. */
-			r = linkgroups_problem(g, rel,
-					       "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (!c)
-			continue; /* an unchanged copy: still the old object */
-		if (!in_place) {
-			r = linkgroups_problem(g, rel,
-					       "a name of a hard-link group changed by a call the trace does not show");
-			if (r < 0)
-				return r;
-			continue;
-		}
-		n_in_place++;
-		in_place_name = rel;
-		const char *kind = json_string_value(json_object_get(c, "change"));
-		if (!strcmp(kind, "modified")) {
-			changer = rel;
-			changer_entry = c;
-		} else if (!strcmp(kind, "mode_changed") || !strcmp(kind, "xattrs_changed")) {
-			meta = rel;
-			meta_entry = c;
-		} else {
-			r = linkgroups_problem(g, rel,
-					       "a name of a hard-link group changed in place in a way the snapshot cannot show");
-			if (r < 0)
-				return r;
-		}
-	}
-	if (n_in_place > 1) {
+	for (size_t k = 0; k < n; k++)
+		if ((r = linkgroups_judge_name(g, g->names[idx[k]].rel, &gr)) < 0)
+			return r;
+	if (gr.n_in_place > 1) {
 		for (size_t k = 0; k < n; k++)
 			if ((linkgroups_ops(g, g->names[idx[k]].rel) & SANDBOX_PATH_IN_PLACE) &&
 			    (r = linkgroups_problem(g, g->names[idx[k]].rel,
@@ -614,47 +645,24 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 	/* The snapshot holds a copy for the changed name and another for
 	 * the touched one: a name linked to the touched one, or a change the
 	 * old mode refused there, is not the real run's. */
-	if (n_in_place == 1 && touched)
-		return linkgroups_problem(g, touched,
+	if (gr.n_in_place == 1 && gr.touched)
+		return linkgroups_problem(g, gr.touched,
 					  "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
-	/* In the snapshot the other names kept the old bytes, mode and
-	 * attributes: a read of one after the change saw what the real run's
-	 * would not (`cp b t` copies b's mode too). */
-	const struct sandbox_path_event *ce = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
-	for (size_t k = 0; ce && k < n; k++) {
-		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
-		if (e && e != ce && e->read_seq > ce->in_place_seq)
-			return linkgroups_problem(g, g->names[idx[k]].rel,
-						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one");
-	}
-	/* A name the command made (or put over a workspace name) may be a
-	 * link it made to the group: the trace does not say to which object,
-	 * so one read after the change counts too. */
-	for (size_t i = 0; ce && i < g->trace->n_events; i++) {
-		const struct sandbox_path_event *e = &g->trace->events[i];
-		struct stat st;
-		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
-			continue;
-		if (!(e->ops & SANDBOX_PATH_REPLACED) &&
-		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-			continue; /* the workspace's object: a name of its own group */
-		return linkgroups_problem(g, e->path,
-					  "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object");
-	}
+	r = linkgroups_read_after(g, idx, n, gr.in_place_name);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	/* A mode or attributes changed in place: apply sets them on the
 	 * shared inode, and the entry lists the other names it reaches. */
-	if (!changer)
-		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
+	if (!gr.changer)
+		return gr.meta ? linkgroups_also(g, in, idx, n, gr.meta, gr.meta_entry) : 0;
 	if (in->n_names < in->nlink)
-		return linkgroups_problem(g, changer,
+		return linkgroups_problem(g, gr.changer,
 					  "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
-		if (rel == changer)
+		if (rel == gr.changer || !linkgroups_kept(g, rel))
 			continue;
-		if (!linkgroups_kept(g, rel))
-			continue;
-		r = linkgroups_link_to(g, changer, changer_entry, rel);
+		r = linkgroups_link_to(g, gr.changer, gr.changer_entry, rel);
 		if (r < 0)
 			return r;
 	}
