@@ -34,25 +34,28 @@ int changeset_collect(const struct changeset_collect_request *req, struct change
 				  err);
 	if (r < 0)
 		return r;
-	cleanup_with(json_decrefp) json_t *link_problems = NULL;
-	if (req->trace)
-		r = linkgroups_judge(req->upper, req->workspace, changes, req->trace,
-				     &link_problems, err);
-	else if (!(link_problems = json_array()))
-		r = error_set(err, ENOMEM, "out of memory");
-	if (r < 0)
-		return r;
 	/* The workspace's identity: apply refuses another directory (or a
 	 * symlink) put at its path since. */
 	struct stat ws;
 	if (stat(req->workspace, &ws) < 0)
 		return error_set_errno(err, errno, "stat the workspace %s", req->workspace);
-	cleanup_with(json_decrefp) json_t *doc = changeset_collect_doc(req, &ws, changes);
-	if (!doc)
-		return error_set(err, ENOMEM, "out of memory");
-	r = changeset_from_json(doc, ret, err);
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	{
+		cleanup_with(json_decrefp) json_t *doc = changeset_collect_doc(req, &ws, changes);
+		if (!doc)
+			return error_set(err, ENOMEM, "out of memory");
+		r = changeset_from_json(doc, &cs, err);
+		if (r < 0)
+			return r;
+	}
+	cleanup_with(json_decrefp) json_t *link_problems = NULL;
+	if (req->trace)
+		r = linkgroups_judge(req->upper, req->workspace, cs, req->trace, &link_problems, err);
+	else if (!(link_problems = json_array()))
+		r = error_set(err, ENOMEM, "out of memory");
 	if (r < 0)
 		return r;
+	*ret = TAKE_PTR(cs);
 	*ret_link_problems = TAKE_PTR(link_problems);
 	return 0;
 }

@@ -11,9 +11,9 @@
 #include "core/snapshot/linkgroups.h"
 
 /* The producer of a dry run's change set: the upper read against the
- * workspace (changeset_compute()), its hard-link groups judged
- * (linkgroups_judge()), the document's header added, all of it read by the
- * change set's one reader (changeset_from_json()). The walk's JSON stays
+ * workspace (changeset_compute()), the document's header added, read by
+ * the change set's one reader (changeset_from_json()), then its hard-link
+ * groups judged on the struct (linkgroups_judge()). The walk's JSON stays
  * inside; what leaves is the struct, verdict DRY_RUN_OK until judged. */
 struct changeset_collect_request {
 	const char *upper, *workspace;

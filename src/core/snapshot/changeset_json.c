@@ -1098,3 +1098,160 @@ void changeset_freep(struct changeset **cs)
 	changeset_free(*cs);
 	*cs = NULL;
 }
+
+int changeset_entry_key_set(struct changeset_entry *e, enum changeset_key key)
+{
+	return changeset_json_keys_add(&e->keys, key);
+}
+
+void changeset_entry_key_unset(struct changeset_entry *e, enum changeset_key key)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < e->keys.n; i++)
+		if (e->keys.order[i] != key)
+			e->keys.order[j++] = e->keys.order[i];
+	e->keys.n = (uint8_t)j;
+	if (key == CHANGESET_KEY_XATTRS || key == CHANGESET_KEY_OLD_XATTRS) {
+		struct changeset_xattr_list *list =
+			key == CHANGESET_KEY_XATTRS ? &e->xattrs : &e->old_xattrs;
+		changeset_json_xattrs_free(list);
+		*list = (struct changeset_xattr_list){ 0 };
+	}
+}
+
+/* bytes, and shown when they are not UTF-8: what changeset_set_bytes()
+ * writes under the plain key. */
+static int changeset_json_bytes_set(struct changeset_bytes *b, const char *bytes, bool *ret_b64)
+{
+	size_t n = strlen(bytes);
+
+	changeset_json_bytes_free(b);
+	*b = (struct changeset_bytes){ .bytes = strdup(bytes) };
+	*ret_b64 = !utf8_is_valid(bytes, n);
+	if (*ret_b64)
+		b->shown = utf8_sanitize(bytes, n, NULL);
+	return b->bytes && (!*ret_b64 || b->shown) ? 0 : -ENOMEM;
+}
+
+int changeset_entry_set_bytes(struct changeset_entry *e, enum changeset_key key, const char *bytes)
+{
+	struct changeset_bytes *b;
+	bool b64;
+
+	switch (key) {
+	case CHANGESET_KEY_PATH:
+		b = &e->path;
+		break;
+	case CHANGESET_KEY_LINK_TO:
+		b = &e->link_to;
+		break;
+	default:
+		return -EINVAL;
+	}
+	int r = changeset_json_bytes_set(b, bytes, &b64);
+	if (r == 0)
+		r = changeset_json_keys_add(&e->keys, key);
+	if (r == 0 && b64)
+		r = changeset_json_keys_add(&e->keys, key == CHANGESET_KEY_PATH
+							      ? CHANGESET_KEY_PATH_B64
+							      : CHANGESET_KEY_LINK_TO_B64);
+	return r;
+}
+
+int changeset_entry_add_name(struct changeset_entry *e, const char *bytes)
+{
+	struct changeset_name *names =
+		realloc(e->also_names, (e->n_also_names + 1) * sizeof(*e->also_names));
+	bool b64;
+
+	if (!names)
+		return -ENOMEM;
+	e->also_names = names;
+	struct changeset_name *name = &names[e->n_also_names++];
+	*name = (struct changeset_name){ 0 };
+	int r = changeset_json_bytes_set(&name->path, bytes, &b64);
+	if (r == 0)
+		r = changeset_json_keys_add(&name->keys, CHANGESET_KEY_PATH);
+	if (r == 0 && b64)
+		r = changeset_json_keys_add(&name->keys, CHANGESET_KEY_PATH_B64);
+	return r;
+}
+
+int changeset_xattr_list_from_raw(json_t *raw, struct changeset_xattr_list *ret)
+{
+	cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "xattrs", raw);
+	cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
+
+	changeset_json_xattrs_free(ret);
+	*ret = (struct changeset_xattr_list){ 0 };
+	if (!enc)
+		return -ENOMEM;
+	return changeset_json_read_xattrs(json_object_get(enc, "xattrs"), ret);
+}
+
+int changeset_xattr_list_copy(const struct changeset_xattr_list *from, struct changeset_xattr_list *to)
+{
+	changeset_json_xattrs_free(to);
+	*to = (struct changeset_xattr_list){ .items = calloc(from->n + 1, sizeof(*to->items)) };
+	if (!to->items)
+		return -ENOMEM;
+	for (size_t i = 0; i < from->n; i++) {
+		const struct changeset_xattr *a = &from->items[i];
+		struct changeset_xattr *b = &to->items[to->n++];
+		b->keys = a->keys;
+		b->name.bytes = a->name.bytes ? strdup(a->name.bytes) : NULL;
+		b->name.shown = a->name.shown ? strdup(a->name.shown) : NULL;
+		b->base64 = a->base64 ? strdup(a->base64) : NULL;
+		if ((a->name.bytes && !b->name.bytes) || (a->name.shown && !b->name.shown) ||
+		    (a->base64 && !b->base64))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct changeset_entry *changeset_add_entry(struct changeset *cs)
+{
+	struct changeset_entry *entries =
+		realloc(cs->entries, (cs->n_entries + 1) * sizeof(*cs->entries));
+
+	if (!entries)
+		return NULL;
+	cs->entries = entries;
+	entries[cs->n_entries] = (struct changeset_entry){ 0 };
+	return &entries[cs->n_entries++];
+}
+
+struct changeset_json_sorted {
+	const char *shown;
+	size_t index;
+};
+
+static int changeset_json_compare_sorted(const void *a, const void *b)
+{
+	const struct changeset_json_sorted *x = a, *y = b;
+	int c = strcmp(x->shown, y->shown);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int changeset_sort(struct changeset *cs)
+{
+	size_t n = cs->n_entries;
+	cleanup_free struct changeset_json_sorted *order = calloc(n + 1, sizeof(*order));
+	cleanup_free struct changeset_entry *sorted = calloc(n + 1, sizeof(*sorted));
+
+	if (!order || !sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct changeset_bytes *p = &cs->entries[i].path;
+		order[i] = (struct changeset_json_sorted){ p->shown ? p->shown : p->bytes, i };
+	}
+	qsort(order, n, sizeof(*order), changeset_json_compare_sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = cs->entries[order[i].index];
+	memcpy(cs->entries, sorted, n * sizeof(*sorted));
+	return 0;
+}
