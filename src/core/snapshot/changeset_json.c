@@ -744,10 +744,90 @@ static json_t *changeset_json_write_names(const struct changeset_entry *e)
 	return TAKE_PTR(array);
 }
 
+/* The name member a key of an entry writes (key and key_b64 alike), or
+ * NULL when the key is not a name's; *ret_b64 whether it is key_b64. */
+static const struct changeset_bytes *changeset_json_entry_bytes(const struct changeset_entry *e,
+								enum changeset_key k, bool *ret_b64)
+{
+	*ret_b64 = k == CHANGESET_KEY_PATH_B64 || k == CHANGESET_KEY_FROM_B64 ||
+		   k == CHANGESET_KEY_TARGET_B64 || k == CHANGESET_KEY_OLD_TARGET_B64 ||
+		   k == CHANGESET_KEY_LINK_TO_B64;
+	switch (k) {
+	case CHANGESET_KEY_PATH:
+	case CHANGESET_KEY_PATH_B64:
+		return &e->path;
+	case CHANGESET_KEY_FROM:
+	case CHANGESET_KEY_FROM_B64:
+		return &e->from;
+	case CHANGESET_KEY_TARGET:
+	case CHANGESET_KEY_TARGET_B64:
+		return &e->target;
+	case CHANGESET_KEY_OLD_TARGET:
+	case CHANGESET_KEY_OLD_TARGET_B64:
+		return &e->old_target;
+	case CHANGESET_KEY_LINK_TO:
+	case CHANGESET_KEY_LINK_TO_B64:
+		return &e->link_to;
+	default:
+		return NULL;
+	}
+}
+
+/* The value of any other key an entry knows; NULL when out of memory or
+ * the key is not an entry's. */
+static json_t *changeset_json_entry_value(const struct changeset_entry *e, enum changeset_key k)
+{
+	switch (k) {
+	case CHANGESET_KEY_CHANGE:
+		return json_string(changeset_change_name(e->change));
+	case CHANGESET_KEY_TYPE:
+		return json_string(changeset_file_type_name(e->type));
+	case CHANGESET_KEY_OLD_TYPE:
+		return json_string(changeset_file_type_name(e->old_type));
+	case CHANGESET_KEY_SIZE:
+		return json_integer(e->size);
+	case CHANGESET_KEY_OLD_SIZE:
+		return json_integer(e->old_size);
+	case CHANGESET_KEY_ENTRIES:
+		return json_integer(e->entries);
+	case CHANGESET_KEY_ALSO_OUTSIDE:
+		return json_integer(e->also_outside);
+	case CHANGESET_KEY_SHA256:
+		return json_string(e->sha256);
+	case CHANGESET_KEY_OLD_SHA256:
+		return json_string(e->old_sha256);
+	case CHANGESET_KEY_REFUSED:
+		return json_string(e->refused);
+	case CHANGESET_KEY_MODE:
+		return changeset_json_mode_string(e->mode);
+	case CHANGESET_KEY_OLD_MODE:
+		return changeset_json_mode_string(e->old_mode);
+	case CHANGESET_KEY_XATTRS:
+		return changeset_json_write_xattrs(&e->xattrs);
+	case CHANGESET_KEY_OLD_XATTRS:
+		return changeset_json_write_xattrs(&e->old_xattrs);
+	case CHANGESET_KEY_HARD_LINK:
+		return json_boolean(e->hard_link);
+	case CHANGESET_KEY_LINK_SPLIT:
+		return json_boolean(e->link_split);
+	case CHANGESET_KEY_UID:
+		return json_integer(e->uid);
+	case CHANGESET_KEY_GID:
+		return json_integer(e->gid);
+	case CHANGESET_KEY_OLD_UID:
+		return json_integer(e->old_uid);
+	case CHANGESET_KEY_OLD_GID:
+		return json_integer(e->old_gid);
+	case CHANGESET_KEY_ALSO_NAMES:
+		return changeset_json_write_names(e);
+	default:
+		return NULL;
+	}
+}
+
 json_t *changeset_entry_to_json(const struct changeset_entry *e)
 {
 	cleanup_with(json_decrefp) json_t *c = json_object();
-	const char *extra_key = NULL;
 	void *extra_iter = e->extra ? json_object_iter(e->extra) : NULL;
 
 	if (!c)
@@ -755,111 +835,22 @@ json_t *changeset_entry_to_json(const struct changeset_entry *e)
 	for (size_t i = 0; i < e->keys.n; i++) {
 		enum changeset_key k = e->keys.order[i];
 		const char *name = changeset_json_keys[k];
-		const struct changeset_bytes *b = NULL;
-		json_t *v = NULL;
-		switch (k) {
-		case CHANGESET_KEY_PATH:
-		case CHANGESET_KEY_PATH_B64:
-			b = &e->path;
-			break;
-		case CHANGESET_KEY_FROM:
-		case CHANGESET_KEY_FROM_B64:
-			b = &e->from;
-			break;
-		case CHANGESET_KEY_TARGET:
-		case CHANGESET_KEY_TARGET_B64:
-			b = &e->target;
-			break;
-		case CHANGESET_KEY_OLD_TARGET:
-		case CHANGESET_KEY_OLD_TARGET_B64:
-			b = &e->old_target;
-			break;
-		case CHANGESET_KEY_LINK_TO:
-		case CHANGESET_KEY_LINK_TO_B64:
-			b = &e->link_to;
-			break;
-		case CHANGESET_KEY_CHANGE:
-			v = json_string(changeset_change_name(e->change));
-			break;
-		case CHANGESET_KEY_TYPE:
-			v = json_string(changeset_file_type_name(e->type));
-			break;
-		case CHANGESET_KEY_OLD_TYPE:
-			v = json_string(changeset_file_type_name(e->old_type));
-			break;
-		case CHANGESET_KEY_SIZE:
-			v = json_integer(e->size);
-			break;
-		case CHANGESET_KEY_OLD_SIZE:
-			v = json_integer(e->old_size);
-			break;
-		case CHANGESET_KEY_ENTRIES:
-			v = json_integer(e->entries);
-			break;
-		case CHANGESET_KEY_ALSO_OUTSIDE:
-			v = json_integer(e->also_outside);
-			break;
-		case CHANGESET_KEY_SHA256:
-			v = json_string(e->sha256);
-			break;
-		case CHANGESET_KEY_OLD_SHA256:
-			v = json_string(e->old_sha256);
-			break;
-		case CHANGESET_KEY_REFUSED:
-			v = json_string(e->refused);
-			break;
-		case CHANGESET_KEY_MODE:
-			v = changeset_json_mode_string(e->mode);
-			break;
-		case CHANGESET_KEY_OLD_MODE:
-			v = changeset_json_mode_string(e->old_mode);
-			break;
-		case CHANGESET_KEY_XATTRS:
-			v = changeset_json_write_xattrs(&e->xattrs);
-			break;
-		case CHANGESET_KEY_OLD_XATTRS:
-			v = changeset_json_write_xattrs(&e->old_xattrs);
-			break;
-		case CHANGESET_KEY_HARD_LINK:
-			v = json_boolean(e->hard_link);
-			break;
-		case CHANGESET_KEY_LINK_SPLIT:
-			v = json_boolean(e->link_split);
-			break;
-		case CHANGESET_KEY_UID:
-			v = json_integer(e->uid);
-			break;
-		case CHANGESET_KEY_GID:
-			v = json_integer(e->gid);
-			break;
-		case CHANGESET_KEY_OLD_UID:
-			v = json_integer(e->old_uid);
-			break;
-		case CHANGESET_KEY_OLD_GID:
-			v = json_integer(e->old_gid);
-			break;
-		case CHANGESET_KEY_ALSO_NAMES:
-			v = changeset_json_write_names(e);
-			break;
-		case CHANGESET_KEY_EXTRA:
-			if (!extra_iter)
-				return NULL;
-			extra_key = json_object_iter_key(extra_iter);
-			name = extra_key;
-			v = json_incref(json_object_iter_value(extra_iter));
-			extra_iter = json_object_iter_next(e->extra, extra_iter);
-			break;
-		default:
-			return NULL;
-		}
+		bool b64;
+		const struct changeset_bytes *b = changeset_json_entry_bytes(e, k, &b64);
+		json_t *v;
 		if (b) {
-			bool b64 = k == CHANGESET_KEY_PATH_B64 || k == CHANGESET_KEY_FROM_B64 ||
-				   k == CHANGESET_KEY_TARGET_B64 ||
-				   k == CHANGESET_KEY_OLD_TARGET_B64 ||
-				   k == CHANGESET_KEY_LINK_TO_B64;
 			if (changeset_json_set_bytes(c, k, b, b64) < 0)
 				return NULL;
 			continue;
+		}
+		if (k == CHANGESET_KEY_EXTRA) {
+			if (!extra_iter)
+				return NULL;
+			name = json_object_iter_key(extra_iter);
+			v = json_incref(json_object_iter_value(extra_iter));
+			extra_iter = json_object_iter_next(e->extra, extra_iter);
+		} else {
+			v = changeset_json_entry_value(e, k);
 		}
 		if (!v || json_object_set_new(c, name, v) < 0)
 			return NULL;
