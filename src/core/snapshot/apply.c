@@ -54,7 +54,7 @@ static int conflict(struct apply_outcome *ret, struct error *err, const char *fm
  * "rolled_back" but still "applied") is committed now. */
 static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *ops = NULL;
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	char mark[32];
 	struct apply_outcome ignored = { 0 };
 
@@ -78,7 +78,7 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 	if (mark[0]) {
 		/* Each undo step checks the tree, so what the cut rollback
 		 * already undid is skipped. */
-		r = journal_undo_all(d, ops, &ignored.ops, err);
+		r = journal_undo_all(d, &ops, &ignored.ops, err);
 		if (r == 0)
 			r = dryrun_dir_set_state(d, "rolled_back", err);
 		*ret_recovered = r == 0;
@@ -87,7 +87,7 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 			     : 0;
 	}
 	/* An apply that never reached "committed": back to entirely old. */
-	r = journal_undo_all(d, ops, &ignored.ops, err);
+	r = journal_undo_all(d, &ops, &ignored.ops, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(d, "pending", err);
 	*ret_recovered = r == 0;
@@ -378,27 +378,25 @@ static int apply_check_workspace(struct dryrun_dir *d, struct apply_outcome *ret
  * (undone, all of them, when one fails), then the "committed" mark. */
 static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome *ret, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *ops = NULL;
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	int r = applyplan_ops(d, &ops);
 	if (r < 0)
 		return error_set(err, -r, "dry run %llu: its snapshot is incomplete",
 				 (unsigned long long)id);
 	if (mkdirat(d->fd, "backup", 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the backup directory");
-	r = journal_write(d, ops, err);
+	r = journal_write(d, &ops, err);
 	if (r < 0)
 		return r;
-	size_t i;
-	json_t *op;
-	json_array_foreach(ops, i, op) {
+	for (size_t i = 0; i < ops.n; i++) {
+		const struct applyop *op = &ops.items[i];
 		FAULT_POINT("apply.operation"); /* a crash between two operations */
 		r = applyop_do(d, op);
 		if (r < 0) {
 			struct error undo_err = { 0 };
 			struct apply_outcome ignored = { 0 };
-			error_set_errno(err, -r, "%s %s", jsonutil_str(op, "op"),
-					jsonutil_str(op, "path"));
-			if (journal_undo_all(d, ops, &ignored.ops, &undo_err) < 0)
+			error_set_errno(err, -r, "%s %s", applyop_kind_name(op->kind), op->path);
+			if (journal_undo_all(d, &ops, &ignored.ops, &undo_err) < 0)
 				return error_prefix(err,
 						    "apply %llu stopped, and undoing it failed too (%s)",
 						    (unsigned long long)id, undo_err.msg);
@@ -461,7 +459,7 @@ int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
-	cleanup_with(json_decrefp) json_t *ops = NULL;
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	char mark[32];
 
 	*ret = (struct apply_outcome){ 0 };
@@ -488,7 +486,7 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
 	 * the apply: recovery finishes the rollback (recover_locked). */
 	r = journal_append(d.fd, "{\"mark\":\"rolling_back\"}\n", err);
 	if (r == 0)
-		r = journal_undo_all(&d, ops, &ret->ops, err);
+		r = journal_undo_all(&d, &ops, &ret->ops, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(&d, "rolled_back", err);
 	return r;
@@ -584,7 +582,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 	return dryrun_dir_parse_changeset(text, n, ret, ret_verdict, err);
 }
 
-int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
+int apply_parse_journal(char *text, struct applyop_list *ret_ops, char *mark, size_t mark_size,
+			struct error *err)
 {
 	return journal_parse(text, ret_ops, mark, mark_size, err);
 }
