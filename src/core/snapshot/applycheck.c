@@ -52,7 +52,17 @@ static const char *applycheck_xattrs_value(json_t *list, const char *name)
 	return NULL;
 }
 
-int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
+/* The value (base64) of name in want, or NULL. */
+static const char *applycheck_list_value(const struct changeset_xattr_list *want, const char *name)
+{
+	for (size_t i = 0; i < want->n; i++)
+		if (!strcmp(want->items[i].name.bytes, name))
+			return want->items[i].base64;
+	return NULL;
+}
+
+int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which,
+			     const struct changeset_xattr_list *want)
 {
 	const char *name;
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
@@ -73,7 +83,7 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 	struct applyfs_lift l = { .target = target };
 	json_array_foreach(have, i, x) {
 		const char *xname = jsonutil_str(x, "name");
-		if (applycheck_xattrs_value(want, xname))
+		if (applycheck_list_value(want, xname))
 			continue;
 		while ((r = removexattr(proc, xname) < 0 ? -errno : 0) == -EACCES &&
 		       applyfs_lift_on(&l) == 1)
@@ -85,13 +95,12 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 	for (int acls = 0; r == 0 && acls < 2; acls++) {
 		if (acls == 1 && (r = applyfs_lift_off(&l)) < 0)
 			break;
-		json_array_foreach(want, i, x) {
-			const char *xname = jsonutil_str(x, "name"),
+		for (i = 0; i < want->n; i++) {
+			const char *xname = want->items[i].name.bytes, *b64 = want->items[i].base64,
 				   *had = applycheck_xattrs_value(have, xname);
-			if (changeset_xattr_is_acl(xname) != (acls == 1) ||
-			    (had && !strcmp(had, jsonutil_str(x, "base64"))))
+			if (changeset_xattr_is_acl(xname) != (acls == 1) || (had && !strcmp(had, b64)))
 				continue;
-			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+			cleanup_free char *value = base64_decode(b64, &n);
 			if (!value) {
 				r = -EINVAL;
 				break;

@@ -71,6 +71,27 @@ static int applyop_strdup(json_t *o, const char *key, char **ret)
 	return !s || *ret ? 0 : -ENOMEM;
 }
 
+/* A list the journal's check accepted (dryrun_dir_meta_valid(): a name
+ * and a base64 value each), names decoded: taken as it is. */
+static int applyop_xattrs_from_json(json_t *list, struct changeset_xattr_list *ret)
+{
+	size_t i;
+	json_t *x;
+
+	if (!list)
+		return 0;
+	ret->items = calloc(json_array_size(list) + 1, sizeof(*ret->items));
+	if (!ret->items)
+		return -ENOMEM;
+	json_array_foreach(list, i, x) {
+		struct changeset_xattr *a = &ret->items[ret->n++];
+		if (applyop_strdup(x, "name", &a->name.bytes) < 0 ||
+		    applyop_strdup(x, "base64", &a->base64) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int applyop_from_json(json_t *o, struct applyop *ret)
 {
 	const char *kind = jsonutil_str(o, "op");
@@ -90,12 +111,12 @@ int applyop_from_json(json_t *o, struct applyop *ret)
 	ret->gid = dryrun_dir_id(o, "gid");
 	ret->old_uid = dryrun_dir_id(o, "old_uid");
 	ret->old_gid = dryrun_dir_id(o, "old_gid");
-	ret->xattrs = json_incref(json_object_get(o, "xattrs"));
-	ret->old_xattrs = json_incref(json_object_get(o, "old_xattrs"));
 	ret->new_ino = json_integer_value(json_object_get(o, "new_ino"));
 	if (applyop_strdup(o, "path", &ret->path) < 0 || applyop_strdup(o, "from", &ret->from) < 0 ||
 	    applyop_strdup(o, "staged", &ret->staged) < 0 ||
-	    applyop_strdup(o, "backup", &ret->backup) < 0)
+	    applyop_strdup(o, "backup", &ret->backup) < 0 ||
+	    applyop_xattrs_from_json(json_object_get(o, "xattrs"), &ret->xattrs) < 0 ||
+	    applyop_xattrs_from_json(json_object_get(o, "old_xattrs"), &ret->old_xattrs) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -142,8 +163,10 @@ static int applyop_set_rest(json_t *o, const struct applyop *op)
 	case APPLYOP_XATTRS:
 		if (op->has_mode && applyop_set_mode(o, "mode", op->mode) < 0)
 			return -ENOMEM;
-		return json_object_set(o, "xattrs", op->xattrs) < 0 ||
-				       json_object_set(o, "old_xattrs", op->old_xattrs) < 0
+		return json_object_set_new(o, "xattrs", changeset_xattr_list_to_json(&op->xattrs)) < 0 ||
+				       json_object_set_new(o, "old_xattrs",
+							   changeset_xattr_list_to_json(
+								   &op->old_xattrs)) < 0
 			       ? -ENOMEM
 			       : 0;
 	case APPLYOP_CHMOD:
@@ -194,8 +217,8 @@ void applyop_list_release(struct applyop_list *list)
 		free(op->from);
 		free(op->staged);
 		free(op->backup);
-		json_decref(op->xattrs);
-		json_decref(op->old_xattrs);
+		changeset_xattr_list_release(&op->xattrs);
+		changeset_xattr_list_release(&op->old_xattrs);
 	}
 	free(list->items);
 	*list = (struct applyop_list){ 0 };
@@ -213,7 +236,7 @@ int applyop_do(struct dryrun_dir *d, const struct applyop *op)
 	case APPLYOP_CHMOD:
 		return applyop_chmod_at(d->ws_fd, path, op->mode);
 	case APPLYOP_XATTRS:
-		return applycheck_xattrs_set_at(d->ws_fd, path, d->xattrs, op->xattrs);
+		return applycheck_xattrs_set_at(d->ws_fd, path, d->xattrs, &op->xattrs);
 	case APPLYOP_CHOWN:
 		return applyop_chown_at(d->ws_fd, path, op->uid, op->gid);
 	default:
@@ -301,7 +324,8 @@ int applyop_undo(struct dryrun_dir *d, const struct applyop *op)
 		if (!applyop_exists_at(d->ws_fd, path, NULL))
 			return 0;
 		r = applyfs_lift_repair(d->ws_fd, path, applyop_lift(op));
-		return r < 0 ? r : applycheck_xattrs_set_at(d->ws_fd, path, d->xattrs, op->old_xattrs);
+		return r < 0 ? r
+			     : applycheck_xattrs_set_at(d->ws_fd, path, d->xattrs, &op->old_xattrs);
 	case APPLYOP_CHOWN:
 		if (!applyop_exists_at(d->ws_fd, path, &st))
 			return 0;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/dryrun_dir.h"
 
 /* One planned operation of an apply (applyplan.h), as the journal holds it
@@ -37,9 +38,9 @@ struct applyop {
 	mode_t old_mode; /* chmod */
 	uid_t uid, old_uid; /* chown */
 	gid_t gid, old_gid;
-	/* xattrs: the whole lists after and before, [{name (exact bytes),
-	 * base64}] as changeset_read_xattrs() gives them */
-	json_t *xattrs, *old_xattrs;
+	/* xattrs: the whole lists of carried attributes after and before
+	 * (names as their exact bytes) */
+	struct changeset_xattr_list xattrs, old_xattrs;
 	int64_t new_ino; /* exchange: the staged object's inode */
 };
 

@@ -245,9 +245,8 @@ static int applyplan_xattrs(struct dryrun_dir *d, struct applyop_list *ops)
 			applyplan_op_new(ops, APPLYOP_XATTRS, e->path.bytes, NULL, NULL, NULL);
 		if (applyplan_op_note_mode(op, d->ws_fd, e->path.bytes, false) < 0)
 			return -ENOMEM;
-		op->xattrs = changeset_xattr_list_to_json(&e->xattrs);
-		op->old_xattrs = changeset_xattr_list_to_json(&e->old_xattrs);
-		if (!op->xattrs || !op->old_xattrs)
+		if (changeset_xattr_list_copy(&e->xattrs, &op->xattrs) < 0 ||
+		    changeset_xattr_list_copy(&e->old_xattrs, &op->old_xattrs) < 0)
 			return -ENOMEM;
 	}
 	return 0;

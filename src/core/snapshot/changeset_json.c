@@ -1181,6 +1181,12 @@ int changeset_xattr_list_from_raw(json_t *raw, struct changeset_xattr_list *ret)
 	return changeset_json_read_xattrs(json_object_get(enc, "xattrs"), ret);
 }
 
+void changeset_xattr_list_release(struct changeset_xattr_list *list)
+{
+	changeset_json_xattrs_free(list);
+	*list = (struct changeset_xattr_list){ 0 };
+}
+
 int changeset_xattr_list_copy(const struct changeset_xattr_list *from, struct changeset_xattr_list *to)
 {
 	changeset_json_xattrs_free(to);

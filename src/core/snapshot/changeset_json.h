@@ -232,6 +232,7 @@ int changeset_entry_add_name(struct changeset_entry *e, const char *bytes);
 /* A list as changeset_read_xattrs() gives it (names as raw bytes). */
 int changeset_xattr_list_from_raw(json_t *raw, struct changeset_xattr_list *ret);
 int changeset_xattr_list_copy(const struct changeset_xattr_list *from, struct changeset_xattr_list *to);
+void changeset_xattr_list_release(struct changeset_xattr_list *list);
 /* A new empty entry at the end; NULL when out of memory. It (and every
  * other entry) moves on the next addition: hold indices, not pointers. */
 struct changeset_entry *changeset_add_entry(struct changeset *cs);
