@@ -625,6 +625,68 @@ static int changeset_json_read_scratch(json_t *v, struct changeset *cs)
 	return 0;
 }
 
+/* One key of the document: 0, 1 when it is not recorded (a verdict no
+ * reader knows: as if there were none), -EINVAL (damaged) or -ENOMEM. An
+ * unknown schema is noted, not damaged: its reason comes after. */
+static int changeset_json_read_doc_key(struct changeset *cs, int *k, const char *key, json_t *v,
+				       json_t **changes, bool *unknown_schema)
+{
+	int r = 0;
+
+	switch (*k) {
+	case CHANGESET_KEY_SCHEMA:
+		r = changeset_json_strdup(v, 64, &cs->schema);
+		if (r == -EINVAL || (r == 0 && !changeset_schema_known(cs->schema)))
+			*unknown_schema = true;
+		return r == -EINVAL ? 0 : r;
+	case CHANGESET_KEY_RECEIPT:
+		return changeset_json_int(v, &cs->receipt);
+	case CHANGESET_KEY_WORKSPACE:
+		return changeset_json_strdup(v, PATH_MAX - 1, &cs->workspace);
+	case CHANGESET_KEY_WORKSPACE_DEV:
+		return changeset_json_int(v, &cs->workspace_dev);
+	case CHANGESET_KEY_WORKSPACE_INO:
+		return changeset_json_int(v, &cs->workspace_ino);
+	case CHANGESET_KEY_VERDICT: {
+		int verdict = dryrun_verdict_from_name(changeset_json_string(v, 64));
+		if (verdict < 0)
+			return 1;
+		cs->verdict = (enum dryrun_verdict)verdict;
+		return 0;
+	}
+	case CHANGESET_KEY_CHANGES:
+		*changes = v;
+		return json_is_array(v) ? 0 : -EINVAL;
+	case CHANGESET_KEY_SCRATCH:
+		return changeset_json_read_scratch(v, cs);
+	default:
+		*k = CHANGESET_KEY_EXTRA;
+		if (!cs->extra && !(cs->extra = json_object()))
+			return -ENOMEM;
+		return json_object_set(cs->extra, key, v) < 0 ? -ENOMEM : 0;
+	}
+}
+
+/* The changes, each read and checked against the schema's rules. */
+static int changeset_json_read_changes(struct changeset *cs, json_t *changes, struct error *err)
+{
+	size_t i;
+	json_t *c;
+
+	cs->entries = calloc(json_array_size(changes) + 1, sizeof(*cs->entries));
+	if (!cs->entries)
+		return error_set(err, ENOMEM, "out of memory");
+	json_array_foreach(changes, i, c) {
+		struct changeset_entry *e = &cs->entries[cs->n_entries++];
+		int r = changeset_json_read_entry(c, e);
+		if (r == -ENOMEM)
+			return error_set(err, ENOMEM, "out of memory");
+		if (r < 0 || !changeset_json_entry_valid(e, cs->xattrs, cs->identity))
+			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
+	}
+	return 0;
+}
+
 int changeset_from_json(json_t *doc, struct changeset **ret, struct error *err)
 {
 	cleanup_with(changeset_freep) struct changeset *cs = calloc(1, sizeof(*cs));
@@ -639,48 +701,10 @@ int changeset_from_json(json_t *doc, struct changeset **ret, struct error *err)
 	/* Every key read, then the reasons in their order of precedence:
 	 * damaged, of an unknown version, of no known verdict, a change. */
 	json_object_foreach(doc, key, v) {
-		int k = changeset_json_key_of(key, CHANGESET_KEY_SCHEMA, CHANGESET_KEY_SCRATCH), r = 0;
-		switch (k) {
-		case CHANGESET_KEY_SCHEMA:
-			r = changeset_json_strdup(v, 64, &cs->schema);
-			if (r == -EINVAL || (r == 0 && !changeset_schema_known(cs->schema)))
-				unknown_schema = true;
-			if (r == -EINVAL)
-				r = 0;
-			break;
-		case CHANGESET_KEY_RECEIPT:
-			r = changeset_json_int(v, &cs->receipt);
-			break;
-		case CHANGESET_KEY_WORKSPACE:
-			r = changeset_json_strdup(v, PATH_MAX - 1, &cs->workspace);
-			break;
-		case CHANGESET_KEY_WORKSPACE_DEV:
-			r = changeset_json_int(v, &cs->workspace_dev);
-			break;
-		case CHANGESET_KEY_WORKSPACE_INO:
-			r = changeset_json_int(v, &cs->workspace_ino);
-			break;
-		case CHANGESET_KEY_VERDICT: {
-			int verdict = dryrun_verdict_from_name(changeset_json_string(v, 64));
-			/* no known verdict: as if there were none */
-			if (verdict < 0)
-				continue;
-			cs->verdict = (enum dryrun_verdict)verdict;
-			break;
-		}
-		case CHANGESET_KEY_CHANGES:
-			changes = v;
-			r = json_is_array(v) ? 0 : -EINVAL;
-			break;
-		case CHANGESET_KEY_SCRATCH:
-			r = changeset_json_read_scratch(v, cs);
-			break;
-		default:
-			k = CHANGESET_KEY_EXTRA;
-			if (!cs->extra && !(cs->extra = json_object()))
-				return error_set(err, ENOMEM, "out of memory");
-			r = json_object_set(cs->extra, key, v) < 0 ? -ENOMEM : 0;
-		}
+		int k = changeset_json_key_of(key, CHANGESET_KEY_SCHEMA, CHANGESET_KEY_SCRATCH);
+		int r = changeset_json_read_doc_key(cs, &k, key, v, &changes, &unknown_schema);
+		if (r == 1)
+			continue;
 		if (r == -ENOMEM)
 			return error_set(err, ENOMEM, "out of memory");
 		if (r < 0 || changeset_json_keys_add(&cs->keys, (enum changeset_key)k) < 0)
@@ -694,19 +718,9 @@ int changeset_from_json(json_t *doc, struct changeset **ret, struct error *err)
 		return error_set(err, EINVAL, "its change set is damaged (no known verdict)");
 	cs->xattrs = changeset_xattrs_of(cs->schema);
 	cs->identity = changeset_carries_identity(cs->schema);
-	cs->entries = calloc(json_array_size(changes) + 1, sizeof(*cs->entries));
-	if (!cs->entries)
-		return error_set(err, ENOMEM, "out of memory");
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c) {
-		struct changeset_entry *e = &cs->entries[cs->n_entries++];
-		int r = changeset_json_read_entry(c, e);
-		if (r == -ENOMEM)
-			return error_set(err, ENOMEM, "out of memory");
-		if (r < 0 || !changeset_json_entry_valid(e, cs->xattrs, cs->identity))
-			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
-	}
+	int r = changeset_json_read_changes(cs, changes, err);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(cs);
 	return 0;
 }
