@@ -116,16 +116,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
-	if (apply_parse_journal(text, &doc, mark, sizeof(mark), &err) == 0) {
+	struct applyop_list ops = { 0 };
+	if (apply_parse_journal(text, &ops, mark, sizeof(mark), &err) == 0) {
 		static const char *const root_ops[] = { "chmod", "xattrs", NULL };
-		json_array_foreach(doc, i, c) {
-			fuzz_apply_check_path(jsonutil_str(c, "path"), jsonutil_str(c, "op"), root_ops);
-			if (!jsonutil_str(c, "op"))
+		for (i = 0; i < ops.n; i++) {
+			const char *kind = applyop_kind_name(ops.items[i].kind);
+			fuzz_apply_check_path(ops.items[i].path, kind, root_ops);
+			if (!kind)
 				abort();
 		}
 		if (strnlen(mark, sizeof(mark)) == sizeof(mark))
 			abort();
-		json_decref(doc);
+		applyop_list_release(&ops);
 	} else if (err.msg[0] == '\0') {
 		abort();
 	}

@@ -7,12 +7,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "core/snapshot/apply.h"
+#include "core/snapshot/applyop.h"
+#include "core/snapshot/changeset.h"
 #include "core/snapshot/changeset_json.h"
 #include "core/store/jsonutil.h"
 #include "harness.h"
@@ -280,5 +283,99 @@ static void test_changeset_strict(void)
 	}
 }
 
+/* Editing the struct (linkgroups.c) writes what the same edits of the
+ * JSON document wrote: a key unset and set again goes last, one set again
+ * keeps its place, a name that is not UTF-8 gets its _b64 key, an added
+ * entry is sorted in by the path the document shows. */
+static void test_changeset_edit(void)
+{
+	const char *text =
+		"{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\","
+		"\"changes\":[{\"change\":\"mode_changed\",\"type\":\"file\",\"path\":\"m\","
+		"\"size\":1,\"sha256\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"mode\":\"0600\",\"old_mode\":\"0644\","
+		"\"xattrs\":[]},{\"change\":\"created\",\"type\":\"file\",\"path\":\"z\","
+		"\"size\":0,\"sha256\":\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"mode\":\"0644\",\"xattrs\":[]}]}";
+	const char *want =
+		"{\"schema\":\"airlock.changeset/4\",\"workspace\":\"/w\",\"verdict\":\"DRY_RUN_OK\","
+		"\"changes\":[{\"path\":\"a\\ufffd\",\"path_b64\":\"Yf8=\",\"change\":\"modified\","
+		"\"type\":\"file\",\"hard_link\":true,\"link_to\":\"m\"},"
+		"{\"change\":\"modified\",\"type\":\"file\",\"path\":\"m\",\"size\":1,"
+		"\"sha256\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"mode\":\"0600\",\"link_split\":true,\"xattrs\":[]},"
+		"{\"change\":\"created\",\"type\":\"file\",\"path\":\"z\",\"size\":0,"
+		"\"sha256\":\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"mode\":\"0644\",\"xattrs\":[]}]}";
+	cleanup_with(json_decrefp) json_t *doc = json_loads(text, 0, NULL);
+	cleanup_with(changeset_freep) struct changeset *cs = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(changeset_from_json(doc, &cs, &err), 0);
+	struct changeset_entry *m = &cs->entries[0];
+	changeset_entry_key_unset(m, CHANGESET_KEY_OLD_MODE);
+	changeset_entry_key_unset(m, CHANGESET_KEY_XATTRS);
+	m->change = CHANGESET_MODIFIED;
+	m->link_split = true;
+	ASSERT_EQ_INT(changeset_entry_key_set(m, CHANGESET_KEY_CHANGE), 0);
+	ASSERT_EQ_INT(changeset_entry_key_set(m, CHANGESET_KEY_LINK_SPLIT), 0);
+	ASSERT_EQ_INT(changeset_entry_key_set(m, CHANGESET_KEY_XATTRS), 0);
+	struct changeset_entry *a = changeset_add_entry(cs);
+	ASSERT_TRUE(a);
+	ASSERT_EQ_INT(changeset_entry_set_bytes(a, CHANGESET_KEY_PATH, "a\xff"), 0);
+	ASSERT_EQ_INT(changeset_entry_key_set(a, CHANGESET_KEY_CHANGE), 0);
+	ASSERT_EQ_INT(changeset_entry_key_set(a, CHANGESET_KEY_TYPE), 0);
+	ASSERT_EQ_INT(changeset_entry_key_set(a, CHANGESET_KEY_HARD_LINK), 0);
+	ASSERT_EQ_INT(changeset_entry_set_bytes(a, CHANGESET_KEY_LINK_TO, "m"), 0);
+	a->change = CHANGESET_MODIFIED;
+	a->type = CHANGESET_TYPE_FILE;
+	a->hard_link = true;
+	ASSERT_EQ_INT(changeset_sort(cs), 0);
+	cleanup_with(json_decrefp) json_t *back = changeset_to_json(cs);
+	cleanup_with(json_decrefp) json_t *want_doc = json_loads(want, 0, NULL);
+	cleanup_free char *got = jsonutil_dump_line(back), *expected = jsonutil_dump_line(want_doc);
+	ASSERT_EQ_STR(got, expected);
+}
+
+/* An apply's operation: what the journal's writer gives, its reader takes
+ * back to the same operation (names as their exact bytes). */
+static void test_applyop_roundtrip(void)
+{
+	char text[] = "{\"schema\":\"airlock.journal/4\"}\n"
+		      "{\"op\":\"rename\",\"from\":\"a\",\"path\":\"b\\uFFFD\",\"path_b64\":\"Yv8=\","
+		      "\"mode\":\"0555\"}\n"
+		      "{\"op\":\"exchange\",\"path\":\"c\",\"staged\":\"upper/c\","
+		      "\"backup\":\"backup/0\",\"new_ino\":42}\n"
+		      "{\"op\":\"chown\",\"path\":\"d\",\"uid\":1,\"gid\":2,\"old_uid\":3,"
+		      "\"old_gid\":4}\n"
+		      "{\"op\":\"xattrs\",\"path\":\"e\",\"mode\":\"0444\",\"xattrs\":[{\"name\":"
+		      "\"user.x\",\"base64\":\"Mg==\"}],\"old_xattrs\":[]}\n"
+		      "{\"op\":\"chmod\",\"path\":\".\",\"mode\":\"0700\",\"old_mode\":\"0755\"}\n"
+		      "{\"mark\":\"committed\"}\n";
+	cleanup_free char *copy = strdup(text);
+	struct applyop_list ops = { 0 };
+	char mark[32];
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(apply_parse_journal(copy, &ops, mark, sizeof(mark), &err), 0);
+	ASSERT_EQ_STR(mark, "committed");
+	ASSERT_EQ_INT(ops.n, 5);
+	ASSERT_EQ_STR(ops.items[0].path, "b\xff");
+	ASSERT_EQ_INT(ops.items[1].new_ino, 42);
+	ASSERT_EQ_INT(ops.items[2].old_gid, 4);
+	ASSERT_EQ_INT(ops.items[3].xattrs.n, 1);
+	ASSERT_EQ_INT(ops.items[4].mode, 0700);
+	char *line = strchr(text, '\n') + 1;
+	for (size_t i = 0; i < ops.n; i++) {
+		char *end = strchr(line, '\n');
+		*end = '\0';
+		cleanup_with(json_decrefp) json_t *o = applyop_to_json(&ops.items[i]);
+		cleanup_with(json_decrefp) json_t *enc = o ? changeset_encode_bytes(o) : NULL;
+		cleanup_free char *got = enc ? jsonutil_dump_line(enc) : NULL;
+		ASSERT_TRUE(got);
+		got[strcspn(got, "\n")] = '\0';
+		ASSERT_EQ_STR(got, line);
+		line = end + 1;
+	}
+	applyop_list_release(&ops);
+}
+
 RUN_TESTS(T_(test_changeset_roundtrip_corpus), T_(test_changeset_roundtrip_fixtures),
-	  T_(test_changeset_bytes), T_(test_changeset_strict), T_(test_changeset_verdict))
+	  T_(test_changeset_bytes), T_(test_changeset_strict), T_(test_changeset_verdict),
+	  T_(test_changeset_edit), T_(test_applyop_roundtrip))

@@ -70,13 +70,9 @@ int run_dryrun_finish(const struct run_dryrun *dr, const struct dryrun_request *
 		      struct store *store, uint64_t id, json_t *doc, json_t **ret_summary,
 		      enum dryrun_verdict *ret_verdict, struct error *err)
 {
-	json_t *summary = NULL;
-	enum dryrun_verdict verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
+	struct dryrun_summary summary = { .verdict = DRYRUN_VERDICT_DRY_RUN_FAILED };
 
-	if (!dr->ran) {
-		summary = json_pack("{s:s, s:s, s:n, s:o}", "snapshot", "overlay", "verdict",
-				    dryrun_verdict_name(verdict), "changes", "problems", json_array());
-	} else {
+	if (dr->ran) {
 		struct dryrun_request req = *base;
 		req.upper = dr->upper;
 		req.work = dr->work;
@@ -95,8 +91,9 @@ int run_dryrun_finish(const struct run_dryrun *dr, const struct dryrun_request *
 		req.setid_refused = dr->setid_refused;
 		req.setid_syscall = dr->setid_syscall;
 		struct error finish_err = { 0 };
-		int r = dryrun_finish(store, id, &req, &summary, &verdict, &finish_err);
+		int r = dryrun_finish(store, id, &req, &summary, &finish_err);
 		if (r == -ENOMEM) {
+			dryrun_summary_release(&summary);
 			*err = finish_err;
 			return r;
 		}
@@ -104,25 +101,30 @@ int run_dryrun_finish(const struct run_dryrun *dr, const struct dryrun_request *
 		 * goes, too few descriptors...): nothing can be applied, the
 		 * receipt says why, and the gate opens a failure for it. */
 		if (r < 0) {
+			dryrun_summary_release(&summary);
 			/* The message may name a path that is not UTF-8. */
 			cleanup_free char *msg =
 				utf8_sanitize(finish_err.msg, strlen(finish_err.msg), NULL);
-			verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
-			summary = msg ? json_pack("{s:s, s:s, s:n, s:[{s:s}]}", "snapshot",
-						  "overlay", "verdict", dryrun_verdict_name(verdict),
-						  "changes", "problems", "changeset_error", msg)
-				      : NULL;
+			summary.verdict = DRYRUN_VERDICT_DRY_RUN_FAILED;
+			summary.problems = msg ? json_pack("[{s:s}]", "changeset_error", msg) : NULL;
+			if (!summary.problems)
+				return error_set(err, ENOMEM, "out of memory");
 		}
 	}
-	if (!summary)
+	if (!summary.problems && !(summary.problems = json_array()))
 		return error_set(err, ENOMEM, "out of memory");
-	json_object_set_new(summary, "outside_writes",
-			    dr->outside_writes ? json_incref(dr->outside_writes) : json_array());
-	json_object_set_new(summary, "outside_writes_dropped",
-			    json_integer(dr->outside_writes_dropped));
+	summary.outside_writes = dr->outside_writes;
+	summary.outside_writes_dropped = dr->outside_writes_dropped;
 	if (!base->succeeded)
-		dryrun_explain_failure(summary, doc);
-	*ret_summary = summary;
+		(void)dryrun_explain_failure(&summary,
+					     json_string_value(json_object_get(doc, "stdout")),
+					     json_string_value(json_object_get(doc, "stderr")));
+	json_t *o = dryrun_summary_to_json(&summary);
+	enum dryrun_verdict verdict = summary.verdict;
+	dryrun_summary_release(&summary);
+	if (!o)
+		return error_set(err, ENOMEM, "out of memory");
+	*ret_summary = o;
 	*ret_verdict = verdict;
 	return 0;
 }

@@ -54,7 +54,7 @@ static int conflict(struct apply_outcome *ret, struct error *err, const char *fm
  * "rolled_back" but still "applied") is committed now. */
 static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct error *err)
 {
-	cleanup_with(json_decrefp) json_t *ops = NULL;
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	char mark[32];
 	struct apply_outcome ignored = { 0 };
 
@@ -78,7 +78,7 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 	if (mark[0]) {
 		/* Each undo step checks the tree, so what the cut rollback
 		 * already undid is skipped. */
-		r = journal_undo_all(d, ops, &ignored.ops, err);
+		r = journal_undo_all(d, &ops, &ignored.ops, err);
 		if (r == 0)
 			r = dryrun_dir_set_state(d, "rolled_back", err);
 		*ret_recovered = r == 0;
@@ -87,7 +87,7 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 			     : 0;
 	}
 	/* An apply that never reached "committed": back to entirely old. */
-	r = journal_undo_all(d, ops, &ignored.ops, err);
+	r = journal_undo_all(d, &ops, &ignored.ops, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(d, "pending", err);
 	*ret_recovered = r == 0;
@@ -242,32 +242,24 @@ static int apply_changeset_backed(struct store *store, uint64_t id, struct error
 			      NULL, "refusing to apply it", err);
 }
 
-static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
-				 const char *changeset_sha256, struct apply_outcome *ret,
-				 struct error *err)
+/* Whether the dry run may be applied at all: whose it is, the change set
+ * reviewed, its workspace, verdict and state, one file system. */
+static int apply_admit(struct dryrun_dir *d, uint64_t id, unsigned flags,
+		       const char *changeset_sha256, struct apply_outcome *ret, struct error *err)
 {
-	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
-	cleanup_with(json_decrefp) json_t *ops = NULL;
-
-	*ret = (struct apply_outcome){ 0 };
-	int r = dryrun_begin(store, id, &d, err);
-	if (r == 0)
-		r = apply_changeset_backed(store, id, err);
-	if (r < 0)
-		return r;
 	/* A permit's dry run is applied by its permit, after its checks. */
-	if (!changeset_sha256 && faccessat(d.fd, "permit", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+	if (!changeset_sha256 && faccessat(d->fd, "permit", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return error_set(err, EPERM,
 				 "dry run %llu belongs to a permit: airlock permit exec applies it, after its checks",
 				 (unsigned long long)id);
 	/* Checked under the lock: what is applied is what was reviewed. */
-	if (changeset_sha256 && strcmp(changeset_sha256, d.changeset_sha256) != 0)
+	if (changeset_sha256 && strcmp(changeset_sha256, d->changeset_sha256) != 0)
 		return error_set(err, EPERM,
 				 "dry run %llu: its change set is not the one that was reviewed (sha256 %.16s..., reviewed %.16s...); nothing was changed",
-				 (unsigned long long)id, d.changeset_sha256, changeset_sha256);
-	if (d.ws_fd < 0)
-		return conflict(ret, err, "%s", d.ws_mismatch);
-	switch (d.verdict) {
+				 (unsigned long long)id, d->changeset_sha256, changeset_sha256);
+	if (d->ws_fd < 0)
+		return conflict(ret, err, "%s", d->ws_mismatch);
+	switch (d->verdict) {
 	case DRYRUN_VERDICT_DRY_RUN_OK:
 		break;
 	case DRYRUN_VERDICT_OUTSIDE_WRITE:
@@ -287,27 +279,35 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	case DRYRUN_VERDICT_LINK_GROUP:
 	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
 		return error_set(err, EPERM, "dry run %llu's verdict is %s: only DRY_RUN_OK is applied",
-				 (unsigned long long)id, dryrun_verdict_name(d.verdict));
+				 (unsigned long long)id, dryrun_verdict_name(d->verdict));
 	case DRYRUN_VERDICT_NONE:
 	case _DRYRUN_VERDICT_MAX:
 		/* dryrun_dir_parse_changeset() refused the change set already */
 		return error_set(err, EINVAL, "dry run %llu has no known verdict",
 				 (unsigned long long)id);
 	}
-	if (strcmp(d.state, "pending") != 0 && strcmp(d.state, "rolled_back") != 0)
-		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id, d.state);
+	if (strcmp(d->state, "pending") != 0 && strcmp(d->state, "rolled_back") != 0)
+		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id, d->state);
 	struct stat ws, up;
-	if (fstat(d.ws_fd, &ws) < 0 || fstatat(d.fd, "upper", &up, 0) < 0)
+	if (fstat(d->ws_fd, &ws) < 0 || fstatat(d->fd, "upper", &up, 0) < 0)
 		return error_set_errno(err, errno, "dry run %llu: stat its snapshot",
 				       (unsigned long long)id);
 	if (ws.st_dev != up.st_dev)
 		return error_set(err, EXDEV,
 				 "the state directory and the workspace are on different file systems: applying by copy is not built yet");
+	return 0;
+}
 
+/* What lands is what was reviewed, and nothing apply never installs:
+ * owners only root gives, set-id files, a staged object edited since, a new
+ * directory holding more than the change set lists below it. */
+static int apply_check_staged(struct dryrun_dir *d, uint64_t id, struct error *err)
+{
 	size_t i;
 	const struct changeset_entry *c;
-	for (i = 0; i < d.cs->n_entries; i++) {
-		c = &d.cs->entries[i];
+
+	for (i = 0; i < d->cs->n_entries; i++) {
+		c = &d->cs->entries[i];
 		if (changeset_entry_has(c, CHANGESET_KEY_UID) && geteuid() != 0 &&
 		    (c->uid != geteuid() || c->gid != getegid()))
 			return error_set(err, EPERM,
@@ -315,76 +315,88 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 					 (unsigned long long)id, c->path.bytes, (unsigned)c->uid,
 					 (unsigned)c->gid);
 	}
-	for (i = 0; i < d.cs->n_entries; i++) {
-		c = &d.cs->entries[i];
-		const char *why = applycheck_staged_privilege(&d, c);
+	for (i = 0; i < d->cs->n_entries; i++) {
+		c = &d->cs->entries[i];
+		const char *why = applycheck_staged_privilege(d, c);
 		if (why)
 			return error_set(err, EPERM,
 					 "dry run %llu: %s (%s): apply never installs a set-id file, a file capability or a device node",
 					 (unsigned long long)id, c->path.bytes, why);
 	}
-	if (applyplan_cover_build(&d) < 0)
+	if (applyplan_cover_build(d) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* A new directory moves whole: it must hold what the change set lists
 	 * below it, nothing more. */
 	size_t listed_below = 0;
 	long staged_below = 0;
-	for (i = 0; i < d.cs->n_entries; i++) {
+	for (i = 0; i < d->cs->n_entries; i++) {
 		char why[600];
-		c = &d.cs->entries[i];
+		c = &d->cs->entries[i];
 		const char *path = c->path.bytes;
-		if (!applycheck_staged_matches(&d, c, why, sizeof(why)))
+		if (!applycheck_staged_matches(d, c, why, sizeof(why)))
 			return error_set(err, EPERM, "dry run %llu: %s; nothing was changed",
 					 (unsigned long long)id, why);
-		if (applyplan_covered(&d, path)) {
+		if (applyplan_covered(d, path)) {
 			listed_below++;
 		} else if (c->type == CHANGESET_TYPE_DIR &&
 			   (c->change == CHANGESET_CREATED || c->change == CHANGESET_TYPE_CHANGED)) {
 			char staged[PATH_MAX];
 			snprintf(staged, sizeof(staged), "upper/%s", path);
-			staged_below += MAX(applyfs_count_entries_at(d.fd, staged), 0L);
+			staged_below += MAX(applyfs_count_entries_at(d->fd, staged), 0L);
 		}
 	}
 	if ((long)listed_below != staged_below)
 		return error_set(err, EPERM,
 				 "dry run %llu: its new directories hold %ld entries, the change set lists %zu: the staged object differs from the change set (edited after the dry run); nothing was changed",
 				 (unsigned long long)id, staged_below, listed_below);
-	/* Optimistic concurrency: everything the dry run saw must still be so. */
-	for (i = 0; i < d.cs->n_entries; i++) {
+	return 0;
+}
+
+/* Optimistic concurrency: everything the dry run saw must still be so. */
+static int apply_check_workspace(struct dryrun_dir *d, struct apply_outcome *ret, struct error *err)
+{
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
 		char why[600];
-		c = &d.cs->entries[i];
+		const struct changeset_entry *c = &d->cs->entries[i];
 		if (c->change == CHANGESET_RENAMED) {
 			/* its source: a file deleted, of the content it moved with */
 			const struct changeset_entry src = { .change = CHANGESET_DELETED,
 							     .type = CHANGESET_TYPE_FILE,
 							     .path = c->from,
 							     .old_sha256 = c->sha256 };
-			if (!applycheck_matches(&d, &src, c->from.bytes, false, why, sizeof(why)))
+			if (!applycheck_matches(d, &src, c->from.bytes, false, why, sizeof(why)))
 				return conflict(ret, err, "%s", why);
 		}
-		if (!applyplan_covered(&d, c->path.bytes) &&
-		    !applycheck_matches(&d, c, c->path.bytes, false, why, sizeof(why)))
+		if (!applyplan_covered(d, c->path.bytes) &&
+		    !applycheck_matches(d, c, c->path.bytes, false, why, sizeof(why)))
 			return conflict(ret, err, "%s", why);
 	}
-	r = applyplan_ops(&d, &ops);
+	return 0;
+}
+
+/* The operations: planned, journaled and synced, carried out one by one
+ * (undone, all of them, when one fails), then the "committed" mark. */
+static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome *ret, struct error *err)
+{
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
+	int r = applyplan_ops(d, &ops);
 	if (r < 0)
 		return error_set(err, -r, "dry run %llu: its snapshot is incomplete",
 				 (unsigned long long)id);
-	if (mkdirat(d.fd, "backup", 0700) < 0 && errno != EEXIST)
+	if (mkdirat(d->fd, "backup", 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the backup directory");
-	r = journal_write(&d, ops, err);
+	r = journal_write(d, &ops, err);
 	if (r < 0)
 		return r;
-	json_t *op;
-	json_array_foreach(ops, i, op) {
+	for (size_t i = 0; i < ops.n; i++) {
+		const struct applyop *op = &ops.items[i];
 		FAULT_POINT("apply.operation"); /* a crash between two operations */
-		r = applyop_do(&d, op);
+		r = applyop_do(d, op);
 		if (r < 0) {
 			struct error undo_err = { 0 };
 			struct apply_outcome ignored = { 0 };
-			error_set_errno(err, -r, "%s %s", jsonutil_str(op, "op"),
-					jsonutil_str(op, "path"));
-			if (journal_undo_all(&d, ops, &ignored.ops, &undo_err) < 0)
+			error_set_errno(err, -r, "%s %s", applyop_kind_name(op->kind), op->path);
+			if (journal_undo_all(d, &ops, &ignored.ops, &undo_err) < 0)
 				return error_prefix(err,
 						    "apply %llu stopped, and undoing it failed too (%s)",
 						    (unsigned long long)id, undo_err.msg);
@@ -393,11 +405,32 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 		}
 		ret->ops++;
 	}
-	if (syncfs(d.ws_fd) < 0)
+	if (syncfs(d->ws_fd) < 0)
 		return error_set_errno(err, errno, "sync the workspace");
-	r = journal_append(d.fd, "{\"mark\":\"committed\"}\n", err);
+	r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", err);
 	if (r == 0)
-		r = dryrun_dir_set_state(&d, "applied", err);
+		r = dryrun_dir_set_state(d, "applied", err);
+	return r;
+}
+
+static int apply_changes_checked(struct store *store, uint64_t id, unsigned flags,
+				 const char *changeset_sha256, struct apply_outcome *ret,
+				 struct error *err)
+{
+	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
+
+	*ret = (struct apply_outcome){ 0 };
+	int r = dryrun_begin(store, id, &d, err);
+	if (r == 0)
+		r = apply_changeset_backed(store, id, err);
+	if (r == 0)
+		r = apply_admit(&d, id, flags, changeset_sha256, ret, err);
+	if (r == 0)
+		r = apply_check_staged(&d, id, err);
+	if (r == 0)
+		r = apply_check_workspace(&d, ret, err);
+	if (r == 0)
+		r = apply_run_ops(&d, id, ret, err);
 	return r;
 }
 
@@ -426,7 +459,7 @@ int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
-	cleanup_with(json_decrefp) json_t *ops = NULL;
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	char mark[32];
 
 	*ret = (struct apply_outcome){ 0 };
@@ -453,7 +486,7 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
 	 * the apply: recovery finishes the rollback (recover_locked). */
 	r = journal_append(d.fd, "{\"mark\":\"rolling_back\"}\n", err);
 	if (r == 0)
-		r = journal_undo_all(&d, ops, &ret->ops, err);
+		r = journal_undo_all(&d, &ops, &ret->ops, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(&d, "rolled_back", err);
 	return r;
@@ -549,7 +582,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
 	return dryrun_dir_parse_changeset(text, n, ret, ret_verdict, err);
 }
 
-int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
+int apply_parse_journal(char *text, struct applyop_list *ret_ops, char *mark, size_t mark_size,
+			struct error *err)
 {
 	return journal_parse(text, ret_ops, mark, mark_size, err);
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "basic/error.h"
+#include "core/snapshot/applyop.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/store/store.h"
 
@@ -76,7 +77,8 @@ int apply_parse_changeset(const char *text, size_t n, json_t **ret,
  * there is none, else "committed" or "rolled_back" as written). A line
  * that is not JSON (a torn last line) is skipped; an operation that is
  * JSON but not one apply writes is -EINVAL. */
-int apply_parse_journal(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err);
+int apply_parse_journal(char *text, struct applyop_list *ret_ops, char *mark, size_t mark_size,
+			struct error *err);
 
 /* Rolls back every apply that a crash interrupted: once a process (a
  * second call for the same store returns at once). A dry run whose journal

@@ -52,7 +52,17 @@ static const char *applycheck_xattrs_value(json_t *list, const char *name)
 	return NULL;
 }
 
-int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want)
+/* The value (base64) of name in want, or NULL. */
+static const char *applycheck_list_value(const struct changeset_xattr_list *want, const char *name)
+{
+	for (size_t i = 0; i < want->n; i++)
+		if (!strcmp(want->items[i].name.bytes, name))
+			return want->items[i].base64;
+	return NULL;
+}
+
+int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which,
+			     const struct changeset_xattr_list *want)
 {
 	const char *name;
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
@@ -73,7 +83,7 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 	struct applyfs_lift l = { .target = target };
 	json_array_foreach(have, i, x) {
 		const char *xname = jsonutil_str(x, "name");
-		if (applycheck_xattrs_value(want, xname))
+		if (applycheck_list_value(want, xname))
 			continue;
 		while ((r = removexattr(proc, xname) < 0 ? -errno : 0) == -EACCES &&
 		       applyfs_lift_on(&l) == 1)
@@ -85,13 +95,12 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 	for (int acls = 0; r == 0 && acls < 2; acls++) {
 		if (acls == 1 && (r = applyfs_lift_off(&l)) < 0)
 			break;
-		json_array_foreach(want, i, x) {
-			const char *xname = jsonutil_str(x, "name"),
+		for (i = 0; i < want->n; i++) {
+			const char *xname = want->items[i].name.bytes, *b64 = want->items[i].base64,
 				   *had = applycheck_xattrs_value(have, xname);
-			if (changeset_xattr_is_acl(xname) != (acls == 1) ||
-			    (had && !strcmp(had, jsonutil_str(x, "base64"))))
+			if (changeset_xattr_is_acl(xname) != (acls == 1) || (had && !strcmp(had, b64)))
 				continue;
-			cleanup_free char *value = base64_decode(jsonutil_str(x, "base64"), &n);
+			cleanup_free char *value = base64_decode(b64, &n);
 			if (!value) {
 				r = -EINVAL;
 				break;
@@ -140,47 +149,29 @@ static const char *applycheck_mode(char buf[16], mode_t mode)
 	return buf;
 }
 
-bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path,
-			bool after, char *why, size_t why_size)
+/* A meta change's owner, when the entry gives it (before: old_uid). */
+static bool applycheck_owner_matches(const struct changeset_entry *e, const char *path,
+				     const struct stat *st, bool after, char *why, size_t why_size)
 {
-	const char *type = changeset_file_type_name(e->type);
-	bool meta = changeset_change_is_meta(e->change);
-	bool gone = e->change == CHANGESET_DELETED;
-	bool absent_before = e->change == CHANGESET_CREATED || e->change == CHANGESET_RENAMED;
-	struct stat st;
-	int r = applyfs_stat_at(d->ws_fd, path, &st);
+	bool owner = changeset_entry_has(e, after ? CHANGESET_KEY_UID : CHANGESET_KEY_OLD_UID);
+	uid_t uid = after ? e->uid : e->old_uid;
+	gid_t gid = after ? e->gid : e->old_gid;
 
-	if ((after && gone) || (!after && absent_before)) {
-		if (r == -ENOENT)
-			return true;
-		snprintf(why, why_size, "%s exists now", path);
+	if (owner && (st->st_uid != uid || st->st_gid != gid)) {
+		snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path,
+			 (unsigned)st->st_uid, (unsigned)st->st_gid, (unsigned)uid, (unsigned)gid);
 		return false;
 	}
-	if (r < 0) {
-		snprintf(why, why_size, "%s: %s", path, strerror(-r));
-		return false;
-	}
-	/* The type and content the path should have. */
-	const char *want_type = after || e->change == CHANGESET_CREATED ||
-						!changeset_entry_has(e, CHANGESET_KEY_OLD_TYPE)
-					? type
-					: changeset_file_type_name(e->old_type);
-	const char *hash = after ? e->sha256 : e->old_sha256;
-	const char *target = after ? e->target.bytes : e->old_target.bytes;
-	if (meta) {
-		bool owner = changeset_entry_has(e, after ? CHANGESET_KEY_UID : CHANGESET_KEY_OLD_UID);
-		uid_t uid = after ? e->uid : e->old_uid;
-		gid_t gid = after ? e->gid : e->old_gid;
-		if (owner && (st.st_uid != uid || st.st_gid != gid)) {
-			snprintf(why, why_size, "%s is owned by %u:%u, not %u:%u", path,
-				 (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)uid,
-				 (unsigned)gid);
-			return false;
-		}
-	}
-	/* The mode it must have: the new one after, the old one before (an
-	 * entry gives old_mode only when it differs from mode). A symlink has
-	 * none; an entry of a change set before version 4 may give neither. */
+	return true;
+}
+
+/* The mode it must have: the new one after, the old one before (an entry
+ * gives old_mode only when it differs from mode). A symlink has none; an
+ * entry of a change set before version 4 may give neither. */
+static bool applycheck_mode_matches(struct dryrun_dir *d, const struct changeset_entry *e,
+				    const char *path, const struct stat *st, bool after, char *why,
+				    size_t why_size)
+{
 	char mode_buf[16];
 	const char *mode = changeset_entry_has(e, CHANGESET_KEY_MODE)
 				   ? applycheck_mode(mode_buf, e->mode)
@@ -188,49 +179,74 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 	if (!after && changeset_entry_has(e, CHANGESET_KEY_OLD_MODE))
 		mode = applycheck_mode(mode_buf, e->old_mode);
 	char have_mode[16];
-	snprintf(have_mode, sizeof(have_mode), "%04o", (unsigned)(st.st_mode & 07777));
-	if (mode && !S_ISLNK(st.st_mode) && strcmp(mode, have_mode) != 0 && (d->identity || meta)) {
+	snprintf(have_mode, sizeof(have_mode), "%04o", (unsigned)(st->st_mode & 07777));
+	if (mode && !S_ISLNK(st->st_mode) && strcmp(mode, have_mode) != 0 &&
+	    (d->identity || changeset_change_is_meta(e->change))) {
 		snprintf(why, why_size, "%s has mode %s, not %s", path, have_mode, mode);
 		return false;
 	}
-	if (meta) {
-		if (d->identity && strcmp(changeset_type_name(st.st_mode), type) != 0) {
-			snprintf(why, why_size, "%s is no longer a %s", path, type);
-			return false;
-		}
-		/* Unchanged attributes are listed once, in xattrs (version 4). */
-		const struct changeset_xattr_list *want = NULL;
-		if (changeset_entry_has(e, after ? CHANGESET_KEY_XATTRS : CHANGESET_KEY_OLD_XATTRS))
-			want = after ? &e->xattrs : &e->old_xattrs;
-		if (!after && !want && changeset_entry_has(e, CHANGESET_KEY_XATTRS))
-			want = &e->xattrs;
-		if (want && !applycheck_xattrs_match(d->ws_fd, path, d->xattrs, want)) {
-			snprintf(why, why_size, "%s has other extended attributes now", path);
-			return false;
-		}
-		/* The names it was shown to reach share its inode, before and
-		 * after: one of them split off since reaches no longer. */
-		for (size_t k = 0; k < e->n_also_names; k++) {
-			const char *name = e->also_names[k].path.bytes;
-			struct stat ost;
-			if (applyfs_stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st.st_dev ||
-			    ost.st_ino != st.st_ino) {
-				snprintf(why, why_size, "%s is no longer a hard link of %s", name,
-					 path);
-				return false;
-			}
-		}
-		/* The content is the same before and after (version 4 gives it). */
-		char have[SHA256_HEX_SIZE];
-		hash = e->sha256;
-		if (S_ISREG(st.st_mode) && hash &&
-		    (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, hash) != 0)) {
-			snprintf(why, why_size, "%s changed since the dry run", path);
-			return false;
-		}
-		return true;
+	return true;
+}
+
+/* A change made in place (mode, attributes, owner): the same object,
+ * type, attributes, names of its group and content before and after. */
+static bool applycheck_meta_matches(struct dryrun_dir *d, const struct changeset_entry *e,
+				    const char *path, const struct stat *st, bool after, char *why,
+				    size_t why_size)
+{
+	const char *type = changeset_file_type_name(e->type);
+
+	if (d->identity && strcmp(changeset_type_name(st->st_mode), type) != 0) {
+		snprintf(why, why_size, "%s is no longer a %s", path, type);
+		return false;
 	}
-	bool is_dir = S_ISDIR(st.st_mode), is_reg = S_ISREG(st.st_mode), is_lnk = S_ISLNK(st.st_mode);
+	/* Unchanged attributes are listed once, in xattrs (version 4). */
+	const struct changeset_xattr_list *want = NULL;
+	if (changeset_entry_has(e, after ? CHANGESET_KEY_XATTRS : CHANGESET_KEY_OLD_XATTRS))
+		want = after ? &e->xattrs : &e->old_xattrs;
+	if (!after && !want && changeset_entry_has(e, CHANGESET_KEY_XATTRS))
+		want = &e->xattrs;
+	if (want && !applycheck_xattrs_match(d->ws_fd, path, d->xattrs, want)) {
+		snprintf(why, why_size, "%s has other extended attributes now", path);
+		return false;
+	}
+	/* The names it was shown to reach share its inode, before and
+	 * after: one of them split off since reaches no longer. */
+	for (size_t k = 0; k < e->n_also_names; k++) {
+		const char *name = e->also_names[k].path.bytes;
+		struct stat ost;
+		if (applyfs_stat_at(d->ws_fd, name, &ost) < 0 || ost.st_dev != st->st_dev ||
+		    ost.st_ino != st->st_ino) {
+			snprintf(why, why_size, "%s is no longer a hard link of %s", name, path);
+			return false;
+		}
+	}
+	/* The content is the same before and after (version 4 gives it). */
+	char have[SHA256_HEX_SIZE];
+	if (S_ISREG(st->st_mode) && e->sha256 &&
+	    (applyfs_hash_at(d->ws_fd, path, have) < 0 || strcmp(have, e->sha256) != 0)) {
+		snprintf(why, why_size, "%s changed since the dry run", path);
+		return false;
+	}
+	return true;
+}
+
+/* A created, modified, deleted or retyped object: its type, content, link
+ * target, hard-link group and (before) a directory's entries. */
+static bool applycheck_object_matches(struct dryrun_dir *d, const struct changeset_entry *e,
+				      const char *path, const struct stat *st, bool after,
+				      char *why, size_t why_size)
+{
+	/* The type and content the path should have. */
+	const char *want_type = after || e->change == CHANGESET_CREATED ||
+						!changeset_entry_has(e, CHANGESET_KEY_OLD_TYPE)
+					? changeset_file_type_name(e->type)
+					: changeset_file_type_name(e->old_type);
+	const char *hash = after ? e->sha256 : e->old_sha256;
+	const char *target = after ? e->target.bytes : e->old_target.bytes;
+	bool is_dir = S_ISDIR(st->st_mode), is_reg = S_ISREG(st->st_mode),
+	     is_lnk = S_ISLNK(st->st_mode);
+
 	if ((strcmp(want_type, "dir") == 0) != is_dir || (strcmp(want_type, "file") == 0) != is_reg ||
 	    (strcmp(want_type, "symlink") == 0) != is_lnk) {
 		snprintf(why, why_size, "%s is no longer a %s", path, want_type);
@@ -259,6 +275,34 @@ bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, c
 		return false;
 	}
 	return true;
+}
+
+bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path,
+			bool after, char *why, size_t why_size)
+{
+	bool meta = changeset_change_is_meta(e->change);
+	bool gone = e->change == CHANGESET_DELETED;
+	bool absent_before = e->change == CHANGESET_CREATED || e->change == CHANGESET_RENAMED;
+	struct stat st;
+	int r = applyfs_stat_at(d->ws_fd, path, &st);
+
+	if ((after && gone) || (!after && absent_before)) {
+		if (r == -ENOENT)
+			return true;
+		snprintf(why, why_size, "%s exists now", path);
+		return false;
+	}
+	if (r < 0) {
+		snprintf(why, why_size, "%s: %s", path, strerror(-r));
+		return false;
+	}
+	if (meta && !applycheck_owner_matches(e, path, &st, after, why, why_size))
+		return false;
+	if (!applycheck_mode_matches(d, e, path, &st, after, why, why_size))
+		return false;
+	if (meta)
+		return applycheck_meta_matches(d, e, path, &st, after, why, why_size);
+	return applycheck_object_matches(d, e, path, &st, after, why, why_size);
 }
 
 const char *applycheck_staged_privilege(struct dryrun_dir *d, const struct changeset_entry *e)

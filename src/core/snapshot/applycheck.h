@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "core/snapshot/changeset.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/dryrun_dir.h"
 
 /* Checking the tree against the change set: the workspace still as the
@@ -18,7 +18,8 @@
  * read-only file): then the owner's write bit is lifted for those calls and
  * put back before the ACLs (struct applyfs_lift). Through an O_PATH descriptor of
  * the object itself (never a symlink's target). */
-int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which, json_t *want);
+int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which,
+			     const struct changeset_xattr_list *want);
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */
 bool applycheck_matches(struct dryrun_dir *d, const struct changeset_entry *e, const char *path,

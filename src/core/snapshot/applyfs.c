@@ -23,7 +23,6 @@
 #include "basic/macro.h"
 #include "basic/sha256.h"
 #include "core/snapshot/changeset.h"
-#include "core/store/jsonutil.h"
 
 mode_t applyfs_parse_mode(const char *s)
 {
@@ -104,14 +103,14 @@ int applyfs_lift_off(struct applyfs_lift *l)
 	return applyfs_mode_set_fd(l->target, l->mode);
 }
 
-int applyfs_lift_repair(int dir_fd, const char *path, json_t *op)
+int applyfs_lift_repair(int dir_fd, const char *path, const mode_t *recorded)
 {
-	const char *name, *recorded = jsonutil_str(op, "mode");
+	const char *name;
 	struct stat st;
 
 	if (!recorded)
 		return 0;
-	mode_t mode = applyfs_parse_mode(recorded);
+	mode_t mode = *recorded;
 	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
 	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (target < 0 || fstat(target, &st) < 0 || S_ISLNK(st.st_mode))

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -38,8 +37,9 @@ int applyfs_mode_set_fd(int target, mode_t mode);
 int applyfs_lift_on(struct applyfs_lift *l);
 int applyfs_lift_off(struct applyfs_lift *l);
 /* Where a crash left the object at dir_fd/path lifted (its mode the
- * recorded one plus the owner's write bit), the recorded mode back. */
-int applyfs_lift_repair(int dir_fd, const char *path, json_t *op);
+ * recorded one plus the owner's write bit), the recorded mode back.
+ * recorded NULL: the operation recorded none, nothing to do. */
+int applyfs_lift_repair(int dir_fd, const char *path, const mode_t *recorded);
 /* applyfs_move_at(), and where it fails for want of write access to a directory
  * being moved to another parent (its `..`), again with the owner's write
  * bit lifted on it for the call. */

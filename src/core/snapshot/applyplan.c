@@ -80,194 +80,221 @@ bool applyplan_covered(const struct dryrun_dir *d, const char *path)
 	return false;
 }
 
-/* An operation {"op": kind, key: value, ...} (NULL-terminated pairs). The
- * values are paths, kept as their exact bytes (json_pack would refuse one
- * that is not UTF-8); the journal encodes them (changeset_encode_bytes). */
-static json_t *applyplan_op_new(const char *kind, ...)
+/* A new operation on path (and from, staged, backup where given: exact
+ * bytes), or NULL when out of memory. */
+static struct applyop *applyplan_op_new(struct applyop_list *ops, enum applyop_kind kind,
+					const char *path, const char *from, const char *staged,
+					const char *backup)
 {
-	json_t *op = json_object();
-	va_list ap;
-	const char *key;
+	struct applyop *op = applyop_list_add(ops, kind);
 
-	if (!op || json_object_set_new(op, "op", json_string(kind)) < 0) {
-		json_decref(op);
+	if (!op)
 		return NULL;
-	}
-	va_start(ap, kind);
-	while ((key = va_arg(ap, const char *))) {
-		const char *value = va_arg(ap, const char *);
-		if (!value ||
-		    json_object_set_new(op, key, json_stringn_nocheck(value, strlen(value))) < 0) {
-			json_decref(op);
-			op = NULL;
-			break;
-		}
-	}
-	va_end(ap);
+	op->path = strdup(path);
+	op->from = from ? strdup(from) : NULL;
+	op->staged = staged ? strdup(staged) : NULL;
+	op->backup = backup ? strdup(backup) : NULL;
+	if (!op->path || (from && !op->from) || (staged && !op->staged) || (backup && !op->backup))
+		return NULL;
 	return op;
 }
 
-static int applyplan_op_append(json_t *ops, json_t *op)
-{
-	return op && json_array_append_new(ops, op) == 0 ? 0 : -ENOMEM;
-}
-
-/* Deepest first, and the workspace root last of all. */
 /* Records in op the mode of dir_fd/path where the operation may lift the
  * owner's write bit on it (struct applyfs_lift): a directory it moves (dirs_only),
  * or an object whose attributes it sets, that the owner cannot write. */
-static json_t *applyplan_op_note_mode(json_t *op, int dir_fd, const char *path, bool dirs_only)
+static int applyplan_op_note_mode(struct applyop *op, int dir_fd, const char *path, bool dirs_only)
 {
 	struct stat st;
-	char mode[16];
 
-	if (!op || applyfs_stat_at(dir_fd, path, &st) < 0 || (st.st_mode & S_IWUSR) ||
+	if (!op)
+		return -ENOMEM;
+	if (applyfs_stat_at(dir_fd, path, &st) < 0 || (st.st_mode & S_IWUSR) ||
 	    S_ISLNK(st.st_mode) || (dirs_only && !S_ISDIR(st.st_mode)))
-		return op;
-	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-	if (json_object_set_new(op, "mode", json_string(mode)) < 0)
-		return json_decref(op), NULL;
-	return op;
+		return 0;
+	op->has_mode = true;
+	op->mode = st.st_mode & 07777;
+	return 0;
 }
 
+/* Deepest first, and the workspace root last of all. */
 static int compare_path_desc(const void *a, const void *b)
 {
-	const char *x = jsonutil_str(*(json_t *const *)a, "path"),
-		   *y = jsonutil_str(*(json_t *const *)b, "path");
+	const char *x = ((const struct applyop *)a)->path, *y = ((const struct applyop *)b)->path;
 
 	if (dryrun_dir_is_root(x) || dryrun_dir_is_root(y))
 		return dryrun_dir_is_root(x) - dryrun_dir_is_root(y);
 	return -strcmp(x, y);
 }
 
-static json_t *applyplan_op_set_id(json_t *op, const char *key, uint32_t id)
+/* Renames whose destination is not covered. */
+static int applyplan_renames(struct dryrun_dir *d, struct applyop_list *ops)
 {
-	if (op && json_object_set_new(op, key, json_integer(id)) < 0)
-		return json_decref(op), NULL;
-	return op;
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
+		if (e->change != CHANGESET_RENAMED || applyplan_covered(d, e->path.bytes))
+			continue;
+		int r = applyplan_op_note_mode(applyplan_op_new(ops, APPLYOP_RENAME, e->path.bytes,
+								e->from.bytes, NULL, NULL),
+					       d->ws_fd, e->from.bytes, true);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
-int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops)
+/* The old objects that go: into backup/N. */
+static int applyplan_removals(struct dryrun_dir *d, struct applyop_list *ops, size_t *backups)
 {
-	cleanup_with(json_decrefp) json_t *ops = json_array();
-	cleanup_with(json_decrefp) json_t *chmods = json_array();
-	const struct changeset_entry *entries = d->cs->entries, *e;
-	size_t i, n = d->cs->n_entries, backups = 0;
-	json_t *c;
-	int r = ops && chmods ? 0 : -ENOMEM;
-
-	for (i = 0; i < n; i++) { /* renames whose destination is not covered */
-		e = &entries[i];
-		if (r == 0 && e->change == CHANGESET_RENAMED && !applyplan_covered(d, e->path.bytes))
-			r = applyplan_op_append(ops,
-						applyplan_op_note_mode(applyplan_op_new("rename", "from",
-											e->from.bytes,
-											"path",
-											e->path.bytes,
-											NULL),
-								       d->ws_fd, e->from.bytes, true));
-	}
-	for (i = 0; i < n; i++) {
-		e = &entries[i];
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
 		const char *path = e->change == CHANGESET_RENAMED ? e->from.bytes : e->path.bytes;
 		bool renamed_into_new_dir =
 			e->change == CHANGESET_RENAMED && applyplan_covered(d, e->path.bytes);
-		if (r < 0 || applyplan_covered(d, path))
+		if (applyplan_covered(d, path))
 			continue;
-		if (e->change == CHANGESET_DELETED || e->change == CHANGESET_TYPE_CHANGED ||
-		    renamed_into_new_dir) {
-			char backup[64];
-			snprintf(backup, sizeof(backup), "backup/%zu", backups++);
-			r = applyplan_op_append(ops,
-						applyplan_op_note_mode(applyplan_op_new("backup", "path",
-											path, "backup",
-											backup, NULL),
-								       d->ws_fd, path, true));
-		}
-	}
-	for (i = 0; i < n; i++) { /* sorted by path: parents first */
-		e = &entries[i];
-		const char *path = e->path.bytes;
-		if (r < 0 || applyplan_covered(d, path))
+		if (e->change != CHANGESET_DELETED && e->change != CHANGESET_TYPE_CHANGED &&
+		    !renamed_into_new_dir)
 			continue;
-		if (e->change == CHANGESET_CREATED || e->change == CHANGESET_TYPE_CHANGED) {
-			char staged[PATH_MAX];
-			snprintf(staged, sizeof(staged), "upper/%s", path);
-			r = applyplan_op_append(ops,
-						applyplan_op_note_mode(applyplan_op_new("create", "path",
-											path, "staged",
-											staged, NULL),
-								       d->fd, staged, true));
-		}
+		char backup[64];
+		snprintf(backup, sizeof(backup), "backup/%zu", (*backups)++);
+		int r = applyplan_op_note_mode(applyplan_op_new(ops, APPLYOP_BACKUP, path, NULL,
+								NULL, backup),
+					       d->ws_fd, path, true);
+		if (r < 0)
+			return r;
 	}
-	for (i = 0; i < n; i++) {
-		e = &entries[i];
+	return 0;
+}
+
+/* The new objects, sorted by path: parents first. */
+static int applyplan_creations(struct dryrun_dir *d, struct applyop_list *ops)
+{
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
 		const char *path = e->path.bytes;
-		if (r < 0 || e->change != CHANGESET_MODIFIED)
+		if (applyplan_covered(d, path) ||
+		    (e->change != CHANGESET_CREATED && e->change != CHANGESET_TYPE_CHANGED))
+			continue;
+		char staged[PATH_MAX];
+		snprintf(staged, sizeof(staged), "upper/%s", path);
+		int r = applyplan_op_note_mode(applyplan_op_new(ops, APPLYOP_CREATE, path, NULL,
+								staged, NULL),
+					       d->fd, staged, true);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Content swaps: the staged object exchanged in, the old one kept. */
+static int applyplan_exchanges(struct dryrun_dir *d, struct applyop_list *ops, size_t *backups)
+{
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
+		const char *path = e->path.bytes;
+		if (e->change != CHANGESET_MODIFIED)
 			continue;
 		char staged[PATH_MAX], backup[64];
 		snprintf(staged, sizeof(staged), "upper/%s", path);
-		snprintf(backup, sizeof(backup), "backup/%zu", backups++);
+		snprintf(backup, sizeof(backup), "backup/%zu", (*backups)++);
 		struct stat st;
 		if (applyfs_stat_at(d->fd, staged, &st) < 0)
 			return -ENOENT;
-		json_t *op = applyplan_op_new("exchange", "path", path, "staged", staged, "backup",
-					      backup, NULL);
-		if (op && json_object_set_new(op, "new_ino", json_integer((json_int_t)st.st_ino)) < 0)
-			op = (json_decref(op), NULL);
-		r = applyplan_op_append(ops, op);
+		struct applyop *op =
+			applyplan_op_new(ops, APPLYOP_EXCHANGE, path, NULL, staged, backup);
+		if (!op)
+			return -ENOMEM;
+		op->new_ino = (int64_t)st.st_ino;
 	}
-	/* Owners in place first: a chown clears set-id bits and file
-	 * capabilities, so the attributes and modes are set after it. */
-	for (i = 0; i < n; i++) {
-		e = &entries[i];
-		json_t *op;
-		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_UID) ||
+	return 0;
+}
+
+/* Owners in place first: a chown clears set-id bits and file
+ * capabilities, so the attributes and modes are set after it. */
+static int applyplan_chowns(struct dryrun_dir *d, struct applyop_list *ops)
+{
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
+		if (!changeset_entry_has(e, CHANGESET_KEY_OLD_UID) ||
 		    !changeset_change_is_meta(e->change))
 			continue;
-		op = applyplan_op_new("chown", "path", e->path.bytes, NULL);
-		op = applyplan_op_set_id(op, "uid", e->uid);
-		op = applyplan_op_set_id(op, "gid", e->gid);
-		op = applyplan_op_set_id(op, "old_uid", e->old_uid);
-		op = applyplan_op_set_id(op, "old_gid", e->old_gid);
-		r = applyplan_op_append(ops, op);
+		struct applyop *op =
+			applyplan_op_new(ops, APPLYOP_CHOWN, e->path.bytes, NULL, NULL, NULL);
+		if (!op)
+			return -ENOMEM;
+		op->uid = e->uid;
+		op->gid = e->gid;
+		op->old_uid = e->old_uid;
+		op->old_gid = e->old_gid;
 	}
-	/* Attributes in place, before any mode change (setting one needs
-	 * write access to the object). */
-	for (i = 0; i < n; i++) {
-		e = &entries[i];
-		json_t *op;
+	return 0;
+}
+
+/* Attributes in place, before any mode change (setting one needs write
+ * access to the object). */
+static int applyplan_xattrs(struct dryrun_dir *d, struct applyop_list *ops)
+{
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
 		/* A created or modified object's `xattrs` came in with it; a
 		 * meta change's unchanged ones are listed alone (version 4). */
-		if (r < 0 || !changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS) ||
+		if (!changeset_entry_has(e, CHANGESET_KEY_OLD_XATTRS) ||
 		    !changeset_change_is_meta(e->change))
 			continue;
-		op = applyplan_op_note_mode(applyplan_op_new("xattrs", "path", e->path.bytes, NULL),
-					    d->ws_fd, e->path.bytes, false);
-		if (op &&
-		    (json_object_set_new(op, "xattrs", changeset_xattr_list_to_json(&e->xattrs)) < 0 ||
-		     json_object_set_new(op, "old_xattrs",
-					 changeset_xattr_list_to_json(&e->old_xattrs)) < 0))
-			op = (json_decref(op), NULL);
-		r = applyplan_op_append(ops, op);
+		struct applyop *op =
+			applyplan_op_new(ops, APPLYOP_XATTRS, e->path.bytes, NULL, NULL, NULL);
+		if (applyplan_op_note_mode(op, d->ws_fd, e->path.bytes, false) < 0)
+			return -ENOMEM;
+		if (changeset_xattr_list_copy(&e->xattrs, &op->xattrs) < 0 ||
+		    changeset_xattr_list_copy(&e->old_xattrs, &op->old_xattrs) < 0)
+			return -ENOMEM;
 	}
-	for (i = 0; i < n; i++) {
-		e = &entries[i];
-		char mode[16], old_mode[16];
-		if (r < 0 || e->change != CHANGESET_MODE_CHANGED)
+	return 0;
+}
+
+/* Mode changes, deepest first (a directory made read-only last). */
+static int applyplan_chmods(struct dryrun_dir *d, struct applyop_list *ops)
+{
+	size_t first = ops->n;
+
+	for (size_t i = 0; i < d->cs->n_entries; i++) {
+		const struct changeset_entry *e = &d->cs->entries[i];
+		if (e->change != CHANGESET_MODE_CHANGED)
 			continue;
-		snprintf(mode, sizeof(mode), "%04o", (unsigned)(e->mode & 07777));
-		snprintf(old_mode, sizeof(old_mode), "%04o", (unsigned)(e->old_mode & 07777));
-		r = applyplan_op_append(chmods, applyplan_op_new("chmod", "path", e->path.bytes, "mode",
-								 mode, "old_mode", old_mode, NULL));
+		struct applyop *op =
+			applyplan_op_new(ops, APPLYOP_CHMOD, e->path.bytes, NULL, NULL, NULL);
+		if (!op)
+			return -ENOMEM;
+		op->has_mode = true;
+		op->mode = e->mode & 07777;
+		op->old_mode = e->old_mode & 07777;
 	}
+	qsort(ops->items + first, ops->n - first, sizeof(*ops->items), compare_path_desc);
+	return 0;
+}
+
+int applyplan_ops(struct dryrun_dir *d, struct applyop_list *ret)
+{
+	struct applyop_list ops = { 0 };
+	size_t backups = 0;
+	int r = applyplan_renames(d, &ops);
+
 	if (r == 0)
-		r = jsonutil_array_sort(chmods, compare_path_desc);
-	json_array_foreach(chmods, i, c)
-		if (r == 0)
-			r = json_array_append(ops, c) == 0 ? 0 : -ENOMEM;
-	if (r < 0)
+		r = applyplan_removals(d, &ops, &backups);
+	if (r == 0)
+		r = applyplan_creations(d, &ops);
+	if (r == 0)
+		r = applyplan_exchanges(d, &ops, &backups);
+	if (r == 0)
+		r = applyplan_chowns(d, &ops);
+	if (r == 0)
+		r = applyplan_xattrs(d, &ops);
+	if (r == 0)
+		r = applyplan_chmods(d, &ops);
+	if (r < 0) {
+		applyop_list_release(&ops);
 		return r;
-	*ret_ops = TAKE_PTR(ops);
+	}
+	*ret = ops;
 	return 0;
 }

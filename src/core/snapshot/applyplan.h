@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <jansson.h>
 #include <stdbool.h>
 
+#include "core/snapshot/applyop.h"
 #include "core/snapshot/dryrun_dir.h"
 
 /* Planning an apply: the operations that carry out a change set, in order. */
@@ -19,4 +19,4 @@ bool applyplan_covered(const struct dryrun_dir *d, const char *path);
 /* The operations, in order: renames, then removals (old objects into
  * backup/), then creations parents first, then content swaps, then mode
  * changes deepest first (a directory made read-only last). */
-int applyplan_ops(struct dryrun_dir *d, json_t **ret_ops);
+int applyplan_ops(struct dryrun_dir *d, struct applyop_list *ret);

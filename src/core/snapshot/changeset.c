@@ -569,6 +569,110 @@ static int setid_kept(struct walk *w, json_t *c, const struct stat *ust, const s
 	return 0;
 }
 
+/* A directory of the upper: its own change, then what it holds (walked
+ * whole below an opaque one). lst is the lower's, when has_lower. */
+static int entry_dir(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
+		     bool parent_opaque, int depth, const struct stat *ust, bool has_lower,
+		     const struct stat *lst)
+{
+	char value[4] = "";
+	json_t *c;
+	int r;
+	cleanup_close int sub =
+		openat(upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		return error_set_errno(w->err, errno, "open %s in the snapshot", rel);
+	/* Below an opaque directory every directory hides its lower one
+	 * too, marked or not (the overlay marks only the directory it
+	 * made over a whiteout; `mkdir -p d/sub` after `rm -r d` makes
+	 * d/sub plain): walk it whole, so what the lower held there and
+	 * the upper does not is deleted. */
+	bool opaque = parent_opaque ||
+		      (fgetxattr(sub, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
+		       value[0] == 'y');
+	cleanup_close int lower_sub = -1;
+	if (!has_lower) {
+		r = add_change(w, rel, "created", ust->st_mode, &c);
+		if (r == 0)
+			r = carried_identity(w, upper_fd, name, rel, c, ust, NULL);
+	} else if (!S_ISDIR(lst->st_mode)) {
+		r = add_change(w, rel, "type_changed", ust->st_mode, &c);
+		if (r == 0)
+			json_object_set_new(c, "old_type",
+					    json_string(changeset_type_name(lst->st_mode)));
+		if (r == 0)
+			r = carried_identity(w, upper_fd, name, rel, c, ust, lst);
+	} else {
+		lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = meta_change(w, upper_fd, lower_fd, name, rel, ust, lst, NULL);
+	}
+	if (r < 0)
+		return r;
+	if (depth >= CHANGESET_MAX_DEPTH)
+		return error_set(w->err, ELOOP,
+				 "the snapshot is nested deeper than %d directories (below %.200s...)",
+				 CHANGESET_MAX_DEPTH, rel);
+	return walk_dir(w, sub, lower_sub, rel, opaque, depth + 1);
+}
+
+/* An object of another type than the workspace's (lst). */
+static int entry_retyped(struct walk *w, int upper_fd, int lower_fd, const char *name,
+			 const char *rel, const struct stat *ust, const struct stat *lst)
+{
+	json_t *c;
+	int r = add_change(w, rel, "type_changed", ust->st_mode, &c);
+
+	if (r == 0) {
+		json_object_set_new(c, "old_type", json_string(changeset_type_name(lst->st_mode)));
+		r = describe(w, upper_fd, name, ust, c, false);
+	}
+	if (r == 0 && !S_ISDIR(lst->st_mode))
+		r = describe(w, lower_fd, name, lst, c, true);
+	return r == 0 ? carried_identity(w, upper_fd, name, rel, c, ust, lst) : r;
+}
+
+/* An object of the workspace's type: modified (new bytes or target, or a
+ * file relinked), else maybe a change of its mode or attributes only. */
+static int entry_same_type(struct walk *w, int upper_fd, int lower_fd, const char *name,
+			   const char *rel, const struct stat *ust, const struct stat *lst)
+{
+	bool same = true;
+	char new_hex[SHA256_HEX_SIZE] = "", old_hex[SHA256_HEX_SIZE] = "";
+	json_t *c;
+
+	if (S_ISREG(ust->st_mode)) {
+		if (!same_content(upper_fd, lower_fd, name, ust, lst, &same, new_hex, old_hex))
+			return error_set_errno(w->err, errno, "compare %s", rel);
+	} else if (S_ISLNK(ust->st_mode)) {
+		same = same_target(upper_fd, lower_fd, name);
+	}
+	/* A file linked to another name in the upper (`ln old new` copies old
+	 * up and links new to it): the workspace's old inode must give way to
+	 * the upper one, or apply would make new a copy. Same bytes, so it is
+	 * `modified` with equal hashes and `hard_link`. */
+	bool relinked = same && S_ISREG(ust->st_mode) && ust->st_nlink > 1;
+	if (same && !relinked)
+		return meta_change(w, upper_fd, lower_fd, name, rel, ust, lst, new_hex);
+	int r = add_change(w, rel, "modified", ust->st_mode, &c);
+	if (r == 0 && relinked)
+		json_object_set_new(c, "hard_link", json_true());
+	if (r == 0 && S_ISREG(ust->st_mode)) {
+		json_object_set_new(c, "size", json_integer((json_int_t)ust->st_size));
+		json_object_set_new(c, "sha256", json_string(new_hex));
+		json_object_set_new(c, "old_size", json_integer((json_int_t)lst->st_size));
+		json_object_set_new(c, "old_sha256", json_string(old_hex));
+	} else if (r == 0) {
+		r = describe(w, upper_fd, name, ust, c, false);
+		if (r == 0)
+			r = describe(w, lower_fd, name, lst, c, true);
+	}
+	if (r == 0)
+		r = carried_identity(w, upper_fd, name, rel, c, ust, lst);
+	/* After the identity: a set-id bit root's real run keeps is the
+	 * mode the entry shows (and refuses). */
+	return r == 0 ? setid_kept(w, c, ust, lst) : r;
+}
+
 static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, const char *rel,
 		 bool parent_opaque, int depth)
 {
@@ -579,8 +683,6 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 	 * with the same content is still no change: compare with it. */
 	if (lower_fd >= 0 && parent_opaque)
 		has_lower = fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
-	json_t *c;
-	int r;
 
 	if (fstatat(upper_fd, name, &ust, AT_SYMLINK_NOFOLLOW) < 0)
 		return error_set_errno(w->err, errno, "stat %s in the snapshot", rel);
@@ -588,97 +690,19 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		return deleted(w, lower_fd, name, rel);
 	w->refused = changeset_privilege(upper_fd, name, &ust);
 
-	if (S_ISDIR(ust.st_mode)) {
-		char value[4] = "";
-		cleanup_close int sub =
-			openat(upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			return error_set_errno(w->err, errno, "open %s in the snapshot", rel);
-		/* Below an opaque directory every directory hides its lower one
-		 * too, marked or not (the overlay marks only the directory it
-		 * made over a whiteout; `mkdir -p d/sub` after `rm -r d` makes
-		 * d/sub plain): walk it whole, so what the lower held there and
-		 * the upper does not is deleted. */
-		bool opaque = parent_opaque ||
-			      (fgetxattr(sub, "user.overlay.opaque", value, sizeof(value) - 1) > 0 &&
-			       value[0] == 'y');
-		cleanup_close int lower_sub = -1;
-		if (!has_lower) {
-			r = add_change(w, rel, "created", ust.st_mode, &c);
-			if (r == 0)
-				r = carried_identity(w, upper_fd, name, rel, c, &ust, NULL);
-		} else if (!S_ISDIR(lst.st_mode)) {
-			r = add_change(w, rel, "type_changed", ust.st_mode, &c);
-			if (r == 0)
-				json_object_set_new(c, "old_type",
-						    json_string(changeset_type_name(lst.st_mode)));
-			if (r == 0)
-				r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
-		} else {
-			lower_sub = openat(lower_fd, name,
-					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, NULL);
-		}
-		if (r < 0)
-			return r;
-		if (depth >= CHANGESET_MAX_DEPTH)
-			return error_set(w->err, ELOOP,
-					 "the snapshot is nested deeper than %d directories (below %.200s...)",
-					 CHANGESET_MAX_DEPTH, rel);
-		return walk_dir(w, sub, lower_sub, rel, opaque, depth + 1);
-	}
-
+	if (S_ISDIR(ust.st_mode))
+		return entry_dir(w, upper_fd, lower_fd, name, rel, parent_opaque, depth, &ust,
+				 has_lower, &lst);
 	if (!has_lower) {
-		r = add_change(w, rel, "created", ust.st_mode, &c);
+		json_t *c;
+		int r = add_change(w, rel, "created", ust.st_mode, &c);
 		if (r == 0)
 			r = describe(w, upper_fd, name, &ust, c, false);
 		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, NULL) : r;
 	}
-	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT)) {
-		r = add_change(w, rel, "type_changed", ust.st_mode, &c);
-		if (r == 0) {
-			json_object_set_new(c, "old_type",
-					    json_string(changeset_type_name(lst.st_mode)));
-			r = describe(w, upper_fd, name, &ust, c, false);
-		}
-		if (r == 0 && !S_ISDIR(lst.st_mode))
-			r = describe(w, lower_fd, name, &lst, c, true);
-		return r == 0 ? carried_identity(w, upper_fd, name, rel, c, &ust, &lst) : r;
-	}
-	bool same = true;
-	char new_hex[SHA256_HEX_SIZE] = "", old_hex[SHA256_HEX_SIZE] = "";
-	if (S_ISREG(ust.st_mode)) {
-		if (!same_content(upper_fd, lower_fd, name, &ust, &lst, &same, new_hex, old_hex))
-			return error_set_errno(w->err, errno, "compare %s", rel);
-	} else if (S_ISLNK(ust.st_mode)) {
-		same = same_target(upper_fd, lower_fd, name);
-	}
-	/* A file linked to another name in the upper (`ln old new` copies old
-	 * up and links new to it): the workspace's old inode must give way to
-	 * the upper one, or apply would make new a copy. Same bytes, so it is
-	 * `modified` with equal hashes and `hard_link`. */
-	bool relinked = same && S_ISREG(ust.st_mode) && ust.st_nlink > 1;
-	if (!same || relinked) {
-		r = add_change(w, rel, "modified", ust.st_mode, &c);
-		if (r == 0 && relinked)
-			json_object_set_new(c, "hard_link", json_true());
-		if (r == 0 && S_ISREG(ust.st_mode)) {
-			json_object_set_new(c, "size", json_integer((json_int_t)ust.st_size));
-			json_object_set_new(c, "sha256", json_string(new_hex));
-			json_object_set_new(c, "old_size", json_integer((json_int_t)lst.st_size));
-			json_object_set_new(c, "old_sha256", json_string(old_hex));
-		} else if (r == 0) {
-			r = describe(w, upper_fd, name, &ust, c, false);
-			if (r == 0)
-				r = describe(w, lower_fd, name, &lst, c, true);
-		}
-		if (r == 0)
-			r = carried_identity(w, upper_fd, name, rel, c, &ust, &lst);
-		/* After the identity: a set-id bit root's real run keeps is the
-		 * mode the entry shows (and refuses). */
-		return r == 0 ? setid_kept(w, c, &ust, &lst) : r;
-	}
-	return meta_change(w, upper_fd, lower_fd, name, rel, &ust, &lst, new_hex);
+	if ((ust.st_mode & S_IFMT) != (lst.st_mode & S_IFMT))
+		return entry_retyped(w, upper_fd, lower_fd, name, rel, &ust, &lst);
+	return entry_same_type(w, upper_fd, lower_fd, name, rel, &ust, &lst);
 }
 
 static int walk_dir(struct walk *w, int upper_fd, int lower_fd, const char *rel, bool opaque, int depth)

@@ -625,6 +625,68 @@ static int changeset_json_read_scratch(json_t *v, struct changeset *cs)
 	return 0;
 }
 
+/* One key of the document: 0, 1 when it is not recorded (a verdict no
+ * reader knows: as if there were none), -EINVAL (damaged) or -ENOMEM. An
+ * unknown schema is noted, not damaged: its reason comes after. */
+static int changeset_json_read_doc_key(struct changeset *cs, int *k, const char *key, json_t *v,
+				       json_t **changes, bool *unknown_schema)
+{
+	int r = 0;
+
+	switch (*k) {
+	case CHANGESET_KEY_SCHEMA:
+		r = changeset_json_strdup(v, 64, &cs->schema);
+		if (r == -EINVAL || (r == 0 && !changeset_schema_known(cs->schema)))
+			*unknown_schema = true;
+		return r == -EINVAL ? 0 : r;
+	case CHANGESET_KEY_RECEIPT:
+		return changeset_json_int(v, &cs->receipt);
+	case CHANGESET_KEY_WORKSPACE:
+		return changeset_json_strdup(v, PATH_MAX - 1, &cs->workspace);
+	case CHANGESET_KEY_WORKSPACE_DEV:
+		return changeset_json_int(v, &cs->workspace_dev);
+	case CHANGESET_KEY_WORKSPACE_INO:
+		return changeset_json_int(v, &cs->workspace_ino);
+	case CHANGESET_KEY_VERDICT: {
+		int verdict = dryrun_verdict_from_name(changeset_json_string(v, 64));
+		if (verdict < 0)
+			return 1;
+		cs->verdict = (enum dryrun_verdict)verdict;
+		return 0;
+	}
+	case CHANGESET_KEY_CHANGES:
+		*changes = v;
+		return json_is_array(v) ? 0 : -EINVAL;
+	case CHANGESET_KEY_SCRATCH:
+		return changeset_json_read_scratch(v, cs);
+	default:
+		*k = CHANGESET_KEY_EXTRA;
+		if (!cs->extra && !(cs->extra = json_object()))
+			return -ENOMEM;
+		return json_object_set(cs->extra, key, v) < 0 ? -ENOMEM : 0;
+	}
+}
+
+/* The changes, each read and checked against the schema's rules. */
+static int changeset_json_read_changes(struct changeset *cs, json_t *changes, struct error *err)
+{
+	size_t i;
+	json_t *c;
+
+	cs->entries = calloc(json_array_size(changes) + 1, sizeof(*cs->entries));
+	if (!cs->entries)
+		return error_set(err, ENOMEM, "out of memory");
+	json_array_foreach(changes, i, c) {
+		struct changeset_entry *e = &cs->entries[cs->n_entries++];
+		int r = changeset_json_read_entry(c, e);
+		if (r == -ENOMEM)
+			return error_set(err, ENOMEM, "out of memory");
+		if (r < 0 || !changeset_json_entry_valid(e, cs->xattrs, cs->identity))
+			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
+	}
+	return 0;
+}
+
 int changeset_from_json(json_t *doc, struct changeset **ret, struct error *err)
 {
 	cleanup_with(changeset_freep) struct changeset *cs = calloc(1, sizeof(*cs));
@@ -639,48 +701,10 @@ int changeset_from_json(json_t *doc, struct changeset **ret, struct error *err)
 	/* Every key read, then the reasons in their order of precedence:
 	 * damaged, of an unknown version, of no known verdict, a change. */
 	json_object_foreach(doc, key, v) {
-		int k = changeset_json_key_of(key, CHANGESET_KEY_SCHEMA, CHANGESET_KEY_SCRATCH), r = 0;
-		switch (k) {
-		case CHANGESET_KEY_SCHEMA:
-			r = changeset_json_strdup(v, 64, &cs->schema);
-			if (r == -EINVAL || (r == 0 && !changeset_schema_known(cs->schema)))
-				unknown_schema = true;
-			if (r == -EINVAL)
-				r = 0;
-			break;
-		case CHANGESET_KEY_RECEIPT:
-			r = changeset_json_int(v, &cs->receipt);
-			break;
-		case CHANGESET_KEY_WORKSPACE:
-			r = changeset_json_strdup(v, PATH_MAX - 1, &cs->workspace);
-			break;
-		case CHANGESET_KEY_WORKSPACE_DEV:
-			r = changeset_json_int(v, &cs->workspace_dev);
-			break;
-		case CHANGESET_KEY_WORKSPACE_INO:
-			r = changeset_json_int(v, &cs->workspace_ino);
-			break;
-		case CHANGESET_KEY_VERDICT: {
-			int verdict = dryrun_verdict_from_name(changeset_json_string(v, 64));
-			/* no known verdict: as if there were none */
-			if (verdict < 0)
-				continue;
-			cs->verdict = (enum dryrun_verdict)verdict;
-			break;
-		}
-		case CHANGESET_KEY_CHANGES:
-			changes = v;
-			r = json_is_array(v) ? 0 : -EINVAL;
-			break;
-		case CHANGESET_KEY_SCRATCH:
-			r = changeset_json_read_scratch(v, cs);
-			break;
-		default:
-			k = CHANGESET_KEY_EXTRA;
-			if (!cs->extra && !(cs->extra = json_object()))
-				return error_set(err, ENOMEM, "out of memory");
-			r = json_object_set(cs->extra, key, v) < 0 ? -ENOMEM : 0;
-		}
+		int k = changeset_json_key_of(key, CHANGESET_KEY_SCHEMA, CHANGESET_KEY_SCRATCH);
+		int r = changeset_json_read_doc_key(cs, &k, key, v, &changes, &unknown_schema);
+		if (r == 1)
+			continue;
 		if (r == -ENOMEM)
 			return error_set(err, ENOMEM, "out of memory");
 		if (r < 0 || changeset_json_keys_add(&cs->keys, (enum changeset_key)k) < 0)
@@ -694,19 +718,9 @@ int changeset_from_json(json_t *doc, struct changeset **ret, struct error *err)
 		return error_set(err, EINVAL, "its change set is damaged (no known verdict)");
 	cs->xattrs = changeset_xattrs_of(cs->schema);
 	cs->identity = changeset_carries_identity(cs->schema);
-	cs->entries = calloc(json_array_size(changes) + 1, sizeof(*cs->entries));
-	if (!cs->entries)
-		return error_set(err, ENOMEM, "out of memory");
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c) {
-		struct changeset_entry *e = &cs->entries[cs->n_entries++];
-		int r = changeset_json_read_entry(c, e);
-		if (r == -ENOMEM)
-			return error_set(err, ENOMEM, "out of memory");
-		if (r < 0 || !changeset_json_entry_valid(e, cs->xattrs, cs->identity))
-			return error_set(err, EINVAL, "its change set is damaged (change %zu)", i);
-	}
+	int r = changeset_json_read_changes(cs, changes, err);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(cs);
 	return 0;
 }
@@ -744,10 +758,90 @@ static json_t *changeset_json_write_names(const struct changeset_entry *e)
 	return TAKE_PTR(array);
 }
 
-static json_t *changeset_json_write_entry(const struct changeset_entry *e)
+/* The name member a key of an entry writes (key and key_b64 alike), or
+ * NULL when the key is not a name's; *ret_b64 whether it is key_b64. */
+static const struct changeset_bytes *changeset_json_entry_bytes(const struct changeset_entry *e,
+								enum changeset_key k, bool *ret_b64)
+{
+	*ret_b64 = k == CHANGESET_KEY_PATH_B64 || k == CHANGESET_KEY_FROM_B64 ||
+		   k == CHANGESET_KEY_TARGET_B64 || k == CHANGESET_KEY_OLD_TARGET_B64 ||
+		   k == CHANGESET_KEY_LINK_TO_B64;
+	switch (k) {
+	case CHANGESET_KEY_PATH:
+	case CHANGESET_KEY_PATH_B64:
+		return &e->path;
+	case CHANGESET_KEY_FROM:
+	case CHANGESET_KEY_FROM_B64:
+		return &e->from;
+	case CHANGESET_KEY_TARGET:
+	case CHANGESET_KEY_TARGET_B64:
+		return &e->target;
+	case CHANGESET_KEY_OLD_TARGET:
+	case CHANGESET_KEY_OLD_TARGET_B64:
+		return &e->old_target;
+	case CHANGESET_KEY_LINK_TO:
+	case CHANGESET_KEY_LINK_TO_B64:
+		return &e->link_to;
+	default:
+		return NULL;
+	}
+}
+
+/* The value of any other key an entry knows; NULL when out of memory or
+ * the key is not an entry's. */
+static json_t *changeset_json_entry_value(const struct changeset_entry *e, enum changeset_key k)
+{
+	switch (k) {
+	case CHANGESET_KEY_CHANGE:
+		return json_string(changeset_change_name(e->change));
+	case CHANGESET_KEY_TYPE:
+		return json_string(changeset_file_type_name(e->type));
+	case CHANGESET_KEY_OLD_TYPE:
+		return json_string(changeset_file_type_name(e->old_type));
+	case CHANGESET_KEY_SIZE:
+		return json_integer(e->size);
+	case CHANGESET_KEY_OLD_SIZE:
+		return json_integer(e->old_size);
+	case CHANGESET_KEY_ENTRIES:
+		return json_integer(e->entries);
+	case CHANGESET_KEY_ALSO_OUTSIDE:
+		return json_integer(e->also_outside);
+	case CHANGESET_KEY_SHA256:
+		return json_string(e->sha256);
+	case CHANGESET_KEY_OLD_SHA256:
+		return json_string(e->old_sha256);
+	case CHANGESET_KEY_REFUSED:
+		return json_string(e->refused);
+	case CHANGESET_KEY_MODE:
+		return changeset_json_mode_string(e->mode);
+	case CHANGESET_KEY_OLD_MODE:
+		return changeset_json_mode_string(e->old_mode);
+	case CHANGESET_KEY_XATTRS:
+		return changeset_json_write_xattrs(&e->xattrs);
+	case CHANGESET_KEY_OLD_XATTRS:
+		return changeset_json_write_xattrs(&e->old_xattrs);
+	case CHANGESET_KEY_HARD_LINK:
+		return json_boolean(e->hard_link);
+	case CHANGESET_KEY_LINK_SPLIT:
+		return json_boolean(e->link_split);
+	case CHANGESET_KEY_UID:
+		return json_integer(e->uid);
+	case CHANGESET_KEY_GID:
+		return json_integer(e->gid);
+	case CHANGESET_KEY_OLD_UID:
+		return json_integer(e->old_uid);
+	case CHANGESET_KEY_OLD_GID:
+		return json_integer(e->old_gid);
+	case CHANGESET_KEY_ALSO_NAMES:
+		return changeset_json_write_names(e);
+	default:
+		return NULL;
+	}
+}
+
+json_t *changeset_entry_to_json(const struct changeset_entry *e)
 {
 	cleanup_with(json_decrefp) json_t *c = json_object();
-	const char *extra_key = NULL;
 	void *extra_iter = e->extra ? json_object_iter(e->extra) : NULL;
 
 	if (!c)
@@ -755,111 +849,22 @@ static json_t *changeset_json_write_entry(const struct changeset_entry *e)
 	for (size_t i = 0; i < e->keys.n; i++) {
 		enum changeset_key k = e->keys.order[i];
 		const char *name = changeset_json_keys[k];
-		const struct changeset_bytes *b = NULL;
-		json_t *v = NULL;
-		switch (k) {
-		case CHANGESET_KEY_PATH:
-		case CHANGESET_KEY_PATH_B64:
-			b = &e->path;
-			break;
-		case CHANGESET_KEY_FROM:
-		case CHANGESET_KEY_FROM_B64:
-			b = &e->from;
-			break;
-		case CHANGESET_KEY_TARGET:
-		case CHANGESET_KEY_TARGET_B64:
-			b = &e->target;
-			break;
-		case CHANGESET_KEY_OLD_TARGET:
-		case CHANGESET_KEY_OLD_TARGET_B64:
-			b = &e->old_target;
-			break;
-		case CHANGESET_KEY_LINK_TO:
-		case CHANGESET_KEY_LINK_TO_B64:
-			b = &e->link_to;
-			break;
-		case CHANGESET_KEY_CHANGE:
-			v = json_string(changeset_change_name(e->change));
-			break;
-		case CHANGESET_KEY_TYPE:
-			v = json_string(changeset_file_type_name(e->type));
-			break;
-		case CHANGESET_KEY_OLD_TYPE:
-			v = json_string(changeset_file_type_name(e->old_type));
-			break;
-		case CHANGESET_KEY_SIZE:
-			v = json_integer(e->size);
-			break;
-		case CHANGESET_KEY_OLD_SIZE:
-			v = json_integer(e->old_size);
-			break;
-		case CHANGESET_KEY_ENTRIES:
-			v = json_integer(e->entries);
-			break;
-		case CHANGESET_KEY_ALSO_OUTSIDE:
-			v = json_integer(e->also_outside);
-			break;
-		case CHANGESET_KEY_SHA256:
-			v = json_string(e->sha256);
-			break;
-		case CHANGESET_KEY_OLD_SHA256:
-			v = json_string(e->old_sha256);
-			break;
-		case CHANGESET_KEY_REFUSED:
-			v = json_string(e->refused);
-			break;
-		case CHANGESET_KEY_MODE:
-			v = changeset_json_mode_string(e->mode);
-			break;
-		case CHANGESET_KEY_OLD_MODE:
-			v = changeset_json_mode_string(e->old_mode);
-			break;
-		case CHANGESET_KEY_XATTRS:
-			v = changeset_json_write_xattrs(&e->xattrs);
-			break;
-		case CHANGESET_KEY_OLD_XATTRS:
-			v = changeset_json_write_xattrs(&e->old_xattrs);
-			break;
-		case CHANGESET_KEY_HARD_LINK:
-			v = json_boolean(e->hard_link);
-			break;
-		case CHANGESET_KEY_LINK_SPLIT:
-			v = json_boolean(e->link_split);
-			break;
-		case CHANGESET_KEY_UID:
-			v = json_integer(e->uid);
-			break;
-		case CHANGESET_KEY_GID:
-			v = json_integer(e->gid);
-			break;
-		case CHANGESET_KEY_OLD_UID:
-			v = json_integer(e->old_uid);
-			break;
-		case CHANGESET_KEY_OLD_GID:
-			v = json_integer(e->old_gid);
-			break;
-		case CHANGESET_KEY_ALSO_NAMES:
-			v = changeset_json_write_names(e);
-			break;
-		case CHANGESET_KEY_EXTRA:
-			if (!extra_iter)
-				return NULL;
-			extra_key = json_object_iter_key(extra_iter);
-			name = extra_key;
-			v = json_incref(json_object_iter_value(extra_iter));
-			extra_iter = json_object_iter_next(e->extra, extra_iter);
-			break;
-		default:
-			return NULL;
-		}
+		bool b64;
+		const struct changeset_bytes *b = changeset_json_entry_bytes(e, k, &b64);
+		json_t *v;
 		if (b) {
-			bool b64 = k == CHANGESET_KEY_PATH_B64 || k == CHANGESET_KEY_FROM_B64 ||
-				   k == CHANGESET_KEY_TARGET_B64 ||
-				   k == CHANGESET_KEY_OLD_TARGET_B64 ||
-				   k == CHANGESET_KEY_LINK_TO_B64;
 			if (changeset_json_set_bytes(c, k, b, b64) < 0)
 				return NULL;
 			continue;
+		}
+		if (k == CHANGESET_KEY_EXTRA) {
+			if (!extra_iter)
+				return NULL;
+			name = json_object_iter_key(extra_iter);
+			v = json_incref(json_object_iter_value(extra_iter));
+			extra_iter = json_object_iter_next(e->extra, extra_iter);
+		} else {
+			v = changeset_json_entry_value(e, k);
 		}
 		if (!v || json_object_set_new(c, name, v) < 0)
 			return NULL;
@@ -900,8 +905,8 @@ json_t *changeset_to_json(const struct changeset *cs)
 		case CHANGESET_KEY_CHANGES:
 			v = json_array();
 			for (size_t j = 0; v && j < cs->n_entries; j++)
-				if (json_array_append_new(v, changeset_json_write_entry(
-								     &cs->entries[j])) < 0) {
+				if (json_array_append_new(v, changeset_entry_to_json(&cs->entries[j])) <
+				    0) {
 					json_decref(v);
 					v = NULL;
 				}
@@ -1097,4 +1102,167 @@ void changeset_freep(struct changeset **cs)
 {
 	changeset_free(*cs);
 	*cs = NULL;
+}
+
+int changeset_entry_key_set(struct changeset_entry *e, enum changeset_key key)
+{
+	return changeset_json_keys_add(&e->keys, key);
+}
+
+void changeset_entry_key_unset(struct changeset_entry *e, enum changeset_key key)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < e->keys.n; i++)
+		if (e->keys.order[i] != key)
+			e->keys.order[j++] = e->keys.order[i];
+	e->keys.n = (uint8_t)j;
+	if (key == CHANGESET_KEY_XATTRS || key == CHANGESET_KEY_OLD_XATTRS) {
+		struct changeset_xattr_list *list =
+			key == CHANGESET_KEY_XATTRS ? &e->xattrs : &e->old_xattrs;
+		changeset_json_xattrs_free(list);
+		*list = (struct changeset_xattr_list){ 0 };
+	}
+}
+
+/* bytes, and shown when they are not UTF-8: what changeset_set_bytes()
+ * writes under the plain key. */
+static int changeset_json_bytes_set(struct changeset_bytes *b, const char *bytes, bool *ret_b64)
+{
+	size_t n = strlen(bytes);
+
+	changeset_json_bytes_free(b);
+	*b = (struct changeset_bytes){ .bytes = strdup(bytes) };
+	*ret_b64 = !utf8_is_valid(bytes, n);
+	if (*ret_b64)
+		b->shown = utf8_sanitize(bytes, n, NULL);
+	return b->bytes && (!*ret_b64 || b->shown) ? 0 : -ENOMEM;
+}
+
+int changeset_entry_set_bytes(struct changeset_entry *e, enum changeset_key key, const char *bytes)
+{
+	struct changeset_bytes *b;
+	bool b64;
+
+	switch (key) {
+	case CHANGESET_KEY_PATH:
+		b = &e->path;
+		break;
+	case CHANGESET_KEY_LINK_TO:
+		b = &e->link_to;
+		break;
+	default:
+		return -EINVAL;
+	}
+	int r = changeset_json_bytes_set(b, bytes, &b64);
+	if (r == 0)
+		r = changeset_json_keys_add(&e->keys, key);
+	if (r == 0 && b64)
+		r = changeset_json_keys_add(&e->keys, key == CHANGESET_KEY_PATH
+							      ? CHANGESET_KEY_PATH_B64
+							      : CHANGESET_KEY_LINK_TO_B64);
+	return r;
+}
+
+int changeset_entry_add_name(struct changeset_entry *e, const char *bytes)
+{
+	struct changeset_name *names =
+		realloc(e->also_names, (e->n_also_names + 1) * sizeof(*e->also_names));
+	bool b64;
+
+	if (!names)
+		return -ENOMEM;
+	e->also_names = names;
+	struct changeset_name *name = &names[e->n_also_names++];
+	*name = (struct changeset_name){ 0 };
+	int r = changeset_json_bytes_set(&name->path, bytes, &b64);
+	if (r == 0)
+		r = changeset_json_keys_add(&name->keys, CHANGESET_KEY_PATH);
+	if (r == 0 && b64)
+		r = changeset_json_keys_add(&name->keys, CHANGESET_KEY_PATH_B64);
+	return r;
+}
+
+int changeset_xattr_list_from_raw(json_t *raw, struct changeset_xattr_list *ret)
+{
+	cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "xattrs", raw);
+	cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
+
+	changeset_json_xattrs_free(ret);
+	*ret = (struct changeset_xattr_list){ 0 };
+	if (!enc)
+		return -ENOMEM;
+	return changeset_json_read_xattrs(json_object_get(enc, "xattrs"), ret);
+}
+
+void changeset_xattr_list_release(struct changeset_xattr_list *list)
+{
+	changeset_json_xattrs_free(list);
+	*list = (struct changeset_xattr_list){ 0 };
+}
+
+int changeset_xattr_list_copy(const struct changeset_xattr_list *from, struct changeset_xattr_list *to)
+{
+	changeset_json_xattrs_free(to);
+	*to = (struct changeset_xattr_list){ .items = calloc(from->n + 1, sizeof(*to->items)) };
+	if (!to->items)
+		return -ENOMEM;
+	for (size_t i = 0; i < from->n; i++) {
+		const struct changeset_xattr *a = &from->items[i];
+		struct changeset_xattr *b = &to->items[to->n++];
+		b->keys = a->keys;
+		b->name.bytes = a->name.bytes ? strdup(a->name.bytes) : NULL;
+		b->name.shown = a->name.shown ? strdup(a->name.shown) : NULL;
+		b->base64 = a->base64 ? strdup(a->base64) : NULL;
+		if ((a->name.bytes && !b->name.bytes) || (a->name.shown && !b->name.shown) ||
+		    (a->base64 && !b->base64))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct changeset_entry *changeset_add_entry(struct changeset *cs)
+{
+	struct changeset_entry *entries =
+		realloc(cs->entries, (cs->n_entries + 1) * sizeof(*cs->entries));
+
+	if (!entries)
+		return NULL;
+	cs->entries = entries;
+	entries[cs->n_entries] = (struct changeset_entry){ 0 };
+	return &entries[cs->n_entries++];
+}
+
+struct changeset_json_sorted {
+	const char *shown;
+	size_t index;
+};
+
+static int changeset_json_compare_sorted(const void *a, const void *b)
+{
+	const struct changeset_json_sorted *x = a, *y = b;
+	int c = strcmp(x->shown, y->shown);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int changeset_sort(struct changeset *cs)
+{
+	size_t n = cs->n_entries;
+	cleanup_free struct changeset_json_sorted *order = calloc(n + 1, sizeof(*order));
+	cleanup_free struct changeset_entry *sorted = calloc(n + 1, sizeof(*sorted));
+
+	if (!order || !sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct changeset_bytes *p = &cs->entries[i].path;
+		order[i] = (struct changeset_json_sorted){ p->shown ? p->shown : p->bytes, i };
+	}
+	qsort(order, n, sizeof(*order), changeset_json_compare_sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = cs->entries[order[i].index];
+	memcpy(cs->entries, sorted, n * sizeof(*sorted));
+	return 0;
 }

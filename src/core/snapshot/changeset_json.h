@@ -190,6 +190,9 @@ int changeset_parse(const char *text, size_t n, struct changeset **ret, struct e
 /* The document: to_json(from_json(x)) dumps (jsonutil_dump_line) to the
  * very bytes x dumps to. */
 json_t *changeset_to_json(const struct changeset *cs);
+/* One entry of the document's "changes", as changeset_to_json() writes it
+ * (a receipt shows the first ones). */
+json_t *changeset_entry_to_json(const struct changeset_entry *e);
 /* An attribute list as changeset_read_xattrs() gives it: [{name (the
  * exact bytes, unchecked), base64}], for an apply's operations. */
 json_t *changeset_xattr_list_to_json(const struct changeset_xattr_list *list);
@@ -214,5 +217,27 @@ enum dryrun_verdict changeset_verdict(const struct changeset *cs, bool succeeded
 enum dryrun_verdict changeset_verdict_of(const struct changeset *cs, bool succeeded,
 					 char *const *expect, char *const *expect_delete,
 					 json_t **ret_problems);
+/* Editing a change set in memory (the hard-link groups, linkgroups.c).
+ * Keys keep a JSON object's order: a key set anew goes last, one set again
+ * keeps its place, one unset and set again goes last; the member is the
+ * caller's to fill. Unsetting XATTRS or OLD_XATTRS frees the list. */
+int changeset_entry_key_set(struct changeset_entry *e, enum changeset_key key);
+void changeset_entry_key_unset(struct changeset_entry *e, enum changeset_key key);
+/* PATH or LINK_TO from the exact bytes, as changeset_set_bytes() stores
+ * them (key_b64 after the plain key when they are not UTF-8). */
+int changeset_entry_set_bytes(struct changeset_entry *e, enum changeset_key key, const char *bytes);
+/* One more name in also_names, stored the same way (the caller sets the
+ * ALSO_NAMES key). */
+int changeset_entry_add_name(struct changeset_entry *e, const char *bytes);
+/* A list as changeset_read_xattrs() gives it (names as raw bytes). */
+int changeset_xattr_list_from_raw(json_t *raw, struct changeset_xattr_list *ret);
+int changeset_xattr_list_copy(const struct changeset_xattr_list *from, struct changeset_xattr_list *to);
+void changeset_xattr_list_release(struct changeset_xattr_list *list);
+/* A new empty entry at the end; NULL when out of memory. It (and every
+ * other entry) moves on the next addition: hold indices, not pointers. */
+struct changeset_entry *changeset_add_entry(struct changeset *cs);
+/* The entries sorted by path as the document shows it (strcmp), ties in
+ * their order. */
+int changeset_sort(struct changeset *cs);
 void changeset_free(struct changeset *cs);
 void changeset_freep(struct changeset **cs);

@@ -342,28 +342,31 @@ static void free_strings(char **v, size_t n)
 		free(v[i]);
 }
 
-int changeset_attrs_lost(const char *upper, const char *workspace, const struct changeset *cs,
-			 json_t **ret_problems, struct error *err)
-{
-	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cleanup_with(json_decrefp) json_t *problems = json_array();
-	size_t i, k, n_gone = 0, n_remade = 0, n_new = 0, n = cs->n_entries;
-	int r = 0;
+/* The directories to compare: gone (removed or retyped), remade (made
+ * again over their lower one, opaque), made (new). Paths owned. */
+struct lost_dirs {
+	char **gone, **remade, **made;
+	size_t n_gone, n_remade, n_made;
+};
 
-	if (upper_fd < 0 || lower_fd < 0)
-		return error_set_errno(err, errno, "open the snapshot to compare attributes");
-	cleanup_free char **gone = calloc(n + 1, sizeof(char *));
-	cleanup_free char **remade = calloc(n + 1, sizeof(char *));
-	cleanup_free char **made = calloc(n + 1, sizeof(char *));
-	if (!problems || !gone || !remade || !made)
-		return error_set(err, ENOMEM, "out of memory");
-	/* What of the lower is gone: directories removed through the overlay
-	 * (a whiteout; only a directory of the lower is copied, and mv then
-	 * removes it so) or now of another type; and directories made again
-	 * over their lower one (opaque) that lost an entry (`mv d e; mkdir
-	 * d`). And the new directories (created, or of a new type). */
-	for (i = 0; i < n; i++) {
+static void lost_dirs_release(struct lost_dirs *dirs)
+{
+	free_strings(dirs->gone, dirs->n_gone);
+	free_strings(dirs->remade, dirs->n_remade);
+	free_strings(dirs->made, dirs->n_made);
+	free(dirs->gone);
+	free(dirs->remade);
+	free(dirs->made);
+}
+
+/* What of the lower is gone: directories removed through the overlay (a
+ * whiteout; only a directory of the lower is copied, and mv then removes
+ * it so) or now of another type; and directories made again over their
+ * lower one (opaque) that lost an entry (`mv d e; mkdir d`). And the new
+ * directories (created, or of a new type). */
+static int lost_classify(const struct changeset *cs, int upper_fd, struct lost_dirs *dirs)
+{
+	for (size_t i = 0; i < cs->n_entries; i++) {
 		const struct changeset_entry *c = &cs->entries[i];
 		bool deleted = c->change == CHANGESET_DELETED;
 		bool is_dir =
@@ -372,20 +375,19 @@ int changeset_attrs_lost(const char *upper, const char *workspace, const struct 
 			       changeset_entry_has(c, CHANGESET_KEY_OLD_TYPE) &&
 			       c->old_type == CHANGESET_TYPE_DIR;
 		bool new_dir = lost_entry_new(c, CHANGESET_TYPE_DIR);
+		int r = 0;
 		if (!deleted && !retyped && !new_dir)
 			continue;
 		char *path = strdup(c->path.bytes ? c->path.bytes : "");
-		if (!path) {
-			r = -ENOMEM;
-			break;
-		}
+		if (!path)
+			return -ENOMEM;
 		char *slash = deleted ? strrchr(path, '/') : NULL;
 		if (slash) {
 			*slash = '\0';
 			if (upper_opaque_at(upper_fd, path)) {
 				char *parent = strdup(path);
 				if (parent)
-					remade[n_remade++] = parent;
+					dirs->remade[dirs->n_remade++] = parent;
 				else
 					r = -ENOMEM;
 			}
@@ -393,46 +395,80 @@ int changeset_attrs_lost(const char *upper, const char *workspace, const struct 
 		}
 		if ((retyped && !upper_opaque_above(upper_fd, path)) ||
 		    (deleted && is_dir && upper_whiteout_at(upper_fd, path)))
-			gone[n_gone++] = path;
+			dirs->gone[dirs->n_gone++] = path;
 		else if (new_dir)
-			made[n_new++] = path;
+			dirs->made[dirs->n_made++] = path;
 		else
 			free(path);
+		if (r < 0)
+			return r;
 	}
 	/* Each directory made again once, however many entries it lost. */
-	qsort(remade, n_remade, sizeof(char *), compare_cstrings);
-	for (i = 1, k = n_remade ? 1 : 0; i < n_remade; i++) {
-		if (strcmp(remade[i], remade[k - 1]) == 0)
-			free(remade[i]);
+	qsort(dirs->remade, dirs->n_remade, sizeof(char *), compare_cstrings);
+	size_t i, k;
+	for (i = 1, k = dirs->n_remade ? 1 : 0; i < dirs->n_remade; i++) {
+		if (strcmp(dirs->remade[i], dirs->remade[k - 1]) == 0)
+			free(dirs->remade[i]);
 		else
-			remade[k++] = remade[i];
+			dirs->remade[k++] = dirs->remade[i];
 	}
-	n_remade = k;
-	struct lost l = { .problems = problems, .cs = cs, .upper_fd = upper_fd };
-	for (i = 0; r == 0 && n_new > 0 && i < n_gone + n_remade; i++) {
-		bool again = i >= n_gone;
-		l.same_times = again;
-		const char *path = again ? remade[i - n_gone] : gone[i], *lname;
+	dirs->n_remade = k;
+	return 0;
+}
+
+/* Each gone or remade directory that carried attributes below it, side by
+ * side with each new one. */
+static int lost_compare_all(struct lost *l, int lower_fd, int upper_fd, const struct lost_dirs *dirs)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && dirs->n_made > 0 && i < dirs->n_gone + dirs->n_remade; i++) {
+		bool again = i >= dirs->n_gone;
+		l->same_times = again;
+		const char *path = again ? dirs->remade[i - dirs->n_gone] : dirs->gone[i], *lname;
 		cleanup_close int lparent = fd_open_parent(lower_fd, path, O_PATH, &lname);
 		if (lparent < 0 || !subtree_has_attrs(lparent, lname, 0))
 			continue;
-		for (k = 0; r == 0 && k < n_new; k++) {
+		for (size_t k = 0; r == 0 && k < dirs->n_made; k++) {
 			const char *uname;
 			bool empty;
-			cleanup_close int uparent = fd_open_parent(upper_fd, made[k], O_PATH, &uname);
+			cleanup_close int uparent =
+				fd_open_parent(upper_fd, dirs->made[k], O_PATH, &uname);
 			/* A directory made again is gone by a weaker sign (it may
 			 * have been removed and refilled, `tar -x`, with the copy
 			 * elsewhere never made from it): its copy must hold every
 			 * name it held, and each object its time (same_times). */
 			if (uparent >= 0 &&
 			    (!again || holds_names_of(lparent, lname, uparent, uname, &empty, NULL)))
-				r = attrs_compare(&l, lparent, lname, uparent, uname, path, made[k],
-						  true, 0);
+				r = attrs_compare(l, lparent, lname, uparent, uname, path,
+						  dirs->made[k], true, 0);
 		}
 	}
-	free_strings(gone, n_gone);
-	free_strings(remade, n_remade);
-	free_strings(made, n_new);
+	return r;
+}
+
+int changeset_attrs_lost(const char *upper, const char *workspace, const struct changeset *cs,
+			 json_t **ret_problems, struct error *err)
+{
+	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int lower_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_with(json_decrefp) json_t *problems = json_array();
+	size_t n = cs->n_entries;
+
+	if (upper_fd < 0 || lower_fd < 0)
+		return error_set_errno(err, errno, "open the snapshot to compare attributes");
+	struct lost_dirs dirs = { .gone = calloc(n + 1, sizeof(char *)),
+				  .remade = calloc(n + 1, sizeof(char *)),
+				  .made = calloc(n + 1, sizeof(char *)) };
+	if (!problems || !dirs.gone || !dirs.remade || !dirs.made) {
+		lost_dirs_release(&dirs);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	struct lost l = { .problems = problems, .cs = cs, .upper_fd = upper_fd };
+	int r = lost_classify(cs, upper_fd, &dirs);
+	if (r == 0)
+		r = lost_compare_all(&l, lower_fd, upper_fd, &dirs);
+	lost_dirs_release(&dirs);
 	if (r < 0)
 		return error_set_errno(err, -r, "compare the attributes of renamed directories");
 	if (l.dropped &&

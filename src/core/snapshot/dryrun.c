@@ -19,6 +19,7 @@
 #include "basic/path.h"
 #include "basic/text.h"
 #include "core/snapshot/changeset.h"
+#include "core/snapshot/changeset_collect.h"
 #include "core/snapshot/changeset_json.h"
 #include "core/snapshot/changeset_lost.h"
 #include "core/snapshot/linkgroups.h"
@@ -331,69 +332,107 @@ static int dryrun_judge_setid_written(const struct dryrun_request *req, enum dry
 	return 0;
 }
 
-/* The workspace's hard-link groups in the change set (core/snapshot/linkgroups.h):
+/* The change set: the upper read against the workspace, its hard-link
+ * groups judged (core/snapshot/linkgroups.h) where the command succeeded:
  * entries rewritten or added where apply reproduces them, problems where
  * it cannot. */
-static int dryrun_judge_link_groups(const struct dryrun_request *req, json_t *changes,
-				    json_t **ret_problems, struct error *err)
+static int dryrun_collect(uint64_t id, const struct dryrun_request *req, struct changeset **ret,
+			  json_t **ret_link_problems, struct error *err)
 {
 	struct linkgroups_trace trace = { .events = req->path_events,
 					  .n_events = req->n_path_events,
 					  .overflow = req->path_events_overflow };
+	struct changeset_collect_request creq = { .upper = req->upper,
+						  .workspace = req->workspace,
+						  .root_mode = req->root_mode,
+						  .owners = req->owners,
+						  .trace = req->succeeded ? &trace : NULL,
+						  .receipt = id,
+						  .scratch_counted = req->scratch_counted,
+						  .scratch_entries = req->scratch_entries,
+						  .scratch_bytes = req->scratch_bytes };
 
-	if (!req->succeeded) {
-		*ret_problems = json_array();
-		return *ret_problems ? 0 : error_set(err, ENOMEM, "out of memory");
-	}
-	return linkgroups_judge(req->upper, req->workspace, changes, &trace, ret_problems, err);
+	return changeset_collect(&creq, ret, ret_link_problems, err);
 }
 
-int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
-		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err)
+/* A set-id request the filter refused: the real run (the owner's or
+ * root's) may have left a set-id object, which the snapshot cannot
+ * hold and apply would never install, whatever the command made of the
+ * failure or did after (chmod 4755 f; chmod 700 f). It takes the place
+ * of every verdict below PRIVILEGED_FILE; the problem is listed
+ * whatever the verdict. */
+static int dryrun_judge_setid_refused(const struct dryrun_request *req,
+				      enum dryrun_verdict *verdict, json_t *problems)
 {
-	cleanup_with(json_decrefp) json_t *changes = NULL;
-	int r = changeset_compute(req->upper, req->workspace, req->root_mode, req->owners, &changes,
-				  err);
-	if (r < 0)
-		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	if (!req->setid_refused)
+		return 0;
+	if (*verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && *verdict != DRYRUN_VERDICT_HOST_CODE)
+		*verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
+	const char *name = req->setid_syscall ? req->setid_syscall : "?";
+	return json_array_append_new(problems, json_pack("{s:s, s:i}", "refused_setid", name,
+							 "count", (int)req->setid_refused)) < 0
+		       ? -ENOMEM
+		       : 0;
+}
 
-	cleanup_with(json_decrefp) json_t *link_problems = NULL;
-	r = dryrun_judge_link_groups(req, changes, &link_problems, err);
-	if (r < 0)
-		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	/* The workspace's identity: apply refuses another directory (or a
-	 * symlink) put at its path since. */
-	struct stat ws;
-	if (stat(req->workspace, &ws) < 0)
-		return error_set_errno(err, errno, "dry run %llu: stat the workspace %s",
-				       (unsigned long long)id, req->workspace);
-	cleanup_with(json_decrefp) json_t *scratch = NULL;
-	if (req->scratch_counted) {
-		scratch = json_pack("{s:I, s:I}", "entries", (json_int_t)req->scratch_entries,
-				    "bytes", (json_int_t)req->scratch_bytes);
-		if (!scratch)
-			return error_set(err, ENOMEM, "out of memory");
+/* The change set is what the command did inside; a write it attempted
+ * outside is something it meant to do and could not, so applying the
+ * rest would not be what the command would have done: OUTSIDE_WRITE,
+ * applied only with apply --allow-outside-writes. It takes the place
+ * of DRY_RUN_OK only, so every other finding still shows. */
+static void dryrun_judge_outside_writes(const struct dryrun_request *req,
+					enum dryrun_verdict *verdict, json_t *problems)
+{
+	size_t attempts = json_array_size(req->outside_writes) + req->outside_writes_dropped;
+
+	if (*verdict != DRYRUN_VERDICT_DRY_RUN_OK || attempts == 0)
+		return;
+	*verdict = DRYRUN_VERDICT_OUTSIDE_WRITE;
+	size_t k;
+	json_t *w;
+	json_array_foreach(req->outside_writes, k, w)
+		json_array_append_new(problems, json_pack("{s:O, s:O}", "outside_write",
+							  json_object_get(w, "path"), "syscall",
+							  json_object_get(w, "syscall")));
+	if (req->outside_writes_dropped)
+		json_array_append_new(problems, json_pack("{s:s, s:i}", "outside_write", "...",
+							  "dropped", (int)req->outside_writes_dropped));
+}
+
+/* Something root's real run would have done and the quarantine could
+ * not: the change set is not that run's, whatever the command made of
+ * the failure. It outranks the verdicts that would let it be applied
+ * or read as the whole story; a failed command, host code and a
+ * privileged file keep their place. */
+static void dryrun_judge_needs_privilege(const struct dryrun_request *req,
+					 enum dryrun_verdict *verdict, json_t *problems)
+{
+	const struct {
+		const char *what;
+		unsigned count;
+	} needs[] = { { "device_node", req->device_nodes }, { "xattr", req->privileged_xattrs } };
+
+	for (size_t k = 0; k < ARRAY_SIZE(needs); k++) {
+		if (!needs[k].count)
+			continue;
+		if (*verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
+		    *verdict != DRYRUN_VERDICT_HOST_CODE && *verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
+			*verdict = DRYRUN_VERDICT_NEEDS_PRIVILEGE;
+		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", needs[k].what,
+							  "count", (int)needs[k].count));
 	}
-	/* The change set as its one reader takes it: the verdict is judged over
-	 * it (below, in the placeholder's place), and changeset_to_json()
-	 * writes it back as the very bytes of this document. */
-	cleanup_with(changeset_freep) struct changeset *cs = NULL;
-	{
-		cleanup_with(json_decrefp) json_t *doc =
-			json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:O}", "schema", CHANGESET_SCHEMA,
-				  "receipt", (json_int_t)id, "workspace", req->workspace,
-				  "workspace_dev", (json_int_t)ws.st_dev, "workspace_ino",
-				  (json_int_t)ws.st_ino, "verdict",
-				  dryrun_verdict_name(DRYRUN_VERDICT_DRY_RUN_OK), "changes", changes);
-		if (!doc || (scratch && json_object_set(doc, "scratch", scratch) < 0))
-			return error_set(err, ENOMEM, "out of memory");
-		r = changeset_from_json(doc, &cs, err);
-		if (r < 0)
-			return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	}
+}
+
+/* The verdict over the change set and the run's findings, in order of
+ * precedence (docs/dryrun.md, "Verdicts"), and the problems behind it. */
+static int dryrun_judge(const struct dryrun_request *req, const struct changeset *cs,
+			json_t *link_problems, enum dryrun_verdict *ret_verdict,
+			json_t **ret_problems, struct error *err)
+{
 	json_t *problems = NULL;
 	enum dryrun_verdict verdict =
 		changeset_verdict(cs, req->succeeded, req->expect, req->expect_delete, &problems);
+	*ret_problems = problems;
 	/* A hard-link group the snapshot cannot reproduce: whatever the
 	 * declarations say, applying would not give the real run's tree. */
 	if (json_array_size(link_problems) > 0 && verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
@@ -402,7 +441,7 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 		if (json_array_extend(problems, link_problems) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
-	r = dryrun_judge_host_code(req->host_code, &verdict, problems);
+	int r = dryrun_judge_host_code(req->host_code, &verdict, problems);
 	if (r < 0)
 		return error_set(err, -r, "out of memory");
 	r = dryrun_judge_attrs_lost(req, cs, &verdict, problems, err);
@@ -411,76 +450,25 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	if (r == 0)
 		r = dryrun_judge_setid_written(req, &verdict, problems, err);
 	if (r < 0)
-		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	/* A set-id request the filter refused: the real run (the owner's or
-	 * root's) may have left a set-id object, which the snapshot cannot
-	 * hold and apply would never install, whatever the command made of the
-	 * failure or did after (chmod 4755 f; chmod 700 f). It takes the place
-	 * of every verdict below PRIVILEGED_FILE; the problem is listed
-	 * whatever the verdict. */
-	if (req->setid_refused) {
-		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED && verdict != DRYRUN_VERDICT_HOST_CODE)
-			verdict = DRYRUN_VERDICT_PRIVILEGED_FILE;
-		const char *name = req->setid_syscall ? req->setid_syscall : "?";
-		if (json_array_append_new(problems, json_pack("{s:s, s:i}", "refused_setid", name,
-							      "count", (int)req->setid_refused)) < 0)
-			return error_set(err, ENOMEM, "out of memory");
-	}
-	/* The change set is what the command did inside; a write it attempted
-	 * outside is something it meant to do and could not, so applying the
-	 * rest would not be what the command would have done: OUTSIDE_WRITE,
-	 * applied only with apply --allow-outside-writes. It takes the place
-	 * of DRY_RUN_OK only, so every other finding still shows. */
-	size_t attempts = json_array_size(req->outside_writes) + req->outside_writes_dropped;
-	if (verdict == DRYRUN_VERDICT_DRY_RUN_OK && attempts > 0) {
-		verdict = DRYRUN_VERDICT_OUTSIDE_WRITE;
-		size_t k;
-		json_t *w;
-		json_array_foreach(req->outside_writes, k, w)
-			json_array_append_new(problems, json_pack("{s:O, s:O}", "outside_write",
-								  json_object_get(w, "path"), "syscall",
-								  json_object_get(w, "syscall")));
-		if (req->outside_writes_dropped)
-			json_array_append_new(problems, json_pack("{s:s, s:i}", "outside_write",
-								  "...", "dropped",
-								  (int)req->outside_writes_dropped));
-	}
-	/* Something root's real run would have done and the quarantine could
-	 * not: the change set is not that run's, whatever the command made of
-	 * the failure. It outranks the verdicts that would let it be applied
-	 * or read as the whole story; a failed command, host code and a
-	 * privileged file keep their place. */
-	const struct {
-		const char *what;
-		unsigned count;
-	} needs[] = { { "device_node", req->device_nodes }, { "xattr", req->privileged_xattrs } };
-	for (size_t k = 0; k < ARRAY_SIZE(needs); k++) {
-		if (!needs[k].count)
-			continue;
-		if (verdict != DRYRUN_VERDICT_DRY_RUN_FAILED &&
-		    verdict != DRYRUN_VERDICT_HOST_CODE && verdict != DRYRUN_VERDICT_PRIVILEGED_FILE)
-			verdict = DRYRUN_VERDICT_NEEDS_PRIVILEGE;
-		json_array_append_new(problems, json_pack("{s:s, s:i}", "needs_privilege", needs[k].what,
-							  "count", (int)needs[k].count));
-	}
-	size_t n = json_array_size(changes);
-	json_t *counts = json_object();
-	size_t i;
-	json_t *c;
-	json_array_foreach(changes, i, c) {
-		const char *kind = json_string_value(json_object_get(c, "change"));
-		json_object_set_new(counts, kind,
-				    json_integer(json_integer_value(json_object_get(counts, kind)) + 1));
-	}
+		return r;
+	if (dryrun_judge_setid_refused(req, &verdict, problems) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	dryrun_judge_outside_writes(req, &verdict, problems);
+	dryrun_judge_needs_privilege(req, &verdict, problems);
+	*ret_verdict = verdict;
+	return 0;
+}
 
-	/* The whole change set beside the upper; the receipt keeps the first
-	 * DRYRUN_MAX_IN_RECEIPT. */
+/* The whole change set beside the upper, committed (the receipt keeps the
+ * first DRYRUN_MAX_IN_RECEIPT); the overlay's work directory removed. */
+static int dryrun_write_changeset(struct store *store, uint64_t id, const struct changeset *cs,
+				  struct error *err)
+{
 	struct statepath rel = statepath_dryrun(id);
 	cleanup_close int dir_fd =
 		openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		return error_set_errno(err, errno, "open %s/%s", store_path(store), rel.s);
-	cs->verdict = verdict;
 	cleanup_with(json_decrefp) json_t *full = changeset_to_json(cs);
 	cleanup_free char *text = full ? jsonutil_dump_line(full) : NULL;
 	if (!text)
@@ -488,49 +476,131 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	char id_text[24];
 	struct statepath path = statepath_dryrun_changeset(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	r = store_commit(store, LEDGER_DRYRUN, id_text, path.s, text, strlen(text), false, err);
+	int r = store_commit(store, LEDGER_DRYRUN, id_text, path.s, text, strlen(text), false, err);
 	if (r < 0)
-		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+		return r;
 	/* The overlay leaves work/work (and with volatile, work/incompat) mode
 	 * 000; nothing in it is needed once the snapshot is gone. */
 	(void)remove_tree_at(dir_fd, "work");
-
-	json_t *shown = json_array();
-	for (i = 0; i < n && i < DRYRUN_MAX_IN_RECEIPT; i++)
-		json_array_append(shown, json_array_get(changes, i));
-	json_t *expect = json_array(), *expect_delete = json_array();
-	for (i = 0; req->expect && req->expect[i]; i++)
-		json_array_append_new(expect, json_string(req->expect[i]));
-	for (i = 0; req->expect_delete && req->expect_delete[i]; i++)
-		json_array_append_new(expect_delete, json_string(req->expect_delete[i]));
-	json_t *summary = json_pack("{s:s, s:s, s:o, s:o, s:o, s:I, s:b, s:o, s:o, s:s}", "snapshot",
-				    "overlay", "verdict", dryrun_verdict_name(verdict), "expect",
-				    expect, "expect_delete", expect_delete, "counts", counts,
-				    "total", (json_int_t)n, "truncated", n > DRYRUN_MAX_IN_RECEIPT,
-				    "changes", shown, "problems", problems, "upper", req->upper);
-	if (!summary || (scratch && json_object_set(summary, "scratch", scratch) < 0)) {
-		json_decref(summary);
-		return error_set(err, ENOMEM, "out of memory");
-	}
-	*ret_verdict = verdict;
-	*ret_summary = summary;
 	return 0;
 }
 
-void dryrun_explain_failure(json_t *summary, json_t *receipt)
+int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
+		  struct dryrun_summary *ret, struct error *err)
 {
-	static const char *const streams[] = { "stderr", "stdout" };
+	cleanup_with(json_decrefp) json_t *link_problems = NULL;
+
+	*ret = (struct dryrun_summary){ .verdict = DRYRUN_VERDICT_DRY_RUN_FAILED,
+					.expect = req->expect,
+					.expect_delete = req->expect_delete,
+					.upper = req->upper,
+					.outside_writes = req->outside_writes,
+					.outside_writes_dropped = req->outside_writes_dropped };
+	int r = dryrun_collect(id, req, &ret->cs, &link_problems, err);
+	if (r == 0)
+		r = dryrun_judge(req, ret->cs, link_problems, &ret->verdict, &ret->problems, err);
+	if (r == 0) {
+		ret->cs->verdict = ret->verdict;
+		r = dryrun_write_changeset(store, id, ret->cs, err);
+	}
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	return 0;
+}
+
+int dryrun_explain_failure(struct dryrun_summary *s, const char *stdout_text, const char *stderr_text)
+{
+	const char *const streams[] = { stderr_text, stdout_text };
 
 	/* The overlay cannot copy up a file whose owner or group is outside the
 	 * quarantine's identity map: the command sees EOVERFLOW where a real run
 	 * would have worked. Its message in the output is the evidence. */
-	for (size_t i = 0; i < 2; i++) {
-		const char *text = json_string_value(json_object_get(receipt, streams[i]));
-		if (text && strstr(text, "Value too large for defined data type")) {
-			json_array_append_new(json_object_get(summary, "problems"),
-					      json_pack("{s:s}", "hint",
-							"the output shows EOVERFLOW: a file owned by a user or group outside the quarantine's identity map cannot be copied into the snapshot; the fuse-overlayfs fallback is not built yet"));
-			return;
-		}
+	for (size_t i = 0; i < ARRAY_SIZE(streams); i++)
+		if (streams[i] && strstr(streams[i], "Value too large for defined data type"))
+			return json_array_append_new(s->problems,
+						     json_pack("{s:s}", "hint",
+							       "the output shows EOVERFLOW: a file owned by a user or group outside the quarantine's identity map cannot be copied into the snapshot; the fuse-overlayfs fallback is not built yet")) <
+					       0
+				       ? -ENOMEM
+				       : 0;
+	return 0;
+}
+
+/* How many changes of each kind, keyed in the order first met. */
+static json_t *dryrun_summary_counts(const struct changeset *cs)
+{
+	cleanup_with(json_decrefp) json_t *counts = json_object();
+
+	for (size_t i = 0; counts && i < cs->n_entries; i++) {
+		const char *kind = changeset_change_name(cs->entries[i].change);
+		json_int_t n = json_integer_value(json_object_get(counts, kind));
+		if (json_object_set_new(counts, kind, json_integer(n + 1)) < 0)
+			return NULL;
 	}
+	return TAKE_PTR(counts);
+}
+
+static json_t *dryrun_summary_patterns(char *const *patterns)
+{
+	cleanup_with(json_decrefp) json_t *list = json_array();
+
+	for (size_t i = 0; list && patterns && patterns[i]; i++)
+		if (json_array_append_new(list, json_string(patterns[i])) < 0)
+			return NULL;
+	return TAKE_PTR(list);
+}
+
+/* The change set's part: what was declared, the counts, the first
+ * DRYRUN_MAX_IN_RECEIPT changes, then (below) the problems. */
+static int dryrun_summary_changes(const struct dryrun_summary *s, json_t *o)
+{
+	const struct changeset *cs = s->cs;
+	size_t n = cs->n_entries;
+	json_t *shown = json_array();
+
+	for (size_t i = 0; shown && i < n && i < DRYRUN_MAX_IN_RECEIPT; i++)
+		if (json_array_append_new(shown, changeset_entry_to_json(&cs->entries[i])) < 0) {
+			json_decref(shown);
+			return -ENOMEM;
+		}
+	if (json_object_set_new(o, "expect", dryrun_summary_patterns(s->expect)) < 0 ||
+	    json_object_set_new(o, "expect_delete", dryrun_summary_patterns(s->expect_delete)) < 0 ||
+	    json_object_set_new(o, "counts", dryrun_summary_counts(cs)) < 0 ||
+	    json_object_set_new(o, "total", json_integer((json_int_t)n)) < 0 ||
+	    json_object_set_new(o, "truncated", json_boolean(n > DRYRUN_MAX_IN_RECEIPT)) < 0 ||
+	    json_object_set_new(o, "changes", shown) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+json_t *dryrun_summary_to_json(const struct dryrun_summary *s)
+{
+	cleanup_with(json_decrefp) json_t *o = json_pack("{s:s, s:s}", "snapshot", "overlay",
+							 "verdict", dryrun_verdict_name(s->verdict));
+	if (!o)
+		return NULL;
+	if (s->cs ? dryrun_summary_changes(s, o) < 0
+		  : json_object_set_new(o, "changes", json_null()) < 0)
+		return NULL;
+	if (json_object_set_new(o, "problems", s->problems ? json_incref(s->problems) : json_array()) < 0)
+		return NULL;
+	if (s->cs && json_object_set_new(o, "upper", json_string(s->upper)) < 0)
+		return NULL;
+	if (s->cs && changeset_keys_has(&s->cs->keys, CHANGESET_KEY_SCRATCH) &&
+	    json_object_set_new(o, "scratch",
+				json_pack("{s:I, s:I}", "entries", (json_int_t)s->cs->scratch_entries,
+					  "bytes", (json_int_t)s->cs->scratch_bytes)) < 0)
+		return NULL;
+	json_t *writes = s->outside_writes ? json_deep_copy(s->outside_writes) : json_array();
+	if (json_object_set_new(o, "outside_writes", writes) < 0 ||
+	    json_object_set_new(o, "outside_writes_dropped", json_integer(s->outside_writes_dropped)) < 0)
+		return NULL;
+	return TAKE_PTR(o);
+}
+
+void dryrun_summary_release(struct dryrun_summary *s)
+{
+	changeset_freep(&s->cs);
+	json_decref(s->problems);
+	s->problems = NULL;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/snapshot/changeset_json.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/host/hostsafety.h"
 #include "core/store/store.h"
@@ -84,13 +85,37 @@ struct dryrun_request {
 	const char *setid_syscall;
 };
 
+/* What a dry run found: the receipt's "dryrun" object as a C type, with
+ * one writer, dryrun_summary_to_json(). */
+struct dryrun_summary {
+	enum dryrun_verdict verdict;
+	/* The change set (owned); NULL when it was not read: the command did
+	 * not run, or the walk failed (changes: null, and no expect, counts,
+	 * upper or scratch). */
+	struct changeset *cs;
+	/* [{...}] in the order found: the verdict's reasons and hints (owned) */
+	json_t *problems;
+	/* Borrowed from the request (dryrun_request, run_dryrun): they must
+	 * outlive the summary's writer. */
+	char *const *expect, *const *expect_delete;
+	const char *upper;
+	/* The writes refused outside the workspace: [{path, syscall, count}]
+	 * (NULL: none listed), and how many were not listed. */
+	const json_t *outside_writes;
+	unsigned outside_writes_dropped;
+};
+
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the
- * overlay's work directory, and returns the receipt's "dryrun" object and
- * the verdict it names. */
+ * overlay's work directory, and fills *ret (released by
+ * dryrun_summary_release() also on failure) with what was found. */
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
-		  json_t **ret_summary, enum dryrun_verdict *ret_verdict, struct error *err);
+		  struct dryrun_summary *ret, struct error *err);
 
 /* After a failed dry run: adds to the summary's problems what the command's
- * output (in the receipt document) says about the snapshot itself, such as
+ * output (its stdout and stderr) says about the snapshot itself, such as
  * EOVERFLOW from a file whose owner is outside the identity map. */
-void dryrun_explain_failure(json_t *summary, json_t *receipt);
+int dryrun_explain_failure(struct dryrun_summary *s, const char *stdout_text, const char *stderr_text);
+
+/* The receipt's "dryrun" object; NULL when out of memory. */
+json_t *dryrun_summary_to_json(const struct dryrun_summary *s);
+void dryrun_summary_release(struct dryrun_summary *s);

@@ -43,7 +43,7 @@ int journal_append(int dir_fd, const char *text, struct error *err)
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
 
-int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
+int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *head =
 		json_pack("{s:s, s:I, s:s, s:I}", "schema", JOURNAL_SCHEMA, "dryrun", (json_int_t)d->id,
@@ -57,12 +57,12 @@ int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
 	if (fd < 0)
 		return error_set_errno(err, errno, "create the journal");
 	int r = fd_write_all(fd, first, strlen(first));
-	size_t i;
-	json_t *op;
-	json_array_foreach(ops, i, op) {
-		json_t *encoded = changeset_encode_bytes(op);
+	for (size_t i = 0; i < ops->n; i++) {
+		json_t *op = applyop_to_json(&ops->items[i]);
+		json_t *encoded = op ? changeset_encode_bytes(op) : NULL;
 		cleanup_free char *line = encoded ? jsonutil_dump_line(encoded) : NULL;
 		json_decref(encoded);
+		json_decref(op);
 		if (r == 0)
 			r = line ? fd_write_all(fd, line, strlen(line)) : -ENOMEM;
 	}
@@ -75,7 +75,8 @@ int journal_write(struct dryrun_dir *d, json_t *ops, struct error *err)
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
 
-int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
+int journal_read(struct dryrun_dir *d, struct applyop_list *ret_ops, char *mark, size_t mark_size,
+		 struct error *err)
 {
 	cleanup_free char *text = NULL;
 	size_t n;
@@ -85,13 +86,12 @@ int journal_read(struct dryrun_dir *d, json_t **ret_ops, char *mark, size_t mark
 	return journal_parse(text, ret_ops, mark, mark_size, err);
 }
 
-int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size, struct error *err)
+int journal_parse(char *text, struct applyop_list *ret_ops, char *mark, size_t mark_size,
+		  struct error *err)
 {
 	static const char *const kinds[] = { "rename", "backup", "create", "exchange",
 					     "chmod",  "xattrs", "chown",  NULL };
-	cleanup_with(json_decrefp) json_t *ops = json_array();
-	if (!ops)
-		return error_set(err, ENOMEM, "out of memory");
+	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	mark[0] = '\0';
 	char *save = NULL;
 	bool first = true, ok_owner;
@@ -135,24 +135,31 @@ int journal_parse(char *text, json_t **ret_ops, char *mark, size_t mark_size, st
 				json_decref(o);
 				return error_set(err, EINVAL, "the journal is damaged");
 			}
-			if (json_array_append_new(ops, o) < 0)
-				return error_set(err, ENOMEM, "out of memory");
+			struct applyop *op = applyop_list_add(&ops, APPLYOP_RENAME);
+			int r = op ? applyop_from_json(o, op) : -ENOMEM;
+			json_decref(o);
+			if (r < 0)
+				return error_set(err, -r, "%s",
+						 r == -ENOMEM ? "out of memory"
+							      : "the journal is damaged");
 		} else {
 			json_decref(o);
 		}
 	}
-	*ret_ops = TAKE_PTR(ops);
+	*ret_ops = ops;
+	ops = (struct applyop_list){ 0 };
 	return 0;
 }
 
-int journal_undo_all(struct dryrun_dir *d, json_t *ops, size_t *ret_ops, struct error *err)
+int journal_undo_all(struct dryrun_dir *d, const struct applyop_list *ops, size_t *ret_ops,
+		     struct error *err)
 {
-	for (size_t i = json_array_size(ops); i-- > 0;) {
-		int r = applyop_undo(d, json_array_get(ops, i));
+	for (size_t i = ops->n; i-- > 0;) {
+		int r = applyop_undo(d, &ops->items[i]);
 		if (r < 0)
 			return error_set_errno(err, -r, "undo %s of %s",
-					       jsonutil_str(json_array_get(ops, i), "op"),
-					       jsonutil_str(json_array_get(ops, i), "path"));
+					       applyop_kind_name(ops->items[i].kind),
+					       ops->items[i].path);
 		(*ret_ops)++;
 	}
 	if (syncfs(d->ws_fd) < 0)

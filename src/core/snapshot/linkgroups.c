@@ -16,6 +16,7 @@
 #include "basic/fileio.h"
 #include "basic/sha256.h"
 #include "basic/text.h"
+#include "basic/macro.h"
 #include "core/snapshot/changeset.h"
 #include "core/store/jsonutil.h"
 
@@ -35,7 +36,8 @@ struct linkgroups_name {
 
 struct linkgroups {
 	int upper_fd, lower_fd;
-	json_t *changes, *problems;
+	struct changeset *cs;
+	json_t *problems;
 	const struct linkgroups_trace *trace;
 	const struct sandbox_path_event **events; /* sorted by path */
 	struct linkgroups_inode *inodes;
@@ -255,27 +257,16 @@ static unsigned linkgroups_ops(const struct linkgroups *g, const char *rel)
 	return e ? e->ops : 0;
 }
 
-/* The change set's entry of rel, or NULL. */
-static json_t *linkgroups_entry(const struct linkgroups *g, const char *rel)
-{
-	size_t i;
-	json_t *c;
+/* The index of the change set's entry of rel (its exact bytes), or
+ * LINKGROUPS_NONE. */
+#define LINKGROUPS_NONE SIZE_MAX
 
-	json_array_foreach(g->changes, i, c) {
-		const char *b64 = json_string_value(json_object_get(c, "path_b64"));
-		if (!b64) {
-			const char *p = json_string_value(json_object_get(c, "path"));
-			if (p && !strcmp(p, rel))
-				return c;
-			continue;
-		}
-		/* A name that is not UTF-8: its exact bytes. */
-		size_t n;
-		cleanup_free char *bytes = base64_decode(b64, &n);
-		if (bytes && n == strlen(rel) && !memcmp(bytes, rel, n))
-			return c;
-	}
-	return NULL;
+static size_t linkgroups_entry(const struct linkgroups *g, const char *rel)
+{
+	for (size_t i = 0; i < g->cs->n_entries; i++)
+		if (!strcmp(g->cs->entries[i].path.bytes, rel))
+			return i;
+	return LINKGROUPS_NONE;
 }
 
 enum linkgroups_state {
@@ -319,9 +310,9 @@ static enum linkgroups_state linkgroups_upper_state(int upper_fd, const char *re
 	return LINKGROUPS_REMOVED; /* cannot look: never taken for untouched */
 }
 
-/* Size and SHA-256 of root_fd/rel, a regular file. */
-static int linkgroups_hash(int root_fd, const char *rel, json_t *c, const char *size_key,
-			   const char *sha_key)
+/* Size and SHA-256 of root_fd/rel, a regular file: the entry's size and
+ * sha256 (old: old_size and old_sha256). */
+static int linkgroups_hash(int root_fd, const char *rel, struct changeset_entry *c, bool old)
 {
 	char hex[SHA256_HEX_SIZE];
 	struct stat st;
@@ -333,36 +324,73 @@ static int linkgroups_hash(int root_fd, const char *rel, json_t *c, const char *
 	close(fd);
 	if (r < 0)
 		return r;
-	if (json_object_set_new(c, size_key, json_integer((json_int_t)st.st_size)) < 0 ||
-	    json_object_set_new(c, sha_key, json_string(hex)) < 0)
+	char **sha = old ? &c->old_sha256 : &c->sha256;
+	free(*sha);
+	*sha = strdup(hex);
+	*(old ? &c->old_size : &c->size) = (int64_t)st.st_size;
+	if (!*sha || changeset_entry_key_set(c, old ? CHANGESET_KEY_OLD_SIZE : CHANGESET_KEY_SIZE) < 0 ||
+	    changeset_entry_key_set(c, old ? CHANGESET_KEY_OLD_SHA256 : CHANGESET_KEY_SHA256) < 0)
 		return -ENOMEM;
+	return 0;
+}
+
+static int linkgroups_mode_set(struct changeset_entry *c, enum changeset_key key, mode_t mode)
+{
+	*(key == CHANGESET_KEY_MODE ? &c->mode : &c->old_mode) = mode & 07777;
+	return changeset_entry_key_set(c, key);
+}
+
+/* The workspace's object, which apply checks before: old_mode and
+ * old_xattrs where they differ from the new one's (an entry lists them
+ * only then). */
+static int linkgroups_split_old(struct linkgroups *g, const char *rel, struct changeset_entry *c,
+				const struct stat *st, json_t *xattrs)
+{
+	const char *lname;
+	cleanup_close int ldir = fd_open_parent(g->lower_fd, rel, O_RDONLY, &lname);
+	struct stat lst;
+	cleanup_with(json_decrefp) json_t *old_xattrs = NULL;
+
+	if (ldir < 0 || fstatat(ldir, lname, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    changeset_read_xattrs(ldir, lname, CHANGESET_XATTRS_ALL, &old_xattrs) < 0)
+		return error_set_errno(g->err, ldir < 0 ? -ldir : errno, "stat %s in the workspace",
+				       rel);
+	if ((lst.st_mode & 07777) != (st->st_mode & 07777) &&
+	    linkgroups_mode_set(c, CHANGESET_KEY_OLD_MODE, lst.st_mode) < 0)
+		return error_set(g->err, ENOMEM, "out of memory");
+	if (!json_equal(old_xattrs, xattrs) &&
+	    (changeset_xattr_list_from_raw(old_xattrs, &c->old_xattrs) < 0 ||
+	     changeset_entry_key_set(c, CHANGESET_KEY_OLD_XATTRS) < 0))
+		return error_set(g->err, ENOMEM, "out of memory");
 	return 0;
 }
 
 /* A replaced name of a group: its own new inode, whatever its bytes, mode
  * and attributes, so `modified` (apply exchanges it in under this name
- * alone) with `link_split`. */
-static int linkgroups_split(struct linkgroups *g, const char *rel, json_t *c)
+ * alone) with `link_split`. ci: its entry, or LINKGROUPS_NONE. */
+static int linkgroups_split(struct linkgroups *g, const char *rel, size_t ci)
 {
-	const char *kind = c ? json_string_value(json_object_get(c, "change")) : NULL;
+	struct changeset_entry *c = ci == LINKGROUPS_NONE ? NULL : &g->cs->entries[ci];
 
-	if (kind && !strcmp(kind, "modified"))
-		return json_object_set_new(c, "link_split", json_true()) < 0
+	if (c && c->change == CHANGESET_MODIFIED) {
+		c->link_split = true;
+		return changeset_entry_key_set(c, CHANGESET_KEY_LINK_SPLIT) < 0
 			       ? error_set(g->err, ENOMEM, "out of memory")
 			       : 0;
-	if (kind && strcmp(kind, "mode_changed") && strcmp(kind, "xattrs_changed"))
+	}
+	if (c && c->change != CHANGESET_MODE_CHANGED && c->change != CHANGESET_XATTRS_CHANGED)
 		return linkgroups_problem(g, rel, "replaced by a change the trace does not explain");
 	if (!c) {
-		c = json_object();
-		if (!c || json_array_append_new(g->changes, c) < 0 ||
-		    changeset_set_bytes(c, "path", rel) < 0 ||
-		    json_object_set_new(c, "type", json_string("file")) < 0)
+		c = changeset_add_entry(g->cs);
+		if (!c || changeset_entry_set_bytes(c, CHANGESET_KEY_PATH, rel) < 0 ||
+		    changeset_entry_key_set(c, CHANGESET_KEY_TYPE) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
+		c->type = CHANGESET_TYPE_FILE;
 		g->changes_added = true;
 	}
-	json_object_del(c, "old_mode");
-	json_object_del(c, "old_xattrs");
-	json_object_del(c, "xattrs");
+	changeset_entry_key_unset(c, CHANGESET_KEY_OLD_MODE);
+	changeset_entry_key_unset(c, CHANGESET_KEY_OLD_XATTRS);
+	changeset_entry_key_unset(c, CHANGESET_KEY_XATTRS);
 	const char *name;
 	cleanup_close int dir = fd_open_parent(g->upper_fd, rel, O_RDONLY, &name);
 	struct stat st;
@@ -372,50 +400,28 @@ static int linkgroups_split(struct linkgroups *g, const char *rel, json_t *c)
 	cleanup_with(json_decrefp) json_t *xattrs = NULL;
 	int r = changeset_read_xattrs(dir, name, CHANGESET_XATTRS_ALL, &xattrs);
 	if (r == 0)
-		r = linkgroups_hash(g->upper_fd, rel, c, "size", "sha256");
+		r = linkgroups_hash(g->upper_fd, rel, c, false);
 	if (r == 0)
-		r = linkgroups_hash(g->lower_fd, rel, c, "old_size", "old_sha256");
+		r = linkgroups_hash(g->lower_fd, rel, c, true);
 	if (r < 0)
 		return error_set_errno(g->err, -r, "read %s", rel);
-	char mode[16];
-	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
 	/* The whole identity, as every entry of the change set but a deletion
 	 * carries it (core/snapshot/changeset.h): mode and xattrs, even when empty. */
-	if (json_object_set_new(c, "change", json_string("modified")) < 0 ||
-	    json_object_set_new(c, "link_split", json_true()) < 0 ||
-	    json_object_set_new(c, "mode", json_string(mode)) < 0 ||
-	    json_object_set_new(c, "xattrs", json_array()) < 0 ||
-	    (refused && json_object_set_new(c, "refused", json_string(refused)) < 0))
+	c->change = CHANGESET_MODIFIED;
+	c->link_split = true;
+	if (changeset_entry_key_set(c, CHANGESET_KEY_CHANGE) < 0 ||
+	    changeset_entry_key_set(c, CHANGESET_KEY_LINK_SPLIT) < 0 ||
+	    linkgroups_mode_set(c, CHANGESET_KEY_MODE, st.st_mode) < 0 ||
+	    changeset_xattr_list_from_raw(xattrs, &c->xattrs) < 0 ||
+	    changeset_entry_key_set(c, CHANGESET_KEY_XATTRS) < 0)
 		return error_set(g->err, ENOMEM, "out of memory");
-	if (json_array_size(xattrs) > 0) {
-		cleanup_with(json_decrefp) json_t *holder = json_pack("{s:O}", "xattrs", xattrs);
-		cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
-		if (!enc || json_object_set(c, "xattrs", json_object_get(enc, "xattrs")) < 0)
+	if (refused) {
+		free(c->refused);
+		c->refused = strdup(refused);
+		if (!c->refused || changeset_entry_key_set(c, CHANGESET_KEY_REFUSED) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
 	}
-	/* The workspace's object, which apply checks before: old_mode and
-	 * old_xattrs where they differ (an entry lists them only then). */
-	const char *lname;
-	cleanup_close int ldir = fd_open_parent(g->lower_fd, rel, O_RDONLY, &lname);
-	struct stat lst;
-	cleanup_with(json_decrefp) json_t *old_xattrs = NULL;
-	if (ldir < 0 || fstatat(ldir, lname, &lst, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    changeset_read_xattrs(ldir, lname, CHANGESET_XATTRS_ALL, &old_xattrs) < 0)
-		return error_set_errno(g->err, ldir < 0 ? -ldir : errno, "stat %s in the workspace",
-				       rel);
-	if ((lst.st_mode & 07777) != (st.st_mode & 07777)) {
-		snprintf(mode, sizeof(mode), "%04o", (unsigned)(lst.st_mode & 07777));
-		if (json_object_set_new(c, "old_mode", json_string(mode)) < 0)
-			return error_set(g->err, ENOMEM, "out of memory");
-	}
-	if (!json_equal(old_xattrs, xattrs)) {
-		cleanup_with(json_decrefp) json_t *holder =
-			json_pack("{s:O}", "old_xattrs", old_xattrs);
-		cleanup_with(json_decrefp) json_t *enc = holder ? changeset_encode_bytes(holder) : NULL;
-		if (!enc || json_object_set(c, "old_xattrs", json_object_get(enc, "old_xattrs")) < 0)
-			return error_set(g->err, ENOMEM, "out of memory");
-	}
-	return 0;
+	return linkgroups_split_old(g, rel, c, &st, xattrs);
 }
 
 /* Links rel in the upper to the upper's object of target (making the
@@ -456,27 +462,71 @@ static int linkgroups_link_upper(struct linkgroups *g, const char *target, const
 	return 0;
 }
 
-/* rel still holds the group's old object, which the real run changed in
- * place under target: a `modified` entry like target's, with `link_to`. */
-static int linkgroups_link_to(struct linkgroups *g, const char *target, json_t *tc, const char *rel)
+/* The target's identity is this name's too (one inode, changeset.h). */
+static int linkgroups_copy_identity(struct changeset_entry *c, const struct changeset_entry *tc)
 {
-	json_t *c = json_object();
-	/* One inode: the target's identity is this name's too (changeset.h). */
-	static const char *const copied[] = { "size",	"sha256",  "old_size", "old_sha256",
-					      "xattrs", "refused", "mode",     "old_mode",
-					      "uid",	"gid" };
+	static const enum changeset_key copied[] = {
+		CHANGESET_KEY_SIZE,	  CHANGESET_KEY_SHA256,	  CHANGESET_KEY_OLD_SIZE,
+		CHANGESET_KEY_OLD_SHA256, CHANGESET_KEY_XATTRS,	  CHANGESET_KEY_REFUSED,
+		CHANGESET_KEY_MODE,	  CHANGESET_KEY_OLD_MODE, CHANGESET_KEY_UID,
+		CHANGESET_KEY_GID,
+	};
 
-	if (!c || json_array_append_new(g->changes, c) < 0 || changeset_set_bytes(c, "path", rel) < 0 ||
-	    json_object_set_new(c, "change", json_string("modified")) < 0 ||
-	    json_object_set_new(c, "type", json_string("file")) < 0 ||
-	    json_object_set_new(c, "hard_link", json_true()) < 0 ||
-	    changeset_set_bytes(c, "link_to", target) < 0)
-		return error_set(g->err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
-		json_t *v = json_object_get(tc, copied[i]);
-		if (v && json_object_set(c, copied[i], v) < 0)
-			return error_set(g->err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < ARRAY_SIZE(copied); i++) {
+		if (!changeset_entry_has(tc, copied[i]))
+			continue;
+		if (changeset_entry_key_set(c, copied[i]) < 0)
+			return -ENOMEM;
+		switch (copied[i]) {
+		case CHANGESET_KEY_SHA256:
+			c->sha256 = strdup(tc->sha256);
+			if (!c->sha256)
+				return -ENOMEM;
+			break;
+		case CHANGESET_KEY_OLD_SHA256:
+			c->old_sha256 = strdup(tc->old_sha256);
+			if (!c->old_sha256)
+				return -ENOMEM;
+			break;
+		case CHANGESET_KEY_REFUSED:
+			c->refused = strdup(tc->refused);
+			if (!c->refused)
+				return -ENOMEM;
+			break;
+		case CHANGESET_KEY_XATTRS:
+			if (changeset_xattr_list_copy(&tc->xattrs, &c->xattrs) < 0)
+				return -ENOMEM;
+			break;
+		default:
+			break;
+		}
 	}
+	c->size = tc->size;
+	c->old_size = tc->old_size;
+	c->mode = tc->mode;
+	c->old_mode = tc->old_mode;
+	c->uid = tc->uid;
+	c->gid = tc->gid;
+	return 0;
+}
+
+/* rel still holds the group's old object, which the real run changed in
+ * place under target (entry ti): a `modified` entry like target's, with
+ * `link_to`. */
+static int linkgroups_link_to(struct linkgroups *g, const char *target, size_t ti, const char *rel)
+{
+	struct changeset_entry *c = changeset_add_entry(g->cs);
+
+	if (!c || changeset_entry_set_bytes(c, CHANGESET_KEY_PATH, rel) < 0 ||
+	    changeset_entry_key_set(c, CHANGESET_KEY_CHANGE) < 0 ||
+	    changeset_entry_key_set(c, CHANGESET_KEY_TYPE) < 0 ||
+	    changeset_entry_key_set(c, CHANGESET_KEY_HARD_LINK) < 0 ||
+	    changeset_entry_set_bytes(c, CHANGESET_KEY_LINK_TO, target) < 0 ||
+	    linkgroups_copy_identity(c, &g->cs->entries[ti]) < 0)
+		return error_set(g->err, ENOMEM, "out of memory");
+	c->change = CHANGESET_MODIFIED;
+	c->type = CHANGESET_TYPE_FILE;
+	c->hard_link = true;
 	g->changes_added = true;
 	return linkgroups_link_upper(g, target, rel);
 }
@@ -488,7 +538,7 @@ static bool linkgroups_kept(struct linkgroups *g, const char *rel)
 	enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
 
 	return state != LINKGROUPS_REMOVED && !(linkgroups_ops(g, rel) & SANDBOX_PATH_REPLACED) &&
-	       !(state == LINKGROUPS_PRESENT && linkgroups_entry(g, rel));
+	       !(state == LINKGROUPS_PRESENT && linkgroups_entry(g, rel) != LINKGROUPS_NONE);
 }
 
 /* A mode or attributes changed in place under rel, the one name the
@@ -498,29 +548,127 @@ static bool linkgroups_kept(struct linkgroups *g, const char *rel)
  * stored like `path`; also_outside, a count) to be shown for review: no
  * work of their own, one inode. */
 static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *in, size_t *idx,
-			   size_t n, const char *rel, json_t *c)
+			   size_t n, const char *rel, size_t ci)
 {
-	cleanup_with(json_decrefp) json_t *names = json_array();
+	struct changeset_entry *c = &g->cs->entries[ci];
+	size_t before = c->n_also_names;
 
-	if (!names)
-		return error_set(g->err, ENOMEM, "out of memory");
 	for (size_t k = 0; k < n; k++) {
 		const char *other = g->names[idx[k]].rel;
 		if (other == rel)
 			continue;
 		if (!linkgroups_kept(g, other))
 			continue;
-		json_t *o = json_object();
-		if (!o || json_array_append_new(names, o) < 0 ||
-		    changeset_set_bytes(o, "path", other) < 0)
+		if (changeset_entry_add_name(c, other) < 0)
 			return error_set(g->err, ENOMEM, "out of memory");
 	}
-	if (json_array_size(names) > 0 && json_object_set(c, "also_names", names) < 0)
+	if (c->n_also_names > before && changeset_entry_key_set(c, CHANGESET_KEY_ALSO_NAMES) < 0)
 		return error_set(g->err, ENOMEM, "out of memory");
-	if (in->n_names < in->nlink &&
-	    json_object_set_new(c, "also_outside",
-				json_integer((json_int_t)(in->nlink - in->n_names))) < 0)
-		return error_set(g->err, ENOMEM, "out of memory");
+	if (in->n_names < in->nlink) {
+		c->also_outside = (int64_t)(in->nlink - in->n_names);
+		if (changeset_entry_key_set(c, CHANGESET_KEY_ALSO_OUTSIDE) < 0)
+			return error_set(g->err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* What one group's names show: the names changed in place, and how. */
+struct linkgroups_group {
+	const char *changer; /* the one name changed in place with new bytes or a new link */
+	size_t changer_entry;
+	const char *in_place_name; /* the one name changed in place, in any way */
+	/* A name the command linked to a new one or changed in place with no
+	 * change the snapshot shows (a change that failed, or that the old
+	 * mode the snapshot still showed there refused). */
+	const char *touched;
+	const char *meta; /* the one name whose mode or attributes changed in place */
+	size_t meta_entry;
+	size_t n_in_place;
+};
+
+/* One name of a group: split off where replaced, a problem where the
+ * snapshot cannot show what the real run did, else noted in gr. */
+static int linkgroups_judge_name(struct linkgroups *g, const char *rel, struct linkgroups_group *gr)
+{
+	enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
+	unsigned ops = linkgroups_ops(g, rel);
+	size_t ci = linkgroups_entry(g, rel);
+	bool c = ci != LINKGROUPS_NONE;
+	bool in_place = ops & SANDBOX_PATH_IN_PLACE, replaced = ops & SANDBOX_PATH_REPLACED;
+
+	if (in_place && !replaced && !c && state != LINKGROUPS_REMOVED)
+		gr->touched = rel;
+	if (state == LINKGROUPS_UNTOUCHED)
+		return 0;
+	if (in_place && (replaced || state == LINKGROUPS_REMOVED))
+		return linkgroups_problem(g, rel,
+					  "changed in place under one name of a hard-link group, then replaced or removed: the other names hold the change in the real run");
+	if (state == LINKGROUPS_REMOVED)
+		return 0;
+	if (replaced)
+		return linkgroups_split(g, rel, ci);
+	if (!c && !in_place)
+		/* A copy-up no traced call on the name explains: made through
+		 * another name (a symlink's), it may have changed the group's
+		 * inode for real, and a later replacement of the copy (one
+		 * link in the snapshot) is not traced either. */
+		return linkgroups_problem(g, rel,
+					  "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
+	if (!c)
+		return 0; /* an unchanged copy: still the old object */
+	if (!in_place)
+		return linkgroups_problem(g, rel,
+					  "a name of a hard-link group changed by a call the trace does not show");
+	gr->n_in_place++;
+	gr->in_place_name = rel;
+	enum changeset_change kind = g->cs->entries[ci].change;
+	if (kind == CHANGESET_MODIFIED) {
+		gr->changer = rel;
+		gr->changer_entry = ci;
+	} else if (kind == CHANGESET_MODE_CHANGED || kind == CHANGESET_XATTRS_CHANGED) {
+		gr->meta = rel;
+		gr->meta_entry = ci;
+	} else {
+		return linkgroups_problem(g, rel,
+					  "a name of a hard-link group changed in place in a way the snapshot cannot show");
+	}
+	return 0;
+}
+
+/* In the snapshot the other names kept the old bytes, mode and
+ * attributes: a read of one after the change saw what the real run's
+ * would not (`cp b t` copies b's mode too). A name the command made (or
+ * put over a workspace name) may be a link it made to the group: the
+ * trace does not say to which object, so one read after the change counts
+ * too. 1 when a problem was found. */
+static int linkgroups_read_after(struct linkgroups *g, size_t *idx, size_t n, const char *in_place_name)
+{
+	const struct sandbox_path_event *ce = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
+	int r;
+
+	for (size_t k = 0; ce && k < n; k++) {
+		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
+		if (e && e != ce && e->read_seq > ce->in_place_seq)
+			return (r = linkgroups_problem(g, g->names[idx[k]].rel,
+						       "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one")) <
+					       0
+				       ? r
+				       : 1;
+	}
+	for (size_t i = 0; ce && i < g->trace->n_events; i++) {
+		const struct sandbox_path_event *e = &g->trace->events[i];
+		struct stat st;
+		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
+			continue;
+		if (!(e->ops & SANDBOX_PATH_REPLACED) &&
+		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			continue; /* the workspace's object: a name of its own group */
+		return (r = linkgroups_problem(g, e->path,
+					       "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object")) <
+				       0
+			       ? r
+			       : 1;
+	}
 	return 0;
 }
 
@@ -528,81 +676,13 @@ static int linkgroups_also(struct linkgroups *g, const struct linkgroups_inode *
 static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_inode *in,
 				  size_t *idx, size_t n)
 {
-	const char *changer = NULL; /* the one name changed in place with new bytes or a new link */
-	const char *in_place_name = NULL; /* the one name changed in place, in any way */
-	/* A name the command linked to a new one or changed in place with no
-	 * change the snapshot shows (a change that failed, or that the old
-	 * mode the snapshot still showed there refused). */
-	const char *touched = NULL;
-	json_t *changer_entry = NULL;
-	const char *meta = NULL; /* the one name whose mode or attributes changed in place */
-	json_t *meta_entry = NULL;
-	size_t n_in_place = 0;
+	struct linkgroups_group gr = { 0 };
 	int r;
 
-	for (size_t k = 0; k < n; k++) {
-		const char *rel = g->names[idx[k]].rel;
-		enum linkgroups_state state = linkgroups_upper_state(g->upper_fd, rel);
-		unsigned ops = linkgroups_ops(g, rel);
-		json_t *c = linkgroups_entry(g, rel);
-		bool in_place = ops & SANDBOX_PATH_IN_PLACE, replaced = ops & SANDBOX_PATH_REPLACED;
-		if (in_place && !replaced && !c && state != LINKGROUPS_REMOVED)
-			touched = rel;
-		if (state == LINKGROUPS_UNTOUCHED)
-			continue;
-		if (in_place && (replaced || state == LINKGROUPS_REMOVED)) {
-			r = linkgroups_problem(g, rel,
-					       "changed in place under one name of a hard-link group, then replaced or removed: the other names hold the change in the real run");
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (state == LINKGROUPS_REMOVED)
-			continue;
-		if (replaced) {
-			r = linkgroups_split(g, rel, c);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (!c && !in_place) {
-			/* A copy-up no traced call on the name explains: made
-			 * through another name (a symlink's), it may have
-			 * changed the group's inode for real, and a later
-			 * replacement of the copy (one link in the snapshot)
-			 * is not traced either. */
-			r = linkgroups_problem(g, rel,
-					       "held by the snapshot, and no call the trace shows made it so (changed through a symlink?)");
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (!c)
-			continue; /* an unchanged copy: still the old object */
-		if (!in_place) {
-			r = linkgroups_problem(g, rel,
-					       "a name of a hard-link group changed by a call the trace does not show");
-			if (r < 0)
-				return r;
-			continue;
-		}
-		n_in_place++;
-		in_place_name = rel;
-		const char *kind = json_string_value(json_object_get(c, "change"));
-		if (!strcmp(kind, "modified")) {
-			changer = rel;
-			changer_entry = c;
-		} else if (!strcmp(kind, "mode_changed") || !strcmp(kind, "xattrs_changed")) {
-			meta = rel;
-			meta_entry = c;
-		} else {
-			r = linkgroups_problem(g, rel,
-					       "a name of a hard-link group changed in place in a way the snapshot cannot show");
-			if (r < 0)
-				return r;
-		}
-	}
-	if (n_in_place > 1) {
+	for (size_t k = 0; k < n; k++)
+		if ((r = linkgroups_judge_name(g, g->names[idx[k]].rel, &gr)) < 0)
+			return r;
+	if (gr.n_in_place > 1) {
 		for (size_t k = 0; k < n; k++)
 			if ((linkgroups_ops(g, g->names[idx[k]].rel) & SANDBOX_PATH_IN_PLACE) &&
 			    (r = linkgroups_problem(g, g->names[idx[k]].rel,
@@ -614,47 +694,24 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 	/* The snapshot holds a copy for the changed name and another for
 	 * the touched one: a name linked to the touched one, or a change the
 	 * old mode refused there, is not the real run's. */
-	if (n_in_place == 1 && touched)
-		return linkgroups_problem(g, touched,
+	if (gr.n_in_place == 1 && gr.touched)
+		return linkgroups_problem(g, gr.touched,
 					  "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
-	/* In the snapshot the other names kept the old bytes, mode and
-	 * attributes: a read of one after the change saw what the real run's
-	 * would not (`cp b t` copies b's mode too). */
-	const struct sandbox_path_event *ce = in_place_name ? linkgroups_event(g, in_place_name) : NULL;
-	for (size_t k = 0; ce && k < n; k++) {
-		const struct sandbox_path_event *e = linkgroups_event(g, g->names[idx[k]].rel);
-		if (e && e != ce && e->read_seq > ce->in_place_seq)
-			return linkgroups_problem(g, g->names[idx[k]].rel,
-						  "read after another name of its hard-link group was changed in place: the snapshot showed it the old object, the real run the changed one");
-	}
-	/* A name the command made (or put over a workspace name) may be a
-	 * link it made to the group: the trace does not say to which object,
-	 * so one read after the change counts too. */
-	for (size_t i = 0; ce && i < g->trace->n_events; i++) {
-		const struct sandbox_path_event *e = &g->trace->events[i];
-		struct stat st;
-		if (e == ce || e->read_seq <= ce->in_place_seq || !*e->path)
-			continue;
-		if (!(e->ops & SANDBOX_PATH_REPLACED) &&
-		    fstatat(g->lower_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-			continue; /* the workspace's object: a name of its own group */
-		return linkgroups_problem(g, e->path,
-					  "made by the command, maybe as a link to a hard-link group, and read after another name of the group was changed in place: the snapshot showed it the old object");
-	}
+	r = linkgroups_read_after(g, idx, n, gr.in_place_name);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	/* A mode or attributes changed in place: apply sets them on the
 	 * shared inode, and the entry lists the other names it reaches. */
-	if (!changer)
-		return meta ? linkgroups_also(g, in, idx, n, meta, meta_entry) : 0;
+	if (!gr.changer)
+		return gr.meta ? linkgroups_also(g, in, idx, n, gr.meta, gr.meta_entry) : 0;
 	if (in->n_names < in->nlink)
-		return linkgroups_problem(g, changer,
+		return linkgroups_problem(g, gr.changer,
 					  "changed in place, and the hard-link group has names outside the workspace, which the real run changes too");
 	for (size_t k = 0; k < n; k++) {
 		const char *rel = g->names[idx[k]].rel;
-		if (rel == changer)
+		if (rel == gr.changer || !linkgroups_kept(g, rel))
 			continue;
-		if (!linkgroups_kept(g, rel))
-			continue;
-		r = linkgroups_link_to(g, changer, changer_entry, rel);
+		r = linkgroups_link_to(g, gr.changer, gr.changer_entry, rel);
 		if (r < 0)
 			return r;
 	}
@@ -701,12 +758,6 @@ static int linkgroups_renamed_dirs(struct linkgroups *g)
 	return 0;
 }
 
-static int compare_paths(const void *a, const void *b)
-{
-	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "path")),
-		      json_string_value(json_object_get(*(json_t *const *)b, "path")));
-}
-
 static int compare_names_by_inode(const void *a, const void *b)
 {
 	const struct linkgroups_name *x = a, *y = b;
@@ -716,7 +767,7 @@ static int compare_names_by_inode(const void *a, const void *b)
 	return strcmp(x->rel, y->rel);
 }
 
-int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
+int linkgroups_judge(const char *upper, const char *workspace, struct changeset *cs,
 		     const struct linkgroups_trace *trace, json_t **ret_problems, struct error *err)
 {
 	cleanup_close int upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -730,7 +781,7 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 		return error_set(err, ENOMEM, "out of memory");
 	struct linkgroups g = { .upper_fd = upper_fd,
 				.lower_fd = lower_fd,
-				.changes = changes,
+				.cs = cs,
 				.problems = problems,
 				.trace = trace,
 				.err = err };
@@ -749,7 +800,7 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 	 * (dryrun.c reads the same trace) would go unseen. Any change at all
 	 * is refused as a whole; none changed nothing. */
 	if (trace->overflow)
-		r = json_array_size(changes) == 0
+		r = cs->n_entries == 0
 			    ? 0
 			    : linkgroups_problem(&g, ".",
 						 "the trace of the command's calls is incomplete (more than 4,096 paths, or one it could not read): the hard-link groups, renamed directories and set-id files it touched cannot be judged");
@@ -776,7 +827,7 @@ int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
 		}
 		free(idx);
 	}
-	if (r == 0 && g.changes_added && jsonutil_array_sort(changes, compare_paths) < 0)
+	if (r == 0 && g.changes_added && changeset_sort(cs) < 0)
 		r = error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < g.n_names; i++)
 		free(g.names[i].rel);

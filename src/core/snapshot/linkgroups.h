@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "basic/error.h"
+#include "core/snapshot/changeset_json.h"
 #include "sandbox/sandbox.h"
 
 /* The workspace's hard-link groups in a dry run's change set (docs/dryrun.md,
@@ -44,8 +45,8 @@ struct linkgroups_trace {
 	bool overflow; /* incomplete: every touched group is a problem */
 };
 
-/* Rewrites changes (the sorted array of changeset_compute()) as above,
- * links the upper's names for `link_to` entries, and sets *ret_problems
- * (an array, empty when every group is reproduced). */
-int linkgroups_judge(const char *upper, const char *workspace, json_t *changes,
+/* Rewrites the change set (read from changeset_compute()'s sorted array)
+ * as above, links the upper's names for `link_to` entries, and sets
+ * *ret_problems (an array, empty when every group is reproduced). */
+int linkgroups_judge(const char *upper, const char *workspace, struct changeset *cs,
 		     const struct linkgroups_trace *trace, json_t **ret_problems, struct error *err);
