@@ -730,6 +730,55 @@ static bool attach_tree_no_symlinks(int tree, const char *staged)
 	return done;
 }
 
+/* An O_PATH descriptor of path with no symlink on the way; a symlink as
+ * its last component is the link itself (a pin on a link). */
+static int open_no_symlinks_nofollow(const char *path)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS };
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/* A detached copy of a read-only path or pin in the workspace, with attr.
+ * The plan found no symlink in its directories (struct protect_mount), and
+ * none is followed here: one planted since by a concurrent writer (another
+ * run's command) fails the run instead of cloning another tree. */
+static int clone_protected(const struct protect_mount *m, uint64_t attr)
+{
+	int fd = open_no_symlinks_nofollow(m->path);
+	if (fd < 0)
+		return -1;
+	int tree = (int)syscall(SYS_open_tree, fd, "",
+				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree >= 0 && !set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr)) {
+		int saved = errno;
+		syscall(SYS_close, tree);
+		errno = saved;
+		tree = -1;
+	}
+	int saved = errno;
+	syscall(SYS_close, fd);
+	errno = saved;
+	return tree;
+}
+
+/* Attaches a protected path's tree at staged, reached without a symlink:
+ * an absolute one planted on the way would otherwise carry the read-only
+ * mount to the host's path, outside the new root. */
+static bool attach_protected(int tree, const char *staged)
+{
+	int target = open_no_symlinks_nofollow(staged);
+	bool done = target >= 0 && ok(syscall(SYS_move_mount, tree, "", target, "",
+					      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+	int saved = errno;
+	syscall(SYS_close, tree);
+	if (target >= 0)
+		syscall(SYS_close, target);
+	errno = saved;
+	return done;
+}
+
 /* Each mask: an empty tmpfs, the mount point of the workspace (and of the
  * writable directories) when it lies below, the exposed host paths bound read-only, then the tmpfs made
  * read-only. Host paths outside /tmp still resolve here: only /tmp is
@@ -786,7 +835,7 @@ bool isolate_mounts(const struct isolate_plan *plan)
 	int protect_trees[PROTECT_MAX_MOUNTS];
 	for (size_t i = 0; i < plan->protect.n_mounts; i++) {
 		const struct protect_mount *m = &plan->protect.mounts[i];
-		protect_trees[i] = clone_tree(m->path, m->read_only ? ro : rw);
+		protect_trees[i] = clone_protected(m, m->read_only ? ro : rw);
 		if (protect_trees[i] < 0)
 			return false;
 	}
@@ -828,7 +877,7 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		return false;
 	/* Parents first (protect_plan_finish), so no mount hides another. */
 	for (size_t i = 0; i < plan->protect.n_mounts; i++)
-		if (!attach_tree(protect_trees[i], plan->staged_protect[i]))
+		if (!attach_protected(protect_trees[i], plan->staged_protect[i]))
 			return false;
 	/* The writable directories (sandbox.writable), neither holding nor
 	 * inside the workspace; what is hidden below them is hidden after. */

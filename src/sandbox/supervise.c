@@ -1259,6 +1259,13 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		setup.memory_rlimit = config->isolation.memory_bytes;
 	/* The plan is made: from here the run may change the host. */
 	pathcache_close();
+#if AIRLOCK_TEST_HOOKS
+	/* A test build's stand-in for a concurrent writer (another run's
+	 * command, the agent's own tools) between the plan and the mounts. */
+	const char *after_plan = getenv("AIRLOCK_TEST_AFTER_PLAN");
+	if (isolated && after_plan && system(after_plan) != 0)
+		return error_set(err, EIO, "AIRLOCK_TEST_AFTER_PLAN failed");
+#endif
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
 	pid_t pid = clone_child(&setup);

@@ -651,3 +651,30 @@ print("held", os.fstat(fd).st_size >> 20)'
 	wait "$tracer" || true
 	no_process_with "$marker"
 }
+
+@test "59 a directory swapped for a symlink between the plan and the mounts does not carry a read-only path's mount away (the mounts resolve no symlink the plan did not see)" {
+	# AIRLOCK_TEST_AFTER_PLAN (a test build's hook, src/sandbox/supervise.c)
+	# stands in for a concurrent writer, another run's command: after the
+	# plan saw .git as a directory, .git becomes an absolute symlink to its
+	# new name. Followed, the read-only mount of .git/hooks would land on
+	# the host's path outside the new root and leave the hooks writable.
+	# The workspace lies outside /tmp, where the new root is staged (below
+	# it the host's path would lead back into the staged tree).
+	[ -d /var/tmp ] && [ -w /var/tmp ] || skip "no writable /var/tmp"
+	local ws
+	ws=$(mktemp -d /var/tmp/airlock-59.XXXXXX)
+	cd "$ws"
+	mkdir -p .git/hooks
+	echo '[core]' > .git/config
+	local marker="$TEST_DIR/swapped"
+	AIRLOCK_TEST_AFTER_PLAN="mv '$ws/.git' '$ws/real' && ln -s '$ws/real' '$ws/.git' && touch '$marker'" \
+		al run -- sh -c 'echo "touch PWNED" > real/hooks/pre-commit; echo evil >> real/config'
+	local planted=no config
+	[ ! -e real/hooks/pre-commit ] || planted=yes
+	config=$(cat real/config)
+	cd "$WORK"
+	rm -rf "$ws"
+	[ -e "$marker" ] || skip "not a test build (-Dtest_hooks=true)"
+	[ "$planted" = no ]
+	[ "$config" = '[core]' ]
+}
