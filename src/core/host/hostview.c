@@ -653,14 +653,51 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	return r;
 }
 
-/* Appends path to the hide list once; takes it. */
+/* Appends path to the hide list; takes it. hostview_dedupe() drops the
+ * repeats once the list is whole. */
 static int hostview_hide(struct hostview *hv, char *path)
 {
-	if (path && strv_contains(hv->hide, path)) {
-		free(path);
-		return 0;
-	}
 	return strv_consume(&hv->hide, path);
+}
+
+struct hostview_slot {
+	const char *s;
+	size_t at;
+};
+
+static int hostview_slot_cmp(const void *a, const void *b)
+{
+	const struct hostview_slot *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Drops every repeat of an earlier entry from list, in place, keeping the
+ * first of each in its order: what a strv_contains() before each append
+ * did, in n log n instead of n^2 string compares. */
+static int hostview_dedupe(char **list)
+{
+	size_t n = strv_length(list);
+	if (n < 2)
+		return 0;
+	cleanup_free struct hostview_slot *slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		slots[i] = (struct hostview_slot){ .s = list[i], .at = i };
+	qsort(slots, n, sizeof(*slots), hostview_slot_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(slots[i].s, slots[i - 1].s) == 0) {
+			free(list[slots[i].at]);
+			list[slots[i].at] = NULL;
+		}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (list[i])
+			list[k++] = list[i];
+	list[k] = NULL;
+	return 0;
 }
 
 /* sandbox.hide with "~/" in each of the caller's homes, and what is hidden
@@ -696,7 +733,7 @@ static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
 	/* airlock's own state: never visible from inside, wherever it is. */
 	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
 		r = hostview_hide(hv, strdup(state_dirs[i]));
-	return r;
+	return r == 0 ? hostview_dedupe(hv->hide) : r;
 }
 
 int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
