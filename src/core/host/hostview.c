@@ -297,11 +297,9 @@ static bool hostview_host_home(const struct hostview_caller *caller, size_t h)
 /* Appends base/rel for each rel of rels (NULL-terminated). */
 static int hostview_push_joined(char ***files, const char *base, const char *const *rels)
 {
-	for (size_t k = 0; rels && rels[k]; k++) {
-		cleanup_free char *joined = path_join(base, rels[k]);
-		if (!joined || strv_push(files, joined) < 0)
+	for (size_t k = 0; rels && rels[k]; k++)
+		if (strv_consume(files, path_join(base, rels[k])) < 0)
 			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -546,7 +544,14 @@ char *hostview_expand_home(const char *path, const char *home)
 		return strdup(path);
 	if (!home || home[0] != '/')
 		return NULL;
-	return asprintf(&out, "%s/%s", home, path + 2) < 0 ? NULL : out;
+	/* home "/" path + 2, as asprintf("%s/%s") would, without it */
+	size_t nh = strlen(home), np = strlen(path + 2);
+	if (!(out = malloc(nh + 1 + np + 1)))
+		return NULL;
+	memcpy(out, home, nh);
+	out[nh] = '/';
+	memcpy(out + nh + 1, path + 2, np + 1);
+	return out;
 }
 
 static bool hostview_is_dir(const char *path)
