@@ -33,7 +33,7 @@ echo "load average before: $(cat /proc/loadavg)"
 echo
 set -- "$work/exec_static" "$work/exec_dynamic" "$airlock --version" \
 	"$work/append_floor $work/floor.log true" \
-	"env AIRLOCK_STATE_DIR=$work/state $airlock run --sandbox=none -- true"
+	"$airlock run --state-dir $work/state --sandbox=none -- true"
 hyperfine_rounds "$work/lower.json" "${LOWER_ROUNDS:-10}" "${LOWER_RUNS:-30}" "$@" 2>/dev/null
 floor=$(median_ms "$work/lower.json" 3)
 echo "| command | median, ms | / floor |"
