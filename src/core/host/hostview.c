@@ -106,7 +106,7 @@ static int hostview_push_resolved(char ***list, const char *path)
 /* The home the password database gives uid, or NULL. Through NSS, not
  * /etc/passwd alone: a home known only to LDAP or sssd is the caller's as
  * much as one in /etc/passwd, and must be hidden as carefully. */
-static char *hostview_passwd_home(uid_t uid)
+static char *hostview_passwd_home_lookup(uid_t uid)
 {
 	long max = sysconf(_SC_GETPW_R_SIZE_MAX);
 	size_t size = max > 0 ? (size_t)max : 16384;
@@ -125,6 +125,25 @@ static char *hostview_passwd_home(uid_t uid)
 			return NULL;
 		return strdup(pw.pw_dir);
 	}
+}
+
+/* hostview_passwd_home_lookup(), asked once per uid and process: a file
+ * tool's check asked the same thing five times (each an open and read of
+ * /etc/passwd through NSS). A home the lookup did not give is asked again. */
+static char *hostview_passwd_home(uid_t uid)
+{
+	static uid_t cached_uid;
+	static char *cached;
+
+	if (!cached || cached_uid != uid) {
+		char *home = hostview_passwd_home_lookup(uid);
+		if (!home)
+			return NULL;
+		free(cached);
+		cached = home;
+		cached_uid = uid;
+	}
+	return strdup(cached);
 }
 
 /* The caller's homes as written, NULL-terminated: $HOME when absolute,
