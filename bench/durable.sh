@@ -46,11 +46,13 @@ echo
 echo "load average before: $(cat /proc/loadavg)"
 echo
 # Each airlock has its own state directory (a fresh one: the first run
-# signs a checkpoint; the warm-up takes it).
+# signs a checkpoint; the warm-up takes it), named by --state-dir: an
+# `env VAR=... airlock` would time one exec more than the floor does
+# (0.5-1.4 ms here, a third of the gap).
 set -- "$work/append_floor $work/floor.log true" \
-	"env AIRLOCK_STATE_DIR=$work/state-new $airlock run --sandbox=none -- true" \
-	"env AIRLOCK_STATE_DIR=$work/state-nofsync $airlock run --sandbox=none --policy $work/nofsync.json -- true"
-[ -z "$base" ] || set -- "$@" "env AIRLOCK_STATE_DIR=$work/state-base $base run --sandbox=none -- true"
+	"$airlock run --state-dir $work/state-new --sandbox=none -- true" \
+	"$airlock run --state-dir $work/state-nofsync --sandbox=none --policy $work/nofsync.json -- true"
+[ -z "$base" ] || set -- "$@" "$base run --state-dir $work/state-base --sandbox=none -- true"
 hyperfine_rounds "$work/durable.json" "$rounds" "$runs" "$@"
 floor=$(median_ms "$work/durable.json" 0)
 new=$(median_ms "$work/durable.json" 1)

@@ -16,10 +16,17 @@ bool path_is_under(const char *path, const char *dir)
 
 char *path_join(const char *dir, const char *name)
 {
-	char *s = NULL;
-	const char *sep = dir[0] != '\0' && dir[strlen(dir) - 1] == '/' ? "" : "/";
+	/* Copies, not asprintf(): a file tool's check joins a few hundred. */
+	size_t nd = strlen(dir), nn = strlen(name);
+	size_t sep = nd != 0 && dir[nd - 1] == '/' ? 0 : 1;
+	char *s = malloc(nd + sep + nn + 1);
 
-	return asprintf(&s, "%s%s%s", dir, sep, name) < 0 ? NULL : s;
+	if (!s)
+		return NULL;
+	memcpy(s, dir, nd);
+	s[nd] = '/';
+	memcpy(s + nd + sep, name, nn + 1);
+	return s;
 }
 
 char *path_dirname(const char *path)

@@ -2,6 +2,7 @@
 #include "basic/strv.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,10 +35,15 @@ int strv_consume(char ***strv, char *s)
 	if (!s)
 		return -ENOMEM;
 	size_t n = strv_length(*strv);
-	char **grown = realloc(*strv, (n + 2) * sizeof(char *));
-	if (!grown) {
-		free(s);
-		return -ENOMEM;
+	char **grown = *strv;
+	/* Room is what the block holds (malloc_usable_size(): whoever made
+	 * it), grown by doubling: a list of n appends costs n reallocs less. */
+	if (!grown || malloc_usable_size(grown) < (n + 2) * sizeof(char *)) {
+		grown = realloc(*strv, (n < 2 ? 4 : 2 * (n + 2)) * sizeof(char *));
+		if (!grown) {
+			free(s);
+			return -ENOMEM;
+		}
 	}
 	grown[n] = s;
 	grown[n + 1] = NULL;

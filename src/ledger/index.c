@@ -10,7 +10,8 @@
  *	head	magic, the boot it was written in, how much of the log it
  *		covers (up to the end of the line at last_off, whose leaf hash
  *		it keeps), the table's size, the gate-open entries no gate-close
- *		has closed yet (offset and id), and a SHA-256 of the head
+ *		has closed yet (offset and id), and a SHA-256 of the head up
+ *		to the last of those
  *	slots	nslots x { 8 bytes of SHA-256(path), offset + 1 (0: empty) }
  * An appender updates it under the exclusive lock whenever it signs a
  * checkpoint, and never syncs it: a head written in another boot is not trusted (a power
@@ -43,12 +44,20 @@ uint64_t ledger_path_hash(const char *path)
 	return h;
 }
 
+/* The SHA-256 of the head up to its last open failure listed (n_open of
+ * them, at most LEDGER_INDEX_OPEN_MAX), with sum zeroed: the slots past
+ * n_open are never read, and hashing all 480 of them cost every reader
+ * 0.2 M instructions. n_open is taken from the bytes hashed. */
 static void ledger_index_sum(const struct ledger_index_head *h, uint8_t ret[SHA256_DIGEST_BYTES])
 {
-	struct ledger_index_head copy = *h;
+	struct ledger_index_head copy;
+	size_t fixed = offsetof(struct ledger_index_head, open);
 
+	memcpy(&copy, h, fixed);
+	size_t n = copy.n_open < LEDGER_INDEX_OPEN_MAX ? copy.n_open : LEDGER_INDEX_OPEN_MAX;
+	memcpy(copy.open, h->open, n * sizeof(copy.open[0]));
 	memset(copy.sum, 0, sizeof(copy.sum));
-	sha256_raw(&copy, sizeof(copy), ret);
+	sha256_raw(&copy, fixed + n * sizeof(copy.open[0]), ret);
 }
 
 /* The end of the log's complete lines. */

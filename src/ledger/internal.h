@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@
 #define LEDGER_RANGE_MAGIC  "airlock-ledger-range/1"
 #define EM_DASH		    "\xe2\x80\x94"
 
-#define LEDGER_INDEX_MAGIC     "airlock-ledger-index/1"
+#define LEDGER_INDEX_MAGIC     "airlock-ledger-index/2"
 #define LEDGER_INDEX_HEAD      8192
 #define LEDGER_INDEX_OPEN_MAX  480
 #define LEDGER_INDEX_SLOTS_MIN 1024

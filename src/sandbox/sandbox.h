@@ -216,6 +216,10 @@ struct sandbox_config {
 	struct sandbox_isolation isolation;
 	/* Called with each chunk the command writes, in order per stream. */
 	void (*on_output)(void *userdata, enum sandbox_stream stream, const void *data, size_t n);
+	/* Called once in the parent when the command's process was started,
+	 * before the supervisor waits for it: the caller's work that may
+	 * overlap the command's start. May be NULL. */
+	void (*on_started)(void *userdata);
 	void *userdata;
 };
 

@@ -1281,6 +1281,8 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	close_and_invalidate(&fds.report[1]);
 	close_and_invalidate(&fds.notify[1]);
 	close_and_invalidate(&fds.status[1]);
+	if (config->on_started)
+		config->on_started(config->userdata);
 
 	struct supervisor s = {
 		.config = config,

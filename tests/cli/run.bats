@@ -381,3 +381,39 @@ JSON
 	jq -e --arg h "$home" '.sandbox.enforced.writable == [$h + "/.config"] and
 		(.sandbox.enforced.hidden | index($h + "/.config/gh"))' "$(receipt)"
 }
+
+@test "the receipt's exec_identity names the bytes that ran: an executable rewritten in place, same size, gets its new digest" {
+	# Same path, inode and size, other bytes: a digest kept from an earlier
+	# run (or taken of the old bytes) would attribute the wrong program.
+	for sandbox in none default; do
+		printf '#!/bin/sh\necho AAAA\n' >tool.sh
+		chmod +x tool.sh
+		ino=$(stat -c %i tool.sh)
+		al run --sandbox=$sandbox -- ./tool.sh
+		[ "$status" -eq 0 ]
+		[ "$(rq .stdout)" = AAAA ]
+		[ "$(rq .exec_identity.sha256)" = "$(sha256sum <tool.sh | cut -d' ' -f1)" ]
+		[ "$(rq .exec_identity.size)" = "$(stat -c %s tool.sh)" ]
+		first=$(rq .exec_identity.sha256)
+		# In place: no truncation, no new inode, the same size.
+		printf '#!/bin/sh\necho BBBB\n' 1<>tool.sh
+		[ "$(stat -c %i tool.sh)" = "$ino" ]
+		al run --sandbox=$sandbox -- ./tool.sh
+		[ "$status" -eq 0 ]
+		[ "$(rq .stdout)" = BBBB ]
+		[ "$(rq .exec_identity.sha256)" = "$(sha256sum <tool.sh | cut -d' ' -f1)" ]
+		[ "$(rq .exec_identity.sha256)" != "$first" ]
+		[ "$(rq .exec_identity.ino)" = "$ino" ]
+		[ "$(rq .exec_identity.changed_during_run)" != true ]
+	done
+}
+
+@test "an executable written while it runs is marked changed_during_run, whenever its digest was taken" {
+	for sandbox in none default; do
+		printf '#!/bin/sh\necho more >>"$0"\n' >grow.sh
+		chmod +x grow.sh
+		al run --sandbox=$sandbox -- ./grow.sh
+		[ "$status" -eq 0 ]
+		[ "$(rq .exec_identity.changed_during_run)" = true ]
+	done
+}

@@ -24,8 +24,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define HEAD	   8192
-#define HEAD_BYTES (168 + 16 * 480)
+#define HEAD 8192
 
 struct fuzz_query {
 	enum ledger_kind kind;
@@ -135,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)!read(fd, boot, 39);
 			close(fd);
 		}
-		memcpy(index, "airlock-ledger-index/1", 23);
+		memcpy(index, "airlock-ledger-index/2", 23);
 		memcpy(index + 24, boot, 40);
 	}
 	if (flags & 2) {
@@ -153,8 +152,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(index + 80, &nslots, 8);
 	}
 	if (flags & 8) {
+		/* the head up to its last open failure listed */
+		uint32_t n_open;
+		memcpy(&n_open, index + 96, 4);
 		memset(index + 136, 0, 32);
-		sha256_raw(index, HEAD_BYTES, index + 136);
+		sha256_raw(index, 168 + 16 * (size_t)(n_open < 480 ? n_open : 480), index + 136);
 	}
 	(void)unlinkat(fuzz_ledger_fd, "index.fuzz", 0);
 	if (file_write_atomic(fuzz_ledger_fd, "index.fuzz", index, want, 0600, false, &err) < 0 ||

@@ -144,6 +144,68 @@ static void test_default_policy_compact_is_the_document(void)
 	free(copy);
 }
 
+/* issue 22: the built-in policy is compiled in as struct policy values
+ * (scripts/embed-policy.py); they are the document parsed by policy.c's
+ * parser over an empty policy, every field of struct policy compared (a
+ * field added to it belongs here). The strings lists compare NULL and
+ * empty apart. */
+static void policy_assert_strv_eq(char **a, char **b)
+{
+	ASSERT_TRUE((a == NULL) == (b == NULL));
+	ASSERT_EQ_INT(strv_length(a), strv_length(b));
+	for (size_t k = 0; a && a[k]; k++)
+		ASSERT_EQ_STR(a[k], b[k]);
+}
+
+static void test_default_policy_struct_is_the_parsed_document(void)
+{
+	struct policy *builtin = NULL, *parsed = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_load_default(&builtin, &err), 0);
+	ASSERT_EQ_INT(policy_parse_alone(policy_default_json, strlen(policy_default_json), &parsed,
+					 &err),
+		      0);
+	ASSERT_EQ_STR(builtin->sha256, parsed->sha256);
+	policy_assert_strv_eq(builtin->deny_argv0, parsed->deny_argv0);
+	policy_assert_strv_eq(builtin->env_allow, parsed->env_allow);
+	policy_assert_strv_eq(builtin->secret_patterns, parsed->secret_patterns);
+	policy_assert_strv_eq(builtin->env_set, parsed->env_set);
+	policy_assert_strv_eq(builtin->hide, parsed->hide);
+	policy_assert_strv_eq(builtin->home_allow, parsed->home_allow);
+	policy_assert_strv_eq(builtin->read_only, parsed->read_only);
+	policy_assert_strv_eq(builtin->writable, parsed->writable);
+	policy_assert_strv_eq(builtin->gate_trivial, parsed->gate_trivial);
+	ASSERT_TRUE(builtin->default_timeout_ms == parsed->default_timeout_ms);
+	ASSERT_TRUE(builtin->max_timeout_ms == parsed->max_timeout_ms);
+	ASSERT_TRUE(builtin->kill_after_ms == parsed->kill_after_ms);
+	ASSERT_TRUE(builtin->keep_bytes == parsed->keep_bytes);
+	ASSERT_TRUE(builtin->spill_max_bytes == parsed->spill_max_bytes);
+	ASSERT_TRUE(builtin->max_argv_bytes == parsed->max_argv_bytes);
+	ASSERT_TRUE(builtin->core_bytes == parsed->core_bytes);
+	ASSERT_TRUE(builtin->open_files == parsed->open_files);
+	ASSERT_TRUE(builtin->file_size_bytes == parsed->file_size_bytes);
+	ASSERT_TRUE(builtin->processes == parsed->processes);
+	ASSERT_TRUE(builtin->memory_bytes == parsed->memory_bytes);
+	ASSERT_TRUE(builtin->cpu_seconds == parsed->cpu_seconds);
+	ASSERT_TRUE(builtin->fsync_receipts == parsed->fsync_receipts);
+	ASSERT_TRUE(builtin->sandbox_enabled == parsed->sandbox_enabled);
+	ASSERT_TRUE(builtin->home_hidden == parsed->home_hidden);
+	ASSERT_TRUE(builtin->tmp_bytes == parsed->tmp_bytes);
+	ASSERT_TRUE(builtin->share_net == parsed->share_net);
+	ASSERT_TRUE(builtin->hooks_unknown_opens_failure == parsed->hooks_unknown_opens_failure);
+	/* The last field compared is the struct's last: one appended to it
+	 * fails here until it is compared above. */
+	ASSERT_TRUE(sizeof(struct policy) <=
+		    offsetof(struct policy, hooks_unknown_opens_failure) + sizeof(uint64_t));
+	/* the widenings table sees no difference either way */
+	struct policy_widening w[POLICY_MAX_WIDENINGS];
+	ASSERT_EQ_INT(policy_widenings(builtin, parsed, w, POLICY_MAX_WIDENINGS), 0);
+	ASSERT_EQ_INT(policy_widenings(parsed, builtin, w, POLICY_MAX_WIDENINGS), 0);
+	policy_free(builtin);
+	policy_free(parsed);
+}
+
 static void test_policy_denials(void)
 {
 	struct policy *p = NULL;
@@ -864,15 +926,15 @@ static void test_changeset_verdict_read_back(void)
 }
 
 RUN_TESTS(T_(test_default_policy_loads), T_(test_default_policy_compact_is_the_document),
-	  T_(test_hostview_parse_allow), T_(test_hostview_resolve_follows_links_to_missing_paths),
-	  T_(test_hostview_check_workspace), T_(test_policy_home_mode),
-	  T_(test_policy_partial_document_keeps_floor), T_(test_policy_errors_name_the_key),
-	  T_(test_policy_empty_list_clears_default), T_(test_policy_denials),
-	  T_(test_policy_widenings), T_(test_job_seed_format), T_(test_job_codex_format),
-	  T_(test_job_errors_name_the_key), T_(test_env_allowlist_and_fixed_settings),
-	  T_(test_env_refuses_secret_unless_forced), T_(test_store_ids_increase_and_skip_existing),
-	  T_(test_store_ids_unique_across_processes), T_(test_receipt_keeps_non_utf8_argv),
-	  T_(test_receipt_clips_long_output), T_(test_receipt_reads_back),
-	  T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version),
-	  T_(test_changeset_also_names), T_(test_dryrun_verdict_names),
-	  T_(test_changeset_verdict_read_back))
+	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
+	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
+	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
+	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default),
+	  T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
+	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
+	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
+	  T_(test_store_ids_increase_and_skip_existing), T_(test_store_ids_unique_across_processes),
+	  T_(test_receipt_keeps_non_utf8_argv), T_(test_receipt_clips_long_output),
+	  T_(test_receipt_reads_back), T_(test_changeset_acls_by_version),
+	  T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
+	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))

@@ -308,29 +308,65 @@ static int policy_overlay(struct policy *p, const char *text, size_t n, struct e
 	return r;
 }
 
+/* The built-in policy as struct policy values (scripts/embed-policy.py):
+ * its numbers and switches copied, each list copied out of the
+ * read-only table, so the result is freed and overlaid like a parsed one. */
+static int policy_copy_default(struct policy *p)
+{
+	*p = policy_default_scalars;
+	for (const struct policy_embed_list *l = policy_default_lists; l->strings; l++) {
+		char ***slot = (char ***)(void *)((char *)p + l->offset);
+		size_t n = 0;
+		while (l->strings[n])
+			n++;
+		char **strv = calloc(n + 1, sizeof(char *));
+		if (!strv)
+			return -ENOMEM;
+		*slot = strv;
+		for (size_t i = 0; i < n; i++)
+			if (!(strv[i] = strdup(l->strings[i])))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+static int policy_new(const char *origin, struct policy **ret, struct error *err)
+{
+	cleanup_with(policy_freep) struct policy *p = calloc(1, sizeof(*p));
+	if (!p || policy_copy_default(p) < 0 || !(p->origin = strdup(origin)))
+		return error_set(err, ENOMEM, "out of memory");
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
 /* A document states what it changes: it is laid over the built-in default,
  * so a key it leaves out keeps the default's value and `[]` empties a list. */
 int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret, struct error *err)
 {
-	cleanup_with(policy_freep) struct policy *p = calloc(1, sizeof(*p));
-	if (!p)
-		return error_set(err, ENOMEM, "out of memory");
-	p->origin = strdup(origin);
-	if (!p->origin)
-		return error_set(err, ENOMEM, "out of memory");
-
-	/* The built-in document comes built (no lexing), and its digest was
-	 * computed at build time (scripts/embed-policy.py). */
-	bool builtin = text == policy_default_json;
-	if (builtin)
-		snprintf(p->sha256, sizeof(p->sha256), "%s", policy_default_sha256);
-	else
-		sha256_hex(text, n, p->sha256);
-	cleanup_with(json_decrefp) json_t *base = policy_default_doc();
-	int r = base ? policy_parse_root(p, base, err) : error_set(err, ENOMEM, "out of memory");
+	cleanup_with(policy_freep) struct policy *p = NULL;
+	int r = policy_new(origin, &p, err);
 	if (r < 0)
-		return error_prefix(err, "built-in policy");
-	r = builtin ? 0 : policy_overlay(p, text, n, err);
+		return r;
+	/* The built-in document comes as values, and its digest was computed
+	 * at build time (scripts/embed-policy.py). */
+	if (text == policy_default_json) {
+		snprintf(p->sha256, sizeof(p->sha256), "%s", policy_default_sha256);
+	} else {
+		sha256_hex(text, n, p->sha256);
+		if ((r = policy_overlay(p, text, n, err)) < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int policy_parse_alone(const char *text, size_t n, struct policy **ret, struct error *err)
+{
+	cleanup_with(policy_freep) struct policy *p = calloc(1, sizeof(*p));
+	if (!p || !(p->origin = strdup("alone")))
+		return error_set(err, ENOMEM, "out of memory");
+	sha256_hex(text, n, p->sha256);
+	int r = policy_overlay(p, text, n, err);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(p);

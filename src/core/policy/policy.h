@@ -76,6 +76,9 @@ size_t policy_widenings(const struct policy *policy, const struct policy *base,
 int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
 		 struct error *err);
 int policy_load_default(struct policy **ret, struct error *err);
+/* Parses a document over an empty policy, not over the built-in one: what
+ * tests compare the compiled-in built-in policy (policy_embed.h) with. */
+int policy_parse_alone(const char *text, size_t n, struct policy **ret, struct error *err);
 int policy_load_file(const char *path, struct policy **ret, struct error *err);
 /* The project's policy for routed commands, <scope>/.airlock/policy.json,
  * when it is a regular file (docs/gate.md, "Routing"): the --policy a

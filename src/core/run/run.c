@@ -57,6 +57,11 @@ struct run_exec {
 	struct receipt_exec_identity id; /* valid when has_id */
 	bool has_id;
 	struct timespec ctime; /* when id was taken */
+	/* The file id names, open until id.sha256 is taken from it (hash_fd
+	 * valid when hash_pending): while the command starts, unless a check
+	 * before the start needs it. */
+	int hash_fd;
+	bool hash_pending;
 };
 
 /* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
@@ -195,6 +200,8 @@ static void run_state_release(struct run_state *st)
 		store_set_durable(st->store, st->store_durable);
 	free(st->cwd);
 	free(st->exec.path);
+	if (st->exec.hash_pending)
+		close(st->exec.hash_fd);
 	free(st->workspace);
 	free(st->state_dir_real);
 	free(st->gate.scope);
@@ -466,9 +473,27 @@ static int run_check_request(struct run_state *st, char **environ_)
 	return run_check_env(st, environ_);
 }
 
+/* The SHA-256 of the bytes of the file ex->id names, from the descriptor
+ * opened when it was identified (the same inode, whatever the path names
+ * now); empty when it cannot be read. Taken once. Bytes written between
+ * the identification and the end of the run change the file's ctime, which
+ * run_exec_recheck() compares: the receipt then says changed_during_run,
+ * as for a write while the command runs. */
+static void run_exec_hash(struct run_exec *ex)
+{
+	if (!ex->hash_pending)
+		return;
+	if (sha256_fd_hex(ex->hash_fd, ex->id.sha256) < 0)
+		ex->id.sha256[0] = '\0';
+	close(ex->hash_fd);
+	ex->hash_fd = -1;
+	ex->hash_pending = false;
+}
+
 /* Which file ex->path is: device, inode, size and the SHA-256 of its bytes
- * (empty when it cannot be read, as an execute-only file). */
-static void run_exec_identify(struct run_exec *ex, const char *cwd)
+ * (empty when it cannot be read, as an execute-only file). With defer, the
+ * digest is left to run_exec_hash(): the command's start overlaps it. */
+static void run_exec_identify(struct run_exec *ex, const char *cwd, bool defer)
 {
 	/* A relative path is found from the command's cwd, as execve does. */
 	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -481,9 +506,13 @@ static void run_exec_identify(struct run_exec *ex, const char *cwd)
 						 .ino = (uint64_t)sb.st_ino,
 						 .size = (uint64_t)sb.st_size };
 	ex->ctime = sb.st_ctim;
-	if (fd >= 0 && S_ISREG(sb.st_mode) && sha256_fd_hex(fd, ex->id.sha256) < 0)
-		ex->id.sha256[0] = '\0';
 	ex->has_id = true;
+	if (fd >= 0 && S_ISREG(sb.st_mode)) {
+		ex->hash_fd = TAKE_FD(fd);
+		ex->hash_pending = true;
+		if (!defer)
+			run_exec_hash(ex);
+	}
 }
 
 /* After the run: a file replaced or written since its digest was taken
@@ -491,6 +520,7 @@ static void run_exec_identify(struct run_exec *ex, const char *cwd)
 static void run_exec_recheck(struct run_exec *ex, const char *cwd)
 {
 	struct stat sb;
+	run_exec_hash(ex); /* if the command never started */
 	cleanup_close int cwd_fd = ex->has_id ? open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 
 	if (ex->has_id &&
@@ -550,10 +580,19 @@ static int run_resolve_command(struct run_state *st)
 		return -1;
 	}
 	st->receipt.exec_path = st->exec.path;
-	run_exec_identify(&st->exec, st->cwd);
+	/* A re-run compares the digest before it starts; any other run takes
+	 * it while the command starts (run_on_started()). */
+	run_exec_identify(&st->exec, st->cwd, !st->rerun.failed);
 	if (st->exec.has_id)
 		st->receipt.exec_identity = &st->exec.id;
 	return run_check_rerun_exec(st);
+}
+
+static void run_on_started(void *userdata)
+{
+	struct run_state *st = userdata;
+
+	run_exec_hash(&st->exec);
 }
 
 static int run_open_streams(struct run_state *st, struct error *err)
@@ -878,6 +917,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 		.timeout_ms = st->receipt.timeout_ms,
 		.kill_after_ms = st->receipt.kill_after_ms, /* fits under timeout.max_ms */
 		.on_output = run_on_output,
+		.on_started = run_on_started,
 		.userdata = st,
 	};
 	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
@@ -1140,6 +1180,7 @@ static int run_command(struct run_state *st, struct error *err)
 		(void)gate_scope(st->cwd, &st->gate.scope, &ignored);
 	st->host_code.started_coarse_ns = clock_realtime_coarse_ns();
 	int r = run_spawn(st, err);
+	run_exec_hash(&st->exec); /* if it did not start */
 	if (r < 0)
 		return r;
 	run_exec_recheck(&st->exec, st->cwd);
