@@ -12,8 +12,10 @@
 # gen` against propose -> dryrun -> exec (three processes), propose -> exec
 # (exec dry-runs a PROPOSED permit itself) and `propose --exec` (one
 # process), for this binary and, when given, a baseline binary (main's
-# build: the forms it does not know are left out). Each command removes
-# gen.txt again; each binary has its own state directory.
+# build: the forms it does not know are left out), and the dry run alone
+# (`airlock dryrun -- make -s gen`, which leaves the workspace as it is), the
+# floor of any permit's path. Each command removes gen.txt again; each binary
+# has its own state directory.
 #   bench/permit.sh AIRLOCK_BINARY [ROUNDS] [BASELINE_BINARY]
 #   PERMIT_BENCH_ONLY=interleaved: the second part only
 set -eu
@@ -112,7 +114,7 @@ fi
 # path that leaves the workspace as it found it.
 proposal='{"argv":["make","-s","gen"],"reason":"bench","expected_paths":["gen.txt"]}'
 forms() { # binary: the forms it knows
-	echo run three
+	echo run dry three
 	if "$1" permit --help 2>&1 | grep -q -- 'propose \[--exec\]'; then
 		echo two one
 	fi
@@ -124,6 +126,7 @@ write_form() { # file binary state form
 		echo "cd '$ws'"
 		case $4 in
 		run) echo "'$2' run -- make -s gen >/dev/null" ;;
+		dry) echo "'$2' dryrun -- make -s gen >/dev/null" ;;
 		three | two)
 			echo "out=\$(echo '$proposal' | '$2' permit propose -)"
 			echo 'id=${out#*\"permit\":}; id=${id%%,*}'
@@ -134,7 +137,11 @@ write_form() { # file binary state form
 		esac
 		# A path that did not apply is counted, not fatal: on this loaded
 		# VM a quarantine's setup fails now and then (setup_error).
-		echo "[ \"\$(cat gen.txt 2>/dev/null)\" = new ] || echo x >>'$1.failed'"
+		if [ "$4" = dry ]; then # the same check's cost; a dry run writes no gen.txt
+			echo ": \"\$(cat gen.txt 2>/dev/null)\""
+		else
+			echo "[ \"\$(cat gen.txt 2>/dev/null)\" = new ] || echo x >>'$1.failed'"
+		fi
 		echo 'rm -f gen.txt'
 	} >"$1"
 }
@@ -173,6 +180,7 @@ for label in $labels; do
 	t_run=$(median_ms "$work/inter.json" "$k_run")
 	case $form in
 	run) what="\`airlock run -- make -s gen\`" ;;
+	dry) what="the dry run alone: \`airlock dryrun -- make -s gen\`" ;;
 	three) what="propose -> dryrun -> exec" ;;
 	two) what="propose -> exec (exec dry-runs it)" ;;
 	one) what="\`propose --exec\`" ;;

@@ -178,11 +178,22 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 	struct error parse_err = { 0 };
 	bool valid = permit_parse_proposal(text, n, &proposal, &parse_err) == 0;
 	struct permit p;
+	/* With --exec the proposal is signed with the exec's commits, by the
+	 * exec's one checkpoint (store_checkpoint_defer). */
+	if (c->exec)
+		store_checkpoint_defer(store);
 	r = permit_propose(store, rules, valid ? &proposal : NULL, text, n,
 			   valid ? NULL : parse_err.msg, ws, &p, &err);
 	permit_proposal_release(&proposal);
 	if (r < 0) {
+		struct error ignored = { 0 };
+		(void)store_checkpoint_flush(store, &ignored);
 		cli_error("permit propose: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (!(c->exec && permit_exec_dry_runs(&p)) && store_checkpoint_flush(store, &err) < 0) {
+		cli_error("permit propose: permit %llu: %s", (unsigned long long)p.id, err.msg);
+		permit_release(&p);
 		return EXIT_AIRLOCK_ERROR;
 	}
 	if (!valid)
@@ -202,7 +213,13 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 		step.action = "exec";
 		step.operand = id;
 		permit_release(&p);
-		return permit_step_main(&step, rules);
+		status = permit_step_main(&step, rules);
+		/* The exec's end signed it; an exec refused before it began did not. */
+		if (store_checkpoint_flush(store, &err) < 0) {
+			cli_error("permit propose: permit %s: %s", id, err.msg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		return status;
 	}
 	permit_print_line(&p, 0);
 	status = exit_status_for_permit_state(p.state);

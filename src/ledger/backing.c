@@ -82,32 +82,41 @@ static bool ledger_scan_path(const struct ledger_schema *schema, const struct le
 /* The log's last entry for path: from the index (each hit confirmed in the
  * log) and the lines after what it covers, or from a scan of the whole log
  * when the index cannot be used. */
-static bool ledger_last_for_path(const struct ledger_reader *rd, const char *path,
-				 struct ledger_entry *ret, uint64_t *ret_off)
+static bool ledger_last_in(const struct ledger_reader *rd, const struct ledger_index *x,
+			   const char *path, struct ledger_entry *ret, uint64_t *ret_off)
 {
-	struct ledger_index x;
 	uint64_t from = 0;
 	bool have = false;
 
-	if (ledger_index_open_usable(rd->dir_fd, &rd->map, rd->good_end, &x)) {
-		uint64_t h = ledger_path_hash(path), mask = x.head->nslots - 1;
-		for (uint64_t i = h & mask, k = 0; k < x.head->nslots && x.slots[i].off1;
+	if (x) {
+		uint64_t h = ledger_path_hash(path), mask = x->head->nslots - 1;
+		for (uint64_t i = h & mask, k = 0; k < x->head->nslots && x->slots[i].off1;
 		     i = (i + 1) & mask, k++) {
 			struct ledger_entry e;
-			if (x.slots[i].hash == h &&
-			    ledger_line_at(rd->schema, &rd->map, x.slots[i].off1 - 1,
-					   x.head->covered, &e, NULL) == 0 &&
+			if (x->slots[i].hash == h &&
+			    ledger_line_at(rd->schema, &rd->map, x->slots[i].off1 - 1,
+					   x->head->covered, &e, NULL) == 0 &&
 			    strcmp(e.path, path) == 0) {
 				*ret = e;
-				*ret_off = x.slots[i].off1 - 1;
+				*ret_off = x->slots[i].off1 - 1;
 				have = true;
 				break;
 			}
 		}
-		from = x.head->covered;
-		ledger_index_release(&x);
+		from = x->head->covered;
 	}
 	return ledger_scan_path(rd->schema, &rd->map, from, rd->good_end, path, ret, ret_off) || have;
+}
+
+static bool ledger_last_for_path(const struct ledger_reader *rd, const char *path,
+				 struct ledger_entry *ret, uint64_t *ret_off)
+{
+	struct ledger_index x;
+	if (!ledger_index_open_usable(rd->dir_fd, &rd->map, rd->good_end, &x))
+		return ledger_last_in(rd, NULL, path, ret, ret_off);
+	bool have = ledger_last_in(rd, &x, path, ret, ret_off);
+	ledger_index_release(&x);
+	return have;
 }
 
 int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *path,
@@ -125,6 +134,54 @@ int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *pa
 	if (!have)
 		return -ENOENT;
 	if ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
+	    (id && strcmp(found.id, id) != 0) || strcmp(found.sha256, sha256) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/* One reader for many ledger_backs() questions: the log mapped once under
+ * the shared lock, held until ledger_lookup_free(). */
+struct ledger_lookup {
+	struct ledger_reader rd;
+	struct ledger_index x;
+	bool have_x; /* the index, checked once, usable for the log mapped */
+};
+
+int ledger_lookup_open(struct ledger *ledger, struct ledger_lookup **ret, struct error *err)
+{
+	struct ledger_lookup *lk = calloc(1, sizeof(*lk));
+	if (!lk)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = ledger_reader_open(ledger, &lk->rd, err);
+	if (r < 0) {
+		ledger_reader_close(&lk->rd);
+		free(lk);
+		return r;
+	}
+	lk->have_x = ledger_index_open_usable(lk->rd.dir_fd, &lk->rd.map, lk->rd.good_end, &lk->x);
+	*ret = lk;
+	return 0;
+}
+
+void ledger_lookup_free(struct ledger_lookup *lk)
+{
+	if (!lk)
+		return;
+	if (lk->have_x)
+		ledger_index_release(&lk->x);
+	ledger_reader_close(&lk->rd);
+	free(lk);
+}
+
+int ledger_lookup_backs(struct ledger_lookup *lk, int kind, const char *id, const char *path,
+			const char sha256[SHA256_HEX_SIZE])
+{
+	struct ledger_entry found;
+	uint64_t off;
+
+	if (!ledger_last_in(&lk->rd, lk->have_x ? &lk->x : NULL, path, &found, &off))
+		return -ENOENT;
+	if ((ledger_kind_known(lk->rd.schema, kind) && found.kind != kind) ||
 	    (id && strcmp(found.id, id) != 0) || strcmp(found.sha256, sha256) != 0)
 		return -EBADMSG;
 	return 0;

@@ -166,6 +166,15 @@ int ledger_public_key(struct ledger *ledger, bool create, char **ret_vkey, struc
  * LEDGER_KIND_ANY matches any kind, a NULL id any id. */
 int ledger_backs(struct ledger *ledger, int kind, const char *id, const char *path,
 		 const char sha256[SHA256_HEX_SIZE], struct error *err);
+/* ledger_backs() for many paths with one reader (the log mapped once):
+ * the log as it was at ledger_lookup_open(), whose shared lock it holds
+ * until ledger_lookup_free(), so no append (of this process either) can be
+ * made while it is open. */
+struct ledger_lookup;
+int ledger_lookup_open(struct ledger *ledger, struct ledger_lookup **ret, struct error *err);
+int ledger_lookup_backs(struct ledger_lookup *lk, int kind, const char *id, const char *path,
+			const char sha256[SHA256_HEX_SIZE]);
+void ledger_lookup_free(struct ledger_lookup *lk);
 /* The bytes of the record the ledger's last entry for path carries (a
  * record committed with ledger_append_record()), which must be of this kind
  * (LEDGER_KIND_ANY: any) and id (NULL: any), NUL terminated: what rebuilds

@@ -238,8 +238,24 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 	return r;
 }
 
-int permit_dryrun(const struct run_context *ctx, struct store *store, const struct rules *rules,
-		  uint64_t id, struct permit *ret, struct error *err)
+/* The end of a permit command whose commits deferred their checkpoint
+ * (store_checkpoint_defer): one checkpoint signs them all, before the
+ * command returns and its result is shown. r is the command's result; a
+ * flush that fails fails a command that had succeeded (*ret released). */
+static int permit_flush(struct store *store, int r, struct permit *ret, struct error *err)
+{
+	struct error flush_err = { 0 };
+	int f = store_checkpoint_flush(store, r < 0 ? &flush_err : err);
+	if (r < 0 || f == 0)
+		return r;
+	permit_release(ret);
+	*ret = (struct permit){ 0 };
+	return f;
+}
+
+static int permit_dryrun_command(const struct run_context *ctx, struct store *store,
+				 const struct rules *rules, uint64_t id, struct permit *ret,
+				 struct error *err)
 {
 	cleanup_close int lock = -1;
 	cleanup_with(permit_release) struct permit p = { 0 };
@@ -253,6 +269,17 @@ int permit_dryrun(const struct run_context *ctx, struct store *store, const stru
 	*ret = p;
 	p = (struct permit){ 0 };
 	return 0;
+}
+
+/* A dry run commits the dry run's change set and the permit's transition
+ * (each durable before the next step acts on it): one checkpoint signs
+ * them at the end (docs/ledger.md, "When one is signed"). */
+int permit_dryrun(const struct run_context *ctx, struct store *store, const struct rules *rules,
+		  uint64_t id, struct permit *ret, struct error *err)
+{
+	store_checkpoint_defer(store);
+	int r = permit_dryrun_command(ctx, store, rules, id, ret, err);
+	return permit_flush(store, r, ret, err);
 }
 
 /* Checks that what is on disk is what the permit recorded at its dry run,
@@ -568,9 +595,9 @@ bool permit_exec_dry_runs(const struct permit *p)
 	return p->state == PERMIT_PROPOSED && p->risk <= 3;
 }
 
-int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
-		uint64_t id, char *const *verify, struct permit *ret,
-		struct permit_exec_result *res, struct error *err)
+static int permit_exec_command(const struct run_context *ctx, struct store *store,
+			       const struct rules *rules, uint64_t id, char *const *verify,
+			       struct permit *ret, struct permit_exec_result *res, struct error *err)
 {
 	cleanup_close int lock = -1;
 	cleanup_with(permit_release) struct permit p = { 0 };
@@ -608,4 +635,16 @@ int permit_exec(const struct run_context *ctx, struct store *store, const struct
 	*ret = p;
 	p = (struct permit){ 0 };
 	return 0;
+}
+
+/* Every commit of one exec (the dry run's transitions, the apply's state,
+ * APPLIED, a verify's) is appended and synced before the next step acts on
+ * it; one checkpoint signs them all at the end, not one each. */
+int permit_exec(const struct run_context *ctx, struct store *store, const struct rules *rules,
+		uint64_t id, char *const *verify, struct permit *ret,
+		struct permit_exec_result *res, struct error *err)
+{
+	store_checkpoint_defer(store);
+	int r = permit_exec_command(ctx, store, rules, id, verify, ret, res, err);
+	return permit_flush(store, r, ret, err);
 }

@@ -134,7 +134,8 @@ static int dryruns_open(struct store *store, DIR **ret, struct error *err)
  * (no final mark, a state a crash kept from following it, a state whose
  * commit a crash cut) takes the whole way. A dry run that changes while it
  * is read is in use: its lock holder finishes it, as with the lock's try. */
-static bool recover_settled(struct store *store, int dir_fd, const char *name, uint64_t id)
+static bool recover_settled(struct store *store, struct ledger_lookup **lk, int dir_fd,
+			    const char *name, uint64_t id)
 {
 	static const char committed[] = "\n{\"mark\":\"committed\"}\n";
 	static const char rolled_back[] = "\n{\"mark\":\"rolled_back\"}\n";
@@ -171,7 +172,10 @@ static bool recover_settled(struct store *store, int dir_fd, const char *name, u
 	if (is_committed != (strcmp(state, "applied") == 0))
 		return false;
 	struct statepath rel = statepath_dryrun_state(id);
-	return ledger_backs(store_ledger(store), LEDGER_KIND_MAX, NULL, rel.s, hex, &ignored) == 0;
+	/* One reader for the pass (*lk, opened here the first time). */
+	if (!*lk && ledger_lookup_open(store_ledger(store), lk, &ignored) < 0)
+		return false;
+	return ledger_lookup_backs(*lk, LEDGER_KIND_MAX, NULL, rel.s, hex) == 0;
 }
 
 /* The store whose dry runs this process has recovered: one pass a
@@ -199,17 +203,23 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 		return r;
 	}
 	struct dirent *de;
+	struct ledger_lookup *lk = NULL;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
 		uint64_t id = strtoull(de->d_name, NULL, 10);
 		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
 		if (id == 0 || faccessat(dirfd(dir), journal, F_OK, 0) < 0 ||
-		    recover_settled(store, dirfd(dir), de->d_name, id))
+		    recover_settled(store, &lk, dirfd(dir), de->d_name, id))
 			continue;
+		/* The reader holds the ledger's shared lock: let it go before a
+		 * recovery that commits. */
+		ledger_lookup_free(lk);
+		lk = NULL;
 		bool recovered;
 		r = recover_one(store, id, &recovered, err);
 		*ret_recovered += recovered;
 	}
+	ledger_lookup_free(lk);
 	closedir(dir);
 	if (r == 0)
 		apply_recovered_store = store;

@@ -23,6 +23,8 @@ struct store {
 	int receipts_fd;
 	bool durable; /* fsync receipts and the directory */
 	struct ledger *ledger; /* over dir_fd, ledger_state_schema */
+	bool checkpoint_deferred; /* store_checkpoint_defer() until the flush */
+	bool checkpoint_owed; /* a deferred commit asked for one */
 };
 
 /* The largest record store_settle() reads: a permit record's cap. */
@@ -288,6 +290,36 @@ static bool store_commit_checkpoints(enum ledger_kind kind)
 	}
 }
 
+/* Whether this commit signs at once: the kind asks for it and no
+ * store_checkpoint_defer() is in effect; a deferred one is owed to the
+ * flush. */
+static bool store_commit_signs(struct store *store, enum ledger_kind kind)
+{
+	if (!store_commit_checkpoints(kind))
+		return false;
+	if (!store->checkpoint_deferred)
+		return true;
+	store->checkpoint_owed = true;
+	return false;
+}
+
+void store_checkpoint_defer(struct store *store)
+{
+	store->checkpoint_deferred = true;
+}
+
+int store_checkpoint_flush(struct store *store, struct error *err)
+{
+	store->checkpoint_deferred = false;
+	if (!store->checkpoint_owed)
+		return 0;
+	int r = ledger_checkpoint(store_ledger(store), err);
+	if (r < 0)
+		return error_prefix(err, "committed, but the checkpoint was not signed");
+	store->checkpoint_owed = false;
+	return 0;
+}
+
 /* The kinds whose entry carries the record's bytes, so that the one append
  * commits it and the file is a cache of the log (docs/ledger.md, "One
  * commit path"): a run's receipt, whose commit is the one durable write of
@@ -334,7 +366,7 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 		return error_set_errno(err, EEXIST, "cannot write '%s'", name);
 	sha256_hex(data, n, hex);
 	int r = ledger_append_record(store_ledger(store), kind, id, path, hex, data, n,
-				     store_commit_checkpoints(kind), NULL, err);
+				     store_commit_signs(store, kind), NULL, err);
 	if (r == -E2BIG)
 		return r;
 	if (r < 0)
@@ -342,6 +374,23 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 	struct error cache_err = { 0 };
 	(void)store_write_cache(dir_fd, name, data, n, &cache_err);
 	return 0;
+}
+
+/* The new version of a replaced record, under a temporary name: its bytes
+ * synced, its name not (the rename over the record and the directory's
+ * fsync after it make both durable; a crash before leaves the committed
+ * record and a stray temporary, as a crash before that rename always did). */
+static int store_write_temporary(int dir_fd, const char *tmp, const void *data, size_t n,
+				 mode_t mode, bool durable, struct error *err)
+{
+	cleanup_close int fd =
+		openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return error_set_errno(err, errno, "cannot create '%s'", tmp);
+	int r = fd_write_all(fd, data, n);
+	if (r == 0 && durable && fsync(fd) < 0)
+		r = -errno;
+	return r < 0 ? error_set_errno(err, -r, "cannot write '%s'", tmp) : 0;
 }
 
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
@@ -373,7 +422,7 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 		char tmp[NAME_MAX + 1];
 		snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
 		(void)unlinkat(dir_fd, tmp, 0);
-		r = file_write_atomic(dir_fd, tmp, data, n, mode, store->durable, err);
+		r = store_write_temporary(dir_fd, tmp, data, n, mode, store->durable, err);
 		/* The version being replaced, for store_settle(); the directory's
 		 * fsync below makes the link durable with the rename. */
 		if (r == 0 && path[0] != '/') {
@@ -398,7 +447,7 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 						   store->path);
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex(data, n, hex);
-	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_checkpoints(kind),
+	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_signs(store, kind),
 			  NULL, err);
 	if (r < 0)
 		return error_prefix(err, "%s %s was written but not committed",

@@ -76,6 +76,20 @@ int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const void *data, size_t n, bool replace, struct error *err);
 
+/* The commits of one command that ask for a checkpoint at once (a human
+ * decision or a change of trust, docs/ledger.md "When one is signed") sign
+ * one checkpoint at its end instead of one each: from
+ * store_checkpoint_defer() to the next store_checkpoint_flush() such a
+ * commit appends and syncs its entry as always (durable before the next
+ * step acts on it) and leaves the signature owed; the flush signs once if
+ * one is owed and ends the deferral (a second defer before it changes
+ * nothing, so a command that defers around another's defer and flush is
+ * signed by that flush). A crash before the flush leaves entries committed
+ * but not yet signed, as any entry after the last checkpoint (signed by
+ * the next one). The flush comes before the command reports its result. */
+void store_checkpoint_defer(struct store *store);
+int store_checkpoint_flush(struct store *store, struct error *err);
+
 /* A replaced record inside the state directory keeps its previous version
  * as .<name>.prev (a hard link made before the rename), so that a crash
  * between the rename and the entry can be undone: store_settle() finds the
