@@ -28,6 +28,7 @@
 #include "core/hook/patchpaths.h"
 #include "core/policy/policy.h"
 #include "core/record/receipt.h"
+#include "core/session/session.h"
 #include "core/policy/rules.h"
 #include "core/policy/shellwords.h"
 #include "core/store/store.h"
@@ -35,12 +36,13 @@
 
 /* Everything one hook invocation needs, released in one place. */
 struct hook_state {
-	const struct hook_context *ctx;
+	struct session *session;
+	const struct hook_route *route; /* never NULL: a NULL airlock never routes */
 	const struct agent_host *host;
 	json_t *payload;
-	struct store *store;
-	struct rules *rules;
-	struct policy *policy;
+	struct store *store; /* the session's; NULL: the state directory does not exist */
+	struct rules *rules; /* the session's, once loaded */
+	struct policy *policy; /* the session's, once loaded */
 	char *scope;
 	struct gate_failures open; /* the scope's open failures, newest first */
 };
@@ -49,9 +51,6 @@ static void hook_state_release(struct hook_state *st)
 {
 	json_decref(st->payload);
 	gate_failures_release(&st->open);
-	store_free(st->store);
-	rules_free(st->rules);
-	policy_free(st->policy);
 	free(st->scope);
 }
 
@@ -62,15 +61,12 @@ static void hook_state_release(struct hook_state *st)
  * broken one blocks every call, as it always did. */
 static int hook_load_policy(struct hook_state *st, struct error *err)
 {
-	if (st->policy)
-		return 0;
-	return st->ctx->policy_path ? policy_load_file(st->ctx->policy_path, &st->policy, err)
-				    : policy_load_default(&st->policy, err);
+	return st->policy ? 0 : session_policy(st->session, &st->policy, err);
 }
 
 static int hook_load_rules(struct hook_state *st, struct error *err)
 {
-	return st->rules ? 0 : rules_load_default(&st->rules, err);
+	return st->rules ? 0 : session_rules(st->session, &st->rules, err);
 }
 
 /* The string at key, or fallback when there is none. */
@@ -165,12 +161,9 @@ static char *hook_command(json_t *input)
 
 static int hook_open_state(struct hook_state *st, bool create, struct error *err)
 {
-	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
-	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
-
-	if (!dir)
+	if (!st->session->state_dir)
 		return error_set(err, ENOENT, "no state directory (set AIRLOCK_STATE_DIR or HOME)");
-	int r = store_open(dir, create, &st->store, err);
+	int r = session_store(st->session, create, &st->store, err);
 	if (r == -ENOENT && !create)
 		return 0; /* nothing recorded yet: nothing is open */
 	return r;
@@ -270,7 +263,7 @@ static bool hook_is_this_airlock(struct hook_state *st, const char *argv0)
 	struct stat self, found;
 
 	if (!cwd || stat("/proc/self/exe", &self) < 0 ||
-	    sandbox_resolve_command(argv0, strv_env_get(st->ctx->environ_, "PATH"), cwd, &path) < 0)
+	    sandbox_resolve_command(argv0, strv_env_get(st->session->environ_, "PATH"), cwd, &path) < 0)
 		return false;
 	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return cwd_fd >= 0 && fstatat(cwd_fd, path, &found, 0) == 0 && S_ISREG(found.st_mode) &&
@@ -810,7 +803,7 @@ static const char *const hook_text_keys[] = { "content",    "new_string",  "old_
 /* Appends path with "~" and "~/" in the caller's home. */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
 {
-	const char *home = hostview_caller_from_env(st->ctx->environ_).home;
+	const char *home = hostview_caller_from_env(st->session->environ_).home;
 
 	if (!*path)
 		return 0;
@@ -987,8 +980,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 static int hook_targets_state_dir(struct hook_state *st, const struct hook_targets *t,
 				  const char **ret_path, struct error *err)
 {
-	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
-	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	const char *dir = st->session->state_dir;
 
 	*ret_path = NULL;
 	if (!dir)
@@ -1017,9 +1009,8 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
-	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
-	const char *in_use = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
+	const char *in_use = st->session->state_dir;
 	cleanup_strv char **state_dirs = NULL, **hidden = NULL, **known = NULL;
 	struct hostview hv = { 0 };
 
@@ -1028,7 +1019,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 		return 0;
 	int r = hook_load_policy(st, err);
 	if (r == 0)
-		r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
+		r = hostview_state_dirs(in_use, st->session->environ_, &caller, &state_dirs, err);
 	if (r == 0)
 		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
 	if (r < 0)
@@ -1118,7 +1109,7 @@ static int hook_push_read_only(struct hook_state *st, const char *scope, const c
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
 	cleanup_strv char **known = NULL;
 
 	*ret_path = NULL;
@@ -1301,12 +1292,12 @@ static char *hook_routed_text(struct hook_state *st, const char *scope, const ch
 			      const char *command, size_t n)
 {
 	/* word i is quoted when quote[i], else literal */
-	const char *words[] = { st->ctx->route_airlock,
+	const char *words[] = { st->route->airlock,
 				"run",
 				"--routed",
 				st->host->name,
-				st->ctx->state_dir ? "--state-dir" : NULL,
-				st->ctx->state_dir,
+				st->route->state_dir ? "--state-dir" : NULL,
+				st->route->state_dir ? st->session->state_dir : NULL,
 				policy ? "--policy" : NULL,
 				policy,
 				"--workspace",
@@ -1373,7 +1364,7 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
  * policy: the routed form, byte for byte, and nothing else. */
 static bool hook_is_own_routed(struct hook_state *st, const char *command, const char *began_scope)
 {
-	cleanup_strv char **words = st->ctx->route_airlock ? hook_plain_words(command) : NULL;
+	cleanup_strv char **words = st->route->airlock ? hook_plain_words(command) : NULL;
 	const char *scope = NULL;
 	bool policy = false;
 	size_t n = words ? strv_length(words) : 0;
@@ -1405,14 +1396,14 @@ static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *a
 			    struct hook_outcome *ret, struct error *err)
 {
 	static const char bare[] = "_-./=,:+@%";
-	size_t size = hook_quoted_size(st->ctx->route_airlock, strlen(st->ctx->route_airlock)) + 1;
+	size_t size = hook_quoted_size(st->route->airlock, strlen(st->route->airlock)) + 1;
 
 	for (size_t i = 1; argv[i]; i++)
 		size += hook_quoted_size(argv[i], strlen(argv[i])) + 1;
 	cleanup_free char *text = malloc(size);
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
-	char *p = hook_quote(text, st->ctx->route_airlock, strlen(st->ctx->route_airlock));
+	char *p = hook_quote(text, st->route->airlock, strlen(st->route->airlock));
 	for (size_t i = 1; argv[i]; i++) {
 		const char *w = argv[i];
 		bool plain = *w != '\0';
@@ -1597,11 +1588,11 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    "airlock: airlock's own %s, run unrouted by this airlock binary.",
 			    own == HOOK_AIRLOCK_READ ? "read-only command"
 						     : "command for the open failure");
-		return st->ctx->route_airlock && json_is_string(cmd)
+		return st->route->airlock && json_is_string(cmd)
 			       ? hook_run_as_self(st, input, argv, ret, err)
 			       : 0;
 	}
-	if (st->ctx->route_airlock && json_is_string(cmd)) {
+	if (st->route->airlock && json_is_string(cmd)) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
 			    v.risk, v.level, v.rule);
@@ -1881,10 +1872,14 @@ void hook_outcome_release(struct hook_outcome *o)
 	o->updated_input = NULL;
 }
 
-int hook_handle(const struct hook_context *ctx, const struct agent_host *host, enum hook_event event,
-		const char *payload, size_t n, struct hook_outcome *ret, struct error *err)
+int hook_handle(struct session *s, const struct hook_route *route, const struct agent_host *host,
+		enum hook_event event, const char *payload, size_t n, struct hook_outcome *ret,
+		struct error *err)
 {
-	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx, .host = host };
+	static const struct hook_route never = { 0 };
+	cleanup_with(hook_state_release) struct hook_state st = { .session = s,
+								  .route = route ? route : &never,
+								  .host = host };
 	json_error_t jerr;
 
 	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
@@ -1897,7 +1892,7 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 		return r;
 	snprintf(ret->event_name, sizeof(ret->event_name), "%s",
 		 jstr_or(st.payload, "hook_event_name", ""));
-	r = ctx->policy_path ? hook_load_policy(&st, err) : 0;
+	r = s->policy_path ? hook_load_policy(&st, err) : 0;
 	if (r == 0)
 		r = hook_open_state(&st, event == HOOK_POST_TOOL_USE, err);
 	if (r == 0)
@@ -1916,10 +1911,11 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 	return error_set(err, EINVAL, "unknown hook event");
 }
 
-int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n, size_t *ret,
+int hook_open_failures(struct session *s, const char *payload, size_t n, size_t *ret,
 		       char *ret_describe, size_t size, struct error *err)
 {
-	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx };
+	static const struct hook_route never = { 0 };
+	cleanup_with(hook_state_release) struct hook_state st = { .session = s, .route = &never };
 	json_t *doc = json_loadb(payload ? payload : "", n, 0, NULL);
 
 	*ret = 0;
