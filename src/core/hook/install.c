@@ -16,6 +16,7 @@
 #include "basic/strv.h"
 #include "core/store/jsonutil.h"
 #include "core/policy/shellwords.h"
+#include "core/session/session.h"
 
 /* s as one shell word: itself when it needs no quoting, else in single
  * quotes. NULL: out of memory. */
@@ -68,11 +69,13 @@ static char *install_command_line(const struct agent_host *host, const struct in
 				  const char *event)
 {
 	cleanup_free char *airlock = install_quote(cmd->airlock);
-	cleanup_free char *state = cmd->state_dir ? install_quote(cmd->state_dir) : NULL;
-	cleanup_free char *policy = cmd->policy ? install_quote(cmd->policy) : NULL;
+	const char *state_dir = cmd->session && cmd->state_dir ? cmd->session->state_dir : NULL;
+	const char *policy_path = cmd->session ? cmd->session->policy_path : NULL;
+	cleanup_free char *state = state_dir ? install_quote(state_dir) : NULL;
+	cleanup_free char *policy = policy_path ? install_quote(policy_path) : NULL;
 	char *s = NULL;
 
-	if (!airlock || (cmd->state_dir && !state) || (cmd->policy && !policy))
+	if (!airlock || (state_dir && !state) || (policy_path && !policy))
 		return NULL;
 	if (asprintf(&s, INSTALL_SHELL " -c '" INSTALL_WRAPPER "' %s hook %s %s%s%s%s%s", airlock,
 		     host->name, event, state ? " --state-dir " : "", state ? state : "",
