@@ -120,7 +120,9 @@ static int hook_usage_error(const struct session_options *so, const char *what, 
 	return EXIT_HOOK_MISCONFIGURED;
 }
 
-int cmd_hook(int argc, char **argv)
+/* The options into *so and *route: -1 to go on (the operands from optind),
+ * else the exit status. */
+static int hook_parse(int argc, char **argv, struct session_options *so, bool *route)
 {
 	static const struct option options[] = {
 		{ "state-dir", required_argument, NULL, 's' },
@@ -129,11 +131,8 @@ int cmd_hook(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct session_options so = { .environ_ = environ };
-	bool route = true;
 	int opt;
 
-	hook_arm_fail_closed();
 	opterr = 0;
 	optind = 1;
 	/* Options anywhere (the documented order puts --state-dir last);
@@ -141,13 +140,13 @@ int cmd_hook(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			so.state_dir = optarg;
+			so->state_dir = optarg;
 			break;
 		case 'p':
-			so.policy_path = optarg;
+			so->policy_path = optarg;
 			break;
 		case 'n':
-			route = false;
+			*route = false;
 			break;
 		case 'h':
 			printf("usage: airlock hook %s pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE] [--no-route]\n"
@@ -159,13 +158,25 @@ int cmd_hook(int argc, char **argv)
 			 * still names the directory to look in. */
 			for (int i = optind; i < argc; i++) {
 				if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc)
-					so.state_dir = argv[i + 1];
+					so->state_dir = argv[i + 1];
 				else if (strncmp(argv[i], "--state-dir=", 12) == 0)
-					so.state_dir = argv[i] + 12;
+					so->state_dir = argv[i] + 12;
 			}
-			return hook_usage_error(&so, "bad option ", argv[optind - 1]);
+			return hook_usage_error(so, "bad option ", argv[optind - 1]);
 		}
 	}
+	return -1;
+}
+
+int cmd_hook(int argc, char **argv)
+{
+	struct session_options so = { .environ_ = environ };
+	bool route = true;
+
+	hook_arm_fail_closed();
+	int status = hook_parse(argc, argv, &so, &route);
+	if (status >= 0)
+		return status;
 	if (argc - optind != 2)
 		return hook_usage_error(&so, "wrong number of operands", "");
 	const char *d = argv[optind], *e = argv[optind + 1];
@@ -204,7 +215,7 @@ int cmd_hook(int argc, char **argv)
 	struct hook_outcome outcome;
 	if (hook_handle(&s, &rt, host, event, payload, n, &outcome, &err) < 0)
 		return hook_block("", err.msg);
-	int status = hook_reply(host, event, &outcome);
+	status = hook_reply(host, event, &outcome);
 	hook_outcome_release(&outcome);
 	fflush(stdout);
 	if (ferror(stdout))

@@ -297,69 +297,68 @@ static const char *install_pre_event(const struct agent_host *host)
 	return NULL;
 }
 
-int install_check(json_t *settings, const struct agent_host *host,
-		  const struct install_command *cmd, bool target, char ***ret, struct error *err)
+/* One event airlock installs (name; want its group): every hook in it,
+ * into *lines: another hook before the tool, an airlock hook that differs,
+ * and in the target none or more than one. */
+static int install_check_event(json_t *hooks, const char *name, json_t *want,
+			       const struct agent_host *host, bool target, char ***lines)
 {
-	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
-	cleanup_strv char **lines = calloc(1, sizeof(char *));
-	json_t *hooks = json_object_get(settings, "hooks");
 	const char *pre = install_pre_event(host);
+	json_t *have = json_object_get(hooks, name);
+	size_t ours = 0, i;
+	json_t *group;
 	int r = 0;
 
-	if (!wanted || !lines)
-		return error_set(err, ENOMEM, "out of memory");
-	if (hooks && !json_is_object(hooks))
-		return error_set(err, EINVAL, "\"hooks\" is not an object");
+	json_array_foreach(json_is_array(have) ? have : NULL, i, group) {
+		cleanup_with(json_decrefp) json_t *h = install_group_hooks(group, host);
+		size_t j;
+		json_t *hook;
+		json_array_foreach(json_is_array(h) ? h : NULL, j, hook) {
+			if (!install_is_ours(hook, host)) {
+				/* Hosts run a tool's hooks side by side and take the
+				 * input one of them rewrote: another hook may undo
+				 * airlock's routing. */
+				if (pre && strcmp(name, pre) == 0)
+					r = r ? r
+					      : install_note(lines,
+							     "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged",
+							     name, install_hook_name(hook, host));
+				continue;
+			}
+			ours++;
+			if (json_equal(group, want))
+				continue;
+			cleanup_free char *found = json_dumps(group, JSON_COMPACT);
+			cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
+			if (target)
+				r = r ? r
+				      : install_note(lines, "hooks.%s: %s differs from %s", name,
+						     found ? found : "?", expected ? expected : "?");
+			else
+				r = r ? r
+				      : install_note(lines,
+						     "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)",
+						     name, found ? found : "?",
+						     expected ? expected : "?");
+		}
+	}
+	if (target && ours == 0)
+		r = r ? r : install_note(lines, "hooks.%s: no airlock hook", name);
+	else if (target && ours > 1)
+		r = r ? r
+		      : install_note(lines, "hooks.%s: %zu airlock hooks, where one is installed",
+				     name, ours);
+	return r;
+}
+
+/* An airlock hook in an event airlock does not install, into *lines. */
+static int install_check_strays(json_t *hooks, json_t *wanted, const struct agent_host *host,
+				char ***lines)
+{
 	const char *name;
 	json_t *groups;
-	json_object_foreach(wanted, name, groups) {
-		json_t *want = json_array_get(groups, 0), *have = json_object_get(hooks, name);
-		size_t ours = 0, i;
-		json_t *group;
-		json_array_foreach(json_is_array(have) ? have : NULL, i, group) {
-			cleanup_with(json_decrefp) json_t *h = install_group_hooks(group, host);
-			size_t j;
-			json_t *hook;
-			json_array_foreach(json_is_array(h) ? h : NULL, j, hook) {
-				if (!install_is_ours(hook, host)) {
-					/* Hosts run a tool's hooks side by side and
-					 * take the input one of them rewrote: another
-					 * hook may undo airlock's routing. */
-					if (pre && strcmp(name, pre) == 0)
-						r = r ? r
-						      : install_note(&lines,
-								     "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged",
-								     name,
-								     install_hook_name(hook, host));
-					continue;
-				}
-				ours++;
-				if (!json_equal(group, want)) {
-					cleanup_free char *found = json_dumps(group, JSON_COMPACT);
-					cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
-					if (target)
-						r = r ? r
-						      : install_note(&lines,
-								     "hooks.%s: %s differs from %s",
-								     name, found ? found : "?",
-								     expected ? expected : "?");
-					else
-						r = r ? r
-						      : install_note(&lines,
-								     "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)",
-								     name, found ? found : "?",
-								     expected ? expected : "?");
-				}
-			}
-		}
-		if (target && ours == 0)
-			r = r ? r : install_note(&lines, "hooks.%s: no airlock hook", name);
-		else if (target && ours > 1)
-			r = r ? r
-			      : install_note(&lines,
-					     "hooks.%s: %zu airlock hooks, where one is installed",
-					     name, ours);
-	}
+	int r = 0;
+
 	json_object_foreach(json_is_object(hooks) ? hooks : NULL, name, groups) {
 		if (json_object_get(wanted, name))
 			continue;
@@ -372,21 +371,29 @@ int install_check(json_t *settings, const struct agent_host *host,
 			json_array_foreach(json_is_array(h) ? h : NULL, j, hook)
 				if (install_is_ours(hook, host))
 					r = r ? r
-					      : install_note(&lines,
+					      : install_note(lines,
 							     "hooks.%s: an airlock hook airlock does not install here",
 							     name);
 		}
 	}
-	/* Settings that switch the hooks off, at whatever level they are. */
+	return r;
+}
+
+/* Settings that switch the hooks off, at whatever level they are, into
+ * *lines. */
+static int install_check_switches(json_t *settings, char ***lines)
+{
+	int r = 0;
+
 	if (json_is_true(json_object_get(settings, "disableAllHooks")))
-		r = r ? r : install_note(&lines, "disableAllHooks is true: no hook runs");
+		r = r ? r : install_note(lines, "disableAllHooks is true: no hook runs");
 	if (json_is_true(json_object_get(settings, "allowManagedHooksOnly")))
 		r = r ? r
-		      : install_note(&lines,
+		      : install_note(lines,
 				     "allowManagedHooksOnly is true: only managed settings' hooks run");
 	json_t *hooks_config = json_object_get(settings, "hooksConfig");
 	if (json_is_false(json_object_get(hooks_config, "enabled")))
-		r = r ? r : install_note(&lines, "hooksConfig.enabled is false: no hook runs");
+		r = r ? r : install_note(lines, "hooksConfig.enabled is false: no hook runs");
 	/* Gemini CLI names a command hook by its command. */
 	size_t i;
 	json_t *disabled;
@@ -396,10 +403,36 @@ int install_check(json_t *settings, const struct agent_host *host,
 			   i, disabled)
 		if (json_is_string(disabled) && strstr(json_string_value(disabled), "airlock"))
 			r = r ? r
-			      : install_note(&lines, "hooksConfig.disabled names an airlock hook: %s",
+			      : install_note(lines, "hooksConfig.disabled names an airlock hook: %s",
 					     json_string_value(disabled));
 	if (json_is_false(json_object_get(json_object_get(settings, "tools"), "enableHooks")))
-		r = r ? r : install_note(&lines, "tools.enableHooks is false: no hook runs");
+		r = r ? r : install_note(lines, "tools.enableHooks is false: no hook runs");
+	return r;
+}
+
+int install_check(json_t *settings, const struct agent_host *host,
+		  const struct install_command *cmd, bool target, char ***ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
+	cleanup_strv char **lines = calloc(1, sizeof(char *));
+	json_t *hooks = json_object_get(settings, "hooks");
+	int r = 0;
+
+	if (!wanted || !lines)
+		return error_set(err, ENOMEM, "out of memory");
+	if (hooks && !json_is_object(hooks))
+		return error_set(err, EINVAL, "\"hooks\" is not an object");
+	const char *name;
+	json_t *groups;
+	json_object_foreach(wanted, name, groups) {
+		int e = install_check_event(hooks, name, json_array_get(groups, 0), host, target,
+					    &lines);
+		r = r ? r : e;
+	}
+	int e = install_check_strays(hooks, wanted, host, &lines);
+	r = r ? r : e;
+	e = install_check_switches(settings, &lines);
+	r = r ? r : e;
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(lines);
