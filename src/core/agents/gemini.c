@@ -272,6 +272,18 @@ static int gemini_reply(const struct agent_decision *d, struct agent_reply *ret)
 	return 0;
 }
 
+/* hooksConfig.enabled false turns hooks off, hooksConfig.disabled one of
+ * them (Gemini CLI names a command hook by its command); versions before
+ * hooksConfig need tools.enableHooks. */
+static const struct agenthost_switch gemini_switches[] = {
+	{ "hooksConfig", "enabled", AGENTHOST_SWITCH_FALSE,
+	  "hooksConfig.enabled is false: no hook runs" },
+	{ "hooksConfig", "disabled", AGENTHOST_SWITCH_NAMES,
+	  "hooksConfig.disabled names an airlock hook" },
+	{ "tools", "enableHooks", AGENTHOST_SWITCH_FALSE, "tools.enableHooks is false: no hook runs" },
+	{ 0 },
+};
+
 const struct agent_host agenthost_gemini = {
 	.name = "gemini",
 	.display = "Gemini CLI",
@@ -292,6 +304,7 @@ const struct agent_host agenthost_gemini = {
 	.install_events = gemini_events,
 	.install_timeout = 10000,
 	.settings = gemini_settings,
+	.switches = gemini_switches,
 	.install_needs = gemini_install_needs,
 	.exit_status = gemini_exit_status,
 	.reply = gemini_reply,

@@ -379,34 +379,60 @@ static int install_check_strays(json_t *hooks, json_t *wanted, const struct agen
 	return r;
 }
 
-/* Settings that switch the hooks off, at whatever level they are, into
- * *lines. */
+/* Whether a row of an earlier host (before host i) or earlier in host i's
+ * own list is the same switch as sw: each is reported once. */
+static bool install_switch_seen(size_t i, const struct agenthost_switch *sw)
+{
+	for (size_t k = 0; k <= i; k++)
+		for (const struct agenthost_switch *o = agenthost_at(k)->switches; o && o->key;
+		     o++) {
+			if (o == sw)
+				return false;
+			if (strcmp(o->key, sw->key) == 0 &&
+			    (o->object ? sw->object && strcmp(o->object, sw->object) == 0 : !sw->object))
+				return true;
+		}
+	return false;
+}
+
+/* One switch in settings, into *lines when it turns hooks off. */
+static int install_check_switch(json_t *settings, const struct agenthost_switch *sw,
+				char ***lines)
+{
+	json_t *v = json_object_get(sw->object ? json_object_get(settings, sw->object) : settings,
+				    sw->key);
+	size_t i;
+	json_t *name;
+	int r = 0;
+
+	switch (sw->kind) {
+	case AGENTHOST_SWITCH_TRUE:
+		return json_is_true(v) ? install_note(lines, "%s", sw->note) : 0;
+	case AGENTHOST_SWITCH_FALSE:
+		return json_is_false(v) ? install_note(lines, "%s", sw->note) : 0;
+	case AGENTHOST_SWITCH_NAMES:
+		json_array_foreach(json_is_array(v) ? v : NULL, i, name)
+			if (json_is_string(name) && strstr(json_string_value(name), "airlock"))
+				r = r ? r : install_note(lines, "%s: %s", sw->note,
+							 json_string_value(name));
+		return r;
+	}
+	return 0;
+}
+
+/* Settings that switch the hooks off (every host's switches, in the
+ * table's order), at whatever level they are, into *lines. */
 static int install_check_switches(json_t *settings, char ***lines)
 {
 	int r = 0;
 
-	if (json_is_true(json_object_get(settings, "disableAllHooks")))
-		r = r ? r : install_note(lines, "disableAllHooks is true: no hook runs");
-	if (json_is_true(json_object_get(settings, "allowManagedHooksOnly")))
-		r = r ? r
-		      : install_note(lines,
-				     "allowManagedHooksOnly is true: only managed settings' hooks run");
-	json_t *hooks_config = json_object_get(settings, "hooksConfig");
-	if (json_is_false(json_object_get(hooks_config, "enabled")))
-		r = r ? r : install_note(lines, "hooksConfig.enabled is false: no hook runs");
-	/* Gemini CLI names a command hook by its command. */
-	size_t i;
-	json_t *disabled;
-	json_array_foreach(json_is_array(json_object_get(hooks_config, "disabled"))
-				   ? json_object_get(hooks_config, "disabled")
-				   : NULL,
-			   i, disabled)
-		if (json_is_string(disabled) && strstr(json_string_value(disabled), "airlock"))
-			r = r ? r
-			      : install_note(lines, "hooksConfig.disabled names an airlock hook: %s",
-					     json_string_value(disabled));
-	if (json_is_false(json_object_get(json_object_get(settings, "tools"), "enableHooks")))
-		r = r ? r : install_note(lines, "tools.enableHooks is false: no hook runs");
+	for (size_t i = 0; i < agenthost_count(); i++)
+		for (const struct agenthost_switch *sw = agenthost_at(i)->switches; sw && sw->key;
+		     sw++)
+			if (!install_switch_seen(i, sw)) {
+				int e = install_check_switch(settings, sw, lines);
+				r = r ? r : e;
+			}
 	return r;
 }
 
