@@ -26,8 +26,7 @@
 
 /* The settings file the host reads its hooks from: the project's when
  * project is set, else the user's. */
-static char *install_settings_path(const struct agent_host *host, const char *project,
-				   char *const *env)
+static char *install_settings_path(const struct agent_host *host, const char *project, char *const *env)
 {
 	if (project)
 		return path_join(project, host->install_project_file);
@@ -286,8 +285,7 @@ static int install_commit(const struct agent_host *host, json_t *settings, const
 
 /* The settings file at path, merged with the hooks: shown, or written. */
 static int install_merge_file(const struct agent_host *host, const struct install_command *cmd,
-			      const char *path, bool write, bool stable, bool build_tree,
-			      bool project)
+			      const char *path, bool write, bool stable, bool build_tree, bool project)
 {
 	cleanup_with(json_decrefp) json_t *settings = NULL;
 	cleanup_free char *text = NULL;
@@ -333,14 +331,15 @@ int cmd_install(int argc, char **argv)
 	cleanup_free char *policy = a.policy ? realpath(a.policy, NULL) : NULL;
 	if (!self || (a.state_dir && !state) || (a.policy && !policy)) {
 		cli_error("install: %s: %s",
-			  !self		      ? "/proc/self/exe"
+			  !self			? "/proc/self/exe"
 			  : a.policy && !policy ? a.policy
 						: "--state-dir",
 			  strerror(errno));
 		return EXIT_AIRLOCK_ERROR;
 	}
 	/* The session: the state directory and the policy the hooks name. */
-	const struct session_options so = { .state_dir = state, .policy_path = policy,
+	const struct session_options so = { .state_dir = state,
+					    .policy_path = policy,
 					    .environ_ = environ };
 	cleanup_with(session_free) struct session s = { 0 };
 	struct error err = { 0 };
@@ -355,7 +354,8 @@ int cmd_install(int argc, char **argv)
 		cli_error("install: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	const struct install_command cmd = { .airlock = airlock, .session = &s,
+	const struct install_command cmd = { .airlock = airlock,
+					     .session = &s,
 					     .state_dir = state != NULL };
 	cleanup_free char *path = install_settings_path(a.host, project, s.environ_);
 	if (!path) {

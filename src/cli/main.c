@@ -108,8 +108,8 @@ static void print_usage(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		const char *s = commands[i].summary, *hosts = strstr(s, "{hosts}");
 		fprintf(f, "  %-10s %.*s%s%s\n", commands[i].name,
-			hosts ? (int)(hosts - s) : (int)strlen(s), s, hosts ? agenthost_displays() : "",
-			hosts ? hosts + strlen("{hosts}") : "");
+			hosts ? (int)(hosts - s) : (int)strlen(s), s,
+			hosts ? agenthost_displays() : "", hosts ? hosts + strlen("{hosts}") : "");
 	}
 	fputs("\n'airlock COMMAND --help' shows a command's options; man airlock has the rest.\n", f);
 }

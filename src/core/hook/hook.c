@@ -1499,7 +1499,7 @@ static int hook_pre_file_tool(struct hook_state *st, const char *tool, const str
 		    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
 		    open, tool ? tool : "the tool",
 		    hook_is_file_tool(st->host, tool) ? "writes files"
-						       : "is not a tool airlock knows to only read");
+						      : "is not a tool airlock knows to only read");
 	return 0;
 }
 
@@ -1660,7 +1660,8 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 	r = hook_list_open(st, err);
 	if (r < 0)
 		return r;
-	return shell ? hook_pre_shell(st, input, ret, err) : hook_pre_file_tool(st, tool, &t, ret, err);
+	return shell ? hook_pre_shell(st, input, ret, err)
+		     : hook_pre_file_tool(st, tool, &t, ret, err);
 }
 
 /* The receipt's exit_status word for each enum agent_exit_kind. */
@@ -1753,8 +1754,8 @@ static int hook_post_output(struct hook_state *st, struct capture *out, struct c
 
 /* The receipt rc (its id allocated) committed, through the gate when its
  * status may open or close a failure; ret says what was recorded. */
-static int hook_post_commit(struct hook_state *st, struct receipt *rc,
-			    const struct hook_post *p, struct hook_outcome *ret, struct error *err)
+static int hook_post_commit(struct hook_state *st, struct receipt *rc, const struct hook_post *p,
+			    struct hook_outcome *ret, struct error *err)
 {
 	const struct agent_exit *hs = &p->hs;
 	/* An unknown status is never a success and closes nothing; it opens a
@@ -1807,9 +1808,8 @@ static int hook_post_commit(struct hook_state *st, struct receipt *rc,
 
 /* The host's run of command recorded as a receipt: in rc_cwd, dur_ms long,
  * for the scope as it was when it began (*began_scope, taken). */
-static int hook_post_record(struct hook_state *st, char *command, const char *rc_cwd,
-			    uint64_t dur_ms, char **began_scope, struct hook_outcome *ret,
-			    struct error *err)
+static int hook_post_record(struct hook_state *st, char *command, const char *rc_cwd, uint64_t dur_ms,
+			    char **began_scope, struct hook_outcome *ret, struct error *err)
 {
 	struct hook_post p;
 	struct capture out, errc;

@@ -384,8 +384,7 @@ static int install_check_strays(json_t *hooks, json_t *wanted, const struct agen
 static bool install_switch_seen(size_t i, const struct agenthost_switch *sw)
 {
 	for (size_t k = 0; k <= i; k++)
-		for (const struct agenthost_switch *o = agenthost_at(k)->switches; o && o->key;
-		     o++) {
+		for (const struct agenthost_switch *o = agenthost_at(k)->switches; o && o->key; o++) {
 			if (o == sw)
 				return false;
 			if (strcmp(o->key, sw->key) == 0 &&
@@ -396,8 +395,7 @@ static bool install_switch_seen(size_t i, const struct agenthost_switch *sw)
 }
 
 /* One switch in settings, into *lines when it turns hooks off. */
-static int install_check_switch(json_t *settings, const struct agenthost_switch *sw,
-				char ***lines)
+static int install_check_switch(json_t *settings, const struct agenthost_switch *sw, char ***lines)
 {
 	json_t *v = json_object_get(sw->object ? json_object_get(settings, sw->object) : settings,
 				    sw->key);
@@ -413,8 +411,9 @@ static int install_check_switch(json_t *settings, const struct agenthost_switch 
 	case AGENTHOST_SWITCH_NAMES:
 		json_array_foreach(json_is_array(v) ? v : NULL, i, name)
 			if (json_is_string(name) && strstr(json_string_value(name), "airlock"))
-				r = r ? r : install_note(lines, "%s: %s", sw->note,
-							 json_string_value(name));
+				r = r ? r
+				      : install_note(lines, "%s: %s", sw->note,
+						     json_string_value(name));
 		return r;
 	}
 	return 0;
@@ -427,8 +426,7 @@ static int install_check_switches(json_t *settings, char ***lines)
 	int r = 0;
 
 	for (size_t i = 0; i < agenthost_count(); i++)
-		for (const struct agenthost_switch *sw = agenthost_at(i)->switches; sw && sw->key;
-		     sw++)
+		for (const struct agenthost_switch *sw = agenthost_at(i)->switches; sw && sw->key; sw++)
 			if (!install_switch_seen(i, sw)) {
 				int e = install_check_switch(settings, sw, lines);
 				r = r ? r : e;

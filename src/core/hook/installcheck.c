@@ -113,8 +113,8 @@ static int installcheck_dir(struct installcheck_walk *w, const char *dir, struct
 
 	if (n < 0)
 		return errno != ENOENT && errno != ENOTDIR
-			       ? installcheck_add(w, INSTALLCHECK_UNREADABLE, dir, strerror(errno), 0,
-						  err)
+			       ? installcheck_add(w, INSTALLCHECK_UNREADABLE, dir, strerror(errno),
+						  0, err)
 			       : 0;
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(names[i]->d_name);
