@@ -2,27 +2,21 @@
 /* `airlock install HOST`: airlock's hooks in the host's own settings file
  * (core/hook/install.c decides what they are; docs/gate.md, "Installing"). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
-#include "basic/fileio.h"
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/hook/install.h"
 #include "core/hook/installcheck.h"
+#include "core/hook/installfile.h"
 #include "core/session/session.h"
-
-#define INSTALL_MAX_SETTINGS (4 << 20)
 
 /* The settings file the host reads its hooks from: the project's when
  * project is set, else the user's. */
@@ -42,85 +36,6 @@ static void install_needs(const struct agent_host *host, const char *path, bool 
 
 	host->install_needs(path, project, needs, sizeof(needs));
 	cli_error("%s", needs);
-}
-
-/* The settings document: {} when the file does not exist. *ret_text gets
- * the file's bytes (NULL when none). */
-static int install_read(const char *path, json_t **ret, char **ret_text, size_t *ret_n)
-{
-	struct error err = { 0 };
-	json_error_t jerr;
-
-	*ret_text = NULL;
-	*ret_n = 0;
-	int r = file_read_capped(AT_FDCWD, path, INSTALL_MAX_SETTINGS, ret_text, ret_n, &err);
-	if (r == -ENOENT) {
-		*ret = json_object();
-		return *ret ? EXIT_OK : EXIT_AIRLOCK_ERROR;
-	}
-	if (r < 0) {
-		cli_error("install: %s: %s", path, err.msg);
-		return EXIT_AIRLOCK_ERROR;
-	}
-	*ret = json_loadb(*ret_text, *ret_n, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(*ret)) {
-		cli_error("install: %s is not a JSON object (%s, line %d); it was not touched (comments are not read: remove them, or add the hooks by hand)",
-			  path, *ret ? "another type" : jerr.text, jerr.line);
-		json_decref(*ret);
-		*ret = NULL;
-		return EXIT_AIRLOCK_ERROR;
-	}
-	return EXIT_OK;
-}
-
-/* Replaces path with data (atomically: a new file renamed over it), with
- * the original's mode, or 0600. */
-static int install_write(const char *path, const char *data, size_t n, struct error *err)
-{
-	cleanup_free char *dir = path_dirname(path);
-	const char *base = strrchr(path, '/') + 1;
-	struct stat st;
-	mode_t mode = stat(path, &st) == 0 ? st.st_mode & 07777 : 0600;
-
-	if (!dir)
-		return error_set(err, ENOMEM, "out of memory");
-	int r = mkdir_parents(dir, 0700);
-	if (r < 0)
-		return error_set_errno(err, -r, "create %s", dir);
-	cleanup_close int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0)
-		return error_set_errno(err, errno, "open %s", dir);
-	char tmp[NAME_MAX + 1];
-	if (snprintf(tmp, sizeof(tmp), ".%.200s.airlock-%d", base, (int)getpid()) >= (int)sizeof(tmp))
-		return error_set(err, ENAMETOOLONG, "name too long");
-	(void)unlinkat(dir_fd, tmp, 0);
-	r = file_write_atomic(dir_fd, tmp, data, n, mode, true, err);
-	if (r < 0)
-		return r;
-	if (renameat(dir_fd, tmp, dir_fd, base) < 0) {
-		int e = errno;
-		(void)unlinkat(dir_fd, tmp, 0);
-		return error_set_errno(err, e, "rename into %s", path);
-	}
-	return 0;
-}
-
-/* PATH.airlock-backup: the file as it was before airlock first changed
- * it; an existing backup is that original and is kept. */
-static int install_backup(const char *path, const char *text, size_t n, char **ret, struct error *err)
-{
-	char *backup = NULL;
-
-	if (asprintf(&backup, "%s.airlock-backup", path) < 0)
-		return error_set(err, ENOMEM, "out of memory");
-	*ret = backup;
-	cleanup_close int fd =
-		open(backup, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return errno == EEXIST ? 0 : error_set_errno(err, errno, "create %s", backup);
-	if (fd_write_all(fd, text, n) < 0 || fsync(fd) < 0)
-		return error_set_errno(err, errno, "write %s", backup);
-	return 0;
 }
 
 static char *install_absolute(const char *path)
@@ -245,12 +160,13 @@ static int install_parse(int argc, char **argv, struct install_args *a)
 static int install_show(const struct agent_host *host, const struct install_command *cmd,
 			const char *path, bool changed, bool project)
 {
-	cleanup_with(json_decrefp) json_t *hooks = install_hooks(host, cmd);
-	cleanup_with(json_decrefp) json_t *doc = hooks ? json_pack("{s:O}", "hooks", hooks) : NULL;
-	cleanup_free char *out = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+	cleanup_free char *out = NULL;
+	struct error err = { 0 };
 
-	if (!out)
+	if (installfile_hooks_text(host, cmd, &out, &err) < 0) {
+		cli_error("install: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
+	}
 	puts(out);
 	cli_error("install: %s: %s; --write merges them, keeping every other key", path,
 		  changed ? "these hooks are not there yet, or differ"
@@ -259,58 +175,36 @@ static int install_show(const struct agent_host *host, const struct install_comm
 	return EXIT_OK;
 }
 
-/* --write: the merged settings over path (text, n: the file as it was;
- * NULL when there was none, else backed up first). */
-static int install_commit(const struct agent_host *host, json_t *settings, const char *path,
-			  const char *text, size_t n, bool project)
-{
-	cleanup_free char *out = json_dumps(settings, JSON_INDENT(2));
-	cleanup_free char *backup = NULL;
-	struct error err = { 0 };
-
-	if (!out)
-		return EXIT_AIRLOCK_ERROR;
-	size_t len = strlen(out);
-	out[len] = '\n';
-	if ((text && install_backup(path, text, n, &backup, &err) < 0) ||
-	    install_write(path, out, len + 1, &err) < 0) {
-		cli_error("install: %s: %s", path, err.msg);
-		return EXIT_AIRLOCK_ERROR;
-	}
-	cli_error("install: merged airlock's %s hooks into %s%s%s", host->name, path,
-		  backup ? "; the original is in " : "", backup ? backup : "");
-	install_needs(host, path, project);
-	return EXIT_OK;
-}
-
 /* The settings file at path, merged with the hooks: shown, or written. */
 static int install_merge_file(const struct agent_host *host, const struct install_command *cmd,
 			      const char *path, bool write, bool stable, bool build_tree, bool project)
 {
-	cleanup_with(json_decrefp) json_t *settings = NULL;
-	cleanup_free char *text = NULL;
+	cleanup_with(installfile_release) struct installfile f = { 0 };
 	struct error err = { 0 };
-	size_t n;
-	int status = install_read(path, &settings, &text, &n);
-	if (status != EXIT_OK)
-		return status;
 
-	bool changed;
-	if (install_merge(settings, host, cmd, &changed, &err) < 0) {
-		cli_error("install: %s: %s; it was not touched", path, err.msg);
+	if (installfile_merge(host, cmd, path, &f, &err) < 0) {
+		cli_error("install: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
 	if (!stable)
 		cli_error("install: warning: the hooks name %s, which is not the airlock on PATH%s: if it moves or is rebuilt elsewhere, every hook blocks every tool call until `airlock install` is run again; install airlock (e.g. /usr/bin/airlock) and run install from there",
 			  cmd->airlock, build_tree ? " (it lies in a build tree)" : "");
 	if (!write)
-		return install_show(host, cmd, path, changed, project);
-	if (!changed) {
+		return install_show(host, cmd, path, f.changed, project);
+	if (!f.changed) {
 		cli_error("install: %s has airlock's hooks already; nothing changed", path);
 		install_needs(host, path, project);
 		return EXIT_OK;
 	}
-	return install_commit(host, settings, path, text, n, project);
+	cleanup_free char *backup = NULL;
+	if (installfile_write(&f, &backup, &err) < 0) {
+		cli_error("install: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	cli_error("install: merged airlock's %s hooks into %s%s%s", host->name, path,
+		  backup ? "; the original is in " : "", backup ? backup : "");
+	install_needs(host, path, project);
+	return EXIT_OK;
 }
 
 int cmd_install(int argc, char **argv)
