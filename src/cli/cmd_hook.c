@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/hook/hook.h"
+#include "core/session/session.h"
 
 #define HOOK_DEADLINE_SECONDS 8 /* under every host's hook timeout */
 
@@ -86,8 +87,9 @@ static int hook_reply(const struct agent_host *host, enum hook_event event,
  * in the payload's scope, warn in one line and let it run (exit 1); while
  * one is open, block (exit 2), so that a broken hook never lets a command
  * through an open failure. Not knowing whether one is open is a block. */
-static int hook_usage_error(const struct hook_context *ctx, const char *what, const char *detail)
+static int hook_usage_error(const struct session_options *so, const char *what, const char *detail)
 {
+	cleanup_with(session_free) struct session s = { 0 };
 	char usage[512];
 	cleanup_free char *payload = NULL;
 	size_t n = 0, open = 0;
@@ -99,7 +101,8 @@ static int hook_usage_error(const struct hook_context *ctx, const char *what, co
 		 agenthost_names(true));
 
 	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0 ||
-	    hook_open_failures(ctx, payload, n, &open, describe, sizeof(describe), &err) < 0) {
+	    session_open(&s, so, &err) < 0 ||
+	    hook_open_failures(&s, payload, n, &open, describe, sizeof(describe), &err) < 0) {
 		fprintf(stderr,
 			"airlock hook: %s%s (usage: %s), and whether a failure is open is not known (%s); blocking\n",
 			what, detail, usage, err.msg);
@@ -117,7 +120,9 @@ static int hook_usage_error(const struct hook_context *ctx, const char *what, co
 	return EXIT_HOOK_MISCONFIGURED;
 }
 
-int cmd_hook(int argc, char **argv)
+/* The options into *so and *route: -1 to go on (the operands from optind),
+ * else the exit status. */
+static int hook_parse(int argc, char **argv, struct session_options *so, bool *route)
 {
 	static const struct option options[] = {
 		{ "state-dir", required_argument, NULL, 's' },
@@ -126,11 +131,8 @@ int cmd_hook(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct hook_context ctx = { .environ_ = environ };
-	bool route = true;
 	int opt;
 
-	hook_arm_fail_closed();
 	opterr = 0;
 	optind = 1;
 	/* Options anywhere (the documented order puts --state-dir last);
@@ -138,13 +140,13 @@ int cmd_hook(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			ctx.state_dir = optarg;
+			so->state_dir = optarg;
 			break;
 		case 'p':
-			ctx.policy_path = optarg;
+			so->policy_path = optarg;
 			break;
 		case 'n':
-			route = false;
+			*route = false;
 			break;
 		case 'h':
 			printf("usage: airlock hook %s pre-tool-use|post-tool-use|stop [--state-dir DIR] [--policy FILE] [--no-route]\n"
@@ -156,15 +158,27 @@ int cmd_hook(int argc, char **argv)
 			 * still names the directory to look in. */
 			for (int i = optind; i < argc; i++) {
 				if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc)
-					ctx.state_dir = argv[i + 1];
+					so->state_dir = argv[i + 1];
 				else if (strncmp(argv[i], "--state-dir=", 12) == 0)
-					ctx.state_dir = argv[i] + 12;
+					so->state_dir = argv[i] + 12;
 			}
-			return hook_usage_error(&ctx, "bad option ", argv[optind - 1]);
+			return hook_usage_error(so, "bad option ", argv[optind - 1]);
 		}
 	}
+	return -1;
+}
+
+int cmd_hook(int argc, char **argv)
+{
+	struct session_options so = { .environ_ = environ };
+	bool route = true;
+
+	hook_arm_fail_closed();
+	int status = hook_parse(argc, argv, &so, &route);
+	if (status >= 0)
+		return status;
 	if (argc - optind != 2)
-		return hook_usage_error(&ctx, "wrong number of operands", "");
+		return hook_usage_error(&so, "wrong number of operands", "");
 	const char *d = argv[optind], *e = argv[optind + 1];
 	const struct agent_host *host = agenthost_find(d);
 	enum hook_event event;
@@ -172,7 +186,7 @@ int cmd_hook(int argc, char **argv)
 	char unknown[300];
 	if (!host) {
 		snprintf(unknown, sizeof(unknown), "unknown dialect (%s): ", agenthost_names(false));
-		return hook_usage_error(&ctx, unknown, d);
+		return hook_usage_error(&so, unknown, d);
 	}
 	if (strcmp(e, "pre-tool-use") == 0 || strcmp(e, "before-tool") == 0)
 		event = HOOK_PRE_TOOL_USE;
@@ -181,7 +195,7 @@ int cmd_hook(int argc, char **argv)
 	else if (strcmp(e, "stop") == 0 || strcmp(e, "after-agent") == 0)
 		event = HOOK_STOP;
 	else
-		return hook_usage_error(&ctx,
+		return hook_usage_error(&so,
 					"unknown event (pre-tool-use, post-tool-use or stop): ", e);
 
 	/* Routing names this very program by its absolute path, so the routed
@@ -190,15 +204,18 @@ int cmd_hook(int argc, char **argv)
 	if (route && !self)
 		return hook_block("cannot find airlock's own path to route commands: ",
 				  strerror(errno));
-	ctx.route_airlock = self;
+	const struct hook_route rt = { .airlock = self, .state_dir = so.state_dir != NULL };
 	cleanup_free char *payload = NULL;
 	size_t n = 0;
 	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0)
 		return hook_block("cannot read the payload: ", err.msg);
-	struct hook_outcome outcome;
-	if (hook_handle(&ctx, host, event, payload, n, &outcome, &err) < 0)
+	cleanup_with(session_free) struct session s = { 0 };
+	if (session_open(&s, &so, &err) < 0)
 		return hook_block("", err.msg);
-	int status = hook_reply(host, event, &outcome);
+	struct hook_outcome outcome;
+	if (hook_handle(&s, &rt, host, event, payload, n, &outcome, &err) < 0)
+		return hook_block("", err.msg);
+	status = hook_reply(host, event, &outcome);
 	hook_outcome_release(&outcome);
 	fflush(stdout);
 	if (ferror(stdout))

@@ -12,6 +12,7 @@
 #include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
+#include "core/agents/agenthost.h"
 #include "version.h"
 
 /* Prints fmt's text on f through text_for_terminal(); nothing when memory
@@ -77,7 +78,7 @@ bool cli_no_operands(int argc, char **argv)
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	const char *summary;
+	const char *summary; /* "{hosts}": the hosts' display names (the agenthost table) */
 } commands[] = {
 	{ "run", cmd_run, "run a command in quarantine and leave a receipt" },
 	{ "job", cmd_job, "run a job file (JSON) and leave a receipt" },
@@ -94,19 +95,22 @@ static const struct {
 	{ "approver", cmd_approver, "enrol the human approver (init) or show it" },
 	{ "policy", cmd_policy, "approve a policy file that widens the built-in one, or check one" },
 	{ "classify", cmd_classify, "print a command's risk level 1-5 and the rule that decided" },
-	{ "hook", cmd_hook, "answer a Claude Code, Codex or Gemini CLI hook on stdin" },
+	{ "hook", cmd_hook, "answer a {hosts} hook on stdin" },
 	{ "permit", cmd_permit,
 	  "a model's proposed command earns execution: propose, dryrun, approve, exec" },
 	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
-	{ "install", cmd_install,
-	  "put airlock's hooks into Claude Code's, Codex's or Gemini CLI's settings" },
+	{ "install", cmd_install, "put airlock's hooks into the settings of {hosts}" },
 };
 
 static void print_usage(FILE *f)
 {
 	fputs("usage: airlock COMMAND [OPTIONS]\n\ncommands:\n", f);
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		const char *s = commands[i].summary, *hosts = strstr(s, "{hosts}");
+		fprintf(f, "  %-10s %.*s%s%s\n", commands[i].name,
+			hosts ? (int)(hosts - s) : (int)strlen(s), s,
+			hosts ? agenthost_displays() : "", hosts ? hosts + strlen("{hosts}") : "");
+	}
 	fputs("\n'airlock COMMAND --help' shows a command's options; man airlock has the rest.\n", f);
 }
 

@@ -8,14 +8,16 @@
 #include <stdlib.h>
 
 #include "core/hook/hook.h"
+#include "core/session/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct hook_context plain = { .state_dir = "/nonexistent/airlock-fuzz-state" };
-	static const struct hook_context routing = { .state_dir = "/nonexistent/airlock-fuzz-state",
-						     .route_airlock = "/nonexistent/airlock" };
+	static const struct session_options so = { .state_dir = "/nonexistent/airlock-fuzz-state" };
+	static const struct hook_route routing = { .airlock = "/nonexistent/airlock",
+						   .state_dir = true };
+	struct session s;
 	struct hook_outcome out;
 	struct error err = { 0 };
 
@@ -32,8 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	enum hook_event event = data[0] & 4 ? HOOK_STOP : HOOK_PRE_TOOL_USE;
-	int r = hook_handle(data[0] & 16 ? &routing : &plain, host, event, (const char *)data + 1,
+	if (session_open(&s, &so, &err) < 0)
+		abort();
+	int r = hook_handle(&s, data[0] & 16 ? &routing : NULL, host, event, (const char *)data + 1,
 			    size - 1, &out, &err);
+	session_free(&s);
 	if (r < 0 && !err.msg[0])
 		abort();
 	if (r == 0 && out.decision != HOOK_PASS && out.decision != HOOK_BLOCK)

@@ -45,21 +45,37 @@ const struct agent_host *agenthost_find(const char *s)
 	return NULL;
 }
 
+/* The table's names (display: the display names) joined into buf: with
+ * "|" (bars), else ", " and a last " or ". */
+static void agenthost_join(char *buf, size_t size, bool bars, bool display)
+{
+	size_t used = 0, n = ARRAY_SIZE(agenthost_table);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *sep = i == 0 ? "" : bars ? "|" : i + 1 == n ? " or " : ", ";
+		used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s", sep,
+					 display ? agenthost_table[i]->display
+						 : agenthost_table[i]->name);
+	}
+}
+
 const char *agenthost_names(bool bars)
 {
 	static char list[2][256];
 	char *buf = list[bars];
 
-	if (!buf[0]) {
-		size_t used = 0, n = ARRAY_SIZE(agenthost_table);
-		for (size_t i = 0; i < n; i++) {
-			const char *sep = i == 0 ? "" : bars ? "|" : i + 1 == n ? " or " : ", ";
-			used += (size_t)snprintf(buf + used,
-						 used < sizeof(list[0]) ? sizeof(list[0]) - used : 0,
-						 "%s%s", sep, agenthost_table[i]->name);
-		}
-	}
+	if (!buf[0])
+		agenthost_join(buf, sizeof(list[0]), bars, false);
 	return buf;
+}
+
+const char *agenthost_displays(void)
+{
+	static char list[256];
+
+	if (!list[0])
+		agenthost_join(list, sizeof(list), false, true);
+	return list;
 }
 
 int agenthost_from_string(const char *s, const struct agent_host **ret, struct error *err)

@@ -9,9 +9,10 @@
 
 /* The agent hosts airlock hooks into, and everything airlock knows of each
  * (docs/gate.md, "Hooks" and "Installing"): one struct agent_host per host,
- * in its own file (claude.c, codex.c, gemini.c), listed in agenthost.c's
- * table. The hook, install, the quarantine's protected paths, the hide list
- * and the CLI read the table; none of them names a host. Adding a host is
+ * in its own file (claude.c, codex.c, gemini.c, copilot.c), listed in
+ * agenthost.c's table. The hook, install, the quarantine's protected paths,
+ * the hide list and the CLI (usage, help, the host's word) read the table;
+ * none of them names a host. Adding a host is
  * one file here and its row in the table (docs/ARCHITECTURE.md). */
 
 /* Where one of a host's files sits. */
@@ -43,6 +44,22 @@ enum agent_event {
 	AGENT_EVENT_PRE_TOOL, /* before a tool runs: allow, deny or rewrite it */
 	AGENT_EVENT_POST_TOOL, /* after a tool ran: its result */
 	AGENT_EVENT_STOP, /* the agent wants to stop */
+};
+
+/* A setting that turns hooks off (`airlock install --check` reports each
+ * host's in every settings file it reads, of any host: a switch of one
+ * host in another's file is reported too, harmlessly). */
+enum agenthost_switch_kind {
+	AGENTHOST_SWITCH_TRUE, /* off when the key is true */
+	AGENTHOST_SWITCH_FALSE, /* off when the key is false */
+	AGENTHOST_SWITCH_NAMES, /* an array: off for a string in it naming airlock */
+};
+
+struct agenthost_switch {
+	const char *object; /* the key's object at the document's top; NULL: the top */
+	const char *key;
+	enum agenthost_switch_kind kind;
+	const char *note; /* what --check says; for NAMES, then ": " and the string */
 };
 
 /* One hook `airlock install` writes: the event's name in the host's
@@ -155,6 +172,9 @@ struct agent_host {
 	 * turn hooks off from, at every level (project, user, system), ending
 	 * with a NULL path: what `airlock install --check` reads. */
 	const struct agenthost_settings *settings;
+	/* The settings that turn the hooks off, ending with a NULL key (NULL:
+	 * none). */
+	const struct agenthost_switch *switches;
 	/* What else the host needs for the hooks to run (trust, a restart),
 	 * facts for the person installing: path is the settings file written,
 	 * project whether it is a project's. Writes at most size bytes. */
@@ -184,6 +204,9 @@ const struct agent_host *agenthost_find(const char *s);
  * them all ("claude|codex|gemini"): for messages and usage. A static
  * buffer, filled on the first call (not thread-safe). */
 const char *agenthost_names(bool bars);
+/* "Claude Code, Codex, Gemini CLI or Copilot CLI": the display names, for
+ * help. A static buffer, as agenthost_names(). */
+const char *agenthost_displays(void);
 /* agenthost_find(), -EINVAL with a message naming the word. */
 int agenthost_from_string(const char *s, const struct agent_host **ret, struct error *err);
 /* Whether tool is one of names (NULL-terminated); a NULL tool is none. */

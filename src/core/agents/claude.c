@@ -140,6 +140,15 @@ static int claude_reply(const struct agent_decision *d, struct agent_reply *ret)
 	return 0;
 }
 
+/* disableAllHooks at any level turns every hook off; allowManagedHooksOnly
+ * leaves only managed settings' hooks. */
+static const struct agenthost_switch claude_switches[] = {
+	{ NULL, "disableAllHooks", AGENTHOST_SWITCH_TRUE, "disableAllHooks is true: no hook runs" },
+	{ NULL, "allowManagedHooksOnly", AGENTHOST_SWITCH_TRUE,
+	  "allowManagedHooksOnly is true: only managed settings' hooks run" },
+	{ 0 },
+};
+
 const struct agent_host agenthost_claude = {
 	.name = "claude",
 	.display = "Claude Code",
@@ -159,6 +168,7 @@ const struct agent_host agenthost_claude = {
 	.install_events = claude_events,
 	.install_timeout = 10,
 	.settings = claude_settings,
+	.switches = claude_switches,
 	.install_needs = claude_install_needs,
 	.exit_status = claude_exit_status,
 	.reply = claude_reply,

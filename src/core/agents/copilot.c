@@ -156,6 +156,12 @@ static int copilot_reply(const struct agent_decision *d, struct agent_reply *ret
 	return ret->doc ? 0 : -ENOMEM;
 }
 
+/* disableAllHooks in its settings turns every hook off. */
+static const struct agenthost_switch copilot_switches[] = {
+	{ NULL, "disableAllHooks", AGENTHOST_SWITCH_TRUE, "disableAllHooks is true: no hook runs" },
+	{ 0 },
+};
+
 const struct agent_host agenthost_copilot = {
 	.name = "copilot",
 	.display = "Copilot CLI",
@@ -183,6 +189,7 @@ const struct agent_host agenthost_copilot = {
 	.install_timeout_key = "timeoutSec",
 	.install_version = 1,
 	.settings = copilot_settings,
+	.switches = copilot_switches,
 	.install_needs = copilot_install_needs,
 	.payload = copilot_payload,
 	.exit_status = copilot_exit_status,

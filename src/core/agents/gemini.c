@@ -65,43 +65,19 @@ static bool gemini_line_is(const char *p, const char *end, const char *prefix)
 	return (size_t)(end - p) > n && memcmp(p, prefix, n) == 0;
 }
 
-/* Gemini CLI's run_shell_command (packages/core/src/tools/shell.ts) answers
- * "<untrusted_context>\n" BODY "\n</untrusted_context>", BODY being
- * "Output: " OUTPUT (or "(empty)"), then its own lines, in this order and
- * each only when it applies: "Error: ...", "Exit Code: N" (non-zero only),
- * "Signal: S", "Background PIDs: ...", "Process Group PGID: N". OUTPUT is
- * the command's, so it may hold any of those lines itself: the host's are
- * known only after where OUTPUT ends, which returnDisplay (OUTPUT itself,
- * when a string) tells. Without that, the host's lines are read from the
- * end: no Exit Code or Signal line there means 0, one there may be the
- * command's own, so the status is unknown. */
-static void gemini_exit_status(json_t *payload, struct agent_exit *s)
+/* llmContent's BODY's OUTPUT and where BODY ends: false when llm is not in
+ * the shape the host writes. The command's own "</untrusted_context>" is
+ * escaped by the host, so the first one closes the wrapping. After it,
+ * only the note the host appends when a hook changed the input may
+ * follow. */
+static bool gemini_body(const char *llm, const char **ret_out, const char **ret_end)
 {
 	static const char open[] = "<untrusted_context>\n", close[] = "\n</untrusted_context>";
 	static const char modified[] = "\n\n[System] Tool input parameters (";
-	json_t *resp = json_object_get(payload, "tool_response");
-	json_t *input = json_object_get(payload, "tool_input");
-	const char *llm = jsonutil_str(resp, "llmContent");
-	const char *display = jsonutil_str(resp, "returnDisplay");
-
-	if (json_is_true(json_object_get(input, "is_background"))) {
-		agenthost_exit_unknown(s, false, "a background run: the host reports no status for it");
-		return;
-	}
-	if (json_object_get(resp, "error") && !json_is_null(json_object_get(resp, "error"))) {
-		agenthost_exit_unknown(s, true,
-				       "the host reported an error running it, without a status");
-		return;
-	}
-	agenthost_exit_unknown(s, false, "the host's report does not have the shape gemini-cli writes");
-	if (!llm)
-		return;
-	/* The command's own "</untrusted_context>" is escaped by the host, so
-	 * the first one closes the wrapping. After it, only the note the host
-	 * appends when a hook changed the input may follow. */
 	const char *closing = strstr(llm, close);
+
 	if (!closing || strncmp(llm, open, strlen(open)) != 0 || closing < llm + strlen(open))
-		return;
+		return false;
 	const char *after = closing + strlen(close);
 	if (*after) {
 		static const char tail[] = " were modified by a hook before execution.";
@@ -109,17 +85,23 @@ static void gemini_exit_status(json_t *payload, struct agent_exit *s)
 		if (strncmp(after, modified, strlen(modified)) != 0 || n < strlen(tail) ||
 		    strcmp(after + n - strlen(tail), tail) != 0 ||
 		    strchr(after + strlen(modified), '\n'))
-			return;
+			return false;
 	}
 	size_t len = (size_t)(after - llm);
 	const char *body = llm + strlen(open), *end = llm + len - strlen(close);
 	if ((size_t)(end - body) < 8 || memcmp(body, "Output: ", 8) != 0)
-		return;
-	const char *out = body + 8, *rest = NULL;
+		return false;
+	*ret_out = body + 8;
+	*ret_end = end;
+	return true;
+}
 
-	/* Where OUTPUT ends, exactly: returnDisplay is OUTPUT (escaped as the
-	 * host escapes it in llmContent), or, for an empty one, the host's
-	 * "(empty)" with returnDisplay empty or the host's own summary. */
+/* Where OUTPUT (at out, before end) ends, exactly: returnDisplay is OUTPUT
+ * (escaped as the host escapes it in llmContent), or, for an empty one,
+ * the host's "(empty)" with returnDisplay empty or the host's own summary.
+ * NULL: not known. */
+static const char *gemini_output_end(const char *out, const char *end, const char *display)
+{
 	if (display && *display) {
 		const char *p = out, *d = display;
 		static const char tag[] = "</untrusted_context>", esc[] = "&lt;/untrusted_context&gt;";
@@ -137,68 +119,128 @@ static void gemini_exit_status(json_t *payload, struct agent_exit *s)
 			}
 		}
 		if (!*d)
-			rest = p;
+			return p;
 	}
-	if (!rest && display &&
+	if (display &&
 	    (!*display || strncmp(display, "Command exited with code: ", 26) == 0 ||
 	     strncmp(display, "Command terminated by signal: ", 30) == 0) &&
 	    (size_t)(end - out) >= 7 && memcmp(out, "(empty)", 7) == 0)
-		rest = out + 7;
+		return out + 7;
+	return NULL;
+}
 
-	int code = 0;
-	bool signaled = false;
-	if (rest) {
-		/* Exactly the host's lines, in its order, and nothing else. */
-		static const char *const lines[] = { "Exit Code: ", "Signal: ", "Background PIDs: ",
-						     "Process Group PGID: " };
-		size_t next = 0;
-		const char *p = rest;
-		while (p < end) {
-			if (*p != '\n')
-				return;
-			const char *line = p + 1, *eol = memchr(line, '\n', (size_t)(end - line));
-			if (!eol)
-				eol = end;
-			while (next < ARRAY_SIZE(lines) && !gemini_line_is(line, eol, lines[next]))
-				next++;
-			if (next == ARRAY_SIZE(lines))
-				return;
-			if (next == 0) {
-				char buf[16];
-				size_t n = (size_t)(eol - line) - 11;
-				char *e;
-				if (n == 0 || n >= sizeof(buf))
-					return;
-				memcpy(buf, line + 11, n);
-				buf[n] = '\0';
-				long v = strtol(buf, &e, 10);
-				if (*e || v == 0 || v < INT_MIN || v > INT_MAX)
-					return;
-				code = (int)v;
-			} else if (next == 1) {
-				signaled = true;
-			}
+/* The "Exit Code: N" line at [line, eol): false when N is not a non-zero
+ * int. */
+static bool gemini_exit_code(const char *line, const char *eol, int *ret)
+{
+	char buf[16];
+	size_t n = (size_t)(eol - line) - 11;
+	char *e;
+
+	if (n == 0 || n >= sizeof(buf))
+		return false;
+	memcpy(buf, line + 11, n);
+	buf[n] = '\0';
+	long v = strtol(buf, &e, 10);
+	if (*e || v == 0 || v < INT_MIN || v > INT_MAX)
+		return false;
+	*ret = (int)v;
+	return true;
+}
+
+/* The host's lines after OUTPUT (rest, before end): exactly those, in its
+ * order, and nothing else; false when they are not. */
+static bool gemini_host_lines(const char *rest, const char *end, int *ret_code, bool *ret_signaled)
+{
+	static const char *const lines[] = { "Exit Code: ", "Signal: ", "Background PIDs: ",
+					     "Process Group PGID: " };
+	size_t next = 0;
+	const char *p = rest;
+
+	while (p < end) {
+		if (*p != '\n')
+			return false;
+		const char *line = p + 1, *eol = memchr(line, '\n', (size_t)(end - line));
+		if (!eol)
+			eol = end;
+		while (next < ARRAY_SIZE(lines) && !gemini_line_is(line, eol, lines[next]))
 			next++;
-			p = eol;
-		}
-	} else {
-		/* From the end: the host's own trailing lines, then the slot where
-		 * it would have put Exit Code or Signal. */
-		const char *eol = end;
-		static const char *const tail[] = { "Process Group PGID: ", "Background PIDs: " };
-		for (size_t i = 0; i < ARRAY_SIZE(tail) && eol > out; i++) {
-			const char *line = eol;
-			while (line > out && line[-1] != '\n')
-				line--;
-			if (gemini_line_is(line, eol, tail[i]))
-				eol = line > out ? line - 1 : line;
-			else if (i == 0)
-				return; /* the host always ends with the process group */
-		}
+		if (next == ARRAY_SIZE(lines))
+			return false;
+		if (next == 0 && !gemini_exit_code(line, eol, ret_code))
+			return false;
+		if (next == 1)
+			*ret_signaled = true;
+		next++;
+		p = eol;
+	}
+	return true;
+}
+
+/* Where OUTPUT's end is not known, from the end: the host's own trailing
+ * lines, then the slot where it would have put Exit Code or Signal. 0: no
+ * such line (a success), -1: not the host's shape, 1: one is there, which
+ * may be the command's own. */
+static int gemini_lines_from_end(const char *out, const char *end)
+{
+	static const char *const tail[] = { "Process Group PGID: ", "Background PIDs: " };
+	const char *eol = end;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tail) && eol > out; i++) {
 		const char *line = eol;
 		while (line > out && line[-1] != '\n')
 			line--;
-		if (gemini_line_is(line, eol, "Exit Code: ") || gemini_line_is(line, eol, "Signal: ")) {
+		if (gemini_line_is(line, eol, tail[i]))
+			eol = line > out ? line - 1 : line;
+		else if (i == 0)
+			return -1; /* the host always ends with the process group */
+	}
+	const char *line = eol;
+	while (line > out && line[-1] != '\n')
+		line--;
+	return gemini_line_is(line, eol, "Exit Code: ") || gemini_line_is(line, eol, "Signal: ");
+}
+
+/* Gemini CLI's run_shell_command (packages/core/src/tools/shell.ts) answers
+ * "<untrusted_context>\n" BODY "\n</untrusted_context>", BODY being
+ * "Output: " OUTPUT (or "(empty)"), then its own lines, in this order and
+ * each only when it applies: "Error: ...", "Exit Code: N" (non-zero only),
+ * "Signal: S", "Background PIDs: ...", "Process Group PGID: N". OUTPUT is
+ * the command's, so it may hold any of those lines itself: the host's are
+ * known only after where OUTPUT ends, which returnDisplay (OUTPUT itself,
+ * when a string) tells. Without that, the host's lines are read from the
+ * end: no Exit Code or Signal line there means 0, one there may be the
+ * command's own, so the status is unknown. */
+static void gemini_exit_status(json_t *payload, struct agent_exit *s)
+{
+	json_t *resp = json_object_get(payload, "tool_response");
+	json_t *input = json_object_get(payload, "tool_input");
+	const char *llm = jsonutil_str(resp, "llmContent");
+	const char *display = jsonutil_str(resp, "returnDisplay");
+	const char *out, *end;
+
+	if (json_is_true(json_object_get(input, "is_background"))) {
+		agenthost_exit_unknown(s, false, "a background run: the host reports no status for it");
+		return;
+	}
+	if (json_object_get(resp, "error") && !json_is_null(json_object_get(resp, "error"))) {
+		agenthost_exit_unknown(s, true,
+				       "the host reported an error running it, without a status");
+		return;
+	}
+	agenthost_exit_unknown(s, false, "the host's report does not have the shape gemini-cli writes");
+	if (!llm || !gemini_body(llm, &out, &end))
+		return;
+	const char *rest = gemini_output_end(out, end, display);
+	int code = 0;
+	bool signaled = false;
+	if (rest && !gemini_host_lines(rest, end, &code, &signaled))
+		return;
+	if (!rest) {
+		int r = gemini_lines_from_end(out, end);
+		if (r < 0)
+			return;
+		if (r > 0) {
 			agenthost_exit_unknown(s, false,
 					       "an \"Exit Code\" or \"Signal\" line may be the command's own output (returnDisplay does not say where it ends)");
 			return;
@@ -230,6 +272,18 @@ static int gemini_reply(const struct agent_decision *d, struct agent_reply *ret)
 	return 0;
 }
 
+/* hooksConfig.enabled false turns hooks off, hooksConfig.disabled one of
+ * them (Gemini CLI names a command hook by its command); versions before
+ * hooksConfig need tools.enableHooks. */
+static const struct agenthost_switch gemini_switches[] = {
+	{ "hooksConfig", "enabled", AGENTHOST_SWITCH_FALSE,
+	  "hooksConfig.enabled is false: no hook runs" },
+	{ "hooksConfig", "disabled", AGENTHOST_SWITCH_NAMES,
+	  "hooksConfig.disabled names an airlock hook" },
+	{ "tools", "enableHooks", AGENTHOST_SWITCH_FALSE, "tools.enableHooks is false: no hook runs" },
+	{ 0 },
+};
+
 const struct agent_host agenthost_gemini = {
 	.name = "gemini",
 	.display = "Gemini CLI",
@@ -250,6 +304,7 @@ const struct agent_host agenthost_gemini = {
 	.install_events = gemini_events,
 	.install_timeout = 10000,
 	.settings = gemini_settings,
+	.switches = gemini_switches,
 	.install_needs = gemini_install_needs,
 	.exit_status = gemini_exit_status,
 	.reply = gemini_reply,

@@ -28,6 +28,7 @@
 #include "core/hook/patchpaths.h"
 #include "core/policy/policy.h"
 #include "core/record/receipt.h"
+#include "core/session/session.h"
 #include "core/policy/rules.h"
 #include "core/policy/shellwords.h"
 #include "core/store/store.h"
@@ -35,12 +36,13 @@
 
 /* Everything one hook invocation needs, released in one place. */
 struct hook_state {
-	const struct hook_context *ctx;
+	struct session *session;
+	const struct hook_route *route; /* never NULL: a NULL airlock never routes */
 	const struct agent_host *host;
 	json_t *payload;
-	struct store *store;
-	struct rules *rules;
-	struct policy *policy;
+	struct store *store; /* the session's; NULL: the state directory does not exist */
+	struct rules *rules; /* the session's, once loaded */
+	struct policy *policy; /* the session's, once loaded */
 	char *scope;
 	struct gate_failures open; /* the scope's open failures, newest first */
 };
@@ -49,9 +51,6 @@ static void hook_state_release(struct hook_state *st)
 {
 	json_decref(st->payload);
 	gate_failures_release(&st->open);
-	store_free(st->store);
-	rules_free(st->rules);
-	policy_free(st->policy);
 	free(st->scope);
 }
 
@@ -62,15 +61,12 @@ static void hook_state_release(struct hook_state *st)
  * broken one blocks every call, as it always did. */
 static int hook_load_policy(struct hook_state *st, struct error *err)
 {
-	if (st->policy)
-		return 0;
-	return st->ctx->policy_path ? policy_load_file(st->ctx->policy_path, &st->policy, err)
-				    : policy_load_default(&st->policy, err);
+	return st->policy ? 0 : session_policy(st->session, &st->policy, err);
 }
 
 static int hook_load_rules(struct hook_state *st, struct error *err)
 {
-	return st->rules ? 0 : rules_load_default(&st->rules, err);
+	return st->rules ? 0 : session_rules(st->session, &st->rules, err);
 }
 
 /* The string at key, or fallback when there is none. */
@@ -165,12 +161,9 @@ static char *hook_command(json_t *input)
 
 static int hook_open_state(struct hook_state *st, bool create, struct error *err)
 {
-	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
-	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
-
-	if (!dir)
+	if (!st->session->state_dir)
 		return error_set(err, ENOENT, "no state directory (set AIRLOCK_STATE_DIR or HOME)");
-	int r = store_open(dir, create, &st->store, err);
+	int r = session_store(st->session, create, &st->store, err);
 	if (r == -ENOENT && !create)
 		return 0; /* nothing recorded yet: nothing is open */
 	return r;
@@ -270,7 +263,7 @@ static bool hook_is_this_airlock(struct hook_state *st, const char *argv0)
 	struct stat self, found;
 
 	if (!cwd || stat("/proc/self/exe", &self) < 0 ||
-	    sandbox_resolve_command(argv0, strv_env_get(st->ctx->environ_, "PATH"), cwd, &path) < 0)
+	    sandbox_resolve_command(argv0, strv_env_get(st->session->environ_, "PATH"), cwd, &path) < 0)
 		return false;
 	cleanup_close int cwd_fd = open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return cwd_fd >= 0 && fstatat(cwd_fd, path, &found, 0) == 0 && S_ISREG(found.st_mode) &&
@@ -810,7 +803,7 @@ static const char *const hook_text_keys[] = { "content",    "new_string",  "old_
 /* Appends path with "~" and "~/" in the caller's home. */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
 {
-	const char *home = hostview_caller_from_env(st->ctx->environ_).home;
+	const char *home = hostview_caller_from_env(st->session->environ_).home;
 
 	if (!*path)
 		return 0;
@@ -987,8 +980,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 static int hook_targets_state_dir(struct hook_state *st, const struct hook_targets *t,
 				  const char **ret_path, struct error *err)
 {
-	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
-	const char *dir = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	const char *dir = st->session->state_dir;
 
 	*ret_path = NULL;
 	if (!dir)
@@ -1017,9 +1009,8 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
-	cleanup_free char *default_dir = st->ctx->state_dir ? NULL : store_default_path();
-	const char *in_use = st->ctx->state_dir ? st->ctx->state_dir : default_dir;
+	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
+	const char *in_use = st->session->state_dir;
 	cleanup_strv char **state_dirs = NULL, **hidden = NULL, **known = NULL;
 	struct hostview hv = { 0 };
 
@@ -1028,7 +1019,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 		return 0;
 	int r = hook_load_policy(st, err);
 	if (r == 0)
-		r = hostview_state_dirs(in_use, st->ctx->environ_, &caller, &state_dirs, err);
+		r = hostview_state_dirs(in_use, st->session->environ_, &caller, &state_dirs, err);
 	if (r == 0)
 		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
 	if (r < 0)
@@ -1118,7 +1109,7 @@ static int hook_push_read_only(struct hook_state *st, const char *scope, const c
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->ctx->environ_);
+	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
 	cleanup_strv char **known = NULL;
 
 	*ret_path = NULL;
@@ -1301,12 +1292,12 @@ static char *hook_routed_text(struct hook_state *st, const char *scope, const ch
 			      const char *command, size_t n)
 {
 	/* word i is quoted when quote[i], else literal */
-	const char *words[] = { st->ctx->route_airlock,
+	const char *words[] = { st->route->airlock,
 				"run",
 				"--routed",
 				st->host->name,
-				st->ctx->state_dir ? "--state-dir" : NULL,
-				st->ctx->state_dir,
+				st->route->state_dir ? "--state-dir" : NULL,
+				st->route->state_dir ? st->session->state_dir : NULL,
 				policy ? "--policy" : NULL,
 				policy,
 				"--workspace",
@@ -1373,7 +1364,7 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
  * policy: the routed form, byte for byte, and nothing else. */
 static bool hook_is_own_routed(struct hook_state *st, const char *command, const char *began_scope)
 {
-	cleanup_strv char **words = st->ctx->route_airlock ? hook_plain_words(command) : NULL;
+	cleanup_strv char **words = st->route->airlock ? hook_plain_words(command) : NULL;
 	const char *scope = NULL;
 	bool policy = false;
 	size_t n = words ? strv_length(words) : 0;
@@ -1405,14 +1396,14 @@ static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *a
 			    struct hook_outcome *ret, struct error *err)
 {
 	static const char bare[] = "_-./=,:+@%";
-	size_t size = hook_quoted_size(st->ctx->route_airlock, strlen(st->ctx->route_airlock)) + 1;
+	size_t size = hook_quoted_size(st->route->airlock, strlen(st->route->airlock)) + 1;
 
 	for (size_t i = 1; argv[i]; i++)
 		size += hook_quoted_size(argv[i], strlen(argv[i])) + 1;
 	cleanup_free char *text = malloc(size);
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
-	char *p = hook_quote(text, st->ctx->route_airlock, strlen(st->ctx->route_airlock));
+	char *p = hook_quote(text, st->route->airlock, strlen(st->route->airlock));
 	for (size_t i = 1; argv[i]; i++) {
 		const char *w = argv[i];
 		bool plain = *w != '\0';
@@ -1431,89 +1422,189 @@ static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *a
 	return hook_set_command(input, text, ret, err);
 }
 
-static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+/* pre-tool-use, first step: the tool's paths (every tool's, when its input
+ * is an object). 1: refused (ret says why), 0: none is refused. */
+static int hook_pre_paths(struct hook_state *st, const char *tool, json_t *input, bool shell,
+			  bool reads, struct hook_targets *t, struct hook_outcome *ret,
+			  struct error *err)
 {
-	const char *tool = jsonutil_str(st->payload, "tool_name");
-	json_t *input = json_object_get(st->payload, "tool_input");
-
-	cleanup_with(hook_targets_release) struct hook_targets t = { 0 };
 	const char *target = NULL;
-	bool shell = hook_is_shell_tool(st->host, tool);
-	bool reads = !shell && hook_is_read_tool(st->host, tool);
-	int r = 0;
 
-	if (json_is_object(input)) {
-		r = hook_targets_collect(st, tool, input, &t, err);
-		if (r == 0)
-			r = hook_targets_state_dir(st, &t, &target, err);
-	}
+	if (!json_is_object(input))
+		return 0;
+	int r = hook_targets_collect(st, tool, input, t, err);
+	if (r == 0)
+		r = hook_targets_state_dir(st, t, &target, err);
 	if (r < 0)
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
 			    "airlock: %s would reach %s, inside airlock's state directory; receipts, the gate's state and the approver are airlock's alone, neither read nor written by the agent.",
 			    tool ? tool : "the tool", target);
-		return 0;
+		return 1;
 	}
 	/* File tools' paths, a patch's fed to apply_patch by the shell, and any
 	 * tool airlock does not know (it may write). */
-	r = json_is_object(input) && !reads ? hook_targets_config(st, &t, &target, err) : 0;
+	r = !reads ? hook_targets_config(st, t, &target, err) : 0;
 	if (r < 0)
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
 			    "airlock: %s would write %s, which is airlock's configuration or runs code on the host (the routed commands' policy in .airlock/, a host's hook settings, the policy's read-only paths: .git/config, .git/hooks, .envrc); only a person changes it, outside the agent.",
 			    tool ? tool : "the tool", target);
-		return 0;
+		return 1;
 	}
 	/* Any tool but the shell's (whose command runs in the quarantine, where
 	 * they are not there) is refused what a run does not see. */
-	r = json_is_object(input) && !shell ? hook_targets_hidden(st, &t, &target, err) : 0;
+	r = !shell ? hook_targets_hidden(st, t, &target, err) : 0;
 	if (r < 0)
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
 			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, or another user's home: what no quarantined command sees); no tool reads it.",
 			    tool ? tool : "the tool", target);
-		return 0;
+		return 1;
 	}
-	if (reads)
-		return 0;
-	r = hook_list_open(st, err);
+	return 0;
+}
+
+/* pre-tool-use of a file tool, or of a tool airlock does not know (taken
+ * as one that writes): it writes the workspace, risk 4 (tracked files),
+ * which does not run while a failure is open, in the payload's scope or in
+ * the scope of a file it writes. */
+static int hook_pre_file_tool(struct hook_state *st, const char *tool, const struct hook_targets *t,
+			      struct hook_outcome *ret, struct error *err)
+{
+	cleanup_with(gate_failures_release) struct gate_failures other = { 0 };
+	cleanup_free char *other_scope = NULL;
+	int r = hook_targets_open(st, t, &other, &other_scope, err);
+
 	if (r < 0)
 		return r;
-	if (!shell) {
-		/* A file tool writes the workspace: risk 4 (tracked files), which
-		 * does not run while a failure is open, in the payload's scope or
-		 * in the scope of a file it writes. A tool airlock does not know is
-		 * taken as one that writes. */
-		cleanup_with(gate_failures_release) struct gate_failures other = { 0 };
-		cleanup_free char *other_scope = NULL;
-		r = hook_targets_open(st, &t, &other, &other_scope, err);
-		if (r < 0)
-			return r;
-		if (st->open.n == 0 && other.n == 0)
-			return 0;
-		char open[3000];
-		if (st->open.n == 0) {
-			struct gate_failures own = st->open;
-			char *own_scope = st->scope;
-			st->open = other;
-			st->scope = other_scope;
-			hook_describe_open(st, open, sizeof(open));
-			st->open = own;
-			st->scope = own_scope;
-		} else {
-			hook_describe_open(st, open, sizeof(open));
-		}
-		outcome_set(ret, HOOK_BLOCK,
-			    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
-			    open, tool ? tool : "the tool",
-			    hook_is_file_tool(st->host, tool)
-				    ? "writes files"
-				    : "is not a tool airlock knows to only read");
+	if (st->open.n == 0 && other.n == 0)
 		return 0;
+	char open[3000];
+	if (st->open.n == 0) {
+		struct gate_failures own = st->open;
+		char *own_scope = st->scope;
+		st->open = other;
+		st->scope = other_scope;
+		hook_describe_open(st, open, sizeof(open));
+		st->open = own;
+		st->scope = own_scope;
+	} else {
+		hook_describe_open(st, open, sizeof(open));
 	}
+	outcome_set(ret, HOOK_BLOCK,
+		    "%s %s %s, which is a mutating command, so it does not run while the failure is open.",
+		    open, tool ? tool : "the tool",
+		    hook_is_file_tool(st->host, tool) ? "writes files"
+						      : "is not a tool airlock knows to only read");
+	return 0;
+}
+
+/* What pre-tool-use makes of a shell command: its rules verdict, how it
+ * names airlock, and for this airlock's own command its words. */
+struct hook_shell {
+	struct rules_verdict v;
+	enum hook_airlock own;
+	unsigned mask; /* SHELL_MASK_ bits: how its exit status can hide a failure */
+	char **argv; /* this airlock's command (read, fixes, refused); NULL else */
+	const char *bad; /* refused: the word that made it so (in argv); NULL none */
+};
+
+static void hook_shell_release(struct hook_shell *sh)
+{
+	strv_free(sh->argv);
+	sh->argv = NULL;
+}
+
+static int hook_shell_judge(struct hook_state *st, const char *command, struct hook_shell *ret,
+			    struct error *err)
+{
+	int r = hook_load_rules(st, err);
+
+	if (r < 0)
+		return r;
+	rules_classify_shell(st->rules, command, &ret->v);
+	struct shell_script s;
+	r = shell_script_parse(command, strlen(command), &s);
+	ret->mask = shell_script_masking(&s);
+	const char *bad = NULL;
+	ret->own = r == 0 ? hook_judge_airlock(st, &s, &bad) : HOOK_AIRLOCK_NONE;
+	if (ret->own == HOOK_AIRLOCK_REFUSED || ret->own == HOOK_AIRLOCK_READ ||
+	    ret->own == HOOK_AIRLOCK_FIXES) {
+		for (size_t i = 0; s.commands[0].argv[i]; i++) {
+			if (strv_push(&ret->argv, s.commands[0].argv[i]) < 0) {
+				shell_script_release(&s);
+				return error_set(err, ENOMEM, "out of memory");
+			}
+			/* bad is one of the script's words: the copy's outlives it. */
+			if (s.commands[0].argv[i] == bad)
+				ret->bad = ret->argv[i];
+		}
+	}
+	shell_script_release(&s);
+	if (ret->own == HOOK_AIRLOCK_IMPOSTOR && ret->v.risk < 4) {
+		/* Its name says nothing of what it does: an unknown program. */
+		ret->v.risk = 4;
+		ret->v.level = "unknown program";
+		snprintf(ret->v.rule, sizeof(ret->v.rule), "not-this-airlock");
+		snprintf(ret->v.reason, sizeof(ret->v.reason),
+			 "a program called airlock that is not this airlock binary");
+	}
+	return 0;
+}
+
+/* A refusal of the judged command, by what it is and what is open: 1 when
+ * refused (ret says why), 0 when it may run. */
+static int hook_shell_refuse(struct hook_state *st, const struct hook_shell *sh, bool exempt,
+			     struct hook_outcome *ret, struct error *err)
+{
+	if (sh->own == HOOK_AIRLOCK_REFUSED) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: `airlock %.100s` is not run from the agent's shell tool (at '%.100s'): only airlock's read-only commands (gate, receipts, show, classify, doctor, ledger verify|prove|consistency, help, version) with options that choose nothing else (no --state-dir, --policy or --rules) run outside the quarantine, and `airlock run --fixes ID -- CMD` or `airlock ack ID --reason TEXT` for a failure that is open. Run the command itself: the hook routes it through `airlock run`.",
+			    sh->argv[1] ? sh->argv[1] : "", sh->bad ? sh->bad : "");
+		return 1;
+	}
+	if (st->open.n > 0 && sh->v.risk > 1 && !exempt) {
+		char open[3000];
+		hook_describe_open(st, open, sizeof(open));
+		outcome_set(ret, HOOK_BLOCK,
+			    "%s This command is risk %d (%s, rule %s) and does not name that failure, so it does not run while the failure is open.",
+			    open, sh->v.risk, sh->v.level, sh->v.rule);
+		return 1;
+	}
+	if (sh->v.risk == 5) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: this command is risk 5 (%s, rule %s: %s); airlock refuses risk 5.",
+			    sh->v.level, sh->v.rule, sh->v.reason);
+		return 1;
+	}
+	if (sh->own != HOOK_AIRLOCK_READ)
+		return 0;
+	cleanup_with(hook_targets_release) struct hook_targets files = { 0 };
+	const char *file = NULL;
+	int r = hook_read_targets(st, sh->argv, &files, err);
+	if (r == 0)
+		r = hook_targets_state_dir(st, &files, &file, err);
+	if (r == 0 && !file)
+		r = hook_targets_hidden(st, &files, &file, err);
+	if (r < 0)
+		return r;
+	if (!file)
+		return 0;
+	outcome_set(ret, HOOK_BLOCK,
+		    "airlock: `airlock %.100s` would read %s, which is airlock's state directory or hidden from the agent; it does not run.",
+		    sh->argv[1], file);
+	return 1;
+}
+
+/* pre-tool-use of a shell tool: refused, run as this airlock (its own
+ * harmless commands), routed through `airlock run`, or passed. */
+static int hook_pre_shell(struct hook_state *st, json_t *input, struct hook_outcome *ret,
+			  struct error *err)
+{
 	cleanup_free char *command = hook_command(input);
 	if (!command)
 		return error_set(err, EINVAL, "tool_input.command is missing or not a string");
@@ -1524,93 +1615,53 @@ static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, st
 			    "airlock: the command holds a NUL byte, which no shell word can carry; it is not run.");
 		return 0;
 	}
-	r = hook_load_rules(st, err);
+	cleanup_with(hook_shell_release) struct hook_shell sh = { 0 };
+	int r = hook_shell_judge(st, command, &sh, err);
 	if (r < 0)
 		return r;
-	struct rules_verdict v;
-	rules_classify_shell(st->rules, command, &v);
-	struct shell_script s;
-	r = shell_script_parse(command, strlen(command), &s);
-	unsigned mask = shell_script_masking(&s);
-	const char *bad = NULL;
-	enum hook_airlock own = r == 0 ? hook_judge_airlock(st, &s, &bad) : HOOK_AIRLOCK_NONE;
-	cleanup_strv char **argv = NULL;
-	if (own == HOOK_AIRLOCK_REFUSED || own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES) {
-		for (size_t i = 0; s.commands[0].argv[i]; i++)
-			if (strv_push(&argv, s.commands[0].argv[i]) < 0) {
-				shell_script_release(&s);
-				return error_set(err, ENOMEM, "out of memory");
-			}
-	}
-	shell_script_release(&s);
-	char masking[128];
-	hook_masking_text(mask, masking, sizeof(masking));
-
-	if (own == HOOK_AIRLOCK_REFUSED) {
-		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: `airlock %.100s` is not run from the agent's shell tool (at '%.100s'): only airlock's read-only commands (gate, receipts, show, classify, doctor, ledger verify|prove|consistency, help, version) with options that choose nothing else (no --state-dir, --policy or --rules) run outside the quarantine, and `airlock run --fixes ID -- CMD` or `airlock ack ID --reason TEXT` for a failure that is open. Run the command itself: the hook routes it through `airlock run`.",
-			    argv[1] ? argv[1] : "", bad ? bad : "");
-		return 0;
-	}
-	if (own == HOOK_AIRLOCK_IMPOSTOR && v.risk < 4) {
-		/* Its name says nothing of what it does: an unknown program. */
-		v.risk = 4;
-		v.level = "unknown program";
-		snprintf(v.rule, sizeof(v.rule), "not-this-airlock");
-		snprintf(v.reason, sizeof(v.reason),
-			 "a program called airlock that is not this airlock binary");
-	}
-	bool exempt = own == HOOK_AIRLOCK_READ || own == HOOK_AIRLOCK_FIXES;
-	if (st->open.n > 0 && v.risk > 1 && !exempt) {
-		char open[3000];
-		hook_describe_open(st, open, sizeof(open));
-		outcome_set(ret, HOOK_BLOCK,
-			    "%s This command is risk %d (%s, rule %s) and does not name that failure, so it does not run while the failure is open.",
-			    open, v.risk, v.level, v.rule);
-		return 0;
-	}
-	if (v.risk == 5) {
-		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: this command is risk 5 (%s, rule %s: %s); airlock refuses risk 5.",
-			    v.level, v.rule, v.reason);
-		return 0;
-	}
-	if (own == HOOK_AIRLOCK_READ) {
-		cleanup_with(hook_targets_release) struct hook_targets files = { 0 };
-		const char *file = NULL;
-		r = hook_read_targets(st, argv, &files, err);
-		if (r == 0)
-			r = hook_targets_state_dir(st, &files, &file, err);
-		if (r == 0 && !file)
-			r = hook_targets_hidden(st, &files, &file, err);
-		if (r < 0)
-			return r;
-		if (file) {
-			outcome_set(ret, HOOK_BLOCK,
-				    "airlock: `airlock %.100s` would read %s, which is airlock's state directory or hidden from the agent; it does not run.",
-				    argv[1], file);
-			return 0;
-		}
-	}
+	bool exempt = sh.own == HOOK_AIRLOCK_READ || sh.own == HOOK_AIRLOCK_FIXES;
+	r = hook_shell_refuse(st, &sh, exempt, ret, err);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (exempt) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: airlock's own %s, run unrouted by this airlock binary.",
-			    own == HOOK_AIRLOCK_READ ? "read-only command"
-						     : "command for the open failure");
-		return st->ctx->route_airlock && json_is_string(cmd)
-			       ? hook_run_as_self(st, input, argv, ret, err)
+			    sh.own == HOOK_AIRLOCK_READ ? "read-only command"
+							: "command for the open failure");
+		return st->route->airlock && json_is_string(cmd)
+			       ? hook_run_as_self(st, input, sh.argv, ret, err)
 			       : 0;
 	}
-	if (st->ctx->route_airlock && json_is_string(cmd)) {
+	if (st->route->airlock && json_is_string(cmd)) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
-			    v.risk, v.level, v.rule);
+			    sh.v.risk, sh.v.level, sh.v.rule);
 		return hook_route(st, input, json_string_value(cmd), json_string_length(cmd), ret, err);
 	}
-	outcome_set(ret, HOOK_PASS, "airlock: risk %d (%s), rule %s.%s%s%s", v.risk, v.level,
-		    v.rule, mask ? " Its exit status can hide a failure (" : "", masking,
-		    mask ? "); a success is recorded as unverified." : "");
+	char masking[128];
+	hook_masking_text(sh.mask, masking, sizeof(masking));
+	outcome_set(ret, HOOK_PASS, "airlock: risk %d (%s), rule %s.%s%s%s", sh.v.risk, sh.v.level,
+		    sh.v.rule, sh.mask ? " Its exit status can hide a failure (" : "", masking,
+		    sh.mask ? "); a success is recorded as unverified." : "");
 	return 0;
+}
+
+static int hook_pre_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+{
+	const char *tool = jsonutil_str(st->payload, "tool_name");
+	json_t *input = json_object_get(st->payload, "tool_input");
+	cleanup_with(hook_targets_release) struct hook_targets t = { 0 };
+	bool shell = hook_is_shell_tool(st->host, tool);
+	bool reads = !shell && hook_is_read_tool(st->host, tool);
+
+	int r = hook_pre_paths(st, tool, input, shell, reads, &t, ret, err);
+	if (r != 0 || reads)
+		return r < 0 ? r : 0; /* refused, or a read tool: passes whatever is open */
+	r = hook_list_open(st, err);
+	if (r < 0)
+		return r;
+	return shell ? hook_pre_shell(st, input, ret, err)
+		     : hook_pre_file_tool(st, tool, &t, ret, err);
 }
 
 /* The receipt's exit_status word for each enum agent_exit_kind. */
@@ -1653,11 +1704,181 @@ static bool hook_exit_one_is_success(const char *command)
 	return found;
 }
 
-static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+/* How post-tool-use takes the host's report of a run. */
+struct hook_post {
+	struct agent_exit hs;
+	bool known; /* the status was reported, or implied */
+	bool verified; /* known, not masked, not interrupted, not a success in name only */
+	unsigned mask; /* SHELL_MASK_ bits */
+	char masking[128]; /* mask in words */
+};
+
+static void hook_post_status(struct hook_state *st, const char *command, struct hook_post *ret)
+{
+	const struct agent_exit *hs = &ret->hs;
+	struct shell_script s;
+
+	st->host->exit_status(st->payload, &ret->hs);
+	ret->known = hs->kind == AGENT_EXIT_REPORTED || hs->kind == AGENT_EXIT_IMPLIED;
+	int pr = shell_script_parse(command, strlen(command), &s);
+	ret->mask = pr == 0 ? shell_script_masking(&s) : SHELL_MASK_UNPARSED;
+	shell_script_release(&s);
+	ret->verified = ret->known && ret->mask == 0 && !hs->interrupted &&
+			(hs->kind == AGENT_EXIT_REPORTED || hs->code != 0 ||
+			 !hook_exit_one_is_success(command));
+	hook_masking_text(ret->mask, ret->masking, sizeof(ret->masking));
+}
+
+/* The run's output, as the host reported it, kept as a run's is. */
+static int hook_post_output(struct hook_state *st, struct capture *out, struct capture *errc,
+			    struct error *err)
 {
 	static const char *const out_keys[] = { "stdout", "output", "aggregated_output",
 						"llmContent", NULL };
 	static const char *const err_keys[] = { "stderr", NULL };
+	json_t *resp = json_object_get(st->payload, "tool_response");
+
+	if (capture_init(out, st->policy->keep_bytes) < 0 ||
+	    capture_init(errc, st->policy->keep_bytes) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	hook_feed(out, st->payload, out_keys);
+	hook_feed(errc, st->payload, err_keys);
+	if (!json_object_get(resp, "stdout") && !json_object_get(resp, "stderr") &&
+	    jsonutil_str(st->payload, "error"))
+		capture_feed(out, jsonutil_str(st->payload, "error"),
+			     strlen(jsonutil_str(st->payload, "error")));
+	capture_finish(out);
+	capture_finish(errc);
+	return 0;
+}
+
+/* The receipt rc (its id allocated) committed, through the gate when its
+ * status may open or close a failure; ret says what was recorded. */
+static int hook_post_commit(struct hook_state *st, struct receipt *rc, const struct hook_post *p,
+			    struct hook_outcome *ret, struct error *err)
+{
+	const struct agent_exit *hs = &p->hs;
+	/* An unknown status is never a success and closes nothing; it opens a
+	 * failure when it is known not to be a success, or by policy, and
+	 * never when the host called it no error. */
+	bool opens = p->known || hs->known_failed ||
+		     (hs->kind == AGENT_EXIT_UNKNOWN && st->policy->hooks_unknown_opens_failure);
+	struct gate_effect effect = { 0 };
+	struct error gate_err = { 0 };
+	int gate_r = 0;
+	if (opens) {
+		gate_r = gate_prepare(st->store, rc, st->rules, st->scope, 0, 0, false, p->verified,
+				      &effect, &gate_err);
+	} else {
+		effect.scope = strdup(st->scope);
+		if (!effect.scope)
+			gate_r = error_set(&gate_err, ENOMEM, "out of memory");
+	}
+	/* The one commit path for receipts (gate_commit_receipt), as for airlock's
+	 * own runs: the receipt is kept even when the gate could not decide. */
+	char warning[1024];
+	int r = gate_commit_receipt(st->store, rc, gate_r < 0 ? NULL : &effect, gate_err.msg, NULL,
+				    warning, sizeof(warning), err);
+	if (r == 0 && gate_r < 0) {
+		*err = gate_err;
+		r = error_prefix(err, "receipt %llu was written but the gate is not updated",
+				 (unsigned long long)rc->id);
+	}
+	ret->receipt = rc->id;
+	if (r == 0 && !p->known)
+		outcome_set(ret, HOOK_PASS,
+			    "airlock receipt %llu recorded the host's run with its exit status unknown (%s)%s%s; it closes nothing.%s%.300s",
+			    (unsigned long long)rc->id,
+			    hs->kind == AGENT_EXIT_INTERPRETED ? hs->interpretation : hs->why,
+			    effect.opened ? "; it opened a failure in " : "",
+			    effect.opened ? st->scope : "", warning[0] ? " Warning: " : "", warning);
+	else if (r == 0)
+		outcome_set(ret, HOOK_PASS,
+			    "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
+			    (unsigned long long)rc->id, hs->interrupted ? "interrupted" : "exit ",
+			    hs->interrupted ? "" : (hs->code == 0 ? "0" : "non-zero"),
+			    effect.opened ? "; it opened a failure in " : "",
+			    effect.opened ? st->scope : "",
+			    !p->verified && !effect.opened ? " (unverified: the status may be masked)"
+							   : "",
+			    warning[0] ? " Warning: " : "", warning);
+	gate_effect_release(&effect);
+	return r;
+}
+
+/* The host's run of command recorded as a receipt: in rc_cwd, dur_ms long,
+ * for the scope as it was when it began (*began_scope, taken). */
+static int hook_post_record(struct hook_state *st, char *command, const char *rc_cwd, uint64_t dur_ms,
+			    char **began_scope, struct hook_outcome *ret, struct error *err)
+{
+	struct hook_post p;
+	struct capture out, errc;
+
+	hook_post_status(st, command, &p);
+	int r = hook_post_output(st, &out, &errc, err);
+	if (r < 0)
+		return r;
+	const struct agent_exit *hs = &p.hs;
+	bool known = p.known, interrupted = hs->interrupted;
+	char *argv[] = { (char *)"bash", (char *)"-c", command, NULL };
+	static const int expected[] = { 0 };
+	uint64_t now = clock_realtime_ns();
+	struct receipt_sandbox sandbox = { .profile = "host" };
+	struct receipt rc = {
+		.source = st->host->post_source,
+		.argv = argv,
+		.cwd = rc_cwd,
+		.expected = expected,
+		.n_expected = 1,
+		.status = !known	? RECEIPT_UNKNOWN
+			  : interrupted ? RECEIPT_SIGNALED
+					: RECEIPT_EXITED,
+		.has_exit_code = known && !interrupted,
+		.exit_code = hs->code,
+		.signal = known && interrupted ? 2 : 0,
+		.match_expected = known && !interrupted && hs->code == 0,
+		.started_ns = now - dur_ms * 1000000,
+		.ended_ns = now,
+		.duration_ms = dur_ms,
+		.out = { .capture = &out },
+		.err = { .capture = &errc },
+		.error = !known	       ? (hs->kind == AGENT_EXIT_INTERPRETED
+						  ? "the host called its exit status no error, without giving it"
+						  : hs->why)
+			 : interrupted ? "interrupted in the host"
+				       : NULL,
+		.policy_origin = st->policy->origin,
+		.policy_sha256 = st->policy->sha256,
+		.sandbox = &sandbox,
+	};
+	struct receipt_host host = {
+		.agent = st->host->agent,
+		.session_id = jsonutil_str(st->payload, "session_id"),
+		.tool_use_id = jsonutil_str(st->payload, "tool_use_id"),
+		.event = jsonutil_str(st->payload, "hook_event_name"),
+		.exit_code_reported = hs->kind == AGENT_EXIT_REPORTED,
+		.verified = p.verified,
+		.masking = p.mask ? p.masking : NULL,
+		.exit_status = hook_exit_status_names[hs->kind],
+		.unknown_reason = hs->kind == AGENT_EXIT_UNKNOWN ? hs->why : NULL,
+		.interpretation = hs->interpretation,
+	};
+	rc.shell = command;
+	rc.host = &host;
+	r = store_allocate_id(st->store, &rc.id, err);
+	if (r == 0 && *began_scope) {
+		free(st->scope);
+		st->scope = TAKE_PTR(*began_scope);
+	}
+	if (r == 0)
+		r = hook_post_commit(st, &rc, &p, ret, err);
+	capture_release(&out);
+	capture_release(&errc);
+	return r;
+}
+
+static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, struct error *err)
+{
 	const char *tool = jsonutil_str(st->payload, "tool_name");
 
 	if (!hook_is_shell_tool(st->host, tool))
@@ -1691,138 +1912,7 @@ static int hook_post_tool_use(struct hook_state *st, struct hook_outcome *ret, s
 		r = hook_load_rules(st, err);
 	if (r < 0)
 		return r;
-	struct agent_exit hs;
-	st->host->exit_status(st->payload, &hs);
-	json_t *resp = json_object_get(st->payload, "tool_response");
-	bool interrupted = hs.interrupted;
-	bool known = hs.kind == AGENT_EXIT_REPORTED || hs.kind == AGENT_EXIT_IMPLIED;
-	bool reported = hs.kind == AGENT_EXIT_REPORTED;
-	int code = hs.code;
-	struct shell_script s;
-	int pr = shell_script_parse(command, strlen(command), &s);
-	unsigned mask = pr == 0 ? shell_script_masking(&s) : SHELL_MASK_UNPARSED;
-	shell_script_release(&s);
-	bool verified = known && mask == 0 && !interrupted &&
-			(reported || code != 0 || !hook_exit_one_is_success(command));
-
-	struct capture out, errc;
-	if (capture_init(&out, st->policy->keep_bytes) < 0 ||
-	    capture_init(&errc, st->policy->keep_bytes) < 0)
-		return error_set(err, ENOMEM, "out of memory");
-	hook_feed(&out, st->payload, out_keys);
-	hook_feed(&errc, st->payload, err_keys);
-	if (!json_object_get(resp, "stdout") && !json_object_get(resp, "stderr") &&
-	    jsonutil_str(st->payload, "error"))
-		capture_feed(&out, jsonutil_str(st->payload, "error"),
-			     strlen(jsonutil_str(st->payload, "error")));
-	capture_finish(&out);
-	capture_finish(&errc);
-
-	char *argv[] = { (char *)"bash", (char *)"-c", command, NULL };
-	static const int expected[] = { 0 };
-	uint64_t now = clock_realtime_ns();
-	struct receipt_sandbox sandbox = { .profile = "host" };
-	struct receipt rc = {
-		.source = st->host->post_source,
-		.argv = argv,
-		.cwd = rc_cwd,
-		.expected = expected,
-		.n_expected = 1,
-		.status = !known	? RECEIPT_UNKNOWN
-			  : interrupted ? RECEIPT_SIGNALED
-					: RECEIPT_EXITED,
-		.has_exit_code = known && !interrupted,
-		.exit_code = code,
-		.signal = known && interrupted ? 2 : 0,
-		.match_expected = known && !interrupted && code == 0,
-		.started_ns = now - dur_ms * 1000000,
-		.ended_ns = now,
-		.duration_ms = dur_ms,
-		.out = { .capture = &out },
-		.err = { .capture = &errc },
-		.error = !known	       ? (hs.kind == AGENT_EXIT_INTERPRETED
-						  ? "the host called its exit status no error, without giving it"
-						  : hs.why)
-			 : interrupted ? "interrupted in the host"
-				       : NULL,
-		.policy_origin = st->policy->origin,
-		.policy_sha256 = st->policy->sha256,
-		.sandbox = &sandbox,
-	};
-	char masking[128];
-	hook_masking_text(mask, masking, sizeof(masking));
-	struct receipt_host host = {
-		.agent = st->host->agent,
-		.session_id = jsonutil_str(st->payload, "session_id"),
-		.tool_use_id = jsonutil_str(st->payload, "tool_use_id"),
-		.event = jsonutil_str(st->payload, "hook_event_name"),
-		.exit_code_reported = reported,
-		.verified = verified,
-		.masking = mask ? masking : NULL,
-		.exit_status = hook_exit_status_names[hs.kind],
-		.unknown_reason = hs.kind == AGENT_EXIT_UNKNOWN ? hs.why : NULL,
-		.interpretation = hs.interpretation,
-	};
-	rc.shell = command;
-	rc.host = &host;
-	r = store_allocate_id(st->store, &rc.id, err);
-	if (r < 0) {
-		capture_release(&out);
-		capture_release(&errc);
-		return r;
-	}
-
-	if (began_scope) {
-		free(st->scope);
-		st->scope = TAKE_PTR(began_scope);
-	}
-	/* An unknown status is never a success and closes nothing; it opens a
-	 * failure when it is known not to be a success, or by policy, and
-	 * never when the host called it no error. */
-	bool opens = known || hs.known_failed ||
-		     (hs.kind == AGENT_EXIT_UNKNOWN && st->policy->hooks_unknown_opens_failure);
-	struct gate_effect effect = { 0 };
-	struct error gate_err = { 0 };
-	int gate_r = 0;
-	if (opens) {
-		gate_r = gate_prepare(st->store, &rc, st->rules, st->scope, 0, 0, false, verified,
-				      &effect, &gate_err);
-	} else {
-		effect.scope = strdup(st->scope);
-		if (!effect.scope)
-			gate_r = error_set(&gate_err, ENOMEM, "out of memory");
-	}
-	/* The one commit path for receipts (gate_commit_receipt), as for airlock's
-	 * own runs: the receipt is kept even when the gate could not decide. */
-	char warning[1024];
-	r = gate_commit_receipt(st->store, &rc, gate_r < 0 ? NULL : &effect, gate_err.msg, NULL,
-				warning, sizeof(warning), err);
-	capture_release(&out);
-	capture_release(&errc);
-	if (r == 0 && gate_r < 0) {
-		*err = gate_err;
-		r = error_prefix(err, "receipt %llu was written but the gate is not updated",
-				 (unsigned long long)rc.id);
-	}
-	ret->receipt = rc.id;
-	if (r == 0 && !known)
-		outcome_set(ret, HOOK_PASS,
-			    "airlock receipt %llu recorded the host's run with its exit status unknown (%s)%s%s; it closes nothing.%s%.300s",
-			    (unsigned long long)rc.id,
-			    hs.kind == AGENT_EXIT_INTERPRETED ? hs.interpretation : hs.why,
-			    effect.opened ? "; it opened a failure in " : "",
-			    effect.opened ? st->scope : "", warning[0] ? " Warning: " : "", warning);
-	else if (r == 0)
-		outcome_set(ret, HOOK_PASS,
-			    "airlock receipt %llu recorded the host's run: %s%s%s%s%s.%s%.300s",
-			    (unsigned long long)rc.id, interrupted ? "interrupted" : "exit ",
-			    interrupted ? "" : (code == 0 ? "0" : "non-zero"),
-			    effect.opened ? "; it opened a failure in " : "",
-			    effect.opened ? st->scope : "",
-			    !verified && !effect.opened ? " (unverified: the status may be masked)" : "",
-			    warning[0] ? " Warning: " : "", warning);
-	gate_effect_release(&effect);
-	return r;
+	return hook_post_record(st, command, rc_cwd, dur_ms, &began_scope, ret, err);
 }
 
 /* gate/stop/<session key>.json remembers how often this session's stop was
@@ -1881,10 +1971,14 @@ void hook_outcome_release(struct hook_outcome *o)
 	o->updated_input = NULL;
 }
 
-int hook_handle(const struct hook_context *ctx, const struct agent_host *host, enum hook_event event,
-		const char *payload, size_t n, struct hook_outcome *ret, struct error *err)
+int hook_handle(struct session *s, const struct hook_route *route, const struct agent_host *host,
+		enum hook_event event, const char *payload, size_t n, struct hook_outcome *ret,
+		struct error *err)
 {
-	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx, .host = host };
+	static const struct hook_route never = { 0 };
+	cleanup_with(hook_state_release) struct hook_state st = { .session = s,
+								  .route = route ? route : &never,
+								  .host = host };
 	json_error_t jerr;
 
 	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
@@ -1897,7 +1991,7 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 		return r;
 	snprintf(ret->event_name, sizeof(ret->event_name), "%s",
 		 jstr_or(st.payload, "hook_event_name", ""));
-	r = ctx->policy_path ? hook_load_policy(&st, err) : 0;
+	r = s->policy_path ? hook_load_policy(&st, err) : 0;
 	if (r == 0)
 		r = hook_open_state(&st, event == HOOK_POST_TOOL_USE, err);
 	if (r == 0)
@@ -1916,10 +2010,11 @@ int hook_handle(const struct hook_context *ctx, const struct agent_host *host, e
 	return error_set(err, EINVAL, "unknown hook event");
 }
 
-int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n, size_t *ret,
+int hook_open_failures(struct session *s, const char *payload, size_t n, size_t *ret,
 		       char *ret_describe, size_t size, struct error *err)
 {
-	cleanup_with(hook_state_release) struct hook_state st = { .ctx = ctx };
+	static const struct hook_route never = { 0 };
+	cleanup_with(hook_state_release) struct hook_state st = { .session = s, .route = &never };
 	json_t *doc = json_loadb(payload ? payload : "", n, 0, NULL);
 
 	*ret = 0;

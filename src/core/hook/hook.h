@@ -28,13 +28,16 @@ enum hook_decision {
 
 #define HOOK_MAX_PAYLOAD (1 << 20)
 
-struct hook_context {
-	const char *state_dir; /* NULL: the default */
-	const char *policy_path; /* NULL: the built-in policy */
-	char **environ_;
-	/* The absolute path of the airlock that routes a host's shell command
-	 * through `airlock run` (docs/gate.md, "Routing"); NULL: never route. */
-	const char *route_airlock;
+struct session;
+
+/* How a host's shell command is routed through `airlock run` (docs/gate.md,
+ * "Routing"). */
+struct hook_route {
+	/* The absolute path of the airlock that runs it; NULL: never route. */
+	const char *airlock;
+	/* The routed command names the session's state directory (it was
+	 * given, not the default). */
+	bool state_dir;
 };
 
 struct json_t;
@@ -53,14 +56,19 @@ struct hook_outcome {
 
 void hook_outcome_release(struct hook_outcome *o);
 
-int hook_handle(const struct hook_context *ctx, const struct agent_host *host, enum hook_event event,
-		const char *payload, size_t n, struct hook_outcome *ret, struct error *err);
+/* The session's state directory, policy (its --policy FILE is loaded up
+ * front, so that a broken one blocks every call) and caller environment;
+ * its store, policy and rules are opened only when the answer needs them.
+ * route: NULL never routes. */
+int hook_handle(struct session *s, const struct hook_route *route, const struct agent_host *host,
+		enum hook_event event, const char *payload, size_t n, struct hook_outcome *ret,
+		struct error *err);
 
 /* How many failures are open in the scope of the payload's cwd (the
  * process's own when the payload has none or is not JSON), for a hook
  * invocation too broken to be answered; ret_describe gets the newest's
  * facts. The state directory is not created. */
-int hook_open_failures(const struct hook_context *ctx, const char *payload, size_t n, size_t *ret,
+int hook_open_failures(struct session *s, const char *payload, size_t n, size_t *ret,
 		       char *ret_describe, size_t size, struct error *err);
 
 /* What a post-tool-use payload says of the run's exit status, as

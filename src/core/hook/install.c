@@ -16,6 +16,7 @@
 #include "basic/strv.h"
 #include "core/store/jsonutil.h"
 #include "core/policy/shellwords.h"
+#include "core/session/session.h"
 
 /* s as one shell word: itself when it needs no quoting, else in single
  * quotes. NULL: out of memory. */
@@ -68,11 +69,13 @@ static char *install_command_line(const struct agent_host *host, const struct in
 				  const char *event)
 {
 	cleanup_free char *airlock = install_quote(cmd->airlock);
-	cleanup_free char *state = cmd->state_dir ? install_quote(cmd->state_dir) : NULL;
-	cleanup_free char *policy = cmd->policy ? install_quote(cmd->policy) : NULL;
+	const char *state_dir = cmd->session && cmd->state_dir ? cmd->session->state_dir : NULL;
+	const char *policy_path = cmd->session ? cmd->session->policy_path : NULL;
+	cleanup_free char *state = state_dir ? install_quote(state_dir) : NULL;
+	cleanup_free char *policy = policy_path ? install_quote(policy_path) : NULL;
 	char *s = NULL;
 
-	if (!airlock || (cmd->state_dir && !state) || (cmd->policy && !policy))
+	if (!airlock || (state_dir && !state) || (policy_path && !policy))
 		return NULL;
 	if (asprintf(&s, INSTALL_SHELL " -c '" INSTALL_WRAPPER "' %s hook %s %s%s%s%s%s", airlock,
 		     host->name, event, state ? " --state-dir " : "", state ? state : "",
@@ -294,69 +297,68 @@ static const char *install_pre_event(const struct agent_host *host)
 	return NULL;
 }
 
-int install_check(json_t *settings, const struct agent_host *host,
-		  const struct install_command *cmd, bool target, char ***ret, struct error *err)
+/* One event airlock installs (name; want its group): every hook in it,
+ * into *lines: another hook before the tool, an airlock hook that differs,
+ * and in the target none or more than one. */
+static int install_check_event(json_t *hooks, const char *name, json_t *want,
+			       const struct agent_host *host, bool target, char ***lines)
 {
-	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
-	cleanup_strv char **lines = calloc(1, sizeof(char *));
-	json_t *hooks = json_object_get(settings, "hooks");
 	const char *pre = install_pre_event(host);
+	json_t *have = json_object_get(hooks, name);
+	size_t ours = 0, i;
+	json_t *group;
 	int r = 0;
 
-	if (!wanted || !lines)
-		return error_set(err, ENOMEM, "out of memory");
-	if (hooks && !json_is_object(hooks))
-		return error_set(err, EINVAL, "\"hooks\" is not an object");
+	json_array_foreach(json_is_array(have) ? have : NULL, i, group) {
+		cleanup_with(json_decrefp) json_t *h = install_group_hooks(group, host);
+		size_t j;
+		json_t *hook;
+		json_array_foreach(json_is_array(h) ? h : NULL, j, hook) {
+			if (!install_is_ours(hook, host)) {
+				/* Hosts run a tool's hooks side by side and take the
+				 * input one of them rewrote: another hook may undo
+				 * airlock's routing. */
+				if (pre && strcmp(name, pre) == 0)
+					r = r ? r
+					      : install_note(lines,
+							     "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged",
+							     name, install_hook_name(hook, host));
+				continue;
+			}
+			ours++;
+			if (json_equal(group, want))
+				continue;
+			cleanup_free char *found = json_dumps(group, JSON_COMPACT);
+			cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
+			if (target)
+				r = r ? r
+				      : install_note(lines, "hooks.%s: %s differs from %s", name,
+						     found ? found : "?", expected ? expected : "?");
+			else
+				r = r ? r
+				      : install_note(lines,
+						     "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)",
+						     name, found ? found : "?",
+						     expected ? expected : "?");
+		}
+	}
+	if (target && ours == 0)
+		r = r ? r : install_note(lines, "hooks.%s: no airlock hook", name);
+	else if (target && ours > 1)
+		r = r ? r
+		      : install_note(lines, "hooks.%s: %zu airlock hooks, where one is installed",
+				     name, ours);
+	return r;
+}
+
+/* An airlock hook in an event airlock does not install, into *lines. */
+static int install_check_strays(json_t *hooks, json_t *wanted, const struct agent_host *host,
+				char ***lines)
+{
 	const char *name;
 	json_t *groups;
-	json_object_foreach(wanted, name, groups) {
-		json_t *want = json_array_get(groups, 0), *have = json_object_get(hooks, name);
-		size_t ours = 0, i;
-		json_t *group;
-		json_array_foreach(json_is_array(have) ? have : NULL, i, group) {
-			cleanup_with(json_decrefp) json_t *h = install_group_hooks(group, host);
-			size_t j;
-			json_t *hook;
-			json_array_foreach(json_is_array(h) ? h : NULL, j, hook) {
-				if (!install_is_ours(hook, host)) {
-					/* Hosts run a tool's hooks side by side and
-					 * take the input one of them rewrote: another
-					 * hook may undo airlock's routing. */
-					if (pre && strcmp(name, pre) == 0)
-						r = r ? r
-						      : install_note(&lines,
-								     "hooks.%s: %s runs before the tool too: it may rewrite the input airlock routed or judged",
-								     name,
-								     install_hook_name(hook, host));
-					continue;
-				}
-				ours++;
-				if (!json_equal(group, want)) {
-					cleanup_free char *found = json_dumps(group, JSON_COMPACT);
-					cleanup_free char *expected = json_dumps(want, JSON_COMPACT);
-					if (target)
-						r = r ? r
-						      : install_note(&lines,
-								     "hooks.%s: %s differs from %s",
-								     name, found ? found : "?",
-								     expected ? expected : "?");
-					else
-						r = r ? r
-						      : install_note(&lines,
-								     "hooks.%s: an airlock hook that differs from the installed one: %s (installed: %s)",
-								     name, found ? found : "?",
-								     expected ? expected : "?");
-				}
-			}
-		}
-		if (target && ours == 0)
-			r = r ? r : install_note(&lines, "hooks.%s: no airlock hook", name);
-		else if (target && ours > 1)
-			r = r ? r
-			      : install_note(&lines,
-					     "hooks.%s: %zu airlock hooks, where one is installed",
-					     name, ours);
-	}
+	int r = 0;
+
 	json_object_foreach(json_is_object(hooks) ? hooks : NULL, name, groups) {
 		if (json_object_get(wanted, name))
 			continue;
@@ -369,34 +371,92 @@ int install_check(json_t *settings, const struct agent_host *host,
 			json_array_foreach(json_is_array(h) ? h : NULL, j, hook)
 				if (install_is_ours(hook, host))
 					r = r ? r
-					      : install_note(&lines,
+					      : install_note(lines,
 							     "hooks.%s: an airlock hook airlock does not install here",
 							     name);
 		}
 	}
-	/* Settings that switch the hooks off, at whatever level they are. */
-	if (json_is_true(json_object_get(settings, "disableAllHooks")))
-		r = r ? r : install_note(&lines, "disableAllHooks is true: no hook runs");
-	if (json_is_true(json_object_get(settings, "allowManagedHooksOnly")))
-		r = r ? r
-		      : install_note(&lines,
-				     "allowManagedHooksOnly is true: only managed settings' hooks run");
-	json_t *hooks_config = json_object_get(settings, "hooksConfig");
-	if (json_is_false(json_object_get(hooks_config, "enabled")))
-		r = r ? r : install_note(&lines, "hooksConfig.enabled is false: no hook runs");
-	/* Gemini CLI names a command hook by its command. */
+	return r;
+}
+
+/* Whether a row of an earlier host (before host i) or earlier in host i's
+ * own list is the same switch as sw: each is reported once. */
+static bool install_switch_seen(size_t i, const struct agenthost_switch *sw)
+{
+	for (size_t k = 0; k <= i; k++)
+		for (const struct agenthost_switch *o = agenthost_at(k)->switches; o && o->key; o++) {
+			if (o == sw)
+				return false;
+			if (strcmp(o->key, sw->key) == 0 &&
+			    (o->object ? sw->object && strcmp(o->object, sw->object) == 0 : !sw->object))
+				return true;
+		}
+	return false;
+}
+
+/* One switch in settings, into *lines when it turns hooks off. */
+static int install_check_switch(json_t *settings, const struct agenthost_switch *sw, char ***lines)
+{
+	json_t *v = json_object_get(sw->object ? json_object_get(settings, sw->object) : settings,
+				    sw->key);
 	size_t i;
-	json_t *disabled;
-	json_array_foreach(json_is_array(json_object_get(hooks_config, "disabled"))
-				   ? json_object_get(hooks_config, "disabled")
-				   : NULL,
-			   i, disabled)
-		if (json_is_string(disabled) && strstr(json_string_value(disabled), "airlock"))
-			r = r ? r
-			      : install_note(&lines, "hooksConfig.disabled names an airlock hook: %s",
-					     json_string_value(disabled));
-	if (json_is_false(json_object_get(json_object_get(settings, "tools"), "enableHooks")))
-		r = r ? r : install_note(&lines, "tools.enableHooks is false: no hook runs");
+	json_t *name;
+	int r = 0;
+
+	switch (sw->kind) {
+	case AGENTHOST_SWITCH_TRUE:
+		return json_is_true(v) ? install_note(lines, "%s", sw->note) : 0;
+	case AGENTHOST_SWITCH_FALSE:
+		return json_is_false(v) ? install_note(lines, "%s", sw->note) : 0;
+	case AGENTHOST_SWITCH_NAMES:
+		json_array_foreach(json_is_array(v) ? v : NULL, i, name)
+			if (json_is_string(name) && strstr(json_string_value(name), "airlock"))
+				r = r ? r
+				      : install_note(lines, "%s: %s", sw->note,
+						     json_string_value(name));
+		return r;
+	}
+	return 0;
+}
+
+/* Settings that switch the hooks off (every host's switches, in the
+ * table's order), at whatever level they are, into *lines. */
+static int install_check_switches(json_t *settings, char ***lines)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < agenthost_count(); i++)
+		for (const struct agenthost_switch *sw = agenthost_at(i)->switches; sw && sw->key; sw++)
+			if (!install_switch_seen(i, sw)) {
+				int e = install_check_switch(settings, sw, lines);
+				r = r ? r : e;
+			}
+	return r;
+}
+
+int install_check(json_t *settings, const struct agent_host *host,
+		  const struct install_command *cmd, bool target, char ***ret, struct error *err)
+{
+	cleanup_with(json_decrefp) json_t *wanted = install_hooks(host, cmd);
+	cleanup_strv char **lines = calloc(1, sizeof(char *));
+	json_t *hooks = json_object_get(settings, "hooks");
+	int r = 0;
+
+	if (!wanted || !lines)
+		return error_set(err, ENOMEM, "out of memory");
+	if (hooks && !json_is_object(hooks))
+		return error_set(err, EINVAL, "\"hooks\" is not an object");
+	const char *name;
+	json_t *groups;
+	json_object_foreach(wanted, name, groups) {
+		int e = install_check_event(hooks, name, json_array_get(groups, 0), host, target,
+					    &lines);
+		r = r ? r : e;
+	}
+	int e = install_check_strays(hooks, wanted, host, &lines);
+	r = r ? r : e;
+	e = install_check_switches(settings, &lines);
+	r = r ? r : e;
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(lines);

@@ -14,14 +14,18 @@
  * dialect and keeps every other hook and key, so that merging twice
  * changes nothing. */
 
+struct session;
+
 /* What the hook commands run: airlock's absolute path (install_locate()),
- * and the options passed on (NULL: none). Every command runs it behind a
- * /bin/sh wrapper that turns a status airlock did not give (it is missing,
- * cannot run, was killed) into the hosts' blocking exit 2. */
+ * and the options passed on: the session's state directory (when
+ * state_dir: it was given, not the default) and its policy_path (when
+ * set). session NULL: none. Every command runs it behind a /bin/sh wrapper
+ * that turns a status airlock did not give (it is missing, cannot run, was
+ * killed) into the hosts' blocking exit 2. */
 struct install_command {
 	const char *airlock;
-	const char *state_dir;
-	const char *policy;
+	const struct session *session;
+	bool state_dir;
 };
 
 /* {"EVENT": [{"matcher": ..., "hooks": [...]}], ...}: airlock's hooks for
