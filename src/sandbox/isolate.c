@@ -677,78 +677,20 @@ static bool isolate_mount_point(const char *staged, bool is_dir)
 	return true;
 }
 
-/* An O_PATH descriptor of path, refusing any symlink on the way. */
-static int open_no_symlinks(const char *path)
+/* An O_PATH descriptor of path, refusing any symlink on the way; with
+ * O_NOFOLLOW in flags a symlink as the last component is the link itself (a
+ * pin on a link), with O_DIRECTORY it must be a directory. */
+static int open_no_symlinks(const char *path, int flags)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	struct open_how how = { .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
 				.resolve = RESOLVE_NO_SYMLINKS };
 
 	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 }
 
-/* A detached copy of the writable directory w, with attr: the directory
- * core checked (its device and inode), reached without a symlink. */
-static int clone_writable(const struct sandbox_writable *w, uint64_t attr)
+/* A detached recursive copy of the tree fd is, with attr; closes fd. */
+static int clone_tree_at(int fd, uint64_t attr)
 {
-	int fd = open_no_symlinks(w->path);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	int tree = -1;
-	bool same = ok(syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH));
-	if (same && (st.st_dev != w->dev || st.st_ino != w->ino)) {
-		errno = ESTALE;
-		same = false;
-	}
-	if (same)
-		tree = (int)syscall(SYS_open_tree, fd, "",
-				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
-	if (tree >= 0 && !set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr)) {
-		int saved = errno;
-		syscall(SYS_close, tree);
-		errno = saved;
-		tree = -1;
-	}
-	int saved = errno;
-	syscall(SYS_close, fd);
-	errno = saved;
-	return tree;
-}
-
-/* Attaches tree on the directory at staged, reached without a symlink, so
- * nothing renamed in since the plan moves the mount elsewhere. */
-static bool attach_tree_no_symlinks(int tree, const char *staged)
-{
-	int target = mkdir_p(staged) ? open_no_symlinks(staged) : -1;
-	bool done = target >= 0 && ok(syscall(SYS_move_mount, tree, "", target, "",
-					      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
-	int saved = errno;
-	syscall(SYS_close, tree);
-	if (target >= 0)
-		syscall(SYS_close, target);
-	errno = saved;
-	return done;
-}
-
-/* An O_PATH descriptor of path with no symlink on the way; a symlink as
- * its last component is the link itself (a pin on a link). */
-static int open_no_symlinks_nofollow(const char *path)
-{
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS };
-
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-}
-
-/* A detached copy of a read-only path or pin in the workspace, with attr.
- * The plan found no symlink in its directories (struct protect_mount), and
- * none is followed here: one planted since by a concurrent writer (another
- * run's command) fails the run instead of cloning another tree. */
-static int clone_protected(const struct protect_mount *m, uint64_t attr)
-{
-	int fd = open_no_symlinks_nofollow(m->path);
-	if (fd < 0)
-		return -1;
 	int tree = (int)syscall(SYS_open_tree, fd, "",
 				OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (tree >= 0 && !set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr)) {
@@ -763,12 +705,44 @@ static int clone_protected(const struct protect_mount *m, uint64_t attr)
 	return tree;
 }
 
-/* Attaches a protected path's tree at staged, reached without a symlink:
- * an absolute one planted on the way would otherwise carry the read-only
- * mount to the host's path, outside the new root. */
-static bool attach_protected(int tree, const char *staged)
+/* A detached copy of the writable directory w, with attr: the directory
+ * core checked (its device and inode), reached without a symlink. */
+static int clone_writable(const struct sandbox_writable *w, uint64_t attr)
 {
-	int target = open_no_symlinks_nofollow(staged);
+	int fd = open_no_symlinks(w->path, O_DIRECTORY);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int bad = 0;
+	if (!ok(syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH)))
+		bad = errno;
+	else if (st.st_dev != w->dev || st.st_ino != w->ino)
+		bad = ESTALE;
+	if (bad) {
+		syscall(SYS_close, fd);
+		errno = bad;
+		return -1;
+	}
+	return clone_tree_at(fd, attr);
+}
+
+/* A detached copy of a read-only path or pin in the workspace, with attr.
+ * The plan found no symlink in its directories (struct protect_mount), and
+ * none is followed here: one planted since by a concurrent writer (another
+ * run's command) fails the run instead of cloning another tree. */
+static int clone_protected(const struct protect_mount *m, uint64_t attr)
+{
+	int fd = open_no_symlinks(m->path, O_NOFOLLOW);
+	return fd < 0 ? -1 : clone_tree_at(fd, attr);
+}
+
+/* Attaches tree (closing it) on staged, reached without a symlink: an
+ * absolute one planted on the way, or anything renamed in since the plan,
+ * would otherwise carry the mount to the host's path, outside the new root.
+ * flags as open_no_symlinks()'s; a directory (O_DIRECTORY) is made first. */
+static bool attach_no_symlinks(int tree, const char *staged, int flags)
+{
+	int target = (flags & O_DIRECTORY) && !mkdir_p(staged) ? -1 : open_no_symlinks(staged, flags);
 	bool done = target >= 0 && ok(syscall(SYS_move_mount, tree, "", target, "",
 					      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
 	int saved = errno;
@@ -877,12 +851,12 @@ bool isolate_mounts(const struct isolate_plan *plan)
 		return false;
 	/* Parents first (protect_plan_finish), so no mount hides another. */
 	for (size_t i = 0; i < plan->protect.n_mounts; i++)
-		if (!attach_protected(protect_trees[i], plan->staged_protect[i]))
+		if (!attach_no_symlinks(protect_trees[i], plan->staged_protect[i], O_NOFOLLOW))
 			return false;
 	/* The writable directories (sandbox.writable), neither holding nor
 	 * inside the workspace; what is hidden below them is hidden after. */
 	for (size_t i = 0; i < plan->iso->n_writable; i++)
-		if (!attach_tree_no_symlinks(writable_trees[i], plan->staged_writable[i]))
+		if (!attach_no_symlinks(writable_trees[i], plan->staged_writable[i], O_DIRECTORY))
 			return false;
 	if (run_fd >= 0) {
 		bool done = set_attr(run_fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY);
