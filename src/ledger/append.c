@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's appending: the tail, torn tails, poisoning, the writer. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- appending ------------------------------------------------------------------ */

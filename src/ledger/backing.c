@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's backing: whether the ledger backs a record, the open ids. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- backing ------------------------------------------------------------------ */

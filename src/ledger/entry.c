@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's entries: the line format, parsed strictly and written so the parser accepts it. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 const char *ledger_schema_kind_name(const struct ledger_schema *schema, int kind)

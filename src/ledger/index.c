@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's index (docs/ledger.md, "The index"): the reader's and the appender's side. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- the index ------------------------------------------------------------------ */

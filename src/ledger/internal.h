@@ -23,7 +23,6 @@
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "basic/text.h"
-#include "ledger/entryscan.h"
 #include "ledger/ledger.h"
 
 #define LEDGER_DIR	    "ledger"
