@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's appending: the tail, torn tails, poisoning, the writer. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- appending ------------------------------------------------------------------ */
@@ -67,7 +68,10 @@ int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_t
 			return error_set(err, EBADMSG, "the ledger's last line is too long");
 		ret->good_end = base + (uint64_t)(nl - buf) + 1;
 		char *start = prev ? prev + 1 : buf;
-		r = ledger_entry_parse(schema, start, (size_t)(nl - start), &ret->last, err);
+		/* Its seq is all the appender needs: the canonical reading
+		 * (ledger/entryscan.h), which the strict parser decides for a
+		 * line it does not recognise, with the same verdict. */
+		r = ledger_entry_read(schema, start, (size_t)(nl - start), &ret->last, err);
 		if (r < 0)
 			return error_prefix(err, "the ledger's last entry");
 		ret->has_last = true;
@@ -185,7 +189,9 @@ int ledger_sync(struct ledger_writer *w, int lock_fd, bool locked, uint64_t end,
 	 * is not covered by this sync. */
 	uint64_t cover = end;
 	bool stable = locked || flock(lock_fd, LOCK_SH | LOCK_NB) == 0;
-	if (stable && fstat(w->log_fd, &st) == 0) {
+	/* A log that ends where this append's line ends (no one wrote since)
+	 * needs no look for a later line end. */
+	if (stable && fstat(w->log_fd, &st) == 0 && (uint64_t)st.st_size > cover) {
 		uint64_t last = ledger_last_line_end(w->log_fd, (uint64_t)st.st_size);
 		if (last > cover)
 			cover = last;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's backing: whether the ledger backs a record, the open ids. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- backing ------------------------------------------------------------------ */
@@ -68,7 +69,7 @@ static bool ledger_scan_path(const struct ledger_schema *schema, const struct le
 			break;
 		struct ledger_entry e;
 		struct error ignored;
-		if (ledger_entry_parse(schema, start, (size_t)(nl - start), &e, &ignored) == 0 &&
+		if (ledger_entry_read(schema, start, (size_t)(nl - start), &e, &ignored) == 0 &&
 		    strcmp(e.path, path) == 0) {
 			*ret = e;
 			*ret_off = (uint64_t)(start - m->data);
@@ -281,7 +282,7 @@ static int ledger_scan_open(const struct ledger_schema *schema, const struct led
 		struct ledger_entry e;
 		struct error ignored;
 		uint64_t id;
-		if (ledger_entry_parse(schema, start, (size_t)(nl - start), &e, &ignored) < 0 ||
+		if (ledger_entry_read(schema, start, (size_t)(nl - start), &e, &ignored) < 0 ||
 		    parse_u64(e.id, &id) < 0)
 			continue;
 		if (e.kind == schema->kind_close) {

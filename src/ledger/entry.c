@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's entries: the line format, parsed strictly and written so the parser accepts it. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 const char *ledger_schema_kind_name(const struct ledger_schema *schema, int kind)
@@ -151,17 +152,55 @@ int ledger_entry_record(const struct ledger_schema *schema, const char *line, si
 
 bool ledger_record_embeddable(const void *data, size_t n)
 {
-	return n < LEDGER_ENTRY_MAX && !memchr(data, '\0', n) && utf8_is_valid(data, n);
+	const unsigned char *s = data;
+	size_t i = 0;
+
+	/* ASCII without NUL, as a receipt is, needs no decoding. */
+	while (i < n && (unsigned)(s[i] - 1) < 0x7f)
+		i++;
+	return n < LEDGER_ENTRY_MAX && !memchr(s + i, '\0', n - i) &&
+	       utf8_is_valid((const char *)s + i, n - i);
 }
 
-/* The line (with its newline) of a new entry; checked by the parser, so
- * every line written is one the verifier accepts. */
+/* The checks ledger_entry_parse() makes of a line's values, made of a new
+ * line's values, in its order and with its words. The line is what jansson
+ * writes of them: one compact object of the fields in this order, every
+ * control character escaped, UTF-8 (json_pack() checks id and path, the
+ * record is embeddable). What the parser could still refuse is a line too
+ * long or holding a DEL (jansson leaves it as it is), checked on the bytes.
+ * So the line is not parsed back; tests/unit/test_ledger.c and
+ * tests/fuzz/fuzz_entryscan.c hold every line written to the parser's
+ * reading of it. */
+static int ledger_entry_check(const struct ledger_schema *schema, uint64_t seq, int kind,
+			      const char *id, const char *path, const char *sha, const char *line,
+			      size_t n, struct error *err)
+{
+	if (n > LEDGER_ENTRY_MAX)
+		return error_set(err, EBADMSG, "entry of %zu bytes", n);
+	const char *del = memchr(line, 0x7f, n);
+	if (del)
+		return error_set(err, EBADMSG, "control character at byte %zu", (size_t)(del - line));
+	if ((json_int_t)seq < 0)
+		return error_set(err, EBADMSG, "bad seq");
+	if (!ledger_kind_known(schema, kind))
+		return error_set(err, EBADMSG, "unknown kind");
+	if (!ledger_id_ok(id))
+		return error_set(err, EBADMSG, "bad id");
+	if (!ledger_path_ok(schema, path))
+		return error_set(err, EBADMSG, "bad path");
+	if (!ledger_hex64(sha))
+		return error_set(err, EBADMSG, "bad sha256");
+	return 0;
+}
+
 int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
 			const char *path, const char *sha, const char *record, size_t record_n,
 			char **ret, size_t *ret_n, struct error *err)
 {
 	char now[64];
 
+	if (record && !ledger_record_embeddable(record, record_n))
+		return error_set(err, E2BIG, "the record cannot be carried by an entry");
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
 	cleanup_with(json_decrefp) json_t *doc =
 		json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s}", "v", 1, "seq", (json_int_t)seq,
@@ -169,27 +208,36 @@ int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int ki
 			  "sha256", sha, "time", now);
 	if (!doc)
 		return error_set(err, ENOMEM, "out of memory");
-	/* The record last: jansson keeps the fields in the order set. */
-	if (record && json_object_set_new(doc, "record", json_stringn(record, record_n)) < 0)
+	/* The record last: jansson keeps the fields in the order set. Its
+	 * bytes are UTF-8 (embeddable, above): not checked again. */
+	if (record && json_object_set_new(doc, "record", json_stringn_nocheck(record, record_n)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	cleanup_free char *text = json_dumps(doc, JSON_COMPACT);
-	if (!text)
-		return error_set(err, ENOMEM, "out of memory");
-	size_t n = strlen(text);
+	/* Into a buffer of the likely size, with room for the newline and a
+	 * NUL; once more into one of the exact size when the record escapes to
+	 * more. */
+	size_t cap = 1024 + 2 * record_n, n;
+	cleanup_free char *line = NULL;
+	for (;;) {
+		line = malloc(cap);
+		if (!line)
+			return error_set(err, ENOMEM, "out of memory");
+		n = json_dumpb(doc, line, cap - 2, JSON_COMPACT);
+		if (n == 0)
+			return error_set(err, ENOMEM, "out of memory");
+		if (n <= cap - 2)
+			break;
+		free(TAKE_PTR(line));
+		cap = n + 2;
+	}
 	if (record && n > LEDGER_ENTRY_MAX)
 		return error_set(err, E2BIG, "the record does not fit in an entry");
-	struct ledger_entry check;
-	int r = ledger_entry_parse(schema, text, n, &check, err);
+	int r = ledger_entry_check(schema, seq, kind, id, path, sha, line, n, err);
 	if (r < 0)
 		return error_prefix(err, "ledger entry for %s %s",
 				    ledger_schema_kind_name(schema, kind), id);
-	char *line = realloc(text, n + 2);
-	if (!line)
-		return error_set(err, ENOMEM, "out of memory");
-	text = NULL;
 	line[n] = '\n';
 	line[n + 1] = '\0';
-	*ret = line;
+	*ret = TAKE_PTR(line);
 	*ret_n = n + 1;
 	return 0;
 }

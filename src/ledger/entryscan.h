@@ -35,3 +35,14 @@ bool ledger_entry_scan(const struct ledger_schema *schema, const char *line, siz
  * against sha256): what the readers of the whole log call per line. */
 int ledger_entry_read(const struct ledger_schema *schema, const char *line, size_t n,
 		      struct ledger_entry *ret, struct error *err);
+
+/* The line (with its newline, NUL-terminated) of a new entry stamped with
+ * the time now: the layout ledger_entry_scan() recognises when no value
+ * needs an escape. With record (NULL: none; bytes ledger_record_embeddable()
+ * accepts, else -E2BIG), the line carries its bytes; -E2BIG when the line
+ * would be longer than LEDGER_ENTRY_MAX. A value ledger_entry_parse() would
+ * refuse is refused (-EBADMSG, with its words): every line formatted is one
+ * the parser reads back with these values. */
+int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
+			const char *path, const char *sha, const char *record, size_t record_n,
+			char **ret, size_t *ret_n, struct error *err);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's index (docs/ledger.md, "The index"): the reader's and the appender's side. */
+#include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
 /* ---- the index ------------------------------------------------------------------ */
@@ -84,7 +85,7 @@ int ledger_line_at(const struct ledger_schema *schema, const struct ledger_map *
 		return -EBADMSG;
 	if (ret_next)
 		*ret_next = (uint64_t)(nl - m->data) + 1;
-	return ledger_entry_parse(schema, line, (size_t)(nl - line), ret, &ignored) < 0 ? -EBADMSG : 0;
+	return ledger_entry_read(schema, line, (size_t)(nl - line), ret, &ignored) < 0 ? -EBADMSG : 0;
 }
 
 /* Whether head h, of an index file of file_size bytes, may be used with the

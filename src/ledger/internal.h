@@ -131,11 +131,7 @@ bool ledger_id_ok(const char *s);
 /* A clean relative path (no empty, "." or ".." component) of at most
  * LEDGER_PATH_MAX bytes, or the schema's absolute path. */
 bool ledger_path_ok(const struct ledger_schema *schema, const char *p);
-/* With record (NULL: none), the line carries its bytes; -E2BIG when the
- * line would be longer than LEDGER_ENTRY_MAX. */
-int ledger_entry_format(const struct ledger_schema *schema, uint64_t seq, int kind, const char *id,
-			const char *path, const char *sha, const char *record, size_t record_n,
-			char **ret, size_t *ret_n, struct error *err);
+/* ledger_entry_format(): ledger/entryscan.h */
 
 /* dir.c */
 int ledger_dir(struct ledger *ledger, bool create, struct error *err);

@@ -7,7 +7,12 @@
  * duplicate key) whose record is a string, the line without that field is
  * an entry ledger_entry_parse() accepts with the same values, and the field
  * is the last; and ledger_entry_read() always returns what
- * ledger_entry_parse() does, with the same values. Aborts otherwise. */
+ * ledger_entry_parse() does, with the same values. The writer, with the
+ * input as a record: ledger_entry_format() writes a line the parser reads
+ * back with the values given and the record's bytes, or refuses only bytes
+ * no entry may carry (-E2BIG) or a DEL, which the line may not hold
+ * (-EBADMSG). Aborts otherwise. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,6 +62,40 @@ static void fuzz_check_record(const char *line, size_t n, const struct ledger_sc
 	free(without);
 }
 
+static void fuzz_format(const char *record, size_t size)
+{
+	static const char sha[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+	struct ledger_entry parsed, read;
+	struct error err;
+	char *line = NULL;
+	size_t n;
+
+	if (!record)
+		record = ""; /* an empty input is an empty record */
+	int r = ledger_entry_format(&ledger_state_schema, 7, LEDGER_RECEIPT, "42",
+				    "receipts/42.json", sha, record, size, &line, &n, &err);
+	if (r < 0) {
+		if (r == -E2BIG || (r == -EBADMSG && memchr(record, 0x7f, size)))
+			return;
+		abort();
+	}
+	if (n < 2 || line[n - 1] != '\n' || memchr(line, '\n', n - 1) ||
+	    ledger_entry_parse(&ledger_state_schema, line, n - 1, &parsed, &err) < 0 ||
+	    parsed.seq != 7 || parsed.kind != LEDGER_RECEIPT || strcmp(parsed.id, "42") != 0 ||
+	    strcmp(parsed.path, "receipts/42.json") != 0 || strcmp(parsed.sha256, sha) != 0 ||
+	    !parsed.has_record ||
+	    ledger_entry_read(&ledger_state_schema, line, n - 1, &read, &err) < 0 ||
+	    !fuzz_same_entry(&read, &parsed))
+		abort();
+	json_t *doc = json_loadb(line, n - 1, JSON_REJECT_DUPLICATES, NULL);
+	json_t *got = json_object_get(doc, "record");
+	if (!json_is_string(got) || json_string_length(got) != size ||
+	    memcmp(json_string_value(got), record, size) != 0)
+		abort();
+	json_decref(doc);
+	free(line);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *line = (const char *)data;
@@ -74,5 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r = ledger_entry_read(&ledger_state_schema, line, size, &read, &err);
 	if (r != p || (r == 0 && !fuzz_same_entry(&read, &parsed)))
 		abort();
+	fuzz_format(line, size);
 	return 0;
 }

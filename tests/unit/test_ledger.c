@@ -704,9 +704,137 @@ static void test_ledger_entryscan_differential(void)
 	ASSERT_TRUE(canonical > 1000 && with_record > 1000);
 }
 
+/* What the old ledger_entry_format() did: jansson's text of the fields
+ * (the format, byte for byte), then the strict parser's verdict on it. */
+static int format_reference(uint64_t seq, int kind, const char *id, const char *path, const char *sha,
+			    const char *time, const char *record, size_t rn, char **ret, size_t *ret_n)
+{
+	struct ledger_entry e;
+	struct error err;
+
+	*ret = NULL;
+	if (record && !ledger_record_embeddable(record, rn))
+		return -E2BIG;
+	json_t *doc = json_pack("{s:i, s:I, s:s, s:s, s:s, s:s, s:s}", "v", 1, "seq",
+				(json_int_t)seq, "kind",
+				kind >= 0 && kind < ledger_state_schema.n_kinds
+					? ledger_state_schema.kinds[kind]
+					: "?",
+				"id", id, "path", path, "sha256", sha, "time", time);
+	if (!doc)
+		return -ENOMEM;
+	if (record && json_object_set_new(doc, "record", json_stringn(record, rn)) < 0) {
+		json_decref(doc);
+		return -ENOMEM;
+	}
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (!text)
+		return -ENOMEM;
+	size_t n = strlen(text);
+	int r = record && n > LEDGER_ENTRY_MAX
+			? -E2BIG
+			: ledger_entry_parse(&ledger_state_schema, text, n, &e, &err);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	*ret = text;
+	*ret_n = n;
+	return 0;
+}
+
+/* ledger_entry_format() writes, byte for byte, what jansson writes of the
+ * fields, and refuses what the strict parser would refuse: it no longer
+ * parses its line back, so this holds it to the parser's reading (the
+ * values read back equal, the record's bytes decoded back equal). */
+static void test_ledger_entry_format(void)
+{
+	size_t written = 0, refused = 0, long_ones = 0;
+
+	for (int i = 0; i < 6000; i++) {
+		char id[200], path[600], sha[SHA256_HEX_SIZE], record[70000];
+		scan_value(id, i % 50 == 0 ? 140 : 12, "0123456789abcdefXYZ-_:~");
+		scan_value(path, i % 50 == 1 ? 530 : 40, "abcdefgh0123456789/._-");
+		for (int k = 0; k < 64; k++)
+			sha[k] = "0123456789abcdef"[scan_rand() % 16];
+		sha[64] = '\0';
+		if (i % 40 == 3)
+			sha[scan_rand() % 64] = 'A';
+		if (i % 30 == 4)
+			snprintf(path, sizeof(path), "/etc/airlock/approver.json");
+		int kind = (int)(scan_rand() % (uint64_t)(ledger_state_schema.n_kinds + 1)) -
+			   (i % 20 == 6);
+		uint64_t seq = scan_rand() >> (scan_rand() % 64);
+		bool has_record = i % 3 != 0;
+		size_t rn = 0;
+		if (has_record) {
+			/* A receipt's JSON, or any bytes: every byte jansson escapes,
+			 * DEL, UTF-8 good and bad, NUL; now and then one too long. */
+			rn = i % 97 == 0 ? 65536 - 300 - scan_rand() % 600 : scan_rand() % 3000;
+			for (size_t k = 0; k < rn; k++)
+				record[k] = i % 2 ? "{\"a\":\"b\\c\",\n\t}x"[scan_rand() % 15]
+						  : (char)(1 + scan_rand() % 126);
+			if (i % 11 == 0 && rn > 0)
+				record[scan_rand() % rn] = 0x7f;
+			if (i % 13 == 0 && rn > 0)
+				record[scan_rand() % rn] = (char)(0x80 + scan_rand() % 128);
+			if (i % 17 == 0 && rn > 0)
+				record[scan_rand() % rn] = '\0';
+			if (i % 7 == 0 && rn + 4 <= sizeof(record)) {
+				memcpy(record + rn, "\xf0\x9f\x98\x80", 4);
+				rn += 4;
+			}
+		}
+		const char *rec = has_record ? record : NULL;
+		char *line = NULL, *ref = NULL;
+		size_t n = 0, ref_n = 0;
+		struct error err;
+		int r = ledger_entry_format(&ledger_state_schema, seq, kind, id, path, sha, rec, rn,
+					    &line, &n, &err);
+		if (r < 0) {
+			/* Refused: so was the same line (any time of the same length). */
+			ASSERT_EQ_INT(format_reference(seq, kind, id, path, sha,
+						       "2026-01-01T00:00:00.000Z", rec, rn, &ref,
+						       &ref_n),
+				      r);
+			refused++;
+			continue;
+		}
+		ASSERT_TRUE(n > 1 && line[n - 1] == '\n' && line[n] == '\0');
+		ASSERT_TRUE(memchr(line, '\n', n - 1) == NULL);
+		struct ledger_entry e;
+		ASSERT_EQ_INT(ledger_entry_parse(&ledger_state_schema, line, n - 1, &e, &err), 0);
+		ASSERT_EQ_INT(e.seq, seq);
+		ASSERT_EQ_INT(e.kind, kind);
+		ASSERT_EQ_STR(e.id, id);
+		ASSERT_EQ_STR(e.path, path);
+		ASSERT_EQ_STR(e.sha256, sha);
+		ASSERT_TRUE(e.has_record == has_record);
+		ASSERT_EQ_INT(format_reference(seq, kind, id, path, sha, e.time, rec, rn, &ref, &ref_n),
+			      0);
+		ASSERT_EQ_INT(ref_n, n - 1);
+		ASSERT_TRUE(memcmp(ref, line, ref_n) == 0);
+		if (has_record) {
+			json_t *doc = json_loadb(line, n - 1, JSON_REJECT_DUPLICATES, NULL);
+			json_t *got = json_object_get(doc, "record");
+			ASSERT_TRUE(json_is_string(got) && json_string_length(got) == rn &&
+				    memcmp(json_string_value(got), record, rn) == 0);
+			json_decref(doc);
+		}
+		long_ones += n > 60000;
+		written++;
+		free(ref);
+		free(line);
+	}
+	printf("# entry format: %zu lines written as jansson writes them, %zu refused as the parser would (%zu over 60000 bytes)\n",
+	       written, refused, long_ones);
+	ASSERT_TRUE(written > 2000 && refused > 200);
+}
+
 RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
 	  T_(test_ledger_record_cache), T_(test_ledger_concurrent_appenders),
-	  T_(test_ledger_entryscan_differential))
+	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format))
