@@ -242,25 +242,76 @@ static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 	return 0;
 }
 
-/* The system directory the workspace is, or lies in; NULL when none. */
-static const char *hostview_system_dir(const char *workspace, char **buf)
+/* The system directories resolved, each when first asked (NULL: not yet,
+ * or out of memory), for the checks of one build: hostview_can_mask() asks
+ * of every mask, and each ask resolved all 24 again. */
+#define HOSTVIEW_N_SYSTEM (ARRAY_SIZE(hostview_system_exact) + 1 + ARRAY_SIZE(hostview_system_tree))
+struct hostview_system {
+	char *resolved[HOSTVIEW_N_SYSTEM];
+	bool asked[HOSTVIEW_N_SYSTEM];
+};
+
+static void hostview_system_release(struct hostview_system *sys)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_exact); i++) {
-		free(*buf);
-		*buf = hostview_resolve(hostview_system_exact[i]);
-		if (*buf && strcmp(workspace, *buf) == 0)
-			return hostview_system_exact[i];
+	for (size_t i = 0; i < HOSTVIEW_N_SYSTEM; i++)
+		free(sys->resolved[i]);
+	*sys = (struct hostview_system){ 0 };
+}
+
+/* Slot i of sys: the exact list, then /var/tmp, then the trees. */
+static const char *hostview_system_get(struct hostview_system *sys, size_t i)
+{
+	size_t ne = ARRAY_SIZE(hostview_system_exact);
+	const char *path = i < ne    ? hostview_system_exact[i]
+			   : i == ne ? "/var/tmp"
+				     : hostview_system_tree[i - ne - 1];
+
+	if (!sys->asked[i]) {
+		sys->resolved[i] = hostview_resolve(path);
+		sys->asked[i] = true;
 	}
-	cleanup_free char *var_tmp = hostview_resolve("/var/tmp");
+	return sys->resolved[i];
+}
+
+/* The system directory the workspace is, or lies in, with its slot in sys
+ * in *ret_slot; NULL when none. */
+static const char *hostview_system_dir_in(struct hostview_system *sys, const char *workspace,
+					  size_t *ret_slot)
+{
+	size_t ne = ARRAY_SIZE(hostview_system_exact);
+
+	for (size_t i = 0; i < ne; i++) {
+		const char *dir = hostview_system_get(sys, i);
+		if (dir && strcmp(workspace, dir) == 0) {
+			*ret_slot = i;
+			return hostview_system_exact[i];
+		}
+	}
+	const char *var_tmp = hostview_system_get(sys, ne);
 	if (var_tmp && path_is_under(workspace, var_tmp))
 		return NULL; /* below it: scratch space, as below /tmp */
 	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_tree); i++) {
-		free(*buf);
-		*buf = hostview_resolve(hostview_system_tree[i]);
-		if (*buf && path_is_under(workspace, *buf))
+		const char *dir = hostview_system_get(sys, ne + 1 + i);
+		if (dir && path_is_under(workspace, dir)) {
+			*ret_slot = ne + 1 + i;
 			return hostview_system_tree[i];
+		}
 	}
 	return NULL;
+}
+
+/* The system directory the workspace is, or lies in, its resolved path in
+ * *buf; NULL when none. */
+static const char *hostview_system_dir(const char *workspace, char **buf)
+{
+	struct hostview_system sys = { 0 };
+	size_t slot = 0;
+	const char *system = hostview_system_dir_in(&sys, workspace, &slot);
+
+	free(*buf);
+	*buf = system ? TAKE_PTR(sys.resolved[slot]) : NULL;
+	hostview_system_release(&sys);
+	return system;
 }
 
 int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
@@ -584,11 +635,13 @@ static bool hostview_is_dir(const char *path)
  * directory, not below the private /tmp or the empty /run (already hidden),
  * not below the workspace (the writable workspace would cover it), and not
  * holding or inside another mask. */
-static bool hostview_can_mask(const struct hostview *hv, const char *path, const char *workspace)
+static bool hostview_can_mask(const struct hostview *hv, struct hostview_system *sys,
+			      const char *path, const char *workspace)
 {
-	cleanup_free char *buf = NULL;
+	size_t slot;
 
-	if (!hostview_is_dir(path) || strcmp(path, "/") == 0 || hostview_system_dir(path, &buf))
+	if (!hostview_is_dir(path) || strcmp(path, "/") == 0 ||
+	    hostview_system_dir_in(sys, path, &slot))
 		return false;
 	if (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
 	    path_is_under(path, workspace))
@@ -599,9 +652,10 @@ static bool hostview_can_mask(const struct hostview *hv, const char *path, const
 	return true;
 }
 
-static int hostview_add_mask(struct hostview *hv, const char *path, const char *workspace)
+static int hostview_add_mask(struct hostview *hv, struct hostview_system *sys, const char *path,
+			     const char *workspace)
 {
-	if (hv->n_masks == SANDBOX_MAX_MASKS || !hostview_can_mask(hv, path, workspace))
+	if (hv->n_masks == SANDBOX_MAX_MASKS || !hostview_can_mask(hv, sys, path, workspace))
 		return 0;
 	hv->mask_paths[hv->n_masks] = strdup(path);
 	if (!hv->mask_paths[hv->n_masks])
@@ -640,6 +694,7 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	cleanup_free char *homes_root = hostview_resolve("/home");
 	cleanup_free char *root_home = hostview_resolve("/root");
 	cleanup_strv char **resolved = NULL;
+	cleanup_with(hostview_system_release) struct hostview_system sys = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; homes && homes[i]; i++)
@@ -648,9 +703,9 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	/* Other users' homes: /home whole (one mount, however many users), and
 	 * /root for everyone but root, whatever $HOME says. */
 	if (homes_root)
-		r = hostview_add_mask(hv, homes_root, workspace);
+		r = hostview_add_mask(hv, &sys, homes_root, workspace);
 	if (r == 0 && root_home && caller->uid != 0)
-		r = hostview_add_mask(hv, root_home, workspace);
+		r = hostview_add_mask(hv, &sys, root_home, workspace);
 	if (r < 0)
 		return r;
 	if (!policy->home_hidden) {
@@ -664,7 +719,7 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	/* The caller's homes hidden but for sandbox.home_allow: root's /root
 	 * too, and the passwd home when $HOME is unset or elsewhere. */
 	for (size_t i = 0; r == 0 && resolved && resolved[i]; i++)
-		r = hostview_add_mask(hv, resolved[i], workspace);
+		r = hostview_add_mask(hv, &sys, resolved[i], workspace);
 	for (size_t i = 0; r == 0 && policy->home_allow && policy->home_allow[i]; i++)
 		for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
 			if (!hostview_owned(resolved[k], caller->uid))
@@ -677,49 +732,79 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	return r;
 }
 
+/* The hide list as it is built: its length and room kept, where an
+ * strv_consume() per path measured the list each time (quadratic in the
+ * ~140 paths of a file tool's check). */
+struct hostview_list {
+	char **v;
+	size_t n, cap;
+};
+
 /* Appends path to the hide list; takes it. hostview_dedupe() drops the
  * repeats once the list is whole. */
-static int hostview_hide(struct hostview *hv, char *path)
+static int hostview_hide(struct hostview_list *l, char *path)
 {
-	return strv_consume(&hv->hide, path);
+	if (!path)
+		return -ENOMEM;
+	if (l->n + 2 > l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **v = realloc(l->v, cap * sizeof(char *));
+		if (!v) {
+			free(path);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = path;
+	l->v[l->n] = NULL;
+	return 0;
 }
 
 struct hostview_slot {
 	const char *s;
-	size_t at;
+	size_t hash;
 };
 
-static int hostview_slot_cmp(const void *a, const void *b)
+static size_t hostview_hash(const char *s)
 {
-	const struct hostview_slot *x = a, *y = b;
-	int c = strcmp(x->s, y->s);
+	size_t h = (size_t)14695981039346656037ULL;
 
-	return c ? c : (x->at > y->at) - (x->at < y->at);
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
+	return h;
 }
 
-/* Drops every repeat of an earlier entry from list, in place, keeping the
- * first of each in its order: what a strv_contains() before each append
- * did, in n log n instead of n^2 string compares. */
-static int hostview_dedupe(char **list)
+/* Drops every repeat of an earlier entry from list (n long), in place,
+ * keeping the first of each in its order: what a strv_contains() before
+ * each append did, through a hash table of the entries kept (n string
+ * hashes, a compare for each that collides) instead of n^2 compares. */
+static int hostview_dedupe(char **list, size_t n)
 {
-	size_t n = strv_length(list);
 	if (n < 2)
 		return 0;
-	cleanup_free struct hostview_slot *slots = calloc(n, sizeof(*slots));
+	size_t cap = 4;
+	while (cap < 2 * n)
+		cap *= 2;
+	cleanup_free struct hostview_slot *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		slots[i] = (struct hostview_slot){ .s = list[i], .at = i };
-	qsort(slots, n, sizeof(*slots), hostview_slot_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(slots[i].s, slots[i - 1].s) == 0) {
-			free(list[slots[i].at]);
-			list[slots[i].at] = NULL;
-		}
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (list[i])
-			list[k++] = list[i];
+	for (size_t i = 0; i < n; i++) {
+		size_t h = hostview_hash(list[i]), at = h & (cap - 1);
+		bool seen = false;
+		for (; slots[at].s; at = (at + 1) & (cap - 1))
+			if (slots[at].hash == h && strcmp(slots[at].s, list[i]) == 0) {
+				seen = true;
+				break;
+			}
+		if (seen) {
+			free(list[i]);
+			continue;
+		}
+		slots[at] = (struct hostview_slot){ .s = list[i], .hash = h };
+		list[k++] = list[i];
+	}
 	list[k] = NULL;
 	return 0;
 }
@@ -732,32 +817,34 @@ static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
 			       const struct hostview_caller *caller, char *const *homes,
 			       char *const *state_dirs)
 {
+	struct hostview_list l = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
 		const char *entry = policy->hide[i];
 		if (strncmp(entry, "~/", 2) != 0) {
-			r = hostview_hide(hv, strdup(entry));
+			r = hostview_hide(&l, strdup(entry));
 			continue;
 		}
 		for (size_t k = 0; r == 0 && homes && homes[k]; k++)
-			r = hostview_hide(hv, hostview_expand_home(entry, homes[k]));
+			r = hostview_hide(&l, hostview_expand_home(entry, homes[k]));
 	}
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++)
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++) {
 			const char *const *rels = agenthost_at(h)->credentials;
 			for (size_t j = 0; r == 0 && rels[j]; j++)
-				r = hostview_hide(hv, path_join(homes[k], rels[j]));
+				r = hostview_hide(&l, path_join(homes[k], rels[j]));
 		}
 	for (size_t h = 0; r == 0 && h < agenthost_count(); h++) {
 		const char *const *rels = agenthost_at(h)->home_credentials;
 		for (size_t j = 0; r == 0 && hostview_host_home(caller, h) && rels && rels[j]; j++)
-			r = hostview_hide(hv, path_join(caller->host_home[h], rels[j]));
+			r = hostview_hide(&l, path_join(caller->host_home[h], rels[j]));
 	}
 	/* airlock's own state: never visible from inside, wherever it is. */
 	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
-		r = hostview_hide(hv, strdup(state_dirs[i]));
-	return r == 0 ? hostview_dedupe(hv->hide) : r;
+		r = hostview_hide(&l, strdup(state_dirs[i]));
+	hv->hide = l.v; /* released with hv, whole or not */
+	return r == 0 ? hostview_dedupe(l.v, l.n) : r;
 }
 
 int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
