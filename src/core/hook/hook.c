@@ -46,7 +46,9 @@ struct hook_state {
 	struct policy *policy; /* the session's, once loaded */
 	char *scope;
 	struct gate_failures open; /* the scope's open failures, newest first */
-	struct hook_walk_cache *walk; /* hook_resolve_walk()'s answers in this call */
+	struct hook_walk_cache *walk; /* the directories hook_resolve_walk() passed */
+	struct hostview_caller caller; /* hook_caller(), once asked */
+	bool have_caller;
 };
 
 static void hook_walk_cache_free(struct hook_walk_cache *c);
@@ -54,6 +56,7 @@ static void hook_walk_cache_free(struct hook_walk_cache *c);
 static void hook_state_release(struct hook_state *st)
 {
 	hook_walk_cache_free(st->walk);
+	strv_free(st->caller.homes);
 	json_decref(st->payload);
 	gate_failures_release(&st->open);
 	free(st->scope);
@@ -72,6 +75,20 @@ static int hook_load_policy(struct hook_state *st, struct error *err)
 static int hook_load_rules(struct hook_state *st, struct error *err)
 {
 	return st->rules ? 0 : session_rules(st->session, &st->rules, err);
+}
+
+/* The caller the paths are judged for (hostview_caller_from_env()), with
+ * its homes (hostview_caller_keep_homes()), found once per call: the hide
+ * list and the configuration each asked. Without memory for the homes,
+ * each list finds them itself. */
+static const struct hostview_caller *hook_caller(struct hook_state *st)
+{
+	if (!st->have_caller) {
+		st->caller = hostview_caller_from_env(st->session->environ_);
+		(void)hostview_caller_keep_homes(&st->caller);
+		st->have_caller = true;
+	}
+	return &st->caller;
 }
 
 /* The string at key, or fallback when there is none. */
@@ -909,7 +926,7 @@ static const char *const hook_text_keys[] = { "content",    "new_string",  "old_
 /* Appends path with "~" and "~/" in the caller's home. */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
 {
-	const char *home = hostview_caller_from_env(st->session->environ_).home;
+	const char *home = hook_caller(st)->home;
 
 	if (!*path)
 		return 0;
@@ -1115,7 +1132,7 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
+	const struct hostview_caller *caller = hook_caller(st);
 	const char *in_use = st->session->state_dir;
 	cleanup_strv char **state_dirs = NULL, **hidden = NULL;
 	struct hostview hv = { 0 };
@@ -1125,9 +1142,9 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 		return 0;
 	int r = hook_load_policy(st, err);
 	if (r == 0)
-		r = hostview_state_dirs(in_use, st->session->environ_, &caller, &state_dirs, err);
+		r = hostview_state_dirs(in_use, st->session->environ_, caller, &state_dirs, err);
 	if (r == 0)
-		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
+		r = hostview_build(st->policy, caller, st->scope, state_dirs, &hv, err);
 	if (r < 0)
 		return r;
 	/* sized once: an append each, which measured the list each time, was
@@ -1219,7 +1236,7 @@ static int hook_push_read_only(struct hook_state *st, const char *scope, const c
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
+	const struct hostview_caller *caller = hook_caller(st);
 
 	*ret_path = NULL;
 	for (size_t i = 0; t->resolved[i]; i++) {
@@ -1229,10 +1246,10 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 		if (r == 0)
 			r = hook_path_scope(t->resolved[i], &scope, err);
 		if (r == 0)
-			r = hostview_config_files(st->scope, &caller, &configs, err);
+			r = hostview_config_files(st->scope, caller, &configs, err);
 		if (r == 0) {
 			cleanup_strv char **more = NULL;
-			r = hostview_config_in_workspace(scope, t->resolved[i], &caller, &more, err);
+			r = hostview_config_in_workspace(scope, t->resolved[i], caller, &more, err);
 			for (size_t k = 0; r == 0 && more && more[k]; k++)
 				if (strv_push(&configs, more[k]) < 0)
 					r = error_set(err, ENOMEM, "out of memory");

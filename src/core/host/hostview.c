@@ -173,6 +173,35 @@ static int hostview_caller_homes(const struct hostview_caller *caller, char ***r
 	return 0;
 }
 
+/* The caller's homes: those kept (hostview_caller_keep_homes()), else found
+ * into *owned. */
+static int hostview_caller_homes_of(const struct hostview_caller *caller, char ***owned,
+				    char *const **ret)
+{
+	if (caller->homes) {
+		*ret = caller->homes;
+		return 0;
+	}
+	int r = hostview_caller_homes(caller, owned);
+	*ret = *owned;
+	return r;
+}
+
+int hostview_caller_keep_homes(struct hostview_caller *caller)
+{
+	cleanup_strv char **homes = NULL;
+	int r = hostview_caller_homes(caller, &homes);
+
+	if (r < 0)
+		return r;
+	/* an empty list, not NULL: none is an answer too */
+	if (!homes && !(homes = calloc(1, sizeof(char *))))
+		return -ENOMEM;
+	strv_free(caller->homes);
+	caller->homes = TAKE_PTR(homes);
+	return 0;
+}
+
 static int hostview_state_candidate(char ***list, const char *base, const char *suffix)
 {
 	char *path = NULL;
@@ -387,9 +416,10 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
 			r = hostview_push_joined(&files, workspace, agenthost_at(h)->project_config);
 	}
-	cleanup_strv char **homes = NULL;
+	cleanup_strv char **owned = NULL;
+	char *const *homes = NULL;
 	if (r == 0)
-		r = hostview_caller_homes(caller, &homes);
+		r = hostview_caller_homes_of(caller, &owned, &homes);
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
 		r = hostview_push_joined(&files, homes[k], airlock_dir);
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
@@ -852,8 +882,9 @@ int hostview_build(const struct policy *policy, const struct hostview_caller *ca
 		   struct error *err)
 {
 	struct hostview hv = { 0 };
-	cleanup_strv char **homes = NULL;
-	int r = hostview_caller_homes(caller, &homes);
+	cleanup_strv char **owned = NULL;
+	char *const *homes = NULL;
+	int r = hostview_caller_homes_of(caller, &owned, &homes);
 
 	if (r == 0)
 		r = hostview_build_hide(&hv, policy, caller, homes, state_dirs);
