@@ -474,12 +474,90 @@ int hostview_config_names(char ***ret)
 	return 0;
 }
 
-/* Appends each of configs below workspace (not it), once. */
-static int hostview_push_inside(char ***inside, char *const *configs, const char *workspace)
+/* A list as it is built: its length and room kept, where an
+ * strv_consume() per path measured the list each time (quadratic in the
+ * ~140 paths of the hide list). */
+struct hostview_list {
+	char **v;
+	size_t n, cap;
+};
+
+/* Appends path to the list; takes it. hostview_dedupe() drops the
+ * repeats once the list is whole. */
+static int hostview_hide(struct hostview_list *l, char *path)
+{
+	if (!path)
+		return -ENOMEM;
+	if (l->n + 2 > l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **v = realloc(l->v, cap * sizeof(char *));
+		if (!v) {
+			free(path);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = path;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+struct hostview_slot {
+	const char *s;
+	size_t hash;
+};
+
+static size_t hostview_hash(const char *s)
+{
+	size_t h = (size_t)14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* Drops every repeat of an earlier entry from list (n long), in place,
+ * keeping the first of each in its order: what a strv_contains() before
+ * each append did, through a hash table of the entries kept (n string
+ * hashes, a compare for each that collides) instead of n^2 compares. */
+static int hostview_dedupe(char **list, size_t n)
+{
+	if (n < 2)
+		return 0;
+	size_t cap = 4;
+	while (cap < 2 * n)
+		cap *= 2;
+	cleanup_free struct hostview_slot *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t h = hostview_hash(list[i]), at = h & (cap - 1);
+		bool seen = false;
+		for (; slots[at].s; at = (at + 1) & (cap - 1))
+			if (slots[at].hash == h && strcmp(slots[at].s, list[i]) == 0) {
+				seen = true;
+				break;
+			}
+		if (seen) {
+			free(list[i]);
+			continue;
+		}
+		slots[at] = (struct hostview_slot){ .s = list[i], .hash = h };
+		list[k++] = list[i];
+	}
+	list[k] = NULL;
+	return 0;
+}
+
+/* Appends each of configs below workspace (not it); hostview_dedupe()
+ * keeps each once. */
+static int hostview_push_inside(struct hostview_list *inside, char *const *configs, const char *workspace)
 {
 	for (size_t i = 0; configs && configs[i]; i++)
 		if (path_is_under(configs[i], workspace) && strcmp(configs[i], workspace) != 0 &&
-		    !strv_contains(*inside, configs[i]) && strv_push(inside, configs[i]) < 0)
+		    hostview_hide(inside, strdup(configs[i])) < 0)
 			return -ENOMEM;
 	return 0;
 }
@@ -492,12 +570,15 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 					   const struct hostview_caller *nobody, char ***ret,
 					   struct error *err)
 {
-	cleanup_strv char **inside = NULL;
+	struct hostview_list l = { 0 };
+	cleanup_strv char **inside = NULL; /* l.v, freed with it */
 	cleanup_strv char **configs = NULL;
 	int r = hostview_config_files(workspace, resolved, &configs, err);
 	if (r < 0)
 		return r;
-	if (hostview_push_inside(&inside, configs, workspace) < 0)
+	r = hostview_push_inside(&l, configs, workspace);
+	inside = l.v;
+	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* A host started in a subdirectory reads that directory's settings:
 	 * each directory from the workspace down to cwd is a project root. */
@@ -512,9 +593,13 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 			r = hostview_config_files(dir, nobody, &sub, err);
 			if (r < 0)
 				return r;
-			if (hostview_push_inside(&inside, sub, workspace) < 0)
+			r = hostview_push_inside(&l, sub, workspace);
+			inside = l.v;
+			if (r < 0)
 				return error_set(err, ENOMEM, "out of memory");
 		}
+	if (hostview_dedupe(l.v, l.n) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(inside);
 	return 0;
 }
@@ -760,83 +845,6 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 				r = hostview_expose(hv, path);
 		}
 	return r;
-}
-
-/* The hide list as it is built: its length and room kept, where an
- * strv_consume() per path measured the list each time (quadratic in the
- * ~140 paths of a file tool's check). */
-struct hostview_list {
-	char **v;
-	size_t n, cap;
-};
-
-/* Appends path to the hide list; takes it. hostview_dedupe() drops the
- * repeats once the list is whole. */
-static int hostview_hide(struct hostview_list *l, char *path)
-{
-	if (!path)
-		return -ENOMEM;
-	if (l->n + 2 > l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		char **v = realloc(l->v, cap * sizeof(char *));
-		if (!v) {
-			free(path);
-			return -ENOMEM;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = path;
-	l->v[l->n] = NULL;
-	return 0;
-}
-
-struct hostview_slot {
-	const char *s;
-	size_t hash;
-};
-
-static size_t hostview_hash(const char *s)
-{
-	size_t h = (size_t)14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
-	return h;
-}
-
-/* Drops every repeat of an earlier entry from list (n long), in place,
- * keeping the first of each in its order: what a strv_contains() before
- * each append did, through a hash table of the entries kept (n string
- * hashes, a compare for each that collides) instead of n^2 compares. */
-static int hostview_dedupe(char **list, size_t n)
-{
-	if (n < 2)
-		return 0;
-	size_t cap = 4;
-	while (cap < 2 * n)
-		cap *= 2;
-	cleanup_free struct hostview_slot *slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t h = hostview_hash(list[i]), at = h & (cap - 1);
-		bool seen = false;
-		for (; slots[at].s; at = (at + 1) & (cap - 1))
-			if (slots[at].hash == h && strcmp(slots[at].s, list[i]) == 0) {
-				seen = true;
-				break;
-			}
-		if (seen) {
-			free(list[i]);
-			continue;
-		}
-		slots[at] = (struct hostview_slot){ .s = list[i], .hash = h };
-		list[k++] = list[i];
-	}
-	list[k] = NULL;
-	return 0;
 }
 
 /* sandbox.hide with "~/" in each of the caller's homes, and what is hidden
