@@ -1025,6 +1025,36 @@ tool_status() { # dialect tool input-json [cwd]
 	[ "$status" -eq 0 ]
 }
 
+@test "attack: a hidden path that is a symlink hides what it leads to, for a tool that reads or writes, however the target is named" {
+	# One call resolves the workspace's settings first (a writing tool), then
+	# the hide list: what the first walks found of the workspace's
+	# directories must not hide that ~/.ssh leads into it.
+	H=$TEST_DIR/home
+	mkdir -p "$H" keys sub
+	echo k >keys/id
+	ln -s "$PWD/keys" "$H/.ssh"
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	for p in keys/id "$PWD/keys/id" sub/../keys/id "./keys/./id" "$H/.ssh/id"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused claude Write "{\"file_path\": $j, \"content\": \"x\"}"
+		refused gemini replace "{\"file_path\": $j, \"old_string\": \"k\", \"new_string\": \"x\"}"
+		refused codex view_image "{\"path\": $j}"
+	done
+	# A search of the directory that holds it, and of the workspace.
+	refused claude Grep '{"pattern": "k", "path": "keys"}'
+	refused claude Grep '{"pattern": "k", "path": "."}'
+	# Beside it, the workspace is the agent's.
+	HOME=$H tool_status claude Write '{"file_path": "sub/notes.txt", "content": "x"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	HOME=$H tool_status claude Read '{"file_path": "sub/../notes.txt"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 @test "while a failure is open, a tool airlock does not know is a mutating one: blocked; reading tools pass" {
 	open_failure
 	for t in mcp__github__create_issue SomeNewTool mcp__fs__write_file; do

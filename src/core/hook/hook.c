@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +46,17 @@ struct hook_state {
 	struct policy *policy; /* the session's, once loaded */
 	char *scope;
 	struct gate_failures open; /* the scope's open failures, newest first */
+	struct hook_walk_cache *walk; /* the directories hook_resolve_walk() passed */
+	struct hostview_caller caller; /* hook_caller(), once asked */
+	bool have_caller;
 };
+
+static void hook_walk_cache_free(struct hook_walk_cache *c);
 
 static void hook_state_release(struct hook_state *st)
 {
+	hook_walk_cache_free(st->walk);
+	strv_free(st->caller.homes);
 	json_decref(st->payload);
 	gate_failures_release(&st->open);
 	free(st->scope);
@@ -67,6 +75,20 @@ static int hook_load_policy(struct hook_state *st, struct error *err)
 static int hook_load_rules(struct hook_state *st, struct error *err)
 {
 	return st->rules ? 0 : session_rules(st->session, &st->rules, err);
+}
+
+/* The caller the paths are judged for (hostview_caller_from_env()), with
+ * its homes (hostview_caller_keep_homes()), found once per call: the hide
+ * list and the configuration each asked. Without memory for the homes,
+ * each list finds them itself. */
+static const struct hostview_caller *hook_caller(struct hook_state *st)
+{
+	if (!st->have_caller) {
+		st->caller = hostview_caller_from_env(st->session->environ_);
+		(void)hostview_caller_keep_homes(&st->caller);
+		st->have_caller = true;
+	}
+	return &st->caller;
 }
 
 /* The string at key, or fallback when there is none. */
@@ -631,6 +653,90 @@ static char *hook_resolve_at(const char *base, const char *path, unsigned depth)
 	return out;
 }
 
+/* The directories the walks of one hook call passed (hook_resolve_walk()):
+ * each resolved prefix that is a directory (not a symlink), walked through
+ * without another lstat(). Only a cache of what the call already asked: the check of one tool
+ * call takes the host's paths as they were when first looked at, as one
+ * list's walks always did. A hash table (FNV-1a, linear probing): the
+ * check of a file tool walks ~200 paths of ~6 components each, and a list
+ * of the directories seen was searched string by string at each. */
+
+struct hook_walk_slot {
+	char *key;
+	size_t len, hash;
+};
+
+struct hook_walk_cache {
+	struct hook_walk_slot *slots;
+	size_t cap, n; /* cap: 0 or a power of two */
+};
+
+static void hook_walk_cache_free(struct hook_walk_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->slots[i].key);
+	free(c->slots);
+	free(c);
+}
+
+/* FNV-1a of len more bytes of key, on from h (HOOK_WALK_HASH0: none yet):
+ * a walk hashes each prefix from the one before. */
+#define HOOK_WALK_HASH0 ((size_t)14695981039346656037ULL)
+static size_t hook_walk_hash(size_t h, const char *key, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* Whether key (len bytes, hashed h) is in the cache. */
+static bool hook_walk_seen(const struct hook_walk_cache *c, const char *key, size_t len, size_t h)
+{
+	if (!c || c->cap == 0)
+		return false;
+	for (size_t i = h & (c->cap - 1); c->slots[i].key; i = (i + 1) & (c->cap - 1)) {
+		const struct hook_walk_slot *e = &c->slots[i];
+		if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Adds key (len bytes, hashed h), not in it before; a failure only leaves
+ * it out of the cache. */
+static void hook_walk_put(struct hook_walk_cache *c, const char *key, size_t len, size_t h)
+{
+	if (!c)
+		return;
+	if (2 * (c->n + 1) > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct hook_walk_slot *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return;
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->slots[i].key)
+				continue;
+			size_t k = c->slots[i].hash & (cap - 1);
+			while (slots[k].key)
+				k = (k + 1) & (cap - 1);
+			slots[k] = c->slots[i];
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->cap = cap;
+	}
+	char *copy = strndup(key, len);
+	if (!copy)
+		return;
+	size_t k = h & (c->cap - 1);
+	while (c->slots[k].key)
+		k = (k + 1) & (c->cap - 1);
+	c->slots[k] = (struct hook_walk_slot){ .key = copy, .len = len, .hash = h };
+	c->n++;
+}
+
 /* Appends "/" and the n bytes of c to *out (*len long, *cap allocated). */
 static bool hook_walk_append(char **out, size_t *len, size_t *cap, const char *c, size_t n)
 {
@@ -666,19 +772,18 @@ static void hook_walk_up(char *out, size_t *len)
  * existing prefix, tried from the longest down, which readlink()ed every
  * component of every prefix: a hook call with a file tool resolves a
  * hundred paths (the hide list, the hosts' settings), 1,300 system calls. */
-static char *hook_resolve_walk(const char *path, char ***known)
+static char *hook_resolve_walk(const char *path, struct hook_walk_cache *cache)
 {
-	cleanup_free char *todo = strdup(path);
+	cleanup_free char *todo = NULL; /* what is left after a symlink's target */
 	size_t len = 0, cap = strlen(path) + 2;
 	char *out = malloc(cap);
-	const char *p = todo;
+	const char *p = path;
 	bool lexical = false, failed = false;
 	unsigned links = 0;
+	size_t hash = HOOK_WALK_HASH0, hashed = 0; /* FNV-1a of out's first hashed bytes */
 
-	if (!todo || !out) {
-		free(out);
+	if (!out)
 		return NULL;
-	}
 	out[0] = '\0';
 	while (*p) {
 		while (*p == '/')
@@ -693,6 +798,7 @@ static char *hook_resolve_walk(const char *path, char ***known)
 			p += n;
 			continue;
 		}
+		size_t before = len;
 		if (!hook_walk_append(&out, &len, &cap, p, n)) {
 			failed = true;
 			break;
@@ -701,7 +807,13 @@ static char *hook_resolve_walk(const char *path, char ***known)
 		struct stat sb;
 		if (lexical)
 			continue;
-		if (known && strv_contains(*known, out))
+		if (cache) {
+			/* out's hash from its parent's when that is the last one hashed */
+			hash = hashed == before ? hook_walk_hash(hash, out + before, len - before)
+						: hook_walk_hash(HOOK_WALK_HASH0, out, len);
+			hashed = len;
+		}
+		if (hook_walk_seen(cache, out, len, hash))
 			continue;
 		if (lstat(out, &sb) < 0) {
 			lexical = true;
@@ -709,8 +821,8 @@ static char *hook_resolve_walk(const char *path, char ***known)
 		}
 		if (!S_ISLNK(sb.st_mode)) {
 			/* Only a cache: without memory, the next walk looks again. */
-			if (known && S_ISDIR(sb.st_mode))
-				(void)strv_push(known, out);
+			if (S_ISDIR(sb.st_mode))
+				hook_walk_put(cache, out, len, hash);
 			continue;
 		}
 		char target[PATH_MAX];
@@ -741,16 +853,27 @@ static char *hook_resolve_walk(const char *path, char ***known)
 	return out;
 }
 
-/* hook_resolve() of many paths: *known holds the directories (not
- * symlinks) seen so far, for the walks that pass them again (the hide list
- * is mostly below /etc and the home). */
-static char *hook_resolve_known(const char *base, const char *path, char ***known)
+/* hook_resolve() of many paths: cache (when not NULL) holds the
+ * directories the walks so far passed (hook_walk_cache), for the walks that
+ * pass them again (the hide list is mostly below /etc and the home). */
+static char *hook_resolve_known(const char *base, const char *path, struct hook_walk_cache *cache)
 {
-	if (path[0] == '/' || (base && base[0] == '/')) {
-		cleanup_free char *joined = path[0] == '/' ? strdup(path) : path_join(base, path);
-		return joined ? hook_resolve_walk(joined, known) : NULL;
+	if (path[0] == '/')
+		return hook_resolve_walk(path, cache);
+	if (base && base[0] == '/') {
+		cleanup_free char *joined = path_join(base, path);
+		return joined ? hook_resolve_walk(joined, cache) : NULL;
 	}
 	return hook_resolve_at(base, path, 0);
+}
+
+/* The call's cache (hook_walk_cache), made when first needed; NULL without
+ * memory (every walk then looks for itself). */
+static struct hook_walk_cache *hook_walk_cache(struct hook_state *st)
+{
+	if (!st->walk)
+		st->walk = calloc(1, sizeof(*st->walk));
+	return st->walk;
 }
 
 static char *hook_resolve(const char *base, const char *path)
@@ -803,7 +926,7 @@ static const char *const hook_text_keys[] = { "content",    "new_string",  "old_
 /* Appends path with "~" and "~/" in the caller's home. */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
 {
-	const char *home = hostview_caller_from_env(st->session->environ_).home;
+	const char *home = hook_caller(st)->home;
 
 	if (!*path)
 		return 0;
@@ -1009,9 +1132,9 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 static int hook_targets_hidden(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
+	const struct hostview_caller *caller = hook_caller(st);
 	const char *in_use = st->session->state_dir;
-	cleanup_strv char **state_dirs = NULL, **hidden = NULL, **known = NULL;
+	cleanup_strv char **state_dirs = NULL, **hidden = NULL;
 	struct hostview hv = { 0 };
 
 	*ret_path = NULL;
@@ -1019,17 +1142,21 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 		return 0;
 	int r = hook_load_policy(st, err);
 	if (r == 0)
-		r = hostview_state_dirs(in_use, st->session->environ_, &caller, &state_dirs, err);
+		r = hostview_state_dirs(in_use, st->session->environ_, caller, &state_dirs, err);
 	if (r == 0)
-		r = hostview_build(st->policy, &caller, st->scope, state_dirs, &hv, err);
+		r = hostview_build(st->policy, caller, st->scope, state_dirs, &hv, err);
 	if (r < 0)
 		return r;
+	/* sized once: an append each, which measured the list each time, was
+	 * quadratic in the ~140 paths */
+	hidden = calloc(strv_length(hv.hide) + 1, sizeof(char *));
 	for (size_t i = 0; hv.hide && hv.hide[i]; i++) {
-		char *g = hook_resolve_known(NULL, hv.hide[i], &known);
-		if (!g || strv_consume(&hidden, g) < 0) {
+		char *g = hidden ? hook_resolve_known(NULL, hv.hide[i], hook_walk_cache(st)) : NULL;
+		if (!g) {
 			hostview_release(&hv);
 			return error_set(err, ENOMEM, "out of memory");
 		}
+		hidden[i] = g;
 	}
 	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
 		const char *p = t->resolved[i];
@@ -1109,8 +1236,7 @@ static int hook_push_read_only(struct hook_state *st, const char *scope, const c
 static int hook_targets_config(struct hook_state *st, const struct hook_targets *t,
 			       const char **ret_path, struct error *err)
 {
-	const struct hostview_caller caller = hostview_caller_from_env(st->session->environ_);
-	cleanup_strv char **known = NULL;
+	const struct hostview_caller *caller = hook_caller(st);
 
 	*ret_path = NULL;
 	for (size_t i = 0; t->resolved[i]; i++) {
@@ -1120,10 +1246,10 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 		if (r == 0)
 			r = hook_path_scope(t->resolved[i], &scope, err);
 		if (r == 0)
-			r = hostview_config_files(st->scope, &caller, &configs, err);
+			r = hostview_config_files(st->scope, caller, &configs, err);
 		if (r == 0) {
 			cleanup_strv char **more = NULL;
-			r = hostview_config_in_workspace(scope, t->resolved[i], &caller, &more, err);
+			r = hostview_config_in_workspace(scope, t->resolved[i], caller, &more, err);
 			for (size_t k = 0; r == 0 && more && more[k]; k++)
 				if (strv_push(&configs, more[k]) < 0)
 					r = error_set(err, ENOMEM, "out of memory");
@@ -1140,7 +1266,8 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 			return 1;
 		}
 		for (size_t k = 0; configs && configs[k]; k++) {
-			cleanup_free char *g = hook_resolve_known(NULL, configs[k], &known);
+			cleanup_free char *g =
+				hook_resolve_known(NULL, configs[k], hook_walk_cache(st));
 			if (!g)
 				return error_set(err, ENOMEM, "out of memory");
 			if (path_is_under(t->resolved[i], g)) {

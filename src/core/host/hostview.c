@@ -173,6 +173,35 @@ static int hostview_caller_homes(const struct hostview_caller *caller, char ***r
 	return 0;
 }
 
+/* The caller's homes: those kept (hostview_caller_keep_homes()), else found
+ * into *owned. */
+static int hostview_caller_homes_of(const struct hostview_caller *caller, char ***owned,
+				    char *const **ret)
+{
+	if (caller->homes) {
+		*ret = caller->homes;
+		return 0;
+	}
+	int r = hostview_caller_homes(caller, owned);
+	*ret = *owned;
+	return r;
+}
+
+int hostview_caller_keep_homes(struct hostview_caller *caller)
+{
+	cleanup_strv char **homes = NULL;
+	int r = hostview_caller_homes(caller, &homes);
+
+	if (r < 0)
+		return r;
+	/* an empty list, not NULL: none is an answer too */
+	if (!homes && !(homes = calloc(1, sizeof(char *))))
+		return -ENOMEM;
+	strv_free(caller->homes);
+	caller->homes = TAKE_PTR(homes);
+	return 0;
+}
+
 static int hostview_state_candidate(char ***list, const char *base, const char *suffix)
 {
 	char *path = NULL;
@@ -242,25 +271,76 @@ static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 	return 0;
 }
 
-/* The system directory the workspace is, or lies in; NULL when none. */
-static const char *hostview_system_dir(const char *workspace, char **buf)
+/* The system directories resolved, each when first asked (NULL: not yet,
+ * or out of memory), for the checks of one build: hostview_can_mask() asks
+ * of every mask, and each ask resolved all 24 again. */
+#define HOSTVIEW_N_SYSTEM (ARRAY_SIZE(hostview_system_exact) + 1 + ARRAY_SIZE(hostview_system_tree))
+struct hostview_system {
+	char *resolved[HOSTVIEW_N_SYSTEM];
+	bool asked[HOSTVIEW_N_SYSTEM];
+};
+
+static void hostview_system_release(struct hostview_system *sys)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_exact); i++) {
-		free(*buf);
-		*buf = hostview_resolve(hostview_system_exact[i]);
-		if (*buf && strcmp(workspace, *buf) == 0)
-			return hostview_system_exact[i];
+	for (size_t i = 0; i < HOSTVIEW_N_SYSTEM; i++)
+		free(sys->resolved[i]);
+	*sys = (struct hostview_system){ 0 };
+}
+
+/* Slot i of sys: the exact list, then /var/tmp, then the trees. */
+static const char *hostview_system_get(struct hostview_system *sys, size_t i)
+{
+	size_t ne = ARRAY_SIZE(hostview_system_exact);
+	const char *path = i < ne    ? hostview_system_exact[i]
+			   : i == ne ? "/var/tmp"
+				     : hostview_system_tree[i - ne - 1];
+
+	if (!sys->asked[i]) {
+		sys->resolved[i] = hostview_resolve(path);
+		sys->asked[i] = true;
 	}
-	cleanup_free char *var_tmp = hostview_resolve("/var/tmp");
+	return sys->resolved[i];
+}
+
+/* The system directory the workspace is, or lies in, with its slot in sys
+ * in *ret_slot; NULL when none. */
+static const char *hostview_system_dir_in(struct hostview_system *sys, const char *workspace,
+					  size_t *ret_slot)
+{
+	size_t ne = ARRAY_SIZE(hostview_system_exact);
+
+	for (size_t i = 0; i < ne; i++) {
+		const char *dir = hostview_system_get(sys, i);
+		if (dir && strcmp(workspace, dir) == 0) {
+			*ret_slot = i;
+			return hostview_system_exact[i];
+		}
+	}
+	const char *var_tmp = hostview_system_get(sys, ne);
 	if (var_tmp && path_is_under(workspace, var_tmp))
 		return NULL; /* below it: scratch space, as below /tmp */
 	for (size_t i = 0; i < ARRAY_SIZE(hostview_system_tree); i++) {
-		free(*buf);
-		*buf = hostview_resolve(hostview_system_tree[i]);
-		if (*buf && path_is_under(workspace, *buf))
+		const char *dir = hostview_system_get(sys, ne + 1 + i);
+		if (dir && path_is_under(workspace, dir)) {
+			*ret_slot = ne + 1 + i;
 			return hostview_system_tree[i];
+		}
 	}
 	return NULL;
+}
+
+/* The system directory the workspace is, or lies in, its resolved path in
+ * *buf; NULL when none. */
+static const char *hostview_system_dir(const char *workspace, char **buf)
+{
+	struct hostview_system sys = { 0 };
+	size_t slot = 0;
+	const char *system = hostview_system_dir_in(&sys, workspace, &slot);
+
+	free(*buf);
+	*buf = system ? TAKE_PTR(sys.resolved[slot]) : NULL;
+	hostview_system_release(&sys);
+	return system;
 }
 
 int hostview_check_workspace(const char *workspace, unsigned allowed, char *const *state_dirs,
@@ -336,9 +416,10 @@ int hostview_config_files(const char *workspace, const struct hostview_caller *c
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
 			r = hostview_push_joined(&files, workspace, agenthost_at(h)->project_config);
 	}
-	cleanup_strv char **homes = NULL;
+	cleanup_strv char **owned = NULL;
+	char *const *homes = NULL;
 	if (r == 0)
-		r = hostview_caller_homes(caller, &homes);
+		r = hostview_caller_homes_of(caller, &owned, &homes);
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
 		r = hostview_push_joined(&files, homes[k], airlock_dir);
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
@@ -393,12 +474,90 @@ int hostview_config_names(char ***ret)
 	return 0;
 }
 
-/* Appends each of configs below workspace (not it), once. */
-static int hostview_push_inside(char ***inside, char *const *configs, const char *workspace)
+/* A list as it is built: its length and room kept, where an
+ * strv_consume() per path measured the list each time (quadratic in the
+ * ~140 paths of the hide list). */
+struct hostview_list {
+	char **v;
+	size_t n, cap;
+};
+
+/* Appends path to the list; takes it. hostview_dedupe() drops the
+ * repeats once the list is whole. */
+static int hostview_hide(struct hostview_list *l, char *path)
+{
+	if (!path)
+		return -ENOMEM;
+	if (l->n + 2 > l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **v = realloc(l->v, cap * sizeof(char *));
+		if (!v) {
+			free(path);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = path;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+struct hostview_slot {
+	const char *s;
+	size_t hash;
+};
+
+static size_t hostview_hash(const char *s)
+{
+	size_t h = (size_t)14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* Drops every repeat of an earlier entry from list (n long), in place,
+ * keeping the first of each in its order: what a strv_contains() before
+ * each append did, through a hash table of the entries kept (n string
+ * hashes, a compare for each that collides) instead of n^2 compares. */
+static int hostview_dedupe(char **list, size_t n)
+{
+	if (n < 2)
+		return 0;
+	size_t cap = 4;
+	while (cap < 2 * n)
+		cap *= 2;
+	cleanup_free struct hostview_slot *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t h = hostview_hash(list[i]), at = h & (cap - 1);
+		bool seen = false;
+		for (; slots[at].s; at = (at + 1) & (cap - 1))
+			if (slots[at].hash == h && strcmp(slots[at].s, list[i]) == 0) {
+				seen = true;
+				break;
+			}
+		if (seen) {
+			free(list[i]);
+			continue;
+		}
+		slots[at] = (struct hostview_slot){ .s = list[i], .hash = h };
+		list[k++] = list[i];
+	}
+	list[k] = NULL;
+	return 0;
+}
+
+/* Appends each of configs below workspace (not it); hostview_dedupe()
+ * keeps each once. */
+static int hostview_push_inside(struct hostview_list *inside, char *const *configs, const char *workspace)
 {
 	for (size_t i = 0; configs && configs[i]; i++)
 		if (path_is_under(configs[i], workspace) && strcmp(configs[i], workspace) != 0 &&
-		    !strv_contains(*inside, configs[i]) && strv_push(inside, configs[i]) < 0)
+		    hostview_hide(inside, strdup(configs[i])) < 0)
 			return -ENOMEM;
 	return 0;
 }
@@ -411,12 +570,15 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 					   const struct hostview_caller *nobody, char ***ret,
 					   struct error *err)
 {
-	cleanup_strv char **inside = NULL;
+	struct hostview_list l = { 0 };
+	cleanup_strv char **inside = NULL; /* l.v, freed with it */
 	cleanup_strv char **configs = NULL;
 	int r = hostview_config_files(workspace, resolved, &configs, err);
 	if (r < 0)
 		return r;
-	if (hostview_push_inside(&inside, configs, workspace) < 0)
+	r = hostview_push_inside(&l, configs, workspace);
+	inside = l.v;
+	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* A host started in a subdirectory reads that directory's settings:
 	 * each directory from the workspace down to cwd is a project root. */
@@ -431,9 +593,13 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 			r = hostview_config_files(dir, nobody, &sub, err);
 			if (r < 0)
 				return r;
-			if (hostview_push_inside(&inside, sub, workspace) < 0)
+			r = hostview_push_inside(&l, sub, workspace);
+			inside = l.v;
+			if (r < 0)
 				return error_set(err, ENOMEM, "out of memory");
 		}
+	if (hostview_dedupe(l.v, l.n) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(inside);
 	return 0;
 }
@@ -584,11 +750,13 @@ static bool hostview_is_dir(const char *path)
  * directory, not below the private /tmp or the empty /run (already hidden),
  * not below the workspace (the writable workspace would cover it), and not
  * holding or inside another mask. */
-static bool hostview_can_mask(const struct hostview *hv, const char *path, const char *workspace)
+static bool hostview_can_mask(const struct hostview *hv, struct hostview_system *sys,
+			      const char *path, const char *workspace)
 {
-	cleanup_free char *buf = NULL;
+	size_t slot;
 
-	if (!hostview_is_dir(path) || strcmp(path, "/") == 0 || hostview_system_dir(path, &buf))
+	if (!hostview_is_dir(path) || strcmp(path, "/") == 0 ||
+	    hostview_system_dir_in(sys, path, &slot))
 		return false;
 	if (path_is_under(path, "/tmp") || path_is_under(path, "/run") ||
 	    path_is_under(path, workspace))
@@ -599,9 +767,10 @@ static bool hostview_can_mask(const struct hostview *hv, const char *path, const
 	return true;
 }
 
-static int hostview_add_mask(struct hostview *hv, const char *path, const char *workspace)
+static int hostview_add_mask(struct hostview *hv, struct hostview_system *sys, const char *path,
+			     const char *workspace)
 {
-	if (hv->n_masks == SANDBOX_MAX_MASKS || !hostview_can_mask(hv, path, workspace))
+	if (hv->n_masks == SANDBOX_MAX_MASKS || !hostview_can_mask(hv, sys, path, workspace))
 		return 0;
 	hv->mask_paths[hv->n_masks] = strdup(path);
 	if (!hv->mask_paths[hv->n_masks])
@@ -640,6 +809,7 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	cleanup_free char *homes_root = hostview_resolve("/home");
 	cleanup_free char *root_home = hostview_resolve("/root");
 	cleanup_strv char **resolved = NULL;
+	cleanup_with(hostview_system_release) struct hostview_system sys = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; homes && homes[i]; i++)
@@ -648,9 +818,9 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	/* Other users' homes: /home whole (one mount, however many users), and
 	 * /root for everyone but root, whatever $HOME says. */
 	if (homes_root)
-		r = hostview_add_mask(hv, homes_root, workspace);
+		r = hostview_add_mask(hv, &sys, homes_root, workspace);
 	if (r == 0 && root_home && caller->uid != 0)
-		r = hostview_add_mask(hv, root_home, workspace);
+		r = hostview_add_mask(hv, &sys, root_home, workspace);
 	if (r < 0)
 		return r;
 	if (!policy->home_hidden) {
@@ -664,7 +834,7 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	/* The caller's homes hidden but for sandbox.home_allow: root's /root
 	 * too, and the passwd home when $HOME is unset or elsewhere. */
 	for (size_t i = 0; r == 0 && resolved && resolved[i]; i++)
-		r = hostview_add_mask(hv, resolved[i], workspace);
+		r = hostview_add_mask(hv, &sys, resolved[i], workspace);
 	for (size_t i = 0; r == 0 && policy->home_allow && policy->home_allow[i]; i++)
 		for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
 			if (!hostview_owned(resolved[k], caller->uid))
@@ -677,53 +847,6 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 	return r;
 }
 
-/* Appends path to the hide list; takes it. hostview_dedupe() drops the
- * repeats once the list is whole. */
-static int hostview_hide(struct hostview *hv, char *path)
-{
-	return strv_consume(&hv->hide, path);
-}
-
-struct hostview_slot {
-	const char *s;
-	size_t at;
-};
-
-static int hostview_slot_cmp(const void *a, const void *b)
-{
-	const struct hostview_slot *x = a, *y = b;
-	int c = strcmp(x->s, y->s);
-
-	return c ? c : (x->at > y->at) - (x->at < y->at);
-}
-
-/* Drops every repeat of an earlier entry from list, in place, keeping the
- * first of each in its order: what a strv_contains() before each append
- * did, in n log n instead of n^2 string compares. */
-static int hostview_dedupe(char **list)
-{
-	size_t n = strv_length(list);
-	if (n < 2)
-		return 0;
-	cleanup_free struct hostview_slot *slots = calloc(n, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		slots[i] = (struct hostview_slot){ .s = list[i], .at = i };
-	qsort(slots, n, sizeof(*slots), hostview_slot_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(slots[i].s, slots[i - 1].s) == 0) {
-			free(list[slots[i].at]);
-			list[slots[i].at] = NULL;
-		}
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (list[i])
-			list[k++] = list[i];
-	list[k] = NULL;
-	return 0;
-}
-
 /* sandbox.hide with "~/" in each of the caller's homes, and what is hidden
  * whatever the policy says: each agent host's credentials (agenthost.h) in
  * each home and in its absolute home_env ($CODEX_HOME), and every state
@@ -732,32 +855,34 @@ static int hostview_build_hide(struct hostview *hv, const struct policy *policy,
 			       const struct hostview_caller *caller, char *const *homes,
 			       char *const *state_dirs)
 {
+	struct hostview_list l = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && policy->hide && policy->hide[i]; i++) {
 		const char *entry = policy->hide[i];
 		if (strncmp(entry, "~/", 2) != 0) {
-			r = hostview_hide(hv, strdup(entry));
+			r = hostview_hide(&l, strdup(entry));
 			continue;
 		}
 		for (size_t k = 0; r == 0 && homes && homes[k]; k++)
-			r = hostview_hide(hv, hostview_expand_home(entry, homes[k]));
+			r = hostview_hide(&l, hostview_expand_home(entry, homes[k]));
 	}
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++)
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++) {
 			const char *const *rels = agenthost_at(h)->credentials;
 			for (size_t j = 0; r == 0 && rels[j]; j++)
-				r = hostview_hide(hv, path_join(homes[k], rels[j]));
+				r = hostview_hide(&l, path_join(homes[k], rels[j]));
 		}
 	for (size_t h = 0; r == 0 && h < agenthost_count(); h++) {
 		const char *const *rels = agenthost_at(h)->home_credentials;
 		for (size_t j = 0; r == 0 && hostview_host_home(caller, h) && rels && rels[j]; j++)
-			r = hostview_hide(hv, path_join(caller->host_home[h], rels[j]));
+			r = hostview_hide(&l, path_join(caller->host_home[h], rels[j]));
 	}
 	/* airlock's own state: never visible from inside, wherever it is. */
 	for (size_t i = 0; r == 0 && state_dirs && state_dirs[i]; i++)
-		r = hostview_hide(hv, strdup(state_dirs[i]));
-	return r == 0 ? hostview_dedupe(hv->hide) : r;
+		r = hostview_hide(&l, strdup(state_dirs[i]));
+	hv->hide = l.v; /* released with hv, whole or not */
+	return r == 0 ? hostview_dedupe(l.v, l.n) : r;
 }
 
 int hostview_build(const struct policy *policy, const struct hostview_caller *caller,
@@ -765,8 +890,9 @@ int hostview_build(const struct policy *policy, const struct hostview_caller *ca
 		   struct error *err)
 {
 	struct hostview hv = { 0 };
-	cleanup_strv char **homes = NULL;
-	int r = hostview_caller_homes(caller, &homes);
+	cleanup_strv char **owned = NULL;
+	char *const *homes = NULL;
+	int r = hostview_caller_homes_of(caller, &owned, &homes);
 
 	if (r == 0)
 		r = hostview_build_hide(&hv, policy, caller, homes, state_dirs);

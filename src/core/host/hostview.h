@@ -40,11 +40,19 @@ struct hostview_caller {
 	 * by its place in the table (agenthost_at()); each may be NULL. */
 	const char *host_home[AGENTHOST_MAX];
 	uid_t uid; /* effective */
+	/* The caller's homes as every list takes them ("~/"), once found by
+	 * hostview_caller_keep_homes() for a call that makes many lists (its
+	 * owner frees them, strv_free()); NULL: each list finds them. */
+	char **homes;
 };
 
 /* The caller a run, doctor and the hook judge paths for: $HOME and each
  * host's home_env of environ_ (pointing into it) and the effective uid. */
 struct hostview_caller hostview_caller_from_env(char *const *environ_);
+/* Finds the caller's homes ($HOME, and the passwd home unless it resolves
+ * where $HOME does) into caller->homes: the lists made after it, for this
+ * caller, take them from there instead of each finding them again. */
+int hostview_caller_keep_homes(struct hostview_caller *caller);
 
 /* Every state directory airlock would use, resolved where it exists and as
  * written where it does not yet: in_use (the one this run opened), the
