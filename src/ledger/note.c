@@ -212,7 +212,11 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 	if (!copy)
 		return error_set(err, ENOMEM, "out of memory");
 	char *split = strstr(copy, "\n\n");
-	if (!split || copy[n - 1] != '\n')
+	/* C2SP signed-note: the text's lines, one blank line, then one or more
+	 * signature lines, none empty; a blank line before the text, among or
+	 * after the signatures is malformed, as Go's x/mod/sumdb/note has it. */
+	if (!split || copy[n - 1] != '\n' || copy[0] == '\n' || split[2] == '\0' ||
+	    strstr(split + 1, "\n\n"))
 		return error_set(err, EBADMSG, "a note is text, a blank line, signatures");
 	size_t body_n = (size_t)(split - copy) + 1;
 	/* The body: origin, size, root, then extension lines, which are ignored. */

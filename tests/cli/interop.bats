@@ -132,7 +132,7 @@ both_refuse_proof() {
 	# The 20th byte of the signature's base64 (after the key id).
 	awk '/^— /{ s = $3; c = substr(s, 20, 1); $3 = substr(s, 1, 19) (c == "A" ? "B" : "A") substr(s, 21) } 1' \
 		"$CPS/$last" >"$TEST_DIR/cp"
-	! cmp -s "$CPS/$last" "$TEST_DIR/cp"
+	run ! cmp -s "$CPS/$last" "$TEST_DIR/cp"
 	gov "$KEY" checkpoint "$TEST_DIR/cp"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"FAIL checkpoint: signature"* ]]
@@ -184,13 +184,13 @@ both_refuse_proof() {
 	h=$(sed -n 4p "$TEST_DIR/p")
 	h2=$(printf '%s' "$h" | base64 -d | openssl dgst -sha256 -binary | base64)
 	sed "4s|.*|$h2|" "$TEST_DIR/p" >"$TEST_DIR/pm"
-	! cmp -s "$TEST_DIR/p" "$TEST_DIR/pm"
+	run ! cmp -s "$TEST_DIR/p" "$TEST_DIR/pm"
 	both_refuse_proof "$KEY" "$TEST_DIR/pm"
 	"$AIRLOCK" ledger consistency 64 128 >"$TEST_DIR/c"
 	h=$(sed -n 3p "$TEST_DIR/c")
 	h2=$(printf '%s' "$h" | base64 -d | openssl dgst -sha256 -binary | base64)
 	sed "3s|.*|$h2|" "$TEST_DIR/c" >"$TEST_DIR/cm"
-	! cmp -s "$TEST_DIR/c" "$TEST_DIR/cm"
+	run ! cmp -s "$TEST_DIR/c" "$TEST_DIR/cm"
 	both_refuse_proof "$KEY" "$TEST_DIR/cm" "$CPS/64"
 }
 
@@ -201,4 +201,18 @@ both_refuse_proof() {
 	both_refuse_proof "$KEY" "$TEST_DIR/pm"
 	sed "3s|.*|index 71|" "$TEST_DIR/p" >"$TEST_DIR/pm"
 	both_refuse_proof "$KEY" "$TEST_DIR/pm"
+}
+
+@test "a note with a blank line among or after its signature lines is malformed to both (C2SP signed-note)" {
+	last=$(sizes | tail -1)
+	{ cat "$CPS/$last"; echo; } >"$TEST_DIR/trailing"
+	{ head -3 "$CPS/$last"; echo; echo; tail -n +5 "$CPS/$last"; } >"$TEST_DIR/leading"
+	{ echo; cat "$CPS/$last"; } >"$TEST_DIR/before"
+	for f in trailing leading before; do
+		gov "$KEY" checkpoint "$TEST_DIR/$f"
+		[ "$status" -eq 1 ]
+		al ledger verify --key "$KEY" --checkpoint "$TEST_DIR/$f"
+		[ "$status" -eq 125 ]
+		printf '%s\n' "$stderr" >&2
+	done
 }
