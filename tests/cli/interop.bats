@@ -216,3 +216,46 @@ both_refuse_proof() {
 		printf '%s\n' "$stderr" >&2
 	done
 }
+
+@test "Go's note.Sign of each checkpoint's body with airlock's key is airlock's checkpoint, byte for byte" {
+	for n in $(sizes); do
+		head -3 "$CPS/$n" >"$TEST_DIR/body"
+		"$GOVERIFY" "$AIRLOCK_STATE_DIR/ledger/key" sign "$TEST_DIR/body" >"$TEST_DIR/go"
+		cmp "$TEST_DIR/go" "$CPS/$n"
+	done
+}
+
+@test "bodies Go signs with airlock's key: airlock and Go read them alike (C2SP tlog-checkpoint)" {
+	n=$(sizes | sed -n 2p)
+	origin=$(sed -n 1p "$CPS/$n")
+	root=$(sed -n 3p "$CPS/$n")
+	short=$(printf '%s' "$root" | base64 -d | head -c 31 | base64)
+	# name|body|accepted (1) or refused (0)
+	cases=(
+		"same|$origin\n$n\n$root\n|1"
+		"extension lines|$origin\n$n\n$root\nan extension\nanother one\n|1"
+		"size with a plus|$origin\n+$n\n$root\n|0"
+		"size with a leading zero|$origin\n0$n\n$root\n|0"
+		"size with a space|$origin\n $n\n$root\n|0"
+		"size after a space|$origin\n$n \n$root\n|0"
+		"size in hex|$origin\n0x$(printf %x "$n")\n$root\n|0"
+		"root without padding|$origin\n$n\n${root%=}\n|0"
+		"root of 31 bytes|$origin\n$n\n$short\n|0"
+		"root with a space|$origin\n$n\n$root \n|0"
+		"two lines only|$origin\n$n\n|0"
+		"another origin|example.com/log\n$n\n$root\n|0"
+	)
+	for c in "${cases[@]}"; do
+		IFS='|' read -r what body want <<<"$c"
+		printf '%b' "$body" >"$TEST_DIR/body"
+		"$GOVERIFY" "$AIRLOCK_STATE_DIR/ledger/key" sign "$TEST_DIR/body" >"$TEST_DIR/cp"
+		echo "# $what" >&2
+		gov "$KEY" checkpoint "$TEST_DIR/cp"
+		go_ok=$((status == 0))
+		al ledger verify --key "$KEY" --checkpoint "$TEST_DIR/cp"
+		printf '%s\n' "$stderr" >&2
+		al_ok=$((status == 0))
+		[ "$go_ok" -eq "$want" ]
+		[ "$al_ok" -eq "$want" ]
+	done
+}

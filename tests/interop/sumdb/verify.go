@@ -18,6 +18,11 @@
 //	verify VKEY consistency OLD PROOF    airlock.ledger/consistency@v1
 //	                                     (`ledger consistency`) from the checkpoint
 //	                                     file OLD: tlog.CheckTree
+//	verify SKEY sign FILE                signs FILE's text with note.NewSigner
+//	                                     and note.Sign (SKEY: airlock's ledger/key,
+//	                                     PRIVATE+KEY+<name>+<id>+<base64>) and
+//	                                     prints the note: airlock must read Go's
+//	                                     notes as Go reads airlock's
 //
 // It prints one line per check ("ok ..." or "FAIL ...") and exits 1 on any
 // failure, 2 on bad usage or an unreadable file.
@@ -55,7 +60,7 @@ func report(what string, err error) bool {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: verify VKEY checkpoint FILE | inclusion PROOF | consistency OLD PROOF")
+	fmt.Fprintln(os.Stderr, "usage: verify VKEY checkpoint FILE | inclusion PROOF | consistency OLD PROOF; verify SKEY sign FILE")
 	os.Exit(2)
 }
 
@@ -247,6 +252,20 @@ func consistency(v note.Verifier, oldPath, path string) {
 func main() {
 	if len(os.Args) < 4 {
 		usage()
+	}
+	if os.Args[2] == "sign" && len(os.Args) == 4 {
+		signer, err := note.NewSigner(strings.TrimSpace(string(read(os.Args[1]))))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "signer key: %v\n", err)
+			os.Exit(2)
+		}
+		msg, err := note.Sign(&note.Note{Text: string(read(os.Args[3]))}, signer)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sign: %v\n", err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(msg)
+		return
 	}
 	vkey := strings.TrimSpace(string(read(os.Args[1])))
 	v, err := note.NewVerifier(vkey)
