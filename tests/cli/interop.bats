@@ -259,3 +259,33 @@ both_refuse_proof() {
 		[ "$al_ok" -eq "$want" ]
 	done
 }
+
+@test "other signature lines (cosignatures): well formed ones are ignored, malformed ones refuse the note, by both" {
+	last=$(sizes | tail -1)
+	cosig=$(head -c 68 /dev/urandom | base64 -w0)
+	# name|line appended|accepted (1) or refused (0)
+	cases=(
+		"a cosignature by another key|— witness.example $cosig|1"
+		"no signature after the name|— witness.example|0"
+		"not base64|— witness.example not*base64!|0"
+		"fewer than 5 bytes|— witness.example AAAA|0"
+		"a space in the name|— wit ness $cosig|0"
+		"a plus in the name|— wit+ness $cosig|0"
+		"two spaces|— witness.example  $cosig|0"
+		"a carriage return|— witness.example $cosig\r|0"
+		"a tab|— witness.example\t$cosig|0"
+		"no em dash|- witness.example $cosig|0"
+	)
+	for c in "${cases[@]}"; do
+		IFS='|' read -r what line want <<<"$c"
+		{ cat "$CPS/$last"; printf '%b\n' "$line"; } >"$TEST_DIR/cp"
+		echo "# $what" >&2
+		gov "$KEY" checkpoint "$TEST_DIR/cp"
+		go_ok=$((status == 0))
+		al ledger verify --key "$KEY" --checkpoint "$TEST_DIR/cp"
+		printf '%s\n' "$stderr" >&2
+		al_ok=$((status == 0))
+		[ "$go_ok" -eq "$want" ]
+		[ "$al_ok" -eq "$want" ]
+	done
+}
