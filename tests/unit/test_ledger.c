@@ -404,12 +404,17 @@ static void test_ledger_checkpoint_signatures(void)
 	ASSERT_TRUE(split);
 	int body_n = (int)(split - note) + 1;
 	const char *sigs = split + 2;
-	char *bad[4] = { NULL, NULL, NULL, NULL };
+	char *bad[7] = { NULL };
 	ASSERT_TRUE(asprintf(&bad[0], "%.*s\n%s\n", body_n, note, sigs) > 0);
 	ASSERT_TRUE(asprintf(&bad[1], "%.*s\n\n%s", body_n, note, sigs) > 0);
 	ASSERT_TRUE(asprintf(&bad[2], "\n%.*s\n%s", body_n, note, sigs) > 0);
 	ASSERT_TRUE(asprintf(&bad[3], "%.*s\n", body_n, note) > 0);
-	for (size_t i = 0; i < 4; i++) {
+	/* Another signer's line that is not `— <name> <base64 of 5+ bytes>`,
+	 * or a control character, is malformed too. */
+	ASSERT_TRUE(asprintf(&bad[4], "%s\u2014 w.example not*base64!\n", note) > 0);
+	ASSERT_TRUE(asprintf(&bad[5], "%s\u2014 w.example AAAA\n", note) > 0);
+	ASSERT_TRUE(asprintf(&bad[6], "%s\u2014 w.example\tAAAAAAAA\n", note) > 0);
+	for (size_t i = 0; i < 7; i++) {
 		ASSERT_EQ_INT(ledger_checkpoint_parse(bad[i], strlen(bad[i]), &vkey, &cp, &err),
 			      -EBADMSG);
 		ASSERT_EQ_INT(ledger_checkpoint_parse(bad[i], strlen(bad[i]), NULL, &cp, &err),
