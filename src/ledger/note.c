@@ -30,6 +30,24 @@ static bool ledger_name_ok(const char *s)
 	return true;
 }
 
+/* A signature line's name as Go's x/mod/sumdb/note reads one (isValidName):
+ * not empty, no '+', no white space (ASCII or Unicode White_Space; the
+ * note is valid UTF-8 without controls already). */
+static bool ledger_sig_name_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p <= ' ' || *p == '+' || (p[0] == 0xc2 && (p[1] == 0x85 || p[1] == 0xa0)) ||
+		    (p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80) ||
+		    (p[0] == 0xe2 && p[1] == 0x80 &&
+		     (p[2] <= 0x8a || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf)) ||
+		    (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) ||
+		    (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80))
+			return false;
+	return true;
+}
+
 /* Decodes base64 that is canonical (re-encodes to the same text) into
  * exactly n bytes. */
 bool ledger_b64_exact(const char *text, void *ret, size_t n)
@@ -206,13 +224,21 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 			    struct ledger_checkpoint *ret, struct error *err)
 {
 	*ret = (struct ledger_checkpoint){ 0 };
-	if (n == 0 || n > LEDGER_NOTE_MAX || memchr(text, '\0', n) || !utf8_is_valid(text, n))
+	if (n == 0 || n > LEDGER_NOTE_MAX || !utf8_is_valid(text, n))
 		return error_set(err, EBADMSG, "not a note");
+	/* No control character but the newline (NUL included), as in Go's note.Open. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)text[i] < 0x20 && text[i] != '\n')
+			return error_set(err, EBADMSG, "not a note");
 	cleanup_free char *copy = strndup(text, n);
 	if (!copy)
 		return error_set(err, ENOMEM, "out of memory");
 	char *split = strstr(copy, "\n\n");
-	if (!split || copy[n - 1] != '\n')
+	/* C2SP signed-note: the text's lines, one blank line, then one or more
+	 * signature lines, none empty; a blank line before the text, among or
+	 * after the signatures is malformed, as Go's x/mod/sumdb/note has it. */
+	if (!split || copy[n - 1] != '\n' || copy[0] == '\n' || split[2] == '\0' ||
+	    strstr(split + 1, "\n\n"))
 		return error_set(err, EBADMSG, "a note is text, a blank line, signatures");
 	size_t body_n = (size_t)(split - copy) + 1;
 	/* The body: origin, size, root, then extension lines, which are ignored. */
@@ -235,35 +261,37 @@ int ledger_checkpoint_parse(const char *text, size_t n, const struct ledger_vkey
 	snprintf(ret->origin, sizeof(ret->origin), "%s", lines[0]);
 	ret->size = size;
 
-	if (vkey) {
-		bool good = false;
-		char *sigs = split + 2;
-		for (char *line = strtok_r(sigs, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			if (strncmp(line, EM_DASH " ", 4) != 0)
-				return error_set(err, EBADMSG,
-						 "a signature line starts with an em dash");
-			char *name = line + 4, *space = strrchr(name, ' ');
-			if (!space)
-				return error_set(err, EBADMSG, "bad signature line");
-			*space = '\0';
-			uint8_t sig[4 + ED25519_SIGNATURE_BYTES];
-			if (strcmp(name, vkey->name) != 0)
-				continue;
-			if (!ledger_b64_exact(space + 1, sig, sizeof(sig)))
-				continue; /* another key type under the same name */
-			if (memcmp(sig, vkey->id, 4) != 0)
-				continue;
-			if (!ed25519_verify(vkey->key, copy, body_n, sig + 4))
-				return error_set(err, EBADMSG,
-						 "the signature by %s does not verify", vkey->name);
-			good = true;
-		}
-		if (!good)
-			return error_set(err, EBADMSG, "no signature by %s", vkey->name);
-		if (strcmp(ret->origin, vkey->name) != 0)
-			return error_set(err, EBADMSG, "the origin is not the key's name");
+	/* Every signature line is `— <name> <base64 of a 4-byte key id and a
+	 * signature>`, split at the first space, whoever signed it (Go's
+	 * note.Open refuses the note otherwise); only the key's is checked, and
+	 * the key's own is canonical base64 of exactly the id and an Ed25519
+	 * signature. */
+	bool good = false;
+	for (char *line = strtok_r(split + 2, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, EM_DASH " ", 4) != 0)
+			return error_set(err, EBADMSG, "a signature line starts with an em dash");
+		char *name = line + 4, *space = strchr(name, ' ');
+		if (!space)
+			return error_set(err, EBADMSG, "bad signature line");
+		*space = '\0';
+		const char *b64 = space + 1;
+		size_t len;
+		cleanup_free char *raw = strchr(b64, ' ') ? NULL : base64_decode(b64, &len);
+		if (!ledger_sig_name_ok(name) || !raw || len < 5)
+			return error_set(err, EBADMSG, "bad signature line");
+		if (!vkey || strcmp(name, vkey->name) != 0 || memcmp(raw, vkey->id, 4) != 0)
+			continue; /* another key's (a cosignature) */
+		uint8_t sig[4 + ED25519_SIGNATURE_BYTES];
+		if (!ledger_b64_exact(b64, sig, sizeof(sig)) ||
+		    !ed25519_verify(vkey->key, copy, body_n, sig + 4))
+			return error_set(err, EBADMSG, "the signature by %s does not verify",
+					 vkey->name);
+		good = true;
 	}
+	if (vkey && !good)
+		return error_set(err, EBADMSG, "no signature by %s", vkey->name);
+	if (vkey && strcmp(ret->origin, vkey->name) != 0)
+		return error_set(err, EBADMSG, "the origin is not the key's name");
 	ret->text = strndup(text, n);
 	return ret->text ? 0 : error_set(err, ENOMEM, "out of memory");
 }

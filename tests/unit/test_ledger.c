@@ -390,9 +390,37 @@ static void test_ledger_checkpoint_signatures(void)
 	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &vkey, &cp, &err), -EBADMSG);
 	note[0] ^= 1;
 	/* A bit of the signature flipped. */
-	char *sig = strrchr(note, ' ') + 10;
+	char *sig = strrchr(note, ' ') + 10, sig_was = *sig;
 	*sig = *sig == 'A' ? 'B' : 'A';
 	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &vkey, &cp, &err), -EBADMSG);
+	*sig = sig_was;
+	ASSERT_EQ_INT(ledger_checkpoint_parse(note, n, &vkey, &cp, &err), 0);
+	ledger_checkpoint_release(&cp);
+	/* C2SP signed-note: the signature lines follow the one blank line, each
+	 * non-empty, and the note starts with its text: a blank line before,
+	 * among or after them, or before the text, is malformed (as Go's
+	 * x/mod/sumdb/note has it) though the signature covers the same body. */
+	char *split = strstr(note, "\n\n");
+	ASSERT_TRUE(split);
+	int body_n = (int)(split - note) + 1;
+	const char *sigs = split + 2;
+	char *bad[7] = { NULL };
+	ASSERT_TRUE(asprintf(&bad[0], "%.*s\n%s\n", body_n, note, sigs) > 0);
+	ASSERT_TRUE(asprintf(&bad[1], "%.*s\n\n%s", body_n, note, sigs) > 0);
+	ASSERT_TRUE(asprintf(&bad[2], "\n%.*s\n%s", body_n, note, sigs) > 0);
+	ASSERT_TRUE(asprintf(&bad[3], "%.*s\n", body_n, note) > 0);
+	/* Another signer's line that is not `— <name> <base64 of 5+ bytes>`,
+	 * or a control character, is malformed too. */
+	ASSERT_TRUE(asprintf(&bad[4], "%s\u2014 w.example not*base64!\n", note) > 0);
+	ASSERT_TRUE(asprintf(&bad[5], "%s\u2014 w.example AAAA\n", note) > 0);
+	ASSERT_TRUE(asprintf(&bad[6], "%s\u2014 w.example\tAAAAAAAA\n", note) > 0);
+	for (size_t i = 0; i < 7; i++) {
+		ASSERT_EQ_INT(ledger_checkpoint_parse(bad[i], strlen(bad[i]), &vkey, &cp, &err),
+			      -EBADMSG);
+		ASSERT_EQ_INT(ledger_checkpoint_parse(bad[i], strlen(bad[i]), NULL, &cp, &err),
+			      -EBADMSG);
+		free(bad[i]);
+	}
 	/* Another key (another state directory's) does not verify it. */
 	struct store *second = store;
 	char first_dir[64];
