@@ -15,9 +15,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 build=${1:-build-bench}
 base=${2:-}
-[ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" >/dev/null
-airlock=$PWD/$build/airlock
+airlock=$(bench_build_here "$build")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/append_floor" bench/append_floor.c

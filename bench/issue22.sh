@@ -18,9 +18,8 @@ cd "$(dirname "$0")/.."
 base_commit=${1:-78c9ee8}
 scripts/deps.sh --bench >/dev/null
 build="build-bench"
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" >/dev/null
 . bench/lib.sh
+bench_build_here "$build" >/dev/null
 base=$(bench_build_commit "$base_commit" "$PWD/$build/issue22-base")
 
 load() { echo "Load average before this part: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)."; echo; }

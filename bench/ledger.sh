@@ -16,9 +16,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 build=${1:-build-bench}
 base=${2:-}
-[ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" >/dev/null
-airlock=$PWD/$build/airlock
+airlock=$(bench_build_here "$build")
 driver=$PWD/$build/tests/ledger_bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -47,3 +47,23 @@ bench_build_commit() { # commit, dir
 	meson compile -C "$2/build" airlock >/dev/null
 	echo "$2/build/airlock"
 }
+
+# The tools the quarantine benchmarks compare against, installed when any is
+# missing.
+bench_need_tools() {
+	for tool in hyperfine bwrap bc jq; do
+		command -v "$tool" >/dev/null || {
+			scripts/deps.sh --bench
+			return
+		}
+	done
+}
+
+# This tree's airlock in the release build directory BUILD (set up when it
+# is not), compiled with TARGET (default: every target); prints the
+# binary's path.
+bench_build_here() { # build, [target]
+	[ -f "$1/build.ninja" ] || meson setup "$1" --buildtype=release >/dev/null
+	meson compile -C "$1" ${2:+"$2"} >/dev/null
+	echo "$PWD/$1/airlock"
+}

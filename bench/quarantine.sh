@@ -14,15 +14,11 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 before_commit=${1:-308f8ff}
 runs=${2:-20}
-# shellcheck disable=SC2015 # any one missing: install them
-command -v hyperfine >/dev/null && command -v bwrap >/dev/null && command -v bc >/dev/null ||
-	scripts/deps.sh --bench
+bench_need_tools
 
 # Both builds are release builds with the project's own flags.
 build="build-bench"
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" airlock >/dev/null
-after=$PWD/$build/airlock
+after=$(bench_build_here "$build" airlock)
 before=$(bench_build_commit "$before_commit" "$PWD/$build/quarantine-before")
 
 work=$(mktemp -d)

@@ -12,14 +12,10 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 rounds=${1:-5}
 runs=${2:-20}
-# shellcheck disable=SC2015 # any one missing: install them
-command -v hyperfine >/dev/null && command -v bwrap >/dev/null && command -v bc >/dev/null &&
-	command -v jq >/dev/null || scripts/deps.sh --bench
+bench_need_tools
 
 build="build-bench"
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" airlock >/dev/null
-airlock=$PWD/$build/airlock
+airlock=$(bench_build_here "$build" airlock)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,9 +7,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 scripts/deps.sh --bench
 build=${1:-build-bench}
-[ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" >/dev/null
-airlock=$PWD/$build/airlock
+airlock=$(bench_build_here "$build")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 repo=$PWD

@@ -17,14 +17,10 @@ cd "$(dirname "$0")/.."
 before_commit=${1:-78c9ee8}
 rounds=${2:-5}
 runs=${3:-20}
-# shellcheck disable=SC2015 # any one missing: install them
-command -v hyperfine >/dev/null && command -v bwrap >/dev/null && command -v bc >/dev/null &&
-	command -v jq >/dev/null || scripts/deps.sh --bench
+bench_need_tools
 
 build="build-bench"
-[ -f "$build/build.ninja" ] || meson setup "$build" --buildtype=release >/dev/null
-meson compile -C "$build" airlock >/dev/null
-after=$PWD/$build/airlock
+after=$(bench_build_here "$build" airlock)
 before=$(bench_build_commit "$before_commit" "$PWD/$build/startup-before")
 
 work=$(mktemp -d)
