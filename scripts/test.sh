@@ -121,10 +121,19 @@ clang_tests() { meson test -C build-clang --suite unit --suite fuzz --print-erro
 asan_tests() { meson test -C build-asan --print-errorlogs --num-processes 2 || true; }
 # A short real fuzzing run of every parser (clang libFuzzer).
 fuzz_pass() { scripts/fuzz.sh 20; }
+# The Debian package: built from a copy under build-deb/, lintian, installed,
+# doctor and the demo, removed and purged (scripts/package-test.sh); root only.
+package_pass() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "note: not root; the package test is skipped"
+		return 0
+	fi
+	timeout -k 10 900 scripts/package-test.sh
+}
 
 rm -f build-logs/lane-*.failed
 lane 1 gcc_tests unprivileged_pass pty_passes hosts_pass &
-lane 2 clang_tests asan_tests fuzz_pass &
+lane 2 clang_tests asan_tests fuzz_pass package_pass &
 wait
 for n in 1 2; do
 	cat "build-logs/lane-$n.log"
