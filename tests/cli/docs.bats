@@ -52,6 +52,17 @@ complete_bash() {
 	[ -z "$missing" ] || { echo "man/airlock.1 lacks:$missing"; false; }
 }
 
+@test "the manual page's EXIT STATUS names every status exit_codes.h defines" {
+	section=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN")
+	codes=$(sed -n 's/^[[:space:]]*EXIT_[A-Z0-9_]* = \([0-9]*\),.*/\1/p' "$SRC/src/cli/exit_codes.h" | sort -nu)
+	[ -n "$codes" ]
+	missing=""
+	for code in $codes; do
+		grep -qw -- "$code" <<<"$section" || missing="$missing $code"
+	done
+	[ -z "$missing" ] || { echo "EXIT STATUS in man/airlock.1 lacks:$missing"; false; }
+}
+
 @test "the manual page formats without warnings" {
 	command -v man >/dev/null || skip "no man"
 	run --separate-stderr env LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$MAN"
