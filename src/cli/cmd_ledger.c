@@ -108,8 +108,7 @@ static int ledger_load_policy(const char *path, const char *state_dir, struct wi
 
 /* The latest checkpoint and the cosignatures kept beside it against the
  * policy: true when its quorum is met; the one-line reason printed when not. */
-static bool ledger_check_quorum(struct store *store, const struct witness_policy *p,
-				size_t *ret_n_valid)
+static bool ledger_check_quorum(struct store *store, const struct witness_policy *p, size_t *ret_n_valid)
 {
 	cleanup_free char *cp = NULL;
 	cleanup_strv char **lines = NULL;
@@ -122,8 +121,7 @@ static bool ledger_check_quorum(struct store *store, const struct witness_policy
 	if (ledger_checkpoint_text(store_ledger(store), &cp, &cp_n, &err) < 0 ||
 	    ledger_checkpoint_parse(cp, cp_n, NULL, &parsed, &err) < 0 ||
 	    (ledger_checkpoint_release(&parsed),
-	     ledger_remote_cosignatures(store_ledger(store), parsed.size, &lines, &n_lines, &err) <
-		     0) ||
+	     ledger_remote_cosignatures(store_ledger(store), parsed.size, &lines, &n_lines, &err) < 0) ||
 	    witness_policy_check(p, cp, cp_n, lines, n_lines, ret_n_valid, &err) < 0) {
 		cli_error("ledger verify: refused: %s", err.msg);
 		return false;
@@ -182,11 +180,11 @@ static int ledger_verify_main(struct store *store, const char *key_path, const c
 	printf("{\"size\":%llu,\"root\":\"%s\",\"checkpoint_size\":%llu,\"unsigned_entries\":%llu,\"findings\":%zu%s,\"verdict\":\"%s\"}\n",
 	       (unsigned long long)rep.size, root ? root : "", (unsigned long long)rep.checkpoint_size,
 	       (unsigned long long)rep.unsigned_entries, rep.n_findings, cosigned,
-	       tampered	  ? "TAMPERED"
-	       : !quorum  ? "NO_QUORUM"
-	       : differs  ? "RECORDS_DIFFER"
-	       : torn	  ? "TORN_TAIL"
-			  : "OK");
+	       tampered	 ? "TAMPERED"
+	       : !quorum ? "NO_QUORUM"
+	       : differs ? "RECORDS_DIFFER"
+	       : torn	 ? "TORN_TAIL"
+			 : "OK");
 	ledger_report_release(&rep);
 	if (!tampered && !quorum)
 		return EXIT_LEDGER_NO_QUORUM;
@@ -401,7 +399,8 @@ int cmd_ledger(int argc, char **argv)
 		return ledger_verify_proof_main(o.key, o.old, o.record, argv[optind]);
 	}
 	bool witness = strcmp(sub, "witness") == 0;
-	bool wants = witness ? operands >= 1 : strcmp(sub, "prove") == 0 ? operands == 1
+	bool wants = witness			       ? operands >= 1
+		     : strcmp(sub, "prove") == 0       ? operands == 1
 		     : strcmp(sub, "consistency") == 0 ? operands == 1 || operands == 2
 						       : operands == 0;
 	bool known = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0 ||

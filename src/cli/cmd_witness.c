@@ -24,8 +24,8 @@
 #include "cli/exit_codes.h"
 #include "ledger/witness.h"
 
-#define LIBMHD "libmicrohttpd.so.12"
-#define WITNESS_CONNECTIONS 64
+#define LIBMHD		     "libmicrohttpd.so.12"
+#define WITNESS_CONNECTIONS  64
 #define WITNESS_IDLE_SECONDS 10
 
 static const char witness_usage[] =
@@ -71,11 +71,10 @@ struct witness_upload {
 	bool over;
 };
 
-static enum MHD_Result witness_respond(struct MHD_Connection *conn, int status,
-				       const char *type, const char *body, size_t n)
+static enum MHD_Result witness_respond(struct MHD_Connection *conn, int status, const char *type,
+				       const char *body, size_t n)
 {
-	struct MHD_Response *resp =
-		mhd.create_response(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *resp = mhd.create_response(n, (void *)body, MHD_RESPMEM_MUST_COPY);
 	if (!resp)
 		return MHD_NO;
 	mhd.add_header(resp, "Content-Type", type);
@@ -85,9 +84,8 @@ static enum MHD_Result witness_respond(struct MHD_Connection *conn, int status,
 }
 
 static enum MHD_Result witness_handle(void *cls, struct MHD_Connection *conn, const char *url,
-				      const char *method, const char *version,
-				      const char *upload_data, size_t *upload_data_size,
-				      void **con_cls)
+				      const char *method, const char *version, const char *upload_data,
+				      size_t *upload_data_size, void **con_cls)
 {
 	struct witness *w = cls;
 	struct witness_upload *up = *con_cls;
@@ -129,9 +127,9 @@ static enum MHD_Result witness_handle(void *cls, struct MHD_Connection *conn, co
 	}
 	struct witness_reply reply;
 	witness_add_checkpoint(w, up->data ? up->data : "", up->n, (uint64_t)time(NULL), &reply);
-	enum MHD_Result r = witness_respond(conn, reply.status,
-					    reply.content_type ? reply.content_type : text,
-					    reply.body ? reply.body : "", reply.body_n);
+	enum MHD_Result r =
+		witness_respond(conn, reply.status, reply.content_type ? reply.content_type : text,
+				reply.body ? reply.body : "", reply.body_n);
 	witness_reply_release(&reply);
 	return r;
 }
@@ -225,12 +223,14 @@ static int witness_serve(struct witness *w, const char *listen_spec)
 		return EXIT_AIRLOCK_ERROR;
 	/* One thread: requests are answered one at a time (the lock in
 	 * witness.c keeps separate processes in order too). */
-	struct MHD_Daemon *d = mhd.start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, witness_handle, w,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, witness_completed, NULL,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)WITNESS_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WITNESS_IDLE_SECONDS,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10), MHD_OPTION_END);
+	struct MHD_Daemon *d =
+		mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
+				 witness_handle, w, MHD_OPTION_LISTEN_SOCKET, fd,
+				 MHD_OPTION_NOTIFY_COMPLETED, witness_completed, NULL,
+				 MHD_OPTION_CONNECTION_LIMIT, (unsigned)WITNESS_CONNECTIONS,
+				 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WITNESS_IDLE_SECONDS,
+				 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
+				 MHD_OPTION_END);
 	if (!d) {
 		cli_error("witness serve: the HTTP server did not start");
 		close(fd);

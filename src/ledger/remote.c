@@ -244,9 +244,9 @@ int ledger_remote_cosignatures(struct ledger *ledger, uint64_t size, char ***ret
 	if (!lines)
 		return error_set(err, ENOMEM, "out of memory");
 	cleanup_close int dir_fd = ledger_dir(ledger, false, err);
-	cleanup_close int rfd =
-		dir_fd < 0 ? -1
-			   : openat(dir_fd, "remotes", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int rfd = dir_fd < 0 ? -1
+					   : openat(dir_fd, "remotes",
+						    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	error_clear(err);
 	cleanup_closedir DIR *d = rfd < 0 ? NULL : fdopendir(rfd);
 	if (d)

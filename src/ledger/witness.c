@@ -75,7 +75,8 @@ int witness_vkey_parse(const char *text, struct ledger_vkey *ret, struct error *
 	uint8_t id[4];
 
 	if (witness_key_text_parse(text, "", ret->name, id, ret->key) < 0)
-		return error_set(err, EINVAL, "not a cosigner key (NAME+ID+base64 of 0x04 and an Ed25519 key)");
+		return error_set(err, EINVAL,
+				 "not a cosigner key (NAME+ID+base64 of 0x04 and an Ed25519 key)");
 	witness_key_id(ret->name, ret->key, ret->id);
 	if (memcmp(ret->id, id, 4) != 0)
 		return error_set(err, EINVAL, "the cosigner key's id does not match its key");
@@ -109,8 +110,8 @@ char *witness_vkey(const struct witness *w)
 static char *witness_cosigned_message(const char *body, size_t body_n, uint64_t t, size_t *ret_n)
 {
 	char *msg = NULL;
-	int n = asprintf(&msg, "cosignature/v1\ntime %llu\n%.*s", (unsigned long long)t, (int)body_n,
-			 body);
+	int n = asprintf(&msg, "cosignature/v1\ntime %llu\n%.*s", (unsigned long long)t,
+			 (int)body_n, body);
 	if (n < 0)
 		return NULL;
 	*ret_n = (size_t)n;
@@ -185,8 +186,7 @@ static bool witness_decimal(const char *s, size_t n, uint64_t *ret)
 	return parse_u64(buf, ret) == 0;
 }
 
-int witness_request_parse(const char *body, size_t n, struct witness_request *ret,
-			  struct error *err)
+int witness_request_parse(const char *body, size_t n, struct witness_request *ret, struct error *err)
 {
 	*ret = (struct witness_request){ 0 };
 	if (n > WITNESS_BODY_MAX)
@@ -275,7 +275,8 @@ static int witness_key_load(struct witness *w, bool create, const char *name, st
 		uint8_t nonce[8];
 		char hex[17];
 		if (name && !witness_name_ok(name))
-			return error_set(err, EINVAL, "a witness name has no '+', space or control, 1-127 bytes");
+			return error_set(err, EINVAL,
+					 "a witness name has no '+', space or control, 1-127 bytes");
 		if (getrandom(nonce, sizeof(nonce), 0) != sizeof(nonce) ||
 		    getrandom(w->seed, sizeof(w->seed), 0) != sizeof(w->seed))
 			return error_set_errno(err, errno, "getrandom");
@@ -285,7 +286,9 @@ static int witness_key_load(struct witness *w, bool create, const char *name, st
 		else
 			snprintf(w->name, sizeof(w->name), "airlock.local/witness/%s", hex);
 	} else {
-		return r == -ENOENT ? error_set(err, ENOENT, "no witness here: `airlock witness init` first") : r;
+		return r == -ENOENT ? error_set(err, ENOENT,
+						"no witness here: `airlock witness init` first")
+				    : r;
 	}
 	snprintf(w->vkey.name, sizeof(w->vkey.name), "%s", w->name);
 	if (ed25519_public_key(w->seed, w->vkey.key) < 0)
@@ -312,8 +315,7 @@ static int witness_key_load(struct witness *w, bool create, const char *name, st
 	return file_write_atomic(w->dir_fd, "key.pub", vkey, vn + 1, 0644, true, err);
 }
 
-int witness_open(int dir_fd, bool create, const char *name, struct witness **ret,
-		 struct error *err)
+int witness_open(int dir_fd, bool create, const char *name, struct witness **ret, struct error *err)
 {
 	struct witness *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -353,8 +355,7 @@ static void witness_log_path(const char *origin, const char *suffix, char ret[12
 
 /* Replaces dir_fd/path durably: path.new written and synced, renamed over,
  * the directory synced. */
-static int witness_replace(int dir_fd, const char *path, const void *data, size_t n,
-			   struct error *err)
+static int witness_replace(int dir_fd, const char *path, const void *data, size_t n, struct error *err)
 {
 	char tmp[160];
 	const char *slash = strrchr(path, '/');
@@ -390,7 +391,8 @@ int witness_add_log(struct witness *w, const char *origin, const char *vkey, str
 	if (ledger_vkey_parse(vkey, &v, err) < 0)
 		return error_prefix(err, "the log's key");
 	if (strcmp(v.name, origin) != 0)
-		return error_set(err, EINVAL, "the log's key is named %s, not %s: a checkpoint's origin is its key's name",
+		return error_set(err, EINVAL,
+				 "the log's key is named %s, not %s: a checkpoint's origin is its key's name",
 				 v.name, origin);
 	cleanup_free char *text = ledger_vkey_format(&v);
 	if (!text)
@@ -406,10 +408,9 @@ int witness_add_log(struct witness *w, const char *origin, const char *vkey, str
 /* ---- add-checkpoint ------------------------------------------------------------ */
 
 /* Returns 0, so that a check can end with `return witness_reply_set(...)`. */
-static int witness_reply_set(struct witness_reply *r, int status, const char *type,
-			     const char *fmt, ...) _printf_(4, 5);
-static int witness_reply_set(struct witness_reply *r, int status, const char *type,
-			     const char *fmt, ...)
+static int witness_reply_set(struct witness_reply *r, int status, const char *type, const char *fmt,
+			     ...) _printf_(4, 5);
+static int witness_reply_set(struct witness_reply *r, int status, const char *type, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -439,9 +440,8 @@ void witness_reply_release(struct witness_reply *r)
 /* The checks, the stored checkpoint replaced and the cosignature, under the
  * witness's lock so that no two requests for one log interleave. */
 static int witness_add_locked(struct witness *w, const struct witness_request *q,
-			       const struct ledger_vkey *log_key,
-			       const struct ledger_checkpoint *cp, uint64_t now,
-			       struct witness_reply *ret)
+			      const struct ledger_vkey *log_key, const struct ledger_checkpoint *cp,
+			      uint64_t now, struct witness_reply *ret)
 {
 	struct error err = { 0 };
 	char path[128];
@@ -455,7 +455,8 @@ static int witness_add_locked(struct witness *w, const struct witness_request *q
 	if (r == 0) {
 		r = ledger_checkpoint_parse(stored_text, stored_n, log_key, &stored, &err);
 		if (r < 0)
-			return witness_reply_set(ret, 500, TEXT, "the witness's stored checkpoint of %s does not verify: %s\n",
+			return witness_reply_set(ret, 500, TEXT,
+						 "the witness's stored checkpoint of %s does not verify: %s\n",
 						 cp->origin, err.msg);
 		held = stored.size;
 	} else if (r != -ENOENT) {
@@ -479,13 +480,13 @@ static int witness_add_locked(struct witness *w, const struct witness_request *q
 		return witness_reply_set(ret, 409, "text/x.tlog.size", "%llu\n",
 					 (unsigned long long)held);
 	if (!ok)
-		return witness_reply_set(ret, 422, TEXT, "the consistency proof from %llu to %llu does not verify: not cosigned\n",
+		return witness_reply_set(ret, 422, TEXT,
+					 "the consistency proof from %llu to %llu does not verify: not cosigned\n",
 					 (unsigned long long)held, (unsigned long long)cp->size);
 	if (held != cp->size || r == -ENOENT) {
 		error_clear(&err);
 		if (witness_replace(w->dir_fd, path, cp->text, strlen(cp->text), &err) < 0)
-			return witness_reply_set(ret, 500, TEXT, "store the checkpoint: %s\n",
-						 err.msg);
+			return witness_reply_set(ret, 500, TEXT, "store the checkpoint: %s\n", err.msg);
 	}
 	const char *split = strstr(cp->text, "\n\n");
 	cleanup_free char *line =
@@ -517,13 +518,15 @@ static int witness_add(struct witness *w, const char *body, size_t n, uint64_t n
 		r = ledger_vkey_parse(key_text, &log_key, &err);
 	if (r < 0) {
 		witness_reply_set(ret, r == -ENOENT ? 404 : 500, TEXT, "%s%s\n",
-				  r == -ENOENT ? "unknown log " : "", r == -ENOENT ? cp.origin : err.msg);
+				  r == -ENOENT ? "unknown log " : "",
+				  r == -ENOENT ? cp.origin : err.msg);
 		ledger_checkpoint_release(&cp);
 		return 0;
 	}
 	ledger_checkpoint_release(&cp);
 	if (ledger_checkpoint_parse(q.checkpoint, q.checkpoint_n, &log_key, &cp, &err) < 0)
-		return witness_reply_set(ret, 403, TEXT, "the checkpoint is not signed by the log's key: %s\n",
+		return witness_reply_set(ret, 403, TEXT,
+					 "the checkpoint is not signed by the log's key: %s\n",
 					 err.msg);
 	if (q.old_size > cp.size) {
 		witness_reply_set(ret, 400, TEXT, "old size %llu is above the checkpoint's %llu\n",

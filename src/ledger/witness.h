@@ -36,8 +36,7 @@ struct witness_request {
 };
 /* "old N\n", up to 63 lines of base64 hashes, "\n", a checkpoint: -EBADMSG
  * with the reason otherwise (the checkpoint itself is not parsed). */
-int witness_request_parse(const char *body, size_t n, struct witness_request *ret,
-			  struct error *err);
+int witness_request_parse(const char *body, size_t n, struct witness_request *ret, struct error *err);
 /* The body of a request (malloc'ed). */
 char *witness_request_format(uint64_t old_size, const merkle_hash *proof, size_t n_proof,
 			     const char *checkpoint, size_t checkpoint_n, size_t *ret_n);
@@ -60,8 +59,7 @@ struct witness;
 /* The witness of the state directory dir_fd (duplicated); create makes its
  * key (named name, or airlock.local/witness/<random> when NULL) when there
  * is none. */
-int witness_open(int dir_fd, bool create, const char *name, struct witness **ret,
-		 struct error *err);
+int witness_open(int dir_fd, bool create, const char *name, struct witness **ret, struct error *err);
 void witness_free(struct witness *w);
 static inline void witness_freep(struct witness **w)
 {
@@ -92,8 +90,8 @@ void witness_add_checkpoint(struct witness *w, const char *body, size_t n, uint6
 /* A struct ledger_remote_ops that POSTs add-checkpoint to url (libcurl,
  * loaded on first use) and returns the cosignature by the witness whose
  * vkey is given, checked; a 409 is -EEXIST with the witness's size. */
-int witness_remote_add(struct ledger *ledger, const char *name, const char *url,
-		       const char *vkey, struct error *err);
+int witness_remote_add(struct ledger *ledger, const char *name, const char *url, const char *vkey,
+		       struct error *err);
 
 /* ---- the policy ------------------------------------------------------------- */
 
@@ -120,8 +118,7 @@ struct witness_policy {
 /* Lines: `log VKEY [URL]`, `witness NAME VKEY [URL]`, `group NAME
  * all|any|K MEMBER...`, `quorum NAME|none`; `#` comments and blank lines.
  * -EBADMSG with "line N: reason". */
-int witness_policy_parse(const char *text, size_t n, struct witness_policy *ret,
-			 struct error *err);
+int witness_policy_parse(const char *text, size_t n, struct witness_policy *ret, struct error *err);
 /* Checks the checkpoint note (signed by the policy's log, checked here
  * too) and cosignature lines (the note's own after its first signature,
  * and lines) against the policy: 0 when its quorum is met, -EBADMSG with
@@ -129,5 +126,4 @@ int witness_policy_parse(const char *text, size_t n, struct witness_policy *ret,
  * not verify is a refusal, whatever the quorum). *ret_n_valid: the
  * witnesses with a valid cosignature. */
 int witness_policy_check(const struct witness_policy *p, const char *checkpoint, size_t n,
-			 char *const *lines, size_t n_lines, size_t *ret_n_valid,
-			 struct error *err);
+			 char *const *lines, size_t n_lines, size_t *ret_n_valid, struct error *err);

@@ -24,7 +24,8 @@ static bool policy_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n < 128 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:") == n;
+	return n > 0 && n < 128 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:") == n;
 }
 
 /* One line's words (at most max, split at spaces and tabs): -E2BIG more. */
@@ -68,14 +69,15 @@ static int policy_line(struct witness_policy *p, char *line, bool *has_quorum, s
 		if (!policy_name_ok(w[1]) || policy_lookup(p, w[1], &dummy) == 0)
 			return error_set(err, EBADMSG, "a bad or repeated name '%s'", w[1]);
 		if (p->n_witnesses == WITNESS_POLICY_WITNESSES)
-			return error_set(err, EBADMSG, "more than %d witnesses", WITNESS_POLICY_WITNESSES);
+			return error_set(err, EBADMSG, "more than %d witnesses",
+					 WITNESS_POLICY_WITNESSES);
 		struct ledger_vkey *k = &p->witnesses[p->n_witnesses];
 		if (witness_vkey_parse(w[2], k, &kerr) < 0)
 			return error_set(err, EBADMSG, "witness %s: %s", w[1], kerr.msg);
 		for (size_t i = 0; i < p->n_witnesses; i++)
 			if (memcmp(p->witnesses[i].key, k->key, 32) == 0)
-				return error_set(err, EBADMSG, "witness %s repeats the key of %s", w[1],
-						 p->witness_names[i]);
+				return error_set(err, EBADMSG, "witness %s repeats the key of %s",
+						 w[1], p->witness_names[i]);
 		snprintf(p->witness_names[p->n_witnesses++], 128, "%s", w[1]);
 		return 0;
 	}
@@ -94,12 +96,12 @@ static int policy_line(struct witness_policy *p, char *line, bool *has_quorum, s
 			int m;
 			/* Only names defined above: no cycle. */
 			if (policy_lookup(p, w[i], &m) < 0)
-				return error_set(err, EBADMSG, "group %s: '%s' is not defined above",
-						 w[1], w[i]);
+				return error_set(err, EBADMSG,
+						 "group %s: '%s' is not defined above", w[1], w[i]);
 			for (size_t j = 0; j < g->n_members; j++)
 				if (g->members[j] == m)
-					return error_set(err, EBADMSG, "group %s names '%s' twice", w[1],
-							 w[i]);
+					return error_set(err, EBADMSG, "group %s names '%s' twice",
+							 w[1], w[i]);
 			g->members[g->n_members++] = m;
 		}
 		int k;
@@ -131,8 +133,7 @@ static int policy_line(struct witness_policy *p, char *line, bool *has_quorum, s
 	return error_set(err, EBADMSG, "unknown keyword '%.32s'", w[0]);
 }
 
-int witness_policy_parse(const char *text, size_t n, struct witness_policy *ret,
-			 struct error *err)
+int witness_policy_parse(const char *text, size_t n, struct witness_policy *ret, struct error *err)
 {
 	*ret = (struct witness_policy){ .quorum = POLICY_NONE };
 	if (n > WITNESS_POLICY_MAX || !utf8_is_valid(text, n) || memchr(text, '\0', n))
@@ -151,8 +152,8 @@ int witness_policy_parse(const char *text, size_t n, struct witness_policy *ret,
 		line[strcspn(line, "#")] = '\0';
 		for (char *c = line; *c; c++)
 			if ((unsigned char)*c < 0x20 && *c != '\t')
-				return error_set(err, EBADMSG, "policy line %d: a control character",
-						 lineno);
+				return error_set(err, EBADMSG,
+						 "policy line %d: a control character", lineno);
 		if (policy_line(ret, line, &has_quorum, err) < 0)
 			return error_prefix(err, "policy line %d", lineno);
 	}
@@ -175,8 +176,7 @@ static bool policy_met(const struct witness_policy *p, int member, const bool *v
 }
 
 int witness_policy_check(const struct witness_policy *p, const char *checkpoint, size_t n,
-			 char *const *lines, size_t n_lines, size_t *ret_n_valid,
-			 struct error *err)
+			 char *const *lines, size_t n_lines, size_t *ret_n_valid, struct error *err)
 {
 	struct ledger_checkpoint cp = { 0 }, any = { 0 };
 	bool valid[WITNESS_POLICY_WITNESSES] = { false };
@@ -220,7 +220,8 @@ int witness_policy_check(const struct witness_policy *p, const char *checkpoint,
 			int q = witness_cosignature_verify(&p->witnesses[k], cp.text, body_n, line,
 							   NULL);
 			if (q == -EBADMSG)
-				r = error_set(err, EBADMSG, "the cosignature by witness %s (%s) does not verify: forged or for another checkpoint",
+				r = error_set(err, EBADMSG,
+					      "the cosignature by witness %s (%s) does not verify: forged or for another checkpoint",
 					      p->witness_names[k], p->witnesses[k].name);
 			if (q == 0) {
 				matched = true;
@@ -237,12 +238,12 @@ int witness_policy_check(const struct witness_policy *p, const char *checkpoint,
 	*ret_n_valid = n_valid;
 	if (p->quorum == POLICY_NONE || policy_met(p, p->quorum, valid))
 		return 0;
-	const char *qname = p->quorum >= 0 ? p->witness_names[p->quorum]
-					   : p->groups[-1 - p->quorum].name;
+	const char *qname =
+		p->quorum >= 0 ? p->witness_names[p->quorum] : p->groups[-1 - p->quorum].name;
 	char ignored[80] = "";
 	if (unknown)
-		snprintf(ignored, sizeof(ignored), " (%zu cosignatures by keys not in the policy ignored)",
-			 unknown);
+		snprintf(ignored, sizeof(ignored),
+			 " (%zu cosignatures by keys not in the policy ignored)", unknown);
 	return error_set(err, EBADMSG,
 			 "no quorum: %zu of the policy's %zu witnesses cosigned checkpoint %llu, not enough for %s%s",
 			 n_valid, p->n_witnesses, (unsigned long long)size, qname, ignored);

@@ -13,10 +13,10 @@
 #include "ledger/internal.h"
 #include "ledger/witness.h"
 
-#define LIBCURL		    "libcurl.so.4"
-#define WITNESS_REPLY_MAX   (16 << 10)
-#define WITNESS_TIMEOUT_MS  10000L
-#define WITNESS_CONNECT_MS  3000L
+#define LIBCURL		   "libcurl.so.4"
+#define WITNESS_REPLY_MAX  (16 << 10)
+#define WITNESS_TIMEOUT_MS 10000L
+#define WITNESS_CONNECT_MS 3000L
 
 static struct {
 	__typeof__(curl_easy_init) *easy_init;
@@ -153,8 +153,8 @@ static int witness_remote_push(void *ctx, const struct ledger_push *p,
 	const struct witness_remote *wr = ctx;
 	size_t n;
 	cleanup_free char *body =
-		witness_request_format(p->old_size, (const merkle_hash *)p->proof, p->n_proof, p->checkpoint,
-				       p->checkpoint_n, &n);
+		witness_request_format(p->old_size, (const merkle_hash *)p->proof, p->n_proof,
+				       p->checkpoint, p->checkpoint_n, &n);
 	if (!body)
 		return error_set(err, ENOMEM, "out of memory");
 	struct witness_buf b = { 0 };
@@ -187,8 +187,8 @@ static int witness_remote_push(void *ctx, const struct ledger_push *p,
 		int q = witness_cosignature_verify(&wr->vkey, p->checkpoint,
 						   (size_t)(split - p->checkpoint) + 1, l, NULL);
 		if (q == -EBADMSG)
-			return error_set(err, EBADMSG, "witness %s: its cosignature does not verify",
-					 wr->name);
+			return error_set(err, EBADMSG,
+					 "witness %s: its cosignature does not verify", wr->name);
 		if (q == 0 && strlen(l) < sizeof(reply->cosignature)) {
 			snprintf(reply->cosignature, sizeof(reply->cosignature), "%s", l);
 			return 0;
@@ -206,8 +206,8 @@ static void witness_remote_free(void *ctx)
 	free(wr);
 }
 
-int witness_remote_add(struct ledger *ledger, const char *name, const char *url,
-		       const char *vkey, struct error *err)
+int witness_remote_add(struct ledger *ledger, const char *name, const char *url, const char *vkey,
+		       struct error *err)
 {
 	struct witness_remote *wr = calloc(1, sizeof(*wr));
 	if (!wr)

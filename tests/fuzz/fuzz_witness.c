@@ -19,8 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (witness_request_parse((const char *)data, size, &q, &err) < 0)
 		return 0;
-	if (q.n_proof > WITNESS_PROOF_MAX || q.checkpoint_n == 0 ||
-	    (q.old_size == 0 && q.n_proof > 0))
+	if (q.n_proof > WITNESS_PROOF_MAX || q.checkpoint_n == 0 || (q.old_size == 0 && q.n_proof > 0))
 		abort();
 	size_t n;
 	char *again = witness_request_format(q.old_size, (const merkle_hash *)q.proof, q.n_proof,

@@ -222,7 +222,8 @@ static void test_witness_request_parse(void)
 {
 	struct witness_request q;
 	struct error err;
-	static const char cp[] = "o\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n\xe2\x80\x94 o AAAA\n";
+	static const char cp[] =
+		"o\n1\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n\xe2\x80\x94 o AAAA\n";
 	char buf[8192];
 
 	snprintf(buf, sizeof(buf), "old 0\n\n%s", cp);
@@ -233,9 +234,17 @@ static void test_witness_request_parse(void)
 	ASSERT_EQ_INT(witness_request_parse(buf, strlen(buf), &q, &err), 0);
 	ASSERT_EQ_INT(q.n_proof, 1);
 	static const char *const bad[] = {
-		"", "old\n\nx", "old 01\n\nx", "old -1\n\nx", "old 1", "old 1\n", "old 1\n\n",
-		"old 0\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\nx", "old 1\nAAAA\n\nx",
-		"old 99999999999999999999\n\nx", "olds 1\n\nx",
+		"",
+		"old\n\nx",
+		"old 01\n\nx",
+		"old -1\n\nx",
+		"old 1",
+		"old 1\n",
+		"old 1\n\n",
+		"old 0\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\nx",
+		"old 1\nAAAA\n\nx",
+		"old 99999999999999999999\n\nx",
+		"olds 1\n\nx",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ASSERT_EQ_INT(witness_request_parse(bad[i], strlen(bad[i]), &q, &err), -EBADMSG);
@@ -261,8 +270,8 @@ static void test_witness_policy(void)
 	ASSERT_EQ_INT(grow(&a, 1, 2), 0);
 	char *log = NULL, *wk = witness_vkey(w);
 	ASSERT_EQ_INT(ledger_public_key(a.l, false, &log, &err), 0);
-	snprintf(text, sizeof(text), "# c\nlog %s\nwitness w1 %s http://x\ngroup g any w1\nquorum g\n",
-		 log, wk);
+	snprintf(text, sizeof(text),
+		 "# c\nlog %s\nwitness w1 %s http://x\ngroup g any w1\nquorum g\n", log, wk);
 	ASSERT_EQ_INT(witness_policy_parse(text, strlen(text), p, &err), 0);
 	ASSERT_EQ_INT(p->n_witnesses, 1);
 	char *cp = NULL;

@@ -51,9 +51,8 @@ static int remotes_load(struct store *store, json_t **ret, struct error *err)
 	json_array_foreach(r == 0 ? list : NULL, i, w) {
 		static const char *const wkeys[] = { "name", "url", "vkey", NULL };
 		const char *name = jsonutil_str(w, "name");
-		if (!json_is_object(w) || jsonutil_check_keys(w, "witness", wkeys, err) < 0 ||
-		    !name || !remotes_name_ok(name) || !jsonutil_str(w, "url") ||
-		    !jsonutil_str(w, "vkey")) {
+		if (!json_is_object(w) || jsonutil_check_keys(w, "witness", wkeys, err) < 0 || !name ||
+		    !remotes_name_ok(name) || !jsonutil_str(w, "url") || !jsonutil_str(w, "vkey")) {
 			error_clear(err);
 			r = error_set(err, EINVAL, "%s: witness %zu is not {name, url, vkey}",
 				      STATEPATH_WITNESSES, i);
@@ -121,7 +120,7 @@ int remotes_witness_add(struct store *store, const char *name, const char *url, 
 	}
 	json_t *w = json_pack("{s:s,s:s,s:s}", "name", name, "url", url, "vkey", vkey);
 	r = w && json_array_append_new(list, w) == 0 ? remotes_save(store, list, err)
-						       : error_set(err, ENOMEM, "out of memory");
+						     : error_set(err, ENOMEM, "out of memory");
 	json_decref(list);
 	return r;
 }
