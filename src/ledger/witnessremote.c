@@ -147,6 +147,10 @@ static const char *witness_reason(struct witness_buf *b)
 	return b->data;
 }
 
+static int witness_remote_reply(const struct witness_remote *wr, const struct ledger_push *p,
+				long status, struct witness_buf *bp,
+				struct ledger_push_reply *reply, struct error *err);
+
 static int witness_remote_push(void *ctx, const struct ledger_push *p,
 			       struct ledger_push_reply *reply, struct error *err)
 {
@@ -160,13 +164,20 @@ static int witness_remote_push(void *ctx, const struct ledger_push *p,
 	struct witness_buf b = { 0 };
 	long status = 0;
 	int r = witness_post(wr, body, n, &status, &b, err);
-	cleanup_free char *data = b.data;
-	if (r < 0)
-		return r;
+	r = r < 0 ? r : witness_remote_reply(wr, p, status, &b, reply, err);
+	free(b.data);
+	return r;
+}
+
+/* The reply of a push: a cosignature, a conflict, a refusal. */
+static int witness_remote_reply(const struct witness_remote *wr, const struct ledger_push *p,
+				long status, struct witness_buf *bp,
+				struct ledger_push_reply *reply, struct error *err)
+{
 	if (status == 409) {
 		uint64_t size;
 		char line[32];
-		snprintf(line, sizeof(line), "%s", b.data ? b.data : "");
+		snprintf(line, sizeof(line), "%s", bp->data ? bp->data : "");
 		line[strcspn(line, "\n")] = '\0';
 		if (parse_u64(line, &size) < 0)
 			return error_set(err, EPROTO, "witness %s: 409 without a size", wr->name);
@@ -176,14 +187,14 @@ static int witness_remote_push(void *ctx, const struct ledger_push *p,
 	}
 	if (status != 200)
 		return error_set(err, status == 422 || status == 403 ? EBADMSG : EPROTO,
-				 "witness %s refused (%ld): %s", wr->name, status, witness_reason(&b));
+				 "witness %s refused (%ld): %s", wr->name, status, witness_reason(bp));
 	/* One of the lines is its cosignature of this checkpoint; the others
 	 * (other keys) are ignored. */
 	const char *split = p->checkpoint_n ? strstr(p->checkpoint, "\n\n") : NULL;
-	if (!split || !b.data)
+	if (!split || !bp->data)
 		return error_set(err, EPROTO, "witness %s: an empty reply", wr->name);
 	char *save = NULL;
-	for (char *l = strtok_r(b.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *l = strtok_r(bp->data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		int q = witness_cosignature_verify(&wr->vkey, p->checkpoint,
 						   (size_t)(split - p->checkpoint) + 1, l, NULL);
 		if (q == -EBADMSG)
