@@ -372,10 +372,19 @@ static int witness_replace(int dir_fd, const char *path, const void *data, size_
 		path = slash + 1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	(void)unlinkat(at, tmp, 0);
-	int r = file_write_atomic(at, tmp, data, n, 0600, true, err);
-	if (r < 0)
-		return r;
+	/* Two syncs: the new file's bytes before the rename, the directory
+	 * after it (file_write_atomic() would sync the directory once more). */
+	cleanup_close int fd =
+		openat(at, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "create %s", tmp);
+	int r = fd_write_all(fd, data, n);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(at, tmp, 0);
+		return error_set_errno(err, -r, "write %s", tmp);
+	}
 	if (renameat(at, tmp, at, path) < 0)
 		return error_set_errno(err, errno, "rename over %s", path);
 	if (fsync(at) < 0)
