@@ -207,7 +207,7 @@ int witness_request_parse(const char *body, size_t n, struct witness_request *re
 		size_t k = (size_t)(nl - p);
 		if (ret->n_proof == WITNESS_PROOF_MAX)
 			return error_set(err, EBADMSG, "more than %d proof lines", WITNESS_PROOF_MAX);
-		if (k >= sizeof(line))
+		if (k >= sizeof(line) || memchr(p, '\0', k))
 			return error_set(err, EBADMSG, "a proof line is not a base64 hash");
 		memcpy(line, p, k);
 		line[k] = '\0';
