@@ -33,8 +33,8 @@
 #include "ledger/ledger.h"
 
 static const char report_usage[] =
-	"usage: airlock report -o FILE.html [--since WHEN] [--workspace DIR] [--key FILE]\n"
-	"                      [--state-dir DIR]\n"
+	"usage: airlock report -o FILE.html [--since WHEN] [--workspace DIR] [--last N]\n"
+	"                      [--key FILE] [--state-dir DIR]\n"
 	"  WHEN: a date (2026-12-05, 2026-12-05T14:00:00Z) or an age (30m, 2h, 7d)\n";
 
 /* ---- the one escaping function ---- */
@@ -115,7 +115,7 @@ static void html(FILE *f, const char *s)
 
 static const char report_style[] =
 	":root{--ok:#1b7a32;--fail:#b3261e;--other:#6b5900;--bg:#fff;--fg:#1d1d1f;--mute:#595959;--line:#d0d0d0}"
-	"*{box-sizing:border-box}"
+	"*{box-sizing:border-box}select{max-width:100%}td,th,dd,p,summary{overflow-wrap:anywhere}"
 	"body{font:15px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1200px;padding:0 1rem 3rem}"
 	"h1{font-size:1.6rem}h2{font-size:1.3rem;border-bottom:2px solid var(--line);padding-bottom:.2rem;margin-top:2rem}h3{font-size:1.1rem}"
 	"nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}"
@@ -126,7 +126,7 @@ static const char report_style[] =
 	"thead th{background:#f3f3f3}"
 	".st{display:inline-block;padding:0 .35rem;border-radius:3px;color:#fff;font-weight:600;white-space:nowrap}"
 	".st-ok{background:var(--ok)}.st-fail{background:var(--fail)}.st-other{background:var(--other)}"
-	".bar{display:inline-block;width:6rem;height:.6rem;background:#eee;margin-right:.3rem;vertical-align:middle}"
+	"td.dur{white-space:nowrap}.bar{display:inline-block;width:6rem;height:.6rem;background:#eee;margin-right:.3rem;vertical-align:middle}"
 	".bar span{display:block;height:100%;background:#5b6ee1}"
 	".w0{width:1%}.w1{width:5%}.w2{width:10%}.w3{width:15%}.w4{width:20%}.w5{width:25%}.w6{width:30%}"
 	".w7{width:35%}.w8{width:40%}.w9{width:45%}.w10{width:50%}.w11{width:55%}.w12{width:60%}"
@@ -142,7 +142,7 @@ static const char report_style[] =
 	"table.stack tr{display:block;border-bottom:2px solid var(--line);padding:.3rem 0}"
 	"table.stack tr[hidden]{display:none}"
 	"table.stack td,table.stack th{display:block;border:0;padding:.1rem .2rem}"
-	"table.stack td::before{content:attr(data-label) \": \";font-weight:600}"
+	"table.stack td::before,table.stack tbody th::before{content:attr(data-label) \": \";font-weight:600}"
 	"dl{grid-template-columns:1fr}}";
 
 static const char report_script[] =
@@ -344,7 +344,7 @@ static void report_timeline(FILE *f, const struct report *r)
 		else
 			fputs("&#x2014;", f);
 		fprintf(f,
-			"</td><td data-label=\"Duration\"><span class=\"bar\" aria-hidden=\"true\"><span class=\"w%d\"></span></span>%lld ms</td><td data-label=\"Command\">",
+			"</td><td class=\"dur\" data-label=\"Duration\"><span class=\"bar\" aria-hidden=\"true\"><span class=\"w%d\"></span></span>%lld ms</td><td data-label=\"Command\">",
 			report_bar(x->duration_ms, max), (long long)x->duration_ms);
 		report_argv(f, x->argv);
 		fputs("</td><td data-label=\"Workspace\"><code>", f);
@@ -404,7 +404,13 @@ static void report_failures(FILE *f, const struct report *r)
 		fprintf(f, "</th><td data-label=\"State\"><span class=\"st %s\">%s</span></td><td data-label=\"Command\"><code>",
 			x->open ? "st-fail" : "st-ok", x->open ? "&#x2717; open" : "&#x2713; closed");
 		html(f, x->argv_text);
-		fputs("</code></td><td data-label=\"Scope\"><code>", f);
+		fputs("</code>", f);
+		if (x->output && *x->output) {
+			fputs("<details><summary>Output</summary><pre class=\"output\"><code>", f);
+			html(f, x->output);
+			fputs("</code></pre></details>", f);
+		}
+		fputs("</td><td data-label=\"Scope\"><code>", f);
 		html(f, x->scope);
 		fputs("</code></td><td data-label=\"How it closed\">", f);
 		if (x->open) {
@@ -724,6 +730,7 @@ struct report_args {
 	const char *state_dir, *out, *key, *workspace_arg, *since_arg;
 	char since[32];
 	char *workspace;
+	uint64_t last;
 };
 
 static int report_parse(int argc, char **argv, struct report_args *a)
@@ -733,6 +740,7 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 		{ "since", required_argument, NULL, 'S' },
 		{ "workspace", required_argument, NULL, 'w' },
 		{ "key", required_argument, NULL, 'k' },
+		{ "last", required_argument, NULL, 'n' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -751,6 +759,13 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 			break;
 		case 'k':
 			a->key = optarg;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &a->last) < 0 || a->last == 0 || a->last > 1000000) {
+				cli_error("report: --last '%s' must be a count of runs from 1 to 1000000",
+					  optarg);
+				return EXIT_AIRLOCK_ERROR;
+			}
 			break;
 		case 's':
 			a->state_dir = optarg;
@@ -806,6 +821,7 @@ int cmd_report(int argc, char **argv)
 	struct report_options o = {
 		.since = a.since_arg ? a.since : NULL,
 		.workspace = workspace,
+		.timeline_max = (size_t)a.last,
 		.vkey = a.key ? &vkey : NULL,
 	};
 	cleanup_with(report_release) struct report r = { 0 };

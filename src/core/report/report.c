@@ -261,6 +261,27 @@ static struct report_failure *report_failure_new(struct report *r)
 	return &v[r->n_failures++];
 }
 
+/* The end of a receipt's kept stdout and stderr, labelled. */
+static char *report_output_of(struct store *store, uint64_t id)
+{
+	cleanup_free char *text = NULL;
+	struct error err = { 0 };
+	if (store_read_receipt(store, id, &text, &err) < 0)
+		return NULL;
+	cleanup_with(json_decrefp) json_t *doc = json_loads(text, 0, NULL);
+	const char *out = json_string_value(json_object_get(doc, "stdout"));
+	const char *errs = json_string_value(json_object_get(doc, "stderr"));
+	size_t on = out ? strlen(out) : 0, en = errs ? strlen(errs) : 0;
+	size_t ot = MIN(on, (size_t)REPORT_OUTPUT_TAIL), et = MIN(en, (size_t)REPORT_OUTPUT_TAIL);
+	char *s = NULL;
+	if (asprintf(&s, "%s%.*s%s%s%.*s", ot < on ? "[stdout, end]\n" : on ? "[stdout]\n" : "",
+		     (int)ot, out ? out + on - ot : "", on && en ? "\n" : "",
+		     et < en ? "[stderr, end]\n" : en ? "[stderr]\n" : "", (int)et,
+		     errs ? errs + en - et : "") < 0)
+		return NULL;
+	return s;
+}
+
 static int report_open_failures(struct report *r, struct store *store, json_t *entries,
 				const uint64_t *kept, size_t n_kept, const struct report_options *o,
 				struct error *err)
@@ -284,6 +305,9 @@ static int report_open_failures(struct report *r, struct store *store, json_t *e
 			       : f->argv ? report_join_strv((char *const *)f->argv)
 					 : NULL;
 		x->rejected = report_strdup(f->close_rejected ? f->close_rejected : f->damaged);
+		x->output = report_output_of(store, f->receipt);
+		if (!x->output)
+			x->output = report_strdup(f->tail);
 	}
 	return 0;
 }
@@ -359,6 +383,7 @@ static int report_closed_failures(struct report *r, struct store *store, json_t 
 		x->approver = report_strdup(rec.public_key ? rec.public_key : rec.approver);
 		x->closed_at = report_strdup(rec.closed_at);
 		x->by_receipt = rec.by_receipt;
+		x->output = report_output_of(store, ids[i]);
 		if (rec.move && strcmp(rec.move, "fixes") == 0 && rec.by_receipt)
 			x->fix_receipt = report_fix_of(store, rec.by_receipt);
 		gate_close_record_release(&rec);
@@ -817,6 +842,7 @@ void report_release(struct report *r)
 		free(f->approver);
 		free(f->closed_at);
 		free(f->rejected);
+		free(f->output);
 	}
 	free(r->failures);
 	for (size_t i = 0; i < r->n_permits; i++)

@@ -62,7 +62,10 @@ struct report_failure {
 	uint64_t by_receipt; /* rerun, fixes: the receipt that closed it; 0 for acks */
 	uint64_t fix_receipt; /* fixes: the `--fixes` run the re-run followed; 0: none */
 	char *rejected; /* open: why its close record does not hold, or NULL */
+	char *output; /* the end of what the failed command wrote (its receipt's, or the open entry's tail) */
 };
+/* How much of a failed command's output the report shows, per stream. */
+#define REPORT_OUTPUT_TAIL 2048
 
 struct report_event {
 	char *at, *from, *to, *event, *detail; /* detail: what the step added, as JSON */
