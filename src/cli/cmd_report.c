@@ -259,7 +259,8 @@ static void report_summary(FILE *f, const struct report *r)
 	}
 	fputs("</tbody></table>", f);
 	if (r->index_skipped)
-		fprintf(f, "<p class=\"note\">%zu damaged index line(s) skipped.</p>", r->index_skipped);
+		fprintf(f, "<p class=\"note\">%zu damaged index line(s) skipped.</p>",
+			r->index_skipped);
 	if (r->permits_damaged)
 		fprintf(f, "<p class=\"note\">%zu damaged permit record(s) skipped.</p>",
 			r->permits_damaged);
@@ -278,7 +279,8 @@ static int report_bar(int64_t ms, int64_t max)
 static void report_status_badge(FILE *f, bool failed, const char *status)
 {
 	bool ok = !failed;
-	fprintf(f, "<span class=\"st %s\">%s ", ok ? "st-ok" : "st-fail", ok ? "&#x2713; ok" : "&#x2717; failed");
+	fprintf(f, "<span class=\"st %s\">%s ", ok ? "st-ok" : "st-fail",
+		ok ? "&#x2713; ok" : "&#x2717; failed");
 	html(f, status);
 	fputs("</span>", f);
 }
@@ -310,8 +312,7 @@ static void report_timeline(FILE *f, const struct report *r)
 	      "<noscript><p class=\"note\">Filtering needs scripts; every run is listed.</p></noscript>",
 	      f);
 	if (r->runs_total > r->n_runs)
-		fprintf(f,
-			"<p class=\"note\" id=\"capped\">The newest %zu of %zu runs are listed; narrow the report with <code>--since</code> or <code>--workspace</code> to see older ones (<code>airlock receipts</code> lists all).</p>",
+		fprintf(f, "<p class=\"note\" id=\"capped\">The newest %zu of %zu runs are listed; narrow the report with <code>--since</code> or <code>--workspace</code> to see older ones (<code>airlock receipts</code> lists all).</p>",
 			r->n_runs, r->runs_total);
 	if (r->n_runs == 0) {
 		fputs("<p>No runs.</p></section>\n", f);
@@ -343,8 +344,7 @@ static void report_timeline(FILE *f, const struct report *r)
 			fprintf(f, "%lld", (long long)x->exit_code);
 		else
 			fputs("&#x2014;", f);
-		fprintf(f,
-			"</td><td class=\"dur\" data-label=\"Duration\"><span class=\"bar\" aria-hidden=\"true\"><span class=\"w%d\"></span></span>%lld ms</td><td data-label=\"Command\">",
+		fprintf(f, "</td><td class=\"dur\" data-label=\"Duration\"><span class=\"bar\" aria-hidden=\"true\"><span class=\"w%d\"></span></span>%lld ms</td><td data-label=\"Command\">",
 			report_bar(x->duration_ms, max), (long long)x->duration_ms);
 		report_argv(f, x->argv);
 		fputs("</td><td data-label=\"Workspace\"><code>", f);
@@ -506,10 +506,10 @@ static void report_dd(FILE *f, const char *term, const char *value, bool code)
 
 static void report_permit(FILE *f, const struct report *r, const struct report_permit *p)
 {
-	bool bad = strcmp(p->state, "ROLLED_BACK") == 0 || strcmp(p->state, "DRY_RUN_FAILED") == 0 ||
-		   strcmp(p->state, "CONFLICT") == 0 || strncmp(p->state, "REJECTED", 8) == 0 ||
-		   strcmp(p->state, "INVALID") == 0 || strcmp(p->state, "DENIED") == 0 ||
-		   strcmp(p->state, "UNEXPECTED_PATH") == 0 ||
+	bool bad = strcmp(p->state, "ROLLED_BACK") == 0 ||
+		   strcmp(p->state, "DRY_RUN_FAILED") == 0 || strcmp(p->state, "CONFLICT") == 0 ||
+		   strncmp(p->state, "REJECTED", 8) == 0 || strcmp(p->state, "INVALID") == 0 ||
+		   strcmp(p->state, "DENIED") == 0 || strcmp(p->state, "UNEXPECTED_PATH") == 0 ||
 		   strcmp(p->state, "EXPECTED_PATH_MISSING") == 0;
 	fprintf(f, "<article class=\"permit\" id=\"permit-%llu\" aria-labelledby=\"h-permit-%llu\"><h3 id=\"h-permit-%llu\">Permit %llu",
 		(unsigned long long)p->id, (unsigned long long)p->id, (unsigned long long)p->id,
@@ -518,7 +518,10 @@ static void report_permit(FILE *f, const struct report *r, const struct report_p
 		fputs(": ", f);
 		html(f, p->label);
 	}
-	fprintf(f, " <span class=\"st %s\">", bad ? "st-fail" : strcmp(p->state, "APPLIED") == 0 ? "st-ok" : "st-other");
+	fprintf(f, " <span class=\"st %s\">",
+		bad				   ? "st-fail"
+		: strcmp(p->state, "APPLIED") == 0 ? "st-ok"
+						   : "st-other");
 	html(f, p->state);
 	fputs("</span></h3><dl>", f);
 	report_dd(f, "Reason (the model&#39;s)", p->reason, false);
@@ -595,7 +598,8 @@ static void report_ledger(FILE *f, const struct report *r)
 		return;
 	}
 	if (l->error) {
-		fputs("<p id=\"ledger-verdict\"><span class=\"st st-fail\">&#x2717; not verified</span> ", f);
+		fputs("<p id=\"ledger-verdict\"><span class=\"st st-fail\">&#x2717; not verified</span> ",
+		      f);
 		html(f, l->error);
 		fputs("</p></section>\n", f);
 		return;
@@ -608,8 +612,7 @@ static void report_ledger(FILE *f, const struct report *r)
 	if (l->own_key)
 		fputs("<p class=\"note\">Verified with the state directory&#39;s own key: this shows the log is whole and its records match it, not who signed it. Give <code>--key FILE</code>, a copy kept elsewhere, for that.</p>",
 		      f);
-	fprintf(f,
-		"<dl><dt>Entries</dt><dd id=\"ledger-size\">%llu</dd><dt>Last checkpoint</dt><dd>size %llu (%llu entries after it, not yet signed)</dd><dt>Root</dt><dd><code>",
+	fprintf(f, "<dl><dt>Entries</dt><dd id=\"ledger-size\">%llu</dd><dt>Last checkpoint</dt><dd>size %llu (%llu entries after it, not yet signed)</dd><dt>Root</dt><dd><code>",
 		(unsigned long long)l->size, (unsigned long long)l->checkpoint_size,
 		(unsigned long long)l->unsigned_entries);
 	html(f, l->root_b64);
@@ -694,8 +697,9 @@ static int report_parse_since(const char *s, char *buf, size_t size)
 	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 ||
 	    h < 0 || mi < 0 || sec < 0 || ms < 0)
 		return -EINVAL;
-	struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
-			 .tm_min = mi, .tm_sec = sec };
+	struct tm tm = {
+		.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec
+	};
 	time_t when = timegm(&tm);
 	if (when < 0 || tm.tm_mday != d) /* 2026-02-31 normalised away */
 		return -EINVAL;

@@ -180,8 +180,7 @@ int diff_unified(const char *a_text, size_t a_n, const char *b_text, size_t b_n,
 		tail++;
 	size_t n = a.n - head - tail, m = b.n - head - tail;
 	if (n && m && (n + 1) * (m + 1) > DIFF_MAX_CELLS)
-		return error_set(err, E2BIG, "%zu and %zu lines differ: too many to compare", n,
-				 m);
+		return error_set(err, E2BIG, "%zu and %zu lines differ: too many to compare", n, m);
 	cleanup_free struct diff_op *ops = calloc(a.n + b.n + 1, sizeof(*ops));
 	size_t n_ops = 0;
 	if (!ops || diff_script(&a, &b, head, tail, ops, &n_ops) < 0)

@@ -137,8 +137,7 @@ static bool report_run_kept(json_t *e, const struct report_options *o)
 	const char *started = json_string_value(json_object_get(e, "started_at"));
 	if (o->since && (!started || strcmp(started, o->since) < 0))
 		return false;
-	if (o->workspace &&
-	    !report_path_in(json_string_value(json_object_get(e, "cwd")), o->workspace))
+	if (o->workspace && !report_path_in(json_string_value(json_object_get(e, "cwd")), o->workspace))
 		return false;
 	return true;
 }
@@ -274,10 +273,15 @@ static char *report_output_of(struct store *store, uint64_t id)
 	size_t on = out ? strlen(out) : 0, en = errs ? strlen(errs) : 0;
 	size_t ot = MIN(on, (size_t)REPORT_OUTPUT_TAIL), et = MIN(en, (size_t)REPORT_OUTPUT_TAIL);
 	char *s = NULL;
-	if (asprintf(&s, "%s%.*s%s%s%.*s", ot < on ? "[stdout, end]\n" : on ? "[stdout]\n" : "",
+	if (asprintf(&s, "%s%.*s%s%s%.*s",
+		     ot < on ? "[stdout, end]\n"
+		     : on    ? "[stdout]\n"
+			     : "",
 		     (int)ot, out ? out + on - ot : "", on && en ? "\n" : "",
-		     et < en ? "[stderr, end]\n" : en ? "[stderr]\n" : "", (int)et,
-		     errs ? errs + en - et : "") < 0)
+		     et < en ? "[stderr, end]\n"
+		     : en    ? "[stderr]\n"
+			     : "",
+		     (int)et, errs ? errs + en - et : "") < 0)
 		return NULL;
 	return s;
 }
@@ -325,8 +329,7 @@ static uint64_t report_fix_of(struct store *store, uint64_t rerun)
 }
 
 static int report_closed_failures(struct report *r, struct store *store, json_t *entries,
-				  const uint64_t *kept, size_t n_kept,
-				  const struct report_options *o)
+				  const uint64_t *kept, size_t n_kept, const struct report_options *o)
 {
 	cleanup_close int fd = openat(store_dir_fd(store), STATEPATH_GATE_CLOSED,
 				      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -396,8 +399,7 @@ static int report_closed_failures(struct report *r, struct store *store, json_t 
 /* Reads dir_fd/path, a regular file reached without a symlink, at most
  * REPORT_DIFF_MAX_BYTES: 0, -EFBIG (too big: *size says how big), or
  * another -errno. */
-static int report_read_beneath(int dir_fd, const char *path, char **ret, size_t *ret_n,
-			       int64_t *size)
+static int report_read_beneath(int dir_fd, const char *path, char **ret, size_t *ret_n, int64_t *size)
 {
 	cleanup_close int fd = fd_open_beneath(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
@@ -456,15 +458,13 @@ static int report_side_read(struct report_file *f, const struct report_side *s, 
 		return report_file_summary(f, "%s content: %lld bytes, above the %d KiB a diff shows",
 					   which, (long long)size, REPORT_DIFF_MAX_BYTES / 1024);
 	if (r < 0)
-		return report_file_summary(f, "%s content is no longer kept: %s", which,
-					   strerror(-r));
+		return report_file_summary(f, "%s content is no longer kept: %s", which, strerror(-r));
 	if (s->sha256) {
 		char hex[SHA256_HEX_SIZE];
 		sha256_hex(*ret, *ret_n, hex);
 		if (strcmp(hex, s->sha256) != 0)
-			return report_file_summary(
-				       f, "%s content changed since the dry run recorded it (SHA-256 %.16s... now, %.16s... recorded)",
-				       which, hex, s->sha256);
+			return report_file_summary(f, "%s content changed since the dry run recorded it (SHA-256 %.16s... now, %.16s... recorded)",
+						   which, hex, s->sha256);
 	}
 	if (!report_is_text(*ret, *ret_n))
 		return report_file_summary(f, "binary %s content (%zu bytes)", which, *ret_n);
@@ -494,8 +494,7 @@ static int report_file_diff(struct report_file *f, const struct report_side *old
 static char *report_journal_backup(const struct applyop_list *ops, const char *path)
 {
 	for (size_t i = 0; i < ops->n; i++)
-		if (ops->items[i].backup && ops->items[i].path &&
-		    strcmp(ops->items[i].path, path) == 0)
+		if (ops->items[i].backup && ops->items[i].path && strcmp(ops->items[i].path, path) == 0)
 			return ops->items[i].backup;
 	return NULL;
 }
@@ -661,7 +660,7 @@ static int report_permits(struct report *r, struct store *store, const struct re
 		x->created_at = report_strdup(p->created_at);
 		x->via_shell = p->p.via_shell;
 		x->argv_text = p->p.via_shell && p->p.candidate ? strdup(p->p.candidate)
-								 : report_join_strv(p->p.argv);
+								: report_join_strv(p->p.argv);
 		x->risk = p->risk;
 		x->risk_declared = p->p.declared_risk;
 		x->risk_classified = p->risk_classified;
@@ -688,8 +687,7 @@ static const char *const report_finding_names[] = {
 	[LEDGER_FINDING_TORN] = "TORN",
 };
 
-static int report_ledger(struct report_ledger *l, struct store *store,
-			 const struct report_options *o)
+static int report_ledger(struct report_ledger *l, struct store *store, const struct report_options *o)
 {
 	struct ledger *ledger = store_ledger(store);
 	struct ledger_vkey own;
@@ -704,7 +702,8 @@ static int report_ledger(struct report_ledger *l, struct store *store,
 	if (!vkey) {
 		if (ledger_public_key(ledger, false, &vkey_text, &err) < 0 ||
 		    ledger_vkey_parse(vkey_text, &own, &err) < 0)
-			return asprintf(&l->error, "no key to verify with: %s", err.msg) < 0 ? -ENOMEM : 0;
+			return asprintf(&l->error, "no key to verify with: %s", err.msg) < 0 ? -ENOMEM
+											     : 0;
 		vkey = &own;
 		l->own_key = true;
 	}
@@ -713,7 +712,8 @@ static int report_ledger(struct report_ledger *l, struct store *store,
 	struct ledger_report rep;
 	err = (struct error){ 0 };
 	if (ledger_verify(ledger, vkey, NULL, 0, &rep, &err) < 0)
-		return asprintf(&l->error, "verification could not run: %s", err.msg) < 0 ? -ENOMEM : 0;
+		return asprintf(&l->error, "verification could not run: %s", err.msg) < 0 ? -ENOMEM
+											  : 0;
 	bool tampered = false, differs = false, torn = false;
 	l->findings = calloc(MIN(rep.n_findings, (size_t)REPORT_FINDINGS_MAX) + 1, sizeof(char *));
 	for (size_t i = 0; i < rep.n_findings; i++) {
@@ -731,7 +731,7 @@ static int report_ledger(struct report_ledger *l, struct store *store,
 	l->checkpoint_size = rep.checkpoint_size;
 	l->unsigned_entries = rep.unsigned_entries;
 	l->root_b64 = base64_encode(rep.root, MERKLE_HASH_BYTES);
-	l->verdict = strdup(tampered ? "TAMPERED"
+	l->verdict = strdup(tampered  ? "TAMPERED"
 			    : differs ? "RECORDS_DIFFER"
 			    : torn    ? "TORN_TAIL"
 				      : "OK");
