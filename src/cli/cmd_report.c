@@ -730,6 +730,25 @@ static int report_load_vkey(const char *path, const char *state_dir, struct ledg
 	return 0;
 }
 
+/* Whether the file path would land in the state directory (its parent
+ * directory, resolved, is it or below it): the page is never written among
+ * the records it reports. */
+static bool report_out_in_state(const char *out, const char *state_dir)
+{
+	cleanup_free char *copy = strdup(out);
+	if (!copy || !state_dir)
+		return false;
+	char *slash = strrchr(copy, '/');
+	const char *parent = !slash ? "." : slash == copy ? "/" : (*slash = '\0', copy);
+	cleanup_free char *real_parent = realpath(parent, NULL);
+	cleanup_free char *real_state = realpath(state_dir, NULL);
+	if (!real_parent || !real_state)
+		return false;
+	size_t k = strlen(real_state);
+	return strncmp(real_parent, real_state, k) == 0 &&
+	       (real_parent[k] == '/' || real_parent[k] == '\0');
+}
+
 struct report_args {
 	const char *state_dir, *out, *key, *workspace_arg, *since_arg;
 	char since[32];
@@ -818,6 +837,10 @@ int cmd_report(int argc, char **argv)
 		status = cli_open_store(&session, &store);
 	if (status != EXIT_OK)
 		return status;
+	if (report_out_in_state(a.out, session.state_dir)) {
+		cli_error("report: %s is inside the state directory; write the page elsewhere", a.out);
+		return EXIT_AIRLOCK_ERROR;
+	}
 	struct ledger_vkey vkey;
 	if (a.key && report_load_vkey(a.key, session.state_dir, &vkey) < 0)
 		return EXIT_AIRLOCK_ERROR;

@@ -90,6 +90,11 @@ session() {
 	one_error_line "unexpected argument 'extra'"
 	[ ! -e r.html ]
 	[ ! -e "$AIRLOCK_STATE_DIR" ]
+	"$AIRLOCK" run -- true >/dev/null
+	report -o "$AIRLOCK_STATE_DIR/receipts/1.json"
+	[ "$status" -eq 125 ]
+	one_error_line "is inside the state directory"
+	jq -e '.id == 1' "$AIRLOCK_STATE_DIR/receipts/1.json"
 }
 
 @test "with no state directory: an empty page, and the state directory is not created" {

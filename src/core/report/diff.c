@@ -108,12 +108,12 @@ static int diff_script(const struct diff_lines *a, const struct diff_lines *b, s
 		if (i < n && j < m && diff_same(&a->v[head + i], &b->v[head + j])) {
 			ops[k++] = (struct diff_op){ ' ', head + i, head + j };
 			i++, j++;
-		} else if (j < m && (i == n || T(i, j + 1) >= T(i + 1, j))) {
-			ops[k++] = (struct diff_op){ '+', head + i, head + j };
-			j++;
-		} else {
+		} else if (i < n && (j == m || T(i + 1, j) >= T(i, j + 1))) {
 			ops[k++] = (struct diff_op){ '-', head + i, head + j };
 			i++;
+		} else {
+			ops[k++] = (struct diff_op){ '+', head + i, head + j };
+			j++;
 		}
 	}
 #undef T
