@@ -440,7 +440,7 @@ static void report_diff_body(FILE *f, const char *d)
 			fprintf(f, "<span class=\"%s\">", cls);
 		html_text(f, d, cls && nl ? n - 1 : n);
 		if (cls)
-			fputs(nl ? "</span>" : "</span>", f);
+			fputs("</span>", f);
 		d += n;
 	}
 	fputs("</code></pre>", f);
