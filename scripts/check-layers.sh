@@ -19,7 +19,7 @@ set -eu
 cd "$(dirname "$0")/../src"
 status=0
 
-CORE_ORDER="store policy session agents host record snapshot gate run permit hook"
+CORE_ORDER="store policy session agents host record snapshot gate run permit hook report"
 CORE_EXCEPTIONS="
 "
 

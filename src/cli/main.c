@@ -101,6 +101,7 @@ static const struct {
 	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
 	{ "install", cmd_install, "put airlock's hooks into the settings of {hosts}" },
 	{ "witness", cmd_witness, "serve a witness that cosigns ledger checkpoints" },
+	{ "report", cmd_report, "write the runs, failures, permits and ledger as one HTML page" },
 };
 
 static void print_usage(FILE *f)
