@@ -785,7 +785,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	if (!t->resolved || !t->roots)
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; t->named[i]; i++) {
-		char *p = hook_resolve(base ? base : cwd, t->named[i]);
+		char *p = hookpath_resolve(base ? base : cwd, t->named[i], hook_walk_cache(st));
 		if (!p)
 			return error_set(err, ELOOP,
 					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
