@@ -163,14 +163,16 @@ struct hookpath_cache {
 };
 
 /* Lookups in a directory before it is read whole instead, and the most
- * entries a listing holds: a directory is worth reading when the names
- * still to be looked up in it are more than its entries. Measured on ext4:
- * a failing lookup ~1 us; a listing ~12 us and ~0.7 us an entry (the home
- * of a hook call, ~85 lookups of credentials and settings: 16 entries
- * here, 19 us; /etc, ~20 lookups: 160 entries, 130 us, not worth it). A
- * directory found to hold more costs at most one read of 4 KiB of
- * entries, once per hook call. */
-#define HOOKPATH_LIST_AFTER 24
+ * entries a listing holds: reading pays when the names still to be looked
+ * up in it are more than its entries. Measured on ext4: a failing lookup
+ * ~1 us; a listing ~12 us and ~0.7 us an entry. A file edit's check looks
+ * up ~85 names in the home (16 entries here: 19 us to read), ~25 in
+ * .config, ~20 in /etc (160 entries, 130 us: not read, more than a
+ * listing holds), under 16 in the workspace and each host's directory. A
+ * directory found to hold more than HOOKPATH_LIST_MAX costs one read of
+ * 4 KiB of entries for nothing, once per hook call; one of more than a
+ * block, or with more subdirectories, is never read. */
+#define HOOKPATH_LIST_AFTER 16
 #define HOOKPATH_LIST_MAX   64
 
 void hookpath_cache_free(struct hookpath_cache *c)
