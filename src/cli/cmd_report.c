@@ -115,7 +115,7 @@ static void html(FILE *f, const char *s)
 
 static const char report_style[] =
 	":root{--ok:#1b7a32;--fail:#b3261e;--other:#6b5900;--bg:#fff;--fg:#1d1d1f;--mute:#595959;--line:#d0d0d0}"
-	"*{box-sizing:border-box}select{max-width:100%}td,th,dd,p,summary{overflow-wrap:anywhere}"
+	"*{box-sizing:border-box}select{max-width:100%}td,dd,p,summary{overflow-wrap:anywhere}th{white-space:nowrap}"
 	"body{font:15px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1200px;padding:0 1rem 3rem}"
 	"h1{font-size:1.6rem}h2{font-size:1.3rem;border-bottom:2px solid var(--line);padding-bottom:.2rem;margin-top:2rem}h3{font-size:1.1rem}"
 	"nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3rem 1rem}"
@@ -279,9 +279,14 @@ static int report_bar(int64_t ms, int64_t max)
 static void report_status_badge(FILE *f, bool failed, const char *status)
 {
 	bool ok = !failed;
-	fprintf(f, "<span class=\"st %s\">%s ", ok ? "st-ok" : "st-fail",
+	fprintf(f, "<span class=\"st %s\">%s", ok ? "st-ok" : "st-fail",
 		ok ? "&#x2713; ok" : "&#x2717; failed");
-	html(f, status);
+	/* "exited" says nothing the exit column does not; the others do
+	 * (timeout, not_found, ...) */
+	if (strcmp(status, "exited") != 0) {
+		fputc(' ', f);
+		html(f, status);
+	}
 	fputs("</span>", f);
 }
 

@@ -118,7 +118,7 @@ session() {
 	n=$(jq -s length "$AIRLOCK_STATE_DIR/index.jsonl")
 	[ "$(grep -o '<tr id="run-' "$page" | wc -l)" -eq "$n" ]
 	grep -q "<tr id=\"run-$FAIL_OPEN\" data-failed=\"1\"" "$page"
-	grep -q 'class="st st-fail">&#x2717; failed exited' "$page"
+	grep -q 'class="st st-fail">&#x2717; failed</span>' "$page"
 	grep -q '<select id="f-status">' "$page"
 	grep -q '<th scope="col">Receipt</th>' "$page"
 	# Failures: open, closed by the same command, closed by --fixes and its re-run.
