@@ -27,6 +27,7 @@ int cmd_permit(int argc, char **argv);
 int cmd_ledger(int argc, char **argv);
 int cmd_install(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 struct session;
 struct store;

@@ -100,6 +100,7 @@ static const struct {
 	  "a model's proposed command earns execution: propose, dryrun, approve, exec" },
 	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
 	{ "install", cmd_install, "put airlock's hooks into the settings of {hosts}" },
+	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout (docs/mcp.md)" },
 };
 
 static void print_usage(FILE *f)
