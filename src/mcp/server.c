@@ -30,7 +30,8 @@
 #include "mcp/tools.h"
 #include "version.h"
 
-#define MCP_MAX_CALLS	      16
+#define MCP_MAX_CALLS	      1 /* in flight: calls run one at a time, in the order received */
+#define MCP_MAX_QUEUED	      64
 #define MCP_RESULT_MAX	      (64u << 20) /* a child's answer; receipts are bounded far below */
 #define MCP_PROGRESS_EVERY_NS (1000ULL * 1000000ULL)
 #define MCP_STATELESS	      "2026-07-28"
@@ -52,6 +53,18 @@ struct mcp_call {
 	uint64_t started_ns, next_progress_ns;
 };
 
+/* What a forked call computes: a whole response (id and all). */
+struct mcp_server;
+typedef json_t *mcp_child_fn(struct mcp_server *s, json_t *id, json_t *params, bool stateless,
+			     int cancel_fd);
+
+/* A request waiting for the call before it to end. */
+struct mcp_queued {
+	json_t *id, *params;
+	bool stateless;
+	mcp_child_fn *fn;
+};
+
 struct mcp_server {
 	struct session session;
 	struct mcp_tools_ctx tools;
@@ -61,11 +74,11 @@ struct mcp_server {
 	bool out_closed; /* stdout is gone */
 	struct mcp_call calls[MCP_MAX_CALLS];
 	size_t n_calls;
+	/* Calls run one at a time, so that each sees what the one before it
+	 * recorded (the gate above all); the others wait here, in order. */
+	struct mcp_queued queue[MCP_MAX_QUEUED];
+	size_t n_queued;
 };
-
-/* What a forked call computes: a whole response (id and all). */
-typedef json_t *mcp_child_fn(struct mcp_server *s, json_t *id, json_t *params, bool stateless,
-			     int cancel_fd);
 
 static void mcp_on_eof(struct mcp_server *s);
 
@@ -321,10 +334,6 @@ static void mcp_fork_call(struct mcp_server *s, json_t *id, json_t *params, bool
 {
 	int result[2], cancel[2];
 
-	if (s->n_calls == MCP_MAX_CALLS) {
-		mcp_send_error(s, id, JSONRPC_INTERNAL_ERROR, "too many calls in flight (16)");
-		return;
-	}
 	if (pipe2(result, O_CLOEXEC) < 0) {
 		mcp_send_error(s, id, JSONRPC_INTERNAL_ERROR, strerror(errno));
 		return;
@@ -375,6 +384,34 @@ static void mcp_fork_call(struct mcp_server *s, json_t *id, json_t *params, bool
 	if (s->eof) {
 		close(cancel[1]);
 		s->calls[s->n_calls - 1].cancel_fd = -1;
+	}
+}
+
+/* Queues fn for request id, to start once the calls before it ended. */
+static void mcp_queue_call(struct mcp_server *s, json_t *id, json_t *params, bool stateless,
+			   mcp_child_fn *fn)
+{
+	if (s->n_queued == MCP_MAX_QUEUED) {
+		mcp_send_error(s, id, JSONRPC_INTERNAL_ERROR, "too many calls waiting (64)");
+		return;
+	}
+	s->queue[s->n_queued++] = (struct mcp_queued){
+		.id = json_incref(id),
+		.params = json_incref(params),
+		.stateless = stateless,
+		.fn = fn,
+	};
+}
+
+/* The next queued call, when none is in flight. */
+static void mcp_start_queued(struct mcp_server *s)
+{
+	while (s->n_calls < MCP_MAX_CALLS && s->n_queued > 0) {
+		struct mcp_queued q = s->queue[0];
+		memmove(s->queue, s->queue + 1, --s->n_queued * sizeof(s->queue[0]));
+		mcp_fork_call(s, q.id, q.params, q.stateless, q.fn);
+		json_decref(q.id);
+		json_decref(q.params);
 	}
 }
 
@@ -470,17 +507,17 @@ static void mcp_on_request(struct mcp_server *s, const struct jsonrpc_message *m
 			mcp_send_error(s, id, JSONRPC_INVALID_PARAMS, msg);
 			return;
 		}
-		mcp_fork_call(s, id, params, stateless, mcp_child_tools_call);
+		mcp_queue_call(s, id, params, stateless, mcp_child_tools_call);
 		return;
 	}
 	if (strcmp(method, "resources/read") == 0 && !json_is_string(json_object_get(params, "uri"))) {
 		mcp_send_error(s, id, JSONRPC_INVALID_PARAMS, "resources/read: 'uri' must be a string");
 		return;
 	}
-	mcp_fork_call(s, id, params, stateless,
-		      strcmp(method, "resources/list") == 0		? mcp_child_resources_list
-		      : strcmp(method, "resources/templates/list") == 0 ? mcp_child_resources_templates
-									: mcp_child_resources_read);
+	mcp_queue_call(s, id, params, stateless,
+		       strcmp(method, "resources/list") == 0		 ? mcp_child_resources_list
+		       : strcmp(method, "resources/templates/list") == 0 ? mcp_child_resources_templates
+									 : mcp_child_resources_read);
 }
 
 static void mcp_on_notification(struct mcp_server *s, const struct jsonrpc_message *m)
@@ -490,6 +527,15 @@ static void mcp_on_notification(struct mcp_server *s, const struct jsonrpc_messa
 	if (strcmp(m->method, "notifications/cancelled") != 0)
 		return; /* unknown notifications are ignored */
 	json_t *rid = json_object_get(m->params, "requestId");
+	for (size_t i = 0; rid && i < s->n_queued;)
+		if (json_equal(s->queue[i].id, rid)) {
+			json_decref(s->queue[i].id);
+			json_decref(s->queue[i].params);
+			memmove(s->queue + i, s->queue + i + 1,
+				(--s->n_queued - i) * sizeof(s->queue[0]));
+		} else {
+			i++;
+		}
 	for (size_t i = 0; rid && i < s->n_calls; i++)
 		if (json_equal(s->calls[i].id, rid)) {
 			s->calls[i].cancelled = true;
@@ -630,7 +676,10 @@ static int mcp_read_stdin(struct mcp_server *s)
 
 static int mcp_loop(struct mcp_server *s)
 {
-	while (!s->eof || s->n_calls > 0) {
+	for (;;) {
+		mcp_start_queued(s);
+		if (s->eof && s->n_calls == 0)
+			return 0;
 		struct pollfd pfd[MCP_MAX_CALLS + 1];
 		size_t n = 0;
 		uint64_t now = clock_monotonic_ns(), next = 0;
@@ -657,7 +706,6 @@ static int mcp_loop(struct mcp_server *s)
 				mcp_call_read(s, i);
 		mcp_progress(s, clock_monotonic_ns());
 	}
-	return 0;
 }
 
 static const char mcp_usage[] =
@@ -717,6 +765,10 @@ int mcp_main(int argc, char **argv, char **environ_, struct error *err)
 	r = mcp_loop(&s);
 	for (size_t i = 0; i < s.n_calls; i++)
 		mcp_call_release(&s.calls[i]);
+	for (size_t i = 0; i < s.n_queued; i++) {
+		json_decref(s.queue[i].id);
+		json_decref(s.queue[i].params);
+	}
 	jsonrpc_reader_release(&s.reader);
 	session_free(&s.session);
 	if (r < 0)
