@@ -533,23 +533,15 @@ static json_t *tool_permit_exec(const struct mcp_tools_ctx *ctx, json_t *args, i
 		return tool_error("airlock: %s", err.msg);
 	if (!store)
 		return tool_error("permit %" PRIu64 ": no such permit", id);
-	store_checkpoint_defer(store);
 	int r = permit_exec(&(struct run_context){ .session = ctx->session,
 						   .policy_path = ctx->session->policy_path },
 			    store, rules, id, NULL, &p, &res, &err);
-	struct error flush_err = { 0 };
-	int f = store_checkpoint_flush(store, &flush_err);
-	if (r < 0 && r != -EBUSY && r != -EACCES)
-		return tool_error("permit %" PRIu64 ": %s", id, err.msg);
-	if (f < 0)
-		return tool_error("permit %" PRIu64 ": %s", id, flush_err.msg), permit_release(&p),
-		       NULL;
-	json_t *ret = permit_result(&p, r < 0 ? "refused" : "executed");
-	if (ret && r < 0) {
-		json_object_set_new(ret, "isError", json_true());
-		json_array_append_new(json_object_get(ret, "content"),
-				      json_pack("{s:s, s:s}", "type", "text", "text", err.msg));
-	}
+	if (r < 0)
+		return tool_error("permit %" PRIu64
+				  ": %s. Approval is the human's, in their terminal (airlock permit approve %" PRIu64
+				  "); no tool approves.",
+				  id, err.msg, id);
+	json_t *ret = permit_result(&p, "executed");
 	if (ret && res.note[0])
 		json_object_set_new(json_object_get(json_object_get(ret, "structuredContent"), "permit"),
 				    "note", json_string(res.note));

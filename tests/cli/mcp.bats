@@ -184,8 +184,13 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 
 @test "permits: propose answers what the human runs next; no tool approves" {
 	mcp_io "$INIT" "$(call 1 permit_propose '{"proposal":{"argv":["touch","p"],"reason":"bats","expected_paths":["p"],"risk":2}}')" \
-		"$(call 2 permit_status '{"id":1}')" '{"jsonrpc":"2.0","id":3,"method":"tools/list"}'
+		"$(call 2 permit_status '{"id":1}')" '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' \
+		"$(call 4 permit_exec '{"id":1}')"
 	answer 1 | jq -e '.result.isError == false and .result.structuredContent.permit.id == 1 and .result.structuredContent.permit.state == "PROPOSED"'
 	answer 2 | jq -e '.result.structuredContent.permit.id == 1 and (.result.structuredContent.permit.next | type == "string")'
 	answer 3 | jq -e '[.result.tools[].name | select(test("approve"))] | length == 0'
+	# risk 4 (touch): exec waits for no one, it is refused
+	answer 4 | jq -e '.result.isError == true'
+	answer 4 | jq -r '.result.content[0].text' | grep -q "airlock permit approve 1"
+	[ ! -e p ]
 }
