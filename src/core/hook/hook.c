@@ -1888,3 +1888,33 @@ int hook_report_status(const struct agent_host *host, const char *payload, size_
 	*ret_code = hs.code;
 	return 0;
 }
+
+int hook_gate_argv(struct session *s, const char *cwd, char *const *argv, uint64_t fixes,
+		   struct hook_outcome *ret, struct error *err)
+{
+	static const struct hook_route never = { 0 };
+	cleanup_with(hook_state_release) struct hook_state st = { .session = s, .route = &never };
+	cleanup_with(hook_shell_release) struct hook_shell sh = { 0 };
+	char id_text[24];
+
+	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
+	st.payload = json_object();
+	if (!st.payload || (cwd && json_object_set_new(st.payload, "cwd", json_string(cwd)) < 0))
+		return error_set(err, ENOMEM, "out of memory");
+	int r = s->policy_path ? hook_load_policy(&st, err) : 0;
+	if (r == 0)
+		r = hook_open_state(&st, false, err);
+	if (r == 0)
+		r = hook_load_gate(&st, err);
+	if (r == 0)
+		r = hook_list_open(&st, err);
+	if (r == 0)
+		r = hook_load_rules(&st, err);
+	if (r < 0)
+		return r;
+	rules_classify(st.rules, argv, &sh.v);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)fixes);
+	bool exempt = fixes && hook_is_open_id(&st, id_text);
+	r = hook_shell_refuse(&st, &sh, exempt, ret, err);
+	return r < 0 ? r : 0;
+}
