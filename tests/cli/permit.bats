@@ -688,6 +688,48 @@ ends_rolled_back() { # label
 	done
 }
 
+# A permit's record is carried by its ledger entry (docs/ledger.md, "One
+# commit path"): its file is an unsynced cache of the log, which a power
+# loss may lose or leave torn. Killed just after APPLIED's entry is written,
+# the record is committed; then its file is taken away, or torn as an
+# unsynced write is: `ledger verify` does not count a missing cache,
+# `ledger recover` and the next reader write it back, and the next step
+# writes a torn one back and ends the exec.
+@test "a permit's record gone or torn after a kill: the log restores it, the next exec ends the job" {
+	faultfs
+	kill_project
+	kill_permit true
+	kill_exec_after '"kind":"permit-transition"'
+	rec="$AIRLOCK_STATE_DIR/permits/$PID.json"
+	[ "$(state "$PID")" = APPLIED ]
+	cp "$rec" "$TEST_DIR/committed.json"
+	rm "$rec"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "gone: $output"
+	[ "$status" -eq 0 ]
+	run "$AIRLOCK" ledger recover
+	[ "$status" -eq 0 ]
+	cmp "$rec" "$TEST_DIR/committed.json"
+	rm "$rec"
+	pstep show "$PID"
+	[ "$status" -eq 0 ]
+	jq -e '.state == "APPLIED"' <<<"$output"
+	cmp "$rec" "$TEST_DIR/committed.json"
+	# Torn: a prefix of the committed bytes, then only NULs.
+	head -c 100 "$TEST_DIR/committed.json" >"$rec"
+	after_kill true
+	cp "$rec" "$TEST_DIR/committed.json"
+	head -c 300 /dev/zero >"$rec"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	[[ "$output" == *"DIFFERS permits/$PID.json"* ]]
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+	cmp "$rec" "$TEST_DIR/committed.json"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project
