@@ -214,6 +214,67 @@ int ledger_record(struct ledger *ledger, int kind, const char *id, const char *p
 	return r;
 }
 
+bool ledger_scan_digest(const struct ledger_schema *schema, const struct ledger_map *m,
+			uint64_t end, const char *path, const char sha256[SHA256_HEX_SIZE])
+{
+	/* The lines as the writer lays them out (entry.c); a needle inside a
+	 * carried record is escaped ('\"'), and every hit is parsed anyway. */
+	char needle[SHA256_HEX_SIZE + 16];
+	int nn = snprintf(needle, sizeof(needle), "\"sha256\":\"%s\"", sha256);
+
+	if (end > m->size)
+		end = m->size;
+	for (const char *p = m->data, *stop = m->data + end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, (size_t)nn);
+		if (!hit)
+			break;
+		const char *start = hit;
+		while (start > m->data && start[-1] != '\n')
+			start--;
+		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
+		if (!nl)
+			break;
+		struct ledger_entry e;
+		struct error ignored;
+		if (ledger_entry_read(schema, start, (size_t)(nl - start), &e, &ignored) == 0 &&
+		    strcmp(e.path, path) == 0 && strcmp(e.sha256, sha256) == 0)
+			return true;
+		p = nl + 1;
+	}
+	return false;
+}
+
+int ledger_record_since(struct ledger *ledger, int kind, const char *id, const char *path,
+			const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			struct error *err)
+{
+	struct ledger_reader rd;
+	struct ledger_entry found;
+	uint64_t off = 0;
+
+	*ret = NULL;
+	int r = ledger_reader_open(ledger, &rd, err);
+	bool have = r == 0 && ledger_last_for_path(&rd, path, &found, &off);
+	if (r == 0 && !have)
+		r = -ENOENT;
+	if (r == 0 && strcmp(found.sha256, sha256) == 0) {
+		ledger_reader_close(&rd);
+		return 0;
+	}
+	if (r == 0 && ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
+		       (id && strcmp(found.id, id) != 0) || !found.has_record ||
+		       !ledger_scan_digest(rd.schema, &rd.map, off, path, sha256)))
+		r = -EBADMSG;
+	if (r == 0) {
+		const char *line = rd.map.data + off;
+		const char *nl = memchr(line, '\n', (size_t)(rd.good_end - off));
+		r = nl ? ledger_entry_record(rd.schema, line, (size_t)(nl - line), ret, ret_n, err)
+		       : -EBADMSG;
+	}
+	ledger_reader_close(&rd);
+	return r < 0 ? r : 1;
+}
+
 int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err)
 {
 	struct ledger_reader rd;

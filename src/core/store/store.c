@@ -524,23 +524,32 @@ static bool store_torn_copy(const char *have, size_t have_n, const char *want, s
 }
 
 /* store_settle() of a record whose entry carries its bytes (a permit's,
- * store_commit_carries_replaced()) and whose file is a torn copy of them:
- * the file is a cache of the log, written unsynced, and is written back
- * from the log (unsynced: the log holds the record). Any other difference
- * is left for the reader to refuse: a cache is never trusted over the log,
- * and a rewritten record is reported, not silently mended. */
-static int store_settle_torn(struct store *store, int dir_fd, const char *name, const char *path)
+ * store_commit_carries_replaced()) and whose file is a cache the log has
+ * moved past: the bytes of an earlier entry for it (a power loss kept the
+ * rename of an older version, not that of the one the last entry commits:
+ * a file system need not order a rename before a later fdatasync of the
+ * log), or a torn copy of the last entry's. It is written back from the
+ * log (unsynced: the log holds the record). Any other difference is left
+ * for the reader to refuse: a cache is never trusted over the log, and a
+ * rewritten record is reported, not silently mended. */
+static int store_settle_cache(struct store *store, int dir_fd, const char *name, const char *path)
 {
 	cleanup_free char *have = NULL, *want = NULL;
-	size_t have_n, want_n;
-	char tmp[NAME_MAX + 1];
+	size_t have_n, want_n = 0;
+	char tmp[NAME_MAX + 1], hex[SHA256_HEX_SIZE];
 	struct error ignored = { 0 };
 
-	if (file_read_capped(dir_fd, name, STORE_SETTLE_MAX, &have, &have_n, &ignored) < 0 ||
-	    ledger_record(store_ledger(store), LEDGER_KIND_MAX, NULL, path, &want, &want_n,
-			  &ignored) < 0 ||
-	    !store_torn_copy(have, have_n, want, want_n))
+	if (file_read_capped(dir_fd, name, STORE_SETTLE_MAX, &have, &have_n, &ignored) < 0)
 		return 0;
+	sha256_hex(have, have_n, hex);
+	if (ledger_record_since(store_ledger(store), LEDGER_KIND_MAX, NULL, path, hex, &want,
+				&want_n, &ignored) != 1) {
+		free(TAKE_PTR(want));
+		if (ledger_record(store_ledger(store), LEDGER_KIND_MAX, NULL, path, &want, &want_n,
+				  &ignored) < 0 ||
+		    !store_torn_copy(have, have_n, want, want_n))
+			return 0;
+	}
 	snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
 	(void)unlinkat(dir_fd, tmp, 0);
 	if (store_write_temporary(dir_fd, tmp, want, want_n, 0600, false, &ignored) < 0)
@@ -582,7 +591,7 @@ int store_settle(struct store *store, const char *path, struct error *err)
 	if (backed == -EBADMSG &&
 	    (store_file_sha256(dir_fd, prev, hex, &ignored) < 0 ||
 	     ledger_backs(store_ledger(store), LEDGER_KIND_MAX, NULL, path, hex, &ignored) != 0))
-		return store_settle_torn(store, dir_fd, name, path);
+		return store_settle_cache(store, dir_fd, name, path);
 	(void)unlinkat(dir_fd, kept, 0);
 	if (linkat(dir_fd, name, dir_fd, kept, 0) < 0)
 		return error_set_errno(err, errno, "keep the uncommitted %s", path);
@@ -626,6 +635,29 @@ int store_read_record(struct store *store, enum ledger_kind kind, const char *id
 	if (dir_fd < 0)
 		return error_set_errno(err, -dir_fd, "cannot open the directory of '%s'", path);
 	int r = file_read_capped(dir_fd, name, max, ret_text, &n, err);
+	if (r == 0 && store_commit_carries_replaced(kind, path, true)) {
+		/* A record that moves on: its file may be a cache the log has
+		 * moved past (store_settle_cache()); then the log's bytes are the
+		 * record's. The file is written back under the record's lock
+		 * (store_settle()) or by `ledger recover`, not here. */
+		char hex[SHA256_HEX_SIZE];
+		char *newer = NULL;
+		size_t newer_n = 0;
+		struct error ignored = { 0 };
+		sha256_hex(*ret_text, n, hex);
+		if (ledger_record_since(store_ledger(store), (int)kind, id, path, hex, &newer,
+					&newer_n, &ignored) == 1) {
+			if (newer_n > max) {
+				free(newer);
+				return error_set(err, EFBIG, "%s: more than %zu bytes", path, max);
+			}
+			free(*ret_text);
+			*ret_text = newer;
+			n = newer_n;
+		} else {
+			free(newer);
+		}
+	}
 	if (r != -ENOENT) {
 		if (r == 0 && ret_n)
 			*ret_n = n;
