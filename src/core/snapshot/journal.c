@@ -187,9 +187,10 @@ static void journal_sync_add(struct journal_sync_set *set, int fd, const char *p
 }
 
 /* fsync of the regular file or directory at the name, opened beneath its
- * fd without following a symlink (the workspace is the agent's); anything
- * else (a symlink, a fifo, a device) is made durable by its parent's
- * fsync, and is never opened. 0 when synced or gone; -errno. */
+ * fd without following a symlink (the workspace is the agent's). Anything
+ * else (a symlink, a fifo, a device) cannot be fsynced and is never
+ * opened: -EOPNOTSUPP, for journal_sync() to sync the whole file system.
+ * 0 when synced or gone; -errno. */
 static int journal_sync_one(const struct journal_sync_name *name)
 {
 	char path[PATH_MAX], proc[64];
@@ -208,7 +209,7 @@ static int journal_sync_one(const struct journal_sync_name *name)
 	if (fstat(pfd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return 0;
+		return -EOPNOTSUPP;
 	/* The very inode looked at, opened to be synced. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
 	cleanup_close int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -254,7 +255,9 @@ int journal_sync(struct dryrun_dir *d, const struct applyop_list *ops, struct er
 		r = journal_sync_one(&set->names[i]);
 	if (set && r == 0)
 		return 0;
-	/* Too many names, or one that could not be synced exactly. */
+	/* Too many names, or one that could not be synced exactly (a symlink,
+	 * a special file: only its directory's fsync names it, which POSIX
+	 * does not say makes its inode durable). */
 	if (syncfs(d->ws_fd) < 0)
 		return error_set_errno(err, errno, "sync the workspace");
 	return 0;
