@@ -538,15 +538,15 @@ static void test_ledger_record_since(void)
 	struct ledger *l = store_ledger(store);
 	for (size_t i = 0; i < 2; i++) {
 		sha256_hex(v[i], strlen(v[i]), hex);
-		ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "1", "permits/1.json",
-						  hex, &text, &n, &err),
+		ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "1",
+						  "permits/1.json", hex, &text, &n, &err),
 			      1);
 		ASSERT_EQ_STR(text, v[2]);
 		ASSERT_EQ_INT(n, strlen(v[2]));
 		free(text);
 		/* Another permit's record never carried these bytes. */
-		ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "2", "permits/2.json",
-						  hex, &text, &n, &err),
+		ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "2",
+						  "permits/2.json", hex, &text, &n, &err),
 			      -EBADMSG);
 		ASSERT_TRUE(text == NULL);
 	}
@@ -920,5 +920,6 @@ RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
-	  T_(test_ledger_record_cache), T_(test_ledger_record_since), T_(test_ledger_concurrent_appenders),
-	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format))
+	  T_(test_ledger_record_cache), T_(test_ledger_record_since),
+	  T_(test_ledger_concurrent_appenders), T_(test_ledger_entryscan_differential),
+	  T_(test_ledger_entry_format))

@@ -240,10 +240,9 @@ int journal_sync(struct dryrun_dir *d, const struct applyop_list *ops, struct er
 	}
 	for (size_t i = 0; set && i < ops->n; i++) {
 		const struct applyop *op = &ops->items[i];
-		journal_sync_add(set, d->ws_fd, op->path, op->kind == APPLYOP_RENAME ||
-							op->kind == APPLYOP_BACKUP ||
-							op->kind == APPLYOP_CREATE ||
-							op->kind == APPLYOP_EXCHANGE);
+		journal_sync_add(set, d->ws_fd, op->path,
+				 op->kind == APPLYOP_RENAME || op->kind == APPLYOP_BACKUP ||
+					 op->kind == APPLYOP_CREATE || op->kind == APPLYOP_EXCHANGE);
 		if (op->from)
 			journal_sync_add(set, d->ws_fd, op->from, true);
 		if (op->staged)
