@@ -415,9 +415,9 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome
 		}
 		ret->ops++;
 	}
-	r = journal_sync(d, &ops, err);
-	if (r == 0)
-		r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", err);
+	if (syncfs(d->ws_fd) < 0)
+		return error_set_errno(err, errno, "sync the workspace");
+	r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", err);
 	if (r == 0)
 		r = dryrun_dir_set_state(d, "applied", err);
 	return r;

@@ -151,117 +151,6 @@ int journal_parse(char *text, struct applyop_list *ret_ops, char *mark, size_t m
 	return 0;
 }
 
-/* The most names journal_sync() fsyncs one by one; past it (a change set
- * of thousands of files), one syncfs() of the workspace's file system is
- * cheaper. */
-#define JOURNAL_SYNC_EXACT_MAX 64
-
-/* One object or directory journal_sync() fsyncs: a name below fd. */
-struct journal_sync_name {
-	int fd;
-	const char *path;
-	size_t n; /* bytes of path that name it (a parent: up to its last '/') */
-};
-
-struct journal_sync_set {
-	struct journal_sync_name names[4 * JOURNAL_SYNC_EXACT_MAX];
-	size_t n;
-};
-
-/* Adds the name, once; a parent of path when parent ("." for a top-level
- * one). */
-static void journal_sync_add(struct journal_sync_set *set, int fd, const char *path, bool parent)
-{
-	size_t n = strlen(path);
-
-	if (parent) {
-		const char *slash = strrchr(path, '/');
-		n = slash ? (size_t)(slash - path) : 0;
-	}
-	for (size_t i = 0; i < set->n; i++)
-		if (set->names[i].fd == fd && set->names[i].n == n &&
-		    memcmp(set->names[i].path, path, n) == 0)
-			return;
-	if (set->n < ARRAY_SIZE(set->names))
-		set->names[set->n++] = (struct journal_sync_name){ fd, path, n };
-}
-
-/* fsync of the regular file or directory at the name, opened beneath its
- * fd without following a symlink (the workspace is the agent's). Anything
- * else (a symlink, a fifo, a device) cannot be fsynced and is never
- * opened: -EOPNOTSUPP, for journal_sync() to sync the whole file system.
- * 0 when synced or gone; -errno. */
-static int journal_sync_one(const struct journal_sync_name *name)
-{
-	char path[PATH_MAX], proc[64];
-	struct stat st;
-
-	if (name->n >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, name->path, name->n);
-	path[name->n] = '\0';
-	cleanup_close int pfd = name->n ? fd_open_beneath(name->fd, path, O_PATH | O_NOFOLLOW)
-					: fcntl(name->fd, F_DUPFD_CLOEXEC, 3);
-	if (pfd == -ENOENT)
-		return 0; /* moved away meanwhile: an undo's created object */
-	if (pfd < 0)
-		return pfd == -1 ? -errno : pfd;
-	if (fstat(pfd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return -EOPNOTSUPP;
-	/* The very inode looked at, opened to be synced. */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	cleanup_close int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	return fsync(fd) < 0 ? -errno : 0;
-}
-
-int journal_sync(struct dryrun_dir *d, const struct applyop_list *ops, struct error *err)
-{
-	cleanup_free struct journal_sync_set *set = NULL;
-	int r = 0;
-
-	/* The objects the change set placed or changed (the new objects'
-	 * bytes were written unsynced by the dry run; a created directory's
-	 * whole tree is in the change set), then every directory a name was
-	 * moved into or out of: the workspace's, the staged copies', the
-	 * backups'. */
-	if (d->cs && d->cs->n_entries + ops->n <= JOURNAL_SYNC_EXACT_MAX)
-		set = calloc(1, sizeof(*set));
-	for (size_t i = 0; set && i < d->cs->n_entries; i++) {
-		const struct changeset_entry *e = &d->cs->entries[i];
-		if (e->change != CHANGESET_DELETED)
-			journal_sync_add(set, d->ws_fd, e->path.bytes, false);
-		journal_sync_add(set, d->ws_fd, e->path.bytes, true);
-		if (e->from.bytes)
-			journal_sync_add(set, d->ws_fd, e->from.bytes, true);
-	}
-	for (size_t i = 0; set && i < ops->n; i++) {
-		const struct applyop *op = &ops->items[i];
-		journal_sync_add(set, d->ws_fd, op->path,
-				 op->kind == APPLYOP_RENAME || op->kind == APPLYOP_BACKUP ||
-					 op->kind == APPLYOP_CREATE || op->kind == APPLYOP_EXCHANGE);
-		if (op->from)
-			journal_sync_add(set, d->ws_fd, op->from, true);
-		if (op->staged)
-			journal_sync_add(set, d->fd, op->staged, true);
-		if (op->backup)
-			journal_sync_add(set, d->fd, op->backup, true);
-	}
-	for (size_t i = 0; set && r == 0 && i < set->n; i++)
-		r = journal_sync_one(&set->names[i]);
-	if (set && r == 0)
-		return 0;
-	/* Too many names, or one that could not be synced exactly (a symlink,
-	 * a special file: only its directory's fsync names it, which POSIX
-	 * does not say makes its inode durable). */
-	if (syncfs(d->ws_fd) < 0)
-		return error_set_errno(err, errno, "sync the workspace");
-	return 0;
-}
-
 int journal_undo_all(struct dryrun_dir *d, const struct applyop_list *ops, size_t *ret_ops,
 		     struct error *err)
 {
@@ -273,6 +162,7 @@ int journal_undo_all(struct dryrun_dir *d, const struct applyop_list *ops, size_
 					       ops->items[i].path);
 		(*ret_ops)++;
 	}
-	int r = journal_sync(d, ops, err);
-	return r < 0 ? r : journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", err);
+	if (syncfs(d->ws_fd) < 0)
+		return error_set_errno(err, errno, "sync the workspace");
+	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", err);
 }

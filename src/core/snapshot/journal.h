@@ -21,11 +21,5 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct e
 /* The operations of the journal, and its mark ("" when there is none). */
 int journal_read(struct dryrun_dir *d, struct applyop_list *ret_ops, char *mark, size_t mark_size,
 		 struct error *err);
-/* Makes what the operations (done, or undone) and the change set they
- * carry out moved and changed durable, before the journal's final mark:
- * each object placed or changed and each directory a name moved into or
- * out of, fsynced; past JOURNAL_SYNC_EXACT_MAX names, or when one cannot
- * be synced exactly, one syncfs() of the workspace's file system. */
-int journal_sync(struct dryrun_dir *d, const struct applyop_list *ops, struct error *err);
 int journal_undo_all(struct dryrun_dir *d, const struct applyop_list *ops, size_t *ret_ops,
 		     struct error *err);
