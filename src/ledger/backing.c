@@ -244,35 +244,55 @@ bool ledger_scan_digest(const struct ledger_schema *schema, const struct ledger_
 	return false;
 }
 
+/* ledger_record_since() against the reader rd (and its index x, or NULL). */
+static int ledger_since_in(const struct ledger_reader *rd, const struct ledger_index *x, int kind,
+			   const char *id, const char *path, const char sha256[SHA256_HEX_SIZE],
+			   char **ret, size_t *ret_n, struct error *err)
+{
+	struct ledger_entry found;
+	uint64_t off = 0;
+
+	*ret = NULL;
+	if (!ledger_last_in(rd, x, path, &found, &off))
+		return -ENOENT;
+	if (strcmp(found.sha256, sha256) == 0)
+		return 0;
+	if ((ledger_kind_known(rd->schema, kind) && found.kind != kind) ||
+	    (id && strcmp(found.id, id) != 0) || !found.has_record ||
+	    !ledger_scan_digest(rd->schema, &rd->map, off, path, sha256))
+		return -EBADMSG;
+	const char *line = rd->map.data + off;
+	const char *nl = memchr(line, '\n', (size_t)(rd->good_end - off));
+	int r = nl ? ledger_entry_record(rd->schema, line, (size_t)(nl - line), ret, ret_n, err)
+		   : -EBADMSG;
+	return r < 0 ? r : 1;
+}
+
 int ledger_record_since(struct ledger *ledger, int kind, const char *id, const char *path,
 			const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
 			struct error *err)
 {
 	struct ledger_reader rd;
-	struct ledger_entry found;
-	uint64_t off = 0;
+	struct ledger_index x;
 
 	*ret = NULL;
 	int r = ledger_reader_open(ledger, &rd, err);
-	bool have = r == 0 && ledger_last_for_path(&rd, path, &found, &off);
-	if (r == 0 && !have)
-		r = -ENOENT;
-	if (r == 0 && strcmp(found.sha256, sha256) == 0) {
-		ledger_reader_close(&rd);
-		return 0;
-	}
-	if (r == 0 && ((ledger_kind_known(ledger->schema, kind) && found.kind != kind) ||
-		       (id && strcmp(found.id, id) != 0) || !found.has_record ||
-		       !ledger_scan_digest(rd.schema, &rd.map, off, path, sha256)))
-		r = -EBADMSG;
 	if (r == 0) {
-		const char *line = rd.map.data + off;
-		const char *nl = memchr(line, '\n', (size_t)(rd.good_end - off));
-		r = nl ? ledger_entry_record(rd.schema, line, (size_t)(nl - line), ret, ret_n, err)
-		       : -EBADMSG;
+		bool have_x = ledger_index_open_usable(rd.dir_fd, &rd.map, rd.good_end, &x);
+		r = ledger_since_in(&rd, have_x ? &x : NULL, kind, id, path, sha256, ret, ret_n, err);
+		if (have_x)
+			ledger_index_release(&x);
 	}
 	ledger_reader_close(&rd);
-	return r < 0 ? r : 1;
+	return r;
+}
+
+int ledger_lookup_record_since(struct ledger_lookup *lk, int kind, const char *id, const char *path,
+			       const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			       struct error *err)
+{
+	return ledger_since_in(&lk->rd, lk->have_x ? &lk->x : NULL, kind, id, path, sha256, ret,
+			       ret_n, err);
 }
 
 int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err)

@@ -197,6 +197,10 @@ int ledger_record(struct ledger *ledger, int kind, const char *id, const char *p
 int ledger_record_since(struct ledger *ledger, int kind, const char *id, const char *path,
 			const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
 			struct error *err);
+/* ledger_record_since() with the reader of a ledger_lookup. */
+int ledger_lookup_record_since(struct ledger_lookup *lk, int kind, const char *id, const char *path,
+			       const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			       struct error *err);
 /* The largest decimal id of the log's entries of kind (0 without one): a
  * scan of the whole log. */
 int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err);

@@ -756,6 +756,9 @@ ends_rolled_back() { # label
 	pstep show "$PID"
 	[ "$status" -eq 0 ]
 	jq -e '.state == "DRY_RUN_OK"' <<<"$output"
+	run "$AIRLOCK" permit list --json
+	[ "$status" -eq 0 ]
+	jq -e --argjson id "$PID" '.[] | select(.id == $id) | .state == "DRY_RUN_OK"' <<<"$output"
 	run "$AIRLOCK" ledger recover
 	[ "$status" -eq 0 ]
 	cmp "$rec" "$TEST_DIR/dryrun-ok.json"

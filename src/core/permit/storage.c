@@ -150,6 +150,31 @@ static int permit_compare_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* permit_list()'s permit_load(): the file, or the log's newer bytes when
+ * the file is a cache the log has moved past (store_read_record()), asked
+ * of one reader for the whole list (*lk, opened at the first record). */
+static int permit_list_load(struct store *store, struct ledger_lookup **lk, int dir_fd, uint64_t id,
+			    struct permit *ret, struct error *err)
+{
+	char name[64], hex[SHA256_HEX_SIZE];
+	cleanup_free char *text = NULL, *newer = NULL;
+	size_t n = 0, newer_n = 0;
+	struct statepath path = statepath_permit(id);
+	struct error ignored = { 0 };
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	int r = file_read_capped(dir_fd, name, PERMIT_RECORD_MAX, &text, &n, err);
+	if (r == 0 && (*lk || ledger_lookup_open(store_ledger(store), lk, &ignored) == 0)) {
+		snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+		sha256_hex(text, n, hex);
+		if (ledger_lookup_record_since(*lk, LEDGER_PERMIT_TRANSITION, name, path.s, hex,
+					       &newer, &newer_n, &ignored) == 1 &&
+		    newer_n <= PERMIT_RECORD_MAX)
+			return permit_load_text(0, newer, newer_n, id, ret, err);
+	}
+	return permit_load_text(r, text, n, id, ret, err);
+}
+
 int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t *ret_damaged,
 		struct error *err)
 {
@@ -173,6 +198,7 @@ int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t 
 	struct permit *list = NULL;
 	size_t count = 0;
 	struct dirent *de;
+	struct ledger_lookup *lk = NULL;
 	while ((de = readdir(d))) {
 		uint64_t id;
 		char *dot = strchr(de->d_name, '.');
@@ -188,12 +214,13 @@ int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t 
 		}
 		list = grown;
 		struct error ignored = { 0 };
-		if (permit_load_at(dir_fd, id, &list[count], &ignored) < 0)
+		if (permit_list_load(store, &lk, dir_fd, id, &list[count], &ignored) < 0)
 			(*ret_damaged)++;
 		else
 			count++;
 	}
 	closedir(d);
+	ledger_lookup_free(lk);
 	if (r < 0) {
 		for (size_t i = 0; i < count; i++)
 			permit_release(&list[i]);
