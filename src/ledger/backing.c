@@ -214,6 +214,87 @@ int ledger_record(struct ledger *ledger, int kind, const char *id, const char *p
 	return r;
 }
 
+bool ledger_scan_digest(const struct ledger_schema *schema, const struct ledger_map *m,
+			uint64_t end, const char *path, const char sha256[SHA256_HEX_SIZE])
+{
+	/* The lines as the writer lays them out (entry.c); a needle inside a
+	 * carried record is escaped ('\"'), and every hit is parsed anyway. */
+	char needle[SHA256_HEX_SIZE + 16];
+	int nn = snprintf(needle, sizeof(needle), "\"sha256\":\"%s\"", sha256);
+
+	if (end > m->size)
+		end = m->size;
+	for (const char *p = m->data, *stop = m->data + end; p < stop;) {
+		const char *hit = memmem(p, (size_t)(stop - p), needle, (size_t)nn);
+		if (!hit)
+			break;
+		const char *start = hit;
+		while (start > m->data && start[-1] != '\n')
+			start--;
+		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
+		if (!nl)
+			break;
+		struct ledger_entry e;
+		struct error ignored;
+		if (ledger_entry_read(schema, start, (size_t)(nl - start), &e, &ignored) == 0 &&
+		    strcmp(e.path, path) == 0 && strcmp(e.sha256, sha256) == 0)
+			return true;
+		p = nl + 1;
+	}
+	return false;
+}
+
+/* ledger_record_since() against the reader rd (and its index x, or NULL). */
+static int ledger_since_in(const struct ledger_reader *rd, const struct ledger_index *x, int kind,
+			   const char *id, const char *path, const char sha256[SHA256_HEX_SIZE],
+			   char **ret, size_t *ret_n, struct error *err)
+{
+	struct ledger_entry found;
+	uint64_t off = 0;
+
+	*ret = NULL;
+	if (!ledger_last_in(rd, x, path, &found, &off))
+		return -ENOENT;
+	if (strcmp(found.sha256, sha256) == 0)
+		return 0;
+	if ((ledger_kind_known(rd->schema, kind) && found.kind != kind) ||
+	    (id && strcmp(found.id, id) != 0) || !found.has_record ||
+	    !ledger_scan_digest(rd->schema, &rd->map, off, path, sha256))
+		return -EBADMSG;
+	const char *line = rd->map.data + off;
+	const char *nl = memchr(line, '\n', (size_t)(rd->good_end - off));
+	int r = nl ? ledger_entry_record(rd->schema, line, (size_t)(nl - line), ret, ret_n, err)
+		   : -EBADMSG;
+	return r < 0 ? r : 1;
+}
+
+int ledger_record_since(struct ledger *ledger, int kind, const char *id, const char *path,
+			const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			struct error *err)
+{
+	struct ledger_reader rd;
+	struct ledger_index x;
+
+	*ret = NULL;
+	int r = ledger_reader_open(ledger, &rd, err);
+	if (r == 0) {
+		bool have_x = ledger_index_open_usable(rd.dir_fd, &rd.map, rd.good_end, &x);
+		r = ledger_since_in(&rd, have_x ? &x : NULL, kind, id, path, sha256, ret, ret_n, err);
+		if (have_x)
+			ledger_index_release(&x);
+	}
+	ledger_reader_close(&rd);
+	return r;
+}
+
+int ledger_lookup_record_since(struct ledger_lookup *lk, int kind, const char *id, const char *path,
+			       const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			       struct error *err)
+{
+	return ledger_since_in(&lk->rd, lk->have_x ? &lk->x : NULL, kind, id, path, sha256, ret,
+			       ret_n, err);
+}
+
 int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err)
 {
 	struct ledger_reader rd;

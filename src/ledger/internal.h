@@ -183,6 +183,11 @@ void ledger_index_update(struct ledger_writer *w);
 
 /* backing.c */
 int ledger_file_digest(struct ledger *ledger, const char *path, char hex[SHA256_HEX_SIZE]);
+/* Whether a line of m in [0, end) is an entry for path whose digest is
+ * sha256 (an earlier version of a record whose last entry is at end): a
+ * search of the log for the digest, each hit parsed and its path compared. */
+bool ledger_scan_digest(const struct ledger_schema *schema, const struct ledger_map *m,
+			uint64_t end, const char *path, const char sha256[SHA256_HEX_SIZE]);
 
 /* verify.c */
 void ledger_log_release(struct ledger_log *l);

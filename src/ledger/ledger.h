@@ -183,6 +183,24 @@ void ledger_lookup_free(struct ledger_lookup *lk);
  * or its bytes are not the ones its digest names. */
 int ledger_record(struct ledger *ledger, int kind, const char *id, const char *path, char **ret,
 		  size_t *ret_n, struct error *err);
+/* A record file whose bytes (digest sha256) differ from its last entry's:
+ * whether they are those of an EARLIER entry for path, the last one being
+ * of kind (LEDGER_KIND_ANY: any) and id (NULL: any) and carrying the
+ * record's bytes. Then the file is a stale cache (a power loss kept the
+ * rename of a version the log has since moved past) and the last entry's
+ * bytes, which rebuild it, go to *ret (NUL terminated): 1. 0 when the last
+ * entry itself backs sha256 (nothing to *ret); -EBADMSG when no entry for
+ * path carried these bytes (a rewritten record), or the last one carries
+ * none or is another record; -ENOENT when no entry names path. The earlier
+ * entries are found by a search of the log for the digest, made only when
+ * the last entry does not back it. */
+int ledger_record_since(struct ledger *ledger, int kind, const char *id, const char *path,
+			const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			struct error *err);
+/* ledger_record_since() with the reader of a ledger_lookup. */
+int ledger_lookup_record_since(struct ledger_lookup *lk, int kind, const char *id, const char *path,
+			       const char sha256[SHA256_HEX_SIZE], char **ret, size_t *ret_n,
+			       struct error *err);
 /* The largest decimal id of the log's entries of kind (0 without one): a
  * scan of the whole log. */
 int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err);

@@ -519,6 +519,17 @@ static void ledger_check_record(struct ledger *ledger, const struct ledger_named
 		ledger_report_add(rep, LEDGER_FINDING_MISSING, "%s: cannot read: %s", path,
 				  strerror(-d->r));
 	} else if (strcmp(d->hex, e->sha256) != 0) {
+		/* The bytes of an earlier entry for the same record, whose last
+		 * entry carries the newer ones: a cache a power loss left at a
+		 * version the log has moved past (its rename was not durable
+		 * when the entry's fdatasync was). Its readers rebuild it from
+		 * the log, as a missing one; bytes no entry ever carried are a
+		 * rewritten record. */
+		if (e->has_record && ledger_scan_digest(s, &l->map, l->offsets[i], path, d->hex)) {
+			if (caches)
+				ledger_caches_push(caches, i);
+			return;
+		}
 		ledger_report_add(rep, LEDGER_FINDING_DIFFERS,
 				  "%s: %s %s differs from what entry %zu committed", path,
 				  ledger_schema_kind_name(s, e->kind), e->id, i);
@@ -696,6 +707,39 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 	return ledger_reconcile(ledger, &l, &named, ret, NULL, err);
 }
 
+/* ledger_recover_cache() of a file that is there: replaced by the bytes
+ * entry i (of e) carries when it still holds those of an earlier entry for
+ * the same record (a stale cache, ledger_check_record()), durably; left
+ * alone otherwise (written meanwhile, or rewritten: verify reports it). */
+static int ledger_recover_stale(struct ledger_writer *w, const struct ledger_log *l, size_t i,
+				const struct ledger_entry *e, int dir_fd, const char *name,
+				const char *bytes, size_t n, struct error *err)
+{
+	char hex[SHA256_HEX_SIZE], tmp[NAME_MAX + 1];
+
+	if (ledger_file_digest(w->ledger, e->path, hex) < 0 || strcmp(hex, e->sha256) == 0 ||
+	    !ledger_scan_digest(w->ledger->schema, &l->map, l->offsets[i], e->path, hex))
+		return 0;
+	snprintf(tmp, sizeof(tmp), ".%.200s.%d.stale", name, (int)getpid());
+	(void)unlinkat(dir_fd, tmp, 0);
+	cleanup_close int fd =
+		openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(err, errno, "write back %s", e->path);
+	int r = fd_write_all(fd, bytes, n);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dir_fd, tmp, 0);
+		return error_set_errno(err, -r, "write back %s", e->path);
+	}
+	if (fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "sync the directory of %s", e->path);
+	return 0;
+}
+
 /* Writes back the cache of the record entry i carries, at its path below
  * the root directory (never through a symlink, never elsewhere), durably. */
 static int ledger_recover_cache(struct ledger_writer *w, const struct ledger_log *l, size_t i,
@@ -727,7 +771,7 @@ static int ledger_recover_cache(struct ledger_writer *w, const struct ledger_log
 	r = file_write_atomic(dir_fd, name, bytes, n, 0600, true, err);
 	if (r == -EEXIST) {
 		error_clear(err);
-		return 0; /* written meanwhile */
+		return ledger_recover_stale(w, l, i, &e, dir_fd, name, bytes, n, err);
 	}
 	return r < 0 ? error_prefix(err, "write back %s", e.path) : 0;
 }

@@ -688,6 +688,110 @@ ends_rolled_back() { # label
 	done
 }
 
+# A permit's record is carried by its ledger entry (docs/ledger.md, "One
+# commit path"): its file is an unsynced cache of the log, which a power
+# loss may lose or leave torn. Killed just after APPLIED's entry is written,
+# the record is committed; then its file is taken away, or torn as an
+# unsynced write is: `ledger verify` does not count a missing cache,
+# `ledger recover` and the next reader write it back, and the next step
+# writes a torn one back and ends the exec.
+@test "a permit's record gone or torn after a kill: the log restores it, the next exec ends the job" {
+	faultfs
+	kill_project
+	kill_permit true
+	kill_exec_after '"kind":"permit-transition"'
+	rec="$AIRLOCK_STATE_DIR/permits/$PID.json"
+	[ "$(state "$PID")" = APPLIED ]
+	cp "$rec" "$TEST_DIR/committed.json"
+	rm "$rec"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "gone: $output"
+	[ "$status" -eq 0 ]
+	run "$AIRLOCK" ledger recover
+	[ "$status" -eq 0 ]
+	cmp "$rec" "$TEST_DIR/committed.json"
+	rm "$rec"
+	pstep show "$PID"
+	[ "$status" -eq 0 ]
+	jq -e '.state == "APPLIED"' <<<"$output"
+	cmp "$rec" "$TEST_DIR/committed.json"
+	# Torn: a prefix of the committed bytes, then only NULs.
+	head -c 100 "$TEST_DIR/committed.json" >"$rec"
+	after_kill true
+	cp "$rec" "$TEST_DIR/committed.json"
+	head -c 300 /dev/zero >"$rec"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	[[ "$output" == *"DIFFERS permits/$PID.json"* ]]
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+	cmp "$rec" "$TEST_DIR/committed.json"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# A power loss on a file system that does not order a rename before a later
+# fdatasync of another file may keep the record's previous version while the
+# log holds the newer entry (docs/ledger.md, "A permit's record"): the file
+# then holds the bytes of an EARLIER entry of the same record, a stale cache,
+# which the readers rebuild from the log. That is not tampering: `ledger
+# verify` finds nothing, `permit show` says what the log says, `ledger
+# recover` and the next step write the newer version back. Bytes no entry
+# ever carried are still a rewritten record: DIFFERS, and refused.
+@test "a permit's record left at its previous version by a power loss: a stale cache rebuilt from the log; bytes no entry carried are still refused" {
+	kill_project
+	rm -f out-*
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["out-*"],"verify":["true"]}'
+	rec="$AIRLOCK_STATE_DIR/permits/$PID.json"
+	cp "$rec" "$TEST_DIR/proposed.json"
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	cp "$rec" "$TEST_DIR/dryrun-ok.json"
+	# DRY_RUN_OK's entry is in the log; its rename did not survive.
+	cp "$TEST_DIR/proposed.json" "$rec"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "stale: $output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"verdict":"OK"'* ]]
+	pstep show "$PID"
+	[ "$status" -eq 0 ]
+	jq -e '.state == "DRY_RUN_OK"' <<<"$output"
+	run "$AIRLOCK" permit list --json
+	[ "$status" -eq 0 ]
+	jq -e --argjson id "$PID" '.[] | select(.id == $id) | .state == "DRY_RUN_OK"' <<<"$output"
+	run "$AIRLOCK" ledger recover
+	[ "$status" -eq 0 ]
+	cmp "$rec" "$TEST_DIR/dryrun-ok.json"
+	# Again; the next step rebuilds it and goes on.
+	cp "$TEST_DIR/proposed.json" "$rec"
+	pstep exec "$PID"
+	echo "exec: $status $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(state "$PID")" = APPLIED ]
+	cp "$rec" "$TEST_DIR/applied.json"
+	# Two versions back.
+	cp "$TEST_DIR/proposed.json" "$rec"
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+	[[ "$stderr" != *"does not back"* ]]
+	cmp "$rec" "$TEST_DIR/applied.json"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "rebuilt: $output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"verdict":"OK"'* ]]
+	# A forgery: the earlier version edited, bytes no entry carried.
+	jq '.reason = "forged"' "$TEST_DIR/dryrun-ok.json" >"$rec"
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "forged: $output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"DIFFERS permits/$PID.json"* ]]
+	pstep exec "$PID"
+	[ "$status" -eq 21 ]
+	[[ "$stderr" == *"the ledger does not back permit $PID (rewritten)"* ]]
+	run "$AIRLOCK" ledger recover
+	[[ "$(jq -r .reason "$rec")" == forged ]]
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project

@@ -514,6 +514,62 @@ static void test_ledger_record_cache(void)
 	scratch_remove(store);
 }
 
+/* A permit's record moves on, each version carried by its entry: a file
+ * holding an earlier version's bytes is a stale cache (1, the last bytes);
+ * the last version's bytes are backed (0); bytes no entry carried, or an
+ * earlier version of another path, are not (-EBADMSG). */
+static void test_ledger_record_since(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	const char *v[] = { "{\"v\":1}\n", "{\"v\":2}\n", "{\"v\":3}\n" };
+	char hex[SHA256_HEX_SIZE];
+	char *text = NULL;
+	size_t n = 0;
+	ASSERT_TRUE(store);
+
+	for (size_t i = 0; i < 3; i++)
+		ASSERT_EQ_INT(store_commit(store, LEDGER_PERMIT_TRANSITION, "1", "permits/1.json",
+					   v[i], strlen(v[i]), true, &err),
+			      0);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_PERMIT_TRANSITION, "2", "permits/2.json",
+				   "{\"w\":1}\n", 8, true, &err),
+		      0);
+	struct ledger *l = store_ledger(store);
+	for (size_t i = 0; i < 2; i++) {
+		sha256_hex(v[i], strlen(v[i]), hex);
+		ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "1",
+						  "permits/1.json", hex, &text, &n, &err),
+			      1);
+		ASSERT_EQ_STR(text, v[2]);
+		ASSERT_EQ_INT(n, strlen(v[2]));
+		free(text);
+		/* Another permit's record never carried these bytes. */
+		ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "2",
+						  "permits/2.json", hex, &text, &n, &err),
+			      -EBADMSG);
+		ASSERT_TRUE(text == NULL);
+	}
+	sha256_hex(v[2], strlen(v[2]), hex);
+	ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "1", "permits/1.json", hex,
+					  &text, &n, &err),
+		      0);
+	ASSERT_TRUE(text == NULL);
+	sha256_hex("{\"v\":0}\n", 8, hex);
+	ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "1", "permits/1.json", hex,
+					  &text, &n, &err),
+		      -EBADMSG);
+	ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "3", "permits/3.json", hex,
+					  &text, &n, &err),
+		      -ENOENT);
+	/* The last entry of another id for the path: not this record. */
+	sha256_hex(v[0], strlen(v[0]), hex);
+	ASSERT_EQ_INT(ledger_record_since(l, LEDGER_PERMIT_TRANSITION, "9", "permits/1.json", hex,
+					  &text, &n, &err),
+		      -EBADMSG);
+	scratch_remove(store);
+}
+
 /* N processes append at once: every entry lands once, in seq order. */
 static void test_ledger_concurrent_appenders(void)
 {
@@ -864,5 +920,6 @@ RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
-	  T_(test_ledger_record_cache), T_(test_ledger_concurrent_appenders),
-	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format))
+	  T_(test_ledger_record_cache), T_(test_ledger_record_since),
+	  T_(test_ledger_concurrent_appenders), T_(test_ledger_entryscan_differential),
+	  T_(test_ledger_entry_format))

@@ -93,7 +93,7 @@ int permit_propose(struct store *store, const struct rules *rules,
 		state = p.risk >= 5 ? PERMIT_REJECTED : PERMIT_PROPOSED;
 		event = p.risk >= 5 ? "propose: risk 5 is rejected without a dry run" : "propose";
 	}
-	r = store_allocate_id_in(store, STATEPATH_PERMITS, &p.id, err);
+	r = store_allocate_id_in(store, STATEPATH_PERMITS, LEDGER_PERMIT_TRANSITION, &p.id, err);
 	if (r == 0)
 		r = permit_commit_transition(store, &p, state, event, NULL, err);
 	if (r < 0)
@@ -113,20 +113,28 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 		return error_set(err, ENOENT, "no permit %llu", (unsigned long long)id);
 	if (r < 0)
 		return r;
-	char name[64];
+	char name[64], id_text[24], what[40];
+	struct statepath path = statepath_permit(id);
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-		return error_set(err, ENOENT, "no permit %llu", (unsigned long long)id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* The record is a cache of its last entry, which carries its
+		 * bytes: a file lost (a power loss, a deletion) is written back
+		 * from the log, never over one that exists (store_read_record). */
+		cleanup_free char *text = NULL;
+		struct error ignored = { 0 };
+		if (store_read_record(store, LEDGER_PERMIT_TRANSITION, id_text, path.s,
+				      PERMIT_RECORD_MAX, &text, NULL, &ignored) < 0)
+			return error_set(err, ENOENT, "no permit %llu", (unsigned long long)id);
+	}
 	r = permit_lock(dir_fd, id, ret_lock, err);
 	if (r < 0)
 		return r;
 	/* A permit acted on is one the ledger backs: a record rewritten since
 	 * its last transition is refused, whatever it says. A transition a
 	 * crash cut between the record's rename and its entry never happened:
-	 * the committed record is put back first (store_settle). */
-	char id_text[24], what[40];
-	struct statepath path = statepath_permit(id);
-	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	 * the committed record is put back first; a torn copy of the record
+	 * its entry carries is written back from the log (store_settle). */
 	snprintf(what, sizeof(what), "permit %llu", (unsigned long long)id);
 	r = store_settle(store, path.s, err);
 	if (r >= 0)

@@ -24,8 +24,6 @@
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
 
-#define PERMIT_RECORD_MAX (16 << 20)
-
 int permit_open_dir(struct store *store, bool create, int *ret_fd, struct error *err)
 {
 	return store_open_permits(store, create, ret_fd, err);
@@ -81,8 +79,10 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 		doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(6)) : NULL;
 	if (!text)
 		r = error_set(err, ENOMEM, "out of memory");
-	/* The one commit path: the record (tmp, fsync, rename, fsync of the
-	 * directory), then its ledger entry, which is the commit point. */
+	/* The one commit path: the record renamed in (its previous version
+	 * kept for store_settle()), then its ledger entry, which carries its
+	 * bytes and is the commit point: the one durable write of a
+	 * transition (store_commit()). */
 	struct statepath name = statepath_permit(p->id);
 	snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)p->id);
 	if (r == 0) {
@@ -102,14 +102,11 @@ int permit_commit_transition(struct store *store, struct permit *p, enum permit_
 	return 0;
 }
 
-int permit_load_at(int dir_fd, uint64_t id, struct permit *ret, struct error *err)
+/* permit_load_at() and permit_load(): the record's bytes (r, from
+ * reading them) parsed as permit id. */
+static int permit_load_text(int r, const char *text, size_t n, uint64_t id, struct permit *ret,
+			    struct error *err)
 {
-	char name[64];
-	cleanup_free char *text = NULL;
-	size_t n;
-
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	int r = file_read_capped(dir_fd, name, PERMIT_RECORD_MAX, &text, &n, err);
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "no permit %llu", (unsigned long long)id);
 	if (r == 0)
@@ -121,19 +118,61 @@ int permit_load_at(int dir_fd, uint64_t id, struct permit *ret, struct error *er
 	return r < 0 ? error_prefix(err, "permit %llu", (unsigned long long)id) : 0;
 }
 
+int permit_load_at(int dir_fd, uint64_t id, struct permit *ret, struct error *err)
+{
+	char name[64];
+	cleanup_free char *text = NULL;
+	size_t n = 0;
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	int r = file_read_capped(dir_fd, name, PERMIT_RECORD_MAX, &text, &n, err);
+	return permit_load_text(r, text, n, id, ret, err);
+}
+
 int permit_load(struct store *store, uint64_t id, struct permit *ret, struct error *err)
 {
-	cleanup_close int dir_fd = -1;
-	int r = permit_open_dir(store, false, &dir_fd, err);
-	if (r == -ENOENT)
-		return error_set(err, ENOENT, "no permit %llu", (unsigned long long)id);
-	return r < 0 ? r : permit_load_at(dir_fd, id, ret, err);
+	char id_text[24];
+	cleanup_free char *text = NULL;
+	size_t n = 0;
+	struct statepath path = statepath_permit(id);
+
+	/* The file, or when it is missing the bytes its last entry carries
+	 * (the file written back as their cache). */
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	int r = store_read_record(store, LEDGER_PERMIT_TRANSITION, id_text, path.s,
+				  PERMIT_RECORD_MAX, &text, &n, err);
+	return permit_load_text(r, text, n, id, ret, err);
 }
 
 static int permit_compare_id(const void *a, const void *b)
 {
 	uint64_t x = ((const struct permit *)a)->id, y = ((const struct permit *)b)->id;
 	return x < y ? -1 : x > y;
+}
+
+/* permit_list()'s permit_load(): the file, or the log's newer bytes when
+ * the file is a cache the log has moved past (store_read_record()), asked
+ * of one reader for the whole list (*lk, opened at the first record). */
+static int permit_list_load(struct store *store, struct ledger_lookup **lk, int dir_fd, uint64_t id,
+			    struct permit *ret, struct error *err)
+{
+	char name[64], hex[SHA256_HEX_SIZE];
+	cleanup_free char *text = NULL, *newer = NULL;
+	size_t n = 0, newer_n = 0;
+	struct statepath path = statepath_permit(id);
+	struct error ignored = { 0 };
+
+	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	int r = file_read_capped(dir_fd, name, PERMIT_RECORD_MAX, &text, &n, err);
+	if (r == 0 && (*lk || ledger_lookup_open(store_ledger(store), lk, &ignored) == 0)) {
+		snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+		sha256_hex(text, n, hex);
+		if (ledger_lookup_record_since(*lk, LEDGER_PERMIT_TRANSITION, name, path.s, hex,
+					       &newer, &newer_n, &ignored) == 1 &&
+		    newer_n <= PERMIT_RECORD_MAX)
+			return permit_load_text(0, newer, newer_n, id, ret, err);
+	}
+	return permit_load_text(r, text, n, id, ret, err);
 }
 
 int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t *ret_damaged,
@@ -159,6 +198,7 @@ int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t 
 	struct permit *list = NULL;
 	size_t count = 0;
 	struct dirent *de;
+	struct ledger_lookup *lk = NULL;
 	while ((de = readdir(d))) {
 		uint64_t id;
 		char *dot = strchr(de->d_name, '.');
@@ -174,12 +214,13 @@ int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t 
 		}
 		list = grown;
 		struct error ignored = { 0 };
-		if (permit_load_at(dir_fd, id, &list[count], &ignored) < 0)
+		if (permit_list_load(store, &lk, dir_fd, id, &list[count], &ignored) < 0)
 			(*ret_damaged)++;
 		else
 			count++;
 	}
 	closedir(d);
+	ledger_lookup_free(lk);
 	if (r < 0) {
 		for (size_t i = 0; i < count; i++)
 			permit_release(&list[i]);

@@ -13,14 +13,21 @@
 /* Permits in the state directory: permits/<id>.json, its lock, the one
  * commit path of a transition. */
 
+/* The largest permit record read. */
+#define PERMIT_RECORD_MAX (16 << 20)
+
 /* The one commit path of a permit: sets p's state to `to`, appends
  * {at, from, to, event} and the members of detail (may be NULL) to its
- * history, and writes permits/<id>.json atomically (a temporary file,
- * fsync, rename over the old record, fsync of the directory). A transition
- * the state machine does not allow is -EPERM and writes nothing. */
+ * history, renames the new permits/<id>.json over the old one and commits
+ * it by its ledger entry, which carries the record's bytes (store_commit():
+ * the entry's fdatasync is the one durable write; the file is a cache of
+ * the log). A transition the state machine does not allow is -EPERM and
+ * writes nothing. */
 int permit_commit_transition(struct store *store, struct permit *p, enum permit_state to,
 			     const char *event, json_t *detail, struct error *err);
 
+/* Permit id's record: the file, or, when it is missing, the bytes its
+ * last entry carries (store_read_record()). */
 int permit_load(struct store *store, uint64_t id, struct permit *ret, struct error *err);
 /* Every permit's record, oldest first; a damaged record is counted. */
 int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t *ret_damaged,

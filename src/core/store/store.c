@@ -162,14 +162,14 @@ static void store_boot_id(char ret[40])
 
 /* The one id allocator: the counter dir_fd/seq, under dir_fd/lock, skipping
  * any id whose records_fd/<id>.json exists. dir names dir_fd in messages.
- * With ledger (receipts): the counter is not synced and a receipt's file is
- * a cache the ledger's entry commits before it is written, unsynced too
+ * The counter is not synced and a record's file (a receipt's, a permit's)
+ * is a cache of the ledger's entry that commits it, unsynced too
  * (docs/ledger.md, "One commit path"), so after a power loss neither may
  * remember an id the ledger committed. The counter therefore notes the boot
  * it was written in; the first id handed out in another boot is past every
- * receipt id the ledger names (a scan of the log, once a boot). */
+ * id of kind the ledger names (a scan of the log, once a boot). */
 static int store_allocate(int dir_fd, const char *dir, int records_fd, struct ledger *ledger,
-			  uint64_t *ret_id, struct error *err)
+			  enum ledger_kind kind, uint64_t *ret_id, struct error *err)
 {
 	cleanup_close int lock_fd =
 		openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -203,7 +203,7 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, struct le
 		uint64_t committed = 0;
 		struct error ignored = { 0 };
 		if ((!boot[0] || !seq_boot || strcmp(seq_boot, boot) != 0) &&
-		    ledger_max_id(ledger, LEDGER_RECEIPT, &committed, &ignored) == 0 && committed > last)
+		    ledger_max_id(ledger, kind, &committed, &ignored) == 0 && committed > last)
 			last = committed;
 	}
 	if (last >= UINT64_MAX / 2)
@@ -226,11 +226,12 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, struct le
 
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 {
-	return store_allocate(store->dir_fd, store->path, store->receipts_fd, store->ledger, ret_id,
-			      err);
+	return store_allocate(store->dir_fd, store->path, store->receipts_fd, store->ledger,
+			      LEDGER_RECEIPT, ret_id, err);
 }
 
-int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id, struct error *err)
+int store_allocate_id_in(struct store *store, const char *dir, enum ledger_kind kind,
+			 uint64_t *ret_id, struct error *err)
 {
 	cleanup_free char *name = NULL;
 	int r = store_open_dir(store->dir_fd, dir, true, err);
@@ -239,7 +240,7 @@ int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
 	cleanup_close int fd = r;
 	if (asprintf(&name, "%s/%s", store->path, dir) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	return store_allocate(fd, name, fd, NULL, ret_id, err);
+	return store_allocate(fd, name, fd, store->ledger, kind, ret_id, err);
 }
 
 /* Opens the directory that holds path (below the state directory, made
@@ -331,6 +332,19 @@ static bool store_commit_embeds(enum ledger_kind kind, const char *path, bool re
 	return kind == LEDGER_RECEIPT && !replace && path[0] != '/';
 }
 
+/* The records that move on (replace) whose entry carries their bytes: a
+ * permit's record. Its new version is renamed in first, as for any
+ * replaced record (store_settle() undoes a rename whose entry a crash cut
+ * off), but neither the temporary nor the directory is synced: the entry's
+ * append, which carries the bytes, is the one durable write of the
+ * transition, and the file is a cache of the log (docs/ledger.md, "One
+ * commit path"). A dry run's state and the approver keep the written-first
+ * order: their readers take the file alone. */
+static bool store_commit_carries_replaced(enum ledger_kind kind, const char *path, bool replace)
+{
+	return kind == LEDGER_PERMIT_TRANSITION && replace && path[0] != '/';
+}
+
 /* Writes the cache of a committed record: a temporary file and a rename
  * that never replaces, not synced (the entry holds the bytes; after a crash
  * a cache lost is rebuilt from the log). One already there with the same
@@ -393,6 +407,20 @@ static int store_write_temporary(int dir_fd, const char *tmp, const void *data, 
 	return r < 0 ? error_set_errno(err, -r, "cannot write '%s'", tmp) : 0;
 }
 
+/* The written-first order's syncs, after the fact: the record installed
+ * at name (its bytes), then its directory (its name). */
+static int store_sync_installed(int dir_fd, const char *name, bool durable, struct error *err)
+{
+	if (!durable)
+		return 0;
+	cleanup_close int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		return error_set_errno(err, errno, "cannot sync '%s'", name);
+	if (fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "cannot sync the directory of '%s'", name);
+	return 0;
+}
+
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const void *data, size_t n, bool replace, struct error *err)
 {
@@ -418,11 +446,12 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 			return r;
 		error_clear(err); /* too big, or not UTF-8: the file first, as below */
 	}
+	bool carried = store_commit_carries_replaced(kind, path, replace);
 	if (replace) {
 		char tmp[NAME_MAX + 1];
 		snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
 		(void)unlinkat(dir_fd, tmp, 0);
-		r = store_write_temporary(dir_fd, tmp, data, n, mode, store->durable, err);
+		r = store_write_temporary(dir_fd, tmp, data, n, mode, store->durable && !carried, err);
 		/* The version being replaced, for store_settle(); the directory's
 		 * fsync below makes the link durable with the rename. */
 		if (r == 0 && path[0] != '/') {
@@ -434,7 +463,7 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 		}
 		if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 			r = error_set_errno(err, errno, "cannot install '%s'", name);
-		if (r == 0 && store->durable && fsync(dir_fd) < 0)
+		if (r == 0 && store->durable && !carried && fsync(dir_fd) < 0)
 			r = error_set_errno(err, errno, "cannot sync the directory of '%s'", name);
 		if (r < 0)
 			(void)unlinkat(dir_fd, tmp, 0);
@@ -447,6 +476,21 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 						   store->path);
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex(data, n, hex);
+	if (carried) {
+		r = ledger_append_record(store_ledger(store), kind, id, path, hex, data, n,
+					 store_commit_signs(store, kind), NULL, err);
+		if (r != -E2BIG)
+			return r < 0 ? error_prefix(err, "%s %s was written but not committed",
+						    ledger_kind_name(kind), id)
+				     : 0;
+		/* Too big for its entry, or not UTF-8: the file is made
+		 * durable first after all, and its entry names it alone. */
+		error_clear(err);
+		r = store_sync_installed(dir_fd, name, store->durable, err);
+		if (r < 0)
+			return error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id,
+					    store->path);
+	}
 	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_signs(store, kind),
 			  NULL, err);
 	if (r < 0)
@@ -463,6 +507,58 @@ static int store_file_sha256(int dir_fd, const char *name, char hex[SHA256_HEX_S
 	if (r == 0)
 		sha256_hex(text, n, hex);
 	return r;
+}
+
+/* Whether have (the file) is a torn copy of want (the committed bytes): a
+ * strict prefix of them, or nothing but NULs (blocks a power loss left
+ * allocated and never written). */
+static bool store_torn_copy(const char *have, size_t have_n, const char *want, size_t want_n)
+{
+	size_t i = 0;
+
+	if (have_n < want_n && memcmp(have, want, have_n) == 0)
+		return true;
+	while (i < have_n && have[i] == '\0')
+		i++;
+	return i == have_n;
+}
+
+/* store_settle() of a record whose entry carries its bytes (a permit's,
+ * store_commit_carries_replaced()) and whose file is a cache the log has
+ * moved past: the bytes of an earlier entry for it (a power loss kept the
+ * rename of an older version, not that of the one the last entry commits:
+ * a file system need not order a rename before a later fdatasync of the
+ * log), or a torn copy of the last entry's. It is written back from the
+ * log (unsynced: the log holds the record). Any other difference is left
+ * for the reader to refuse: a cache is never trusted over the log, and a
+ * rewritten record is reported, not silently mended. */
+static int store_settle_cache(struct store *store, int dir_fd, const char *name, const char *path)
+{
+	cleanup_free char *have = NULL, *want = NULL;
+	size_t have_n, want_n = 0;
+	char tmp[NAME_MAX + 1], hex[SHA256_HEX_SIZE];
+	struct error ignored = { 0 };
+
+	if (file_read_capped(dir_fd, name, STORE_SETTLE_MAX, &have, &have_n, &ignored) < 0)
+		return 0;
+	sha256_hex(have, have_n, hex);
+	if (ledger_record_since(store_ledger(store), LEDGER_KIND_MAX, NULL, path, hex, &want,
+				&want_n, &ignored) != 1) {
+		free(TAKE_PTR(want));
+		if (ledger_record(store_ledger(store), LEDGER_KIND_MAX, NULL, path, &want, &want_n,
+				  &ignored) < 0 ||
+		    !store_torn_copy(have, have_n, want, want_n))
+			return 0;
+	}
+	snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
+	(void)unlinkat(dir_fd, tmp, 0);
+	if (store_write_temporary(dir_fd, tmp, want, want_n, 0600, false, &ignored) < 0)
+		return 0;
+	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+		(void)unlinkat(dir_fd, tmp, 0);
+		return 0;
+	}
+	return 1;
 }
 
 int store_settle(struct store *store, const char *path, struct error *err)
@@ -495,7 +591,7 @@ int store_settle(struct store *store, const char *path, struct error *err)
 	if (backed == -EBADMSG &&
 	    (store_file_sha256(dir_fd, prev, hex, &ignored) < 0 ||
 	     ledger_backs(store_ledger(store), LEDGER_KIND_MAX, NULL, path, hex, &ignored) != 0))
-		return 0;
+		return store_settle_cache(store, dir_fd, name, path);
 	(void)unlinkat(dir_fd, kept, 0);
 	if (linkat(dir_fd, name, dir_fd, kept, 0) < 0)
 		return error_set_errno(err, errno, "keep the uncommitted %s", path);
@@ -539,6 +635,29 @@ int store_read_record(struct store *store, enum ledger_kind kind, const char *id
 	if (dir_fd < 0)
 		return error_set_errno(err, -dir_fd, "cannot open the directory of '%s'", path);
 	int r = file_read_capped(dir_fd, name, max, ret_text, &n, err);
+	if (r == 0 && store_commit_carries_replaced(kind, path, true)) {
+		/* A record that moves on: its file may be a cache the log has
+		 * moved past (store_settle_cache()); then the log's bytes are the
+		 * record's. The file is written back under the record's lock
+		 * (store_settle()) or by `ledger recover`, not here. */
+		char hex[SHA256_HEX_SIZE];
+		char *newer = NULL;
+		size_t newer_n = 0;
+		struct error ignored = { 0 };
+		sha256_hex(*ret_text, n, hex);
+		if (ledger_record_since(store_ledger(store), (int)kind, id, path, hex, &newer,
+					&newer_n, &ignored) == 1) {
+			if (newer_n > max) {
+				free(newer);
+				return error_set(err, EFBIG, "%s: more than %zu bytes", path, max);
+			}
+			free(*ret_text);
+			*ret_text = newer;
+			n = newer_n;
+		} else {
+			free(newer);
+		}
+	}
 	if (r != -ENOENT) {
 		if (r == 0 && ret_n)
 			*ret_n = n;

@@ -55,8 +55,11 @@ struct ledger *store_ledger(struct store *store);
  * (a counter that lost its last update in a crash never reissues one). */
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
 /* The same for another kind of record, DIR/<id>.json (DIR below the state
- * directory, created mode 0700): its own counter DIR/seq under DIR/lock. */
-int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id, struct error *err);
+ * directory, created mode 0700): its own counter DIR/seq under DIR/lock,
+ * bounded after a reboot by the largest id of the ledger's entries of kind
+ * (the records' files are caches of the log, as receipts'). */
+int store_allocate_id_in(struct store *store, const char *dir, enum ledger_kind kind,
+			 uint64_t *ret_id, struct error *err);
 
 /* The one commit path (docs/ledger.md, "One commit path"): every record
  * airlock keeps (receipt, gate open and close, dry run change set, apply,
@@ -71,8 +74,11 @@ int store_allocate_id_in(struct store *store, const char *dir, uint64_t *ret_id,
  * (gate, ack, apply) treat as never written and `airlock ledger verify`
  * reports as unbacked. Without replace an existing file is never replaced
  * (-EEXIST, nothing appended); with it, the file's new bytes are committed
- * (a state that moves on: approver.json, dryruns/<id>/state). Any error,
- * including the ledger's (an fsync error poisons it), fails the commit. */
+ * (a state that moves on: approver.json, dryruns/<id>/state). A permit's
+ * record (replaced) and a receipt have their bytes carried by their entry:
+ * its append is the one durable write, the file an unsynced cache of the
+ * log (docs/ledger.md, "One commit path"). Any error, including the
+ * ledger's (an fsync error poisons it), fails the commit. */
 int store_commit(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		 const void *data, size_t n, bool replace, struct error *err);
 
@@ -97,7 +103,11 @@ int store_checkpoint_flush(struct store *store, struct error *err);
  * previous version is, and puts the previous version back; a first version
  * that no entry names (and no previous one) is removed. The bytes taken
  * away are kept as .<name>.uncommitted (a crash and a forgery look alike).
- * Returns 1 when it settled, 0 when there was nothing to settle. For
+ * A record whose last entry carries its bytes and whose file is a torn copy
+ * of them (a strict prefix, or only NULs: an unsynced cache after a power
+ * loss) is written back from the log; any other difference is left for the
+ * reader to refuse. Returns 1 when it settled, 0 when there was nothing to
+ * settle. For
  * records that move on (permits/<id>.json, dryruns/<id>/state); the caller
  * holds the record's lock, so no commit of it is in flight. */
 int store_settle(struct store *store, const char *path, struct error *err);
