@@ -30,7 +30,8 @@ static const char ledger_usage[] =
 	"       airlock ledger recover [--state-dir DIR]\n"
 	"       airlock ledger prove INDEX|KIND:ID [--state-dir DIR]\n"
 	"       airlock ledger consistency OLD [NEW] [--state-dir DIR]\n"
-	"       airlock ledger verify-proof --key FILE [--old FILE] [--record FILE] PROOF|-\n";
+	"       airlock ledger verify-proof --key FILE [--old FILE] [--record FILE] PROOF|-\n"
+	"       airlock ledger push|mirror ... (`airlock ledger mirror --help`)\n";
 
 static int ledger_read_file(const char *path, char **ret, size_t *ret_n)
 {
@@ -259,6 +260,16 @@ int cmd_ledger(int argc, char **argv)
 	struct ledger_options o = { 0 };
 	int opt_status;
 
+	/* The first operand, past the options (and their values), names it. */
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-') {
+			i += strchr(argv[i], '=') == NULL && strcmp(argv[i], "--help") != 0 &&
+			     strcmp(argv[i], "-h") != 0;
+		} else {
+			if (strcmp(argv[i], "push") == 0 || strcmp(argv[i], "mirror") == 0)
+				return cmd_ledger_remote(argc, argv);
+			break;
+		}
 	if (ledger_parse_options(argc, argv, &o, &opt_status))
 		return opt_status;
 	if (optind >= argc) {
