@@ -40,7 +40,12 @@ static int mirror_store(struct session *session, const struct mirror_options *o,
 		cli_error("no state directory: set AIRLOCK_STATE_DIR, XDG_STATE_HOME or HOME, or pass --state-dir");
 		return EXIT_AIRLOCK_ERROR;
 	}
-	if (session_store(session, create, ret, &err) < 0) {
+	int r = session_store(session, create, ret, &err);
+	if (r == -ENOENT) {
+		*ret = NULL; /* no state directory: nothing configured, nothing to push */
+		return EXIT_OK;
+	}
+	if (r < 0) {
 		cli_error("ledger: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
@@ -160,6 +165,16 @@ static int mirror_main(const char *sub, char **operand, int operands, struct mir
 	int status = mirror_store(&session, o, strcmp(sub, "set") == 0, &store);
 	if (status != EXIT_OK)
 		return status;
+	if (!store && strcmp(sub, "show") == 0) {
+		puts("{\"configured\":false}");
+		return EXIT_OK;
+	}
+	if (!store && strcmp(sub, "resolve") == 0) {
+		cli_error("ledger mirror resolve: no conflict with the mirror is open");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (!store)
+		return EXIT_OK; /* unset: nothing was set */
 	if (strcmp(sub, "show") == 0)
 		return mirror_show(store);
 	if (strcmp(sub, "resolve") == 0)
@@ -214,7 +229,7 @@ int cmd_ledger_remote(int argc, char **argv)
 		cleanup_with(session_free) struct session session = { 0 };
 		struct store *store = NULL;
 		int status = mirror_store(&session, &o, false, &store);
-		return status != EXIT_OK ? status : mirror_push(store, o.background);
+		return status != EXIT_OK || !store ? status : mirror_push(store, o.background);
 	}
 	if (strcmp(sub, "mirror") != 0 || optind >= argc) {
 		fputs(mirror_usage, stderr);

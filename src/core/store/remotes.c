@@ -165,7 +165,7 @@ int remotes_register(struct store *store, struct error *err)
 	return remotes_register_mirror(store, &m, err);
 }
 
-static void remotes_record(struct store *store, const struct error *failure)
+static void remotes_record(struct store *store, const struct error *failure, bool is_conflict)
 {
 	char now[64];
 	struct error ignored = { 0 };
@@ -175,7 +175,7 @@ static void remotes_record(struct store *store, const struct error *failure)
 				   failure ? failure->msg : NULL);
 	(void)remotes_write_json(store, STATEPATH_MIRROR_STATUS, status, &ignored);
 	json_decref(status);
-	if (failure && (failure->code == EEXIST || failure->code == EBADMSG)) {
+	if (failure && is_conflict) {
 		json_t *conflict = json_pack("{s:s, s:s}", "time", now, "error", failure->msg);
 		(void)remotes_write_json(store, STATEPATH_MIRROR_CONFLICT, conflict, &ignored);
 		json_decref(conflict);
@@ -187,12 +187,16 @@ int remotes_push(struct store *store, struct error *err)
 	if (faccessat(store_dir_fd(store), STATEPATH_MIRROR_CONFIG, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	/* What is pushed is the latest checkpoint: sign the whole log first. */
-	int r = ledger_checkpoint(store_ledger(store), err);
-	if (r == 0)
+	struct ledger *ledger = store_ledger(store);
+	int r = ledger_checkpoint(ledger, err);
+	if (r == 0 && ledger_n_remotes(ledger) == 0)
 		r = remotes_register(store, err);
-	if (r > 0)
-		r = ledger_push(store_ledger(store), err);
-	remotes_record(store, r < 0 ? err : NULL);
+	bool conflict = false;
+	if (r >= 0 && ledger_n_remotes(ledger) > 0) {
+		r = ledger_push(ledger, err);
+		conflict = r == -EEXIST || r == -EBADMSG;
+	}
+	remotes_record(store, r < 0 ? err : NULL, conflict);
 	return r < 0 ? r : 0;
 }
 

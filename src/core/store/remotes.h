@@ -30,9 +30,10 @@ int remotes_mirror_unset(struct store *store, struct error *err);
 int remotes_register(struct store *store, struct error *err);
 
 /* A push of the latest checkpoint to every configured remote (signing one
- * of the whole log first), recording its outcome in mirror/status.json;
- * a refusal that is a conflict (-EEXIST: the remote holds another history;
- * -EBADMSG: the ledger was cut, rolled back or tampered with) is recorded
+ * of the whole log first; registering them on the first call), recording
+ * its outcome in mirror/status.json; a refusal that is a conflict
+ * (ledger_push()'s -EEXIST: the remote holds another history; -EBADMSG: the
+ * ledger was cut, rolled back or does not hold what it signed) is recorded
  * in mirror/conflict.json as well. 0 with no remote. */
 int remotes_push(struct store *store, struct error *err);
 
