@@ -19,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "core/store/ledger.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 #include "core/store/store.h"
 
 #define LEDGER_FILE_MAX (1 << 20)
@@ -219,6 +220,8 @@ static int ledger_run_sub(struct store *store, const char *sub, char **operand, 
 		r = ledger_public_key(store_ledger(store), true, &text, &err);
 	} else if (strcmp(sub, "checkpoint") == 0) {
 		r = ledger_checkpoint(store_ledger(store), &err);
+		if (r == 0)
+			remotes_push_background(store);
 		if (r == 0) {
 			size_t n;
 			r = ledger_checkpoint_text(store_ledger(store), &text, &n, &err);
