@@ -81,12 +81,13 @@ static void doctor_print_mirror(struct session *session)
 		cli_print("%-5s %-17s conflict: %s (the gate is closed until `airlock ledger mirror resolve`)\n",
 			  "FAIL", "ledger mirror", st.conflict);
 	else if (st.pushed < st.signed_size || st.last_error[0])
-		cli_print("%-5s %-17s %llu of %llu signed entries pushed%s%s\n", "warn", "ledger mirror",
-			  (unsigned long long)st.pushed, (unsigned long long)st.signed_size,
+		cli_print("%-5s %-17s %llu of %llu signed entries pushed%s%s\n", "warn",
+			  "ledger mirror", (unsigned long long)st.pushed,
+			  (unsigned long long)st.signed_size,
 			  st.last_error[0] ? "; last push failed: " : "", st.last_error);
 	else
-		cli_print("%-5s %-17s %llu signed entries pushed (host %s)\n", "ok", "ledger mirror",
-			  (unsigned long long)st.pushed, st.host);
+		cli_print("%-5s %-17s %llu signed entries pushed (host %s)\n", "ok",
+			  "ledger mirror", (unsigned long long)st.pushed, st.host);
 }
 
 int cmd_doctor(int argc, char **argv)

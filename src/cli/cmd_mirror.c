@@ -77,12 +77,13 @@ static int mirror_show(struct store *store)
 		cli_error("ledger mirror show: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	json_t *doc = json_pack("{s:b, s:s?, s:s?, s:I, s:I, s:s?, s:s?, s:s?}", "configured",
-				st.configured, "conninfo", cfg.conninfo, "host", cfg.host,
-				"signed_size", (json_int_t)st.signed_size, "pushed",
-				(json_int_t)st.pushed, "last_push", st.last_time[0] ? st.last_time : NULL,
-				"last_error", st.last_error[0] ? st.last_error : NULL, "conflict",
-				st.conflict[0] ? st.conflict : NULL);
+	json_t *doc =
+		json_pack("{s:b, s:s?, s:s?, s:I, s:I, s:s?, s:s?, s:s?}", "configured",
+			  st.configured, "conninfo", cfg.conninfo, "host", cfg.host, "signed_size",
+			  (json_int_t)st.signed_size, "pushed", (json_int_t)st.pushed, "last_push",
+			  st.last_time[0] ? st.last_time : NULL, "last_error",
+			  st.last_error[0] ? st.last_error : NULL, "conflict",
+			  st.conflict[0] ? st.conflict : NULL);
 	remotes_mirror_release(&cfg);
 	cleanup_free char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
@@ -111,8 +112,8 @@ static int mirror_resolve(struct store *store)
 		return EXIT_NOT_APPROVED;
 	}
 	char pass[1024];
-	int t = cli_read_secret("approver passphrase to resolve the conflict with the mirror: ",
-				pass, sizeof(pass));
+	int t = cli_read_secret("approver passphrase to resolve the conflict with the mirror: ", pass,
+				sizeof(pass));
 	if (t == -ENXIO) {
 		cli_error("ledger mirror resolve: the passphrase is read from a terminal and there is none here");
 		return EXIT_NOT_APPROVED;
@@ -141,14 +142,13 @@ static int mirror_main(const char *sub, char **operand, int operands, struct mir
 	cleanup_with(session_free) struct session session = { 0 };
 	struct store *store = NULL;
 	struct error err = { 0 };
-	bool known = strcmp(sub, "init") == 0 || strcmp(sub, "set") == 0 ||
-		     strcmp(sub, "show") == 0 || strcmp(sub, "unset") == 0 ||
-		     strcmp(sub, "resolve") == 0;
-	bool wants = strcmp(sub, "init") == 0 || strcmp(sub, "set") == 0 ? operands == 1
-									  : operands == 0;
+	bool known = strcmp(sub, "init") == 0 || strcmp(sub, "set") == 0 || strcmp(sub, "show") == 0 ||
+		     strcmp(sub, "unset") == 0 || strcmp(sub, "resolve") == 0;
+	bool wants =
+		strcmp(sub, "init") == 0 || strcmp(sub, "set") == 0 ? operands == 1 : operands == 0;
 	if (!known || !wants) {
-		cli_error("ledger mirror: %s '%s'", known ? "wrong operands for" : "unknown subcommand",
-			  sub);
+		cli_error("ledger mirror: %s '%s'",
+			  known ? "wrong operands for" : "unknown subcommand", sub);
 		fputs(mirror_usage, stderr);
 		return EXIT_AIRLOCK_ERROR;
 	}

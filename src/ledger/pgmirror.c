@@ -44,7 +44,8 @@ static int pgmirror_load(struct error *err)
 		return 0;
 	void *h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		return error_set(err, ENOPKG, "the PostgreSQL client library (libpq.so.5) cannot be loaded: %s",
+		return error_set(err, ENOPKG,
+				 "the PostgreSQL client library (libpq.so.5) cannot be loaded: %s",
 				 dlerror());
 	struct {
 		const char *name;
@@ -285,8 +286,7 @@ int pgmirror_init(const char *conninfo, bool *ret_created, struct error *err)
 	PGresult *res = pq.exec(conn, "SELECT (SELECT max(version) FROM airlock.schema_version)");
 	if (pq.result_status(res) == PGRES_TUPLES_OK && pq.ntuples(res) == 1) {
 		uint64_t version = 0;
-		if (parse_u64(pq.getvalue(res, 0, 0), &version) < 0 ||
-		    version != PGMIRROR_SCHEMA_VERSION)
+		if (parse_u64(pq.getvalue(res, 0, 0), &version) < 0 || version != PGMIRROR_SCHEMA_VERSION)
 			r = error_set(err, EPROTO,
 				      "the database holds the mirror's schema version %s; this airlock has version %d",
 				      pq.getvalue(res, 0, 0), PGMIRROR_SCHEMA_VERSION);

@@ -8,7 +8,7 @@
 # path of a run, without the sandbox).
 load helpers
 
-# shellcheck source=tests/helpers/pg.sh
+# shellcheck disable=SC1091 # checked on its own (scripts/check-shell.sh)
 . "$BATS_TEST_DIRNAME/../helpers/pg.sh"
 
 LEDGER_BENCH=${AIRLOCK_LEDGER_BENCH:-$(dirname "$AIRLOCK")/tests/ledger_bench}

@@ -87,13 +87,13 @@ json_t *gate_status_to_json(const struct gate_status *st)
 
 	if (!failures)
 		return NULL;
-	json_t *doc = json_pack("{s:s, s:I, s:o, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
-			 "open", (json_int_t)st->open.n, "failures", failures, "rejected",
-			 gate_status_rejected(&st->open), "approver", "state",
-			 approver_state_to_string(check->state), "changed", check->changed,
-			 "pinned", check->pinned[0] ? check->pinned : NULL, "current",
-			 check->current[0] ? check->current : NULL, "message",
-			 check->changed ? check->message : NULL);
+	json_t *doc = json_pack("{s:s, s:I, s:o, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope",
+				st->scope, "open", (json_int_t)st->open.n, "failures", failures,
+				"rejected", gate_status_rejected(&st->open), "approver", "state",
+				approver_state_to_string(check->state), "changed", check->changed,
+				"pinned", check->pinned[0] ? check->pinned : NULL, "current",
+				check->current[0] ? check->current : NULL, "message",
+				check->changed ? check->message : NULL);
 	/* only when one is open: the document is otherwise what it was */
 	if (doc && st->mirror_conflict[0] &&
 	    json_object_set_new(doc, "mirror_conflict", json_string(st->mirror_conflict)) < 0) {

@@ -52,8 +52,7 @@ static int remotes_read_json(struct store *store, const char *path, json_t **ret
 	return r < 0 ? error_prefix(err, "%s/%s", store_path(store), path) : 0;
 }
 
-static int remotes_write_json(struct store *store, const char *path, json_t *doc,
-			      struct error *err)
+static int remotes_write_json(struct store *store, const char *path, json_t *doc, struct error *err)
 {
 	cleanup_free char *text = doc ? jsonutil_dump_line(doc) : NULL;
 	if (!text)
@@ -99,8 +98,7 @@ int remotes_mirror_get(struct store *store, struct remotes_mirror *ret, struct e
 	return 0;
 }
 
-int remotes_mirror_set(struct store *store, const char *conninfo, const char *host,
-		       struct error *err)
+int remotes_mirror_set(struct store *store, const char *conninfo, const char *host, struct error *err)
 {
 	char name[HOST_NAME_MAX + 1] = "localhost";
 	cleanup_free char *real = realpath(store_path(store), NULL);
@@ -114,7 +112,8 @@ int remotes_mirror_set(struct store *store, const char *conninfo, const char *ho
 		host = fallback;
 	}
 	if (!*conninfo || !*host || strlen(host) > 200)
-		return error_set(err, EINVAL, "a mirror has a connection string and a host name (at most 200 bytes)");
+		return error_set(err, EINVAL,
+				 "a mirror has a connection string and a host name (at most 200 bytes)");
 	json_t *doc = json_pack("{s:s, s:s}", "conninfo", conninfo, "host", host);
 	int r = remotes_write_json(store, STATEPATH_MIRROR_CONFIG, doc, err);
 	json_decref(doc);
@@ -171,8 +170,7 @@ static void remotes_record(struct store *store, const struct error *failure, boo
 	struct error ignored = { 0 };
 
 	clock_format_rfc3339(clock_realtime_ns(), now, sizeof(now));
-	json_t *status = json_pack("{s:s, s:s?}", "time", now, "error",
-				   failure ? failure->msg : NULL);
+	json_t *status = json_pack("{s:s, s:s?}", "time", now, "error", failure ? failure->msg : NULL);
 	(void)remotes_write_json(store, STATEPATH_MIRROR_STATUS, status, &ignored);
 	json_decref(status);
 	if (failure && is_conflict) {

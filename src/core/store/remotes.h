@@ -21,8 +21,7 @@ void remotes_mirror_release(struct remotes_mirror *m);
 /* -ENOENT when no mirror is configured. */
 int remotes_mirror_get(struct store *store, struct remotes_mirror *ret, struct error *err);
 /* host NULL: "<hostname>:<state directory>". */
-int remotes_mirror_set(struct store *store, const char *conninfo, const char *host,
-		       struct error *err);
+int remotes_mirror_set(struct store *store, const char *conninfo, const char *host, struct error *err);
 int remotes_mirror_unset(struct store *store, struct error *err);
 
 /* Registers every configured remote on the store's ledger: the one place

@@ -24,7 +24,7 @@
 #define STATEPATH_MIRROR	"mirror" /* store: the ledger's mirror (core/store/remotes.h) */
 #define STATEPATH_MIRROR_CONFIG "mirror/config.json" /* its connection and host name */
 #define STATEPATH_MIRROR_STATUS "mirror/status.json" /* the last push's outcome */
-#define STATEPATH_MIRROR_CONFLICT                                                                  \
+#define STATEPATH_MIRROR_CONFLICT \
 	"mirror/conflict.json" /* a refused push, open until the approver resolves it */
 #define STATEPATH_MIRROR_LOCK	 "mirror/lock" /* flock()ed by the one background pusher */
 #define STATEPATH_MIRROR_PENDING "mirror/pending" /* a push asked for since */
