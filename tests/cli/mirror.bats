@@ -266,6 +266,16 @@ refused_with_6() {
 	rm -rf "$l/key" "$l/key.pub" "$l/checkpoint" "$l/checkpoints" "$l/remotes"
 	refused_with_6
 	[[ "$(jq -r .error "$TEST_DIR/h/mirror/conflict.json")" == *"holds 6 entries"* ]]
+	# the agent's hook blocks what changes anything, lets a read through
+	payload() {
+		sed -e "s|@CWD@|$WORK|g" -e "s|@ACTIVE@|false|g" -e "s|@PATH@||g" -e "s|@COMMAND@|$1|g" \
+			"$BATS_TEST_DIRNAME/../fixtures/hosts/claude-code/2.1/pre-tool-use-bash.json"
+	}
+	AIRLOCK_STATE_DIR="$TEST_DIR/h" run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$(payload "npm test")"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"mirror refused a push"*"airlock ledger mirror resolve"* ]]
+	AIRLOCK_STATE_DIR="$TEST_DIR/h" run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$(payload "git status")"
+	[ "$status" -eq 0 ]
 	# only the approver closes it
 	run "$AIRLOCK" ledger mirror resolve --state-dir "$TEST_DIR/h" </dev/null
 	[ "$status" -ne 0 ]
@@ -278,6 +288,8 @@ refused_with_6() {
 	[ "$status" -eq 0 ]
 	[ ! -e "$TEST_DIR/h/mirror/conflict.json" ]
 	AIRLOCK_STATE_DIR="$TEST_DIR/h" run "$AIRLOCK" gate
+	[ "$status" -eq 0 ]
+	AIRLOCK_STATE_DIR="$TEST_DIR/h" run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$(payload "npm test")"
 	[ "$status" -eq 0 ]
 	# the mirror still holds the old log only
 	[ "$(q "SELECT count(*) FROM airlock.logs")" = 1 ]
