@@ -69,7 +69,9 @@ eval "$(fresh m mirror_tmpl)"
 "$airlock" ledger push --state-dir "$state"
 hyperfine --runs $((runs * 2)) --export-json "$work/latency.json" \
 	--prepare "'$driver' receipts '$state' 1 '$state/receipts/1.json'" \
-	-n push-one "'$airlock' ledger push --state-dir '$state'" >/dev/null
+	-n push-one "'$airlock' ledger push --state-dir '$state'" \
+	--prepare true \
+	-n connect "psql -X -q 'host=$pg dbname=m user=airlock_pusher' -c 'SELECT 1'" >/dev/null
 
 # A run with the mirror configured and without.
 with=$work/with
@@ -91,6 +93,7 @@ load_after=$(cat /proc/loadavg)
 push=$(median_ms "$work/throughput.json" 0)
 copy=$(median_ms "$work/throughput.json" 1)
 one=$(median_ms "$work/latency.json" 0)
+connect=$(median_ms "$work/latency.json" 1)
 run_without=$(median_ms "$work/run.json" 0)
 run_with=$(median_ms "$work/run.json" 1)
 cat <<MD
@@ -98,7 +101,8 @@ cat <<MD
 |---|---|---|
 | \`ledger push\` of $entries entries ($bytes bytes of log) into an empty mirror | $push ms ($(echo "$entries * 1000 / $push" | bc) entries/s) | $(ratio "$push" "$copy") x the floor |
 | \`psql \\copy\` of the same rows into a plain table (the floor) | $copy ms ($(echo "$entries * 1000 / $copy" | bc) entries/s) | 1 |
-| \`ledger push\` of one entry and its checkpoint onto $entries | $one ms | |
+| \`ledger push\` of one entry and its checkpoint onto $entries | $one ms | $(ratio "$one" "$connect") x a connection |
+| \`psql -c 'SELECT 1'\` as the pusher (a connection: its floor) | $connect ms | 1 |
 | \`run -- true\`, no mirror | $run_without ms | 1 |
 | \`run -- true\`, mirror configured (detached push) | $run_with ms | $(ratio "$run_with" "$run_without") |
 

@@ -22,13 +22,18 @@ CREATE TABLE airlock.schema_version (
 );
 INSERT INTO airlock.schema_version (version) VALUES (1);
 
--- One log per host, pinned at its first push: its origin (the key's name)
--- and the key (vkey). A host that comes back with another key (its ledger
--- re-keyed or replaced) is refused.
+-- One log per host, pinned at its first push: its origin (the key's name),
+-- the key (vkey) and the login role that pushed it. A host that comes back
+-- with another key (its ledger re-keyed or replaced) is refused; so is
+-- another role (give each host its own login role, a member of
+-- airlock_pusher, and one host's credentials cannot append to another's
+-- log: the server checks the signature line's key id, not the Ed25519
+-- signature itself).
 CREATE TABLE airlock.logs (
 	origin text PRIMARY KEY,
 	host text NOT NULL UNIQUE,
 	vkey text NOT NULL,
+	pusher name NOT NULL,
 	created timestamptz NOT NULL DEFAULT now()
 );
 
@@ -243,8 +248,8 @@ BEGIN
 
 	-- The log, created at its host's first push, then locked: one push of a
 	-- log at a time.
-	INSERT INTO airlock.logs (origin, host, vkey) VALUES (v_origin, p_host, p_vkey)
-		ON CONFLICT DO NOTHING;
+	INSERT INTO airlock.logs (origin, host, vkey, pusher)
+		VALUES (v_origin, p_host, p_vkey, session_user) ON CONFLICT DO NOTHING;
 	SELECT * INTO lg FROM airlock.logs WHERE origin = v_origin FOR UPDATE;
 	IF NOT FOUND THEN
 		SELECT h.size INTO held FROM airlock.log_heads h WHERE h.host = p_host;
@@ -259,6 +264,9 @@ BEGIN
 	END IF;
 	IF lg.host <> p_host THEN
 		PERFORM airlock.conflict(held, format('the log is host %s''s', lg.host));
+	END IF;
+	IF lg.pusher <> session_user THEN
+		PERFORM airlock.conflict(held, format('the log is pushed by role %s', lg.pusher));
 	END IF;
 	IF lg.vkey <> p_vkey THEN
 		PERFORM airlock.conflict(held, 'the log was pinned to another key');

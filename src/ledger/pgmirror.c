@@ -92,14 +92,40 @@ static void pgmirror_first_line(const char *msg, char *buf, size_t size)
 	snprintf(buf, size, "%.*s", (int)strcspn(msg, "\n"), msg);
 }
 
-/* A connection: conninfo's settings, with a connect timeout (the push runs
- * in the background, but a hung network must not keep it forever), UTF-8
- * (the lines are hashed as UTF-8 bytes by the server) and a name. */
+/* libpq fills what the connection string leaves out from PG* variables
+ * (PGHOST, PGSERVICE, PGSSLMODE, ...): the environment of the command that
+ * started the push is not the user's configuration, so none is used. */
+static void pgmirror_scrub_environment(void)
+{
+	extern char **environ;
+
+	for (size_t i = 0; environ && environ[i];) {
+		if (strncmp(environ[i], "PG", 2) != 0 || !strchr(environ[i], '=')) {
+			i++;
+			continue;
+		}
+		char name[128];
+		size_t n = strcspn(environ[i], "=");
+		if (n >= sizeof(name)) { /* no libpq variable is that long */
+			i++;
+			continue;
+		}
+		memcpy(name, environ[i], n);
+		name[n] = '\0';
+		if (unsetenv(name) < 0)
+			i++;
+	}
+}
+
+/* A connection: conninfo's settings alone, with a connect timeout (the push
+ * runs in the background, but a hung network must not keep it forever),
+ * UTF-8 (the lines are hashed as UTF-8 bytes by the server) and a name. */
 static int pgmirror_connect(const char *conninfo, PGconn **ret, struct error *err)
 {
 	int r = pgmirror_load(err);
 	if (r < 0)
 		return r;
+	pgmirror_scrub_environment();
 	const char *const keys[] = { "dbname", "connect_timeout", "client_encoding",
 				     "application_name", NULL };
 	const char *const values[] = { conninfo, "10", "UTF8", "airlock", NULL };

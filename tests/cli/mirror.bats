@@ -56,7 +56,9 @@ log_size() {
 
 @test "mirror: a push lands every entry once, byte for byte; a second push changes nothing" {
 	host_with "$TEST_DIR/h" 5
-	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	# the connection is the configured one: no PG* variable of the caller's
+	# environment (an unknown service would fail it) reaches libpq
+	PGSERVICE=elsewhere PGHOST=/nonexistent PGDATABASE=other run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
 	[ "$status" -eq 0 ]
 	[ "$(q "SELECT count(*), count(DISTINCT seq), min(seq), max(seq) FROM airlock.entries")" = "5|5|0|4" ]
 	[ "$(q "SELECT line FROM airlock.entries ORDER BY seq")" = "$(cat "$TEST_DIR/h/ledger/log")" ]
@@ -109,6 +111,7 @@ log_size() {
 	# A client that lies: the checkpoint of another host's log, with lines
 	# that are not its leaves, is refused by the database itself.
 	host_with "$TEST_DIR/liar" 3
+	"$AIRLOCK" ledger mirror unset --state-dir "$TEST_DIR/liar" # it pushes by hand
 	AIRLOCK_STATE_DIR="$TEST_DIR/liar" "$AIRLOCK" ledger checkpoint >/dev/null
 	vkey=$("$AIRLOCK" ledger key --state-dir "$TEST_DIR/liar")
 	cp="$(cat "$TEST_DIR/liar/ledger/checkpoint")"
@@ -124,6 +127,15 @@ log_size() {
 \$\$)" airlock_pusher
 	[ "$status" -eq 0 ]
 	[ "$output" = 3 ]
+	# another login role, even one with the pusher's rights, cannot append
+	# to a log it did not start
+	q "CREATE ROLE other_host LOGIN IN ROLE airlock_pusher"
+	"$LEDGER_BENCH" receipts "$TEST_DIR/h" 1 "$TEST_DIR/h/receipts/1.json"
+	"$AIRLOCK" ledger mirror set "host=$PGDIR dbname=$DB user=other_host" --state-dir "$TEST_DIR/h"
+	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	[ "$status" -eq 20 ]
+	[[ "$output" == *"holds 3 entries"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.entries")" = 6 ]
 	# a checkpoint whose signature is by another key
 	other=$("$AIRLOCK" ledger key --state-dir "$TEST_DIR/h")
 	run q "SELECT airlock.push('liar2', \$\$$other\$\$, 0, \$\$$cp

@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -25,6 +26,8 @@
 #include "ledger/pgmirror.h"
 
 #define REMOTES_FILE_MAX (64 << 10)
+/* How long the background pusher waits for more runs before it pushes. */
+#define REMOTES_COALESCE_NS (100 * 1000 * 1000L)
 
 void remotes_mirror_release(struct remotes_mirror *m)
 {
@@ -209,6 +212,13 @@ void remotes_push_background(struct store *store)
 	if (fd < 0)
 		return;
 	close(fd);
+	/* A pusher running now sees pending before it exits: no new one. */
+	cleanup_close int lock =
+		openat(dir_fd, STATEPATH_MIRROR_LOCK, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		return;
+	if (lock >= 0)
+		(void)flock(lock, LOCK_UN);
 	pid_t pid = fork();
 	if (pid < 0)
 		return;
@@ -249,6 +259,9 @@ int remotes_push_pending(struct store *store, struct error *err)
 					       STATEPATH_MIRROR_LOCK);
 		if (flock(lock, LOCK_EX | LOCK_NB) < 0)
 			return 0; /* the pusher that holds it makes this push */
+		/* A burst of runs is one push: the runs of the next moment
+		 * join this one rather than each costing a connection. */
+		(void)nanosleep(&(struct timespec){ .tv_nsec = REMOTES_COALESCE_NS }, NULL);
 		while (unlinkat(dir_fd, STATEPATH_MIRROR_PENDING, 0) == 0) {
 			error_clear(err);
 			r = remotes_push(store, err);

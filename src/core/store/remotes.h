@@ -41,7 +41,9 @@ int remotes_push(struct store *store, struct error *err);
  * at once; the run never waits for the network. */
 void remotes_push_background(struct store *store);
 /* The background pusher's loop: one pusher at a time (a non-blocking lock;
- * a push asked for while one runs is made by it before it exits). */
+ * a push asked for while one runs is made by it before it exits, and a run
+ * that finds one running starts none), after 100 ms that gather a burst of
+ * runs into one push. */
 int remotes_push_pending(struct store *store, struct error *err);
 
 struct remotes_status {
