@@ -344,6 +344,42 @@ refused_with_6() {
 	[[ "$output" == *"ok    ledger mirror     4 signed entries pushed"* ]]
 }
 
+@test "mirror: pushers in network namespaces of their own reach it over loopback TCP" {
+	command -v ip >/dev/null && command -v unshare >/dev/null || skip "no ip or unshare"
+	ns=(unshare -n)
+	[ "$(id -u)" -eq 0 ] || ns=(unshare -rn)
+	"${ns[@]}" true || skip "no network namespace here"
+	fwd="$BATS_TEST_DIRNAME/../helpers/tcp2unix.py"
+	port=$((20000 + RANDOM % 20000))
+	for h in 1 2 3; do
+		host_with "$TEST_DIR/n$h" 20
+		"$AIRLOCK" ledger mirror set "host=127.0.0.1 port=$port dbname=$DB user=airlock_pusher" --state-dir "$TEST_DIR/n$h"
+	done
+	# each in its own namespace: its own loopback, where a relay to the
+	# cluster's socket listens (the host's loopback has no such port)
+	for h in 1 2 3; do
+		"${ns[@]}" sh -c '
+			ip link set lo up || exit 1
+			/usr/bin/python3 "$1" "$5" "$2/.s.PGSQL.5432" >"$3/relay" &
+			for _ in $(seq 1 100); do grep -q ready "$3/relay" && break; sleep 0.05; done
+			"$4" ledger push --state-dir "$3"; s=$?
+			kill $!
+			exit $s' sh "$fwd" "$PGDIR" "$TEST_DIR/n$h" "$AIRLOCK" "$port" &
+	done
+	wait
+	for h in 1 2 3; do
+		origin=$(head -n 1 "$TEST_DIR/n$h/ledger/checkpoint")
+		[ "$(q "SELECT count(*), count(DISTINCT seq) FROM airlock.entries WHERE origin = '$origin'")" = "20|20" ]
+	done
+	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/n1"
+	[ "$status" -eq 0 ] # held already: nothing sent
+	"$LEDGER_BENCH" receipts "$TEST_DIR/n1" 1 "$TEST_DIR/n1/receipts/1.json"
+	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/n1"
+	ss -ltn | grep -q ":$port " && skip "port $port is taken on this host"
+	[ "$status" -eq 125 ] # from the host's namespace, nothing listens there
+	[[ "$output" == *"cannot connect to the mirror"* ]]
+}
+
 @test "mirror: init is idempotent and refuses another schema version; set/show/unset" {
 	run "$AIRLOCK" ledger mirror init "host=$PGDIR dbname=$DB user=postgres"
 	[ "$status" -eq 0 ]
