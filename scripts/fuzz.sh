@@ -9,7 +9,7 @@ seconds=${1:-20}
 	-Db_lundef=false >/dev/null
 meson compile -C build-fuzz >/dev/null
 status=0
-for target in job policy shell rules hook glob terminal gitconfig apply permit ledger close patch receipt index entryscan; do
+for target in job policy shell rules hook glob terminal gitconfig apply permit ledger close patch receipt index entryscan witness witnesspolicy; do
 	scratch=$(mktemp -d)
 	(cd build-fuzz && ./tests/fuzz_$target -max_total_time="$seconds" -max_len=65536 \
 		"$scratch" ../tests/fuzz/corpus/$target >"fuzz_$target.log" 2>&1) || {

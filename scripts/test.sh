@@ -47,6 +47,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 unprivileged_log=build-gcc/unprivileged.tap
 pty_log=build-gcc/pty.tap
 hosts_log=build-gcc/hosts.tap
+mcp_log=build-gcc/mcp.tap
 
 # The CLI suites again as nobody, when this tree is reachable for it.
 unprivileged_pass() {
@@ -106,6 +107,21 @@ hosts_pass() {
 	grep -q '^1\.\.' "$hosts_log" || { echo "the live host suite did not run"; return 1; }
 }
 
+# The MCP clients (tests/mcp/versions.txt: the TypeScript SDK, the
+# Inspector's CLI, the conformance suite over supergateway), installed from
+# the npm registry with Node 22, against build-gcc/airlock mcp: as root (a
+# minute, mostly node's start-up). A client that cannot be installed is a
+# failure, not a skip.
+mcp_pass() {
+	: >"$mcp_log"
+	env AIRLOCK="$PWD/build-gcc/airlock" timeout -k 10 900 tests/mcp/run.sh "$PWD/build-mcp" \
+		</dev/null >"$mcp_log" 2>&1
+	status=$?
+	grep '^not ok' -A6 "$mcp_log" || true
+	grep -q '^1\.\.' "$mcp_log" || { echo "the MCP client suites did not run"; return 1; }
+	return $status
+}
+
 lane() { # N step...: runs each step, counting the steps that failed
 	n=$1
 	shift
@@ -121,10 +137,19 @@ clang_tests() { meson test -C build-clang --suite unit --suite fuzz --print-erro
 asan_tests() { meson test -C build-asan --print-errorlogs --num-processes 2 || true; }
 # A short real fuzzing run of every parser (clang libFuzzer).
 fuzz_pass() { scripts/fuzz.sh 20; }
+# The Debian package: built from a copy under build-deb/, lintian, installed,
+# doctor and the demo, removed and purged (scripts/package-test.sh); root only.
+package_pass() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "note: not root; the package test is skipped"
+		return 0
+	fi
+	timeout -k 10 900 scripts/package-test.sh
+}
 
 rm -f build-logs/lane-*.failed
 lane 1 gcc_tests unprivileged_pass pty_passes hosts_pass &
-lane 2 clang_tests asan_tests fuzz_pass &
+lane 2 clang_tests asan_tests fuzz_pass mcp_pass package_pass &
 wait
 for n in 1 2; do
 	cat "build-logs/lane-$n.log"
@@ -138,7 +163,7 @@ count() { # pattern
 		for log in build-gcc build-clang build-asan; do
 			jq -r '.stdout // ""' "$log/meson-logs/testlog.json" 2>/dev/null
 		done
-		cat "$unprivileged_log" "$pty_log" "$hosts_log"
+		cat "$unprivileged_log" "$pty_log" "$hosts_log" "$mcp_log"
 	} | grep -cE "$1"
 }
 passed=$(count '^ok ')

@@ -148,7 +148,8 @@ static int remove_tree_depth(int dir_fd, const char *name, int depth)
 		return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 	if (depth > 4096)
 		return -ELOOP;
-	(void)fchmodat(dir_fd, name, 0700, 0);
+	/* Searchable again if it was not; if that fails, the open says why. */
+	ignore_result(fchmodat(dir_fd, name, 0700, 0));
 	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -11,4 +11,12 @@
 #define _warn_unused_  __attribute__((warn_unused_result))
 #define _unused_       __attribute__((unused))
 
+/* A call whose failure changes nothing, the reason at the call site: glibc's
+ * fortified headers mark some calls warn_unused_result, which a plain (void)
+ * cast does not silence. */
+static inline void ignore_result(long r)
+{
+	(void)r;
+}
+
 #define STRLEN(s) (sizeof(s) - 1)

@@ -29,6 +29,9 @@ int cmd_ledger(int argc, char **argv);
 int cmd_ledger_remote(int argc, char **argv);
 int cmd_install(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_witness(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 struct session;
 struct store;

@@ -58,7 +58,7 @@ static int mirror_push(struct store *store, bool background)
 	int r = background ? remotes_push_pending(store, &err) : remotes_push(store, &err);
 	if (r < 0) {
 		cli_error("%s", err.msg);
-		return r == -EEXIST || r == -EBADMSG ? EXIT_CONFLICT : EXIT_AIRLOCK_ERROR;
+		return r == -EEXIST || r == -EBADMSG ? EXIT_LEDGER_TAMPERED : EXIT_AIRLOCK_ERROR;
 	}
 	return EXIT_OK;
 }

@@ -45,6 +45,7 @@ enum {
 	EXIT_LEDGER_TAMPERED = 1, /* ledger verify, verify-proof: the log was rewritten */
 	EXIT_LEDGER_RECORDS_DIFFER = 2, /* ledger verify: a record differs from the log */
 	EXIT_LEDGER_TORN_TAIL = 3, /* ledger verify: only a torn tail, for `ledger recover` */
+	EXIT_LEDGER_NO_QUORUM = 4, /* ledger verify --policy: too few valid cosignatures */
 	EXIT_NOT_APPROVED = 77, /* ack: the approver's passphrase was needed and not given */
 	EXIT_TIMEOUT = 124,
 	EXIT_AIRLOCK_ERROR = 125, /* airlock failed or the input was invalid: nothing ran */

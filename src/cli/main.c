@@ -100,6 +100,9 @@ static const struct {
 	  "a model's proposed command earns execution: propose, dryrun, approve, exec" },
 	{ "ledger", cmd_ledger, "verify the signed record of every receipt and decision; prove entries" },
 	{ "install", cmd_install, "put airlock's hooks into the settings of {hosts}" },
+	{ "witness", cmd_witness, "serve a witness that cosigns ledger checkpoints" },
+	{ "report", cmd_report, "write the runs, failures, permits and ledger as one HTML page" },
+	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout (docs/mcp.md)" },
 };
 
 static void print_usage(FILE *f)

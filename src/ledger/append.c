@@ -209,7 +209,7 @@ int ledger_sync(struct ledger_writer *w, int lock_fd, bool locked, uint64_t end,
 	}
 	now.synced = cover;
 	if (pwrite(fd, &now, sizeof(now), 0) != (ssize_t)sizeof(now))
-		(void)ftruncate(fd, 0); /* an append syncs when it need not: harmless */
+		ignore_result(ftruncate(fd, 0)); /* an append syncs when it need not: harmless */
 	return 0; /* closing fd releases the sync lock */
 }
 

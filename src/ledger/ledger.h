@@ -333,3 +333,10 @@ size_t ledger_n_remotes(const struct ledger *ledger);
  * so appends never wait for the network. The first remote's failure is
  * returned, after every remote was tried. 0 with no remote. */
 int ledger_push(struct ledger *ledger, struct error *err);
+
+/* The cosignature lines the remotes acknowledged for the checkpoint of
+ * size entries (ledger/remotes/<name>'s second line, when not empty and its
+ * first is size), as kept: that each covers that checkpoint is for its
+ * verifier to check. *ret_lines is NULL terminated, freed with strv_free(). */
+int ledger_remote_cosignatures(struct ledger *ledger, uint64_t size, char ***ret_lines,
+			       size_t *ret_n, struct error *err);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's remotes (mirrors, witnesses): what each holds, and pushing
  * the latest checkpoint to it with the entries and a consistency proof. */
+#include "basic/strv.h"
 #include "ledger/internal.h"
 
 #define LEDGER_REMOTE_NAME_MAX 64
@@ -230,4 +231,56 @@ void ledger_push_quietly(struct ledger *ledger)
 
 	if (ledger->n_remotes > 0)
 		(void)ledger_push(ledger, &ignored);
+}
+
+int ledger_remote_cosignatures(struct ledger *ledger, uint64_t size, char ***ret_lines,
+			       size_t *ret_n, struct error *err)
+{
+	char **lines = calloc(1, sizeof(*lines));
+	size_t n = 0;
+
+	*ret_lines = NULL;
+	*ret_n = 0;
+	if (!lines)
+		return error_set(err, ENOMEM, "out of memory");
+	cleanup_close int dir_fd = ledger_dir(ledger, false, err);
+	cleanup_close int rfd = dir_fd < 0 ? -1
+					   : openat(dir_fd, "remotes",
+						    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	error_clear(err);
+	cleanup_closedir DIR *d = rfd < 0 ? NULL : fdopendir(rfd);
+	if (d)
+		rfd = -1; /* the DIR's now */
+	for (struct dirent *de; d && (de = readdir(d));) {
+		cleanup_free char *text = NULL;
+		size_t len;
+		struct error ignored;
+		size_t k = strlen(de->d_name);
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "lock") == 0 ||
+		    (k > 4 && strcmp(de->d_name + k - 4, ".new") == 0) ||
+		    !ledger_remote_name_ok(de->d_name) ||
+		    file_read_capped(dirfd(d), de->d_name, 4096, &text, &len, &ignored) < 0)
+			continue;
+		char *line = strchr(text, '\n');
+		uint64_t acked;
+		if (!line || line[1] == '\n' || line[1] == '\0')
+			continue;
+		*line++ = '\0';
+		if (parse_u64(text, &acked) < 0 || acked != size)
+			continue; /* an older checkpoint's */
+		line[strcspn(line, "\n")] = '\0';
+		char **more = reallocarray(lines, n + 2, sizeof(*lines));
+		if (!more || !(more[n] = strdup(line))) {
+			if (more)
+				lines = more;
+			lines[n] = NULL;
+			strv_free(lines);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		lines = more;
+		lines[++n] = NULL;
+	}
+	*ret_lines = lines;
+	*ret_n = n;
+	return 0;
 }

@@ -211,6 +211,11 @@ struct sandbox_config {
 	const char *cwd;
 	uint64_t timeout_ms; /* 0: none */
 	uint64_t kill_after_ms; /* grace between SIGTERM and SIGKILL on timeout */
+	/* Readable or hung up: the caller cancels the run, which ends as a
+	 * timeout does at that moment (TERM to the tree, KILL after the grace),
+	 * with result->cancelled set. 0 (never one: descriptors 0-2 are the
+	 * caller's stdio): none. */
+	int cancel_fd;
 	struct sandbox_rlimit rlimits[SANDBOX_MAX_RLIMITS];
 	size_t n_rlimits;
 	struct sandbox_isolation isolation;
@@ -226,7 +231,7 @@ struct sandbox_config {
 enum sandbox_outcome {
 	SANDBOX_EXITED, /* exit_code is valid */
 	SANDBOX_SIGNALED, /* term_signal is valid */
-	SANDBOX_TIMED_OUT, /* killed by the timeout; term_signal says how it ended */
+	SANDBOX_TIMED_OUT, /* killed by the timeout or cancelled; term_signal says how it ended */
 	SANDBOX_SETUP_FAILED, /* the child failed at failed_stage with failed_errno */
 };
 
@@ -240,6 +245,7 @@ struct sandbox_result {
 	/* Processes other than the main one that were still alive when it ended
 	 * (or timed out) and were killed. */
 	unsigned descendants_killed;
+	bool cancelled; /* SANDBOX_TIMED_OUT through config->cancel_fd, not the clock */
 	uint64_t started_realtime_ns, ended_realtime_ns;
 	uint64_t duration_ns;
 	uint64_t max_rss_kib, user_cpu_ms, system_cpu_ms;

@@ -91,6 +91,7 @@ struct supervisor {
 	int status_fd; /* init's report of the command's status; -1 once read */
 	bool command_done; /* init reported: the command and its tree are gone */
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
+	int cancel_fd; /* config->cancel_fd while not yet readable; -1: none */
 	struct pid_set killed;
 	char *buf;
 	/* Traced runs: open addressing over result->path_events, each slot
@@ -208,6 +209,18 @@ static void supervisor_on_deadline(struct supervisor *s, uint64_t now)
 		s->kill_at_ns = 0;
 		supervisor_kill_all(s);
 	}
+}
+
+/* The caller cancelled the run: the timeout's path, now. Nothing to do once
+ * the command is over or its tree is already being killed. */
+static void supervisor_on_cancel(struct supervisor *s)
+{
+	s->cancel_fd = -1;
+	if (s->command_done || s->main_exited || s->kill_at_ns)
+		return;
+	s->result->cancelled = true;
+	s->timeout_at_ns = clock_monotonic_ns();
+	supervisor_on_deadline(s, s->timeout_at_ns);
 }
 
 static int supervisor_poll_timeout_ms(const struct supervisor *s, uint64_t now)
@@ -799,12 +812,13 @@ static void supervisor_loop(struct supervisor *s)
 			return;
 		supervisor_on_deadline(s, now);
 
-		struct pollfd pfd[5] = {
+		struct pollfd pfd[6] = {
 			{ .fd = s->out_fds[0], .events = POLLIN },
 			{ .fd = s->out_fds[1], .events = POLLIN },
 			{ .fd = s->main_exited ? -1 : s->signal_fd, .events = POLLIN },
 			{ .fd = s->listener_fd, .events = POLLIN },
 			{ .fd = s->status_fd, .events = POLLIN },
+			{ .fd = s->cancel_fd, .events = POLLIN },
 		};
 		int timeout_ms = supervisor_poll_timeout_ms(s, now);
 		if (s->broker) {
@@ -814,7 +828,7 @@ static void supervisor_loop(struct supervisor *s)
 			if (sweep_ms >= 0 && (timeout_ms < 0 || sweep_ms < timeout_ms))
 				timeout_ms = sweep_ms;
 		}
-		int n = poll(pfd, 5, timeout_ms);
+		int n = poll(pfd, 6, timeout_ms);
 		if (n < 0 && errno != EINTR)
 			return;
 		for (int i = 0; i < 2; i++)
@@ -826,6 +840,8 @@ static void supervisor_loop(struct supervisor *s)
 			supervisor_on_child_signal(s);
 		if (pfd[3].revents)
 			supervisor_on_notification(s, pfd[3].revents);
+		if (pfd[5].revents)
+			supervisor_on_cancel(s);
 	}
 }
 
@@ -1295,6 +1311,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.isolated = isolated,
 		.listener_fd = -1,
 		.status_fd = TAKE_FD(fds.status[0]),
+		.cancel_fd = config->cancel_fd > 0 ? config->cancel_fd : -1,
 	};
 	supervisor_run(&s, &fds, td, send_errno, started_ns);
 	supervisor_finish(&s, td);

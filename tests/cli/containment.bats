@@ -34,6 +34,20 @@ teardown() {
 	rm -rf "$TEST_DIR"
 }
 
+# Where each process (and each of its threads) is: state, kernel wait channel
+# and, as root, the kernel stack. For a wait that did not end.
+where_is() { # pid...
+	local pid task
+	for pid in "$@"; do
+		[ -d "/proc/$pid" ] || { echo "$pid: gone"; continue; }
+		echo "$pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+		for task in /proc/"$pid"/task/*; do
+			echo "  ${task##*/}: $(grep '^State:' "$task/status" 2>/dev/null) wchan=$(cat "$task/wchan" 2>/dev/null)"
+			sed 's/^/    /' "$task/stack" 2>/dev/null || true
+		done
+	done
+}
+
 # True while the process exists and is not a zombie.
 process_alive() {
 	[ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
@@ -619,7 +633,12 @@ print("held", os.fstat(fd).st_size >> 20)'
 		[ -n "$init" ] && break
 		sleep 0.05
 	done
-	[ -n "$init" ] || { echo "init never started"; cat "$log"; return 1; }
+	[ -n "$init" ] || {
+		echo "init never started"
+		cat "$log"
+		where_is "$tracer" "$supervisor"
+		return 1
+	}
 	LEFT+=("$init")
 	kill -KILL "$supervisor"
 	local killed_at=${EPOCHREALTIME/,/.} # after the kill, never before

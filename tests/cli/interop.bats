@@ -225,6 +225,20 @@ both_refuse_proof() {
 	done
 }
 
+# Go and airlock agree on the checkpoint $TEST_DIR/cp: both accept it
+# (want 1) or both refuse it (want 0). $1 names the case in the output.
+both_judge() { # what, want
+	local what=$1 want=$2 go_ok al_ok
+	echo "# $what" >&2
+	gov "$KEY" checkpoint "$TEST_DIR/cp"
+	go_ok=$((status == 0))
+	al ledger verify --key "$KEY" --checkpoint "$TEST_DIR/cp"
+	printf '%s\n' "$stderr" >&2
+	al_ok=$((status == 0))
+	[ "$go_ok" -eq "$want" ]
+	[ "$al_ok" -eq "$want" ]
+}
+
 @test "bodies Go signs with airlock's key: airlock and Go read them alike (C2SP tlog-checkpoint)" {
 	n=$(sizes | sed -n 2p)
 	origin=$(sed -n 1p "$CPS/$n")
@@ -249,14 +263,7 @@ both_refuse_proof() {
 		IFS='|' read -r what body want <<<"$c"
 		printf '%b' "$body" >"$TEST_DIR/body"
 		"$GOVERIFY" "$AIRLOCK_STATE_DIR/ledger/key" sign "$TEST_DIR/body" >"$TEST_DIR/cp"
-		echo "# $what" >&2
-		gov "$KEY" checkpoint "$TEST_DIR/cp"
-		go_ok=$((status == 0))
-		al ledger verify --key "$KEY" --checkpoint "$TEST_DIR/cp"
-		printf '%s\n' "$stderr" >&2
-		al_ok=$((status == 0))
-		[ "$go_ok" -eq "$want" ]
-		[ "$al_ok" -eq "$want" ]
+		both_judge "$what" "$want"
 	done
 }
 
@@ -279,13 +286,6 @@ both_refuse_proof() {
 	for c in "${cases[@]}"; do
 		IFS='|' read -r what line want <<<"$c"
 		{ cat "$CPS/$last"; printf '%b\n' "$line"; } >"$TEST_DIR/cp"
-		echo "# $what" >&2
-		gov "$KEY" checkpoint "$TEST_DIR/cp"
-		go_ok=$((status == 0))
-		al ledger verify --key "$KEY" --checkpoint "$TEST_DIR/cp"
-		printf '%s\n' "$stderr" >&2
-		al_ok=$((status == 0))
-		[ "$go_ok" -eq "$want" ]
-		[ "$al_ok" -eq "$want" ]
+		both_judge "$what" "$want"
 	done
 }

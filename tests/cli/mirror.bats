@@ -133,7 +133,7 @@ log_size() {
 	"$LEDGER_BENCH" receipts "$TEST_DIR/h" 1 "$TEST_DIR/h/receipts/1.json"
 	"$AIRLOCK" ledger mirror set "host=$PGDIR dbname=$DB user=other_host" --state-dir "$TEST_DIR/h"
 	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
-	[ "$status" -eq 20 ]
+	[ "$status" -eq 1 ]
 	[[ "$output" == *"holds 3 entries"* ]]
 	[ "$(q "SELECT count(*) FROM airlock.entries")" = 6 ]
 	# a checkpoint whose signature is by another key
@@ -228,7 +228,7 @@ pushed_host() {
 # recorded, the gate is closed until the approver resolves it.
 refused_with_6() {
 	run --separate-stderr "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
-	[ "$status" -eq 20 ]
+	[ "$status" -eq 1 ]
 	one_error_line "holds 6 entries"
 	[ "$(q "SELECT size FROM airlock.log_heads")" = 6 ]
 	[ "$(q "SELECT count(*), count(DISTINCT seq) FROM airlock.entries")" = "6|6" ]

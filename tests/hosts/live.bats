@@ -406,3 +406,32 @@ state_read_refused() { # host
 	[ ! -e "$WORK/.github/copilot/settings.local.json" ]
 	tool_result copilot 0 | grep -qi "airlock" || { tool_result copilot 0; return 1; }
 }
+
+# An agent host with `airlock mcp` as an MCP server (docs/mcp.md) and no
+# hooks: the model's run tool call runs in the quarantine and its result is
+# the receipt; once it failed, the next mutating run is refused with the
+# hooks' message, and nothing ran.
+@test "claude: airlock mcp as its MCP server: run gives the receipt, a mutating run is refused while the failure is open" {
+	mock '[{"mcp": "run", "args": {"argv": ["sh", "-c", "echo mcp-out; exit 4"]}},
+		{"mcp": "run", "args": {"argv": ["touch", "made"]}}, {"mcp": "gate", "args": {}}]'
+	jq -n --arg a "$AIRLOCK" --arg s "$STATE" --arg w "$WORK" \
+		'{mcpServers: {airlock: {type: "stdio", command: $a, args: ["mcp", "--state-dir", $s, "--workspace", $w]}}}' \
+		>"$TEST_DIR/mcp.json"
+	run host_env ANTHROPIC_BASE_URL="http://127.0.0.1:$PORT" ANTHROPIC_API_KEY=sk-mock \
+		IS_SANDBOX=1 timeout "${GO_TIMEOUT:-120}" "$CLAUDE" -p --output-format json \
+		--dangerously-skip-permissions --strict-mcp-config --mcp-config "$TEST_DIR/mcp.json" \
+		-- "Do the scripted steps."
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	mcp_runs=$(receipts_of mcp)
+	jq -e 'length == 1 and .[0].exit_code == 4 and .[0].gate.opened and .[0].argv[2] == "echo mcp-out; exit 4"' <<<"$mcp_runs" ||
+		{ echo "$mcp_runs"; tail -c 3000 "$MOCK_LOG"; return 1; }
+	id=$(jq '.[0].id' <<<"$mcp_runs")
+	# Claude Code hands the model the structured content, as JSON
+	tool_result claude 0 | jq -e --argjson id "$id" '.receipt == $id and .exit_code == 4 and .stdout == "mcp-out\n" and .failure_opened' ||
+		{ tool_result claude 0; return 1; }
+	tool_result claude 1 | grep -q "airlock receipt $id is an open failure"
+	tool_result claude 1 | grep -q "so it does not run while the failure is open"
+	[ ! -e made ]
+	tool_result claude 2 | jq -e '.open == 1'
+	[ "$(open_failures)" -eq 1 ]
+}

@@ -17,6 +17,8 @@ and every host's retries and side requests get a consistent answer. A step:
   {"edit": "PATH", "old": "A", "new": "B"}  Copilot: its edit tool
   {"read": "PATH"}                      Claude, Gemini, Copilot: the file-reading tool
   {"patch": "TEXT"}                     Codex: apply_patch with this patch
+  {"mcp": "TOOL", "args": {...}}        Claude: the tool of the MCP server named
+                                        airlock (mcp__airlock__TOOL)
 After the last step the model answers with text and ends its turn.
 
 Every request is appended to LOG (one JSON object a line: path, body) so
@@ -69,6 +71,9 @@ def claude_block(step, n):
     if "read" in step:
         return {"type": "tool_use", "id": tid, "name": "Read",
                 "input": {"file_path": step["read"]}}
+    if "mcp" in step:
+        return {"type": "tool_use", "id": tid, "name": "mcp__airlock__" + step["mcp"],
+                "input": step.get("args", {})}
     raise ValueError("step %r has nothing for Claude" % step)
 
 

@@ -64,6 +64,15 @@ int hook_handle(struct session *s, const struct hook_route *route, const struct 
 		enum hook_event event, const char *payload, size_t n, struct hook_outcome *ret,
 		struct error *err);
 
+/* The gate a front end's own run passes (MCP's run tool), as a shell tool's
+ * pre-tool-use would judge argv run in cwd (NULL: the current directory):
+ * ret->decision HOOK_BLOCK with the hooks' message when a failure is open
+ * in cwd's scope and argv is not risk 1, or argv is risk 5; a run whose
+ * fixes (0: none) names a failure open in the scope is exempt from the
+ * first. The state directory is not created. */
+int hook_gate_argv(struct session *s, const char *cwd, char *const *argv, uint64_t fixes,
+		   struct hook_outcome *ret, struct error *err);
+
 /* How many failures are open in the scope of the payload's cwd (the
  * process's own when the payload has none or is not JSON), for a hook
  * invocation too broken to be answered; ret_describe gets the newest's

@@ -32,6 +32,9 @@ struct run_request {
 	unsigned allow_workspace; /* enum hostview_allow: workspaces allowed despite the checks */
 	bool share_net; /* --net host */
 	int tee_stdout_fd, tee_stderr_fd; /* -1: no tee */
+	/* Readable or hung up: the front end cancels the run (MCP's
+	 * notifications/cancelled), which ends as a timeout does; 0: none */
+	int cancel_fd;
 	uint64_t fixes; /* --fixes ID: the open failure this run claims to fix; 0 none */
 	bool dryrun; /* the workspace is a snapshot; the receipt gets the change set */
 	char **expect_paths; /* dry runs: what may be created or modified */

@@ -811,8 +811,13 @@ static void run_record_result(struct run_state *st, const struct sandbox_result 
 	case SANDBOX_TIMED_OUT:
 		rc->timed_out = true;
 		rc->signal = res->term_signal;
-		run_refuse(st, RECEIPT_TIMEOUT, "timed out after %llu ms; the process tree was killed",
-			   (unsigned long long)rc->timeout_ms);
+		if (res->cancelled)
+			run_refuse(st, RECEIPT_TIMEOUT,
+				   "cancelled by the client; the process tree was killed");
+		else
+			run_refuse(st, RECEIPT_TIMEOUT,
+				   "timed out after %llu ms; the process tree was killed",
+				   (unsigned long long)rc->timeout_ms);
 		break;
 	case SANDBOX_SETUP_FAILED:
 		run_record_exec_failure(st, res);
@@ -916,6 +921,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 		.cwd = st->cwd,
 		.timeout_ms = st->receipt.timeout_ms,
 		.kill_after_ms = st->receipt.kill_after_ms, /* fits under timeout.max_ms */
+		.cancel_fd = st->req->cancel_fd,
 		.on_output = run_on_output,
 		.on_started = run_on_started,
 		.userdata = st,

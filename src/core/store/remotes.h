@@ -1,11 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "basic/error.h"
-#include "core/store/store.h"
+
+struct store;
+
+/* The remotes the user configured for the state directory's ledger
+ * (docs/witness.md, "The client"): witnesses.json in the state directory,
+ * which only the user's own commands write; nothing of a workspace or a
+ * project names a remote. */
+
+/* Adds witness name ([a-z0-9._-], at most 64 bytes) at url (http:// or
+ * https://, its add-checkpoint prefix) with its cosigner vkey: -EEXIST
+ * when the name is taken. */
+int remotes_witness_add(struct store *store, const char *name, const char *url, const char *vkey,
+			struct error *err);
+/* -ENOENT when no witness has that name. */
+int remotes_witness_remove(struct store *store, const char *name, struct error *err);
+/* The configured witnesses: a JSON array of {"name","url","vkey"}. */
+int remotes_witness_list(struct store *store, json_t **ret, struct error *err);
+
+/* Registers every configured remote with the store's ledger: the one place
+ * the remotes are registered (the mirror, then the witnesses), by `airlock
+ * ledger push` (never by a run: a run only starts a detached push, below). */
+int remotes_register(struct store *store, struct error *err);
 
 /* Where the state directory's ledger is sent (docs/ledger.md, "The
  * mirror"). The configuration is the user's, kept in the state directory
@@ -24,16 +46,14 @@ int remotes_mirror_get(struct store *store, struct remotes_mirror *ret, struct e
 int remotes_mirror_set(struct store *store, const char *conninfo, const char *host, struct error *err);
 int remotes_mirror_unset(struct store *store, struct error *err);
 
-/* Registers every configured remote on the store's ledger: the one place
- * where remotes join (the mirror; a witness next). Returns how many. */
-int remotes_register(struct store *store, struct error *err);
 
-/* A push of the latest checkpoint to every configured remote (signing one
- * of the whole log first; registering them on the first call), recording
- * its outcome in mirror/status.json; a refusal that is a conflict
- * (ledger_push()'s -EEXIST: the remote holds another history; -EBADMSG: the
- * ledger was cut, rolled back or does not hold what it signed) is recorded
- * in mirror/conflict.json as well. 0 with no remote. */
+/* A push of the latest checkpoint to every configured remote (registering
+ * them on the first call). With a mirror configured, a checkpoint of the
+ * whole log is signed first and the outcome recorded in mirror/status.json;
+ * a refusal that is a conflict (ledger_push()'s -EEXIST: a remote holds
+ * another history; -EBADMSG: the ledger was cut, rolled back or does not
+ * hold what it signed) is recorded in mirror/conflict.json as well. 0 with
+ * no remote. */
 int remotes_push(struct store *store, struct error *err);
 
 /* After a run: when a remote is configured, starts `airlock ledger push

@@ -33,6 +33,7 @@
 #define STATEPATH_INDEX	       "index.jsonl"
 #define STATEPATH_APPROVER     "approver.json" /* gate: the enrolled approver */
 #define STATEPATH_APPROVER_PIN "approver-pin.json" /* gate: its pin (core/gate/approver.h) */
+#define STATEPATH_WITNESSES    "witnesses.json" /* store: core/store/remotes.h */
 /* The files in a dry run's directory. */
 #define STATEPATH_CHANGESET "changeset.json"
 #define STATEPATH_STATE	    "state"

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/hook/hookpath.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/path.h"
+
+/* path as the kernel will resolve it once the tool has created what is
+ * missing: the longest existing prefix through realpath() (every symlink
+ * followed), the rest lexically ("." dropped, ".." one up), because the
+ * tool creates those directories itself, as plain ones. A dangling symlink
+ * on the way is followed too: writing it creates its target. A relative
+ * path is relative to base (the process's cwd when NULL). NULL: out of
+ * memory, or more than 40 symlinks. */
+static char *hookpath_resolve_at(const char *base, const char *path, unsigned depth)
+{
+	cleanup_free char *here = NULL;
+
+	if (depth > 40)
+		return NULL;
+	if (path[0] != '/' && !base) {
+		here = getcwd(NULL, 0);
+		if (!here)
+			return NULL;
+		base = here;
+	}
+	cleanup_free char *prefix = path[0] == '/' ? strdup(path) : path_join(base, path);
+	if (!prefix)
+		return NULL;
+	char *tail = prefix + strlen(prefix); /* the components realpath() did not resolve */
+	cleanup_free char *real = NULL;
+	for (;;) {
+		char saved = *tail;
+		*tail = '\0';
+		real = realpath(prefix[0] ? prefix : "/", NULL);
+		struct stat st;
+		if (!real && prefix[0] && lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+			/* Dangling: go on from its target, with the rest after it. */
+			char target[PATH_MAX];
+			ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+			cleanup_free char *dir = n > 0 ? path_dirname(prefix) : NULL;
+			*tail = saved;
+			if (!dir)
+				return NULL;
+			target[n] = '\0';
+			cleanup_free char *next = NULL;
+			if (asprintf(&next, "%s%s", target, tail) < 0)
+				return NULL;
+			return hookpath_resolve_at(dir, next, depth + 1);
+		}
+		*tail = saved;
+		if (real || tail == prefix)
+			break;
+		do
+			tail--;
+		while (tail > prefix && *tail != '/');
+	}
+	if (!real)
+		return NULL;
+	size_t cap = strlen(real) + strlen(tail) + 2;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	strcpy(out, real);
+	for (char *c = tail; *c;) {
+		while (*c == '/')
+			c++;
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(out, '/');
+			if (slash)
+				slash[slash == out ? 1 : 0] = '\0';
+		} else {
+			size_t len = strlen(out);
+			if (len > 1)
+				out[len++] = '/';
+			memcpy(out + len, c, n);
+			out[len + n] = '\0';
+		}
+		c += n;
+	}
+	return out;
+}
+
+/* What the walks of one hook call found (hookpath_walk()): each resolved
+ * prefix lstat() looked at, as a directory (walked through), something
+ * else that is no symlink (nothing is below it: a lookup under it fails
+ * with ENOTDIR) or nothing (lstat() failed: the rest of a path is taken
+ * lexically); symlinks are looked at again each time. Only a memory of
+ * what the call already asked: the check of one tool call takes the host's
+ * paths as they were when first looked at, as one list's walks always did.
+ * A hash table (FNV-1a, linear probing): the check of a file tool walks
+ * ~200 paths of ~6 components each, most of them names that do not exist
+ * (a settings file of every host in every directory down to the file, a
+ * credential of every tool in the home), asked again by each list.
+ *
+ * A small directory many names are looked up in (the home, .config) is
+ * read once instead (hookpath_list()): a name it does not hold is then
+ * known to fail lstat() without a lookup (ENOENT; or EACCES where the
+ * directory cannot be searched: failing either way); a name it holds is
+ * still lstat()ed, whatever its type. Only where a listing holds exactly
+ * the names a lookup finds: a file system that cannot fold case (ext4,
+ * tmpfs, btrfs, overlayfs, and there neither a case-folded nor an
+ * encrypted directory: FS_IOC_GETFLAGS); not procfs, sysfs, autofs or a
+ * network file system. */
+
+enum hookpath_kind {
+	HOOKPATH_DIR,
+	HOOKPATH_OTHER, /* exists, neither a directory nor a symlink */
+	HOOKPATH_ABSENT, /* lstat() failed */
+};
+
+/* A directory's entries (hookpath_list()): a hash set of names. */
+struct hookpath_names {
+	struct hookpath_name {
+		const char *name; /* in the cache's arena; NULL: free slot */
+		size_t len, hash;
+	} * slots;
+	size_t cap; /* a power of two */
+};
+
+struct hookpath_slot {
+	const char *key; /* in the arena; NULL: free slot */
+	size_t hash;
+	uint32_t len;
+	/* a directory's: lookups in it so far, its listing (listed 1) or
+	 * that there is none (-1) */
+	uint16_t lookups;
+	unsigned char kind; /* enum hookpath_kind */
+	signed char listed;
+	struct hookpath_names *names;
+};
+
+/* Keys and names, freed together: a few hundred small strings. */
+struct hookpath_block {
+	struct hookpath_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct hookpath_cache {
+	struct hookpath_slot *slots;
+	size_t cap, n; /* cap: 0 or a power of two */
+	struct hookpath_block *arena;
+};
+
+/* Lookups in a directory before it is read whole instead, and the most
+ * entries a listing holds: reading pays when the names still to be looked
+ * up in it are more than its entries. Measured on ext4: a failing lookup
+ * ~1 us; a listing ~12 us and ~0.7 us an entry. A file edit's check looks
+ * up ~85 names in the home (16 entries here: 19 us to read), ~25 in
+ * .config, ~20 in /etc (160 entries, 130 us: not read, more than a
+ * listing holds), under 16 in the workspace and each host's directory. A
+ * directory found to hold more than HOOKPATH_LIST_MAX costs one read of
+ * 4 KiB of entries for nothing, once per hook call; one of more than a
+ * block, or with more subdirectories, is never read. */
+#define HOOKPATH_LIST_AFTER 16
+#define HOOKPATH_LIST_MAX   64
+
+void hookpath_cache_free(struct hookpath_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i].names) {
+			free(c->slots[i].names->slots);
+			free(c->slots[i].names);
+		}
+	free(c->slots);
+	while (c->arena) {
+		struct hookpath_block *next = c->arena->next;
+		free(c->arena);
+		c->arena = next;
+	}
+	free(c);
+}
+
+/* A copy of the n bytes at s, NUL-terminated, in c's arena; NULL without
+ * memory. */
+static const char *hookpath_keep(struct hookpath_cache *c, const char *s, size_t n)
+{
+	struct hookpath_block *b = c->arena;
+
+	if (!b || b->cap - b->used < n + 1) {
+		size_t cap = n + 1 > 8192 ? n + 1 : 8192;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = c->arena;
+		b->used = 0;
+		b->cap = cap;
+		c->arena = b;
+	}
+	char *copy = b->data + b->used;
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	b->used += n + 1;
+	return copy;
+}
+
+/* FNV-1a of len more bytes of key, on from h (HOOKPATH_HASH0: none yet):
+ * a walk hashes each prefix from the one before. */
+#define HOOKPATH_HASH0 ((size_t)14695981039346656037ULL)
+static size_t hookpath_hash(size_t h, const char *key, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* key's slot (len bytes, hashed h); NULL: not in the cache. Valid until
+ * the next hookpath_put(). */
+static struct hookpath_slot *hookpath_find(const struct hookpath_cache *c, const char *key,
+					   size_t len, size_t h)
+{
+	if (!c || c->cap == 0 || len > UINT32_MAX)
+		return NULL;
+	for (size_t i = h & (c->cap - 1); c->slots[i].key; i = (i + 1) & (c->cap - 1)) {
+		struct hookpath_slot *e = &c->slots[i];
+		if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Adds key (len bytes, hashed h), not in it before, as kind; a failure only
+ * leaves it out of the cache. */
+static void hookpath_put(struct hookpath_cache *c, const char *key, size_t len, size_t h,
+			 enum hookpath_kind kind, bool unlisted)
+{
+	if (!c || len > UINT32_MAX)
+		return;
+	if (2 * (c->n + 1) > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 512;
+		struct hookpath_slot *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return;
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->slots[i].key)
+				continue;
+			size_t k = c->slots[i].hash & (cap - 1);
+			while (slots[k].key)
+				k = (k + 1) & (cap - 1);
+			slots[k] = c->slots[i];
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->cap = cap;
+	}
+	const char *copy = hookpath_keep(c, key, len);
+	if (!copy)
+		return;
+	size_t k = h & (c->cap - 1);
+	while (c->slots[k].key)
+		k = (k + 1) & (c->cap - 1);
+	c->slots[k] = (struct hookpath_slot){ .key = copy,
+					      .hash = h,
+					      .len = (uint32_t)len,
+					      .kind = (unsigned char)kind,
+					      .listed = unlisted ? -1 : 0 };
+	c->n++;
+}
+
+/* Whether the listed directory holds the name (n bytes). */
+static bool hookpath_names_has(const struct hookpath_names *s, const char *name, size_t n)
+{
+	size_t h = hookpath_hash(HOOKPATH_HASH0, name, n);
+
+	for (size_t i = h & (s->cap - 1); s->slots[i].name; i = (i + 1) & (s->cap - 1))
+		if (s->slots[i].hash == h && s->slots[i].len == n &&
+		    memcmp(s->slots[i].name, name, n) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a listing of the directory open at fd answers as lookups in it
+ * would: a file system whose names are compared byte for byte (no case
+ * folding: ext4 and tmpfs may fold a directory's, which FS_IOC_GETFLAGS
+ * shows; nor an encrypted directory read without its key). */
+static bool hookpath_listing_exact(int fd)
+{
+	struct statfs sf;
+	int flags = 0;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+		break;
+	default:
+		return false;
+	}
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return false;
+	return !(flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL));
+}
+
+/* Reads the directory dir (d, a directory slot) whole into d->names, or
+ * marks it as one that is not (d->listed -1). */
+static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, const char *dir)
+{
+	cleanup_close int fd =
+		open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct hookpath_names names = { 0 };
+	size_t n = 0;
+	char buf[4096];
+
+	d->listed = -1;
+	if (fd < 0 || !hookpath_listing_exact(fd))
+		return;
+	names.cap = 2 * HOOKPATH_LIST_MAX;
+	names.slots = calloc(names.cap, sizeof(*names.slots));
+	if (!names.slots)
+		return;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		if (got < 0)
+			goto fail;
+		for (long off = 0; off < got;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			off += e->d_reclen;
+			size_t len = strlen(e->d_name);
+			if (++n > HOOKPATH_LIST_MAX)
+				goto fail;
+			const char *name = hookpath_keep(c, e->d_name, len);
+			if (!name)
+				goto fail;
+			size_t h = hookpath_hash(HOOKPATH_HASH0, name, len);
+			size_t k = h & (names.cap - 1);
+			while (names.slots[k].name)
+				k = (k + 1) & (names.cap - 1);
+			names.slots[k] = (struct hookpath_name){ .name = name, .len = len, .hash = h };
+		}
+	}
+	d->names = malloc(sizeof(*d->names));
+	if (!d->names)
+		goto fail;
+	*d->names = names;
+	d->listed = 1;
+	return;
+fail:
+	free(names.slots);
+}
+
+/* Appends "/" and the n bytes of c to *out (*len long, *cap allocated). */
+static bool hookpath_append(char **out, size_t *len, size_t *cap, const char *c, size_t n)
+{
+	if (*len + n + 2 > *cap) {
+		size_t want = 2 * (*len + n + 2);
+		char *grown = realloc(*out, want);
+		if (!grown)
+			return false;
+		*out = grown;
+		*cap = want;
+	}
+	(*out)[(*len)++] = '/';
+	memcpy(*out + *len, c, n);
+	*len += n;
+	(*out)[*len] = '\0';
+	return true;
+}
+
+/* Drops the last component of out ("" is "/"). */
+static void hookpath_up(char *out, size_t *len)
+{
+	while (*len > 0 && out[*len - 1] != '/')
+		(*len)--;
+	if (*len > 0)
+		(*len)--;
+	out[*len] = '\0';
+}
+
+/* What lstat() says of out (len bytes; its parent directory the first
+ * before bytes, hashed parent_hash), through the parent's listing when it
+ * has one (hookpath_list()). 0 with *ret: a directory, something else, or
+ * nothing; -1: a symlink (not kept: looked at again each time). */
+static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, size_t parent_hash,
+			   size_t len, enum hookpath_kind *ret, bool *ret_big)
+{
+	struct hookpath_slot *d = NULL;
+	struct stat sb;
+
+	if (c) {
+		d = hookpath_find(c, out, before, parent_hash);
+		if (!d && before == 0) {
+			/* the root: not read (its size unknown) */
+			hookpath_put(c, out, 0, parent_hash, HOOKPATH_DIR, true);
+			d = hookpath_find(c, out, 0, parent_hash);
+		}
+	}
+	if (d && d->kind == HOOKPATH_DIR && d->listed == 1 &&
+	    !hookpath_names_has(d->names, out + before + 1, len - before - 1)) {
+		*ret = HOOKPATH_ABSENT;
+		return 0;
+	}
+	int r = lstat(out, &sb);
+	if (d && d->kind == HOOKPATH_DIR) {
+		if (d->lookups < UINT16_MAX)
+			d->lookups++;
+		if (d->listed == 0 && d->lookups >= HOOKPATH_LIST_AFTER) {
+			char saved = out[before];
+			out[before] = '\0';
+			hookpath_list(c, d, out);
+			out[before] = saved;
+		}
+	}
+	*ret_big = false;
+	if (r < 0) {
+		*ret = HOOKPATH_ABSENT;
+	} else if (S_ISDIR(sb.st_mode)) {
+		/* more than a block (ext4), or more subdirectories than a
+		 * listing holds: never read whole (reading even part of it
+		 * costs more than the lookups it could save) */
+		*ret = HOOKPATH_DIR;
+		*ret_big = sb.st_size > 4096 || sb.st_nlink > HOOKPATH_LIST_MAX + 2;
+	} else if (!S_ISLNK(sb.st_mode))
+		*ret = HOOKPATH_OTHER;
+	else
+		return -1;
+	return 0;
+}
+
+/* hookpath_resolve_at() of an absolute path, in one walk from the root: each
+ * component is lstat()ed once (or known from cache: struct hookpath_cache),
+ * a symlink (dangling or not) is replaced by its target, and from the first
+ * component that does not exist on, the rest is taken lexically. The same answer as realpath() of the longest
+ * existing prefix, tried from the longest down, which readlink()ed every
+ * component of every prefix: a hook call with a file tool resolves a
+ * hundred paths (the hide list, the hosts' settings), 1,300 system calls. */
+static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
+{
+	cleanup_free char *todo = NULL; /* what is left after a symlink's target */
+	size_t len = 0, cap = strlen(path) + 2;
+	char *out = malloc(cap);
+	const char *p = path;
+	bool lexical = false, failed = false;
+	bool in_other = false; /* out is neither a directory nor a symlink */
+	unsigned links = 0;
+	size_t hash = HOOKPATH_HASH0, hashed = 0; /* FNV-1a of out's first hashed bytes */
+
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			p += n;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			hookpath_up(out, &len);
+			in_other = false; /* a directory walked through, or lexical */
+			p += n;
+			continue;
+		}
+		size_t before = len;
+		if (!hookpath_append(&out, &len, &cap, p, n)) {
+			failed = true;
+			break;
+		}
+		p += n;
+		if (lexical)
+			continue;
+		size_t parent_hash = HOOKPATH_HASH0;
+		if (cache) {
+			/* out's hash from its parent's when that is the last one hashed */
+			if (hashed == before)
+				parent_hash = hash;
+			else if (before > 0)
+				parent_hash = hookpath_hash(HOOKPATH_HASH0, out, before);
+			hash = hookpath_hash(parent_hash, out + before, len - before);
+			hashed = len;
+		}
+		enum hookpath_kind kind = HOOKPATH_ABSENT;
+		struct hookpath_slot *seen = hookpath_find(cache, out, len, hash);
+		bool link = false, big = false;
+		if (seen)
+			kind = (enum hookpath_kind)seen->kind;
+		else if (in_other)
+			kind = HOOKPATH_ABSENT; /* below a file: lstat() fails, ENOTDIR */
+		else if (hookpath_lookup(cache, out, before, parent_hash, len, &kind, &big) == 0)
+			hookpath_put(cache, out, len, hash, kind, big);
+		else
+			link = true;
+		if (!link) {
+			in_other = kind == HOOKPATH_OTHER;
+			if (kind == HOOKPATH_ABSENT)
+				lexical = true;
+			continue;
+		}
+		in_other = false;
+		char target[PATH_MAX];
+		ssize_t t = ++links > 40 ? -1 : readlink(out, target, sizeof(target) - 1);
+		if (t <= 0) {
+			failed = true; /* a loop, or a link gone since lstat() */
+			break;
+		}
+		target[t] = '\0';
+		hookpath_up(out, &len);
+		if (target[0] == '/')
+			len = 0, out[0] = '\0';
+		char *next = NULL;
+		if (asprintf(&next, "%s/%s", target, p) < 0) {
+			failed = true;
+			break;
+		}
+		free(todo);
+		todo = next;
+		p = todo;
+	}
+	if (failed) {
+		free(out);
+		return NULL;
+	}
+	if (len == 0)
+		return hookpath_append(&out, &len, &cap, "", 0) ? out : (free(out), NULL);
+	return out;
+}
+
+/* An absolute path, or one relative to an absolute base, in one walk
+ * (hookpath_walk()); relative to the cwd, hookpath_resolve_at(). cache
+ * (when not NULL) holds the directories the walks so far passed, for the
+ * walks that pass them again (the hide list is mostly below /etc and the
+ * home). */
+char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache *cache)
+{
+	if (path[0] == '/')
+		return hookpath_walk(path, cache);
+	if (base && base[0] == '/') {
+		cleanup_free char *joined = path_join(base, path);
+		return joined ? hookpath_walk(joined, cache) : NULL;
+	}
+	return hookpath_resolve_at(base, path, 0);
+}
+
+struct hookpath_cache *hookpath_cache_new(void)
+{
+	return calloc(1, sizeof(struct hookpath_cache));
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Paths as a file tool's write will reach them (the hook's checks,
+ * core/hook/hook.c): what a path names once the tool has created what is
+ * missing. */
+
+/* The directories (and what else) the walks of one hook call looked at;
+ * NULL: none kept, every walk looks for itself. */
+struct hookpath_cache;
+
+/* NULL without memory. */
+struct hookpath_cache *hookpath_cache_new(void);
+void hookpath_cache_free(struct hookpath_cache *c);
+
+/* path as the kernel will resolve it once the tool has created what is
+ * missing: the longest existing prefix with every symlink followed (a
+ * dangling one too: writing it creates its target), the rest lexically
+ * ("." dropped, ".." one up), because the tool creates those directories
+ * itself, as plain ones. A relative path is relative to base (the process's
+ * cwd when NULL). cache (may be NULL) holds what earlier walks of the same
+ * call found: the check of one tool call takes the host's paths as they
+ * were when first looked at. NULL: out of memory, or more than 40
+ * symlinks. */
+char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache *cache);

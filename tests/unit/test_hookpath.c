@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: MIT */
+/* The hook's path resolution (core/hook/hookpath.c) against the one it
+ * replaced, kept here verbatim as the oracle (hook.c's hook_resolve_at()
+ * and hook_resolve_walk() as of 9829951): on generated trees (symlinks
+ * relative, absolute, dangling, in loops, to hidden paths, into and out of
+ * the workspace; "..", "//", trailing slashes, missing components, case
+ * and Unicode variants, long names, big directories, directories that can
+ * be listed but not searched and the reverse) and generated paths, every
+ * resolved path must be the same string and every verdict the same (a
+ * target under a hidden path, or a root above one: what the hook refuses).
+ * As root, the same is checked again as nobody, where the permissions
+ * bite. Not timed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/path.h"
+#include "basic/strv.h"
+#include "core/hook/hookpath.h"
+#include "harness.h"
+
+/* ---- the oracle: hook.c as it was (names prefixed oracle_) ---- */
+
+/* path as the kernel will resolve it once the tool has created what is
+ * missing: the longest existing prefix through realpath() (every symlink
+ * followed), the rest lexically ("." dropped, ".." one up), because the
+ * tool creates those directories itself, as plain ones. A dangling symlink
+ * on the way is followed too: writing it creates its target. A relative
+ * path is relative to base (the process's cwd when NULL). NULL: out of
+ * memory, or more than 40 symlinks. */
+static char *oracle_resolve_at(const char *base, const char *path, unsigned depth)
+{
+	cleanup_free char *here = NULL;
+
+	if (depth > 40)
+		return NULL;
+	if (path[0] != '/' && !base) {
+		here = getcwd(NULL, 0);
+		if (!here)
+			return NULL;
+		base = here;
+	}
+	cleanup_free char *prefix = path[0] == '/' ? strdup(path) : path_join(base, path);
+	if (!prefix)
+		return NULL;
+	char *tail = prefix + strlen(prefix); /* the components realpath() did not resolve */
+	cleanup_free char *real = NULL;
+	for (;;) {
+		char saved = *tail;
+		*tail = '\0';
+		real = realpath(prefix[0] ? prefix : "/", NULL);
+		struct stat st;
+		if (!real && prefix[0] && lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
+			/* Dangling: go on from its target, with the rest after it. */
+			char target[PATH_MAX];
+			ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+			cleanup_free char *dir = n > 0 ? path_dirname(prefix) : NULL;
+			*tail = saved;
+			if (!dir)
+				return NULL;
+			target[n] = '\0';
+			cleanup_free char *next = NULL;
+			if (asprintf(&next, "%s%s", target, tail) < 0)
+				return NULL;
+			return oracle_resolve_at(dir, next, depth + 1);
+		}
+		*tail = saved;
+		if (real || tail == prefix)
+			break;
+		do
+			tail--;
+		while (tail > prefix && *tail != '/');
+	}
+	if (!real)
+		return NULL;
+	size_t cap = strlen(real) + strlen(tail) + 2;
+	char *out = malloc(cap);
+	if (!out)
+		return NULL;
+	strcpy(out, real);
+	for (char *c = tail; *c;) {
+		while (*c == '/')
+			c++;
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(out, '/');
+			if (slash)
+				slash[slash == out ? 1 : 0] = '\0';
+		} else {
+			size_t len = strlen(out);
+			if (len > 1)
+				out[len++] = '/';
+			memcpy(out + len, c, n);
+			out[len + n] = '\0';
+		}
+		c += n;
+	}
+	return out;
+}
+
+/* The directories the walks of one hook call passed (oracle_resolve_walk()):
+ * each resolved prefix that is a directory (not a symlink), walked through
+ * without another lstat(). Only a cache of what the call already asked: the check of one tool
+ * call takes the host's paths as they were when first looked at, as one
+ * list's walks always did. A hash table (FNV-1a, linear probing): the
+ * check of a file tool walks ~200 paths of ~6 components each, and a list
+ * of the directories seen was searched string by string at each. */
+
+struct oracle_walk_slot {
+	char *key;
+	size_t len, hash;
+};
+
+struct oracle_walk_cache {
+	struct oracle_walk_slot *slots;
+	size_t cap, n; /* cap: 0 or a power of two */
+};
+
+static void oracle_walk_cache_free(struct oracle_walk_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->slots[i].key);
+	free(c->slots);
+	free(c);
+}
+
+/* FNV-1a of len more bytes of key, on from h (ORACLE_WALK_HASH0: none yet):
+ * a walk hashes each prefix from the one before. */
+#define ORACLE_WALK_HASH0 ((size_t)14695981039346656037ULL)
+static size_t oracle_walk_hash(size_t h, const char *key, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* Whether key (len bytes, hashed h) is in the cache. */
+static bool oracle_walk_seen(const struct oracle_walk_cache *c, const char *key, size_t len, size_t h)
+{
+	if (!c || c->cap == 0)
+		return false;
+	for (size_t i = h & (c->cap - 1); c->slots[i].key; i = (i + 1) & (c->cap - 1)) {
+		const struct oracle_walk_slot *e = &c->slots[i];
+		if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Adds key (len bytes, hashed h), not in it before; a failure only leaves
+ * it out of the cache. */
+static void oracle_walk_put(struct oracle_walk_cache *c, const char *key, size_t len, size_t h)
+{
+	if (!c)
+		return;
+	if (2 * (c->n + 1) > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct oracle_walk_slot *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return;
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->slots[i].key)
+				continue;
+			size_t k = c->slots[i].hash & (cap - 1);
+			while (slots[k].key)
+				k = (k + 1) & (cap - 1);
+			slots[k] = c->slots[i];
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->cap = cap;
+	}
+	char *copy = strndup(key, len);
+	if (!copy)
+		return;
+	size_t k = h & (c->cap - 1);
+	while (c->slots[k].key)
+		k = (k + 1) & (c->cap - 1);
+	c->slots[k] = (struct oracle_walk_slot){ .key = copy, .len = len, .hash = h };
+	c->n++;
+}
+
+/* Appends "/" and the n bytes of c to *out (*len long, *cap allocated). */
+static bool oracle_walk_append(char **out, size_t *len, size_t *cap, const char *c, size_t n)
+{
+	if (*len + n + 2 > *cap) {
+		size_t want = 2 * (*len + n + 2);
+		char *grown = realloc(*out, want);
+		if (!grown)
+			return false;
+		*out = grown;
+		*cap = want;
+	}
+	(*out)[(*len)++] = '/';
+	memcpy(*out + *len, c, n);
+	*len += n;
+	(*out)[*len] = '\0';
+	return true;
+}
+
+/* Drops the last component of out ("" is "/"). */
+static void oracle_walk_up(char *out, size_t *len)
+{
+	while (*len > 0 && out[*len - 1] != '/')
+		(*len)--;
+	if (*len > 0)
+		(*len)--;
+	out[*len] = '\0';
+}
+
+/* oracle_resolve_at() of an absolute path, in one walk from the root: each
+ * component is lstat()ed once, a symlink (dangling or not) is replaced by
+ * its target, and from the first component that does not exist on, the
+ * rest is taken lexically. The same answer as realpath() of the longest
+ * existing prefix, tried from the longest down, which readlink()ed every
+ * component of every prefix: a hook call with a file tool resolves a
+ * hundred paths (the hide list, the hosts' settings), 1,300 system calls. */
+static char *oracle_resolve_walk(const char *path, struct oracle_walk_cache *cache)
+{
+	cleanup_free char *todo = NULL; /* what is left after a symlink's target */
+	size_t len = 0, cap = strlen(path) + 2;
+	char *out = malloc(cap);
+	const char *p = path;
+	bool lexical = false, failed = false;
+	unsigned links = 0;
+	size_t hash = ORACLE_WALK_HASH0, hashed = 0; /* FNV-1a of out's first hashed bytes */
+
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			p += n;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			oracle_walk_up(out, &len);
+			p += n;
+			continue;
+		}
+		size_t before = len;
+		if (!oracle_walk_append(&out, &len, &cap, p, n)) {
+			failed = true;
+			break;
+		}
+		p += n;
+		struct stat sb;
+		if (lexical)
+			continue;
+		if (cache) {
+			/* out's hash from its parent's when that is the last one hashed */
+			hash = hashed == before ? oracle_walk_hash(hash, out + before, len - before)
+						: oracle_walk_hash(ORACLE_WALK_HASH0, out, len);
+			hashed = len;
+		}
+		if (oracle_walk_seen(cache, out, len, hash))
+			continue;
+		if (lstat(out, &sb) < 0) {
+			lexical = true;
+			continue;
+		}
+		if (!S_ISLNK(sb.st_mode)) {
+			/* Only a cache: without memory, the next walk looks again. */
+			if (S_ISDIR(sb.st_mode))
+				oracle_walk_put(cache, out, len, hash);
+			continue;
+		}
+		char target[PATH_MAX];
+		ssize_t t = ++links > 40 ? -1 : readlink(out, target, sizeof(target) - 1);
+		if (t <= 0) {
+			failed = true; /* a loop, or a link gone since lstat() */
+			break;
+		}
+		target[t] = '\0';
+		oracle_walk_up(out, &len);
+		if (target[0] == '/')
+			len = 0, out[0] = '\0';
+		char *next = NULL;
+		if (asprintf(&next, "%s/%s", target, p) < 0) {
+			failed = true;
+			break;
+		}
+		free(todo);
+		todo = next;
+		p = todo;
+	}
+	if (failed) {
+		free(out);
+		return NULL;
+	}
+	if (len == 0)
+		return oracle_walk_append(&out, &len, &cap, "", 0) ? out : (free(out), NULL);
+	return out;
+}
+
+/* oracle_resolve() of many paths: cache (when not NULL) holds the
+ * directories the walks so far passed (oracle_walk_cache), for the walks that
+ * pass them again (the hide list is mostly below /etc and the home). */
+static char *oracle_resolve_known(const char *base, const char *path, struct oracle_walk_cache *cache)
+{
+	if (path[0] == '/')
+		return oracle_resolve_walk(path, cache);
+	if (base && base[0] == '/') {
+		cleanup_free char *joined = path_join(base, path);
+		return joined ? oracle_resolve_walk(joined, cache) : NULL;
+	}
+	return oracle_resolve_at(base, path, 0);
+}
+
+
+/* ---- generated trees and paths ---- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	/* xorshift64*: the same sequence on every run of a seed */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 2685821657736338717ULL) >> 33) % n;
+}
+
+/* Names the trees and paths are made of: hidden-looking, case and Unicode
+ * variants (é composed and decomposed), a space, dots, a 255-byte name. */
+static const char *const names[] = {
+	"a",	    "b",      "ws",   "home",	".ssh",	    ".aws",	 ".config",
+	"gh",	    "Foo",    "foo",  "FOO",	"\xc3\xa9", "e\xcc\x81", "sp ace",
+	"x..",	    "...",    ".git", "config", "hooks",    ".claude",	 "settings.json",
+	".airlock", "README", "src",  "link",	"loop",	    "etc",	 NULL,
+};
+
+static char long_name[256]; /* 255 bytes: the longest a component may be */
+static char too_long[300]; /* one no directory holds */
+
+static const char *any_name(void)
+{
+	size_t n = 0;
+
+	while (names[n])
+		n++;
+	uint32_t k = rnd((uint32_t)n + 2);
+	return k == n ? long_name : k == n + 1 ? too_long : names[k];
+}
+
+struct tree {
+	char root[64];
+	char **nodes; /* every path made (absolute), dirs first */
+	char **dirs;
+};
+
+static void tree_add(char ***list, const char *path)
+{
+	if (strv_push(list, path) < 0)
+		abort();
+}
+
+static char *tree_pick(char **list)
+{
+	return list[rnd((uint32_t)strv_length(list))];
+}
+
+/* A symlink's target: absolute or relative, to what exists or not, through
+ * "..", "//" or ending in "/", to itself, to the root, to the host's /etc. */
+static char *tree_link_target(struct tree *t, const char *link)
+{
+	char *s = NULL;
+	int r;
+
+	switch (rnd(10)) {
+	case 0:
+		r = asprintf(&s, "%s", tree_pick(t->nodes));
+		break;
+	case 1:
+		r = asprintf(&s, "%s/%s", tree_pick(t->dirs), any_name());
+		break;
+	case 2:
+		r = asprintf(&s, "../%s", any_name());
+		break;
+	case 3:
+		r = asprintf(&s, "%s", any_name());
+		break;
+	case 4:
+		r = asprintf(&s, "%s", link); /* itself: a loop */
+		break;
+	case 5:
+		r = asprintf(&s, "%s/", tree_pick(t->dirs));
+		break;
+	case 6:
+		r = asprintf(&s, "%s//%s/../%s", tree_pick(t->dirs), any_name(), any_name());
+		break;
+	case 7:
+		r = asprintf(&s, rnd(2) ? "/" : "/etc");
+		break;
+	case 8:
+		r = asprintf(&s, "./%s/.", any_name());
+		break;
+	default:
+		r = asprintf(&s, "../../%s/%s", any_name(), any_name());
+		break;
+	}
+	if (r < 0)
+		abort();
+	return s;
+}
+
+static void tree_make(struct tree *t, unsigned steps, bool seed_first)
+{
+	static const char *const skel[] = { "ws",     "ws/src",	      "ws/.git",   "ws/.git/hooks",
+					    "home",   "home/.config", "home/.ssh", "big",
+					    "locked", "xonly",	      "ronly",	   "etc",
+					    NULL };
+	char p[PATH_MAX];
+
+	strcpy(t->root, "/tmp/test-hookpath-XXXXXX");
+	if (!mkdtemp(t->root) || chmod(t->root, 0755) < 0)
+		abort();
+	t->nodes = calloc(1, sizeof(char *));
+	t->dirs = calloc(1, sizeof(char *));
+	tree_add(&t->dirs, t->root);
+	for (size_t i = 0; skel[i]; i++) {
+		snprintf(p, sizeof(p), "%s/%s", t->root, skel[i]);
+		if (mkdir(p, 0755) < 0)
+			abort();
+		tree_add(&t->nodes, p);
+		tree_add(&t->dirs, p);
+	}
+	/* A directory too big to be listed cheaply (in the first tree). */
+	for (unsigned i = 0; i < 1100 && strv_length(t->nodes) < 16 && seed_first; i++) {
+		snprintf(p, sizeof(p), "%s/big/f%u", t->root, i);
+		int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			abort();
+		close(fd);
+	}
+	for (unsigned i = 0; i < steps; i++) {
+		const char *dir = tree_pick(t->dirs);
+		const char *name = any_name();
+		if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+			continue;
+		struct stat sb;
+		if (lstat(p, &sb) == 0 || errno != ENOENT)
+			continue;
+		switch (rnd(4)) {
+		case 0:
+			if (mkdir(p, 0755) == 0) {
+				tree_add(&t->nodes, p);
+				tree_add(&t->dirs, p);
+			}
+			break;
+		case 1: {
+			int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			if (fd >= 0) {
+				close(fd);
+				tree_add(&t->nodes, p);
+			}
+			break;
+		}
+		default: {
+			cleanup_free char *target = tree_link_target(t, p);
+			if (symlink(target, p) == 0)
+				tree_add(&t->nodes, p);
+			break;
+		}
+		}
+	}
+	/* Directories that cannot be searched, or listed, or neither (for
+	 * nobody; root passes them all). */
+	snprintf(p, sizeof(p), "%s/locked", t->root);
+	(void)chmod(p, 0);
+	snprintf(p, sizeof(p), "%s/xonly", t->root);
+	(void)chmod(p, 0111);
+	snprintf(p, sizeof(p), "%s/ronly", t->root);
+	(void)chmod(p, 0444);
+}
+
+static void tree_remove(struct tree *t)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx %s && rm -rf %s", t->root, t->root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", t->root);
+	strv_free(t->nodes);
+	strv_free(t->dirs);
+}
+
+/* A path to resolve: from the tree's root, one of its nodes or the host's
+ * root, then components (names, ".", "..", empty ones: "//"), maybe with a
+ * trailing slash; sometimes relative (to a base). */
+static char *gen_path(struct tree *t, bool *ret_relative)
+{
+	char p[2 * PATH_MAX];
+	size_t n = 0;
+	unsigned parts = rnd(6);
+
+	*ret_relative = rnd(8) == 0;
+	if (!*ret_relative) {
+		const char *start = rnd(4) == 0 ? t->root : rnd(10) == 0 ? "" : tree_pick(t->nodes);
+		n = (size_t)snprintf(p, sizeof(p), "%s", start);
+	}
+	for (unsigned i = 0; i < parts && n < sizeof(p) - 400; i++) {
+		const char *c;
+		switch (rnd(12)) {
+		case 0:
+			c = ".";
+			break;
+		case 1:
+		case 2:
+			c = "..";
+			break;
+		case 3:
+			c = "";
+			break;
+		default:
+			c = any_name();
+			break;
+		}
+		n += (size_t)snprintf(p + n, sizeof(p) - n, "%s%s", n || !*ret_relative ? "/" : "", c);
+	}
+	if (rnd(6) == 0 && n < sizeof(p) - 2)
+		p[n++] = '/', p[n] = '\0';
+	if (n == 0)
+		strcpy(p, *ret_relative ? "." : "/");
+	char *s = strdup(p);
+	if (!s)
+		abort();
+	return s;
+}
+
+/* ---- the comparison ---- */
+
+static bool same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* What the hook refuses of targets against a hide list (hook.c's
+ * hook_targets_hidden() and hook_targets_config()): a bit for each target
+ * under a hidden path, or, for a root, above one. */
+static unsigned verdict(char **targets, const bool *roots, size_t nt, char **hidden, size_t nh)
+{
+	unsigned refused = 0;
+
+	for (size_t i = 0; i < nt; i++)
+		for (size_t k = 0; k < nh && targets[i]; k++)
+			if (hidden[k] && (path_is_under(targets[i], hidden[k]) ||
+					  (roots[i] && path_is_under(hidden[k], targets[i]))))
+				refused |= 1u << i;
+	return refused;
+}
+
+#define CALL_TARGETS 8
+#define CALL_HIDDEN  160
+
+/* One hook call's worth, resolved both ways; the number of differences
+ * (each printed). */
+static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
+{
+	char *named[CALL_TARGETS], *bases[CALL_TARGETS], *hid[CALL_HIDDEN];
+	char *old_t[CALL_TARGETS], *new_t[CALL_TARGETS], *cached_t[CALL_TARGETS];
+	char *old_h[CALL_HIDDEN], *new_h[CALL_HIDDEN], *plain_h[CALL_HIDDEN];
+	bool roots[CALL_TARGETS];
+	struct oracle_walk_cache *oc = calloc(1, sizeof(*oc));
+	struct hookpath_cache *nc = hookpath_cache_new(), *tc = hookpath_cache_new();
+	unsigned diffs = 0;
+
+	if (!oc || !nc || !tc)
+		abort();
+	for (size_t i = 0; i < CALL_TARGETS; i++) {
+		bool rel;
+		named[i] = gen_path(t, &rel);
+		bases[i] = !rel ? NULL : rnd(3) ? strdup(tree_pick(t->dirs)) : strdup("ws");
+		roots[i] = rnd(3) == 0;
+	}
+	/* A hide list: mostly names below a few directories, as the real one
+	 * is below the home and /etc (enough lookups in one directory for any
+	 * shortcut that takes a directory whole). */
+	const char *home = tree_pick(t->dirs);
+	for (size_t k = 0; k < CALL_HIDDEN; k++) {
+		bool rel;
+		char *p = NULL;
+		if (rnd(12)) {
+			unsigned v = rnd(5);
+			if (asprintf(&p, "%s/%s%s%s", rnd(4) ? home : tree_pick(t->dirs),
+				     v == 0   ? any_name()
+				     : v == 1 ? ".hidden"
+					      : ".h",
+				     v >= 2 ? "/" : "", v >= 2 ? any_name() : "") < 0)
+				abort();
+			if (v == 4) {
+				char *q = NULL;
+				if (asprintf(&q, "%s%u", p, rnd(1000)) < 0)
+					abort();
+				free(p);
+				p = q;
+			}
+		} else {
+			p = gen_path(t, &rel);
+			if (rel || p[0] != '/' || strncmp(p, t->root, strlen(t->root)) != 0) {
+				char *q = path_join(t->root, p);
+				free(p);
+				p = q;
+			}
+		}
+		hid[k] = p;
+	}
+	for (size_t i = 0; i < CALL_TARGETS; i++) {
+		old_t[i] = oracle_resolve_known(bases[i], named[i], NULL);
+		new_t[i] = hookpath_resolve(bases[i], named[i], NULL);
+		cached_t[i] = hookpath_resolve(bases[i], named[i], tc);
+		if (!same(old_t[i], new_t[i]) || !same(old_t[i], cached_t[i])) {
+			printf("# target %s (base %s): %s, now %s, cached %s\n", named[i],
+			       bases[i] ? bases[i] : "-", old_t[i] ? old_t[i] : "(null)",
+			       new_t[i] ? new_t[i] : "(null)", cached_t[i] ? cached_t[i] : "(null)");
+			diffs++;
+		}
+	}
+	for (size_t k = 0; k < CALL_HIDDEN; k++) {
+		old_h[k] = oracle_resolve_known(NULL, hid[k], oc);
+		new_h[k] = hookpath_resolve(NULL, hid[k], nc);
+		plain_h[k] = hookpath_resolve(NULL, hid[k], NULL);
+		if (!same(old_h[k], new_h[k]) || !same(old_h[k], plain_h[k])) {
+			printf("# hidden %s: %s, now %s, uncached %s\n", hid[k],
+			       old_h[k] ? old_h[k] : "(null)", new_h[k] ? new_h[k] : "(null)",
+			       plain_h[k] ? plain_h[k] : "(null)");
+			diffs++;
+		}
+	}
+	unsigned v_old = verdict(old_t, roots, CALL_TARGETS, old_h, CALL_HIDDEN);
+	unsigned v_new = verdict(new_t, roots, CALL_TARGETS, new_h, CALL_HIDDEN);
+	if (v_old != v_new) {
+		printf("# refused targets %#x, now %#x\n", v_old, v_new);
+		diffs++;
+	}
+	*ret_blocked += (unsigned)__builtin_popcount(v_old);
+	for (size_t i = 0; i < CALL_TARGETS; i++) {
+		free(named[i]);
+		free(bases[i]);
+		free(old_t[i]);
+		free(new_t[i]);
+		free(cached_t[i]);
+	}
+	for (size_t k = 0; k < CALL_HIDDEN; k++) {
+		free(hid[k]);
+		free(old_h[k]);
+		free(new_h[k]);
+		free(plain_h[k]);
+	}
+	oracle_walk_cache_free(oc);
+	hookpath_cache_free(nc);
+	hookpath_cache_free(tc);
+	return diffs;
+}
+
+/* calls of one tree, as this process's user; the differences. */
+static unsigned compare_calls(struct tree *t, unsigned calls, unsigned *ret_blocked)
+{
+	unsigned diffs = 0;
+
+	/* relative bases and paths: from the tree's root */
+	if (chdir(t->root) < 0)
+		return 1;
+	for (unsigned c = 0; c < calls; c++)
+		diffs += compare_call(t, ret_blocked);
+	if (chdir("/") < 0)
+		diffs++;
+	return diffs;
+}
+
+/* seeds x calls on trees of the given size, and as root the same again as
+ * nobody (in a child); the differences, all printed. */
+static unsigned compare_trees(unsigned seeds, unsigned calls, unsigned steps)
+{
+	unsigned diffs = 0, blocked = 0;
+
+	memset(long_name, 'L', sizeof(long_name) - 1);
+	memset(too_long, 'T', sizeof(too_long) - 1);
+	for (unsigned seed = 1; seed <= seeds; seed++) {
+		struct tree t = { 0 };
+		rng_state = 0x9e3779b97f4a7c15ULL * seed;
+		tree_make(&t, steps, seed == 1);
+		uint64_t state = rng_state;
+		diffs += compare_calls(&t, calls, &blocked);
+		if (geteuid() == 0) {
+			rng_state = state;
+			pid_t pid = fork();
+			if (pid < 0)
+				abort();
+			if (pid == 0) {
+				unsigned b = 0;
+				if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+				    setresuid(65534, 65534, 65534) < 0)
+					_exit(100);
+				_exit(compare_calls(&t, calls, &b) ? 1 : 0);
+			}
+			int status;
+			if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+			    WEXITSTATUS(status) != 0) {
+				printf("# as nobody, seed %u: status %d\n", seed, status);
+				diffs++;
+			}
+		}
+		tree_remove(&t);
+	}
+	printf("# %u seeds x %u calls of %u targets%s: %u refused\n", seeds, calls, CALL_TARGETS,
+	       geteuid() == 0 ? " (and as nobody)" : "", blocked);
+	return diffs;
+}
+
+static void test_resolve_as_before(void)
+{
+	ASSERT_EQ_INT(compare_trees(8, 40, 400), 0);
+}
+
+/* The host's own paths (the real hide list's shape: below /etc, /root,
+ * /home, /proc/self), and the test's. */
+static void test_resolve_host_paths_as_before(void)
+{
+	static const char *const paths[] = {
+		"/",
+		"/etc",
+		"/etc/shadow",
+		"/etc/ssh/../ssl/private",
+		"/root/.ssh",
+		"/root//.config/gh/",
+		"/home/../root/.aws",
+		"/proc/self/root/etc",
+		"/proc/self/cwd/x",
+		"/var/run/docker.sock",
+		"/dev/fd/0",
+		"/tmp/./a/../b",
+		"//etc//",
+		"/bin/sh",
+		"/lib/../lib64",
+		"/nonexistent/a/../../etc/passwd",
+		NULL,
+	};
+	struct oracle_walk_cache *oc = calloc(1, sizeof(*oc));
+	struct hookpath_cache *nc = hookpath_cache_new();
+
+	ASSERT_TRUE(oc && nc);
+	for (size_t i = 0; paths[i]; i++) {
+		cleanup_free char *a = oracle_resolve_known(NULL, paths[i], oc);
+		cleanup_free char *b = hookpath_resolve(NULL, paths[i], nc);
+		cleanup_free char *c = hookpath_resolve(NULL, paths[i], NULL);
+		ASSERT_TRUE(a != NULL);
+		ASSERT_EQ_STR(b, a);
+		ASSERT_EQ_STR(c, a);
+	}
+	oracle_walk_cache_free(oc);
+	hookpath_cache_free(nc);
+}
+
+RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before))
