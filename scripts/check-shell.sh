@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 command -v shellcheck >/dev/null || { echo "check-shell: shellcheck is missing (scripts/deps.sh)"; exit 1; }
 
 status=0
-shellcheck scripts/*.sh .ci/run bench/*.sh tests/hosts/*.sh tests/hosts/*.bash tests/cli/*.bash || status=1
+shellcheck scripts/*.sh .ci/run bench/*.sh tests/hosts/*.sh tests/hosts/*.bash tests/cli/*.bash tests/helpers/*.sh || status=1
 shellcheck -s bash shell-completion/bash/airlock || status=1
 # The suites, as the bash bats runs them in. Left out there:
 # SC2030, SC2031: bats runs each @test as a function in a subshell of its

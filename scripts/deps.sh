@@ -7,7 +7,8 @@ packages="meson ninja-build pkg-config gcc clang libclang-rt-14-dev libjansson-d
 libseccomp-dev jq bats time python3 python3-jsonschema util-linux procps attr acl strace git cmake
 clang-format clang-tidy shellcheck golang-go golang-golang-x-mod-dev
 debhelper dpkg-dev lintian zsh
-libmicrohttpd-dev libcurl4-openssl-dev curl chromium"
+libmicrohttpd-dev libcurl4-openssl-dev curl chromium
+libpq-dev postgresql"
 [ "${1:-}" = "--bench" ] && packages="$packages hyperfine bubblewrap firejail bc"
 # The live host tests install the hosts with npm (tests/hosts/install.sh);
 # a node that came from elsewhere (NodeSource, nvm) is kept.

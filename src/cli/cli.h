@@ -25,6 +25,8 @@ int cmd_classify(int argc, char **argv);
 int cmd_hook(int argc, char **argv);
 int cmd_permit(int argc, char **argv);
 int cmd_ledger(int argc, char **argv);
+/* `ledger push` and `ledger mirror ...` (cmd_mirror.c), from cmd_ledger(). */
+int cmd_ledger_remote(int argc, char **argv);
 int cmd_install(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_witness(int argc, char **argv);

@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "core/run/doctor.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 
 extern char **environ;
 
@@ -62,6 +63,31 @@ static void doctor_print_grants(const struct doctor_view *v)
 	if (v->n_writable)
 		cli_print("  (a dry run keeps the directories of sandbox.writable read-only)\n");
 	cli_print("\n");
+}
+
+/* The ledger's mirror, when one is configured: what it holds, the last
+ * push's error, an open conflict. Not a layer of the quarantine: it does
+ * not change the verdict. */
+static void doctor_print_mirror(struct session *session)
+{
+	struct store *store = NULL;
+	struct remotes_status st;
+	struct error err = { 0 };
+
+	if (cli_open_store(session, &store) != EXIT_OK || !store ||
+	    remotes_status(store, &st, &err) < 0 || !st.configured)
+		return;
+	if (st.conflict[0])
+		cli_print("%-5s %-17s conflict: %s (the gate is closed until `airlock ledger mirror resolve`)\n",
+			  "FAIL", "ledger mirror", st.conflict);
+	else if (st.pushed < st.signed_size || st.last_error[0])
+		cli_print("%-5s %-17s %llu of %llu signed entries pushed%s%s\n", "warn",
+			  "ledger mirror", (unsigned long long)st.pushed,
+			  (unsigned long long)st.signed_size,
+			  st.last_error[0] ? "; last push failed: " : "", st.last_error);
+	else
+		cli_print("%-5s %-17s %llu signed entries pushed (host %s)\n", "ok",
+			  "ledger mirror", (unsigned long long)st.pushed, st.host);
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -132,6 +158,7 @@ int cmd_doctor(int argc, char **argv)
 		if (!c->ok && c->fix[0])
 			printf("      %-17s fix: %s\n", "", c->fix);
 	}
+	doctor_print_mirror(&session);
 	doctor_print_view(&view);
 	doctor_print_grants(&view);
 	doctor_view_release(&view);

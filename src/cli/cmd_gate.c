@@ -20,6 +20,7 @@
 #include "core/gate/status.h"
 #include "core/policy/rules.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 #include "core/store/store.h"
 
 extern char **environ;
@@ -197,8 +198,17 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (!json && st.approver.changed)
 		cli_print("\napprover: %s\n", st.approver.message);
+	struct remotes_status mirror;
+	if (!json && store && remotes_status(store, &mirror, &err) == 0 && mirror.configured &&
+	    !mirror.conflict[0] && (mirror.last_error[0] || mirror.pushed < mirror.signed_size))
+		cli_print("\nledger mirror: %llu of %llu signed entries pushed%s%s\n",
+			  (unsigned long long)mirror.pushed, (unsigned long long)mirror.signed_size,
+			  mirror.last_error[0] ? "; last push failed: " : "", mirror.last_error);
+	if (!json && st.mirror_conflict[0])
+		cli_print("\nthe ledger's mirror refused a push: %s\n(the approver resolves it: `airlock ledger mirror resolve`)\n",
+			  st.mirror_conflict);
 	fflush(stdout);
-	return n ? EXIT_GATE_BLOCKED : EXIT_OK;
+	return n || st.mirror_conflict[0] ? EXIT_GATE_BLOCKED : EXIT_OK;
 }
 
 int cmd_ack(int argc, char **argv)

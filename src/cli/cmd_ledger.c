@@ -21,6 +21,7 @@
 #include "core/store/ledger.h"
 #include "core/store/remotes.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 #include "core/store/store.h"
 #include "ledger/witness.h"
 
@@ -35,7 +36,8 @@ static const char ledger_usage[] =
 	"       airlock ledger recover [--state-dir DIR]\n"
 	"       airlock ledger prove INDEX|KIND:ID [--state-dir DIR]\n"
 	"       airlock ledger consistency OLD [NEW] [--state-dir DIR]\n"
-	"       airlock ledger verify-proof --key FILE [--old FILE] [--record FILE] PROOF|-\n";
+	"       airlock ledger verify-proof --key FILE [--old FILE] [--record FILE] PROOF|-\n"
+	"       airlock ledger mirror init|set|show|unset|resolve ... (`airlock ledger mirror --help`)\n";
 
 static int ledger_read_file(const char *path, char **ret, size_t *ret_n)
 {
@@ -231,21 +233,6 @@ static int ledger_verify_proof_main(const char *key_path, const char *old_path,
 	return EXIT_OK;
 }
 
-/* airlock ledger push: the configured remotes (core/store/remotes.h) sent
- * what they lack of the latest checkpoint. */
-static int ledger_push_main(struct store *store)
-{
-	struct error err = { 0 };
-	int r = remotes_register(store, &err);
-	if (r == 0)
-		r = ledger_push(store_ledger(store), &err);
-	if (r < 0) {
-		cli_error("%s", err.msg);
-		return r == -EEXIST || r == -EBADMSG ? EXIT_LEDGER_TAMPERED : EXIT_AIRLOCK_ERROR;
-	}
-	return EXIT_OK;
-}
-
 /* airlock ledger witness add NAME URL VKEY | list | remove NAME */
 static int ledger_witness_main(struct store *store, char **operand, int operands)
 {
@@ -342,6 +329,8 @@ static int ledger_run_sub(struct store *store, const char *sub, char **operand, 
 		r = ledger_public_key(store_ledger(store), true, &text, &err);
 	} else if (strcmp(sub, "checkpoint") == 0) {
 		r = ledger_checkpoint(store_ledger(store), &err);
+		if (r == 0)
+			remotes_push_background(store);
 		if (r == 0) {
 			size_t n;
 			r = ledger_checkpoint_text(store_ledger(store), &text, &n, &err);
@@ -383,6 +372,16 @@ int cmd_ledger(int argc, char **argv)
 	struct ledger_options o = { 0 };
 	int opt_status;
 
+	/* The first operand, past the options (and their values), names it. */
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-') {
+			i += strchr(argv[i], '=') == NULL && strcmp(argv[i], "--help") != 0 &&
+			     strcmp(argv[i], "-h") != 0;
+		} else {
+			if (strcmp(argv[i], "push") == 0 || strcmp(argv[i], "mirror") == 0)
+				return cmd_ledger_remote(argc, argv);
+			break;
+		}
 	if (ledger_parse_options(argc, argv, &o, &opt_status))
 		return opt_status;
 	if (optind >= argc) {
@@ -405,8 +404,7 @@ int cmd_ledger(int argc, char **argv)
 						       : operands == 0;
 	bool known = strcmp(sub, "key") == 0 || strcmp(sub, "checkpoint") == 0 ||
 		     strcmp(sub, "verify") == 0 || strcmp(sub, "recover") == 0 ||
-		     strcmp(sub, "prove") == 0 || strcmp(sub, "consistency") == 0 ||
-		     strcmp(sub, "push") == 0 || witness;
+		     strcmp(sub, "prove") == 0 || strcmp(sub, "consistency") == 0 || witness;
 	if (!known || !wants) {
 		cli_error("ledger: %s '%s'", known ? "wrong operands for" : "unknown subcommand", sub);
 		fputs(ledger_usage, stderr);
@@ -430,8 +428,6 @@ int cmd_ledger(int argc, char **argv)
 	}
 	if (strcmp(sub, "verify") == 0)
 		return ledger_verify_main(store, o.key, o.checkpoint, o.policy);
-	if (strcmp(sub, "push") == 0)
-		return ledger_push_main(store);
 	if (witness)
 		return ledger_witness_main(store, argv + optind, operands);
 	return ledger_run_sub(store, sub, argv + optind, operands);

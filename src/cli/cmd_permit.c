@@ -19,6 +19,7 @@
 #include "core/permit/permit.h"
 #include "core/policy/rules.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 #include "core/store/store.h"
 
 extern char **environ;
@@ -394,5 +395,12 @@ int cmd_permit(int argc, char **argv)
 	}
 	if (!strcmp(c.action, "propose"))
 		return permit_propose_main(&c, rules);
-	return permit_step_main(&c, rules);
+	status = permit_step_main(&c, rules);
+	/* A step committed records: a configured mirror gets them from a
+	 * detached pusher (core/store/remotes.h), never on this path. */
+	if (session.store) {
+		fflush(NULL);
+		remotes_push_background(session.store);
+	}
+	return status;
 }

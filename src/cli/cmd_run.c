@@ -22,6 +22,7 @@
 #include "core/run/job.h"
 #include "core/run/run.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 
 #define JOB_MAX_BYTES (4 << 20)
 
@@ -610,6 +611,12 @@ static int run_cli_execute(struct run_cli *cli)
 		}
 	}
 	run_outcome_release(&outcome);
+	/* The receipt is committed: a configured mirror gets it from a
+	 * detached pusher; the run does not wait for the network. */
+	if (session.store) {
+		fflush(NULL);
+		remotes_push_background(session.store);
+	}
 	return status;
 }
 

@@ -8,6 +8,7 @@
 #include "core/gate/gate.h"
 #include "core/gate/status.h"
 #include "core/session/session.h"
+#include "core/store/remotes.h"
 #include "core/store/statepath.h"
 #include "core/store/store.h"
 
@@ -63,6 +64,10 @@ int gate_status(struct session *s, const char *cwd, struct gate_status *ret, str
 	 * the open failures carry them). */
 	if (r == 0 && store)
 		r = approver_check(store, &ret->approver, err);
+	struct remotes_status mirror;
+	struct error ignored = { 0 };
+	if (r == 0 && store && remotes_status(store, &mirror, &ignored) == 0)
+		snprintf(ret->mirror_conflict, sizeof(ret->mirror_conflict), "%s", mirror.conflict);
 	if (r < 0)
 		gate_status_release(ret);
 	return r;
@@ -82,11 +87,18 @@ json_t *gate_status_to_json(const struct gate_status *st)
 
 	if (!failures)
 		return NULL;
-	return json_pack("{s:s, s:I, s:o, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope", st->scope,
-			 "open", (json_int_t)st->open.n, "failures", failures, "rejected",
-			 gate_status_rejected(&st->open), "approver", "state",
-			 approver_state_to_string(check->state), "changed", check->changed,
-			 "pinned", check->pinned[0] ? check->pinned : NULL, "current",
-			 check->current[0] ? check->current : NULL, "message",
-			 check->changed ? check->message : NULL);
+	json_t *doc = json_pack("{s:s, s:I, s:o, s:o, s:{s:s, s:b, s:s?, s:s?, s:s?}}", "scope",
+				st->scope, "open", (json_int_t)st->open.n, "failures", failures,
+				"rejected", gate_status_rejected(&st->open), "approver", "state",
+				approver_state_to_string(check->state), "changed", check->changed,
+				"pinned", check->pinned[0] ? check->pinned : NULL, "current",
+				check->current[0] ? check->current : NULL, "message",
+				check->changed ? check->message : NULL);
+	/* only when one is open: the document is otherwise what it was */
+	if (doc && st->mirror_conflict[0] &&
+	    json_object_set_new(doc, "mirror_conflict", json_string(st->mirror_conflict)) < 0) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
 }

@@ -18,6 +18,9 @@ struct gate_status {
 	struct gate_failures open;
 	/* The approver against its pin; all zero without a state directory. */
 	struct approver_check approver;
+	/* A push the ledger's mirror refused, open until the approver resolves
+	 * it (core/store/remotes.h): "" when none. It blocks like a failure. */
+	char mirror_conflict[512];
 };
 
 /* The gate's status for cwd (NULL: the current directory). Never creates

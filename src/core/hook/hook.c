@@ -1300,6 +1300,18 @@ static int hook_pre_paths(struct hook_state *st, const char *tool, json_t *input
 	return 0;
 }
 
+/* A conflict with the ledger's mirror is open (core/store/remotes.h): it
+ * blocks like an open failure until the approver resolves it. */
+static bool hook_mirror_conflict(const struct hook_state *st, char *msg, size_t size)
+{
+	if (!st->store || faccessat(store_dir_fd(st->store), STATEPATH_MIRROR_CONFLICT, F_OK,
+				    AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	snprintf(msg, size,
+		 "airlock: the ledger's mirror refused a push (`airlock gate` says why): the record of this machine conflicts with the one kept off it, and nothing that changes anything runs until the approver resolves it (`airlock ledger mirror resolve`).");
+	return true;
+}
+
 /* pre-tool-use of a file tool, or of a tool airlock does not know (taken
  * as one that writes): it writes the workspace, risk 4 (tracked files),
  * which does not run while a failure is open, in the payload's scope or in
@@ -1313,9 +1325,13 @@ static int hook_pre_file_tool(struct hook_state *st, const char *tool, const str
 
 	if (r < 0)
 		return r;
+	char open[3000];
+	if (st->open.n == 0 && other.n == 0 && hook_mirror_conflict(st, open, sizeof(open))) {
+		outcome_set(ret, HOOK_BLOCK, "%s %s does not run.", open, tool ? tool : "the tool");
+		return 0;
+	}
 	if (st->open.n == 0 && other.n == 0)
 		return 0;
-	char open[3000];
 	if (st->open.n == 0) {
 		struct gate_failures own = st->open;
 		char *own_scope = st->scope;
@@ -1405,6 +1421,12 @@ static int hook_shell_refuse(struct hook_state *st, const struct hook_shell *sh,
 		outcome_set(ret, HOOK_BLOCK,
 			    "%s This command is risk %d (%s, rule %s) and does not name that failure, so it does not run while the failure is open.",
 			    open, sh->v.risk, sh->v.level, sh->v.rule);
+		return 1;
+	}
+	char conflict[400];
+	if (sh->v.risk > 1 && !exempt && hook_mirror_conflict(st, conflict, sizeof(conflict))) {
+		outcome_set(ret, HOOK_BLOCK, "%s This command is risk %d (%s, rule %s).", conflict,
+			    sh->v.risk, sh->v.level, sh->v.rule);
 		return 1;
 	}
 	if (sh->v.risk == 5) {

@@ -21,6 +21,14 @@
 #define STATEPATH_GATE_CLOSED	"gate/closed" /* gate: <id>.json */
 #define STATEPATH_GATE_REJECTED "gate/rejected" /* gate: refused closes */
 #define STATEPATH_GATE_STOP	"gate/stop" /* hook: <session key>.json */
+#define STATEPATH_MIRROR	"mirror" /* store: the ledger's mirror (core/store/remotes.h) */
+#define STATEPATH_MIRROR_CONFIG "mirror/config.json" /* its connection and host name */
+#define STATEPATH_MIRROR_STATUS "mirror/status.json" /* the last push's outcome */
+#define STATEPATH_MIRROR_CONFLICT \
+	"mirror/conflict.json" /* a refused push, open until the approver resolves it */
+#define STATEPATH_MIRROR_LOCK	 "mirror/lock" /* flock()ed by the one background pusher */
+#define STATEPATH_MIRROR_PENDING "mirror/pending" /* a push asked for since */
+#define STATEPATH_LEDGER_REMOTES "ledger/remotes" /* ledger: what each remote acknowledged */
 /* The files at the top. */
 #define STATEPATH_INDEX	       "index.jsonl"
 #define STATEPATH_APPROVER     "approver.json" /* gate: the enrolled approver */

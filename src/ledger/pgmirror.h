@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "ledger/ledger.h"
+
+/* The ledger's mirror on PostgreSQL (docs/ledger.md, "The mirror"): a
+ * struct ledger_remote_ops whose push sends the entries and the checkpoint
+ * in one transaction through airlock.push(), the one function the schema
+ * (src/ledger/mirror.sql) lets its pusher role call, which accepts only an
+ * append that extends what the database holds. libpq is loaded when a
+ * mirror is first used (dlopen), so a command that pushes nothing never
+ * pays for it. */
+
+#define PGMIRROR_NAME		"pg"
+#define PGMIRROR_SCHEMA_VERSION 1
+
+struct pgmirror;
+
+/* A mirror at conninfo (libpq's connection string or URI) for the log of
+ * host (this installation's name in the mirror), whose key is vkey. Nothing
+ * is connected until a push. */
+int pgmirror_new(const char *conninfo, const char *host, const char *vkey, struct pgmirror **ret,
+		 struct error *err);
+/* The remote's ops; its ctx is a struct pgmirror, which ops.free frees. */
+extern const struct ledger_remote_ops pgmirror_ops;
+/* The size the mirror said it holds after the last push (0: none yet). */
+uint64_t pgmirror_held(const struct pgmirror *m);
+
+/* Applies the schema (version PGMIRROR_SCHEMA_VERSION) in one transaction,
+ * connected with conninfo's rights (the database's owner's); *ret_created
+ * false when it was there already. -EPROTO when the database holds another
+ * version. */
+int pgmirror_init(const char *conninfo, bool *ret_created, struct error *err);
