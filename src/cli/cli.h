@@ -32,6 +32,7 @@ int cmd_policy(int argc, char **argv);
 int cmd_witness(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 struct session;
 struct store;

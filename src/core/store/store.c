@@ -447,8 +447,18 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 						   store->path);
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex(data, n, hex);
-	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_signs(store, kind),
-			  NULL, err);
+	/* A permit's transition also carries the record's bytes (the file
+	 * stays the one its readers take): a mirror of the ledger then sees
+	 * each permit's state and approval (`airlock fleet`, docs/fleet.md). */
+	r = -E2BIG;
+	if (kind == LEDGER_PERMIT_TRANSITION && ledger_record_embeddable(data, n))
+		r = ledger_append_record(store_ledger(store), kind, id, path, hex, data, n,
+					 store_commit_signs(store, kind), NULL, err);
+	if (r == -E2BIG) {
+		error_clear(err);
+		r = ledger_append(store_ledger(store), kind, id, path, hex,
+				  store_commit_signs(store, kind), NULL, err);
+	}
 	if (r < 0)
 		return error_prefix(err, "%s %s was written but not committed",
 				    ledger_kind_name(kind), id);
