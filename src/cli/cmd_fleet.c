@@ -24,7 +24,7 @@ static const char fleet_usage[] =
 	"                     [--state-dir DIR]\n"
 	"  CONNINFO defaults to the configured mirror's (`airlock ledger mirror set`);\n"
 	"  a role that may read the mirror (airlock_reader) is needed.\n"
-	"  TIME is an RFC 3339 time or a prefix of one (2026-12-05, 2026-12-05T08).\n";
+	"  TIME is a date, a UTC time (2026-12-05T14:00:00Z) or an age (2h, 7d).\n";
 
 #define FLEET_RUNS_DEFAULT 20
 
@@ -185,6 +185,7 @@ int cmd_fleet(int argc, char **argv)
 	};
 	struct fleet_query q = { .runs_max = FLEET_RUNS_DEFAULT };
 	const char *state_dir = NULL;
+	char since[32];
 	bool json = false;
 	uint64_t n;
 	int opt;
@@ -198,7 +199,11 @@ int cmd_fleet(int argc, char **argv)
 			q.host = optarg;
 			break;
 		case 'S':
-			q.since = optarg;
+			if (report_parse_since(optarg, since, sizeof(since)) < 0) {
+				cli_error("fleet: --since takes a date, a UTC time or an age (2h, 7d)");
+				return EXIT_AIRLOCK_ERROR;
+			}
+			q.since = since;
 			break;
 		case 'n':
 			if (parse_u64(optarg, &n) < 0 || n > 1000000) {

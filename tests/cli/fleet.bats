@@ -130,10 +130,12 @@ host() { # name [argv of one more run]
 	host alpha
 	al fleet --mirror "$READER" --json --runs 2
 	[ "$(jq -r '.runs | length' <<<"$output")" = 2 ]
-	al fleet --mirror "$READER" --json --since 2999
+	al fleet --mirror "$READER" --json --since 2999-01-01
 	[ "$(jq -r '.runs | length' <<<"$output")" = 0 ]
-	al fleet --mirror "$READER" --json --since 2000
+	al fleet --mirror "$READER" --json --since 1d
 	[ "$(jq -r '.runs | length' <<<"$output")" -ge 3 ]
+	al fleet --mirror "$READER" --since yesterday
+	[ "$status" -eq 125 ]
 	# The configured mirror is the pusher's, which may not read: refused.
 	al fleet --state-dir "$TEST_DIR/alpha/state"
 	[ "$status" -eq 125 ]
