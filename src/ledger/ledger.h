@@ -68,6 +68,10 @@ struct ledger_schema {
 	/* An entry of kind_retire retires the records below its path: they may
 	 * be gone. */
 	int kind_retire;
+	/* Bit k set: an entry of kind k may carry a copy of its record's bytes
+	 * for readers of the log (a mirror), while the file stays the record
+	 * its readers take: a missing file is missing, not a cache to rebuild. */
+	unsigned long long copy_kinds;
 	const struct ledger_records *records;
 	size_t n_records;
 };

@@ -501,7 +501,7 @@ static void ledger_check_record(struct ledger *ledger, const struct ledger_named
 	if (d->r == -ENOENT) {
 		if (e->kind == s->kind_open && ledger_strset_get(&named->closed, e->id))
 			return;
-		if (e->has_record) {
+		if (e->has_record && !((s->copy_kinds >> e->kind) & 1)) {
 			cleanup_free char *bytes = NULL;
 			size_t n;
 			struct error why = { 0 };

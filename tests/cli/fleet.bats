@@ -98,6 +98,15 @@ host() { # name [argv of one more run]
 		[ "$(jq -r ".approvals[] | select(.host == \"$h\") | .at" <<<"$doc")" != null ]
 	done
 	[ "$(jq -r .unreadable <<<"$doc")" = 0 ]
+	# The permit's entry carries a copy of its record for the mirror; the
+	# file stays the record: one deleted is missing, not a cache.
+	"$AIRLOCK" ledger key --state-dir "$TEST_DIR/beta/state" >"$TEST_DIR/beta.pub"
+	AIRLOCK_STATE_DIR="$TEST_DIR/beta/state" al ledger verify --key "$TEST_DIR/beta.pub"
+	[ "$status" -eq 0 ]
+	rm "$TEST_DIR/beta/state/permits/1.json"
+	AIRLOCK_STATE_DIR="$TEST_DIR/beta/state" al ledger verify --key "$TEST_DIR/beta.pub"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"MISSING permits/1.json"* ]]
 
 	# The table for humans, and one host alone.
 	al fleet --mirror "$READER"

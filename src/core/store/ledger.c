@@ -48,6 +48,9 @@ const struct ledger_schema ledger_state_schema = {
 	.adopt_dir = STATEPATH_GATE_OPEN "/",
 	/* A discarded dry run's files may be gone. */
 	.kind_retire = LEDGER_DISCARD,
+	/* A permit's transition carries its record for the mirror (`airlock
+	 * fleet`); permits/<id>.json stays the record. */
+	.copy_kinds = 1ull << LEDGER_PERMIT_TRANSITION,
 	.records = ledger_records,
 	.n_records = sizeof(ledger_records) / sizeof(ledger_records[0]),
 };
