@@ -108,6 +108,10 @@ host() { # name [argv of one more run]
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"MISSING permits/1.json"* ]]
 
+	# The newest runs across hosts: gamma's, pushed last, ordered by time.
+	al fleet --mirror "$READER" --json --runs 3
+	[ "$(jq -r '[.runs[].host] | unique | join(",")' <<<"$output")" = gamma ]
+	[ "$(jq -r '[.runs[].time] | . == sort' <<<"$output")" = true ]
 	# The table for humans, and one host alone.
 	al fleet --mirror "$READER"
 	[ "$status" -eq 0 ]

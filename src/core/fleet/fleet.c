@@ -288,6 +288,17 @@ static void fleet_run_release(struct fleet_run *r)
 	fleet_strv_free(r->argv);
 }
 
+/* Runs across hosts by time (the entries' clocks: each host's own), then
+ * host and id. */
+static int fleet_run_compare(const void *a, const void *b)
+{
+	const struct fleet_run *x = a, *y = b;
+	int c = strcmp(x->time, y->time);
+	if (!c)
+		c = strcmp(x->host, y->host);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
 /* Each open failure with its receipt's argv and end; the runs the query
  * asks for moved into f (the newest runs_max at or after since). */
 static int fleet_finish(struct fleet_reader *rd, const struct fleet_query *q)
@@ -305,6 +316,8 @@ static int fleet_finish(struct fleet_reader *rd, const struct fleet_query *q)
 		x->has_exit = run && run->has_exit;
 		x->exit_code = run ? run->exit_code : 0;
 	}
+	if (rd->n_runs)
+		qsort(rd->runs, rd->n_runs, sizeof(*rd->runs), fleet_run_compare);
 	size_t first = 0;
 	if (q->since)
 		while (first < rd->n_runs && strcmp(rd->runs[first].time, q->since) < 0)

@@ -69,7 +69,7 @@ struct fleet_permit {
 struct fleet {
 	struct fleet_host *hosts;
 	size_t n_hosts;
-	struct fleet_run *runs; /* oldest first */
+	struct fleet_run *runs; /* oldest first, across hosts (by each host's clock) */
 	size_t n_runs;
 	struct fleet_failure *failures;
 	size_t n_failures;
