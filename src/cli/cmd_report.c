@@ -666,7 +666,7 @@ static int report_write(FILE *f, const struct report *r, const struct report_opt
 /* ---- options ---- */
 
 /* WHEN as RFC 3339 UTC with milliseconds: a date, a UTC time, or an age. */
-static int report_parse_since(const char *s, char *buf, size_t size)
+int report_parse_since(const char *s, char *buf, size_t size)
 {
 	int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, consumed = 0;
 	uint64_t age_ms;

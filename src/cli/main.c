@@ -102,6 +102,8 @@ static const struct {
 	{ "install", cmd_install, "put airlock's hooks into the settings of {hosts}" },
 	{ "witness", cmd_witness, "serve a witness that cosigns ledger checkpoints" },
 	{ "report", cmd_report, "write the runs, failures, permits and ledger as one HTML page" },
+	{ "fleet", cmd_fleet,
+	  "list runs, open failures, permits and approvals of every host of a mirror" },
 	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout (docs/mcp.md)" },
 };
 

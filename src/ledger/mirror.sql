@@ -332,3 +332,17 @@ REVOKE ALL ON ALL TABLES IN SCHEMA airlock FROM PUBLIC, airlock_pusher;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA airlock FROM PUBLIC, airlock_pusher;
 GRANT USAGE ON SCHEMA airlock TO airlock_pusher;
 GRANT EXECUTE ON FUNCTION airlock.push(text, text, bigint, text, bytea, text) TO airlock_pusher;
+
+-- The reader (`airlock fleet`, docs/fleet.md): reads the tables and the
+-- view, and nothing else; a login role of its own for a console that must
+-- not push.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'airlock_reader') THEN
+		CREATE ROLE airlock_reader LOGIN;
+	END IF;
+END $$;
+REVOKE ALL ON ALL TABLES IN SCHEMA airlock FROM airlock_reader;
+GRANT USAGE ON SCHEMA airlock TO airlock_reader;
+GRANT SELECT ON airlock.schema_version, airlock.logs, airlock.checkpoints, airlock.entries,
+	airlock.log_heads TO airlock_reader;

@@ -34,6 +34,8 @@ static struct {
 	char *(*result_error_message)(const PGresult *res);
 	char *(*getvalue)(const PGresult *res, int row, int column);
 	int (*ntuples)(const PGresult *res);
+	int (*nfields)(const PGresult *res);
+	int (*getisnull)(const PGresult *res, int row, int column);
 	void (*clear)(PGresult *res);
 	PQnoticeProcessor (*set_notice_processor)(PGconn *conn, PQnoticeProcessor proc, void *arg);
 } pq;
@@ -62,6 +64,8 @@ static int pgmirror_load(struct error *err)
 		{ "PQresultErrorMessage", (void **)&pq.result_error_message },
 		{ "PQgetvalue", (void **)&pq.getvalue },
 		{ "PQntuples", (void **)&pq.ntuples },
+		{ "PQnfields", (void **)&pq.nfields },
+		{ "PQgetisnull", (void **)&pq.getisnull },
 		{ "PQclear", (void **)&pq.clear },
 		{ "PQsetNoticeProcessor", (void **)&pq.set_notice_processor },
 	};
@@ -330,4 +334,35 @@ int pgmirror_init(const char *conninfo, bool *ret_created, struct error *err)
 	pgmirror_clear(&res);
 	pq.finish(conn);
 	return r < 0 ? error_prefix(err, "mirror init") : 0;
+}
+
+int pgmirror_query(const char *conninfo, const char *sql, int n_params, const char *const *params,
+		   pgmirror_row_fn fn, void *arg, struct error *err)
+{
+	PGconn *conn = NULL;
+	int r = pgmirror_connect(conninfo, &conn, err);
+	if (r < 0)
+		return r;
+	/* Read-only, whatever the role may do. */
+	PGresult *res = pq.exec(conn, "SET default_transaction_read_only = on");
+	if (pq.result_status(res) != PGRES_COMMAND_OK)
+		r = pgmirror_result_error(conn, res, NULL, err);
+	pgmirror_clear(&res);
+	if (r == 0) {
+		res = pq.exec_params(conn, sql, n_params, NULL, params, NULL, NULL, 0);
+		if (pq.result_status(res) != PGRES_TUPLES_OK)
+			r = pgmirror_result_error(conn, res, NULL, err);
+	}
+	int rows = r == 0 ? pq.ntuples(res) : 0, fields = r == 0 ? pq.nfields(res) : 0;
+	const char *values[PGMIRROR_QUERY_FIELDS_MAX];
+	if (fields > PGMIRROR_QUERY_FIELDS_MAX)
+		r = error_set(err, E2BIG, "the mirror answered %d columns", fields);
+	for (int i = 0; r == 0 && i < rows; i++) {
+		for (int j = 0; j < fields; j++)
+			values[j] = pq.getisnull(res, i, j) ? NULL : pq.getvalue(res, i, j);
+		r = fn(arg, fields, values, err);
+	}
+	pgmirror_clear(&res);
+	pq.finish(conn);
+	return r;
 }

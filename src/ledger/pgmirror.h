@@ -35,3 +35,13 @@ uint64_t pgmirror_held(const struct pgmirror *m);
  * false when it was there already. -EPROTO when the database holds another
  * version. */
 int pgmirror_init(const char *conninfo, bool *ret_created, struct error *err);
+
+/* A read of the mirror (`airlock fleet`): sql with its text parameters,
+ * run in a read-only transaction on a connection made as the mirror's
+ * (conninfo's settings alone); fn is called for each row, a NULL value
+ * standing for SQL NULL, and a negative return stops the read with it. At
+ * most PGMIRROR_QUERY_FIELDS_MAX columns. */
+#define PGMIRROR_QUERY_FIELDS_MAX 16
+typedef int (*pgmirror_row_fn)(void *arg, int n_fields, const char *const *values, struct error *err);
+int pgmirror_query(const char *conninfo, const char *sql, int n_params, const char *const *params,
+		   pgmirror_row_fn fn, void *arg, struct error *err);

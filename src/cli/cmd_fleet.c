@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/* airlock fleet (docs/fleet.md): many hosts, one place. The mirror's
+ * contents come from core/fleet; this only prints them. Every string is a
+ * host's, and partly its agent's (argv): through cli_print() for a
+ * terminal, jansson's escaping for --json. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "basic/cleanup.h"
+#include "basic/parse.h"
+#include "cli/cli.h"
+#include "cli/exit_codes.h"
+#include "core/fleet/fleet.h"
+#include "core/session/session.h"
+#include "core/store/remotes.h"
+
+static const char fleet_usage[] =
+	"usage: airlock fleet [--mirror CONNINFO] [--host NAME] [--since TIME] [--runs N] [--json]\n"
+	"                     [--state-dir DIR]\n"
+	"  CONNINFO defaults to the configured mirror's (`airlock ledger mirror set`);\n"
+	"  a role that may read the mirror (airlock_reader) is needed.\n"
+	"  TIME is a date, a UTC time (2026-12-05T14:00:00Z) or an age (2h, 7d).\n";
+
+#define FLEET_RUNS_DEFAULT 20
+
+static char *fleet_join(char *const *argv)
+{
+	size_t n = 1;
+	for (size_t i = 0; argv && argv[i]; i++)
+		n += strlen(argv[i]) + 1;
+	char *s = calloc(1, n), *p = s;
+	for (size_t i = 0; s && argv && argv[i]; i++)
+		p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
+	return s;
+}
+
+static json_t *fleet_json_argv(char *const *argv)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && argv && argv[i]; i++)
+		json_array_append_new(a, json_string(argv[i]));
+	return a;
+}
+
+static json_t *fleet_json_exit(bool has, int64_t code)
+{
+	return has ? json_integer(code) : json_null();
+}
+
+static int fleet_print_json(const struct fleet *f)
+{
+	json_t *hosts = json_array(), *runs = json_array(), *failures = json_array(),
+	       *permits = json_array(), *approvals = json_array();
+	for (size_t i = 0; i < f->n_hosts; i++) {
+		const struct fleet_host *h = &f->hosts[i];
+		json_array_append_new(hosts, json_pack("{s:s, s:s, s:I, s:s?, s:s?, s:n}", "host",
+						       h->host, "origin", h->origin, "verified_size",
+						       (json_int_t)h->size, "checkpoint", h->checkpoint,
+						       "pushed", h->pushed, "cosigned"));
+	}
+	for (size_t i = 0; i < f->n_runs; i++) {
+		const struct fleet_run *r = &f->runs[i];
+		json_array_append_new(runs,
+				      json_pack("{s:s, s:I, s:s, s:s?, s:s?, s:o, s:b, s:o}",
+						"host", r->host, "id", (json_int_t)r->id, "time",
+						r->time, "source", r->source, "status", r->status,
+						"exit", fleet_json_exit(r->has_exit, r->exit_code),
+						"ok", r->ok, "argv", fleet_json_argv(r->argv)));
+	}
+	for (size_t i = 0; i < f->n_failures; i++) {
+		const struct fleet_failure *x = &f->failures[i];
+		json_array_append_new(failures, json_pack("{s:s, s:I, s:s, s:s?, s:o, s:o}", "host",
+							  x->host, "receipt", (json_int_t)x->receipt,
+							  "opened", x->time, "status", x->status, "exit",
+							  fleet_json_exit(x->has_exit, x->exit_code),
+							  "argv", fleet_json_argv(x->argv)));
+	}
+	for (size_t i = 0; i < f->n_permits; i++) {
+		const struct fleet_permit *p = &f->permits[i];
+		if (!p->pending)
+			continue;
+		json_array_append_new(permits,
+				      json_pack("{s:s, s:I, s:s, s:I, s:s, s:b, s:o}", "host", p->host,
+						"id", (json_int_t)p->id, "state", p->state, "risk",
+						(json_int_t)p->risk, "time", p->time, "approved",
+						p->approved, "argv", fleet_json_argv(p->argv)));
+	}
+	for (size_t i = 0; i < f->n_approvals; i++) {
+		const struct fleet_approval *a = &f->approvals[i];
+		json_array_append_new(approvals, json_pack("{s:s, s:I, s:s?, s:s?, s:s?}", "host",
+							   a->host, "permit", (json_int_t)a->permit,
+							   "approver", a->approver, "public_key",
+							   a->public_key, "at", a->at));
+	}
+	json_t *doc = json_pack("{s:o, s:o, s:o, s:o, s:o, s:I}", "hosts", hosts, "runs", runs,
+				"open_failures", failures, "pending_permits", permits, "approvals",
+				approvals, "unreadable", (json_int_t)f->n_unreadable);
+	cleanup_free char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!text) {
+		cli_error("fleet: out of memory");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	puts(text);
+	return EXIT_OK;
+}
+
+static void fleet_print_exit(const char *status, bool has, int64_t code)
+{
+	if (has)
+		cli_print("exit %-4lld", (long long)code);
+	else
+		cli_print("%-9s", status ? status : "-");
+}
+
+static int fleet_print_table(const struct fleet *f)
+{
+	cli_print("hosts (%zu)\n", f->n_hosts);
+	for (size_t i = 0; i < f->n_hosts; i++) {
+		const struct fleet_host *h = &f->hosts[i];
+		/* The checkpoint's first line is its origin; its second, the size. */
+		cli_print("  %s  origin %s  verified size %llu  last checkpoint %s  cosigned: not recorded\n",
+			  h->host, h->origin, (unsigned long long)h->size,
+			  h->pushed ? h->pushed : "none");
+	}
+	cli_print("\nrecent runs (%zu)\n", f->n_runs);
+	for (size_t i = 0; i < f->n_runs; i++) {
+		const struct fleet_run *r = &f->runs[i];
+		cleanup_free char *argv = fleet_join(r->argv);
+		cli_print("  %s  #%llu  %s  %s  ", r->host, (unsigned long long)r->id, r->time,
+			  r->ok ? "ok    " : "FAILED");
+		fleet_print_exit(r->status, r->has_exit, r->exit_code);
+		cli_print("  %s\n", argv ? argv : "");
+	}
+	cli_print("\nopen failures (%zu)\n", f->n_failures);
+	for (size_t i = 0; i < f->n_failures; i++) {
+		const struct fleet_failure *x = &f->failures[i];
+		cleanup_free char *argv = fleet_join(x->argv);
+		cli_print("  %s  receipt %llu  opened %s  ", x->host,
+			  (unsigned long long)x->receipt, x->time);
+		fleet_print_exit(x->status, x->has_exit, x->exit_code);
+		cli_print("  %s\n", argv ? argv : "");
+	}
+	size_t pending = 0;
+	for (size_t i = 0; i < f->n_permits; i++)
+		pending += f->permits[i].pending;
+	cli_print("\npending permits (%zu)\n", pending);
+	for (size_t i = 0; i < f->n_permits; i++) {
+		const struct fleet_permit *p = &f->permits[i];
+		if (!p->pending)
+			continue;
+		cleanup_free char *argv = fleet_join(p->argv);
+		cli_print("  %s  permit %llu  %s  risk %lld  %s  %s\n", p->host,
+			  (unsigned long long)p->id, p->state, (long long)p->risk, p->time,
+			  argv ? argv : "");
+	}
+	cli_print("\napprovals (%zu)\n", f->n_approvals);
+	for (size_t i = 0; i < f->n_approvals; i++) {
+		const struct fleet_approval *a = &f->approvals[i];
+		cli_print("  %s  permit %llu  approved by %s  at %s\n", a->host,
+			  (unsigned long long)a->permit, a->approver ? a->approver : "?",
+			  a->at ? a->at : "?");
+	}
+	if (f->n_unreadable)
+		cli_print("\n%zu entries of the mirror could not be read\n", f->n_unreadable);
+	return EXIT_OK;
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "mirror", required_argument, NULL, 'm' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "runs", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct fleet_query q = { .runs_max = FLEET_RUNS_DEFAULT };
+	const char *state_dir = NULL;
+	char since[32];
+	bool json = false;
+	uint64_t n;
+	int opt;
+
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
+		switch (opt) {
+		case 'm':
+			q.conninfo = optarg;
+			break;
+		case 'H':
+			q.host = optarg;
+			break;
+		case 'S':
+			if (report_parse_since(optarg, since, sizeof(since)) < 0) {
+				cli_error("fleet: --since takes a date, a UTC time or an age (2h, 7d)");
+				return EXIT_AIRLOCK_ERROR;
+			}
+			q.since = since;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &n) < 0 || n > 1000000) {
+				cli_error("fleet: --runs takes a count (0: all)");
+				return EXIT_AIRLOCK_ERROR;
+			}
+			q.runs_max = (size_t)n;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			fputs(fleet_usage, stdout);
+			return EXIT_OK;
+		default:
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	if (!cli_no_operands(argc, argv))
+		return EXIT_AIRLOCK_ERROR;
+
+	cleanup_with(session_free) struct session session = { 0 };
+	struct remotes_mirror cfg = { 0 };
+	struct error err = { 0 };
+	if (!q.conninfo) {
+		struct store *store = NULL;
+		int status = cli_session_open(&session, state_dir);
+		if (status == EXIT_OK)
+			status = cli_open_store(&session, &store);
+		if (status != EXIT_OK)
+			return status;
+		int g = store ? remotes_mirror_get(store, &cfg, &err) : -ENOENT;
+		if (g < 0 && g != -ENOENT) {
+			cli_error("fleet: %s", err.msg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		if (!cfg.conninfo) {
+			cli_error("fleet: no mirror is configured here: pass --mirror CONNINFO");
+			remotes_mirror_release(&cfg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		q.conninfo = cfg.conninfo;
+	}
+	struct fleet f;
+	int r = fleet_load(&q, &f, &err);
+	remotes_mirror_release(&cfg);
+	if (r < 0) {
+		cli_error("%s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	int status = json ? fleet_print_json(&f) : fleet_print_table(&f);
+	fleet_release(&f);
+	return status;
+}

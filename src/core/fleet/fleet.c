@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/* Many hosts, one place (core/fleet/fleet.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "basic/cleanup.h"
+#include "basic/parse.h"
+#include "core/fleet/fleet.h"
+#include "core/store/jsonutil.h"
+#include "core/store/ledger.h"
+#include "ledger/ledger.h"
+#include "ledger/pgmirror.h"
+
+/* Room for one more element of an array of n: its capacity is 8 below 8
+ * elements, else the power of two at or above n, doubled as it fills. */
+static int fleet_reserve(void **array, size_t n, size_t size)
+{
+	if (n != 0 && (n < 8 || (n & (n - 1)) != 0))
+		return 0;
+	void *a = realloc(*array, (n ? 2 * n : 8) * size);
+	if (!a)
+		return -ENOMEM;
+	*array = a;
+	return 0;
+}
+
+#define FLEET_PUSH(array, n) \
+	(fleet_reserve((void **)&(array), (n), sizeof(*(array))) < 0 ? NULL : &(array)[(n)++])
+
+static char *fleet_strdup0(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void fleet_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static char **fleet_strv_copy(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	char **c = calloc(n + 1, sizeof(*c));
+	for (size_t i = 0; c && i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			fleet_strv_free(c);
+			return NULL;
+		}
+	return c;
+}
+
+/* argv as a record holds it: an array of strings (anything else: empty). */
+static char **fleet_argv(json_t *doc)
+{
+	json_t *a = json_object_get(doc, "argv");
+	char **v = json_is_array(a) ? jsonutil_strv_from_array(a) : NULL;
+	return v ? v : calloc(1, sizeof(char *));
+}
+
+static const char *fleet_string(json_t *doc, const char *key)
+{
+	return json_string_value(json_object_get(doc, key));
+}
+
+/* docs/permit-format.md, "States": not final, and not applied. */
+static bool fleet_permit_pending(const char *state)
+{
+	static const char *const pending[] = { "PROPOSED",   "DRY_RUN_FAILED",
+					       "DRY_RUN_OK", "REJECTED_WITHOUT_APPROVAL",
+					       "APPROVED",   "CONFLICT" };
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (state && strcmp(state, pending[i]) == 0)
+			return true;
+	return false;
+}
+
+static int fleet_on_host(void *arg, int n, const char *const *v, struct error *err)
+{
+	struct fleet *f = arg;
+	uint64_t size = 0;
+	if (n != 5 || !v[0] || !v[1] || !v[2] || parse_u64(v[2], &size) < 0)
+		return error_set(err, EPROTO, "the mirror's log_heads is not as expected");
+	struct fleet_host *h = FLEET_PUSH(f->hosts, f->n_hosts);
+	if (!h)
+		return error_set(err, ENOMEM, "out of memory");
+	*h = (struct fleet_host){ .origin = strdup(v[0]),
+				  .host = strdup(v[1]),
+				  .size = size,
+				  .checkpoint = fleet_strdup0(v[3]),
+				  .pushed = fleet_strdup0(v[4]) };
+	if (!h->origin || !h->host || (v[3] && !h->checkpoint) || (v[4] && !h->pushed))
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+struct fleet_reader {
+	struct fleet *f;
+	/* every receipt, before --since and the count cut them */
+	struct fleet_run *runs;
+	size_t n_runs;
+};
+
+static int fleet_add_run(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
+			 const char *record, size_t n)
+{
+	cleanup_with(json_decrefp) json_t *doc = json_loadb(record, n, 0, NULL);
+	uint64_t id = 0;
+	if (!json_is_object(doc) || parse_u64(e->id, &id) < 0) {
+		rd->f->n_unreadable++;
+		return 0;
+	}
+	struct fleet_run *r = FLEET_PUSH(rd->runs, rd->n_runs);
+	if (!r)
+		return -ENOMEM;
+	json_t *code = json_object_get(doc, "exit_code");
+	json_t *ok = json_object_get(doc, "match_expected");
+	*r = (struct fleet_run){ .host = strdup(host),
+				 .id = id,
+				 .time = strdup(e->time),
+				 .source = fleet_strdup0(fleet_string(doc, "source")),
+				 .status = fleet_strdup0(fleet_string(doc, "status")),
+				 .has_exit = json_is_integer(code),
+				 .exit_code = json_integer_value(code),
+				 .ok = json_is_true(ok),
+				 .argv = fleet_argv(doc) };
+	return r->host && r->time && r->argv ? 0 : -ENOMEM;
+}
+
+static struct fleet_permit *fleet_permit_find(struct fleet *f, const char *host, uint64_t id)
+{
+	for (size_t i = 0; i < f->n_permits; i++)
+		if (f->permits[i].id == id && strcmp(f->permits[i].host, host) == 0)
+			return &f->permits[i];
+	return NULL;
+}
+
+static void fleet_permit_clear(struct fleet_permit *p)
+{
+	free(p->state);
+	free(p->time);
+	fleet_strv_free(p->argv);
+	p->state = p->time = NULL;
+	p->argv = NULL;
+}
+
+static int fleet_add_permit(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
+			    const char *record, size_t n)
+{
+	struct fleet *f = rd->f;
+	uint64_t id = 0;
+	if (parse_u64(e->id, &id) < 0) {
+		f->n_unreadable++;
+		return 0;
+	}
+	struct fleet_permit *p = fleet_permit_find(f, host, id);
+	if (!p) {
+		p = FLEET_PUSH(f->permits, f->n_permits);
+		if (!p)
+			return -ENOMEM;
+		*p = (struct fleet_permit){ .host = strdup(host), .id = id };
+		if (!p->host)
+			return -ENOMEM;
+	}
+	fleet_permit_clear(p);
+	p->time = strdup(e->time);
+	cleanup_with(json_decrefp) json_t *doc = record ? json_loadb(record, n, 0, NULL) : NULL;
+	if (record && !json_is_object(doc))
+		f->n_unreadable++;
+	const char *state = fleet_string(doc, "state");
+	p->state = strdup(state ? state : "not recorded");
+	p->risk = json_integer_value(json_object_get(doc, "risk"));
+	p->argv = fleet_argv(doc);
+	p->pending = fleet_permit_pending(state);
+	json_t *approval = json_object_get(doc, "approval");
+	p->approved = json_is_object(approval);
+	if (!p->time || !p->state || !p->argv)
+		return -ENOMEM;
+	if (!p->approved)
+		return 0;
+	/* The approval: one per permit (a new dry run drops it; the permit's
+	 * last record says which holds). */
+	const char *at = NULL;
+	json_t *ev;
+	size_t i;
+	json_array_foreach(json_object_get(doc, "history"), i, ev)
+		if (json_is_object(ev) && json_is_string(json_object_get(ev, "event")) &&
+		    strcmp(fleet_string(ev, "event"), "approve") == 0)
+			at = fleet_string(ev, "at");
+	struct fleet_approval *a = NULL;
+	for (size_t k = 0; k < f->n_approvals && !a; k++)
+		if (f->approvals[k].permit == id && strcmp(f->approvals[k].host, host) == 0)
+			a = &f->approvals[k];
+	if (!a) {
+		a = FLEET_PUSH(f->approvals, f->n_approvals);
+		if (!a)
+			return -ENOMEM;
+		*a = (struct fleet_approval){ .host = strdup(host), .permit = id };
+		if (!a->host)
+			return -ENOMEM;
+	}
+	free(a->approver);
+	free(a->public_key);
+	free(a->at);
+	a->approver = fleet_strdup0(fleet_string(approval, "approver"));
+	a->public_key = fleet_strdup0(fleet_string(approval, "public_key"));
+	a->at = fleet_strdup0(at);
+	return 0;
+}
+
+static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struct ledger_entry *e)
+{
+	struct fleet *f = rd->f;
+	uint64_t id = 0;
+	if (parse_u64(e->id, &id) < 0) {
+		f->n_unreadable++;
+		return 0;
+	}
+	if (e->kind == LEDGER_GATE_CLOSE) {
+		for (size_t i = 0; i < f->n_failures; i++)
+			if (f->failures[i].receipt == id && strcmp(f->failures[i].host, host) == 0) {
+				free(f->failures[i].host);
+				free(f->failures[i].time);
+				f->failures[i] = f->failures[--f->n_failures];
+				break;
+			}
+		return 0;
+	}
+	struct fleet_failure *x = FLEET_PUSH(f->failures, f->n_failures);
+	if (!x)
+		return -ENOMEM;
+	*x = (struct fleet_failure){ .host = strdup(host), .receipt = id, .time = strdup(e->time) };
+	return x->host && x->time ? 0 : -ENOMEM;
+}
+
+static int fleet_on_entry(void *arg, int n, const char *const *v, struct error *err)
+{
+	struct fleet_reader *rd = arg;
+	if (n != 2 || !v[0] || !v[1])
+		return error_set(err, EPROTO, "the mirror's entries are not as expected");
+	const char *host = v[0], *line = v[1];
+	size_t len = strlen(line);
+	struct ledger_entry e;
+	struct error ignored = { 0 };
+	if (ledger_entry_parse(&ledger_state_schema, line, len, &e, &ignored) < 0) {
+		rd->f->n_unreadable++;
+		return 0;
+	}
+	/* The record's bytes, checked against the digest the entry names. */
+	cleanup_free char *record = NULL;
+	size_t record_n = 0;
+	if (e.has_record &&
+	    ledger_entry_record(&ledger_state_schema, line, len, &record, &record_n, &ignored) < 0) {
+		rd->f->n_unreadable++;
+		return 0;
+	}
+	int r = 0;
+	switch (e.kind) {
+	case LEDGER_RECEIPT:
+		if (record)
+			r = fleet_add_run(rd, host, &e, record, record_n);
+		break;
+	case LEDGER_GATE_OPEN:
+	case LEDGER_GATE_CLOSE:
+		r = fleet_add_gate(rd, host, &e);
+		break;
+	case LEDGER_PERMIT_TRANSITION:
+		r = fleet_add_permit(rd, host, &e, record, record_n);
+		break;
+	default:
+		break;
+	}
+	return r < 0 ? error_set(err, -r, "out of memory") : 0;
+}
+
+static void fleet_run_release(struct fleet_run *r)
+{
+	free(r->host);
+	free(r->time);
+	free(r->source);
+	free(r->status);
+	fleet_strv_free(r->argv);
+}
+
+/* Runs across hosts by time (the entries' clocks: each host's own), then
+ * host and id. */
+static int fleet_run_compare(const void *a, const void *b)
+{
+	const struct fleet_run *x = a, *y = b;
+	int c = strcmp(x->time, y->time);
+	if (!c)
+		c = strcmp(x->host, y->host);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/* Each open failure with its receipt's argv and end; the runs the query
+ * asks for moved into f (the newest runs_max at or after since). */
+static int fleet_finish(struct fleet_reader *rd, const struct fleet_query *q)
+{
+	struct fleet *f = rd->f;
+	for (size_t i = 0; i < f->n_failures; i++) {
+		struct fleet_failure *x = &f->failures[i];
+		const struct fleet_run *run = NULL;
+		for (size_t k = 0; k < rd->n_runs && !run; k++)
+			if (rd->runs[k].id == x->receipt && strcmp(rd->runs[k].host, x->host) == 0)
+				run = &rd->runs[k];
+		x->argv = run ? fleet_strv_copy(run->argv) : calloc(1, sizeof(char *));
+		if (!x->argv || (run && run->status && !(x->status = strdup(run->status))))
+			return -ENOMEM;
+		x->has_exit = run && run->has_exit;
+		x->exit_code = run ? run->exit_code : 0;
+	}
+	if (rd->n_runs)
+		qsort(rd->runs, rd->n_runs, sizeof(*rd->runs), fleet_run_compare);
+	size_t first = 0;
+	if (q->since)
+		while (first < rd->n_runs && strcmp(rd->runs[first].time, q->since) < 0)
+			first++;
+	if (q->runs_max && rd->n_runs - first > q->runs_max)
+		first = rd->n_runs - q->runs_max;
+	f->runs = calloc(rd->n_runs - first + 1, sizeof(*f->runs));
+	if (!f->runs)
+		return -ENOMEM;
+	for (size_t k = 0; k < rd->n_runs; k++) {
+		if (k >= first)
+			f->runs[f->n_runs++] = rd->runs[k];
+		else
+			fleet_run_release(&rd->runs[k]);
+	}
+	free(rd->runs);
+	rd->runs = NULL;
+	rd->n_runs = 0;
+	return 0;
+}
+
+int fleet_load(const struct fleet_query *q, struct fleet *ret, struct error *err)
+{
+	*ret = (struct fleet){ 0 };
+	const char *const params[] = { q->host };
+	int r = pgmirror_query(q->conninfo,
+			       "SELECT origin, host, size, checkpoint, pushed::text FROM airlock.log_heads"
+			       " WHERE $1::text IS NULL OR host = $1 ORDER BY host",
+			       1, params, fleet_on_host, ret, err);
+	struct fleet_reader rd = { .f = ret };
+	/* By log and sequence: a record's last entry is its state. Only the
+	 * kinds read below. Both reads see what the mirror held at each;
+	 * a push between them adds entries, never changes one. */
+	if (r == 0)
+		r = pgmirror_query(q->conninfo,
+				   "SELECT l.host, e.line FROM airlock.entries e"
+				   " JOIN airlock.logs l ON l.origin = e.origin"
+				   " WHERE e.kind IN ('receipt', 'gate-open', 'gate-close', 'permit-transition')"
+				   " AND ($1::text IS NULL OR l.host = $1)"
+				   " ORDER BY e.origin, e.seq",
+				   1, params, fleet_on_entry, &rd, err);
+	if (r == 0) {
+		r = fleet_finish(&rd, q);
+		if (r < 0)
+			error_set(err, -r, "out of memory");
+	}
+	for (size_t k = 0; k < rd.n_runs; k++)
+		fleet_run_release(&rd.runs[k]);
+	free(rd.runs);
+	if (r < 0)
+		fleet_release(ret);
+	return r < 0 ? error_prefix(err, "fleet") : 0;
+}
+
+void fleet_release(struct fleet *f)
+{
+	for (size_t i = 0; i < f->n_hosts; i++) {
+		free(f->hosts[i].host);
+		free(f->hosts[i].origin);
+		free(f->hosts[i].checkpoint);
+		free(f->hosts[i].pushed);
+	}
+	for (size_t i = 0; i < f->n_runs; i++)
+		fleet_run_release(&f->runs[i]);
+	for (size_t i = 0; i < f->n_failures; i++) {
+		free(f->failures[i].host);
+		free(f->failures[i].time);
+		free(f->failures[i].status);
+		fleet_strv_free(f->failures[i].argv);
+	}
+	for (size_t i = 0; i < f->n_permits; i++) {
+		free(f->permits[i].host);
+		fleet_permit_clear(&f->permits[i]);
+	}
+	for (size_t i = 0; i < f->n_approvals; i++) {
+		free(f->approvals[i].host);
+		free(f->approvals[i].approver);
+		free(f->approvals[i].public_key);
+		free(f->approvals[i].at);
+	}
+	free(f->hosts);
+	free(f->runs);
+	free(f->failures);
+	free(f->permits);
+	free(f->approvals);
+	*f = (struct fleet){ 0 };
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+
+/* Many hosts, one place (docs/fleet.md): what the ledger mirror on
+ * PostgreSQL (ledger/pgmirror.h) holds of every host that pushes to it,
+ * read with a read-only role and parsed here from the raw entry lines the
+ * database keeps. Every string is the database's, written by the hosts'
+ * agents in part (argv, labels): the front end sanitises it for a terminal.
+ * Only what the database's own checks accepted is read: an entry is stored
+ * with the checkpoint that covers it, in one transaction. */
+
+struct fleet_host {
+	char *host, *origin;
+	uint64_t size; /* the verified size: the largest checkpoint accepted */
+	char *checkpoint; /* its signed note; NULL before the first push */
+	char *pushed; /* when it was accepted (the database's clock) */
+	/* Witness cosignatures are not kept by the mirror's schema: "not
+	 * recorded" (the front end says so). */
+};
+
+struct fleet_run {
+	char *host;
+	uint64_t id;
+	char *time; /* the entry's time (the run's commit) */
+	char *source; /* run, dryrun, permit, ... */
+	char *status; /* exited, signaled, timeout, not_found, ... */
+	bool has_exit;
+	int64_t exit_code;
+	bool ok; /* it matched what it was expected to do */
+	char **argv; /* NULL terminated */
+};
+
+struct fleet_failure {
+	char *host;
+	uint64_t receipt; /* the failed run's receipt id */
+	char *time; /* when it opened */
+	/* Its receipt's, when the mirror holds it (else argv is empty and
+	 * status NULL). */
+	char *status;
+	bool has_exit;
+	int64_t exit_code;
+	char **argv; /* NULL terminated */
+};
+
+struct fleet_approval {
+	char *host;
+	uint64_t permit;
+	char *approver, *public_key;
+	char *at; /* the "approve" event of the permit's history; NULL: unknown */
+};
+
+struct fleet_permit {
+	char *host;
+	uint64_t id;
+	char *state; /* "not recorded" when the entry carries no record */
+	int64_t risk;
+	char *time; /* the last transition's */
+	char **argv; /* NULL terminated; empty when not recorded */
+	bool pending; /* its state is not final (docs/permit-format.md, "States") */
+	bool approved; /* it carries an approval */
+};
+
+struct fleet {
+	struct fleet_host *hosts;
+	size_t n_hosts;
+	struct fleet_run *runs; /* oldest first, across hosts (by each host's clock) */
+	size_t n_runs;
+	struct fleet_failure *failures;
+	size_t n_failures;
+	struct fleet_permit *permits; /* every permit seen, by host and id */
+	size_t n_permits;
+	struct fleet_approval *approvals;
+	size_t n_approvals;
+	size_t n_unreadable; /* lines or records that did not parse: skipped */
+};
+
+struct fleet_query {
+	const char *conninfo;
+	const char *host; /* NULL: every host */
+	const char *since; /* NULL: any time; else an RFC 3339 prefix the runs' times are >= */
+	size_t runs_max; /* the newest runs kept (0: all) */
+};
+
+/* Reads the mirror at q->conninfo. -ECONNREFUSED when it cannot be reached,
+ * -EPROTO on its refusal (a role without SELECT, no schema). */
+int fleet_load(const struct fleet_query *q, struct fleet *ret, struct error *err);
+void fleet_release(struct fleet *f);
