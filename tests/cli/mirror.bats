@@ -13,19 +13,8 @@ load helpers
 
 LEDGER_BENCH=${AIRLOCK_LEDGER_BENCH:-$(dirname "$AIRLOCK")/tests/ledger_bench}
 
-setup_file() {
-	[ -n "$PG_BIN" ] || return 0
-	# Short: the socket's path must fit in sun_path.
-	PGDIR=$(mktemp -d /tmp/airlock-pg.XXXXXX)
-	export PGDIR
-	pg_start "$PGDIR"
-}
-
-teardown_file() {
-	[ -n "${PGDIR:-}" ] || return 0
-	pg_stop "$PGDIR"
-	rm -rf "$PGDIR"
-}
+setup_file() { pg_suite_start; }
+teardown_file() { pg_suite_stop; }
 
 setup() {
 	[ -n "$PG_BIN" ] || skip "PostgreSQL is not installed (scripts/deps.sh installs postgresql)"
