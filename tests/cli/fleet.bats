@@ -300,6 +300,20 @@ cosign_by() { # host witness
 	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy"
 	[ "$(jq -r '.hosts[] | select(.host == "alpha") | "\(.cosigned.size) \(.quorum_met)"' <<<"$output")" = "$size_a2 true" ]
 
+	# w2 down: the push fails (and says so), w1's cosignature of the new
+	# checkpoint still reaches the mirror.
+	kill -9 "$(cat "$TEST_DIR/w2.pid")"
+	rm "$TEST_DIR/w2.pid"
+	(
+		export AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state"
+		cd "$TEST_DIR/alpha/work" || exit 1
+		"$AIRLOCK" run --sandbox=none -- true >/dev/null
+		! "$AIRLOCK" ledger push 2>/dev/null
+	)
+	size_a3=$(wc -l <"$TEST_DIR/alpha/state/ledger/log" | tr -d ' ')
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy"
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | "\(.cosigned.size) \(.quorum_met) \([.cosigned.witnesses[].policy_name] | join(","))"' <<<"$output")" = "$size_a3 false w1" ]
+
 	# A bad policy file is refused.
 	echo "quorum none" >"$TEST_DIR/bad"
 	al fleet --mirror "$READER" --policy "$TEST_DIR/bad"

@@ -337,9 +337,10 @@ static void remotes_record(struct store *store, const struct error *failure, boo
 static uint64_t remotes_acknowledged(struct store *store, const char *name);
 
 /* The witnesses' cosignatures of the checkpoint the mirror acknowledged,
- * sent to it (schema version 2's airlock.cosignatures): the fleet's view of
- * each host's last cosigned checkpoint. Sent again at every push (a line
- * the mirror holds is skipped): one that failed is made by the next. */
+ * when it is the ledger's latest, sent to it (schema version 2's
+ * airlock.cosignatures): the fleet's view of each host's last cosigned
+ * checkpoint. Sent again at every push that has any (a line the mirror
+ * holds is skipped): one that failed is made by the next. */
 static int remotes_send_cosignatures(struct store *store, struct error *err)
 {
 	struct ledger *ledger = store_ledger(store);
@@ -361,6 +362,12 @@ static int remotes_send_cosignatures(struct store *store, struct error *err)
 	r = ledger_checkpoint_text(ledger, &text, &text_n, err);
 	if (r == 0)
 		r = ledger_checkpoint_parse(text, text_n, NULL, &cp, err);
+	/* The mirror behind the checkpoint (this push failed): the next. */
+	if (r == 0 && cp.size != size) {
+		ledger_checkpoint_release(&cp);
+		strv_free(lines);
+		return 0;
+	}
 	if (r == 0)
 		r = remotes_mirror_get(store, &cfg, err);
 	if (r == 0)
@@ -388,8 +395,14 @@ int remotes_push(struct store *store, struct error *err)
 		r = ledger_push(ledger, err);
 		conflict = r == -EEXIST || r == -EBADMSG;
 	}
-	if (mirror && r >= 0)
-		r = remotes_send_cosignatures(store, err);
+	/* A witness that failed (down, refusing) does not keep the others'
+	 * cosignatures from the mirror; a conflict does. */
+	if (mirror && !conflict) {
+		struct error one = { 0 };
+		int q = remotes_send_cosignatures(store, r < 0 ? &one : err);
+		if (r >= 0)
+			r = q;
+	}
 	if (mirror)
 		remotes_record(store, r < 0 ? err : NULL, conflict);
 	return r < 0 ? r : 0;
