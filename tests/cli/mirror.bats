@@ -403,6 +403,12 @@ build-7" ]
 	[ "$status" -eq 0 ]
 }
 
+# A cosignature/v1 line of witness $1 (76 bytes of base64, not a valid
+# signature: the database cannot check Ed25519).
+cosig_line() {
+	printf '— %s %s' "$1" "$(head -c 76 /dev/zero | tr '\0' '\1' | base64 -w0)"
+}
+
 @test "mirror: init migrates a database of schema version 1 to 2, keeping what it holds" {
 	pg_psql "$PGDIR" postgres "CREATE DATABASE ${DB}v1" >/dev/null
 	psql -X -q -v ON_ERROR_STOP=1 "host=$PGDIR dbname=${DB}v1 user=postgres" \
@@ -412,24 +418,26 @@ build-7" ]
 	host_with "$TEST_DIR/h" 3
 	"$AIRLOCK" ledger mirror set "$old user=airlock_pusher" --state-dir "$TEST_DIR/h"
 	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	# a witness's cosignature kept (as ledger/remotes/<name> keeps one): a
+	# mirror at version 1 cannot take it, and the push says what to do
+	printf '3\n%s\n' "$(cosig_line w.example/a)" >"$TEST_DIR/h/ledger/remotes/wa"
+	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"older than version 2"*"ledger mirror init"* ]]
 	run "$AIRLOCK" ledger mirror init "$old user=postgres"
 	[ "$status" -eq 0 ]
 	[ "$output" = "mirror schema version 2 applied (migrated from version 1)" ]
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT size, witness FROM airlock.cosignatures")" = "3|w.example/a" ]
+	rm "$TEST_DIR/h/ledger/remotes/wa"
 	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT string_agg(version::text, ',' ORDER BY version) FROM airlock.schema_version")" = 1,2 ]
 	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.entries")" = 3 ]
-	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.cosignatures")" = 0 ]
 	run "$AIRLOCK" ledger mirror init "$old user=postgres"
 	[ "$output" = "mirror schema version 2 present already" ]
 	# and the pusher goes on where it was
 	"$LEDGER_BENCH" receipts "$TEST_DIR/h" 2 "$TEST_DIR/h/receipts/1.json"
 	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
 	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.entries")" = "$(log_size "$TEST_DIR/h")" ]
-}
-
-# A cosignature/v1 line of witness $1 (76 bytes of base64, not a valid
-# signature: the database cannot check Ed25519).
-cosig_line() {
-	printf '— %s %s' "$1" "$(head -c 76 /dev/zero | tr '\0' '\1' | base64 -w0)"
 }
 
 @test "mirror: cosignatures only through airlock.cosign(), by the log's pusher, for a checkpoint it holds; append-only" {
