@@ -78,6 +78,11 @@ BEGIN
 		GET DIAGNOSTICS n = ROW_COUNT;
 		added := added + n;
 	END LOOP;
+	-- As many as a policy may name witnesses (src/ledger/witness.h): one
+	-- host's credentials cannot fill the table readers load.
+	IF (SELECT count(*) FROM airlock.cosignatures s WHERE s.origin = p_origin AND s.size = p_size) > 64 THEN
+		RAISE EXCEPTION 'more than 64 cosignatures of one checkpoint' USING ERRCODE = 'AL400';
+	END IF;
 	RETURN added;
 END $$;
 

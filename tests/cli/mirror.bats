@@ -462,6 +462,11 @@ garbage"; do
 		[ "$status" -ne 0 ]
 		[[ "$output" == *"not a cosignature line"* ]]
 	done
+	# at most 64 lines for one checkpoint
+	many=$(for i in $(seq 64); do printf '— w.example/%s %s\n' "$i" "${a##* }"; done)
+	run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$many\$\$)" airlock_pusher
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"more than 64 cosignatures"* ]]
 	# another role, even a pusher, cannot add to a log it does not push
 	q "CREATE ROLE other_host LOGIN IN ROLE airlock_pusher"
 	run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$(cosig_line w.example/b)\$\$)" other_host
