@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -18,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/fleet/fleet.h"
+#include "core/fleet/fleetapprove.h"
 #include "core/session/session.h"
 #include "core/store/remotes.h"
 
@@ -28,7 +30,11 @@ static const char fleet_usage[] =
 	"  a role that may read the mirror (airlock_reader) is needed.\n"
 	"  TIME is a date, a UTC time (2026-12-05T14:00:00Z) or an age (2h, 7d).\n"
 	"  FILE is a tlog-policy file (`ledger verify --policy`): each host's cosignatures\n"
-	"  are verified against its witnesses and quorum; without it, \"unverified\".\n";
+	"  are verified against its witnesses and quorum; without it, \"unverified\".\n"
+	"       airlock fleet approve HOST PERMIT-ID [--mirror CONNINFO] [--approver FILE] [--state-dir DIR]\n"
+	"  signs HOST's pending permit from here: CONNINFO's role must be airlock_approver;\n"
+	"  FILE is a copy of HOST's approver.json (default: /etc/airlock/approver.json, else\n"
+	"  the state directory's), which HOST's ledger must pin; the passphrase from a terminal.\n";
 
 #define FLEET_RUNS_DEFAULT 20
 
@@ -215,8 +221,189 @@ static int fleet_print_table(const struct fleet *f, bool policy)
 	return EXIT_OK;
 }
 
+/* The conninfo of --mirror, else the configured mirror's (into cfg). */
+static int fleet_conninfo(struct session *session, struct remotes_mirror *cfg, const char *verb)
+{
+	struct store *store = NULL;
+	struct error err = { 0 };
+	int status = cli_open_store(session, &store);
+	if (status != EXIT_OK)
+		return status;
+	int g = store ? remotes_mirror_get(store, cfg, &err) : -ENOENT;
+	if (g < 0 && g != -ENOENT) {
+		cli_error("%s: %s", verb, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (!cfg->conninfo) {
+		cli_error("%s: no mirror is configured here: pass --mirror CONNINFO", verb);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	return EXIT_OK;
+}
+
+/* What the approver is about to sign, from the mirror's record: every
+ * string is the host's (and partly its agent's), through cli_print(). */
+static void fleet_print_request(const char *host, const struct fleetapprove_request *q)
+{
+	const struct permit *p = &q->permit;
+	cleanup_free char *argv = fleet_join(p->p.argv);
+	cli_print("permit %llu of host %s (log %s), as its ledger in the mirror records it:\n",
+		  (unsigned long long)p->id, host, q->origin);
+	cli_print("  state      %s\n", permit_state_to_string(p->state));
+	cli_print("  risk       %d (%s)\n", p->risk, p->classify_reason);
+	if (p->p.label)
+		cli_print("  label      %s\n", p->p.label);
+	cli_print("  command    %s\n", argv ? argv : "");
+	cli_print("  workspace  %s\n", p->workspace ? p->workspace : "");
+	cli_print("  reason     %s\n", p->p.reason ? p->p.reason : "");
+	cli_print("  changes    expected paths:");
+	for (size_t i = 0; p->p.expected_paths && p->p.expected_paths[i]; i++)
+		cli_print(" %s", p->p.expected_paths[i]);
+	cli_print("\n             dry run %llu: %s\n", (unsigned long long)p->dryrun_id,
+		  p->observed_why[0] ? p->observed_why : "as expected");
+	cli_print("  change set sha256 %s\n", p->changeset_sha256);
+	cli_print("the approver's signature is asked over:\n%s", q->message);
+}
+
+/* airlock fleet approve HOST PERMIT-ID (docs/fleet.md, "Approving from one
+ * place"). */
+static int fleet_approve_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "mirror", required_argument, NULL, 'm' },
+		{ "approver", required_argument, NULL, 'a' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *conninfo = NULL, *approver_path = NULL, *state_dir = NULL;
+	int opt;
+	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
+		switch (opt) {
+		case 'm':
+			conninfo = optarg;
+			break;
+		case 'a':
+			approver_path = optarg;
+			break;
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'h':
+			fputs(fleet_usage, stdout);
+			return EXIT_OK;
+		default:
+			return EXIT_AIRLOCK_ERROR;
+		}
+	}
+	uint64_t id = 0;
+	if (argc - optind != 2 || parse_u64(argv[optind + 1], &id) < 0 || id == 0) {
+		cli_error("fleet approve: give a host and a permit id: airlock fleet approve HOST PERMIT-ID");
+		return EXIT_AIRLOCK_ERROR;
+	}
+	const char *host = argv[optind];
+	cleanup_with(session_free) struct session session = { 0 };
+	struct remotes_mirror cfg = { 0 };
+	struct error err = { 0 };
+	if (!conninfo || !approver_path) {
+		int status = cli_session_open(&session, state_dir);
+		if (status != EXIT_OK)
+			return status;
+	}
+	if (!conninfo) {
+		int status = fleet_conninfo(&session, &cfg, "fleet approve");
+		if (status != EXIT_OK) {
+			remotes_mirror_release(&cfg);
+			return status;
+		}
+		conninfo = cfg.conninfo;
+	}
+	/* The approver document: a copy of the host's (public: salt, scrypt
+	 * parameters, key), or the one installed here. */
+	cleanup_free char *state_approver = NULL;
+	if (!approver_path) {
+		if (access(APPROVER_SYSTEM_PATH, F_OK) == 0)
+			approver_path = APPROVER_SYSTEM_PATH;
+		else if (session.state_dir &&
+			 asprintf(&state_approver, "%s/approver.json", session.state_dir) > 0)
+			approver_path = state_approver;
+	}
+	struct fleetapprove_request q;
+	int r = fleetapprove_load(conninfo, host, id, &q, &err);
+	if (r < 0) {
+		cli_error("%s", err.msg);
+		remotes_mirror_release(&cfg);
+		return r == -ENOENT ? EXIT_NOT_FOUND_ITEM : r == -EPERM ? EXIT_REFUSED : EXIT_AIRLOCK_ERROR;
+	}
+	cleanup_free char *doc = NULL;
+	size_t doc_n = 0;
+	cleanup_with(approver_release) struct approver a = { 0 };
+	r = approver_path ? file_read_capped(AT_FDCWD, approver_path, 65536, &doc, &doc_n, &err)
+			  : error_set(&err, ENOENT, "no approver document: pass --approver FILE");
+	if (r < 0) {
+		cli_error("fleet approve: %s: %s", approver_path ? approver_path : "approver",
+			  err.msg);
+		fleetapprove_release(&q);
+		remotes_mirror_release(&cfg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	r = fleetapprove_approver(&q, doc, doc_n, &a, &err);
+#if AIRLOCK_TEST_HOOKS
+	/* A test build signs with an approver the host does not pin, for the
+	 * host's own refusal to be tested (tests/cli/fleet.bats). */
+	if (r == -EACCES && getenv("AIRLOCK_TEST_FLEET_ANY_APPROVER")) {
+		approver_release(&a);
+		r = approver_parse_document(doc, doc_n, approver_path, &a, &err);
+	}
+#endif
+	if (r < 0) {
+		cli_error("fleet approve: host %s: %s", host, err.msg);
+		fleetapprove_release(&q);
+		remotes_mirror_release(&cfg);
+		return r == -EACCES ? EXIT_NOT_APPROVED : EXIT_AIRLOCK_ERROR;
+	}
+	fleet_print_request(host, &q);
+	fflush(stdout);
+	char passphrase[1024], prompt[160];
+	snprintf(prompt, sizeof(prompt), "approver passphrase to approve permit %llu of %s: ",
+		 (unsigned long long)id, host);
+	int t = cli_read_secret(prompt, passphrase, sizeof(passphrase));
+	json_t *approval = NULL;
+	if (t == -ENXIO) {
+		cli_error("fleet approve: the passphrase is read from a terminal and there is none here");
+		r = -EACCES;
+	} else {
+		r = t < 0 ? error_set(&err, EACCES, "the passphrase is too long")
+			  : approver_sign(&a, passphrase, q.message, &approval, &err);
+		if (r < 0)
+			cli_error("fleet approve: %s", err.msg);
+	}
+	explicit_bzero(passphrase, sizeof(passphrase));
+	uint64_t row = 0;
+	if (r == 0) {
+		r = fleetapprove_send(conninfo, host, id, approval, &row, &err);
+		if (r < 0)
+			cli_error("%s", err.msg);
+	}
+	json_decref(approval);
+	fleetapprove_release(&q);
+	remotes_mirror_release(&cfg);
+	if (r < 0)
+		return r == -EACCES ? EXIT_NOT_APPROVED : EXIT_AIRLOCK_ERROR;
+	json_t *line = json_pack("{s:s, s:I, s:s, s:I}", "host", host, "permit", (json_int_t)id,
+				 "state", "APPROVAL_SENT", "approval", (json_int_t)row);
+	cleanup_free char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+	json_decref(line);
+	if (text)
+		puts(text);
+	return EXIT_OK;
+}
+
 int cmd_fleet(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "approve") == 0)
+		return fleet_approve_main(argc - 1, argv + 1);
+
 	static const struct option options[] = {
 		{ "mirror", required_argument, NULL, 'm' },
 		{ "host", required_argument, NULL, 'H' },

@@ -16,6 +16,7 @@
 #include "basic/parse.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
+#include "core/permit/mirrorapproval.h"
 #include "core/permit/permit.h"
 #include "core/policy/rules.h"
 #include "core/session/session.h"
@@ -314,8 +315,26 @@ static int permit_step_main(const struct permit_cli *c, const struct rules *rule
 	} else if (!strcmp(c->action, "deny")) {
 		r = permit_deny(store, id, c->reason, &p, &err);
 	} else if (!strcmp(c->action, "exec")) {
+		/* An approval made away from here (`airlock fleet approve`), when
+		 * the mirror holds one and the permit awaits it: committed only
+		 * when it verifies here; one that does not is refused, nothing
+		 * committed. A mirror that is down never keeps the exec waiting. */
+		struct mirrorapproval_result m;
+		r = mirrorapproval_fetch(store, rules, id, &p, &m, &err);
+		permit_release(&p);
+		if (r == 0 && m.outcome == MIRRORAPPROVAL_REFUSED) {
+			cli_error("permit exec: permit %llu: the mirror's approval is refused: %s",
+				  (unsigned long long)id, m.why);
+			return EXIT_NOT_APPROVED;
+		}
+		if (r == 0 && m.outcome == MIRRORAPPROVAL_UNREACHABLE)
+			cli_error("permit exec: permit %llu: no approval fetched from the mirror: %s",
+				  (unsigned long long)id, m.why);
+		if (r == 0 && m.outcome == MIRRORAPPROVAL_APPROVED)
+			cli_error("permit %llu: approved through the mirror", (unsigned long long)id);
 		permit_arm_faultpoints();
-		r = permit_exec(&ctx, store, rules, id, c->verify, &p, &res, &err);
+		if (r == 0)
+			r = permit_exec(&ctx, store, rules, id, c->verify, &p, &res, &err);
 	} else {
 		cleanup_free char *message = NULL;
 		r = permit_approval_message(store, rules, id, &message, &err);

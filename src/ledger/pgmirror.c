@@ -16,9 +16,11 @@
 #include "ledger/pgmirror.h"
 
 /* the schema's text, generated from src/ledger/mirror.sql (version 1), and
- * the migration to version 2 (src/ledger/mirror2.sql) */
+ * the migrations to version 2 (src/ledger/mirror2.sql) and 3
+ * (src/ledger/mirror3.sql) */
 extern const char pgmirror_schema_sql[];
 extern const char pgmirror_schema2_sql[];
+extern const char pgmirror_schema3_sql[];
 
 static struct {
 	void *handle;
@@ -349,7 +351,8 @@ int pgmirror_init(const char *conninfo, int *ret_from, struct error *err)
 		/* None: version 1 and the migrations, in one transaction; an
 		 * older one: the migrations from it (each checks the version
 		 * it starts from, under a lock: two inits at once). */
-		const char *const scripts[] = { pgmirror_schema_sql, pgmirror_schema2_sql };
+		const char *const scripts[] = { pgmirror_schema_sql, pgmirror_schema2_sql,
+						pgmirror_schema3_sql };
 		size_t first = present ? (size_t)version : 0;
 		r = pgmirror_apply(conn, scripts + first,
 				   sizeof(scripts) / sizeof(scripts[0]) - first, err);
@@ -396,18 +399,21 @@ int pgmirror_cosign(const char *conninfo, const char *origin, uint64_t size, cha
 	return r < 0 ? error_prefix(err, "mirror cosignatures") : 0;
 }
 
-int pgmirror_query(const char *conninfo, const char *sql, int n_params, const char *const *params,
-		   pgmirror_row_fn fn, void *arg, struct error *err)
+static int pgmirror_run(const char *conninfo, bool read_only, const char *sql, int n_params,
+			const char *const *params, pgmirror_row_fn fn, void *arg, struct error *err)
 {
 	PGconn *conn = NULL;
 	int r = pgmirror_connect(conninfo, &conn, err);
 	if (r < 0)
 		return r;
-	/* Read-only, whatever the role may do. */
-	PGresult *res = pq.exec(conn, "SET default_transaction_read_only = on");
-	if (pq.result_status(res) != PGRES_COMMAND_OK)
-		r = pgmirror_result_error(conn, res, NULL, err);
-	pgmirror_clear(&res);
+	PGresult *res = NULL;
+	if (read_only) {
+		/* Read-only, whatever the role may do. */
+		res = pq.exec(conn, "SET default_transaction_read_only = on");
+		if (pq.result_status(res) != PGRES_COMMAND_OK)
+			r = pgmirror_result_error(conn, res, NULL, err);
+		pgmirror_clear(&res);
+	}
 	if (r == 0) {
 		res = pq.exec_params(conn, sql, n_params, NULL, params, NULL, NULL, 0);
 		if (pq.result_status(res) != PGRES_TUPLES_OK)
@@ -425,4 +431,16 @@ int pgmirror_query(const char *conninfo, const char *sql, int n_params, const ch
 	pgmirror_clear(&res);
 	pq.finish(conn);
 	return r;
+}
+
+int pgmirror_query(const char *conninfo, const char *sql, int n_params, const char *const *params,
+		   pgmirror_row_fn fn, void *arg, struct error *err)
+{
+	return pgmirror_run(conninfo, true, sql, n_params, params, fn, arg, err);
+}
+
+int pgmirror_call(const char *conninfo, const char *sql, int n_params, const char *const *params,
+		  pgmirror_row_fn fn, void *arg, struct error *err)
+{
+	return pgmirror_run(conninfo, false, sql, n_params, params, fn, arg, err);
 }

@@ -16,7 +16,7 @@
  * pays for it. */
 
 #define PGMIRROR_NAME		"pg"
-#define PGMIRROR_SCHEMA_VERSION 2
+#define PGMIRROR_SCHEMA_VERSION 3
 
 struct pgmirror;
 
@@ -55,3 +55,8 @@ int pgmirror_cosign(const char *conninfo, const char *origin, uint64_t size, cha
 typedef int (*pgmirror_row_fn)(void *arg, int n_fields, const char *const *values, struct error *err);
 int pgmirror_query(const char *conninfo, const char *sql, int n_params, const char *const *params,
 		   pgmirror_row_fn fn, void *arg, struct error *err);
+/* As pgmirror_query(), in a transaction that may write (each statement its
+ * own, autocommitted): a call of a function the role may EXECUTE (schema
+ * version 3's airlock.approve()). */
+int pgmirror_call(const char *conninfo, const char *sql, int n_params, const char *const *params,
+		  pgmirror_row_fn fn, void *arg, struct error *err);

@@ -310,3 +310,87 @@ cosign_by() { # host witness
 	[ "$status" -eq 125 ]
 	[[ "$stderr" == *"no \`log\` line"* ]]
 }
+
+# Approving from one place (docs/fleet.md): a host named $1 with its own
+# approver and $2 (default 1) permits of risk 4 (each rewrites a tracked
+# file of its own), dry-run and awaiting the approver, pushed to the mirror.
+risky_host() { # name [count]
+	local name=$1 n=${2:-1} dir="$TEST_DIR/$1" i
+	mkdir -p "$dir/work"
+	(
+		export AIRLOCK_STATE_DIR="$dir/state"
+		cd "$dir/work" || exit 1
+		git init -q . && git config user.email t@t && git config user.name t
+		for i in $(seq "$n"); do printf 'old\n' >"out$i.txt"; done
+		printf 'new\n' >input.txt
+		printf 'input.txt\n' >.gitignore
+		git add -A . && git commit -qm init
+		printf '%s\n%s\n' "$PASS" "$PASS" | script -qec "'$AIRLOCK' approver init" /dev/null >/dev/null
+		for i in $(seq "$n"); do
+			"$AIRLOCK" permit propose - >/dev/null <<<"{\"candidate\":\"cat input.txt > out$i.txt\",\"reason\":\"r\",\"expected_paths\":[\"out$i.txt\"],\"rollback\":\"git checkout out$i.txt\",\"confidence\":0.9}"
+		done
+		"$AIRLOCK" ledger mirror set "$PUSHER" --host "$name"
+		for i in $(seq "$n"); do "$AIRLOCK" permit dryrun "$i" >/dev/null; done
+		[ "$(jq -r .risk "$AIRLOCK_STATE_DIR/permits/1.json")" = 4 ]
+		"$AIRLOCK" ledger push
+	)
+	APPROVER="host=$PGDIR dbname=$DB user=airlock_approver"
+}
+
+# `airlock fleet approve HOST ID` on a terminal, with the passphrase $3
+# (default $PASS) and the approver document $4 (default the host's own).
+fleet_approve() { # host id [passphrase] [approver.json]
+	run script -qec "'$AIRLOCK' fleet approve $1 $2 --mirror '$APPROVER' --approver '${4:-$TEST_DIR/$1/state/approver.json}'" /dev/null <<<"${3:-$PASS}"
+}
+
+# On host $1: `airlock permit exec $2`, its status and stderr.
+host_exec() { # host id
+	cd "$TEST_DIR/$1/work" || return 1
+	AIRLOCK_STATE_DIR="$TEST_DIR/$1/state" run --separate-stderr "$AIRLOCK" permit exec "$2"
+	cd - >/dev/null || return 1
+}
+
+# The number of approvals the host's ledger holds: APPROVED transitions.
+approved_entries() { # host
+	jq -r 'select(.kind == "permit-transition" and .record != null) | .record | fromjson | .state' \
+		"$TEST_DIR/$1/state/ledger/log" | grep -c '^APPROVED$' || true
+}
+
+@test "fleet approve: a permit of another host approved from one place; the host verifies it, commits it and execs" {
+	risky_host alpha
+	fleet_approve alpha 1
+	[ "$status" -eq 0 ]
+	# what is signed, before the passphrase: the command, risk, change set
+	[[ "$output" == *"permit 1 of host alpha"* ]]
+	[[ "$output" == *"risk       4"* ]]
+	[[ "$output" == *"command    sh -c cat input.txt > out1.txt"* ]]
+	[[ "$output" == *"change set sha256 $(jq -r .changeset_sha256 "$TEST_DIR/alpha/state/permits/1.json")"* ]]
+	[[ "$output" == *"airlock.permit-approval/1"*"permit=1"* ]]
+	[[ "$output" == *'"state":"APPROVAL_SENT"'* ]]
+	[ "$(q "SELECT permit, approved_by FROM airlock.approvals")" = "1|airlock_approver" ]
+	# Nothing is committed on the host until it fetches and verifies.
+	[ "$(jq -r .state "$TEST_DIR/alpha/state/permits/1.json")" = DRY_RUN_OK ]
+	host_exec alpha 1
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"approved through the mirror"* ]]
+	[[ "$output" == *'"state":"APPLIED"'* ]]
+	[ "$(cat "$TEST_DIR/alpha/work/out1.txt")" = new ]
+	# The approval IS in the ledger, saying it came through the mirror.
+	[ "$(approved_entries alpha)" = 1 ]
+	[ "$(jq -r '.history[] | select(.event == "approve") | .via' "$TEST_DIR/alpha/state/permits/1.json")" = mirror ]
+	[ "$(jq -r .approval.public_key "$TEST_DIR/alpha/state/permits/1.json")" = "$(jq -r .public_key "$TEST_DIR/alpha/state/approver.json")" ]
+	# A wrong passphrase signs nothing and sends nothing.
+	risky_host beta
+	fleet_approve beta 1 "a guess"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"not the approver's passphrase"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 1 ]
+	# Without a terminal: refused.
+	run "$AIRLOCK" fleet approve beta 1 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json" </dev/null
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"from a terminal"* ]]
+	# A permit the mirror does not hold.
+	run "$AIRLOCK" fleet approve beta 9 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no permit 9 of host beta"* ]]
+}

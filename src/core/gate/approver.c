@@ -69,6 +69,13 @@ static int approver_parse(const char *text, size_t n, const char *origin, struct
 }
 
 /* The system file counts only when nobody but root can have written it. */
+int approver_parse_document(const char *text, size_t n, const char *origin, struct approver *ret,
+			    struct error *err)
+{
+	*ret = (struct approver){ 0 };
+	return approver_parse(text, n, origin, ret, err);
+}
+
 static int approver_check_system(const char *path, struct error *err)
 {
 	struct stat st, dir;

@@ -50,6 +50,11 @@ int approver_enroll(struct store *store, bool system, const char *passphrase,
 int approver_sign(const struct approver *a, const char *passphrase, const char *message,
 		  json_t **ret_approval, struct error *err);
 bool approver_verify(const struct approver *a, json_t *approval);
+/* An approver document's bytes read elsewhere (a copy of a host's
+ * approver.json, `airlock fleet approve`), parsed as approver_load() parses
+ * the file; origin names it in approvals. -EINVAL when it is not one. */
+int approver_parse_document(const char *text, size_t n, const char *origin, struct approver *ret,
+			    struct error *err);
 /* The first 16 hex digits of the public key, for people to compare. */
 const char *approver_fingerprint(const struct approver *a, char buf[static 20]);
 

@@ -397,6 +397,78 @@ int permit_approve(struct store *store, const struct rules *rules, uint64_t id,
 	return 0;
 }
 
+/* Whether approval is a signature over message by the approver in effect:
+ * -EACCES with the one-line reason when not. */
+static int permit_check_signed(const struct approver *a, json_t *approval, const char *message,
+			       struct error *err)
+{
+	const char *signed_message = jsonutil_str(approval, "message");
+	char fp[20];
+	if (!signed_message || strcmp(signed_message, message) != 0)
+		return error_set(err, EACCES,
+				 "the approval does not cover this permit as it is now (its id, command, paths, risk or change set differ from what was signed)");
+	if (!approver_verify(a, approval))
+		return error_set(err, EACCES,
+				 "the approval's signature is not by this host's approver (key %s)",
+				 approver_fingerprint(a, fp));
+	return 0;
+}
+
+int permit_approve_signed(struct store *store, const struct rules *rules, uint64_t id,
+			  json_t *approval, const char *via, struct permit *ret, struct error *err)
+{
+	cleanup_close int lock = -1;
+	cleanup_with(approver_release) struct approver a = { 0 };
+	cleanup_free char *before = NULL, *message = NULL;
+	struct permit p;
+	char fp[20];
+
+	*ret = (struct permit){ 0 };
+	if (!json_is_object(approval))
+		return error_set(err, EACCES, "the approval is not an object");
+	int r = permit_begin(store, id, &lock, &p, err);
+	if (r < 0)
+		return r;
+	if (p.state != PERMIT_DRY_RUN_OK && p.state != PERMIT_REJECTED_WITHOUT_APPROVAL)
+		r = permit_refuse_state(&p, "approval", err);
+	/* Checked before anything is committed: a signature over another
+	 * permit, or over this one as it was, is refused with nothing
+	 * recorded. */
+	if (r == 0)
+		r = approver_load_in_effect(store, &a, err);
+	if (r == 0)
+		r = permit_message(&p, &before, err);
+	if (r == 0)
+		r = permit_check_signed(&a, approval, before, err);
+	/* Then as permit_approve(): the workspace as the dry run left it, and
+	 * the message again (a risk risen since is not what was signed). */
+	if (r == 0)
+		r = permit_verify_current(store, rules, &p, "approve", err);
+	if (r == 0)
+		r = permit_message(&p, &message, err);
+	if (r == 0)
+		r = permit_check_signed(&a, approval, message, err);
+	if (r == 0) {
+		p.approval = json_pack("{s:s, s:s, s:s, s:s}", "approver",
+				       jsonutil_str(approval, "approver") ? jsonutil_str(approval, "approver")
+									  : "?",
+				       "public_key", jsonutil_str(approval, "public_key"), "message",
+				       message, "signature", jsonutil_str(approval, "signature"));
+		json_t *detail = json_pack("{s:s, s:s}", "approver", approver_fingerprint(&a, fp), "via",
+					   via);
+		r = p.approval && detail ? permit_commit_transition(store, &p, PERMIT_APPROVED,
+								    "approve", detail, err)
+					 : error_set(err, ENOMEM, "out of memory");
+		json_decref(detail);
+	}
+	if (r < 0) {
+		permit_release(&p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
 int permit_deny(struct store *store, uint64_t id, const char *reason, struct permit *ret,
 		struct error *err)
 {

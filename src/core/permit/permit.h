@@ -48,6 +48,15 @@ int permit_approval_message(struct store *store, const struct rules *rules, uint
  * (-ENOENT from the approver). */
 int permit_approve(struct store *store, const struct rules *rules, uint64_t id,
 		   const char *passphrase, struct permit *ret, struct error *err);
+/* Commits APPROVED with an approval made elsewhere (an approver's
+ * `airlock fleet approve`, fetched from the mirror): only when it is the
+ * approver in effect's signature (approver_load_in_effect()) over
+ * permit_message() of the permit as it is now, after the checks
+ * permit_approve() makes. The history's "approve" event names where it came
+ * from ("via": via). -EACCES with the one-line reason, nothing committed,
+ * when the approval is not that. */
+int permit_approve_signed(struct store *store, const struct rules *rules, uint64_t id,
+			  json_t *approval, const char *via, struct permit *ret, struct error *err);
 int permit_deny(struct store *store, uint64_t id, const char *reason, struct permit *ret,
 		struct error *err);
 

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* Approving from one place (core/fleet/fleetapprove.h). */
+#include "core/fleet/fleetapprove.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/cleanup.h"
+#include "basic/parse.h"
+#include "core/store/ledger.h"
+#include "core/store/statepath.h"
+#include "ledger/ledger.h"
+#include "ledger/pgmirror.h"
+
+void fleetapprove_release(struct fleetapprove_request *q)
+{
+	free(q->origin);
+	free(q->message);
+	permit_release(&q->permit);
+	*q = (struct fleetapprove_request){ 0 };
+}
+
+struct fleetapprove_reader {
+	struct fleetapprove_request *q;
+	uint64_t id;
+	char *record; /* the permit's last carried record; NULL: none */
+	size_t record_n;
+	bool seen; /* a transition of the permit */
+};
+
+/* A row: origin, line. The database's kind and id columns chose the rows;
+ * the line's own parse says what each is. */
+static int fleetapprove_on_entry(void *arg, int n, const char *const *v, struct error *err)
+{
+	struct fleetapprove_reader *rd = arg;
+	if (n != 2 || !v[0] || !v[1])
+		return error_set(err, EPROTO, "the mirror's entries are not as expected");
+	if (!rd->q->origin && !(rd->q->origin = strdup(v[0])))
+		return error_set(err, ENOMEM, "out of memory");
+	size_t len = strlen(v[1]);
+	struct ledger_entry e;
+	struct error ignored = { 0 };
+	uint64_t id = 0;
+	if (ledger_entry_parse(&ledger_state_schema, v[1], len, &e, &ignored) < 0)
+		return 0;
+	if (e.kind == LEDGER_APPROVER_ENROL || e.kind == LEDGER_APPROVER_CHANGE) {
+		if (strcmp(e.path, STATEPATH_APPROVER) != 0 &&
+		    strcmp(e.path, LEDGER_SYSTEM_APPROVER_PATH) != 0)
+			return 0; /* the pin, not the approver */
+		snprintf(rd->q->approver_path, sizeof(rd->q->approver_path), "%s", e.path);
+		memcpy(rd->q->approver_sha256, e.sha256, sizeof(e.sha256));
+		return 0;
+	}
+	if (e.kind != LEDGER_PERMIT_TRANSITION || parse_u64(e.id, &id) < 0 || id != rd->id)
+		return 0;
+	rd->seen = true;
+	free(rd->record);
+	rd->record = NULL;
+	/* The record's bytes, checked against the digest the entry names. */
+	if (e.has_record && ledger_entry_record(&ledger_state_schema, v[1], len, &rd->record,
+						&rd->record_n, &ignored) < 0)
+		rd->record = NULL;
+	return 0;
+}
+
+int fleetapprove_load(const char *conninfo, const char *host, uint64_t id,
+		      struct fleetapprove_request *ret, struct error *err)
+{
+	*ret = (struct fleetapprove_request){ 0 };
+	char sid[24];
+	snprintf(sid, sizeof(sid), "%llu", (unsigned long long)id);
+	const char *const params[] = { host, sid };
+	struct fleetapprove_reader rd = { .q = ret, .id = id };
+	int r = pgmirror_query(conninfo,
+			       "SELECT e.origin, e.line FROM airlock.entries e"
+			       " JOIN airlock.logs l ON l.origin = e.origin"
+			       " WHERE l.host = $1 AND ((e.kind = 'permit-transition' AND e.id = $2)"
+			       " OR e.kind IN ('approver-enrol', 'approver-change'))"
+			       " ORDER BY e.seq",
+			       2, params, fleetapprove_on_entry, &rd, err);
+	if (r == 0 && !ret->origin)
+		r = error_set(err, ENOENT, "the mirror holds nothing of host %s", host);
+	else if (r == 0 && !rd.seen)
+		r = error_set(err, ENOENT, "the mirror holds no permit %s of host %s", sid, host);
+	else if (r == 0 && !rd.record)
+		r = error_set(err, ENOENT,
+			      "the mirror holds no record of permit %s of host %s (its entry carries none)",
+			      sid, host);
+	if (r == 0) {
+		r = permit_parse(rd.record, rd.record_n, &ret->permit, err);
+		if (r < 0)
+			r = error_prefix(err, "permit %s of host %s as the mirror holds it", sid, host);
+	}
+	if (r == 0 && ret->permit.id != id)
+		r = error_set(err, EPROTO, "the mirror's record of permit %s names permit %llu", sid,
+			      (unsigned long long)ret->permit.id);
+	if (r == 0 && ret->permit.state != PERMIT_DRY_RUN_OK &&
+	    ret->permit.state != PERMIT_REJECTED_WITHOUT_APPROVAL)
+		r = error_set(err, EPERM, "permit %s of host %s is %s: there is nothing to approve",
+			      sid, host, permit_state_to_string(ret->permit.state));
+	if (r == 0)
+		r = permit_message(&ret->permit, &ret->message, err);
+	free(rd.record);
+	if (r < 0)
+		fleetapprove_release(ret);
+	return r < 0 ? error_prefix(err, "fleet approve") : 0;
+}
+
+int fleetapprove_approver(const struct fleetapprove_request *q, const char *text, size_t n,
+			  struct approver *ret, struct error *err)
+{
+	char hex[SHA256_HEX_SIZE];
+	*ret = (struct approver){ 0 };
+	if (!q->approver_sha256[0])
+		return error_set(err, EACCES,
+				 "the mirror holds no approver of this host (no approver-enrol entry)");
+	sha256_hex(text, n, hex);
+	if (strcmp(hex, q->approver_sha256) != 0)
+		return error_set(err, EACCES,
+				 "this approver document is not the host's: its ledger pins %s with sha256 %.16s…",
+				 q->approver_path, q->approver_sha256);
+	return approver_parse_document(text, n, q->approver_path, ret, err);
+}
+
+static int fleetapprove_on_id(void *arg, int n, const char *const *v, struct error *err)
+{
+	if (n != 1 || !v[0] || parse_u64(v[0], arg) < 0)
+		return error_set(err, EPROTO, "the mirror answered no row id");
+	return 0;
+}
+
+int fleetapprove_send(const char *conninfo, const char *host, uint64_t id, json_t *approval,
+		      uint64_t *ret_row, struct error *err)
+{
+	cleanup_free char *text = json_dumps(approval, JSON_COMPACT | JSON_SORT_KEYS);
+	char sid[24];
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	snprintf(sid, sizeof(sid), "%llu", (unsigned long long)id);
+	const char *const params[] = { host, sid, text };
+	*ret_row = 0;
+	int r = pgmirror_call(conninfo, "SELECT airlock.approve($1, $2::bigint, $3)", 3, params,
+			      fleetapprove_on_id, ret_row, err);
+	return r < 0 ? error_prefix(err, "fleet approve") : 0;
+}
