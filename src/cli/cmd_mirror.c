@@ -124,12 +124,14 @@ static int mirror_resolve(struct store *store)
 	int r = t < 0 ? error_set(&err, EACCES, "the passphrase is too long")
 		      : approver_sign(&approver, pass, message, &approval, &err);
 	explicit_bzero(pass, sizeof(pass));
-	json_decref(approval);
 	if (r < 0) {
 		cli_error("ledger mirror resolve: %s", err.msg);
 		return EXIT_NOT_APPROVED;
 	}
-	if (remotes_conflict_resolve(store, &err) < 0) {
+	/* The approval is committed to the ledger with the conflict it closes. */
+	r = remotes_conflict_resolve(store, st.conflict, approval, &err);
+	json_decref(approval);
+	if (r < 0) {
 		cli_error("ledger mirror resolve: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}

@@ -330,6 +330,8 @@ risky_host() { # name [count]
 			"$AIRLOCK" permit propose - >/dev/null <<<"{\"candidate\":\"cat input.txt > out$i.txt\",\"reason\":\"r\",\"expected_paths\":[\"out$i.txt\"],\"rollback\":\"git checkout out$i.txt\",\"confidence\":0.9}"
 		done
 		"$AIRLOCK" ledger mirror set "$PUSHER" --host "$name"
+		# the state as proposed, for a test that proposes again
+		cp -a "$AIRLOCK_STATE_DIR" "$dir/state.proposed"
 		for i in $(seq "$n"); do "$AIRLOCK" permit dryrun "$i" >/dev/null; done
 		[ "$(jq -r .risk "$AIRLOCK_STATE_DIR/permits/1.json")" = 4 ]
 		"$AIRLOCK" ledger push
@@ -393,4 +395,114 @@ approved_entries() { # host
 	run "$AIRLOCK" fleet approve beta 9 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"no permit 9 of host beta"* ]]
+}
+
+# Each attack: refused on the host with one line, and nothing committed
+# (no APPROVED in its ledger, the permit as it was, its file untouched).
+refused_on_host() { # host id reason
+	host_exec "$1" "$2"
+	[ "$status" -eq 77 ]
+	[ "$(wc -l <<<"$stderr")" = 1 ]
+	[[ "$stderr" == *"the mirror's approval is refused: $3"* ]]
+	[ "$(approved_entries "$1")" = 0 ]
+	[ "$(jq -r .state "$TEST_DIR/$1/state/permits/$2.json")" = DRY_RUN_OK ]
+	[ "$(cat "$TEST_DIR/$1/work/out$2.txt")" = old ]
+}
+
+@test "fleet approve attack: an approval of the permit as it was, re-proposed with other changes since, is refused" {
+	risky_host alpha
+	fleet_approve alpha 1
+	[ "$status" -eq 0 ]
+	# The host's permit 1 proposed again, its dry run changing out1.txt
+	# to something else: the approval covers the old change set.
+	rm -rf "$TEST_DIR/alpha/state"
+	mv "$TEST_DIR/alpha/state.proposed" "$TEST_DIR/alpha/state"
+	printf 'other\n' >"$TEST_DIR/alpha/work/input.txt"
+	(cd "$TEST_DIR/alpha/work" && AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" permit dryrun 1 >/dev/null)
+	refused_on_host alpha 1 "the approval does not cover this permit as it is now"
+}
+
+@test "fleet approve attack: a signature by a key that is not the host's approver is refused, at the console and on the host" {
+	risky_host alpha
+	risky_host beta
+	# beta's approver document (the same passphrase, another key): the
+	# console checks it against the key alpha's ledger pins.
+	fleet_approve alpha 1 "$PASS" "$TEST_DIR/beta/state/approver.json"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"this approver document is not the host's"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 0 ]
+	# A console that does not check (a test build's hook): the host does.
+	AIRLOCK_TEST_FLEET_ANY_APPROVER=1 fleet_approve alpha 1 "$PASS" "$TEST_DIR/beta/state/approver.json"
+	[ "$status" -eq 0 ]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 1 ]
+	refused_on_host alpha 1 "the approval's signature is not by this host's approver"
+}
+
+@test "fleet approve attack: the pusher role cannot insert an approval (permission denied)" {
+	risky_host alpha
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	run q "INSERT INTO airlock.approvals (origin, permit, message, approval) VALUES ('$origin', 1, 'm', '{}')" airlock_pusher
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"permission denied"* ]]
+	run q "SELECT airlock.approve('alpha', 1, '{}')" airlock_pusher
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"permission denied"* ]]
+	run q "SELECT airlock.approve('alpha', 1, '{}')" airlock_reader
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"permission denied"* ]]
+	# Nor read another host's approvals: airlock.approvals_for() is the
+	# log's own pusher's.
+	run q "SELECT * FROM airlock.approvals" airlock_pusher
+	[[ "$output" == *"permission denied"* ]]
+	run q "SELECT * FROM airlock.approvals_for('alpha', 1)" airlock_approver
+	[[ "$output" == *"permission denied"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 0 ]
+	# The table is append-only for its owner too.
+	fleet_approve alpha 1
+	run q "UPDATE airlock.approvals SET permit = 2"
+	[[ "$output" == *"append-only"* ]]
+	run q "DELETE FROM airlock.approvals"
+	[[ "$output" == *"append-only"* ]]
+}
+
+@test "fleet approve attack: an approval replayed for another permit id is refused, by the mirror and on the host" {
+	risky_host alpha 2
+	fleet_approve alpha 1
+	[ "$status" -eq 0 ]
+	approval=$(q "SELECT approval FROM airlock.approvals WHERE permit = 1")
+	# The approver role's function checks the message names the permit.
+	run q "SELECT airlock.approve('alpha', 2, \$a\$$approval\$a\$)" airlock_approver
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not an approval of permit 2"* ]]
+	# Written past the function by the database's superuser: the host
+	# refuses it.
+	q "INSERT INTO airlock.approvals (origin, permit, message, approval) SELECT origin, 2, message, approval FROM airlock.approvals WHERE permit = 1" >/dev/null
+	refused_on_host alpha 2 "the approval does not cover this permit as it is now"
+	# The approval of permit 1 still is one.
+	host_exec alpha 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"state":"APPLIED"'* ]]
+}
+
+@test "fleet approve attack: the mirror's record altered by the database's superuser before signing is refused on the host" {
+	risky_host alpha
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$origin' AND kind = 'permit-transition' AND id = '1'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND seq = $seq")
+	# Another change set digest in the record, the entry's sha256 made to
+	# match (the leaf no longer does: nobody here checks it).
+	new=$(python3 -c '
+import hashlib, json, sys
+line = sys.stdin.read().rstrip("\n")
+rec = json.loads(line)["record"]
+old = json.loads(rec)["changeset_sha256"]
+rec2 = rec.replace(old, "f" * 64)
+h = json.loads(line)["sha256"]
+print(line.replace(old, "f" * 64).replace(h, hashlib.sha256(rec2.encode()).hexdigest()))
+' <<<"$line")
+	q "SET session_replication_role = replica; UPDATE airlock.entries SET line = \$l\$$new\$l\$ WHERE origin = '$origin' AND seq = $seq" >/dev/null
+	fleet_approve alpha 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"change set sha256 $(printf 'f%.0s' $(seq 64))"* ]]
+	refused_on_host alpha 1 "the approval does not cover this permit as it is now"
 }

@@ -285,9 +285,21 @@ refused_with_6() {
 		AIRLOCK_STATE_DIR="$TEST_DIR/h" script -qec "'$AIRLOCK' approver init" /dev/null >/dev/null
 	run script -qec "'$AIRLOCK' ledger mirror resolve --state-dir '$TEST_DIR/h'" /dev/null <<<"a guess"
 	[ -f "$TEST_DIR/h/mirror/conflict.json" ]
+	[ "$(grep -c '"kind":"mirror-resolve"' "$TEST_DIR/h/ledger/log")" = 0 ]
+	conflict=$(jq -r .error "$TEST_DIR/h/mirror/conflict.json")
 	run script -qec "'$AIRLOCK' ledger mirror resolve --state-dir '$TEST_DIR/h'" /dev/null <<<"correct horse"
 	[ "$status" -eq 0 ]
 	[ ! -e "$TEST_DIR/h/mirror/conflict.json" ]
+	# the approval is committed: a mirror-resolve entry, its record the
+	# approver's signature over the conflict it closed
+	[ "$(grep -c '"kind":"mirror-resolve","id":"1","path":"mirror/resolved/1.json"' "$TEST_DIR/h/ledger/log")" = 1 ]
+	rec="$TEST_DIR/h/mirror/resolved/1.json"
+	[ "$(jq -r .approval.public_key "$rec")" = "$(jq -r .public_key "$TEST_DIR/h/approver.json")" ]
+	[[ "$(jq -r .approval.message "$rec")" == "airlock.mirror-resolve/1 "*"$(jq -r .conflict "$rec")"* ]]
+	[[ "$(jq -r .conflict "$rec")" == *"$conflict"* ]]
+	AIRLOCK_STATE_DIR="$TEST_DIR/h" "$AIRLOCK" ledger key >"$TEST_DIR/key.pub"
+	AIRLOCK_STATE_DIR="$TEST_DIR/h" run "$AIRLOCK" ledger verify --key "$TEST_DIR/key.pub"
+	[ "$status" -eq 0 ]
 	AIRLOCK_STATE_DIR="$TEST_DIR/h" run "$AIRLOCK" gate
 	[ "$status" -eq 0 ]
 	AIRLOCK_STATE_DIR="$TEST_DIR/h" run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <<<"$(payload "npm test")"
@@ -372,11 +384,11 @@ refused_with_6() {
 @test "mirror: init is idempotent and refuses another schema version; set/show/unset" {
 	run "$AIRLOCK" ledger mirror init "host=$PGDIR dbname=$DB user=postgres"
 	[ "$status" -eq 0 ]
-	[ "$output" = "mirror schema version 2 present already" ]
-	q "INSERT INTO airlock.schema_version (version) VALUES (3)"
+	[ "$output" = "mirror schema version 3 present already" ]
+	q "INSERT INTO airlock.schema_version (version) VALUES (4)"
 	run "$AIRLOCK" ledger mirror init "host=$PGDIR dbname=$DB user=postgres"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"schema version 3"* ]]
+	[[ "$output" == *"schema version 4"* ]]
 	run "$AIRLOCK" ledger mirror show
 	[ "$(jq -r .configured <<<"$output")" = false ]
 	"$AIRLOCK" ledger mirror set "$PUSHER" --host build-7
@@ -398,7 +410,7 @@ cosig_line() {
 	printf '— %s %s' "$1" "$(head -c 76 /dev/zero | tr '\0' '\1' | base64 -w0)"
 }
 
-@test "mirror: init migrates a database of schema version 1 to 2, keeping what it holds" {
+@test "mirror: init migrates a database of schema version 1 to 3, keeping what it holds" {
 	pg_psql "$PGDIR" postgres "CREATE DATABASE ${DB}v1" >/dev/null
 	psql -X -q -v ON_ERROR_STOP=1 "host=$PGDIR dbname=${DB}v1 user=postgres" \
 		-f "$BATS_TEST_DIRNAME/../../src/ledger/mirror.sql" >/dev/null
@@ -415,14 +427,14 @@ cosig_line() {
 	[[ "$output" == *"older than version 2"*"ledger mirror init"* ]]
 	run "$AIRLOCK" ledger mirror init "$old user=postgres"
 	[ "$status" -eq 0 ]
-	[ "$output" = "mirror schema version 2 applied (migrated from version 1)" ]
+	[ "$output" = "mirror schema version 3 applied (migrated from version 1)" ]
 	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
 	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT size, witness FROM airlock.cosignatures")" = "3|w.example/a" ]
 	rm "$TEST_DIR/h/ledger/remotes/wa"
-	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT string_agg(version::text, ',' ORDER BY version) FROM airlock.schema_version")" = 1,2 ]
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT string_agg(version::text, ',' ORDER BY version) FROM airlock.schema_version")" = 1,2,3 ]
 	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.entries")" = 3 ]
 	run "$AIRLOCK" ledger mirror init "$old user=postgres"
-	[ "$output" = "mirror schema version 2 present already" ]
+	[ "$output" = "mirror schema version 3 present already" ]
 	# and the pusher goes on where it was
 	"$LEDGER_BENCH" receipts "$TEST_DIR/h" 2 "$TEST_DIR/h/receipts/1.json"
 	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
@@ -479,4 +491,22 @@ garbage"; do
 		[[ "$output" == *"append-only"* ]]
 	done
 	[ "$(q "SELECT count(*) FROM airlock.cosignatures")" = 1 ]
+}
+
+@test "mirror: init migrates a database of schema version 2 to 3 (the approvals of docs/fleet.md)" {
+	pg_psql "$PGDIR" postgres "CREATE DATABASE ${DB}v2" >/dev/null
+	for f in mirror.sql mirror2.sql; do
+		psql -X -q -1 -v ON_ERROR_STOP=1 "host=$PGDIR dbname=${DB}v2 user=postgres" \
+			-f "$BATS_TEST_DIRNAME/../../src/ledger/$f" >/dev/null
+	done
+	old="host=$PGDIR dbname=${DB}v2"
+	host_with "$TEST_DIR/h" 3
+	"$AIRLOCK" ledger mirror set "$old user=airlock_pusher" --state-dir "$TEST_DIR/h"
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	run "$AIRLOCK" ledger mirror init "$old user=postgres"
+	[ "$status" -eq 0 ]
+	[ "$output" = "mirror schema version 3 applied (migrated from version 2)" ]
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT string_agg(version::text, ',' ORDER BY version) FROM airlock.schema_version")" = 1,2,3 ]
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.approvals")" = 0 ]
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.entries")" = 3 ]
 }

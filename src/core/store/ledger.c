@@ -17,6 +17,7 @@ static const char *const ledger_kinds[LEDGER_KIND_MAX] = {
 	[LEDGER_RECOVERED] = "recovered",
 	[LEDGER_DISCARD] = "discard",
 	[LEDGER_POLICY_APPROVAL] = "policy-approval",
+	[LEDGER_MIRROR_RESOLVE] = "mirror-resolve",
 };
 
 /* The records verify walks, in this order. */

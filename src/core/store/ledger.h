@@ -21,6 +21,7 @@ enum ledger_kind {
 	LEDGER_RECOVERED,
 	LEDGER_DISCARD,
 	LEDGER_POLICY_APPROVAL,
+	LEDGER_MIRROR_RESOLVE, /* the approver closed a conflict with the mirror */
 	LEDGER_KIND_MAX, /* as a kind asked for: any */
 };
 const char *ledger_kind_name(enum ledger_kind kind);

@@ -536,8 +536,29 @@ int remotes_status(struct store *store, struct remotes_status *ret, struct error
 	return 0;
 }
 
-int remotes_conflict_resolve(struct store *store, struct error *err)
+int remotes_conflict_resolve(struct store *store, const char *conflict, json_t *approval,
+			     struct error *err)
 {
+	char id[24], path[64], at[64];
+	clock_format_rfc3339(clock_realtime_ns(), at, sizeof(at));
+	/* The next free number: a resolution is never replaced. */
+	int r = -EEXIST;
+	for (unsigned n = 1; r == -EEXIST && n < 100000; n++) {
+		snprintf(id, sizeof(id), "%u", n);
+		snprintf(path, sizeof(path), STATEPATH_MIRROR_RESOLVED "/%u.json", n);
+		if (faccessat(store_dir_fd(store), path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		json_t *doc = json_pack("{s:s, s:s, s:O, s:s}", "schema", "airlock.mirror-resolve/1",
+					"conflict", conflict, "approval", approval, "resolved_at", at);
+		cleanup_free char *text = doc ? jsonutil_dump_line(doc) : NULL;
+		json_decref(doc);
+		if (!text)
+			return error_set(err, ENOMEM, "out of memory");
+		error_clear(err);
+		r = store_commit(store, LEDGER_MIRROR_RESOLVE, id, path, text, strlen(text), false, err);
+	}
+	if (r < 0)
+		return error_prefix(err, "the resolution was not committed");
 	if (unlinkat(store_dir_fd(store), STATEPATH_MIRROR_CONFLICT, 0) < 0)
 		return error_set_errno(err, errno, "no open conflict with the mirror (%s/%s)",
 				       store_path(store), STATEPATH_MIRROR_CONFLICT);

@@ -77,5 +77,11 @@ struct remotes_status {
 };
 int remotes_status(struct store *store, struct remotes_status *ret, struct error *err);
 
-/* Closes the open conflict (the caller checked the approver's passphrase). */
-int remotes_conflict_resolve(struct store *store, struct error *err);
+/* Closes the open conflict with the approver's approval (approver_sign()'s
+ * object over "airlock.mirror-resolve/1 <conflict>", which the caller made
+ * with the passphrase): committed first to the ledger (kind mirror-resolve,
+ * mirror/resolved/<n>.json: the conflict, the approval, when), then the
+ * conflict removed. A crash between leaves the conflict open and the
+ * resolution recorded; resolving again records another. */
+int remotes_conflict_resolve(struct store *store, const char *conflict, json_t *approval,
+			     struct error *err);

@@ -285,6 +285,7 @@ static bool store_commit_checkpoints(enum ledger_kind kind)
 	case LEDGER_PERMIT_TRANSITION:
 	case LEDGER_DISCARD:
 	case LEDGER_POLICY_APPROVAL:
+	case LEDGER_MIRROR_RESOLVE:
 		return true;
 	default:
 		return false;
