@@ -333,7 +333,9 @@ static int fleet_approve_main(int argc, char **argv)
 	if (r < 0) {
 		cli_error("%s", err.msg);
 		remotes_mirror_release(&cfg);
-		return r == -ENOENT ? EXIT_NOT_FOUND_ITEM : r == -EPERM ? EXIT_REFUSED : EXIT_AIRLOCK_ERROR;
+		return r == -ENOENT  ? EXIT_NOT_FOUND_ITEM
+		       : r == -EPERM ? EXIT_REFUSED
+				     : EXIT_AIRLOCK_ERROR;
 	}
 	cleanup_free char *doc = NULL;
 	size_t doc_n = 0;
@@ -341,8 +343,7 @@ static int fleet_approve_main(int argc, char **argv)
 	r = approver_path ? file_read_capped(AT_FDCWD, approver_path, 65536, &doc, &doc_n, &err)
 			  : error_set(&err, ENOENT, "no approver document: pass --approver FILE");
 	if (r < 0) {
-		cli_error("fleet approve: %s: %s", approver_path ? approver_path : "approver",
-			  err.msg);
+		cli_error("fleet approve: %s: %s", approver_path ? approver_path : "approver", err.msg);
 		fleetapprove_release(&q);
 		remotes_mirror_release(&cfg);
 		return EXIT_AIRLOCK_ERROR;
@@ -365,8 +366,8 @@ static int fleet_approve_main(int argc, char **argv)
 	fleet_print_request(host, &q);
 	fflush(stdout);
 	char passphrase[1024], prompt[160];
-	snprintf(prompt, sizeof(prompt), "approver passphrase to approve permit %llu of %s: ",
-		 (unsigned long long)id, host);
+	snprintf(prompt, sizeof(prompt),
+		 "approver passphrase to approve permit %llu of %s: ", (unsigned long long)id, host);
 	int t = cli_read_secret(prompt, passphrase, sizeof(passphrase));
 	json_t *approval = NULL;
 	if (t == -ENXIO) {

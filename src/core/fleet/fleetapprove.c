@@ -94,8 +94,8 @@ int fleetapprove_load(const char *conninfo, const char *host, uint64_t id,
 			r = error_prefix(err, "permit %s of host %s as the mirror holds it", sid, host);
 	}
 	if (r == 0 && ret->permit.id != id)
-		r = error_set(err, EPROTO, "the mirror's record of permit %s names permit %llu", sid,
-			      (unsigned long long)ret->permit.id);
+		r = error_set(err, EPROTO, "the mirror's record of permit %s names permit %llu",
+			      sid, (unsigned long long)ret->permit.id);
 	if (r == 0 && ret->permit.state != PERMIT_DRY_RUN_OK &&
 	    ret->permit.state != PERMIT_REJECTED_WITHOUT_APPROVAL)
 		r = error_set(err, EPERM, "permit %s of host %s is %s: there is nothing to approve",

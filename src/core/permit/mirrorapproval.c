@@ -79,7 +79,8 @@ int mirrorapproval_fetch(struct store *store, const struct rules *rules, uint64_
 	r = 0;
 	for (size_t i = 0; i < rows.n; i++) {
 		if (res->outcome != MIRRORAPPROVAL_APPROVED && r == 0) {
-			cleanup_with(json_decrefp) json_t *approval = json_loads(rows.approvals[i], 0, NULL);
+			cleanup_with(json_decrefp) json_t *approval =
+				json_loads(rows.approvals[i], 0, NULL);
 			struct error aerr = { 0 };
 			int a = permit_approve_signed(store, rules, id, approval, "mirror", ret, &aerr);
 			if (a == 0) {

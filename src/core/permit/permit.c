@@ -450,12 +450,13 @@ int permit_approve_signed(struct store *store, const struct rules *rules, uint64
 		r = permit_check_signed(&a, approval, message, err);
 	if (r == 0) {
 		p.approval = json_pack("{s:s, s:s, s:s, s:s}", "approver",
-				       jsonutil_str(approval, "approver") ? jsonutil_str(approval, "approver")
-									  : "?",
+				       jsonutil_str(approval, "approver")
+					       ? jsonutil_str(approval, "approver")
+					       : "?",
 				       "public_key", jsonutil_str(approval, "public_key"), "message",
 				       message, "signature", jsonutil_str(approval, "signature"));
-		json_t *detail = json_pack("{s:s, s:s}", "approver", approver_fingerprint(&a, fp), "via",
-					   via);
+		json_t *detail =
+			json_pack("{s:s, s:s}", "approver", approver_fingerprint(&a, fp), "via", via);
 		r = p.approval && detail ? permit_commit_transition(store, &p, PERMIT_APPROVED,
 								    "approve", detail, err)
 					 : error_set(err, ENOMEM, "out of memory");

@@ -555,7 +555,8 @@ int remotes_conflict_resolve(struct store *store, const char *conflict, json_t *
 		if (!text)
 			return error_set(err, ENOMEM, "out of memory");
 		error_clear(err);
-		r = store_commit(store, LEDGER_MIRROR_RESOLVE, id, path, text, strlen(text), false, err);
+		r = store_commit(store, LEDGER_MIRROR_RESOLVE, id, path, text, strlen(text), false,
+				 err);
 	}
 	if (r < 0)
 		return error_prefix(err, "the resolution was not committed");

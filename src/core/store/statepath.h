@@ -27,9 +27,9 @@
 #define STATEPATH_MIRROR_CONFLICT \
 	"mirror/conflict.json" /* a refused push, open until the approver resolves it */
 #define STATEPATH_MIRROR_RESOLVED "mirror/resolved" /* the approver's resolutions, <n>.json */
-#define STATEPATH_MIRROR_LOCK	 "mirror/lock" /* flock()ed by the one background pusher */
-#define STATEPATH_MIRROR_PENDING "mirror/pending" /* a push asked for since */
-#define STATEPATH_LEDGER_REMOTES "ledger/remotes" /* ledger: what each remote acknowledged */
+#define STATEPATH_MIRROR_LOCK	  "mirror/lock" /* flock()ed by the one background pusher */
+#define STATEPATH_MIRROR_PENDING  "mirror/pending" /* a push asked for since */
+#define STATEPATH_LEDGER_REMOTES  "ledger/remotes" /* ledger: what each remote acknowledged */
 /* The files at the top. */
 #define STATEPATH_INDEX	       "index.jsonl"
 #define STATEPATH_APPROVER     "approver.json" /* gate: the enrolled approver */
