@@ -57,7 +57,9 @@ static void permit_usage(FILE *f)
 	      "       airlock permit dryrun ID [--state-dir DIR]\n"
 	      "       airlock permit approve ID [--state-dir DIR]   (the approver's passphrase, from a terminal)\n"
 	      "       airlock permit deny ID [--reason TEXT] [--state-dir DIR]\n"
-	      "       airlock permit exec ID [--state-dir DIR] [--verify -- CMD [ARG...]]\n",
+	      "       airlock permit exec ID [--state-dir DIR] [--verify -- CMD [ARG...]]\n"
+	      "         (with a mirror configured, exec first fetches an approval made with\n"
+	      "          `airlock fleet approve` and commits it when it verifies here)\n",
 	      f);
 }
 
