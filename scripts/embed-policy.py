@@ -64,6 +64,7 @@ FIELDS = {
     ("sandbox", "writable"): ("writable", "list"),
     ("gate", "trivial"): ("gate_trivial", "list"),
     ("hooks", "unknown_opens_failure"): ("hooks_unknown_opens_failure", "bool"),
+    ("gate", "cancelled_opens_failure"): ("gate_cancelled_opens_failure", "bool"),
 }
 
 

@@ -7,13 +7,12 @@
  * of OpenSSL's own declarations. */
 #include "basic/ed25519.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
-#include <pthread.h>
 #include <string.h>
 
+#include "basic/dynlib.h"
 #include "basic/macro.h"
 
 #define LIBCRYPTO "libcrypto.so.3"
@@ -30,42 +29,30 @@ static struct {
 	__typeof__(EVP_DigestVerifyInit) *digest_verify_init;
 	__typeof__(EVP_DigestVerify) *digest_verify;
 	__typeof__(EVP_PBE_scrypt) *pbe_scrypt;
-	bool loaded;
 } evp;
 
-static pthread_once_t evp_once = PTHREAD_ONCE_INIT;
+static struct dynlib evp_lib = DYNLIB_INIT("libcrypto", NULL);
 
-static void evp_load(void)
-{
-	void *lib = dlopen(LIBCRYPTO, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		return;
-		/* dlsym() returns void *; POSIX guarantees it converts to a function. */
-#define LOAD(field, name)                                \
-	do {                                             \
-		*(void **)&evp.field = dlsym(lib, name); \
-		if (!evp.field)                          \
-			return;                          \
-	} while (0)
-	LOAD(new_raw_private_key, "EVP_PKEY_new_raw_private_key");
-	LOAD(new_raw_public_key, "EVP_PKEY_new_raw_public_key");
-	LOAD(get_raw_public_key, "EVP_PKEY_get_raw_public_key");
-	LOAD(pkey_free, "EVP_PKEY_free");
-	LOAD(md_ctx_new, "EVP_MD_CTX_new");
-	LOAD(md_ctx_free, "EVP_MD_CTX_free");
-	LOAD(digest_sign_init, "EVP_DigestSignInit");
-	LOAD(digest_sign, "EVP_DigestSign");
-	LOAD(digest_verify_init, "EVP_DigestVerifyInit");
-	LOAD(digest_verify, "EVP_DigestVerify");
-	LOAD(pbe_scrypt, "EVP_PBE_scrypt");
-#undef LOAD
-	evp.loaded = true; /* the handle stays open for the life of the process */
-}
-
+/* Callers turn the absence into their own messages (-ENOSYS, false). */
 static bool evp_ready(void)
 {
-	pthread_once(&evp_once, evp_load);
-	return evp.loaded;
+	static const char *const sonames[] = { LIBCRYPTO, NULL };
+	static const struct dynlib_symbol symbols[] = {
+		{ "EVP_PKEY_new_raw_private_key", (void **)&evp.new_raw_private_key },
+		{ "EVP_PKEY_new_raw_public_key", (void **)&evp.new_raw_public_key },
+		{ "EVP_PKEY_get_raw_public_key", (void **)&evp.get_raw_public_key },
+		{ "EVP_PKEY_free", (void **)&evp.pkey_free },
+		{ "EVP_MD_CTX_new", (void **)&evp.md_ctx_new },
+		{ "EVP_MD_CTX_free", (void **)&evp.md_ctx_free },
+		{ "EVP_DigestSignInit", (void **)&evp.digest_sign_init },
+		{ "EVP_DigestSign", (void **)&evp.digest_sign },
+		{ "EVP_DigestVerifyInit", (void **)&evp.digest_verify_init },
+		{ "EVP_DigestVerify", (void **)&evp.digest_verify },
+		{ "EVP_PBE_scrypt", (void **)&evp.pbe_scrypt },
+		{ NULL, NULL },
+	};
+
+	return dynlib_load(&evp_lib, sonames, symbols, NULL) == 0;
 }
 
 int ed25519_public_key(const uint8_t seed[ED25519_KEY_BYTES], uint8_t ret[ED25519_KEY_BYTES])

@@ -279,6 +279,11 @@ static int report_bar(int64_t ms, int64_t max)
 static void report_status_badge(FILE *f, bool failed, const char *status)
 {
 	bool ok = !failed;
+
+	if (strcmp(status, "cancelled") == 0) { /* neither: docs/gate.md */
+		fputs("<span class=\"st st-other\">&#x2298; cancelled</span>", f);
+		return;
+	}
 	fprintf(f, "<span class=\"st %s\">%s", ok ? "st-ok" : "st-fail",
 		ok ? "&#x2713; ok" : "&#x2717; failed");
 	/* "exited" says nothing the exit column does not; the others do

@@ -4,7 +4,6 @@
  * HTTP; it is loaded with dlopen() when `serve` starts, so that no other
  * airlock command relocates it and the TLS library it links. */
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/dynlib.h"
 #include "basic/fileio.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
@@ -43,25 +43,22 @@ static struct {
 	__typeof__(MHD_destroy_response) *destroy_response;
 } mhd;
 
-static int witness_mhd_load(void)
+static struct dynlib mhd_lib = DYNLIB_INIT("libmicrohttpd", NULL);
+
+static int witness_mhd_load(struct error *err)
 {
-	void *lib = dlopen(LIBMHD, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		return -ENOSYS;
-#define LOAD(field, name)                                \
-	do {                                             \
-		*(void **)&mhd.field = dlsym(lib, name); \
-		if (!mhd.field)                          \
-			return -ENOSYS;                  \
-	} while (0)
-	LOAD(start_daemon, "MHD_start_daemon");
-	LOAD(stop_daemon, "MHD_stop_daemon");
-	LOAD(create_response, "MHD_create_response_from_buffer");
-	LOAD(add_header, "MHD_add_response_header");
-	LOAD(queue_response, "MHD_queue_response");
-	LOAD(destroy_response, "MHD_destroy_response");
-#undef LOAD
-	return 0;
+	static const char *const sonames[] = { LIBMHD, NULL };
+	static const struct dynlib_symbol symbols[] = {
+		{ "MHD_start_daemon", (void **)&mhd.start_daemon },
+		{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
+		{ "MHD_create_response_from_buffer", (void **)&mhd.create_response },
+		{ "MHD_add_response_header", (void **)&mhd.add_header },
+		{ "MHD_queue_response", (void **)&mhd.queue_response },
+		{ "MHD_destroy_response", (void **)&mhd.destroy_response },
+		{ NULL, NULL },
+	};
+
+	return dynlib_load(&mhd_lib, sonames, symbols, err);
 }
 
 /* A request's body as it arrives, capped. */
@@ -207,8 +204,10 @@ static int witness_serve(struct witness *w, const char *listen_spec)
 	sigset_t set;
 	int sig;
 
-	if (witness_mhd_load() < 0) {
-		cli_error("witness serve: libmicrohttpd (%s) is not available", LIBMHD);
+	struct error err = { 0 };
+
+	if (witness_mhd_load(&err) < 0) {
+		cli_error("witness serve: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
 	/* Signals are taken by sigwait() below, not by the server's thread. */

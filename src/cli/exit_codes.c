@@ -11,6 +11,7 @@ int exit_status_for_receipt(enum receipt_status status, int exit_code, int signa
 	case RECEIPT_SIGNALED:
 		return 128 + signal;
 	case RECEIPT_TIMEOUT:
+	case RECEIPT_CANCELLED: /* as before it had its own status */
 		return EXIT_TIMEOUT;
 	case RECEIPT_NOT_FOUND:
 		return EXIT_COMMAND_NOT_FOUND;

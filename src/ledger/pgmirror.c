@@ -3,7 +3,6 @@
  * with dlopen() at the first connection: linked, it would be loaded (with
  * its dynamic libssl, libcrypto, Kerberos and LDAP) at every start of
  * airlock, which runs for each command an agent makes. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "basic/cleanup.h"
+#include "basic/dynlib.h"
 #include "basic/parse.h"
 #include "ledger/pgmirror.h"
 
@@ -23,7 +23,6 @@ extern const char pgmirror_schema2_sql[];
 extern const char pgmirror_schema3_sql[];
 
 static struct {
-	void *handle;
 	PGconn *(*connectdb_params)(const char *const *keywords, const char *const *values,
 				    int expand_dbname);
 	ConnStatusType (*status)(const PGconn *conn);
@@ -44,19 +43,12 @@ static struct {
 	PQnoticeProcessor (*set_notice_processor)(PGconn *conn, PQnoticeProcessor proc, void *arg);
 } pq;
 
+static struct dynlib pq_lib = DYNLIB_INIT("the PostgreSQL client library", NULL);
+
 static int pgmirror_load(struct error *err)
 {
-	if (pq.handle)
-		return 0;
-	void *h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return error_set(err, ENOPKG,
-				 "the PostgreSQL client library (libpq.so.5) cannot be loaded: %s",
-				 dlerror());
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
+	static const char *const sonames[] = { "libpq.so.5", NULL };
+	static const struct dynlib_symbol syms[] = {
 		{ "PQconnectdbParams", (void **)&pq.connectdb_params },
 		{ "PQstatus", (void **)&pq.status },
 		{ "PQerrorMessage", (void **)&pq.error_message },
@@ -72,16 +64,10 @@ static int pgmirror_load(struct error *err)
 		{ "PQgetisnull", (void **)&pq.getisnull },
 		{ "PQclear", (void **)&pq.clear },
 		{ "PQsetNoticeProcessor", (void **)&pq.set_notice_processor },
+		{ NULL, NULL },
 	};
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = dlsym(h, syms[i].name);
-		if (!*syms[i].slot) {
-			dlclose(h);
-			return error_set(err, ENOPKG, "libpq.so.5 has no %s", syms[i].name);
-		}
-	}
-	pq.handle = h;
-	return 0;
+
+	return dynlib_load(&pq_lib, sonames, syms, err);
 }
 
 static void pgmirror_notice_ignore(void *arg, const char *message)

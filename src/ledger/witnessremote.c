@@ -6,9 +6,9 @@
  * push that `airlock run` never makes. */
 #define CURL_DISABLE_TYPECHECK 1 /* the calls go through pointers */
 #include <curl/curl.h>
-#include <dlfcn.h>
-#include <pthread.h>
+#include <errno.h>
 
+#include "basic/dynlib.h"
 #include "basic/macro.h"
 #include "ledger/internal.h"
 #include "ledger/witness.h"
@@ -28,34 +28,35 @@ static struct {
 	__typeof__(curl_slist_append) *slist_append;
 	__typeof__(curl_slist_free_all) *slist_free_all;
 	__typeof__(curl_global_init) *global_init;
-	bool loaded;
 } cu;
 
-static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
-
-static void cu_load(void)
+/* Once, before any thread could race it (curl_easy_init would). */
+static int cu_init(struct error *err)
 {
-	void *lib = dlopen(LIBCURL, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		return;
-#define LOAD(field, name)                               \
-	do {                                            \
-		*(void **)&cu.field = dlsym(lib, name); \
-		if (!cu.field)                          \
-			return;                         \
-	} while (0)
-	LOAD(easy_init, "curl_easy_init");
-	LOAD(easy_setopt, "curl_easy_setopt");
-	LOAD(easy_perform, "curl_easy_perform");
-	LOAD(easy_getinfo, "curl_easy_getinfo");
-	LOAD(easy_cleanup, "curl_easy_cleanup");
-	LOAD(easy_strerror, "curl_easy_strerror");
-	LOAD(slist_append, "curl_slist_append");
-	LOAD(slist_free_all, "curl_slist_free_all");
-	LOAD(global_init, "curl_global_init");
-#undef LOAD
-	/* Once, before any thread could race it (curl_easy_init would). */
-	cu.loaded = cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return error_set(err, ENOSYS, "curl_global_init failed");
+	return 0;
+}
+
+static struct dynlib cu_lib = DYNLIB_INIT("libcurl", cu_init);
+
+static int cu_load(struct error *err)
+{
+	static const char *const sonames[] = { LIBCURL, NULL };
+	static const struct dynlib_symbol symbols[] = {
+		{ "curl_easy_init", (void **)&cu.easy_init },
+		{ "curl_easy_setopt", (void **)&cu.easy_setopt },
+		{ "curl_easy_perform", (void **)&cu.easy_perform },
+		{ "curl_easy_getinfo", (void **)&cu.easy_getinfo },
+		{ "curl_easy_cleanup", (void **)&cu.easy_cleanup },
+		{ "curl_easy_strerror", (void **)&cu.easy_strerror },
+		{ "curl_slist_append", (void **)&cu.slist_append },
+		{ "curl_slist_free_all", (void **)&cu.slist_free_all },
+		{ "curl_global_init", (void **)&cu.global_init },
+		{ NULL, NULL },
+	};
+
+	return dynlib_load(&cu_lib, sonames, symbols, err);
 }
 
 struct witness_remote {
@@ -94,9 +95,10 @@ static size_t witness_write(char *ptr, size_t size, size_t nmemb, void *ctx)
 static int witness_post(const struct witness_remote *wr, const char *body, size_t n,
 			long *ret_status, struct witness_buf *ret, struct error *err)
 {
-	pthread_once(&cu_once, cu_load);
-	if (!cu.loaded)
-		return error_set(err, ENOSYS, "libcurl (%s) is not available", LIBCURL);
+	int r = cu_load(err);
+
+	if (r < 0)
+		return r;
 	CURL *c = cu.easy_init();
 	struct curl_slist *headers = cu.slist_append(NULL, "Content-Type: text/plain; charset=utf-8");
 	if (!c || !headers) {
@@ -123,7 +125,6 @@ static int witness_post(const struct witness_remote *wr, const char *body, size_
 	long status = 0;
 	if (code == CURLE_OK)
 		cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	int r = 0;
 	if (code != CURLE_OK)
 		r = error_set(err, ret->over ? EMSGSIZE : ECONNREFUSED, "POST %s: %s", wr->url,
 			      ret->over ? "the reply is too long" : cu.easy_strerror(code));

@@ -142,7 +142,54 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 	[ "$status" -eq 0 ]
 	[ $((SECONDS - start)) -lt 20 ]
 	no_process_with "sleep 317[12]"
-	answer 1 | jq -e '.result.structuredContent.status == "timeout" and (.result.structuredContent.message | test("cancelled"))'
+	answer 1 | jq -e '.result.structuredContent.status == "cancelled" and (.result.structuredContent.message | test("cancelled"))'
+	answer 1 | jq -e '.result.structuredContent.timed_out == false and .result.structuredContent.failure_opened == false'
+	r=$(answer 1 | jq .result.structuredContent.receipt)
+	jq -e '.status == "cancelled" and .timed_out == false and .sandbox.killed_by == "cancelled" and .gate.opened == false' "$(receipt_file "$r")"
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" "$(receipt_file "$r")"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# report, show and list name it
+	run "$AIRLOCK" show "$r"
+	[[ "$output" == *cancelled* ]]
+	run "$AIRLOCK" receipts
+	[[ "$output" == *cancelled* ]]
+	# the report: neither ok nor failed
+	run "$AIRLOCK" report -o "$TEST_DIR/r.html"
+	[ "$status" -eq 0 ]
+	grep -q "<tr id=\"run-$r\" data-failed=\"0\" data-status=\"cancelled\"" "$TEST_DIR/r.html"
+	grep -q 'class="st st-other">&#x2298; cancelled</span>' "$TEST_DIR/r.html"
+	grep -q '<td id="n-failed">0</td>' "$TEST_DIR/r.html"
+}
+
+@test "a cancelled run closes nothing and opens nothing: the failure open before stays open, a cancelled fix is no fix" {
+	mcp_io "$INIT" "$(call 1 run '{"argv":["sh","-c","exit 3"]}')"
+	failed=$(answer 1 | jq .result.structuredContent.receipt)
+	# the fix attempt, cancelled (stdin closed) while it runs
+	mcp_io -h 2 "$INIT" "$(call 2 run '{"argv":["sh","-c","sleep 3177; exit 0"],"fixes":'"$failed"'}')"
+	answer 2 | jq -e '.result.structuredContent.status == "cancelled" and .result.structuredContent.failure_opened == false and .result.structuredContent.closes == []'
+	answer 2 | jq -e '.result.structuredContent.gate_note | test("cancelled")'
+	answer 2 | jq -e '.result.structuredContent.rerun == null'
+	no_process_with "sleep 3177"
+	run "$AIRLOCK" gate --json
+	[ "$status" -eq 2 ]
+	jq -e --argjson f "$failed" '.open == 1 and .failures[0].receipt == $f' <<<"$output"
+	# a cancelled run of another command opens no failure of its own
+	mcp_io -h 2 "$INIT" "$(call 3 run '{"argv":["sh","-c","sleep 3178"]}')"
+	answer 3 | jq -e '.result.structuredContent.status == "cancelled" and .result.structuredContent.failure_opened == false'
+	run "$AIRLOCK" gate --json
+	jq -e --argjson f "$failed" '.open == 1 and .failures[0].receipt == $f' <<<"$output"
+}
+
+@test "gate.cancelled_opens_failure: a cancelled run opens a failure" {
+	echo '{"schema":"airlock.policy/1","gate":{"cancelled_opens_failure":true}}' >"$TEST_DIR/policy.json"
+	run --separate-stderr bash -c '{ printf "%s\n" "$1" "$2"; sleep 2; } | timeout 60 "$AIRLOCK" mcp --policy "$3"' \
+		bash "$INIT" "$(call 1 run '{"argv":["sh","-c","sleep 3179"]}')" "$TEST_DIR/policy.json"
+	[ "$status" -eq 0 ]
+	no_process_with "sleep 3179"
+	answer 1 | jq -e '.result.structuredContent.status == "cancelled" and .result.structuredContent.failure_opened == true'
+	r=$(answer 1 | jq .result.structuredContent.receipt)
+	run "$AIRLOCK" gate --json
+	jq -e --argjson f "$r" '.open == 1 and .failures[0].receipt == $f and .failures[0].status == "cancelled"' <<<"$output"
 }
 
 @test "notifications/cancelled ends the run's tree; no answer is sent for it; progress comes with a token" {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "basic/capture.h"
+#include "basic/dynlib.h"
 #include "basic/error.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
@@ -341,6 +342,96 @@ static void test_path_helpers(void)
 	free(s);
 }
 
+static struct {
+	double (*cos)(double);
+	double (*floor)(double);
+	void (*absent)(void);
+} dl_m;
+static int dl_init_calls;
+
+static int dl_init(struct error *err)
+{
+	(void)err;
+	dl_init_calls++;
+	return 0;
+}
+
+/* A real library: the first soname is absent, the second is libm; the
+ * outcome is kept, init runs once. */
+static void test_dynlib_loads_once(void)
+{
+	static struct dynlib lib = DYNLIB_INIT("libm", dl_init);
+	static const char *const sonames[] = { "libairlock-absent.so.0", "libm.so.6", NULL };
+	static const struct dynlib_symbol symbols[] = {
+		{ "cos", (void **)&dl_m.cos },
+		{ "floor", (void **)&dl_m.floor },
+		{ NULL, NULL },
+	};
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(dynlib_load(&lib, sonames, symbols, &err), 0);
+	ASSERT_TRUE(dl_m.cos && dl_m.floor);
+	ASSERT_TRUE(dl_m.cos(0.0) == 1.0);
+	ASSERT_TRUE(dl_m.floor(2.5) == 2.0);
+	ASSERT_EQ_INT(dynlib_load(&lib, sonames, symbols, NULL), 0);
+	ASSERT_EQ_INT(dl_init_calls, 1);
+	ASSERT_EQ_INT(err.code, 0);
+}
+
+static void test_dynlib_absent_soname(void)
+{
+	static struct dynlib lib = DYNLIB_INIT("a test library", NULL);
+	static const char *const sonames[] = { "libairlock-absent.so.0", "libairlock-absent.so.1",
+					       NULL };
+	static const struct dynlib_symbol symbols[] = { { "cos", (void **)&dl_m.absent },
+							{ NULL, NULL } };
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(dynlib_load(&lib, sonames, symbols, &err), -ENOPKG);
+	ASSERT_TRUE(strstr(err.msg, "a test library (libairlock-absent.so.0 or "
+				    "libairlock-absent.so.1) cannot be loaded: ") == err.msg);
+	ASSERT_TRUE(!strchr(err.msg, '\n'));
+	ASSERT_TRUE(!dl_m.absent);
+	error_clear(&err);
+	ASSERT_EQ_INT(dynlib_load(&lib, sonames, symbols, &err), -ENOPKG); /* remembered */
+	ASSERT_TRUE(strstr(err.msg, "cannot be loaded"));
+}
+
+static void test_dynlib_missing_symbol(void)
+{
+	static struct dynlib lib = DYNLIB_INIT("libz", NULL);
+	static const char *const sonames[] = { "libz.so.1", NULL };
+	void *found = NULL, *missing = NULL;
+	const struct dynlib_symbol symbols[] = {
+		{ "zlibVersion", &found },
+		{ "airlock_no_such_symbol", &missing },
+		{ NULL, NULL },
+	};
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(dynlib_load(&lib, sonames, symbols, &err), -ENOPKG);
+	ASSERT_EQ_STR(err.msg, "libz (libz.so.1) has no airlock_no_such_symbol");
+	ASSERT_TRUE(!found && !missing); /* no half-filled table */
+}
+
+static int dl_init_fails(struct error *err)
+{
+	return error_set(err, EIO, "the global init failed");
+}
+
+static void test_dynlib_init_failure(void)
+{
+	static struct dynlib lib = DYNLIB_INIT("libm", dl_init_fails);
+	static const char *const sonames[] = { "libm.so.6", NULL };
+	void *found = NULL;
+	const struct dynlib_symbol symbols[] = { { "cos", &found }, { NULL, NULL } };
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(dynlib_load(&lib, sonames, symbols, &err), -EIO);
+	ASSERT_EQ_STR(err.msg, "libm (libm.so.6): the global init failed");
+	ASSERT_TRUE(!found);
+}
+
 RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units),
 	  T_(test_parse_duration_rejects_garbage), T_(test_parse_int_bounds),
 	  T_(test_parse_size_units), T_(test_error_prefix_nests_context),
@@ -348,4 +439,5 @@ RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units),
 	  T_(test_capture_keeps_head_and_tail), T_(test_capture_tail_wraps_byte_by_byte),
 	  T_(test_capture_short_stream_is_whole), T_(test_utf8_validation),
 	  T_(test_text_for_terminal), T_(test_base64), T_(test_env_names), T_(test_strv),
-	  T_(test_strv_env), T_(test_file_write_atomic_never_replaces))
+	  T_(test_strv_env), T_(test_file_write_atomic_never_replaces), T_(test_dynlib_loads_once),
+	  T_(test_dynlib_absent_soname), T_(test_dynlib_missing_symbol), T_(test_dynlib_init_failure))

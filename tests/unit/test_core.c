@@ -194,10 +194,11 @@ static void test_default_policy_struct_is_the_parsed_document(void)
 	ASSERT_TRUE(builtin->tmp_bytes == parsed->tmp_bytes);
 	ASSERT_TRUE(builtin->share_net == parsed->share_net);
 	ASSERT_TRUE(builtin->hooks_unknown_opens_failure == parsed->hooks_unknown_opens_failure);
+	ASSERT_TRUE(builtin->gate_cancelled_opens_failure == parsed->gate_cancelled_opens_failure);
 	/* The last field compared is the struct's last: one appended to it
 	 * fails here until it is compared above. */
 	ASSERT_TRUE(sizeof(struct policy) <=
-		    offsetof(struct policy, hooks_unknown_opens_failure) + sizeof(uint64_t));
+		    offsetof(struct policy, gate_cancelled_opens_failure) + sizeof(uint64_t));
 	/* the widenings table sees no difference either way */
 	struct policy_widening w[POLICY_MAX_WIDENINGS];
 	ASSERT_EQ_INT(policy_widenings(builtin, parsed, w, POLICY_MAX_WIDENINGS), 0);

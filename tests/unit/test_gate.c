@@ -582,9 +582,104 @@ static int prepare(struct store *store, json_t *doc, const char *scope, uint64_t
 
 	if (r == 0)
 		r = gate_prepare(store, &p.receipt, NULL, scope, fixes, rerun_of, trivial, verified,
-				 ret, err);
+				 false, ret, err);
 	receipt_parsed_release(&p);
 	return r;
+}
+
+/* A receipt of the same command (fake_receipt()) cancelled by its client. */
+static json_t *fake_cancelled(uint64_t id, const char *cmd)
+{
+	json_t *doc = fake_receipt(id, cmd, 0);
+
+	json_object_set_new(doc, "status", json_string("cancelled"));
+	json_object_set_new(doc, "exit_code", json_null());
+	json_object_set_new(doc, "signal", json_integer(15));
+	json_object_set_new(doc, "match_expected", json_false());
+	return doc;
+}
+
+/* A cancelled run neither passes nor fails: it closes nothing (its
+ * command's failure, a --fixes run's, a re-run's all stay open) and opens
+ * nothing, unless the policy's gate.cancelled_opens_failure says so. The
+ * agent chooses when to cancel: nothing it cancels may count for it. */
+static void test_gate_cancelled_run(void)
+{
+	char dir[] = "/tmp/airlock-gate-XXXXXX";
+	struct store *store = NULL;
+	struct error err = { 0 };
+	struct gate_effect e;
+	struct gate_failures open = { 0 };
+	struct receipt_parsed p;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	ASSERT_EQ_INT(store_open(dir, true, &store, &err), 0);
+	json_t *failed = fake_receipt(1, "make", 2);
+	ASSERT_EQ_INT(prepare(store, failed, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_TRUE(e.opened);
+	gate_effect_release(&e);
+
+	/* The same command, cancelled: no close, no new failure. */
+	json_t *cancelled = fake_cancelled(2, "make");
+	ASSERT_EQ_INT(receipt_from_json(cancelled, &p, &err), 0);
+	ASSERT_EQ_INT(p.receipt.status, RECEIPT_CANCELLED);
+	receipt_parsed_release(&p);
+	ASSERT_EQ_INT(prepare(store, cancelled, "/w", 0, 0, false, true, &e, &err), 0);
+	ASSERT_TRUE(!e.opened);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(strstr(e.note, "cancelled") != NULL);
+	gate_effect_release(&e);
+	/* A fix attempt cancelled is not a fix, and needs no re-run. */
+	json_t *fix = fake_cancelled(3, "make clean all");
+	ASSERT_EQ_INT(prepare(store, fix, "/w", 1, 0, false, true, &e, &err), 0);
+	ASSERT_TRUE(!e.opened && !e.needs_rerun);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(strstr(e.note, "cancelled") != NULL && strstr(e.note, "stays open") != NULL);
+	gate_effect_release(&e);
+	/* The failed command's re-run, cancelled: it stays open. */
+	json_object_set_new(cancelled, "id", json_integer(4));
+	ASSERT_EQ_INT(prepare(store, cancelled, "/w", 0, 1, false, true, &e, &err), 0);
+	ASSERT_TRUE(!e.opened);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(strstr(e.note, "cancelled") != NULL && strstr(e.note, "stays open") != NULL);
+	gate_effect_release(&e);
+	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
+	ASSERT_EQ_INT(open.n, 1);
+	ASSERT_EQ_INT(open.v[0].receipt, 1);
+	gate_failures_release(&open);
+
+	/* By policy, a cancelled run is a failure like a timeout. */
+	json_t *other = fake_cancelled(5, "make other");
+	ASSERT_EQ_INT(receipt_from_json(other, &p, &err), 0);
+	ASSERT_EQ_INT(gate_prepare(store, &p.receipt, NULL, "/w", 0, 0, false, true, true, &e, &err),
+		      0);
+	receipt_parsed_release(&p);
+	ASSERT_TRUE(e.opened);
+	gate_effect_release(&e);
+	ASSERT_EQ_INT(gate_list_open(store, "/w", &open, &err), 0);
+	ASSERT_EQ_INT(open.n, 2);
+	size_t k = open.v[0].receipt == 5 ? 0 : 1;
+	ASSERT_EQ_INT(open.v[k].receipt, 5);
+	ASSERT_EQ_STR(open.v[k].status, "cancelled");
+	gate_failures_release(&open);
+	/* ... and still closes nothing. */
+	json_object_set_new(cancelled, "id", json_integer(6));
+	ASSERT_EQ_INT(receipt_from_json(cancelled, &p, &err), 0);
+	ASSERT_EQ_INT(gate_prepare(store, &p.receipt, NULL, "/w", 1, 0, false, true, true, &e, &err),
+		      0);
+	receipt_parsed_release(&p);
+	ASSERT_EQ_INT(e.n_closes, 0);
+	ASSERT_TRUE(!e.needs_rerun);
+	gate_effect_release(&e);
+
+	json_decref(failed);
+	json_decref(cancelled);
+	json_decref(fix);
+	json_decref(other);
+	store_free(store);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ_INT(system(cmd), 0);
 }
 
 static void test_gate_opens_and_closes(void)
@@ -958,6 +1053,6 @@ RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operator
 	  T_(test_rules_errors_name_the_key), T_(test_rules_read_only_attacks),
 	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
 	  T_(test_rules_embedded_as_parsed), T_(test_gate_trivial_successes),
-	  T_(test_gate_opens_and_closes), T_(test_gate_failure_from_json),
+	  T_(test_gate_opens_and_closes), T_(test_gate_cancelled_run), T_(test_gate_failure_from_json),
 	  T_(test_gate_close_record_writer), T_(test_gate_dry_run_verdicts),
 	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))

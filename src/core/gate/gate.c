@@ -606,8 +606,12 @@ static int gate_match_open(struct store *store, json_t *receipt, const char *sco
  * without its "gate"). */
 static int gate_prepare_doc(struct store *store, json_t *receipt, const struct rules *rules,
 			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-			    bool verified, struct gate_effect *ret, struct error *err)
+			    bool verified, bool cancelled_opens, struct gate_effect *ret,
+			    struct error *err)
 {
+	const char *status = jsonutil_str(receipt, "status");
+	bool cancelled = status && strcmp(status, "cancelled") == 0;
+
 	*ret = (struct gate_effect){
 		.fixes = fixes, .verified = verified, .trivial = trivial, .rerun_of = rerun_of
 	};
@@ -617,9 +621,20 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 
 	if (!gate_receipt_succeeded(receipt) && rerun_of) {
 		/* The same command failed again: the failure it re-ran says so. */
-		snprintf(ret->note, sizeof(ret->note),
-			 "the re-run of receipt %llu failed; it stays open",
-			 (unsigned long long)rerun_of);
+		snprintf(ret->note, sizeof(ret->note), "the re-run of receipt %llu %s; it stays open",
+			 (unsigned long long)rerun_of, cancelled ? "was cancelled" : "failed");
+		return 0;
+	}
+	/* Not a success (never closes), and, unless the policy says so, not a
+	 * failure: the client ended it, nothing proved the command wrong. */
+	if (cancelled && !cancelled_opens) {
+		if (fixes)
+			snprintf(ret->note, sizeof(ret->note),
+				 "cancelled: no fix; receipt %llu stays open",
+				 (unsigned long long)fixes);
+		else
+			snprintf(ret->note, sizeof(ret->note),
+				 "cancelled: it opens no failure and closes none");
 		return 0;
 	}
 	if (!gate_receipt_succeeded(receipt))
@@ -634,7 +649,7 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 
 int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
 		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial, bool verified,
-		 struct gate_effect *ret, struct error *err)
+		 bool cancelled_opens, struct gate_effect *ret, struct error *err)
 {
 	struct receipt undecided = *receipt;
 
@@ -645,7 +660,8 @@ int gate_prepare(struct store *store, const struct receipt *receipt, const struc
 		return error_set(err, ENOMEM, "cannot build receipt %llu",
 				 (unsigned long long)receipt->id);
 	}
-	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified, ret, err);
+	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified,
+				cancelled_opens, ret, err);
 }
 
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret)

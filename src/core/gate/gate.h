@@ -67,10 +67,12 @@ void gate_effect_release(struct gate_effect *e);
  * can say which kind of ack applies without loading them. A failure is
  * opened at once (before the receipt is written, so a crash in between
  * leaves the gate closed, not open to anything); closes wait for
- * gate_commit(). */
+ * gate_commit(). A cancelled receipt (status "cancelled": its client chose
+ * when) closes nothing and needs no re-run; it opens a failure only with
+ * cancelled_opens (the policy's gate.cancelled_opens_failure). */
 int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
 		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial, bool verified,
-		 struct gate_effect *ret, struct error *err);
+		 bool cancelled_opens, struct gate_effect *ret, struct error *err);
 /* What the receipt records of e (its "gate"). Borrows e's strings. */
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret);
 /* Once receipt by is written: records and applies its closes. */

@@ -1622,7 +1622,7 @@ static int hook_post_commit(struct hook_state *st, struct receipt *rc, const str
 	int gate_r = 0;
 	if (opens) {
 		gate_r = gate_prepare(st->store, rc, st->rules, st->scope, 0, 0, false, p->verified,
-				      &effect, &gate_err);
+				      false, &effect, &gate_err);
 	} else {
 		effect.scope = strdup(st->scope);
 		if (!effect.scope)

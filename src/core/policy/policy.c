@@ -236,12 +236,15 @@ static int policy_parse_receipts(struct policy *p, json_t *obj, struct error *er
 
 static int policy_parse_gate(struct policy *p, json_t *obj, struct error *err)
 {
-	static const char *const keys[] = { "trivial", NULL };
+	static const char *const keys[] = { "trivial", "cancelled_opens_failure", NULL };
 	json_t *v;
 	int r = jsonutil_check_keys(obj, "gate", keys, err);
 
 	if (r == 0 && (v = json_object_get(obj, "trivial")))
 		r = policy_replace_strv(&p->gate_trivial, v, "gate.trivial", err);
+	if (r == 0 && (v = json_object_get(obj, "cancelled_opens_failure")))
+		r = jsonutil_get_bool(v, "gate.cancelled_opens_failure",
+				      &p->gate_cancelled_opens_failure, err);
 	return r;
 }
 
@@ -550,6 +553,8 @@ static const struct policy_field policy_fields[] = {
 	POLICY_STRV("gate.trivial", gate_trivial, POLICY_WIDER_NEITHER, false),
 	POLICY_BOOL("hooks.unknown_opens_failure", hooks_unknown_opens_failure, POLICY_WIDER_FALSE,
 		    false, "false", "true"),
+	POLICY_BOOL("gate.cancelled_opens_failure", gate_cancelled_opens_failure,
+		    POLICY_WIDER_FALSE, false, "false", "true"),
 };
 
 static bool policy_strv_has(char **strv, const char *s, bool nocase)

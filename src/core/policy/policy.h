@@ -40,6 +40,8 @@ struct policy {
 	char **gate_trivial; /* basenames whose success proves nothing */
 	/* a host run whose exit status the host did not report opens a failure */
 	bool hooks_unknown_opens_failure;
+	/* a run its client cancelled (MCP) opens a failure, as a timeout does */
+	bool gate_cancelled_opens_failure;
 };
 
 #define POLICY_MAX_WRITABLE 16 /* sandbox.writable entries */

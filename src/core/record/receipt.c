@@ -28,6 +28,7 @@ static const char *const status_names[_RECEIPT_STATUS_MAX] = {
 	[RECEIPT_SETUP_ERROR] = "setup_error",
 	[RECEIPT_INVALID] = "invalid",
 	[RECEIPT_UNKNOWN] = "unknown",
+	[RECEIPT_CANCELLED] = "cancelled",
 };
 
 const char *receipt_status_to_string(enum receipt_status status)

@@ -22,6 +22,7 @@ enum receipt_status {
 	RECEIPT_SETUP_ERROR,
 	RECEIPT_INVALID,
 	RECEIPT_UNKNOWN, /* host receipts: the host ran it and did not report how it ended */
+	RECEIPT_CANCELLED, /* its client cancelled it (MCP); the tree was killed */
 	_RECEIPT_STATUS_MAX,
 };
 

@@ -142,8 +142,14 @@ static bool report_run_kept(json_t *e, const struct report_options *o)
 	return true;
 }
 
+/* A cancelled run neither failed nor passed (docs/gate.md, "Cancelled
+ * runs"): its own status says so. */
 static bool report_entry_failed(json_t *e)
 {
+	const char *status = json_string_value(json_object_get(e, "status"));
+
+	if (status && strcmp(status, "cancelled") == 0)
+		return false;
 	return !json_is_true(json_object_get(e, "match_expected")) ||
 	       json_is_true(json_object_get(e, "host_code_failed"));
 }

@@ -809,10 +809,10 @@ static void run_record_result(struct run_state *st, const struct sandbox_result 
 		rc->signal = res->term_signal;
 		break;
 	case SANDBOX_TIMED_OUT:
-		rc->timed_out = true;
+		rc->timed_out = !res->cancelled;
 		rc->signal = res->term_signal;
 		if (res->cancelled)
-			run_refuse(st, RECEIPT_TIMEOUT,
+			run_refuse(st, RECEIPT_CANCELLED,
 				   "cancelled by the client; the process tree was killed");
 		else
 			run_refuse(st, RECEIPT_TIMEOUT,
@@ -831,7 +831,7 @@ static const char *run_killed_by(const struct sandbox_result *res)
 	if (res->manifest.memory_limit_hit && res->outcome != SANDBOX_EXITED)
 		return "memory";
 	if (res->outcome == SANDBOX_TIMED_OUT)
-		return "timeout";
+		return res->cancelled ? "cancelled" : "timeout";
 	if (res->outcome != SANDBOX_SIGNALED)
 		return NULL;
 	switch (res->term_signal) {
@@ -1003,8 +1003,11 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 	bool trivial = installed && req->argv && req->argv[0] &&
 		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
+	/* The run's policy: a file may set it, and unsetting the built-in's
+	 * is a widening (docs/policy-format.md). */
+	bool cancelled_opens = st->policy && st->policy->gate_cancelled_opens_failure;
 	int r = gate_prepare(st->store, &st->receipt, rules, st->gate.scope, req->fixes,
-			     st->rerun.of, trivial, !req->dryrun, effect, err);
+			     st->rerun.of, trivial, !req->dryrun, cancelled_opens, effect, err);
 	effect->fix = st->rerun.fix_id;
 	/* The fix passed: the failed command runs again, as the next receipt. */
 	if (r == 0 && effect->needs_rerun)
