@@ -49,13 +49,17 @@ struct hook_state {
 	struct gate_failures open; /* the scope's open failures, newest first */
 	struct hookpath_cache *walk; /* what the paths' walks looked at (hookpath_resolve()) */
 	struct hostview_caller caller; /* hook_caller(), once asked */
+	char *scope_of, *scope_for; /* hook_path_scope()'s last path and answer */
 	bool have_caller;
 };
 
 static void hook_state_release(struct hook_state *st)
 {
 	hookpath_cache_free(st->walk);
+	free(st->scope_of);
+	free(st->scope_for);
 	strv_free(st->caller.homes);
+	hostview_cache_free(st->caller.cache);
 	json_decref(st->payload);
 	gate_failures_release(&st->open);
 	free(st->scope);
@@ -79,11 +83,15 @@ static int hook_load_rules(struct hook_state *st, struct error *err)
 /* The caller the paths are judged for (hostview_caller_from_env()), with
  * its homes (hostview_caller_keep_homes()), found once per call: the hide
  * list and the configuration each asked. Without memory for the homes,
- * each list finds them itself. */
+ * each list finds them itself. Its cache (hostview_resolve_in()) holds
+ * what the call's lists resolved: the homes, the state directories and
+ * the system directories each readlink()ed once, not once a list. */
 static const struct hostview_caller *hook_caller(struct hook_state *st)
 {
 	if (!st->have_caller) {
 		st->caller = hostview_caller_from_env(st->session->environ_);
+		/* one cache for the call's lists (without memory: none) */
+		st->caller.cache = hostview_cache_new();
 		(void)hostview_caller_keep_homes(&st->caller);
 		st->have_caller = true;
 	}
@@ -885,9 +893,15 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 
 /* The scope (gate_scope()) of the nearest directory that exists at or
  * above the resolved path p: the workspace whose gate a write to p answers
- * to. */
-static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
+ * to. The last answer is kept for the call: the configuration check and
+ * the gate ask it of the same file, and the call takes the host's paths
+ * as they were when first looked at. */
+static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scope, struct error *err)
 {
+	if (st->scope_of && strcmp(st->scope_of, p) == 0) {
+		*ret_scope = strdup(st->scope_for);
+		return *ret_scope ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
 	cleanup_free char *dir = strdup(p);
 	struct stat sb;
 
@@ -898,7 +912,21 @@ static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
 	}
 	if (!dir)
 		return error_set(err, ENOMEM, "out of memory");
-	return gate_scope(dir, ret_scope, err);
+	int r = gate_scope(dir, ret_scope, err);
+	if (r < 0)
+		return r;
+	/* only a memory: without one, the next ask looks again */
+	char *of = strdup(p), *scope = strdup(*ret_scope);
+	if (!of || !scope) {
+		free(of);
+		free(scope);
+		return r;
+	}
+	free(st->scope_of);
+	free(st->scope_for);
+	st->scope_of = of;
+	st->scope_for = scope;
+	return r;
 }
 
 /* airlock's configuration (hostview_config_files()): .airlock/ (the policy
@@ -950,7 +978,7 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 		cleanup_strv char **configs = NULL;
 		int r = hook_load_policy(st, err);
 		if (r == 0)
-			r = hook_path_scope(t->resolved[i], &scope, err);
+			r = hook_path_scope(st, t->resolved[i], &scope, err);
 		if (r == 0)
 			r = hostview_config_files(st->scope, caller, &configs, err);
 		if (r == 0) {
@@ -994,7 +1022,7 @@ static int hook_targets_open(struct hook_state *st, const struct hook_targets *t
 	*ret_scope = NULL;
 	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
-		int r = hook_path_scope(t->resolved[i], &scope, err);
+		int r = hook_path_scope(st, t->resolved[i], &scope, err);
 		if (r < 0)
 			return r;
 		if (strcmp(scope, st->scope) == 0)
