@@ -50,6 +50,7 @@ struct hook_state {
 	struct hookpath_cache *walk; /* what the paths' walks looked at (hookpath_resolve()) */
 	struct hostview_caller caller; /* hook_caller(), once asked */
 	char *scope_of, *scope_for; /* hook_path_scope()'s last path and answer */
+	char *scope_dir, *scope_dir_for; /* what scope was asked of, and scope */
 	bool have_caller;
 };
 
@@ -58,6 +59,8 @@ static void hook_state_release(struct hook_state *st)
 	hookpath_cache_free(st->walk);
 	free(st->scope_of);
 	free(st->scope_for);
+	free(st->scope_dir);
+	free(st->scope_dir_for);
 	strv_free(st->caller.homes);
 	hostview_cache_free(st->caller.cache);
 	json_decref(st->payload);
@@ -205,7 +208,15 @@ static int hook_load_gate(struct hook_state *st, struct error *err)
 
 	if (!cwd && !here)
 		return error_set_errno(err, errno, "the payload has no cwd and neither has airlock");
-	return gate_scope(cwd ? cwd : here, &st->scope, err);
+	int r = gate_scope(cwd ? cwd : here, &st->scope, err);
+	/* the answer for that directory, for hook_path_scope() (a file in
+	 * the cwd); without memory, it asks again */
+	if (r == 0 && (st->scope_dir = strdup(cwd ? cwd : here)) &&
+	    !(st->scope_dir_for = strdup(st->scope))) {
+		free(st->scope_dir);
+		st->scope_dir = NULL;
+	}
+	return r;
 }
 
 /* The scope's open failures, for the answers that depend on them: a shell
@@ -822,7 +833,8 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 	*ret_path = NULL;
 	if (!dir)
 		return 0;
-	cleanup_free char *state = hook_resolve(NULL, dir);
+	/* through the call's cache: the hide list walks it again */
+	cleanup_free char *state = hookpath_resolve(NULL, dir, hook_walk_cache(st));
 	if (!state)
 		return error_set(err, ENOMEM, "out of memory");
 	if (t->run_dir && path_is_under(t->run_dir, state)) {
@@ -912,7 +924,13 @@ static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scop
 	}
 	if (!dir)
 		return error_set(err, ENOMEM, "out of memory");
-	int r = gate_scope(dir, ret_scope, err);
+	int r;
+	if (st->scope_dir && strcmp(dir, st->scope_dir) == 0) /* the payload's cwd */
+		r = (*ret_scope = strdup(st->scope_dir_for))
+			    ? 0
+			    : error_set(err, ENOMEM, "out of memory");
+	else
+		r = gate_scope(dir, ret_scope, err);
 	if (r < 0)
 		return r;
 	/* only a memory: without one, the next ask looks again */

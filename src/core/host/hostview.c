@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/host/hostview.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -958,11 +964,23 @@ struct hostview_block {
 #define HOSTVIEW_LINKS_MAX     40 /* glibc's __eloop_threshold(): MAXSYMLINKS */
 #define HOSTVIEW_LINKS_UNKNOWN (HOSTVIEW_LINKS_MAX + 1)
 
+/* The most entries of the root directory read whole (hostview_root_list());
+ * a root that holds more is looked up name by name. */
+#define HOSTVIEW_ROOT_MAX 128
+
 struct hostview_cache {
 	struct hostview_fact **slots;
 	size_t cap, n; /* cap: a power of two */
 	unsigned depth; /* of hostview_real_fact()'s recursion */
 	struct hostview_block *arena;
+	/* the root directory's entries (hostview_root_list()), read when
+	 * first asked: listed 1, or -1 when it is not to be */
+	signed char root_listed;
+	size_t n_root;
+	struct hostview_entry {
+		const char *name; /* in the arena */
+		unsigned char type; /* d_type */
+	} root[HOSTVIEW_ROOT_MAX];
 };
 
 /* Deeper than this, glibc's realpath() answers (a path of that many
@@ -1118,6 +1136,72 @@ __attribute__((noinline)) static ssize_t hostview_readlink(const char *path, cha
 
 static const struct hostview_fact *hostview_real_fact(struct hostview_cache *c, const char *path);
 
+/* Reads the root directory's entries into c (root_listed 1), or marks it
+ * as not to be read (-1): only where a listing holds exactly the names a
+ * lookup finds (a file system that does not fold case, and a root that is
+ * neither case-folded nor encrypted: FS_IOC_GETFLAGS), as
+ * core/hook/hookpath.c's listings. The system directories (/etc, /usr,
+ * /var, ... 24 of them) and the homes are each a name in it: one read
+ * instead of a readlink() each. */
+static void hostview_root_list(struct hostview_cache *c)
+{
+	cleanup_close int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statfs sf;
+	int flags = 0;
+	char buf[4096];
+
+	c->root_listed = -1;
+	if (fd < 0 || fstatfs(fd, &sf) < 0)
+		return;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+		break;
+	default:
+		return;
+	}
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
+		return;
+	size_t n = 0;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		if (got < 0)
+			return;
+		for (long off = 0; off < got;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			off += e->d_reclen;
+			if (n == HOSTVIEW_ROOT_MAX)
+				return;
+			const char *name = hostview_keep(c, e->d_name);
+			if (!name)
+				return;
+			c->root[n++] = (struct hostview_entry){ .name = name, .type = e->d_type };
+		}
+	}
+	c->n_root = n;
+	c->root_listed = 1;
+}
+
+/* What the root's listing says of "/" + name: -1 nothing (no listing, a
+ * name longer than a component, or an entry that may be a link: only a
+ * directory entry is surely none, as only a directory can be mounted on
+ * one), 0 that it does not exist, 1 a directory. */
+static int hostview_root_says(struct hostview_cache *c, const char *name)
+{
+	if (c->root_listed == 0)
+		hostview_root_list(c);
+	if (c->root_listed < 0 || strlen(name) > NAME_MAX)
+		return -1;
+	for (size_t i = 0; i < c->n_root; i++)
+		if (strcmp(c->root[i].name, name) == 0)
+			return c->root[i].type == DT_DIR ? 1 : -1;
+	return 0;
+}
+
 /* The answer of glibc's realpath() for f, with the links unknown. */
 static int hostview_real_libc(struct hostview_cache *c, struct hostview_fact *f)
 {
@@ -1154,6 +1238,21 @@ static int hostview_real_walk(struct hostview_cache *c, struct hostview_fact *f)
 	cleanup_free char *full = hostview_join(up->real, slash + 1);
 	if (!full || strlen(full) >= PATH_MAX)
 		return hostview_real_libc(c, f);
+	/* A name in the root: its listing answers for a directory (readlink()
+	 * would fail with EINVAL) and for a name it does not hold (ENOENT;
+	 * were the root not searchable, EACCES, and hostview_resolve() makes
+	 * the same path of either: the path as written, or "/" and the rest) */
+	int says = strcmp(up->real, "/") == 0 ? hostview_root_says(c, full + 1) : -1;
+	if (says == 0) {
+		f->real_errno = ENOENT;
+		f->links = up->links;
+		return 0;
+	}
+	if (says == 1) {
+		f->real = hostview_keep(c, full);
+		f->links = up->links;
+		return f->real ? 0 : hostview_real_libc(c, f);
+	}
 	cleanup_free char *target = NULL;
 	ssize_t n = hostview_readlink(full, &target);
 	if (n < 0) {
