@@ -687,6 +687,14 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 	 * is below the home and /etc (enough lookups in one directory for any
 	 * shortcut that takes a directory whole). */
 	const char *home = tree_pick(t->dirs);
+	/* as the hook hints its cache at the home and its .config (read at the
+	 * first lookup, not the 16th), and the targets' at the tree's root and
+	 * some directory */
+	cleanup_free char *home_config = path_join(home, ".config");
+	hookpath_cache_hint(nc, home);
+	hookpath_cache_hint(nc, home_config);
+	hookpath_cache_hint(tc, t->root);
+	hookpath_cache_hint(tc, tree_pick(t->dirs));
 	for (size_t k = 0; k < CALL_HIDDEN; k++) {
 		bool rel;
 		char *p = NULL;

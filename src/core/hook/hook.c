@@ -596,8 +596,20 @@ static char *hook_run_cwd(struct hook_state *st)
  * without memory (every walk then looks for itself). */
 static struct hookpath_cache *hook_walk_cache(struct hook_state *st)
 {
-	if (!st->walk)
-		st->walk = hookpath_cache_new();
+	if (st->walk)
+		return st->walk;
+	st->walk = hookpath_cache_new();
+	/* the homes and their .config: most of the hide list (credentials)
+	 * and the hosts' settings lie there */
+	const struct hostview_caller *caller = hook_caller(st);
+	for (size_t i = 0; st->walk && caller->homes && caller->homes[i]; i++) {
+		cleanup_free char *home = hostview_resolve_in(caller->cache, caller->homes[i]);
+		cleanup_free char *config = home ? path_join(home, ".config") : NULL;
+		if (home)
+			hookpath_cache_hint(st->walk, home);
+		if (config)
+			hookpath_cache_hint(st->walk, config);
+	}
 	return st->walk;
 }
 
