@@ -735,6 +735,8 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 		}
 	}
 	for (size_t k = 0; k < CALL_HIDDEN; k++) {
+		if (k == CALL_HIDDEN / 2) /* a directory the walks may have passed */
+			hookpath_cache_hint(nc, tree_pick(t->dirs));
 		old_h[k] = oracle_resolve_known(NULL, hid[k], oc);
 		new_h[k] = hookpath_resolve(NULL, hid[k], nc);
 		plain_h[k] = hookpath_resolve(NULL, hid[k], NULL);

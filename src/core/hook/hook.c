@@ -52,6 +52,7 @@ struct hook_state {
 	char *scope_of, *scope_for; /* hook_path_scope()'s last path and answer */
 	char *scope_dir, *scope_dir_for; /* what scope was asked of, and scope */
 	bool have_caller;
+	bool hinted; /* hook_walk_hint() done */
 };
 
 static void hook_state_release(struct hook_state *st)
@@ -596,21 +597,31 @@ static char *hook_run_cwd(struct hook_state *st)
  * without memory (every walk then looks for itself). */
 static struct hookpath_cache *hook_walk_cache(struct hook_state *st)
 {
-	if (st->walk)
-		return st->walk;
-	st->walk = hookpath_cache_new();
-	/* the homes and their .config: most of the hide list (credentials)
-	 * and the hosts' settings lie there */
+	if (!st->walk)
+		st->walk = hookpath_cache_new();
+	return st->walk;
+}
+
+/* Before the hide list's and the configuration's walks: the caller's
+ * homes and their .config are where most of them look (credentials, the
+ * hosts' settings), so the cache reads them whole at once
+ * (hookpath_cache_hint()). */
+static void hook_walk_hint(struct hook_state *st)
+{
 	const struct hostview_caller *caller = hook_caller(st);
-	for (size_t i = 0; st->walk && caller->homes && caller->homes[i]; i++) {
+	struct hookpath_cache *c = hook_walk_cache(st);
+
+	if (st->hinted)
+		return;
+	st->hinted = true;
+	for (size_t i = 0; c && caller->homes && caller->homes[i]; i++) {
 		cleanup_free char *home = hostview_resolve_in(caller->cache, caller->homes[i]);
 		cleanup_free char *config = home ? path_join(home, ".config") : NULL;
 		if (home)
-			hookpath_cache_hint(st->walk, home);
+			hookpath_cache_hint(c, home);
 		if (config)
-			hookpath_cache_hint(st->walk, config);
+			hookpath_cache_hint(c, config);
 	}
-	return st->walk;
 }
 
 static char *hook_resolve(const char *base, const char *path)
@@ -845,8 +856,9 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 	*ret_path = NULL;
 	if (!dir)
 		return 0;
-	/* through the call's cache: the hide list walks it again */
-	cleanup_free char *state = hookpath_resolve(NULL, dir, hook_walk_cache(st));
+	/* through the call's cache when it has one (a file tool's: the hide
+	 * list walks it again); a shell call makes none for one walk */
+	cleanup_free char *state = hookpath_resolve(NULL, dir, st->walk);
 	if (!state)
 		return error_set(err, ENOMEM, "out of memory");
 	if (t->run_dir && path_is_under(t->run_dir, state)) {
@@ -878,6 +890,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	*ret_path = NULL;
 	if (!t->resolved[0])
 		return 0;
+	hook_walk_hint(st);
 	int r = hook_load_policy(st, err);
 	if (r == 0)
 		r = hostview_state_dirs(in_use, st->session->environ_, caller, &state_dirs, err);
@@ -1003,6 +1016,8 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 	const struct hostview_caller *caller = hook_caller(st);
 
 	*ret_path = NULL;
+	if (t->resolved[0])
+		hook_walk_hint(st);
 	for (size_t i = 0; t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
 		cleanup_strv char **configs = NULL;

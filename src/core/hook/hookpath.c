@@ -586,6 +586,13 @@ void hookpath_cache_hint(struct hookpath_cache *c, const char *dir)
 		return;
 	if (len == 1)
 		return; /* the root: never read (its size unknown) */
+	/* a directory walked already: read at its next lookup */
+	struct hookpath_slot *d = hookpath_find(c, dir, len, hookpath_hash(HOOKPATH_HASH0, dir, len));
+	if (d) {
+		if (d->kind == HOOKPATH_DIR && d->listed == 0)
+			d->hinted = true;
+		return;
+	}
 	const char *copy = hookpath_keep(c, dir, len);
 	if (!copy)
 		return; /* only a hint */

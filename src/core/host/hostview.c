@@ -967,6 +967,11 @@ struct hostview_block {
 /* The most entries of the root directory read whole (hostview_root_list());
  * a root that holds more is looked up name by name. */
 #define HOSTVIEW_ROOT_MAX 128
+/* Names in the root resolved by readlink() before it is read whole: a
+ * check that resolves a few of them (a shell call: the homes) reads
+ * nothing; one that resolves the system directories (24 names, and the
+ * homes) reads it once. */
+#define HOSTVIEW_ROOT_AFTER 4
 
 struct hostview_cache {
 	struct hostview_fact **slots;
@@ -976,9 +981,11 @@ struct hostview_cache {
 	/* the root directory's entries (hostview_root_list()), read when
 	 * first asked: listed 1, or -1 when it is not to be */
 	signed char root_listed;
+	unsigned root_asks; /* names in it resolved so far */
 	size_t n_root;
 	struct hostview_entry {
 		const char *name; /* in the arena */
+		size_t len;
 		unsigned char type; /* d_type */
 	} root[HOSTVIEW_ROOT_MAX];
 };
@@ -1179,7 +1186,9 @@ static void hostview_root_list(struct hostview_cache *c)
 			const char *name = hostview_keep(c, e->d_name);
 			if (!name)
 				return;
-			c->root[n++] = (struct hostview_entry){ .name = name, .type = e->d_type };
+			c->root[n++] = (struct hostview_entry){ .name = name,
+								.len = strlen(name),
+								.type = e->d_type };
 		}
 	}
 	c->n_root = n;
@@ -1192,12 +1201,15 @@ static void hostview_root_list(struct hostview_cache *c)
  * one), 0 that it does not exist, 1 a directory. */
 static int hostview_root_says(struct hostview_cache *c, const char *name)
 {
+	if (c->root_listed == 0 && ++c->root_asks <= HOSTVIEW_ROOT_AFTER)
+		return -1;
 	if (c->root_listed == 0)
 		hostview_root_list(c);
-	if (c->root_listed < 0 || strlen(name) > NAME_MAX)
+	size_t len = strlen(name);
+	if (c->root_listed < 0 || len > NAME_MAX)
 		return -1;
 	for (size_t i = 0; i < c->n_root; i++)
-		if (strcmp(c->root[i].name, name) == 0)
+		if (c->root[i].len == len && memcmp(c->root[i].name, name, len) == 0)
 			return c->root[i].type == DT_DIR ? 1 : -1;
 	return 0;
 }
