@@ -26,7 +26,9 @@
 #include "basic/cleanup.h"
 #include "basic/path.h"
 #include "basic/strv.h"
+#include "core/host/hostview.h"
 #include "core/hook/hookpath.h"
+#include "sandbox/pathcache.h"
 #include "harness.h"
 
 /* ---- the oracle: hook.c as it was (names prefixed oracle_) ---- */
@@ -324,6 +326,34 @@ static char *oracle_resolve_known(const char *base, const char *path, struct ora
 	return oracle_resolve_at(base, path, 0);
 }
 
+/* core/host/hostview.c's hostview_resolve() as of f474e2b, verbatim (names
+ * prefixed oracle_): glibc's realpath() of the path, else of its longest
+ * prefix that resolves, the rest appended as written; the path itself
+ * when realpath() fails otherwise than with ENOENT. */
+static char *oracle_hostview_resolve(const char *path)
+{
+	if (!path || path[0] != '/')
+		return NULL;
+	char *resolved = pathcache_realpath(path);
+	if (resolved || errno != ENOENT)
+		return resolved ? resolved : strdup(path);
+	/* The longest prefix that exists, resolved, plus the rest. */
+	cleanup_free char *head = strdup(path);
+	if (!head)
+		return NULL;
+	for (char *slash = strrchr(head, '/'); slash; slash = strrchr(head, '/')) {
+		*slash = '\0';
+		cleanup_free char *base = pathcache_realpath(head[0] ? head : "/");
+		if (!base)
+			continue;
+		const char *rest = path + (slash - head) + 1;
+		char *out = NULL;
+		return asprintf(&out, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", rest) < 0
+			       ? NULL
+			       : out;
+	}
+	return strdup(path);
+}
 
 /* ---- generated trees and paths ---- */
 
@@ -567,6 +597,69 @@ static unsigned verdict(char **targets, const bool *roots, size_t nt, char **hid
 	return refused;
 }
 
+/* hostview_resolve_in() against the oracle (oracle_hostview_resolve())
+ * for one call's paths, through one cache (as a hook call's lists share
+ * one), each asked twice, with the host's system directories and some of
+ * the tree's own nodes (and a name below each); the number of differences,
+ * each printed. */
+static unsigned compare_hostview(struct tree *t, char **named, size_t nt, char **hid, size_t nh)
+{
+	static const char *const host[] = { "/",
+					    "/var",
+					    "/var/tmp",
+					    "/tmp",
+					    "/etc",
+					    "/usr",
+					    "/bin",
+					    "/sbin",
+					    "/lib",
+					    "/lib64",
+					    "/proc",
+					    "/root",
+					    "/home",
+					    "/snap",
+					    "/libx32",
+					    "/proc/self/root/etc",
+					    "/proc/self/cwd/a",
+					    NULL };
+	struct hostview_cache *c = hostview_cache_new();
+	cleanup_strv char **paths = NULL;
+	unsigned diffs = 0;
+
+	if (!c)
+		abort();
+	for (size_t i = 0; host[i]; i++)
+		tree_add(&paths, host[i]);
+	for (size_t i = 0; i < nt; i++)
+		tree_add(&paths, named[i]);
+	for (size_t k = 0; k < nh; k++)
+		tree_add(&paths, hid[k]);
+	size_t n_nodes = strv_length(t->nodes);
+	for (size_t i = rnd(8); i < n_nodes; i += 1 + rnd(16)) {
+		tree_add(&paths, t->nodes[i]);
+		char *p = NULL;
+		if (asprintf(&p, "%s/%s%s", t->nodes[i], any_name(), rnd(4) ? "" : "/x") < 0)
+			abort();
+		tree_add(&paths, p);
+		free(p);
+	}
+	/* each asked twice: the second answer comes from the cache */
+	for (size_t i = 0; paths[i]; i++) {
+		cleanup_free char *a = oracle_hostview_resolve(paths[i]);
+		for (size_t round = 0; round < 2; round++) {
+			cleanup_free char *b = hostview_resolve_in(c, paths[i]);
+			cleanup_free char *u = round ? NULL : hostview_resolve_in(NULL, paths[i]);
+			if (!same(a, b) || (!round && !same(a, u))) {
+				printf("# hostview %s: %s, now %s, uncached %s\n", paths[i],
+				       a ? a : "(null)", b ? b : "(null)", u ? u : "(null)");
+				diffs++;
+			}
+		}
+	}
+	hostview_cache_free(c);
+	return diffs;
+}
+
 #define CALL_TARGETS 8
 #define CALL_HIDDEN  160
 
@@ -594,6 +687,14 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 	 * is below the home and /etc (enough lookups in one directory for any
 	 * shortcut that takes a directory whole). */
 	const char *home = tree_pick(t->dirs);
+	/* as the hook hints its cache at the home and its .config (read at the
+	 * first lookup, not the 16th), and the targets' at the tree's root and
+	 * some directory */
+	cleanup_free char *home_config = path_join(home, ".config");
+	hookpath_cache_hint(nc, home);
+	hookpath_cache_hint(nc, home_config);
+	hookpath_cache_hint(tc, t->root);
+	hookpath_cache_hint(tc, tree_pick(t->dirs));
 	for (size_t k = 0; k < CALL_HIDDEN; k++) {
 		bool rel;
 		char *p = NULL;
@@ -634,6 +735,8 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 		}
 	}
 	for (size_t k = 0; k < CALL_HIDDEN; k++) {
+		if (k == CALL_HIDDEN / 2) /* a directory the walks may have passed */
+			hookpath_cache_hint(nc, tree_pick(t->dirs));
 		old_h[k] = oracle_resolve_known(NULL, hid[k], oc);
 		new_h[k] = hookpath_resolve(NULL, hid[k], nc);
 		plain_h[k] = hookpath_resolve(NULL, hid[k], NULL);
@@ -644,6 +747,7 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 			diffs++;
 		}
 	}
+	diffs += compare_hostview(t, named, CALL_TARGETS, hid, CALL_HIDDEN);
 	unsigned v_old = verdict(old_t, roots, CALL_TARGETS, old_h, CALL_HIDDEN);
 	unsigned v_new = verdict(new_t, roots, CALL_TARGETS, new_h, CALL_HIDDEN);
 	if (v_old != v_new) {

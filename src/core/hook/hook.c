@@ -49,13 +49,21 @@ struct hook_state {
 	struct gate_failures open; /* the scope's open failures, newest first */
 	struct hookpath_cache *walk; /* what the paths' walks looked at (hookpath_resolve()) */
 	struct hostview_caller caller; /* hook_caller(), once asked */
+	char *scope_of, *scope_for; /* hook_path_scope()'s last path and answer */
+	char *scope_dir, *scope_dir_for; /* what scope was asked of, and scope */
 	bool have_caller;
+	bool hinted; /* hook_walk_hint() done */
 };
 
 static void hook_state_release(struct hook_state *st)
 {
 	hookpath_cache_free(st->walk);
+	free(st->scope_of);
+	free(st->scope_for);
+	free(st->scope_dir);
+	free(st->scope_dir_for);
 	strv_free(st->caller.homes);
+	hostview_cache_free(st->caller.cache);
 	json_decref(st->payload);
 	gate_failures_release(&st->open);
 	free(st->scope);
@@ -79,11 +87,15 @@ static int hook_load_rules(struct hook_state *st, struct error *err)
 /* The caller the paths are judged for (hostview_caller_from_env()), with
  * its homes (hostview_caller_keep_homes()), found once per call: the hide
  * list and the configuration each asked. Without memory for the homes,
- * each list finds them itself. */
+ * each list finds them itself. Its cache (hostview_resolve_in()) holds
+ * what the call's lists resolved: the homes, the state directories and
+ * the system directories each readlink()ed once, not once a list. */
 static const struct hostview_caller *hook_caller(struct hook_state *st)
 {
 	if (!st->have_caller) {
 		st->caller = hostview_caller_from_env(st->session->environ_);
+		/* one cache for the call's lists (without memory: none) */
+		st->caller.cache = hostview_cache_new();
 		(void)hostview_caller_keep_homes(&st->caller);
 		st->have_caller = true;
 	}
@@ -197,7 +209,15 @@ static int hook_load_gate(struct hook_state *st, struct error *err)
 
 	if (!cwd && !here)
 		return error_set_errno(err, errno, "the payload has no cwd and neither has airlock");
-	return gate_scope(cwd ? cwd : here, &st->scope, err);
+	int r = gate_scope(cwd ? cwd : here, &st->scope, err);
+	/* the answer for that directory, for hook_path_scope() (a file in
+	 * the cwd); without memory, it asks again */
+	if (r == 0 && (st->scope_dir = strdup(cwd ? cwd : here)) &&
+	    !(st->scope_dir_for = strdup(st->scope))) {
+		free(st->scope_dir);
+		st->scope_dir = NULL;
+	}
+	return r;
 }
 
 /* The scope's open failures, for the answers that depend on them: a shell
@@ -582,6 +602,28 @@ static struct hookpath_cache *hook_walk_cache(struct hook_state *st)
 	return st->walk;
 }
 
+/* Before the hide list's and the configuration's walks: the caller's
+ * homes and their .config are where most of them look (credentials, the
+ * hosts' settings), so the cache reads them whole at once
+ * (hookpath_cache_hint()). */
+static void hook_walk_hint(struct hook_state *st)
+{
+	const struct hostview_caller *caller = hook_caller(st);
+	struct hookpath_cache *c = hook_walk_cache(st);
+
+	if (st->hinted)
+		return;
+	st->hinted = true;
+	for (size_t i = 0; c && caller->homes && caller->homes[i]; i++) {
+		cleanup_free char *home = hostview_resolve_in(caller->cache, caller->homes[i]);
+		cleanup_free char *config = home ? path_join(home, ".config") : NULL;
+		if (home)
+			hookpath_cache_hint(c, home);
+		if (config)
+			hookpath_cache_hint(c, config);
+	}
+}
+
 static char *hook_resolve(const char *base, const char *path)
 {
 	return hookpath_resolve(base, path, NULL);
@@ -814,7 +856,9 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 	*ret_path = NULL;
 	if (!dir)
 		return 0;
-	cleanup_free char *state = hook_resolve(NULL, dir);
+	/* through the call's cache when it has one (a file tool's: the hide
+	 * list walks it again); a shell call makes none for one walk */
+	cleanup_free char *state = hookpath_resolve(NULL, dir, st->walk);
 	if (!state)
 		return error_set(err, ENOMEM, "out of memory");
 	if (t->run_dir && path_is_under(t->run_dir, state)) {
@@ -846,6 +890,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	*ret_path = NULL;
 	if (!t->resolved[0])
 		return 0;
+	hook_walk_hint(st);
 	int r = hook_load_policy(st, err);
 	if (r == 0)
 		r = hostview_state_dirs(in_use, st->session->environ_, caller, &state_dirs, err);
@@ -885,9 +930,15 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 
 /* The scope (gate_scope()) of the nearest directory that exists at or
  * above the resolved path p: the workspace whose gate a write to p answers
- * to. */
-static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
+ * to. The last answer is kept for the call: the configuration check and
+ * the gate ask it of the same file, and the call takes the host's paths
+ * as they were when first looked at. */
+static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scope, struct error *err)
 {
+	if (st->scope_of && strcmp(st->scope_of, p) == 0) {
+		*ret_scope = strdup(st->scope_for);
+		return *ret_scope ? 0 : error_set(err, ENOMEM, "out of memory");
+	}
 	cleanup_free char *dir = strdup(p);
 	struct stat sb;
 
@@ -898,7 +949,27 @@ static int hook_path_scope(const char *p, char **ret_scope, struct error *err)
 	}
 	if (!dir)
 		return error_set(err, ENOMEM, "out of memory");
-	return gate_scope(dir, ret_scope, err);
+	int r;
+	if (st->scope_dir && strcmp(dir, st->scope_dir) == 0) /* the payload's cwd */
+		r = (*ret_scope = strdup(st->scope_dir_for))
+			    ? 0
+			    : error_set(err, ENOMEM, "out of memory");
+	else
+		r = gate_scope(dir, ret_scope, err);
+	if (r < 0)
+		return r;
+	/* only a memory: without one, the next ask looks again */
+	char *of = strdup(p), *scope = strdup(*ret_scope);
+	if (!of || !scope) {
+		free(of);
+		free(scope);
+		return r;
+	}
+	free(st->scope_of);
+	free(st->scope_for);
+	st->scope_of = of;
+	st->scope_for = scope;
+	return r;
 }
 
 /* airlock's configuration (hostview_config_files()): .airlock/ (the policy
@@ -945,12 +1016,14 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 	const struct hostview_caller *caller = hook_caller(st);
 
 	*ret_path = NULL;
+	if (t->resolved[0])
+		hook_walk_hint(st);
 	for (size_t i = 0; t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
 		cleanup_strv char **configs = NULL;
 		int r = hook_load_policy(st, err);
 		if (r == 0)
-			r = hook_path_scope(t->resolved[i], &scope, err);
+			r = hook_path_scope(st, t->resolved[i], &scope, err);
 		if (r == 0)
 			r = hostview_config_files(st->scope, caller, &configs, err);
 		if (r == 0) {
@@ -994,7 +1067,7 @@ static int hook_targets_open(struct hook_state *st, const struct hook_targets *t
 	*ret_scope = NULL;
 	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
-		int r = hook_path_scope(t->resolved[i], &scope, err);
+		int r = hook_path_scope(st, t->resolved[i], &scope, err);
 		if (r < 0)
 			return r;
 		if (strcmp(scope, st->scope) == 0)

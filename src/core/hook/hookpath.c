@@ -146,6 +146,7 @@ struct hookpath_slot {
 	uint16_t lookups;
 	unsigned char kind; /* enum hookpath_kind */
 	signed char listed;
+	bool hinted; /* hookpath_cache_hint(): read at its first lookup */
 	struct hookpath_names *names;
 };
 
@@ -156,10 +157,14 @@ struct hookpath_block {
 	char data[];
 };
 
+#define HOOKPATH_HINTS 8
+
 struct hookpath_cache {
 	struct hookpath_slot *slots;
 	size_t cap, n; /* cap: 0 or a power of two */
 	struct hookpath_block *arena;
+	const char *hints[HOOKPATH_HINTS]; /* hookpath_cache_hint(), in the arena */
+	size_t hint_len[HOOKPATH_HINTS], n_hints;
 };
 
 /* Lookups in a directory before it is read whole instead, and the most
@@ -271,11 +276,15 @@ static void hookpath_put(struct hookpath_cache *c, const char *key, size_t len, 
 	size_t k = h & (c->cap - 1);
 	while (c->slots[k].key)
 		k = (k + 1) & (c->cap - 1);
+	bool hinted = false;
+	for (size_t i = 0; i < c->n_hints && kind == HOOKPATH_DIR && !unlisted && !hinted; i++)
+		hinted = c->hint_len[i] == len && memcmp(c->hints[i], key, len) == 0;
 	c->slots[k] = (struct hookpath_slot){ .key = copy,
 					      .hash = h,
 					      .len = (uint32_t)len,
 					      .kind = (unsigned char)kind,
-					      .listed = unlisted ? -1 : 0 };
+					      .listed = unlisted ? -1 : 0,
+					      .hinted = hinted };
 	c->n++;
 }
 
@@ -410,6 +419,12 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 			hookpath_put(c, out, 0, parent_hash, HOOKPATH_DIR, true);
 			d = hookpath_find(c, out, 0, parent_hash);
 		}
+	}
+	if (d && d->kind == HOOKPATH_DIR && d->listed == 0 && d->hinted) {
+		char saved = out[before];
+		out[before] = '\0';
+		hookpath_list(c, d, out);
+		out[before] = saved;
 	}
 	if (d && d->kind == HOOKPATH_DIR && d->listed == 1 &&
 	    !hookpath_names_has(d->names, out + before + 1, len - before - 1)) {
@@ -561,4 +576,26 @@ char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache
 struct hookpath_cache *hookpath_cache_new(void)
 {
 	return calloc(1, sizeof(struct hookpath_cache));
+}
+
+void hookpath_cache_hint(struct hookpath_cache *c, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	if (!c || c->n_hints == HOOKPATH_HINTS || dir[0] != '/')
+		return;
+	if (len == 1)
+		return; /* the root: never read (its size unknown) */
+	/* a directory walked already: read at its next lookup */
+	struct hookpath_slot *d = hookpath_find(c, dir, len, hookpath_hash(HOOKPATH_HASH0, dir, len));
+	if (d) {
+		if (d->kind == HOOKPATH_DIR && d->listed == 0)
+			d->hinted = true;
+		return;
+	}
+	const char *copy = hookpath_keep(c, dir, len);
+	if (!copy)
+		return; /* only a hint */
+	c->hints[c->n_hints] = copy;
+	c->hint_len[c->n_hints++] = len;
 }

@@ -13,6 +13,13 @@ struct hookpath_cache;
 struct hookpath_cache *hookpath_cache_new(void);
 void hookpath_cache_free(struct hookpath_cache *c);
 
+/* dir (resolved, as the walks spell it) is one many names will be looked
+ * up in (the home, by the hide list): where it may be read whole
+ * (struct hookpath_cache in hookpath.c), it is read at its first lookup,
+ * not after the 16th (at its next, when walked already). At most 8; an
+ * answer is the same either way. */
+void hookpath_cache_hint(struct hookpath_cache *c, const char *dir);
+
 /* path as the kernel will resolve it once the tool has created what is
  * missing: the longest existing prefix with every symlink followed (a
  * dangling one too: writing it creates its target), the rest lexically

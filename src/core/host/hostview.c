@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/host/hostview.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -89,10 +96,16 @@ char *hostview_resolve(const char *path)
 	return strdup(path);
 }
 
-/* Appends the resolved path, once. */
-static int hostview_push_resolved(char ***list, const char *path)
+/* hostview_resolve() through the caller's cache, when it has one. */
+static char *hostview_res(const struct hostview_caller *caller, const char *path)
 {
-	char *resolved = hostview_resolve(path);
+	return hostview_resolve_in(caller ? caller->cache : NULL, path);
+}
+
+/* Appends the resolved path, once. */
+static int hostview_push_resolved(const struct hostview_caller *caller, char ***list, const char *path)
+{
+	char *resolved = hostview_res(caller, path);
 
 	if (!resolved)
 		return -ENOMEM;
@@ -158,8 +171,8 @@ static int hostview_caller_homes(const struct hostview_caller *caller, char ***r
 	if (caller->home && caller->home[0] == '/' && strv_push(&homes, caller->home) < 0)
 		return -ENOMEM;
 	if (homes && pw_home) {
-		cleanup_free char *a = hostview_resolve(homes[0]);
-		cleanup_free char *b = hostview_resolve(pw_home);
+		cleanup_free char *a = hostview_res(caller, homes[0]);
+		cleanup_free char *b = hostview_res(caller, pw_home);
 		if (!a || !b)
 			return -ENOMEM;
 		if (strcmp(a, b) == 0) {
@@ -202,7 +215,8 @@ int hostview_caller_keep_homes(struct hostview_caller *caller)
 	return 0;
 }
 
-static int hostview_state_candidate(char ***list, const char *base, const char *suffix)
+static int hostview_state_candidate(const struct hostview_caller *caller, char ***list,
+				    const char *base, const char *suffix)
 {
 	char *path = NULL;
 
@@ -210,7 +224,7 @@ static int hostview_state_candidate(char ***list, const char *base, const char *
 		return 0;
 	if (asprintf(&path, "%s%s", base, suffix) < 0)
 		return -ENOMEM;
-	int r = hostview_push_resolved(list, path);
+	int r = hostview_push_resolved(caller, list, path);
 	free(path);
 	return r;
 }
@@ -223,20 +237,21 @@ int hostview_state_dirs(const char *in_use, char *const *environ_,
 	int r = 0;
 
 	if (in_use)
-		r = hostview_state_candidate(&list, in_use, "");
+		r = hostview_state_candidate(caller, &list, in_use, "");
 	if (r == 0)
-		r = hostview_state_candidate(&list, strv_env_get(environ_, "AIRLOCK_STATE_DIR"), "");
+		r = hostview_state_candidate(caller, &list,
+					     strv_env_get(environ_, "AIRLOCK_STATE_DIR"), "");
 	if (r == 0)
-		r = hostview_state_candidate(&list, strv_env_get(environ_, "XDG_STATE_HOME"),
-					     "/airlock");
+		r = hostview_state_candidate(caller, &list,
+					     strv_env_get(environ_, "XDG_STATE_HOME"), "/airlock");
 	if (r == 0)
-		r = hostview_state_candidate(&list, caller->home, "/.local/state/airlock");
+		r = hostview_state_candidate(caller, &list, caller->home, "/.local/state/airlock");
 	if (r == 0)
-		r = hostview_state_candidate(&list, pw_home, "/.local/state/airlock");
+		r = hostview_state_candidate(caller, &list, pw_home, "/.local/state/airlock");
 	/* the system approver (core/gate/approver.h): its salt would allow an
 	 * offline guess at the passphrase */
 	if (r == 0 && access("/etc/airlock", F_OK) == 0)
-		r = hostview_state_candidate(&list, "/etc/airlock", "");
+		r = hostview_state_candidate(caller, &list, "/etc/airlock", "");
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret = TAKE_PTR(list);
@@ -254,17 +269,17 @@ static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 	int r = 0;
 
 	if (caller->home && caller->home[0] == '/')
-		r = hostview_push_resolved(&homes, caller->home);
+		r = hostview_push_resolved(caller, &homes, caller->home);
 	if (r == 0 && pw_home)
-		r = hostview_push_resolved(&homes, pw_home);
+		r = hostview_push_resolved(caller, &homes, pw_home);
 	if (r == 0)
-		r = hostview_push_resolved(&homes, "/root");
+		r = hostview_push_resolved(caller, &homes, "/root");
 	/* /home itself, even where no home lies below it yet */
 	if (r == 0)
-		r = hostview_push_resolved(&homes, "/home");
+		r = hostview_push_resolved(caller, &homes, "/home");
 	while (r == 0 && f && (pw = fgetpwent(f)))
 		if (pw->pw_dir && pw->pw_dir[0] == '/')
-			r = hostview_push_resolved(&homes, pw->pw_dir);
+			r = hostview_push_resolved(caller, &homes, pw->pw_dir);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(homes);
@@ -278,13 +293,14 @@ static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 struct hostview_system {
 	char *resolved[HOSTVIEW_N_SYSTEM];
 	bool asked[HOSTVIEW_N_SYSTEM];
+	struct hostview_cache *cache; /* the caller's, or NULL */
 };
 
 static void hostview_system_release(struct hostview_system *sys)
 {
 	for (size_t i = 0; i < HOSTVIEW_N_SYSTEM; i++)
 		free(sys->resolved[i]);
-	*sys = (struct hostview_system){ 0 };
+	*sys = (struct hostview_system){ .cache = sys->cache };
 }
 
 /* Slot i of sys: the exact list, then /var/tmp, then the trees. */
@@ -296,7 +312,7 @@ static const char *hostview_system_get(struct hostview_system *sys, size_t i)
 				     : hostview_system_tree[i - ne - 1];
 
 	if (!sys->asked[i]) {
-		sys->resolved[i] = hostview_resolve(path);
+		sys->resolved[i] = hostview_resolve_in(sys->cache, path);
 		sys->asked[i] = true;
 	}
 	return sys->resolved[i];
@@ -331,9 +347,10 @@ static const char *hostview_system_dir_in(struct hostview_system *sys, const cha
 
 /* The system directory the workspace is, or lies in, its resolved path in
  * *buf; NULL when none. */
-static const char *hostview_system_dir(const char *workspace, char **buf)
+static const char *hostview_system_dir(const struct hostview_caller *caller, const char *workspace,
+				       char **buf)
 {
-	struct hostview_system sys = { 0 };
+	struct hostview_system sys = { .cache = caller ? caller->cache : NULL };
 	size_t slot = 0;
 	const char *system = hostview_system_dir_in(&sys, workspace, &slot);
 
@@ -357,7 +374,7 @@ int hostview_check_workspace(const char *workspace, unsigned allowed, char *cons
 					 workspace, state_dirs[i]);
 	}
 	cleanup_free char *buf = NULL;
-	const char *system = hostview_system_dir(workspace, &buf);
+	const char *system = hostview_system_dir(caller, workspace, &buf);
 	if (system && !(allowed & HOSTVIEW_ALLOW_SYSTEM))
 		return error_set(err, EPERM,
 				 "the workspace %.300s is %s system directory %.100s: the command could rewrite the host; pass --workspace DIR (a project directory), or --allow-workspace=system%s if that is really meant",
@@ -607,16 +624,16 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 int hostview_config_in_workspace(const char *workspace, const char *cwd,
 				 const struct hostview_caller *caller, char ***ret, struct error *err)
 {
-	cleanup_free char *home = hostview_resolve(caller->home);
+	cleanup_free char *home = hostview_res(caller, caller->home);
 	char *host_home[AGENTHOST_MAX] = { 0 };
-	struct hostview_caller resolved = { .home = home, .uid = caller->uid };
-	const struct hostview_caller nobody = { .uid = caller->uid };
+	struct hostview_caller resolved = { .home = home, .uid = caller->uid, .cache = caller->cache };
+	const struct hostview_caller nobody = { .uid = caller->uid, .cache = caller->cache };
 	bool oom = caller->home && caller->home[0] == '/' && !home;
 
 	for (size_t h = 0; h < agenthost_count(); h++) {
 		if (!hostview_host_home(caller, h))
 			continue;
-		host_home[h] = hostview_resolve(caller->host_home[h]);
+		host_home[h] = hostview_res(caller, caller->host_home[h]);
 		resolved.host_home[h] = host_home[h];
 		oom = oom || !host_home[h];
 	}
@@ -651,7 +668,7 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 									     : "lies in",
 					 state_dirs[i]);
 	cleanup_free char *buf = NULL;
-	const char *system = hostview_system_dir(dir, &buf);
+	const char *system = hostview_system_dir(caller, dir, &buf);
 	if (system)
 		return error_set(err, EPERM,
 				 "sandbox.writable: %.300s is %s system directory %.100s: the command could rewrite the host",
@@ -682,7 +699,7 @@ int hostview_check_writable(const char *dir, const char *workspace, char *const 
 	if (r < 0)
 		return r;
 	for (size_t i = 0; configs && configs[i]; i++) {
-		cleanup_free char *config = hostview_resolve(configs[i]);
+		cleanup_free char *config = hostview_res(caller, configs[i]);
 		if (!config)
 			return error_set(err, ENOMEM, "out of memory");
 		if (hostview_overlaps(dir, config))
@@ -806,14 +823,14 @@ static int hostview_build_masks(struct hostview *hv, const struct policy *policy
 				const struct hostview_caller *caller, char *const *homes,
 				const char *workspace)
 {
-	cleanup_free char *homes_root = hostview_resolve("/home");
-	cleanup_free char *root_home = hostview_resolve("/root");
+	cleanup_free char *homes_root = hostview_res(caller, "/home");
+	cleanup_free char *root_home = hostview_res(caller, "/root");
 	cleanup_strv char **resolved = NULL;
-	cleanup_with(hostview_system_release) struct hostview_system sys = { 0 };
+	cleanup_with(hostview_system_release) struct hostview_system sys = { .cache = caller->cache };
 	int r = 0;
 
 	for (size_t i = 0; homes && homes[i]; i++)
-		if (strv_consume(&resolved, hostview_resolve(homes[i])) < 0)
+		if (strv_consume(&resolved, hostview_res(caller, homes[i])) < 0)
 			return -ENOMEM;
 	/* Other users' homes: /home whole (one mount, however many users), and
 	 * /root for everyone but root, whatever $HOME says. */
@@ -917,4 +934,449 @@ void hostview_release(struct hostview *hv)
 		strv_free(hv->expose[i]);
 	}
 	*hv = (struct hostview){ 0 };
+}
+
+/* A hostview_cache: what realpath() said of each plain path asked (and of
+ * each of its parents, resolved on the way), and what hostview_resolve()
+ * said of each path asked. A hash table (FNV-1a, linear probing) of
+ * entries allocated one by one, so that an entry stays where it is while
+ * the table grows under a recursion. */
+struct hostview_fact {
+	const char *path; /* in the arena, as the rest */
+	size_t hash;
+	bool real_known, resolved_known;
+	bool busy; /* its realpath() being found: a link back to it is a loop */
+	const char *real; /* realpath()'s answer; NULL: it failed with real_errno */
+	int real_errno;
+	/* symlinks realpath() followed to its answer (or its failure);
+	 * HOSTVIEW_LINKS_UNKNOWN: glibc's realpath() answered */
+	unsigned links;
+	const char *resolved; /* hostview_resolve()'s answer */
+};
+
+/* Entries and their strings, freed together: a few dozen of each. */
+struct hostview_block {
+	struct hostview_block *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+#define HOSTVIEW_LINKS_MAX     40 /* glibc's __eloop_threshold(): MAXSYMLINKS */
+#define HOSTVIEW_LINKS_UNKNOWN (HOSTVIEW_LINKS_MAX + 1)
+
+/* The most entries of the root directory read whole (hostview_root_list());
+ * a root that holds more is looked up name by name. */
+#define HOSTVIEW_ROOT_MAX 128
+/* Names in the root resolved by readlink() before it is read whole: a
+ * check that resolves a few of them (a shell call: the homes) reads
+ * nothing; one that resolves the system directories (24 names, and the
+ * homes) reads it once. */
+#define HOSTVIEW_ROOT_AFTER 4
+
+struct hostview_cache {
+	struct hostview_fact **slots;
+	size_t cap, n; /* cap: a power of two */
+	unsigned depth; /* of hostview_real_fact()'s recursion */
+	struct hostview_block *arena;
+	/* the root directory's entries (hostview_root_list()), read when
+	 * first asked: listed 1, or -1 when it is not to be */
+	signed char root_listed;
+	unsigned root_asks; /* names in it resolved so far */
+	size_t n_root;
+	struct hostview_entry {
+		const char *name; /* in the arena */
+		size_t len;
+		unsigned char type; /* d_type */
+	} root[HOSTVIEW_ROOT_MAX];
+};
+
+/* Deeper than this, glibc's realpath() answers (a path of that many
+ * components, or that many links to links). */
+#define HOSTVIEW_DEPTH_MAX 256
+
+struct hostview_cache *hostview_cache_new(void)
+{
+	struct hostview_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cap = 128;
+	c->slots = calloc(c->cap, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void hostview_cache_free(struct hostview_cache *c)
+{
+	if (!c)
+		return;
+	while (c->arena) {
+		struct hostview_block *next = c->arena->next;
+		free(c->arena);
+		c->arena = next;
+	}
+	free(c->slots);
+	free(c);
+}
+
+/* n bytes (aligned) in c's arena; NULL without memory. */
+static void *hostview_alloc(struct hostview_cache *c, size_t n)
+{
+	struct hostview_block *b = c->arena;
+
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 8192 ? n : 8192;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = c->arena;
+		b->used = 0;
+		b->cap = cap;
+		c->arena = b;
+	}
+	void *p = (char *)b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+/* A copy of s in c's arena; NULL without memory. */
+static const char *hostview_keep(struct hostview_cache *c, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *copy = hostview_alloc(c, n);
+
+	return copy ? memcpy(copy, s, n) : NULL;
+}
+
+/* path's entry, made when new; NULL without memory. */
+static struct hostview_fact *hostview_fact(struct hostview_cache *c, const char *path)
+{
+	size_t h = hostview_hash(path), i;
+
+	for (i = h & (c->cap - 1); c->slots[i]; i = (i + 1) & (c->cap - 1))
+		if (c->slots[i]->hash == h && strcmp(c->slots[i]->path, path) == 0)
+			return c->slots[i];
+	if (2 * (c->n + 1) > c->cap) {
+		size_t cap = 2 * c->cap;
+		struct hostview_fact **slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return NULL;
+		for (size_t k = 0; k < c->cap; k++) {
+			if (!c->slots[k])
+				continue;
+			size_t j = c->slots[k]->hash & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = c->slots[k];
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->cap = cap;
+		for (i = h & (c->cap - 1); c->slots[i]; i = (i + 1) & (c->cap - 1))
+			;
+	}
+	struct hostview_fact *f = hostview_alloc(c, sizeof(*f));
+	if (!f)
+		return NULL;
+	*f = (struct hostview_fact){ .path = hostview_keep(c, path), .hash = h };
+	if (!f->path)
+		return NULL;
+	c->slots[i] = f;
+	c->n++;
+	return f;
+}
+
+/* An absolute path without ".", ".." or empty components, without a
+ * trailing slash and shorter than PATH_MAX: glibc's realpath() of it is
+ * its parent's and then one readlink() of the last name, and never checks
+ * that a component is a directory but by looking up the next one. */
+static bool hostview_plain(const char *path)
+{
+	size_t len = strlen(path);
+
+	if (path[0] != '/' || len >= PATH_MAX || (len > 1 && path[len - 1] == '/'))
+		return false;
+	for (const char *p = path; *p; p++)
+		if (p[0] == '/' &&
+		    (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || p[2] == '\0' ||
+						     (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))))
+			return false;
+	return true;
+}
+
+/* a + "/" + b ("/" + b when a is "/"); NULL without memory. */
+static char *hostview_join(const char *a, const char *b)
+{
+	size_t na = strcmp(a, "/") == 0 ? 0 : strlen(a), nb = strlen(b);
+	char *out = malloc(na + 1 + nb + 1);
+
+	if (!out)
+		return NULL;
+	memcpy(out, a, na);
+	out[na] = '/';
+	memcpy(out + na + 1, b, nb + 1);
+	return out;
+}
+
+/* readlink() of path: >= 0 when it is a link, its target (malloc'd) in
+ * *ret, or NULL there when the target does not fit in PATH_MAX or there is
+ * no memory; else -1 with errno. Not inlined: its buffer stays off the
+ * stack of the recursion that asks. */
+__attribute__((noinline)) static ssize_t hostview_readlink(const char *path, char **ret)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+	*ret = NULL;
+	if (n < 0)
+		return -1;
+	if (n >= (ssize_t)sizeof(target) - 1)
+		return n;
+	target[n] = '\0';
+	*ret = strdup(target);
+	return n;
+}
+
+static const struct hostview_fact *hostview_real_fact(struct hostview_cache *c, const char *path);
+
+/* Reads the root directory's entries into c (root_listed 1), or marks it
+ * as not to be read (-1): only where a listing holds exactly the names a
+ * lookup finds (a file system that does not fold case, and a root that is
+ * neither case-folded nor encrypted: FS_IOC_GETFLAGS), as
+ * core/hook/hookpath.c's listings. The system directories (/etc, /usr,
+ * /var, ... 24 of them) and the homes are each a name in it: one read
+ * instead of a readlink() each. */
+static void hostview_root_list(struct hostview_cache *c)
+{
+	cleanup_close int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statfs sf;
+	int flags = 0;
+	char buf[4096];
+
+	c->root_listed = -1;
+	if (fd < 0 || fstatfs(fd, &sf) < 0)
+		return;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+		break;
+	default:
+		return;
+	}
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
+		return;
+	size_t n = 0;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		if (got < 0)
+			return;
+		for (long off = 0; off < got;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			off += e->d_reclen;
+			if (n == HOSTVIEW_ROOT_MAX)
+				return;
+			const char *name = hostview_keep(c, e->d_name);
+			if (!name)
+				return;
+			c->root[n++] = (struct hostview_entry){ .name = name,
+								.len = strlen(name),
+								.type = e->d_type };
+		}
+	}
+	c->n_root = n;
+	c->root_listed = 1;
+}
+
+/* What the root's listing says of "/" + name: -1 nothing (no listing, a
+ * name longer than a component, or an entry that may be a link: only a
+ * directory entry is surely none, as only a directory can be mounted on
+ * one), 0 that it does not exist, 1 a directory. */
+static int hostview_root_says(struct hostview_cache *c, const char *name)
+{
+	if (c->root_listed == 0 && ++c->root_asks <= HOSTVIEW_ROOT_AFTER)
+		return -1;
+	if (c->root_listed == 0)
+		hostview_root_list(c);
+	size_t len = strlen(name);
+	if (c->root_listed < 0 || len > NAME_MAX)
+		return -1;
+	for (size_t i = 0; i < c->n_root; i++)
+		if (c->root[i].len == len && memcmp(c->root[i].name, name, len) == 0)
+			return c->root[i].type == DT_DIR ? 1 : -1;
+	return 0;
+}
+
+/* The answer of glibc's realpath() for f, with the links unknown. */
+static int hostview_real_libc(struct hostview_cache *c, struct hostview_fact *f)
+{
+	cleanup_free char *real = realpath(f->path, NULL);
+
+	f->real_errno = real ? 0 : errno;
+	f->real = real ? hostview_keep(c, real) : NULL;
+	if (real && !f->real)
+		f->real_errno = ENOMEM; /* as realpath() without memory */
+	f->links = HOSTVIEW_LINKS_UNKNOWN;
+	return 0;
+}
+
+/* realpath() of f->path (plain, not "/") as glibc's walks it: its
+ * parent's answer (the same walk up to the last name: a failure there is
+ * the same failure with the same errno), then readlink() of the last name
+ * below it: not a link (EINVAL) adds the name, another failure is the
+ * answer; a link goes on from its target, from the cache when the target
+ * is plain and the links followed stay within glibc's 40 (it counts them
+ * over the whole walk), else through glibc. */
+static int hostview_real_walk(struct hostview_cache *c, struct hostview_fact *f)
+{
+	const char *slash = strrchr(f->path, '/');
+	cleanup_free char *parent = strndup(f->path, slash == f->path ? 1 : (size_t)(slash - f->path));
+	const struct hostview_fact *up = parent ? hostview_real_fact(c, parent) : NULL;
+
+	if (!up)
+		return hostview_real_libc(c, f);
+	if (!up->real) {
+		f->real_errno = up->real_errno;
+		f->links = up->links;
+		return 0;
+	}
+	cleanup_free char *full = hostview_join(up->real, slash + 1);
+	if (!full || strlen(full) >= PATH_MAX)
+		return hostview_real_libc(c, f);
+	/* A name in the root: its listing answers for a directory (readlink()
+	 * would fail with EINVAL) and for a name it does not hold (ENOENT;
+	 * were the root not searchable, EACCES, and hostview_resolve() makes
+	 * the same path of either: the path as written, or "/" and the rest) */
+	int says = strcmp(up->real, "/") == 0 ? hostview_root_says(c, full + 1) : -1;
+	if (says == 0) {
+		f->real_errno = ENOENT;
+		f->links = up->links;
+		return 0;
+	}
+	if (says == 1) {
+		f->real = hostview_keep(c, full);
+		f->links = up->links;
+		return f->real ? 0 : hostview_real_libc(c, f);
+	}
+	cleanup_free char *target = NULL;
+	ssize_t n = hostview_readlink(full, &target);
+	if (n < 0) {
+		if (errno == EINVAL) {
+			f->real = hostview_keep(c, full);
+			if (!f->real)
+				return hostview_real_libc(c, f);
+			f->links = up->links;
+		} else {
+			f->real_errno = errno;
+			f->links = up->links;
+		}
+		return 0;
+	}
+	if (!target || n == 0 || up->links + 1 > HOSTVIEW_LINKS_MAX)
+		return hostview_real_libc(c, f);
+	cleanup_free char *next = target[0] == '/' ? strdup(target) : hostview_join(up->real, target);
+	if (!next || !hostview_plain(next))
+		return hostview_real_libc(c, f);
+	const struct hostview_fact *to = hostview_real_fact(c, next);
+	if (!to || to->links > HOSTVIEW_LINKS_MAX - 1 - up->links)
+		return hostview_real_libc(c, f);
+	f->real = to->real; /* the arena's: lives as long */
+	f->real_errno = to->real_errno;
+	f->links = up->links + 1 + to->links;
+	return 0;
+}
+
+/* path's realpath() in its entry (real_known); NULL without memory, in a
+ * loop (path is being resolved already) or too deep: the caller asks
+ * glibc's realpath() instead. */
+static const struct hostview_fact *hostview_real_fact(struct hostview_cache *c, const char *path)
+{
+	struct hostview_fact *f = hostview_fact(c, path);
+
+	if (!f || f->real_known)
+		return f;
+	if (f->busy || c->depth >= HOSTVIEW_DEPTH_MAX)
+		return NULL;
+	if (strcmp(path, "/") == 0) {
+		f->real = "/";
+	} else {
+		f->busy = true;
+		c->depth++;
+		(void)hostview_real_walk(c, f);
+		c->depth--;
+		f->busy = false;
+	}
+	f->real_known = true;
+	return f;
+}
+
+/* As realpath(path, NULL), through c: a malloc'd path, or NULL with errno
+ * set. A path that is not plain goes to the libc (pathcache_realpath(),
+ * which is realpath() unless a run's cache is open), as before. */
+static char *hostview_realpath_in(struct hostview_cache *c, const char *path)
+{
+	if (!hostview_plain(path))
+		return pathcache_realpath(path);
+	const struct hostview_fact *f = hostview_real_fact(c, path);
+	if (!f)
+		return pathcache_realpath(path);
+	if (!f->real) {
+		errno = f->real_errno;
+		return NULL;
+	}
+	char *copy = strdup(f->real);
+	if (!copy)
+		errno = ENOMEM;
+	return copy;
+}
+
+/* hostview_resolve() with realpath() through c (the same steps). */
+static char *hostview_resolve_with(struct hostview_cache *c, const char *path)
+{
+	char *resolved = hostview_realpath_in(c, path);
+	if (resolved || errno != ENOENT)
+		return resolved ? resolved : strdup(path);
+	/* The longest prefix that exists, resolved, plus the rest. */
+	cleanup_free char *head = strdup(path);
+	if (!head)
+		return NULL;
+	for (char *slash = strrchr(head, '/'); slash; slash = strrchr(head, '/')) {
+		*slash = '\0';
+		cleanup_free char *base = hostview_realpath_in(c, head[0] ? head : "/");
+		if (!base)
+			continue;
+		const char *rest = path + (slash - head) + 1;
+		char *out = NULL;
+		return asprintf(&out, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", rest) < 0
+			       ? NULL
+			       : out;
+	}
+	return strdup(path);
+}
+
+char *hostview_resolve_in(struct hostview_cache *c, const char *path)
+{
+	if (!c || !path || path[0] != '/')
+		return hostview_resolve(path);
+	struct hostview_fact *f = hostview_fact(c, path);
+	if (!f)
+		return hostview_resolve(path);
+	if (!f->resolved_known) {
+		cleanup_free char *resolved = hostview_resolve_with(c, path);
+		if (!resolved)
+			return NULL; /* out of memory: asked again next time */
+		f->resolved = hostview_keep(c, resolved);
+		if (!f->resolved)
+			return TAKE_PTR(resolved);
+		f->resolved_known = true;
+		return TAKE_PTR(resolved);
+	}
+	return strdup(f->resolved);
 }

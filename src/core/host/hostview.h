@@ -31,6 +31,9 @@ int hostview_parse_allow(const char *text, unsigned *flags);
 void hostview_allow_names(unsigned flags, const char *ret[static 3]);
 
 /* The caller, as the quarantine is built for it. */
+/* What the resolutions of one check found (hostview_resolve_in()). */
+struct hostview_cache;
+
 struct hostview_caller {
 	/* $HOME; may be NULL. "~/" means it and the passwd home of uid
 	 * (getpwuid_r), each where it exists: hidden means hidden however
@@ -44,6 +47,10 @@ struct hostview_caller {
 	 * hostview_caller_keep_homes() for a call that makes many lists (its
 	 * owner frees them, strv_free()); NULL: each list finds them. */
 	char **homes;
+	/* The check's resolutions (hostview_cache_new(), freed by its owner):
+	 * every path the lists resolve for this caller goes through it; NULL:
+	 * each is resolved afresh (hostview_resolve()). */
+	struct hostview_cache *cache;
 };
 
 /* The caller a run, doctor and the hook judge paths for: $HOME and each
@@ -142,6 +149,18 @@ void hostview_release(struct hostview *hv);
  * written: a link on the way to a path that does not exist yet is still
  * followed. NULL when out of memory or path is not absolute. */
 char *hostview_resolve(const char *path);
+/* hostview_resolve() through c, which keeps every answer for the paths
+ * asked again and the realpath() of each directory on the way, so that
+ * the many lists of one check (the homes, the state directories, the
+ * system directories, the configuration) readlink() each component once,
+ * not once per path (glibc's realpath() readlinks every component of every
+ * path). The same answers as hostview_resolve() for the paths as they were
+ * when first looked at (tests/unit/test_hookpath.c compares the two). c
+ * NULL: hostview_resolve(). Only for one check: a cache holds what the
+ * host looked like, not what it looks like now. */
+struct hostview_cache *hostview_cache_new(void);
+void hostview_cache_free(struct hostview_cache *c);
+char *hostview_resolve_in(struct hostview_cache *c, const char *path);
 /* "~/x" in the caller's home, any other path copied; NULL when there is no
  * home to expand it in (or no memory). */
 char *hostview_expand_home(const char *path, const char *home);
