@@ -68,8 +68,9 @@ static void doctor_print_grants(const struct doctor_view *v)
 	if (v->net_allowlist)
 		doctor_print_allowlist(v);
 	else
-		cli_print("  network  %s\n", v->share_net ? "host (sandbox.net: the host's network)"
-							  : "loopback (sandbox.net: only the run's own lo)");
+		cli_print("  network  %s\n",
+			  v->share_net ? "host (sandbox.net: the host's network)"
+				       : "loopback (sandbox.net: only the run's own lo)");
 	cli_print("  writable %s (the workspace)\n", v->workspace);
 	for (size_t i = 0; i < v->n_writable; i++) {
 		const struct doctor_writable *w = &v->writable[i];
