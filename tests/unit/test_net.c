@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* The allowlist proxy's request heads (src/core/net/nethead.c, docs/network.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/net/nethead.h"
+#include "harness.h"
+
+static struct nethead head;
+
+/* Feeds s whole, or a byte at a time; returns the last feed's result. */
+static int feed(const char *s, bool bytewise, struct error *err)
+{
+	int r = -EAGAIN;
+
+	nethead_init(&head);
+	if (!bytewise)
+		return nethead_feed(&head, s, strlen(s), err);
+	for (size_t i = 0; s[i] && r == -EAGAIN; i++)
+		r = nethead_feed(&head, s + i, 1, err);
+	return r;
+}
+
+static void test_nethead_connect(void)
+{
+	struct error err = { 0 };
+	struct nethead_request req;
+	static const char text[] =
+		"CONNECT registry.npmjs.org:443 HTTP/1.1\r\nHost: registry.npmjs.org:443\r\nUser-Agent: curl\r\n\r\n\x16\x03\x01";
+
+	ASSERT_EQ_INT(nethead_load(&err), 0);
+	for (int bytewise = 0; bytewise < 2; bytewise++) {
+		ASSERT_EQ_INT(feed(text, bytewise, &err), 0);
+		ASSERT_EQ_INT(head.head_len, strlen(text) - 3);
+		ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+		ASSERT_TRUE(req.is_connect);
+		ASSERT_EQ_STR(req.method, "CONNECT");
+		ASSERT_EQ_STR(req.host, "registry.npmjs.org");
+		ASSERT_EQ_INT(req.port, 443);
+		ASSERT_EQ_STR(req.host_header, "registry.npmjs.org:443");
+	}
+	ASSERT_EQ_INT(feed("CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n", false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+	ASSERT_EQ_STR(req.host, "2001:db8::1");
+	ASSERT_EQ_INT(req.port, 8443);
+	ASSERT_TRUE(!req.has_host_header);
+	/* CONNECT needs a port, and no path or user information */
+	static const char *const bad[] = {
+		"CONNECT example.org HTTP/1.1\r\n\r\n",
+		"CONNECT example.org:443/x HTTP/1.1\r\n\r\n",
+		"CONNECT user@example.org:443 HTTP/1.1\r\n\r\n",
+		"CONNECT example.org:443 HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = feed(bad[i], false, &err);
+		ASSERT_TRUE(r == -EINVAL || (r == 0 && nethead_request(&head, &req, &err) == -EINVAL));
+	}
+}
+
+static void test_nethead_plain(void)
+{
+	struct error err = { 0 };
+	struct nethead_request req;
+	static const char text[] =
+		"POST http://Registry.Test:8080/a/b?c=d#frag HTTP/1.1\r\nHost: registry.test:8080\r\nContent-Length: 5\r\n\r\nhello";
+
+	ASSERT_EQ_INT(nethead_load(&err), 0);
+	for (int bytewise = 0; bytewise < 2; bytewise++) {
+		ASSERT_EQ_INT(feed(text, bytewise, &err), 0);
+		ASSERT_EQ_INT(head.head_len, strlen(text) - 5);
+		ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+		ASSERT_TRUE(!req.is_connect);
+		ASSERT_EQ_STR(req.method, "POST");
+		ASSERT_EQ_STR(req.host, "Registry.Test");
+		ASSERT_EQ_INT(req.port, 8080);
+		ASSERT_EQ_STR(req.origin, "/a/b?c=d");
+	}
+	ASSERT_EQ_INT(feed("GET http://example.org HTTP/1.0\r\nHost: EXAMPLE.org\r\n\r\n", false, &err),
+		      0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+	ASSERT_EQ_INT(req.port, 80);
+	ASSERT_EQ_STR(req.origin, "/");
+	ASSERT_EQ_INT(feed("GET http://example.org?q HTTP/1.1\r\n\r\n", false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+	ASSERT_EQ_STR(req.origin, "/?q");
+	ASSERT_EQ_INT(feed("GET http://[::1]:81/ HTTP/1.1\r\nHost: [::1]:81\r\n\r\n", false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+	ASSERT_EQ_STR(req.host, "::1");
+	/* refused: origin form, https, another Host, user information */
+	static const char *const bad[] = {
+		"GET /index.html HTTP/1.1\r\nHost: example.org\r\n\r\n",
+		"GET https://example.org/ HTTP/1.1\r\n\r\n",
+		"GET ftp://example.org/ HTTP/1.1\r\n\r\n",
+		"GET http://example.org/ HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+		"GET http://example.org:8080/ HTTP/1.1\r\nHost: example.org\r\n\r\n",
+		"GET http://user:pw@example.org/ HTTP/1.1\r\n\r\n",
+		"GET http://example.org/ HTTP/1.1\r\nHost: example.org\r\nHost: example.org\r\n\r\n",
+		"GET http://example.org:0/ HTTP/1.1\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = feed(bad[i], false, &err);
+		if (r == 0)
+			r = nethead_request(&head, &req, &err);
+		if (r != -EINVAL)
+			printf("# accepted: %s", bad[i]);
+		ASSERT_EQ_INT(r, -EINVAL);
+	}
+}
+
+/* Not HTTP, or too much of it: refused, and stays refused. */
+static void test_nethead_refusals(void)
+{
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(nethead_load(&err), 0);
+	ASSERT_EQ_INT(feed("\x16\x03\x01\x02\x00", false, &err), -EINVAL);
+	ASSERT_EQ_INT(nethead_feed(&head, "GET", 3, &err), -EINVAL);
+	ASSERT_EQ_INT(feed("GET http://example.org/ HTTP/1.1\r\nX: ", false, &err), -EAGAIN);
+	char *big = malloc(NETHEAD_MAX);
+	ASSERT_TRUE(big != NULL);
+	memset(big, 'a', NETHEAD_MAX);
+	int r = nethead_feed(&head, big, NETHEAD_MAX, &err);
+	free(big);
+	ASSERT_EQ_INT(r, -E2BIG);
+	/* a slow client: incomplete all along, one pass in all */
+	nethead_init(&head);
+	r = nethead_feed(&head, "GET http://example.org/ HTTP/1.1\r\nX: ", 36, &err);
+	for (size_t i = 0; i < 20000 && r == -EAGAIN; i++)
+		r = nethead_feed(&head, "y", 1, &err);
+	ASSERT_EQ_INT(r, -EAGAIN);
+}
+
+RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals))
