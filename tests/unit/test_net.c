@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The allowlist proxy's request heads (src/core/net/nethead.c, docs/network.md). */
+/* The allowlist proxy's parsers (docs/network.md): request heads
+ * (src/core/net/nethead.c) and a tunnel's TLS server name
+ * (src/core/net/netsni.c, over ClientHellos `openssl s_client` sent,
+ * captured in tests/fixtures/net). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/fileio.h"
 #include "core/net/nethead.h"
+#include "core/net/netsni.h"
 #include "harness.h"
 
 static struct nethead head;
@@ -131,4 +138,43 @@ static void test_nethead_refusals(void)
 	ASSERT_EQ_INT(r, -EAGAIN);
 }
 
-RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals))
+static int sni_of(const char *fixture, size_t cut, char name[NETSNI_NAME_MAX + 1])
+{
+	char path[512];
+	char *text = NULL;
+	size_t n = 0;
+	struct error err = { 0 };
+
+	snprintf(path, sizeof(path), "%s/fixtures/net/%s", TEST_SOURCE_DIR, fixture);
+	if (file_read_capped(AT_FDCWD, path, 65536, &text, &n, &err) < 0) {
+		printf("# %s: %s\n", path, err.msg);
+		return -ENOENT;
+	}
+	int r = netsni_parse(text, cut && cut < n ? cut : n, name, &err);
+	free(text);
+	return r;
+}
+
+/* The name a ClientHello asks for (lower-cased), none, or not yet all of
+ * it; what is not a ClientHello is refused. */
+static void test_netsni(void)
+{
+	struct error err = { 0 };
+	char name[NETSNI_NAME_MAX + 1];
+
+	ASSERT_EQ_INT(netsni_load(&err), 0);
+	ASSERT_EQ_INT(sni_of("clienthello-sni", 0, name), 0);
+	ASSERT_EQ_STR(name, "registry.npmjs.org");
+	ASSERT_EQ_INT(sni_of("clienthello-tls12-sni", 0, name), 0);
+	ASSERT_EQ_STR(name, "deb.debian.org");
+	ASSERT_EQ_INT(sni_of("clienthello-nosni", 0, name), 0);
+	ASSERT_EQ_STR(name, "");
+	ASSERT_EQ_INT(sni_of("clienthello-sni", 3, name), -EAGAIN);
+	ASSERT_EQ_INT(sni_of("clienthello-sni", 100, name), -EAGAIN);
+	static const char http[] = "GET http://example.org/ HTTP/1.1\r\n\r\n";
+	ASSERT_EQ_INT(netsni_parse(http, sizeof(http) - 1, name, &err), -EINVAL);
+	static const char junk[] = "\x16\x03\x01\x00\x05\x02\x00\x00\x01\x00";
+	ASSERT_EQ_INT(netsni_parse(junk, sizeof(junk) - 1, name, &err), -EINVAL);
+}
+
+RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals), T_(test_netsni))
