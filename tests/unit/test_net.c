@@ -3,6 +3,7 @@
  * (src/core/net/nethead.c) and a tunnel's TLS server name
  * (src/core/net/netsni.c, over ClientHellos `openssl s_client` sent,
  * captured in tests/fixtures/net). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "basic/fileio.h"
+#include "core/net/netdecide.h"
 #include "core/net/nethead.h"
 #include "core/net/netsni.h"
 #include "harness.h"
@@ -177,4 +179,114 @@ static void test_netsni(void)
 	ASSERT_EQ_INT(netsni_parse(junk, sizeof(junk) - 1, name, &err), -EINVAL);
 }
 
-RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals), T_(test_netsni))
+static struct nethead_request request(const char *host, uint16_t port)
+{
+	struct nethead_request r = { .port = port };
+	snprintf(r.host, sizeof(r.host), "%s", host);
+	snprintf(r.method, sizeof(r.method), "CONNECT");
+	r.is_connect = true;
+	return r;
+}
+
+/* The proxy's decisions, each refusal naming its rule and pattern. */
+static void test_netdecide(void)
+{
+	static const char *const allow[] = { "registry.npmjs.org", "*.debian.org:443", "127.0.0.2",
+					     NULL };
+	static const char *const deny[] = { "evil.debian.org", NULL };
+	struct netallow n;
+	struct error err = { 0 };
+	struct netdecision d;
+	struct nethead_request r;
+
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, (char *const *)deny, &n, &err), 0);
+	r = request("Registry.npmjs.org", 443);
+	netdecide_request(&n, &r, &d);
+	ASSERT_TRUE(d.allowed);
+	ASSERT_EQ_STR(d.rule, "allow");
+	ASSERT_EQ_STR(d.pattern, "registry.npmjs.org");
+	r = request("evil.debian.org", 443);
+	netdecide_request(&n, &r, &d);
+	ASSERT_TRUE(!d.allowed);
+	ASSERT_EQ_STR(d.rule, "net_deny");
+	ASSERT_EQ_STR(d.pattern, "evil.debian.org");
+	ASSERT_EQ_INT(d.status, 403);
+	ASSERT_TRUE(strstr(d.message, "evil.debian.org:443 is denied") != NULL);
+	r = request("example.com", 443);
+	netdecide_request(&n, &r, &d);
+	ASSERT_EQ_STR(d.rule, "net_not_allowed");
+	ASSERT_TRUE(strstr(d.message, "example.com:443 is not in sandbox.net.allow") != NULL);
+	r = request("deb.debian.org", 80);
+	netdecide_request(&n, &r, &d);
+	ASSERT_EQ_STR(d.rule, "net_not_allowed");
+	r = request("1.2.3.4", 443);
+	netdecide_request(&n, &r, &d);
+	ASSERT_EQ_STR(d.rule, "net_not_allowed");
+	r = request("0x7f.1", 443);
+	netdecide_request(&n, &r, &d);
+	ASSERT_EQ_STR(d.rule, "net_bad_request");
+	ASSERT_EQ_INT(d.status, 400);
+
+	/* addresses, in the resolver's order: the first that may be used */
+	struct sockaddr_in sa[3] = { { .sin_family = AF_INET },
+				     { .sin_family = AF_INET },
+				     { .sin_family = AF_INET } };
+	inet_pton(AF_INET, "169.254.169.254", &sa[0].sin_addr);
+	inet_pton(AF_INET, "10.0.0.1", &sa[1].sin_addr);
+	inet_pton(AF_INET, "127.0.0.2", &sa[2].sin_addr);
+	struct addrinfo ai[3];
+	memset(ai, 0, sizeof(ai));
+	for (int i = 0; i < 3; i++) {
+		ai[i].ai_family = AF_INET;
+		ai[i].ai_addr = (struct sockaddr *)&sa[i];
+		ai[i].ai_addrlen = sizeof(sa[i]);
+		ai[i].ai_next = i < 2 ? &ai[i + 1] : NULL;
+	}
+	struct sockaddr_storage chosen;
+	r = request("registry.npmjs.org", 443);
+	ASSERT_TRUE(netdecide_address(&n, &r, &ai[0], &chosen, &d));
+	ASSERT_TRUE(memcmp(&((struct sockaddr_in *)&chosen)->sin_addr, &sa[2].sin_addr, 4) == 0);
+	ai[1].ai_next = NULL;
+	ASSERT_TRUE(!netdecide_address(&n, &r, &ai[0], &chosen, &d));
+	ASSERT_EQ_STR(d.rule, "net_address");
+	ASSERT_TRUE(strstr(d.message, "169.254.169.254 (link-local)") != NULL);
+	ASSERT_TRUE(!netdecide_address(&n, &r, NULL, &chosen, &d));
+	ASSERT_TRUE(strstr(d.message, "resolves to no address") != NULL);
+
+	/* the SNI names the CONNECT host, or the tunnel is refused */
+	d = (struct netdecision){ 0 };
+	netdecide_sni(&r, "REGISTRY.npmjs.org.", &d);
+	ASSERT_TRUE(d.allowed);
+	d = (struct netdecision){ 0 };
+	netdecide_sni(&r, "evil.example", &d);
+	ASSERT_TRUE(!d.allowed);
+	ASSERT_EQ_STR(d.rule, "net_sni");
+	d = (struct netdecision){ 0 };
+	netdecide_sni(&r, "", &d);
+	ASSERT_EQ_STR(d.rule, "net_sni");
+	d = (struct netdecision){ 0 };
+	netdecide_sni(&r, NULL, &d);
+	ASSERT_EQ_STR(d.rule, "net_sni");
+	d = (struct netdecision){ 0 };
+	r = request("127.0.0.2", 443);
+	netdecide_sni(&r, NULL, &d);
+	ASSERT_TRUE(d.allowed);
+	netallow_release(&n);
+
+	struct netconn_record rec = {
+		.port = 443, .allowed = false, .rule = "net_sni", .bytes_out = 517, .start_ms = 12
+	};
+	snprintf(rec.host, sizeof(rec.host), "registry.npmjs.org");
+	snprintf(rec.method, sizeof(rec.method), "CONNECT");
+	snprintf(rec.sni, sizeof(rec.sni), "evil.example");
+	json_t *o = netconn_record_json(&rec);
+	ASSERT_TRUE(o != NULL);
+	char *text = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(o);
+	ASSERT_EQ_STR(text,
+		      "{\"allowed\":false,\"bytes_in\":0,\"bytes_out\":517,\"duration_ms\":0,\"host\":\"registry.npmjs.org\",\"method\":\"CONNECT\",\"port\":443,\"rule\":\"net_sni\",\"sni\":\"evil.example\",\"start_ms\":12}");
+	free(text);
+}
+
+RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
+	  T_(test_netsni), T_(test_netdecide))
