@@ -5,6 +5,9 @@
  * captured in tests/fixtures/net). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include "basic/fileio.h"
 #include "core/net/netdecide.h"
 #include "core/net/nethead.h"
+#include "core/net/netproxy.h"
 #include "core/net/netsni.h"
 #include "harness.h"
 
@@ -288,5 +292,146 @@ static void test_netdecide(void)
 	free(text);
 }
 
+/* An upstream on 127.0.0.1 that reads what arrives until it has `expect`
+ * bytes, then answers "pong" and closes. */
+struct upstream {
+	int listen_fd;
+	uint16_t port;
+	size_t expect, got;
+	pthread_t thread;
+};
+
+static void *upstream_main(void *arg)
+{
+	struct upstream *u = arg;
+	int c = accept(u->listen_fd, NULL, NULL);
+	char buf[4096];
+
+	while (c >= 0 && u->got < u->expect) {
+		ssize_t n = recv(c, buf, sizeof(buf), 0);
+		if (n <= 0)
+			break;
+		u->got += (size_t)n;
+	}
+	if (c >= 0) {
+		(void)send(c, "pong", 4, MSG_NOSIGNAL);
+		close(c);
+	}
+	return NULL;
+}
+
+static int upstream_start(struct upstream *u, size_t expect)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+
+	*u = (struct upstream){ .expect = expect };
+	u->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (u->listen_fd < 0 || bind(u->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(u->listen_fd, 4) < 0 || getsockname(u->listen_fd, (struct sockaddr *)&sa, &len) < 0)
+		return -1;
+	u->port = ntohs(sa.sin_port);
+	return pthread_create(&u->thread, NULL, upstream_main, u) == 0 ? 0 : -1;
+}
+
+struct proxied {
+	int fd;
+	const struct netallow *n;
+	struct netconn_record rec;
+	pthread_t thread;
+};
+
+static void *proxied_main(void *arg)
+{
+	struct proxied *p = arg;
+	struct netproxy_limits lim = { .head_ms = 300, .connect_ms = 1000, .idle_ms = 1000 };
+
+	netproxy_handle(p->fd, p->n, &lim, 0, &p->rec);
+	close(p->fd);
+	return NULL;
+}
+
+/* Reads what the proxy sends until it closes. */
+static size_t read_all(int fd, char *buf, size_t size)
+{
+	size_t have = 0;
+	ssize_t n;
+
+	while (have + 1 < size && (n = recv(fd, buf + have, size - 1 - have, 0)) > 0)
+		have += (size_t)n;
+	buf[have] = '\0';
+	return have;
+}
+
+/* One connection through the proxy, end to end over loopback: an allowed
+ * CONNECT tunnels both ways and is counted; a refused one is answered 403
+ * and reaches nothing; a head that never ends is dropped at its deadline. */
+static void test_netproxy_connect(void)
+{
+	struct error err = { 0 };
+	struct upstream up;
+	char path[512], *hello = NULL, allowed[64], buf[8192];
+	size_t hello_len = 0;
+
+	snprintf(path, sizeof(path), "%s/fixtures/net/clienthello-sni", TEST_SOURCE_DIR);
+	ASSERT_EQ_INT(file_read_capped(AT_FDCWD, path, 65536, &hello, &hello_len, &err), 0);
+	ASSERT_EQ_INT(upstream_start(&up, hello_len), 0);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%u", up.port);
+	const char *allow[] = { allowed, NULL };
+	struct netallow n;
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, NULL, &n, &err), 0);
+
+	int sv[2];
+	ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct proxied p = { .fd = sv[1], .n = &n };
+	ASSERT_EQ_INT(pthread_create(&p.thread, NULL, proxied_main, &p), 0);
+	char req[128];
+	int hn = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", up.port);
+	ASSERT_TRUE(send(sv[0], req, (size_t)hn, 0) == hn);
+	ASSERT_TRUE(send(sv[0], hello, hello_len, 0) == (ssize_t)hello_len);
+	read_all(sv[0], buf, sizeof(buf));
+	close(sv[0]);
+	pthread_join(p.thread, NULL);
+	pthread_join(up.thread, NULL);
+	close(up.listen_fd);
+	ASSERT_EQ_STR(buf, "HTTP/1.1 200 Connection established\r\n\r\npong");
+	ASSERT_TRUE(p.rec.allowed);
+	ASSERT_EQ_STR(p.rec.rule, "allow");
+	ASSERT_EQ_STR(p.rec.address, "127.0.0.1");
+	ASSERT_EQ_STR(p.rec.sni, "registry.npmjs.org");
+	ASSERT_EQ_INT(p.rec.bytes_out, hello_len);
+	ASSERT_EQ_INT(p.rec.bytes_in, 4);
+	ASSERT_EQ_INT(up.got, hello_len);
+
+	/* another port: 403, nothing connected */
+	ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	p = (struct proxied){ .fd = sv[1], .n = &n };
+	ASSERT_EQ_INT(pthread_create(&p.thread, NULL, proxied_main, &p), 0);
+	hn = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n",
+		      up.port == 65535 ? 1 : up.port + 1);
+	ASSERT_TRUE(send(sv[0], req, (size_t)hn, 0) == hn);
+	read_all(sv[0], buf, sizeof(buf));
+	close(sv[0]);
+	pthread_join(p.thread, NULL);
+	ASSERT_TRUE(strncmp(buf, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	ASSERT_TRUE(strstr(buf, "is an address no sandbox.net.allow range holds") != NULL);
+	ASSERT_TRUE(!p.rec.allowed);
+	ASSERT_EQ_STR(p.rec.rule, "net_not_allowed");
+	ASSERT_EQ_STR(p.rec.address, "");
+
+	/* a head that never ends: dropped at the deadline, unanswered */
+	ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	p = (struct proxied){ .fd = sv[1], .n = &n };
+	ASSERT_EQ_INT(pthread_create(&p.thread, NULL, proxied_main, &p), 0);
+	ASSERT_TRUE(send(sv[0], "CONNECT 127.0.0.1", 17, 0) == 17);
+	ASSERT_EQ_INT(read_all(sv[0], buf, sizeof(buf)), 0);
+	close(sv[0]);
+	pthread_join(p.thread, NULL);
+	ASSERT_EQ_STR(p.rec.rule, "net_head_timeout");
+	ASSERT_TRUE(p.rec.duration_ms >= 250);
+	netallow_release(&n);
+	free(hello);
+}
+
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
-	  T_(test_netsni), T_(test_netdecide))
+	  T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect))

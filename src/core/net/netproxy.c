@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/net/netproxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "core/net/nethead.h"
+#include "core/net/netsni.h"
+
+#define NETPROXY_CHUNK (64 * 1024)
+
+static uint64_t netproxy_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits until fd is readable or the deadline passes: 1, 0 at the deadline. */
+static int netproxy_wait(int fd, short events, uint64_t deadline_ns)
+{
+	for (;;) {
+		uint64_t now = netproxy_now_ns();
+		if (now >= deadline_ns)
+			return 0;
+		struct pollfd p = { .fd = fd, .events = events };
+		int r = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int netproxy_write_all(int fd, const void *data, size_t n)
+{
+	const char *p = data;
+
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EPIPE;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void netproxy_answer(int fd, int status, const char *message)
+{
+	const char *reason = status == 400   ? "Bad Request"
+			     : status == 403 ? "Forbidden"
+			     : status == 431 ? "Request Header Fields Too Large"
+			     : status == 501 ? "Not Implemented"
+			     : status == 502 ? "Bad Gateway"
+			     : status == 504 ? "Gateway Timeout"
+					     : "Error";
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf),
+			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+			 status, reason, strlen(message) + 1, message);
+	if (n > 0)
+		(void)netproxy_write_all(fd, buf,
+					 (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static void netproxy_refuse(int fd, const struct netdecision *d, struct netconn_record *rec)
+{
+	rec->allowed = false;
+	rec->rule = d->rule;
+	snprintf(rec->pattern, sizeof(rec->pattern), "%s", d->pattern);
+	netproxy_answer(fd, d->status, d->message);
+}
+
+/* Connects to addr within the deadline; the socket, or -errno. */
+static int netproxy_connect(const struct sockaddr_storage *addr, uint64_t deadline_ns)
+{
+	socklen_t len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						    : sizeof(struct sockaddr_in);
+	cleanup_close int fd =
+		socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)addr, len) < 0) {
+		if (errno != EINPROGRESS)
+			return -errno;
+		int w = netproxy_wait(fd, POLLOUT, deadline_ns);
+		if (w <= 0)
+			return w < 0 ? w : -ETIMEDOUT;
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr)
+			return soerr ? -soerr : -errno;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+/* Copies both ways until both sides have closed or nothing moved for
+ * idle_ms; counts the bytes. */
+static void netproxy_tunnel(int client, int upstream, int idle_ms, struct netconn_record *rec)
+{
+	cleanup_free char *buf = malloc(NETPROXY_CHUNK);
+	bool open_in = true, open_out = true; /* client->upstream, upstream->client */
+
+	while (buf && (open_in || open_out)) {
+		struct pollfd p[2] = { { .fd = open_in ? client : -1, .events = POLLIN },
+				       { .fd = open_out ? upstream : -1, .events = POLLIN } };
+		int r = poll(p, 2, idle_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		for (int i = 0; i < 2; i++) {
+			if (!p[i].revents)
+				continue;
+			int from = i == 0 ? client : upstream, to = i == 0 ? upstream : client;
+			ssize_t n = recv(from, buf, NETPROXY_CHUNK, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0 || netproxy_write_all(to, buf, (size_t)n) < 0) {
+				(void)shutdown(to, SHUT_WR);
+				if (i == 0)
+					open_in = false;
+				else
+					open_out = false;
+				if (n < 0)
+					return;
+				continue;
+			}
+			if (i == 0)
+				rec->bytes_out += (uint64_t)n;
+			else
+				rec->bytes_in += (uint64_t)n;
+		}
+	}
+}
+
+static void netproxy_do(int client, const struct netallow *n, const struct netproxy_limits *lim,
+			struct netconn_record *rec)
+{
+	struct error err = { 0 };
+	struct netdecision d = { 0 };
+	struct nethead_request req;
+	cleanup_free struct nethead *head = malloc(sizeof(*head));
+	uint64_t deadline = netproxy_now_ns() + (uint64_t)lim->head_ms * 1000000ULL;
+	char chunk[4096];
+	int r = -EAGAIN;
+
+	rec->rule = "net_bad_request";
+	if (!head || nethead_load(&err) < 0 || netsni_load(&err) < 0) {
+		netproxy_answer(client, 502, "airlock: the proxy cannot parse requests here");
+		return;
+	}
+	nethead_init(head);
+	while (r == -EAGAIN) {
+		int w = netproxy_wait(client, POLLIN, deadline);
+		if (w <= 0) {
+			rec->rule = "net_head_timeout";
+			return;
+		}
+		ssize_t got = recv(client, chunk, sizeof(chunk), 0);
+		if (got <= 0)
+			return;
+		r = nethead_feed(head, chunk, (size_t)got, &err);
+	}
+	if (r < 0) {
+		netproxy_answer(client, r == -E2BIG ? 431 : 400, "airlock: not a proxy request");
+		return;
+	}
+	if (nethead_request(head, &req, &err) < 0) {
+		netproxy_answer(client, 400, err.msg);
+		return;
+	}
+	snprintf(rec->host, sizeof(rec->host), "%s", req.host);
+	snprintf(rec->method, sizeof(rec->method), "%s", req.method);
+	rec->port = req.port;
+	netdecide_request(n, &req, &d);
+	if (!d.allowed) {
+		netproxy_refuse(client, &d, rec);
+		return;
+	}
+	snprintf(rec->pattern, sizeof(rec->pattern), "%s", d.pattern);
+	if (!req.is_connect) {
+		d = (struct netdecision){ .rule = "net_plain_unsupported", .status = 501 };
+		snprintf(d.message, sizeof(d.message),
+			 "airlock: plain http:// through the proxy is not built yet; use https");
+		netproxy_refuse(client, &d, rec);
+		return;
+	}
+	/* Resolved here, on the host's side, after the check by name. */
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *list = NULL;
+	char port[8];
+	snprintf(port, sizeof(port), "%u", req.port);
+	struct sockaddr_storage addr;
+	if (getaddrinfo(req.host, port, &hints, &list) != 0)
+		list = NULL;
+	bool ok = netdecide_address(n, &req, list, &addr, &d);
+	if (list)
+		freeaddrinfo(list);
+	if (!ok) {
+		netproxy_refuse(client, &d, rec);
+		return;
+	}
+	char shown[INET6_ADDRSTRLEN] = "";
+	const void *a = addr.ss_family == AF_INET6
+				? (const void *)&((struct sockaddr_in6 *)&addr)->sin6_addr
+				: (const void *)&((struct sockaddr_in *)&addr)->sin_addr;
+	inet_ntop(addr.ss_family, a, shown, sizeof(shown));
+	snprintf(rec->address, sizeof(rec->address), "%s", shown);
+	cleanup_close int upstream =
+		netproxy_connect(&addr, netproxy_now_ns() + (uint64_t)lim->connect_ms * 1000000ULL);
+	if (upstream < 0) {
+		rec->allowed = false;
+		rec->rule = "net_connect_failed";
+		netproxy_answer(client, 502, "airlock: the upstream connection failed");
+		return;
+	}
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	if (netproxy_write_all(client, established, sizeof(established) - 1) < 0)
+		return;
+	/* The ClientHello, before any byte goes upstream: bytes fed after the
+	 * head (a client that did not wait for 200) count too. */
+	size_t have = head->len - head->head_len;
+	cleanup_free char *hello = malloc(NETHEAD_MAX);
+	if (!hello)
+		return;
+	memcpy(hello, head->buf + head->head_len, have);
+	char sni[NETSNI_NAME_MAX + 1] = "";
+	deadline = netproxy_now_ns() + (uint64_t)lim->head_ms * 1000000ULL;
+	r = have ? netsni_parse(hello, have, sni, &err) : -EAGAIN;
+	while (r == -EAGAIN && have < NETHEAD_MAX) {
+		if (netproxy_wait(client, POLLIN, deadline) <= 0)
+			break;
+		ssize_t got = recv(client, hello + have, NETHEAD_MAX - have, 0);
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+		r = netsni_parse(hello, have, sni, &err);
+	}
+	snprintf(rec->sni, sizeof(rec->sni), "%s", r == 0 ? sni : "");
+	d = (struct netdecision){ 0 };
+	netdecide_sni(&req, r == 0 ? sni : NULL, &d);
+	if (!d.allowed) {
+		rec->allowed = false;
+		rec->rule = d.rule;
+		return; /* answered 200 already: closed */
+	}
+	rec->allowed = true;
+	rec->rule = "allow";
+	if (netproxy_write_all(upstream, hello, have) < 0)
+		return;
+	rec->bytes_out += have;
+	netproxy_tunnel(client, upstream, lim->idle_ms, rec);
+}
+
+void netproxy_handle(int client_fd, const struct netallow *n, const struct netproxy_limits *lim,
+		     uint64_t start_ns, struct netconn_record *rec)
+{
+	uint64_t t0 = netproxy_now_ns();
+
+	*rec = (struct netconn_record){ 0 };
+	rec->start_ms = t0 > start_ns ? (t0 - start_ns) / 1000000 : 0;
+	netproxy_do(client_fd, n, lim, rec);
+	rec->duration_ms = (netproxy_now_ns() - t0) / 1000000;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "core/net/netdecide.h"
+#include "core/policy/netallow.h"
+
+/* One client connection of the allowlist proxy, handled to its end
+ * (docs/network.md): the head read under a deadline, the request checked
+ * by name, the name resolved on this side and the addresses checked, the
+ * upstream connected, and for CONNECT the ClientHello's SNI checked before
+ * a byte of it is forwarded; then the tunnel. Blocking: meant for a thread
+ * of its own (the proxy process's event loop is not built yet). Plain
+ * http:// requests are refused (501) until header rewriting is built. */
+
+struct netproxy_limits {
+	int head_ms; /* to read the whole head, and the ClientHello */
+	int connect_ms; /* to connect upstream */
+	int idle_ms; /* a tunnel with no byte either way this long is closed */
+};
+
+/* client_fd stays open (the caller closes it); rec is filled for the
+ * receipt. start_ns: the run's start, CLOCK_MONOTONIC. */
+void netproxy_handle(int client_fd, const struct netallow *n, const struct netproxy_limits *lim,
+		     uint64_t start_ns, struct netconn_record *rec);
