@@ -121,6 +121,35 @@ static void test_nethead_plain(void)
 	}
 }
 
+/* The head a plain request goes upstream with; folded values refused. */
+static void test_nethead_rewrite(void)
+{
+	struct error err = { 0 };
+	struct nethead_request req;
+	char *out = NULL;
+	size_t len = 0;
+
+	ASSERT_EQ_INT(nethead_load(&err), 0);
+	ASSERT_EQ_INT(feed("POST http://example.org/p HTTP/1.0\nHost: example.org\nConnection: keep-alive\nProxy-Authorization: x\nTE: trailers\nUpgrade: h2c\nX-Empty:\nContent-Length: 2\n\nhi",
+			   true, &err),
+		      0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), 0);
+	ASSERT_EQ_INT(nethead_rewrite(&head, &req, &out, &len, &err), 0);
+	static const char want[] =
+		"POST /p HTTP/1.0\r\nHost: example.org\r\nX-Empty: \r\nContent-Length: 2\r\nConnection: close\r\n\r\n";
+	ASSERT_EQ_INT(len, sizeof(want) - 1);
+	ASSERT_TRUE(memcmp(out, want, len) == 0);
+	free(out);
+	out = NULL;
+	int r = feed("GET http://example.org/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", false, &err);
+	if (r == 0)
+		r = nethead_request(&head, &req, &err);
+	if (r == 0)
+		r = nethead_rewrite(&head, &req, &out, &len, &err);
+	free(out);
+	ASSERT_EQ_INT(r, -EINVAL);
+}
+
 /* Not HTTP, or too much of it: refused, and stays refused. */
 static void test_nethead_refusals(void)
 {
@@ -297,7 +326,8 @@ static void test_netdecide(void)
 struct upstream {
 	int listen_fd;
 	uint16_t port;
-	size_t expect, got;
+	size_t expect, got; /* expect 0: until the end of a head */
+	char seen[4096]; /* what arrived, NUL-terminated */
 	pthread_t thread;
 };
 
@@ -307,10 +337,12 @@ static void *upstream_main(void *arg)
 	int c = accept(u->listen_fd, NULL, NULL);
 	char buf[4096];
 
-	while (c >= 0 && u->got < u->expect) {
+	while (c >= 0 && (u->expect ? u->got < u->expect : !strstr(u->seen, "\r\n\r\n"))) {
 		ssize_t n = recv(c, buf, sizeof(buf), 0);
 		if (n <= 0)
 			break;
+		size_t keep = sizeof(u->seen) - 1 - strlen(u->seen);
+		strncat(u->seen, buf, (size_t)n < keep ? (size_t)n : keep);
 		u->got += (size_t)n;
 	}
 	if (c >= 0) {
@@ -385,7 +417,7 @@ static void test_netproxy_connect(void)
 	ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	struct proxied p = { .fd = sv[1], .n = &n };
 	ASSERT_EQ_INT(pthread_create(&p.thread, NULL, proxied_main, &p), 0);
-	char req[128];
+	char req[256];
 	int hn = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", up.port);
 	ASSERT_TRUE(send(sv[0], req, (size_t)hn, 0) == hn);
 	ASSERT_TRUE(send(sv[0], hello, hello_len, 0) == (ssize_t)hello_len);
@@ -429,9 +461,37 @@ static void test_netproxy_connect(void)
 	pthread_join(p.thread, NULL);
 	ASSERT_EQ_STR(p.rec.rule, "net_head_timeout");
 	ASSERT_TRUE(p.rec.duration_ms >= 250);
+
+	/* plain http://: the head rewritten to origin form, hop-by-hop
+	 * headers dropped, the answer relayed */
+	ASSERT_EQ_INT(upstream_start(&up, 0), 0);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%u", up.port);
+	netallow_release(&n);
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, NULL, &n, &err), 0);
+	ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	p = (struct proxied){ .fd = sv[1], .n = &n };
+	ASSERT_EQ_INT(pthread_create(&p.thread, NULL, proxied_main, &p), 0);
+	hn = snprintf(req, sizeof(req),
+		      "GET http://127.0.0.1:%u/x?y HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n",
+		      up.port, up.port);
+	ASSERT_TRUE(send(sv[0], req, (size_t)hn, 0) == hn);
+	read_all(sv[0], buf, sizeof(buf));
+	close(sv[0]);
+	pthread_join(p.thread, NULL);
+	pthread_join(up.thread, NULL);
+	close(up.listen_fd);
+	ASSERT_EQ_STR(buf, "pong");
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "GET /x?y HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+		 up.port);
+	ASSERT_EQ_STR(up.seen, want);
+	ASSERT_TRUE(p.rec.allowed);
+	ASSERT_EQ_STR(p.rec.method, "GET");
+	ASSERT_EQ_INT(p.rec.bytes_in, 4);
 	netallow_release(&n);
 	free(hello);
 }
 
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
-	  T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect))
+	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect))

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -110,11 +111,19 @@ static int nethead_on_field(http_parser *p, const char *at, size_t n)
 	struct nethead *h = nethead_of(p);
 
 	if (h->in_value || h->field_len == 0) {
+		if (h->n_headers == NETHEAD_MAX_HEADERS)
+			return -1; /* too many: the parse fails */
+		h->n_headers++;
 		h->field_off = (size_t)(at - h->buf);
 		h->field_len = 0;
 		h->in_value = false;
 	}
 	h->field_len += n;
+	struct nethead_header *hd = &h->headers[h->n_headers - 1];
+	hd->field_off = h->field_off;
+	hd->field_len = h->field_len;
+	hd->value_off = (size_t)(at - h->buf) + n;
+	hd->value_len = 0;
 	return 0;
 }
 
@@ -134,6 +143,10 @@ static int nethead_on_value(http_parser *p, const char *at, size_t n)
 	}
 	if (h->field_is_host)
 		h->host_len += n;
+	struct nethead_header *hd = &h->headers[h->n_headers - 1];
+	if (hd->value_len == 0)
+		hd->value_off = (size_t)(at - h->buf);
+	hd->value_len = (size_t)(at - h->buf) + n - hd->value_off;
 	return 0;
 }
 
@@ -286,5 +299,59 @@ int nethead_request(const struct nethead *h, struct nethead_request *ret, struct
 					 r.host_header);
 	}
 	*ret = r;
+	return 0;
+}
+
+static bool nethead_is_hop_by_hop(const char *name, size_t n)
+{
+	static const char *const hop[] = { "connection",	  "keep-alive", "proxy-connection",
+					   "proxy-authorization", "te",		"upgrade" };
+	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (strlen(hop[i]) == n && strncasecmp(name, hop[i], n) == 0)
+			return true;
+	return false;
+}
+
+int nethead_rewrite(const struct nethead *h, const struct nethead_request *req, char **ret,
+		    size_t *ret_len, struct error *err)
+{
+	/* A header grows by at most 2 bytes (": " and "\r\n" where the head
+	 * had ":" and "\n"). */
+	size_t cap = h->head_len + strlen(req->origin) + 64 + 4 * h->n_headers, len = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return error_set(err, ENOMEM, "out of memory");
+	int n = snprintf(out, cap, "%s %s HTTP/%u.%u\r\n", req->method, req->origin,
+			 h->parser.http_major, h->parser.http_minor);
+	if (n < 0 || (size_t)n >= cap) {
+		free(out);
+		return error_set(err, EINVAL, "the request line is too long");
+	}
+	len = (size_t)n;
+	for (size_t i = 0; i < h->n_headers; i++) {
+		const struct nethead_header *hd = &h->headers[i];
+		const char *field = h->buf + hd->field_off, *value = h->buf + hd->value_off;
+		if (memchr(value, '\r', hd->value_len) || memchr(value, '\n', hd->value_len)) {
+			free(out);
+			return error_set(err, EINVAL, "a header value spans lines");
+		}
+		if (nethead_is_hop_by_hop(field, hd->field_len))
+			continue;
+		/* each header is no longer than it was in the head */
+		memcpy(out + len, field, hd->field_len);
+		len += hd->field_len;
+		memcpy(out + len, ": ", 2);
+		len += 2;
+		memcpy(out + len, value, hd->value_len);
+		len += hd->value_len;
+		memcpy(out + len, "\r\n", 2);
+		len += 2;
+	}
+	static const char close_[] = "Connection: close\r\n\r\n";
+	memcpy(out + len, close_, sizeof(close_) - 1);
+	len += sizeof(close_) - 1;
+	*ret = out;
+	*ret_len = len;
 	return 0;
 }

@@ -15,7 +15,12 @@
  * so a client that sends its head a byte at a time costs one pass. Nothing
  * here touches a socket. */
 
-#define NETHEAD_MAX 65536 /* bytes of a request head; more is refused (431) */
+#define NETHEAD_MAX	    65536 /* bytes of a request head; more is refused (431) */
+#define NETHEAD_MAX_HEADERS 128 /* more is refused (431) */
+
+struct nethead_header {
+	size_t field_off, field_len, value_off, value_len; /* into buf */
+};
 
 struct nethead {
 	http_parser parser;
@@ -31,6 +36,8 @@ struct nethead {
 	bool field_is_host;
 	size_t host_off, host_len;
 	unsigned n_host; /* Host headers seen */
+	struct nethead_header headers[NETHEAD_MAX_HEADERS];
+	size_t n_headers;
 };
 
 /* What a complete head asks for. host points into nethead's buf copy
@@ -61,3 +68,11 @@ int nethead_feed(struct nethead *h, const char *data, size_t n, struct error *er
  * headers, and a plain request whose Host header names another
  * authority than its URL. */
 int nethead_request(const struct nethead *h, struct nethead_request *ret, struct error *err);
+
+/* A plain request's head as the proxy sends it upstream: the request line
+ * in origin form, every header but the hop-by-hop ones (Connection,
+ * Keep-Alive, Proxy-Connection, Proxy-Authorization, TE, Upgrade), then
+ * "Connection: close". Refuses (-EINVAL) a header value that spans lines
+ * (obsolete folding). *ret is malloc()ed, not NUL-terminated. */
+int nethead_rewrite(const struct nethead *h, const struct nethead_request *req, char **ret,
+		    size_t *ret_len, struct error *err);

@@ -196,11 +196,11 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 		return;
 	}
 	snprintf(rec->pattern, sizeof(rec->pattern), "%s", d.pattern);
-	if (!req.is_connect) {
-		d = (struct netdecision){ .rule = "net_plain_unsupported", .status = 501 };
-		snprintf(d.message, sizeof(d.message),
-			 "airlock: plain http:// through the proxy is not built yet; use https");
-		netproxy_refuse(client, &d, rec);
+	cleanup_free char *rewritten = NULL;
+	size_t rewritten_len = 0;
+	if (!req.is_connect && nethead_rewrite(head, &req, &rewritten, &rewritten_len, &err) < 0) {
+		rec->rule = "net_bad_request";
+		netproxy_answer(client, 400, err.msg);
 		return;
 	}
 	/* Resolved here, on the host's side, after the check by name. */
@@ -230,6 +230,20 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 		rec->allowed = false;
 		rec->rule = "net_connect_failed";
 		netproxy_answer(client, 502, "airlock: the upstream connection failed");
+		return;
+	}
+	if (!req.is_connect) {
+		/* The head rewritten, then whatever followed it (the body), then
+		 * both ways until either side closes: "Connection: close" asks
+		 * the server to end after one answer. */
+		size_t rest = head->len - head->head_len;
+		rec->allowed = true;
+		rec->rule = "allow";
+		if (netproxy_write_all(upstream, rewritten, rewritten_len) < 0 ||
+		    netproxy_write_all(upstream, head->buf + head->head_len, rest) < 0)
+			return;
+		rec->bytes_out += rewritten_len + rest;
+		netproxy_tunnel(client, upstream, lim->idle_ms, rec);
 		return;
 	}
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";

@@ -8,9 +8,10 @@
  * (docs/network.md): the head read under a deadline, the request checked
  * by name, the name resolved on this side and the addresses checked, the
  * upstream connected, and for CONNECT the ClientHello's SNI checked before
- * a byte of it is forwarded; then the tunnel. Blocking: meant for a thread
- * of its own (the proxy process's event loop is not built yet). Plain
- * http:// requests are refused (501) until header rewriting is built. */
+ * a byte of it is forwarded; then the tunnel. A plain http:// request goes
+ * upstream with its head rewritten (nethead_rewrite()), one request per
+ * connection. Blocking: meant for a thread of its own (the proxy process
+ * is not built yet). */
 
 struct netproxy_limits {
 	int head_ms; /* to read the whole head, and the ClientHello */
