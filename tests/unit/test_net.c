@@ -493,5 +493,111 @@ static void test_netproxy_connect(void)
 	free(hello);
 }
 
+struct served {
+	int listen_fd, stop[2], records[2];
+	const struct netallow *n;
+	int result;
+	pthread_t thread;
+};
+
+static void *served_main(void *arg)
+{
+	struct served *sv = arg;
+	struct netproxy_limits lim = { .head_ms = 500, .connect_ms = 1000, .idle_ms = 1000 };
+
+	sv->result = netproxy_serve(sv->listen_fd, sv->stop[0], sv->records[1], sv->n, &lim, 0);
+	return NULL;
+}
+
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The accept loop: each connection handled and recorded as one JSON line;
+ * it returns once told to stop and its connections ended. */
+static void test_netproxy_serve(void)
+{
+	struct error err = { 0 };
+	struct upstream up;
+	int proxy_fd;
+	char allowed[64], buf[8192], req[256];
+	char path[512], *hello = NULL;
+	size_t hello_len = 0;
+
+	snprintf(path, sizeof(path), "%s/fixtures/net/clienthello-sni", TEST_SOURCE_DIR);
+	ASSERT_EQ_INT(file_read_capped(AT_FDCWD, path, 65536, &hello, &hello_len, &err), 0);
+	ASSERT_EQ_INT(upstream_start(&up, hello_len), 0);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%u", up.port);
+	const char *allow[] = { allowed, NULL };
+	struct netallow n;
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, NULL, &n, &err), 0);
+
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	proxy_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(proxy_fd >= 0);
+	ASSERT_EQ_INT(bind(proxy_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ_INT(listen(proxy_fd, 16), 0);
+	ASSERT_EQ_INT(getsockname(proxy_fd, (struct sockaddr *)&sa, &len), 0);
+	struct served sv = { .listen_fd = proxy_fd, .n = &n };
+	ASSERT_EQ_INT(pipe2(sv.stop, O_CLOEXEC), 0);
+	ASSERT_EQ_INT(pipe2(sv.records, O_CLOEXEC | O_NONBLOCK), 0);
+	ASSERT_EQ_INT(pthread_create(&sv.thread, NULL, served_main, &sv), 0);
+
+	int c = connect_to(ntohs(sa.sin_port));
+	ASSERT_TRUE(c >= 0);
+	int hn = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", up.port);
+	ASSERT_TRUE(send(c, req, (size_t)hn, 0) == hn);
+	ASSERT_TRUE(send(c, hello, hello_len, 0) == (ssize_t)hello_len);
+	read_all(c, buf, sizeof(buf));
+	close(c);
+	ASSERT_EQ_STR(buf, "HTTP/1.1 200 Connection established\r\n\r\npong");
+	pthread_join(up.thread, NULL);
+	close(up.listen_fd);
+	c = connect_to(ntohs(sa.sin_port));
+	ASSERT_TRUE(c >= 0);
+	static const char denied[] = "CONNECT evil.example:443 HTTP/1.1\r\n\r\n";
+	ASSERT_TRUE(send(c, denied, sizeof(denied) - 1, 0) == (ssize_t)sizeof(denied) - 1);
+	read_all(c, buf, sizeof(buf));
+	close(c);
+	ASSERT_TRUE(strstr(buf, "403 Forbidden") != NULL);
+	ASSERT_TRUE(write(sv.stop[1], "x", 1) == 1);
+	pthread_join(sv.thread, NULL);
+	ASSERT_EQ_INT(sv.result, 0);
+
+	ssize_t got = read(sv.records[0], buf, sizeof(buf) - 1);
+	ASSERT_TRUE(got > 0);
+	buf[got] = '\0';
+	char *second = strchr(buf, '\n');
+	ASSERT_TRUE(second != NULL);
+	*second++ = '\0';
+	json_t *a = json_loads(buf, 0, NULL), *b = json_loads(second, JSON_DISABLE_EOF_CHECK, NULL);
+	ASSERT_TRUE(a && b);
+	ASSERT_EQ_STR(json_string_value(json_object_get(a, "rule")), "allow");
+	ASSERT_EQ_STR(json_string_value(json_object_get(a, "address")), "127.0.0.1");
+	ASSERT_EQ_INT(json_integer_value(json_object_get(a, "bytes_out")), hello_len);
+	ASSERT_EQ_STR(json_string_value(json_object_get(b, "rule")), "net_not_allowed");
+	ASSERT_EQ_STR(json_string_value(json_object_get(b, "host")), "evil.example");
+	json_decref(a);
+	json_decref(b);
+	close(sv.stop[0]);
+	close(sv.stop[1]);
+	close(sv.records[0]);
+	close(sv.records[1]);
+	close(proxy_fd);
+	netallow_release(&n);
+	free(hello);
+}
+
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
-	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect))
+	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect),
+	  T_(test_netproxy_serve))

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,4 +294,136 @@ void netproxy_handle(int client_fd, const struct netallow *n, const struct netpr
 	rec->start_ms = t0 > start_ns ? (t0 - start_ns) / 1000000 : 0;
 	netproxy_do(client_fd, n, lim, rec);
 	rec->duration_ms = (netproxy_now_ns() - t0) / 1000000;
+}
+
+struct netproxy_server {
+	const struct netallow *allow;
+	const struct netproxy_limits *lim;
+	uint64_t start_ns;
+	int record_fd;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned active;
+};
+
+struct netproxy_job {
+	struct netproxy_server *server;
+	int fd;
+};
+
+/* One JSON line per connection, whole: lines from threads never mix. */
+static void netproxy_emit(struct netproxy_server *s, const struct netconn_record *rec)
+{
+	json_t *o = netconn_record_json(rec);
+	char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	if (!line)
+		return;
+	size_t n = strlen(line);
+	line[n] = '\n';
+	pthread_mutex_lock(&s->lock);
+	for (size_t off = 0; off < n + 1;) {
+		ssize_t w = write(s->record_fd, line + off, n + 1 - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(line);
+}
+
+static void *netproxy_worker(void *arg)
+{
+	struct netproxy_job *job = arg;
+	struct netproxy_server *s = job->server;
+	struct netconn_record rec;
+
+	netproxy_handle(job->fd, s->allow, s->lim, s->start_ns, &rec);
+	/* Recorded before the client sees the end: its next connection's
+	 * record comes after this one. */
+	netproxy_emit(s, &rec);
+	close(job->fd);
+	free(job);
+	pthread_mutex_lock(&s->lock);
+	if (--s->active == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static uint64_t netproxy_ms_since(uint64_t start_ns)
+{
+	uint64_t now = netproxy_now_ns();
+	return now > start_ns ? (now - start_ns) / 1000000 : 0;
+}
+
+int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netallow *n,
+		   const struct netproxy_limits *lim, uint64_t start_ns)
+{
+	struct netproxy_server s = { .allow = n, .lim = lim, .start_ns = start_ns, .record_fd = record_fd };
+	pthread_attr_t attr;
+	int r = 0;
+
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.idle, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN },
+				       { .fd = stop_fd, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!p[0].revents)
+			continue;
+		if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			r = -EPIPE;
+			break;
+		}
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue; /* the client gave up, or descriptors ran out for now */
+		pthread_mutex_lock(&s.lock);
+		bool room = s.active < NETPROXY_MAX_CONNECTIONS;
+		if (room)
+			s.active++;
+		pthread_mutex_unlock(&s.lock);
+		struct netproxy_job *job = room ? malloc(sizeof(*job)) : NULL;
+		pthread_t t;
+		if (job) {
+			*job = (struct netproxy_job){ .server = &s, .fd = fd };
+			if (pthread_create(&t, &attr, netproxy_worker, job) == 0)
+				continue;
+			free(job);
+		}
+		if (room) {
+			pthread_mutex_lock(&s.lock);
+			s.active--;
+			pthread_mutex_unlock(&s.lock);
+		}
+		close(fd);
+		struct netconn_record rec = { .rule = "net_too_many",
+					      .start_ms = netproxy_ms_since(start_ns) };
+		snprintf(rec.method, sizeof(rec.method), "-");
+		netproxy_emit(&s, &rec);
+	}
+	/* The threads use s: wait for them. Their connections end at their
+	 * own deadlines; the proxy process is killed at the run's end anyway. */
+	pthread_mutex_lock(&s.lock);
+	while (s.active > 0)
+		pthread_cond_wait(&s.idle, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	pthread_attr_destroy(&attr);
+	pthread_cond_destroy(&s.idle);
+	pthread_mutex_destroy(&s.lock);
+	return r;
 }

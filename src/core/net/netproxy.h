@@ -23,3 +23,14 @@ struct netproxy_limits {
  * receipt. start_ns: the run's start, CLOCK_MONOTONIC. */
 void netproxy_handle(int client_fd, const struct netallow *n, const struct netproxy_limits *lim,
 		     uint64_t start_ns, struct netconn_record *rec);
+
+#define NETPROXY_MAX_CONNECTIONS 1024 /* at once; more are closed at accept */
+
+/* The proxy's accept loop: each connection on listen_fd handled by
+ * netproxy_handle() in a thread of its own (small stack), at most
+ * NETPROXY_MAX_CONNECTIONS at once (one more is closed at once and recorded
+ * with rule net_too_many); each finished connection written to record_fd
+ * as one JSON line (netconn_record_json()). Returns when stop_fd becomes
+ * readable (or listen_fd fails), after the connections in flight ended. */
+int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netallow *n,
+		   const struct netproxy_limits *lim, uint64_t start_ns);
