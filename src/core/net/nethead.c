@@ -27,6 +27,13 @@ static struct {
 	unsigned long (*version)(void);
 } hp;
 static pthread_mutex_t nethead_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set once by nethead_load(), under the lock; read-only after. */
+static http_parser_settings nethead_settings;
+
+static int nethead_on_url(http_parser *p, const char *at, size_t n);
+static int nethead_on_field(http_parser *p, const char *at, size_t n);
+static int nethead_on_value(http_parser *p, const char *at, size_t n);
+static int nethead_on_headers_complete(http_parser *p);
 
 int nethead_load(struct error *err)
 {
@@ -73,6 +80,11 @@ int nethead_load(struct error *err)
 			      HTTP_PARSER_VERSION_MAJOR, HTTP_PARSER_VERSION_MINOR);
 		goto out;
 	}
+	hp.settings_init(&nethead_settings);
+	nethead_settings.on_url = nethead_on_url;
+	nethead_settings.on_header_field = nethead_on_field;
+	nethead_settings.on_header_value = nethead_on_value;
+	nethead_settings.on_headers_complete = nethead_on_headers_complete;
 	hp.handle = h;
 out:
 	pthread_mutex_unlock(&nethead_lock);
@@ -163,9 +175,6 @@ static int nethead_on_headers_complete(http_parser *p)
 
 int nethead_feed(struct nethead *h, const char *data, size_t n, struct error *err)
 {
-	static http_parser_settings settings;
-	static bool settings_ready;
-
 	if (h->failed)
 		return error_set(err, EINVAL, "the request head was refused already");
 	if (h->complete) {
@@ -178,18 +187,10 @@ int nethead_feed(struct nethead *h, const char *data, size_t n, struct error *er
 		h->failed = true;
 		return error_set(err, E2BIG, "the request head is over %d bytes", NETHEAD_MAX);
 	}
-	if (!settings_ready) {
-		hp.settings_init(&settings);
-		settings.on_url = nethead_on_url;
-		settings.on_header_field = nethead_on_field;
-		settings.on_header_value = nethead_on_value;
-		settings.on_headers_complete = nethead_on_headers_complete;
-		settings_ready = true;
-	}
 	char *slice = h->buf + h->len;
 	memcpy(slice, data, n);
 	h->len += n;
-	size_t parsed = hp.execute(&h->parser, &settings, slice, n);
+	size_t parsed = hp.execute(&h->parser, &nethead_settings, slice, n);
 	enum http_errno e = (enum http_errno)h->parser.http_errno;
 	if (h->complete) {
 		/* Paused in on_headers_complete, http-parser 2.9 stops at the
