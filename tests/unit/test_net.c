@@ -598,6 +598,90 @@ static void test_netproxy_serve(void)
 	free(hello);
 }
 
+static struct netproxy_limits capped_limits = {
+	.head_ms = 1500, .connect_ms = 1000, .idle_ms = 1000, .max_connections = 3
+};
+
+static void *capped_main(void *arg)
+{
+	struct served *sv = arg;
+
+	sv->result =
+		netproxy_serve(sv->listen_fd, sv->stop[0], sv->records[1], sv->n, &capped_limits, 0);
+	return NULL;
+}
+
+/* Slow clients (heads that never end) hold their own threads: another
+ * client is answered meanwhile; past the cap a connection is closed at once
+ * and recorded; the slow ones are dropped at the head deadline. */
+static void test_netproxy_slow_clients(void)
+{
+	struct error err = { 0 };
+	static const char *const allow[] = { "registry.npmjs.org", NULL };
+	struct netallow n;
+	char buf[8192];
+
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, NULL, &n, &err), 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(lfd >= 0);
+	ASSERT_EQ_INT(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ_INT(listen(lfd, 16), 0);
+	ASSERT_EQ_INT(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+	struct served sv = { .listen_fd = lfd, .n = &n };
+	ASSERT_EQ_INT(pipe2(sv.stop, O_CLOEXEC), 0);
+	ASSERT_EQ_INT(pipe2(sv.records, O_CLOEXEC | O_NONBLOCK), 0);
+	ASSERT_EQ_INT(pthread_create(&sv.thread, NULL, capped_main, &sv), 0);
+
+	uint16_t port = ntohs(sa.sin_port);
+	int slow1 = connect_to(port), slow2 = connect_to(port);
+	ASSERT_TRUE(slow1 >= 0 && slow2 >= 0);
+	ASSERT_TRUE(send(slow1, "CONN", 4, 0) == 4);
+	ASSERT_TRUE(send(slow2, "GET http://regis", 16, 0) == 16);
+	usleep(100 * 1000);
+	/* the third, while both slow ones wait: answered */
+	int c = connect_to(port);
+	ASSERT_TRUE(c >= 0);
+	static const char denied[] = "CONNECT evil.example:443 HTTP/1.1\r\n\r\n";
+	ASSERT_TRUE(send(c, denied, sizeof(denied) - 1, 0) == (ssize_t)sizeof(denied) - 1);
+	read_all(c, buf, sizeof(buf));
+	ASSERT_TRUE(strstr(buf, "403 Forbidden") != NULL);
+	/* hold the cap: three slow ones; a fourth is closed unanswered */
+	int slow3 = connect_to(port);
+	ASSERT_TRUE(slow3 >= 0);
+	usleep(100 * 1000);
+	int over = connect_to(port);
+	ASSERT_TRUE(over >= 0);
+	ASSERT_EQ_INT(read_all(over, buf, sizeof(buf)), 0);
+	close(over);
+	/* the slow ones are dropped at their deadline, unanswered */
+	ASSERT_EQ_INT(read_all(slow1, buf, sizeof(buf)), 0);
+	ASSERT_EQ_INT(read_all(slow2, buf, sizeof(buf)), 0);
+	ASSERT_EQ_INT(read_all(slow3, buf, sizeof(buf)), 0);
+	close(c);
+	close(slow1);
+	close(slow2);
+	close(slow3);
+	ASSERT_TRUE(write(sv.stop[1], "x", 1) == 1);
+	pthread_join(sv.thread, NULL);
+	ssize_t got = read(sv.records[0], buf, sizeof(buf) - 1);
+	ASSERT_TRUE(got > 0);
+	buf[got] = '\0';
+	ASSERT_TRUE(strstr(buf, "\"rule\":\"net_not_allowed\"") != NULL);
+	ASSERT_TRUE(strstr(buf, "\"rule\":\"net_too_many\"") != NULL);
+	size_t timeouts = 0;
+	for (const char *p = buf; (p = strstr(p, "\"rule\":\"net_head_timeout\"")); p++)
+		timeouts++;
+	ASSERT_EQ_INT(timeouts, 3);
+	close(sv.stop[0]);
+	close(sv.stop[1]);
+	close(sv.records[0]);
+	close(sv.records[1]);
+	close(lfd);
+	netallow_release(&n);
+}
+
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
 	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect),
-	  T_(test_netproxy_serve))
+	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients))

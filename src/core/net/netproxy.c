@@ -393,7 +393,8 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 		if (fd < 0)
 			continue; /* the client gave up, or descriptors ran out for now */
 		pthread_mutex_lock(&s.lock);
-		bool room = s.active < NETPROXY_MAX_CONNECTIONS;
+		bool room = s.active <
+			    (lim->max_connections ? lim->max_connections : NETPROXY_MAX_CONNECTIONS);
 		if (room)
 			s.active++;
 		pthread_mutex_unlock(&s.lock);

@@ -17,6 +17,7 @@ struct netproxy_limits {
 	int head_ms; /* to read the whole head, and the ClientHello */
 	int connect_ms; /* to connect upstream */
 	int idle_ms; /* a tunnel with no byte either way this long is closed */
+	unsigned max_connections; /* netproxy_serve(): at once; 0: NETPROXY_MAX_CONNECTIONS */
 };
 
 /* client_fd stays open (the caller closes it); rec is filled for the
@@ -28,8 +29,8 @@ void netproxy_handle(int client_fd, const struct netallow *n, const struct netpr
 
 /* The proxy's accept loop: each connection on listen_fd handled by
  * netproxy_handle() in a thread of its own (small stack), at most
- * NETPROXY_MAX_CONNECTIONS at once (one more is closed at once and recorded
- * with rule net_too_many); each finished connection written to record_fd
+ * lim->max_connections at once (one more is closed at once and recorded
+ * with rule net_too_many), so slow clients hold threads, never the loop; each finished connection written to record_fd
  * as one JSON line (netconn_record_json()). Returns when stop_fd becomes
  * readable (or listen_fd fails), after the connections in flight ended. */
 int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netallow *n,
