@@ -6,6 +6,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -14,11 +18,13 @@
 #include <string.h>
 
 #include "basic/fileio.h"
+#include "core/net/netconfine.h"
 #include "core/net/netdecide.h"
 #include "core/net/nethead.h"
 #include "core/net/netproxy.h"
 #include "core/net/netsni.h"
 #include "harness.h"
+#include "sandbox/landlock_abi.h"
 
 static struct nethead head;
 
@@ -682,6 +688,69 @@ static void test_netproxy_slow_clients(void)
 	netallow_release(&n);
 }
 
+/* The proxy's confinement, in a child: nobody when root, no new privileges,
+ * and with Landlock a world-readable file outside /etc, /usr, /lib*, /run
+ * (as the state directory is) unreadable, nothing writable, /etc/hosts
+ * readable. Exit status: 0, or the failed check's number. */
+static int confined_child(const char *secret, const char *dir)
+{
+	struct error err = { 0 };
+	bool landlock = false;
+
+	if (netconfine_apply(getppid(), &landlock, &err) < 0)
+		return 10;
+	if (geteuid() == 0 || getuid() == 0 || getegid() == 0)
+		return 11;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return 12;
+	int fd = open("/etc/hosts", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 13;
+	close(fd);
+	struct addrinfo *ai = NULL;
+	if (getaddrinfo("localhost", "80", NULL, &ai) != 0)
+		return 17; /* name resolution still works: the proxy's job */
+	freeaddrinfo(ai);
+	if (!landlock) /* only on a kernel without Landlock: uid and flags */
+		return syscall(__NR_landlock_create_ruleset, NULL, 0,
+			       AL_LANDLOCK_CREATE_RULESET_VERSION) >= 1
+			       ? 16
+			       : 0;
+	if ((fd = open(secret, O_RDONLY | O_CLOEXEC)) >= 0 || errno != EACCES)
+		return 14;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/new", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) >= 0 || errno != EACCES)
+		return 15;
+	return 0;
+}
+
+static void test_netconfine(void)
+{
+	char dir[] = "/tmp/airlock-netconfine.XXXXXX", secret[512];
+	int status = -1;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	ASSERT_EQ_INT(chmod(dir, 0777), 0);
+	snprintf(secret, sizeof(secret), "%s/secret", dir);
+	int fd = open(secret, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	ASSERT_EQ_INT(chmod(secret, 0644), 0);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(confined_child(secret, dir));
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	unlink(secret);
+	char made[600];
+	snprintf(made, sizeof(made), "%s/new", dir);
+	unlink(made);
+	rmdir(dir);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
 	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect),
-	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients))
+	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients), T_(test_netconfine))
