@@ -751,6 +751,65 @@ static void test_netconfine(void)
 	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
 }
 
+/* The proxy process's body in a child: its allowlist from the config pipe,
+ * confined, serving the listener, records on the pipe, gone when told. */
+static void test_netproxy_main(void)
+{
+	static const char *const allow[] = { "registry.npmjs.org", NULL };
+	int config[2], stop[2], records[2], status = -1;
+	char buf[4096];
+
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(lfd >= 0);
+	ASSERT_EQ_INT(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ_INT(listen(lfd, 16), 0);
+	ASSERT_EQ_INT(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+	ASSERT_EQ_INT(pipe2(config, O_CLOEXEC), 0);
+	ASSERT_EQ_INT(pipe2(stop, O_CLOEXEC), 0);
+	ASSERT_EQ_INT(pipe2(records, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		struct netproxy_fds fds = {
+			.config = config[0], .listen = lfd, .stop = stop[0], .records = records[1]
+		};
+		struct error err = { 0 };
+		close(config[1]);
+		close(stop[1]);
+		close(records[0]);
+		_exit(netproxy_main(&fds, getppid(), 0, &err) == 0 ? 0 : 1);
+	}
+	close(config[0]);
+	close(stop[0]);
+	close(records[1]);
+	char *doc = netproxy_config_json((char *const *)allow, NULL);
+	ASSERT_TRUE(doc != NULL);
+	ASSERT_EQ_STR(doc, "{\"allow\":[\"registry.npmjs.org\"],\"deny\":[]}");
+	ASSERT_TRUE(write(config[1], doc, strlen(doc)) == (ssize_t)strlen(doc));
+	free(doc);
+	close(config[1]);
+	int c = connect_to(ntohs(sa.sin_port));
+	ASSERT_TRUE(c >= 0);
+	static const char denied[] = "CONNECT evil.example:443 HTTP/1.1\r\n\r\n";
+	ASSERT_TRUE(send(c, denied, sizeof(denied) - 1, 0) == (ssize_t)sizeof(denied) - 1);
+	read_all(c, buf, sizeof(buf));
+	close(c);
+	ASSERT_TRUE(strstr(buf, "403 Forbidden") != NULL);
+	close(stop[1]); /* the writer's end closed: stop */
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ssize_t got = read(records[0], buf, sizeof(buf) - 1);
+	ASSERT_TRUE(got > 0);
+	buf[got] = '\0';
+	ASSERT_TRUE(strstr(buf, "\"host\":\"evil.example\"") != NULL);
+	ASSERT_TRUE(strstr(buf, "\"rule\":\"net_not_allowed\"") != NULL);
+	close(records[0]);
+	close(lfd);
+}
+
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
 	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect),
-	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients), T_(test_netconfine))
+	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients), T_(test_netconfine),
+	  T_(test_netproxy_main))

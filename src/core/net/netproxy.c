@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/strv.h"
+#include "core/net/netconfine.h"
 #include "core/net/nethead.h"
 #include "core/net/netsni.h"
 
@@ -426,5 +428,99 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 	pthread_attr_destroy(&attr);
 	pthread_cond_destroy(&s.idle);
 	pthread_mutex_destroy(&s.lock);
+	return r;
+}
+
+char *netproxy_config_json(char *const *allow, char *const *deny)
+{
+	json_t *a = json_array(), *d = json_array();
+
+	for (size_t i = 0; a && allow && allow[i]; i++)
+		json_array_append_new(a, json_string(allow[i]));
+	for (size_t i = 0; d && deny && deny[i]; i++)
+		json_array_append_new(d, json_string(deny[i]));
+	json_t *o = a && d ? json_pack("{s:o, s:o}", "allow", a, "deny", d) : NULL;
+	if (!o) {
+		json_decref(a);
+		json_decref(d);
+		return NULL;
+	}
+	char *text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return text;
+}
+
+/* The lists of the config document, as netallow_compile() takes them. */
+static int netproxy_read_config(int fd, struct netallow *ret, struct error *err)
+{
+	size_t cap = 1 << 20, n = 0;
+	cleanup_free char *text = malloc(cap);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	for (;;) {
+		ssize_t got = read(fd, text + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return error_set(err, errno, "the proxy's configuration cannot be read");
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n == cap)
+			return error_set(err, E2BIG, "the proxy's configuration is over 1 MiB");
+	}
+	int r;
+	json_error_t jerr;
+	json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o)
+		return error_set(err, EINVAL, "the proxy's configuration: %s", jerr.text);
+	char **lists[2] = { NULL, NULL };
+	static const char *const keys[2] = { "allow", "deny" };
+	r = 0;
+	for (int k = 0; r == 0 && k < 2; k++) {
+		json_t *arr = json_object_get(o, keys[k]), *item;
+		size_t i;
+		if (!json_is_array(arr)) {
+			r = error_set(err, EINVAL, "the proxy's configuration has no '%s' list",
+				      keys[k]);
+			break;
+		}
+		json_array_foreach(arr, i, item) {
+			if (!json_is_string(item) || strv_push(&lists[k], json_string_value(item)) < 0) {
+				r = error_set(err, EINVAL, "the proxy's configuration: '%s[%zu]'",
+					      keys[k], i);
+				break;
+			}
+		}
+	}
+	json_decref(o);
+	if (r == 0)
+		r = netallow_compile(lists[0], lists[1], ret, err);
+	strv_free(lists[0]);
+	strv_free(lists[1]);
+	return r;
+}
+
+int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_ns, struct error *err)
+{
+	struct netallow n;
+	bool landlock = false;
+	int r = netproxy_read_config(fds->config, &n, err);
+
+	if (r < 0)
+		return r;
+	/* Loaded before Landlock: the libraries are read now. */
+	r = nethead_load(err);
+	if (r == 0)
+		r = netsni_load(err);
+	if (r == 0)
+		r = netconfine_apply(parent, &landlock, err);
+	if (r == 0) {
+		struct netproxy_limits lim = { .head_ms = 10000, .connect_ms = 10000, .idle_ms = 300000 };
+		r = netproxy_serve(fds->listen, fds->stop, fds->records, &n, &lim, start_ns);
+		if (r < 0)
+			error_set(err, -r, "the proxy's listening socket failed");
+	}
+	netallow_release(&n);
 	return r;
 }

@@ -35,3 +35,19 @@ void netproxy_handle(int client_fd, const struct netallow *n, const struct netpr
  * readable (or listen_fd fails), after the connections in flight ended. */
 int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netallow *n,
 		   const struct netproxy_limits *lim, uint64_t start_ns);
+
+/* The proxy process's descriptors, as the supervisor hands them over. */
+struct netproxy_fds {
+	int config; /* read: {"allow": [...], "deny": [...]} (netproxy_config_json()), then EOF */
+	int listen; /* the listening socket made in the quarantine's namespace */
+	int stop; /* readable (or closed by the writer): stop */
+	int records; /* write: one JSON line per connection */
+};
+
+/* The document the supervisor writes on fds.config; NULL if out of memory. */
+char *netproxy_config_json(char *const *allow, char *const *deny);
+
+/* The proxy process's body: reads its allowlist, confines itself
+ * (netconfine_apply()), serves until told to stop. parent: the supervisor.
+ * Returns 0, or a negative errno with err set (the caller exits). */
+int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_ns, struct error *err);
