@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -115,8 +116,12 @@ static int netproxy_connect(const struct sockaddr_storage *addr, uint64_t deadli
 }
 
 /* Copies both ways until both sides have closed or nothing moved for
- * idle_ms; counts the bytes. */
-static void netproxy_tunnel(int client, int upstream, int idle_ms, struct netconn_record *rec)
+ * idle_ms; counts the bytes. out_budget (NULL: no bound): how many more
+ * bytes the client may send upstream; past it the client's direction is
+ * closed, so a second request pipelined behind the first (another Host on
+ * the same server) goes nowhere. */
+static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out_budget,
+			    struct netconn_record *rec)
 {
 	cleanup_free char *buf = malloc(NETPROXY_CHUNK);
 	bool open_in = true, open_out = true; /* client->upstream, upstream->client */
@@ -133,7 +138,17 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, struct netcon
 			if (!p[i].revents)
 				continue;
 			int from = i == 0 ? client : upstream, to = i == 0 ? upstream : client;
-			ssize_t n = recv(from, buf, NETPROXY_CHUNK, 0);
+			size_t want = NETPROXY_CHUNK;
+			if (i == 0 && out_budget && *out_budget < want)
+				want = (size_t)*out_budget;
+			if (want == 0) { /* the request is all sent: nothing more goes up */
+				(void)shutdown(upstream, SHUT_WR);
+				open_in = false;
+				continue;
+			}
+			ssize_t n = recv(from, buf, want, 0);
+			if (i == 0 && out_budget && n > 0)
+				*out_budget -= (uint64_t)n;
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0 || netproxy_write_all(to, buf, (size_t)n) < 0) {
@@ -206,6 +221,14 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 		netproxy_answer(client, 400, err.msg);
 		return;
 	}
+	/* A plain request's body is bounded by its Content-Length, so that
+	 * nothing after it reaches the server; a chunked body is not. */
+	if (!req.is_connect && head->parser.uses_transfer_encoding) {
+		rec->rule = "net_bad_request";
+		netproxy_answer(client, 501,
+				"airlock: a chunked request body through the proxy is not supported");
+		return;
+	}
 	/* Resolved here, on the host's side, after the check by name. */
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *list = NULL;
@@ -239,14 +262,19 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 		/* The head rewritten, then whatever followed it (the body), then
 		 * both ways until either side closes: "Connection: close" asks
 		 * the server to end after one answer. */
+		uint64_t body =
+			head->parser.content_length == ULLONG_MAX ? 0 : head->parser.content_length;
 		size_t rest = head->len - head->head_len;
+		if (rest > body)
+			rest = (size_t)body;
+		body -= rest;
 		rec->allowed = true;
 		rec->rule = "allow";
 		if (netproxy_write_all(upstream, rewritten, rewritten_len) < 0 ||
 		    netproxy_write_all(upstream, head->buf + head->head_len, rest) < 0)
 			return;
 		rec->bytes_out += rewritten_len + rest;
-		netproxy_tunnel(client, upstream, lim->idle_ms, rec);
+		netproxy_tunnel(client, upstream, lim->idle_ms, &body, rec);
 		return;
 	}
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -284,7 +312,7 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 	if (netproxy_write_all(upstream, hello, have) < 0)
 		return;
 	rec->bytes_out += have;
-	netproxy_tunnel(client, upstream, lim->idle_ms, rec);
+	netproxy_tunnel(client, upstream, lim->idle_ms, NULL, rec);
 }
 
 void netproxy_handle(int client_fd, const struct netallow *n, const struct netproxy_limits *lim,
