@@ -4,6 +4,7 @@
  * host's, and partly its agent's (argv): through cli_print() for a
  * terminal, jansson's escaping for --json. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <jansson.h>
 
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
 #include "basic/parse.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
@@ -21,10 +23,12 @@
 
 static const char fleet_usage[] =
 	"usage: airlock fleet [--mirror CONNINFO] [--host NAME] [--since TIME] [--runs N] [--json]\n"
-	"                     [--state-dir DIR]\n"
+	"                     [--policy FILE] [--state-dir DIR]\n"
 	"  CONNINFO defaults to the configured mirror's (`airlock ledger mirror set`);\n"
 	"  a role that may read the mirror (airlock_reader) is needed.\n"
-	"  TIME is a date, a UTC time (2026-12-05T14:00:00Z) or an age (2h, 7d).\n";
+	"  TIME is a date, a UTC time (2026-12-05T14:00:00Z) or an age (2h, 7d).\n"
+	"  FILE is a tlog-policy file (`ledger verify --policy`): each host's cosignatures\n"
+	"  are verified against its witnesses and quorum; without it, \"unverified\".\n";
 
 #define FLEET_RUNS_DEFAULT 20
 
@@ -52,16 +56,43 @@ static json_t *fleet_json_exit(bool has, int64_t code)
 	return has ? json_integer(code) : json_null();
 }
 
-static int fleet_print_json(const struct fleet *f)
+static const char *const fleet_cosig_states[] = {
+	[FLEET_COSIG_UNVERIFIED] = "unverified",
+	[FLEET_COSIG_VERIFIED] = "verified",
+	[FLEET_COSIG_UNKNOWN] = "not in policy",
+	[FLEET_COSIG_INVALID] = "invalid",
+};
+
+/* null, or {size, checkpoint, witnesses: [{witness, status, policy_name, line}]} */
+static json_t *fleet_json_cosigned(const struct fleet_host *h)
+{
+	if (!h->cosigned_checkpoint)
+		return json_null();
+	json_t *ws = json_array();
+	for (size_t i = 0; ws && i < h->n_cosignatures; i++) {
+		const struct fleet_cosignature *c = &h->cosignatures[i];
+		json_array_append_new(ws, json_pack("{s:s, s:s, s:s?, s:s}", "witness", c->witness,
+						    "status", fleet_cosig_states[c->state],
+						    "policy_name", c->policy_name, "line", c->line));
+	}
+	return json_pack("{s:I, s:s, s:o}", "size", (json_int_t)h->cosigned_size, "checkpoint",
+			 h->cosigned_checkpoint, "witnesses", ws);
+}
+
+static int fleet_print_json(const struct fleet *f, bool policy)
 {
 	json_t *hosts = json_array(), *runs = json_array(), *failures = json_array(),
 	       *permits = json_array(), *approvals = json_array();
 	for (size_t i = 0; i < f->n_hosts; i++) {
 		const struct fleet_host *h = &f->hosts[i];
-		json_array_append_new(hosts, json_pack("{s:s, s:s, s:I, s:s?, s:s?, s:n}", "host",
-						       h->host, "origin", h->origin, "verified_size",
-						       (json_int_t)h->size, "checkpoint", h->checkpoint,
-						       "pushed", h->pushed, "cosigned"));
+		json_array_append_new(hosts,
+				      json_pack("{s:s, s:s, s:I, s:s?, s:s?, s:o, s:o, s:s?}",
+						"host", h->host, "origin", h->origin,
+						"verified_size", (json_int_t)h->size, "checkpoint",
+						h->checkpoint, "pushed", h->pushed, "cosigned",
+						fleet_json_cosigned(h), "quorum_met",
+						policy ? json_boolean(!h->quorum_failure) : json_null(),
+						"quorum_failure", h->quorum_failure));
 	}
 	for (size_t i = 0; i < f->n_runs; i++) {
 		const struct fleet_run *r = &f->runs[i];
@@ -118,15 +149,28 @@ static void fleet_print_exit(const char *status, bool has, int64_t code)
 		cli_print("%-9s", status ? status : "-");
 }
 
-static int fleet_print_table(const struct fleet *f)
+static int fleet_print_table(const struct fleet *f, bool policy)
 {
 	cli_print("hosts (%zu)\n", f->n_hosts);
 	for (size_t i = 0; i < f->n_hosts; i++) {
 		const struct fleet_host *h = &f->hosts[i];
-		/* The checkpoint's first line is its origin; its second, the size. */
-		cli_print("  %s  origin %s  verified size %llu  last checkpoint %s  cosigned: not recorded\n",
-			  h->host, h->origin, (unsigned long long)h->size,
-			  h->pushed ? h->pushed : "none");
+		cli_print("  %s  origin %s  verified size %llu  last checkpoint %s\n", h->host,
+			  h->origin, (unsigned long long)h->size, h->pushed ? h->pushed : "none");
+		if (!h->cosigned_checkpoint)
+			cli_print("    cosigned: none");
+		else
+			cli_print("    cosigned: size %llu by", (unsigned long long)h->cosigned_size);
+		for (size_t k = 0; k < h->n_cosignatures; k++) {
+			const struct fleet_cosignature *c = &h->cosignatures[k];
+			cli_print("%s %s (%s%s%s)", k ? "," : "", c->witness,
+				  fleet_cosig_states[c->state], c->policy_name ? " as " : "",
+				  c->policy_name ? c->policy_name : "");
+		}
+		if (policy)
+			cli_print("%s%s\n", h->quorum_failure ? "; quorum NOT met: " : "; quorum met",
+				  h->quorum_failure ? h->quorum_failure : "");
+		else
+			cli_print("\n");
 	}
 	cli_print("\nrecent runs (%zu)\n", f->n_runs);
 	for (size_t i = 0; i < f->n_runs; i++) {
@@ -180,11 +224,12 @@ int cmd_fleet(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "state-dir", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct fleet_query q = { .runs_max = FLEET_RUNS_DEFAULT };
-	const char *state_dir = NULL;
+	const char *state_dir = NULL, *policy_path = NULL;
 	char since[32];
 	bool json = false;
 	uint64_t n;
@@ -218,6 +263,9 @@ int cmd_fleet(int argc, char **argv)
 		case 's':
 			state_dir = optarg;
 			break;
+		case 'p':
+			policy_path = optarg;
+			break;
 		case 'h':
 			fputs(fleet_usage, stdout);
 			return EXIT_OK;
@@ -231,6 +279,21 @@ int cmd_fleet(int argc, char **argv)
 	cleanup_with(session_free) struct session session = { 0 };
 	struct remotes_mirror cfg = { 0 };
 	struct error err = { 0 };
+	cleanup_free struct witness_policy *policy = policy_path ? malloc(sizeof(*policy)) : NULL;
+	if (policy_path) {
+		cleanup_free char *text = NULL;
+		size_t text_n;
+		int r = policy ? file_read_capped(AT_FDCWD, policy_path, WITNESS_POLICY_MAX, &text,
+						  &text_n, &err)
+			       : error_set(&err, ENOMEM, "out of memory");
+		if (r == 0)
+			r = witness_policy_parse(text, text_n, policy, &err);
+		if (r < 0) {
+			cli_error("fleet: %s: %s", policy_path, err.msg);
+			return EXIT_AIRLOCK_ERROR;
+		}
+		q.policy = policy;
+	}
 	if (!q.conninfo) {
 		struct store *store = NULL;
 		int status = cli_session_open(&session, state_dir);
@@ -257,7 +320,7 @@ int cmd_fleet(int argc, char **argv)
 		cli_error("%s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}
-	int status = json ? fleet_print_json(&f) : fleet_print_table(&f);
+	int status = json ? fleet_print_json(&f, policy) : fleet_print_table(&f, policy);
 	fleet_release(&f);
 	return status;
 }

@@ -153,13 +153,17 @@ static int mirror_main(const char *sub, char **operand, int operands, struct mir
 		return EXIT_AIRLOCK_ERROR;
 	}
 	if (strcmp(sub, "init") == 0) {
-		bool created;
-		if (pgmirror_init(operand[0], &created, &err) < 0) {
+		int from;
+		if (pgmirror_init(operand[0], &from, &err) < 0) {
 			cli_error("ledger %s", err.msg);
 			return EXIT_AIRLOCK_ERROR;
 		}
-		printf("mirror schema version %d %s\n", PGMIRROR_SCHEMA_VERSION,
-		       created ? "applied" : "present already");
+		if (from > 0)
+			printf("mirror schema version %d applied (migrated from version %d)\n",
+			       PGMIRROR_SCHEMA_VERSION, from);
+		else
+			printf("mirror schema version %d %s\n", PGMIRROR_SCHEMA_VERSION,
+			       from < 0 ? "applied" : "present already");
 		return EXIT_OK;
 	}
 	int status = mirror_store(&session, o, strcmp(sub, "set") == 0, &store);

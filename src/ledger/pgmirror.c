@@ -15,8 +15,10 @@
 #include "basic/parse.h"
 #include "ledger/pgmirror.h"
 
-/* the schema's text, generated from src/ledger/mirror.sql */
+/* the schema's text, generated from src/ledger/mirror.sql (version 1), and
+ * the migration to version 2 (src/ledger/mirror2.sql) */
 extern const char pgmirror_schema_sql[];
+extern const char pgmirror_schema2_sql[];
 
 static struct {
 	void *handle;
@@ -306,34 +308,92 @@ static int pgmirror_push(void *ctx, const struct ledger_push *p, struct ledger_p
 
 const struct ledger_remote_ops pgmirror_ops = { PGMIRROR_NAME, pgmirror_push, pgmirror_free };
 
-int pgmirror_init(const char *conninfo, bool *ret_created, struct error *err)
+/* Runs the scripts in one transaction. */
+static int pgmirror_apply(PGconn *conn, const char *const *scripts, size_t n, struct error *err)
+{
+	int r = 0;
+	PGresult *res = pq.exec(conn, "BEGIN");
+	if (pq.result_status(res) != PGRES_COMMAND_OK)
+		r = pgmirror_result_error(conn, res, NULL, err);
+	pgmirror_clear(&res);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		res = pq.exec(conn, scripts[i]);
+		if (pq.result_status(res) != PGRES_COMMAND_OK && pq.result_status(res) != PGRES_TUPLES_OK)
+			r = pgmirror_result_error(conn, res, NULL, err);
+		pgmirror_clear(&res);
+	}
+	res = pq.exec(conn, r == 0 ? "COMMIT" : "ROLLBACK");
+	if (r == 0 && pq.result_status(res) != PGRES_COMMAND_OK)
+		r = pgmirror_result_error(conn, res, NULL, err);
+	pgmirror_clear(&res);
+	return r;
+}
+
+int pgmirror_init(const char *conninfo, int *ret_from, struct error *err)
 {
 	PGconn *conn = NULL;
 	int r = pgmirror_connect(conninfo, &conn, err);
 	if (r < 0)
 		return r;
-	*ret_created = false;
+	*ret_from = 0;
+	uint64_t version = 0;
 	PGresult *res = pq.exec(conn, "SELECT (SELECT max(version) FROM airlock.schema_version)");
-	if (pq.result_status(res) == PGRES_TUPLES_OK && pq.ntuples(res) == 1) {
-		uint64_t version = 0;
-		if (parse_u64(pq.getvalue(res, 0, 0), &version) < 0 || version != PGMIRROR_SCHEMA_VERSION)
-			r = error_set(err, EPROTO,
-				      "the database holds the mirror's schema version %s; this airlock has version %d",
-				      pq.getvalue(res, 0, 0), PGMIRROR_SCHEMA_VERSION);
-		pgmirror_clear(&res);
-		pq.finish(conn);
-		return r;
+	bool present = pq.result_status(res) == PGRES_TUPLES_OK && pq.ntuples(res) == 1;
+	if (present && (parse_u64(pq.getvalue(res, 0, 0), &version) < 0 || version < 1 ||
+			version > PGMIRROR_SCHEMA_VERSION))
+		r = error_set(err, EPROTO,
+			      "the database holds the mirror's schema version %s; this airlock has version %d",
+			      pq.getvalue(res, 0, 0), PGMIRROR_SCHEMA_VERSION);
+	pgmirror_clear(&res);
+	if (r == 0 && (!present || version < PGMIRROR_SCHEMA_VERSION)) {
+		/* None: version 1 and the migrations, in one transaction; an
+		 * older one: the migrations from it (each checks the version
+		 * it starts from, under a lock: two inits at once). */
+		const char *const scripts[] = { pgmirror_schema_sql, pgmirror_schema2_sql };
+		size_t first = present ? (size_t)version : 0;
+		r = pgmirror_apply(conn, scripts + first,
+				   sizeof(scripts) / sizeof(scripts[0]) - first, err);
+		if (r == 0)
+			*ret_from = present ? (int)version : -1;
 	}
-	pgmirror_clear(&res);
-	/* Several statements in one PQexec() are one transaction. */
-	res = pq.exec(conn, pgmirror_schema_sql);
-	if (pq.result_status(res) != PGRES_COMMAND_OK && pq.result_status(res) != PGRES_TUPLES_OK)
-		r = pgmirror_result_error(conn, res, NULL, err);
-	else
-		*ret_created = true;
-	pgmirror_clear(&res);
 	pq.finish(conn);
 	return r < 0 ? error_prefix(err, "mirror init") : 0;
+}
+
+int pgmirror_cosign(const char *conninfo, const char *origin, uint64_t size, char *const *lines,
+		    size_t n, uint64_t *ret_added, struct error *err)
+{
+	*ret_added = 0;
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	cleanup_free char *text = malloc(len);
+	if (!text)
+		return error_set(err, ENOMEM, "out of memory");
+	char *p = text;
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s%s", i ? "\n" : "", lines[i]);
+	*p = '\0';
+	PGconn *conn = NULL;
+	int r = pgmirror_connect(conninfo, &conn, err);
+	if (r < 0)
+		return r;
+	char sz[24];
+	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	const char *const params[] = { origin, sz, text };
+	PGresult *res = pq.exec_params(conn, "SELECT airlock.cosign($1, $2::bigint, $3)", 3, NULL,
+				       params, NULL, NULL, 0);
+	const char *state = res ? pq.result_error_field(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state && strcmp(state, "42883") == 0) /* undefined_function */
+		r = error_set(err, EPROTO,
+			      "the mirror's schema is older than version 2 (no airlock.cosign()): apply `airlock ledger mirror init` as its owner");
+	else if (pq.result_status(res) != PGRES_TUPLES_OK || pq.ntuples(res) != 1)
+		r = pgmirror_result_error(conn, res, NULL, err);
+	else if (parse_u64(pq.getvalue(res, 0, 0), ret_added) < 0)
+		r = error_set(err, EPROTO, "the mirror answered no count");
+	pgmirror_clear(&res);
+	pq.finish(conn);
+	return r < 0 ? error_prefix(err, "mirror cosignatures") : 0;
 }
 
 int pgmirror_query(const char *conninfo, const char *sql, int n_params, const char *const *params,

@@ -16,7 +16,7 @@
  * pays for it. */
 
 #define PGMIRROR_NAME		"pg"
-#define PGMIRROR_SCHEMA_VERSION 1
+#define PGMIRROR_SCHEMA_VERSION 2
 
 struct pgmirror;
 
@@ -31,10 +31,20 @@ extern const struct ledger_remote_ops pgmirror_ops;
 uint64_t pgmirror_held(const struct pgmirror *m);
 
 /* Applies the schema (version PGMIRROR_SCHEMA_VERSION) in one transaction,
- * connected with conninfo's rights (the database's owner's); *ret_created
- * false when it was there already. -EPROTO when the database holds another
- * version. */
-int pgmirror_init(const char *conninfo, bool *ret_created, struct error *err);
+ * connected with conninfo's rights (the database's owner's): to a database
+ * without it, version 1 and the migrations (*ret_from -1); to one at an
+ * older version, the migrations from it (*ret_from that version); nothing
+ * when it is there already (*ret_from 0). -EPROTO when the database holds
+ * a version this airlock does not know. */
+int pgmirror_init(const char *conninfo, int *ret_from, struct error *err);
+
+/* Stores the n cosignature lines the witnesses gave for the checkpoint of
+ * size entries of origin's log (schema version 2's airlock.cosign(): only
+ * the log's own pusher role, only a checkpoint the mirror holds, lines of
+ * the cosignature/v1 form; a line held already is skipped). *ret_added:
+ * how many were new. */
+int pgmirror_cosign(const char *conninfo, const char *origin, uint64_t size, char *const *lines,
+		    size_t n, uint64_t *ret_added, struct error *err);
 
 /* A read of the mirror (`airlock fleet`): sql with its text parameters,
  * run in a read-only transaction on a connection made as the mirror's

@@ -11,18 +11,8 @@ load helpers
 
 PASS='correct horse battery'
 
-setup_file() {
-	[ -n "$PG_BIN" ] || return 0
-	PGDIR=$(mktemp -d /tmp/airlock-pg.XXXXXX)
-	export PGDIR
-	pg_start "$PGDIR"
-}
-
-teardown_file() {
-	[ -n "${PGDIR:-}" ] || return 0
-	pg_stop "$PGDIR"
-	rm -rf "$PGDIR"
-}
+setup_file() { pg_suite_start; }
+teardown_file() { pg_suite_stop; }
 
 setup() {
 	[ -n "$PG_BIN" ] || skip "PostgreSQL is not installed (scripts/deps.sh installs postgresql)"
@@ -35,6 +25,14 @@ setup() {
 	"$AIRLOCK" ledger mirror init "host=$PGDIR dbname=$DB user=postgres" >/dev/null
 	PUSHER="host=$PGDIR dbname=$DB user=airlock_pusher"
 	READER="host=$PGDIR dbname=$DB user=airlock_reader"
+}
+
+teardown() {
+	for f in "$TEST_DIR"/*.pid; do
+		[ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	chmod -R u+rwX "$TEST_DIR" 2>/dev/null || true
+	rm -rf "$TEST_DIR"
 }
 
 q() {
@@ -109,7 +107,7 @@ host() { # name [argv of one more run]
 	[[ "$output" == *"open failures (3)"* ]]
 	[[ "$output" == *"pending permits (6)"* ]]
 	[[ "$output" == *"approvals (3)"* ]]
-	[[ "$output" == *"cosigned: not recorded"* ]]
+	[[ "$output" == *"cosigned: none"* ]]
 	al fleet --mirror "$READER" --host beta --json
 	[ "$status" -eq 0 ]
 	[ "$(jq -r '[.hosts[].host, .runs[].host, .open_failures[].host, .pending_permits[].host] | unique | join(",")' <<<"$output")" = beta ]
@@ -171,4 +169,144 @@ host() { # name [argv of one more run]
 	[ "$status" -eq 0 ]
 	[[ "$output" != *$'\e'* ]]
 	[ "$(jq -r '.runs[] | select(.host == "evil" and .argv[0] == "echo" and .argv[1] != "evil") | .argv[1]' <<<"$output")" = $'\e]0;pwned\a\e[2Jcleared' ]
+}
+
+# Witness $1 (its own state directory, port picked by the kernel) that
+# accepts the logs of the hosts named after it; its vkey in $1.pub, its
+# URL in $1.url.
+witness() { # name host...
+	local w=$1 dir="$TEST_DIR/$1" h
+	shift
+	"$AIRLOCK" witness init --state-dir "$dir" >/dev/null
+	"$AIRLOCK" witness key --state-dir "$dir" >"$TEST_DIR/$w.pub"
+	for h in "$@"; do
+		local vkey
+		vkey=$("$AIRLOCK" ledger key --state-dir "$TEST_DIR/$h/state")
+		"$AIRLOCK" witness add-log "${vkey%%+*}" "$vkey" --state-dir "$dir"
+	done
+	"$AIRLOCK" witness serve --state-dir "$dir" --listen 127.0.0.1:0 \
+		>"$TEST_DIR/$w.out" 2>&1 3>&- &
+	echo $! >"$TEST_DIR/$w.pid"
+	for _ in $(seq 100); do
+		grep -q "listening on" "$TEST_DIR/$w.out" && break
+		sleep 0.05
+	done
+	local port
+	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TEST_DIR/$w.out")
+	[ -n "$port" ] || { cat "$TEST_DIR/$w.out" >&2; return 1; }
+	echo "http://127.0.0.1:$port" >"$TEST_DIR/$w.url"
+}
+
+# Host $1 sends its checkpoint to witness $2 (and its cosignature on to
+# the mirror) with `ledger push`.
+cosign_by() { # host witness
+	"$AIRLOCK" ledger witness add "$2" "$(cat "$TEST_DIR/$2.url")" "$(cat "$TEST_DIR/$2.pub")" \
+		--state-dir "$TEST_DIR/$1/state"
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/$1/state"
+}
+
+@test "fleet: each host's last cosigned checkpoint and its witnesses, unverified or checked against a policy" {
+	host alpha
+	host beta
+	host gamma
+	witness w1 alpha beta
+	witness w2 alpha
+	cosign_by alpha w1
+	cosign_by alpha w2
+	cosign_by beta w1
+	size_a=$(wc -l <"$TEST_DIR/alpha/state/ledger/log" | tr -d ' ')
+	# the mirror holds each line once, for the checkpoint it covers
+	[ "$(q "SELECT count(*), count(DISTINCT line), min(size), max(size) FROM airlock.cosignatures WHERE origin = (SELECT origin FROM airlock.logs WHERE host = 'alpha')")" = "2|2|$size_a|$size_a" ]
+	w1name=$(cut -d+ -f1 "$TEST_DIR/w1.pub")
+	w2name=$(cut -d+ -f1 "$TEST_DIR/w2.pub")
+	al fleet --mirror "$READER" --json
+	[ "$status" -eq 0 ]
+	doc=$output
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | .cosigned | "\(.size) \([.witnesses[] | "\(.witness)=\(.status)"] | sort | join(","))"' <<<"$doc")" = "$size_a $(printf '%s\n' "$w1name=unverified" "$w2name=unverified" | sort | paste -sd,)" ]
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | .cosigned.checkpoint' <<<"$doc")" = "$(cat "$TEST_DIR/alpha/state/ledger/checkpoint")" ]
+	[ "$(jq -r '.hosts[] | select(.host == "beta") | [.cosigned.witnesses[].witness] | join(",")' <<<"$doc")" = "$w1name" ]
+	[ "$(jq -r '.hosts[] | select(.host == "gamma") | .cosigned' <<<"$doc")" = null ]
+	[ "$(jq -r '[.hosts[].quorum_met] | unique | join(",")' <<<"$doc")" = "" ]
+	al fleet --mirror "$READER"
+	[[ "$output" == *"cosigned: size $size_a by"*"$w1name (unverified)"* ]]
+	[[ "$output" == *"cosigned: none"* ]]
+
+	# A policy: both witnesses, a quorum of both. The log line is alpha's
+	# (its key must sign alpha's checkpoint); the others' keys are the
+	# mirror's pins.
+	{
+		echo "log $("$AIRLOCK" ledger key --state-dir "$TEST_DIR/alpha/state")"
+		echo "witness w1 $(cat "$TEST_DIR/w1.pub")"
+		echo "witness w2 $(cat "$TEST_DIR/w2.pub")"
+		echo "group both all w1 w2"
+		echo "quorum both"
+	} >"$TEST_DIR/policy"
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy"
+	[ "$status" -eq 0 ]
+	doc=$output
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | [.cosigned.witnesses[] | "\(.policy_name)=\(.status)"] | sort | join(",")' <<<"$doc")" = "w1=verified,w2=verified" ]
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | .quorum_met' <<<"$doc")" = true ]
+	[ "$(jq -r '.hosts[] | select(.host == "beta") | "\(.quorum_met) \(.cosigned.witnesses[0].status)"' <<<"$doc")" = "false verified" ]
+	[[ "$(jq -r '.hosts[] | select(.host == "beta") | .quorum_failure' <<<"$doc")" == "no quorum: 1 of the policy's 2 witnesses"* ]]
+	[ "$(jq -r '.hosts[] | select(.host == "gamma") | .quorum_met' <<<"$doc")" = false ]
+	al fleet --mirror "$READER" --policy "$TEST_DIR/policy"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$w1name (verified as w1)"*"quorum met"* ]]
+	[[ "$output" == *"quorum NOT met: no quorum"* ]]
+
+	# A policy without w2: its cosignature is by a key not in the policy.
+	{
+		grep '^log ' "$TEST_DIR/policy"
+		echo "witness w1 $(cat "$TEST_DIR/w1.pub")"
+		echo "quorum w1"
+	} >"$TEST_DIR/policy1"
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy1"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r ".hosts[] | select(.host == \"alpha\") | .cosigned.witnesses[] | select(.witness == \"$w2name\") | .status" <<<"$output")" = "not in policy" ]
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | .quorum_met' <<<"$output")" = true ]
+
+	# A forged line in w1's name, stored by the database's owner (the
+	# mirror cannot check Ed25519): the fleet says so, and the quorum fails.
+	line=$(q "SELECT line FROM airlock.cosignatures WHERE witness = '$w1name' AND origin = (SELECT origin FROM airlock.logs WHERE host = 'beta')")
+	sig=${line##* }
+	forged="— $w1name ${sig:0:40}$( [ "${sig:40:1}" = A ] && echo B || echo A )${sig:41}"
+	q "INSERT INTO airlock.cosignatures (origin, size, witness, line) SELECT origin, size, witness, \$\$$forged\$\$ FROM airlock.cosignatures WHERE line = \$\$$line\$\$" >/dev/null
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.hosts[] | select(.host == "beta") | [.cosigned.witnesses[].status] | sort | join(",")' <<<"$output")" = "invalid,verified" ]
+	[[ "$(jq -r '.hosts[] | select(.host == "beta") | .quorum_failure' <<<"$output")" == *"does not verify"* ]]
+	al fleet --mirror "$READER" --json
+	[ "$(jq -r '.hosts[] | select(.host == "beta") | [.cosigned.witnesses[].status] | unique | join(",")' <<<"$output")" = unverified ]
+
+	# More entries, cosigned again: the newest cosigned checkpoint is shown.
+	(
+		export AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state"
+		cd "$TEST_DIR/alpha/work" || exit 1
+		"$AIRLOCK" run --sandbox=none -- true >/dev/null
+		"$AIRLOCK" ledger push
+	)
+	size_a2=$(wc -l <"$TEST_DIR/alpha/state/ledger/log" | tr -d ' ')
+	[ "$size_a2" -gt "$size_a" ]
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy"
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | "\(.cosigned.size) \(.quorum_met)"' <<<"$output")" = "$size_a2 true" ]
+
+	# w2 down: the push fails (and says so), w1's cosignature of the new
+	# checkpoint still reaches the mirror.
+	kill -9 "$(cat "$TEST_DIR/w2.pid")"
+	rm "$TEST_DIR/w2.pid"
+	(
+		export AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state"
+		cd "$TEST_DIR/alpha/work" || exit 1
+		"$AIRLOCK" run --sandbox=none -- true >/dev/null
+		! "$AIRLOCK" ledger push 2>/dev/null
+	)
+	size_a3=$(wc -l <"$TEST_DIR/alpha/state/ledger/log" | tr -d ' ')
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy"
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | "\(.cosigned.size) \(.quorum_met) \([.cosigned.witnesses[].policy_name] | join(","))"' <<<"$output")" = "$size_a3 false w1" ]
+
+	# A bad policy file is refused.
+	echo "quorum none" >"$TEST_DIR/bad"
+	al fleet --mirror "$READER" --policy "$TEST_DIR/bad"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"no \`log\` line"* ]]
 }

@@ -118,6 +118,10 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 	failed=$(answer 1 | jq .result.structuredContent.receipt)
 	[ -f "$(receipt_file "$failed")" ]
 	jq -e '.source == "mcp"' "$(receipt_file "$failed")"
+	# the documented format holds for it (docs/receipt.schema.json)
+	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
+		"$(receipt_file "$failed")"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	mcp_io "$INIT" "$(call 2 run '{"argv":["touch","made"]}')" "$(call 3 run '{"argv":["ls"]}')"
 	answer 2 | jq -e '.result.isError == true'
 	answer 2 | jq -r '.result.content[0].text' | grep -q "airlock receipt $failed is an open failure"

@@ -13,19 +13,8 @@ load helpers
 
 LEDGER_BENCH=${AIRLOCK_LEDGER_BENCH:-$(dirname "$AIRLOCK")/tests/ledger_bench}
 
-setup_file() {
-	[ -n "$PG_BIN" ] || return 0
-	# Short: the socket's path must fit in sun_path.
-	PGDIR=$(mktemp -d /tmp/airlock-pg.XXXXXX)
-	export PGDIR
-	pg_start "$PGDIR"
-}
-
-teardown_file() {
-	[ -n "${PGDIR:-}" ] || return 0
-	pg_stop "$PGDIR"
-	rm -rf "$PGDIR"
-}
+setup_file() { pg_suite_start; }
+teardown_file() { pg_suite_stop; }
 
 setup() {
 	[ -n "$PG_BIN" ] || skip "PostgreSQL is not installed (scripts/deps.sh installs postgresql)"
@@ -383,11 +372,11 @@ refused_with_6() {
 @test "mirror: init is idempotent and refuses another schema version; set/show/unset" {
 	run "$AIRLOCK" ledger mirror init "host=$PGDIR dbname=$DB user=postgres"
 	[ "$status" -eq 0 ]
-	[ "$output" = "mirror schema version 1 present already" ]
-	q "INSERT INTO airlock.schema_version (version) VALUES (2)"
+	[ "$output" = "mirror schema version 2 present already" ]
+	q "INSERT INTO airlock.schema_version (version) VALUES (3)"
 	run "$AIRLOCK" ledger mirror init "host=$PGDIR dbname=$DB user=postgres"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"schema version 2"* ]]
+	[[ "$output" == *"schema version 3"* ]]
 	run "$AIRLOCK" ledger mirror show
 	[ "$(jq -r .configured <<<"$output")" = false ]
 	"$AIRLOCK" ledger mirror set "$PUSHER" --host build-7
@@ -401,4 +390,93 @@ build-7" ]
 	# without a mirror, push has nothing to do
 	run "$AIRLOCK" ledger push
 	[ "$status" -eq 0 ]
+}
+
+# A cosignature/v1 line of witness $1 (76 bytes of base64, not a valid
+# signature: the database cannot check Ed25519).
+cosig_line() {
+	printf '— %s %s' "$1" "$(head -c 76 /dev/zero | tr '\0' '\1' | base64 -w0)"
+}
+
+@test "mirror: init migrates a database of schema version 1 to 2, keeping what it holds" {
+	pg_psql "$PGDIR" postgres "CREATE DATABASE ${DB}v1" >/dev/null
+	psql -X -q -v ON_ERROR_STOP=1 "host=$PGDIR dbname=${DB}v1 user=postgres" \
+		-f "$BATS_TEST_DIRNAME/../../src/ledger/mirror.sql" >/dev/null
+	old="host=$PGDIR dbname=${DB}v1"
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT max(version) FROM airlock.schema_version")" = 1 ]
+	host_with "$TEST_DIR/h" 3
+	"$AIRLOCK" ledger mirror set "$old user=airlock_pusher" --state-dir "$TEST_DIR/h"
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	# a witness's cosignature kept (as ledger/remotes/<name> keeps one): a
+	# mirror at version 1 cannot take it, and the push says what to do
+	printf '3\n%s\n' "$(cosig_line w.example/a)" >"$TEST_DIR/h/ledger/remotes/wa"
+	run "$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"older than version 2"*"ledger mirror init"* ]]
+	run "$AIRLOCK" ledger mirror init "$old user=postgres"
+	[ "$status" -eq 0 ]
+	[ "$output" = "mirror schema version 2 applied (migrated from version 1)" ]
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT size, witness FROM airlock.cosignatures")" = "3|w.example/a" ]
+	rm "$TEST_DIR/h/ledger/remotes/wa"
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT string_agg(version::text, ',' ORDER BY version) FROM airlock.schema_version")" = 1,2 ]
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.entries")" = 3 ]
+	run "$AIRLOCK" ledger mirror init "$old user=postgres"
+	[ "$output" = "mirror schema version 2 present already" ]
+	# and the pusher goes on where it was
+	"$LEDGER_BENCH" receipts "$TEST_DIR/h" 2 "$TEST_DIR/h/receipts/1.json"
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	[ "$(psql -X -A -t "$old user=postgres" -c "SELECT count(*) FROM airlock.entries")" = "$(log_size "$TEST_DIR/h")" ]
+}
+
+@test "mirror: cosignatures only through airlock.cosign(), by the log's pusher, for a checkpoint it holds; append-only" {
+	host_with "$TEST_DIR/h" 3
+	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/h"
+	origin=$(q "SELECT origin FROM airlock.logs")
+	a=$(cosig_line w.example/a)
+	run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$a\$\$)" airlock_pusher
+	[ "$status" -eq 0 ]
+	[ "$output" = 1 ]
+	# again: held already, nothing new
+	run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$a\$\$)" airlock_pusher
+	[ "$output" = 0 ]
+	[ "$(q "SELECT origin = \$\$$origin\$\$, size, witness FROM airlock.cosignatures")" = "t|3|w.example/a" ]
+	# a size the mirror holds no checkpoint of; lines that are not cosignatures
+	run q "SELECT airlock.cosign(\$\$$origin\$\$, 2, \$\$$a\$\$)" airlock_pusher
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"holds no checkpoint of 2 entries"* ]]
+	for bad in "— w.example/a AAAA" "w.example/a ${a##* }" "— w.example/a ${a##* }x" "$a
+garbage"; do
+		run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$bad\$\$)" airlock_pusher
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"not a cosignature line"* ]]
+	done
+	# at most 64 lines for one checkpoint
+	many=$(for i in $(seq 64); do printf '— w.example/%s %s\n' "$i" "${a##* }"; done)
+	run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$many\$\$)" airlock_pusher
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"more than 64 cosignatures"* ]]
+	# another role, even a pusher, cannot add to a log it does not push
+	# (roles are the cluster's: a name no other test of this file makes)
+	q "CREATE ROLE cosign_other LOGIN IN ROLE airlock_pusher"
+	run q "SELECT airlock.cosign(\$\$$origin\$\$, 3, \$\$$(cosig_line w.example/b)\$\$)" cosign_other
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is not pushed by role cosign_other"* ]]
+	# the pusher reads nothing and writes no table directly
+	for sql in "SELECT count(*) FROM airlock.cosignatures" "SELECT count(*) FROM airlock.cosigned_heads" \
+		"INSERT INTO airlock.cosignatures (origin, size, witness, line) VALUES ('o', 3, 'w', 'l')"; do
+		run q "$sql" airlock_pusher
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"permission denied"* ]]
+	done
+	run q "SELECT airlock.cosign('x', 1, 'y')" airlock_reader
+	[[ "$output" == *"permission denied"* ]]
+	# the owner cannot change or remove one either
+	for sql in "UPDATE airlock.cosignatures SET line = 'x'" "DELETE FROM airlock.cosignatures" \
+		"TRUNCATE airlock.cosignatures"; do
+		run q "$sql"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"append-only"* ]]
+	done
+	[ "$(q "SELECT count(*) FROM airlock.cosignatures")" = 1 ]
 }

@@ -43,6 +43,22 @@ pg_stop() { # DIR [MODE]
 	pg_as_owner "$PG_BIN/pg_ctl" -D "$1/data" -w -t 60 -m "${2:-fast}" stop >/dev/null 2>&1
 }
 
+# A suite's cluster (setup_file/teardown_file): started once in a fresh
+# directory, exported as PGDIR; nothing when PostgreSQL is not installed
+# (each test then skips). Short paths: the socket's must fit in sun_path.
+pg_suite_start() {
+	[ -n "$PG_BIN" ] || return 0
+	PGDIR=$(mktemp -d /tmp/airlock-pg.XXXXXX)
+	export PGDIR
+	pg_start "$PGDIR"
+}
+
+pg_suite_stop() {
+	[ -n "${PGDIR:-}" ] || return 0
+	pg_stop "$PGDIR"
+	rm -rf "$PGDIR"
+}
+
 # libpq connection strings: the owner's, and the pusher's.
 pg_owner() { echo "host=$1 dbname=postgres user=postgres"; }
 pg_pusher() { echo "host=$1 dbname=postgres user=airlock_pusher"; }

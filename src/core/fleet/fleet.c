@@ -85,7 +85,7 @@ static int fleet_on_host(void *arg, int n, const char *const *v, struct error *e
 {
 	struct fleet *f = arg;
 	uint64_t size = 0;
-	if (n != 5 || !v[0] || !v[1] || !v[2] || parse_u64(v[2], &size) < 0)
+	if (n != 6 || !v[0] || !v[1] || !v[2] || !v[5] || parse_u64(v[2], &size) < 0)
 		return error_set(err, EPROTO, "the mirror's log_heads is not as expected");
 	struct fleet_host *h = FLEET_PUSH(f->hosts, f->n_hosts);
 	if (!h)
@@ -94,9 +94,92 @@ static int fleet_on_host(void *arg, int n, const char *const *v, struct error *e
 				  .host = strdup(v[1]),
 				  .size = size,
 				  .checkpoint = fleet_strdup0(v[3]),
-				  .pushed = fleet_strdup0(v[4]) };
-	if (!h->origin || !h->host || (v[3] && !h->checkpoint) || (v[4] && !h->pushed))
+				  .pushed = fleet_strdup0(v[4]),
+				  .vkey = strdup(v[5]) };
+	if (!h->origin || !h->host || !h->vkey || (v[3] && !h->checkpoint) || (v[4] && !h->pushed))
 		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int fleet_on_version(void *arg, int n, const char *const *v, struct error *err)
+{
+	uint64_t *version = arg;
+	if (n != 1 || !v[0] || parse_u64(v[0], version) < 0)
+		return error_set(err, EPROTO, "the mirror's schema_version is not as expected");
+	return 0;
+}
+
+/* A row of airlock.cosigned_heads: origin, size, checkpoint, witness, line. */
+static int fleet_on_cosignature(void *arg, int n, const char *const *v, struct error *err)
+{
+	struct fleet *f = arg;
+	uint64_t size = 0;
+	if (n != 5 || !v[0] || !v[1] || !v[2] || !v[3] || !v[4] || parse_u64(v[1], &size) < 0)
+		return error_set(err, EPROTO, "the mirror's cosigned_heads is not as expected");
+	struct fleet_host *h = NULL;
+	for (size_t i = 0; i < f->n_hosts && !h; i++)
+		if (strcmp(f->hosts[i].origin, v[0]) == 0)
+			h = &f->hosts[i];
+	if (!h)
+		return 0; /* a host the query left out, or pushed since */
+	if (!h->cosigned_checkpoint) {
+		h->cosigned_size = size;
+		if (!(h->cosigned_checkpoint = strdup(v[2])))
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	if (size != h->cosigned_size)
+		return 0; /* one checkpoint per host: the view's rows are of one */
+	struct fleet_cosignature *c = FLEET_PUSH(h->cosignatures, h->n_cosignatures);
+	if (!c)
+		return error_set(err, ENOMEM, "out of memory");
+	*c = (struct fleet_cosignature){ .witness = strdup(v[3]), .line = strdup(v[4]) };
+	return c->witness && c->line ? 0 : error_set(err, ENOMEM, "out of memory");
+}
+
+/* Each cosignature of h checked against the policy's witnesses, and the
+ * quorum with the host's own log key as the log: the policy's when its log
+ * line is this host's origin, else the key the mirror pinned at the host's
+ * first push. */
+static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *policy)
+{
+	const char *cp = h->cosigned_checkpoint;
+	const char *split = cp ? strstr(cp, "\n\n") : NULL;
+	size_t body_n = split ? (size_t)(split - cp) + 1 : 0;
+	for (size_t i = 0; i < h->n_cosignatures; i++) {
+		struct fleet_cosignature *c = &h->cosignatures[i];
+		c->state = FLEET_COSIG_UNKNOWN;
+		for (size_t k = 0; split && k < policy->n_witnesses; k++) {
+			int q = witness_cosignature_verify(&policy->witnesses[k], cp, body_n,
+							   c->line, NULL);
+			if (q == -ENOENT)
+				continue;
+			c->state = q == 0 ? FLEET_COSIG_VERIFIED : FLEET_COSIG_INVALID;
+			if (q == 0 && !(c->policy_name = strdup(policy->witness_names[k])))
+				return -ENOMEM;
+			break;
+		}
+	}
+	cleanup_free struct witness_policy *p = malloc(sizeof(*p));
+	cleanup_free char **lines = calloc(h->n_cosignatures + 1, sizeof(*lines));
+	if (!p || !lines)
+		return -ENOMEM;
+	*p = *policy;
+	struct error err = { 0 };
+	size_t n_valid;
+	/* The policy's own log, when it is this host's: its key, not the
+	 * mirror's pin, must have signed the checkpoint. */
+	int r = strcmp(policy->log.name, h->origin) == 0 ? 0
+							 : ledger_vkey_parse(h->vkey, &p->log, &err);
+	if (r == 0) {
+		p->has_log = true;
+		for (size_t i = 0; i < h->n_cosignatures; i++)
+			lines[i] = h->cosignatures[i].line;
+		r = cp ? witness_policy_check(p, cp, strlen(cp), lines, h->n_cosignatures, &n_valid,
+					      &err)
+		       : error_set(&err, EBADMSG, "no checkpoint of this host is cosigned");
+	}
+	if (r < 0 && !(h->quorum_failure = strdup(err.msg)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -343,10 +426,24 @@ int fleet_load(const struct fleet_query *q, struct fleet *ret, struct error *err
 {
 	*ret = (struct fleet){ 0 };
 	const char *const params[] = { q->host };
-	int r = pgmirror_query(q->conninfo,
-			       "SELECT origin, host, size, checkpoint, pushed::text FROM airlock.log_heads"
-			       " WHERE $1::text IS NULL OR host = $1 ORDER BY host",
-			       1, params, fleet_on_host, ret, err);
+	uint64_t version = 0;
+	int r = pgmirror_query(q->conninfo, "SELECT max(version) FROM airlock.schema_version", 0,
+			       NULL, fleet_on_version, &version, err);
+	if (r == 0)
+		r = pgmirror_query(q->conninfo,
+				   "SELECT origin, host, size, checkpoint, pushed::text, vkey FROM airlock.log_heads"
+				   " WHERE $1::text IS NULL OR host = $1 ORDER BY host",
+				   1, params, fleet_on_host, ret, err);
+	/* Cosignatures from schema version 2 on (a mirror not migrated yet
+	 * has none to show). */
+	if (r == 0 && version >= 2)
+		r = pgmirror_query(q->conninfo,
+				   "SELECT origin, size, checkpoint, witness, line FROM airlock.cosigned_heads"
+				   " ORDER BY origin, witness, line",
+				   0, NULL, fleet_on_cosignature, ret, err);
+	for (size_t i = 0; r == 0 && q->policy && i < ret->n_hosts; i++)
+		if (fleet_verify_host(&ret->hosts[i], q->policy) < 0)
+			r = error_set(err, ENOMEM, "out of memory");
 	struct fleet_reader rd = { .f = ret };
 	/* By log and sequence: a record's last entry is its state. Only the
 	 * kinds read below. Both reads see what the mirror held at each;
@@ -379,6 +476,15 @@ void fleet_release(struct fleet *f)
 		free(f->hosts[i].origin);
 		free(f->hosts[i].checkpoint);
 		free(f->hosts[i].pushed);
+		free(f->hosts[i].vkey);
+		free(f->hosts[i].cosigned_checkpoint);
+		free(f->hosts[i].quorum_failure);
+		for (size_t k = 0; k < f->hosts[i].n_cosignatures; k++) {
+			free(f->hosts[i].cosignatures[k].witness);
+			free(f->hosts[i].cosignatures[k].line);
+			free(f->hosts[i].cosignatures[k].policy_name);
+		}
+		free(f->hosts[i].cosignatures);
 	}
 	for (size_t i = 0; i < f->n_runs; i++)
 		fleet_run_release(&f->runs[i]);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "ledger/witness.h"
 
 /* Many hosts, one place (docs/fleet.md): what the ledger mirror on
  * PostgreSQL (ledger/pgmirror.h) holds of every host that pushes to it,
@@ -15,13 +16,38 @@
  * Only what the database's own checks accepted is read: an entry is stored
  * with the checkpoint that covers it, in one transaction. */
 
+struct fleet_cosignature;
+
 struct fleet_host {
 	char *host, *origin;
 	uint64_t size; /* the verified size: the largest checkpoint accepted */
 	char *checkpoint; /* its signed note; NULL before the first push */
 	char *pushed; /* when it was accepted (the database's clock) */
-	/* Witness cosignatures are not kept by the mirror's schema: "not
-	 * recorded" (the front end says so). */
+	char *vkey; /* the log's key, pinned by the mirror at its first push */
+	/* Its latest checkpoint with witness cosignatures (schema version 2's
+	 * airlock.cosigned_heads): cosigned_size 0 when none. */
+	uint64_t cosigned_size;
+	char *cosigned_checkpoint;
+	struct fleet_cosignature *cosignatures;
+	size_t n_cosignatures;
+	/* With a policy: NULL when its quorum is met by the cosignatures (and
+	 * the checkpoint's signature by vkey verifies), else the one-line
+	 * reason (witness_policy_check()'s). */
+	char *quorum_failure;
+};
+
+/* One cosignature line the mirror keeps; its witness is the line's own key
+ * name, as the mirror stored it. */
+enum fleet_cosignature_state {
+	FLEET_COSIG_UNVERIFIED, /* no policy was given */
+	FLEET_COSIG_VERIFIED, /* by the policy's witness of that name and key id */
+	FLEET_COSIG_UNKNOWN, /* by no witness of the policy */
+	FLEET_COSIG_INVALID, /* a policy witness's, and it does not verify: forged */
+};
+struct fleet_cosignature {
+	char *witness, *line;
+	enum fleet_cosignature_state state;
+	char *policy_name; /* the policy's name of the witness when verified */
 };
 
 struct fleet_run {
@@ -85,6 +111,10 @@ struct fleet_query {
 	const char *host; /* NULL: every host */
 	const char *since; /* NULL: any time; else an RFC 3339 prefix the runs' times are >= */
 	size_t runs_max; /* the newest runs kept (0: all) */
+	/* NULL: cosignatures are listed unverified; else each is checked
+	 * against the policy's witnesses and the quorum with the host's log
+	 * key in place of the policy's log (the fleet has many logs). */
+	const struct witness_policy *policy;
 };
 
 /* Reads the mirror at q->conninfo. -ECONNREFUSED when it cannot be reached,

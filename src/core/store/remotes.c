@@ -21,6 +21,7 @@
 #include "basic/clock.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
+#include "basic/strv.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
 #include "core/store/store.h"
@@ -333,6 +334,50 @@ static void remotes_record(struct store *store, const struct error *failure, boo
 	}
 }
 
+static uint64_t remotes_acknowledged(struct store *store, const char *name);
+
+/* The witnesses' cosignatures of the checkpoint the mirror acknowledged,
+ * when it is the ledger's latest, sent to it (schema version 2's
+ * airlock.cosignatures): the fleet's view of each host's last cosigned
+ * checkpoint. Sent again at every push that has any (a line the mirror
+ * holds is skipped): one that failed is made by the next. */
+static int remotes_send_cosignatures(struct store *store, struct error *err)
+{
+	struct ledger *ledger = store_ledger(store);
+	uint64_t size = remotes_acknowledged(store, PGMIRROR_NAME);
+	char **lines = NULL;
+	size_t n = 0;
+	if (size == 0)
+		return 0;
+	int r = ledger_remote_cosignatures(ledger, size, &lines, &n, err);
+	if (r < 0 || n == 0) {
+		strv_free(lines);
+		return r;
+	}
+	cleanup_free char *text = NULL;
+	size_t text_n;
+	struct ledger_checkpoint cp = { 0 };
+	struct remotes_mirror cfg = { 0 };
+	uint64_t added;
+	r = ledger_checkpoint_text(ledger, &text, &text_n, err);
+	if (r == 0)
+		r = ledger_checkpoint_parse(text, text_n, NULL, &cp, err);
+	/* The mirror behind the checkpoint (this push failed): the next. */
+	if (r == 0 && cp.size != size) {
+		ledger_checkpoint_release(&cp);
+		strv_free(lines);
+		return 0;
+	}
+	if (r == 0)
+		r = remotes_mirror_get(store, &cfg, err);
+	if (r == 0)
+		r = pgmirror_cosign(cfg.conninfo, cp.origin, size, lines, n, &added, err);
+	ledger_checkpoint_release(&cp);
+	remotes_mirror_release(&cfg);
+	strv_free(lines);
+	return r;
+}
+
 int remotes_push(struct store *store, struct error *err)
 {
 	struct ledger *ledger = store_ledger(store);
@@ -349,6 +394,14 @@ int remotes_push(struct store *store, struct error *err)
 	if (r >= 0 && ledger_n_remotes(ledger) > 0) {
 		r = ledger_push(ledger, err);
 		conflict = r == -EEXIST || r == -EBADMSG;
+	}
+	/* A witness that failed (down, refusing) does not keep the others'
+	 * cosignatures from the mirror; a conflict does. */
+	if (mirror && !conflict) {
+		struct error one = { 0 };
+		int q = remotes_send_cosignatures(store, r < 0 ? &one : err);
+		if (r >= 0)
+			r = q;
 	}
 	if (mirror)
 		remotes_record(store, r < 0 ? err : NULL, conflict);
