@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
+#include <netdb.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -707,6 +708,11 @@ static void test_netproxy_slow_clients(void)
  * and with Landlock a world-readable file outside /etc, /usr, /lib*, /run
  * (as the state directory is) unreadable, nothing writable, /etc/hosts
  * readable. Exit status: 0, or the failed check's number. */
+static void *confined_thread(void *arg)
+{
+	return arg;
+}
+
 static int confined_child(const char *secret, const char *dir)
 {
 	struct error err = { 0 };
@@ -726,6 +732,24 @@ static int confined_child(const char *secret, const char *dir)
 	if (getaddrinfo("localhost", "80", NULL, &ai) != 0)
 		return 17; /* name resolution still works: the proxy's job */
 	freeaddrinfo(ai);
+	/* the seccomp filter: no program, no fork, no other socket family;
+	 * threads, sockets of its own families still work */
+	char *const argv[] = { (char *)"false", NULL }, *const envp[] = { NULL };
+	if (execve("/bin/false", argv, envp) == 0 || errno != EPERM) /* exit 1 if it ran */
+		return 18;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid >= 0 || errno != EPERM)
+		return 19;
+	if ((fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0)) >= 0 || errno != EAFNOSUPPORT)
+		return 20;
+	if ((fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 21;
+	close(fd);
+	pthread_t t;
+	if (pthread_create(&t, NULL, confined_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 22;
 	if (!landlock) /* only on a kernel without Landlock: uid and flags */
 		return syscall(__NR_landlock_create_ruleset, NULL, 0,
 			       AL_LANDLOCK_CREATE_RULESET_VERSION) >= 1
