@@ -126,11 +126,11 @@ static int netconfine_seccomp(struct error *err)
 			kept = kept || families[i] == f;
 		if (!kept)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f));
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f, 0));
 	}
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK));
+				     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK, 0));
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
