@@ -416,8 +416,9 @@ static void *netproxy_worker(void *arg)
 	struct netconn_record rec;
 
 	netproxy_handle(job->fd, s->allow, s->lim, s->start_ns, &rec);
-	/* Recorded before the client sees the end: its next connection's
-	 * record comes after this one. */
+	/* Recorded before the connection is closed: a refused client reads
+	 * its answer to the end only after this. (A tunnel's client may see
+	 * the upstream's end, passed on, a moment before.) */
 	netproxy_emit(s, &rec);
 	close(job->fd);
 	free(job);
