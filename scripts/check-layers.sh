@@ -20,7 +20,7 @@ set -eu
 cd "$(dirname "$0")/../src"
 status=0
 
-CORE_ORDER="store policy session agents host record snapshot gate run permit hook report fleet"
+CORE_ORDER="store policy net session agents host record snapshot gate run permit hook report fleet"
 CORE_EXCEPTIONS="
 "
 

@@ -8,7 +8,8 @@ libseccomp-dev jq bats time python3 python3-jsonschema util-linux procps attr ac
 clang-format clang-tidy shellcheck golang-go golang-golang-x-mod-dev
 debhelper dpkg-dev lintian zsh
 libmicrohttpd-dev libcurl4-openssl-dev curl chromium
-libpq-dev postgresql"
+libpq-dev postgresql
+libhttp-parser-dev"
 [ "${1:-}" = "--bench" ] && packages="$packages hyperfine bubblewrap firejail bc"
 # The live host tests install the hosts with npm (tests/hosts/install.sh);
 # a node that came from elsewhere (NodeSource, nvm) is kept.

@@ -11,8 +11,10 @@
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
 #include "core/run/doctor.h"
+#include "core/run/run.h"
 #include "core/session/session.h"
 #include "core/store/remotes.h"
+#include "sandbox/sandbox.h"
 
 extern char **environ;
 
@@ -39,13 +41,38 @@ static void doctor_print_view(const struct doctor_view *v)
 		  v->n_absent);
 }
 
+/* sandbox.net's allowlist form: each pattern as the policy keeps it
+ * (canonical) with the ports it covers (docs/network.md). */
+static void doctor_print_allowlist(const struct doctor_view *v)
+{
+	cli_print("  network  allowlist (sandbox.net: the named hosts, through the proxy)\n");
+	for (size_t i = 0; v->net_allow && v->net_allow[i]; i++) {
+		const char *p = v->net_allow[i];
+		bool port = p[strlen(p) - 1] != ']' && strrchr(p, ':') != NULL;
+		cli_print("           allow %s%s\n", p, port ? "" : " (ports 80, 443)");
+	}
+	if (!v->net_allow || !v->net_allow[0])
+		cli_print("           allow nothing: every connection is refused\n");
+	for (size_t i = 0; v->net_deny && v->net_deny[i]; i++) {
+		const char *p = v->net_deny[i];
+		bool port = p[strlen(p) - 1] != ']' && strrchr(p, ':') != NULL;
+		cli_print("           deny  %s%s\n", p, port ? "" : " (every port)");
+	}
+	cli_print("  a run reaches them through the proxy at 127.0.0.1:%d (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; docs/network.md)\n",
+		  SANDBOX_NET_PROXY_PORT);
+}
+
 /* What the policy grants a run besides reading: the network, and the
  * directories it may write, each as run would check it now. */
 static void doctor_print_grants(const struct doctor_view *v)
 {
 	cli_print("what a run in %s may reach (policy %s):\n", v->workspace, v->policy_origin);
-	cli_print("  network  %s\n", v->share_net ? "host (sandbox.net: the host's network)"
-						  : "loopback (sandbox.net: only the run's own lo)");
+	if (v->net_allowlist)
+		doctor_print_allowlist(v);
+	else
+		cli_print("  network  %s\n",
+			  v->share_net ? "host (sandbox.net: the host's network)"
+				       : "loopback (sandbox.net: only the run's own lo)");
 	cli_print("  writable %s (the workspace)\n", v->workspace);
 	for (size_t i = 0; i < v->n_writable; i++) {
 		const struct doctor_writable *w = &v->writable[i];

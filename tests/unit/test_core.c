@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -16,6 +18,7 @@
 #include "core/host/hostview.h"
 #include "core/run/job.h"
 #include "basic/sha256.h"
+#include "core/policy/netallow.h"
 #include "core/policy/policy.h"
 #include "core/policy/policy_embed.h"
 #include "core/record/receipt.h"
@@ -193,6 +196,9 @@ static void test_default_policy_struct_is_the_parsed_document(void)
 	ASSERT_TRUE(builtin->home_hidden == parsed->home_hidden);
 	ASSERT_TRUE(builtin->tmp_bytes == parsed->tmp_bytes);
 	ASSERT_TRUE(builtin->share_net == parsed->share_net);
+	ASSERT_TRUE(builtin->net_allowlist == parsed->net_allowlist);
+	policy_assert_strv_eq(builtin->net_allow, parsed->net_allow);
+	policy_assert_strv_eq(builtin->net_deny, parsed->net_deny);
 	ASSERT_TRUE(builtin->hooks_unknown_opens_failure == parsed->hooks_unknown_opens_failure);
 	ASSERT_TRUE(builtin->gate_cancelled_opens_failure == parsed->gate_cancelled_opens_failure);
 	/* The last field compared is the struct's last: one appended to it
@@ -285,6 +291,11 @@ static void test_policy_widenings(void)
 		  NULL, false },
 		{ ",\"sandbox\":{\"tmp_bytes\":268435457}", "sandbox.tmp_bytes", false },
 		{ ",\"sandbox\":{\"writable\":[\"/srv\"]}", "sandbox.writable", false },
+		/* issue 25: the allowlist form widens by its allow patterns only */
+		{ ",\"sandbox\":{\"net\":{}}", NULL, false },
+		{ ",\"sandbox\":{\"net\":{\"allow\":[],\"deny\":[\"*.example.org\"]}}", NULL, false },
+		{ ",\"sandbox\":{\"net\":{\"allow\":[\"registry.npmjs.org\"]}}",
+		  "sandbox.net.allow", false },
 	};
 	struct policy *base = NULL;
 	struct error err = { 0 };
@@ -926,7 +937,314 @@ static void test_changeset_verdict_read_back(void)
 	}
 }
 
-RUN_TESTS(T_(test_default_policy_loads), T_(test_default_policy_compact_is_the_document),
+/* issue 25: the network allowlist's patterns (docs/network.md): what
+ * parses, to which canonical spelling, and what is refused. */
+static void test_netallow_pattern_parse(void)
+{
+	static const struct {
+		const char *in, *canon; /* canon NULL: refused */
+	} cases[] = {
+		{ "registry.npmjs.org", "registry.npmjs.org" },
+		{ "Registry.NPMjs.ORG:443", "registry.npmjs.org:443" },
+		{ "*.debian.org", "*.debian.org" },
+		{ "*.Debian.org:8080", "*.debian.org:8080" },
+		{ "xn--bcher-kva.example", "xn--bcher-kva.example" },
+		{ "192.0.2.7", "192.0.2.7" },
+		{ "10.0.0.0/8:443", "10.0.0.0/8:443" },
+		{ "[2001:DB8::1]", "[2001:db8::1]" },
+		{ "[fd00::/8]:443", "[fd00::/8]:443" },
+		{ "127.0.0.2", "127.0.0.2" },
+		{ "", NULL },
+		{ "localhost", NULL },
+		{ "example", NULL },
+		{ "*", NULL },
+		{ "*.com", NULL },
+		{ "*.", NULL },
+		{ "foo*.org", NULL },
+		{ "*foo.org", NULL },
+		{ "a.*.org", NULL },
+		{ "**.example.org", NULL },
+		{ "example.org.", NULL },
+		{ ".example.org", NULL },
+		{ "a..example.org", NULL },
+		{ "-a.example.org", NULL },
+		{ "a-.example.org", NULL },
+		{ "a_b.example.org", NULL },
+		{ "example.org:0", NULL },
+		{ "example.org:65536", NULL },
+		{ "example.org:080", NULL },
+		{ "example.org:", NULL },
+		{ "example.org:+1", NULL },
+		{ "example.org:1:2", NULL },
+		{ "2130706433", NULL },
+		{ "0x7f.1", NULL },
+		{ "1.2.3", NULL },
+		{ "127.1", NULL },
+		{ "010.0.0.1", NULL },
+		{ "10.1.0.0/8", NULL },
+		{ "10.0.0.0/33", NULL },
+		{ "10.0.0.0/", NULL },
+		{ "example.org/8", NULL },
+		{ "::1", NULL },
+		{ "[::1", NULL },
+		{ "[::1]x", NULL },
+		{ "[10.0.0.1]", NULL },
+		{ "[::/129]", NULL },
+		{ "[fd00::1/8]", NULL },
+		{ "exa mple.org", NULL },
+		{ "https://example.org", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct netallow_pattern p, again;
+		struct error err = { 0 };
+		char buf[NETALLOW_PATTERN_MAX + 1];
+		int r = netallow_pattern_parse(cases[i].in, &p, &err);
+		if (!cases[i].canon) {
+			if (r == 0)
+				printf("# accepted '%s'\n", cases[i].in);
+			ASSERT_EQ_INT(r, -EINVAL);
+			ASSERT_TRUE(err.msg[0] != '\0');
+			continue;
+		}
+		if (r != 0)
+			printf("# refused '%s': %s\n", cases[i].in, err.msg);
+		ASSERT_EQ_INT(r, 0);
+		ASSERT_TRUE(netallow_pattern_format(&p, buf, sizeof(buf)) > 0);
+		ASSERT_EQ_STR(buf, cases[i].canon);
+		ASSERT_EQ_INT(netallow_pattern_parse(buf, &again, &err), 0);
+		ASSERT_TRUE(memcmp(&p, &again, sizeof(p)) == 0);
+	}
+	/* 63-byte labels and 253 bytes in all; one more is refused. */
+	char name[300];
+	memset(name, 'a', 63);
+	strcpy(name + 63, ".example.org");
+	struct netallow_pattern p;
+	struct error err = { 0 };
+	ASSERT_EQ_INT(netallow_pattern_parse(name, &p, &err), 0);
+	memset(name, 'a', 64);
+	strcpy(name + 64, ".example.org");
+	ASSERT_EQ_INT(netallow_pattern_parse(name, &p, &err), -EINVAL);
+	name[0] = '\0';
+	while (strlen(name) + 4 <= 253)
+		strcat(name, "abc.");
+	strcat(name, "org");
+	name[253] = '\0';
+	ASSERT_EQ_INT(strlen(name), 253);
+	ASSERT_EQ_INT(netallow_pattern_parse(name, &p, &err), 0);
+	strcat(name, "r");
+	ASSERT_EQ_INT(netallow_pattern_parse(name, &p, &err), -EINVAL);
+}
+
+static enum netallow_verdict netallow_check(const struct netallow *n, const char *host,
+					    uint16_t port, size_t *ret_index)
+{
+	struct netallow_request req;
+	size_t ignored;
+
+	if (netallow_request_parse(host, port, &req) < 0)
+		return (enum netallow_verdict) - 1;
+	return netallow_match(n, &req, ret_index ? ret_index : &ignored);
+}
+
+/* Matching: exact names, "*." below the domain only, ports (none: 80 and
+ * 443 to allow, every port to deny), deny over allow, literals only by
+ * ranges; requests that are neither names nor literals are refused. */
+static void test_netallow_match(void)
+{
+	static const char *const allow[] = { "registry.npmjs.org",
+					     "*.debian.org",
+					     "github.com:22",
+					     "github.com:443",
+					     "192.0.2.0/24:8080",
+					     "[2001:db8::/32]",
+					     NULL };
+	static const char *const deny[] = { "evil.debian.org", "192.0.2.66", NULL };
+	struct netallow n;
+	struct error err = { 0 };
+	size_t idx = 99;
+
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, (char *const *)deny, &n, &err), 0);
+	ASSERT_EQ_INT(netallow_check(&n, "registry.npmjs.org", 443, &idx), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT((int)idx, 0);
+	ASSERT_EQ_INT(netallow_check(&n, "REGISTRY.npmjs.org.", 80, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "registry.npmjs.org", 8443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "x.registry.npmjs.org", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "npmjs.org", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "deb.debian.org", 443, &idx), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT((int)idx, 1);
+	ASSERT_EQ_INT(netallow_check(&n, "a.b.debian.org", 80, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "debian.org", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "xdebian.org", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "debian.org.evil.com", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "evil.debian.org", 443, &idx), NETALLOW_DENIED);
+	ASSERT_EQ_INT((int)idx, 0);
+	ASSERT_EQ_INT(netallow_check(&n, "evil.debian.org", 9999, NULL), NETALLOW_DENIED);
+	ASSERT_EQ_INT(netallow_check(&n, "github.com", 22, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "github.com", 443, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "github.com", 80, NULL), NETALLOW_NOT_ALLOWED);
+	/* literals: only by ranges, with their ports */
+	ASSERT_EQ_INT(netallow_check(&n, "192.0.2.7", 8080, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "192.0.2.7", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "192.0.2.66", 8080, NULL), NETALLOW_DENIED);
+	ASSERT_EQ_INT(netallow_check(&n, "[::ffff:192.0.2.7]", 8080, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "[::ffff:192.0.2.66]", 8080, NULL), NETALLOW_DENIED);
+	ASSERT_EQ_INT(netallow_check(&n, "[2001:db8::5]", 443, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "2001:db8::5", 80, NULL), NETALLOW_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "[2001:db9::5]", 443, NULL), NETALLOW_NOT_ALLOWED);
+	ASSERT_EQ_INT(netallow_check(&n, "104.16.0.35", 443, NULL), NETALLOW_NOT_ALLOWED);
+	/* neither a name nor a literal */
+	static const char *const bad[] = { "2130706433",     "0x7f.1",	   "127.1",
+					   "a_b.debian.org", "",	   ".",
+					   "[::1",	     "10.0.0.0/8", "deb.debian.org..",
+					   "*.debian.org",   "localhost" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct netallow_request req;
+		ASSERT_EQ_INT(netallow_request_parse(bad[i], 443, &req), -EINVAL);
+	}
+	struct netallow_request req;
+	ASSERT_EQ_INT(netallow_request_parse("deb.debian.org", 0, &req), -EINVAL);
+	netallow_release(&n);
+	/* an error names the list and index */
+	static const char *const broken[] = { "ok.example.org", "*", NULL };
+	ASSERT_EQ_INT(netallow_compile(NULL, (char *const *)broken, &n, &err), -EINVAL);
+	ASSERT_TRUE(strstr(err.msg, "deny[1]") != NULL);
+}
+
+static void netallow_addr(const char *s, int *family, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	*family = strchr(s, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(*family, s, addr) != 1)
+		abort();
+}
+
+/* Resolved addresses: loopback, link-local (the metadata endpoint),
+ * private and special ones only when an allow range names them, in every
+ * IPv6 spelling of an IPv4 address; a deny range refuses even public ones. */
+static void test_netallow_addresses(void)
+{
+	static const struct {
+		const char *addr;
+		enum netallow_class cls;
+	} classes[] = {
+		{ "127.0.0.1", NETALLOW_LOOPBACK },
+		{ "127.255.0.2", NETALLOW_LOOPBACK },
+		{ "::1", NETALLOW_LOOPBACK },
+		{ "::ffff:127.0.0.1", NETALLOW_LOOPBACK },
+		{ "64:ff9b::7f00:1", NETALLOW_LOOPBACK },
+		{ "2002:7f00:1::", NETALLOW_LOOPBACK },
+		{ "169.254.169.254", NETALLOW_LINK_LOCAL },
+		{ "::ffff:169.254.169.254", NETALLOW_LINK_LOCAL },
+		{ "fe80::1", NETALLOW_LINK_LOCAL },
+		{ "10.0.0.1", NETALLOW_PRIVATE },
+		{ "172.16.0.1", NETALLOW_PRIVATE },
+		{ "172.31.255.255", NETALLOW_PRIVATE },
+		{ "192.168.1.1", NETALLOW_PRIVATE },
+		{ "100.64.0.1", NETALLOW_PRIVATE },
+		{ "fd00::1", NETALLOW_PRIVATE },
+		{ "fc00::1", NETALLOW_PRIVATE },
+		{ "0.0.0.0", NETALLOW_SPECIAL },
+		{ "::", NETALLOW_SPECIAL },
+		{ "224.0.0.1", NETALLOW_SPECIAL },
+		{ "255.255.255.255", NETALLOW_SPECIAL },
+		{ "ff02::1", NETALLOW_SPECIAL },
+		{ "::2", NETALLOW_SPECIAL },
+		{ "172.32.0.1", NETALLOW_PUBLIC },
+		{ "104.16.0.35", NETALLOW_PUBLIC },
+		{ "2606:4700::1", NETALLOW_PUBLIC },
+		{ "::ffff:104.16.0.35", NETALLOW_PUBLIC },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(classes); i++) {
+		int family;
+		uint8_t a[16];
+		netallow_addr(classes[i].addr, &family, a);
+		if (netallow_address_class(family, a) != classes[i].cls)
+			printf("# %s is %s\n", classes[i].addr,
+			       netallow_class_name(netallow_address_class(family, a)));
+		ASSERT_EQ_INT(netallow_address_class(family, a), classes[i].cls);
+	}
+	static const char *const allow[] = { "registry.test", "127.0.0.2", "10.1.0.0/16:8443", NULL };
+	static const char *const deny[] = { "104.16.0.0/16", NULL };
+	struct netallow n;
+	struct error err = { 0 };
+	int family;
+	uint8_t a[16];
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, (char *const *)deny, &n, &err), 0);
+	netallow_addr("127.0.0.2", &family, a);
+	ASSERT_TRUE(netallow_address_allowed(&n, family, a, 443));
+	netallow_addr("::ffff:127.0.0.2", &family, a);
+	ASSERT_TRUE(netallow_address_allowed(&n, family, a, 443));
+	netallow_addr("127.0.0.3", &family, a);
+	ASSERT_TRUE(!netallow_address_allowed(&n, family, a, 443));
+	netallow_addr("169.254.169.254", &family, a);
+	ASSERT_TRUE(!netallow_address_allowed(&n, family, a, 80));
+	netallow_addr("10.1.2.3", &family, a);
+	ASSERT_TRUE(netallow_address_allowed(&n, family, a, 8443));
+	ASSERT_TRUE(!netallow_address_allowed(&n, family, a, 443));
+	netallow_addr("10.2.0.1", &family, a);
+	ASSERT_TRUE(!netallow_address_allowed(&n, family, a, 8443));
+	netallow_addr("2606:4700::1", &family, a);
+	ASSERT_TRUE(netallow_address_allowed(&n, family, a, 443));
+	netallow_addr("104.16.0.35", &family, a);
+	ASSERT_TRUE(!netallow_address_allowed(&n, family, a, 443));
+	netallow_addr("::1", &family, a);
+	ASSERT_TRUE(!netallow_address_allowed(&n, family, a, 443));
+	netallow_release(&n);
+}
+
+/* sandbox.net's object form in a policy: patterns kept canonical, lists
+ * bounded, errors naming the key; a string form after it clears it. */
+static void test_policy_net_allowlist(void)
+{
+	static const char doc[] =
+		"{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":{\"allow\":[\"Registry.NPMjs.org\",\"*.debian.org:443\"]}}}";
+	struct policy *p = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_parse(doc, strlen(doc), "t", &p, &err), 0);
+	ASSERT_TRUE(p->net_allowlist && !p->share_net);
+	ASSERT_EQ_INT(strv_length(p->net_allow), 2);
+	ASSERT_EQ_STR(p->net_allow[0], "registry.npmjs.org");
+	ASSERT_TRUE(p->net_deny != NULL && p->net_deny[0] == NULL);
+	policy_free(p);
+	static const struct {
+		const char *doc, *needle;
+	} bad[] = {
+		{ "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":{\"allow\":[\"*\"]}}}",
+		  "'sandbox.net.allow[0]'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":{\"deny\":[1]}}}",
+		  "'sandbox.net.deny[0]'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":{\"allow\":[],\"ports\":[]}}}",
+		  "'sandbox.net.ports'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":\"all\"}}", "'sandbox.net'" },
+		{ "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":[]}}", "'sandbox.net'" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		err = (struct error){ 0 };
+		p = NULL;
+		ASSERT_TRUE(policy_parse(bad[i].doc, strlen(bad[i].doc), "t", &p, &err) < 0);
+		if (!strstr(err.msg, bad[i].needle))
+			printf("# %s\n", err.msg);
+		ASSERT_TRUE(strstr(err.msg, bad[i].needle) != NULL);
+	}
+	/* 256 patterns at most */
+	size_t cap = 300 * 24 + 200;
+	char *big = malloc(cap);
+	ASSERT_TRUE(big != NULL);
+	strcpy(big, "{\"schema\":\"airlock.policy/1\",\"sandbox\":{\"net\":{\"allow\":[");
+	for (int i = 0; i < 257; i++)
+		snprintf(big + strlen(big), cap - strlen(big), "%s\"h%d.example.org\"",
+			 i ? "," : "", i);
+	strcat(big, "]}}}");
+	err = (struct error){ 0 };
+	ASSERT_TRUE(policy_parse(big, strlen(big), "t", &p, &err) < 0);
+	ASSERT_TRUE(strstr(err.msg, "at most 256") != NULL);
+	free(big);
+}
+
+RUN_TESTS(T_(test_netallow_pattern_parse), T_(test_netallow_match), T_(test_netallow_addresses),
+	  T_(test_policy_net_allowlist), T_(test_default_policy_loads),
+	  T_(test_default_policy_compact_is_the_document),
 	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
 	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
 	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),

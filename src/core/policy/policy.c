@@ -15,6 +15,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "basic/text.h"
+#include "core/policy/netallow.h"
 #include "core/policy/policy_embed.h"
 #include "core/store/jsonutil.h"
 
@@ -36,6 +37,8 @@ void policy_free(struct policy *policy)
 	strv_free(policy->home_allow);
 	strv_free(policy->read_only);
 	strv_free(policy->writable);
+	strv_free(policy->net_allow);
+	strv_free(policy->net_deny);
 	strv_free(policy->gate_trivial);
 	free(policy);
 }
@@ -183,6 +186,69 @@ static int policy_get_either(json_t *v, const char *key, const char *first, cons
 	return 0;
 }
 
+/* One list of sandbox.net's object (v NULL: the key is absent, the list
+ * empty): each pattern parsed and kept in its canonical spelling, so that
+ * widening compares patterns, not spellings. */
+static int policy_parse_net_list(char ***slot, json_t *v, const char *name, struct error *err)
+{
+	cleanup_strv char **strv = NULL;
+	int r = v ? jsonutil_get_strv(v, name, false, &strv, err) : 0;
+
+	if (r < 0)
+		return r;
+	if (strv_length(strv) > NETALLOW_MAX_PATTERNS)
+		return error_set(err, E2BIG, "'%s' lists %zu patterns; at most %d", name,
+				 strv_length(strv), NETALLOW_MAX_PATTERNS);
+	for (size_t i = 0; strv && strv[i]; i++) {
+		struct netallow_pattern pat;
+		char canon[NETALLOW_PATTERN_MAX + 1];
+		r = netallow_pattern_parse(strv[i], &pat, err);
+		if (r < 0)
+			return error_prefix(err, "'%s[%zu]'", name, i);
+		if (netallow_pattern_format(&pat, canon, sizeof(canon)) < 0)
+			return error_set(err, EINVAL, "'%s[%zu]' is too long", name, i);
+		char *copy = strdup(canon);
+		if (!copy)
+			return error_set(err, ENOMEM, "out of memory");
+		free(strv[i]);
+		strv[i] = copy;
+	}
+	strv_free(*slot);
+	*slot = TAKE_PTR(strv);
+	if (!*slot && !(*slot = calloc(1, sizeof(char *))))
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* sandbox.net: "loopback", "host", or {"allow": [...], "deny": [...]}. */
+static int policy_parse_net(struct policy *p, json_t *v, struct error *err)
+{
+	static const char *const keys[] = { "allow", "deny", NULL };
+	int r;
+
+	if (!json_is_object(v)) {
+		r = policy_get_either(v, "sandbox.net", "loopback", "host", &p->share_net, err);
+		if (r < 0)
+			return error_set(err, EINVAL,
+					 "'sandbox.net' must be \"loopback\", \"host\" or an object {\"allow\": [...], \"deny\": [...]}");
+		p->net_allowlist = false;
+		strv_free(p->net_allow);
+		strv_free(p->net_deny);
+		p->net_allow = p->net_deny = NULL;
+		return 0;
+	}
+	r = jsonutil_check_keys(v, "sandbox.net", keys, err);
+	p->share_net = false;
+	p->net_allowlist = true;
+	if (r == 0)
+		r = policy_parse_net_list(&p->net_allow, json_object_get(v, "allow"),
+					  "sandbox.net.allow", err);
+	if (r == 0)
+		r = policy_parse_net_list(&p->net_deny, json_object_get(v, "deny"),
+					  "sandbox.net.deny", err);
+	return r;
+}
+
 static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err)
 {
 	static const char *const keys[] = { "profile",	  "hide",      "home",
@@ -212,7 +278,7 @@ static int policy_parse_sandbox(struct policy *p, json_t *obj, struct error *err
 	if (r == 0 && (v = json_object_get(obj, "tmp_bytes")))
 		r = jsonutil_get_u64(v, "sandbox.tmp_bytes", 1 << 20, 1ULL << 40, &p->tmp_bytes, err);
 	if (r == 0 && (v = json_object_get(obj, "net")))
-		r = policy_get_either(v, "sandbox.net", "loopback", "host", &p->share_net, err);
+		r = policy_parse_net(p, v, err);
 	if (r == 0 && (v = json_object_get(obj, "writable")))
 		r = policy_replace_strv(&p->writable, v, "sandbox.writable", err);
 	if (r == 0)
@@ -548,6 +614,10 @@ static const struct policy_field policy_fields[] = {
 	POLICY_STRV("sandbox.read_only", read_only, POLICY_WIDER_REMOVES, false),
 	POLICY_U64("sandbox.tmp_bytes", tmp_bytes, POLICY_WIDER_GREATER),
 	POLICY_BOOL("sandbox.net", share_net, POLICY_WIDER_TRUE, false, "\"loopback\"", "\"host\""),
+	/* The allowlist form alone (net_allowlist) gives no reach: with no
+	 * allow pattern its proxy refuses every connection. */
+	POLICY_STRV("sandbox.net.allow", net_allow, POLICY_WIDER_ADDS, false),
+	POLICY_STRV("sandbox.net.deny", net_deny, POLICY_WIDER_REMOVES, false),
 	POLICY_STRV("sandbox.writable", writable, POLICY_WIDER_ADDS, false),
 	/* Read from the installed policy only, never from a file (core/run/run.c). */
 	POLICY_STRV("gate.trivial", gate_trivial, POLICY_WIDER_NEITHER, false),

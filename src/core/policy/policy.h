@@ -34,6 +34,11 @@ struct policy {
 	char **read_only; /* relative: to the workspace */
 	uint64_t tmp_bytes;
 	bool share_net; /* sandbox.net: "host" (true) or "loopback" */
+	/* sandbox.net as an object (docs/network.md): the command reaches the
+	 * network through the allowlist proxy only. Patterns in their canonical
+	 * spelling (core/policy/netallow.h); NULL unless net_allowlist. */
+	bool net_allowlist;
+	char **net_allow, **net_deny;
 	/* sandbox.writable: host directories writable besides the workspace;
 	 * "~/" or absolute. core/host/hostview.h decides which may be. */
 	char **writable;

@@ -200,6 +200,8 @@ void doctor_view_release(struct doctor_view *v)
 	}
 	free(v->writable);
 	strv_free(v->state_dirs);
+	strv_free(v->net_allow);
+	strv_free(v->net_deny);
 	*v = (struct doctor_view){ 0 };
 }
 
@@ -304,7 +306,13 @@ int doctor_view_build(struct session *s, const char *workspace, struct doctor_vi
 		v.policy_refusal = NULL;
 	v.home_hidden = policy->home_hidden;
 	v.share_net = policy->share_net;
-	if (!v.policy_origin)
+	v.net_allowlist = policy->net_allowlist;
+	bool copied = true;
+	for (size_t i = 0; policy->net_allow && policy->net_allow[i]; i++)
+		copied = copied && strv_push(&v.net_allow, policy->net_allow[i]) == 0;
+	for (size_t i = 0; policy->net_deny && policy->net_deny[i]; i++)
+		copied = copied && strv_push(&v.net_deny, policy->net_deny[i]) == 0;
+	if (!v.policy_origin || !copied)
 		r = error_set(err, ENOMEM, "out of memory");
 	if (r == 0)
 		r = hostview_state_dirs(in_use, environ_, &caller, &v.state_dirs, err);

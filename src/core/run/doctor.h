@@ -53,6 +53,10 @@ struct doctor_view {
 	char *policy_refusal;
 	bool home_hidden;
 	bool share_net; /* sandbox.net "host" */
+	/* sandbox.net's allowlist form (docs/network.md): its patterns,
+	 * canonical; NULL unless net_allowlist */
+	bool net_allowlist;
+	char **net_allow, **net_deny;
 	struct doctor_writable *writable;
 	size_t n_writable;
 	size_t n_refused;
