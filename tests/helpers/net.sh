@@ -11,7 +11,8 @@
 #   NET_HTTP, NET_HTTPS, NET_GIT (ports on 127.0.0.2, the names registry.test
 #   and git.test), NET_DENIED (an HTTPS port on 127.0.0.3, denied.test),
 #   NET_TCP (a raw TCP port on 127.0.0.2), NET_UDP (a UDP port on 127.0.0.3),
-#   NET_PID (the server process).
+#   NET_TCP6 (a raw TCP port on the host's [::1]), NET_PID (the server
+#   process).
 # net_world_stop: stops the servers.
 
 NET_HELPERS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,6 +32,8 @@ net_world_start() { # dir
 	NET_CA=$NET_DIR/ca.pem
 	# Files to fetch, and a bare repository for `git ls-remote`.
 	printf 'hello from registry.test\n' >"$NET_DIR/www/hello.txt"
+	# an npm registry's metadata document of one package (`npm view demo`)
+	printf '{"name":"demo","dist-tags":{"latest":"1.2.3"},"versions":{"1.2.3":{"name":"demo","version":"1.2.3","dist":{"tarball":"https://registry.test/demo-1.2.3.tgz","shasum":"0000000000000000000000000000000000000000"}}}}\n' >"$NET_DIR/www/demo"
 	git init -q --bare "$NET_DIR/git/repo.git" || return 1
 	git -C "$NET_DIR/git/repo.git" config http.receivepack false
 	(
@@ -58,10 +61,10 @@ net_world_start() { # dir
 		"https:127.0.0.2:0:$NET_DIR/www:$NET_DIR/server.pem:$NET_DIR/server.key" \
 		"git:127.0.0.2:0:$NET_DIR/git:$NET_DIR/server.pem:$NET_DIR/server.key" \
 		"https:127.0.0.3:0:$NET_DIR/www:$NET_DIR/server.pem:$NET_DIR/server.key" \
-		"tcp:127.0.0.2:0" "udp:127.0.0.3:0" >"$NET_DIR/ready" 2>"$NET_DIR/serve.err" 3>&- &
+		"tcp:127.0.0.2:0" "udp:127.0.0.3:0" "tcp:[::1]:0" >"$NET_DIR/ready" 2>"$NET_DIR/serve.err" 3>&- &
 	NET_PID=$!
 	local i=0
-	while [ "$(grep -c '^ready' "$NET_DIR/ready" 2>/dev/null)" != 6 ]; do
+	while [ "$(grep -c '^ready' "$NET_DIR/ready" 2>/dev/null)" != 7 ]; do
 		i=$((i + 1))
 		if [ "$i" -gt 100 ] || ! kill -0 "$NET_PID" 2>/dev/null; then
 			cat "$NET_DIR/serve.err" >&2
@@ -70,8 +73,8 @@ net_world_start() { # dir
 		sleep 0.1
 	done
 	{ read -r _ _ _ NET_HTTP && read -r _ _ _ NET_HTTPS && read -r _ _ _ NET_GIT &&
-		read -r _ _ _ NET_DENIED && read -r _ _ _ NET_TCP && read -r _ _ _ NET_UDP; } <"$NET_DIR/ready"
-	export NET_DIR NET_CA NET_HOSTS NET_LOG NET_HTTP NET_HTTPS NET_GIT NET_DENIED NET_TCP NET_UDP NET_PID
+		read -r _ _ _ NET_DENIED && read -r _ _ _ NET_TCP && read -r _ _ _ NET_UDP && read -r _ _ _ NET_TCP6; } <"$NET_DIR/ready"
+	export NET_DIR NET_CA NET_HOSTS NET_LOG NET_HTTP NET_HTTPS NET_GIT NET_DENIED NET_TCP NET_UDP NET_TCP6 NET_PID
 }
 
 net_world_stop() {
