@@ -96,6 +96,7 @@ EOF2
 # /etc/hosts for airlock only (tests/helpers/nethosts.sh), the test CA given
 # to the command by the policy's env.set. As root and as nobody alike.
 
+# shellcheck disable=SC1091 # tests/helpers/net.sh
 source "$BATS_TEST_DIRNAME/../helpers/net.sh"
 
 setup_file() {
@@ -121,10 +122,12 @@ aln() {
 }
 
 # An approved policy with these allow (and deny) patterns, the CA given to
-# every client the tests use.
+# every client the tests use, and curl, wget and pip off deny_argv0 (the
+# clients an allowlist is for).
 net_policy() { # allow-json [deny-json]
 	jq -n --argjson a "$1" --argjson d "${2:-[]}" --arg ca "$NET_CA" \
 		'{schema: "airlock.policy/1", sandbox: {net: {allow: $a, deny: $d}},
+		  deny_argv0: ["sudo", "su", "doas", "ssh", "scp", "sftp", "dd", "mkfs", "reboot", "shutdown", "halt", "poweroff"],
 		  env: {set: {SSL_CERT_FILE: $ca, CURL_CA_BUNDLE: $ca, GIT_SSL_CAINFO: $ca,
 			NODE_EXTRA_CA_CERTS: $ca, PIP_CERT: $ca}}}' >"$TEST_DIR/net.json"
 	approve_policy "$TEST_DIR/net.json"
@@ -141,7 +144,7 @@ std_allow() {
 
 # The connection records of the last run with HOST and PORT, as compact JSON lines.
 conn() { # host port
-	rq -c "$CONNS[] | select(.host == \"$1\" and .port == $2)"
+	rq -c "${CONNS}[] | select(.host == \"$1\" and .port == $2)"
 }
 
 # Asserts that a record for HOST:PORT exists, refused by RULE.
@@ -163,12 +166,12 @@ never_served() { # grep -E pattern
 
 # The pid of the proxy process below PID (an `airlock __netproxy`), or nothing.
 proxy_below() { # pid
-	local p c q i
+	local p c q
 	for p in /proc/[0-9]*; do
 		c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
 		[[ "$c" == *__netproxy* ]] || continue
 		q=${p#/proc/}
-		for i in 1 2 3 4 5 6 7 8; do
+		for _ in 1 2 3 4 5 6 7 8; do
 			q=$(awk '{print $4}' "/proc/$q/stat" 2>/dev/null) || break
 			[ "$q" = "$1" ] && { echo "${p#/proc/}"; return 0; }
 			[ "$q" -gt 1 ] || break
@@ -338,7 +341,7 @@ PY
 		[[ "$out" != *answered* && "$out" != *connected* ]]
 	done
 	# the IPv6 literal through the proxy: refused by the allowlist
-	rq -e "$CONNS[] | select((.host | test(\"fd00::1\")) and .port == $NET_TCP6 and .allowed == false
+	rq -e "${CONNS}[] | select((.host | test(\"fd00::1\")) and .port == $NET_TCP6 and .allowed == false
 		and .rule == \"net_not_allowed\")" >/dev/null || { rq -c "$CONNS"; return 1; }
 	never_served "^(tcp|udp) "
 }
@@ -364,7 +367,7 @@ PY
 	[[ "$out" == *"opened 1000"* && "$out" == *"own=ok"* ]] || { echo "$out"; rq .stderr; return 1; }
 	# the head deadline (10 s) dropped the slow heads before the client stopped (14 s)
 	[[ "$out" == *"held 0"* ]] || { echo "$out"; return 1; }
-	[ "$(rq "[$CONNS[] | select(.rule == \"net_head_timeout\")] | length")" -gt 0 ]
+	[ "$(rq "[${CONNS}[] | select(.rule == \"net_head_timeout\")] | length")" -gt 0 ]
 	[ "$(rq "$CONNS | length")" -le 1000 ]
 }
 

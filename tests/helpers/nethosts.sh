@@ -12,8 +12,10 @@ set -eu
 hosts=$1
 shift
 if [ "$(id -u)" -eq 0 ]; then
+	# shellcheck disable=SC2016 # the single-quoted script is for the sh it starts
 	exec unshare -m --propagation private sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" "$@"
 fi
+# shellcheck disable=SC2016 # the single-quoted script is for the sh it starts
 exec unshare -Urm --propagation private sh -c \
 	'u=$1 g=$2 && shift 2 && mount --bind "$0" /etc/hosts && exec unshare --map-user="$u" --map-group="$g" "$@"' \
 	"$hosts" "$(id -u)" "$(id -g)" "$@"
