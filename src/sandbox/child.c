@@ -197,6 +197,7 @@ static uint8_t init_build_quarantine(const struct child_setup *setup)
 {
 	const struct isolate_plan *plan = setup->plan;
 	int report_fd = setup->report_fd;
+	int proxy_fd = -1; /* init's only copy; never reaches the command */
 
 	if (!isolate_user_ns(plan))
 		child_fail(report_fd, SANDBOX_STAGE_USER_NS);
@@ -204,7 +205,7 @@ static uint8_t init_build_quarantine(const struct child_setup *setup)
 		child_fail(report_fd, SANDBOX_STAGE_MOUNTS);
 	if (!isolate_pivot())
 		child_fail(report_fd, SANDBOX_STAGE_PIVOT);
-	if (!isolate_network(plan))
+	if (!isolate_network(plan, &proxy_fd))
 		child_fail(report_fd, SANDBOX_STAGE_NETWORK);
 	if (!isolate_hostname(plan))
 		child_fail(report_fd, SANDBOX_STAGE_HOSTNAME);
@@ -221,7 +222,7 @@ static uint8_t init_build_quarantine(const struct child_setup *setup)
 	if (!isolate_landlock(plan))
 		child_fail(report_fd, SANDBOX_STAGE_LANDLOCK);
 	uint8_t moved = init_enter_cgroups(setup);
-	if (!isolate_seccomp(plan))
+	if (!isolate_seccomp(plan, proxy_fd))
 		child_fail(report_fd, SANDBOX_STAGE_SECCOMP);
 	return moved;
 }

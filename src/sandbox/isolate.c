@@ -11,6 +11,7 @@
 #include <linux/securebits.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -875,8 +876,42 @@ bool isolate_pivot(void)
 	       ok(syscall(SYS_umount2, ".", MNT_DETACH)) && ok(syscall(SYS_chdir, "/"));
 }
 
-bool isolate_network(const struct isolate_plan *plan)
+/* The allowlist proxy's listening socket in this (private) namespace:
+ * [::]:SANDBOX_NET_PROXY_PORT dual-stack, which with only lo is 127.0.0.1
+ * and ::1; 127.0.0.1 alone where the kernel has no IPv6. -1 with errno. */
+static int isolate_proxy_socket(void)
 {
+	int fd = (int)syscall(SYS_socket, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		int off = 0;
+		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+					   .sin6_port = htons(SANDBOX_NET_PROXY_PORT),
+					   .sin6_addr = IN6ADDR_ANY_INIT };
+		if (ok(syscall(SYS_setsockopt, fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off))) &&
+		    ok(syscall(SYS_bind, fd, &a6, sizeof(a6))) && ok(syscall(SYS_listen, fd, 1024)))
+			return fd;
+		syscall(SYS_close, fd);
+		fd = -1;
+	}
+	if (errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL)
+		return -1;
+	fd = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in a4 = { .sin_family = AF_INET,
+				  .sin_port = htons(SANDBOX_NET_PROXY_PORT),
+				  .sin_addr = { htonl(INADDR_LOOPBACK) } };
+	if (ok(syscall(SYS_bind, fd, &a4, sizeof(a4))) && ok(syscall(SYS_listen, fd, 1024)))
+		return fd;
+	int saved = errno;
+	syscall(SYS_close, fd);
+	errno = saved;
+	return -1;
+}
+
+bool isolate_network(const struct isolate_plan *plan, int *ret_proxy_fd)
+{
+	*ret_proxy_fd = -1;
 	if (plan->iso->share_net)
 		return true;
 	/* A new network namespace has only lo, and it is down. */
@@ -892,6 +927,10 @@ bool isolate_network(const struct isolate_plan *plan)
 	int saved = errno;
 	syscall(SYS_close, fd);
 	errno = saved;
+	if (up && plan->iso->net_listener_to > 0) {
+		*ret_proxy_fd = isolate_proxy_socket();
+		up = *ret_proxy_fd >= 0;
+	}
 	return up;
 }
 
@@ -988,18 +1027,24 @@ bool isolate_landlock(const struct isolate_plan *plan)
 	return done;
 }
 
-bool isolate_seccomp(const struct isolate_plan *plan)
+bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd)
 {
 	/* The kernel only reads the program. */
 	struct sock_fprog prog = { .len = plan->filter.len,
 				   .filter = (struct sock_filter *)plan->filter.insns };
 	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-	if (listener < 0)
-		return false;
-	bool sent = fdpass_send(plan->notify_fd, listener);
+	bool sent = listener >= 0 && fdpass_send(plan->notify_fd, listener);
+	/* The proxy's socket next, in the order the supervisor reads them;
+	 * init's copy is closed here, before the command exists (a command
+	 * holding it could accept() and pose as the proxy). */
+	if (sent && proxy_fd >= 0)
+		sent = fdpass_send(plan->notify_fd, proxy_fd);
 	int saved = errno;
-	syscall(SYS_close, listener);
+	if (listener >= 0)
+		syscall(SYS_close, listener);
+	if (proxy_fd >= 0)
+		syscall(SYS_close, proxy_fd);
 	errno = saved;
 	return sent;
 }

@@ -110,11 +110,15 @@ void isolate_plan_release(struct isolate_plan *plan);
 bool isolate_user_ns(const struct isolate_plan *plan);
 bool isolate_mounts(const struct isolate_plan *plan);
 bool isolate_pivot(void);
-bool isolate_network(const struct isolate_plan *plan);
+/* *ret_proxy_fd: the proxy's listening socket when iso->net_listener_to
+ * asks for one (else -1); isolate_seccomp() sends and closes it. */
+bool isolate_network(const struct isolate_plan *plan, int *ret_proxy_fd);
 bool isolate_hostname(const struct isolate_plan *plan);
 bool isolate_drop_capabilities(const struct isolate_plan *plan);
 bool isolate_no_new_privs(void);
 bool isolate_landlock(const struct isolate_plan *plan);
-bool isolate_seccomp(const struct isolate_plan *plan);
+/* Sends the seccomp listener on notify_fd, then proxy_fd when >= 0
+ * (closed here either way). */
+bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd);
 /* Processes in this pid namespace other than the caller (pid 1). */
 unsigned isolate_count_processes(void);

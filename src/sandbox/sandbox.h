@@ -112,7 +112,20 @@ struct sandbox_isolation {
 	uint64_t tmp_bytes; /* size of the private /tmp */
 	uint64_t memory_bytes, max_processes; /* cgroup limits, where one can be made */
 	const char *hostname;
+	/* The allowlist proxy (docs/network.md): when > 0 and share_net is
+	 * false, init makes a listening TCP socket on port
+	 * SANDBOX_NET_PROXY_PORT in the private network namespace (before its
+	 * seccomp filter), passes it to the supervisor after the seccomp
+	 * listener and closes its own copy before the command exists; the
+	 * supervisor sends it on this Unix socket (SCM_RIGHTS) and keeps no
+	 * copy, so whoever receives it holds the only one. */
+	int net_listener_to;
 };
+
+/* The proxy's port inside the quarantine. The socket is bound to [::]
+ * with IPV6_V6ONLY off (the namespace has only lo: 127.0.0.1 and ::1
+ * reach it), or to 127.0.0.1 where the kernel has no IPv6. */
+#define SANDBOX_NET_PROXY_PORT 3128
 
 /* What the sandbox enforced for a run that reached execve(): every layer
  * requested is applied or the run fails, so this mirrors the request plus
@@ -225,6 +238,11 @@ struct sandbox_config {
 	 * before the supervisor waits for it: the caller's work that may
 	 * overlap the command's start. May be NULL. */
 	void (*on_started)(void *userdata);
+	/* Polled by the supervisor while the run lasts (> 0; 0: none): on_watch
+	 * is called when it is readable or hung up, and returns false to stop
+	 * watching it (at EOF). The caller's pipe from a helper of the run. */
+	int watch_fd;
+	bool (*on_watch)(void *userdata, int fd);
 	void *userdata;
 };
 

@@ -102,6 +102,7 @@ struct supervisor {
 	bool command_done; /* init reported: the command and its tree are gone */
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
 	int cancel_fd; /* config->cancel_fd while not yet readable; -1: none */
+	int watch_fd; /* config->watch_fd while watched; -1: none */
 	struct pid_set killed;
 	char *buf;
 	/* Traced runs: open addressing over result->path_events, each slot
@@ -822,13 +823,14 @@ static void supervisor_loop(struct supervisor *s)
 			return;
 		supervisor_on_deadline(s, now);
 
-		struct pollfd pfd[6] = {
+		struct pollfd pfd[7] = {
 			{ .fd = s->out_fds[0], .events = POLLIN },
 			{ .fd = s->out_fds[1], .events = POLLIN },
 			{ .fd = s->main_exited ? -1 : s->signal_fd, .events = POLLIN },
 			{ .fd = s->listener_fd, .events = POLLIN },
 			{ .fd = s->status_fd, .events = POLLIN },
 			{ .fd = s->cancel_fd, .events = POLLIN },
+			{ .fd = s->watch_fd, .events = POLLIN },
 		};
 		int timeout_ms = supervisor_poll_timeout_ms(s, now);
 		if (s->broker) {
@@ -838,7 +840,7 @@ static void supervisor_loop(struct supervisor *s)
 			if (sweep_ms >= 0 && (timeout_ms < 0 || sweep_ms < timeout_ms))
 				timeout_ms = sweep_ms;
 		}
-		int n = poll(pfd, 6, timeout_ms);
+		int n = poll(pfd, 7, timeout_ms);
 		if (n < 0 && errno != EINTR)
 			return;
 		for (int i = 0; i < 2; i++)
@@ -852,6 +854,8 @@ static void supervisor_loop(struct supervisor *s)
 			supervisor_on_notification(s, pfd[3].revents);
 		if (pfd[5].revents)
 			supervisor_on_cancel(s);
+		if (pfd[6].revents && !s->config->on_watch(s->config->userdata, s->watch_fd))
+			s->watch_fd = -1;
 	}
 }
 
@@ -1206,6 +1210,16 @@ static void supervisor_run(struct supervisor *s, struct supervisor_fds *fds,
 	}
 	if (isolated)
 		s->listener_fd = fdpass_receive(fds->notify[0]);
+	if (isolated && config->isolation.net_listener_to > 0 && !config->isolation.share_net) {
+		/* The proxy's listening socket, sent right after the listener:
+		 * passed on, no copy kept (a proxy that dies takes the port with
+		 * it). Missing, nobody listens: connects are refused. */
+		int proxy_fd = fdpass_receive(fds->notify[0]);
+		if (proxy_fd >= 0) {
+			(void)fdpass_send(config->isolation.net_listener_to, proxy_fd);
+			close(proxy_fd);
+		}
+	}
 	/* Every notification is a round trip the caller waits out (a dry
 	 * run's traced opens, a mediated connect): the kernel switches to the
 	 * supervisor on the caller's CPU and back, rather than waking it
@@ -1329,6 +1343,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.listener_fd = -1,
 		.status_fd = TAKE_FD(fds.status[0]),
 		.cancel_fd = config->cancel_fd > 0 ? config->cancel_fd : -1,
+		.watch_fd = config->watch_fd > 0 && config->on_watch ? config->watch_fd : -1,
 	};
 	supervisor_run(&s, &fds, td, send_errno, started_ns);
 	supervisor_finish(&s, td);

@@ -17,6 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <poll.h>
+
+#include "basic/fdpass.h"
 #include "harness.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/pathcache.h"
@@ -656,6 +659,85 @@ static void test_pathcache_answers_as_libc(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* The allowlist proxy's socket (docs/network.md): made by init in the
+ * private namespace, handed out through net_listener_to; connects made
+ * inside wait in its backlog for whoever holds it, and the command never
+ * holds it. Without net_listener_to nothing listens there. */
+static void test_net_listener_is_passed_out(void)
+{
+	if (access("/usr/bin/python3", X_OK) < 0)
+		return;
+	char base[] = "/tmp/airlock-net-XXXXXX";
+	ASSERT_TRUE(mkdtemp(base) != NULL);
+	/* the connect, then whether the command holds a listening socket
+	 * (its descriptors' socket inodes against /proc/net/tcp6's LISTEN rows) */
+	const char *script =
+		"import socket,sys\n"
+		"for h in ('127.0.0.1','::1'):\n"
+		"  try:\n"
+		"    s=socket.create_connection((h,3128),timeout=5); s.sendall(h.encode()); s.close()\n"
+		"  except OSError as e: print('refused', h, e.errno); sys.exit(3)\n"
+		"import os\n"
+		"for fd in os.listdir('/proc/self/fd'):\n"
+		"  try: t=os.readlink('/proc/self/fd/'+fd)\n"
+		"  except OSError: continue\n"
+		"  if t.startswith('socket:'): print('socket', fd); sys.exit(4)\n"
+		"print('ok')\n";
+	char *argv[] = { (char *)"python3", (char *)"-c", (char *)script, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	int sp[2];
+	ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	struct collected c = { 0 };
+	struct sandbox_config config = {
+		.exec_path = "/usr/bin/python3",
+		.argv = argv,
+		.envp = envp,
+		.cwd = base,
+		.timeout_ms = 20000,
+		.kill_after_ms = 200,
+		.on_output = collect,
+		.userdata = &c,
+		.isolation = { .enabled = true,
+			       .workspace = base,
+			       .tmp_bytes = 1 << 20,
+			       .memory_bytes = 1ULL << 30,
+			       .max_processes = 64,
+			       .net_listener_to = sp[0] },
+	};
+	struct sandbox_result res;
+	struct error err = { 0 };
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	ASSERT_EQ_INT(res.exit_code, 0);
+	ASSERT_TRUE(strstr(c.out, "ok") != NULL);
+	sandbox_result_release(&res);
+	/* the socket, and both connects in its backlog */
+	struct pollfd p = { .fd = sp[1], .events = POLLIN };
+	ASSERT_EQ_INT(poll(&p, 1, 0), 1);
+	int lfd = fdpass_receive(sp[1]);
+	ASSERT_TRUE(lfd >= 0);
+	char seen[2][16] = { { 0 } };
+	for (int i = 0; i < 2; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		ASSERT_TRUE(fd >= 0);
+		ASSERT_TRUE(read(fd, seen[i], sizeof(seen[i]) - 1) > 0);
+		close(fd);
+	}
+	ASSERT_TRUE(strcmp(seen[0], "127.0.0.1") == 0 && strcmp(seen[1], "::1") == 0);
+	close(lfd);
+	/* without it: refused inside */
+	config.isolation.net_listener_to = 0;
+	c = (struct collected){ 0 };
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	ASSERT_EQ_INT(res.exit_code, 3);
+	ASSERT_TRUE(strstr(c.out, "refused 127.0.0.1 111") != NULL);
+	sandbox_result_release(&res);
+	close(sp[0]);
+	close(sp[1]);
+	rmdir(base);
+}
+
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
@@ -666,4 +748,5 @@ RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_set
 	  T_(test_run_reports_exit_and_output), T_(test_run_stdin_is_null_and_fds_closed),
 	  T_(test_run_signal), T_(test_timeout_kills_background_children),
 	  T_(test_exit_kills_leftovers_and_does_not_hang), T_(test_setup_failure_names_stage),
-	  T_(test_exec_failure_for_script_without_shebang), T_(test_writable_is_the_checked_directory))
+	  T_(test_exec_failure_for_script_without_shebang),
+	  T_(test_writable_is_the_checked_directory), T_(test_net_listener_is_passed_out))
