@@ -122,14 +122,15 @@ aln() {
 }
 
 # An approved policy with these allow (and deny) patterns, the CA given to
-# every client the tests use, and curl, wget and pip off deny_argv0 (the
+# every client the tests use (npm reads only its cafile setting: with
+# NODE_EXTRA_CA_CERTS alone it fails SELF_SIGNED_CERT_IN_CHAIN), and curl, wget and pip off deny_argv0 (the
 # clients an allowlist is for).
 net_policy() { # allow-json [deny-json]
 	jq -n --argjson a "$1" --argjson d "${2:-[]}" --arg ca "$NET_CA" \
 		'{schema: "airlock.policy/1", sandbox: {net: {allow: $a, deny: $d}},
 		  deny_argv0: ["sudo", "su", "doas", "ssh", "scp", "sftp", "dd", "mkfs", "reboot", "shutdown", "halt", "poweroff"],
 		  env: {set: {SSL_CERT_FILE: $ca, CURL_CA_BUNDLE: $ca, GIT_SSL_CAINFO: $ca,
-			NODE_EXTRA_CA_CERTS: $ca, PIP_CERT: $ca}}}' >"$TEST_DIR/net.json"
+			NODE_EXTRA_CA_CERTS: $ca, PIP_CERT: $ca, npm_config_cafile: $ca}}}' >"$TEST_DIR/net.json"
 	approve_policy "$TEST_DIR/net.json"
 }
 
@@ -219,7 +220,7 @@ proxy_below() { # pid
 	command -v npm >/dev/null || skip "npm is not installed"
 	net_policy "$(std_allow)"
 	aln run --policy "$TEST_DIR/net.json" -- env npm_config_cache="$WORK/.npm-cache" npm_config_update_notifier=false \
-		npm view demo version --registry "https://registry.test:$NET_HTTPS/"
+		npm view demo version --fetch-retries=0 --registry "https://registry.test:$NET_HTTPS/"
 	[ "$status" -eq 0 ] || { echo "exit $status: $stderr"; rq .stderr; return 1; }
 	[ "$(rq .stdout)" = 1.2.3 ]
 	grep -q "^https 127.0.0.2:$NET_HTTPS GET /demo" "$NET_LOG"
