@@ -33,6 +33,8 @@ int cmd_witness(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+/* the hidden `__netproxy` (cmd_netproxy.c) */
+int cmd_netproxy(int argc, char **argv);
 /* `--since WHEN` (cmd_report.c): a date, a UTC time or an age (2h, 7d), as
  * RFC 3339 UTC with milliseconds in buf; -EINVAL when it is none. */
 int report_parse_since(const char *s, char *buf, size_t size);

@@ -14,6 +14,7 @@
 #include "core/run/run.h"
 #include "core/session/session.h"
 #include "core/store/remotes.h"
+#include "sandbox/sandbox.h"
 
 extern char **environ;
 
@@ -57,7 +58,8 @@ static void doctor_print_allowlist(const struct doctor_view *v)
 		bool port = p[strlen(p) - 1] != ']' && strrchr(p, ':') != NULL;
 		cli_print("           deny  %s%s\n", p, port ? "" : " (every port)");
 	}
-	cli_print("  a run with this policy is refused (exit 125): %s\n", RUN_NET_PROXY_MISSING);
+	cli_print("  a run reaches them through the proxy at 127.0.0.1:%d (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; docs/network.md)\n",
+		  SANDBOX_NET_PROXY_PORT);
 }
 
 /* What the policy grants a run besides reading: the network, and the

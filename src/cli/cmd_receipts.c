@@ -17,6 +17,7 @@
 #include "basic/text.h"
 #include "cli/cli.h"
 #include "cli/exit_codes.h"
+#include "core/net/netdecide.h"
 #include "core/session/session.h"
 #include "core/store/store.h"
 
@@ -271,6 +272,23 @@ static int show_parse(int argc, char **argv, struct show_args *a)
 	return EXIT_OK;
 }
 
+/* The hosts the network allowlist refused (docs/network.md), on stderr:
+ * stdout is the receipt, byte for byte. */
+static void show_net_denied(const char *text)
+{
+	cleanup_with(json_decrefp) json_t *receipt = json_loads(text, 0, NULL);
+	cleanup_free char *denied =
+		netdecide_denied_text(json_object_get(json_object_get(receipt, "sandbox"), "network"),
+				      20);
+
+	for (char *line = denied, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		cli_error("%s", line);
+	}
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct show_args a = { 0 };
@@ -292,8 +310,10 @@ int cmd_show(int argc, char **argv)
 		return EXIT_NOT_FOUND_ITEM;
 	}
 	a.tty = isatty(STDOUT_FILENO);
-	if (!a.stream)
+	if (!a.stream) {
+		show_net_denied(text);
 		return show_write(&a, text, strlen(text)) < 0 ? EXIT_AIRLOCK_ERROR : EXIT_OK;
+	}
 	cleanup_close int spill_fd = -1;
 	if (store_open_spill(store, a.id, a.stream, false, &spill_fd, &err) == 0)
 		return show_spill(store, &a, spill_fd);

@@ -260,8 +260,11 @@ static void supervisor_on_child_signal(struct supervisor *s)
 	(void)supervisor_reap(s, false);
 	/* The main process is gone: whatever it left behind is killed now, and
 	 * output still in the pipes is drained after. After a timeout the tree
-	 * keeps its grace period until the KILL deadline. */
-	if (was_running && s->main_exited && !s->kill_at_ns)
+	 * keeps its grace period until the KILL deadline. Init's report says
+	 * its pid namespace is empty already (nothing in it can leave it): what
+	 * else is below airlock is the caller's own helper of the run (the
+	 * network proxy), which the caller stops. */
+	if (was_running && s->main_exited && !s->kill_at_ns && !(s->isolated && s->command_done))
 		supervisor_kill_all(s);
 }
 

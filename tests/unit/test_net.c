@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/fdpass.h"
 #include "basic/fileio.h"
 #include "core/net/netconfine.h"
 #include "core/net/netdecide.h"
 #include "core/net/nethead.h"
 #include "core/net/netproxy.h"
 #include "core/net/netsni.h"
+#include "core/run/run_net.h"
 #include "harness.h"
 #include "sandbox/landlock_abi.h"
 
@@ -822,7 +824,176 @@ static void test_netproxy_main(void)
 	close(lfd);
 }
 
+/* netproxy_main() whose listening socket arrives later on listen_from (as
+ * the supervisor passes it on), or never: EOF there ends it with 0. */
+static void test_netproxy_main_listen_from(void)
+{
+	int config[2], stop[2], records[2], carrier[2], status = -1;
+	char buf[4096];
+
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ_INT(pipe2(config, O_CLOEXEC), 0);
+		ASSERT_EQ_INT(pipe2(stop, O_CLOEXEC), 0);
+		ASSERT_EQ_INT(pipe2(records, O_CLOEXEC), 0);
+		ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, carrier), 0);
+		pid_t pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0) {
+			struct netproxy_fds fds = { .config = config[0],
+						    .listen = -1,
+						    .listen_from = carrier[1],
+						    .stop = stop[0],
+						    .records = records[1] };
+			struct error err = { 0 };
+			close(config[1]);
+			close(stop[1]);
+			close(records[0]);
+			close(carrier[0]);
+			_exit(netproxy_main(&fds, getppid(), 0, &err) == 0 ? 0 : 1);
+		}
+		close(config[0]);
+		close(stop[0]);
+		close(records[1]);
+		close(carrier[1]);
+		static const char doc[] = "{\"allow\":[],\"deny\":[]}";
+		ASSERT_TRUE(write(config[1], doc, sizeof(doc) - 1) == (ssize_t)sizeof(doc) - 1);
+		close(config[1]);
+		if (round == 0) {
+			struct sockaddr_in sa = { .sin_family = AF_INET,
+						  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+			socklen_t len = sizeof(sa);
+			int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			ASSERT_TRUE(lfd >= 0);
+			ASSERT_EQ_INT(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+			ASSERT_EQ_INT(listen(lfd, 16), 0);
+			ASSERT_EQ_INT(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+			/* a client waits in the backlog before the socket is passed */
+			int c = connect_to(ntohs(sa.sin_port));
+			ASSERT_TRUE(c >= 0);
+			ASSERT_TRUE(fdpass_send(carrier[0], lfd));
+			close(lfd); /* the proxy holds the only copy */
+			static const char req[] = "CONNECT evil.example:443 HTTP/1.1\r\n\r\n";
+			ASSERT_TRUE(send(c, req, sizeof(req) - 1, 0) == (ssize_t)sizeof(req) - 1);
+			read_all(c, buf, sizeof(buf));
+			close(c);
+			ASSERT_TRUE(strstr(buf, "403 Forbidden") != NULL);
+		}
+		close(carrier[0]); /* round 1: none came */
+		if (round == 0)
+			close(stop[1]);
+		ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		if (round == 1)
+			close(stop[1]);
+		ssize_t got = read(records[0], buf, sizeof(buf) - 1);
+		ASSERT_TRUE(got >= 0);
+		buf[got] = '\0';
+		if (round == 0)
+			ASSERT_TRUE(strstr(buf, "\"host\":\"evil.example\"") != NULL);
+		else
+			ASSERT_EQ_INT((int)got, 0);
+		close(records[0]);
+	}
+}
+
+/* The lines the gate and `show` print for refused connections. */
+static void test_netdecide_denied_text(void)
+{
+	json_t *net =
+		json_loads("{\"connections\":["
+			   "{\"host\":\"registry.npmjs.org\",\"port\":443,\"allowed\":true,\"rule\":\"allow\"},"
+			   "{\"host\":\"evil.example\",\"port\":443,\"allowed\":false,\"rule\":\"net_not_allowed\"},"
+			   "{\"host\":\"evil.example\",\"port\":443,\"allowed\":false,\"rule\":\"net_not_allowed\"},"
+			   "{\"host\":\"bad.debian.org\",\"port\":80,\"allowed\":false,\"rule\":\"net_deny\",\"pattern\":\"bad.debian.org\"},"
+			   "{\"host\":\"slow.example\",\"port\":80,\"allowed\":false,\"rule\":\"net_head_timeout\"},"
+			   "{\"host\":\"2001:db8::1\",\"port\":443,\"allowed\":false,\"rule\":\"net_not_allowed\"}]}",
+			   0, NULL);
+	ASSERT_TRUE(net != NULL);
+	char *text = netdecide_denied_text(net, 10);
+	ASSERT_EQ_STR(text,
+		      "denied by net policy: evil.example:443 (no allow rule); allow it in .airlock/policy.json sandbox.net.allow\n"
+		      "denied by net policy: bad.debian.org:80 (deny rule bad.debian.org); it is in .airlock/policy.json sandbox.net.deny\n"
+		      "denied by net policy: [2001:db8::1]:443 (no allow rule); allow it in .airlock/policy.json sandbox.net.allow");
+	free(text);
+	text = netdecide_denied_text(net, 1);
+	ASSERT_EQ_STR(text, "denied by net policy: evil.example:443 (no allow rule); allow it in .airlock/policy.json sandbox.net.allow\n"
+			    "... and 2 more");
+	free(text);
+	json_decref(net);
+	net = json_loads("{\"connections\":[{\"host\":\"a.example\",\"port\":443,\"allowed\":true,\"rule\":\"allow\"}]}",
+			 0, NULL);
+	ASSERT_TRUE(netdecide_denied_text(net, 10) == NULL);
+	ASSERT_TRUE(netdecide_denied_text(NULL, 10) == NULL);
+	json_decref(net);
+}
+
+/* The run's side of the record pipe: the first 500 and the last 500
+ * connections kept, the rest counted; lines that are not records (wrong
+ * types, too long, not JSON) are dropped; fields beyond the record's are
+ * not copied. */
+static void test_run_net_records(void)
+{
+	int p[2];
+	ASSERT_EQ_INT(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	struct run_net n = { .started = true,
+			     .stop_fd = -1,
+			     .listen_to = -1,
+			     .records_fd = p[0],
+			     .first = json_array(),
+			     .last = json_array() };
+	char line[9000];
+	for (int i = 0; i < 1300; i++) {
+		int len = snprintf(line, sizeof(line),
+				   "{\"host\":\"h%d.example\",\"port\":443,\"method\":\"CONNECT\",\"allowed\":false,"
+				   "\"rule\":\"net_not_allowed\",\"bytes_out\":0,\"bytes_in\":0,\"start_ms\":%d,"
+				   "\"duration_ms\":1,\"extra\":\"x\"}\n",
+				   i, i);
+		if (i == 3)
+			len = snprintf(line, sizeof(line), "not json\n");
+		if (i == 4)
+			len = snprintf(line, sizeof(line), "{\"host\":1,\"port\":443}\n");
+		if (i == 5) {
+			memset(line, 'a', 8500);
+			line[8500] = '\n';
+			len = 8501;
+		}
+		ASSERT_TRUE(write(p[1], line, (size_t)len) == len);
+		if (i % 50 == 0)
+			ASSERT_TRUE(run_net_read(&n));
+	}
+	ASSERT_TRUE(run_net_read(&n));
+	close(p[1]);
+	ASSERT_TRUE(!run_net_read(&n));
+	ASSERT_TRUE(n.records_fd < 0);
+	static const char *const allow[] = { "registry.npmjs.org", NULL };
+	json_t *o = run_net_json(&n, (char *const *)allow, NULL);
+	ASSERT_TRUE(o != NULL);
+	json_t *conns = json_object_get(o, "connections");
+	ASSERT_EQ_INT((int)json_array_size(conns), 1000);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(o, "connections_dropped")), 297);
+	ASSERT_EQ_STR(json_string_value(json_object_get(o, "proxy")), "ran");
+	ASSERT_EQ_STR(json_string_value(json_object_get(o, "mode")), "allowlist");
+	ASSERT_EQ_STR(json_string_value(json_array_get(json_object_get(o, "allow"), 0)),
+		      "registry.npmjs.org");
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(o, "deny")), 0);
+	/* the first 500 (three lines dropped among them), then the last 500 in order */
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_array_get(conns, 0), "start_ms")),
+		      0);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_array_get(conns, 3), "start_ms")),
+		      6);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_array_get(conns, 499), "start_ms")),
+		      502);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_array_get(conns, 500), "start_ms")),
+		      800);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(json_array_get(conns, 999), "start_ms")),
+		      1299);
+	ASSERT_TRUE(json_object_get(json_array_get(conns, 0), "extra") == NULL);
+	json_decref(o);
+	run_net_release(&n);
+}
+
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
 	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect),
 	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients), T_(test_netconfine),
-	  T_(test_netproxy_main))
+	  T_(test_netproxy_main), T_(test_netproxy_main_listen_from),
+	  T_(test_netdecide_denied_text), T_(test_run_net_records))

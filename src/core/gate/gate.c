@@ -21,6 +21,7 @@
 #include "basic/sha256.h"
 #include "basic/strv.h"
 #include "core/gate/approver.h"
+#include "core/net/netdecide.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
@@ -166,7 +167,7 @@ static bool gate_host_code_clean(json_t *receipt)
 /* The last lines of the output that tells most: stderr, else stdout, else
  * the error airlock recorded; that error first when it is about code left
  * for the host, which no output mentions. */
-static char *gate_tail(json_t *receipt)
+static char *gate_output_tail(json_t *receipt)
 {
 	const char *text = gate_host_code_clean(receipt) ? NULL : jsonutil_str(receipt, "error");
 	if (!text || !*text)
@@ -187,6 +188,25 @@ static char *gate_tail(json_t *receipt)
 		start--;
 	}
 	return strndup(text + start, n - start);
+}
+
+/* The tail, after the hosts the network allowlist refused (at most 3;
+ * docs/network.md): "denied by net policy: HOST:PORT (WHY); allow it in
+ * .airlock/policy.json sandbox.net.allow", so the agent sees what to allow
+ * when a download failed. */
+static char *gate_tail(json_t *receipt)
+{
+	char *tail = gate_output_tail(receipt);
+	cleanup_free char *denied =
+		netdecide_denied_text(json_object_get(json_object_get(receipt, "sandbox"), "network"),
+				      3);
+	if (!tail || !denied)
+		return tail;
+	char *both = NULL;
+	if (asprintf(&both, "%s%s%s", denied, *tail ? "\n" : "", tail) < 0)
+		return tail;
+	free(tail);
+	return both;
 }
 
 static void gate_entry_verdict(const struct rules *rules, json_t *entry, struct rules_verdict *ret);

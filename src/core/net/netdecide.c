@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -136,4 +137,81 @@ json_t *netconn_record_json(const struct netconn_record *r)
 fail:
 	json_decref(o);
 	return NULL;
+}
+
+/* Why, and what to do, for one refused connection's rule; NULL: not the
+ * policy's refusal (a bad request, a timeout, an upstream failure). */
+static bool netdecide_denied_why(json_t *c, char *why, size_t size, const char **ret_hint)
+{
+	const char *rule = json_string_value(json_object_get(c, "rule"));
+	const char *pattern = json_string_value(json_object_get(c, "pattern"));
+
+	*ret_hint = "allow it in .airlock/policy.json sandbox.net.allow";
+	if (!rule)
+		return false;
+	if (strcmp(rule, "net_not_allowed") == 0) {
+		snprintf(why, size, "no allow rule");
+	} else if (strcmp(rule, "net_deny") == 0) {
+		snprintf(why, size, "deny rule %.300s", pattern ? pattern : "");
+		*ret_hint = "it is in .airlock/policy.json sandbox.net.deny";
+	} else if (strcmp(rule, "net_address") == 0) {
+		snprintf(why, size, "it resolves to a loopback, link-local or private address");
+		*ret_hint = "allow that address range in .airlock/policy.json sandbox.net.allow";
+	} else if (strcmp(rule, "net_sni") == 0) {
+		snprintf(why, size, "its TLS server name is not the CONNECT host");
+		*ret_hint = "the client must name the host it asked for";
+	} else {
+		return false;
+	}
+	return true;
+}
+
+char *netdecide_denied_text(const json_t *network, size_t max)
+{
+	json_t *conns = json_object_get(network, "connections"), *c, *seen = json_object();
+	char *text = NULL;
+	size_t len = 0, shown = 0, more = 0, i;
+
+	if (!seen)
+		return NULL;
+	json_array_foreach(conns, i, c) {
+		const char *host = json_string_value(json_object_get(c, "host"));
+		json_int_t port = json_integer_value(json_object_get(c, "port"));
+		char why[400], key[320];
+		const char *hint;
+		if (!host || json_is_true(json_object_get(c, "allowed")) ||
+		    !netdecide_denied_why(c, why, sizeof(why), &hint))
+			continue;
+		bool v6 = strchr(host, ':') != NULL;
+		snprintf(key, sizeof(key), "%s%.256s%s:%lld", v6 ? "[" : "", host, v6 ? "]" : "",
+			 (long long)port);
+		if (json_object_get(seen, key))
+			continue;
+		json_object_set_new(seen, key, json_true());
+		if (shown == max) {
+			more++;
+			continue;
+		}
+		char line[1200];
+		int n = snprintf(line, sizeof(line), "%sdenied by net policy: %s (%s); %s",
+				 len ? "\n" : "", key, why, hint);
+		char *grown = realloc(text, len + (size_t)n + 1);
+		if (!grown)
+			break;
+		memcpy(grown + len, line, (size_t)n + 1);
+		text = grown;
+		len += (size_t)n;
+		shown++;
+	}
+	json_decref(seen);
+	if (text && more) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "\n... and %zu more", more);
+		char *grown = realloc(text, len + (size_t)n + 1);
+		if (grown) {
+			memcpy(grown + len, line, (size_t)n + 1);
+			text = grown;
+		}
+	}
+	return text;
 }

@@ -59,3 +59,12 @@ struct netconn_record {
  * of memory or a string is not UTF-8 (the proxy records only what
  * netallow_request_parse() accepted, or an escaped form). */
 json_t *netconn_record_json(const struct netconn_record *r);
+
+/* What the allowlist refused, from a receipt's sandbox.network object, for
+ * the gate's message and `airlock show`: one line per distinct host and
+ * port refused by the policy (rules net_not_allowed, net_deny,
+ * net_address, net_sni), at most max lines, the first refused first:
+ *   denied by net policy: evil.example:443 (no allow rule); allow it in .airlock/policy.json sandbox.net.allow
+ * and "... and N more" after them. NULL when there is none (or out of
+ * memory); heap. */
+char *netdecide_denied_text(const json_t *network, size_t max);

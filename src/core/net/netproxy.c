@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/fdpass.h"
 #include "basic/cleanup.h"
 #include "basic/strv.h"
 #include "core/net/netconfine.h"
@@ -543,9 +544,22 @@ int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_n
 		r = netsni_load(err);
 	if (r == 0)
 		r = netconfine_apply(parent, &landlock, err);
+	int listen_fd = fds->listen;
+	if (r == 0 && listen_fd < 0) {
+		/* Connects made meanwhile wait in the socket's backlog. */
+		struct pollfd p[2] = { { .fd = fds->listen_from, .events = POLLIN },
+				       { .fd = fds->stop, .events = POLLIN } };
+		while (poll(p, 2, -1) < 0 && errno == EINTR)
+			;
+		listen_fd = (p[0].revents & POLLIN) ? fdpass_receive(fds->listen_from) : -1;
+		if (listen_fd < 0) {
+			netallow_release(&n);
+			return 0; /* no quarantine, nothing to serve */
+		}
+	}
 	if (r == 0) {
 		struct netproxy_limits lim = { .head_ms = 10000, .connect_ms = 10000, .idle_ms = 300000 };
-		r = netproxy_serve(fds->listen, fds->stop, fds->records, &n, &lim, start_ns);
+		r = netproxy_serve(listen_fd, fds->stop, fds->records, &n, &lim, start_ns);
 		if (r < 0)
 			error_set(err, -r, "the proxy's listening socket failed");
 	}

@@ -39,10 +39,22 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 /* The proxy process's descriptors, as the supervisor hands them over. */
 struct netproxy_fds {
 	int config; /* read: {"allow": [...], "deny": [...]} (netproxy_config_json()), then EOF */
-	int listen; /* the listening socket made in the quarantine's namespace */
+	int listen; /* the listening socket made in the quarantine's namespace; -1: from listen_from */
+	/* listen < 0: a Unix socket the listening socket arrives on (SCM_RIGHTS)
+	 * once the quarantine's init made it, after this process confined
+	 * itself; EOF first (the run never started): netproxy_main returns 0 */
+	int listen_from;
 	int stop; /* readable (or closed by the writer): stop */
 	int records; /* write: one JSON line per connection */
 };
+
+/* The hidden `airlock __netproxy PARENT START_NS` (src/cli/cmd_netproxy.c)
+ * finds its descriptors at these numbers, and nothing else open above
+ * stderr; its stdin and stdout are /dev/null, stderr the run's airlock's. */
+#define NETPROXY_FD_CONFIG	3
+#define NETPROXY_FD_LISTEN_FROM 4
+#define NETPROXY_FD_STOP	5
+#define NETPROXY_FD_RECORDS	6
 
 /* The document the supervisor writes on fds.config; NULL if out of memory. */
 char *netproxy_config_json(char *const *allow, char *const *deny);

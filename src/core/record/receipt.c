@@ -297,6 +297,7 @@ static json_t *receipt_sandbox_json(const struct receipt_sandbox *sb)
 	json_object_set_new(o, "socket_denials", sockets);
 	json_object_set_new(o, "socket_denials_dropped", json_integer(sb->socket_denials_dropped));
 	json_object_set_new(o, "killed_by", json_string_or_null(sb->killed_by));
+	json_object_set_new(o, "network", sb->network ? json_incref(sb->network) : json_null());
 	json_t *hit = json_array();
 	if (sb->memory_limit_hit)
 		json_array_append_new(hit, json_string("memory"));
@@ -1023,6 +1024,14 @@ static int receipt_read_sandbox(json_t *doc, struct receipt_parsed *p, struct er
 				       err)) < 0 ||
 	    (r = receipt_read_str(o, "killed_by", true, &sb->killed_by, err)) < 0 ||
 	    (r = receipt_read_type(o, "limits_hit", JSON_ARRAY, false, &v, err)) < 0)
+		return error_prefix(err, "sandbox");
+	/* The allowlist proxy's object, kept as written (absent in receipts
+	 * written before it, null when none). */
+	v = json_object_get(o, "network");
+	if (v && !json_is_null(v) && !json_is_object(v))
+		return receipt_read_error(err, "sandbox.network", "not an object");
+	sb->network = json_is_object(v) ? v : NULL;
+	if ((r = receipt_read_type(o, "limits_hit", JSON_ARRAY, false, &v, err)) < 0)
 		return error_prefix(err, "sandbox");
 	json_array_foreach(v, i, c) {
 		const char *name = json_string_value(c);

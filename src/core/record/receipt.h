@@ -100,6 +100,10 @@ struct receipt_sandbox {
 	size_t n_socket_denials;
 	unsigned socket_denials_dropped;
 	const char *killed_by;
+	/* sandbox.net's allowlist form: the proxy's object (mode, proxy, allow,
+	 * deny, connections, connections_dropped; docs/receipt-format.md);
+	 * NULL: none (written as null). Borrowed. */
+	json_t *network;
 };
 
 /* Which file exec_path was when airlock resolved it: a rerun of a failure

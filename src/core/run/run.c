@@ -27,6 +27,7 @@
 #include "core/run/env.h"
 #include "core/run/run_dryrun.h"
 #include "core/run/run_hostcode.h"
+#include "core/run/run_net.h"
 #include "core/gate/gate.h"
 #include "core/host/hostsafety.h"
 #include "core/host/hostview.h"
@@ -111,6 +112,8 @@ struct run_state {
 	struct run_gate_state gate;
 	struct run_dryrun dry; /* a dry run's snapshot (run_dryrun.h) */
 	struct run_hostcode host_code; /* the host-code check (run_hostcode.h) */
+	bool net_proxy; /* sandbox.net's allowlist form applies: the proxy runs (run_net.h) */
+	struct run_net net;
 	bool store_durable; /* the session's store's, restored after the run */
 	char message[1024];
 	char id_text[32];
@@ -207,6 +210,8 @@ static void run_state_release(struct run_state *st)
 	free(st->gate.scope);
 	run_dryrun_release(&st->dry);
 	run_hostcode_release(&st->host_code);
+	run_net_release(&st->net);
+	json_decref(st->quarantine.sandbox.network);
 	strv_free(st->state_dirs);
 	run_env_release(&st->env);
 }
@@ -334,15 +339,14 @@ static int run_resolve_writable(struct run_state *st)
 }
 
 /* sandbox.net's allowlist form reaches the network only through the proxy
- * of docs/network.md, which is not built yet: such a run is refused, closed,
- * never run with the host's network or silently with none. --net host
- * (a person's choice for this run) and --sandbox none keep their meaning. */
+ * of docs/network.md, which this run starts (run_spawn()); its variables go
+ * into the command's environment (run_check_env()). --net host (a person's
+ * choice for this run) and --sandbox none keep their meaning: no proxy. */
 static int run_check_net(struct run_state *st)
 {
-	if (!st->quarantine.enabled || !st->policy->net_allowlist || st->req->share_net)
-		return 0;
-	run_refuse(st, RECEIPT_INVALID, "%s", RUN_NET_PROXY_MISSING);
-	return -1;
+	st->net_proxy = st->quarantine.enabled && st->policy->net_allowlist &&
+			!st->req->share_net && !st->policy->share_net;
+	return 0;
 }
 
 static size_t argv_total_bytes(char *const *argv)
@@ -455,6 +459,11 @@ static int run_check_env(struct run_state *st, char **environ_)
 	}
 	if (r > 0) {
 		run_deny(st, &denial);
+		return -1;
+	}
+	/* After the policy's env.set: a policy cannot point them elsewhere. */
+	if (st->net_proxy && run_net_env(&st->env.envp, &st->env.keys) < 0) {
+		run_refuse(st, RECEIPT_SETUP_ERROR, "out of memory");
 		return -1;
 	}
 	st->receipt.env_keys = st->env.keys;
@@ -598,6 +607,15 @@ static int run_resolve_command(struct run_state *st)
 	if (st->exec.has_id)
 		st->receipt.exec_identity = &st->exec.id;
 	return run_check_rerun_exec(st);
+}
+
+/* The proxy's record pipe, read while the run lasts (sandbox_config.on_watch). */
+static bool run_on_net_records(void *userdata, int fd)
+{
+	struct run_state *st = userdata;
+
+	(void)fd;
+	return run_net_read(&st->net);
 }
 
 static void run_on_started(void *userdata)
@@ -945,9 +963,24 @@ static int run_spawn(struct run_state *st, struct error *err)
 				    st->workspace, &config.isolation, err)) < 0)
 		return r;
 	run_fill_limits(&st->quarantine, st->policy, &config);
+	if (st->net_proxy) {
+		/* Started before the quarantine: its start overlaps init's. */
+		r = run_net_start(&st->net, st->policy->net_allow, st->policy->net_deny,
+				  clock_monotonic_ns(), err);
+		if (r < 0)
+			return r;
+		config.isolation.net_listener_to = st->net.listen_to;
+		config.watch_fd = st->net.records_fd;
+		config.on_watch = run_on_net_records;
+	}
 
 	struct sandbox_result res;
 	r = sandbox_run_until_result(&config, &res, &st->quarantine.teardown, err);
+	if (st->net_proxy) {
+		run_net_stop(&st->net, r < 0 ? clock_realtime_ns() : res.ended_realtime_ns);
+		st->quarantine.sandbox.network =
+			run_net_json(&st->net, st->policy->net_allow, st->policy->net_deny);
+	}
 	if (r < 0)
 		return error_prefix(err, "run '%.200s'", st->req->argv[0]);
 	if (st->req->dryrun) {

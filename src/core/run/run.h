@@ -10,13 +10,6 @@
 #include "core/record/receipt.h"
 #include "core/record/request.h"
 
-/* Why a run whose policy has sandbox.net's allowlist form is refused
- * (invalid, exit 125) until the proxy of docs/network.md exists: closed,
- * never open. core/run/run.c refuses with it; `airlock doctor` shows it. */
-#define RUN_NET_PROXY_MISSING                                                                   \
-	"sandbox.net: the allowlist form needs the network proxy, which this airlock does not " \
-	"have yet (docs/network.md); nothing ran. Use \"loopback\", or \"host\" (--net host)"
-
 /* What became of one attempt, for the front end to print and turn into an
  * exit status. */
 struct run_outcome {
