@@ -5,10 +5,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,6 +62,81 @@ static int netconfine_landlock(bool *ret_applied, struct error *err)
 	return r;
 }
 
+/* What a proxy never does, refused (EPERM): run a program, make a
+ * process (threads only: clone3, whose flags a filter cannot read, answers
+ * ENOSYS and glibc falls back to clone), trace or read another process,
+ * mount, change namespaces, load code into the kernel; and sockets of
+ * other families than Unix (nscd), IPv4, IPv6 and netlink (getaddrinfo's
+ * AI_ADDRCONFIG), EAFNOSUPPORT. A list of refusals, not of permissions:
+ * what getaddrinfo and the C library call differs between versions, and a
+ * proxy killed by a call it needed would refuse every connection. Other
+ * architectures' calls kill (libseccomp's default for them). */
+static int netconfine_seccomp(struct error *err)
+{
+	static const int refused[] = {
+		SCMP_SYS(execve),
+		SCMP_SYS(execveat),
+		SCMP_SYS(fork),
+		SCMP_SYS(vfork),
+		SCMP_SYS(ptrace),
+		SCMP_SYS(process_vm_readv),
+		SCMP_SYS(process_vm_writev),
+		SCMP_SYS(pidfd_getfd),
+		SCMP_SYS(kcmp),
+		SCMP_SYS(mount),
+		SCMP_SYS(umount2),
+		SCMP_SYS(pivot_root),
+		SCMP_SYS(chroot),
+		SCMP_SYS(unshare),
+		SCMP_SYS(setns),
+		SCMP_SYS(fsopen),
+		SCMP_SYS(fsmount),
+		SCMP_SYS(move_mount),
+		SCMP_SYS(open_tree),
+		SCMP_SYS(bpf),
+		SCMP_SYS(perf_event_open),
+		SCMP_SYS(userfaultfd),
+		SCMP_SYS(keyctl),
+		SCMP_SYS(add_key),
+		SCMP_SYS(request_key),
+		SCMP_SYS(init_module),
+		SCMP_SYS(finit_module),
+		SCMP_SYS(delete_module),
+		SCMP_SYS(kexec_load),
+		SCMP_SYS(open_by_handle_at),
+		SCMP_SYS(personality),
+		SCMP_SYS(io_uring_setup),
+	};
+	static const int families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r = ctx ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < sizeof(refused) / sizeof(refused[0]); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), refused[i], 0);
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (r == 0) /* a clone without CLONE_THREAD is a new process */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+	/* Families: every number below the largest kept that is not kept,
+	 * then every one above it. */
+	for (int f = 0; r == 0 && f <= AF_NETLINK; f++) {
+		bool kept = false;
+		for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+			kept = kept || families[i] == f;
+		if (!kept)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+					     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f, 0));
+	}
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+				     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK, 0));
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r < 0 ? error_set(err, -r, "the proxy's seccomp filter") : 0;
+}
+
 int netconfine_apply(pid_t parent, bool *ret_landlock, struct error *err)
 {
 	if (geteuid() == 0 && (setgroups(0, NULL) < 0 ||
@@ -83,5 +161,6 @@ int netconfine_apply(pid_t parent, bool *ret_landlock, struct error *err)
 		return error_set(err, errno, "PR_SET_PDEATHSIG");
 	if (parent > 0 && getppid() != parent)
 		return error_set(err, ESRCH, "the supervisor is gone");
-	return netconfine_landlock(ret_landlock, err);
+	int r = netconfine_landlock(ret_landlock, err);
+	return r < 0 ? r : netconfine_seccomp(err);
 }

@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,21 +122,57 @@ static int netproxy_connect(const struct sockaddr_storage *addr, uint64_t deadli
  * bytes the client may send upstream; past it the client's direction is
  * closed, so a second request pipelined behind the first (another Host on
  * the same server) goes nowhere. */
+/* One chunk of one direction through a pipe by splice(2): the bytes go
+ * from socket to socket without a copy through this process. The number
+ * moved, 0 at EOF, -1 when reading failed, -3 when writing did; -2 when
+ * nothing was there after all (EAGAIN). SIGPIPE is ignored by the proxy
+ * (netproxy_serve()). */
+static ssize_t netproxy_splice(int from, const int pipe_fd[2], int to, size_t want)
+{
+	ssize_t n = splice(from, NULL, pipe_fd[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -2 : -1;
+	for (ssize_t left = n; left > 0;) {
+		ssize_t m = splice(pipe_fd[0], NULL, to, NULL, (size_t)left, SPLICE_F_MOVE);
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m <= 0)
+			return -3; /* the pipe is dropped with what it holds */
+		left -= m;
+	}
+	return n;
+}
+
+static ssize_t netproxy_copy(int from, char *buf, int to, size_t want)
+{
+	ssize_t n = recv(from, buf, want, 0);
+	if (n < 0)
+		return errno == EINTR ? -2 : -1;
+	if (n > 0 && netproxy_write_all(to, buf, (size_t)n) < 0)
+		return -3;
+	return n;
+}
+
 static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out_budget,
 			    struct netconn_record *rec)
 {
-	cleanup_free char *buf = malloc(NETPROXY_CHUNK);
+	/* A pipe per direction for splice(2); without them (descriptors ran
+	 * out), a buffer. */
+	int pipes[2][2] = { { -1, -1 }, { -1, -1 } };
+	bool spliced = pipe2(pipes[0], O_CLOEXEC) == 0 && pipe2(pipes[1], O_CLOEXEC) == 0;
+	cleanup_free char *buf = spliced ? NULL : malloc(NETPROXY_CHUNK);
 	bool open_in = true, open_out = true; /* client->upstream, upstream->client */
 
-	while (buf && (open_in || open_out)) {
+	while ((spliced || buf) && (open_in || open_out)) {
 		struct pollfd p[2] = { { .fd = open_in ? client : -1, .events = POLLIN },
 				       { .fd = open_out ? upstream : -1, .events = POLLIN } };
 		int r = poll(p, 2, idle_ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return;
-		for (int i = 0; i < 2; i++) {
+			break;
+		bool failed = false;
+		for (int i = 0; i < 2 && !failed; i++) {
 			if (!p[i].revents)
 				continue;
 			int from = i == 0 ? client : upstream, to = i == 0 ? upstream : client;
@@ -147,19 +184,19 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 				open_in = false;
 				continue;
 			}
-			ssize_t n = recv(from, buf, want, 0);
+			ssize_t n = spliced ? netproxy_splice(from, pipes[i], to, want)
+					    : netproxy_copy(from, buf, to, want);
+			if (n == -2)
+				continue;
 			if (i == 0 && out_budget && n > 0)
 				*out_budget -= (uint64_t)n;
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0 || netproxy_write_all(to, buf, (size_t)n) < 0) {
+			if (n <= 0) {
 				(void)shutdown(to, SHUT_WR);
 				if (i == 0)
 					open_in = false;
 				else
 					open_out = false;
-				if (n < 0)
-					return;
+				failed = n == -1; /* a write that failed ends its direction only */
 				continue;
 			}
 			if (i == 0)
@@ -167,7 +204,13 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 			else
 				rec->bytes_in += (uint64_t)n;
 		}
+		if (failed)
+			break;
 	}
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++)
+			if (pipes[i][j] >= 0)
+				close(pipes[i][j]);
 }
 
 static void netproxy_do(int client, const struct netallow *n, const struct netproxy_limits *lim,
@@ -373,8 +416,9 @@ static void *netproxy_worker(void *arg)
 	struct netconn_record rec;
 
 	netproxy_handle(job->fd, s->allow, s->lim, s->start_ns, &rec);
-	/* Recorded before the client sees the end: its next connection's
-	 * record comes after this one. */
+	/* Recorded before the connection is closed: a refused client reads
+	 * its answer to the end only after this. (A tunnel's client may see
+	 * the upstream's end, passed on, a moment before.) */
 	netproxy_emit(s, &rec);
 	close(job->fd);
 	free(job);
@@ -398,6 +442,9 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 	pthread_attr_t attr;
 	int r = 0;
 
+	/* A peer gone mid-write answers EPIPE, never kills the proxy (splice(2)
+	 * has no MSG_NOSIGNAL). */
+	signal(SIGPIPE, SIG_IGN);
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.idle, NULL);
 	pthread_attr_init(&attr);

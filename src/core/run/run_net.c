@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -253,9 +255,15 @@ void run_net_stop(struct run_net *n, uint64_t ended_realtime_ns)
 	 * its port went with it, so later connects were refused. */
 	if (n->records_fd < 0 && n->eof_realtime_ns && n->eof_realtime_ns < ended_realtime_ns)
 		n->died = true;
+	/* The listening socket still queued on our socket (SIOCOUTQ: what the
+	 * peer has not read): the proxy never took it, so it accepted nothing
+	 * and has nothing to record. No wait for it then (a short run ends
+	 * before the proxy's start: its libraries, its confinement). */
+	int queued = 0;
+	bool idle = n->listen_to >= 0 && ioctl(n->listen_to, SIOCOUTQ, &queued) == 0 && queued > 0;
 	close_fd(&n->listen_to); /* a proxy still waiting for its socket: none comes */
 	close_fd(&n->stop_fd);
-	uint64_t deadline = clock_monotonic_ns() + RUN_NET_STOP_MS * 1000000ULL;
+	uint64_t deadline = idle ? 0 : clock_monotonic_ns() + RUN_NET_STOP_MS * 1000000ULL;
 	while (n->records_fd >= 0) {
 		uint64_t now = clock_monotonic_ns();
 		if (now >= deadline)
