@@ -261,6 +261,17 @@ proxy_below() { # pid
 	[ "$(jq "$CONNS | map(select(.allowed == false)) | length" "$(receipt_file "$id")")" -eq 4 ]
 }
 
+@test "netallow: a run that failed on a denied host: the gate's message names it and what to allow" {
+	net_policy "$(std_allow)"
+	aln run --policy "$TEST_DIR/net.json" -- curl -fsS -m 10 "https://denied.test:$NET_DENIED/hello.txt"
+	[ "$status" -ne 0 ] || { echo "exit $status"; return 1; }
+	refused_by denied.test "$NET_DENIED" net_not_allowed
+	al gate
+	[ "$status" -eq 2 ] || { echo "gate exit $status: $output $stderr"; return 1; }
+	[[ "$output$stderr" == *"denied.test:$NET_DENIED"*"sandbox.net.allow"* ]] || { echo "$output $stderr"; return 1; }
+	never_served "Host: denied.test"
+}
+
 @test "netallow: a CONNECT whose TLS SNI differs from its host, or has none, is refused before a byte goes upstream" {
 	command -v openssl >/dev/null || skip "openssl is not installed"
 	net_policy "$(std_allow)"
