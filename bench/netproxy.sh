@@ -89,6 +89,43 @@ echo "| airlock run, allowlist proxy | $proxy | $(echo "$mib * 1000 / $proxy" | 
 echo
 echo "proxy against --net host (same run overhead): $(ratio "$nethost" "$proxy")x the throughput"
 echo
+# The transfer alone, as curl measures it (speed_download, bytes/s), without
+# the run's start and end: SPEEDS rounds, the three paths interleaved.
+speed_of() { # host|run command...: curl's speed_download, from its stdout or the run's receipt
+	where=$1
+	shift
+	if [ "$where" = host ]; then
+		"$@"
+		return
+	fi
+	line=$("$@")
+	jq -r .stdout "$AIRLOCK_STATE_DIR/receipts/$(jq -r .receipt <<<"$line").json"
+}
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+curl_speed="curl -fsS -o /dev/null -w %{speed_download} $big"
+rm -f "$work/s.host" "$work/s.nethost" "$work/s.proxy"
+for _ in $(seq "${SPEEDS:-7}"); do
+	# shellcheck disable=SC2086 # the commands are words
+	{
+		speed_of host "$helpers/nethosts.sh" "$work/hosts" $curl_speed >>"$work/s.host"
+		echo >>"$work/s.host"
+		speed_of run $al --policy "$work/net.json" --net host -- $curl_speed >>"$work/s.nethost"
+		echo >>"$work/s.nethost"
+		speed_of run $al --policy "$work/net.json" -- $curl_speed >>"$work/s.proxy"
+		echo >>"$work/s.proxy"
+	}
+done
+sh_=$(grep . "$work/s.host" | median)
+sn=$(grep . "$work/s.nethost" | median)
+sp=$(grep . "$work/s.proxy" | median)
+echo "### the transfer alone: curl's speed_download (median of ${SPEEDS:-7}, interleaved)"
+echo
+echo "| path | MiB/s | vs curl on the host |"
+echo "|---|---:|---:|"
+echo "| curl on the host, no airlock | $(echo "$sh_ / 1048576" | bc) | 1.00 |"
+echo "| airlock run --net host | $(echo "$sn / 1048576" | bc) | $(ratio "$sn" "$sh_") |"
+echo "| airlock run, allowlist proxy | $(echo "$sp / 1048576" | bc) | $(ratio "$sp" "$sh_") |"
+echo
 hyperfine_rounds "$work/conn.json" "$rounds" "$runs" \
 	"$al --policy $work/net.json --net host -- $curl_small" \
 	"$al --policy $work/net.json -- $curl_small"
