@@ -230,6 +230,17 @@ proxy_below() { # pid
 	grep -q "^https 127.0.0.2:$NET_HTTPS GET /demo" "$NET_LOG"
 }
 
+@test "netallow: pip downloads from an allowed index name through the proxy" {
+	[ -x /usr/bin/pip3 ] || skip "Debian's pip3 is not installed"
+	net_policy "$(std_allow)"
+	aln run --policy "$TEST_DIR/net.json" -- /usr/bin/pip3 download --no-cache-dir --no-deps --disable-pip-version-check \
+		--retries 0 -d dl --index-url "https://registry.test:$NET_HTTPS/simple/" demo
+	[ "$status" -eq 0 ] || { echo "exit $status: $stderr"; rq .stdout; rq .stderr; return 1; }
+	[ -s dl/demo-1.2.3-py3-none-any.whl ]
+	grep -q "^https 127.0.0.2:$NET_HTTPS GET /simple/demo/ " "$NET_LOG"
+	conn registry.test "$NET_HTTPS" | jq -s -e 'length >= 1 and all(.allowed and .method == "CONNECT")' >/dev/null
+}
+
 @test "netallow: a name not listed, one under deny, an IP literal, a port not listed: refused, recorded, never served; show names them" {
 	allow=$(std_allow | jq -c --arg s "$NET_HTTPS" '. + ["*.zone.test:\($s)"]')
 	net_policy "$allow" '["bad.zone.test"]'

@@ -34,6 +34,17 @@ net_world_start() { # dir
 	printf 'hello from registry.test\n' >"$NET_DIR/www/hello.txt"
 	# an npm registry's metadata document of one package (`npm view demo`)
 	printf '{"name":"demo","dist-tags":{"latest":"1.2.3"},"versions":{"1.2.3":{"name":"demo","version":"1.2.3","dist":{"tarball":"https://registry.test/demo-1.2.3.tgz","shasum":"0000000000000000000000000000000000000000"}}}}\n' >"$NET_DIR/www/demo"
+	# a PEP 503 index of one package with one wheel (`pip download demo`)
+	mkdir -p "$NET_DIR/www/simple/demo"
+	/usr/bin/python3 - "$NET_DIR/www/simple/demo/demo-1.2.3-py3-none-any.whl" <<'PY' || return 1
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("demo/__init__.py", "")
+    z.writestr("demo-1.2.3.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.2.3\n")
+    z.writestr("demo-1.2.3.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: netallow\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("demo-1.2.3.dist-info/RECORD", "")
+PY
+	printf '<html><body><a href="demo-1.2.3-py3-none-any.whl">demo-1.2.3-py3-none-any.whl</a></body></html>\n' >"$NET_DIR/www/simple/demo/index.html"
 	git init -q --bare "$NET_DIR/git/repo.git" || return 1
 	git -C "$NET_DIR/git/repo.git" config http.receivepack false
 	(
