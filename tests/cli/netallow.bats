@@ -161,6 +161,13 @@ refused_by() { # host port rule
 		{ echo "$1:$2 not refused by $3: $c"; return 1; }
 }
 
+# Fails unless the receipt file matches docs/receipt.schema.json.
+schema_valid() { # receipt file
+	local out
+	out=$("$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" "$1" 2>&1) ||
+		{ echo "$out"; return 1; }
+}
+
 # Fails if the servers saw a line matching the pattern.
 never_served() { # grep -E pattern
 	if grep -E -- "$1" "$NET_LOG"; then
@@ -200,6 +207,7 @@ proxy_below() { # pid
 		'select(.allowed and .method == "GET" and .address == "127.0.0.2" and .bytes_in > 0)'
 	grep -q "^https 127.0.0.2:$NET_HTTPS GET /hello.txt" "$NET_LOG"
 	grep -q "^http 127.0.0.2:$NET_HTTP GET /hello.txt Host: registry.test" "$NET_LOG"
+	schema_valid "$(receipt)"
 }
 
 @test "netallow: the command gets the proxy variables; a policy's env.set cannot point them elsewhere" {
@@ -270,6 +278,7 @@ proxy_below() { # pid
 	[[ "$output" == *"denied.test:$NET_DENIED"* ]] || { echo "$output"; return 1; }
 	[[ "$output" == *"bad.zone.test:$NET_HTTPS"* ]]
 	[ "$(jq "$CONNS | map(select(.allowed == false)) | length" "$(receipt_file "$id")")" -eq 4 ]
+	schema_valid "$(receipt_file "$id")"
 }
 
 @test "netallow: a run that failed on a denied host: the gate's message names it and what to allow" {
@@ -429,6 +438,7 @@ PY
 	[[ "$out" == *"held 0"* ]] || { echo "$out"; return 1; }
 	[ "$(rq "[${CONNS}[] | select(.rule == \"net_head_timeout\")] | length")" -gt 0 ]
 	[ "$(rq "$CONNS | length")" -le 1000 ]
+	schema_valid "$(receipt)"
 }
 
 @test "netallow: the proxy dies with the run: no process left" {
@@ -469,5 +479,6 @@ PY
 	[[ "$out" == *"direct="* && "$out" != *"direct=0"* ]] || { echo "$out"; return 1; }
 	[[ "$out" != *"hello from"* ]]
 	[ "$(rq .sandbox.network.proxy)" = died ]
+	schema_valid "$(receipt)"
 	[ "$(grep -c "GET /hello.txt" "$NET_LOG")" -ge 1 ]
 }
