@@ -9,7 +9,8 @@ clang-format clang-tidy shellcheck golang-go golang-golang-x-mod-dev
 debhelper dpkg-dev lintian zsh
 libmicrohttpd-dev libcurl4-openssl-dev curl chromium
 libpq-dev postgresql
-libhttp-parser-dev"
+libhttp-parser-dev
+openssl"
 [ "${1:-}" = "--bench" ] && packages="$packages hyperfine bubblewrap firejail bc"
 # The live host tests install the hosts with npm (tests/hosts/install.sh);
 # a node that came from elsewhere (NodeSource, nvm) is kept.
