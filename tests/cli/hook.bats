@@ -1273,6 +1273,13 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 		refused_write "$p"
 		refused_read "$p"
 	done
+	# Gemini's shell tool run in the state directory, however dir_path reaches it
+	for p in x/../st x/y/../../st/receipts d/../st x/../st/.; do
+		HOME=$H run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+			<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = "ls" | .tool_input.dir_path = $p' --arg p "$p")"
+		[ "$status" -eq 2 ] || { echo "gemini dir_path passed: $p"; return 1; }
+		[[ "$stderr" == *"state directory"* ]]
+	done
 	# the hosts' settings: never written
 	for p in x/../usercfg a/b/../../usercfg x/../projcfg/settings.json x/../projcfg/. \
 		x/y/../../projcfg/settings.local.json; do
