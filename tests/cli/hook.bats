@@ -1214,3 +1214,82 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 	[ "$status" -eq 0 ]
 	jq -e '(.decision // "") != "block"' <<<"$output"
 }
+
+@test "attack: a missing directory and .. before a symlink: the link is followed, on every host's file tools" {
+	# Node's path.resolve, Python's normpath or `mkdir -p` of the parent drop
+	# "x/.." or make x, then the kernel follows what comes after: a walk that
+	# took the rest of the path as text after the missing x missed the link.
+	# And a tool that drops "d/.." lexically where d is a symlink reaches
+	# another place than the kernel does: either reading refuses.
+	"$AIRLOCK" run -- true >/dev/null
+	S=$AIRLOCK_STATE_DIR
+	H=$TEST_DIR/home
+	mkdir -p "$H/.claude" "$WORK/.claude" "$TEST_DIR/elsewhere/deep" sub
+	echo token >"$H/.npmrc"
+	echo '{}' >"$H/.claude/settings.json"
+	echo '{}' >"$WORK/.claude/settings.json"
+	ln -s "$S" st
+	ln -s "$H/.npmrc" npm
+	ln -s "$H/.claude/settings.json" usercfg
+	ln -s .claude projcfg
+	ln -s "$S/receipts/new.json" dangling
+	ln -s "$S" "$TEST_DIR/outside"
+	ln -s "$TEST_DIR/elsewhere/deep" d
+	ln -s "$H/.npmrc" "$TEST_DIR/elsewhere/npm"
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[ -n "$stderr" ]
+	}
+	refused_write() { # path: every host's writing tools
+		local j
+		j=$(jq -nc --arg p "$1" '$p')
+		for t in Write Edit MultiEdit; do
+			refused claude $t "{\"file_path\": $j, \"content\": \"x\", \"old_string\": \"a\", \"new_string\": \"b\"}"
+		done
+		refused gemini write_file "{\"file_path\": $j, \"content\": \"x\"}"
+		refused gemini replace "{\"file_path\": $j, \"old_string\": \"a\", \"new_string\": \"b\"}"
+		refused codex apply_patch "{\"command\": $(jq -nc --arg p "*** Begin Patch"$'\n'"*** Add File: $1"$'\n'"+x"$'\n'"*** End Patch" '$p')}"
+		HOME=$H copilot_hook pre-tool-use pre-tool-use-create.json '.toolArgs.path = $p' --arg p "$1"
+		[ "$status" -eq 2 ] || { echo "copilot create passed: $1"; return 1; }
+		HOME=$H copilot_hook pre-tool-use pre-tool-use-edit.json '.toolArgs.path = $p' --arg p "$1"
+		[ "$status" -eq 2 ] || { echo "copilot edit passed: $1"; return 1; }
+	}
+	refused_read() { # path: every host's reading tools
+		local j
+		j=$(jq -nc --arg p "$1" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused codex view_image "{\"path\": $j}"
+		HOME=$H copilot_hook pre-tool-use pre-tool-use-view.json '.toolArgs.path = $p' --arg p "$1"
+		[ "$status" -eq 2 ] || { echo "copilot view passed: $1"; return 1; }
+	}
+	# the state directory, and the user's credentials: neither read nor written
+	for p in x/../st/receipts/9.json a/b/../../st/receipts/9.json x/y/z/../../../st/x \
+		"$WORK/x/../st/receipts/9.json" x/../../outside/receipts/9.json \
+		"x/../../$(basename "$WORK")/st/x" x/../st/. x/../st/receipts/. x/../dangling \
+		x/y/../../dangling x/../npm x/../npm/. sub/x/../../npm d/../st/receipts/9.json \
+		d/../npm x/../d/../npm; do
+		refused_write "$p"
+		refused_read "$p"
+	done
+	# Gemini's shell tool run in the state directory, however dir_path reaches it
+	for p in x/../st x/y/../../st/receipts d/../st x/../st/.; do
+		HOME=$H run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+			<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = "ls" | .tool_input.dir_path = $p' --arg p "$p")"
+		[ "$status" -eq 2 ] || { echo "gemini dir_path passed: $p"; return 1; }
+		[[ "$stderr" == *"state directory"* ]]
+	done
+	# the hosts' settings: never written
+	for p in x/../usercfg a/b/../../usercfg x/../projcfg/settings.json x/../projcfg/. \
+		x/y/../../projcfg/settings.local.json; do
+		refused_write "$p"
+	done
+	# The workspace after a missing directory is the agent's.
+	for p in x/../notes.txt x/../sub/new.txt a/b/../../sub/./new.txt; do
+		HOME=$H tool_status claude Write "{\"file_path\": \"$p\", \"content\": \"x\"}"
+		[ "$status" -eq 0 ] || { echo "$p: $stderr"; return 1; }
+		HOME=$H tool_status claude Read "{\"file_path\": \"$p\"}"
+		[ "$status" -eq 0 ] || { echo "$p: $stderr"; return 1; }
+	done
+}

@@ -8,8 +8,13 @@
  * be listed but not searched and the reverse) and generated paths, every
  * resolved path must be the same string and every verdict the same (a
  * target under a hidden path, or a root above one: what the hook refuses).
- * As root, the same is checked again as nobody, where the permissions
- * bite. Not timed. */
+ * Except where a ".." drops a name that does not exist: the old walk took
+ * the rest as text (and missed a symlink after it), so there, and
+ * everywhere besides, each path must also be what a plain reference
+ * (ref_walk(): openat() name by name) finds, and hookpath_resolve_both()'s
+ * other reading what it finds after ".." is dropped as text. As root, the
+ * same is checked again as nobody, where the permissions bite. Not
+ * timed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -402,6 +407,170 @@ static void tree_add(char ***list, const char *path)
 		abort();
 }
 
+/* ---- the reference: both readings, straightforwardly ---- */
+
+/* An absolute path as the kernel resolves it once a tool has made what is
+ * missing, resolved the plain way, independently of hookpath.c: a
+ * directory held open (O_PATH) and looked in by name (fstatat(),
+ * readlinkat(), openat() of the name or of ".."), the name of where it
+ * ends up read back from /proc/self/fd; below a name that does not exist
+ * (or a file), the names as text, each ".." dropping one of them, and with
+ * none left, lookups go on. *ret_dropped: a ".." dropped a name that does
+ * not exist (where the old walk took the rest as text). NULL: more than 40
+ * symlinks (or a failure). */
+static char *ref_walk(const char *path, bool *ret_dropped)
+{
+	cleanup_free char *rest = strdup(path);
+	cleanup_strv char **tail = calloc(1, sizeof(char *)); /* the names as text */
+	bool other = false; /* tail[0] is a file that exists, not a missing name */
+	unsigned links = 0;
+	int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *p;
+
+	if (!rest || !tail || dir < 0)
+		abort();
+	p = rest;
+	*ret_dropped = false;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, "/");
+		cleanup_free char *name = strndup(p, n);
+		p += n;
+		size_t nt = strv_length(tail);
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			if (nt > 0) {
+				if (!(other && nt == 1))
+					*ret_dropped = true;
+				else
+					other = false;
+				free(tail[nt - 1]);
+				tail[nt - 1] = NULL;
+				continue;
+			}
+			int up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (up < 0 && errno == EACCES) {
+				/* a directory that cannot be searched: its parent by name */
+				char fdpath[64], here[PATH_MAX];
+				snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", dir);
+				ssize_t r = readlink(fdpath, here, sizeof(here) - 1);
+				if (r <= 0)
+					abort();
+				here[r] = '\0';
+				cleanup_free char *parent = path_dirname(here);
+				up = parent ? open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+			}
+			if (up < 0)
+				abort();
+			close(dir);
+			dir = up;
+			continue;
+		}
+		struct stat sb;
+		if (nt > 0 || fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+			tree_add(&tail, name); /* missing, or below what is */
+			continue;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			int down = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (down < 0)
+				abort();
+			close(dir);
+			dir = down;
+			continue;
+		}
+		if (!S_ISLNK(sb.st_mode)) {
+			tree_add(&tail, name);
+			other = true;
+			continue;
+		}
+		char target[PATH_MAX];
+		ssize_t t = ++links > 40 ? -1 : readlinkat(dir, name, target, sizeof(target) - 1);
+		if (t <= 0) {
+			close(dir);
+			return NULL;
+		}
+		target[t] = '\0';
+		if (target[0] == '/') {
+			close(dir);
+			dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
+		char *next = NULL;
+		if (asprintf(&next, "%s/%s", target, p) < 0)
+			abort();
+		free(rest);
+		rest = next;
+		p = rest;
+	}
+	char fdpath[64], real[PATH_MAX];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", dir);
+	ssize_t r = readlink(fdpath, real, sizeof(real) - 1);
+	close(dir);
+	if (r <= 0)
+		abort();
+	real[r] = '\0';
+	char *out = strdup(real);
+	for (size_t i = 0; out && tail[i]; i++) {
+		char *joined = path_join(out, tail[i]);
+		free(out);
+		out = joined;
+	}
+	if (!out)
+		abort();
+	return out;
+}
+
+/* path (absolute) with each ".." taking the name before it, as text. */
+static char *ref_normalize(const char *path)
+{
+	cleanup_strv char **parts = calloc(1, sizeof(char *));
+	cleanup_free char *copy = strdup(path);
+	char *save = NULL;
+
+	if (!parts || !copy)
+		abort();
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		size_t n = strv_length(parts);
+		if (strcmp(c, "..") == 0) {
+			if (n > 0) {
+				free(parts[n - 1]);
+				parts[n - 1] = NULL;
+			}
+		} else if (strcmp(c, ".") != 0) {
+			tree_add(&parts, c);
+		}
+	}
+	char *out = strdup("/");
+	for (size_t i = 0; out && parts[i]; i++) {
+		char *joined = path_join(out, parts[i]);
+		free(out);
+		out = joined;
+	}
+	if (!out)
+		abort();
+	return out;
+}
+
+/* base/path made absolute as hookpath_resolve() takes it (the cwd below
+ * a relative base). */
+static char *ref_absolute(const char *base, const char *path)
+{
+	char here[PATH_MAX];
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(here, sizeof(here)))
+		abort();
+	cleanup_free char *from = !base		   ? strdup(here)
+				  : base[0] == '/' ? strdup(base)
+						   : path_join(here, base);
+	return path_join(from, path);
+}
+
 static char *tree_pick(char **list)
 {
 	return list[rnd((uint32_t)strv_length(list))];
@@ -670,6 +839,7 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 	char *named[CALL_TARGETS], *bases[CALL_TARGETS], *hid[CALL_HIDDEN];
 	char *old_t[CALL_TARGETS], *new_t[CALL_TARGETS], *cached_t[CALL_TARGETS];
 	char *old_h[CALL_HIDDEN], *new_h[CALL_HIDDEN], *plain_h[CALL_HIDDEN];
+	char *ref_t[CALL_TARGETS], *lex_t[CALL_TARGETS], *ref_h[CALL_HIDDEN];
 	bool roots[CALL_TARGETS];
 	struct oracle_walk_cache *oc = calloc(1, sizeof(*oc));
 	struct hookpath_cache *nc = hookpath_cache_new(), *tc = hookpath_cache_new();
@@ -724,45 +894,75 @@ static unsigned compare_call(struct tree *t, unsigned *ret_blocked)
 		hid[k] = p;
 	}
 	for (size_t i = 0; i < CALL_TARGETS; i++) {
+		bool dropped, dropped_lex;
+		cleanup_free char *abs = ref_absolute(bases[i], named[i]);
+		cleanup_free char *norm = ref_normalize(abs);
+		cleanup_free char *ref_lex = ref_walk(norm, &dropped_lex);
+		ref_t[i] = ref_walk(abs, &dropped);
 		old_t[i] = oracle_resolve_known(bases[i], named[i], NULL);
 		new_t[i] = hookpath_resolve(bases[i], named[i], NULL);
 		cached_t[i] = hookpath_resolve(bases[i], named[i], tc);
-		if (!same(old_t[i], new_t[i]) || !same(old_t[i], cached_t[i])) {
-			printf("# target %s (base %s): %s, now %s, cached %s\n", named[i],
-			       bases[i] ? bases[i] : "-", old_t[i] ? old_t[i] : "(null)",
-			       new_t[i] ? new_t[i] : "(null)", cached_t[i] ? cached_t[i] : "(null)");
+		/* the old walk's answer, but where a ".." dropped a missing name */
+		if (!same(ref_t[i], new_t[i]) || !same(ref_t[i], cached_t[i]) ||
+		    (!dropped && !same(old_t[i], new_t[i]))) {
+			printf("# target %s (base %s): %s, now %s, cached %s, reference %s\n",
+			       named[i], bases[i] ? bases[i] : "-", old_t[i] ? old_t[i] : "(null)",
+			       new_t[i] ? new_t[i] : "(null)", cached_t[i] ? cached_t[i] : "(null)",
+			       ref_t[i] ? ref_t[i] : "(null)");
 			diffs++;
 		}
+		/* both readings: the kernel's, and the kernel's after ".." as text */
+		char *both = NULL, *lex = NULL;
+		int r = hookpath_resolve_both(bases[i], named[i], rnd(2) ? tc : NULL, &both, &lex);
+		const char *want_lex = same(ref_lex, ref_t[i]) ? NULL : ref_lex;
+		if ((r == 0) != (ref_t[i] && ref_lex) ||
+		    (r == 0 && (!same(both, ref_t[i]) || !same(lex, want_lex)))) {
+			printf("# both %s (base %s): %d %s %s, reference %s %s\n", named[i],
+			       bases[i] ? bases[i] : "-", r, both ? both : "(null)",
+			       lex ? lex : "(null)", ref_t[i] ? ref_t[i] : "(null)",
+			       want_lex ? want_lex : "(null)");
+			diffs++;
+		}
+		lex_t[i] = lex;
+		free(both);
 	}
 	for (size_t k = 0; k < CALL_HIDDEN; k++) {
 		if (k == CALL_HIDDEN / 2) /* a directory the walks may have passed */
 			hookpath_cache_hint(nc, tree_pick(t->dirs));
+		bool dropped;
+		ref_h[k] = ref_walk(hid[k], &dropped);
 		old_h[k] = oracle_resolve_known(NULL, hid[k], oc);
 		new_h[k] = hookpath_resolve(NULL, hid[k], nc);
 		plain_h[k] = hookpath_resolve(NULL, hid[k], NULL);
-		if (!same(old_h[k], new_h[k]) || !same(old_h[k], plain_h[k])) {
-			printf("# hidden %s: %s, now %s, uncached %s\n", hid[k],
+		if (!same(ref_h[k], new_h[k]) || !same(ref_h[k], plain_h[k]) ||
+		    (!dropped && !same(old_h[k], new_h[k]))) {
+			printf("# hidden %s: %s, now %s, uncached %s, reference %s\n", hid[k],
 			       old_h[k] ? old_h[k] : "(null)", new_h[k] ? new_h[k] : "(null)",
-			       plain_h[k] ? plain_h[k] : "(null)");
+			       plain_h[k] ? plain_h[k] : "(null)", ref_h[k] ? ref_h[k] : "(null)");
 			diffs++;
 		}
 	}
 	diffs += compare_hostview(t, named, CALL_TARGETS, hid, CALL_HIDDEN);
-	unsigned v_old = verdict(old_t, roots, CALL_TARGETS, old_h, CALL_HIDDEN);
+	unsigned v_ref = verdict(ref_t, roots, CALL_TARGETS, ref_h, CALL_HIDDEN);
 	unsigned v_new = verdict(new_t, roots, CALL_TARGETS, new_h, CALL_HIDDEN);
-	if (v_old != v_new) {
-		printf("# refused targets %#x, now %#x\n", v_old, v_new);
+	if (v_ref != v_new) {
+		printf("# refused targets %#x, now %#x\n", v_ref, v_new);
 		diffs++;
 	}
-	*ret_blocked += (unsigned)__builtin_popcount(v_old);
+	/* and the other reading refuses what it reaches */
+	*ret_blocked += (unsigned)__builtin_popcount(
+		v_new | verdict(lex_t, roots, CALL_TARGETS, new_h, CALL_HIDDEN));
 	for (size_t i = 0; i < CALL_TARGETS; i++) {
 		free(named[i]);
 		free(bases[i]);
 		free(old_t[i]);
 		free(new_t[i]);
 		free(cached_t[i]);
+		free(ref_t[i]);
+		free(lex_t[i]);
 	}
 	for (size_t k = 0; k < CALL_HIDDEN; k++) {
+		free(ref_h[k]);
 		free(hid[k]);
 		free(old_h[k]);
 		free(new_h[k]);

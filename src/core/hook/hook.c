@@ -624,11 +624,6 @@ static void hook_walk_hint(struct hook_state *st)
 	}
 }
 
-static char *hook_resolve(const char *base, const char *path)
-{
-	return hookpath_resolve(base, path, NULL);
-}
-
 /* The file tools that write, by host: always refused into the state
  * directory, and refused like a mutating command while a failure is open. */
 static bool hook_is_file_tool(const struct agent_host *host, const char *tool)
@@ -641,14 +636,17 @@ static bool hook_is_read_tool(const struct agent_host *host, const char *tool)
 	return agenthost_tool_in(host->read_tools, tool);
 }
 
-/* The paths one tool call names, as named and resolved (hook_resolve())
+/* The paths one tool call names, as named and resolved (hookpath_resolve())
  * from where the tool works (Gemini's shell tool: tool_input.dir_path; else the
- * payload's cwd). */
+ * payload's cwd). A path with a ".." that a tool dropping it as text
+ * (hookpath_resolve_both()) takes elsewhere is in named and resolved
+ * twice, once for each place: every check holds the tool to both. */
 struct hook_targets {
 	char **named;
 	char **resolved;
 	char **roots; /* resolved directories the tool reads below: a search or a listing */
 	char *run_dir; /* a shell tool's own directory (Gemini's dir_path), resolved */
+	char *run_dir_lexical; /* its other reading (hookpath_resolve_both()), or NULL */
 };
 
 static void hook_targets_release(struct hook_targets *t)
@@ -657,6 +655,34 @@ static void hook_targets_release(struct hook_targets *t)
 	strv_free(t->resolved);
 	strv_free(t->roots);
 	free(t->run_dir);
+	free(t->run_dir_lexical);
+}
+
+/* Appends named, resolved from base in both readings (one entry, or two
+ * when they differ), to t's named and resolved, and to its roots when
+ * root. */
+static int hook_targets_push(struct hook_state *st, struct hook_targets *t, const char *base,
+			     const char *named, bool root, struct error *err)
+{
+	char *p[2] = { NULL, NULL };
+	int r = hookpath_resolve_both(base, named, hook_walk_cache(st), &p[0], &p[1]);
+
+	if (r < 0)
+		return error_set(err, -r,
+				 "cannot resolve '%.300s' (out of memory, or a symlink loop)", named);
+	for (size_t k = 0; k < 2; k++) {
+		if (!p[k])
+			continue;
+		if (r == 0 && root && strv_push(&t->roots, p[k]) < 0)
+			r = -ENOMEM;
+		if (r == 0 && strv_push(&t->named, named) < 0)
+			r = -ENOMEM;
+		if (r == 0)
+			r = strv_consume(&t->resolved, p[k]);
+		else
+			free(p[k]);
+	}
+	return r < 0 ? error_set(err, ENOMEM, "out of memory") : 0;
 }
 
 /* Keys that name a file, and keys that name a directory the tool reads
@@ -816,28 +842,23 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	 * directory writes there with any relative path. */
 	const char *dir_path = jsonutil_str(input, "dir_path");
 	if (shell && dir_path && *dir_path) {
-		t->run_dir = hook_resolve(cwd, dir_path);
-		if (!t->run_dir)
-			return error_set(err, ELOOP,
+		r = hookpath_resolve_both(cwd, dir_path, NULL, &t->run_dir, &t->run_dir_lexical);
+		if (r < 0)
+			return error_set(err, -r,
 					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
 					 dir_path);
 	}
+	cleanup_strv char **named = TAKE_PTR(t->named);
+	t->named = calloc(1, sizeof(char *));
 	t->resolved = calloc(1, sizeof(char *));
 	t->roots = calloc(1, sizeof(char *));
-	if (!t->resolved || !t->roots)
+	if (!t->named || !t->resolved || !t->roots)
 		return error_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; t->named[i]; i++) {
-		char *p = hookpath_resolve(base ? base : cwd, t->named[i], hook_walk_cache(st));
-		if (!p)
-			return error_set(err, ELOOP,
-					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
-					 t->named[i]);
-		if (strv_contains(roots, t->named[i]) && strv_push(&t->roots, p) < 0) {
-			free(p);
-			return error_set(err, ENOMEM, "out of memory");
-		}
-		if (strv_consume(&t->resolved, p) < 0)
-			return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; named[i]; i++) {
+		r = hook_targets_push(st, t, base ? base : cwd, named[i],
+				      strv_contains(roots, named[i]), err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -863,6 +884,10 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 		return error_set(err, ENOMEM, "out of memory");
 	if (t->run_dir && path_is_under(t->run_dir, state)) {
 		*ret_path = t->run_dir;
+		return 1;
+	}
+	if (t->run_dir_lexical && path_is_under(t->run_dir_lexical, state)) {
+		*ret_path = t->run_dir_lexical;
 		return 1;
 	}
 	for (size_t i = 0; t->resolved[i]; i++)
@@ -1109,9 +1134,9 @@ static int hook_read_targets(struct hook_state *st, char *const *argv, struct ho
 										 : NULL;
 			if (!value || !*value)
 				continue;
-			char *p = hook_resolve(cwd, value);
-			if (!p || strv_push(&t->named, value) < 0 || strv_consume(&t->resolved, p) < 0)
-				return error_set(err, ENOMEM, "out of memory");
+			int r = hook_targets_push(st, t, cwd, value, false, err);
+			if (r < 0)
+				return r;
 		}
 	return 0;
 }

@@ -21,90 +21,11 @@
 #include "basic/cleanup.h"
 #include "basic/path.h"
 
-/* path as the kernel will resolve it once the tool has created what is
- * missing: the longest existing prefix through realpath() (every symlink
- * followed), the rest lexically ("." dropped, ".." one up), because the
- * tool creates those directories itself, as plain ones. A dangling symlink
- * on the way is followed too: writing it creates its target. A relative
- * path is relative to base (the process's cwd when NULL). NULL: out of
- * memory, or more than 40 symlinks. */
-static char *hookpath_resolve_at(const char *base, const char *path, unsigned depth)
-{
-	cleanup_free char *here = NULL;
-
-	if (depth > 40)
-		return NULL;
-	if (path[0] != '/' && !base) {
-		here = getcwd(NULL, 0);
-		if (!here)
-			return NULL;
-		base = here;
-	}
-	cleanup_free char *prefix = path[0] == '/' ? strdup(path) : path_join(base, path);
-	if (!prefix)
-		return NULL;
-	char *tail = prefix + strlen(prefix); /* the components realpath() did not resolve */
-	cleanup_free char *real = NULL;
-	for (;;) {
-		char saved = *tail;
-		*tail = '\0';
-		real = realpath(prefix[0] ? prefix : "/", NULL);
-		struct stat st;
-		if (!real && prefix[0] && lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode)) {
-			/* Dangling: go on from its target, with the rest after it. */
-			char target[PATH_MAX];
-			ssize_t n = readlink(prefix, target, sizeof(target) - 1);
-			cleanup_free char *dir = n > 0 ? path_dirname(prefix) : NULL;
-			*tail = saved;
-			if (!dir)
-				return NULL;
-			target[n] = '\0';
-			cleanup_free char *next = NULL;
-			if (asprintf(&next, "%s%s", target, tail) < 0)
-				return NULL;
-			return hookpath_resolve_at(dir, next, depth + 1);
-		}
-		*tail = saved;
-		if (real || tail == prefix)
-			break;
-		do
-			tail--;
-		while (tail > prefix && *tail != '/');
-	}
-	if (!real)
-		return NULL;
-	size_t cap = strlen(real) + strlen(tail) + 2;
-	char *out = malloc(cap);
-	if (!out)
-		return NULL;
-	strcpy(out, real);
-	for (char *c = tail; *c;) {
-		while (*c == '/')
-			c++;
-		size_t n = strcspn(c, "/");
-		if (n == 0 || (n == 1 && c[0] == '.')) {
-			/* nothing */
-		} else if (n == 2 && c[0] == '.' && c[1] == '.') {
-			char *slash = strrchr(out, '/');
-			if (slash)
-				slash[slash == out ? 1 : 0] = '\0';
-		} else {
-			size_t len = strlen(out);
-			if (len > 1)
-				out[len++] = '/';
-			memcpy(out + len, c, n);
-			out[len + n] = '\0';
-		}
-		c += n;
-	}
-	return out;
-}
-
 /* What the walks of one hook call found (hookpath_walk()): each resolved
  * prefix lstat() looked at, as a directory (walked through), something
  * else that is no symlink (nothing is below it: a lookup under it fails
- * with ENOTDIR) or nothing (lstat() failed: the rest of a path is taken
- * lexically); symlinks are looked at again each time. Only a memory of
+ * with ENOTDIR) or nothing (lstat() failed: what follows is taken as
+ * text until a ".." drops it); symlinks are looked at again each time. Only a memory of
  * what the call already asked: the check of one tool call takes the host's
  * paths as they were when first looked at, as one list's walks always did.
  * A hash table (FNV-1a, linear probing): the check of a file tool walks
@@ -458,11 +379,16 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 	return 0;
 }
 
-/* hookpath_resolve_at() of an absolute path, in one walk from the root: each
- * component is lstat()ed once (or known from cache: struct hookpath_cache),
- * a symlink (dangling or not) is replaced by its target, and from the first
- * component that does not exist on, the rest is taken lexically. The same answer as realpath() of the longest
- * existing prefix, tried from the longest down, which readlink()ed every
+/* An absolute path as the kernel resolves it once the tool has made what
+ * is missing, in one walk from the root: each component is lstat()ed once
+ * (or known from cache: struct hookpath_cache), a symlink (dangling or not)
+ * is replaced by its target (a ".." after it goes to the target's parent),
+ * a component that does not exist is taken as a plain directory the tool
+ * makes, and so is all below it, until a ".." drops it: from the directory
+ * that exists above it, lookups go on (a tool that makes x/ for x/../link,
+ * or drops "x/.." first, reaches what link leads to). Where no ".." follows
+ * a missing component, the same answer as realpath() of the longest
+ * existing prefix with the rest appended, which readlink()ed every
  * component of every prefix: a hook call with a file tool resolves a
  * hundred paths (the hide list, the hosts' settings), 1,300 system calls. */
 static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
@@ -471,7 +397,12 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 	size_t len = 0, cap = strlen(path) + 2;
 	char *out = malloc(cap);
 	const char *p = path;
-	bool lexical = false, failed = false;
+	/* out's last components that do not exist (from the first one lstat()
+	 * did not find on): taken as text, as the directories the tool makes;
+	 * ".." drops one, and with none left, lookups go on from a directory
+	 * that exists */
+	size_t missing = 0;
+	bool failed = false;
 	bool in_other = false; /* out is neither a directory nor a symlink */
 	unsigned links = 0;
 	size_t hash = HOOKPATH_HASH0, hashed = 0; /* FNV-1a of out's first hashed bytes */
@@ -489,7 +420,11 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 		}
 		if (n == 2 && p[0] == '.' && p[1] == '.') {
 			hookpath_up(out, &len);
-			in_other = false; /* a directory walked through, or lexical */
+			if (missing > 0)
+				missing--;
+			if (hashed > len)
+				hashed = SIZE_MAX; /* hash is of what was dropped */
+			in_other = false; /* a directory walked through, or made */
 			p += n;
 			continue;
 		}
@@ -499,8 +434,10 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 			break;
 		}
 		p += n;
-		if (lexical)
+		if (missing > 0) {
+			missing++;
 			continue;
+		}
 		size_t parent_hash = HOOKPATH_HASH0;
 		if (cache) {
 			/* out's hash from its parent's when that is the last one hashed */
@@ -525,7 +462,7 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 		if (!link) {
 			in_other = kind == HOOKPATH_OTHER;
 			if (kind == HOOKPATH_ABSENT)
-				lexical = true;
+				missing = 1;
 			continue;
 		}
 		in_other = false;
@@ -557,20 +494,101 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 	return out;
 }
 
-/* An absolute path, or one relative to an absolute base, in one walk
- * (hookpath_walk()); relative to the cwd, hookpath_resolve_at(). cache
- * (when not NULL) holds the directories the walks so far passed, for the
- * walks that pass them again (the hide list is mostly below /etc and the
- * home). */
+/* base/path made absolute (relative to the cwd when base is NULL or
+ * relative itself), as written: NULL without memory. */
+static char *hookpath_absolute(const char *base, const char *path)
+{
+	cleanup_free char *here = NULL, *from = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!base || base[0] != '/') {
+		here = getcwd(NULL, 0);
+		if (!here)
+			return NULL;
+		if (base) {
+			from = path_join(here, base);
+			if (!from)
+				return NULL;
+		}
+		base = from ? from : here;
+	}
+	return path_join(base, path);
+}
+
+/* path with "." and empty components dropped and each ".." taking the one
+ * before it, as text (Node's path.resolve(), Python's os.path.normpath());
+ * "/" for none. NULL without memory. */
+static char *hookpath_lexical(const char *path)
+{
+	size_t len = 0, cap = strlen(path) + 2;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			hookpath_up(out, &len);
+		else if (n > 0 && !(n == 1 && p[0] == '.') && !hookpath_append(&out, &len, &cap, p, n))
+			return free(out), NULL;
+		p += n;
+	}
+	if (len == 0)
+		strcpy(out, "/");
+	return out;
+}
+
+/* Whether path has a ".." component. */
+static bool hookpath_has_dotdot(const char *path)
+{
+	for (const char *p = path; (p = strstr(p, "..")); p++)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return true;
+	return false;
+}
+
+/* In one walk (hookpath_walk()). cache (when not NULL) holds the
+ * directories the walks so far passed, for the walks that pass them again
+ * (the hide list is mostly below /etc and the home). */
 char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache *cache)
 {
 	if (path[0] == '/')
 		return hookpath_walk(path, cache);
-	if (base && base[0] == '/') {
-		cleanup_free char *joined = path_join(base, path);
-		return joined ? hookpath_walk(joined, cache) : NULL;
+	cleanup_free char *joined = hookpath_absolute(base, path);
+	return joined ? hookpath_walk(joined, cache) : NULL;
+}
+
+int hookpath_resolve_both(const char *base, const char *path, struct hookpath_cache *cache,
+			  char **ret, char **ret_lexical)
+{
+	cleanup_free char *joined = hookpath_absolute(base, path);
+	cleanup_free char *walked = NULL, *lexical = NULL, *text = NULL;
+
+	*ret = *ret_lexical = NULL;
+	if (!joined)
+		return -ENOMEM;
+	walked = hookpath_walk(joined, cache);
+	if (!walked)
+		return -ELOOP;
+	if (hookpath_has_dotdot(joined)) {
+		text = hookpath_lexical(joined);
+		if (!text)
+			return -ENOMEM;
+		lexical = hookpath_walk(text, cache);
+		if (!lexical)
+			return -ELOOP;
+		if (strcmp(lexical, walked) == 0) {
+			free(lexical);
+			lexical = NULL; /* the same place */
+		}
 	}
-	return hookpath_resolve_at(base, path, 0);
+	*ret = TAKE_PTR(walked);
+	*ret_lexical = TAKE_PTR(lexical);
+	return 0;
 }
 
 struct hookpath_cache *hookpath_cache_new(void)

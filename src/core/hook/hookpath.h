@@ -21,12 +21,23 @@ void hookpath_cache_free(struct hookpath_cache *c);
 void hookpath_cache_hint(struct hookpath_cache *c, const char *dir);
 
 /* path as the kernel will resolve it once the tool has created what is
- * missing: the longest existing prefix with every symlink followed (a
- * dangling one too: writing it creates its target), the rest lexically
- * ("." dropped, ".." one up), because the tool creates those directories
- * itself, as plain ones. A relative path is relative to base (the process's
- * cwd when NULL). cache (may be NULL) holds what earlier walks of the same
- * call found: the check of one tool call takes the host's paths as they
- * were when first looked at. NULL: out of memory, or more than 40
- * symlinks. */
+ * missing: every symlink followed (a dangling one too: writing it creates
+ * its target; a ".." after a symlink goes to its target's parent), a
+ * component that does not exist taken as a directory the tool makes, as a
+ * plain one, and everything below it as text, until a ".." drops it: from
+ * there on, lookups go on (x/../link follows link). A relative path is
+ * relative to base (the process's cwd when NULL, or below it when base is
+ * relative). cache (may be NULL) holds what earlier walks of the same call
+ * found: the check of one tool call takes the host's paths as they were
+ * when first looked at. NULL: out of memory, or more than 40 symlinks. */
 char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache *cache);
+
+/* hookpath_resolve() of a path an agent's tool names, in both readings a
+ * tool may use: *ret the kernel's (hookpath_resolve()), *ret_lexical that
+ * of a tool that first drops each ".." with the component before it as
+ * text (Node's path.resolve(), Python's os.path.normpath()), then lets the
+ * kernel resolve the rest; NULL when it is the same place (always so
+ * without a ".."). A check holds the path to both: the stricter wins.
+ * 0, -ENOMEM, or -ELOOP (more than 40 symlinks, or out of memory). */
+int hookpath_resolve_both(const char *base, const char *path, struct hookpath_cache *cache,
+			  char **ret, char **ret_lexical);
