@@ -444,6 +444,12 @@ static int hostview_hide(struct hostview_list *l, char *path)
 static int hostview_push_joined(struct hostview_list *l, const char *base, const char *const *rels,
 				const char *below)
 {
+	/* None of base/... lies below a directory that neither holds base
+	 * nor lies in it (neither ending in '/', below not "/"). */
+	size_t nb = strlen(base), nd = below ? strlen(below) : 0;
+	if (below && nb && base[nb - 1] != '/' && nd > 1 && below[nd - 1] != '/' &&
+	    !path_is_under(base, below) && !path_is_under(below, base))
+		return 0;
 	for (size_t k = 0; rels && rels[k]; k++) {
 		char *p = path_join(base, rels[k]);
 		if (p && below && (!path_is_under(p, below) || strcmp(p, below) == 0)) {
