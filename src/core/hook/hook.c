@@ -1187,18 +1187,18 @@ static char *hook_quote(char *p, const char *s, size_t n)
 	return p;
 }
 
-/* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
- * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
- * airlock in the quarantine, its output passed through and its exit status
- * airlock's own (docs/gate.md, "Routing"). The one writer of the routed
- * form: pre-tool-use routes with it, and post-tool-use takes as routed only
- * what it writes. NULL when out of memory. */
 /* The airlock a routed command names; NULL: never route. */
 static const char *hook_airlock(const struct hook_state *st)
 {
 	return st->route->find ? st->route->find() : st->route->airlock;
 }
 
+/* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
+ * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
+ * airlock in the quarantine, its output passed through and its exit status
+ * airlock's own (docs/gate.md, "Routing"). The one writer of the routed
+ * form: pre-tool-use routes with it, and post-tool-use takes as routed only
+ * what it writes. NULL when out of memory. */
 static char *hook_routed_text(struct hook_state *st, const char *scope, const char *policy,
 			      const char *command, size_t n)
 {
