@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,6 +52,19 @@ static int hook_block(const char *what, const char *detail)
 	fprintf(stderr, "airlock hook: %s%s", what, detail);
 	fputs("; blocking, because the host would otherwise run the tool unchecked\n", stderr);
 	return EXIT_GATE_BLOCKED;
+}
+
+/* Routing names this very program by its absolute path, so the routed
+ * command does not depend on the agent's PATH. Found when a command is
+ * first routed (struct hook_route's find), not for every call: realpath()
+ * of /proc/self/exe is seven readlink()s. Not found, the call blocks. */
+static const char *hook_self(void)
+{
+	static char *self;
+
+	if (!self && !(self = realpath("/proc/self/exe", NULL)))
+		exit(hook_block("cannot find airlock's own path to route commands: ", strerror(errno)));
+	return self;
 }
 
 /* The outcome in the host's dialect (its reply writer): stdout, stderr and
@@ -198,13 +212,8 @@ int cmd_hook(int argc, char **argv)
 		return hook_usage_error(&so,
 					"unknown event (pre-tool-use, post-tool-use or stop): ", e);
 
-	/* Routing names this very program by its absolute path, so the routed
-	 * command does not depend on the agent's PATH. */
-	cleanup_free char *self = route ? realpath("/proc/self/exe", NULL) : NULL;
-	if (route && !self)
-		return hook_block("cannot find airlock's own path to route commands: ",
-				  strerror(errno));
-	const struct hook_route rt = { .airlock = self, .state_dir = so.state_dir != NULL };
+	const struct hook_route rt = { .find = route ? hook_self : NULL,
+				       .state_dir = so.state_dir != NULL };
 	cleanup_free char *payload = NULL;
 	size_t n = 0;
 	if (fd_read_capped(STDIN_FILENO, HOOK_MAX_PAYLOAD, &payload, &n, &err) < 0)

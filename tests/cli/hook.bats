@@ -416,6 +416,29 @@ EOF
 	jq -e '.decision == "block"' <<<"$output"
 }
 
+@test "airlock's own path is looked for only to route a command: without one a file tool is still checked, a shell command blocks" {
+	# Run from a memfd, /proc/self/exe names no file ("/memfd:airlock (deleted)").
+	fromfd() { # fixture command path
+		local input
+		input=$(payload "$1" "$2" false "$3")
+		run --separate-stderr python3 -c 'import os, sys
+fd = os.memfd_create("airlock", 0)
+with open(sys.argv[1], "rb") as f:
+    os.write(fd, f.read())
+os.execv("/proc/self/fd/%d" % fd, ["airlock"] + sys.argv[2:])' "$AIRLOCK" hook claude pre-tool-use <<<"$input"
+	}
+	"$AIRLOCK" run -- true >/dev/null
+	fromfd claude-code/2.1/pre-tool-use-write.json "" "$WORK/notes.txt"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	fromfd claude-code/2.1/pre-tool-use-write.json "" "$AIRLOCK_STATE_DIR/gate/closed/1.json"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"state directory"* ]]
+	fromfd claude-code/2.1/pre-tool-use-bash.json "make"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"cannot find airlock's own path to route commands"*"blocking"* ]]
+	[ -z "$output" ]
+}
+
 @test "every internal error is an explicit block: exit 2 and a reason, never 1" {
 	# (A broken invocation, not an internal error, is the test below.)
 	for input in "" "not json" "[1,2]" '{"tool_name":"Bash","tool_input":{}}' \

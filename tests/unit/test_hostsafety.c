@@ -8,7 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
+#include "basic/path.h"
+#include "basic/strv.h"
 #include "core/host/hostsafety.h"
+#include "core/host/hostview.h"
 #include "harness.h"
 
 static bool inert(const char *text)
@@ -233,7 +237,150 @@ static void test_scan_finds_host_config_outside_protected_paths(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* hostview_config_files() as it was built before one list was grown for
+ * it (a strv per call, a string per host and directory), for a caller
+ * whose homes are given. */
+static char **oracle_config_files(const char *ws, const struct hostview_caller *c)
+{
+	char **v = NULL;
+
+	if (ws && ws[0] == '/') {
+		strv_consume(&v, path_join(ws, ".airlock"));
+		for (size_t h = 0; h < agenthost_count(); h++)
+			for (size_t k = 0;
+			     agenthost_at(h)->project_dirs && agenthost_at(h)->project_dirs[k]; k++)
+				strv_consume(&v, path_join(ws, agenthost_at(h)->project_dirs[k]));
+		for (size_t h = 0; h < agenthost_count(); h++)
+			for (size_t k = 0;
+			     agenthost_at(h)->project_config && agenthost_at(h)->project_config[k]; k++)
+				strv_consume(&v, path_join(ws, agenthost_at(h)->project_config[k]));
+	}
+	for (size_t i = 0; c->homes && c->homes[i]; i++) {
+		strv_consume(&v, path_join(c->homes[i], ".airlock"));
+		for (size_t h = 0; h < agenthost_count(); h++)
+			for (size_t k = 0;
+			     agenthost_at(h)->user_config && agenthost_at(h)->user_config[k]; k++)
+				strv_consume(&v,
+					     path_join(c->homes[i], agenthost_at(h)->user_config[k]));
+	}
+	for (size_t h = 0; h < agenthost_count(); h++)
+		if (c->host_home[h] && c->host_home[h][0] == '/')
+			for (size_t k = 0;
+			     agenthost_at(h)->home_config && agenthost_at(h)->home_config[k]; k++)
+				strv_consume(&v, path_join(c->host_home[h],
+							   agenthost_at(h)->home_config[k]));
+	return v;
+}
+
+/* Appends each of configs below ws (not it), once. */
+static void oracle_push_inside(char ***v, char **configs, const char *ws)
+{
+	for (size_t i = 0; configs && configs[i]; i++)
+		if (path_is_under(configs[i], ws) && strcmp(configs[i], ws) != 0 &&
+		    !strv_contains(*v, configs[i]))
+			strv_push(v, configs[i]);
+}
+
+/* hostview_config_in_workspace() as it was: the whole list of the
+ * workspace for the caller with its homes resolved, and of each directory
+ * down to cwd for one without, each path below the workspace copied. */
+static char **oracle_config_in_workspace(const char *ws, const char *cwd,
+					 const struct hostview_caller *c)
+{
+	cleanup_free char *home = c->home ? hostview_resolve_in(NULL, c->home) : NULL;
+	char *host_home[AGENTHOST_MAX] = { 0 };
+	struct hostview_caller resolved = { .home = home, .uid = c->uid };
+	const struct hostview_caller nobody = { .uid = c->uid };
+	char **v = NULL;
+
+	for (size_t h = 0; h < agenthost_count(); h++)
+		if (c->host_home[h] && c->host_home[h][0] == '/')
+			resolved.host_home[h] = host_home[h] =
+				hostview_resolve_in(NULL, c->host_home[h]);
+	struct error err;
+	cleanup_strv char **configs = NULL;
+	if (hostview_config_files(ws, &resolved, &configs, &err) == 0)
+		oracle_push_inside(&v, configs, ws);
+	if (cwd && path_is_under(cwd, ws))
+		for (const char *p = cwd + strlen(ws); (p = strchr(p, '/')); p++) {
+			const char *end = strchr(p + 1, '/');
+			cleanup_free char *dir = strndup(cwd, end ? (size_t)(end - cwd) : strlen(cwd));
+			cleanup_strv char **sub = NULL;
+			if (hostview_config_files(dir, &nobody, &sub, &err) == 0)
+				oracle_push_inside(&v, sub, ws);
+		}
+	for (size_t h = 0; h < AGENTHOST_MAX; h++)
+		free(host_home[h]);
+	return v;
+}
+
+static bool same_list(char **a, char **b)
+{
+	size_t i = 0;
+
+	for (; a && a[i] && b && b[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return false;
+	return (!a || !a[i]) && (!b || !b[i]);
+}
+
+/* The configuration lists made faster decide nothing differently: the same
+ * paths in the same order, for workspaces, cwds, homes and $CODEX_HOMEs
+ * that hold, lie in, are or miss one another (trailing slashes, "/",
+ * relative ones too). */
+static void test_config_lists_as_before(void)
+{
+	static const char *const wss[] = { "/w", "/w/proj", "/w/",	 "/root", "/root/.claude",
+					   "/",	 "/home/u", "/w/proj/h", "rel",	  NULL };
+	static const char *const subs[] = { NULL, "", "/a", "/a/b/c", "/.claude/x", "x", NULL };
+	static const char *const homes[] = { NULL,     "/root",	  "/w",	 "/w/proj/h", "/",
+					     "/root/", "/w/proj", "rel", "/home/u/",  NULL };
+	size_t n = 0, codex = agenthost_count();
+
+	for (size_t h = 0; h < agenthost_count(); h++)
+		if (agenthost_at(h)->home_env)
+			codex = h;
+	for (size_t w = 0; wss[w]; w++)
+		for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]); s++)
+			for (size_t m = 0; m < sizeof(homes) / sizeof(homes[0]); m++)
+				for (size_t x = 0; x < sizeof(homes) / sizeof(homes[0]); x++) {
+					cleanup_free char *cwd =
+						subs[s] ? malloc(strlen(wss[w]) + strlen(subs[s]) + 1)
+							: NULL;
+					if (cwd)
+						strcat(strcpy(cwd, wss[w]), subs[s]);
+					struct hostview_caller c = { .home = homes[m],
+								     .uid = geteuid() };
+					if (codex < agenthost_count())
+						c.host_home[codex] = homes[x];
+					struct error err;
+					cleanup_strv char **a = NULL, **b = NULL, **given = NULL;
+					cleanup_strv char **oa =
+						oracle_config_in_workspace(wss[w], cwd, &c);
+					ASSERT_EQ_INT(hostview_config_in_workspace(wss[w], cwd, &c,
+										   &a, &err),
+						      0);
+					if (!same_list(a, oa))
+						printf("# in workspace %s, cwd %s, home %s, codex %s: differ\n",
+						       wss[w], cwd ? cwd : "(null)",
+						       homes[m] ? homes[m] : "(null)",
+						       homes[x] ? homes[x] : "(null)");
+					ASSERT_TRUE(same_list(a, oa));
+					/* config_files with homes given */
+					if (homes[m])
+						strv_push(&given, homes[m]);
+					if (homes[x] && homes[x] != homes[m])
+						strv_push(&given, homes[x]);
+					c.homes = given ? given : (char *[]){ NULL };
+					cleanup_strv char **ob = oracle_config_files(wss[w], &c);
+					ASSERT_EQ_INT(hostview_config_files(wss[w], &c, &b, &err), 0);
+					ASSERT_TRUE(same_list(b, ob));
+					n++;
+				}
+	ASSERT_TRUE(n > 1000);
+}
+
 RUN_TESTS(T_(test_config_git_init_and_clone_are_inert), T_(test_config_anything_else_is_hazardous),
 	  T_(test_scan_finds_git_shapes_and_spares_old_files),
 	  T_(test_scan_finds_host_config_outside_protected_paths),
-	  T_(test_move_aside_refuses_symlinked_parents))
+	  T_(test_move_aside_refuses_symlinked_parents), T_(test_config_lists_as_before))

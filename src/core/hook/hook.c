@@ -1212,6 +1212,12 @@ static char *hook_quote(char *p, const char *s, size_t n)
 	return p;
 }
 
+/* The airlock a routed command names; NULL: never route. */
+static const char *hook_airlock(const struct hook_state *st)
+{
+	return st->route->find ? st->route->find() : st->route->airlock;
+}
+
 /* `AIRLOCK run --routed HOST [--state-dir DIR] [--policy FILE] --workspace
  * SCOPE -- bash -c 'COMMAND'`: the same shell text, byte for byte, run by
  * airlock in the quarantine, its output passed through and its exit status
@@ -1222,7 +1228,7 @@ static char *hook_routed_text(struct hook_state *st, const char *scope, const ch
 			      const char *command, size_t n)
 {
 	/* word i is quoted when quote[i], else literal */
-	const char *words[] = { st->route->airlock,
+	const char *words[] = { hook_airlock(st),
 				"run",
 				"--routed",
 				st->host->name,
@@ -1294,7 +1300,7 @@ static int hook_route(struct hook_state *st, json_t *input, const char *command,
  * policy: the routed form, byte for byte, and nothing else. */
 static bool hook_is_own_routed(struct hook_state *st, const char *command, const char *began_scope)
 {
-	cleanup_strv char **words = st->route->airlock ? hook_plain_words(command) : NULL;
+	cleanup_strv char **words = hook_airlock(st) ? hook_plain_words(command) : NULL;
 	const char *scope = NULL;
 	bool policy = false;
 	size_t n = words ? strv_length(words) : 0;
@@ -1326,14 +1332,15 @@ static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *a
 			    struct hook_outcome *ret, struct error *err)
 {
 	static const char bare[] = "_-./=,:+@%";
-	size_t size = hook_quoted_size(st->route->airlock, strlen(st->route->airlock)) + 1;
+	const char *self = hook_airlock(st);
+	size_t size = hook_quoted_size(self, strlen(self)) + 1;
 
 	for (size_t i = 1; argv[i]; i++)
 		size += hook_quoted_size(argv[i], strlen(argv[i])) + 1;
 	cleanup_free char *text = malloc(size);
 	if (!text)
 		return error_set(err, ENOMEM, "out of memory");
-	char *p = hook_quote(text, st->route->airlock, strlen(st->route->airlock));
+	char *p = hook_quote(text, self, strlen(self));
 	for (size_t i = 1; argv[i]; i++) {
 		const char *w = argv[i];
 		bool plain = *w != '\0';
@@ -1580,11 +1587,11 @@ static int hook_pre_shell(struct hook_state *st, json_t *input, struct hook_outc
 			    "airlock: airlock's own %s, run unrouted by this airlock binary.",
 			    sh.own == HOOK_AIRLOCK_READ ? "read-only command"
 							: "command for the open failure");
-		return st->route->airlock && json_is_string(cmd)
+		return hook_airlock(st) && json_is_string(cmd)
 			       ? hook_run_as_self(st, input, sh.argv, ret, err)
 			       : 0;
 	}
-	if (st->route->airlock && json_is_string(cmd)) {
+	if (hook_airlock(st) && json_is_string(cmd)) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: risk %d (%s), rule %s; routed through `airlock run` (receipt, exit status and gate from airlock's own run).",
 			    sh.v.risk, sh.v.level, sh.v.rule);

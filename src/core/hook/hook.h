@@ -33,8 +33,12 @@ struct session;
 /* How a host's shell command is routed through `airlock run` (docs/gate.md,
  * "Routing"). */
 struct hook_route {
-	/* The absolute path of the airlock that runs it; NULL: never route. */
+	/* The absolute path of the airlock that runs it; NULL: never route,
+	 * unless find is set. */
 	const char *airlock;
+	/* Set instead of airlock: gives that path when a command is first
+	 * routed (a file tool's call never needs it); never returns NULL. */
+	const char *(*find)(void);
 	/* The routed command names the session's state directory (it was
 	 * given, not the default). */
 	bool state_dir;

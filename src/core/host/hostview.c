@@ -410,45 +410,101 @@ static bool hostview_host_home(const struct hostview_caller *caller, size_t h)
 	return h < AGENTHOST_MAX && caller->host_home[h] && caller->host_home[h][0] == '/';
 }
 
-/* Appends base/rel for each rel of rels (NULL-terminated). */
-static int hostview_push_joined(char ***files, const char *base, const char *const *rels)
+/* A list as it is built: its length and room kept, where an
+ * strv_consume() per path measured the list each time (quadratic in the
+ * ~140 paths of the hide list). */
+struct hostview_list {
+	char **v;
+	size_t n, cap;
+};
+
+/* Appends path to the list; takes it. hostview_dedupe() drops the
+ * repeats once the list is whole. */
+static int hostview_hide(struct hostview_list *l, char *path)
 {
-	for (size_t k = 0; rels && rels[k]; k++)
-		if (strv_consume(files, path_join(base, rels[k])) < 0)
+	if (!path)
+		return -ENOMEM;
+	if (l->n + 2 > l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **v = realloc(l->v, cap * sizeof(char *));
+		if (!v) {
+			free(path);
 			return -ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = path;
+	l->v[l->n] = NULL;
 	return 0;
 }
 
-int hostview_config_files(const char *workspace, const struct hostview_caller *caller, char ***ret,
-			  struct error *err)
+/* Appends base/rel for each rel of rels (NULL-terminated) to l; with
+ * below, only those that lie below it (path_is_under(), not below itself). */
+static int hostview_push_joined(struct hostview_list *l, const char *base, const char *const *rels,
+				const char *below)
+{
+	/* None of base/... lies below a directory that neither holds base
+	 * nor lies in it (neither ending in '/', below not "/"). */
+	size_t nb = strlen(base), nd = below ? strlen(below) : 0;
+	if (below && nb && base[nb - 1] != '/' && nd > 1 && below[nd - 1] != '/' &&
+	    !path_is_under(base, below) && !path_is_under(below, base))
+		return 0;
+	for (size_t k = 0; rels && rels[k]; k++) {
+		char *p = path_join(base, rels[k]);
+		if (p && below && (!path_is_under(p, below) || strcmp(p, below) == 0)) {
+			free(p);
+			continue;
+		}
+		if (hostview_hide(l, p) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* hostview_config_files() appended to l, with below as in
+ * hostview_push_joined(): one list grown by doubling, each path made once
+ * (hostview_config_in_workspace() copied the workspace's out of a list of
+ * all, and each append measured the list). -ENOMEM or 0. */
+static int hostview_config_list(const char *workspace, const struct hostview_caller *caller,
+				const char *below, struct hostview_list *l)
 {
 	static const char *const airlock_dir[] = { ".airlock", NULL };
-	cleanup_strv char **files = NULL;
 	int r = 0;
 
 	if (workspace && workspace[0] == '/') {
-		r = hostview_push_joined(&files, workspace, airlock_dir);
+		r = hostview_push_joined(l, workspace, airlock_dir, below);
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
-			r = hostview_push_joined(&files, workspace, agenthost_at(h)->project_dirs);
+			r = hostview_push_joined(l, workspace, agenthost_at(h)->project_dirs, below);
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
-			r = hostview_push_joined(&files, workspace, agenthost_at(h)->project_config);
+			r = hostview_push_joined(l, workspace, agenthost_at(h)->project_config, below);
 	}
 	cleanup_strv char **owned = NULL;
 	char *const *homes = NULL;
 	if (r == 0)
 		r = hostview_caller_homes_of(caller, &owned, &homes);
 	for (size_t k = 0; r == 0 && homes && homes[k]; k++) {
-		r = hostview_push_joined(&files, homes[k], airlock_dir);
+		r = hostview_push_joined(l, homes[k], airlock_dir, below);
 		for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
-			r = hostview_push_joined(&files, homes[k], agenthost_at(h)->user_config);
+			r = hostview_push_joined(l, homes[k], agenthost_at(h)->user_config, below);
 	}
 	for (size_t h = 0; r == 0 && h < agenthost_count(); h++)
 		if (hostview_host_home(caller, h))
-			r = hostview_push_joined(&files, caller->host_home[h],
-						 agenthost_at(h)->home_config);
-	if (r < 0)
+			r = hostview_push_joined(l, caller->host_home[h],
+						 agenthost_at(h)->home_config, below);
+	return r < 0 ? -ENOMEM : 0;
+}
+
+int hostview_config_files(const char *workspace, const struct hostview_caller *caller, char ***ret,
+			  struct error *err)
+{
+	struct hostview_list l = { 0 };
+
+	if (hostview_config_list(workspace, caller, NULL, &l) < 0) {
+		strv_free(l.v);
 		return error_set(err, ENOMEM, "out of memory");
-	*ret = TAKE_PTR(files);
+	}
+	*ret = l.v;
 	return 0;
 }
 
@@ -488,35 +544,6 @@ int hostview_config_names(char ***ret)
 			}
 	}
 	*ret = TAKE_PTR(names);
-	return 0;
-}
-
-/* A list as it is built: its length and room kept, where an
- * strv_consume() per path measured the list each time (quadratic in the
- * ~140 paths of the hide list). */
-struct hostview_list {
-	char **v;
-	size_t n, cap;
-};
-
-/* Appends path to the list; takes it. hostview_dedupe() drops the
- * repeats once the list is whole. */
-static int hostview_hide(struct hostview_list *l, char *path)
-{
-	if (!path)
-		return -ENOMEM;
-	if (l->n + 2 > l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		char **v = realloc(l->v, cap * sizeof(char *));
-		if (!v) {
-			free(path);
-			return -ENOMEM;
-		}
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = path;
-	l->v[l->n] = NULL;
 	return 0;
 }
 
@@ -568,17 +595,6 @@ static int hostview_dedupe(char **list, size_t n)
 	return 0;
 }
 
-/* Appends each of configs below workspace (not it); hostview_dedupe()
- * keeps each once. */
-static int hostview_push_inside(struct hostview_list *inside, char *const *configs, const char *workspace)
-{
-	for (size_t i = 0; configs && configs[i]; i++)
-		if (path_is_under(configs[i], workspace) && strcmp(configs[i], workspace) != 0 &&
-		    hostview_hide(inside, strdup(configs[i])) < 0)
-			return -ENOMEM;
-	return 0;
-}
-
 /* hostview_config_in_workspace() for resolved, the caller with its homes
  * resolved, and nobody, the caller without homes (for the directories
  * below the workspace). */
@@ -589,11 +605,7 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 {
 	struct hostview_list l = { 0 };
 	cleanup_strv char **inside = NULL; /* l.v, freed with it */
-	cleanup_strv char **configs = NULL;
-	int r = hostview_config_files(workspace, resolved, &configs, err);
-	if (r < 0)
-		return r;
-	r = hostview_push_inside(&l, configs, workspace);
+	int r = hostview_config_list(workspace, resolved, workspace, &l);
 	inside = l.v;
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
@@ -604,13 +616,9 @@ static int hostview_config_in_workspace_at(const char *workspace, const char *cw
 		for (const char *p = cwd + n; (p = strchr(p, '/')); p++) {
 			const char *end = strchr(p + 1, '/');
 			cleanup_free char *dir = strndup(cwd, end ? (size_t)(end - cwd) : strlen(cwd));
-			cleanup_strv char **sub = NULL;
 			if (!dir)
 				return error_set(err, ENOMEM, "out of memory");
-			r = hostview_config_files(dir, nobody, &sub, err);
-			if (r < 0)
-				return r;
-			r = hostview_push_inside(&l, sub, workspace);
+			r = hostview_config_list(dir, nobody, workspace, &l);
 			inside = l.v;
 			if (r < 0)
 				return error_set(err, ENOMEM, "out of memory");
