@@ -31,14 +31,14 @@
 #define JOURNAL_SCHEMA "airlock.journal/4"
 #define JOURNAL_MAX    (256 << 20)
 
-int journal_append(int dir_fd, const char *text, struct error *err)
+int journal_append(int dir_fd, const char *text, bool sync, struct error *err)
 {
 	cleanup_close int fd = openat(dir_fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
 
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the journal");
 	int r = fd_write_all(fd, text, strlen(text));
-	if (r == 0 && fdatasync(fd) < 0)
+	if (r == 0 && sync && fdatasync(fd) < 0)
 		r = -errno;
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
@@ -164,5 +164,5 @@ int journal_undo_all(struct dryrun_dir *d, const struct applyop_list *ops, size_
 	}
 	if (syncfs(d->ws_fd) < 0)
 		return error_set_errno(err, errno, "sync the workspace");
-	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", err);
+	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", true, err);
 }
