@@ -220,8 +220,11 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	/* The state is carried by its ledger entry (store_commit()), its file a
 	 * cache a power loss may have lost: a dry run with a journal was
 	 * applied at least once, so its state is asked of the ledger (and the
-	 * file written back); one without is pending. */
-	if (r_state == -ENOENT && faccessat(d->fd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+	 * file written back); one without (or with the dry run's empty one) is
+	 * pending. */
+	struct stat jst;
+	if (r_state == -ENOENT && fstatat(d->fd, "journal", &jst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    jst.st_size > 0) {
 		r_state = store_read_record(store, LEDGER_KIND_MAX, NULL, state_path.s, 64, &state,
 					    &n, err);
 	}
