@@ -136,8 +136,7 @@ static int dryruns_open(struct store *store, DIR **ret, struct error *err)
 }
 
 /* Whether recover_one() would find nothing to do for dry run id, read
- * without its lock and without parsing its change set or journal: no apply
- * began (no journal, or an empty one, and no state file), or the
+ * without its lock and without parsing its change set or journal: the
  * journal's last line is a final mark ("committed", "rolled_back"), the
  * state follows it (what recover_locked() checks), and the state file is
  * the one the ledger committed (what store_settle() checks). Anything else
@@ -154,15 +153,8 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 
 	snprintf(path, sizeof(path), "%s/journal", name);
 	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	bool none = fd < 0 && errno == ENOENT;
-	if (!none && (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
-	if (none || st.st_size == 0) {
-		/* No apply began (no journal, or the dry run's empty one), and no
-		 * state was ever committed: nothing to recover. */
-		snprintf(path, sizeof(path), "%s/" STATEPATH_STATE, name);
-		return faccessat(dir_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
-	}
 	bool is_committed = false;
 	if (st.st_size >= (off_t)strlen(committed) &&
 	    pread(fd, tail, strlen(committed), st.st_size - (off_t)strlen(committed)) ==
@@ -223,9 +215,11 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 	struct ledger_lookup *lk = NULL;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
+		struct stat jst;
 		uint64_t id = strtoull(de->d_name, NULL, 10);
 		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
-		if (id == 0 || faccessat(dirfd(dir), journal, F_OK, 0) < 0 ||
+		/* No journal, or the dry run's empty one: no apply began. */
+		if (id == 0 || fstatat(dirfd(dir), journal, &jst, 0) < 0 || jst.st_size == 0 ||
 		    recover_settled(store, &lk, dirfd(dir), de->d_name, id))
 			continue;
 		/* The reader holds the ledger's shared lock: let it go before a
