@@ -2,7 +2,6 @@
 #pragma once
 
 #include <stdbool.h>
-
 #include <stddef.h>
 
 #include "basic/error.h"

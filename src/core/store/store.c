@@ -340,10 +340,10 @@ static bool store_commit_embeds(enum ledger_kind kind, const char *path, bool re
  * nor the directory is synced: the entry's append, which carries the
  * bytes, is the one durable write of the transition, and the file is a
  * cache of the log (docs/ledger.md, "One commit path"). A state file a
- * power loss left missing reads as "pending" until the recovery pass
- * commits the state its journal's synced final mark says (apply.c); one
- * left torn or at an earlier entry's bytes is written back by
- * store_settle(), which every command on a dry run runs under its lock.
+ * power loss left missing is read from the log (dryrun_dir_open(), through
+ * store_read_record(), which writes it back); one left torn or at an
+ * earlier entry's bytes is written back by store_settle(), which every
+ * command on a dry run runs under its lock.
  * The approver keeps the written-first order: its readers take the file
  * alone. */
 static bool store_commit_carries_replaced(enum ledger_kind kind, const char *path, bool replace)
