@@ -66,6 +66,15 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 	}
 	if (r < 0)
 		return r;
+	/* No final mark, and the state the ledger committed (store_settle(),
+	 * dryrun_dir_open()) is "applied": the apply's "committed" mark, not
+	 * synced (apply_run_ops()), was lost after its state's entry was
+	 * committed. The apply stands; its mark is put back, synced. */
+	if (!mark[0] && !strcmp(d->state, "applied")) {
+		r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", true, err);
+		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id)
+			     : 0;
+	}
 	if (!strcmp(mark, "committed") && strcmp(d->state, "applied") != 0)
 		r = dryrun_dir_set_state(d, "applied", err);
 	else if (!strcmp(mark, "rolled_back") && !strcmp(d->state, "applied"))
@@ -206,9 +215,11 @@ int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
 	struct ledger_lookup *lk = NULL;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
+		struct stat jst;
 		uint64_t id = strtoull(de->d_name, NULL, 10);
 		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
-		if (id == 0 || faccessat(dirfd(dir), journal, F_OK, 0) < 0 ||
+		/* No journal, or the dry run's empty one: no apply began. */
+		if (id == 0 || fstatat(dirfd(dir), journal, &jst, 0) < 0 || jst.st_size == 0 ||
 		    recover_settled(store, &lk, dirfd(dir), de->d_name, id))
 			continue;
 		/* The reader holds the ledger's shared lock: let it go before a
@@ -417,7 +428,13 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome
 	}
 	if (syncfs(d->ws_fd) < 0)
 		return error_set_errno(err, errno, "sync the workspace");
-	r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", err);
+	/* The commit point is the state's entry (its one fdatasync), after
+	 * the workspace's syncfs; the mark before it is written, not synced:
+	 * after a power loss that kept the entry and lost the mark, the state
+	 * the ledger committed says "applied" and recover_locked() puts the
+	 * mark back; one that kept neither rolls the apply back, as a crash
+	 * before the mark always did. */
+	r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", false, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(d, "applied", err);
 	return r;
@@ -494,7 +511,7 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
 	}
 	/* From here a crash leaves a tree part undone, which no longer matches
 	 * the apply: recovery finishes the rollback (recover_locked). */
-	r = journal_append(d.fd, "{\"mark\":\"rolling_back\"}\n", err);
+	r = journal_append(d.fd, "{\"mark\":\"rolling_back\"}\n", true, err);
 	if (r == 0)
 		r = journal_undo_all(&d, &ops, &ret->ops, err);
 	if (r == 0)

@@ -153,6 +153,17 @@ int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const c
 		if (r < 0)
 			return r;
 	}
+	/* The apply's journal, empty (no apply yet: journal_read() takes it
+	 * as none): the change set's commit (store_commit: the directory's
+	 * fsync) makes its name durable, so an apply syncs its bytes alone
+	 * (journal_write()). */
+	char journal[STATEPATH_MAX + 16];
+	snprintf(journal, sizeof(journal), "%s/journal", rel.s);
+	int jfd = openat(store_dir_fd(store), journal,
+			 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (jfd < 0)
+		return error_set_errno(err, errno, "create %s/%s", store_path(store), journal);
+	close(jfd);
 	if (asprintf(&upper, "%s/%s/upper", store_path(store), rel.s) < 0 ||
 	    asprintf(&work, "%s/%s/work", store_path(store), rel.s) < 0)
 		return error_set(err, ENOMEM, "out of memory");

@@ -216,7 +216,19 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	struct statepath state_path = statepath_dryrun_state(id);
 	if (store_settle(store, state_path.s, err) < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	if (file_read_capped(d->fd, STATEPATH_STATE, 64, &state, &n, err) == 0) {
+	int r_state = file_read_capped(d->fd, STATEPATH_STATE, 64, &state, &n, err);
+	/* The state is carried by its ledger entry (store_commit()), its file a
+	 * cache a power loss may have lost: a dry run with a journal was
+	 * applied at least once, so its state is asked of the ledger (and the
+	 * file written back); one without (or with the dry run's empty one) is
+	 * pending. */
+	struct stat jst;
+	if (r_state == -ENOENT && fstatat(d->fd, "journal", &jst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    jst.st_size > 0) {
+		r_state = store_read_record(store, LEDGER_KIND_MAX, NULL, state_path.s, 64, &state,
+					    &n, err);
+	}
+	if (r_state == 0) {
 		state[strcspn(state, "\n")] = '\0';
 		snprintf(d->state, sizeof(d->state), "%s", state);
 	} else {

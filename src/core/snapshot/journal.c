@@ -31,14 +31,14 @@
 #define JOURNAL_SCHEMA "airlock.journal/4"
 #define JOURNAL_MAX    (256 << 20)
 
-int journal_append(int dir_fd, const char *text, struct error *err)
+int journal_append(int dir_fd, const char *text, bool sync, struct error *err)
 {
 	cleanup_close int fd = openat(dir_fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
 
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the journal");
 	int r = fd_write_all(fd, text, strlen(text));
-	if (r == 0 && fdatasync(fd) < 0)
+	if (r == 0 && sync && fdatasync(fd) < 0)
 		r = -errno;
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
@@ -51,9 +51,23 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct e
 	cleanup_free char *first = head ? jsonutil_dump_line(head) : NULL;
 	if (!first)
 		return error_set(err, ENOMEM, "out of memory");
-	if (faccessat(d->fd, "journal", F_OK, 0) == 0)
-		(void)renameat(d->fd, "journal", d->fd, "journal.previous");
-	int fd = openat(d->fd, "journal", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* The empty journal the dry run made (dryrun_prepare()), whose name its
+	 * change set's commit made durable: only its bytes need a sync. A
+	 * journal of an earlier apply is kept as journal.previous and a new
+	 * one made, its name synced too. */
+	bool fresh = false;
+	struct stat st;
+	int fd = openat(d->fd, "journal", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		if (faccessat(d->fd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			(void)renameat(d->fd, "journal", d->fd, "journal.previous");
+		fd = openat(d->fd, "journal", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		fresh = true;
+	}
 	if (fd < 0)
 		return error_set_errno(err, errno, "create the journal");
 	int r = fd_write_all(fd, first, strlen(first));
@@ -70,7 +84,7 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct e
 	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
 	close(fd);
-	if (r == 0 && fsync(d->fd) < 0)
+	if (r == 0 && fresh && fsync(d->fd) < 0)
 		r = -errno;
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
@@ -83,6 +97,8 @@ int journal_read(struct dryrun_dir *d, struct applyop_list *ret_ops, char *mark,
 	int r = file_read_capped(d->fd, "journal", JOURNAL_MAX, &text, &n, err);
 	if (r < 0)
 		return r;
+	if (n == 0) /* the dry run's empty journal: no apply began */
+		return error_set(err, ENOENT, "no journal");
 	return journal_parse(text, ret_ops, mark, mark_size, err);
 }
 
@@ -164,5 +180,5 @@ int journal_undo_all(struct dryrun_dir *d, const struct applyop_list *ops, size_
 	}
 	if (syncfs(d->ws_fd) < 0)
 		return error_set_errno(err, errno, "sync the workspace");
-	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", err);
+	return journal_append(d->fd, "{\"mark\":\"rolled_back\"}\n", true, err);
 }

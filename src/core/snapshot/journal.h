@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "basic/error.h"
@@ -14,7 +15,10 @@
  * by applyop_from_json(), and its mark. */
 int journal_parse(char *text, struct applyop_list *ret_ops, char *mark, size_t mark_size,
 		  struct error *err);
-int journal_append(int dir_fd, const char *text, struct error *err);
+/* A mark appended to the journal; synced when sync (the apply's
+ * "committed" mark is not: the state's ledger entry after it commits the
+ * apply, recover_locked()). */
+int journal_append(int dir_fd, const char *text, bool sync, struct error *err);
 /* A new journal: its header, then one line per operation
  * (applyop_to_json(), names encoded), synced. */
 int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct error *err);

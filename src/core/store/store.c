@@ -334,16 +334,23 @@ static bool store_commit_embeds(enum ledger_kind kind, const char *path, bool re
 }
 
 /* The records that move on (replace) whose entry carries their bytes: a
- * permit's record. Its new version is renamed in first, as for any
- * replaced record (store_settle() undoes a rename whose entry a crash cut
- * off), but neither the temporary nor the directory is synced: the entry's
- * append, which carries the bytes, is the one durable write of the
- * transition, and the file is a cache of the log (docs/ledger.md, "One
- * commit path"). A dry run's state and the approver keep the written-first
- * order: their readers take the file alone. */
+ * permit's record, and a dry run's state (apply, rollback). The new
+ * version is renamed in first, as for any replaced record (store_settle()
+ * undoes a rename whose entry a crash cut off), but neither the temporary
+ * nor the directory is synced: the entry's append, which carries the
+ * bytes, is the one durable write of the transition, and the file is a
+ * cache of the log (docs/ledger.md, "One commit path"). A state file a
+ * power loss left missing is read from the log (dryrun_dir_open(), through
+ * store_read_record(), which writes it back); one left torn or at an
+ * earlier entry's bytes is written back by store_settle(), which every
+ * command on a dry run runs under its lock.
+ * The approver keeps the written-first order: its readers take the file
+ * alone. */
 static bool store_commit_carries_replaced(enum ledger_kind kind, const char *path, bool replace)
 {
-	return kind == LEDGER_PERMIT_TRANSITION && replace && path[0] != '/';
+	if (!replace || path[0] == '/')
+		return false;
+	return kind == LEDGER_PERMIT_TRANSITION || kind == LEDGER_APPLY || kind == LEDGER_ROLLBACK;
 }
 
 /* Writes the cache of a committed record: a temporary file and a rename
