@@ -129,6 +129,19 @@ static void test_nethead_plain(void)
 			printf("# accepted: %s", bad[i]);
 		ASSERT_EQ_INT(r, -EINVAL);
 	}
+	/* a refused request still says what it parsed: its URL's authority */
+	ASSERT_EQ_INT(feed(bad[4], false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), -EINVAL);
+	ASSERT_EQ_STR(req.method, "GET");
+	ASSERT_EQ_STR(req.host, "example.org");
+	ASSERT_EQ_INT(req.port, 8080);
+	ASSERT_EQ_INT(feed(bad[1], false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), -EINVAL);
+	ASSERT_EQ_STR(req.host, "example.org");
+	ASSERT_EQ_INT(req.port, 0);
+	ASSERT_EQ_INT(feed(bad[0], false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), -EINVAL);
+	ASSERT_EQ_STR(req.host, "");
 }
 
 /* The head a plain request goes upstream with; folded values refused. */
@@ -293,8 +306,11 @@ static void test_netdecide(void)
 	ASSERT_TRUE(!netdecide_address(&n, &r, &ai[0], &chosen, &d));
 	ASSERT_EQ_STR(d.rule, "net_address");
 	ASSERT_TRUE(strstr(d.message, "169.254.169.254 (link-local)") != NULL);
+	ASSERT_EQ_STR(d.address, "169.254.169.254"); /* the first refused, for the receipt */
+	d = (struct netdecision){ 0 };
 	ASSERT_TRUE(!netdecide_address(&n, &r, NULL, &chosen, &d));
 	ASSERT_TRUE(strstr(d.message, "resolves to no address") != NULL);
+	ASSERT_EQ_STR(d.address, "");
 
 	/* the SNI names the CONNECT host, or the tunnel is refused */
 	d = (struct netdecision){ 0 };

@@ -83,11 +83,21 @@ static void netproxy_answer(int fd, int status, const char *message)
 					 (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
+static bool netproxy_printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x21 || *s > 0x7e)
+			return false;
+	return true;
+}
+
 static void netproxy_refuse(int fd, const struct netdecision *d, struct netconn_record *rec)
 {
 	rec->allowed = false;
 	rec->rule = d->rule;
 	snprintf(rec->pattern, sizeof(rec->pattern), "%s", d->pattern);
+	if (d->address[0]) /* net_address: the address refused */
+		snprintf(rec->address, sizeof(rec->address), "%s", d->address);
 	netproxy_answer(fd, d->status, d->message);
 }
 
@@ -245,13 +255,19 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 		netproxy_answer(client, r == -E2BIG ? 431 : 400, "airlock: not a proxy request");
 		return;
 	}
-	if (nethead_request(head, &req, &err) < 0) {
+	r = nethead_request(head, &req, &err);
+	/* A refused head is recorded by what it parsed (its URL's authority);
+	 * a host of other than printable ASCII (which http-parser's URL
+	 * parser does not pass anyway) is left out rather than lose the
+	 * record (netconn_record_json() takes UTF-8 only). */
+	if (netproxy_printable(req.host))
+		snprintf(rec->host, sizeof(rec->host), "%s", req.host);
+	snprintf(rec->method, sizeof(rec->method), "%s", req.method);
+	rec->port = req.port;
+	if (r < 0) {
 		netproxy_answer(client, 400, err.msg);
 		return;
 	}
-	snprintf(rec->host, sizeof(rec->host), "%s", req.host);
-	snprintf(rec->method, sizeof(rec->method), "%s", req.method);
-	rec->port = req.port;
 	netdecide_request(n, &req, &d);
 	if (!d.allowed) {
 		netproxy_refuse(client, &d, rec);
