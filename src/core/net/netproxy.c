@@ -23,7 +23,8 @@
 #include "core/net/nethead.h"
 #include "core/net/netsni.h"
 
-#define NETPROXY_CHUNK (64 * 1024)
+#define NETPROXY_CHUNK	  (64 * 1024) /* a pipe's default capacity; the buffer's size */
+#define NETPROXY_PIPE_BIG (1024 * 1024) /* a bulk direction's pipe */
 
 static uint64_t netproxy_now_ns(void)
 {
@@ -133,7 +134,9 @@ static int netproxy_connect(const struct sockaddr_storage *addr, uint64_t deadli
  * closed, so a second request pipelined behind the first (another Host on
  * the same server) goes nowhere. */
 /* One chunk of one direction through a pipe by splice(2): the bytes go
- * from socket to socket without a copy through this process. The number
+ * from socket to socket without a copy through this process; a bulk
+ * direction's pipe is grown to 1 MiB (netproxy_tunnel()), so a step moves
+ * what the socket holds, up to 1 MiB, for one poll and two splices. The number
  * moved, 0 at EOF, -1 when reading failed, -3 when writing did; -2 when
  * nothing was there after all (EAGAIN). SIGPIPE is ignored by the proxy
  * (netproxy_serve()). */
@@ -142,8 +145,11 @@ static ssize_t netproxy_splice(int from, const int pipe_fd[2], int to, size_t wa
 	ssize_t n = splice(from, NULL, pipe_fd[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? -2 : -1;
+	/* A full pipe says more is coming: SPLICE_F_MORE lets TCP hold a
+	 * partial segment for it. */
+	unsigned more = (size_t)n == want ? SPLICE_F_MORE : 0;
 	for (ssize_t left = n; left > 0;) {
-		ssize_t m = splice(pipe_fd[0], NULL, to, NULL, (size_t)left, SPLICE_F_MOVE);
+		ssize_t m = splice(pipe_fd[0], NULL, to, NULL, (size_t)left, SPLICE_F_MOVE | more);
 		if (m < 0 && errno == EINTR)
 			continue;
 		if (m <= 0)
@@ -172,6 +178,13 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 	bool spliced = pipe2(pipes[0], O_CLOEXEC) == 0 && pipe2(pipes[1], O_CLOEXEC) == 0;
 	cleanup_free char *buf = spliced ? NULL : malloc(NETPROXY_CHUNK);
 	bool open_in = true, open_out = true; /* client->upstream, upstream->client */
+	/* What a splice asks for per direction: the pipe's capacity (the
+	 * default 64 KiB), grown to NETPROXY_PIPE_BIG the first time a
+	 * direction fills it (a bulk transfer: a small exchange never costs
+	 * pipe quota); a refusal (pipe-max-size, the user's pipe quota) keeps
+	 * the default, quietly. */
+	size_t chunk[2] = { NETPROXY_CHUNK, NETPROXY_CHUNK };
+	bool grown[2] = { false, false };
 
 	while ((spliced || buf) && (open_in || open_out)) {
 		struct pollfd p[2] = { { .fd = open_in ? client : -1, .events = POLLIN },
@@ -186,7 +199,7 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 			if (!p[i].revents)
 				continue;
 			int from = i == 0 ? client : upstream, to = i == 0 ? upstream : client;
-			size_t want = NETPROXY_CHUNK;
+			size_t want = chunk[i];
 			if (i == 0 && out_budget && *out_budget < want)
 				want = (size_t)*out_budget;
 			if (want == 0) { /* the request is all sent: nothing more goes up */
@@ -213,6 +226,12 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 				rec->bytes_out += (uint64_t)n;
 			else
 				rec->bytes_in += (uint64_t)n;
+			if (spliced && !grown[i] && (size_t)n == chunk[i]) {
+				grown[i] = true;
+				int sz = fcntl(pipes[i][1], F_SETPIPE_SZ, NETPROXY_PIPE_BIG);
+				if (sz > 0)
+					chunk[i] = (size_t)sz;
+			}
 		}
 		if (failed)
 			break;
