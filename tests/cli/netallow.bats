@@ -463,6 +463,26 @@ PY
 	[ -z "$(proxy_below "$bg")" ]
 }
 
+@test "netallow: a run that never connects: its proxy loads nothing for it (no libssl) and dies with the run" {
+	net_policy "$(std_allow)"
+	"$NET_HELPERS/nethosts.sh" "$NET_HOSTS" "$AIRLOCK" run --policy "$TEST_DIR/net.json" -- sh -c \
+		"touch up && sleep 3" >"$TEST_DIR/out" 2>&1 &
+	bg=$!
+	for _ in $(seq 300); do [ -e "$WORK/up" ] || [ ! -d "/proc/$bg" ] && break; sleep 0.1; done
+	pid=$(proxy_below "$bg")
+	[ -n "$pid" ] || { wait "$bg" || true; cat "$TEST_DIR/out"; echo "no proxy process below $bg"; return 1; }
+	# nothing loaded for a connection that never came: no libssl mapped
+	if grep -q libssl "/proc/$pid/maps"; then
+		echo "libssl loaded before any connection"
+		return 1
+	fi
+	wait "$bg"
+	[ -z "$(proxy_below "$bg")" ]
+	output=$(cat "$TEST_DIR/out")
+	[ "$(rq .sandbox.network.proxy)" = ran ]
+	[ "$(rq '.sandbox.network.connections | length')" = 0 ]
+}
+
 @test "netallow: a proxy killed mid-run fails the run's later connections closed, and the receipt says so" {
 	net_policy "$(std_allow)"
 	"$NET_HELPERS/nethosts.sh" "$NET_HOSTS" "$AIRLOCK" run --policy "$TEST_DIR/net.json" -- sh -c "

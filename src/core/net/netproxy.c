@@ -620,14 +620,8 @@ int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_n
 
 	if (r < 0)
 		return r;
-	/* Loaded before Landlock: the libraries are read now. */
-	r = nethead_load(err);
-	if (r == 0)
-		r = netsni_load(err);
-	if (r == 0)
-		r = netconfine_apply(parent, &landlock, err);
 	int listen_fd = fds->listen;
-	if (r == 0 && listen_fd < 0) {
+	if (listen_fd < 0) {
 		/* Connects made meanwhile wait in the socket's backlog. */
 		struct pollfd p[2] = { { .fd = fds->listen_from, .events = POLLIN },
 				       { .fd = fds->stop, .events = POLLIN } };
@@ -639,6 +633,27 @@ int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_n
 			return 0; /* no quarantine, nothing to serve */
 		}
 	}
+	/* Nothing is loaded nor confined until a connection waits in the
+	 * backlog (or the listener fails): a run that never connects (most
+	 * runs, `run -- true`) does not pay for libhttp-parser, libssl and
+	 * the confinement on its critical path, on a machine whose cores its
+	 * command and its init need. No byte of a client is read before
+	 * netconfine_apply(): until then this process only waits on these two
+	 * descriptors. */
+	struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN },
+			       { .fd = fds->stop, .events = POLLIN } };
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	if (p[1].revents) {
+		netallow_release(&n);
+		return 0; /* stopped before any connection: nothing to record */
+	}
+	/* Loaded before Landlock: the libraries are read now. */
+	r = nethead_load(err);
+	if (r == 0)
+		r = netsni_load(err);
+	if (r == 0)
+		r = netconfine_apply(parent, &landlock, err);
 	if (r == 0) {
 		struct netproxy_limits lim = { .head_ms = 10000, .connect_ms = 10000, .idle_ms = 300000 };
 		r = netproxy_serve(listen_fd, fds->stop, fds->records, &n, &lim, start_ns);
