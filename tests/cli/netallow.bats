@@ -339,9 +339,12 @@ PY
 		{ rq -c "$CONNS"; return 1; }
 	refused_by git.test "$NET_GIT" net_sni
 	[ "$(conn git.test "$NET_GIT" | jq -r '[.bytes_out, .bytes_in, .sni // "none"] | join(" ")')" = "0 0 none" ]
-	# the Host header naming another authority: 400, recorded (the record
-	# names no host: the proxy keeps none from a head it refused)
+	# the Host header naming another authority: 400, recorded with the
+	# URL's authority and method (what the head parsed), never resolved
 	rq -e "[${CONNS}[] | select(.allowed == false and .rule == \"net_bad_request\")] | length == 1" >/dev/null
+	refused_by registry.test "$NET_HTTP" net_bad_request
+	conn registry.test "$NET_HTTP" | jq -e 'select(.method == "GET" and .address == null and .bytes_out == 0)' >/dev/null ||
+		{ rq -c "$CONNS"; return 1; }
 	[[ "$(rq .stderr)" == *"returned error: 400"* ]] || { rq .stderr; return 1; }
 	# only the matching ClientHello reached the server
 	[ "$(grep -c "^https 127.0.0.2:$NET_HTTPS GET /hello.txt" "$NET_LOG")" = 1 ]
@@ -361,8 +364,10 @@ PY
 		grep -q "^airlock: ${h%%:*}:80 resolves to ${h#*:} " <<<"$out" || { echo "$h: $out"; return 1; }
 		grep -q "^ 403 ${h%%:*}=0$" <<<"$out"
 		refused_by "${h%%:*}" 80 net_address
-		# nothing was connected to: no address, no bytes
-		conn "${h%%:*}" 80 | jq -e 'select(.address == null and .bytes_out == 0 and .bytes_in == 0)' >/dev/null
+		# the address refused is recorded (the first the name resolved to
+		# that no range holds); nothing was connected to: no bytes
+		conn "${h%%:*}" 80 | jq -e --arg a "${h#*:}" 'select(.address == $a and .bytes_out == 0 and .bytes_in == 0)' >/dev/null ||
+			{ rq -c "$CONNS"; return 1; }
 	done
 }
 
@@ -456,6 +461,26 @@ PY
 	[ ! -d "/proc/$pid" ] || [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" != *__netproxy* ]] ||
 		{ echo "proxy $pid outlived its run"; return 1; }
 	[ -z "$(proxy_below "$bg")" ]
+}
+
+@test "netallow: a run that never connects: its proxy loads nothing for it (no libssl) and dies with the run" {
+	net_policy "$(std_allow)"
+	"$NET_HELPERS/nethosts.sh" "$NET_HOSTS" "$AIRLOCK" run --policy "$TEST_DIR/net.json" -- sh -c \
+		"touch up && sleep 3" >"$TEST_DIR/out" 2>&1 &
+	bg=$!
+	for _ in $(seq 300); do [ -e "$WORK/up" ] || [ ! -d "/proc/$bg" ] && break; sleep 0.1; done
+	pid=$(proxy_below "$bg")
+	[ -n "$pid" ] || { wait "$bg" || true; cat "$TEST_DIR/out"; echo "no proxy process below $bg"; return 1; }
+	# nothing loaded for a connection that never came: no libssl mapped
+	if grep -q libssl "/proc/$pid/maps"; then
+		echo "libssl loaded before any connection"
+		return 1
+	fi
+	wait "$bg"
+	[ -z "$(proxy_below "$bg")" ]
+	output=$(cat "$TEST_DIR/out")
+	[ "$(rq .sandbox.network.proxy)" = ran ]
+	[ "$(rq '.sandbox.network.connections | length')" = 0 ]
 }
 
 @test "netallow: a proxy killed mid-run fails the run's later connections closed, and the receipt says so" {

@@ -129,6 +129,19 @@ static void test_nethead_plain(void)
 			printf("# accepted: %s", bad[i]);
 		ASSERT_EQ_INT(r, -EINVAL);
 	}
+	/* a refused request still says what it parsed: its URL's authority */
+	ASSERT_EQ_INT(feed(bad[4], false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), -EINVAL);
+	ASSERT_EQ_STR(req.method, "GET");
+	ASSERT_EQ_STR(req.host, "example.org");
+	ASSERT_EQ_INT(req.port, 8080);
+	ASSERT_EQ_INT(feed(bad[1], false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), -EINVAL);
+	ASSERT_EQ_STR(req.host, "example.org");
+	ASSERT_EQ_INT(req.port, 0);
+	ASSERT_EQ_INT(feed(bad[0], false, &err), 0);
+	ASSERT_EQ_INT(nethead_request(&head, &req, &err), -EINVAL);
+	ASSERT_EQ_STR(req.host, "");
 }
 
 /* The head a plain request goes upstream with; folded values refused. */
@@ -293,8 +306,11 @@ static void test_netdecide(void)
 	ASSERT_TRUE(!netdecide_address(&n, &r, &ai[0], &chosen, &d));
 	ASSERT_EQ_STR(d.rule, "net_address");
 	ASSERT_TRUE(strstr(d.message, "169.254.169.254 (link-local)") != NULL);
+	ASSERT_EQ_STR(d.address, "169.254.169.254"); /* the first refused, for the receipt */
+	d = (struct netdecision){ 0 };
 	ASSERT_TRUE(!netdecide_address(&n, &r, NULL, &chosen, &d));
 	ASSERT_TRUE(strstr(d.message, "resolves to no address") != NULL);
+	ASSERT_EQ_STR(d.address, "");
 
 	/* the SNI names the CONNECT host, or the tunnel is refused */
 	d = (struct netdecision){ 0 };
@@ -857,13 +873,14 @@ static void test_netproxy_main(void)
 }
 
 /* netproxy_main() whose listening socket arrives later on listen_from (as
- * the supervisor passes it on), or never: EOF there ends it with 0. */
+ * the supervisor passes it on), or never: EOF there ends it with 0; or
+ * arrives and no client ever connects: stopped, it ends with 0, no record. */
 static void test_netproxy_main_listen_from(void)
 {
 	int config[2], stop[2], records[2], carrier[2], status = -1;
 	char buf[4096];
 
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 3; round++) {
 		ASSERT_EQ_INT(pipe2(config, O_CLOEXEC), 0);
 		ASSERT_EQ_INT(pipe2(stop, O_CLOEXEC), 0);
 		ASSERT_EQ_INT(pipe2(records, O_CLOEXEC), 0);
@@ -890,6 +907,13 @@ static void test_netproxy_main_listen_from(void)
 		static const char doc[] = "{\"allow\":[],\"deny\":[]}";
 		ASSERT_TRUE(write(config[1], doc, sizeof(doc) - 1) == (ssize_t)sizeof(doc) - 1);
 		close(config[1]);
+		if (round == 2) {
+			int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			ASSERT_TRUE(lfd >= 0);
+			ASSERT_EQ_INT(listen(lfd, 16), 0);
+			ASSERT_TRUE(fdpass_send(carrier[0], lfd));
+			close(lfd);
+		}
 		if (round == 0) {
 			struct sockaddr_in sa = { .sin_family = AF_INET,
 						  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -911,7 +935,7 @@ static void test_netproxy_main_listen_from(void)
 			ASSERT_TRUE(strstr(buf, "403 Forbidden") != NULL);
 		}
 		close(carrier[0]); /* round 1: none came */
-		if (round == 0)
+		if (round != 1)
 			close(stop[1]);
 		ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
 		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -92,6 +92,7 @@ bool netdecide_address(const struct netallow *n, const struct nethead_request *r
 	else
 		snprintf(why, sizeof(why), "resolves to no address");
 	netdecide_refuse(ret, "net_address", 403, req, why);
+	snprintf(ret->address, sizeof(ret->address), "%s", first);
 	return false;
 }
 

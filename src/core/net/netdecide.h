@@ -22,6 +22,7 @@ struct netdecision {
 	char pattern[NETALLOW_PATTERN_MAX + 1]; /* the deciding pattern, canonical; "" if none */
 	int status; /* HTTP status for the client when refused: 403, 400 */
 	char message[512]; /* one line for the client and the receipt */
+	char address[64]; /* net_address: the first address refused (inet_ntop); "" if none */
 };
 
 /* By name (or literal) and port: deny over allow, else the first allow. */
@@ -30,7 +31,8 @@ void netdecide_request(const struct netallow *n, const struct nethead_request *r
 
 /* The first resolved address that may be connected to (unwrapped to its
  * sockaddr in *ret_addr), in the resolver's order; refused (net_address,
- * naming the first address refused and its class) when none may. */
+ * naming the first address refused and its class, that address in
+ * ret->address) when none may. */
 bool netdecide_address(const struct netallow *n, const struct nethead_request *req,
 		       const struct addrinfo *list, struct sockaddr_storage *ret_addr,
 		       struct netdecision *ret);
@@ -46,7 +48,7 @@ struct netconn_record {
 	char host[256];
 	uint16_t port;
 	char method[24];
-	char address[64]; /* the address connected to; "" if none */
+	char address[64]; /* the address connected to, or refused (net_address); "" if none */
 	char sni[256]; /* "" if none or not a tunnel */
 	bool allowed;
 	const char *rule;

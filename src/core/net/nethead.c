@@ -217,26 +217,27 @@ static bool nethead_host_header_matches(const struct nethead_request *r)
 	       (r->port == 80 && strcasecmp(r->host_header, bare) == 0);
 }
 
-int nethead_request(const struct nethead *h, struct nethead_request *ret, struct error *err)
+/* Fills *rp as far as the head parses (nethead_request()'s contract). */
+static int nethead_request_parse(const struct nethead *h, struct nethead_request *rp, struct error *err)
 {
-	struct nethead_request r = { 0 };
 	struct http_parser_url u;
 	const char *url = h->buf + h->url_off;
 
 	if (!h->complete)
 		return error_set(err, EAGAIN, "the request head is not complete");
-	r.is_connect = h->parser.method == HTTP_CONNECT;
-	snprintf(r.method, sizeof(r.method), "%s", hp.method_str((enum http_method)h->parser.method));
+	rp->is_connect = h->parser.method == HTTP_CONNECT;
+	snprintf(rp->method, sizeof(rp->method), "%s",
+		 hp.method_str((enum http_method)h->parser.method));
 	if (h->n_host > 1)
 		return error_set(err, EINVAL, "the request has %u Host headers", h->n_host);
 	if (h->n_host == 1) {
-		if (nethead_copy(r.host_header, sizeof(r.host_header), h->buf + h->host_off,
+		if (nethead_copy(rp->host_header, sizeof(rp->host_header), h->buf + h->host_off,
 				 h->host_len) < 0)
 			return error_set(err, EINVAL, "the Host header is too long");
-		r.has_host_header = true;
+		rp->has_host_header = true;
 	}
 	hp.url_init(&u);
-	if (h->url_len == 0 || hp.parse_url(url, h->url_len, r.is_connect, &u) != 0)
+	if (h->url_len == 0 || hp.parse_url(url, h->url_len, rp->is_connect, &u) != 0)
 		return error_set(err, EINVAL, "the request target '%.100s' does not parse",
 				 h->url_len ? url : "");
 	if (!(u.field_set & (1 << UF_HOST)))
@@ -244,19 +245,21 @@ int nethead_request(const struct nethead *h, struct nethead_request *ret, struct
 				 "the request target names no host: a proxy takes CONNECT host:port or http://host/...");
 	if (u.field_set & (1 << UF_USERINFO))
 		return error_set(err, EINVAL, "the request target carries user information");
-	if (nethead_copy(r.host, sizeof(r.host), url + u.field_data[UF_HOST].off,
+	if (nethead_copy(rp->host, sizeof(rp->host), url + u.field_data[UF_HOST].off,
 			 u.field_data[UF_HOST].len) < 0)
 		return error_set(err, EINVAL, "the request's host is too long");
-	if (r.is_connect) {
-		r.port = u.port; /* http_parser_parse_url requires one for CONNECT */
+	if (u.field_set & (1 << UF_PORT))
+		rp->port = u.port;
+	if (rp->is_connect) {
+		rp->port = u.port; /* http_parser_parse_url requires one for CONNECT */
 	} else {
 		const char *schema = url + u.field_data[UF_SCHEMA].off;
 		if (!(u.field_set & (1 << UF_SCHEMA)) || u.field_data[UF_SCHEMA].len != 4 ||
 		    strncasecmp(schema, "http", 4) != 0)
 			return error_set(err, EINVAL,
 					 "only http:// is proxied as a plain request; https goes through CONNECT");
-		r.port = (u.field_set & (1 << UF_PORT)) ? u.port : 80;
-		if (r.port == 0)
+		rp->port = (u.field_set & (1 << UF_PORT)) ? u.port : 80;
+		if (rp->port == 0)
 			return error_set(err, EINVAL, "the request's port is 0");
 		size_t off = (u.field_set & (1 << UF_PATH))    ? (size_t)u.field_data[UF_PATH].off
 			     : (u.field_set & (1 << UF_QUERY)) ? (size_t)u.field_data[UF_QUERY].off - 1
@@ -266,22 +269,30 @@ int nethead_request(const struct nethead *h, struct nethead_request *ret, struct
 				     : h->url_len;
 		int c = 0;
 		if (off >= end)
-			snprintf(r.origin, sizeof(r.origin), "/");
+			snprintf(rp->origin, sizeof(rp->origin), "/");
 		else if (url[off] == '/')
-			c = nethead_copy(r.origin, sizeof(r.origin), url + off, end - off);
-		else if (url[off] == '?' && (r.origin[0] = '/'))
-			c = nethead_copy(r.origin + 1, sizeof(r.origin) - 1, url + off, end - off);
+			c = nethead_copy(rp->origin, sizeof(rp->origin), url + off, end - off);
+		else if (url[off] == '?' && (rp->origin[0] = '/'))
+			c = nethead_copy(rp->origin + 1, sizeof(rp->origin) - 1, url + off, end - off);
 		else
 			return error_set(err, EINVAL, "the request's path does not start with '/'");
 		if (c < 0)
 			return error_set(err, EINVAL, "the request's path is too long");
-		if (r.has_host_header && !nethead_host_header_matches(&r))
+		if (rp->has_host_header && !nethead_host_header_matches(rp))
 			return error_set(err, EINVAL,
 					 "the Host header '%.100s' names another authority than the URL's",
-					 r.host_header);
+					 rp->host_header);
 	}
-	*ret = r;
 	return 0;
+}
+
+int nethead_request(const struct nethead *h, struct nethead_request *ret, struct error *err)
+{
+	struct nethead_request r = { 0 };
+	int e = nethead_request_parse(h, &r, err);
+
+	*ret = r;
+	return e;
 }
 
 static bool nethead_is_hop_by_hop(const char *name, size_t n)

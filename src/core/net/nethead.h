@@ -66,7 +66,10 @@ int nethead_feed(struct nethead *h, const char *data, size_t n, struct error *er
  * form); its port, 80 for http:// without one. Refuses (-EINVAL, err) a
  * target of another form or scheme, one with user information, two Host
  * headers, and a plain request whose Host header names another
- * authority than its URL. */
+ * authority than its URL. On a refusal *ret still holds what parsed before
+ * it (zeroed otherwise): the method, and once the target parsed its host,
+ * and its port when the target names one (80 for http:// without one), so
+ * a refused request can be recorded by its URL's authority. */
 int nethead_request(const struct nethead *h, struct nethead_request *ret, struct error *err);
 
 /* A plain request's head as the proxy sends it upstream: the request line

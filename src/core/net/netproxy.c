@@ -23,7 +23,8 @@
 #include "core/net/nethead.h"
 #include "core/net/netsni.h"
 
-#define NETPROXY_CHUNK (64 * 1024)
+#define NETPROXY_CHUNK	  (64 * 1024) /* a pipe's default capacity; the buffer's size */
+#define NETPROXY_PIPE_BIG (1024 * 1024) /* a bulk direction's pipe */
 
 static uint64_t netproxy_now_ns(void)
 {
@@ -83,11 +84,21 @@ static void netproxy_answer(int fd, int status, const char *message)
 					 (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
+static bool netproxy_printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x21 || *s > 0x7e)
+			return false;
+	return true;
+}
+
 static void netproxy_refuse(int fd, const struct netdecision *d, struct netconn_record *rec)
 {
 	rec->allowed = false;
 	rec->rule = d->rule;
 	snprintf(rec->pattern, sizeof(rec->pattern), "%s", d->pattern);
+	if (d->address[0]) /* net_address: the address refused */
+		snprintf(rec->address, sizeof(rec->address), "%s", d->address);
 	netproxy_answer(fd, d->status, d->message);
 }
 
@@ -123,7 +134,9 @@ static int netproxy_connect(const struct sockaddr_storage *addr, uint64_t deadli
  * closed, so a second request pipelined behind the first (another Host on
  * the same server) goes nowhere. */
 /* One chunk of one direction through a pipe by splice(2): the bytes go
- * from socket to socket without a copy through this process. The number
+ * from socket to socket without a copy through this process; a bulk
+ * direction's pipe is grown to 1 MiB (netproxy_tunnel()), so a step moves
+ * what the socket holds, up to 1 MiB, for one poll and two splices. The number
  * moved, 0 at EOF, -1 when reading failed, -3 when writing did; -2 when
  * nothing was there after all (EAGAIN). SIGPIPE is ignored by the proxy
  * (netproxy_serve()). */
@@ -132,8 +145,11 @@ static ssize_t netproxy_splice(int from, const int pipe_fd[2], int to, size_t wa
 	ssize_t n = splice(from, NULL, pipe_fd[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? -2 : -1;
+	/* A full pipe says more is coming: SPLICE_F_MORE lets TCP hold a
+	 * partial segment for it. */
+	unsigned more = (size_t)n == want ? SPLICE_F_MORE : 0;
 	for (ssize_t left = n; left > 0;) {
-		ssize_t m = splice(pipe_fd[0], NULL, to, NULL, (size_t)left, SPLICE_F_MOVE);
+		ssize_t m = splice(pipe_fd[0], NULL, to, NULL, (size_t)left, SPLICE_F_MOVE | more);
 		if (m < 0 && errno == EINTR)
 			continue;
 		if (m <= 0)
@@ -162,6 +178,13 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 	bool spliced = pipe2(pipes[0], O_CLOEXEC) == 0 && pipe2(pipes[1], O_CLOEXEC) == 0;
 	cleanup_free char *buf = spliced ? NULL : malloc(NETPROXY_CHUNK);
 	bool open_in = true, open_out = true; /* client->upstream, upstream->client */
+	/* What a splice asks for per direction: the pipe's capacity (the
+	 * default 64 KiB), grown to NETPROXY_PIPE_BIG the first time a
+	 * direction fills it (a bulk transfer: a small exchange never costs
+	 * pipe quota); a refusal (pipe-max-size, the user's pipe quota) keeps
+	 * the default, quietly. */
+	size_t chunk[2] = { NETPROXY_CHUNK, NETPROXY_CHUNK };
+	bool grown[2] = { false, false };
 
 	while ((spliced || buf) && (open_in || open_out)) {
 		struct pollfd p[2] = { { .fd = open_in ? client : -1, .events = POLLIN },
@@ -176,7 +199,7 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 			if (!p[i].revents)
 				continue;
 			int from = i == 0 ? client : upstream, to = i == 0 ? upstream : client;
-			size_t want = NETPROXY_CHUNK;
+			size_t want = chunk[i];
 			if (i == 0 && out_budget && *out_budget < want)
 				want = (size_t)*out_budget;
 			if (want == 0) { /* the request is all sent: nothing more goes up */
@@ -203,6 +226,12 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 				rec->bytes_out += (uint64_t)n;
 			else
 				rec->bytes_in += (uint64_t)n;
+			if (spliced && !grown[i] && (size_t)n == chunk[i]) {
+				grown[i] = true;
+				int sz = fcntl(pipes[i][1], F_SETPIPE_SZ, NETPROXY_PIPE_BIG);
+				if (sz > 0)
+					chunk[i] = (size_t)sz;
+			}
 		}
 		if (failed)
 			break;
@@ -245,13 +274,19 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 		netproxy_answer(client, r == -E2BIG ? 431 : 400, "airlock: not a proxy request");
 		return;
 	}
-	if (nethead_request(head, &req, &err) < 0) {
+	r = nethead_request(head, &req, &err);
+	/* A refused head is recorded by what it parsed (its URL's authority);
+	 * a host of other than printable ASCII (which http-parser's URL
+	 * parser does not pass anyway) is left out rather than lose the
+	 * record (netconn_record_json() takes UTF-8 only). */
+	if (netproxy_printable(req.host))
+		snprintf(rec->host, sizeof(rec->host), "%s", req.host);
+	snprintf(rec->method, sizeof(rec->method), "%s", req.method);
+	rec->port = req.port;
+	if (r < 0) {
 		netproxy_answer(client, 400, err.msg);
 		return;
 	}
-	snprintf(rec->host, sizeof(rec->host), "%s", req.host);
-	snprintf(rec->method, sizeof(rec->method), "%s", req.method);
-	rec->port = req.port;
 	netdecide_request(n, &req, &d);
 	if (!d.allowed) {
 		netproxy_refuse(client, &d, rec);
@@ -585,14 +620,8 @@ int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_n
 
 	if (r < 0)
 		return r;
-	/* Loaded before Landlock: the libraries are read now. */
-	r = nethead_load(err);
-	if (r == 0)
-		r = netsni_load(err);
-	if (r == 0)
-		r = netconfine_apply(parent, &landlock, err);
 	int listen_fd = fds->listen;
-	if (r == 0 && listen_fd < 0) {
+	if (listen_fd < 0) {
 		/* Connects made meanwhile wait in the socket's backlog. */
 		struct pollfd p[2] = { { .fd = fds->listen_from, .events = POLLIN },
 				       { .fd = fds->stop, .events = POLLIN } };
@@ -604,6 +633,27 @@ int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_n
 			return 0; /* no quarantine, nothing to serve */
 		}
 	}
+	/* Nothing is loaded nor confined until a connection waits in the
+	 * backlog (or the listener fails): a run that never connects (most
+	 * runs, `run -- true`) does not pay for libhttp-parser, libssl and
+	 * the confinement on its critical path, on a machine whose cores its
+	 * command and its init need. No byte of a client is read before
+	 * netconfine_apply(): until then this process only waits on these two
+	 * descriptors. */
+	struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN },
+			       { .fd = fds->stop, .events = POLLIN } };
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	if (p[1].revents) {
+		netallow_release(&n);
+		return 0; /* stopped before any connection: nothing to record */
+	}
+	/* Loaded before Landlock: the libraries are read now. */
+	r = nethead_load(err);
+	if (r == 0)
+		r = netsni_load(err);
+	if (r == 0)
+		r = netconfine_apply(parent, &landlock, err);
 	if (r == 0) {
 		struct netproxy_limits lim = { .head_ms = 10000, .connect_ms = 10000, .idle_ms = 300000 };
 		r = netproxy_serve(listen_fd, fds->stop, fds->records, &n, &lim, start_ns);

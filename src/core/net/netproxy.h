@@ -41,8 +41,8 @@ struct netproxy_fds {
 	int config; /* read: {"allow": [...], "deny": [...]} (netproxy_config_json()), then EOF */
 	int listen; /* the listening socket made in the quarantine's namespace; -1: from listen_from */
 	/* listen < 0: a Unix socket the listening socket arrives on (SCM_RIGHTS)
-	 * once the quarantine's init made it, after this process confined
-	 * itself; EOF first (the run never started): netproxy_main returns 0 */
+	 * once the quarantine's init made it; EOF first (the run never
+	 * started): netproxy_main returns 0 */
 	int listen_from;
 	int stop; /* readable (or closed by the writer): stop */
 	int records; /* write: one JSON line per connection */
@@ -59,7 +59,10 @@ struct netproxy_fds {
 /* The document the supervisor writes on fds.config; NULL if out of memory. */
 char *netproxy_config_json(char *const *allow, char *const *deny);
 
-/* The proxy process's body: reads its allowlist, confines itself
- * (netconfine_apply()), serves until told to stop. parent: the supervisor.
+/* The proxy process's body: reads its allowlist, takes its listener, and
+ * once a connection waits on it (or it fails) loads its libraries,
+ * confines itself (netconfine_apply()) and serves until told to stop; told
+ * to stop before any connection, it returns 0 having loaded nothing and
+ * read no client's byte. parent: the supervisor.
  * Returns 0, or a negative errno with err set (the caller exits). */
 int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_ns, struct error *err);
