@@ -214,7 +214,7 @@ proxy_below() { # pid
 	never_served "^https 127.0.0.3"
 	rq -e "[${CONNS}[] | select(.allowed)] | length <= 1" >/dev/null
 	# no escape byte anywhere in the receipt's records or show's output
-	! rq -c "$CONNS" | grep -q $'\x1b'
+	if rq -c "$CONNS" | grep -q $'\x1b'; then echo "an escape on the receipt"; return 1; fi
 	run "$AIRLOCK" show "$(receipt_id)"
 	[[ "$output" != *$'\x1b'* ]]
 }
@@ -277,7 +277,7 @@ print("done")
 PY
 	aln run --timeout 60 --policy "$TEST_DIR/net.json" -- python3 flood.py
 	[ "$status" -eq 0 ] || { echo "exit $status: $stderr"; return 1; }
-	[ "$(rq .stdout)" = done ]
+	[ "$(rq .stdout)" = "done" ]
 	rq -c ".sandbox.network.connections_dropped"
 	run "$AIRLOCK" show "$(receipt_id)"
 	[[ "$output" == *"denied.test:443"* ]] || { echo "show does not name denied.test"; return 1; }
@@ -409,11 +409,11 @@ PY
 	if [ "$(id -u)" -eq 0 ]; then
 		links=$(for f in /proc/"$pid"/fd/*; do readlink "$f"; done)
 		echo "$links"
-		! grep -q -e "$AIRLOCK_STATE_DIR" -e "$WORK" <<<"$links"
+		if grep -q -e "$AIRLOCK_STATE_DIR" -e "$WORK" <<<"$links"; then return 1; fi
 		[ "$(grep -c . <<<"$links")" -le 8 ]
 	else
 		# as the same uid: undumpable, so its descriptors are not ours to see
-		! ls "/proc/$pid/fd/" >/dev/null 2>&1
+		if ls "/proc/$pid/fd/" >/dev/null 2>&1; then echo "its descriptors are listable"; return 1; fi
 	fi
 	wait "$bg"
 }
