@@ -432,3 +432,18 @@ PY
 	wait "$bg"
 	[ "$bnd" = 0000000000000000 ] || { echo "CapBnd $bnd"; return 1; }
 }
+
+@test "netattack: header spellings that could hide a second Host from the proxy: the server never sees another Host" {
+	net_policy "$(sink_allow)"
+	u="http://sink.test:$SINK"
+	aln run --policy "$TEST_DIR/net.json" -- sh -c "
+		python3 raw.py 'GET $u/a HTTP/1.1\nX-A:\nHostxx: evil.test\n\n'
+		python3 raw.py 'GET $u/b HTTP/1.1\r\nX-A:\r\nHostxxx: evil.test\r\n\r\n'
+		python3 raw.py 'GET $u/c HTTP/1.1\r\nX-A: \r\nHost: evil.test\r\n\r\n'
+		CHUNK=1 python3 raw.py 'GET $u/d HTTP/1.1\r\nX-A:\r\nHost: evil.test\r\n\r\n'
+		python3 raw.py 'GET $u/e HTTP/1.1\r\nHost: sink.test:$SINK\r\nX-A: a\r\n\tHost: evil.test\r\n\r\n'
+		python3 raw.py 'GET $u/f HTTP/1.1\r\nHost: sink.test:$SINK\r\nHost\r\n: evil.test\r\n\r\n'"
+	[ "$status" -eq 0 ] || { echo "exit $status: $stderr"; return 1; }
+	# Hostxx and Hostxxx are other headers: the server sees them as such
+	never_served "^sink [Hh][Oo][Ss][Tt][[:space:]]*:[[:space:]]*evil|^sink GET /[cdef]"
+}
