@@ -1009,7 +1009,7 @@ struct hostview_cache *hostview_cache_new(void)
 	if (!c)
 		return NULL;
 	c->cap = 128;
-	c->slots = calloc(c->cap, sizeof(*c->slots));
+	c->slots = calloc(c->cap, sizeof(struct hostview_fact *));
 	if (!c->slots) {
 		free(c);
 		return NULL;
@@ -1070,7 +1070,7 @@ static struct hostview_fact *hostview_fact(struct hostview_cache *c, const char 
 			return c->slots[i];
 	if (2 * (c->n + 1) > c->cap) {
 		size_t cap = 2 * c->cap;
-		struct hostview_fact **slots = calloc(cap, sizeof(*slots));
+		struct hostview_fact **slots = calloc(cap, sizeof(struct hostview_fact *));
 		if (!slots)
 			return NULL;
 		for (size_t k = 0; k < c->cap; k++) {

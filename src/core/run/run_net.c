@@ -177,12 +177,12 @@ static void run_net_keep(struct run_net *n, const char *line, size_t len)
 		json_object_set(out, "allowed", json_object_get(in, "allowed"));
 	for (size_t i = 0; ok && i < ARRAY_SIZE(strs); i++) {
 		json_t *v = json_object_get(in, strs[i]);
-		if (v && (!json_is_string(v) || json_string_length(v) > 512))
+		if (!v)
+			ok = i >= 3; /* host, method and rule are always there */
+		else if (!json_is_string(v) || json_string_length(v) > 512)
 			ok = false;
-		else if (v)
+		else
 			json_object_set(out, strs[i], v);
-		else if (i < 3)
-			ok = false; /* host, method and rule are always there */
 	}
 	for (size_t i = 0; ok && i < ARRAY_SIZE(ints); i++) {
 		json_t *v = json_object_get(in, ints[i]);
