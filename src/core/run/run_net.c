@@ -169,6 +169,14 @@ static void run_net_keep(struct run_net *n, const char *line, size_t len)
 		json_decref(in);
 		return;
 	}
+	/* The proxy's last line: how many connections it took. */
+	json_t *acc = json_object_get(in, "accepted");
+	if (json_object_size(in) == 1 && json_is_integer(acc) && json_integer_value(acc) >= 0) {
+		n->accepted = (uint64_t)json_integer_value(acc);
+		n->have_accepted = true;
+		json_decref(in);
+		return;
+	}
 	static const char *const strs[] = { "host", "method", "rule", "address", "pattern", "sni" };
 	static const char *const ints[] = { "port", "bytes_out", "bytes_in", "start_ms", "duration_ms" };
 	json_t *out = json_object();
@@ -296,9 +304,15 @@ json_t *run_net_json(const struct run_net *n, char *const *allow, char *const *d
 		json_array_append_new(a, json_string(allow[i]));
 	for (size_t i = 0; d && deny && deny[i]; i++)
 		json_array_append_new(d, json_string(deny[i]));
-	return json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:I}", "mode", "allowlist", "proxy",
-			 n->died ? "died" : "ran", "allow", a, "deny", d, "connections", conns,
-			 "connections_dropped", (json_int_t)(n->total - kept));
+	json_t *o = json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:I}", "mode", "allowlist", "proxy",
+			      n->died ? "died" : "ran", "allow", a, "deny", d, "connections", conns,
+			      "connections_dropped", (json_int_t)(n->total - kept));
+	/* Connections the proxy took whose records never came (it was
+	 * killed first): cut short, their bytes unknown. */
+	if (o && n->have_accepted && n->accepted > n->total)
+		json_object_set_new(o, "connections_unrecorded",
+				    json_integer((json_int_t)(n->accepted - n->total)));
+	return o;
 }
 
 void run_net_release(struct run_net *n)

@@ -35,6 +35,10 @@ struct run_net {
 	json_t *first, *last; /* arrays; last is a ring of RUN_NET_KEEP_LAST */
 	size_t last_next;
 	uint64_t total; /* records read, kept or not */
+	/* The proxy's count of connections it took, written at its stop; a
+	 * larger count than total: records lost (cut short) */
+	uint64_t accepted;
+	bool have_accepted;
 	uint64_t eof_realtime_ns; /* the record pipe's EOF; 0: not seen */
 	bool died; /* ended before the run did */
 };
