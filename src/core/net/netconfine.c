@@ -148,7 +148,7 @@ int netconfine_bounding(struct error *err)
 	 * kernel's last capability. */
 	for (int cap = 0; cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
-		    (errno != EPERM || !root))
+		    (errno != EPERM || root))
 			return error_set(err, errno, "PR_CAPBSET_DROP %d", cap);
 	return 0;
 }
