@@ -1018,6 +1018,9 @@ static void test_run_net_records(void)
 			ASSERT_TRUE(run_net_read(&n));
 	}
 	ASSERT_TRUE(run_net_read(&n));
+	/* the proxy's last line: it took 1400, so 103 were cut short */
+	static const char accepted[] = "{\"accepted\":1400}\n";
+	ASSERT_TRUE(write(p[1], accepted, sizeof(accepted) - 1) == (ssize_t)sizeof(accepted) - 1);
 	close(p[1]);
 	ASSERT_TRUE(!run_net_read(&n));
 	ASSERT_TRUE(n.records_fd < 0);
@@ -1027,6 +1030,17 @@ static void test_run_net_records(void)
 	json_t *conns = json_object_get(o, "connections");
 	ASSERT_EQ_INT((int)json_array_size(conns), 1000);
 	ASSERT_EQ_INT((int)json_integer_value(json_object_get(o, "connections_dropped")), 297);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(o, "connections_unrecorded")), 103);
+	/* every refusal counted: 1297 distinct hosts, the first 256 listed */
+	json_t *sum = json_object_get(o, "summary");
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(sum, "denied")), RUN_NET_SUMMARY_MAX);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(sum, "denied_unlisted")),
+		      1297 - RUN_NET_SUMMARY_MAX);
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(sum, "allowed")), 0);
+	json_t *d0 = json_array_get(json_object_get(sum, "denied"), 0);
+	ASSERT_EQ_STR(json_string_value(json_object_get(d0, "host")), "h0.example");
+	ASSERT_EQ_STR(json_string_value(json_object_get(d0, "rule")), "net_not_allowed");
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(d0, "connections")), 1);
 	ASSERT_EQ_STR(json_string_value(json_object_get(o, "proxy")), "ran");
 	ASSERT_EQ_STR(json_string_value(json_object_get(o, "mode")), "allowlist");
 	ASSERT_EQ_STR(json_string_value(json_array_get(json_object_get(o, "allow"), 0)),
