@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -534,6 +535,7 @@ static void test_netproxy_connect(void)
 struct served {
 	int listen_fd, stop[2], records[2];
 	const struct netallow *n;
+	int idle_ms; /* 0: 1000 */
 	int result;
 	pthread_t thread;
 };
@@ -541,7 +543,9 @@ struct served {
 static void *served_main(void *arg)
 {
 	struct served *sv = arg;
-	struct netproxy_limits lim = { .head_ms = 500, .connect_ms = 1000, .idle_ms = 1000 };
+	struct netproxy_limits lim = { .head_ms = 500,
+				       .connect_ms = 1000,
+				       .idle_ms = sv->idle_ms ? sv->idle_ms : 1000 };
 
 	sv->result = netproxy_serve(sv->listen_fd, sv->stop[0], sv->records[1], sv->n, &lim, 0);
 	return NULL;
@@ -558,6 +562,98 @@ static int connect_to(uint16_t port)
 		return -1;
 	}
 	return fd;
+}
+
+static uint64_t test_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A tunnel whose upstream never answers nor closes, still open when the
+ * proxy is told to stop: it ends at once (not at its idle deadline) and
+ * its record carries the bytes sent so far, then the accepted count. */
+static void test_netproxy_stop_ends_tunnels(void)
+{
+	struct error err = { 0 };
+	char path[512], *hello = NULL, allowed[64], req[256], buf[8192];
+	size_t hello_len = 0;
+
+	snprintf(path, sizeof(path), "%s/fixtures/net/clienthello-sni", TEST_SOURCE_DIR);
+	ASSERT_EQ_INT(file_read_capped(AT_FDCWD, path, 65536, &hello, &hello_len, &err), 0);
+	/* the upstream: a backlog only, never accepted */
+	struct sockaddr_in ua = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ulen = sizeof(ua);
+	int hold = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(hold >= 0);
+	ASSERT_EQ_INT(bind(hold, (struct sockaddr *)&ua, sizeof(ua)), 0);
+	ASSERT_EQ_INT(listen(hold, 4), 0);
+	ASSERT_EQ_INT(getsockname(hold, (struct sockaddr *)&ua, &ulen), 0);
+	snprintf(allowed, sizeof(allowed), "127.0.0.1:%u", ntohs(ua.sin_port));
+	const char *allow[] = { allowed, NULL };
+	struct netallow n;
+	ASSERT_EQ_INT(netallow_compile((char *const *)allow, NULL, &n, &err), 0);
+
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int proxy_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(proxy_fd >= 0);
+	ASSERT_EQ_INT(bind(proxy_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ_INT(listen(proxy_fd, 16), 0);
+	ASSERT_EQ_INT(getsockname(proxy_fd, (struct sockaddr *)&sa, &len), 0);
+	struct served sv = { .listen_fd = proxy_fd, .n = &n, .idle_ms = 60000 };
+	ASSERT_EQ_INT(pipe2(sv.stop, O_CLOEXEC), 0);
+	ASSERT_EQ_INT(pipe2(sv.records, O_CLOEXEC | O_NONBLOCK), 0);
+	ASSERT_EQ_INT(pthread_create(&sv.thread, NULL, served_main, &sv), 0);
+
+	int c = connect_to(ntohs(sa.sin_port));
+	ASSERT_TRUE(c >= 0);
+	int hn = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n",
+			  ntohs(ua.sin_port));
+	ASSERT_TRUE(send(c, req, (size_t)hn, 0) == hn);
+	ASSERT_TRUE(send(c, hello, hello_len, 0) == (ssize_t)hello_len);
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	size_t have = 0;
+	while (have < sizeof(established) - 1) {
+		ssize_t got = recv(c, buf + have, sizeof(established) - 1 - have, 0);
+		ASSERT_TRUE(got > 0);
+		have += (size_t)got;
+	}
+	usleep(200000); /* the hello forwarded upstream meanwhile */
+	uint64_t t0 = test_now_ms();
+	ASSERT_TRUE(write(sv.stop[1], "x", 1) == 1);
+	pthread_join(sv.thread, NULL);
+	ASSERT_TRUE(test_now_ms() - t0 < 5000);
+	ASSERT_EQ_INT(sv.result, 0);
+	ssize_t got = read(sv.records[0], buf, sizeof(buf) - 1);
+	ASSERT_TRUE(got > 0);
+	buf[got] = '\0';
+	char *second = strchr(buf, '\n');
+	ASSERT_TRUE(second != NULL);
+	*second++ = '\0';
+	json_t *a = json_loads(buf, 0, NULL), *b = json_loads(second, JSON_DISABLE_EOF_CHECK, NULL);
+	ASSERT_TRUE(a && b);
+	/* the accepted count comes first (written at the stop), then the record */
+	if (json_object_get(b, "accepted")) {
+		json_t *t = a;
+		a = b;
+		b = t;
+	}
+	ASSERT_EQ_INT(json_integer_value(json_object_get(a, "accepted")), 1);
+	ASSERT_EQ_STR(json_string_value(json_object_get(b, "rule")), "allow");
+	ASSERT_EQ_INT(json_integer_value(json_object_get(b, "bytes_out")), hello_len);
+	json_decref(a);
+	json_decref(b);
+	close(c);
+	close(hold);
+	close(proxy_fd);
+	close(sv.stop[0]);
+	close(sv.stop[1]);
+	close(sv.records[0]);
+	close(sv.records[1]);
+	netallow_release(&n);
+	free(hello);
 }
 
 /* The accept loop: each connection handled and recorded as one JSON line;
@@ -618,6 +714,8 @@ static void test_netproxy_serve(void)
 	char *second = strchr(buf, '\n');
 	ASSERT_TRUE(second != NULL);
 	*second++ = '\0';
+	/* then, at the stop, how many connections it took */
+	ASSERT_TRUE(strstr(second, "\n{\"accepted\":2}\n") != NULL);
 	json_t *a = json_loads(buf, 0, NULL), *b = json_loads(second, JSON_DISABLE_EOF_CHECK, NULL);
 	ASSERT_TRUE(a && b);
 	/* In the order they ended: the tunnel's client saw its end (the
@@ -1018,6 +1116,9 @@ static void test_run_net_records(void)
 			ASSERT_TRUE(run_net_read(&n));
 	}
 	ASSERT_TRUE(run_net_read(&n));
+	/* the proxy's last line: it took 1400, so 103 were cut short */
+	static const char accepted[] = "{\"accepted\":1400}\n";
+	ASSERT_TRUE(write(p[1], accepted, sizeof(accepted) - 1) == (ssize_t)sizeof(accepted) - 1);
 	close(p[1]);
 	ASSERT_TRUE(!run_net_read(&n));
 	ASSERT_TRUE(n.records_fd < 0);
@@ -1027,6 +1128,17 @@ static void test_run_net_records(void)
 	json_t *conns = json_object_get(o, "connections");
 	ASSERT_EQ_INT((int)json_array_size(conns), 1000);
 	ASSERT_EQ_INT((int)json_integer_value(json_object_get(o, "connections_dropped")), 297);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(o, "connections_unrecorded")), 103);
+	/* every refusal counted: 1297 distinct hosts, the first 256 listed */
+	json_t *sum = json_object_get(o, "summary");
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(sum, "denied")), RUN_NET_SUMMARY_MAX);
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(sum, "denied_unlisted")),
+		      1297 - RUN_NET_SUMMARY_MAX);
+	ASSERT_EQ_INT((int)json_array_size(json_object_get(sum, "allowed")), 0);
+	json_t *d0 = json_array_get(json_object_get(sum, "denied"), 0);
+	ASSERT_EQ_STR(json_string_value(json_object_get(d0, "host")), "h0.example");
+	ASSERT_EQ_STR(json_string_value(json_object_get(d0, "rule")), "net_not_allowed");
+	ASSERT_EQ_INT((int)json_integer_value(json_object_get(d0, "connections")), 1);
 	ASSERT_EQ_STR(json_string_value(json_object_get(o, "proxy")), "ran");
 	ASSERT_EQ_STR(json_string_value(json_object_get(o, "mode")), "allowlist");
 	ASSERT_EQ_STR(json_string_value(json_array_get(json_object_get(o, "allow"), 0)),
@@ -1050,6 +1162,6 @@ static void test_run_net_records(void)
 
 RUN_TESTS(T_(test_nethead_connect), T_(test_nethead_plain), T_(test_nethead_refusals),
 	  T_(test_nethead_rewrite), T_(test_netsni), T_(test_netdecide), T_(test_netproxy_connect),
-	  T_(test_netproxy_serve), T_(test_netproxy_slow_clients), T_(test_netconfine),
-	  T_(test_netproxy_main), T_(test_netproxy_main_listen_from),
-	  T_(test_netdecide_denied_text), T_(test_run_net_records))
+	  T_(test_netproxy_serve), T_(test_netproxy_stop_ends_tunnels),
+	  T_(test_netproxy_slow_clients), T_(test_netconfine), T_(test_netproxy_main),
+	  T_(test_netproxy_main_listen_from), T_(test_netdecide_denied_text), T_(test_run_net_records))

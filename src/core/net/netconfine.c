@@ -137,16 +137,34 @@ static int netconfine_seccomp(struct error *err)
 	return r < 0 ? error_set(err, -r, "the proxy's seccomp filter") : 0;
 }
 
+int netconfine_bounding(struct error *err)
+{
+	bool root = geteuid() == 0;
+
+	/* While CAP_SETPCAP is still held (a uid change from root clears
+	 * it): as root an EPERM is an error; unprivileged (no CAP_SETPCAP,
+	 * EPERM) the set gives nothing without a setuid program, which
+	 * NO_NEW_PRIVS and the seccomp filter refuse. EINVAL: past the
+	 * kernel's last capability. */
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
+		    (errno != EPERM || root))
+			return error_set(err, errno, "PR_CAPBSET_DROP %d", cap);
+	return 0;
+}
+
 int netconfine_apply(pid_t parent, bool *ret_landlock, struct error *err)
 {
-	if (geteuid() == 0 && (setgroups(0, NULL) < 0 ||
-			       setresgid(NETCONFINE_NOBODY, NETCONFINE_NOBODY, NETCONFINE_NOBODY) < 0 ||
-			       setresuid(NETCONFINE_NOBODY, NETCONFINE_NOBODY, NETCONFINE_NOBODY) < 0))
+	bool root = geteuid() == 0;
+	/* The bounding set first, before the uid change. */
+	int b = netconfine_bounding(err);
+	if (b < 0)
+		return b;
+	if (root && (setgroups(0, NULL) < 0 ||
+		     setresgid(NETCONFINE_NOBODY, NETCONFINE_NOBODY, NETCONFINE_NOBODY) < 0 ||
+		     setresuid(NETCONFINE_NOBODY, NETCONFINE_NOBODY, NETCONFINE_NOBODY) < 0))
 		return error_set(err, errno, "cannot become nobody");
-	/* The bounding set, then the sets themselves: nothing comes back. */
-	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
-			return error_set(err, errno, "PR_CAPBSET_DROP %d", cap);
+	/* Then the sets themselves: nothing comes back. */
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { { 0 } };
 	if (syscall(SYS_capset, &hdr, data) < 0)

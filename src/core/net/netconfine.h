@@ -16,3 +16,8 @@
  * Landlock applied (false on a kernel without it: the receipt says so).
  * The process keeps its network: it is the one that connects. */
 int netconfine_apply(pid_t parent, bool *ret_landlock, struct error *err);
+
+/* Drops the capability bounding set (all of it): done by netconfine_apply()
+ * before its uid change, and by the proxy at its start, before it waits
+ * for a first connection. As root a refusal is an error. */
+int netconfine_bounding(struct error *err);

@@ -169,41 +169,46 @@ static bool netdecide_denied_why(json_t *c, char *why, size_t size, const char *
 
 char *netdecide_denied_text(const json_t *network, size_t max)
 {
-	json_t *conns = json_object_get(network, "connections"), *c, *seen = json_object();
+	/* The records kept, then the summary of every one (a refusal among
+	 * more connections than are kept: sandbox.network.summary.denied). */
+	json_t *lists[2] = { json_object_get(network, "connections"),
+			     json_object_get(json_object_get(network, "summary"), "denied") };
+	json_t *c, *seen = json_object();
 	char *text = NULL;
 	size_t len = 0, shown = 0, more = 0, i;
 
 	if (!seen)
 		return NULL;
-	json_array_foreach(conns, i, c) {
-		const char *host = json_string_value(json_object_get(c, "host"));
-		json_int_t port = json_integer_value(json_object_get(c, "port"));
-		char why[400], key[320];
-		const char *hint;
-		if (!host || json_is_true(json_object_get(c, "allowed")) ||
-		    !netdecide_denied_why(c, why, sizeof(why), &hint))
-			continue;
-		bool v6 = strchr(host, ':') != NULL;
-		snprintf(key, sizeof(key), "%s%.256s%s:%lld", v6 ? "[" : "", host, v6 ? "]" : "",
-			 (long long)port);
-		if (json_object_get(seen, key))
-			continue;
-		json_object_set_new(seen, key, json_true());
-		if (shown == max) {
-			more++;
-			continue;
+	for (int l = 0; l < 2; l++)
+		json_array_foreach(lists[l], i, c) {
+			const char *host = json_string_value(json_object_get(c, "host"));
+			json_int_t port = json_integer_value(json_object_get(c, "port"));
+			char why[400], key[320];
+			const char *hint;
+			if (!host || json_is_true(json_object_get(c, "allowed")) ||
+			    !netdecide_denied_why(c, why, sizeof(why), &hint))
+				continue;
+			bool v6 = strchr(host, ':') != NULL;
+			snprintf(key, sizeof(key), "%s%.256s%s:%lld", v6 ? "[" : "", host,
+				 v6 ? "]" : "", (long long)port);
+			if (json_object_get(seen, key))
+				continue;
+			json_object_set_new(seen, key, json_true());
+			if (shown == max) {
+				more++;
+				continue;
+			}
+			char line[1200];
+			int n = snprintf(line, sizeof(line), "%sdenied by net policy: %s (%s); %s",
+					 len ? "\n" : "", key, why, hint);
+			char *grown = realloc(text, len + (size_t)n + 1);
+			if (!grown)
+				break;
+			memcpy(grown + len, line, (size_t)n + 1);
+			text = grown;
+			len += (size_t)n;
+			shown++;
 		}
-		char line[1200];
-		int n = snprintf(line, sizeof(line), "%sdenied by net policy: %s (%s); %s",
-				 len ? "\n" : "", key, why, hint);
-		char *grown = realloc(text, len + (size_t)n + 1);
-		if (!grown)
-			break;
-		memcpy(grown + len, line, (size_t)n + 1);
-		text = grown;
-		len += (size_t)n;
-		shown++;
-	}
 	json_decref(seen);
 	if (text && more) {
 		char line[64];

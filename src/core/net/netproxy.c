@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,16 @@
 
 #define NETPROXY_CHUNK	  (64 * 1024) /* a pipe's default capacity; the buffer's size */
 #define NETPROXY_PIPE_BIG (1024 * 1024) /* a bulk direction's pipe */
+/* A tunnel one of whose directions has ended (a client's EOF after its
+ * request): the answer may still come back, within this idle bound. */
+#define NETPROXY_HALF_IDLE_MS 30000
+
+/* The stop descriptor of netproxy_serve() (-1: none): every wait of a
+ * worker watches it too, so at the run's end each connection still open
+ * ends at once and writes its record with the bytes so far, well within
+ * the supervisor's RUN_NET_STOP_MS. Set before the first worker starts,
+ * reset after the last has ended. */
+static int netproxy_stop_fd = -1;
 
 static uint64_t netproxy_now_ns(void)
 {
@@ -34,15 +45,19 @@ static uint64_t netproxy_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Waits until fd is readable or the deadline passes: 1, 0 at the deadline. */
+/* Waits until fd is readable or the deadline passes: 1, 0 at the deadline
+ * or when the proxy is stopping. */
 static int netproxy_wait(int fd, short events, uint64_t deadline_ns)
 {
 	for (;;) {
 		uint64_t now = netproxy_now_ns();
 		if (now >= deadline_ns)
 			return 0;
-		struct pollfd p = { .fd = fd, .events = events };
-		int r = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
+		struct pollfd p[2] = { { .fd = fd, .events = events },
+				       { .fd = netproxy_stop_fd, .events = POLLIN } };
+		int r = poll(p, 2, (int)((deadline_ns - now + 999999) / 1000000));
+		if (r > 0 && p[1].revents)
+			return 0;
 		if (r > 0)
 			return 1;
 		if (r < 0 && errno != EINTR)
@@ -128,8 +143,9 @@ static int netproxy_connect(const struct sockaddr_storage *addr, uint64_t deadli
 	return TAKE_FD(fd);
 }
 
-/* Copies both ways until both sides have closed or nothing moved for
- * idle_ms; counts the bytes. out_budget (NULL: no bound): how many more
+/* Copies both ways until both sides have closed, nothing moved for
+ * idle_ms (NETPROXY_HALF_IDLE_MS at most once one side has closed its
+ * direction), or the proxy is stopping; counts the bytes. out_budget (NULL: no bound): how many more
  * bytes the client may send upstream; past it the client's direction is
  * closed, so a second request pipelined behind the first (another Host on
  * the same server) goes nowhere. */
@@ -187,12 +203,16 @@ static void netproxy_tunnel(int client, int upstream, int idle_ms, uint64_t *out
 	bool grown[2] = { false, false };
 
 	while ((spliced || buf) && (open_in || open_out)) {
-		struct pollfd p[2] = { { .fd = open_in ? client : -1, .events = POLLIN },
-				       { .fd = open_out ? upstream : -1, .events = POLLIN } };
-		int r = poll(p, 2, idle_ms);
+		struct pollfd p[3] = { { .fd = open_in ? client : -1, .events = POLLIN },
+				       { .fd = open_out ? upstream : -1, .events = POLLIN },
+				       { .fd = netproxy_stop_fd, .events = POLLIN } };
+		int wait_ms = open_in && open_out		? idle_ms
+			      : idle_ms < NETPROXY_HALF_IDLE_MS ? idle_ms
+								: NETPROXY_HALF_IDLE_MS;
+		int r = poll(p, 3, wait_ms);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r <= 0 || p[2].revents)
 			break;
 		bool failed = false;
 		for (int i = 0; i < 2 && !failed; i++) {
@@ -314,7 +334,14 @@ static void netproxy_do(int client, const struct netallow *n, const struct netpr
 	char port[8];
 	snprintf(port, sizeof(port), "%u", req.port);
 	struct sockaddr_storage addr;
-	if (getaddrinfo(req.host, port, &hints, &list) != 0)
+	/* The name as the matcher normalised it: without a trailing dot
+	 * (`sink.test.`), which the resolver's files would not match. */
+	char name[sizeof(req.host)];
+	snprintf(name, sizeof(name), "%s", req.host);
+	size_t name_len = strlen(name);
+	if (name_len > 1 && name[name_len - 1] == '.')
+		name[name_len - 1] = '\0';
+	if (getaddrinfo(name, port, &hints, &list) != 0)
 		list = NULL;
 	bool ok = netdecide_address(n, &req, list, &addr, &d);
 	if (list)
@@ -420,10 +447,16 @@ struct netproxy_job {
 	int fd;
 };
 
-/* One JSON line per connection, whole: lines from threads never mix. */
-static void netproxy_emit(struct netproxy_server *s, const struct netconn_record *rec)
+static uint64_t netproxy_ms_since(uint64_t start_ns)
 {
-	json_t *o = netconn_record_json(rec);
+	uint64_t now = netproxy_now_ns();
+	return now > start_ns ? (now - start_ns) / 1000000 : 0;
+}
+
+/* One JSON line per connection, whole: lines from threads never mix. o
+ * is taken. */
+static void netproxy_emit_json(struct netproxy_server *s, json_t *o)
+{
 	char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
 
 	json_decref(o);
@@ -442,6 +475,19 @@ static void netproxy_emit(struct netproxy_server *s, const struct netconn_record
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(line);
+}
+
+static void netproxy_emit(struct netproxy_server *s, const struct netconn_record *rec)
+{
+	netproxy_emit_json(s, netconn_record_json(rec));
+}
+
+static void netproxy_too_many(struct netproxy_server *s)
+{
+	struct netconn_record rec = { .rule = "net_too_many",
+				      .start_ms = netproxy_ms_since(s->start_ns) };
+	snprintf(rec.method, sizeof(rec.method), "-");
+	netproxy_emit(s, &rec);
 }
 
 static void *netproxy_worker(void *arg)
@@ -464,12 +510,6 @@ static void *netproxy_worker(void *arg)
 	return NULL;
 }
 
-static uint64_t netproxy_ms_since(uint64_t start_ns)
-{
-	uint64_t now = netproxy_now_ns();
-	return now > start_ns ? (now - start_ns) / 1000000 : 0;
-}
-
 int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netallow *n,
 		   const struct netproxy_limits *lim, uint64_t start_ns)
 {
@@ -485,10 +525,14 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	netproxy_stop_fd = stop_fd;
+	uint64_t accepted = 0, paused_until = 0;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN },
+		uint64_t now = netproxy_now_ns();
+		bool paused = now < paused_until;
+		struct pollfd p[2] = { { .fd = paused ? -1 : listen_fd, .events = POLLIN },
 				       { .fd = stop_fd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 2, paused ? (int)((paused_until - now) / 1000000) + 1 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = -errno;
@@ -503,8 +547,19 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 			break;
 		}
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 &&
+		    (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+			/* Out of descriptors (or memory), which the bound on
+			 * connections at once (netproxy_main()) leaves for
+			 * little else: the listener still readable, so it is
+			 * left out of the poll for 100 ms, never a busy loop;
+			 * the connection waits in the backlog meanwhile. */
+			paused_until = netproxy_now_ns() + 100 * 1000000ULL;
+			continue;
+		}
 		if (fd < 0)
-			continue; /* the client gave up, or descriptors ran out for now */
+			continue; /* the client gave up */
+		accepted++;
 		pthread_mutex_lock(&s.lock);
 		bool room = s.active <
 			    (lim->max_connections ? lim->max_connections : NETPROXY_MAX_CONNECTIONS);
@@ -525,17 +580,20 @@ int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netal
 			pthread_mutex_unlock(&s.lock);
 		}
 		close(fd);
-		struct netconn_record rec = { .rule = "net_too_many",
-					      .start_ms = netproxy_ms_since(start_ns) };
-		snprintf(rec.method, sizeof(rec.method), "-");
-		netproxy_emit(&s, &rec);
+		netproxy_too_many(&s);
 	}
-	/* The threads use s: wait for them. Their connections end at their
-	 * own deadlines; the proxy process is killed at the run's end anyway. */
+	/* How many connections were taken, first: a record the supervisor
+	 * then misses (killed before a worker wrote it) is counted on the
+	 * receipt as cut short. */
+	netproxy_emit_json(&s, json_pack("{s:I}", "accepted", (json_int_t)accepted));
+	/* The threads use s: wait for them. On stop (stop_fd readable) each
+	 * ends at once and writes its record; on a listener's failure they
+	 * end at their own deadlines. */
 	pthread_mutex_lock(&s.lock);
 	while (s.active > 0)
 		pthread_cond_wait(&s.idle, &s.lock);
 	pthread_mutex_unlock(&s.lock);
+	netproxy_stop_fd = -1;
 	pthread_attr_destroy(&attr);
 	pthread_cond_destroy(&s.idle);
 	pthread_mutex_destroy(&s.lock);
@@ -612,12 +670,39 @@ static int netproxy_read_config(int fd, struct netallow *ret, struct error *err)
 	return r;
 }
 
+/* The descriptor limit raised to its hard limit; connections at once
+ * bounded so that each has the six it may need (client, upstream, two
+ * pipes), NETPROXY_FD_RESERVE kept for the rest (libraries, resolver,
+ * the spare). */
+#define NETPROXY_FD_RESERVE 32
+static unsigned netproxy_max_connections(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return 1;
+	}
+	rlim_t room =
+		rl.rlim_cur > NETPROXY_FD_RESERVE + 6 ? (rl.rlim_cur - NETPROXY_FD_RESERVE) / 6 : 1;
+	return room < NETPROXY_MAX_CONNECTIONS ? (unsigned)room : NETPROXY_MAX_CONNECTIONS;
+}
+
 int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_ns, struct error *err)
 {
 	struct netallow n;
 	bool landlock = false;
-	int r = netproxy_read_config(fds->config, &n, err);
+	/* The bounding set at once, even before any connection: a few
+	 * system calls. */
+	int r = netconfine_bounding(err);
 
+	if (r < 0)
+		return r;
+	r = netproxy_read_config(fds->config, &n, err);
 	if (r < 0)
 		return r;
 	int listen_fd = fds->listen;
@@ -655,7 +740,10 @@ int netproxy_main(const struct netproxy_fds *fds, pid_t parent, uint64_t start_n
 	if (r == 0)
 		r = netconfine_apply(parent, &landlock, err);
 	if (r == 0) {
-		struct netproxy_limits lim = { .head_ms = 10000, .connect_ms = 10000, .idle_ms = 300000 };
+		struct netproxy_limits lim = { .head_ms = 10000,
+					       .connect_ms = 10000,
+					       .idle_ms = 300000,
+					       .max_connections = netproxy_max_connections() };
 		r = netproxy_serve(listen_fd, fds->stop, fds->records, &n, &lim, start_ns);
 		if (r < 0)
 			error_set(err, -r, "the proxy's listening socket failed");

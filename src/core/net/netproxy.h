@@ -32,7 +32,11 @@ void netproxy_handle(int client_fd, const struct netallow *n, const struct netpr
  * lim->max_connections at once (one more is closed at once and recorded
  * with rule net_too_many), so slow clients hold threads, never the loop; each finished connection written to record_fd
  * as one JSON line (netconn_record_json()). Returns when stop_fd becomes
- * readable (or listen_fd fails), after the connections in flight ended. */
+ * readable (or listen_fd fails), after the connections in flight ended:
+ * on stop, each ends at once (its waits watch stop_fd too) and writes its
+ * record with the bytes so far; first the line {"accepted": N}, how many
+ * connections were taken. Out of descriptors at accept(2), the listener
+ * is left out of the poll for 100 ms. */
 int netproxy_serve(int listen_fd, int stop_fd, int record_fd, const struct netallow *n,
 		   const struct netproxy_limits *lim, uint64_t start_ns);
 
@@ -61,7 +65,10 @@ char *netproxy_config_json(char *const *allow, char *const *deny);
 
 /* The proxy process's body: reads its allowlist, takes its listener, and
  * once a connection waits on it (or it fails) loads its libraries,
- * confines itself (netconfine_apply()) and serves until told to stop; told
+ * confines itself (netconfine_apply()) and serves until told to stop,
+ * with its descriptor limit raised to the hard limit and connections at
+ * once bounded by it; the capability bounding set is dropped first of
+ * all (netconfine_bounding()); told
  * to stop before any connection, it returns 0 having loaded nothing and
  * read no client's byte. parent: the supervisor.
  * Returns 0, or a negative errno with err set (the caller exits). */

@@ -159,6 +159,60 @@ out:
 	return r;
 }
 
+/* Adds c to the summary entry e: one more connection, its bytes. */
+static void run_net_add(json_t *e, json_t *c)
+{
+	static const char *const keys[] = { "connections", "bytes_out", "bytes_in" };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(e, keys[i]);
+		if (!v)
+			continue;
+		json_int_t add = i == 0 ? 1 : json_integer_value(json_object_get(c, keys[i]));
+		json_int_t sum = json_integer_value(v);
+		(void)json_integer_set(v, sum > INT64_MAX - add ? INT64_MAX : sum + add);
+	}
+}
+
+/* Counts one checked record c in the summary: every connection, not only
+ * the kept ones, so a refused host among thousands is still named. */
+static void run_net_summarise(struct run_net *n, json_t *c)
+{
+	bool allowed = json_is_true(json_object_get(c, "allowed"));
+	json_t **arr = allowed ? &n->allowed : &n->denied;
+	json_t **index = allowed ? &n->allowed_index : &n->denied_index;
+	uint64_t *unlisted = allowed ? &n->allowed_unlisted : &n->denied_unlisted;
+	json_t *host = json_object_get(c, "host"), *port = json_object_get(c, "port");
+	json_t *rule = json_object_get(c, "rule"), *pattern = json_object_get(c, "pattern");
+
+	if (!*arr)
+		*arr = json_array();
+	if (!*index)
+		*index = json_object();
+	if (!*arr || !*index)
+		return;
+	/* host and rule are at most 512 bytes (run_net_keep()) */
+	char key[1100];
+	snprintf(key, sizeof(key), "%s\n%lld\n%s", json_string_value(host),
+		 (long long)json_integer_value(port), allowed ? "" : json_string_value(rule));
+	json_t *e = json_object_get(*index, key);
+	if (!e) {
+		if (json_array_size(*arr) >= RUN_NET_SUMMARY_MAX) {
+			(*unlisted)++;
+			return;
+		}
+		e = allowed ? json_pack("{s:O, s:O, s:i, s:i, s:i}", "host", host, "port", port,
+					"connections", 0, "bytes_out", 0, "bytes_in", 0)
+			    : json_pack("{s:O, s:O, s:O, s:i}", "host", host, "port", port, "rule",
+					rule, "connections", 0);
+		/* a refusal's deciding pattern: the first one seen */
+		if (e && !allowed && pattern)
+			json_object_set(e, "pattern", pattern);
+		if (!e || json_array_append_new(*arr, e) < 0 || json_object_set(*index, key, e) < 0)
+			return;
+	}
+	run_net_add(e, c);
+}
+
 /* One record line, kept if it is a connection record whose fields have
  * the types the proxy writes (the proxy handles the command's bytes: what
  * it says is checked, not trusted); rebuilt from those fields only. */
@@ -166,6 +220,14 @@ static void run_net_keep(struct run_net *n, const char *line, size_t len)
 {
 	json_t *in = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(in)) {
+		json_decref(in);
+		return;
+	}
+	/* The proxy's last line: how many connections it took. */
+	json_t *acc = json_object_get(in, "accepted");
+	if (json_object_size(in) == 1 && json_is_integer(acc) && json_integer_value(acc) >= 0) {
+		n->accepted = (uint64_t)json_integer_value(acc);
+		n->have_accepted = true;
 		json_decref(in);
 		return;
 	}
@@ -196,6 +258,7 @@ static void run_net_keep(struct run_net *n, const char *line, size_t len)
 		return;
 	}
 	n->total++;
+	run_net_summarise(n, out);
 	if (json_array_size(n->first) < RUN_NET_KEEP_FIRST) {
 		json_array_append_new(n->first, out);
 	} else if (json_array_size(n->last) < RUN_NET_KEEP_LAST) {
@@ -296,9 +359,21 @@ json_t *run_net_json(const struct run_net *n, char *const *allow, char *const *d
 		json_array_append_new(a, json_string(allow[i]));
 	for (size_t i = 0; d && deny && deny[i]; i++)
 		json_array_append_new(d, json_string(deny[i]));
-	return json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:I}", "mode", "allowlist", "proxy",
-			 n->died ? "died" : "ran", "allow", a, "deny", d, "connections", conns,
-			 "connections_dropped", (json_int_t)(n->total - kept));
+	json_t *summary = json_pack("{s:o*, s:I, s:o*, s:I}", "denied",
+				    n->denied ? json_deep_copy(n->denied) : json_array(),
+				    "denied_unlisted", (json_int_t)n->denied_unlisted, "allowed",
+				    n->allowed ? json_deep_copy(n->allowed) : json_array(),
+				    "allowed_unlisted", (json_int_t)n->allowed_unlisted);
+	json_t *o =
+		json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:I, s:o*}", "mode", "allowlist", "proxy",
+			  n->died ? "died" : "ran", "allow", a, "deny", d, "connections", conns,
+			  "connections_dropped", (json_int_t)(n->total - kept), "summary", summary);
+	/* Connections the proxy took whose records never came (it was
+	 * killed first): cut short, their bytes unknown. */
+	if (o && n->have_accepted && n->accepted > n->total)
+		json_object_set_new(o, "connections_unrecorded",
+				    json_integer((json_int_t)(n->accepted - n->total)));
+	return o;
 }
 
 void run_net_release(struct run_net *n)
@@ -319,4 +394,9 @@ void run_net_release(struct run_net *n)
 	json_decref(n->first);
 	json_decref(n->last);
 	n->first = n->last = NULL;
+	json_decref(n->denied);
+	json_decref(n->denied_index);
+	json_decref(n->allowed);
+	json_decref(n->allowed_index);
+	n->denied = n->denied_index = n->allowed = n->allowed_index = NULL;
 }

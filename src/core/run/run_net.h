@@ -17,6 +17,9 @@
 
 #define RUN_NET_KEEP_FIRST 500
 #define RUN_NET_KEEP_LAST  500
+/* sandbox.network.summary: every record counted, by distinct (host, port,
+ * rule) refused and (host, port) allowed, up to this many of each */
+#define RUN_NET_SUMMARY_MAX 256
 
 /* The command's proxy settings: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and
  * lower case) name the proxy at 127.0.0.1:SANDBOX_NET_PROXY_PORT; NO_PROXY
@@ -35,6 +38,15 @@ struct run_net {
 	json_t *first, *last; /* arrays; last is a ring of RUN_NET_KEEP_LAST */
 	size_t last_next;
 	uint64_t total; /* records read, kept or not */
+	/* The proxy's count of connections it took, written at its stop; a
+	 * larger count than total: records lost (cut short) */
+	uint64_t accepted;
+	bool have_accepted;
+	/* The summary: arrays of entries in the order first seen, indexes by
+	 * key (the same entries); NULL until the first record. *_unlisted:
+	 * connections past RUN_NET_SUMMARY_MAX distinct entries. */
+	json_t *denied, *denied_index, *allowed, *allowed_index;
+	uint64_t denied_unlisted, allowed_unlisted;
 	uint64_t eof_realtime_ns; /* the record pipe's EOF; 0: not seen */
 	bool died; /* ended before the run did */
 };
