@@ -575,8 +575,9 @@ print(line.replace(old, "f" * 64).replace(h, hashlib.sha256(rec2.encode()).hexdi
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"state":"APPLIED"'* ]]
 	[ "$(cat "$work/out1.txt")" = new ]
-	[ "$(jq -r .approval.message "$TEST_DIR/alpha/state/permits/1.json" | tail -n 1)" = "origin=$origin_a" ]
-	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger verify >/dev/null
+	[ "$(jq -j .approval.message "$TEST_DIR/alpha/state/permits/1.json" | tail -n 1)" = "origin=$origin_a" ]
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.vkey"
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger verify --key "$TEST_DIR/alpha.vkey" >/dev/null
 }
 
 @test "fleet approve attack: a local approval (no origin line) relayed through the mirror is refused" {
