@@ -11,7 +11,8 @@
 -- by a host only through airlock.approvals_for(), which only the host's own
 -- pusher role may call. The database is never trusted for an approval: the
 -- host commits one only when the signature verifies under its own approver
--- in effect over its own permit's message as the permit is now.
+-- in effect over its own permit's message as the permit is now, naming
+-- its own log origin (read from its ledger key, not from here).
 
 -- Two inits at once: the second waits here, then finds version 3.
 LOCK TABLE airlock.schema_version IN EXCLUSIVE MODE;

@@ -559,9 +559,9 @@ print(line.replace(old, "f" * 64).replace(h, hashlib.sha256(rec2.encode()).hexdi
 	[[ "$output" == *"not an approval of permit 1"* ]]
 	# Copied to beta's origin by the database's superuser: beta refuses it.
 	q "INSERT INTO airlock.approvals (origin, permit, message, approval) SELECT '$origin_b', permit, message, approval FROM airlock.approvals WHERE permit = 1" >/dev/null
-	cd "$work"
+	cd "$work" || return 1
 	AIRLOCK_STATE_DIR="$TEST_DIR/beta/state" run --separate-stderr "$AIRLOCK" permit exec 1
-	cd - >/dev/null
+	cd - >/dev/null || return 1
 	[ "$status" -eq 77 ]
 	[ "$(wc -l <<<"$stderr")" = 1 ]
 	[[ "$stderr" == *"the mirror's approval is refused: the approval is for another host's log (origin $origin_a)"* ]]
@@ -569,9 +569,9 @@ print(line.replace(old, "f" * 64).replace(h, hashlib.sha256(rec2.encode()).hexdi
 	[ "$(jq -r .state "$TEST_DIR/beta/state/permits/1.json")" = DRY_RUN_OK ]
 	[ "$(cat "$work/out1.txt")" = old ]
 	# alpha's own approval still is one on alpha.
-	cd "$work"
+	cd "$work" || return 1
 	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" run --separate-stderr "$AIRLOCK" permit exec 1
-	cd - >/dev/null
+	cd - >/dev/null || return 1
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"state":"APPLIED"'* ]]
 	[ "$(cat "$work/out1.txt")" = new ]
