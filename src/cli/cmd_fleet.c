@@ -262,6 +262,7 @@ static void fleet_print_request(const char *host, const struct fleetapprove_requ
 	cli_print("\n             dry run %llu: %s\n", (unsigned long long)p->dryrun_id,
 		  p->observed_why[0] ? p->observed_why : "as expected");
 	cli_print("  change set sha256 %s\n", p->changeset_sha256);
+	cli_print("  origin     %s (signed: an approval for this host's log only)\n", q->origin);
 	cli_print("the approver's signature is asked over:\n%s", q->message);
 }
 

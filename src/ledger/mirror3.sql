@@ -11,7 +11,8 @@
 -- by a host only through airlock.approvals_for(), which only the host's own
 -- pusher role may call. The database is never trusted for an approval: the
 -- host commits one only when the signature verifies under its own approver
--- in effect over its own permit's message as the permit is now.
+-- in effect over its own permit's message as the permit is now, naming
+-- its own log origin (read from its ledger key, not from here).
 
 -- Two inits at once: the second waits here, then finds version 3.
 LOCK TABLE airlock.schema_version IN EXCLUSIVE MODE;
@@ -45,7 +46,9 @@ CREATE TRIGGER approvals_no_truncate BEFORE TRUNCATE ON airlock.approvals
 
 -- The approver's way in: p_approval (a JSON object: approver, public_key,
 -- message, signature) for permit p_permit of host p_host. The form is
--- checked here, the signature by the host. Returns the row's id.
+-- checked here (the message names the permit and, on its last line, the
+-- host's log origin), the signature and the origin by the host. Returns
+-- the row's id.
 CREATE FUNCTION airlock.approve(p_host text, p_permit bigint, p_approval text) RETURNS bigint
 	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -70,9 +73,11 @@ BEGIN
 	IF jsonb_typeof(doc) <> 'object'
 	   OR jsonb_typeof(doc -> 'message') IS DISTINCT FROM 'string'
 	   OR (doc ->> 'message') NOT LIKE 'airlock.permit-approval/1' || E'\n' || 'permit=' || p_permit || E'\n%'
+	   OR right(doc ->> 'message', length(v_origin) + 9) IS DISTINCT FROM E'\norigin=' || v_origin || E'\n'
 	   OR (doc ->> 'public_key') !~ '^[0-9a-f]{64}$'
 	   OR (doc ->> 'signature') !~ '^[0-9a-f]{128}$' THEN
-		RAISE EXCEPTION 'not an approval of permit % (airlock.permit-approval/1)', p_permit
+		RAISE EXCEPTION 'not an approval of permit % of host % (airlock.permit-approval/1 naming its origin)',
+			p_permit, p_host
 			USING ERRCODE = 'AL400';
 	END IF;
 	-- A host loads every approval of its permit: a bound.

@@ -511,3 +511,85 @@ print(line.replace(old, "f" * 64).replace(h, hashlib.sha256(rec2.encode()).hexdi
 	[[ "$output" == *"change set sha256 $(printf 'f%.0s' $(seq 64))"* ]]
 	refused_on_host alpha 1 "the approval does not cover this permit as it is now"
 }
+
+@test "fleet approve attack: alpha's approval copied to beta's log (one approver, the same workspace path and permit) is refused on beta" {
+	# Two hosts, one approver document: beta's state directory begins as a
+	# copy of alpha's right after the approver's enrolment, with a ledger
+	# key of its own (another log origin). Both propose the same permit 1
+	# in turn in the same workspace directory, with the same content.
+	local work="$TEST_DIR/work" name
+	mkdir -p "$work"
+	(
+		cd "$work" || exit 1
+		git init -q . && git config user.email t@t && git config user.name t
+		printf 'old\n' >out1.txt
+		printf 'new\n' >input.txt
+		printf 'input.txt\n' >.gitignore
+		git add -A . && git commit -qm init
+		export AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state"
+		mkdir -p "$TEST_DIR/alpha" "$TEST_DIR/beta"
+		printf '%s\n%s\n' "$PASS" "$PASS" | script -qec "'$AIRLOCK' approver init" /dev/null >/dev/null
+		cp -a "$TEST_DIR/alpha/state" "$TEST_DIR/beta/state"
+		rm -f "$TEST_DIR/beta/state/ledger/key" "$TEST_DIR/beta/state/ledger/key.pub" "$TEST_DIR/beta/state/ledger/checkpoint"
+		for name in alpha beta; do
+			export AIRLOCK_STATE_DIR="$TEST_DIR/$name/state"
+			"$AIRLOCK" permit propose - >/dev/null <<<'{"candidate":"cat input.txt > out1.txt","reason":"r","expected_paths":["out1.txt"],"rollback":"git checkout out1.txt","confidence":0.9}'
+			"$AIRLOCK" ledger mirror set "$PUSHER" --host "$name"
+			"$AIRLOCK" permit dryrun 1 >/dev/null
+			"$AIRLOCK" ledger push
+		done
+	)
+	APPROVER="host=$PGDIR dbname=$DB user=airlock_approver"
+	# The premise: one approver, two logs, permits alike in what v1 covers.
+	cmp "$TEST_DIR/alpha/state/approver.json" "$TEST_DIR/beta/state/approver.json"
+	[ "$(q "SELECT count(DISTINCT origin) FROM airlock.logs")" = 2 ]
+	for f in workspace risk changeset_sha256 dryrun; do
+		[ "$(jq -r ".$f" "$TEST_DIR/alpha/state/permits/1.json")" = "$(jq -r ".$f" "$TEST_DIR/beta/state/permits/1.json")" ]
+	done
+	origin_a=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	origin_b=$(q "SELECT origin FROM airlock.logs WHERE host = 'beta'")
+	# The console shows the origin it signs for, in the message.
+	fleet_approve alpha 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"origin=$origin_a"* ]]
+	# The approver role's function refuses it for beta (another origin).
+	approval=$(q "SELECT approval FROM airlock.approvals WHERE permit = 1")
+	run q "SELECT airlock.approve('beta', 1, \$a\$$approval\$a\$)" airlock_approver
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not an approval of permit 1"* ]]
+	# Copied to beta's origin by the database's superuser: beta refuses it.
+	q "INSERT INTO airlock.approvals (origin, permit, message, approval) SELECT '$origin_b', permit, message, approval FROM airlock.approvals WHERE permit = 1" >/dev/null
+	cd "$work" || return 1
+	AIRLOCK_STATE_DIR="$TEST_DIR/beta/state" run --separate-stderr "$AIRLOCK" permit exec 1
+	cd - >/dev/null || return 1
+	[ "$status" -eq 77 ]
+	[ "$(wc -l <<<"$stderr")" = 1 ]
+	[[ "$stderr" == *"the mirror's approval is refused: the approval is for another host's log (origin $origin_a)"* ]]
+	[ "$(approved_entries beta)" = 0 ]
+	[ "$(jq -r .state "$TEST_DIR/beta/state/permits/1.json")" = DRY_RUN_OK ]
+	[ "$(cat "$work/out1.txt")" = old ]
+	# alpha's own approval still is one on alpha.
+	cd "$work" || return 1
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" run --separate-stderr "$AIRLOCK" permit exec 1
+	cd - >/dev/null || return 1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"state":"APPLIED"'* ]]
+	[ "$(cat "$work/out1.txt")" = new ]
+	[ "$(jq -j .approval.message "$TEST_DIR/alpha/state/permits/1.json" | tail -n 1)" = "origin=$origin_a" ]
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.vkey"
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger verify --key "$TEST_DIR/alpha.vkey" >/dev/null
+}
+
+@test "fleet approve attack: a local approval (no origin line) relayed through the mirror is refused" {
+	risky_host alpha
+	# The approver signs permit 1 on a copy of alpha's state, locally: a
+	# message without the origin line.
+	cp -a "$TEST_DIR/alpha/state" "$TEST_DIR/alpha/state.copy"
+	(cd "$TEST_DIR/alpha/work" && AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state.copy" script -qec "'$AIRLOCK' permit approve 1" /dev/null <<<"$PASS" >/dev/null)
+	approval=$(jq -c .approval "$TEST_DIR/alpha/state.copy/permits/1.json")
+	[[ "$approval" != *origin=* ]]
+	run q "SELECT airlock.approve('alpha', 1, \$a\$$approval\$a\$)" airlock_approver
+	[ "$status" -ne 0 ]
+	q "INSERT INTO airlock.approvals (origin, permit, message, approval) SELECT origin, 1, \$a\$m\$a\$, \$a\$$approval\$a\$ FROM airlock.logs WHERE host = 'alpha'" >/dev/null
+	refused_on_host alpha 1 "the approval names no log origin"
+}

@@ -22,6 +22,7 @@
 #include "core/policy/policy.h"
 #include "core/policy/policy_embed.h"
 #include "core/record/receipt.h"
+#include "core/permit/record.h"
 #include "core/store/store.h"
 #include "harness.h"
 
@@ -1242,8 +1243,35 @@ static void test_policy_net_allowlist(void)
 	free(big);
 }
 
-RUN_TESTS(T_(test_netallow_pattern_parse), T_(test_netallow_match), T_(test_netallow_addresses),
-	  T_(test_policy_net_allowlist), T_(test_default_policy_loads),
+/* The origin line of an approval made through the mirror: last, one line,
+ * never in permit_message()'s own form. */
+static void test_permit_message_origin(void)
+{
+	struct permit p = { .id = 7, .risk = 4 };
+	struct error err = { 0 };
+	char *local = NULL, *with = NULL;
+	size_t n = 0;
+	p.workspace = (char *)"/w\norigin=x";
+	memset(p.changeset_sha256, 'a', SHA256_HEX_SIZE - 1);
+	ASSERT_EQ_INT(permit_message(&p, &local, &err), 0);
+	ASSERT_TRUE(permit_message_origin(local, &n) == NULL); /* its last line is the digest */
+	ASSERT_EQ_INT(permit_message_for_origin(&p, "airlock.local/ledger/ab", &with, &err), 0);
+	ASSERT_TRUE(strncmp(with, local, strlen(local)) == 0);
+	ASSERT_EQ_STR(with + strlen(local), "origin=airlock.local/ledger/ab\n");
+	const char *o = permit_message_origin(with, &n);
+	ASSERT_TRUE(o != NULL && n == strlen("airlock.local/ledger/ab"));
+	ASSERT_TRUE(strncmp(o, "airlock.local/ledger/ab", n) == 0);
+	free(with);
+	with = NULL;
+	ASSERT_EQ_INT(permit_message_for_origin(&p, "a\nb", &with, &err), -EINVAL);
+	ASSERT_EQ_INT(permit_message_for_origin(&p, "", &with, &err), -EINVAL);
+	ASSERT_TRUE(permit_message_origin("origin=x\n", &n) == NULL);
+	ASSERT_TRUE(permit_message_origin("a\norigin=x", &n) == NULL);
+	free(local);
+}
+
+RUN_TESTS(T_(test_permit_message_origin), T_(test_netallow_pattern_parse), T_(test_netallow_match),
+	  T_(test_netallow_addresses), T_(test_policy_net_allowlist), T_(test_default_policy_loads),
 	  T_(test_default_policy_compact_is_the_document),
 	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
 	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),

@@ -100,8 +100,10 @@ int fleetapprove_load(const char *conninfo, const char *host, uint64_t id,
 	    ret->permit.state != PERMIT_REJECTED_WITHOUT_APPROVAL)
 		r = error_set(err, EPERM, "permit %s of host %s is %s: there is nothing to approve",
 			      sid, host, permit_state_to_string(ret->permit.state));
+	/* The origin the host's log has in the mirror: a mirror that names
+	 * another makes an approval the host refuses (it checks its own). */
 	if (r == 0)
-		r = permit_message(&ret->permit, &ret->message, err);
+		r = permit_message_for_origin(&ret->permit, ret->origin, &ret->message, err);
 	free(rd.record);
 	if (r < 0)
 		fleetapprove_release(ret);

@@ -13,8 +13,8 @@
 /* Approving a permit of another host from one place (docs/fleet.md,
  * "Approving from one place"): the permit as the host's last
  * permit-transition entry in the mirror carries it, the message
- * permit_message() makes of it (what the host will compare with its own
- * permit's), and the approval sent through schema version 3's
+ * permit_message_for_origin() makes of it with the host's log origin (what
+ * the host will compare with its own permit's and its own origin), and the approval sent through schema version 3's
  * airlock.approve(). What the mirror holds is the hosts' word: the host
  * verifies the signature against its own permit and approver before it
  * commits anything (core/permit/mirrorapproval.h). */
@@ -22,7 +22,7 @@
 struct fleetapprove_request {
 	char *origin; /* the host's log */
 	struct permit permit; /* its record, as the mirror's entry carries it */
-	char *message; /* permit_message() of it: what is signed */
+	char *message; /* permit_message_for_origin() of it and origin: what is signed */
 	/* The host's approver as its ledger pins it: the path and the SHA-256
 	 * its last approver-enrol/approver-change entry names ("" when the
 	 * mirror holds none). */

@@ -12,8 +12,8 @@
  * mirror (schema version 3's airlock.approvals); the host fetches its own
  * permits' approvals as its pusher role (airlock.approvals_for()) and commits
  * one through permit_approve_signed(), which checks it against the permit as
- * it is now and the approver in effect here. The database is never trusted
- * for an approval. */
+ * it is now, this host's own log origin and the approver in effect here.
+ * The database is never trusted for an approval. */
 
 enum mirrorapproval_outcome {
 	MIRRORAPPROVAL_NONE, /* not asked (no mirror, the permit needs none), or none held */

@@ -28,6 +28,8 @@
 #include "core/gate/approver.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
+#include "core/store/store.h"
+#include "ledger/ledger.h"
 
 int permit_propose(struct store *store, const struct rules *rules,
 		   const struct permit_proposal *proposal, const char *text, size_t n,
@@ -397,13 +399,41 @@ int permit_approve(struct store *store, const struct rules *rules, uint64_t id,
 	return 0;
 }
 
-/* Whether approval is a signature over message by the approver in effect:
- * -EACCES with the one-line reason when not. */
+/* This host's log origin: its ledger key's name, as its checkpoints and
+ * the mirror's airlock.logs name it. Read from the ledger, never from the
+ * mirror: it is what an approval made away from the host must name. */
+static int permit_own_origin(struct store *store, char **ret, struct error *err)
+{
+	cleanup_free char *vkey = NULL;
+	struct ledger_vkey k;
+	int r = ledger_public_key(store_ledger(store), false, &vkey, err);
+	if (r == 0)
+		r = ledger_vkey_parse(vkey, &k, err);
+	if (r < 0)
+		return error_prefix(err, "this host's log origin");
+	*ret = strdup(k.name);
+	return *ret ? 0 : error_set(err, ENOMEM, "out of memory");
+}
+
+/* Whether approval is a signature over message (permit_message_for_origin()
+ * with origin, this host's) by the approver in effect: -EACCES with the
+ * one-line reason when not. */
 static int permit_check_signed(const struct approver *a, json_t *approval, const char *message,
-			       struct error *err)
+			       const char *origin, struct error *err)
 {
 	const char *signed_message = jsonutil_str(approval, "message");
+	const char *signed_origin = NULL;
+	size_t n = 0;
 	char fp[20];
+	if (signed_message)
+		signed_origin = permit_message_origin(signed_message, &n);
+	if (signed_message && !signed_origin)
+		return error_set(err, EACCES,
+				 "the approval names no log origin (an approval through the mirror signs the host's origin: `airlock fleet approve`)");
+	if (signed_origin && (n != strlen(origin) || strncmp(signed_origin, origin, n) != 0))
+		return error_set(err, EACCES,
+				 "the approval is for another host's log (origin %.*s), not this one's (%s)",
+				 (int)MIN(n, (size_t)256), signed_origin, origin);
 	if (!signed_message || strcmp(signed_message, message) != 0)
 		return error_set(err, EACCES,
 				 "the approval does not cover this permit as it is now (its id, command, paths, risk or change set differ from what was signed)");
@@ -419,7 +449,7 @@ int permit_approve_signed(struct store *store, const struct rules *rules, uint64
 {
 	cleanup_close int lock = -1;
 	cleanup_with(approver_release) struct approver a = { 0 };
-	cleanup_free char *before = NULL, *message = NULL;
+	cleanup_free char *before = NULL, *message = NULL, *origin = NULL;
 	struct permit p;
 	char fp[20];
 
@@ -437,17 +467,19 @@ int permit_approve_signed(struct store *store, const struct rules *rules, uint64
 	if (r == 0)
 		r = approver_load_in_effect(store, &a, err);
 	if (r == 0)
-		r = permit_message(&p, &before, err);
+		r = permit_own_origin(store, &origin, err);
 	if (r == 0)
-		r = permit_check_signed(&a, approval, before, err);
+		r = permit_message_for_origin(&p, origin, &before, err);
+	if (r == 0)
+		r = permit_check_signed(&a, approval, before, origin, err);
 	/* Then as permit_approve(): the workspace as the dry run left it, and
 	 * the message again (a risk risen since is not what was signed). */
 	if (r == 0)
 		r = permit_verify_current(store, rules, &p, "approve", err);
 	if (r == 0)
-		r = permit_message(&p, &message, err);
+		r = permit_message_for_origin(&p, origin, &message, err);
 	if (r == 0)
-		r = permit_check_signed(&a, approval, message, err);
+		r = permit_check_signed(&a, approval, message, origin, err);
 	if (r == 0) {
 		p.approval = json_pack("{s:s, s:s, s:s, s:s}", "approver",
 				       jsonutil_str(approval, "approver")
@@ -499,7 +531,7 @@ int permit_deny(struct store *store, uint64_t id, const char *reason, struct per
 static bool permit_approval_valid(struct store *store, const struct permit *p, char *why, size_t why_size)
 {
 	cleanup_with(approver_release) struct approver a = { 0 };
-	cleanup_free char *message = NULL;
+	cleanup_free char *message = NULL, *origin = NULL, *with_origin = NULL;
 	struct error err = { 0 };
 
 	if (!p->approval) {
@@ -512,7 +544,19 @@ static bool permit_approval_valid(struct store *store, const struct permit *p, c
 		snprintf(why, why_size, "the approval cannot be checked: %.400s", err.msg);
 		return false;
 	}
-	if (strcmp(jsonutil_str(p->approval, "message"), message) != 0) {
+	/* A local approval signs permit_message(); one that came through the
+	 * mirror, permit_message_for_origin() with this host's origin. */
+	const char *signed_message = jsonutil_str(p->approval, "message");
+	bool covers = signed_message && strcmp(signed_message, message) == 0;
+	if (!covers && signed_message && permit_message_origin(signed_message, &(size_t){ 0 })) {
+		if (permit_own_origin(store, &origin, &err) < 0 ||
+		    permit_message_for_origin(p, origin, &with_origin, &err) < 0) {
+			snprintf(why, why_size, "the approval cannot be checked: %.400s", err.msg);
+			return false;
+		}
+		covers = strcmp(signed_message, with_origin) == 0;
+	}
+	if (!covers) {
 		snprintf(why, why_size,
 			 "the approval does not cover this permit as it is now (its command, paths, risk or change set differ from what was signed)");
 		return false;

@@ -51,7 +51,8 @@ int permit_approve(struct store *store, const struct rules *rules, uint64_t id,
 /* Commits APPROVED with an approval made elsewhere (an approver's
  * `airlock fleet approve`, fetched from the mirror): only when it is the
  * approver in effect's signature (approver_load_in_effect()) over
- * permit_message() of the permit as it is now, after the checks
+ * permit_message_for_origin() of the permit as it is now and this host's
+ * log origin (its ledger key's name, never the mirror's word), after the checks
  * permit_approve() makes. The history's "approve" event names where it came
  * from ("via": via). -EACCES with the one-line reason, nothing committed,
  * when the approval is not that. */

@@ -134,6 +134,35 @@ int permit_message(const struct permit *p, char **ret, struct error *err)
 	return 0;
 }
 
+int permit_message_for_origin(const struct permit *p, const char *origin, char **ret, struct error *err)
+{
+	cleanup_free char *message = NULL;
+	if (!origin || !origin[0] || strpbrk(origin, "\r\n"))
+		return error_set(err, EINVAL, "a log origin is one line of text");
+	int r = permit_message(p, &message, err);
+	if (r < 0)
+		return r;
+	if (asprintf(ret, "%sorigin=%s\n", message, origin) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+const char *permit_message_origin(const char *message, size_t *ret_n)
+{
+	static const char key[] = "origin=";
+	size_t n = message ? strlen(message) : 0;
+	if (n < 2 || message[n - 1] != '\n')
+		return NULL;
+	/* the last line: after the line break before its own */
+	size_t start = n - 1;
+	while (start > 0 && message[start - 1] != '\n')
+		start--;
+	if (start == 0 || strncmp(message + start, key, strlen(key)) != 0)
+		return NULL;
+	*ret_n = n - 1 - start - strlen(key);
+	return message + start + strlen(key);
+}
+
 json_t *permit_to_json(const struct permit *p)
 {
 	json_t *o = permit_covered_json(p);

@@ -67,3 +67,14 @@ bool permit_transition_allowed(enum permit_state from, enum permit_state to);
 /* What the approver signs: the permit's id and the SHA-256 of its covered
  * fields (sorted keys, compact), which include the change set's digest. */
 int permit_message(const struct permit *p, char **ret, struct error *err);
+/* What an approval made away from the host signs (`airlock fleet approve`,
+ * fetched through the mirror): permit_message() and one more line,
+ * "origin=<the host's log origin>\n", so that a signature over one host's
+ * permit is no approval of another host's permit alike in every covered
+ * field. -EINVAL for an origin that is empty or holds a line break. */
+int permit_message_for_origin(const struct permit *p, const char *origin, char **ret,
+			      struct error *err);
+/* The value of an approval message's last line when it is an origin line,
+ * or NULL (none: permit_message()'s last line is its digest); points into
+ * message, its length in *ret_n. */
+const char *permit_message_origin(const char *message, size_t *ret_n);
