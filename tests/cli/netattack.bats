@@ -131,28 +131,6 @@ sink_allow() {
 	jq -cn --arg p "$SINK" --arg h "$NET_HTTP" '["sink.test:\($p)", "127.0.0.2:\($p)", "registry.test:\($h)", "127.0.0.2:\($h)"]'
 }
 
-never_served() { # grep -E pattern
-	if grep -E -- "$1" "$NET_LOG"; then
-		echo "the server saw it"
-		return 1
-	fi
-}
-
-# The pid of the proxy process below PID (an `airlock __netproxy`), or nothing.
-proxy_below() { # pid
-	local p c q
-	for p in /proc/[0-9]*; do
-		c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-		[[ "$c" == *__netproxy* ]] || continue
-		q=${p#/proc/}
-		for _ in 1 2 3 4 5 6 7 8; do
-			q=$(awk '{print $4}' "/proc/$q/stat" 2>/dev/null) || break
-			[ "$q" = "$1" ] && { echo "${p#/proc/}"; return 0; }
-			[ "$q" -gt 1 ] || break
-		done
-	done
-}
-
 @test "netattack: a request pipelined behind a Content-Length body never reaches the server" {
 	net_policy "$(sink_allow)"
 	aln run --policy "$TEST_DIR/net.json" -- python3 raw.py \

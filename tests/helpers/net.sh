@@ -91,3 +91,27 @@ PY
 net_world_stop() {
 	[ -z "${NET_PID:-}" ] || kill "$NET_PID" 2>/dev/null || true
 }
+
+# Fails, printing the line, when the test server's log ($NET_LOG) holds
+# a request matching the pattern: a refused connection never reached it.
+never_served() { # grep -E pattern
+	if grep -E -- "$1" "$NET_LOG"; then
+		echo "the server saw it"
+		return 1
+	fi
+}
+
+# The pid of the proxy process below PID (an `airlock __netproxy`), or nothing.
+proxy_below() { # pid
+	local p c q
+	for p in /proc/[0-9]*; do
+		c=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+		[[ "$c" == *__netproxy* ]] || continue
+		q=${p#/proc/}
+		for _ in 1 2 3 4 5 6 7 8; do
+			q=$(awk '{print $4}' "/proc/$q/stat" 2>/dev/null) || break
+			[ "$q" = "$1" ] && { echo "${p#/proc/}"; return 0; }
+			[ "$q" -gt 1 ] || break
+		done
+	done
+}
