@@ -86,9 +86,19 @@ static int hook_reply(const struct agent_host *host, enum hook_event event,
 	if (reply.stderr_text)
 		fprintf(stderr, "%s\n", reply.stderr_text);
 	if (reply.print) {
-		if (reply.doc)
-			json_dumpf(reply.doc, stdout, JSON_COMPACT);
-		putchar('\n');
+		/* One write() of the line, not stdio: stdout's buffer would be
+		 * set up (an allocation, fstat(), ioctl()) for this one line.
+		 * Errors ignored, as stdio's were: the host reads what it gets. */
+		cleanup_free char *text = reply.doc ? json_dumps(reply.doc, JSON_COMPACT) : strdup("");
+		cleanup_free char *line = text ? malloc(strlen(text) + 2) : NULL;
+		if (!line) {
+			json_decref(reply.doc);
+			return hook_block("cannot write the reply", ": out of memory");
+		}
+		size_t n = strlen(text);
+		memcpy(line, text, n);
+		line[n++] = '\n';
+		(void)!fd_write_all(STDOUT_FILENO, line, n);
 	}
 	json_decref(reply.doc);
 	return reply.exit_status;

@@ -21,6 +21,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/dynlib.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "basic/sha256.h"
@@ -267,12 +268,35 @@ static void report_summary(FILE *f, const struct report *r)
 	fputs("</section>\n", f);
 }
 
-/* The bar's width class: the duration on a log scale against the longest. */
+/* libm, opened when a page is written: no other command uses it, and a
+ * library linked is one every airlock process maps and relocates at start
+ * (a hook's call above all, issue 22). */
+static struct {
+	__typeof__(log1p) *log1p;
+	__typeof__(lround) *lround;
+} libm;
+
+static struct dynlib libm_lib = DYNLIB_INIT("libm", NULL);
+
+static int report_libm_load(struct error *err)
+{
+	static const char *const sonames[] = { "libm.so.6", NULL };
+	static const struct dynlib_symbol symbols[] = {
+		{ "log1p", (void **)&libm.log1p },
+		{ "lround", (void **)&libm.lround },
+		{ NULL, NULL },
+	};
+
+	return dynlib_load(&libm_lib, sonames, symbols, err);
+}
+
+/* The bar's width class: the duration on a log scale against the longest.
+ * libm is loaded (report_libm_load()). */
 static int report_bar(int64_t ms, int64_t max)
 {
 	if (ms <= 0 || max <= 0)
 		return 0;
-	int w = (int)lround(20.0 * log1p((double)ms) / log1p((double)max));
+	int w = (int)libm.lround(20.0 * libm.log1p((double)ms) / libm.log1p((double)max));
 	return w < 0 ? 0 : w > 20 ? 20 : w;
 }
 
@@ -864,6 +888,10 @@ int cmd_report(int argc, char **argv)
 	cleanup_with(report_release) struct report r = { 0 };
 	struct error err = { 0 };
 	if (report_gather(store, session.state_dir, &o, &r, &err) < 0) {
+		cli_error("report: %s", err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
+	if (report_libm_load(&err) < 0) {
 		cli_error("report: %s", err.msg);
 		return EXIT_AIRLOCK_ERROR;
 	}

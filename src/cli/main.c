@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -128,9 +130,22 @@ static void ensure_std_fds(void)
 			_exit(EXIT_AIRLOCK_ERROR);
 }
 
+/* jansson seeds its hash tables (against collisions an input could force)
+ * when it first makes an object, from /dev/urandom: an open, a read and a
+ * close in every command (a hook's call among them). One getrandom() reads
+ * the same kernel generator; when it cannot, jansson seeds itself. */
+static void seed_json(void)
+{
+	uint32_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed) && seed)
+		json_object_seed(seed);
+}
+
 int main(int argc, char **argv)
 {
 	ensure_std_fds();
+	seed_json();
 	/* A closed reader of --tee output must not kill the supervisor. */
 	signal(SIGPIPE, SIG_IGN);
 

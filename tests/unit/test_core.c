@@ -356,6 +356,39 @@ static void test_job_seed_format(void)
 	run_request_release(&req);
 }
 
+/* A fractional timeout_sec is rounded up to the millisecond, as ceil() did
+ * (the values computed with glibc's ceil()). */
+static void test_job_timeout_sec_rounds_up(void)
+{
+	static const struct {
+		const char *sec;
+		uint64_t ms;
+	} cases[] = {
+		{ "0.0001", 1 },
+		{ "0.001", 1 },
+		{ "0.0015", 2 },
+		{ "1.5", 1500 },
+		{ "2", 2000 },
+		{ "0.1", 100 },
+		{ "0.7", 700 },
+		{ "1.0005", 1001 },
+		{ "123.4567891", 123457 },
+		{ "1e-300", 1 },
+		{ "31535999.999", 31535999999 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[128];
+		struct run_request req;
+		struct error err = { 0 };
+
+		snprintf(doc, sizeof(doc), "{\"argv\":[\"ls\"],\"timeout_sec\":%s}", cases[i].sec);
+		run_request_init(&req);
+		ASSERT_EQ_INT(job_parse(doc, strlen(doc), &req, &err), 0);
+		ASSERT_TRUE(req.timeout_ms == cases[i].ms);
+		run_request_release(&req);
+	}
+}
+
 static void test_job_codex_format(void)
 {
 	static const char doc[] = "{\"command\":[\"ls\",\"-l\"],\"workdir\":\"/\",\"timeout_ms\":1500,"
@@ -1274,11 +1307,12 @@ RUN_TESTS(T_(test_permit_message_origin), T_(test_netallow_pattern_parse), T_(te
 	  T_(test_netallow_addresses), T_(test_policy_net_allowlist), T_(test_default_policy_loads),
 	  T_(test_default_policy_compact_is_the_document),
 	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
-	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
-	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
-	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default),
-	  T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
-	  T_(test_job_codex_format), T_(test_job_errors_name_the_key),
+	  T_(test_hostview_resolve_follows_links_to_missing_paths),
+	  T_(test_hostview_check_workspace), T_(test_policy_home_mode),
+	  T_(test_policy_partial_document_keeps_floor), T_(test_policy_errors_name_the_key),
+	  T_(test_policy_empty_list_clears_default), T_(test_policy_denials),
+	  T_(test_policy_widenings), T_(test_job_seed_format), T_(test_job_codex_format),
+	  T_(test_job_timeout_sec_rounds_up), T_(test_job_errors_name_the_key),
 	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
 	  T_(test_store_ids_increase_and_skip_existing), T_(test_store_ids_unique_across_processes),
 	  T_(test_receipt_keeps_non_utf8_argv), T_(test_receipt_clips_long_output),

@@ -380,7 +380,76 @@ static void test_config_lists_as_before(void)
 	ASSERT_TRUE(n > 1000);
 }
 
+static bool same_set(char *const *a, char *const *b)
+{
+	for (size_t i = 0; a && a[i]; i++)
+		if (!strv_contains(b, a[i]))
+			return false;
+	for (size_t i = 0; b && b[i]; i++)
+		if (!strv_contains(a, b[i]))
+			return false;
+	return true;
+}
+
+/* The hook's configuration check merges hostview_config_files() of the
+ * payload's scope with hostview_config_in_workspace() of the file's; when
+ * both scopes are one and hostview_config_in_workspace_covers() it, the
+ * first is asked without the workspace (each path walked once). The
+ * merged set must be the same: old and new, over workspaces (trailing
+ * '/', "/", relative), cwds and homes. */
+static void test_config_merge_without_workspace_as_before(void)
+{
+	static const char *const wss[] = { "/w", "/w/proj", "/w/",	 "/root", "/root/.claude",
+					   "/",	 "/home/u", "/w/proj/h", "rel",	  "//w",
+					   NULL };
+	static const char *const subs[] = { NULL, "", "/a", "/a/b/c", "/.claude/x", "/.git", NULL };
+	static const char *const homes[] = { NULL, "/root",  "/w",  "/w/proj/h",
+					     "/",  "/root/", "rel", NULL };
+	size_t n = 0, skipped = 0;
+
+	ASSERT_TRUE(hostview_config_in_workspace_covers("/w/proj"));
+	ASSERT_TRUE(hostview_config_in_workspace_covers("/"));
+	ASSERT_TRUE(!hostview_config_in_workspace_covers("/w/"));
+	ASSERT_TRUE(!hostview_config_in_workspace_covers("rel"));
+	ASSERT_TRUE(!hostview_config_in_workspace_covers(""));
+	ASSERT_TRUE(!hostview_config_in_workspace_covers(NULL));
+	for (size_t w = 0; wss[w]; w++)
+		for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]); s++)
+			for (size_t m = 0; m < sizeof(homes) / sizeof(homes[0]); m++) {
+				cleanup_free char *cwd =
+					subs[s] ? malloc(strlen(wss[w]) + strlen(subs[s]) + 1) : NULL;
+				if (cwd)
+					strcat(strcpy(cwd, wss[w]), subs[s]);
+				cleanup_strv char **given = NULL;
+				if (homes[m])
+					strv_push(&given, homes[m]);
+				struct hostview_caller c = { .home = homes[m], .uid = geteuid() };
+				c.homes = given ? given : (char *[]){ NULL };
+				struct error err;
+				cleanup_strv char **more = NULL, **old = NULL, **now = NULL;
+				ASSERT_EQ_INT(hostview_config_in_workspace(wss[w], cwd, &c, &more, &err),
+					      0);
+				bool once = hostview_config_in_workspace_covers(wss[w]);
+				ASSERT_EQ_INT(hostview_config_files(wss[w], &c, &old, &err), 0);
+				ASSERT_EQ_INT(hostview_config_files(once ? NULL : wss[w], &c, &now,
+								    &err),
+					      0);
+				for (size_t k = 0; more && more[k]; k++) {
+					strv_push(&old, more[k]);
+					strv_push(&now, more[k]);
+				}
+				if (!same_set(old, now))
+					printf("# workspace %s, cwd %s, home %s: differ\n", wss[w],
+					       cwd ? cwd : "(null)", homes[m] ? homes[m] : "(null)");
+				ASSERT_TRUE(same_set(old, now));
+				n++;
+				skipped += once;
+			}
+	ASSERT_TRUE(n > 400 && skipped > 200);
+}
+
 RUN_TESTS(T_(test_config_git_init_and_clone_are_inert), T_(test_config_anything_else_is_hazardous),
 	  T_(test_scan_finds_git_shapes_and_spares_old_files),
 	  T_(test_scan_finds_host_config_outside_protected_paths),
-	  T_(test_move_aside_refuses_symlinked_parents), T_(test_config_lists_as_before))
+	  T_(test_move_aside_refuses_symlinked_parents), T_(test_config_lists_as_before),
+	  T_(test_config_merge_without_workspace_as_before))

@@ -1049,8 +1049,12 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 		int r = hook_load_policy(st, err);
 		if (r == 0)
 			r = hook_path_scope(st, t->resolved[i], &scope, err);
+		/* the payload's scope's own entries, when the file's scope is
+		 * it, are in the second list too: walked once */
+		bool once = r == 0 && strcmp(scope, st->scope) == 0 &&
+			    hostview_config_in_workspace_covers(scope);
 		if (r == 0)
-			r = hostview_config_files(st->scope, caller, &configs, err);
+			r = hostview_config_files(once ? NULL : st->scope, caller, &configs, err);
 		if (r == 0) {
 			cleanup_strv char **more = NULL;
 			r = hostview_config_in_workspace(scope, t->resolved[i], caller, &more, err);

@@ -652,6 +652,16 @@ int hostview_config_in_workspace(const char *workspace, const char *cwd,
 	return r;
 }
 
+bool hostview_config_in_workspace_covers(const char *workspace)
+{
+	size_t n = workspace ? strlen(workspace) : 0;
+
+	/* hostview_config_list() puts workspace/rel for constant rels of the
+	 * hosts' table (none empty, none with ".."), which path_is_under()
+	 * finds below such a workspace (tests/unit/test_hostsafety.c) */
+	return n > 0 && workspace[0] == '/' && (n == 1 || workspace[n - 1] != '/');
+}
+
 /* Whether dir is, holds or lies in path. */
 static bool hostview_overlaps(const char *dir, const char *path)
 {

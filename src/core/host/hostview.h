@@ -103,6 +103,13 @@ int hostview_config_names(char ***ret);
 int hostview_config_in_workspace(const char *workspace, const char *cwd,
 				 const struct hostview_caller *caller, char ***ret, struct error *err);
 
+/* Whether hostview_config_in_workspace(workspace, ...) holds every entry
+ * hostview_config_files(workspace, ...) puts in the workspace (each lies
+ * below it: an absolute workspace without a trailing '/', or "/"), so
+ * that a caller merging both lists may leave them out of the first
+ * (hostview_config_files(NULL, ...)) and walk each once. */
+bool hostview_config_in_workspace_covers(const char *workspace);
+
 /* 0 when the (resolved) directory may be made writable for a run besides
  * its workspace (policy sandbox.writable); else -EPERM with a message
  * saying what it is. Refused: a directory that is or holds a state

@@ -92,7 +92,12 @@ static int job_parse_timeout(json_t *root, struct run_request *req, struct error
 			return error_set(err, ERANGE,
 					 "'timeout_sec' must be above 0 and at most a year, not %g",
 					 s);
-		req->timeout_ms = (uint64_t)ceil(s * 1000);
+		/* ceil() without libm (not linked: cli/cmd_report.c): s * 1000
+		 * is at most a year's milliseconds, exact in both types */
+		double t = s * 1000;
+		req->timeout_ms = (uint64_t)t;
+		if ((double)req->timeout_ms < t)
+			req->timeout_ms++;
 		req->has_timeout = true;
 	}
 	json_t *grace = json_object_get(root, "kill_after_ms");
