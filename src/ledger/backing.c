@@ -332,6 +332,35 @@ int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *
 	return 0;
 }
 
+/* Whether a line can be passed over without reading it: it begins as the
+ * writer lays a line out (entry.c: v, seq, then kind) and its kind, taken
+ * as written (no escape in it), is neither kopen nor kclose. The parser
+ * rejects duplicate keys, so no later "kind" in such a line can make it an
+ * open or close entry; any other line is read in full. This spares the
+ * search through the records' bytes, most of the log. */
+static bool ledger_scan_passes(const char *line, const char *nl, const char *kopen, const char *kclose)
+{
+	static const char head[] = "{\"v\":1,\"seq\":";
+	static const char key[] = ",\"kind\":\"";
+	const char *p = line;
+
+	if ((size_t)(nl - p) < sizeof(head) - 1 || memcmp(p, head, sizeof(head) - 1) != 0)
+		return false;
+	p += sizeof(head) - 1;
+	const char *digits = p;
+	while (p < nl && *p >= '0' && *p <= '9')
+		p++;
+	if (p == digits || (size_t)(nl - p) < sizeof(key) - 1 || memcmp(p, key, sizeof(key) - 1) != 0)
+		return false;
+	p += sizeof(key) - 1;
+	const char *q = memchr(p, '"', (size_t)(nl - p));
+	if (!q || memchr(p, '\\', (size_t)(q - p)))
+		return false;
+	size_t n = (size_t)(q - p);
+	return !(strlen(kopen) == n && memcmp(p, kopen, n) == 0) &&
+	       !(strlen(kclose) == n && memcmp(p, kclose, n) == 0);
+}
+
 /* Applies the open and close entries of the lines in [from, end) to the
  * open ids. */
 static int ledger_scan_open(const struct ledger_schema *schema, const struct ledger_map *m,
@@ -349,21 +378,22 @@ static int ledger_scan_open(const struct ledger_schema *schema, const struct led
 		common++;
 	char needle[96];
 	int nn = snprintf(needle, sizeof(needle), "\"kind\":\"%.*s", (int)common, kopen);
-	for (const char *p = m->data + from, *stop = m->data + end; p < stop;) {
-		const char *hit = memmem(p, (size_t)(stop - p), needle, (size_t)nn);
-		if (!hit)
-			break;
-		const char *start = hit;
-		while (start > m->data + from && start[-1] != '\n')
-			start--;
-		const char *nl = memchr(hit, '\n', (size_t)(stop - hit));
+	/* Line by line (memchr is much faster than memmem over the records'
+	 * bytes); a line that may be an open or close entry is searched for
+	 * the needle as before. */
+	for (const char *start = m->data + from, *stop = m->data + end; start < stop;) {
+		const char *nl = memchr(start, '\n', (size_t)(stop - start));
 		if (!nl)
 			break;
-		p = nl + 1;
+		const char *line = start;
+		start = nl + 1;
+		if (ledger_scan_passes(line, nl, kopen, kclose) ||
+		    !memmem(line, (size_t)(nl - line), needle, (size_t)nn))
+			continue;
 		struct ledger_entry e;
 		struct error ignored;
 		uint64_t id;
-		if (ledger_entry_read(schema, start, (size_t)(nl - start), &e, &ignored) < 0 ||
+		if (ledger_entry_read(schema, line, (size_t)(nl - line), &e, &ignored) < 0 ||
 		    parse_u64(e.id, &id) < 0)
 			continue;
 		if (e.kind == schema->kind_close) {

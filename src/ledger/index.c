@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The ledger's index (docs/ledger.md, "The index"): the reader's and the appender's side. */
+#include "basic/clock.h"
 #include "ledger/entryscan.h"
 #include "ledger/internal.h"
 
@@ -25,14 +26,7 @@ _Static_assert(sizeof(struct ledger_index_head) <= LEDGER_INDEX_HEAD, "index hea
 
 void ledger_boot_id(char ret[40])
 {
-	char boot[40] = { 0 };
-	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-
-	/* Read into a local buffer: gcc's -fsanitize build took ret for a
-	 * possibly null pointer once the function was no longer static. */
-	if (fd >= 0 && read(fd, boot, sizeof(boot) - 1) < 0)
-		memset(boot, 0, sizeof(boot));
-	memcpy(ret, boot, sizeof(boot));
+	clock_boot_id(ret);
 }
 
 uint64_t ledger_path_hash(const char *path)

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/capture.h"
+#include "basic/clock.h"
 #include "basic/dynlib.h"
 #include "basic/error.h"
 #include "basic/fileio.h"
@@ -432,7 +434,35 @@ static void test_dynlib_init_failure(void)
 	ASSERT_TRUE(!found);
 }
 
-RUN_TESTS(T_(test_path_helpers), T_(test_parse_duration_units),
+/* clock_format_rfc3339() computes the date itself: it agrees with
+ * gmtime_r() at the epoch, around leap days and centuries, and over a
+ * stride of days up to 2499 (a uint64_t of ns ends in 2554). */
+static void test_clock_format_rfc3339(void)
+{
+	static const uint64_t fixed[] = { 0,	      951782400,  951868799, 4107542400,
+					  4107628799, 1764892800, 68169600,  16725225599 };
+	char got[64], want[64];
+	uint64_t secs;
+
+	clock_format_rfc3339(1764902183123456789ULL, got, sizeof(got));
+	ASSERT_EQ_STR(got, "2025-12-05T02:36:23.123Z");
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) + 400000; i++) {
+		secs = i < sizeof(fixed) / sizeof(fixed[0])
+			       ? fixed[i]
+			       : (uint64_t)(i - sizeof(fixed) / sizeof(fixed[0])) * 633491;
+		if (secs > 16725225599ULL)
+			break;
+		time_t t = (time_t)secs;
+		struct tm tm;
+		ASSERT_TRUE(gmtime_r(&t, &tm));
+		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.007Z", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		clock_format_rfc3339(secs * 1000000000ULL + 7000000, got, sizeof(got));
+		ASSERT_EQ_STR(got, want);
+	}
+}
+
+RUN_TESTS(T_(test_clock_format_rfc3339), T_(test_path_helpers), T_(test_parse_duration_units),
 	  T_(test_parse_duration_rejects_garbage), T_(test_parse_int_bounds),
 	  T_(test_parse_size_units), T_(test_error_prefix_nests_context),
 	  T_(test_error_prefix_truncates_safely), T_(test_sha256_known_vectors),

@@ -570,6 +570,49 @@ static void test_ledger_record_since(void)
 	scratch_remove(store);
 }
 
+/* ledger_open_ids() passes over lines laid out as the writer lays them
+ * whose kind is neither open nor close, and reads every other line in full:
+ * an open entry in another key order, or with its kind escaped, still
+ * counts; a line with a second "kind" is refused by the parser. */
+static void test_ledger_open_ids_lines(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	ASSERT_TRUE(store);
+
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "{\"kind\":\"gate-open\"}\n",
+				   21, false, &err),
+		      0);
+#define SHA  "0000000000000000000000000000000000000000000000000000000000000000"
+#define TIME "\"time\":\"2026-12-05T00:00:00.000Z\""
+	static const char lines[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"gate-open\",\"id\":\"1\",\"path\":\"gate/open/s/1.json\","
+		"\"sha256\":\"" SHA "\"," TIME "}\n"
+		"{\"seq\":2,\"v\":1,\"id\":\"2\",\"path\":\"gate/open/s/2.json\",\"sha256\":\"" SHA
+		"\"," TIME ",\"kind\":\"gate-open\"}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"gate-op\\u0065n\",\"id\":\"3\","
+		"\"path\":\"gate/open/s/3.json\",\"sha256\":\"" SHA "\"," TIME "}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"receipt\",\"id\":\"4\",\"path\":\"gate/open/s/4.json\","
+		"\"sha256\":\"" SHA "\"," TIME ",\"kind\":\"gate-open\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"gate-open\",\"id\":\"5\",\"path\":\"gate/open/t/5.json\","
+		"\"sha256\":\"" SHA "\"," TIME "}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"gate-close\",\"id\":\"1\",\"path\":\"gate/closed/1.json\","
+		"\"sha256\":\"" SHA "\"," TIME "}\n";
+#undef SHA
+#undef TIME
+	int fd = openat(store_dir_fd(store), "ledger/log", O_WRONLY | O_APPEND | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(fd_write_all(fd, lines, sizeof(lines) - 1), 0);
+	close(fd);
+	ASSERT_EQ_INT(ledger_open_ids(store_ledger(store), "gate/open/s/", &ids, &n, &err), 0);
+	ASSERT_EQ_INT(n, 2);
+	ASSERT_TRUE((ids[0] == 2 && ids[1] == 3) || (ids[0] == 3 && ids[1] == 2));
+	free(ids);
+	scratch_remove(store);
+}
+
 /* N processes append at once: every entry lands once, in seq order. */
 static void test_ledger_concurrent_appenders(void)
 {
@@ -921,5 +964,5 @@ RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
 	  T_(test_ledger_record_cache), T_(test_ledger_record_since),
-	  T_(test_ledger_concurrent_appenders), T_(test_ledger_entryscan_differential),
-	  T_(test_ledger_entry_format))
+	  T_(test_ledger_open_ids_lines), T_(test_ledger_concurrent_appenders),
+	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format))

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/clock.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "basic/sha256.h"
@@ -87,7 +88,10 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 	if (!store->path)
 		return error_set(err, ENOMEM, "out of memory");
 
-	if (create) {
+	/* Made only when missing: a run finds it, without a mkdir a parent. */
+	int r = store_open_dir(AT_FDCWD, path, false, err);
+	if (r == -ENOENT && create) {
+		error_clear(err);
 		/* Parents as for any XDG directory; the state dir itself is private. */
 		cleanup_free char *parent = strdup(path);
 		char *slash = parent ? strrchr(parent, '/') : NULL;
@@ -95,8 +99,8 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 			*slash = '\0';
 			(void)mkdir_parents(parent, 0755);
 		}
+		r = store_open_dir(AT_FDCWD, path, true, err);
 	}
-	int r = store_open_dir(AT_FDCWD, path, create, err);
 	if (r < 0)
 		return error_prefix(err, "state directory");
 	store->dir_fd = r;
@@ -153,10 +157,7 @@ static bool store_record_exists(int records_fd, uint64_t id)
 /* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
 static void store_boot_id(char ret[40])
 {
-	cleanup_close int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, ret, 39) : -1;
-
-	ret[n > 0 ? n : 0] = '\0';
+	clock_boot_id(ret);
 	ret[strcspn(ret, "\n")] = '\0';
 }
 
