@@ -184,8 +184,13 @@ static int permit_propose_main(const struct permit_cli *c, const struct rules *r
 	struct permit p;
 	/* With --exec the proposal is signed with the exec's commits, by the
 	 * exec's one checkpoint (store_checkpoint_defer). */
-	if (c->exec)
+	if (c->exec) {
 		store_checkpoint_defer(store);
+		/* ... and made durable with the dry run's receipt, the exec's
+		 * first synced commit (store_sync_defer); the checkpoint flush
+		 * before any line is printed syncs it where no exec follows. */
+		store_sync_defer(store);
+	}
 	r = permit_propose(store, rules, valid ? &proposal : NULL, text, n,
 			   valid ? NULL : parse_err.msg, ws, &p, &err);
 	permit_proposal_release(&proposal);

@@ -352,7 +352,8 @@ int ledger_append_record(struct ledger *ledger, int kind, const char *id, const 
 	 * written before it (docs/ledger.md, "Group commit"). */
 	if (r == 0 && !signs) {
 		(void)flock(lock_fd, LOCK_UN);
-		r = ledger_sync(&w, lock_fd, false, end, err);
+		if (!ledger->sync_deferred)
+			r = ledger_sync(&w, lock_fd, false, end, err);
 	}
 	ledger_writer_close(&w);
 	if (r < 0)
@@ -364,6 +365,18 @@ int ledger_append_record(struct ledger *ledger, int kind, const char *id, const 
 		ledger_push_quietly(ledger);
 	}
 	return 0;
+}
+
+int ledger_sync_written(struct ledger *ledger, struct error *err)
+{
+	struct ledger_writer w;
+	cleanup_close int lock_fd = -1;
+
+	int r = ledger_writer_open(ledger, &w, &lock_fd, err);
+	if (r == 0)
+		r = ledger_sync(&w, lock_fd, true, 0, err);
+	ledger_writer_close(&w);
+	return r < 0 ? error_prefix(err, "ledger") : 0;
 }
 
 int ledger_append(struct ledger *ledger, int kind, const char *id, const char *path,

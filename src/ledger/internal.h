@@ -47,6 +47,7 @@ struct ledger {
 	char *root_path;
 	const struct ledger_schema *schema;
 	bool durable;
+	bool sync_deferred; /* ledger_defer_sync(): appends write, not sync */
 	struct ledger_remote *remotes;
 	size_t n_remotes;
 };

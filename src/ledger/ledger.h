@@ -95,6 +95,18 @@ static inline void ledger_freep(struct ledger **l)
 /* Whether appends and checkpoints fdatasync the log: off only when the
  * records are not synced either (a crash is then a torn or lost tail). */
 void ledger_set_durable(struct ledger *ledger, bool durable);
+/* While deferred, an append writes its line and returns without syncing
+ * it (one that signs a checkpoint still syncs, as a checkpoint never signs
+ * a line not yet durable): the next append that syncs, or
+ * ledger_sync_written(), makes it durable, one fdatasync of the log
+ * covering every line written before it. For a caller that acts on none
+ * of the entries so written before that sync, and whose records are
+ * written before their entries (so that a power loss that loses the line
+ * leaves what a kill before the append leaves). */
+void ledger_defer_sync(struct ledger *ledger, bool deferred);
+/* Makes every complete line of the log durable (nothing to do when a sync
+ * since covered them). */
+int ledger_sync_written(struct ledger *ledger, struct error *err);
 const struct ledger_schema *ledger_schema(const struct ledger *ledger);
 
 /* ---- entries --------------------------------------------------------------- */

@@ -40,6 +40,11 @@ void ledger_set_durable(struct ledger *ledger, bool durable)
 	ledger->durable = durable;
 }
 
+void ledger_defer_sync(struct ledger *ledger, bool deferred)
+{
+	ledger->sync_deferred = deferred;
+}
+
 const struct ledger_schema *ledger_schema(const struct ledger *ledger)
 {
 	return ledger->schema;

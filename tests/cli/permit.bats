@@ -792,6 +792,82 @@ ends_rolled_back() { # label
 	[[ "$(jq -r .reason "$rec")" == forged ]]
 }
 
+# An exec's apply commits the dry run's state and then APPLIED, one
+# fdatasync for both (APPLIED's: store_sync_defer). A power loss before it
+# loses both entries (and the checkpoint signed after it); the renamed files
+# and the journal's unsynced "committed" mark may or may not survive. That
+# is what a kill between the mark and the state's append leaves: with the
+# mark, the next exec finds the apply standing; without it, recovery rolls
+# the apply back and the exec applies again. The log is cut back to its size
+# before the exec; the checkpoint, its kept copies, the index and the sync
+# mark (another boot's) as they were.
+@test "a power loss that lost an exec's state and APPLIED entries (one sync for both): the next exec ends APPLIED" {
+	kill_project
+	l="$AIRLOCK_STATE_DIR/ledger"
+	for keep_mark in yes no; do
+		rm -f out-*
+		propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["out-*"]}'
+		pstep dryrun "$PID"
+		[ "$status" -eq 0 ] || { echo "dry run: $status $stderr"; return 1; }
+		DRY=$(jq -r .dryrun <<<"$output")
+		size=$(stat -c %s "$l/log")
+		rm -rf "$TEST_DIR/before" && mkdir "$TEST_DIR/before"
+		cp -a "$l/checkpoint" "$l/index" "$TEST_DIR/before/"
+		ls "$l/checkpoints" >"$TEST_DIR/before/kept"
+		pstep exec "$PID"
+		[ "$status" -eq 0 ] || { echo "exec: $status $stderr"; return 1; }
+		[ "$(snap)" = "$APPLIED" ]
+		# The power loss.
+		truncate -s "$size" "$l/log"
+		cp -a "$TEST_DIR/before/checkpoint" "$TEST_DIR/before/index" "$l/"
+		for k in $(ls "$l/checkpoints"); do
+			grep -qx "$k" "$TEST_DIR/before/kept" || rm "$l/checkpoints/$k"
+		done
+		rm -f "$l/range" "$l/sync"
+		j="$AIRLOCK_STATE_DIR/dryruns/$DRY/journal"
+		[ "$(tail -n 1 "$j")" = '{"mark":"committed"}' ]
+		[ "$keep_mark" = yes ] || sed -i '$d' "$j"
+		pstep exec "$PID"
+		echo "exec after the power loss (mark kept: $keep_mark): $status $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(state "$PID")" = APPLIED ]
+		[ "$(snap)" = "$APPLIED" ]
+		if [ "$keep_mark" = yes ]; then
+			jq -e '.history[-1].event | contains("found applied")' \
+				"$AIRLOCK_STATE_DIR/permits/$PID.json"
+		else
+			jq -e '.history[-1].event == "exec"' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+		fi
+		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = applied ]
+		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+		echo "verify: $output"
+		[ "$status" -eq 0 ]
+	done
+}
+
+# The entries one `propose --exec` commits before something acts on them
+# share a sync (store_sync_defer): PROPOSED and the change set's with the
+# receipt's, the apply's state with APPLIED's; the checkpoint at the end
+# finds the log synced. Three fdatasyncs of the log, where each entry had
+# its own (six).
+@test "propose --exec: the log is synced three times, deferred entries sharing the next sync" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	# The log's first entry signs a checkpoint: not counted.
+	"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	rm gen.txt
+	strace -f -qq -y -e trace=fdatasync,fsync -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	[ "$(cat gen.txt)" = new ]
+	grep 'ledger/log>' "$TEST_DIR/trace"
+	[ "$(grep -c 'ledger/log>' "$TEST_DIR/trace")" -eq 3 ]
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project

@@ -514,6 +514,67 @@ static void test_ledger_record_cache(void)
 	scratch_remove(store);
 }
 
+/* How far ledger/sync says the log is durable (its last field, after the
+ * magic, the boot id, the device and the inode), and the log's size. */
+static void sync_state(struct store *store, uint64_t *ret_synced, uint64_t *ret_size)
+{
+	struct stat st;
+	int fd = openat(store_dir_fd(store), "ledger/sync", O_RDONLY | O_CLOEXEC);
+	*ret_synced = 0;
+	if (fd >= 0) {
+		if (pread(fd, ret_synced, sizeof(*ret_synced), 24 + 40 + 16) !=
+		    (ssize_t)sizeof(*ret_synced))
+			*ret_synced = 0;
+		close(fd);
+	}
+	*ret_size = fstatat(store_dir_fd(store), "ledger/log", &st, 0) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* store_sync_defer(): a record written before its entry appends without
+ * the sync, which the next synced append (a receipt even while deferred;
+ * any after store_sync_resume()) or store_sync_flush() makes. */
+static void test_store_sync_defer(void)
+{
+	struct store *store = scratch_store();
+	struct error err = { 0 };
+	uint64_t synced, size;
+	ASSERT_TRUE(store);
+
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "1", NULL, "one\n", 4, false, &err), 0);
+	sync_state(store, &synced, &size);
+	ASSERT_TRUE(size > 0 && synced == size);
+	store_sync_defer(store);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_DRYRUN, "5", "dryruns/5/changeset.json", "{}\n", 3,
+				   false, &err),
+		      0);
+	sync_state(store, &synced, &size);
+	ASSERT_TRUE(synced < size);
+	/* A receipt syncs while deferred: its cache follows its entry. */
+	ASSERT_EQ_INT(store_commit(store, LEDGER_RECEIPT, "2", NULL, "two\n", 4, false, &err), 0);
+	sync_state(store, &synced, &size);
+	ASSERT_TRUE(synced == size);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_DRYRUN, "6", "dryruns/6/changeset.json", "{}\n", 3,
+				   false, &err),
+		      0);
+	sync_state(store, &synced, &size);
+	ASSERT_TRUE(synced < size);
+	ASSERT_EQ_INT(store_sync_flush(store, &err), 0);
+	sync_state(store, &synced, &size);
+	ASSERT_TRUE(synced == size);
+	/* Resumed: the next commit syncs, covering the deferred line. */
+	store_sync_defer(store);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_DRYRUN, "7", "dryruns/7/changeset.json", "{}\n", 3,
+				   false, &err),
+		      0);
+	store_sync_resume(store);
+	ASSERT_EQ_INT(store_commit(store, LEDGER_DRYRUN, "8", "dryruns/8/changeset.json", "{}\n", 3,
+				   false, &err),
+		      0);
+	sync_state(store, &synced, &size);
+	ASSERT_TRUE(synced == size);
+	scratch_remove(store);
+}
+
 /* A permit's record moves on, each version carried by its entry: a file
  * holding an earlier version's bytes is a stale cache (1, the last bytes);
  * the last version's bytes are backed (0); bytes no entry carried, or an
@@ -963,6 +1024,6 @@ RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
-	  T_(test_ledger_record_cache), T_(test_ledger_record_since),
+	  T_(test_ledger_record_cache), T_(test_store_sync_defer), T_(test_ledger_record_since),
 	  T_(test_ledger_open_ids_lines), T_(test_ledger_concurrent_appenders),
 	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format))

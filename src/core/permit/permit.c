@@ -206,7 +206,18 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 	    p->state != PERMIT_CONFLICT) {
 		return permit_refuse_state(p, "a dry run", err);
 	}
+	/* The dry run's change set is written (file and directory synced)
+	 * before its entry, and its receipt syncs after it: that one
+	 * fdatasync makes both entries durable (store_sync_defer), and a
+	 * PROPOSED that `propose --exec` deferred with them. Nothing acts on
+	 * them before: the receipt's sync comes before run_execute() returns,
+	 * apply refuses a permit's dry run (its `permit` marker) and every
+	 * other command syncs its own commit, which covers the lines before
+	 * it, before it acts. A power loss before that sync leaves what a
+	 * kill before the change set's append leaves. */
+	store_sync_defer(store);
 	int r = permit_run_dryrun(ctx, store, p, p->p.argv, true, &o, err);
+	store_sync_resume(store);
 	if (r < 0)
 		return r;
 	/* A new dry run: an approval of the old one covers nothing now. */
@@ -687,8 +698,30 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 	if (r < 0)
 		return r;
 	bool recovered = !strcmp(dstate, "applied");
-	if (!recovered)
+	if (!recovered) {
+		/* The apply's state and APPLIED share one fdatasync, APPLIED's
+		 * (store_sync_defer): the state is renamed in before its entry
+		 * (its `.prev` kept), and nothing acts on the entry before
+		 * APPLIED's sync. A power loss before it loses both, and leaves
+		 * what a kill between the journal's `committed` mark and the
+		 * state's append leaves: with the mark kept, recovery commits
+		 * "applied" again and the next exec records APPLIED ("found
+		 * applied"); without it, recovery rolls the apply back (the
+		 * workspace was synced first) and the permit is DRY_RUN_OK. A
+		 * rollback by another process syncs its journal's
+		 * `rolling_back` mark before it undoes anything; gc and discard
+		 * sync their own entries, which cover this one, first. The
+		 * recovery pass runs first, outside the deferral: what it
+		 * commits for other dry runs is durable before this apply
+		 * changes the workspace. */
+		size_t n_recovered;
+		r = apply_recover(store, &n_recovered, err);
+		if (r < 0)
+			return r;
+		store_sync_defer(store);
 		r = apply_changes_reviewed(store, p->dryrun_id, 0, p->changeset_sha256, &out, err);
+		store_sync_resume(store);
+	}
 	if (r == -EBUSY) {
 		json_t *detail = json_pack("{s:s}", "conflict", out.conflict);
 		struct error commit_err = { 0 };

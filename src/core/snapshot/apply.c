@@ -428,8 +428,10 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome
 	}
 	if (syncfs(d->ws_fd) < 0)
 		return error_set_errno(err, errno, "sync the workspace");
-	/* The commit point is the state's entry (its one fdatasync), after
-	 * the workspace's syncfs; the mark before it is written, not synced:
+	/* The commit point is the state's entry (its one fdatasync, or under
+	 * a permit's exec APPLIED's right after it, which covers it:
+	 * store_sync_defer), after the workspace's syncfs; the mark before it
+	 * is written, not synced:
 	 * after a power loss that kept the entry and lost the mark, the state
 	 * the ledger committed says "applied" and recover_locked() puts the
 	 * mark back; one that kept neither rolls the apply back, as a crash

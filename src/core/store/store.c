@@ -26,6 +26,8 @@ struct store {
 	struct ledger *ledger; /* over dir_fd, ledger_state_schema */
 	bool checkpoint_deferred; /* store_checkpoint_defer() until the flush */
 	bool checkpoint_owed; /* a deferred commit asked for one */
+	bool sync_deferred; /* store_sync_defer() until store_sync_resume() */
+	bool sync_owed; /* an entry appended while deferred awaits its sync */
 };
 
 /* The largest record store_settle() reads: a permit record's cap. */
@@ -311,12 +313,59 @@ void store_checkpoint_defer(struct store *store)
 	store->checkpoint_deferred = true;
 }
 
+void store_sync_defer(struct store *store)
+{
+	store->sync_deferred = true;
+}
+
+void store_sync_resume(struct store *store)
+{
+	store->sync_deferred = false;
+}
+
+int store_sync_flush(struct store *store, struct error *err)
+{
+	store->sync_deferred = false;
+	if (!store->sync_owed)
+		return 0;
+	int r = ledger_sync_written(store_ledger(store), err);
+	if (r < 0)
+		return error_prefix(err, "committed, but not yet durable");
+	store->sync_owed = false;
+	return 0;
+}
+
+/* The append of a commit. Deferred (store_sync_defer) only when the
+ * record is written before its entry: a power loss that loses the line
+ * then leaves what a kill before the append leaves (a record file with no
+ * entry, or a replaced one whose `.prev` store_settle() puts back). A
+ * record whose entry carries it and whose file is written after the
+ * append (a receipt) always syncs: its cache must never outlive its entry.
+ * A synced append covers every line before it. */
+static int store_append(struct store *store, enum ledger_kind kind, const char *id,
+			const char *path, const char hex[SHA256_HEX_SIZE], const void *record,
+			size_t n, bool written_first, struct error *err)
+{
+	struct ledger *ledger = store_ledger(store);
+	bool defer = store->sync_deferred && written_first && store->durable;
+	ledger_defer_sync(ledger, defer);
+	int r = ledger_append_record(ledger, kind, id, path, hex, record, n,
+				     store_commit_signs(store, kind), NULL, err);
+	ledger_defer_sync(ledger, false);
+	if (r == 0)
+		store->sync_owed = defer;
+	return r;
+}
+
 int store_checkpoint_flush(struct store *store, struct error *err)
 {
+	int r = store_sync_flush(store, err);
+	if (r < 0)
+		return r;
 	store->checkpoint_deferred = false;
 	if (!store->checkpoint_owed)
 		return 0;
-	int r = ledger_checkpoint(store_ledger(store), err);
+	r = ledger_checkpoint(store_ledger(store), err);
 	if (r < 0)
 		return error_prefix(err, "committed, but the checkpoint was not signed");
 	store->checkpoint_owed = false;
@@ -388,8 +437,7 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 	if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return error_set_errno(err, EEXIST, "cannot write '%s'", name);
 	sha256_hex(data, n, hex);
-	int r = ledger_append_record(store_ledger(store), kind, id, path, hex, data, n,
-				     store_commit_signs(store, kind), NULL, err);
+	int r = store_append(store, kind, id, path, hex, data, n, false, err);
 	if (r == -E2BIG)
 		return r;
 	if (r < 0)
@@ -486,8 +534,7 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 	char hex[SHA256_HEX_SIZE];
 	sha256_hex(data, n, hex);
 	if (carried) {
-		r = ledger_append_record(store_ledger(store), kind, id, path, hex, data, n,
-					 store_commit_signs(store, kind), NULL, err);
+		r = store_append(store, kind, id, path, hex, data, n, true, err);
 		if (r != -E2BIG)
 			return r < 0 ? error_prefix(err, "%s %s was written but not committed",
 						    ledger_kind_name(kind), id)
@@ -500,8 +547,7 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 			return error_prefix(err, "%s %s in '%s'", ledger_kind_name(kind), id,
 					    store->path);
 	}
-	r = ledger_append(store_ledger(store), kind, id, path, hex, store_commit_signs(store, kind),
-			  NULL, err);
+	r = store_append(store, kind, id, path, hex, NULL, 0, true, err);
 	if (r < 0)
 		return error_prefix(err, "%s %s was written but not committed",
 				    ledger_kind_name(kind), id);

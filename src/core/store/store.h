@@ -96,6 +96,22 @@ int store_commit(struct store *store, enum ledger_kind kind, const char *id, con
 void store_checkpoint_defer(struct store *store);
 int store_checkpoint_flush(struct store *store, struct error *err);
 
+/* Commits whose entries the caller acts on only once a later commit's
+ * entry is synced share that one sync: from store_sync_defer() to
+ * store_sync_resume(), a commit whose record is written before its entry
+ * (a replaced record, a change set; not a receipt, whose file is written
+ * after) appends its entry without the fdatasync; the next commit that
+ * syncs (any after the resume, or a receipt) makes it durable with its
+ * own, one fdatasync covering every line before it. A power loss before
+ * that sync loses the deferred entries and leaves what a kill before their
+ * appends leaves (docs/ledger.md, "Group commit"); a kill loses nothing
+ * written. store_sync_flush() ends the deferral and syncs what is still
+ * owed; store_checkpoint_flush() flushes first, so a command that reports
+ * after its checkpoint flush reports nothing not yet durable. */
+void store_sync_defer(struct store *store);
+void store_sync_resume(struct store *store);
+int store_sync_flush(struct store *store, struct error *err);
+
 /* A replaced record inside the state directory keeps its previous version
  * as .<name>.prev (a hard link made before the rename), so that a crash
  * between the rename and the entry can be undone: store_settle() finds the
