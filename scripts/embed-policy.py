@@ -5,7 +5,10 @@ bytes (`policy_default_sha256`: what receipts record as the built-in
 policy's digest, computed here once instead of at every start), and the
 document as `struct policy` values: `policy_default_scalars` (numbers and
 switches) and `policy_default_lists` (each list field's offset and strings),
-which policy.c copies instead of parsing the document at every start.
+which policy.c copies instead of parsing the document at every start; and
+the whole policy as one read-only struct, `policy_default_builtin` (its
+lists in read-only arrays), which policy_builtin() hands out to a reader
+that changes nothing, with no copy to make and free.
 FIELDS below maps each key of the document to its field; a key not in it
 fails the build. tests/unit/test_core.c compares the result, field by field,
 with the document parsed by policy.c's parser, so the two cannot drift."""
@@ -147,7 +150,20 @@ def main():
             for e in items:
                 out.write("\t\t%s,\n" % e)
             out.write("\t\tNULL } },\n")
-        out.write("\t{ 0, NULL },\n};\n")
+        out.write("\t{ 0, NULL },\n};\n\n")
+        # The lists' arrays are const (a write through the char ** faults);
+        # the casts only fit them to struct policy's field types.
+        out.write("const struct policy policy_default_builtin = {\n")
+        out.write("\t.origin = (char *)\"default\",\n")
+        out.write("\t.sha256 = \"%s\",\n" % hashlib.sha256(data).hexdigest())
+        for line in scalars:
+            out.write(line + "\n")
+        for field, items in lists:
+            out.write("\t.%s = (char **)(const char *const[]){\n" % field)
+            for e in items:
+                out.write("\t\t%s,\n" % e)
+            out.write("\t\tNULL },\n")
+        out.write("};\n")
 
 
 main()

@@ -161,15 +161,10 @@ static void policy_assert_strv_eq(char **a, char **b)
 		ASSERT_EQ_STR(a[k], b[k]);
 }
 
-static void test_default_policy_struct_is_the_parsed_document(void)
+/* Every field of a and b, the strings lists by value (NULL and empty
+ * apart), and the widenings table seeing no difference either way. */
+static void policy_assert_eq(const struct policy *builtin, const struct policy *parsed)
 {
-	struct policy *builtin = NULL, *parsed = NULL;
-	struct error err = { 0 };
-
-	ASSERT_EQ_INT(policy_load_default(&builtin, &err), 0);
-	ASSERT_EQ_INT(policy_parse_alone(policy_default_json, strlen(policy_default_json), &parsed,
-					 &err),
-		      0);
 	ASSERT_EQ_STR(builtin->sha256, parsed->sha256);
 	policy_assert_strv_eq(builtin->deny_argv0, parsed->deny_argv0);
 	policy_assert_strv_eq(builtin->env_allow, parsed->env_allow);
@@ -210,6 +205,23 @@ static void test_default_policy_struct_is_the_parsed_document(void)
 	struct policy_widening w[POLICY_MAX_WIDENINGS];
 	ASSERT_EQ_INT(policy_widenings(builtin, parsed, w, POLICY_MAX_WIDENINGS), 0);
 	ASSERT_EQ_INT(policy_widenings(parsed, builtin, w, POLICY_MAX_WIDENINGS), 0);
+}
+
+static void test_default_policy_struct_is_the_parsed_document(void)
+{
+	struct policy *builtin = NULL, *parsed = NULL;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(policy_load_default(&builtin, &err), 0);
+	ASSERT_EQ_INT(policy_parse_alone(policy_default_json, strlen(policy_default_json), &parsed,
+					 &err),
+		      0);
+	policy_assert_eq(builtin, parsed);
+	/* The one read-only built-in (policy_builtin(), what a session without
+	 * --policy hands out) is the same document, under the same name. */
+	policy_assert_eq(policy_builtin(), parsed);
+	ASSERT_EQ_STR(policy_builtin()->origin, builtin->origin);
+	ASSERT_TRUE(policy_builtin() == policy_builtin());
 	policy_free(builtin);
 	policy_free(parsed);
 }

@@ -44,7 +44,7 @@ struct hook_state {
 	json_t *payload;
 	struct store *store; /* the session's; NULL: the state directory does not exist */
 	struct rules *rules; /* the session's, once loaded */
-	struct policy *policy; /* the session's, once loaded */
+	const struct policy *policy; /* the session's, once loaded */
 	char *scope;
 	struct gate_failures open; /* the scope's open failures, newest first */
 	struct hookpath_cache *walk; /* what the paths' walks looked at (hookpath_resolve()) */

@@ -447,6 +447,11 @@ int policy_load_default(struct policy **ret, struct error *err)
 	return policy_parse(policy_default_json, strlen(policy_default_json), "default", ret, err);
 }
 
+const struct policy *policy_builtin(void)
+{
+	return &policy_default_builtin;
+}
+
 int policy_load_file(const char *path, struct policy **ret, struct error *err)
 {
 	cleanup_free char *text = NULL;

@@ -83,6 +83,10 @@ size_t policy_widenings(const struct policy *policy, const struct policy *base,
 int policy_parse(const char *text, size_t n, const char *origin, struct policy **ret,
 		 struct error *err);
 int policy_load_default(struct policy **ret, struct error *err);
+/* The built-in policy as policy_load_default() loads it, compiled in and
+ * read-only (its lists too: a write faults), for a reader that changes
+ * nothing: no copy made, nothing to free. One object for the process. */
+const struct policy *policy_builtin(void);
 /* Parses a document over an empty policy, not over the built-in one: what
  * tests compare the compiled-in built-in policy (policy_embed.h) with. */
 int policy_parse_alone(const char *text, size_t n, struct policy **ret, struct error *err);

@@ -278,7 +278,7 @@ int doctor_view_build(struct session *s, const char *workspace, struct doctor_vi
 		      struct error *err)
 {
 	cleanup_with(policy_freep) struct policy *routed_policy = NULL;
-	struct policy *policy = NULL;
+	const struct policy *policy = NULL;
 	struct doctor_view v = { .workspace = workspace };
 	cleanup_free char *routed = s->policy_path ? NULL : policy_route_path(workspace);
 	const char *path = s->policy_path ? s->policy_path : routed;

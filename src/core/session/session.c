@@ -45,7 +45,7 @@ int session_open(struct session *s, const struct session_options *opts, struct e
 void session_free(struct session *s)
 {
 	store_free(s->store);
-	policy_free(s->policy);
+	policy_free(s->policy_owned);
 	rules_free(s->rules);
 	free(s->state_dir);
 	free(s->policy_path);
@@ -68,14 +68,16 @@ int session_store(struct session *s, bool create, struct store **ret, struct err
 	return 0;
 }
 
-int session_policy(struct session *s, struct policy **ret, struct error *err)
+int session_policy(struct session *s, const struct policy **ret, struct error *err)
 {
 	*ret = NULL;
-	if (!s->policy) {
-		int r = s->policy_path ? policy_load_file(s->policy_path, &s->policy, err)
-				       : policy_load_default(&s->policy, err);
+	if (!s->policy && s->policy_path) {
+		int r = policy_load_file(s->policy_path, &s->policy_owned, err);
 		if (r < 0)
 			return r;
+		s->policy = s->policy_owned;
+	} else if (!s->policy) {
+		s->policy = policy_builtin();
 	}
 	*ret = s->policy;
 	return 0;

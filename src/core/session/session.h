@@ -29,7 +29,9 @@ struct session {
 	char *rules_path;
 	char **environ_;
 	struct store *store;
-	struct policy *policy;
+	/* policy_builtin() or policy_owned, once loaded */
+	const struct policy *policy;
+	struct policy *policy_owned; /* loaded from policy_path */
 	struct rules *rules;
 };
 
@@ -44,8 +46,8 @@ void session_free(struct session *s);
  * create makes it). The store stays the session's. */
 int session_store(struct session *s, bool create, struct store **ret, struct error *err);
 /* The policy (policy_path, else the built-in one), loaded once; the
- * session's. */
-int session_policy(struct session *s, struct policy **ret, struct error *err);
+ * session's, read-only: the built-in one is policy_builtin(), not a copy. */
+int session_policy(struct session *s, const struct policy **ret, struct error *err);
 /* The rules (rules_path, else the built-in ones), loaded once; the
  * session's. */
 int session_rules(struct session *s, struct rules **ret, struct error *err);
