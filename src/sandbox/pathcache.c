@@ -26,14 +26,17 @@ struct pathcache {
 /* One per process, open only while a run is planned (pathcache.h). */
 static struct pathcache *pathcache_current;
 
-void pathcache_open(void)
+void pathcache_open(size_t paths)
 {
 	if (pathcache_current)
 		return;
 	struct pathcache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return; /* no cache: the plain calls */
-	c->n_slots = 512;
+	/* Room for paths under the load factor pathcache_entry() keeps (3/4). */
+	c->n_slots = 16;
+	while (c->n_slots * 3 < paths * 4 && c->n_slots < ((size_t)1 << 20))
+		c->n_slots *= 2;
 	c->slots = calloc(c->n_slots, sizeof(c->slots[0]));
 	if (!c->slots) {
 		free(c);

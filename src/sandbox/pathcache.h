@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stddef.h>
 #include <sys/stat.h>
 
 /* What a run's plan reads of the host's paths, read once. The plan (the
@@ -14,8 +15,11 @@
  * A cache is only open while the supervisor plans a run, before the command
  * starts, and while nothing of the run writes to the host: an answer is
  * exactly what the call would have said at the moment it was first asked,
- * as a plan computed without the cache would have used it. */
-void pathcache_open(void);
+ * as a plan computed without the cache would have used it.
+ *
+ * paths: how many paths the plan is expected to ask about; the table is
+ * made for that many (zeroed at once, ~180 bytes a path) and grows past it. */
+void pathcache_open(size_t paths);
 void pathcache_close(void);
 /* As realpath(path, NULL): a malloc'd path, or NULL with errno set. */
 char *pathcache_realpath(const char *path);

@@ -434,12 +434,11 @@ static int gate_failure_read(json_t *doc, struct gate_failure *ret, struct error
 	return 0;
 }
 
-/* Whether the receipt's dry run, if it is one, lets it count as a success:
- * a dry run that failed (its change set unreadable too) is a failure, and
- * so is a verdict that is not one airlock writes. */
-static bool gate_receipt_dryrun_passed(json_t *receipt)
+/* Whether a receipt's "dryrun" object, if it is one, lets it count as a
+ * success: a dry run that failed (its change set unreadable too) is a
+ * failure, and so is a verdict that is not one airlock writes. */
+static bool gate_dryrun_passed(json_t *dryrun)
 {
-	json_t *dryrun = json_object_get(receipt, "dryrun");
 	if (!dryrun || json_is_null(dryrun))
 		return true; /* not a dry run */
 	int verdict = dryrun_verdict_from_name(jsonutil_str(dryrun, "verdict"));
@@ -473,7 +472,41 @@ static bool gate_receipt_succeeded(json_t *receipt)
 
 	return status && strcmp(status, "exited") == 0 &&
 	       json_is_true(json_object_get(receipt, "match_expected")) &&
-	       gate_host_code_clean(receipt) && gate_receipt_dryrun_passed(receipt);
+	       gate_host_code_clean(receipt) &&
+	       gate_dryrun_passed(json_object_get(receipt, "dryrun"));
+}
+
+/* gate_receipt_succeeded() of the receipt before it is a document, from the
+ * fields receipt_to_json() writes those keys from: status, match_expected,
+ * host_code (null when not checked; else complete and nothing moved aside:
+ * hostsafety_report_failed()) and the dry run's summary, the very object
+ * the document holds. */
+static bool gate_receipt_struct_succeeded(const struct receipt *r)
+{
+	return r->status == RECEIPT_EXITED && r->match_expected &&
+	       !(r->host_code && hostsafety_report_failed(r->host_code)) &&
+	       gate_dryrun_passed(r->dryrun);
+}
+
+/* The receipt's document (receipt_to_json(), without its "gate"), built when
+ * gate_prepare() first needs it: for a failure's entry, or to match the open
+ * failures of its scope. A success in a scope with none open, the common
+ * run, decides on the struct alone and never builds it. */
+struct gate_receipt_doc {
+	const struct receipt *receipt;
+	json_t *doc;
+};
+
+static json_t *gate_receipt_doc_get(struct gate_receipt_doc *d, struct error *err)
+{
+	if (d->doc)
+		return d->doc;
+	struct receipt undecided = *d->receipt;
+	undecided.gate = NULL;
+	d->doc = receipt_to_json(&undecided);
+	if (!d->doc)
+		error_set(err, ENOMEM, "cannot build receipt %llu", (unsigned long long)d->receipt->id);
+	return d->doc;
 }
 
 
@@ -526,12 +559,15 @@ static bool gate_same_command(json_t *entry, json_t *receipt)
 	return gate_command_matches(entry, receipt, false);
 }
 
-/* gate_prepare() of a failed receipt (its document): its failure opened,
- * with its entry written before the receipt is. */
-static int gate_open_failure(struct store *store, json_t *receipt, const struct rules *rules,
+/* gate_prepare() of a failed receipt: its failure opened, with its entry
+ * (from the receipt's document) written before the receipt is. */
+static int gate_open_failure(struct store *store, struct gate_receipt_doc *d, const struct rules *rules,
 			     const char *scope, struct gate_effect *ret, struct error *err)
 {
-	uint64_t id = (uint64_t)json_integer_value(json_object_get(receipt, "id"));
+	uint64_t id = d->receipt->id;
+	json_t *receipt = gate_receipt_doc_get(d, err);
+	if (!receipt)
+		return -ENOMEM;
 	cleanup_with(json_decrefp) json_t *entry = gate_failure_entry(receipt, scope, rules);
 	if (!entry)
 		return error_set(err, ENOMEM, "out of memory");
@@ -566,15 +602,20 @@ static int gate_open_failure(struct store *store, json_t *receipt, const struct 
 	return 0;
 }
 
-/* gate_prepare() of a verified success (its document): the open failures
- * of scope it closes, or, for a --fixes run, the re-run it needs. */
-static int gate_match_open(struct store *store, json_t *receipt, const char *scope, uint64_t fixes,
-			   uint64_t rerun_of, bool trivial, struct gate_effect *ret, struct error *err)
+/* gate_prepare() of a verified success: the open failures of scope it
+ * closes, matched against its document, or, for a --fixes run, the re-run
+ * it needs. */
+static int gate_match_open(struct store *store, struct gate_receipt_doc *d, const char *scope,
+			   uint64_t fixes, uint64_t rerun_of, bool trivial, struct gate_effect *ret,
+			   struct error *err)
 {
 	cleanup_with(gate_failures_release) struct gate_failures open = { 0 };
 	int r = gate_list_open(store, scope, &open, err);
 	if (r < 0)
 		return r;
+	json_t *receipt = NULL;
+	if (open.n > 0 && !(receipt = gate_receipt_doc_get(d, err)))
+		return -ENOMEM;
 	json_t *exit_code = json_object_get(receipt, "exit_code");
 	bool fixes_found = false, rerun_found = false;
 	for (size_t i = 0; i < open.n; i++) {
@@ -622,15 +663,14 @@ static int gate_match_open(struct store *store, json_t *receipt, const char *sco
 	return 0;
 }
 
-/* gate_prepare() on the receipt's document (as receipt_to_json() writes it,
- * without its "gate"). */
-static int gate_prepare_doc(struct store *store, json_t *receipt, const struct rules *rules,
-			    const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial,
-			    bool verified, bool cancelled_opens, struct gate_effect *ret,
-			    struct error *err)
+/* gate_prepare() with the receipt's document built only when needed. */
+static int gate_prepare_doc(struct store *store, struct gate_receipt_doc *d,
+			    const struct rules *rules, const char *scope, uint64_t fixes,
+			    uint64_t rerun_of, bool trivial, bool verified, bool cancelled_opens,
+			    struct gate_effect *ret, struct error *err)
 {
-	const char *status = jsonutil_str(receipt, "status");
-	bool cancelled = status && strcmp(status, "cancelled") == 0;
+	bool cancelled = d->receipt->status == RECEIPT_CANCELLED;
+	bool succeeded = gate_receipt_struct_succeeded(d->receipt);
 
 	*ret = (struct gate_effect){
 		.fixes = fixes, .verified = verified, .trivial = trivial, .rerun_of = rerun_of
@@ -639,7 +679,7 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 	if (!ret->scope)
 		return error_set(err, ENOMEM, "out of memory");
 
-	if (!gate_receipt_succeeded(receipt) && rerun_of) {
+	if (!succeeded && rerun_of) {
 		/* The same command failed again: the failure it re-ran says so. */
 		snprintf(ret->note, sizeof(ret->note), "the re-run of receipt %llu %s; it stays open",
 			 (unsigned long long)rerun_of, cancelled ? "was cancelled" : "failed");
@@ -657,31 +697,25 @@ static int gate_prepare_doc(struct store *store, json_t *receipt, const struct r
 				 "cancelled: it opens no failure and closes none");
 		return 0;
 	}
-	if (!gate_receipt_succeeded(receipt))
-		return gate_open_failure(store, receipt, rules, scope, ret, err);
+	if (!succeeded)
+		return gate_open_failure(store, d, rules, scope, ret, err);
 	if (!verified) {
 		if (fixes)
 			snprintf(ret->note, sizeof(ret->note), "its status is not verified");
 		return 0;
 	}
-	return gate_match_open(store, receipt, scope, fixes, rerun_of, trivial, ret, err);
+	return gate_match_open(store, d, scope, fixes, rerun_of, trivial, ret, err);
 }
 
 int gate_prepare(struct store *store, const struct receipt *receipt, const struct rules *rules,
 		 const char *scope, uint64_t fixes, uint64_t rerun_of, bool trivial, bool verified,
 		 bool cancelled_opens, struct gate_effect *ret, struct error *err)
 {
-	struct receipt undecided = *receipt;
-
-	undecided.gate = NULL;
-	cleanup_with(json_decrefp) json_t *doc = receipt_to_json(&undecided);
-	if (!doc) {
-		*ret = (struct gate_effect){ 0 };
-		return error_set(err, ENOMEM, "cannot build receipt %llu",
-				 (unsigned long long)receipt->id);
-	}
-	return gate_prepare_doc(store, doc, rules, scope, fixes, rerun_of, trivial, verified,
-				cancelled_opens, ret, err);
+	struct gate_receipt_doc d = { .receipt = receipt };
+	int r = gate_prepare_doc(store, &d, rules, scope, fixes, rerun_of, trivial, verified,
+				 cancelled_opens, ret, err);
+	json_decref(d.doc);
+	return r;
 }
 
 void gate_effect_to_receipt(const struct gate_effect *e, struct receipt_gate *ret)

@@ -40,6 +40,10 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/pathcache.h"
 
+/* How many paths a run's plan asks the path cache about (run_settle()). */
+#define RUN_PATHCACHE_NONE	 24
+#define RUN_PATHCACHE_QUARANTINE 384
+
 
 /* Where the command's output goes while it runs: the bounded capture always,
  * the spill file and the caller's terminal when asked. */
@@ -1210,6 +1214,16 @@ static int run_settle(struct run_state *st, const struct run_context *ctx, struc
 						      : st->policy->sandbox_enabled;
 	st->quarantine.sandbox.profile = st->quarantine.enabled ? "default" : "none";
 	rc->sandbox = &st->quarantine.sandbox;
+	/* The checks and the quarantine's plan read the host's paths through
+	 * one cache (sandbox/pathcache.h), which the sandbox closes before the
+	 * command starts; a dry run makes its snapshot's directories while it
+	 * plans, and reads them uncached. Its table is sized by what the plan
+	 * asks (it grows past that): the quarantine's a few hundred paths (its
+	 * masks, hidden and read-only paths and their parents: 224 as root
+	 * here), a run without one a dozen (the state directories, the hide
+	 * list's homes, the workspace), so that run does not zero 90 KB. */
+	if (!req->dryrun)
+		pathcache_open(st->quarantine.enabled ? RUN_PATHCACHE_QUARANTINE : RUN_PATHCACHE_NONE);
 	st->state_dir_real = realpath(store_path(st->store), NULL);
 	st->caller = hostview_caller_from_env(ctx->session->environ_);
 	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
@@ -1252,12 +1266,7 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		return error_set(err, ENOMEM, "out of memory");
 	if (refused == 0)
 		refused = run_check_rerun_policy(st);
-	/* The checks and the quarantine's plan read the host's paths through
-	 * one cache (sandbox/pathcache.h), which the sandbox closes before the
-	 * command starts; a dry run makes its snapshot's directories while it
-	 * plans, and reads them uncached. */
-	if (!st->req->dryrun)
-		pathcache_open();
+	/* run_settle() opens the path cache, once the quarantine is decided. */
 	int r = run_settle(st, ctx, err);
 	if (r == 0 && refused == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
 	    run_resolve_command(st) == 0)
