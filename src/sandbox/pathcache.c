@@ -1,13 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 #include "sandbox/pathcache.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* A directory's names, read once (pathcache_list()), sorted by strcmp(). */
+struct pathcache_name {
+	char *name;
+	unsigned char type; /* its d_type */
+};
+
+struct pathcache_listing {
+	struct pathcache_name *names;
+	size_t n;
+};
 
 struct pathcache_entry {
 	char *path; /* NULL: a free slot */
@@ -16,6 +34,12 @@ struct pathcache_entry {
 	int real_errno;
 	struct stat st; /* lstat()'s answer, valid without st_errno */
 	int st_errno;
+	/* As the resolved parent of other paths: how many of its names a
+	 * readlink() answered (each proving it a searchable directory), and
+	 * its listing: 0 not read yet, 1 read, -1 not to be read. */
+	unsigned dir_asks;
+	signed char dir_listed;
+	struct pathcache_listing listing;
 };
 
 struct pathcache {
@@ -52,6 +76,10 @@ void pathcache_close(void)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n_slots; i++) {
+		struct pathcache_listing *l = &c->slots[i].listing;
+		for (size_t j = 0; j < l->n; j++)
+			free(l->names[j].name);
+		free(l->names);
 		free(c->slots[i].path);
 		free(c->slots[i].real);
 	}
@@ -124,6 +152,143 @@ static bool pathcache_plain(const char *path, size_t len)
 	return true;
 }
 
+/* A directory is read once this many of its names were answered by a
+ * readlink() each: the read costs ~6 calls (open, fstatfs, ioctl, two
+ * getdents64, close), and most directories are asked one or two names. */
+#define PATHCACHE_LIST_AFTER 4
+/* Larger directories are not kept: their names are asked one by one. */
+#define PATHCACHE_LIST_MAX 4096
+
+struct pathcache_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int pathcache_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct pathcache_name *)a)->name,
+		      ((const struct pathcache_name *)b)->name);
+}
+
+static void pathcache_listing_free(struct pathcache_listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i].name);
+	free(l->names);
+	*l = (struct pathcache_listing){ 0 };
+}
+
+/* Reads dir's names into e->listing (dir_listed 1), or marks it as not to
+ * be read (-1). Only where a listing holds exactly the names a lookup
+ * finds: a file system that does not fold case and has no names a lookup
+ * makes up (procfs's threads, autofs's keys): ext2-4, tmpfs, btrfs,
+ * overlayfs; a directory neither case-folded (ext4's and tmpfs's casefold:
+ * a lookup of ".aws" finds ".AWS") nor encrypted (FS_IOC_GETFLAGS); at most
+ * PATHCACHE_LIST_MAX names. Anything else is asked name by name. */
+static void pathcache_list(struct pathcache_entry *e, const char *dir)
+{
+	struct pathcache_listing l = { 0 };
+	struct statfs sf;
+	int flags = 0;
+	size_t room = 0;
+	char buf[8192];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	e->dir_listed = -1;
+	if (fd < 0)
+		return;
+	if (fstatfs(fd, &sf) < 0)
+		goto out;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+		break;
+	default:
+		goto out;
+	}
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
+		goto out;
+	for (;;) {
+		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got == 0)
+			break;
+		if (got < 0)
+			goto out;
+		for (long off = 0; off < got;) {
+			const struct pathcache_dirent64 *d =
+				(const struct pathcache_dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (l.n == PATHCACHE_LIST_MAX)
+				goto out;
+			if (l.n == room) {
+				room = room ? room * 2 : 64;
+				struct pathcache_name *names =
+					realloc(l.names, room * sizeof(l.names[0]));
+				if (!names)
+					goto out;
+				l.names = names;
+			}
+			char *name = strdup(d->d_name);
+			if (!name)
+				goto out;
+			l.names[l.n++] = (struct pathcache_name){ .name = name, .type = d->d_type };
+		}
+	}
+	qsort(l.names, l.n, sizeof(l.names[0]), pathcache_name_cmp);
+	e->listing = l;
+	e->dir_listed = 1;
+	l = (struct pathcache_listing){ 0 };
+out:
+	pathcache_listing_free(&l);
+	close(fd);
+}
+
+/* What the listing of dir (a resolved directory) says of its name: -1
+ * nothing (not read, or a name longer than a component, or an entry that
+ * may be a link: only a directory entry is surely none, as only a directory
+ * can be mounted on a directory, where a file could have a link mounted on
+ * it), 0 that it does not exist, 1 a directory. */
+static int pathcache_dir_says(const char *dir, const char *name, size_t nlen)
+{
+	struct pathcache *c = pathcache_current;
+	struct pathcache_entry *e = c ? pathcache_entry(c, dir) : NULL;
+
+	if (!e || nlen > NAME_MAX)
+		return -1;
+	if (e->dir_listed == 0 && e->dir_asks >= PATHCACHE_LIST_AFTER)
+		pathcache_list(e, dir);
+	if (e->dir_listed <= 0)
+		return -1;
+	struct pathcache_name key = { .name = (char *)name };
+	const struct pathcache_name *found =
+		bsearch(&key, e->listing.names, e->listing.n, sizeof(key), pathcache_name_cmp);
+	if (!found)
+		return 0;
+	return found->type == DT_DIR ? 1 : -1;
+}
+
+/* A readlink() of full's name answered as only a searchable directory can
+ * (a link, none, or no link): one more towards reading its directory, the
+ * first cut bytes of full. Keeps errno. */
+static void pathcache_dir_asked(char *full, size_t cut)
+{
+	struct pathcache *c = pathcache_current;
+	int saved = errno;
+	char keep = full[cut];
+
+	full[cut] = '\0';
+	struct pathcache_entry *e = c ? pathcache_entry(c, full) : NULL;
+	full[cut] = keep;
+	if (e)
+		e->dir_asks++;
+	errno = saved;
+}
+
 /* realpath() of a plain path from its parent's: one readlink() of the
  * last name; NULL with errno as realpath() fails (ENOENT, ENOTDIR, EACCES
  * of a component). A symlink is left to realpath(). */
@@ -148,6 +313,13 @@ static char *pathcache_resolve(const char *path)
 		free(base);
 		return realpath(path, NULL);
 	}
+	int says = pathcache_dir_says(base, slash + 1, nlen);
+	if (says == 0) {
+		free(base);
+		errno = ENOENT;
+		return NULL;
+	}
+	size_t cut = blen > 1 ? blen : 1; /* full cut there is base */
 	char *full = realloc(base, blen + 1 + nlen + 1);
 	if (!full) {
 		free(base);
@@ -156,11 +328,16 @@ static char *pathcache_resolve(const char *path)
 	if (blen > 1)
 		full[blen++] = '/';
 	memcpy(full + blen, slash + 1, nlen + 1);
+	if (says == 1)
+		return full; /* listed, a directory */
 	char byte;
 	if (readlink(full, &byte, 1) >= 0) {
+		pathcache_dir_asked(full, cut);
 		free(full);
 		return realpath(path, NULL);
 	}
+	if (errno == EINVAL || errno == ENOENT)
+		pathcache_dir_asked(full, cut);
 	if (errno == EINVAL)
 		return full; /* there, and no symlink */
 	int saved = errno;

@@ -10,12 +10,16 @@
  * /root/.config, each parent of the workspace. While a cache is open
  * (pathcache_open() .. pathcache_close()) each answer is kept, and
  * realpath() resolves a path from its parent's kept answer with one
- * readlink(); outside one, these are the libc calls.
+ * readlink(), or, in a directory many names are asked of (the hide list's
+ * in a home), from the directory's names read once, where a listing holds
+ * exactly what a lookup finds (pathcache.c: not a case-folding directory);
+ * outside one, these are the libc calls.
  *
  * A cache is only open while the supervisor plans a run, before the command
  * starts, and while nothing of the run writes to the host: an answer is
- * exactly what the call would have said at the moment it was first asked,
- * as a plan computed without the cache would have used it.
+ * exactly what the call would have said at the moment it was first asked
+ * (or, from a listing, when the directory was read, earlier in the same
+ * plan), as a plan computed without the cache would have used it.
  *
  * paths: how many paths the plan is expected to ask about; the table is
  * made for that many (zeroed at once, ~180 bytes a path) and grows past it. */

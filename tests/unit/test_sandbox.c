@@ -659,6 +659,124 @@ static void test_pathcache_answers_as_libc(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* pathcache's answer for path against realpath()'s, errno included. */
+static void pathcache_check_one(const char *path)
+{
+	errno = 0;
+	char *want = realpath(path, NULL);
+	int want_errno = want ? 0 : errno;
+	errno = 0;
+	char *got = pathcache_realpath(path);
+	int got_errno = got ? 0 : errno;
+	if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0) ||
+	    want_errno != got_errno)
+		fprintf(stderr, "pathcache: %s: want %s (%d), got %s (%d)\n", path,
+			want ? want : "NULL", want_errno, got ? got : "NULL", got_errno);
+	ASSERT_EQ_INT(got_errno, want_errno);
+	ASSERT_TRUE((want == NULL) == (got == NULL));
+	ASSERT_TRUE(!want || strcmp(want, got) == 0);
+	free(want);
+	free(got);
+}
+
+/* Many names asked in one directory, as the hide list asks of a home: the
+ * cache reads the directory once, and must answer as realpath() still.
+ * Generated trees: each directory (searchable, x-only, r-only, neither, a
+ * file in its place, a link to one) holds files, directories, links to
+ * both, dangling and looping links; each is asked its names, names it
+ * lacks (one differing in case only), and a name below each. Run as root
+ * and as nobody (the modes count only for nobody). */
+static void test_pathcache_lists_as_libc(void)
+{
+	char root[] = "/tmp/airlock-pathlist.XXXXXX";
+	char path[512], target[512];
+	const char *dirs[] = { "rx", "xonly", "ronly", "none", "many" };
+	const mode_t modes[] = { 0755, 0111, 0444, 0000, 0755 };
+	const int n_names[] = { 30, 30, 30, 30, 300 };
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	ASSERT_EQ_INT(chmod(root, 0755), 0);
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[d]);
+		ASSERT_EQ_INT(mkdir(path, 0755), 0);
+		for (int i = 0; i < n_names[d]; i++) {
+			snprintf(path, sizeof(path), "%s/%s/n%d", root, dirs[d], i);
+			switch (i % 7) {
+			case 0: /* missing */
+				break;
+			case 1: {
+				int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+				ASSERT_TRUE(fd >= 0);
+				close(fd);
+				break;
+			}
+			case 2:
+				ASSERT_EQ_INT(mkdir(path, 0755), 0);
+				break;
+			case 3: /* a link to a directory, relative */
+				ASSERT_EQ_INT(symlink("n2", path), 0);
+				break;
+			case 4: /* a link to a file, absolute */
+				snprintf(target, sizeof(target), "%s/%s/n1", root, dirs[d]);
+				ASSERT_EQ_INT(symlink(target, path), 0);
+				break;
+			case 5: /* dangling */
+				ASSERT_EQ_INT(symlink("/nonexistent-pathlist/x", path), 0);
+				break;
+			case 6: /* looping */
+				ASSERT_EQ_INT(symlink(path, path), 0);
+				break;
+			}
+		}
+	}
+	snprintf(path, sizeof(path), "%s/file", root);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/tolink", root);
+	ASSERT_EQ_INT(symlink("rx", path), 0);
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[d]);
+		ASSERT_EQ_INT(chmod(path, modes[d]), 0);
+	}
+	const char *parents[] = { "rx", "xonly", "ronly", "none", "many", "file", "tolink", "gone" };
+	for (int order = 0; order < 2; order++) {
+		pathcache_open(8); /* small: it grows while the names are asked */
+		for (int pass = 0; pass < 2; pass++) /* asked, then answered from the cache */
+			for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++) {
+				size_t d = order ? sizeof(parents) / sizeof(parents[0]) - 1 - p : p;
+				int n = strcmp(parents[d], "many") == 0 ? 300 : 30;
+				for (int i = 0; i < n + 3; i++) {
+					int k = order ? n + 2 - i : i;
+					/* past the names: one in another case, below a file, below a dir */
+					const char *last = k == n	? "N1"
+							   : k == n + 1 ? "n1/x"
+									: "n2/x";
+					if (k < n)
+						snprintf(path, sizeof(path), "%s/%s/n%d", root,
+							 parents[d], k);
+					else
+						snprintf(path, sizeof(path), "%s/%s/%s", root,
+							 parents[d], last);
+					pathcache_check_one(path);
+					if (k % 3 == 0 && k < n) {
+						snprintf(path, sizeof(path), "%s/%s/n%d/x", root,
+							 parents[d], k);
+						pathcache_check_one(path);
+					}
+				}
+			}
+		pathcache_close();
+	}
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[d]);
+		ASSERT_EQ_INT(chmod(path, 0755), 0);
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
 /* The allowlist proxy's socket (docs/network.md): made by init in the
  * private namespace, handed out through net_listener_to; connects made
  * inside wait in its backlog for whoever holds it, and the command never
@@ -743,6 +861,7 @@ RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_set
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument),
 	  T_(test_cgroup_sweep_removes_only_dead_supervisors), T_(test_pathcache_answers_as_libc),
+	  T_(test_pathcache_lists_as_libc),
 	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path),
 	  T_(test_run_reports_exit_and_output), T_(test_run_stdin_is_null_and_fds_closed),

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/strv.h"
@@ -258,12 +259,28 @@ int hostview_state_dirs(const char *in_use, char *const *environ_,
 	return 0;
 }
 
+/* /etc/passwd is read into memory up to this size; a larger one is read
+ * from the file as it goes. */
+#define HOSTVIEW_PASSWD_MAX (16u << 20)
+
 /* Every home the workspace must not be or contain: the caller's ($HOME and
  * the passwd one), /root, /home, and each home in /etc/passwd. */
 static int hostview_homes(const struct hostview_caller *caller, char ***ret)
 {
 	cleanup_strv char **homes = NULL;
-	cleanup_fclose FILE *f = fopen("/etc/passwd", "re");
+	cleanup_free char *passwd = NULL;
+	size_t passwd_len = 0;
+	struct error ignored = { 0 };
+	/* read whole, then parsed from memory: fgetpwent() on the file asks
+	 * lseek() twice an entry (two system calls a home, 50 here); the
+	 * file itself where that fails */
+	cleanup_fclose FILE *f = NULL;
+	if (file_read_capped(AT_FDCWD, "/etc/passwd", HOSTVIEW_PASSWD_MAX, &passwd, &passwd_len,
+			     &ignored) == 0 &&
+	    passwd_len == 0)
+		f = NULL; /* no entries */
+	else if (!passwd || !(f = fmemopen(passwd, passwd_len, "r")))
+		f = fopen("/etc/passwd", "re");
 	cleanup_free char *pw_home = hostview_passwd_home(caller->uid);
 	struct passwd *pw;
 	int r = 0;
