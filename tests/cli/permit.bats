@@ -868,6 +868,93 @@ ends_rolled_back() { # label
 	[ "$(grep -c 'ledger/log>' "$TEST_DIR/trace")" -eq 3 ]
 }
 
+# A power loss at any moment of a `propose --exec`, whose PROPOSED, change
+# set and apply's state entries wait for the next synced append
+# (store_sync_defer). The exec is killed at the entry of its K-th write of
+# the log (strace), then the power loss: the log cut back to what the sync
+# mark (ledger/sync: the magic, the boot id, dev, ino, then `synced`) says
+# is durable, the mark and the range gone (another boot), the id counters
+# at their values before the command in another boot, and, where the log
+# lost PROPOSED, the permit's unsynced record too. What the log lost is not
+# acted on: a permit it lost is refused; the workspace is changed only if
+# the log's permit ends APPLIED after the next exec; `ledger recover` (a
+# change set written without its entry, as a kill leaves) and `ledger
+# verify` are OK, and the next proposal runs.
+power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
+	od -An -t u8 -j 80 -N 8 "$1/sync" | tr -d ' '
+}
+
+@test "a power loss at any log write of a propose --exec: nothing the log lost is acted on; the next commands recover" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	kill_project
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["out-*"]}'
+	for k in 1 2 3 4 5 6 7; do
+		export AIRLOCK_STATE_DIR="$TEST_DIR/state-$k"
+		l="$AIRLOCK_STATE_DIR/ledger"
+		pub="$TEST_DIR/ledger-$k.pub"
+		# Permit 1 and dry run 1 make the counters and the first checkpoint.
+		rm -f out-*
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+		"$AIRLOCK" ledger key >"$pub"
+		rm -f out-*
+		cp "$AIRLOCK_STATE_DIR/seq" "$TEST_DIR/seq.r"
+		cp "$AIRLOCK_STATE_DIR/permits/seq" "$TEST_DIR/seq.p"
+		run strace -qq -o /dev/null -P "$l/log" -e trace=write \
+			-e inject=write:signal=KILL:when="$k" \
+			"$AIRLOCK" permit propose --exec - <<<"$json"
+		echo "k=$k: $status $output"
+		killed=$status
+		# The power loss.
+		synced=$(power_loss_synced "$l")
+		echo "log $(stat -c %s "$l/log"), synced $synced"
+		truncate -s "$synced" "$l/log"
+		rm -f "$l/sync" "$l/range"
+		for f in seq permits/seq; do
+			src="$TEST_DIR/seq.r"
+			[ "$f" = seq ] || src="$TEST_DIR/seq.p"
+			{ head -n 1 "$src" && echo 00000000-0000-0000-0000-000000000000; } \
+				>"$AIRLOCK_STATE_DIR/$f"
+		done
+		if ! grep -q '"kind":"permit-transition","id":"2"' "$l/log"; then
+			rm -f "$AIRLOCK_STATE_DIR/permits/2.json" "$AIRLOCK_STATE_DIR/permits/2.lock"
+		fi
+		# The next commands.
+		pstep exec 2
+		echo "exec 2: $status $output $stderr"
+		if ! grep -q '"kind":"permit-transition","id":"2"' "$l/log"; then
+			[ "$status" -ne 0 ] # lost: refused, not run
+		elif [ "$killed" -eq 0 ]; then # no kill: APPLIED, synced
+			[[ "$stderr" == *"permit 2 is APPLIED"* ]]
+		else
+			[ "$status" -eq 0 ]
+			[ "$(jq -r .state <<<"$output")" = APPLIED ]
+		fi
+		run "$AIRLOCK" ledger recover
+		echo "recover: $status $output"
+		[ "$status" -eq 0 ]
+		run "$AIRLOCK" ledger verify --key "$pub"
+		echo "verify: $output"
+		[ "$status" -eq 0 ]
+		# The workspace is what the log says of permit 2.
+		if grep -q '"kind":"permit-transition","id":"2"' "$l/log" &&
+			[ "$("$AIRLOCK" permit show 2 | jq -r .state)" = APPLIED ]; then
+			[ "$(snap)" = "$APPLIED" ]
+		else
+			[ "$(snap)" = "$ORIG" ]
+		fi
+		# The next proposal is made, dry-run and applied.
+		rm -f out-*
+		run --separate-stderr "$AIRLOCK" permit propose --exec - <<<"$json"
+		echo "the next proposal: $status $output $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r .state <<<"$output")" = APPLIED ]
+		[ "$(snap)" = "$APPLIED" ]
+		run "$AIRLOCK" ledger verify --key "$pub"
+		[ "$status" -eq 0 ]
+	done
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project
