@@ -955,6 +955,52 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	done
 }
 
+# The apply's state entry waits for APPLIED's sync (store_sync_defer). The
+# agent kills the exec between the two (the state's entry written, not
+# synced) and rolls the dry run back from another process, which reads the
+# state "applied" and undoes the workspace; a power loss comes before the
+# rollback's own entry. The log lost "applied", but the rollback's journal
+# mark (synced, with the "committed" mark before it) makes the next command
+# finish the rollback: the log says rolled back, the workspace is as before,
+# the permit can be executed again, verify is OK.
+@test "attack: an exec killed before APPLIED, its dry run rolled back by another process, a power loss before the rollback's entry: the log and the workspace agree" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	kill_project
+	l="$AIRLOCK_STATE_DIR/ledger"
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["out-*"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	DRY=$(jq -r .dryrun <<<"$output")
+	AIRLOCK_TEST_PERMIT_CRASH=apply run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	[ "$(snap)" = "$APPLIED" ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = applied ]
+	# Killed at the entry of its first write of the log: its state entry.
+	run strace -qq -o /dev/null -P "$l/log" -e trace=write \
+		-e inject=write:signal=KILL:when=1 "$AIRLOCK" rollback "$DRY"
+	echo "rollback: $status $output"
+	[ "$status" -eq 137 ]
+	synced=$(power_loss_synced "$l")
+	echo "log $(stat -c %s "$l/log"), synced $synced"
+	truncate -s "$synced" "$l/log"
+	rm -f "$l/sync" "$l/range"
+	pstep exec "$PID"
+	echo "exec: $status $output $stderr"
+	run "$AIRLOCK" ledger recover
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "verify: $output"
+	[ "$status" -eq 0 ]
+	# What the log says of the permit, the workspace shows.
+	st=$("$AIRLOCK" permit show "$PID" | jq -r .state)
+	echo "permit: $st, dry run: $(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")"
+	if [ "$st" = APPLIED ]; then
+		[ "$(snap)" = "$APPLIED" ]
+	else
+		[ "$(snap)" = "$ORIG" ]
+	fi
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project
