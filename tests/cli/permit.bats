@@ -1001,6 +1001,31 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	fi
 }
 
+# A receipt too big for its entry (over 64 KiB on its line: a long
+# argument) is written first and named by its entry, as any such record;
+# under a dry run's deferral (store_sync_defer) its entry still syncs at
+# once: another process's gate may count a receipt (a close) and acts on
+# nothing of its own, so a receipt is never left waiting for a later sync.
+@test "propose --exec with a receipt too big for its entry: the receipt's entry is synced before the next entry" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	big=$(head -c 70000 /dev/zero | tr '\0' a)
+	json="{\"argv\":[\"make\",\"-s\",\"gen\",\"X=$big\"],\"reason\":\"r\",\"expected_paths\":[\"gen.txt\"]}"
+	"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	rm gen.txt
+	strace -qq -y -e trace=write,fdatasync -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	[ "$(cat gen.txt)" = new ]
+	# The log's writes and syncs, in order: the receipt's entry, then a sync.
+	grep 'ledger/log>' "$TEST_DIR/trace" | sed 's/^\(write\|fdatasync\).*kind\\":\\"\([a-z-]*\).*/\1 \2/; s/^fdatasync.*/fdatasync/' >"$TEST_DIR/order"
+	cat "$TEST_DIR/order"
+	grep -A1 -x 'write receipt' "$TEST_DIR/order" | tail -n 1 | grep -qx fdatasync
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project
