@@ -353,13 +353,15 @@ int store_sync_flush(struct store *store, struct error *err)
  * entry, or a replaced one whose `.prev` store_settle() puts back). A
  * record whose entry carries it and whose file is written after the
  * append (a receipt) always syncs: its cache must never outlive its entry.
- * A synced append covers every line before it. */
+ * A receipt too big for its entry, written first, syncs too: another
+ * process's gate counts a receipt (a close) without a commit of its own
+ * that would sync it first. A synced append covers every line before it. */
 static int store_append(struct store *store, enum ledger_kind kind, const char *id,
 			const char *path, const char hex[SHA256_HEX_SIZE], const void *record,
 			size_t n, bool written_first, struct error *err)
 {
 	struct ledger *ledger = store_ledger(store);
-	bool defer = store->sync_deferred && written_first && store->durable;
+	bool defer = store->sync_deferred && written_first && store->durable && kind != LEDGER_RECEIPT;
 	ledger_defer_sync(ledger, defer);
 	int r = ledger_append_record(ledger, kind, id, path, hex, record, n,
 				     store_commit_signs(store, kind), NULL, err);
