@@ -868,6 +868,164 @@ ends_rolled_back() { # label
 	[ "$(grep -c 'ledger/log>' "$TEST_DIR/trace")" -eq 3 ]
 }
 
+# A power loss at any moment of a `propose --exec`, whose PROPOSED, change
+# set and apply's state entries wait for the next synced append
+# (store_sync_defer). The exec is killed at the entry of its K-th write of
+# the log (strace), then the power loss: the log cut back to what the sync
+# mark (ledger/sync: the magic, the boot id, dev, ino, then `synced`) says
+# is durable, the mark and the range gone (another boot), the id counters
+# at their values before the command in another boot, and, where the log
+# lost PROPOSED, the permit's unsynced record too. What the log lost is not
+# acted on: a permit it lost is refused; the workspace is changed only if
+# the log's permit ends APPLIED after the next exec; `ledger recover` (a
+# change set written without its entry, as a kill leaves) and `ledger
+# verify` are OK, and the next proposal runs.
+power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
+	od -An -t u8 -j 80 -N 8 "$1/sync" | tr -d ' '
+}
+
+@test "a power loss at any log write of a propose --exec: nothing the log lost is acted on; the next commands recover" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	kill_project
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["out-*"]}'
+	for k in 1 2 3 4 5 6 7; do
+		export AIRLOCK_STATE_DIR="$TEST_DIR/state-$k"
+		l="$AIRLOCK_STATE_DIR/ledger"
+		pub="$TEST_DIR/ledger-$k.pub"
+		# Permit 1 and dry run 1 make the counters and the first checkpoint.
+		rm -f out-*
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+		"$AIRLOCK" ledger key >"$pub"
+		rm -f out-*
+		cp "$AIRLOCK_STATE_DIR/seq" "$TEST_DIR/seq.r"
+		cp "$AIRLOCK_STATE_DIR/permits/seq" "$TEST_DIR/seq.p"
+		run strace -qq -o /dev/null -P "$l/log" -e trace=write \
+			-e inject=write:signal=KILL:when="$k" \
+			"$AIRLOCK" permit propose --exec - <<<"$json"
+		echo "k=$k: $status $output"
+		killed=$status
+		# The power loss.
+		synced=$(power_loss_synced "$l")
+		echo "log $(stat -c %s "$l/log"), synced $synced"
+		truncate -s "$synced" "$l/log"
+		rm -f "$l/sync" "$l/range"
+		for f in seq permits/seq; do
+			src="$TEST_DIR/seq.r"
+			[ "$f" = seq ] || src="$TEST_DIR/seq.p"
+			{ head -n 1 "$src" && echo 00000000-0000-0000-0000-000000000000; } \
+				>"$AIRLOCK_STATE_DIR/$f"
+		done
+		if ! grep -q '"kind":"permit-transition","id":"2"' "$l/log"; then
+			rm -f "$AIRLOCK_STATE_DIR/permits/2.json" "$AIRLOCK_STATE_DIR/permits/2.lock"
+		fi
+		# The next commands.
+		pstep exec 2
+		echo "exec 2: $status $output $stderr"
+		if ! grep -q '"kind":"permit-transition","id":"2"' "$l/log"; then
+			[ "$status" -ne 0 ] # lost: refused, not run
+		elif [ "$killed" -eq 0 ]; then # no kill: APPLIED, synced
+			[[ "$stderr" == *"permit 2 is APPLIED"* ]]
+		else
+			[ "$status" -eq 0 ]
+			[ "$(jq -r .state <<<"$output")" = APPLIED ]
+		fi
+		run "$AIRLOCK" ledger recover
+		echo "recover: $status $output"
+		[ "$status" -eq 0 ]
+		run "$AIRLOCK" ledger verify --key "$pub"
+		echo "verify: $output"
+		[ "$status" -eq 0 ]
+		# The workspace is what the log says of permit 2.
+		if grep -q '"kind":"permit-transition","id":"2"' "$l/log" &&
+			[ "$("$AIRLOCK" permit show 2 | jq -r .state)" = APPLIED ]; then
+			[ "$(snap)" = "$APPLIED" ]
+		else
+			[ "$(snap)" = "$ORIG" ]
+		fi
+		# The next proposal is made, dry-run and applied.
+		rm -f out-*
+		run --separate-stderr "$AIRLOCK" permit propose --exec - <<<"$json"
+		echo "the next proposal: $status $output $stderr"
+		[ "$status" -eq 0 ]
+		[ "$(jq -r .state <<<"$output")" = APPLIED ]
+		[ "$(snap)" = "$APPLIED" ]
+		run "$AIRLOCK" ledger verify --key "$pub"
+		[ "$status" -eq 0 ]
+	done
+}
+
+# The apply's state entry waits for APPLIED's sync (store_sync_defer). The
+# agent kills the exec between the two (the state's entry written, not
+# synced) and rolls the dry run back from another process, which reads the
+# state "applied" and undoes the workspace; a power loss comes before the
+# rollback's own entry. The log lost "applied", but the rollback's journal
+# mark (synced, with the "committed" mark before it) makes the next command
+# finish the rollback: the log says rolled back, the workspace is as before,
+# the permit can be executed again, verify is OK.
+@test "attack: an exec killed before APPLIED, its dry run rolled back by another process, a power loss before the rollback's entry: the log and the workspace agree" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	kill_project
+	l="$AIRLOCK_STATE_DIR/ledger"
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["out-*"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ]
+	DRY=$(jq -r .dryrun <<<"$output")
+	AIRLOCK_TEST_PERMIT_CRASH=apply run "$AIRLOCK" permit exec "$PID"
+	[ "$status" -eq 137 ]
+	[ "$(snap)" = "$APPLIED" ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")" = applied ]
+	# Killed at the entry of its first write of the log: its state entry.
+	run strace -qq -o /dev/null -P "$l/log" -e trace=write \
+		-e inject=write:signal=KILL:when=1 "$AIRLOCK" rollback "$DRY"
+	echo "rollback: $status $output"
+	[ "$status" -eq 137 ]
+	synced=$(power_loss_synced "$l")
+	echo "log $(stat -c %s "$l/log"), synced $synced"
+	truncate -s "$synced" "$l/log"
+	rm -f "$l/sync" "$l/range"
+	pstep exec "$PID"
+	echo "exec: $status $output $stderr"
+	run "$AIRLOCK" ledger recover
+	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+	echo "verify: $output"
+	[ "$status" -eq 0 ]
+	# What the log says of the permit, the workspace shows.
+	st=$("$AIRLOCK" permit show "$PID" | jq -r .state)
+	echo "permit: $st, dry run: $(cat "$AIRLOCK_STATE_DIR/dryruns/$DRY/state")"
+	if [ "$st" = APPLIED ]; then
+		[ "$(snap)" = "$APPLIED" ]
+	else
+		[ "$(snap)" = "$ORIG" ]
+	fi
+}
+
+# A receipt too big for its entry (over 64 KiB on its line: a long
+# argument) is written first and named by its entry, as any such record;
+# under a dry run's deferral (store_sync_defer) its entry still syncs at
+# once: another process's gate may count a receipt (a close) and acts on
+# nothing of its own, so a receipt is never left waiting for a later sync.
+@test "propose --exec with a receipt too big for its entry: the receipt's entry is synced before the next entry" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	big=$(head -c 70000 /dev/zero | tr '\0' a)
+	json="{\"argv\":[\"make\",\"-s\",\"gen\",\"X=$big\"],\"reason\":\"r\",\"expected_paths\":[\"gen.txt\"]}"
+	"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	rm gen.txt
+	strace -qq -y -e trace=write,fdatasync -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	[ "$(cat gen.txt)" = new ]
+	# The log's writes and syncs, in order: the receipt's entry, then a sync.
+	grep 'ledger/log>' "$TEST_DIR/trace" | sed 's/^\(write\|fdatasync\).*kind\\":\\"\([a-z-]*\).*/\1 \2/; s/^fdatasync.*/fdatasync/' >"$TEST_DIR/order"
+	cat "$TEST_DIR/order"
+	grep -A1 -x 'write receipt' "$TEST_DIR/order" | tail -n 1 | grep -qx fdatasync
+}
+
 @test "attack: an approver.json planted in place of the enrolled one approves no permit" {
 	enrol
 	make_project

@@ -214,7 +214,13 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 	 * apply refuses a permit's dry run (its `permit` marker) and every
 	 * other command syncs its own commit, which covers the lines before
 	 * it, before it acts. A power loss before that sync leaves what a
-	 * kill before the change set's append leaves. */
+	 * kill before the change set's append leaves, or with `propose
+	 * --exec` what a kill before PROPOSED's leaves, but for a dry run's
+	 * directory (its command ran in the snapshot) whose change set no
+	 * entry backs: the permit's id may be handed out again, the receipt's
+	 * is not (store_allocate_id skips the directory), `ledger recover`
+	 * moves the change set aside (tests/cli/permit.bats, "a power loss at
+	 * any log write of a propose --exec"). */
 	store_sync_defer(store);
 	int r = permit_run_dryrun(ctx, store, p, p->p.argv, true, &o, err);
 	store_sync_resume(store);

@@ -148,12 +148,17 @@ struct ledger *store_ledger(struct store *store)
 	return store->ledger;
 }
 
-static bool store_record_exists(int records_fd, uint64_t id)
+/* Whether id is taken: records_fd/<id>.json exists, or, with dirs_fd >= 0,
+ * dirs_fd/<id> (a receipt id names its dry run's directory too). */
+static bool store_record_exists(int records_fd, int dirs_fd, uint64_t id)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	return faccessat(records_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	if (faccessat(records_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return true;
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+	return dirs_fd >= 0 && faccessat(dirs_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
@@ -171,8 +176,9 @@ static void store_boot_id(char ret[40])
  * remember an id the ledger committed. The counter therefore notes the boot
  * it was written in; the first id handed out in another boot is past every
  * id of kind the ledger names (a scan of the log, once a boot). */
-static int store_allocate(int dir_fd, const char *dir, int records_fd, struct ledger *ledger,
-			  enum ledger_kind kind, uint64_t *ret_id, struct error *err)
+static int store_allocate(int dir_fd, const char *dir, int records_fd, int dirs_fd,
+			  struct ledger *ledger, enum ledger_kind kind, uint64_t *ret_id,
+			  struct error *err)
 {
 	cleanup_close int lock_fd =
 		openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -212,7 +218,7 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, struct le
 	if (last >= UINT64_MAX / 2)
 		return error_set(err, EOVERFLOW, "'%s/seq': no id left", dir);
 	uint64_t id = last + 1;
-	while (store_record_exists(records_fd, id))
+	while (store_record_exists(records_fd, dirs_fd, id))
 		id++;
 
 	int len = snprintf(buf, sizeof(buf), "%0*llu\n%s%s", SEQ_WIDTH, (unsigned long long)id,
@@ -229,8 +235,14 @@ static int store_allocate(int dir_fd, const char *dir, int records_fd, struct le
 
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err)
 {
-	return store_allocate(store->dir_fd, store->path, store->receipts_fd, store->ledger,
-			      LEDGER_RECEIPT, ret_id, err);
+	/* A dry run's directory, dryruns/<id>, is made before its receipt is
+	 * committed and outlives a power loss that loses the receipt's entry
+	 * and the counter's update: its id is taken too, else the next dry run
+	 * fails to make it (EEXIST). */
+	cleanup_close int dryruns_fd = openat(store->dir_fd, STATEPATH_DRYRUNS,
+					      O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return store_allocate(store->dir_fd, store->path, store->receipts_fd, dryruns_fd,
+			      store->ledger, LEDGER_RECEIPT, ret_id, err);
 }
 
 int store_allocate_id_in(struct store *store, const char *dir, enum ledger_kind kind,
@@ -243,7 +255,7 @@ int store_allocate_id_in(struct store *store, const char *dir, enum ledger_kind 
 	cleanup_close int fd = r;
 	if (asprintf(&name, "%s/%s", store->path, dir) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	return store_allocate(fd, name, fd, store->ledger, kind, ret_id, err);
+	return store_allocate(fd, name, fd, -1, store->ledger, kind, ret_id, err);
 }
 
 /* Opens the directory that holds path (below the state directory, made
@@ -341,13 +353,15 @@ int store_sync_flush(struct store *store, struct error *err)
  * entry, or a replaced one whose `.prev` store_settle() puts back). A
  * record whose entry carries it and whose file is written after the
  * append (a receipt) always syncs: its cache must never outlive its entry.
- * A synced append covers every line before it. */
+ * A receipt too big for its entry, written first, syncs too: another
+ * process's gate counts a receipt (a close) without a commit of its own
+ * that would sync it first. A synced append covers every line before it. */
 static int store_append(struct store *store, enum ledger_kind kind, const char *id,
 			const char *path, const char hex[SHA256_HEX_SIZE], const void *record,
 			size_t n, bool written_first, struct error *err)
 {
 	struct ledger *ledger = store_ledger(store);
-	bool defer = store->sync_deferred && written_first && store->durable;
+	bool defer = store->sync_deferred && written_first && store->durable && kind != LEDGER_RECEIPT;
 	ledger_defer_sync(ledger, defer);
 	int r = ledger_append_record(ledger, kind, id, path, hex, record, n,
 				     store_commit_signs(store, kind), NULL, err);

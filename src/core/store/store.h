@@ -51,8 +51,9 @@ void store_set_durable(struct store *store, bool durable);
 struct ledger *store_ledger(struct store *store);
 
 /* A new id, unique and increasing across concurrent airlock processes:
- * allocated under the lock, skipping any id whose receipt already exists
- * (a counter that lost its last update in a crash never reissues one). */
+ * allocated under the lock, skipping any id whose receipt or dry run
+ * directory (dryruns/<id>) already exists (a counter that lost its last
+ * update in a crash never reissues one). */
 int store_allocate_id(struct store *store, uint64_t *ret_id, struct error *err);
 /* The same for another kind of record, DIR/<id>.json (DIR below the state
  * directory, created mode 0700): its own counter DIR/seq under DIR/lock,
