@@ -884,3 +884,34 @@ enrol() { # state-dir passphrase
 	run "$AIRLOCK" gate --cwd "$WORK/repo/old"
 	[ "$status" -eq 0 ]
 }
+
+@test "the gate lists every entry of a directory longer than one read of it" {
+	# gate/open/ and a scope's directory are read in batches (getdents64
+	# into a 4 KiB buffer): 300 entries in the scope's own directory and
+	# 100 nested scopes' directories take several; none is lost or read twice.
+	al run -- false
+	[ "$status" -eq 1 ]
+	local entry dir
+	entry=$(ls "$AIRLOCK_STATE_DIR"/gate/open/*/1.json)
+	dir=$(dirname "$entry")
+	for i in $(seq 2 300); do
+		jq -c --argjson i "$i" '.receipt = $i' "$entry" >"$dir/$i.json"
+	done
+	for i in $(seq 1 100); do
+		mkdir -p "$WORK/d$i" "$AIRLOCK_STATE_DIR/gate/open/a-nested-scope-directory-$i"
+		printf '%s' "$WORK/d$i" >"$AIRLOCK_STATE_DIR/gate/open/a-nested-scope-directory-$i/scope"
+		jq -c --argjson i "$((1000 + i))" --arg s "$WORK/d$i" '.receipt = $i | .scope = $s | .cwd = $s' \
+			"$entry" >"$AIRLOCK_STATE_DIR/gate/open/a-nested-scope-directory-$i/$((1000 + i)).json"
+	done
+	run "$AIRLOCK" gate --json
+	jq -e '.open == 400 and ([.failures[].receipt] | unique | length) == 400' <<<"$output"
+	jq -e '[.failures[].receipt] == ([.failures[].receipt] | sort | reverse)' <<<"$output"
+	jq -e '[.failures[].receipt] | (map(select(. <= 300)) | sort) == [range(1; 301)]' <<<"$output"
+	# The hook names the newest and says others are open.
+	printf '{"session_id":"s","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/f","old_string":"a","new_string":"b"}}' \
+		"$WORK" "$WORK" >"$TEST_DIR/edit.json"
+	run --separate-stderr "$AIRLOCK" hook claude pre-tool-use <"$TEST_DIR/edit.json"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "airlock receipt 1100 is an open failure in $(pwd -P): "* ]]
+	[[ "$stderr" == *"Other failures are open too"* ]]
+}

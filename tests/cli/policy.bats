@@ -243,3 +243,34 @@ EOF
 	[ "$status" -eq 126 ]
 	[ ! -e f ]
 }
+
+@test "a run without --policy, or whose --policy cannot be read, records the built-in policy" {
+	# The built-in policy is read in place (policy_builtin()), not copied:
+	# the receipts name it and its digest, and its limits hold, as before.
+	local digest
+	digest=$(sha256sum "$BATS_TEST_DIRNAME/../../policy/default.json" | cut -d' ' -f1)
+	al run -- true
+	[ "$status" -eq 0 ]
+	[ "$(rq .policy)" = default ]
+	[ "$(rq .policy_sha256)" = "$digest" ]
+	[ "$(rq .timeout_sec)" = 30 ]
+	al run --policy "$TEST_DIR/missing.json" -- true
+	[ "$status" -ne 0 ]
+	[ "$(rq .policy)" = default ]
+	[ "$(rq .policy_sha256)" = "$digest" ]
+	[ "$(rq .status)" = invalid ]
+	[ "$(rq .timeout_sec)" = 30 ]
+	# A --fixes run's gate reads the built-in policy too.
+	al run -- sh -c 'test -e ok'
+	[ "$status" -eq 1 ]
+	local failed
+	failed=$(receipt_id)
+	al run --fixes "$failed" -- touch ok
+	[ "$status" -eq 0 ]
+	local fix rerun
+	fix=$(head -n1 <<<"$output" | jq -r .receipt)
+	rerun=$(tail -n1 <<<"$output" | jq -r .receipt)
+	[ "$fix" != "$rerun" ]
+	[ "$(jq -r .policy_sha256 "$AIRLOCK_STATE_DIR/receipts/$fix.json")" = "$digest" ]
+	jq -e --argjson f "$failed" '.closes == [$f]' <<<"$(tail -n1 <<<"$output")"
+}

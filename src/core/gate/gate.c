@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,41 @@ static int gate_open_dir(struct store *store, const char *rel, bool create, stru
 			       ? -ENOENT
 			       : error_set_errno(err, errno, "open %s/%s", store_path(store), rel);
 	return fd;
+}
+
+/* A directory's names, read with getdents64() into a buffer of the
+ * caller's (on its stack) instead of fdopendir()'s: no fstat(), fcntl()s,
+ * dup of the descriptor or 32 KiB buffer (its brk()s) per directory. The
+ * names come in readdir()'s order, "." and ".." included; a read that fails
+ * ends the listing, as readdir() returning NULL did. fd is read from its
+ * offset on and stays the caller's. */
+struct gate_dir {
+	int fd;
+	long got, off;
+	_Alignas(struct dirent64) char buf[4096];
+};
+
+static void gate_dir_init(struct gate_dir *d, int fd)
+{
+	d->fd = fd;
+	d->got = 0;
+	d->off = 0;
+}
+
+/* The next name in d; NULL at the end. */
+static const char *gate_dir_next(struct gate_dir *d)
+{
+	while (d->off >= d->got) {
+		d->got = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+		d->off = 0;
+		if (d->got <= 0) {
+			d->got = 0;
+			return NULL;
+		}
+	}
+	const struct dirent64 *e = (const struct dirent64 *)(d->buf + d->off);
+	d->off += e->d_reclen;
+	return e->d_name;
 }
 
 void gate_effect_release(struct gate_effect *e)
@@ -1126,26 +1162,21 @@ static bool gate_entry_visible(const char *scope, json_t *doc, const char *entry
 }
 
 /* The open failures in one gate/open/<key>/ directory that scope sees.
- * dir_scope: the scope the directory is for, when known. */
+ * dir_scope: the scope the directory is for, when known. dir_fd: the
+ * directory, just opened (read from its start: gate_dir). */
 static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope, bool own,
 			 const char *scope, struct gate_failures *entries, struct error *err)
 {
-	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
-	cleanup_closedir DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
-	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
+	struct gate_dir d;
+	const char *name;
+	gate_dir_init(&d, dir_fd);
+	while ((name = gate_dir_next(&d))) {
 		uint64_t id;
-		if (!parse_entry_name(de->d_name, &id))
+		if (!parse_entry_name(name, &id))
 			continue;
 		cleanup_with(json_decrefp) json_t *doc = NULL;
 		struct error ignored = { 0 };
-		if (gate_read_json(dirfd(d), de->d_name, &doc, &ignored) < 0) {
+		if (gate_read_json(dir_fd, name, &doc, &ignored) < 0) {
 			if (!dir_scope)
 				continue; /* whose it is cannot be told */
 			/* Unreadable but present: it still counts as open. */
@@ -1170,7 +1201,7 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 		int closed = gate_closed_state(store, id, f, &why);
 		if (closed > 0) {
 			/* A close that crashed before removing the entry. */
-			(void)unlinkat(dirfd(d), de->d_name, 0);
+			(void)unlinkat(dir_fd, name, 0);
 			gate_failures_drop_last(entries);
 			continue;
 		}
@@ -1190,20 +1221,18 @@ static int gate_list_dir(struct store *store, int dir_fd, const char *dir_scope,
 static int gate_list_dirs(struct store *store, int fd, const char *scope, const char *own_key,
 			  struct gate_failures *entries, struct error *err)
 {
-	cleanup_closedir DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
-	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	cleanup_close int open_fd = fd;
+	struct gate_dir d;
+	const char *name;
+	gate_dir_init(&d, open_fd);
+	while ((name = gate_dir_next(&d))) {
+		if (name[0] == '.')
 			continue;
 		cleanup_close int key_fd =
-			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			openat(open_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (key_fd < 0)
 			continue;
-		bool own_dir = strcmp(de->d_name, own_key) == 0;
+		bool own_dir = strcmp(name, own_key) == 0;
 		cleanup_free char *dir_scope = NULL;
 		if (own_dir) {
 			dir_scope = strdup(scope);
@@ -1256,17 +1285,14 @@ int gate_find_open(struct store *store, uint64_t id, struct gate_failure *ret, s
 	cleanup_close int fd = gate_open_dir(store, STATEPATH_GATE_OPEN, false, err);
 	if (fd < 0)
 		return fd;
-	cleanup_closedir DIR *d = fdopendir(fd);
-	if (!d)
-		return error_set_errno(err, errno, "read %s/gate/open", store_path(store));
-	fd = -1; /* owned by d now */
+	struct gate_dir d;
+	const char *key;
+	gate_dir_init(&d, fd);
 	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	while ((key = gate_dir_next(&d))) {
+		if (key[0] == '.')
 			continue;
-		cleanup_close int scope_fd =
-			openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cleanup_close int scope_fd = openat(fd, key, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (scope_fd < 0 || faccessat(scope_fd, name, F_OK, 0) < 0)
 			continue;
 		cleanup_with(json_decrefp) json_t *doc = NULL;

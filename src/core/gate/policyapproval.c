@@ -29,14 +29,10 @@ static void policyapproval_message(const char sha256[SHA256_HEX_SIZE], char buf[
 	snprintf(buf, 128, POLICYAPPROVAL_SCHEMA "\nsha256=%.64s\n", sha256);
 }
 
-static size_t policyapproval_compare(const struct policy *policy, struct policy_widening *ret,
-				     struct error *err)
+/* Against the built-in policy, read in place (policy_builtin()). */
+static size_t policyapproval_compare(const struct policy *policy, struct policy_widening *ret)
 {
-	cleanup_with(policy_freep) struct policy *base = NULL;
-
-	if (policy_load_default(&base, err) < 0)
-		return SIZE_MAX;
-	return policy_widenings(policy, base, ret, POLICY_MAX_WIDENINGS);
+	return policy_widenings(policy, policy_builtin(), ret, POLICY_MAX_WIDENINGS);
 }
 
 int policyapproval_review(const char *path, struct policyapproval_review *ret, struct error *err)
@@ -45,12 +41,7 @@ int policyapproval_review(const char *path, struct policyapproval_review *ret, s
 	int r = policy_load_file(path, &ret->policy, err);
 	if (r < 0)
 		return r;
-	size_t n = policyapproval_compare(ret->policy, ret->widenings, err);
-	if (n == SIZE_MAX) {
-		policyapproval_review_release(ret);
-		return -ENOMEM;
-	}
-	ret->n_widenings = n;
+	ret->n_widenings = policyapproval_compare(ret->policy, ret->widenings);
 	return 0;
 }
 
@@ -144,19 +135,11 @@ bool policyapproval_denies(struct store *store, const struct policy *policy,
 			   struct policy_denial *ret_denial)
 {
 	struct policy_widening w[POLICY_MAX_WIDENINGS];
-	struct error why = { 0 };
-	size_t n = policyapproval_compare(policy, w, &why);
+	size_t n = policyapproval_compare(policy, w);
 
 	if (n == 0)
 		return false;
 	*ret_denial = (struct policy_denial){ .rule = "policy_widens" };
-	if (n == SIZE_MAX) {
-		snprintf(ret_denial->value, sizeof(ret_denial->value), "?");
-		snprintf(ret_denial->message, sizeof(ret_denial->message),
-			 "policy '%.200s' cannot be compared with the built-in one: %.200s",
-			 policy->origin, why.msg);
-		return true;
-	}
 	/* The first field that is never taken from a file, else the first. */
 	size_t first = 0;
 	for (size_t i = 0; i < MIN(n, (size_t)POLICY_MAX_WIDENINGS); i++)
@@ -174,6 +157,7 @@ bool policyapproval_denies(struct store *store, const struct policy *policy,
 			 policy->origin, w[first].field, w[first].detail);
 		return true;
 	}
+	struct error why = { 0 };
 	if (policyapproval_check(store, policy->sha256, &why) == 0)
 		return false;
 	snprintf(ret_denial->message, sizeof(ret_denial->message),

@@ -100,7 +100,10 @@ struct run_quarantine {
 
 struct run_state {
 	const struct run_request *req;
-	struct policy *policy;
+	/* The run's policy, read only: the built-in one in place
+	 * (policy_builtin()), or policy_owned. */
+	const struct policy *policy;
+	struct policy *policy_owned; /* a --policy file's, or a refused one's stand-in */
 	struct store *store;
 	struct receipt receipt;
 	struct run_stream streams[2];
@@ -202,7 +205,7 @@ static void run_state_release(struct run_state *st)
 	run_quarantine_release(&st->quarantine);
 	for (int i = 0; i < 2; i++)
 		run_stream_release(&st->streams[i]);
-	policy_free(st->policy);
+	policy_free(st->policy_owned);
 	if (st->store) /* the session's: as it was before this run */
 		store_set_durable(st->store, st->store_durable);
 	free(st->cwd);
@@ -1046,9 +1049,7 @@ static int run_gate_prepare(struct run_state *st, struct gate_effect *effect, st
 	if ((failed || req->fixes) && rules_load_default(&rules, err) < 0)
 		return -EINVAL;
 	/* The gate's rules are the installed ones, never a --policy file's. */
-	cleanup_with(policy_freep) struct policy *installed = NULL;
-	if (req->fixes && policy_load_default(&installed, err) < 0)
-		return -EINVAL;
+	const struct policy *installed = req->fixes ? policy_builtin() : NULL;
 	bool trivial = installed && req->argv && req->argv[0] &&
 		       gate_is_trivial(installed, rules, req->argv);
 	/* A success inside a snapshot proves nothing about the real tree. */
@@ -1160,18 +1161,26 @@ static void run_check_host_code(struct run_state *st)
 static int run_load_policy(struct run_state *st, const char *path)
 {
 	struct error err = { 0 };
-	int r = path ? policy_load_file(path, &st->policy, &err)
-		     : policy_load_default(&st->policy, &err);
+	if (!path) {
+		/* read only here: the built-in policy in place, no copy */
+		st->policy = policy_builtin();
+		return 0;
+	}
+	int r = policy_load_file(path, &st->policy_owned, &err);
+	st->policy = st->policy_owned;
 	struct policy_denial denial;
-	if (r == 0 && path && policyapproval_denies(st->store, st->policy, &denial)) {
+	if (r == 0 && policyapproval_denies(st->store, st->policy, &denial)) {
 		run_deny(st, &denial);
-		struct policy *refused = TAKE_PTR(st->policy);
-		r = policy_load_default(&st->policy, &err);
+		/* The built-in policy's values under the refused file's origin
+		 * and digest: a copy, as that changes it. */
+		struct policy *refused = TAKE_PTR(st->policy_owned);
+		r = policy_load_default(&st->policy_owned, &err);
+		st->policy = st->policy_owned;
 		if (r == 0) {
-			char *origin = st->policy->origin;
-			st->policy->origin = refused->origin;
+			char *origin = st->policy_owned->origin;
+			st->policy_owned->origin = refused->origin;
 			refused->origin = origin;
-			memcpy(st->policy->sha256, refused->sha256, sizeof(refused->sha256));
+			memcpy(st->policy_owned->sha256, refused->sha256, sizeof(refused->sha256));
 		}
 		policy_free(refused);
 		return r < 0 ? -ENOMEM : -1;
@@ -1180,8 +1189,8 @@ static int run_load_policy(struct run_state *st, const char *path)
 		return 0;
 	/* The attempt is still recorded, under the built-in policy's limits. */
 	run_refuse(st, RECEIPT_INVALID, "%s", err.msg);
-	struct error ignored;
-	return policy_load_default(&st->policy, &ignored) < 0 ? -ENOMEM : -1;
+	st->policy = policy_builtin();
+	return -1;
 }
 
 /* A re-run runs under the policy its failed attempt ran under, or not at
