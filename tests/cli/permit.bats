@@ -820,8 +820,9 @@ ends_rolled_back() { # label
 		# The power loss.
 		truncate -s "$size" "$l/log"
 		cp -a "$TEST_DIR/before/checkpoint" "$TEST_DIR/before/index" "$l/"
-		for k in $(ls "$l/checkpoints"); do
-			grep -qx "$k" "$TEST_DIR/before/kept" || rm "$l/checkpoints/$k"
+		for k in "$l"/checkpoints/*; do
+			[ -e "$k" ] || continue
+			grep -qx "${k##*/}" "$TEST_DIR/before/kept" || rm "$k"
 		done
 		rm -f "$l/range" "$l/sync"
 		j="$AIRLOCK_STATE_DIR/dryruns/$DRY/journal"
