@@ -583,6 +583,26 @@ static void test_cgroup_sweep_removes_only_dead_supervisors(void)
 	ASSERT_EQ_INT(rmdir(parent), 0);
 }
 
+/* pathcache's answer for path against realpath()'s, errno included. */
+static void pathcache_check_one(const char *path)
+{
+	errno = 0;
+	char *want = realpath(path, NULL);
+	int want_errno = want ? 0 : errno;
+	errno = 0;
+	char *got = pathcache_realpath(path);
+	int got_errno = got ? 0 : errno;
+	if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0) ||
+	    want_errno != got_errno)
+		fprintf(stderr, "pathcache: %s: want %s (%d), got %s (%d)\n", path,
+			want ? want : "NULL", want_errno, got ? got : "NULL", got_errno);
+	ASSERT_EQ_INT(got_errno, want_errno);
+	ASSERT_TRUE((want == NULL) == (got == NULL));
+	ASSERT_TRUE(!want || strcmp(want, got) == 0);
+	free(want);
+	free(got);
+}
+
 /* The cache answers as realpath() and lstat() do, errno included: links on
  * the way and at the end, dangling and looping links, a file used as a
  * directory, missing names, ".", ".." and doubled slashes. */
@@ -624,22 +644,7 @@ static void test_pathcache_answers_as_libc(void)
 	for (int pass = 0; pass < 2; pass++) /* asked, then answered from the cache */
 		for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
 			snprintf(path, sizeof(path), "%s/%s", root, asked[i]);
-			errno = 0;
-			char *want = realpath(path, NULL);
-			int want_errno = want ? 0 : errno;
-			errno = 0;
-			char *got = pathcache_realpath(path);
-			int got_errno = got ? 0 : errno;
-			if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0) ||
-			    want_errno != got_errno)
-				fprintf(stderr, "pathcache: %s: want %s (%d), got %s (%d)\n", path,
-					want ? want : "NULL", want_errno, got ? got : "NULL",
-					got_errno);
-			ASSERT_EQ_INT(got_errno, want_errno);
-			ASSERT_TRUE((want == NULL) == (got == NULL));
-			ASSERT_TRUE(!want || strcmp(want, got) == 0);
-			free(want);
-			free(got);
+			pathcache_check_one(path);
 			struct stat a, b;
 			int ra = lstat(path, &a), ea = ra < 0 ? errno : 0;
 			int rb = pathcache_lstat(path, &b), eb = rb < 0 ? errno : 0;
@@ -657,26 +662,6 @@ static void test_pathcache_answers_as_libc(void)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	ASSERT_EQ_INT(system(cmd), 0);
-}
-
-/* pathcache's answer for path against realpath()'s, errno included. */
-static void pathcache_check_one(const char *path)
-{
-	errno = 0;
-	char *want = realpath(path, NULL);
-	int want_errno = want ? 0 : errno;
-	errno = 0;
-	char *got = pathcache_realpath(path);
-	int got_errno = got ? 0 : errno;
-	if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0) ||
-	    want_errno != got_errno)
-		fprintf(stderr, "pathcache: %s: want %s (%d), got %s (%d)\n", path,
-			want ? want : "NULL", want_errno, got ? got : "NULL", got_errno);
-	ASSERT_EQ_INT(got_errno, want_errno);
-	ASSERT_TRUE((want == NULL) == (got == NULL));
-	ASSERT_TRUE(!want || strcmp(want, got) == 0);
-	free(want);
-	free(got);
 }
 
 /* Many names asked in one directory, as the hide list asks of a home: the
