@@ -181,6 +181,29 @@ static void pathcache_listing_free(struct pathcache_listing *l)
 	*l = (struct pathcache_listing){ 0 };
 }
 
+void pathcache_forget_below(const char *dir)
+{
+	struct pathcache *c = pathcache_current;
+	size_t n = dir ? strlen(dir) : 0;
+
+	if (!c || n == 0)
+		return;
+	if (dir[n - 1] == '/') /* "/" or a trailing slash: what lies below it */
+		n--;
+	for (size_t i = 0; i < c->n_slots; i++) {
+		struct pathcache_entry *e = &c->slots[i];
+		if (!e->path || strncmp(e->path, dir, n) != 0 ||
+		    (e->path[n] != '\0' && e->path[n] != '/'))
+			continue;
+		free(e->real);
+		e->real = NULL;
+		e->resolved = e->stated = false;
+		e->dir_asks = 0;
+		e->dir_listed = 0;
+		pathcache_listing_free(&e->listing);
+	}
+}
+
 /* Reads dir's names into e->listing (dir_listed 1), or marks it as not to
  * be read (-1). Only where a listing holds exactly the names a lookup
  * finds: a file system that does not fold case and has no names a lookup

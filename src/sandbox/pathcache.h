@@ -25,6 +25,14 @@
  * made for that many (zeroed at once, ~180 bytes a path) and grows past it. */
 void pathcache_open(size_t paths);
 void pathcache_close(void);
+/* Drops every answer for dir and the paths below it, spelled as asked,
+ * and the listings of those directories: for a caller that has made
+ * paths there while the cache is open (a dry run's snapshot, in the state
+ * directory), which then reads them as they are now. A path made there is
+ * asked again by each spelling the caller forgets (the state directory as
+ * opened and as resolved); an answer elsewhere is unchanged by making a
+ * name there (a name that existed could not have been made). */
+void pathcache_forget_below(const char *dir);
 /* As realpath(path, NULL): a malloc'd path, or NULL with errno set. */
 char *pathcache_realpath(const char *path);
 /* As lstat(): 0, or -1 with errno set. */

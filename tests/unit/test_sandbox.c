@@ -841,12 +841,74 @@ static void test_net_listener_is_passed_out(void)
 	rmdir(base);
 }
 
+/* A path made below a directory while the cache is open is answered as
+ * it was until the directory is forgotten, then as it is now: by its own
+ * name, by names read from its parent's listing, and for lstat(); answers
+ * elsewhere are kept (a dry run's snapshot in the state directory). */
+static void test_pathcache_forget_below(void)
+{
+	char root[] = "/tmp/airlock-pathforget.XXXXXX";
+	char path[512], state[128], other[128];
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	snprintf(state, sizeof(state), "%s/state", root);
+	snprintf(other, sizeof(other), "%s/other", root);
+	ASSERT_EQ_INT(mkdir(state, 0755), 0);
+	ASSERT_EQ_INT(mkdir(other, 0755), 0);
+	pathcache_open(8);
+	/* More names than it takes to read the directory once. */
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), "%s/n%d", state, i);
+		pathcache_check_one(path);
+		snprintf(path, sizeof(path), "%s/n%d", other, i);
+		pathcache_check_one(path);
+	}
+	snprintf(path, sizeof(path), "%s/dryruns/1/upper", state);
+	pathcache_check_one(path);
+	struct stat st;
+	ASSERT_EQ_INT(pathcache_lstat(path, &st), -1);
+	/* Made now: the cache still says what it said. */
+	snprintf(path, sizeof(path), "%s/dryruns", state);
+	ASSERT_EQ_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/dryruns/1", state);
+	ASSERT_EQ_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/dryruns/1/upper", state);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/n9", state);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/n9", other);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/dryruns/1/upper", state);
+	char *stale = pathcache_realpath(path);
+	ASSERT_TRUE(stale == NULL && errno == ENOENT);
+	ASSERT_EQ_INT(pathcache_lstat(path, &st), -1);
+	/* Forgotten: asked again, as libc answers now. */
+	pathcache_forget_below(state);
+	pathcache_check_one(path);
+	ASSERT_EQ_INT(pathcache_lstat(path, &st), 0);
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/n9", state);
+	pathcache_check_one(path); /* its directory's listing read again */
+	snprintf(path, sizeof(path), "%s/dryruns", state);
+	pathcache_check_one(path);
+	/* Elsewhere nothing was forgotten: the other directory's listing,
+	 * read before n9 was made there, still leaves it out. */
+	snprintf(path, sizeof(path), "%s/n9", other);
+	errno = 0;
+	char *kept = pathcache_realpath(path);
+	ASSERT_TRUE(kept == NULL && errno == ENOENT);
+	pathcache_close();
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument),
 	  T_(test_cgroup_sweep_removes_only_dead_supervisors), T_(test_pathcache_answers_as_libc),
-	  T_(test_pathcache_lists_as_libc),
+	  T_(test_pathcache_lists_as_libc), T_(test_pathcache_forget_below),
 	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path),
 	  T_(test_run_reports_exit_and_output), T_(test_run_stdin_is_null_and_fds_closed),

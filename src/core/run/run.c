@@ -965,10 +965,16 @@ static int run_spawn(struct run_state *st, struct error *err)
 	};
 	if (st->quarantine.enabled && (r = run_build_isolation(st, &config.isolation, err)) < 0)
 		return r;
-	if (st->req->dryrun &&
-	    (r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id, st->req->permit_id,
-				    st->workspace, &config.isolation, err)) < 0)
-		return r;
+	if (st->req->dryrun) {
+		r = run_dryrun_prepare(&st->dry, st->store, st->receipt.id, st->req->permit_id,
+				       st->workspace, &config.isolation, err);
+		if (r < 0)
+			return r;
+		/* The snapshot's directories are new: asked again as they are
+		 * now, by both spellings of the state directory the plan uses. */
+		pathcache_forget_below(store_path(st->store));
+		pathcache_forget_below(st->state_dir_real);
+	}
 	run_fill_limits(&st->quarantine, st->policy, &config);
 	if (st->net_proxy) {
 		/* Started before the quarantine: its start overlaps init's. */
@@ -1226,13 +1232,13 @@ static int run_settle(struct run_state *st, const struct run_context *ctx, struc
 	/* The checks and the quarantine's plan read the host's paths through
 	 * one cache (sandbox/pathcache.h), which the sandbox closes before the
 	 * command starts; a dry run makes its snapshot's directories while it
-	 * plans, and reads them uncached. Its table is sized by what the plan
+	 * plans, in the state directory, whose answers it then forgets
+	 * (run_spawn()). Its table is sized by what the plan
 	 * asks (it grows past that): the quarantine's a few hundred paths (its
 	 * masks, hidden and read-only paths and their parents: 224 as root
 	 * here), a run without one a dozen (the state directories, the hide
 	 * list's homes, the workspace), so that run does not zero 90 KB. */
-	if (!req->dryrun)
-		pathcache_open(st->quarantine.enabled ? RUN_PATHCACHE_QUARANTINE : RUN_PATHCACHE_NONE);
+	pathcache_open(st->quarantine.enabled ? RUN_PATHCACHE_QUARANTINE : RUN_PATHCACHE_NONE);
 	st->state_dir_real = realpath(store_path(st->store), NULL);
 	st->caller = hostview_caller_from_env(ctx->session->environ_);
 	st->quarantine.sandbox.allow_workspace = req->allow_workspace;
