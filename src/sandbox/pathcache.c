@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* A directory's names, read once (pathcache_list()), sorted by strcmp(). */
@@ -237,7 +236,7 @@ static void pathcache_list(struct pathcache_entry *e, const char *dir)
 	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
 		goto out;
 	for (;;) {
-		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		ssize_t got = getdents64(fd, buf, sizeof(buf));
 		if (got == 0)
 			break;
 		if (got < 0)

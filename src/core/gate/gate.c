@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,7 +170,7 @@ static void gate_dir_init(struct gate_dir *d, int fd)
 static const char *gate_dir_next(struct gate_dir *d)
 {
 	while (d->off >= d->got) {
-		d->got = syscall(SYS_getdents64, d->fd, d->buf, sizeof(d->buf));
+		d->got = getdents64(d->fd, d->buf, sizeof(d->buf));
 		d->off = 0;
 		if (d->got <= 0) {
 			d->got = 0;
