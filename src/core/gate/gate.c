@@ -487,7 +487,7 @@ static bool gate_dryrun_passed(json_t *dryrun)
 	return false;
 }
 
-static bool gate_receipt_succeeded(json_t *receipt)
+bool gate_receipt_succeeded(json_t *receipt)
 {
 	const char *status = jsonutil_str(receipt, "status");
 
@@ -497,12 +497,11 @@ static bool gate_receipt_succeeded(json_t *receipt)
 	       gate_dryrun_passed(json_object_get(receipt, "dryrun"));
 }
 
-/* gate_receipt_succeeded() of the receipt before it is a document, from the
- * fields receipt_to_json() writes those keys from: status, match_expected,
- * host_code (null when not checked; else complete and nothing moved aside:
- * hostsafety_report_failed()) and the dry run's summary, the very object
- * the document holds. */
-static bool gate_receipt_struct_succeeded(const struct receipt *r)
+/* From the fields receipt_to_json() writes those keys from: status,
+ * match_expected, host_code (null when not checked; else complete and
+ * nothing moved aside: hostsafety_report_failed()) and the dry run's
+ * summary, the very object the document holds. */
+bool gate_receipt_struct_succeeded(const struct receipt *r)
 {
 	return r->status == RECEIPT_EXITED && r->match_expected &&
 	       !(r->host_code && hostsafety_report_failed(r->host_code)) &&
