@@ -15,10 +15,10 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/dirread.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/path.h"
@@ -999,8 +999,9 @@ struct hostview_block {
 #define HOSTVIEW_LINKS_MAX     40 /* glibc's __eloop_threshold(): MAXSYMLINKS */
 #define HOSTVIEW_LINKS_UNKNOWN (HOSTVIEW_LINKS_MAX + 1)
 
-/* The most entries of the root directory read whole (hostview_root_list());
- * a root that holds more is looked up name by name. */
+/* The most entries of the root directory read whole (hostview_root_list()),
+ * "." and ".." counted (the listing holds neither); a root that holds more
+ * is looked up name by name. */
 #define HOSTVIEW_ROOT_MAX 128
 /* Names in the root resolved by readlink() before it is read whole: a
  * check that resolves a few of them (a shell call: the homes) reads
@@ -1207,24 +1208,21 @@ static void hostview_root_list(struct hostview_cache *c)
 	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
 		return;
 	size_t n = 0;
+	struct dirread dr;
+	struct dirread_entry de;
+	dirread_init(&dr, fd, buf, sizeof(buf));
 	for (;;) {
-		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		int got = dirread_next(&dr, &de);
 		if (got == 0)
 			break;
 		if (got < 0)
 			return;
-		for (long off = 0; off < got;) {
-			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
-			off += e->d_reclen;
-			if (n == HOSTVIEW_ROOT_MAX)
-				return;
-			const char *name = hostview_keep(c, e->d_name);
-			if (!name)
-				return;
-			c->root[n++] = (struct hostview_entry){ .name = name,
-								.len = strlen(name),
-								.type = e->d_type };
-		}
+		if (n == HOSTVIEW_ROOT_MAX - 2)
+			return;
+		const char *name = hostview_keep(c, de.name);
+		if (!name)
+			return;
+		c->root[n++] = (struct hostview_entry){ .name = name, .len = de.len, .type = de.type };
 	}
 	c->n_root = n;
 	c->root_listed = 1;
