@@ -14,6 +14,10 @@ setup() {
 
 teardown() {
 	local i
+	if [ -n "${CHURNER:-}" ]; then # it stops between its steps
+		touch "$TEST_DIR/stop"
+		wait "$CHURNER" || true
+	fi
 	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTED[i]}" 2>/dev/null || true; done
 	for i in "${STARTED[@]}"; do kill "$i" 2>/dev/null || true; done
 	chmod -R u+rwX "$TEST_DIR" "$HOME" 2>/dev/null || true
@@ -586,4 +590,75 @@ EOF
 	[ -z "$(find "$HOME" -mindepth 1 -maxdepth 1 -name .pgpass)" ] # not listed
 	grep -q SECRET "$HOME/.pgpass"
 	run_reads_late_secrets
+}
+
+# Homes whose listing is read, or is too large to be (over 4096 names):
+# names that sort next to the secrets' and differ by a byte or by case,
+# newlines, 255-byte names, a ~/.config that is a link to a directory
+# elsewhere, and a home that cannot be read but only searched (x without
+# r: name by name).
+@test "homes with odd names, too many names, a linked ~/.config or no read permission: the secrets stay hidden" {
+	local p long
+	long=$(printf 'n%.0s' $(seq 255))
+	for count in 50 4200; do
+		rm -rf "$HOME" && mkdir "$HOME"
+		mkdir "$TEST_DIR/config.$count"
+		ln -s "$TEST_DIR/config.$count" "$HOME/.config"
+		plant "${LATE_SECRETS[@]}"
+		for p in .pgpass .vault-token .s3cfg; do
+			touch "$HOME/${p}x" "$HOME/${p%?}" "$HOME/${p^^}" "$HOME/$p"$'\n' "$HOME/$p "
+		done
+		touch "$HOME/$long" "$HOME/"$'\n'".pgpass" "$HOME/.pgpass"$'\xff'
+		mkdir "$HOME/.pgpass.d"
+		for p in gcloudx gcloue .gcloud GCLOUD gh.d a b c d e; do mkdir "$TEST_DIR/config.$count/$p"; done
+		(cd "$HOME" && seq -f 'f%.0f' "$count" | xargs touch)
+		run_reads_late_secrets
+		chmod 0311 "$HOME"
+		run_reads_late_secrets
+		chmod 0700 "$HOME"
+	done
+}
+
+# While the runs plan, another process churns the home: names made and
+# removed, renamed over each other, a directory turned into a link to a
+# hidden one and back, the home crossing the listing's 4096 names. Files
+# that stay where they are throughout must be hidden in every run.
+@test "a home churned by a concurrent process while runs plan: the secrets that stay are hidden in every run" {
+	plant "${LATE_SECRETS[@]}" .aws/credentials
+	mkdir "$HOME/many"
+	(cd "$HOME/many" && seq -f 'f%.0f' 4100 | xargs touch)
+	(
+		cd "$HOME" || exit 1
+		while [ ! -e "$TEST_DIR/stop" ]; do
+			mkdir -p dir.a && mv -T dir.a dir.b
+			ln -sfn .aws dir.a && rm -f dir.a
+			mkdir -p .pgpass.new && rmdir .pgpass.new
+			mv many/f* . && mv f* many/
+			rm -rf dir.b
+		done
+	) &
+	CHURNER=$!
+	for _ in $(seq 10); do
+		run_reads_late_secrets
+		al run -- sh -c "cat '$HOME/.aws/credentials' '$HOME/dir.a/credentials' 2>/dev/null; true"
+		[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+	done
+}
+
+# A home on a file system without d_type (ext2 without "filetype"): every
+# name is listed as DT_UNKNOWN, and each is asked by lookup as before.
+@test "a home on ext2 without d_type: the secrets and a linked one's target stay hidden" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting an image needs root"
+	command -v mkfs.ext2 >/dev/null || skip "no mkfs.ext2"
+	truncate -s 8M "$TEST_DIR/home.img"
+	mkfs.ext2 -q -F -O ^filetype,^dir_index "$TEST_DIR/home.img" || skip "mkfs.ext2 failed"
+	mount -o loop "$TEST_DIR/home.img" "$HOME" || skip "no loop mount here"
+	MOUNTED+=("$HOME")
+	plant "${LATE_SECRETS[@]}" store/npmrc
+	ln -s store/npmrc "$HOME/.npmrc"
+	run_reads_late_secrets
+	al run -- cat "$HOME/.npmrc" "$HOME/store/npmrc"
+	[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+	# The link was followed in the plan, not taken for a directory.
+	rq '.sandbox.enforced.hidden | index("'"$HOME"'/store/npmrc") != null' | grep -qx true
 }
