@@ -201,10 +201,14 @@ void pathcache_forget_below(const char *dir)
 /* Reads dir's names into e->listing (dir_listed 1), or marks it as not to
  * be read (-1). Only where a listing holds exactly the names a lookup
  * finds: a file system that does not fold case and has no names a lookup
- * makes up (procfs's threads, autofs's keys): ext2-4, tmpfs, btrfs,
- * overlayfs; a directory neither case-folded (ext4's and tmpfs's casefold:
- * a lookup of ".aws" finds ".AWS") nor encrypted (FS_IOC_GETFLAGS); at most
- * PATHCACHE_LIST_MAX names. Anything else is asked name by name. */
+ * makes up (procfs's threads, autofs's keys): ext2-4, tmpfs, btrfs; a
+ * directory neither case-folded (ext4's and tmpfs's casefold: a lookup of
+ * ".aws" finds ".AWS") nor encrypted (FS_IOC_GETFLAGS); at most
+ * PATHCACHE_LIST_MAX names. Not overlayfs: its listing is its layers'
+ * (any file system below it, FUSE's or NFS's, whose listing may lack what
+ * a lookup finds) and a copy it keeps while the directory is open, which
+ * misses a name made in a layer beneath it. Anything else is asked name by
+ * name. */
 static void pathcache_list(struct pathcache_entry *e, const char *dir)
 {
 	struct pathcache_listing l = { 0 };
@@ -225,7 +229,6 @@ static void pathcache_list(struct pathcache_entry *e, const char *dir)
 	case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
 	case TMPFS_MAGIC:
 	case BTRFS_SUPER_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
 		break;
 	default:
 		goto out;
