@@ -3,7 +3,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 
 /* The kernel's struct linux_dirent64 (glibc's struct dirent64): read by
@@ -52,4 +56,24 @@ int dirread_next(struct dirread *d, struct dirread_entry *ret)
 					       .type = (unsigned char)rec[DIRREAD_TYPE] };
 		return 1;
 	}
+}
+
+bool dirread_exact(int fd)
+{
+	struct statfs sf;
+	int flags = 0;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
+	case TMPFS_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+		break;
+	default:
+		return false;
+	}
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return false;
+	return !(flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL));
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A directory's names read with getdents64() into a buffer of the
@@ -31,3 +32,14 @@ void dirread_init(struct dirread *d, int fd, void *buf, size_t size);
 /* 1 with *ret: the next name; 0: the end; a negative errno: the read
  * failed, and the names so far are not the whole listing. */
 int dirread_next(struct dirread *d, struct dirread_entry *ret);
+
+/* Whether a listing of the directory open at fd holds exactly the names a
+ * lookup in it finds, so that a name it lacks may be taken as absent: ext2-4,
+ * tmpfs or btrfs (names compared byte for byte), the directory neither
+ * case-folded (ext4's and tmpfs's casefold: a lookup of ".aws" finds ".AWS")
+ * nor encrypted (read without its key), by FS_IOC_GETFLAGS. Not overlayfs:
+ * its listing is its layers' (a FUSE or NFS layer's may lack what a lookup
+ * finds) and a copy it keeps while the directory is open, which misses a
+ * name made in a layer beneath it. Nor procfs (threads found, not listed),
+ * autofs (lookups make names) or xfs (ascii-ci cannot be seen). */
+bool dirread_exact(int fd);

@@ -5,14 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "basic/dirread.h"
@@ -200,20 +196,12 @@ void pathcache_forget_below(const char *dir)
 
 /* Reads dir's names into e->listing (dir_listed 1), or marks it as not to
  * be read (-1). Only where a listing holds exactly the names a lookup
- * finds: a file system that does not fold case and has no names a lookup
- * makes up (procfs's threads, autofs's keys): ext2-4, tmpfs, btrfs; a
- * directory neither case-folded (ext4's and tmpfs's casefold: a lookup of
- * ".aws" finds ".AWS") nor encrypted (FS_IOC_GETFLAGS); at most
- * PATHCACHE_LIST_MAX names. Not overlayfs: its listing is its layers'
- * (any file system below it, FUSE's or NFS's, whose listing may lack what
- * a lookup finds) and a copy it keeps while the directory is open, which
- * misses a name made in a layer beneath it. Anything else is asked name by
- * name. */
+ * finds (dirread_exact(): not overlayfs, nor a case-folded or encrypted
+ * directory), and at most PATHCACHE_LIST_MAX names. Anything else is asked
+ * name by name. */
 static void pathcache_list(struct pathcache_entry *e, const char *dir)
 {
 	struct pathcache_listing l = { 0 };
-	struct statfs sf;
-	int flags = 0;
 	size_t room = 0;
 	struct dirread dr;
 	struct dirread_entry de;
@@ -223,17 +211,7 @@ static void pathcache_list(struct pathcache_entry *e, const char *dir)
 	e->dir_listed = -1;
 	if (fd < 0)
 		return;
-	if (fstatfs(fd, &sf) < 0)
-		goto out;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
-	case TMPFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-		break;
-	default:
-		goto out;
-	}
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
+	if (!dirread_exact(fd))
 		goto out;
 	dirread_init(&dr, fd, buf, sizeof(buf));
 	for (;;) {

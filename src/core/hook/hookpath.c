@@ -4,16 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -37,10 +33,8 @@
  * known to fail lstat() without a lookup (ENOENT; or EACCES where the
  * directory cannot be searched: failing either way); a name it holds is
  * still lstat()ed, whatever its type. Only where a listing holds exactly
- * the names a lookup finds: a file system that cannot fold case (ext4,
- * tmpfs, btrfs, overlayfs, and there neither a case-folded nor an
- * encrypted directory: FS_IOC_GETFLAGS); not procfs, sysfs, autofs or a
- * network file system. */
+ * the names a lookup finds (dirread_exact(): ext2-4, tmpfs or btrfs, not
+ * overlayfs, and there neither a case-folded nor an encrypted directory). */
 
 enum hookpath_kind {
 	HOOKPATH_DIR,
@@ -220,31 +214,6 @@ static bool hookpath_names_has(const struct hookpath_names *s, const char *name,
 	return false;
 }
 
-/* Whether a listing of the directory open at fd answers as lookups in it
- * would: a file system whose names are compared byte for byte (no case
- * folding: ext4 and tmpfs may fold a directory's, which FS_IOC_GETFLAGS
- * shows; nor an encrypted directory read without its key). */
-static bool hookpath_listing_exact(int fd)
-{
-	struct statfs sf;
-	int flags = 0;
-
-	if (fstatfs(fd, &sf) < 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
-		break;
-	default:
-		return false;
-	}
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
-		return false;
-	return !(flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL));
-}
-
 /* Reads the directory dir (d, a directory slot) whole into d->names, or
  * marks it as one that is not (d->listed -1). */
 static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, const char *dir)
@@ -258,7 +227,7 @@ static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, con
 	char buf[4096];
 
 	d->listed = -1;
-	if (fd < 0 || !hookpath_listing_exact(fd))
+	if (fd < 0 || !dirread_exact(fd))
 		return;
 	names.cap = 2 * HOOKPATH_LIST_MAX;
 	names.slots = calloc(names.cap, sizeof(*names.slots));

@@ -5,16 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -1181,31 +1177,16 @@ static const struct hostview_fact *hostview_real_fact(struct hostview_cache *c, 
 
 /* Reads the root directory's entries into c (root_listed 1), or marks it
  * as not to be read (-1): only where a listing holds exactly the names a
- * lookup finds (a file system that does not fold case, and a root that is
- * neither case-folded nor encrypted: FS_IOC_GETFLAGS), as
- * core/hook/hookpath.c's listings. The system directories (/etc, /usr,
+ * lookup finds (dirread_exact()). The system directories (/etc, /usr,
  * /var, ... 24 of them) and the homes are each a name in it: one read
  * instead of a readlink() each. */
 static void hostview_root_list(struct hostview_cache *c)
 {
 	cleanup_close int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct statfs sf;
-	int flags = 0;
 	char buf[4096];
 
 	c->root_listed = -1;
-	if (fd < 0 || fstatfs(fd, &sf) < 0)
-		return;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
-		break;
-	default:
-		return;
-	}
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
+	if (fd < 0 || !dirread_exact(fd))
 		return;
 	size_t n = 0;
 	struct dirread dr;
