@@ -875,6 +875,31 @@ traced() {
 	[ "$(grep -c 'ledger/log>' "$TEST_DIR/trace")" -eq 3 ]
 }
 
+# The one checkpoint a `propose --exec` signs at its end needs libcrypto
+# loaded and its Ed25519 provider set up (about 2 ms); a thread does that
+# while the dry run runs (ed25519_preload()), so the main thread, which
+# signs, never opens it itself.
+@test "propose --exec: libcrypto is loaded on a thread of its own, not by the thread that signs" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	traced -f -qq -e trace=execve,openat,fsync -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	[ "$(cat gen.txt)" = new ]
+	main=$(awk '/execve\(/ { print $1; exit }' "$TEST_DIR/trace")
+	grep 'libcrypto\.so' "$TEST_DIR/trace"
+	# opened once, by another thread of the process than the one that
+	# signs (and syncs) the checkpoint
+	[ "$(grep -c 'openat(.*libcrypto\.so.* = [0-9]' "$TEST_DIR/trace")" -eq 1 ]
+	opener=$(awk '/openat\(.*libcrypto\.so.* = [0-9]/ { print $1 }' "$TEST_DIR/trace")
+	[ "$opener" != "$main" ]
+	grep "^$main .*fsync(" "$TEST_DIR/trace"
+}
+
 # A power loss at any moment of a `propose --exec`, whose PROPOSED, change
 # set and apply's state entries wait for the next synced append
 # (store_sync_defer). The exec is killed at the entry of its K-th write of
