@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "basic/dynlib.h"
 #include "basic/macro.h"
@@ -102,9 +103,12 @@ bool ed25519_verify(const uint8_t public_key[ED25519_KEY_BYTES], const void *msg
 }
 
 /* ed25519_preload()'s thread: started at most once (preload_started),
- * joinable until ed25519_preload_wait() has joined it (preload_running). */
+ * joinable until ed25519_preload_wait() has joined it (preload_running), in
+ * the process that started it (preload_pid: a forked child inherits the
+ * flag, not the thread). */
 static pthread_mutex_t preload_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t preload_thread;
+static pid_t preload_pid;
 static bool preload_started;
 static bool preload_running;
 
@@ -122,7 +126,7 @@ static void *ed25519_preload_main(void *arg)
 void ed25519_preload_wait(void)
 {
 	pthread_mutex_lock(&preload_lock);
-	if (preload_running) {
+	if (preload_running && getpid() == preload_pid) {
 		(void)pthread_join(preload_thread, NULL);
 		preload_running = false;
 	}
@@ -153,6 +157,7 @@ void ed25519_preload(void)
 	/* The thread inherits the mask it is created with: every signal
 	 * blocked from its first instruction. */
 	sigfillset(&all);
+	preload_pid = getpid();
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	preload_running = pthread_create(&preload_thread, NULL, ed25519_preload_main, NULL) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

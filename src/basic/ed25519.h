@@ -27,10 +27,13 @@ bool ed25519_verify(const uint8_t public_key[ED25519_KEY_BYTES], const void *msg
  * seed warms the provider). The thread runs with every signal blocked (a
  * process-directed signal, a supervisor's SIGCHLD read from a signalfd,
  * must never be taken by it) and makes no fork or exec of its own.
- * ed25519_preload_wait() joins it: a caller that started it waits before
- * it lets the process exit (exit() runs OpenSSL's cleanup, which must not
- * race its set-up); an atexit() handler registered before the thread
- * starts waits too, for an exit while the library is still being opened. */
+ * ed25519_preload_wait() joins it (in the process that started it; a
+ * forked child has no such thread): a caller that started it waits before
+ * it lets the process exit, since exit() runs OpenSSL's cleanup, which must
+ * not race its set-up. An atexit() handler registered before the thread
+ * starts waits too, which covers an exit before OpenSSL has registered its
+ * own cleanup (after it, that cleanup runs first: the caller's wait is
+ * what keeps the two apart). */
 void ed25519_preload(void);
 void ed25519_preload_wait(void);
 
