@@ -1047,6 +1047,26 @@ static void test_ed25519_rfc8032_vector(void)
 	ASSERT_TRUE(ed25519_verify(pub, "", 0, sig));
 }
 
+/* A signature made while ed25519_preload()'s thread may still be loading
+ * libcrypto (run first: nothing has loaded it yet) is the same; a second
+ * preload starts nothing, and waiting twice is waiting once. */
+static void test_ed25519_preload(void)
+{
+	uint8_t seed[32], sig[64];
+	char hex[129];
+
+	ed25519_preload();
+	ASSERT_TRUE(hex_decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+			       seed, 32));
+	ASSERT_EQ_INT(ed25519_sign(seed, "", 0, sig), 0);
+	hex_encode(sig, 64, hex);
+	ASSERT_EQ_STR(hex, "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+			   "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+	ed25519_preload();
+	ed25519_preload_wait();
+	ed25519_preload_wait();
+}
+
 static void test_changeset_patterns(void)
 {
 	static const struct {
@@ -1175,9 +1195,9 @@ static void test_gate_close_record_writer(void)
 	json_decref(doc);
 }
 
-RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators),
-	  T_(test_shell_masking_forms), T_(test_shell_not_plain),
-	  T_(test_shell_assignment_prefix_is_kept),
+RUN_TESTS(T_(test_ed25519_preload), T_(test_changeset_patterns),
+	  T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
+	  T_(test_shell_not_plain), T_(test_shell_assignment_prefix_is_kept),
 	  T_(test_shell_redirection_target_is_not_an_argument), T_(test_rules_flag_vetoes),
 	  T_(test_rules_errors_name_the_key), T_(test_rules_read_only_attacks),
 	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
