@@ -1317,6 +1317,49 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 	done
 }
 
+# The kernel follows a symlink whatever the length of where it leads; a
+# path string (lstat()'s argument) holds at most PATH_MAX bytes. Two links
+# of ~2,500 bytes each, one inside the other's target, take a short path
+# to a directory ~5,000 bytes deep: a walk that took lstat()'s
+# ENAMETOOLONG there for a name that does not exist read the link below it
+# as text, and a tool opening the short path reached the key or the state
+# directory it led to.
+@test "attack: a short path through links into a directory deeper than PATH_MAX still follows the link at its end" {
+	"$AIRLOCK" run -- true >/dev/null
+	S=$AIRLOCK_STATE_DIR
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh"
+	echo key >"$H/.ssh/id_ed25519"
+	local seg rel1="" rel2=""
+	seg=$(printf 'a%.0s' $(seq 200))
+	for i in $(seq 12); do
+		rel1="$rel1$seg$i/"
+		rel2="$rel2${seg}b$i/"
+	done
+	rel1=${rel1%/} rel2=${rel2%/}
+	mkdir -p "$rel1"
+	(cd "$rel1" && mkdir -p "$rel2" && cd "$rel2" &&
+		ln -s "$H/.ssh/id_ed25519" k && ln -s "$S" st && ln -s "$H/.ssh" keys)
+	ln -s "$rel1" s
+	ln -s "$rel2" "$rel1/t"
+	[ "$(cat s/t/k)" = key ] # the kernel reaches the key
+	[ "$(realpath -m "$WORK/s/t" | wc -c)" -gt 4096 ]
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[ -n "$stderr" ]
+	}
+	for p in "$WORK/s/t/k" s/t/k s/t/st/approver.json "$WORK/s/t/keys/id_ed25519" x/../s/t/k; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused claude Write "{\"file_path\": $j, \"content\": \"x\"}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	refused claude Grep '{"pattern": "k", "path": "s/t"}'
+	refused claude Grep '{"pattern": "k", "path": "s/t/keys"}'
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:

@@ -669,7 +669,8 @@ static int hook_targets_push(struct hook_state *st, struct hook_targets *t, cons
 
 	if (r < 0)
 		return error_set(err, -r,
-				 "cannot resolve '%.300s' (out of memory, or a symlink loop)", named);
+				 "cannot resolve '%.300s' (out of memory, a symlink loop, or deeper than PATH_MAX)",
+				 named);
 	for (size_t k = 0; k < 2; k++) {
 		if (!p[k])
 			continue;
@@ -845,7 +846,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 		r = hookpath_resolve_both(cwd, dir_path, NULL, &t->run_dir, &t->run_dir_lexical);
 		if (r < 0)
 			return error_set(err, -r,
-					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 "cannot resolve '%.300s' (out of memory, a symlink loop, or deeper than PATH_MAX)",
 					 dir_path);
 	}
 	cleanup_strv char **named = TAKE_PTR(t->named);
