@@ -1360,6 +1360,53 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 	refused claude Grep '{"pattern": "k", "path": "s/t/keys"}'
 }
 
+# The walk's cache is two hash tables of FNV-1a, which an agent can make
+# collide: names of a listed directory all in one bucket of its set (with
+# the link to a key among them), and a call naming thousands of paths (the
+# table of prefixes grown many times). Every answer is still the kernel's,
+# and a call too big to check in time blocks (the deadline): never a pass.
+@test "attack: names of a listed directory that collide in its hash set, and thousands of paths in one call, still find the link to a key" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" c
+	echo key >"$H/.ssh/id_ed25519"
+	# 41 names whose FNV-1a falls in one bucket of the 128-slot set, the
+	# last a link to the key
+	python3 - c "$H/.ssh/id_ed25519" <<'PY'
+import os, sys
+def fnv(b):
+    h = 14695981039346656037
+    for c in b:
+        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+    return h
+names, i = [], 0
+while len(names) < 41:
+    n = "n%d" % i
+    i += 1
+    if fnv(n.encode()) & 127 == 5:
+        names.append(n)
+for n in names[:-1]:
+    open(os.path.join(sys.argv[1], n), "w").close()
+os.symlink(sys.argv[2], os.path.join(sys.argv[1], names[-1]))
+print(names[-1], file=open(os.path.join(sys.argv[1], "..", "linkname"), "w"))
+PY
+	link=c/$(cat linkname)
+	[ "$(cat "$link")" = key ]
+	refused() { # input-json
+		HOME=$H tool_status claude mcp__fs__read_multiple_files "$1"
+		[ "$status" -eq 2 ] || { echo "passed ($status)"; return 1; }
+		[ -n "$stderr" ]
+	}
+	# 20 missing names first (the listing is read after 16), then the link
+	refused "$(jq -nc --arg l "$link" '{paths: ([range(0; 20) | "c/m\(.)"] + [$l])}')"
+	# 3,000 paths over 50 directories, the link last, and the key itself
+	refused "$(jq -nc --arg l "$link" '{paths: ([range(0; 3000) | "d\(. % 50)/n\(.)"] + [$l])}')"
+	refused "$(jq -nc --arg k "$H/.ssh/id_ed25519" '{paths: ([range(0; 3000) | "c/n\(.)"] + [$k])}')"
+	# the same without the link passes: the answers are not a blanket refusal
+	HOME=$H tool_status claude mcp__fs__read_multiple_files \
+		"$(jq -nc '{paths: [range(0; 3000) | "d\(. % 50)/n\(.)"]}')"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:
