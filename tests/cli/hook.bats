@@ -1407,6 +1407,26 @@ PY
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
 
+# A tool airlock does not know (an MCP server's) has its whole input walked
+# for paths; the walk stopped 32 levels down, and a path nested deeper
+# passed unread. Input nested deeper than the walk reads is refused.
+@test "attack: a path nested deeper than the input walk reads is not passed unread" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh"
+	echo key >"$H/.ssh/id_ed25519"
+	for d in 8 31 40 200; do
+		for wrap in '{a: .}' '[.]' '{a: [.]}'; do
+			HOME=$H tool_status claude mcp__files__open "$(jq -nc --arg k "$H/.ssh/id_ed25519" \
+				--argjson d "$d" "reduce range(0; \$d) as \$i ({file: \$k}; $wrap) | {input: .}")"
+			[ "$status" -eq 2 ] || { echo "passed ($status): depth $d, $wrap"; return 1; }
+			[ -n "$stderr" ]
+		done
+	done
+	# shallow input without a hidden path passes
+	HOME=$H tool_status claude mcp__files__open '{"a": {"b": {"file": "notes.txt"}}}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:

@@ -749,14 +749,18 @@ static int hook_targets_urls(const char *text, char ***list)
 	return 0;
 }
 
+/* Levels of a tool's input hook_targets_walk() reads: input nested deeper
+ * is refused (-E2BIG), as a path below them would pass unread. */
+#define HOOK_INPUT_DEPTH 32
+
 /* A tool's input, walked: the strings under a file or directory key, every
  * other string that is an absolute or "~/" path (not under a text key), and
  * every file: URL anywhere. */
 static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, unsigned depth,
 			     char ***named, char ***roots)
 {
-	if (depth > 32)
-		return 0;
+	if (depth > HOOK_INPUT_DEPTH)
+		return -E2BIG;
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *e;
@@ -825,6 +829,9 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	} else {
 		r = hook_targets_walk(st, input, NULL, 0, &t->named, &roots);
 	}
+	if (r == -E2BIG)
+		return error_set(err, E2BIG, "the tool's input nests deeper than %d levels",
+				 HOOK_INPUT_DEPTH);
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; texts[i]; i++) {
