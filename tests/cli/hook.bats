@@ -1427,6 +1427,32 @@ PY
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
 
+# "~user/..." is that user's home to a tool that expands it (Python's
+# os.path.expanduser(), a shell): the hook took it for a name in the
+# working directory, and /root's keys, or another user's home, passed.
+@test "attack: ~user names that user's home, for a tool that expands it" {
+	home=$(getent passwd root | cut -d: -f6)
+	[ "$home" = /root ] || skip "root's home is not /root"
+	refused() { # dialect tool input-json
+		tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	# the absolute path is refused: so must its ~root spelling be
+	refused claude mcp__fs__read_text_file '{"path": "/root/.ssh/id_ed25519"}'
+	for p in "~root/.ssh/id_ed25519" "~root/./.ssh/../.ssh/id_ed25519" "~root/.ssh"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude mcp__fs__read_text_file "{\"path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+		refused codex mcp__files__open "{\"args\": {\"target\": {\"file\": $j}}}"
+		refused claude mcp__py__cat "{\"where\": $j}"
+	done
+	refused claude Grep '{"pattern": "PRIVATE", "path": "~root"}'
+	# a name that is no user stays a name in the working directory
+	tool_status claude mcp__fs__read_text_file '{"path": "~no-such-user-here/notes.txt"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -698,7 +699,32 @@ static const char *const hook_text_keys[] = { "content",    "new_string",  "old_
 					      "new_source", "description", "old_str",
 					      "new_str",    NULL };
 
-/* Appends path with "~" and "~/" in the caller's home. */
+/* "~user" or "~user/..." (path) in that user's home: 1 with *ret, 0 when
+ * path is no such name (or the user has no absolute home), -errno. */
+static int hook_tilde_user(const char *path, char **ret)
+{
+	size_t n = path[0] == '~' ? strcspn(path + 1, "/") : 0;
+	struct passwd pw, *found = NULL;
+	char buf[16384];
+
+	*ret = NULL;
+	if (n == 0)
+		return 0;
+	cleanup_free char *user = strndup(path + 1, n);
+	if (!user)
+		return -ENOMEM;
+	int r = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+	if (r != 0 && r != ENOENT && r != ESRCH && r != EBADF && r != EPERM)
+		return -r; /* not known: not taken for no user */
+	if (!found || !pw.pw_dir || pw.pw_dir[0] != '/')
+		return 0;
+	return asprintf(ret, "%s%s", pw.pw_dir, path + 1 + n) < 0 ? -ENOMEM : 1;
+}
+
+/* Appends path with "~" and "~/" in the caller's home; "~user" and
+ * "~user/..." twice, in that user's home (a tool that expands them:
+ * Python's os.path.expanduser(), a shell) and as written (one that does
+ * not: a name in its directory). */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
 {
 	const char *home = hook_caller(st)->home;
@@ -711,7 +737,11 @@ static int hook_targets_add(struct hook_state *st, char ***list, const char *pat
 			return -ENOMEM;
 		return strv_push(list, joined);
 	}
-	return strv_push(list, path);
+	char *expanded = NULL;
+	int r = hook_tilde_user(path, &expanded);
+	if (r > 0)
+		r = strv_consume(list, expanded);
+	return r < 0 ? r : strv_push(list, path);
 }
 
 /* Every file: URL in text (file:///p, file://localhost/p, file:/p), its
@@ -795,6 +825,13 @@ static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, 
 	    ((!key || !agenthost_tool_in(hook_text_keys, key)) &&
 	     (s[0] == '/' || (s[0] == '~' && (s[1] == '/' || !s[1])))))
 		return hook_targets_add(st, named, s);
+	if ((!key || !agenthost_tool_in(hook_text_keys, key)) && s[0] == '~') {
+		cleanup_free char *expanded = NULL;
+		r = hook_tilde_user(s, &expanded); /* "~user/...": a path */
+		if (r > 0)
+			r = hook_targets_add(st, named, s);
+		return r;
+	}
 	return 0;
 }
 
