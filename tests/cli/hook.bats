@@ -1453,6 +1453,37 @@ PY
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
 
+# /proc/self is the process that looks: the hook's to its walk, the host's
+# to the tool that runs after it. A thread of the host (its pid, which
+# /proc/self/stat tells a reading tool) is no thread of the hook's: the
+# walk found no /proc/self/task/PID and took the rest for text, and the
+# host read its own root's keys through it.
+@test "attack: /proc/self and what leads to it are the hook's own, not the host's: refused" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh"
+	echo key >"$H/.ssh/id_ed25519"
+	K=$H/.ssh/id_ed25519
+	[ "$(cat "/proc/self/task/$$/root$K" 2>/dev/null || cat "/proc/$$/task/$$/root$K")" = key ]
+	ln -s /proc/self me
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[ -n "$stderr" ]
+	}
+	for p in "/proc/self/task/$$/root$K" "/proc/thread-self/../../self/task/$$/root$K" \
+		"/dev/fd/../task/$$/root$K" "/dev/stdin" "me/task/$$/root$K" "/proc/self/fd/9/x"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	# another process's /proc is read by its links, as the host reads it
+	HOME=$H tool_status claude Read "{\"file_path\": \"/proc/$$/root$K\"}"
+	[ "$status" -eq 2 ] || { echo "passed ($status)"; return 1; }
+	HOME=$H tool_status claude Read '{"file_path": "/proc/cpuinfo"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:

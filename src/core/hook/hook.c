@@ -670,7 +670,7 @@ static int hook_targets_push(struct hook_state *st, struct hook_targets *t, cons
 
 	if (r < 0)
 		return error_set(err, -r,
-				 "cannot resolve '%.300s' (out of memory, a symlink loop, or deeper than PATH_MAX)",
+				 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
 				 named);
 	for (size_t k = 0; k < 2; k++) {
 		if (!p[k])
@@ -890,7 +890,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 		r = hookpath_resolve_both(cwd, dir_path, NULL, &t->run_dir, &t->run_dir_lexical);
 		if (r < 0)
 			return error_set(err, -r,
-					 "cannot resolve '%.300s' (out of memory, a symlink loop, or deeper than PATH_MAX)",
+					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
 					 dir_path);
 	}
 	cleanup_strv char **named = TAKE_PTR(t->named);

@@ -351,6 +351,14 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 	return 0;
 }
 
+/* Whether the symlink out is /proc/self or /proc/thread-self: the process
+ * that looks, which is this hook to the walk and the host to its tool (a
+ * thread of the host, /proc/self/task/PID, is none of the hook's). */
+static bool hookpath_is_self(const char *out)
+{
+	return strcmp(out, "/proc/self") == 0 || strcmp(out, "/proc/thread-self") == 0;
+}
+
 /* An absolute path as the kernel resolves it once the tool has made what
  * is missing, in one walk from the root: each component is lstat()ed once
  * (or known from cache: struct hookpath_cache), a symlink (dangling or not)
@@ -443,6 +451,10 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 			continue;
 		}
 		in_other = false;
+		if (hookpath_is_self(out)) {
+			failed = true; /* the hook's, not the host's */
+			break;
+		}
 		char target[PATH_MAX];
 		ssize_t t = ++links > 40 ? -1 : readlink(out, target, sizeof(target) - 1);
 		if (t <= 0) {
