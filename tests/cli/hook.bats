@@ -1484,6 +1484,29 @@ PY
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
 
+# A URL reader opens a file: URL's path without its query or fragment, and
+# takes the scheme in any case and a backslash for a slash (WHATWG URL).
+@test "attack: a file: URL with a query, a fragment, an upper-case scheme or backslashes still names the hidden file" {
+	H=$TEST_DIR/home
+	mkdir -p "$H"
+	echo token >"$H/.npmrc"
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	for u in "file://$H/.npmrc" "file://$H/.npmrc?x=1" "file://$H/.npmrc#top" "FILE://$H/.npmrc" \
+		"File:$H/.npmrc" "file:\\\\localhost$H/.npmrc" "file:$(tr / '\\' <<<"$H")\\.npmrc" \
+		"file://$H/x/..\\.npmrc"; do
+		j=$(jq -nc --arg u "$u" '$u')
+		refused claude WebFetch "{\"url\": $j, \"prompt\": \"x\"}"
+		refused gemini web_fetch "{\"prompt\": $(jq -nc --arg u "$u" '"summarize \($u) please"')}"
+	done
+	# a URL of a workspace file passes
+	HOME=$H tool_status claude WebFetch "{\"url\": \"file://$WORK/notes.txt?x#y\", \"prompt\": \"x\"}"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:

@@ -744,35 +744,49 @@ static int hook_targets_add(struct hook_state *st, char ***list, const char *pat
 	return r < 0 ? r : strv_push(list, path);
 }
 
-/* Every file: URL in text (file:///p, file://localhost/p, file:/p), its
- * path percent-decoded, up to the first byte no URL holds unescaped. */
+/* Appends the n bytes of a file: URL's path at q, percent-decoded, with
+ * each backslash a slash as a URL reader takes it (WHATWG URL). */
+static int hook_targets_url_path(const char *q, size_t n, char ***list)
+{
+	cleanup_free char *path = malloc(n + 1);
+	size_t len = 0;
+
+	if (!path)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
+			path[len++] = (char)v;
+			i += 2;
+		} else {
+			path[len++] = q[i] == '\\' ? '/' : q[i];
+		}
+	}
+	path[len] = '\0';
+	return strv_push(list, path);
+}
+
+/* Every file: URL in text (file:///p, file://localhost/p, file:/p; the
+ * scheme in any case, a backslash for a slash), its path percent-decoded,
+ * up to the first byte no URL holds unescaped: once with its query and
+ * fragment (a reader that takes the rest as a path), once without (a URL
+ * reader). */
 static int hook_targets_urls(const char *text, char ***list)
 {
-	for (const char *p = strstr(text, "file:"); p; p = strstr(p + 1, "file:")) {
+	for (const char *p = strcasestr(text, "file:"); p; p = strcasestr(p + 1, "file:")) {
 		const char *q = p + 5;
-		if (q[0] == '/' && q[1] == '/') {
+		if ((q[0] == '/' || q[0] == '\\') && (q[1] == '/' || q[1] == '\\')) {
 			q += 2;
-			while (*q && *q != '/' && !strchr(" \t\n\"'<>`", *q))
+			while (*q && *q != '/' && *q != '\\' && !strchr(" \t\n\"'<>`", *q))
 				q++; /* the host: a path on this machine whatever it says */
 		}
-		if (*q != '/')
+		if (*q != '/' && *q != '\\')
 			continue;
-		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|\\^");
-		cleanup_free char *path = malloc(n + 1);
-		if (!path)
-			return -ENOMEM;
-		size_t len = 0;
-		for (size_t i = 0; i < n; i++) {
-			unsigned v;
-			if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
-				path[len++] = (char)v;
-				i += 2;
-			} else {
-				path[len++] = q[i];
-			}
-		}
-		path[len] = '\0';
-		int r = strv_push(list, path);
+		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|^");
+		size_t path_n = strcspn(q, "?#");
+		int r = hook_targets_url_path(q, n, list);
+		if (r == 0 && path_n < n)
+			r = hook_targets_url_path(q, path_n, list);
 		if (r < 0)
 			return r;
 	}
