@@ -294,9 +294,10 @@ static void hookpath_up(char *out, size_t *len)
  * has one (hookpath_list()). 0 with *ret: a directory, something else, or
  * nothing; 1: a symlink (not kept: looked at again each time); -errno:
  * lstat() could not tell. Nothing is only what lstat() says of a name that
- * is not there (ENOENT, ENOTDIR) or that the tool cannot reach either
- * (EACCES): out longer than PATH_MAX (ENAMETOOLONG) is a directory the
- * kernel still reaches through links, whatever is below it. */
+ * is not there or that the tool cannot reach either (ENOENT, ENOTDIR,
+ * EACCES, a name longer than the file system takes): out longer than
+ * PATH_MAX, which lstat() refuses (ENAMETOOLONG), is a place the kernel
+ * still reaches through links. */
 static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, size_t parent_hash,
 			   size_t len, enum hookpath_kind *ret, bool *ret_big)
 {
@@ -334,7 +335,8 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 		}
 	}
 	*ret_big = false;
-	if (r < 0 && errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+	if (r < 0 && errno != ENOENT && errno != ENOTDIR && errno != EACCES &&
+	    !(errno == ENAMETOOLONG && len + 1 < PATH_MAX))
 		return -errno;
 	if (r < 0) {
 		*ret = HOOKPATH_ABSENT;
