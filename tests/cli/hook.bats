@@ -1317,6 +1317,196 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 	done
 }
 
+# The kernel follows a symlink whatever the length of where it leads; a
+# path string (lstat()'s argument) holds at most PATH_MAX bytes. Two links
+# of ~2,500 bytes each, one inside the other's target, take a short path
+# to a directory ~5,000 bytes deep: a walk that took lstat()'s
+# ENAMETOOLONG there for a name that does not exist read the link below it
+# as text, and a tool opening the short path reached the key or the state
+# directory it led to.
+@test "attack: a short path through links into a directory deeper than PATH_MAX still follows the link at its end" {
+	"$AIRLOCK" run -- true >/dev/null
+	S=$AIRLOCK_STATE_DIR
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh"
+	echo key >"$H/.ssh/id_ed25519"
+	local seg rel1="" rel2=""
+	seg=$(printf 'a%.0s' $(seq 200))
+	for i in $(seq 12); do
+		rel1="$rel1$seg$i/"
+		rel2="$rel2${seg}b$i/"
+	done
+	rel1=${rel1%/} rel2=${rel2%/}
+	mkdir -p "$rel1"
+	(cd "$rel1" && mkdir -p "$rel2" && cd "$rel2" &&
+		ln -s "$H/.ssh/id_ed25519" k && ln -s "$S" st && ln -s "$H/.ssh" keys)
+	ln -s "$rel1" s
+	ln -s "$rel2" "$rel1/t"
+	[ "$(cat s/t/k)" = key ] # the kernel reaches the key
+	[ "$(realpath -m "$WORK/s/t" | wc -c)" -gt 4096 ]
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[ -n "$stderr" ]
+	}
+	for p in "$WORK/s/t/k" s/t/k s/t/st/approver.json "$WORK/s/t/keys/id_ed25519" x/../s/t/k; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused claude Write "{\"file_path\": $j, \"content\": \"x\"}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	refused claude Grep '{"pattern": "k", "path": "s/t"}'
+	refused claude Grep '{"pattern": "k", "path": "s/t/keys"}'
+}
+
+# The walk's cache is two hash tables of FNV-1a, which an agent can make
+# collide: names of a listed directory all in one bucket of its set (with
+# the link to a key among them), and a call naming thousands of paths (the
+# table of prefixes grown many times). Every answer is still the kernel's,
+# and a call too big to check in time blocks (the deadline): never a pass.
+@test "attack: names of a listed directory that collide in its hash set, and thousands of paths in one call, still find the link to a key" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" c
+	echo key >"$H/.ssh/id_ed25519"
+	# 41 names whose FNV-1a falls in one bucket of the 128-slot set, the
+	# last a link to the key
+	python3 - c "$H/.ssh/id_ed25519" <<'PY'
+import os, sys
+def fnv(b):
+    h = 14695981039346656037
+    for c in b:
+        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+    return h
+names, i = [], 0
+while len(names) < 41:
+    n = "n%d" % i
+    i += 1
+    if fnv(n.encode()) & 127 == 5:
+        names.append(n)
+for n in names[:-1]:
+    open(os.path.join(sys.argv[1], n), "w").close()
+os.symlink(sys.argv[2], os.path.join(sys.argv[1], names[-1]))
+print(names[-1], file=open(os.path.join(sys.argv[1], "..", "linkname"), "w"))
+PY
+	link=c/$(cat linkname)
+	[ "$(cat "$link")" = key ]
+	refused() { # input-json
+		HOME=$H tool_status claude mcp__fs__read_multiple_files "$1"
+		[ "$status" -eq 2 ] || { echo "passed ($status)"; return 1; }
+		[ -n "$stderr" ]
+	}
+	# 20 missing names first (the listing is read after 16), then the link
+	refused "$(jq -nc --arg l "$link" '{paths: ([range(0; 20) | "c/m\(.)"] + [$l])}')"
+	# 3,000 paths over 50 directories, the link last, and the key itself
+	refused "$(jq -nc --arg l "$link" '{paths: ([range(0; 3000) | "d\(. % 50)/n\(.)"] + [$l])}')"
+	refused "$(jq -nc --arg k "$H/.ssh/id_ed25519" '{paths: ([range(0; 3000) | "c/n\(.)"] + [$k])}')"
+	# the same without the link passes: the answers are not a blanket refusal
+	HOME=$H tool_status claude mcp__fs__read_multiple_files \
+		"$(jq -nc '{paths: [range(0; 3000) | "d\(. % 50)/n\(.)"]}')"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# A tool airlock does not know (an MCP server's) has its whole input walked
+# for paths; the walk stopped 32 levels down, and a path nested deeper
+# passed unread. Input nested deeper than the walk reads is refused.
+@test "attack: a path nested deeper than the input walk reads is not passed unread" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh"
+	echo key >"$H/.ssh/id_ed25519"
+	for d in 8 31 40 200; do
+		for wrap in '{a: .}' '[.]' '{a: [.]}'; do
+			HOME=$H tool_status claude mcp__files__open "$(jq -nc --arg k "$H/.ssh/id_ed25519" \
+				--argjson d "$d" "reduce range(0; \$d) as \$i ({file: \$k}; $wrap) | {input: .}")"
+			[ "$status" -eq 2 ] || { echo "passed ($status): depth $d, $wrap"; return 1; }
+			[ -n "$stderr" ]
+		done
+	done
+	# shallow input without a hidden path passes
+	HOME=$H tool_status claude mcp__files__open '{"a": {"b": {"file": "notes.txt"}}}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# "~user/..." is that user's home to a tool that expands it (Python's
+# os.path.expanduser(), a shell): the hook took it for a name in the
+# working directory, and /root's keys, or another user's home, passed.
+@test "attack: ~user names that user's home, for a tool that expands it" {
+	home=$(getent passwd root | cut -d: -f6)
+	[ "$home" = /root ] || skip "root's home is not /root"
+	refused() { # dialect tool input-json
+		tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	# the absolute path is refused: so must its ~root spelling be
+	refused claude mcp__fs__read_text_file '{"path": "/root/.ssh/id_ed25519"}'
+	for p in "~root/.ssh/id_ed25519" "~root/./.ssh/../.ssh/id_ed25519" "~root/.ssh"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude mcp__fs__read_text_file "{\"path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+		refused codex mcp__files__open "{\"args\": {\"target\": {\"file\": $j}}}"
+		refused claude mcp__py__cat "{\"where\": $j}"
+	done
+	refused claude Grep '{"pattern": "PRIVATE", "path": "~root"}'
+	# a name that is no user stays a name in the working directory
+	tool_status claude mcp__fs__read_text_file '{"path": "~no-such-user-here/notes.txt"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# /proc/self is the process that looks: the hook's to its walk, the host's
+# to the tool that runs after it. A thread of the host (its pid, which
+# /proc/self/stat tells a reading tool) is no thread of the hook's: the
+# walk found no /proc/self/task/PID and took the rest for text, and the
+# host read its own root's keys through it.
+@test "attack: /proc/self and what leads to it are the hook's own, not the host's: refused" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh"
+	echo key >"$H/.ssh/id_ed25519"
+	K=$H/.ssh/id_ed25519
+	[ "$(cat "/proc/self/task/$$/root$K" 2>/dev/null || cat "/proc/$$/task/$$/root$K")" = key ]
+	ln -s /proc/self me
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[ -n "$stderr" ]
+	}
+	for p in "/proc/self/task/$$/root$K" "/proc/thread-self/../../self/task/$$/root$K" \
+		"/dev/fd/../task/$$/root$K" "/dev/stdin" "me/task/$$/root$K" "/proc/self/fd/9/x"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	# another process's /proc is read by its links, as the host reads it
+	HOME=$H tool_status claude Read "{\"file_path\": \"/proc/$$/root$K\"}"
+	[ "$status" -eq 2 ] || { echo "passed ($status)"; return 1; }
+	HOME=$H tool_status claude Read '{"file_path": "/proc/cpuinfo"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# A URL reader opens a file: URL's path without its query or fragment, and
+# takes the scheme in any case and a backslash for a slash (WHATWG URL).
+@test "attack: a file: URL with a query, a fragment, an upper-case scheme or backslashes still names the hidden file" {
+	H=$TEST_DIR/home
+	mkdir -p "$H"
+	echo token >"$H/.npmrc"
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	for u in "file://$H/.npmrc" "file://$H/.npmrc?x=1" "file://$H/.npmrc#top" "FILE://$H/.npmrc" \
+		"File:$H/.npmrc" "file:\\\\localhost$H/.npmrc" "file:$(tr / '\\' <<<"$H")\\.npmrc" \
+		"file://$H/x/..\\.npmrc"; do
+		j=$(jq -nc --arg u "$u" '$u')
+		refused claude WebFetch "{\"url\": $j, \"prompt\": \"x\"}"
+		refused gemini web_fetch "{\"prompt\": $(jq -nc --arg u "$u" '"summarize \($u) please"')}"
+	done
+	# a URL of a workspace file passes
+	HOME=$H tool_status claude WebFetch "{\"url\": \"file://$WORK/notes.txt?x#y\", \"prompt\": \"x\"}"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
 # Overlayfs keeps a merged directory's listing while a file has it open, and
 # a name added to its upper layer beneath it is found by a lookup but missing
 # from that listing. The hook's path walk took such a listing as the truth:

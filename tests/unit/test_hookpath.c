@@ -1066,6 +1066,11 @@ static void test_resolve_host_paths_as_before(void)
 		cleanup_free char *b = hookpath_resolve(NULL, paths[i], nc);
 		cleanup_free char *c = hookpath_resolve(NULL, paths[i], NULL);
 		ASSERT_TRUE(a != NULL);
+		/* /proc/self is the hook's own, not the tool's: no answer */
+		if (strncmp(paths[i], "/proc/self/", 11) == 0 || strncmp(paths[i], "/dev/fd/", 8) == 0) {
+			ASSERT_TRUE(b == NULL && c == NULL);
+			continue;
+		}
 		ASSERT_EQ_STR(b, a);
 		ASSERT_EQ_STR(c, a);
 	}

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -669,7 +670,8 @@ static int hook_targets_push(struct hook_state *st, struct hook_targets *t, cons
 
 	if (r < 0)
 		return error_set(err, -r,
-				 "cannot resolve '%.300s' (out of memory, or a symlink loop)", named);
+				 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
+				 named);
 	for (size_t k = 0; k < 2; k++) {
 		if (!p[k])
 			continue;
@@ -697,7 +699,32 @@ static const char *const hook_text_keys[] = { "content",    "new_string",  "old_
 					      "new_source", "description", "old_str",
 					      "new_str",    NULL };
 
-/* Appends path with "~" and "~/" in the caller's home. */
+/* "~user" or "~user/..." (path) in that user's home: 1 with *ret, 0 when
+ * path is no such name (or the user has no absolute home), -errno. */
+static int hook_tilde_user(const char *path, char **ret)
+{
+	size_t n = path[0] == '~' ? strcspn(path + 1, "/") : 0;
+	struct passwd pw, *found = NULL;
+	char buf[16384];
+
+	*ret = NULL;
+	if (n == 0)
+		return 0;
+	cleanup_free char *user = strndup(path + 1, n);
+	if (!user)
+		return -ENOMEM;
+	int r = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+	if (r != 0 && r != ENOENT && r != ESRCH && r != EBADF && r != EPERM)
+		return -r; /* not known: not taken for no user */
+	if (!found || !pw.pw_dir || pw.pw_dir[0] != '/')
+		return 0;
+	return asprintf(ret, "%s%s", pw.pw_dir, path + 1 + n) < 0 ? -ENOMEM : 1;
+}
+
+/* Appends path with "~" and "~/" in the caller's home; "~user" and
+ * "~user/..." twice, in that user's home (a tool that expands them:
+ * Python's os.path.expanduser(), a shell) and as written (one that does
+ * not: a name in its directory). */
 static int hook_targets_add(struct hook_state *st, char ***list, const char *path)
 {
 	const char *home = hook_caller(st)->home;
@@ -710,43 +737,65 @@ static int hook_targets_add(struct hook_state *st, char ***list, const char *pat
 			return -ENOMEM;
 		return strv_push(list, joined);
 	}
+	char *expanded = NULL;
+	int r = hook_tilde_user(path, &expanded);
+	if (r > 0)
+		r = strv_consume(list, expanded);
+	return r < 0 ? r : strv_push(list, path);
+}
+
+/* Appends the n bytes of a file: URL's path at q, percent-decoded, with
+ * each backslash a slash as a URL reader takes it (WHATWG URL). */
+static int hook_targets_url_path(const char *q, size_t n, char ***list)
+{
+	cleanup_free char *path = malloc(n + 1);
+	size_t len = 0;
+
+	if (!path)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
+			path[len++] = (char)v;
+			i += 2;
+		} else {
+			path[len++] = q[i] == '\\' ? '/' : q[i];
+		}
+	}
+	path[len] = '\0';
 	return strv_push(list, path);
 }
 
-/* Every file: URL in text (file:///p, file://localhost/p, file:/p), its
- * path percent-decoded, up to the first byte no URL holds unescaped. */
+/* Every file: URL in text (file:///p, file://localhost/p, file:/p; the
+ * scheme in any case, a backslash for a slash), its path percent-decoded,
+ * up to the first byte no URL holds unescaped: once with its query and
+ * fragment (a reader that takes the rest as a path), once without (a URL
+ * reader). */
 static int hook_targets_urls(const char *text, char ***list)
 {
-	for (const char *p = strstr(text, "file:"); p; p = strstr(p + 1, "file:")) {
+	for (const char *p = strcasestr(text, "file:"); p; p = strcasestr(p + 1, "file:")) {
 		const char *q = p + 5;
-		if (q[0] == '/' && q[1] == '/') {
+		if ((q[0] == '/' || q[0] == '\\') && (q[1] == '/' || q[1] == '\\')) {
 			q += 2;
-			while (*q && *q != '/' && !strchr(" \t\n\"'<>`", *q))
+			while (*q && *q != '/' && *q != '\\' && !strchr(" \t\n\"'<>`", *q))
 				q++; /* the host: a path on this machine whatever it says */
 		}
-		if (*q != '/')
+		if (*q != '/' && *q != '\\')
 			continue;
-		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|\\^");
-		cleanup_free char *path = malloc(n + 1);
-		if (!path)
-			return -ENOMEM;
-		size_t len = 0;
-		for (size_t i = 0; i < n; i++) {
-			unsigned v;
-			if (q[i] == '%' && i + 2 < n + 1 && sscanf(q + i + 1, "%2x", &v) == 1 && v) {
-				path[len++] = (char)v;
-				i += 2;
-			} else {
-				path[len++] = q[i];
-			}
-		}
-		path[len] = '\0';
-		int r = strv_push(list, path);
+		size_t n = strcspn(q, " \t\r\n\"'<>`()[]{}|^");
+		size_t path_n = strcspn(q, "?#");
+		int r = hook_targets_url_path(q, n, list);
+		if (r == 0 && path_n < n)
+			r = hook_targets_url_path(q, path_n, list);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
+
+/* Levels of a tool's input hook_targets_walk() reads: input nested deeper
+ * is refused (-E2BIG), as a path below them would pass unread. */
+#define HOOK_INPUT_DEPTH 32
 
 /* A tool's input, walked: the strings under a file or directory key, every
  * other string that is an absolute or "~/" path (not under a text key), and
@@ -754,8 +803,8 @@ static int hook_targets_urls(const char *text, char ***list)
 static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, unsigned depth,
 			     char ***named, char ***roots)
 {
-	if (depth > 32)
-		return 0;
+	if (depth > HOOK_INPUT_DEPTH)
+		return -E2BIG;
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *e;
@@ -790,6 +839,13 @@ static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, 
 	    ((!key || !agenthost_tool_in(hook_text_keys, key)) &&
 	     (s[0] == '/' || (s[0] == '~' && (s[1] == '/' || !s[1])))))
 		return hook_targets_add(st, named, s);
+	if ((!key || !agenthost_tool_in(hook_text_keys, key)) && s[0] == '~') {
+		cleanup_free char *expanded = NULL;
+		r = hook_tilde_user(s, &expanded); /* "~user/...": a path */
+		if (r > 0)
+			r = hook_targets_add(st, named, s);
+		return r;
+	}
 	return 0;
 }
 
@@ -824,6 +880,9 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	} else {
 		r = hook_targets_walk(st, input, NULL, 0, &t->named, &roots);
 	}
+	if (r == -E2BIG)
+		return error_set(err, E2BIG, "the tool's input nests deeper than %d levels",
+				 HOOK_INPUT_DEPTH);
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; texts[i]; i++) {
@@ -845,7 +904,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 		r = hookpath_resolve_both(cwd, dir_path, NULL, &t->run_dir, &t->run_dir_lexical);
 		if (r < 0)
 			return error_set(err, -r,
-					 "cannot resolve '%.300s' (out of memory, or a symlink loop)",
+					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
 					 dir_path);
 	}
 	cleanup_strv char **named = TAKE_PTR(t->named);

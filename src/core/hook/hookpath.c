@@ -292,7 +292,12 @@ static void hookpath_up(char *out, size_t *len)
 /* What lstat() says of out (len bytes; its parent directory the first
  * before bytes, hashed parent_hash), through the parent's listing when it
  * has one (hookpath_list()). 0 with *ret: a directory, something else, or
- * nothing; -1: a symlink (not kept: looked at again each time). */
+ * nothing; 1: a symlink (not kept: looked at again each time); -errno:
+ * lstat() could not tell. Nothing is only what lstat() says of a name that
+ * is not there or that the tool cannot reach either (ENOENT, ENOTDIR,
+ * EACCES, a name longer than the file system takes): out longer than
+ * PATH_MAX, which lstat() refuses (ENAMETOOLONG), is a place the kernel
+ * still reaches through links. */
 static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, size_t parent_hash,
 			   size_t len, enum hookpath_kind *ret, bool *ret_big)
 {
@@ -330,6 +335,9 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 		}
 	}
 	*ret_big = false;
+	if (r < 0 && errno != ENOENT && errno != ENOTDIR && errno != EACCES &&
+	    !(errno == ENAMETOOLONG && len + 1 < PATH_MAX))
+		return -errno;
 	if (r < 0) {
 		*ret = HOOKPATH_ABSENT;
 	} else if (S_ISDIR(sb.st_mode)) {
@@ -341,8 +349,16 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 	} else if (!S_ISLNK(sb.st_mode))
 		*ret = HOOKPATH_OTHER;
 	else
-		return -1;
+		return 1;
 	return 0;
+}
+
+/* Whether the symlink out is /proc/self or /proc/thread-self: the process
+ * that looks, which is this hook to the walk and the host to its tool (a
+ * thread of the host, /proc/self/task/PID, is none of the hook's). */
+static bool hookpath_is_self(const char *out)
+{
+	return strcmp(out, "/proc/self") == 0 || strcmp(out, "/proc/thread-self") == 0;
 }
 
 /* An absolute path as the kernel resolves it once the tool has made what
@@ -417,14 +433,19 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 		enum hookpath_kind kind = HOOKPATH_ABSENT;
 		struct hookpath_slot *seen = hookpath_find(cache, out, len, hash);
 		bool link = false, big = false;
+		int r = 0;
 		if (seen)
 			kind = (enum hookpath_kind)seen->kind;
 		else if (in_other)
 			kind = HOOKPATH_ABSENT; /* below a file: lstat() fails, ENOTDIR */
-		else if (hookpath_lookup(cache, out, before, parent_hash, len, &kind, &big) == 0)
+		else if ((r = hookpath_lookup(cache, out, before, parent_hash, len, &kind, &big)) == 0)
 			hookpath_put(cache, out, len, hash, kind, big);
-		else
+		else if (r > 0)
 			link = true;
+		if (r < 0) {
+			failed = true; /* not known: not taken for nothing */
+			break;
+		}
 		if (!link) {
 			in_other = kind == HOOKPATH_OTHER;
 			if (kind == HOOKPATH_ABSENT)
@@ -432,6 +453,10 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 			continue;
 		}
 		in_other = false;
+		if (hookpath_is_self(out)) {
+			failed = true; /* the hook's, not the host's */
+			break;
+		}
 		char target[PATH_MAX];
 		ssize_t t = ++links > 40 ? -1 : readlink(out, target, sizeof(target) - 1);
 		if (t <= 0) {

@@ -29,7 +29,10 @@ void hookpath_cache_hint(struct hookpath_cache *c, const char *dir);
  * relative to base (the process's cwd when NULL, or below it when base is
  * relative). cache (may be NULL) holds what earlier walks of the same call
  * found: the check of one tool call takes the host's paths as they were
- * when first looked at. NULL: out of memory, or more than 40 symlinks. */
+ * when first looked at. NULL: out of memory, more than 40 symlinks, a
+ * component lstat() cannot tell of (one deeper than PATH_MAX, reached
+ * through links: the kernel follows what is there), or /proc/self (or
+ * thread-self): the hook's own, not the tool's. */
 char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache *cache);
 
 /* hookpath_resolve() of a path an agent's tool names, in both readings a
@@ -38,6 +41,6 @@ char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache
  * text (Node's path.resolve(), Python's os.path.normpath()), then lets the
  * kernel resolve the rest; NULL when it is the same place (always so
  * without a ".."). A check holds the path to both: the stricter wins.
- * 0, -ENOMEM, or -ELOOP (more than 40 symlinks, or out of memory). */
+ * 0, -ENOMEM, or -ELOOP (hookpath_resolve() returned NULL). */
 int hookpath_resolve_both(const char *base, const char *path, struct hookpath_cache *cache,
 			  char **ret, char **ret_lexical);
