@@ -1496,7 +1496,7 @@ PY
 		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
 	}
 	for u in "file://$H/.npmrc" "file://$H/.npmrc?x=1" "file://$H/.npmrc#top" "FILE://$H/.npmrc" \
-		"File:$H/.npmrc" "file:\\\\localhost$H/.npmrc" "file:$(tr / '\\' <<<"$H")\\.npmrc" \
+		"File:$H/.npmrc" "file:\\\\localhost$H/.npmrc" "file:$(tr / '\134' <<<"$H")\\.npmrc" \
 		"file://$H/x/..\\.npmrc"; do
 		j=$(jq -nc --arg u "$u" '$u')
 		refused claude WebFetch "{\"url\": $j, \"prompt\": \"x\"}"

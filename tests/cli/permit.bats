@@ -857,7 +857,11 @@ traced() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace "$@"
 }
 
-@test "propose --exec: the log is synced three times, deferred entries sharing the next sync" {
+# For the strace'd tests below: a project whose `make gen` writes gen.txt,
+# its permit $json proposed and run once (the log's first entry signs a
+# checkpoint at once: not the traced call's), gen.txt removed again. Skips
+# without strace.
+traced_gen_project() {
 	command -v strace >/dev/null || skip "strace is not installed"
 	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
 	git_init
@@ -865,9 +869,12 @@ traced() {
 	echo gen.txt >.gitignore
 	commit_all init
 	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
-	# The log's first entry signs a checkpoint: not counted.
 	"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
 	rm gen.txt
+}
+
+@test "propose --exec: the log is synced three times, deferred entries sharing the next sync" {
+	traced_gen_project
 	traced -f -qq -y -e trace=fdatasync,fsync -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
 	[ "$(cat gen.txt)" = new ]
@@ -882,23 +889,14 @@ traced() {
 # the scheduler's (the signer waits for a load under way, or makes it);
 # that the thread is started before the quarantine is not.
 @test "propose --exec: libcrypto is loaded on a thread started before the dry run's quarantine" {
-	command -v strace >/dev/null || skip "strace is not installed"
-	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
-	git_init
-	printf 'gen:\n\techo new > gen.txt\n' >Makefile
-	echo gen.txt >.gitignore
-	commit_all init
-	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
-	# The log's first entry signs a checkpoint at once: not this one's.
-	"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
-	rm gen.txt
+	traced_gen_project
 	traced -f -qq -e trace=execve,clone,clone3,openat -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
 	[ "$(cat gen.txt)" = new ]
 	main=$(awk '/execve\(/ { print $1; exit }' "$TEST_DIR/trace")
 	# the main thread's calls that start a thread or the quarantine, in order
 	starts=$(grep "^$main .*clone3\?(" "$TEST_DIR/trace" | grep -oE 'CLONE_THREAD|CLONE_NEWNS' | head -2)
-	[ "$(echo $starts)" = "CLONE_THREAD CLONE_NEWNS" ]
+	[ "$(paste -sd ' ' <<<"$starts")" = "CLONE_THREAD CLONE_NEWNS" ]
 	# opened once (a line of its own, or "<unfinished ...>" when another
 	# thread's call came in between; a failed search of the loader's path
 	# says ENOENT)
