@@ -297,6 +297,23 @@ static void close_all_but(int a, int b)
 	(void)syscall(SYS_close_range, hi + 1, ~0U, 0U);
 }
 
+void child_init_early(const struct child_early *early)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(early->supervisor_fds); i++)
+		close_fd(early->supervisor_fds[i]);
+	if (child_syscall_failed(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)))
+		child_fail(early->report_fd, SANDBOX_STAGE_PARENT_DEATH);
+	/* Every signal is blocked (the supervisor's cloning thread blocks them
+	 * all), so the read is not interrupted. With the supervisor's own copy
+	 * of the write end closed above, its death is EOF here. */
+	char plan = 0;
+	if (syscall(SYS_read, early->go_fd, &plan, 1) != 1 || plan != CHILD_PLAN) {
+		errno = ESRCH;
+		child_fail(early->report_fd, SANDBOX_STAGE_PARENT_DEATH);
+	}
+	child_init(early->setup);
+}
+
 void child_init(const struct child_setup *setup)
 {
 	int report_fd = setup->report_fd;

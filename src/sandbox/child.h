@@ -38,3 +38,18 @@ _Noreturn void child_init(const struct child_setup *setup);
 
 /* The supervisor's go message to init, once init is started. */
 #define CHILD_GO 'g'
+
+/* An init cloned before its plan exists (the early clone, planarena.h):
+ * what it knows at the clone. It waits for CHILD_PLAN on go_fd, then reads
+ * setup, which the supervisor wrote into the shared arena meanwhile; EOF
+ * (the supervisor gone, or the run not made) ends it. Until then it does
+ * nothing but close the supervisor's descriptors and arm PR_SET_PDEATHSIG. */
+struct child_early {
+	int go_fd, report_fd;
+	int supervisor_fds[3]; /* as isolate_plan.supervisor_fds */
+	const struct child_setup *setup; /* in the arena; set before CHILD_PLAN */
+};
+
+#define CHILD_PLAN 'p'
+
+_Noreturn void child_init_early(const struct child_early *early);

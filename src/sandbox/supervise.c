@@ -47,6 +47,7 @@
 #include "sandbox/child.h"
 #include "sandbox/isolate.h"
 #include "sandbox/pathcache.h"
+#include "sandbox/planarena.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sockbroker.h"
@@ -886,7 +887,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_entry(void
  * calls execve() or exits (CLONE_VFORK). No page tables are copied, which
  * halves the cost of a run; it is safe because the child only makes raw
  * syscalls (child.c) and every signal is blocked while it shares memory. */
-static pid_t clone_child_isolated(struct child_setup *setup)
+static pid_t clone_init(bool share_net)
 {
 	/* New namespaces for everything; fork semantics (no CLONE_VM), because
 	 * the init process outlives execve() and must not share memory. */
@@ -894,11 +895,15 @@ static pid_t clone_child_isolated(struct child_setup *setup)
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 	} args = {
 		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-			 CLONE_NEWCGROUP |
-			 (setup->config->isolation.share_net ? 0 : (uint64_t)CLONE_NEWNET),
+			 CLONE_NEWCGROUP | (share_net ? 0 : (uint64_t)CLONE_NEWNET),
 		.exit_signal = SIGCHLD,
 	};
-	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static pid_t clone_child_isolated(struct child_setup *setup)
+{
+	pid_t pid = clone_init(setup->config->isolation.share_net);
 
 	if (pid == 0)
 		child_init(setup);
@@ -1004,6 +1009,7 @@ struct sandbox_teardown {
 	pid_t init_pid; /* 0 once reaped */
 	pthread_t reaper;
 	bool reaping; /* the reaper thread runs sandbox_teardown_reap() */
+	struct sandbox_prestart *pre; /* init cloned early: its thread is the reaper */
 };
 
 /* Reaps init and removes the run's cgroups: syscalls only, on this thread's
@@ -1026,9 +1032,198 @@ static void *sandbox_teardown_reap(void *arg)
 	return NULL;
 }
 
-/* Starts the reaper on a thread of its own, or leaves it to the finish. */
+/* The arena init reads its plan from: its first bytes are the
+ * child_early, the rest the plan's copy. Pages never touched cost nothing;
+ * a larger plan (a huge environment) takes the order without the early
+ * clone. */
+#define PRESTART_ARENA_BYTES (4UL << 20)
+
+struct sandbox_prestart {
+	struct supervisor_fds fds; /* init's and the supervisor's; the run takes them */
+	sigset_t old_mask; /* the caller's, before SIGCHLD was blocked */
+	bool share_net;
+	struct planarena arena; /* MAP_SHARED; NULL base once unmapped */
+	struct child_early *early; /* at the arena's start */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* under lock */
+	bool cloned; /* init_pid is the clone's result (-1: clone_errno) */
+	pid_t init_pid;
+	int clone_errno;
+	bool released; /* the thread may reap: td's init and cgroups, or init alone */
+	struct sandbox_teardown *td;
+};
+
+/* The thread that clones init and, since init's parent-death signal follows
+ * the thread that cloned it, lives until init is gone: once released, it
+ * reaps init (and removes the run's cgroups: the teardown's reaper). Every
+ * signal is blocked here, SIGCHLD included (else init's exit, sent to this
+ * thread, would be discarded before the supervisor's signalfd saw it). */
+static void *sandbox_prestart_main(void *arg)
+{
+	struct sandbox_prestart *p = arg;
+	const struct child_early *early = p->early;
+	pid_t pid = clone_init(p->share_net);
+	if (pid == 0)
+		child_init_early(early);
+	int clone_errno = errno;
+
+	pthread_mutex_lock(&p->lock);
+	p->init_pid = pid;
+	p->clone_errno = clone_errno;
+	p->cloned = true;
+	pthread_cond_broadcast(&p->cond);
+	while (!p->released)
+		pthread_cond_wait(&p->cond, &p->lock);
+	struct sandbox_teardown *td = p->td;
+	pthread_mutex_unlock(&p->lock);
+
+	if (td) {
+		(void)sandbox_teardown_reap(td);
+	} else if (pid > 0) {
+		(void)kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	return NULL;
+}
+
+/* The clone's result: init's pid, or -1 with errno. */
+static pid_t sandbox_prestart_wait(struct sandbox_prestart *p)
+{
+	pthread_mutex_lock(&p->lock);
+	while (!p->cloned)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pid_t pid = p->init_pid;
+	int clone_errno = p->clone_errno;
+	pthread_mutex_unlock(&p->lock);
+	errno = clone_errno;
+	return pid;
+}
+
+/* Lets the thread go: it tears td down, or (NULL) kills and reaps init. */
+static void sandbox_prestart_release(struct sandbox_prestart *p, struct sandbox_teardown *td)
+{
+	pthread_mutex_lock(&p->lock);
+	p->td = td;
+	p->released = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void sandbox_prestart_unmap(struct sandbox_prestart *p)
+{
+	if (p->arena.base)
+		munmap(p->arena.base, PRESTART_ARENA_BYTES);
+	p->arena.base = NULL;
+	p->early = NULL;
+}
+
+/* After the thread is joined: what is left, but the descriptors. */
+static void sandbox_prestart_free(struct sandbox_prestart *p)
+{
+	if (!p)
+		return;
+	sandbox_prestart_unmap(p);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+/* An early init not used (the run takes today's order): killed, reaped,
+ * and its thread gone. The descriptors stay the caller's. */
+static void sandbox_prestart_discard(struct sandbox_prestart *p)
+{
+	sandbox_prestart_release(p, NULL);
+	(void)pthread_join(p->thread, NULL);
+	sandbox_prestart_free(p);
+}
+
+int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error *err)
+{
+	struct sandbox_prestart *p = calloc(1, sizeof(*p));
+	if (!p)
+		return error_set(err, ENOMEM, "out of memory");
+	p->fds = (struct supervisor_fds)SUPERVISOR_FDS_INIT;
+	p->share_net = share_net;
+
+	sigset_t sigchld, all, old;
+	sigemptyset(&sigchld);
+	sigaddset(&sigchld, SIGCHLD);
+	sigfillset(&all);
+	int r;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		r = error_set_errno(err, errno, "cannot become child subreaper");
+		free(p);
+		return r;
+	}
+	if (sigprocmask(SIG_BLOCK, &sigchld, &p->old_mask) < 0) {
+		r = error_set_errno(err, errno, "cannot block SIGCHLD");
+		free(p);
+		return r;
+	}
+	r = supervisor_fds_open(&p->fds, &sigchld, true, err);
+	if (r < 0)
+		goto fail;
+	void *arena = mmap(NULL, PRESTART_ARENA_BYTES, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (arena == MAP_FAILED) {
+		r = error_set_errno(err, errno, "cannot map the plan's arena");
+		goto fail;
+	}
+	p->arena = (struct planarena){ .base = arena, .size = PRESTART_ARENA_BYTES };
+	p->early = (struct child_early *)arena;
+	p->arena.used = sizeof(*p->early);
+	*p->early = (struct child_early){
+		.go_fd = p->fds.go[0],
+		.report_fd = p->fds.report[1],
+		.supervisor_fds = { p->fds.notify[0], p->fds.status[0], p->fds.go[1] },
+	};
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
+	int e = pthread_create(&p->thread, NULL, sandbox_prestart_main, p);
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		r = error_set_errno(err, e, "cannot start the cloning thread");
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	if (p->arena.base)
+		munmap(p->arena.base, PRESTART_ARENA_BYTES);
+	supervisor_fds_close(&p->fds);
+	(void)sigprocmask(SIG_SETMASK, &p->old_mask, NULL);
+	free(p);
+	return r;
+}
+
+void sandbox_prestart_cancel(struct sandbox_prestart *p)
+{
+	if (!p)
+		return;
+	sigset_t old_mask = p->old_mask;
+	sandbox_prestart_release(p, NULL);
+	(void)pthread_join(p->thread, NULL);
+	supervisor_fds_close(&p->fds);
+	sandbox_prestart_free(p);
+	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
+}
+
+/* Starts the reaper on a thread of its own (the early clone's, which is
+ * waiting for it), or leaves it to the finish. */
 static void sandbox_teardown_start(struct sandbox_teardown *t)
 {
+	if (t->pre) {
+		sandbox_prestart_release(t->pre, t);
+		t->reaper = t->pre->thread;
+		t->reaping = true;
+		return;
+	}
 	t->reaping = pthread_create(&t->reaper, NULL, sandbox_teardown_reap, t) == 0;
 }
 
@@ -1036,10 +1231,15 @@ void sandbox_teardown_finish(struct sandbox_teardown *t)
 {
 	if (!t)
 		return;
+	/* A run that ended before its start (a failed plan): the early
+	 * clone's thread kills and reaps init. */
+	if (t->pre && !t->reaping)
+		sandbox_teardown_start(t);
 	if (t->reaping)
 		(void)pthread_join(t->reaper, NULL);
 	else
 		(void)sandbox_teardown_reap(t);
+	sandbox_prestart_free(t->pre);
 	isolate_plan_release(&t->plan);
 	free(t);
 }
@@ -1277,20 +1477,72 @@ static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
 }
 
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
-static int sandbox_spawn_and_supervise(const struct sandbox_config *config, const sigset_t *sigchld,
+/* The early clone's init handed to the run's teardown, whose thread it
+ * is: its pid once cloned (killed and reaped by the teardown whatever
+ * happens next), or -1 with errno when the clone failed. */
+static pid_t supervisor_adopt_prestart(struct sandbox_teardown *td, struct sandbox_prestart *pre)
+{
+	td->pre = pre;
+	pid_t pid = sandbox_prestart_wait(pre);
+	td->init_pid = pid > 0 ? pid : 0;
+	return pid;
+}
+
+/* The plan to the early clone's init: copied into the arena, then the one
+ * byte it waits for. false when it does not fit (nothing sent). */
+static bool supervisor_send_plan(struct sandbox_prestart *pre, const struct child_setup *setup, int go_fd)
+{
+	const struct child_setup *shared;
+
+#if AIRLOCK_TEST_HOOKS
+	/* A test build's smaller arena, for the fallback to today's order. */
+	const char *bytes = getenv("AIRLOCK_TEST_PLAN_ARENA");
+	if (bytes && strtoul(bytes, NULL, 10) < pre->arena.size)
+		pre->arena.size = strtoul(bytes, NULL, 10);
+#endif
+	if (planarena_copy(&pre->arena, setup, &shared) < 0)
+		return false;
+	pre->early->setup = shared;
+	char plan = CHILD_PLAN;
+	(void)fd_write_all(go_fd, &plan, 1);
+	/* Init has its own mapping; nothing here writes the plan again. */
+	sandbox_prestart_unmap(pre);
+	return true;
+}
+
+/* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd.
+ * pre (the early clone, or NULL) is taken whatever happens. */
+static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
+				       struct sandbox_prestart *pre, const sigset_t *sigchld,
 				       struct sandbox_result *result,
 				       struct sandbox_teardown **ret_teardown, struct error *err)
 {
 	bool isolated = config->isolation.enabled;
 	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = SUPERVISOR_FDS_INIT;
-	int r = supervisor_fds_open(&fds, sigchld, isolated, err);
-	if (r < 0)
-		return r;
+	int r;
+	if (pre && (!isolated || pre->share_net != config->isolation.share_net)) {
+		fds = pre->fds; /* closed with the rest */
+		sandbox_prestart_discard(TAKE_PTR(pre));
+		supervisor_fds_close(&fds);
+	}
+	if (pre) {
+		fds = pre->fds;
+		pre->fds = (struct supervisor_fds)SUPERVISOR_FDS_INIT;
+	} else {
+		r = supervisor_fds_open(&fds, sigchld, isolated, err);
+		if (r < 0)
+			return r;
+	}
 	cleanup_with(sandbox_teardown_finishp) struct sandbox_teardown *td = NULL;
+	pid_t early_pid = 0;
 	if (isolated) {
 		r = supervisor_plan(config, &fds, result, &td, err);
+		if (pre && !td)
+			sandbox_prestart_discard(TAKE_PTR(pre));
+		if (pre)
+			early_pid = supervisor_adopt_prestart(td, TAKE_PTR(pre));
 		if (r != 0)
-			return r < 0 ? r : 0;
+			return r < 0 ? r : 0; /* the teardown kills the early init */
 	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
 	if (!buf)
@@ -1317,9 +1569,18 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	if (isolated && after_plan && system(after_plan) != 0)
 		return error_set(err, EIO, "AIRLOCK_TEST_AFTER_PLAN failed");
 #endif
+	if (td && td->pre) {
+		if (early_pid < 0)
+			return error_set_errno(err, errno, "cannot start the command");
+		if (!supervisor_send_plan(td->pre, &setup, fds.go[1])) {
+			/* Too large for the arena: today's order, with a clone here. */
+			sandbox_prestart_discard(TAKE_PTR(td->pre));
+			td->init_pid = 0;
+		}
+	}
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
-	pid_t pid = clone_child(&setup);
+	pid_t pid = td && td->pre ? early_pid : clone_child(&setup);
 	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
@@ -1381,18 +1642,25 @@ int sandbox_run_until_result(const struct sandbox_config *config, struct sandbox
 {
 	struct sandbox_result result = { .outcome = SANDBOX_EXITED };
 	struct sandbox_teardown *teardown = NULL;
+	struct sandbox_prestart *pre = config->prestart;
 	sigset_t sigchld, old_mask;
 
 	/* Orphaned descendants come back to airlock, so none can escape the
 	 * final kill by double-forking or calling setsid(). */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		sandbox_prestart_cancel(pre);
 		return error_set_errno(err, errno, "cannot become child subreaper");
+	}
 
 	sigemptyset(&sigchld);
 	sigaddset(&sigchld, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &sigchld, &old_mask) < 0)
+	if (sigprocmask(SIG_BLOCK, &sigchld, &old_mask) < 0) {
+		sandbox_prestart_cancel(pre);
 		return error_set_errno(err, errno, "cannot block SIGCHLD");
-	int r = sandbox_spawn_and_supervise(config, &sigchld, &result, &teardown, err);
+	}
+	if (pre)
+		old_mask = pre->old_mask; /* as it was before sandbox_prestart() */
+	int r = sandbox_spawn_and_supervise(config, pre, &sigchld, &result, &teardown, err);
 	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (r < 0) {
 		sandbox_result_release(&result);

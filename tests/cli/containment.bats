@@ -697,3 +697,66 @@ print("held", os.fstat(fd).st_size >> 20)'
 	[ "$planted" = no ]
 	[ "$config" = '[core]' ]
 }
+
+# Whether a process whose command line holds $1 is left, waiting up to 5 s
+# for the kernel to finish a kill (a wait, not a timed assertion).
+gone_within() { # marker
+	local until=$((SECONDS + 5))
+	while pgrep -f -- "$1" >/dev/null && [ "$SECONDS" -lt "$until" ]; do
+		sleep 0.1
+	done
+	no_process_with "$1"
+}
+
+@test "60 the supervisor killed at any moment of the start (init cloned before the plan, waiting for it) leaves no process behind" {
+	# init is a fork of airlock: its command line is the supervisor's, so
+	# the marker finds init, the command and the supervisor alike.
+	local marker="60.$$$RANDOM" i pid
+	# After the plan, before init has it (a test build's hook; in a
+	# release build the run just goes on and is killed below).
+	AIRLOCK_TEST_AFTER_PLAN='kill -KILL $PPID' "$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 || true
+	gone_within "$marker"
+	# Spread over the policy, the plan, init's set-up and the command.
+	for i in 0 1 2 3 4 5 6 7 8 9 10 12 14 16 20 25 30 40 60; do
+		"$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 &
+		pid=$!
+		sleep "$(printf '0.%03d' "$i")"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	gone_within "$marker"
+}
+
+@test "61 a run refused after its quarantine's init was cloned (no such command) leaves no process and is refused as before" {
+	local marker="61.$$$RANDOM"
+	run -127 --separate-stderr "$AIRLOCK" run -- "./no-such-command-$marker"
+	[ "$(rq .status)" != exited ]
+	gone_within "$marker"
+	# the next run is whole
+	al run -- sh -c 'echo ok'
+	[ "$status" -eq 0 ]
+	[ "$(rq .stdout)" = ok ]
+}
+
+@test "62 a plan larger than the shared arena takes the order without the early clone: the same quarantine" {
+	local marker="62.$$$RANDOM"
+	AIRLOCK_TEST_PLAN_ARENA=64 al run -- sh -c "cat /proc/self/status | grep -c NoNewPrivs:.*1; ls /tmp | wc -l; echo $marker"
+	[ "$status" -eq 0 ]
+	[ "$(rq .stdout | head -1)" = 1 ]
+	[[ "$(rq .stdout)" == *"$marker"* ]]
+	AIRLOCK_TEST_PLAN_ARENA=64 probe_blocked mount mount
+	AIRLOCK_TEST_PLAN_ARENA=64 probe_blocked unshare unshare
+	gone_within "$marker"
+	command -v strace >/dev/null || return 0
+	# Who cloned the quarantine's init (CLONE_NEWUSER): the cloning
+	# thread, and with the small arena the supervisor's main thread too.
+	local log="$TEST_DIR/clone.log" main
+	strace -f -qq -o "$log" -e trace=clone3 "$AIRLOCK" run -- true >/dev/null
+	main=$(head -1 "$log" | awk '{print $1}')
+	grep CLONE_NEWUSER "$log" | awk -v m="$main" '$1 == m { bad = 1 } END { exit bad }'
+	AIRLOCK_TEST_PLAN_ARENA=64 strace -f -qq -o "$log" -e trace=clone3 "$AIRLOCK" run -- true >/dev/null
+	main=$(head -1 "$log" | awk '{print $1}')
+	if grep -q AIRLOCK_TEST_PLAN_ARENA "$AIRLOCK" 2>/dev/null; then
+		grep CLONE_NEWUSER "$log" | awk -v m="$main" '$1 == m { ok = 1 } END { exit !ok }'
+	fi
+}

@@ -22,7 +22,9 @@
 #include "basic/fdpass.h"
 #include "harness.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/isolate.h"
 #include "sandbox/pathcache.h"
+#include "sandbox/planarena.h"
 #include "sandbox/protect.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/syscall_filter.h"
@@ -903,6 +905,189 @@ static void test_pathcache_forget_below(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* The early clone (sandbox_prestart()): the same runs as without it, a
+ * layer that fails at the mounts included, and a cancelled one leaves no
+ * child. */
+static void test_prestart_runs_as_without(void)
+{
+	char base[] = "/tmp/airlock-unit-prestart.XXXXXX";
+	ASSERT_TRUE(mkdtemp(base) != NULL);
+	char ws[128], dir[128], f[160];
+	snprintf(ws, sizeof(ws), "%s/ws", base);
+	snprintf(dir, sizeof(dir), "%s/w", base);
+	snprintf(f, sizeof(f), "%s/f", dir);
+	ASSERT_EQ_INT(mkdir(ws, 0755), 0);
+	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
+	struct stat st;
+	ASSERT_EQ_INT(stat(dir, &st), 0);
+	char script[256];
+	snprintf(script, sizeof(script), "echo x >%s; echo $$", f);
+	char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	struct sandbox_writable w = { .path = dir, .dev = st.st_dev, .ino = st.st_ino };
+	struct collected c = { 0 };
+	struct sandbox_config config = {
+		.exec_path = "/bin/sh",
+		.argv = argv,
+		.envp = envp,
+		.cwd = ws,
+		.timeout_ms = 10000,
+		.kill_after_ms = 200,
+		.on_output = collect,
+		.userdata = &c,
+		.isolation = { .enabled = true,
+			       .workspace = ws,
+			       .writable = &w,
+			       .n_writable = 1,
+			       .tmp_bytes = 1 << 20,
+			       .memory_bytes = 1ULL << 30,
+			       .max_processes = 64 },
+	};
+	struct sandbox_result res;
+	struct error err = { 0 };
+
+	ASSERT_EQ_INT(sandbox_prestart(false, &config.prestart, &err), 0);
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	ASSERT_EQ_INT(res.exit_code, 0);
+	ASSERT_TRUE(strcmp(c.out, "2\n") == 0); /* pid 2 of its own namespace */
+	ASSERT_TRUE(res.manifest.isolated);
+	sandbox_result_release(&res);
+	ASSERT_EQ_INT(unlink(f), 0);
+	/* another directory at the writable path: refused at the mounts */
+	w.ino = 1;
+	ASSERT_EQ_INT(sandbox_prestart(false, &config.prestart, &err), 0);
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_SETUP_FAILED);
+	ASSERT_EQ_INT(res.failed_stage, SANDBOX_STAGE_MOUNTS);
+	sandbox_result_release(&res);
+	ASSERT_TRUE(access(f, F_OK) < 0);
+	/* a plan that cannot be made (a relative workspace): the early init
+	 * is killed, the run fails closed as without it */
+	w.ino = st.st_ino;
+	config.isolation.workspace = "relative";
+	ASSERT_EQ_INT(sandbox_prestart(false, &config.prestart, &err), 0);
+	int r = sandbox_run(&config, &res, &err);
+	ASSERT_TRUE(r < 0 || res.outcome == SANDBOX_SETUP_FAILED);
+	if (r == 0)
+		sandbox_result_release(&res);
+	config.isolation.workspace = ws;
+	/* the other network setting than the run's: cloned anew */
+	c.n_out = 0;
+	ASSERT_EQ_INT(sandbox_prestart(true, &config.prestart, &err), 0);
+	ASSERT_EQ_INT(sandbox_run(&config, &res, &err), 0);
+	ASSERT_EQ_INT(res.outcome, SANDBOX_EXITED);
+	sandbox_result_release(&res);
+	/* cancelled: killed and reaped, SIGCHLD as it was */
+	struct sandbox_prestart *pre = NULL;
+	ASSERT_EQ_INT(sandbox_prestart(false, &pre, &err), 0);
+	sandbox_prestart_cancel(pre);
+	ASSERT_TRUE(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+	sigset_t mask;
+	ASSERT_EQ_INT(sigprocmask(SIG_SETMASK, NULL, &mask), 0);
+	ASSERT_TRUE(!sigismember(&mask, SIGCHLD));
+	unlink(f);
+	rmdir(dir);
+	rmdir(ws);
+	rmdir(base);
+}
+
+static bool in_arena(const struct planarena *a, const void *p)
+{
+	return !p || ((const char *)p >= a->base && (const char *)p < a->base + a->used);
+}
+
+/* Every pointer init follows lands in the arena, with the same contents;
+ * a plan too large for it is refused whole. */
+static void test_planarena_copies_every_pointer(void)
+{
+	char ws[] = "/tmp/airlock-unit-arena.XXXXXX";
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	char git[128];
+	snprintf(git, sizeof(git), "%s/.git", ws);
+	ASSERT_EQ_INT(mkdir(git, 0755), 0);
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)"true", NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", (char *)"A=b", NULL };
+	char *hide[] = { (char *)"/etc/shadow", (char *)"/root", NULL };
+	char *read_only[] = { git, NULL };
+	char *expose[] = { (char *)"/home/x", NULL };
+	struct sandbox_mask mask = { .path = "/home", .expose = expose };
+	struct sandbox_writable w = { .path = "/var/tmp" };
+	struct sandbox_config config = {
+		.exec_path = "/bin/sh",
+		.argv = argv,
+		.envp = envp,
+		.cwd = ws,
+		.isolation = { .enabled = true,
+			       .workspace = ws,
+			       .writable = &w,
+			       .n_writable = 1,
+			       .hide = hide,
+			       .masks = &mask,
+			       .n_masks = 1,
+			       .read_only = read_only,
+			       .tmp_bytes = 1 << 20,
+			       .hostname = "airlock" },
+	};
+	struct isolate_plan plan = { .notify_fd = -1, .status_fd = -1, .go_fd = -1 };
+	enum sandbox_stage stage;
+	struct error err = { 0 };
+	ASSERT_EQ_INT(isolate_plan_prepare(&config, &plan, &stage, &err), 0);
+	struct child_setup setup = { .config = &config, .plan = &plan, .report_fd = 7 };
+	static _Alignas(max_align_t) char buf[1 << 16];
+	struct planarena a = { .base = buf, .size = sizeof(buf) };
+	const struct child_setup *s;
+	ASSERT_EQ_INT(planarena_copy(&a, &setup, &s), 0);
+	ASSERT_TRUE(in_arena(&a, s) && in_arena(&a, s->config) && in_arena(&a, s->plan));
+	ASSERT_EQ_INT(s->report_fd, 7);
+	const struct sandbox_config *c = s->config;
+	const struct isolate_plan *p = s->plan;
+	ASSERT_TRUE(in_arena(&a, c->exec_path) && strcmp(c->exec_path, "/bin/sh") == 0);
+	ASSERT_TRUE(in_arena(&a, c->argv) && in_arena(&a, c->envp) && in_arena(&a, c->cwd));
+	for (size_t i = 0; i < 3; i++)
+		ASSERT_TRUE(in_arena(&a, c->argv[i]) && strcmp(c->argv[i], argv[i]) == 0);
+	ASSERT_TRUE(c->argv[3] == NULL && c->envp[2] == NULL && strcmp(c->envp[1], "A=b") == 0);
+	ASSERT_TRUE(c->on_output == NULL && c->userdata == NULL);
+	const struct sandbox_isolation *iso = &c->isolation;
+	ASSERT_TRUE(p->iso == iso && in_arena(&a, iso->workspace) && in_arena(&a, iso->writable));
+	ASSERT_TRUE(in_arena(&a, iso->writable[0].path) && in_arena(&a, iso->masks) &&
+		    in_arena(&a, iso->masks[0].path) && in_arena(&a, iso->hostname));
+	ASSERT_TRUE(strcmp(iso->masks[0].path, "/home") == 0 && iso->hide == NULL);
+	ASSERT_TRUE(in_arena(&a, p->workspace) && in_arena(&a, p->staged_workspace) &&
+		    in_arena(&a, p->parent_uid_map) && in_arena(&a, p->parent_gid_map));
+	for (size_t i = 0; i < SANDBOX_MAX_WRITABLE; i++)
+		ASSERT_TRUE(in_arena(&a, p->staged_writable[i]));
+	ASSERT_TRUE(p->staged_writable[0] != NULL);
+	ASSERT_TRUE(in_arena(&a, p->protect.workspace));
+	ASSERT_TRUE(plan.protect.n_mounts > 0 && p->protect.n_mounts == plan.protect.n_mounts);
+	for (size_t i = 0; i < p->protect.n_mounts; i++)
+		ASSERT_TRUE(in_arena(&a, p->protect.mounts[i].path) &&
+			    strcmp(p->protect.mounts[i].path, plan.protect.mounts[i].path) == 0);
+	for (size_t i = 0; i < PROTECT_MAX_MOUNTS; i++)
+		ASSERT_TRUE(in_arena(&a, p->staged_protect[i]));
+	ASSERT_TRUE(in_arena(&a, p->staged_hide) && in_arena(&a, p->hide_is_dir));
+	ASSERT_TRUE(plan.n_hide > 0);
+	for (size_t i = 0; i < p->n_hide; i++)
+		ASSERT_TRUE(in_arena(&a, p->staged_hide[i]) &&
+			    strcmp(p->staged_hide[i], plan.staged_hide[i]) == 0 &&
+			    p->hide_is_dir[i] == plan.hide_is_dir[i]);
+	for (size_t i = 0; i < SANDBOX_MAX_MASKS; i++)
+		ASSERT_TRUE(in_arena(&a, p->staged_mask[i]));
+	for (size_t i = 0; i < p->n_expose; i++)
+		ASSERT_TRUE(in_arena(&a, p->expose[i].host) && in_arena(&a, p->expose[i].staged));
+	ASSERT_TRUE(in_arena(&a, p->filter.insns) && p->filter.len == plan.filter.len &&
+		    memcmp(p->filter.insns, plan.filter.insns,
+			   plan.filter.len * sizeof(*plan.filter.insns)) == 0);
+	ASSERT_TRUE(p->enforced_hidden == NULL && p->enforced_exposed == NULL &&
+		    p->protect.enforced == NULL);
+	/* too small: refused, whatever it holds by then */
+	struct planarena small = { .base = buf, .size = 512 };
+	ASSERT_EQ_INT(planarena_copy(&small, &setup, &s), -E2BIG);
+	isolate_plan_release(&plan);
+	rmdir(git);
+	rmdir(ws);
+}
+
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
@@ -915,4 +1100,5 @@ RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_set
 	  T_(test_run_signal), T_(test_timeout_kills_background_children),
 	  T_(test_exit_kills_leftovers_and_does_not_hang), T_(test_setup_failure_names_stage),
 	  T_(test_exec_failure_for_script_without_shebang),
-	  T_(test_writable_is_the_checked_directory), T_(test_net_listener_is_passed_out))
+	  T_(test_writable_is_the_checked_directory), T_(test_net_listener_is_passed_out),
+	  T_(test_prestart_runs_as_without), T_(test_planarena_copies_every_pointer))
