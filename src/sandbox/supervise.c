@@ -1202,6 +1202,12 @@ fail:
 	return r;
 }
 
+void sandbox_prestart_stop(struct sandbox_prestart *p)
+{
+	if (p)
+		sandbox_prestart_release(p, NULL);
+}
+
 void sandbox_prestart_cancel(struct sandbox_prestart *p)
 {
 	if (!p)

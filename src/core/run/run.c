@@ -956,7 +956,6 @@ static int run_spawn(struct run_state *st, struct error *err)
 		return r;
 
 	struct sandbox_config config = {
-		.prestart = TAKE_PTR(st->quarantine.prestart),
 		.exec_path = st->exec.path,
 		.argv = st->req->argv,
 		.envp = st->env.envp,
@@ -993,6 +992,7 @@ static int run_spawn(struct run_state *st, struct error *err)
 	}
 
 	struct sandbox_result res;
+	config.prestart = TAKE_PTR(st->quarantine.prestart);
 	r = sandbox_run_until_result(&config, &res, &st->quarantine.teardown, err);
 	if (st->net_proxy) {
 		run_net_stop(&st->net, r < 0 ? clock_realtime_ns() : res.ended_realtime_ns);
@@ -1307,13 +1307,15 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 	if (r == 0 && refused == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
 	    run_resolve_command(st) == 0)
 		r = run_command(st, err);
-	/* A run refused after its quarantine was cloned: init is not needed. */
-	sandbox_prestart_cancel(TAKE_PTR(st->quarantine.prestart));
+	/* A run refused after its quarantine was cloned: init is not needed,
+	 * and is torn down while the receipt is written. */
+	sandbox_prestart_stop(st->quarantine.prestart);
 	pathcache_close();
 	if (r < 0)
 		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
 	r = run_write_receipt(st, ret, err);
+	sandbox_prestart_cancel(TAKE_PTR(st->quarantine.prestart));
 	sandbox_teardown_finish(TAKE_PTR(st->quarantine.teardown));
 	return r;
 }
