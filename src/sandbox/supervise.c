@@ -1042,13 +1042,19 @@ struct sandbox_prestart {
 	struct supervisor_fds fds; /* init's and the supervisor's; the run takes them */
 	sigset_t old_mask; /* the caller's, before SIGCHLD was blocked */
 	bool share_net;
+	/* The caller's CPUs, which the thread takes back before it clones (init
+	 * inherits them); it starts on the others (restore_cpus). */
+	cpu_set_t cpus;
+	bool restore_cpus;
 	struct planarena arena; /* MAP_SHARED; NULL base once unmapped */
 	struct child_early *early; /* at the arena's start */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* under lock */
-	bool cloned; /* init_pid is the clone's result (-1: clone_errno) */
+	bool cloning; /* the thread began the clone */
+	bool taken; /* the run came first: it clones init itself, the thread never does */
+	bool cloned; /* init_pid is the clone's result (-1: clone_errno; 0: none, taken) */
 	pid_t init_pid;
 	int clone_errno;
 	bool released; /* the thread may reap: td's init and cgroups, or init alone */
@@ -1064,9 +1070,19 @@ static void *sandbox_prestart_main(void *arg)
 {
 	struct sandbox_prestart *p = arg;
 	const struct child_early *early = p->early;
-	pid_t pid = clone_init(p->share_net);
-	if (pid == 0)
-		child_init_early(early);
+
+	pthread_mutex_lock(&p->lock);
+	bool to_clone = !p->taken;
+	p->cloning = to_clone;
+	pthread_mutex_unlock(&p->lock);
+	pid_t pid = 0;
+	if (to_clone && p->restore_cpus)
+		(void)sched_setaffinity(0, sizeof(p->cpus), &p->cpus);
+	if (to_clone) {
+		pid = clone_init(p->share_net);
+		if (pid == 0)
+			child_init_early(early);
+	}
 	int clone_errno = errno;
 
 	pthread_mutex_lock(&p->lock);
@@ -1089,10 +1105,18 @@ static void *sandbox_prestart_main(void *arg)
 	return NULL;
 }
 
-/* The clone's result: init's pid, or -1 with errno. */
+/* The clone's result: init's pid, or -1 with errno; 0 when the thread had
+ * not begun it (on a busy machine it may wait for a CPU longer than the
+ * plan took): it never will, and the caller clones init itself, as without
+ * the early clone. */
 static pid_t sandbox_prestart_wait(struct sandbox_prestart *p)
 {
 	pthread_mutex_lock(&p->lock);
+	if (!p->cloning && !p->cloned) {
+		p->taken = true;
+		pthread_mutex_unlock(&p->lock);
+		return 0;
+	}
 	while (!p->cloned)
 		pthread_cond_wait(&p->cond, &p->lock);
 	pid_t pid = p->init_pid;
@@ -1108,6 +1132,7 @@ static void sandbox_prestart_release(struct sandbox_prestart *p, struct sandbox_
 	pthread_mutex_lock(&p->lock);
 	p->td = td;
 	p->released = true;
+	p->taken = true; /* not begun yet: never */
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
@@ -1182,9 +1207,22 @@ int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error
 	};
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
+	/* A new thread starts on its creator's CPU, and waits there while the
+	 * creator runs (the load balancer moved it after ~2 ms here, longer
+	 * than the clone it is for): it starts on another CPU, ~50 us. */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	int cpu = sched_getcpu();
+	if (cpu >= 0 && sched_getaffinity(0, sizeof(p->cpus), &p->cpus) == 0 &&
+	    CPU_ISSET(cpu, &p->cpus) && CPU_COUNT(&p->cpus) > 1) {
+		cpu_set_t others = p->cpus;
+		CPU_CLR(cpu, &others);
+		p->restore_cpus = pthread_attr_setaffinity_np(&attr, sizeof(others), &others) == 0;
+	}
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&p->thread, NULL, sandbox_prestart_main, p);
+	int e = pthread_create(&p->thread, &attr, sandbox_prestart_main, p);
 	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (e) {
 		r = error_set_errno(err, e, "cannot start the cloning thread");
 		pthread_cond_destroy(&p->cond);
@@ -1485,7 +1523,8 @@ static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
 /* The early clone's init handed to the run's teardown, whose thread it
  * is: its pid once cloned (killed and reaped by the teardown whatever
- * happens next), or -1 with errno when the clone failed. */
+ * happens next), -1 with errno when the clone failed, 0 when there is
+ * none (the caller clones init, and the thread still reaps it). */
 static pid_t supervisor_adopt_prestart(struct sandbox_teardown *td, struct sandbox_prestart *pre)
 {
 	td->pre = pre;
@@ -1575,18 +1614,17 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	if (isolated && after_plan && system(after_plan) != 0)
 		return error_set(err, EIO, "AIRLOCK_TEST_AFTER_PLAN failed");
 #endif
-	if (td && td->pre) {
-		if (early_pid < 0)
-			return error_set_errno(err, errno, "cannot start the command");
-		if (!supervisor_send_plan(td->pre, &setup, fds.go[1])) {
-			/* Too large for the arena: today's order, with a clone here. */
-			sandbox_prestart_discard(TAKE_PTR(td->pre));
-			td->init_pid = 0;
-		}
+	if (early_pid < 0)
+		return error_set_errno(err, errno, "cannot start the command");
+	if (early_pid > 0 && !supervisor_send_plan(td->pre, &setup, fds.go[1])) {
+		/* Too large for the arena: today's order, with a clone here. */
+		sandbox_prestart_discard(TAKE_PTR(td->pre));
+		td->init_pid = 0;
+		early_pid = 0;
 	}
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
-	pid_t pid = td && td->pre ? early_pid : clone_child(&setup);
+	pid_t pid = early_pid > 0 ? early_pid : clone_child(&setup);
 	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
