@@ -346,22 +346,22 @@ int sandbox_run_until_result(const struct sandbox_config *config, struct sandbox
 			     struct sandbox_teardown **ret_teardown, struct error *err);
 void sandbox_teardown_finish(struct sandbox_teardown *teardown);
 
-/* The early clone: a quarantine's namespaces are made (clone3 with every
- * namespace, ~0.5-1.5 ms of the kernel's) while the caller still plans the
- * run. sandbox_prestart() clones init on a thread of its own, which stays
- * until init is reaped (the parent-death signal follows the thread that
- * cloned); init waits, doing nothing, until the supervisor has deep-copied
- * the plan into memory both share and sent one byte (planarena.h). share_net
- * must be the run's isolation.share_net (else the run kills it and clones
- * anew). Makes the caller a child subreaper and blocks SIGCHLD, as
- * sandbox_run_until_result() does, which unblocks it as it was before this
- * call; sandbox_prestart_cancel() kills and reaps an init that will not run
- * (a refused run; NULL is fine) and unblocks it too. */
+/* The early clone: the quarantine's init is cloned (in new user and pid
+ * namespaces) while the caller still checks and plans the run, and makes
+ * its other namespaces meanwhile (the network namespace alone is ~0.5 ms
+ * of the kernel's); it waits, touching nothing on the host, until the
+ * supervisor has deep-copied the plan into memory both share and sent one
+ * byte (planarena.h). share_net must be the run's isolation.share_net (else
+ * the run kills it and clones anew). Makes the caller a child subreaper and
+ * blocks SIGCHLD, as sandbox_run_until_result() does, which unblocks it as
+ * it was before this call; sandbox_prestart_cancel() kills and reaps an
+ * init that will not run (a refused run; NULL is fine) and unblocks it
+ * too. */
 int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error *err);
 void sandbox_prestart_cancel(struct sandbox_prestart *prestart);
-/* The first half of sandbox_prestart_cancel(): init killed and reaped on
- * its thread while the caller goes on (the namespaces' teardown takes 0.5-4
- * ms here); the cancel then only waits for what is left. NULL is fine. */
+/* The first half of sandbox_prestart_cancel(): init killed, so that the
+ * kernel tears its namespaces down (0.5-4 ms here) while the caller goes
+ * on; the cancel then reaps it. NULL is fine. */
 void sandbox_prestart_stop(struct sandbox_prestart *prestart);
 
 /* Finds what execve() must run for `command` the way execvp() would, but

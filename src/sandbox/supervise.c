@@ -1009,7 +1009,6 @@ struct sandbox_teardown {
 	pid_t init_pid; /* 0 once reaped */
 	pthread_t reaper;
 	bool reaping; /* the reaper thread runs sandbox_teardown_reap() */
-	struct sandbox_prestart *pre; /* init cloned early: its thread is the reaper */
 };
 
 /* Reaps init and removes the run's cgroups: syscalls only, on this thread's
@@ -1042,100 +1041,11 @@ struct sandbox_prestart {
 	struct supervisor_fds fds; /* init's and the supervisor's; the run takes them */
 	sigset_t old_mask; /* the caller's, before SIGCHLD was blocked */
 	bool share_net;
-	/* The caller's CPUs, which the thread takes back before it clones (init
-	 * inherits them); it starts on the others (restore_cpus). */
-	cpu_set_t cpus;
-	bool restore_cpus;
 	struct planarena arena; /* MAP_SHARED; NULL base once unmapped */
 	struct child_early *early; /* at the arena's start */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	/* under lock */
-	bool cloning; /* the thread began the clone */
-	bool taken; /* the run came first: it clones init itself, the thread never does */
-	bool cloned; /* init_pid is the clone's result (-1: clone_errno; 0: none, taken) */
-	pid_t init_pid;
-	int clone_errno;
-	bool released; /* the thread may reap: td's init and cgroups, or init alone */
-	struct sandbox_teardown *td;
+	pid_t init_pid; /* 0 once reaped */
+	bool killed;
 };
-
-/* The thread that clones init and, since init's parent-death signal follows
- * the thread that cloned it, lives until init is gone: once released, it
- * reaps init (and removes the run's cgroups: the teardown's reaper). Every
- * signal is blocked here, SIGCHLD included (else init's exit, sent to this
- * thread, would be discarded before the supervisor's signalfd saw it). */
-static void *sandbox_prestart_main(void *arg)
-{
-	struct sandbox_prestart *p = arg;
-	const struct child_early *early = p->early;
-
-	pthread_mutex_lock(&p->lock);
-	bool to_clone = !p->taken;
-	p->cloning = to_clone;
-	pthread_mutex_unlock(&p->lock);
-	pid_t pid = 0;
-	if (to_clone && p->restore_cpus)
-		(void)sched_setaffinity(0, sizeof(p->cpus), &p->cpus);
-	if (to_clone) {
-		pid = clone_init(p->share_net);
-		if (pid == 0)
-			child_init_early(early);
-	}
-	int clone_errno = errno;
-
-	pthread_mutex_lock(&p->lock);
-	p->init_pid = pid;
-	p->clone_errno = clone_errno;
-	p->cloned = true;
-	pthread_cond_broadcast(&p->cond);
-	while (!p->released)
-		pthread_cond_wait(&p->cond, &p->lock);
-	struct sandbox_teardown *td = p->td;
-	pthread_mutex_unlock(&p->lock);
-
-	if (td) {
-		(void)sandbox_teardown_reap(td);
-	} else if (pid > 0) {
-		(void)kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	return NULL;
-}
-
-/* The clone's result: init's pid, or -1 with errno; 0 when the thread had
- * not begun it (on a busy machine it may wait for a CPU longer than the
- * plan took): it never will, and the caller clones init itself, as without
- * the early clone. */
-static pid_t sandbox_prestart_wait(struct sandbox_prestart *p)
-{
-	pthread_mutex_lock(&p->lock);
-	if (!p->cloning && !p->cloned) {
-		p->taken = true;
-		pthread_mutex_unlock(&p->lock);
-		return 0;
-	}
-	while (!p->cloned)
-		pthread_cond_wait(&p->cond, &p->lock);
-	pid_t pid = p->init_pid;
-	int clone_errno = p->clone_errno;
-	pthread_mutex_unlock(&p->lock);
-	errno = clone_errno;
-	return pid;
-}
-
-/* Lets the thread go: it tears td down, or (NULL) kills and reaps init. */
-static void sandbox_prestart_release(struct sandbox_prestart *p, struct sandbox_teardown *td)
-{
-	pthread_mutex_lock(&p->lock);
-	p->td = td;
-	p->released = true;
-	p->taken = true; /* not begun yet: never */
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-}
 
 static void sandbox_prestart_unmap(struct sandbox_prestart *p)
 {
@@ -1145,24 +1055,44 @@ static void sandbox_prestart_unmap(struct sandbox_prestart *p)
 	p->early = NULL;
 }
 
-/* After the thread is joined: what is left, but the descriptors. */
-static void sandbox_prestart_free(struct sandbox_prestart *p)
+/* The early init killed (once) and reaped (waits for the kernel's teardown
+ * of its namespaces when reap). */
+static void sandbox_prestart_kill(struct sandbox_prestart *p, bool reap)
 {
-	if (!p)
-		return;
+	if (p->init_pid > 0 && !p->killed) {
+		(void)kill(p->init_pid, SIGKILL);
+		p->killed = true;
+	}
+	if (p->init_pid > 0 && reap) {
+		while (waitpid(p->init_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		p->init_pid = 0;
+	}
+}
+
+/* An early init not used (the run takes today's order): killed and
+ * reaped. The descriptors stay the caller's. */
+static void sandbox_prestart_discard(struct sandbox_prestart *p)
+{
+	sandbox_prestart_kill(p, true);
 	sandbox_prestart_unmap(p);
-	pthread_cond_destroy(&p->cond);
-	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
-/* An early init not used (the run takes today's order): killed, reaped,
- * and its thread gone. The descriptors stay the caller's. */
-static void sandbox_prestart_discard(struct sandbox_prestart *p)
+/* Only user and pid namespaces here, on the caller's path: the pid
+ * namespace must be made by the clone (init is its pid 1) and the user
+ * namespace with it (the others are owned by it). Init makes the network,
+ * ipc, uts and cgroup namespaces itself while the supervisor plans
+ * (child_init_early()), and its mount namespace once it has the plan. */
+static pid_t clone_init_early(void)
 {
-	sandbox_prestart_release(p, NULL);
-	(void)pthread_join(p->thread, NULL);
-	sandbox_prestart_free(p);
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	} args = {
+		.flags = CLONE_NEWUSER | CLONE_NEWPID,
+		.exit_signal = SIGCHLD,
+	};
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
 int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error *err)
@@ -1173,10 +1103,9 @@ int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error
 	p->fds = (struct supervisor_fds)SUPERVISOR_FDS_INIT;
 	p->share_net = share_net;
 
-	sigset_t sigchld, all, old;
+	sigset_t sigchld;
 	sigemptyset(&sigchld);
 	sigaddset(&sigchld, SIGCHLD);
-	sigfillset(&all);
 	int r;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		r = error_set_errno(err, errno, "cannot become child subreaper");
@@ -1204,30 +1133,29 @@ int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error
 		.go_fd = p->fds.go[0],
 		.report_fd = p->fds.report[1],
 		.supervisor_fds = { p->fds.notify[0], p->fds.status[0], p->fds.go[1] },
+		.share_net = share_net,
 	};
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	/* A new thread starts on its creator's CPU, and waits there while the
-	 * creator runs (the load balancer moved it after ~2 ms here, longer
-	 * than the clone it is for): it starts on another CPU, ~50 us. */
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
+	/* A new process starts on its creator's CPU and waits there while the
+	 * creator runs (the load balancer moved it after ~2 ms here): init is
+	 * moved to the other CPUs at once, and takes back the caller's
+	 * (early->cpus) once it has the plan, before it starts anything. */
 	int cpu = sched_getcpu();
-	if (cpu >= 0 && sched_getaffinity(0, sizeof(p->cpus), &p->cpus) == 0 &&
-	    CPU_ISSET(cpu, &p->cpus) && CPU_COUNT(&p->cpus) > 1) {
-		cpu_set_t others = p->cpus;
-		CPU_CLR(cpu, &others);
-		p->restore_cpus = pthread_attr_setaffinity_np(&attr, sizeof(others), &others) == 0;
-	}
-	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&p->thread, &attr, sandbox_prestart_main, p);
-	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (e) {
-		r = error_set_errno(err, e, "cannot start the cloning thread");
-		pthread_cond_destroy(&p->cond);
-		pthread_mutex_destroy(&p->lock);
+	cpu_set_t others;
+	bool move = cpu >= 0 && sched_getaffinity(0, sizeof(p->early->cpus), &p->early->cpus) == 0 &&
+		    CPU_ISSET(cpu, &p->early->cpus) && CPU_COUNT(&p->early->cpus) > 1;
+	p->early->restore_cpus = move;
+	pid_t pid = clone_init_early();
+	if (pid == 0)
+		child_init_early(p->early);
+	if (pid < 0) {
+		r = error_set_errno(err, errno, "cannot start the quarantine's init");
 		goto fail;
+	}
+	p->init_pid = pid;
+	if (move) {
+		others = p->early->cpus;
+		CPU_CLR(cpu, &others);
+		(void)sched_setaffinity(pid, sizeof(others), &others);
 	}
 	*ret = p;
 	return 0;
@@ -1243,7 +1171,7 @@ fail:
 void sandbox_prestart_stop(struct sandbox_prestart *p)
 {
 	if (p)
-		sandbox_prestart_release(p, NULL);
+		sandbox_prestart_kill(p, false);
 }
 
 void sandbox_prestart_cancel(struct sandbox_prestart *p)
@@ -1251,23 +1179,16 @@ void sandbox_prestart_cancel(struct sandbox_prestart *p)
 	if (!p)
 		return;
 	sigset_t old_mask = p->old_mask;
-	sandbox_prestart_release(p, NULL);
-	(void)pthread_join(p->thread, NULL);
+	sandbox_prestart_kill(p, true);
 	supervisor_fds_close(&p->fds);
-	sandbox_prestart_free(p);
+	sandbox_prestart_unmap(p);
+	free(p);
 	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
 }
 
-/* Starts the reaper on a thread of its own (the early clone's, which is
- * waiting for it), or leaves it to the finish. */
+/* Starts the reaper on a thread of its own, or leaves it to the finish. */
 static void sandbox_teardown_start(struct sandbox_teardown *t)
 {
-	if (t->pre) {
-		sandbox_prestart_release(t->pre, t);
-		t->reaper = t->pre->thread;
-		t->reaping = true;
-		return;
-	}
 	t->reaping = pthread_create(&t->reaper, NULL, sandbox_teardown_reap, t) == 0;
 }
 
@@ -1275,15 +1196,10 @@ void sandbox_teardown_finish(struct sandbox_teardown *t)
 {
 	if (!t)
 		return;
-	/* A run that ended before its start (a failed plan): the early
-	 * clone's thread kills and reaps init. */
-	if (t->pre && !t->reaping)
-		sandbox_teardown_start(t);
 	if (t->reaping)
 		(void)pthread_join(t->reaper, NULL);
 	else
 		(void)sandbox_teardown_reap(t);
-	sandbox_prestart_free(t->pre);
 	isolate_plan_release(&t->plan);
 	free(t);
 }
@@ -1521,18 +1437,6 @@ static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
 }
 
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
-/* The early clone's init handed to the run's teardown, whose thread it
- * is: its pid once cloned (killed and reaped by the teardown whatever
- * happens next), -1 with errno when the clone failed, 0 when there is
- * none (the caller clones init, and the thread still reaps it). */
-static pid_t supervisor_adopt_prestart(struct sandbox_teardown *td, struct sandbox_prestart *pre)
-{
-	td->pre = pre;
-	pid_t pid = sandbox_prestart_wait(pre);
-	td->init_pid = pid > 0 ? pid : 0;
-	return pid;
-}
-
 /* The plan to the early clone's init: copied into the arena, then the one
  * byte it waits for. false when it does not fit (nothing sent). */
 static bool supervisor_send_plan(struct sandbox_prestart *pre, const struct child_setup *setup, int go_fd)
@@ -1579,15 +1483,19 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 			return r;
 	}
 	cleanup_with(sandbox_teardown_finishp) struct sandbox_teardown *td = NULL;
-	pid_t early_pid = 0;
 	if (isolated) {
 		r = supervisor_plan(config, &fds, result, &td, err);
-		if (pre && !td)
+		if (pre && td) {
+			/* The teardown kills and reaps it whatever happens next. */
+			td->init_pid = pre->init_pid;
+			pre->init_pid = 0;
+		}
+		if (pre && (r != 0 || !td)) {
 			sandbox_prestart_discard(TAKE_PTR(pre));
-		if (pre)
-			early_pid = supervisor_adopt_prestart(td, TAKE_PTR(pre));
+			return r < 0 ? r : 0; /* init killed: no run, as before */
+		}
 		if (r != 0)
-			return r < 0 ? r : 0; /* the teardown kills the early init */
+			return r < 0 ? r : 0;
 	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
 	if (!buf)
@@ -1614,13 +1522,15 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	if (isolated && after_plan && system(after_plan) != 0)
 		return error_set(err, EIO, "AIRLOCK_TEST_AFTER_PLAN failed");
 #endif
-	if (early_pid < 0)
-		return error_set_errno(err, errno, "cannot start the command");
-	if (early_pid > 0 && !supervisor_send_plan(td->pre, &setup, fds.go[1])) {
+	pid_t early_pid = 0;
+	if (pre && supervisor_send_plan(pre, &setup, fds.go[1])) {
+		early_pid = td->init_pid;
+		sandbox_prestart_discard(TAKE_PTR(pre)); /* its init is the teardown's */
+	} else if (pre) {
 		/* Too large for the arena: today's order, with a clone here. */
-		sandbox_prestart_discard(TAKE_PTR(td->pre));
+		pre->init_pid = td->init_pid;
 		td->init_pid = 0;
-		early_pid = 0;
+		sandbox_prestart_discard(TAKE_PTR(pre));
 	}
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();

@@ -756,3 +756,16 @@ gone_within() { # marker
 	main=$(head -1 "$log" | awk '{print $1}')
 	grep CLONE_NEWUSER "$log" | awk -v m="$main" '$1 == m { ok = 1 } END { exit !ok }'
 }
+
+@test "63 the command runs on the caller's CPUs (the early init, moved off the supervisor's CPU to start at once, takes them back)" {
+	local mine
+	mine=$(grep Cpus_allowed_list /proc/self/status)
+	al run -- grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$(rq .stdout)" = "$mine" ]
+	command -v taskset >/dev/null || return 0
+	[ "$(nproc)" -gt 1 ] || return 0
+	run --separate-stderr taskset -c 0 "$AIRLOCK" run -- grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ]
+	[[ "$(rq .stdout)" == *$'\t'0 ]]
+}
