@@ -10,7 +10,11 @@
 #include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "basic/dynlib.h"
 #include "basic/macro.h"
@@ -96,6 +100,68 @@ bool ed25519_verify(const uint8_t public_key[ED25519_KEY_BYTES], const void *msg
 	evp.md_ctx_free(ctx);
 	evp.pkey_free(key);
 	return ok;
+}
+
+/* ed25519_preload()'s thread: started at most once (preload_started),
+ * joinable until ed25519_preload_wait() has joined it (preload_running), in
+ * the process that started it (preload_pid: a forked child inherits the
+ * flag, not the thread). */
+static pthread_mutex_t preload_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t preload_thread;
+static pid_t preload_pid;
+static bool preload_started;
+static bool preload_running;
+
+static void *ed25519_preload_main(void *arg)
+{
+	/* A seed no key of airlock's is: what it warms is the provider. */
+	static const uint8_t seed[ED25519_KEY_BYTES];
+	uint8_t ignored[ED25519_KEY_BYTES];
+
+	(void)arg;
+	(void)ed25519_public_key(seed, ignored);
+	return NULL;
+}
+
+void ed25519_preload_wait(void)
+{
+	pthread_mutex_lock(&preload_lock);
+	if (preload_running && getpid() == preload_pid) {
+		(void)pthread_join(preload_thread, NULL);
+		preload_running = false;
+	}
+	pthread_mutex_unlock(&preload_lock);
+}
+
+static void ed25519_preload_wait_at_exit(void)
+{
+	ed25519_preload_wait();
+}
+
+void ed25519_preload(void)
+{
+	sigset_t all, old;
+
+	pthread_mutex_lock(&preload_lock);
+	if (preload_started) {
+		pthread_mutex_unlock(&preload_lock);
+		return;
+	}
+	preload_started = true;
+	/* Without the handler, no thread: an exit must never leave it behind
+	 * in the middle of OpenSSL's set-up. */
+	if (atexit(ed25519_preload_wait_at_exit) != 0) {
+		pthread_mutex_unlock(&preload_lock);
+		return;
+	}
+	/* The thread inherits the mask it is created with: every signal
+	 * blocked from its first instruction. */
+	sigfillset(&all);
+	preload_pid = getpid();
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	preload_running = pthread_create(&preload_thread, NULL, ed25519_preload_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_unlock(&preload_lock);
 }
 
 int kdf_scrypt(const char *passphrase, const uint8_t *salt, size_t salt_n, uint64_t n, uint64_t r,

@@ -120,5 +120,6 @@ bool isolate_landlock(const struct isolate_plan *plan);
 /* Sends the seccomp listener on notify_fd, then proxy_fd when >= 0
  * (closed here either way). */
 bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd);
-/* Processes in this pid namespace other than the caller (pid 1). */
+/* Processes in this pid namespace other than the caller (pid 1): init's
+ * alone, read with raw syscalls (basic/dirread is glibc's getdents64()). */
 unsigned isolate_count_processes(void);

@@ -5,15 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/statfs.h>
 #include <unistd.h>
+
+#include "basic/dirread.h"
 
 /* A directory's names, read once (pathcache_list()), sorted by strcmp(). */
 struct pathcache_name {
@@ -155,16 +153,9 @@ static bool pathcache_plain(const char *path, size_t len)
  * readlink() each: the read costs ~6 calls (open, fstatfs, ioctl, two
  * getdents64, close), and most directories are asked one or two names. */
 #define PATHCACHE_LIST_AFTER 4
-/* Larger directories are not kept: their names are asked one by one. */
+/* Larger directories are not kept: their names are asked one by one.
+ * Entries, "." and ".." counted (the listing holds neither). */
 #define PATHCACHE_LIST_MAX 4096
-
-struct pathcache_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
 
 static int pathcache_name_cmp(const void *a, const void *b)
 {
@@ -205,61 +196,43 @@ void pathcache_forget_below(const char *dir)
 
 /* Reads dir's names into e->listing (dir_listed 1), or marks it as not to
  * be read (-1). Only where a listing holds exactly the names a lookup
- * finds: a file system that does not fold case and has no names a lookup
- * makes up (procfs's threads, autofs's keys): ext2-4, tmpfs, btrfs,
- * overlayfs; a directory neither case-folded (ext4's and tmpfs's casefold:
- * a lookup of ".aws" finds ".AWS") nor encrypted (FS_IOC_GETFLAGS); at most
- * PATHCACHE_LIST_MAX names. Anything else is asked name by name. */
+ * finds (dirread_exact(): not overlayfs, nor a case-folded or encrypted
+ * directory), and at most PATHCACHE_LIST_MAX names. Anything else is asked
+ * name by name. */
 static void pathcache_list(struct pathcache_entry *e, const char *dir)
 {
 	struct pathcache_listing l = { 0 };
-	struct statfs sf;
-	int flags = 0;
 	size_t room = 0;
+	struct dirread dr;
+	struct dirread_entry de;
 	char buf[8192];
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	e->dir_listed = -1;
 	if (fd < 0)
 		return;
-	if (fstatfs(fd, &sf) < 0)
+	if (!dirread_exact(fd))
 		goto out;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC: /* ext2 and ext3 too */
-	case TMPFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
-		break;
-	default:
-		goto out;
-	}
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
-		goto out;
+	dirread_init(&dr, fd, buf, sizeof(buf));
 	for (;;) {
-		ssize_t got = getdents64(fd, buf, sizeof(buf));
+		int got = dirread_next(&dr, &de);
 		if (got == 0)
 			break;
 		if (got < 0)
 			goto out;
-		for (long off = 0; off < got;) {
-			const struct pathcache_dirent64 *d =
-				(const struct pathcache_dirent64 *)(buf + off);
-			off += d->d_reclen;
-			if (l.n == PATHCACHE_LIST_MAX)
+		if (l.n == PATHCACHE_LIST_MAX - 2)
+			goto out;
+		if (l.n == room) {
+			room = room ? room * 2 : 64;
+			struct pathcache_name *names = realloc(l.names, room * sizeof(l.names[0]));
+			if (!names)
 				goto out;
-			if (l.n == room) {
-				room = room ? room * 2 : 64;
-				struct pathcache_name *names =
-					realloc(l.names, room * sizeof(l.names[0]));
-				if (!names)
-					goto out;
-				l.names = names;
-			}
-			char *name = strdup(d->d_name);
-			if (!name)
-				goto out;
-			l.names[l.n++] = (struct pathcache_name){ .name = name, .type = d->d_type };
+			l.names = names;
 		}
+		char *name = strndup(de.name, de.len);
+		if (!name)
+			goto out;
+		l.names[l.n++] = (struct pathcache_name){ .name = name, .type = de.type };
 	}
 	qsort(l.names, l.n, sizeof(l.names[0]), pathcache_name_cmp);
 	e->listing = l;

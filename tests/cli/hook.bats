@@ -1316,3 +1316,39 @@ copilot_hook() { # event fixture [jq filter [jq args...]]
 		[ "$status" -eq 0 ] || { echo "$p: $stderr"; return 1; }
 	done
 }
+
+# Overlayfs keeps a merged directory's listing while a file has it open, and
+# a name added to its upper layer beneath it is found by a lookup but missing
+# from that listing. The hook's path walk took such a listing as the truth:
+# a link to a hidden path, present but unlisted, was taken for a missing
+# name (plain text), and a file tool reading through it passed (a read of
+# many files, the link last). Listings of
+# overlayfs are not trusted (dirread_exact()).
+@test "attack: a link to a hidden path in an overlayfs directory whose listing lacks it is still followed" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting an overlay needs root"
+	[ -n "$HOME" ] || skip "no HOME"
+	mkdir -p "$TEST_DIR/lower" "$TEST_DIR/upper" "$TEST_DIR/ovlwork" ov
+	mount -t overlay overlay -o "lowerdir=$TEST_DIR/lower,upperdir=$TEST_DIR/upper,workdir=$TEST_DIR/ovlwork" ov ||
+		skip "overlayfs cannot be mounted here"
+	python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+os.listdir(fd)  # the overlay keeps this listing while fd is open
+open(sys.argv[2], "w").close()
+time.sleep(60)' ov "$TEST_DIR/held" &
+	local held=$!
+	for _ in $(seq 100); do [ -e "$TEST_DIR/held" ] && break; sleep 0.05; done
+	ln -s "$HOME/.ssh/id_ed25519" "$TEST_DIR/upper/key"
+	local listed=yes
+	[ -n "$(find ov -mindepth 1 -maxdepth 1 -name key)" ] || listed=no
+	[ -L ov/key ] # found by a lookup
+	# Enough names in ov first that the walk reads its listing (after 16
+	# lookups), then the link.
+	tool_status claude mcp__fs__read_multiple_files \
+		"$(jq -nc '{paths: ([range(0; 24) | "ov/n\(.)"] + ["ov/key"])}')"
+	kill "$held" 2>/dev/null || true
+	umount -l ov
+	[ "$listed" = no ] || skip "this overlayfs lists the upper layer's new names"
+	[ "$status" -eq 2 ] || { echo "passed ($status): $stderr"; return 1; }
+	[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+}

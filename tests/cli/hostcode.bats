@@ -305,3 +305,20 @@ $before_files" ]
 	wait
 	[ -z "$(ls -A)" ]
 }
+
+# A moved-aside path that is not UTF-8 was left out of the stored receipt
+# (json_pack() refused it): the receipt read as clean, host_code complete
+# with nothing moved, and `receipts --failed` did not list the run, though
+# the gate had opened the failure from the receipt's struct.
+@test "a hook planted under a name that is not UTF-8 is named in the stored receipt, and the run is listed as failed" {
+	host_repo
+	al run -- sh -c "mkdir -p \"\$(printf 'x\\377')/.git/hooks\" && cd \"\$(printf 'x\\377')\" &&
+		git init -q . && printf '%s\n' '$HOOK' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"
+	[ "$status" -eq 14 ]
+	[ "$(rq '.host_code.moved_aside | length')" -ge 1 ]
+	rq -e '.host_code.moved_aside[] | select(.path | endswith("/.git/hooks/pre-commit")) | .path | startswith("x")'
+	id=$(receipt_id)
+	failure_open
+	run "$AIRLOCK" receipts --failed
+	[[ "$output" == *"$id"* ]]
+}

@@ -875,6 +875,36 @@ traced() {
 	[ "$(grep -c 'ledger/log>' "$TEST_DIR/trace")" -eq 3 ]
 }
 
+# The one checkpoint a `propose --exec` signs at its end needs libcrypto
+# loaded and its Ed25519 provider set up (about 2 ms); a thread started
+# before the dry run does that while it runs (ed25519_preload(),
+# store_checkpoint_defer()). Which thread ends up opening the library is
+# the scheduler's (the signer waits for a load under way, or makes it);
+# that the thread is started before the quarantine is not.
+@test "propose --exec: libcrypto is loaded on a thread started before the dry run's quarantine" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	# The log's first entry signs a checkpoint at once: not this one's.
+	"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	rm gen.txt
+	traced -f -qq -e trace=execve,clone,clone3,openat -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
+	[ "$(cat gen.txt)" = new ]
+	main=$(awk '/execve\(/ { print $1; exit }' "$TEST_DIR/trace")
+	# the main thread's calls that start a thread or the quarantine, in order
+	starts=$(grep "^$main .*clone3\?(" "$TEST_DIR/trace" | grep -oE 'CLONE_THREAD|CLONE_NEWNS' | head -2)
+	[ "$(echo $starts)" = "CLONE_THREAD CLONE_NEWNS" ]
+	# opened once (a line of its own, or "<unfinished ...>" when another
+	# thread's call came in between; a failed search of the loader's path
+	# says ENOENT)
+	[ "$(grep 'openat(.*libcrypto\.so' "$TEST_DIR/trace" | grep -vc ENOENT)" -eq 1 ]
+}
+
 # A power loss at any moment of a `propose --exec`, whose PROPOSED, change
 # set and apply's state entries wait for the next synced append
 # (store_sync_defer). The exec is killed at the entry of its K-th write of

@@ -13,6 +13,13 @@ setup() {
 }
 
 teardown() {
+	local i
+	if [ -n "${CHURNER:-}" ]; then # it stops between its steps
+		touch "$TEST_DIR/stop"
+		wait "$CHURNER" || true
+	fi
+	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTED[i]}" 2>/dev/null || true; done
+	for i in "${STARTED[@]}"; do kill "$i" 2>/dev/null || true; done
 	chmod -R u+rwX "$TEST_DIR" "$HOME" 2>/dev/null || true
 	rm -rf "$TEST_DIR" "$HOME"
 	[ -z "${OTHER_HOME:-}" ] || rm -rf "$OTHER_HOME"
@@ -20,6 +27,11 @@ teardown() {
 	for p in "${CREATED[@]}"; do rm -rf "$p"; done
 	[ -z "${TEST_USER:-}" ] || userdel "$TEST_USER" 2>/dev/null || true
 }
+
+# What a test mounted (unmounted by teardown, lazily, before the removal)
+# and the processes it started in the background (killed by teardown).
+MOUNTED=()
+STARTED=()
 
 # What plant_abs made outside the test's directories (the topmost new
 # path of each), removed by teardown.
@@ -476,4 +488,177 @@ refused() { # what the message must contain
 	[[ "$(rq .stdout)" != *SECRET* ]]
 	[ ! -e "$WORK/key" ]
 	! grep -qs SECRET "$WORK/netrc" || false
+}
+
+# The plan reads a directory's names once many of them are asked
+# (src/sandbox/pathcache.c): a name its listing lacks is taken as missing,
+# and what is missing is not hidden. These homes make a listing and a
+# lookup disagree, or make the listing fall back to lookups; the files
+# planted in each are asked after the home's listing is read (the first
+# names of the hide list go by lookups).
+LATE_SECRETS=(.vault-token .pgpass .s3cfg .boto .my.cnf .zsh_history .config/gcloud/credentials.db)
+
+# Reads every LATE_SECRETS path below $HOME in a run: none may show.
+run_reads_late_secrets() {
+	local script="" p
+	for p in "${LATE_SECRETS[@]}"; do script+="cat '$HOME/$p' 2>/dev/null; "; done
+	al run -- sh -c "$script true"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+}
+
+# Mounts an overlay on $HOME with lower $1, upper $TEST_DIR/upper; skips
+# where it cannot be done.
+mount_overlay_home() {
+	[ "$(id -u)" -eq 0 ] || skip "mounting an overlay on the home needs root"
+	mkdir -p "$TEST_DIR/upper" "$TEST_DIR/ovlwork"
+	mount -t overlay overlay -o "lowerdir=$1,upperdir=$TEST_DIR/upper,workdir=$TEST_DIR/ovlwork" "$HOME" ||
+		skip "overlayfs cannot be mounted here"
+	MOUNTED+=("$HOME")
+}
+
+# Overlayfs keeps a merged directory's listing while a file has it open,
+# and a file added to the upper layer beneath it (not through the overlay)
+# is found by a lookup but missing from the kept listing. The listing was
+# taken as the truth on overlayfs, and the plan hid none of these names:
+# the command read every one. Overlayfs's listing is its layers' (any file
+# system, FUSE and NFS among them) and its own cache: it is asked name by
+# name.
+@test "a home on overlayfs whose listing lacks names a lookup finds: each is still hidden" {
+	mkdir -p "$TEST_DIR/lower"
+	mount_overlay_home "$TEST_DIR/lower"
+	touch "$HOME/visible"
+	python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+os.listdir(fd)  # the overlay keeps this listing while fd is open
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$HOME" "$TEST_DIR/held" &
+	STARTED+=($!)
+	for _ in $(seq 100); do [ -e "$TEST_DIR/held" ] && break; sleep 0.05; done
+	local p
+	for p in "${LATE_SECRETS[@]}"; do
+		mkdir -p "$(dirname "$TEST_DIR/upper/$p")"
+		echo "SECRET:$p" > "$TEST_DIR/upper/$p"
+	done
+	[ -z "$(find "$HOME" -mindepth 1 -maxdepth 1 -name .pgpass)" ] ||
+		skip "this overlayfs lists the upper layer's new names"
+	grep -q SECRET "$HOME/.pgpass" # found by a lookup
+	run_reads_late_secrets
+}
+
+# The same through a lower layer whose listing lies: a FUSE file system
+# that lists only "visible" but finds the secrets by lookup.
+@test "a home on overlayfs over a FUSE layer that lists fewer names than it finds: each is still hidden" {
+	[ -e /dev/fuse ] || skip "no /dev/fuse"
+	local py
+	for py in python3 /usr/bin/python3 ""; do
+		[ -n "$py" ] || skip "fusepy is not installed"
+		"$py" -c 'import fusepy' 2>/dev/null || "$py" -c 'import fuse; fuse.FUSE' 2>/dev/null && break
+	done
+	mkdir -p "$TEST_DIR/fuse"
+	cat > "$TEST_DIR/liefs.py" <<'EOF'
+import errno, stat, sys, time
+try:
+    from fusepy import FUSE, Operations, FuseOSError
+except ImportError:
+    from fuse import FUSE, Operations, FuseOSError
+NOW = time.time()
+FILES = {"/" + p: ("SECRET:" + p + "\n").encode() for p in sys.argv[2:]}
+DIRS = {"/", "/visible"} | {p.rsplit("/", i)[0] for p in FILES for i in range(1, p.count("/")) if p.rsplit("/", i)[0]}
+class Lie(Operations):
+    def getattr(self, path, fh=None):
+        base = dict(st_uid=0, st_gid=0, st_atime=NOW, st_mtime=NOW, st_ctime=NOW)
+        if path in DIRS:
+            return dict(base, st_mode=stat.S_IFDIR | 0o755, st_nlink=2)
+        if path in FILES:
+            return dict(base, st_mode=stat.S_IFREG | 0o644, st_nlink=1, st_size=len(FILES[path]))
+        raise FuseOSError(errno.ENOENT)
+    def readdir(self, path, fh):
+        return [".", ".."] + (["visible"] if path == "/" else [])
+    def read(self, path, size, offset, fh):
+        return FILES[path][offset:offset + size]
+FUSE(Lie(), sys.argv[1], foreground=True, allow_other=True, ro=True)
+EOF
+	[ "$(id -u)" -eq 0 ] || skip "mounting an overlay on the home needs root"
+	"$py" "$TEST_DIR/liefs.py" "$TEST_DIR/fuse" "${LATE_SECRETS[@]}" 2>"$TEST_DIR/fuse.log" &
+	STARTED+=($!)
+	MOUNTED+=("$TEST_DIR/fuse")
+	for _ in $(seq 100); do [ -e "$TEST_DIR/fuse/visible" ] && break; sleep 0.05; done
+	[ -e "$TEST_DIR/fuse/visible" ] || skip "the FUSE file system did not start: $(cat "$TEST_DIR/fuse.log")"
+	mount_overlay_home "$TEST_DIR/fuse"
+	[ -z "$(find "$HOME" -mindepth 1 -maxdepth 1 -name .pgpass)" ] # not listed
+	grep -q SECRET "$HOME/.pgpass"
+	run_reads_late_secrets
+}
+
+# Homes whose listing is read, or is too large to be (over 4096 names):
+# names that sort next to the secrets' and differ by a byte or by case,
+# newlines, 255-byte names, a ~/.config that is a link to a directory
+# elsewhere, and a home that cannot be read but only searched (x without
+# r: name by name).
+@test "homes with odd names, too many names, a linked ~/.config or no read permission: the secrets stay hidden" {
+	local p long
+	long=$(printf 'n%.0s' $(seq 255))
+	for count in 50 4200; do
+		rm -rf "$HOME" && mkdir "$HOME"
+		mkdir "$TEST_DIR/config.$count"
+		ln -s "$TEST_DIR/config.$count" "$HOME/.config"
+		plant "${LATE_SECRETS[@]}"
+		for p in .pgpass .vault-token .s3cfg; do
+			touch "$HOME/${p}x" "$HOME/${p%?}" "$HOME/${p^^}" "$HOME/$p"$'\n' "$HOME/$p "
+		done
+		touch "$HOME/$long" "$HOME/"$'\n'".pgpass" "$HOME/.pgpass"$'\xff'
+		mkdir "$HOME/.pgpass.d"
+		for p in gcloudx gcloue .gcloud GCLOUD gh.d a b c d e; do mkdir "$TEST_DIR/config.$count/$p"; done
+		(cd "$HOME" && seq -f 'f%.0f' "$count" | xargs touch)
+		run_reads_late_secrets
+		chmod 0311 "$HOME"
+		run_reads_late_secrets
+		chmod 0700 "$HOME"
+	done
+}
+
+# While the runs plan, another process churns the home: names made and
+# removed, renamed over each other, a directory turned into a link to a
+# hidden one and back, the home crossing the listing's 4096 names. Files
+# that stay where they are throughout must be hidden in every run.
+@test "a home churned by a concurrent process while runs plan: the secrets that stay are hidden in every run" {
+	plant "${LATE_SECRETS[@]}" .aws/credentials
+	mkdir "$HOME/many"
+	(cd "$HOME/many" && seq -f 'f%.0f' 4100 | xargs touch)
+	(
+		cd "$HOME" || exit 1
+		while [ ! -e "$TEST_DIR/stop" ]; do
+			mkdir -p dir.a && mv -T dir.a dir.b
+			ln -sfn .aws dir.a && rm -f dir.a
+			mkdir -p .pgpass.new && rmdir .pgpass.new
+			mv many/f* . && mv f* many/
+			rm -rf dir.b
+		done
+	) &
+	CHURNER=$!
+	for _ in $(seq 10); do
+		run_reads_late_secrets
+		al run -- sh -c "cat '$HOME/.aws/credentials' '$HOME/dir.a/credentials' 2>/dev/null; true"
+		[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+	done
+}
+
+# A home on a file system without d_type (ext2 without "filetype"): every
+# name is listed as DT_UNKNOWN, and each is asked by lookup as before.
+@test "a home on ext2 without d_type: the secrets and a linked one's target stay hidden" {
+	[ "$(id -u)" -eq 0 ] || skip "mounting an image needs root"
+	command -v mkfs.ext2 >/dev/null || skip "no mkfs.ext2"
+	truncate -s 8M "$TEST_DIR/home.img"
+	mkfs.ext2 -q -F -O ^filetype,^dir_index "$TEST_DIR/home.img" || skip "mkfs.ext2 failed"
+	mount -o loop "$TEST_DIR/home.img" "$HOME" || skip "no loop mount here"
+	MOUNTED+=("$HOME")
+	plant "${LATE_SECRETS[@]}" store/npmrc
+	ln -s store/npmrc "$HOME/.npmrc"
+	run_reads_late_secrets
+	al run -- cat "$HOME/.npmrc" "$HOME/store/npmrc"
+	[[ "$(rq .stdout)" != *SECRET* ]] || { rq .stdout; return 1; }
+	# The link was followed in the plan, not taken for a directory.
+	rq '.sandbox.enforced.hidden | index("'"$HOME"'/store/npmrc") != null' | grep -qx true
 }

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "basic/capture.h"
 #include "basic/clock.h"
+#include "basic/dirread.h"
 #include "basic/dynlib.h"
 #include "basic/error.h"
 #include "basic/fileio.h"
@@ -462,6 +468,160 @@ static void test_clock_format_rfc3339(void)
 	}
 }
 
+/* A temporary directory for dirread's tests, removed by dirread_rm(). */
+static char *dirread_tmp(void)
+{
+	char *dir = strdup("/tmp/airlock-dirread-XXXXXX");
+	if (dir && !mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static int dirread_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void dirread_rm(char *dir)
+{
+	if (nftw(dir, dirread_rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		printf("# could not remove %s\n", dir);
+	free(dir);
+}
+
+#define DIRREAD_TEST_FILES 600
+
+/* Names over many reads of a small buffer (DIRREAD_BUF_MIN, and one that
+ * is not aligned): each once, "." and ".." never, with its length and type. */
+static void test_dirread_many_names(void)
+{
+	char *dir = dirread_tmp();
+	char path[PATH_MAX];
+	static bool seen[DIRREAD_TEST_FILES + 2];
+	static char buf[DIRREAD_BUF_MIN + 1];
+
+	ASSERT_TRUE(dir != NULL);
+	for (int i = 0; i < DIRREAD_TEST_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/file-%04d-with-a-longer-name", dir, i);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		ASSERT_TRUE(fd >= 0);
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	ASSERT_EQ_INT(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	ASSERT_EQ_INT(symlink("sub", path), 0);
+	for (size_t skew = 0; skew < 2; skew++) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ASSERT_TRUE(fd >= 0);
+		struct dirread d;
+		struct dirread_entry e;
+		size_t n = 0;
+		int r;
+		memset(seen, 0, sizeof(seen));
+		dirread_init(&d, fd, buf + skew, DIRREAD_BUF_MIN);
+		while ((r = dirread_next(&d, &e)) > 0) {
+			int i = -1;
+			unsigned char type = DT_REG;
+			ASSERT_EQ_INT(e.len, strlen(e.name));
+			if (strcmp(e.name, "sub") == 0) {
+				i = DIRREAD_TEST_FILES;
+				type = DT_DIR;
+			} else if (strcmp(e.name, "link") == 0) {
+				i = DIRREAD_TEST_FILES + 1;
+				type = DT_LNK;
+			} else {
+				ASSERT_EQ_INT(sscanf(e.name, "file-%d-with-a-longer-name", &i), 1);
+				ASSERT_TRUE(i >= 0 && i < DIRREAD_TEST_FILES);
+			}
+			ASSERT_TRUE(!seen[i]);
+			seen[i] = true;
+			ASSERT_TRUE(e.type == type || e.type == DT_UNKNOWN);
+			n++;
+		}
+		ASSERT_EQ_INT(r, 0);
+		ASSERT_EQ_INT(n, DIRREAD_TEST_FILES + 2);
+		ASSERT_EQ_INT(dirread_next(&d, &e), 0); /* the end stays the end */
+		close(fd);
+	}
+	dirread_rm(dir);
+}
+
+/* Names NAME_MAX bytes long, read with the least buffer. */
+static void test_dirread_name_max(void)
+{
+	char *dir = dirread_tmp();
+	char path[PATH_MAX], name[NAME_MAX + 1];
+	char buf[DIRREAD_BUF_MIN];
+
+	ASSERT_TRUE(dir != NULL);
+	memset(name, 'n', NAME_MAX);
+	name[NAME_MAX] = '\0';
+	for (int c = 'a'; c <= 'e'; c++) {
+		name[0] = (char)c;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		ASSERT_TRUE(fd >= 0);
+		close(fd);
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	struct dirread d;
+	struct dirread_entry e;
+	unsigned seen = 0;
+	int r;
+	dirread_init(&d, fd, buf, sizeof(buf));
+	while ((r = dirread_next(&d, &e)) > 0) {
+		ASSERT_EQ_INT(e.len, NAME_MAX);
+		ASSERT_EQ_INT(strlen(e.name), NAME_MAX);
+		ASSERT_TRUE(e.name[0] >= 'a' && e.name[0] <= 'e');
+		ASSERT_TRUE(memcmp(e.name + 1, name + 1, NAME_MAX - 1) == 0);
+		ASSERT_TRUE(!(seen & (1u << (e.name[0] - 'a'))));
+		seen |= 1u << (e.name[0] - 'a');
+	}
+	ASSERT_EQ_INT(r, 0);
+	ASSERT_EQ_INT(seen, 0x1f);
+	/* A buffer too small for one entry fails, as documented. */
+	ASSERT_EQ_INT(lseek(fd, 0, SEEK_SET), 0);
+	dirread_init(&d, fd, buf, 64);
+	ASSERT_EQ_INT(dirread_next(&d, &e), -EINVAL);
+	close(fd);
+	dirread_rm(dir);
+}
+
+/* An empty directory has no names ("." and ".." are none); a descriptor
+ * that is no directory, or none, fails with the read's errno. */
+static void test_dirread_empty_and_errors(void)
+{
+	char *dir = dirread_tmp();
+	char path[PATH_MAX];
+	char buf[4096];
+	struct dirread d;
+	struct dirread_entry e;
+
+	ASSERT_TRUE(dir != NULL);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	dirread_init(&d, fd, buf, sizeof(buf));
+	ASSERT_EQ_INT(dirread_next(&d, &e), 0);
+	ASSERT_EQ_INT(dirread_next(&d, &e), 0);
+	close(fd);
+
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	dirread_init(&d, fd, buf, sizeof(buf));
+	ASSERT_EQ_INT(dirread_next(&d, &e), -ENOTDIR);
+	close(fd);
+	dirread_init(&d, fd, buf, sizeof(buf)); /* closed */
+	ASSERT_EQ_INT(dirread_next(&d, &e), -EBADF);
+	dirread_rm(dir);
+}
+
 RUN_TESTS(T_(test_clock_format_rfc3339), T_(test_path_helpers), T_(test_parse_duration_units),
 	  T_(test_parse_duration_rejects_garbage), T_(test_parse_int_bounds),
 	  T_(test_parse_size_units), T_(test_error_prefix_nests_context),
@@ -470,4 +630,5 @@ RUN_TESTS(T_(test_clock_format_rfc3339), T_(test_path_helpers), T_(test_parse_du
 	  T_(test_capture_short_stream_is_whole), T_(test_utf8_validation),
 	  T_(test_text_for_terminal), T_(test_base64), T_(test_env_names), T_(test_strv),
 	  T_(test_strv_env), T_(test_file_write_atomic_never_replaces), T_(test_dynlib_loads_once),
-	  T_(test_dynlib_absent_soname), T_(test_dynlib_missing_symbol), T_(test_dynlib_init_failure))
+	  T_(test_dynlib_absent_soname), T_(test_dynlib_missing_symbol), T_(test_dynlib_init_failure),
+	  T_(test_dirread_many_names), T_(test_dirread_name_max), T_(test_dirread_empty_and_errors))

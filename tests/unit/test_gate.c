@@ -13,11 +13,13 @@
 #include "core/gate/approver.h"
 #include "core/snapshot/changeset.h"
 #include "core/gate/gate.h"
+#include "core/host/hostsafety.h"
 #include "core/record/receipt.h"
 #include "core/policy/policy.h"
 #include "core/policy/rules.h"
 #include "core/policy/rules_embed.h"
 #include "core/policy/shellwords.h"
+#include "core/snapshot/dryrun_verdict.h"
 #include "core/store/store.h"
 #include "harness.h"
 
@@ -866,6 +868,133 @@ static void test_gate_dry_run_verdicts(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* The host-code reports success_cases() tries: not checked, clean, and
+ * each way of failing, with paths and reasons that are not UTF-8 (the
+ * workspace's names are the agent's). */
+static const struct hostsafety_report *success_host_code(size_t i)
+{
+	static struct hostsafety_item moved = { .path = (char *)".git/hooks/pre-commit",
+						.kind = HOSTSAFETY_GIT_HOOK,
+						.moved_to = (char *)"/s/quarantine/7/pre-commit" };
+	static struct hostsafety_item stuck = { .path = (char *)".git/config",
+						.kind = HOSTSAFETY_GIT_CONFIG,
+						.move_errno = EACCES };
+	static struct hostsafety_item bytes = { .path = (char *)"\xff\xfe/.git/hooks/post-merge",
+						.kind = HOSTSAFETY_GIT_HOOK,
+						.moved_to = (char *)"/s/quarantine/7/\xff" };
+	static struct hostsafety_report reports[] = {
+		{ .entries = 12 },
+		{ .items = &moved, .n_items = 1, .entries = 3 },
+		{ .items = &stuck, .n_items = 1 },
+		{ .items = &bytes, .n_items = 1 },
+		{ .incomplete = true, .reason = "too deep at a/b/c" },
+		{ .incomplete = true, .reason = "cannot read \xc3\x28" },
+		{ .items = &moved, .n_items = 1, .incomplete = true, .reason = "out of memory" },
+	};
+	return i == 0 ? NULL : i <= ARRAY_SIZE(reports) ? &reports[i - 1] : NULL;
+}
+#define SUCCESS_HOST_CODES 8
+
+/* The dry-run summaries tried: none, null, each verdict airlock writes,
+ * and what it never writes. */
+static json_t *success_dryrun(size_t i)
+{
+	if (i == 0)
+		return NULL;
+	if (i == 1)
+		return json_null();
+	i -= 2;
+	if (i < _DRYRUN_VERDICT_MAX) {
+		const char *name = dryrun_verdict_name((enum dryrun_verdict)i);
+		return name ? json_pack("{s:s, s:I}", "verdict", name, "changes", (json_int_t)i)
+			    : json_object(); /* NONE: no verdict */
+	}
+	switch (i - _DRYRUN_VERDICT_MAX) {
+	case 0:
+		return json_pack("{s:s}", "verdict", "BOGUS");
+	case 1:
+		return json_pack("{s:s}", "verdict", "dry_run_ok");
+	case 2:
+		return json_pack("{s:i}", "verdict", 1);
+	case 3:
+		return json_pack("{s:n}", "verdict");
+	case 4:
+		return json_string("DRY_RUN_OK");
+	default:
+		return json_pack("[s]", "DRY_RUN_OK");
+	}
+}
+#define SUCCESS_DRYRUNS (2 + _DRYRUN_VERDICT_MAX + 6)
+
+/* gate_prepare() decides on the struct (gate_receipt_struct_succeeded()),
+ * a close's verification on the stored document
+ * (gate_receipt_succeeded()): for every receipt over the fields either
+ * reads (status, match_expected, host_code, dryrun; the exit code, signal
+ * and timeout beside them), the document receipt_to_json() makes gets the
+ * struct's answer. */
+static void test_gate_success_struct_and_document(void)
+{
+	static const struct {
+		bool has_exit_code;
+		int exit_code, signal;
+		bool timed_out;
+	} ends[] = { { true, 0, 0, false },
+		     { true, 3, 0, false },
+		     { false, 0, 9, true },
+		     { false, 0, 15, false } };
+	char *argv[] = { (char *)"make", NULL };
+	static const int expected[] = { 0, 3 };
+	struct receipt_sandbox sandbox = { .profile = "default" };
+	const size_t total = (size_t)_RECEIPT_STATUS_MAX * 2 * ARRAY_SIZE(ends) *
+			     SUCCESS_HOST_CODES * SUCCESS_DRYRUNS;
+	size_t succeeded = 0;
+
+	for (size_t k = 0; k < total; k++) {
+		size_t x = k;
+		size_t dr = x % SUCCESS_DRYRUNS;
+		x /= SUCCESS_DRYRUNS;
+		size_t hc = x % SUCCESS_HOST_CODES;
+		x /= SUCCESS_HOST_CODES;
+		size_t end = x % ARRAY_SIZE(ends);
+		x /= ARRAY_SIZE(ends);
+		bool match = x % 2;
+		int status = (int)(x / 2);
+		json_t *dryrun = success_dryrun(dr);
+		struct receipt r = { .id = 1,
+				     .source = "run",
+				     .argv = argv,
+				     .cwd = "/w",
+				     .status = (enum receipt_status)status,
+				     .has_exit_code = ends[end].has_exit_code,
+				     .exit_code = ends[end].exit_code,
+				     .signal = ends[end].signal,
+				     .timed_out = ends[end].timed_out,
+				     .match_expected = match,
+				     .expected = expected,
+				     .n_expected = 2,
+				     .sandbox = &sandbox,
+				     .host_code = success_host_code(hc),
+				     .dryrun = dryrun };
+		json_t *doc = receipt_to_json(&r);
+		if (!doc)
+			printf("# no document: status %d match %d end %zu host_code %zu dryrun %zu\n",
+			       status, match, end, hc, dr);
+		ASSERT_TRUE(doc != NULL);
+		bool of_struct = gate_receipt_struct_succeeded(&r);
+		bool of_doc = gate_receipt_succeeded(doc);
+		if (of_struct != of_doc)
+			printf("# status %d match %d end %zu host_code %zu dryrun %zu: "
+			       "struct %d, document %d\n",
+			       status, match, end, hc, dr, of_struct, of_doc);
+		ASSERT_TRUE(of_struct == of_doc);
+		json_decref(doc);
+		json_decref(dryrun);
+		succeeded += of_struct;
+	}
+	/* Both answers were given, each many times over. */
+	ASSERT_TRUE(succeeded > 100 && succeeded < total - 100);
+}
+
 static void test_approver_signs_only_with_its_passphrase(void)
 {
 	char dir[] = "/tmp/airlock-approver-XXXXXX";
@@ -916,6 +1045,26 @@ static void test_ed25519_rfc8032_vector(void)
 	ASSERT_EQ_STR(hex, "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
 			   "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
 	ASSERT_TRUE(ed25519_verify(pub, "", 0, sig));
+}
+
+/* A signature made while ed25519_preload()'s thread may still be loading
+ * libcrypto (run first: nothing has loaded it yet) is the same; a second
+ * preload starts nothing, and waiting twice is waiting once. */
+static void test_ed25519_preload(void)
+{
+	uint8_t seed[32], sig[64];
+	char hex[129];
+
+	ed25519_preload();
+	ASSERT_TRUE(hex_decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+			       seed, 32));
+	ASSERT_EQ_INT(ed25519_sign(seed, "", 0, sig), 0);
+	hex_encode(sig, 64, hex);
+	ASSERT_EQ_STR(hex, "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+			   "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b");
+	ed25519_preload();
+	ed25519_preload_wait();
+	ed25519_preload_wait();
 }
 
 static void test_changeset_patterns(void)
@@ -1046,13 +1195,14 @@ static void test_gate_close_record_writer(void)
 	json_decref(doc);
 }
 
-RUN_TESTS(T_(test_changeset_patterns), T_(test_shell_plain_commands_and_operators),
-	  T_(test_shell_masking_forms), T_(test_shell_not_plain),
-	  T_(test_shell_assignment_prefix_is_kept),
+RUN_TESTS(T_(test_ed25519_preload), T_(test_changeset_patterns),
+	  T_(test_shell_plain_commands_and_operators), T_(test_shell_masking_forms),
+	  T_(test_shell_not_plain), T_(test_shell_assignment_prefix_is_kept),
 	  T_(test_shell_redirection_target_is_not_an_argument), T_(test_rules_flag_vetoes),
 	  T_(test_rules_errors_name_the_key), T_(test_rules_read_only_attacks),
 	  T_(test_rules_shell_reason_names_as_text), T_(test_rules_read_only_commands),
 	  T_(test_rules_embedded_as_parsed), T_(test_gate_trivial_successes),
-	  T_(test_gate_opens_and_closes), T_(test_gate_cancelled_run), T_(test_gate_failure_from_json),
-	  T_(test_gate_close_record_writer), T_(test_gate_dry_run_verdicts),
+	  T_(test_gate_opens_and_closes), T_(test_gate_cancelled_run),
+	  T_(test_gate_failure_from_json), T_(test_gate_close_record_writer),
+	  T_(test_gate_dry_run_verdicts), T_(test_gate_success_struct_and_document),
 	  T_(test_approver_signs_only_with_its_passphrase), T_(test_ed25519_rfc8032_vector))

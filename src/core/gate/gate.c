@@ -15,6 +15,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/dirread.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/path.h"
@@ -147,39 +148,24 @@ static int gate_open_dir(struct store *store, const char *rel, bool create, stru
 	return fd;
 }
 
-/* A directory's names, read with getdents64() into a buffer of the
- * caller's (on its stack) instead of fdopendir()'s: no fstat(), fcntl()s,
- * dup of the descriptor or 32 KiB buffer (its brk()s) per directory. The
- * names come in readdir()'s order, "." and ".." included; a read that fails
- * ends the listing, as readdir() returning NULL did. fd is read from its
- * offset on and stays the caller's. */
+/* A directory's names (basic/dirread), "." and ".." not among them; a
+ * read that fails ends the listing, as readdir() returning NULL did. fd is
+ * read from its offset on and stays the caller's. */
 struct gate_dir {
-	int fd;
-	long got, off;
-	_Alignas(struct dirent64) char buf[4096];
+	struct dirread r;
+	struct dirread_entry e;
+	char buf[4096];
 };
 
 static void gate_dir_init(struct gate_dir *d, int fd)
 {
-	d->fd = fd;
-	d->got = 0;
-	d->off = 0;
+	dirread_init(&d->r, fd, d->buf, sizeof(d->buf));
 }
 
 /* The next name in d; NULL at the end. */
 static const char *gate_dir_next(struct gate_dir *d)
 {
-	while (d->off >= d->got) {
-		d->got = getdents64(d->fd, d->buf, sizeof(d->buf));
-		d->off = 0;
-		if (d->got <= 0) {
-			d->got = 0;
-			return NULL;
-		}
-	}
-	const struct dirent64 *e = (const struct dirent64 *)(d->buf + d->off);
-	d->off += e->d_reclen;
-	return e->d_name;
+	return dirread_next(&d->r, &d->e) > 0 ? d->e.name : NULL;
 }
 
 void gate_effect_release(struct gate_effect *e)
@@ -501,7 +487,7 @@ static bool gate_dryrun_passed(json_t *dryrun)
 	return false;
 }
 
-static bool gate_receipt_succeeded(json_t *receipt)
+bool gate_receipt_succeeded(json_t *receipt)
 {
 	const char *status = jsonutil_str(receipt, "status");
 
@@ -511,12 +497,11 @@ static bool gate_receipt_succeeded(json_t *receipt)
 	       gate_dryrun_passed(json_object_get(receipt, "dryrun"));
 }
 
-/* gate_receipt_succeeded() of the receipt before it is a document, from the
- * fields receipt_to_json() writes those keys from: status, match_expected,
- * host_code (null when not checked; else complete and nothing moved aside:
- * hostsafety_report_failed()) and the dry run's summary, the very object
- * the document holds. */
-static bool gate_receipt_struct_succeeded(const struct receipt *r)
+/* From the fields receipt_to_json() writes those keys from: status,
+ * match_expected, host_code (null when not checked; else complete and
+ * nothing moved aside: hostsafety_report_failed()) and the dry run's
+ * summary, the very object the document holds. */
+bool gate_receipt_struct_succeeded(const struct receipt *r)
 {
 	return r->status == RECEIPT_EXITED && r->match_expected &&
 	       !(r->host_code && hostsafety_report_failed(r->host_code)) &&

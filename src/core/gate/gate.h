@@ -39,6 +39,15 @@ int gate_scope(const char *dir, char **ret_scope, struct error *err);
  * not scope its failure. */
 int gate_scope_before(const char *dir, uint64_t born_before_ns, char **ret_scope, struct error *err);
 
+/* Whether a receipt is a success to the gate: it exited as expected, left
+ * no code for the host (or none was looked for), and a dry run's verdict
+ * is one that passes. gate_receipt_struct_succeeded() answers for the
+ * struct (gate_prepare()), gate_receipt_succeeded() for the document
+ * receipt_to_json() makes of it (a stored receipt, read back to verify a
+ * close): the same answer for every receipt (tests/unit/test_gate.c). */
+bool gate_receipt_struct_succeeded(const struct receipt *r);
+bool gate_receipt_succeeded(json_t *receipt);
+
 /* What one receipt does to the gate; filled by gate_prepare(). */
 struct gate_effect {
 	char *scope;

@@ -1,24 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/hook/hookpath.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/dirread.h"
 #include "basic/path.h"
 
 /* What the walks of one hook call found (hookpath_walk()): each resolved
@@ -38,10 +33,8 @@
  * known to fail lstat() without a lookup (ENOENT; or EACCES where the
  * directory cannot be searched: failing either way); a name it holds is
  * still lstat()ed, whatever its type. Only where a listing holds exactly
- * the names a lookup finds: a file system that cannot fold case (ext4,
- * tmpfs, btrfs, overlayfs, and there neither a case-folded nor an
- * encrypted directory: FS_IOC_GETFLAGS); not procfs, sysfs, autofs or a
- * network file system. */
+ * the names a lookup finds (dirread_exact(): ext2-4, tmpfs or btrfs, not
+ * overlayfs, and there neither a case-folded nor an encrypted directory). */
 
 enum hookpath_kind {
 	HOOKPATH_DIR,
@@ -89,7 +82,7 @@ struct hookpath_cache {
 };
 
 /* Lookups in a directory before it is read whole instead, and the most
- * entries a listing holds: reading pays when the names still to be looked
+ * entries a listing holds ("." and ".." counted, though not kept): reading pays when the names still to be looked
  * up in it are more than its entries. Measured on ext4: a failing lookup
  * ~1 us; a listing ~12 us and ~0.7 us an entry. A file edit's check looks
  * up ~85 names in the home (16 entries here: 19 us to read), ~25 in
@@ -221,31 +214,6 @@ static bool hookpath_names_has(const struct hookpath_names *s, const char *name,
 	return false;
 }
 
-/* Whether a listing of the directory open at fd answers as lookups in it
- * would: a file system whose names are compared byte for byte (no case
- * folding: ext4 and tmpfs may fold a directory's, which FS_IOC_GETFLAGS
- * shows; nor an encrypted directory read without its key). */
-static bool hookpath_listing_exact(int fd)
-{
-	struct statfs sf;
-	int flags = 0;
-
-	if (fstatfs(fd, &sf) < 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
-		break;
-	default:
-		return false;
-	}
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
-		return false;
-	return !(flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL));
-}
-
 /* Reads the directory dir (d, a directory slot) whole into d->names, or
  * marks it as one that is not (d->listed -1). */
 static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, const char *dir)
@@ -254,36 +222,34 @@ static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, con
 		open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct hookpath_names names = { 0 };
 	size_t n = 0;
+	struct dirread dr;
+	struct dirread_entry de;
 	char buf[4096];
 
 	d->listed = -1;
-	if (fd < 0 || !hookpath_listing_exact(fd))
+	if (fd < 0 || !dirread_exact(fd))
 		return;
 	names.cap = 2 * HOOKPATH_LIST_MAX;
 	names.slots = calloc(names.cap, sizeof(*names.slots));
 	if (!names.slots)
 		return;
+	dirread_init(&dr, fd, buf, sizeof(buf));
 	for (;;) {
-		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		int got = dirread_next(&dr, &de);
 		if (got == 0)
 			break;
 		if (got < 0)
 			goto fail;
-		for (long off = 0; off < got;) {
-			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
-			off += e->d_reclen;
-			size_t len = strlen(e->d_name);
-			if (++n > HOOKPATH_LIST_MAX)
-				goto fail;
-			const char *name = hookpath_keep(c, e->d_name, len);
-			if (!name)
-				goto fail;
-			size_t h = hookpath_hash(HOOKPATH_HASH0, name, len);
-			size_t k = h & (names.cap - 1);
-			while (names.slots[k].name)
-				k = (k + 1) & (names.cap - 1);
-			names.slots[k] = (struct hookpath_name){ .name = name, .len = len, .hash = h };
-		}
+		if (++n > HOOKPATH_LIST_MAX - 2) /* "." and ".." count */
+			goto fail;
+		const char *name = hookpath_keep(c, de.name, de.len);
+		if (!name)
+			goto fail;
+		size_t h = hookpath_hash(HOOKPATH_HASH0, name, de.len);
+		size_t k = h & (names.cap - 1);
+		while (names.slots[k].name)
+			k = (k + 1) & (names.cap - 1);
+		names.slots[k] = (struct hookpath_name){ .name = name, .len = de.len, .hash = h };
 	}
 	d->names = malloc(sizeof(*d->names));
 	if (!d->names)

@@ -5,20 +5,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
-#include <linux/magic.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/dirread.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/path.h"
@@ -999,8 +995,9 @@ struct hostview_block {
 #define HOSTVIEW_LINKS_MAX     40 /* glibc's __eloop_threshold(): MAXSYMLINKS */
 #define HOSTVIEW_LINKS_UNKNOWN (HOSTVIEW_LINKS_MAX + 1)
 
-/* The most entries of the root directory read whole (hostview_root_list());
- * a root that holds more is looked up name by name. */
+/* The most entries of the root directory read whole (hostview_root_list()),
+ * "." and ".." counted (the listing holds neither); a root that holds more
+ * is looked up name by name. */
 #define HOSTVIEW_ROOT_MAX 128
 /* Names in the root resolved by readlink() before it is read whole: a
  * check that resolves a few of them (a shell call: the homes) reads
@@ -1180,51 +1177,33 @@ static const struct hostview_fact *hostview_real_fact(struct hostview_cache *c, 
 
 /* Reads the root directory's entries into c (root_listed 1), or marks it
  * as not to be read (-1): only where a listing holds exactly the names a
- * lookup finds (a file system that does not fold case, and a root that is
- * neither case-folded nor encrypted: FS_IOC_GETFLAGS), as
- * core/hook/hookpath.c's listings. The system directories (/etc, /usr,
+ * lookup finds (dirread_exact()). The system directories (/etc, /usr,
  * /var, ... 24 of them) and the homes are each a name in it: one read
  * instead of a readlink() each. */
 static void hostview_root_list(struct hostview_cache *c)
 {
 	cleanup_close int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct statfs sf;
-	int flags = 0;
 	char buf[4096];
 
 	c->root_listed = -1;
-	if (fd < 0 || fstatfs(fd, &sf) < 0)
-		return;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case OVERLAYFS_SUPER_MAGIC:
-		break;
-	default:
-		return;
-	}
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || (flags & (FS_CASEFOLD_FL | FS_ENCRYPT_FL)))
+	if (fd < 0 || !dirread_exact(fd))
 		return;
 	size_t n = 0;
+	struct dirread dr;
+	struct dirread_entry de;
+	dirread_init(&dr, fd, buf, sizeof(buf));
 	for (;;) {
-		long got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		int got = dirread_next(&dr, &de);
 		if (got == 0)
 			break;
 		if (got < 0)
 			return;
-		for (long off = 0; off < got;) {
-			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
-			off += e->d_reclen;
-			if (n == HOSTVIEW_ROOT_MAX)
-				return;
-			const char *name = hostview_keep(c, e->d_name);
-			if (!name)
-				return;
-			c->root[n++] = (struct hostview_entry){ .name = name,
-								.len = strlen(name),
-								.type = e->d_type };
-		}
+		if (n == HOSTVIEW_ROOT_MAX - 2)
+			return;
+		const char *name = hostview_keep(c, de.name);
+		if (!name)
+			return;
+		c->root[n++] = (struct hostview_entry){ .name = name, .len = de.len, .type = de.type };
 	}
 	c->n_root = n;
 	c->root_listed = 1;

@@ -312,15 +312,21 @@ static json_t *receipt_host_code_json(const struct hostsafety_report *hc)
 {
 	if (!hc)
 		return json_null();
+	/* Each item or no document: one left out would make a run that left
+	 * code for the host read as clean (gate_receipt_succeeded()). A path
+	 * is the workspace's bytes: sanitized, as "to". */
 	json_t *moved = json_array();
 	for (size_t i = 0; moved && i < hc->n_items; i++) {
 		const struct hostsafety_item *it = &hc->items[i];
-		json_t *m = json_pack("{s:s, s:s, s:o}", "path", it->path, "kind",
-				      hostsafety_kind_to_string(it->kind), "to",
+		json_t *m = json_pack("{s:o, s:s, s:o}", "path", json_string_or_null(it->path),
+				      "kind", hostsafety_kind_to_string(it->kind), "to",
 				      json_string_or_null(it->moved_to));
 		if (m && it->move_errno)
 			json_object_set_new(m, "error", json_string(strerror(it->move_errno)));
-		json_array_append_new(moved, m);
+		if (json_array_append_new(moved, m) < 0) {
+			json_decref(moved);
+			moved = NULL;
+		}
 	}
 	return json_pack("{s:b, s:o, s:I, s:o}", "complete", !hc->incomplete, "reason",
 			 json_string_or_null(hc->incomplete ? hc->reason : NULL), "entries",

@@ -12,6 +12,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/ed25519.h"
 #include "basic/fileio.h"
 #include "basic/parse.h"
 #include "basic/sha256.h"
@@ -26,6 +27,7 @@ struct store {
 	struct ledger *ledger; /* over dir_fd, ledger_state_schema */
 	bool checkpoint_deferred; /* store_checkpoint_defer() until the flush */
 	bool checkpoint_owed; /* a deferred commit asked for one */
+	bool checkpoint_preloading; /* ed25519_preload() started by a defer */
 	bool sync_deferred; /* store_sync_defer() until store_sync_resume() */
 	bool sync_owed; /* an entry appended while deferred awaits its sync */
 };
@@ -57,6 +59,10 @@ void store_free(struct store *store)
 {
 	if (!store)
 		return;
+	/* A deferral's signer loading (store_checkpoint_defer) ends with
+	 * the store that started it. */
+	if (store->checkpoint_preloading)
+		ed25519_preload_wait();
 	if (store->dir_fd >= 0)
 		close(store->dir_fd);
 	if (store->receipts_fd >= 0)
@@ -323,6 +329,14 @@ static bool store_commit_signs(struct store *store, enum ledger_kind kind)
 void store_checkpoint_defer(struct store *store)
 {
 	store->checkpoint_deferred = true;
+	/* The flush signs at the command's end, the first signature of the
+	 * process: libcrypto is loaded and its provider set up meanwhile, on a
+	 * thread, while the command's own work (a dry run's quarantine, git)
+	 * goes on. */
+	if (!store->checkpoint_preloading) {
+		store->checkpoint_preloading = true;
+		ed25519_preload();
+	}
 }
 
 void store_sync_defer(struct store *store)
