@@ -8,7 +8,6 @@
 #include "sandbox/child.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <poll.h>
@@ -296,40 +295,6 @@ static void close_all_but(int a, int b)
 	if (hi > lo + 1)
 		(void)syscall(SYS_close_range, lo + 1, hi - 1, 0U);
 	(void)syscall(SYS_close_range, hi + 1, ~0U, 0U);
-}
-
-void child_init_early(const struct child_early *early)
-{
-	/* None of the supervisor's handlers runs here (child_init() keeps
-	 * them all blocked too, and reads its signals on a signalfd). */
-	uint64_t all = ~0ULL;
-	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, 8);
-	for (size_t i = 0; i < ARRAY_SIZE(early->supervisor_fds); i++)
-		close_fd(early->supervisor_fds[i]);
-	if (child_syscall_failed(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)))
-		child_fail(early->report_fd, SANDBOX_STAGE_PARENT_DEATH);
-	/* New and empty, owned by init's user namespace as a clone with these
-	 * flags makes them: nothing of the host's is copied. */
-	unsigned long flags = CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-			      (early->share_net ? 0UL : (unsigned long)CLONE_NEWNET);
-	if (child_syscall_failed(syscall(SYS_unshare, flags)))
-		child_fail(early->report_fd, SANDBOX_STAGE_INIT);
-	/* With the supervisor's own copy of the write end closed above, its
-	 * death is EOF here. */
-	char plan = 0;
-	if (syscall(SYS_read, early->go_fd, &plan, 1) != 1 || plan != CHILD_PLAN) {
-		errno = ESRCH;
-		child_fail(early->report_fd, SANDBOX_STAGE_PARENT_DEATH);
-	}
-	/* The supervisor moved init off its CPU right after the clone, long
-	 * before it sent the plan: the caller's CPUs back, for init and the
-	 * command. */
-	if (early->restore_cpus &&
-	    child_syscall_failed(syscall(SYS_sched_setaffinity, 0, sizeof(early->cpus), &early->cpus)))
-		child_fail(early->report_fd, SANDBOX_STAGE_INIT);
-	if (child_syscall_failed(syscall(SYS_unshare, CLONE_NEWNS)))
-		child_fail(early->report_fd, SANDBOX_STAGE_MOUNTS);
-	child_init(early->setup);
 }
 
 void child_init(const struct child_setup *setup)

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <sched.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,26 +38,3 @@ _Noreturn void child_init(const struct child_setup *setup);
 
 /* The supervisor's go message to init, once init is started. */
 #define CHILD_GO 'g'
-
-/* An init cloned before its plan exists (the early clone, planarena.h):
- * what it knows at the clone, in new user and pid namespaces only. It makes
- * its network (unless share_net), ipc, uts and cgroup namespaces at once,
- * then waits for CHILD_PLAN on go_fd; EOF (the supervisor gone, or the run
- * not made) ends it. Then it makes its mount namespace (the host's mounts
- * as they are once the plan is made, as a clone after the plan copies
- * them) and reads setup, which the supervisor wrote into the shared arena
- * meanwhile. Before that it touches nothing on the host. */
-struct child_early {
-	int go_fd, report_fd;
-	int supervisor_fds[3]; /* as isolate_plan.supervisor_fds */
-	bool share_net;
-	/* The supervisor's CPUs, taken back once init has the plan (the
-	 * supervisor moved init off its own CPU, to start it at once) */
-	bool restore_cpus;
-	cpu_set_t cpus;
-	const struct child_setup *setup; /* in the arena; set before CHILD_PLAN */
-};
-
-#define CHILD_PLAN 'p'
-
-_Noreturn void child_init_early(const struct child_early *early);

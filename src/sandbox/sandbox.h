@@ -217,13 +217,7 @@ struct sandbox_path_event {
 
 #define SANDBOX_MAX_PATH_EVENTS 4096
 
-struct sandbox_prestart;
-
 struct sandbox_config {
-	/* The quarantine's init, cloned earlier by sandbox_prestart(), or NULL.
-	 * sandbox_run_until_result() takes it whatever happens (the caller
-	 * must not cancel it after the call). */
-	struct sandbox_prestart *prestart;
 	const char *exec_path; /* what execve() runs; relative paths are relative to cwd */
 	char *const *argv;
 	char *const *envp;
@@ -345,24 +339,6 @@ struct sandbox_teardown;
 int sandbox_run_until_result(const struct sandbox_config *config, struct sandbox_result *ret_result,
 			     struct sandbox_teardown **ret_teardown, struct error *err);
 void sandbox_teardown_finish(struct sandbox_teardown *teardown);
-
-/* The early clone: the quarantine's init is cloned (in new user and pid
- * namespaces) while the caller still checks and plans the run, and makes
- * its other namespaces meanwhile (the network namespace alone is ~0.5 ms
- * of the kernel's); it waits, touching nothing on the host, until the
- * supervisor has deep-copied the plan into memory both share and sent one
- * byte (planarena.h). share_net must be the run's isolation.share_net (else
- * the run kills it and clones anew). Makes the caller a child subreaper and
- * blocks SIGCHLD, as sandbox_run_until_result() does, which unblocks it as
- * it was before this call; sandbox_prestart_cancel() kills and reaps an
- * init that will not run (a refused run; NULL is fine) and unblocks it
- * too. */
-int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error *err);
-void sandbox_prestart_cancel(struct sandbox_prestart *prestart);
-/* The first half of sandbox_prestart_cancel(): init killed, so that the
- * kernel tears its namespaces down (0.5-4 ms here) while the caller goes
- * on; the cancel then reaps it. NULL is fine. */
-void sandbox_prestart_stop(struct sandbox_prestart *prestart);
 
 /* Finds what execve() must run for `command` the way execvp() would, but
  * against the child's own PATH and cwd, without running anything: a command

@@ -47,7 +47,6 @@
 #include "sandbox/child.h"
 #include "sandbox/isolate.h"
 #include "sandbox/pathcache.h"
-#include "sandbox/planarena.h"
 #include "sandbox/proctree.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sockbroker.h"
@@ -887,7 +886,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_entry(void
  * calls execve() or exits (CLONE_VFORK). No page tables are copied, which
  * halves the cost of a run; it is safe because the child only makes raw
  * syscalls (child.c) and every signal is blocked while it shares memory. */
-static pid_t clone_init(bool share_net)
+static pid_t clone_child_isolated(struct child_setup *setup)
 {
 	/* New namespaces for everything; fork semantics (no CLONE_VM), because
 	 * the init process outlives execve() and must not share memory. */
@@ -895,15 +894,11 @@ static pid_t clone_init(bool share_net)
 		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
 	} args = {
 		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-			 CLONE_NEWCGROUP | (share_net ? 0 : (uint64_t)CLONE_NEWNET),
+			 CLONE_NEWCGROUP |
+			 (setup->config->isolation.share_net ? 0 : (uint64_t)CLONE_NEWNET),
 		.exit_signal = SIGCHLD,
 	};
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-}
-
-static pid_t clone_child_isolated(struct child_setup *setup)
-{
-	pid_t pid = clone_init(setup->config->isolation.share_net);
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 
 	if (pid == 0)
 		child_init(setup);
@@ -1029,161 +1024,6 @@ static void *sandbox_teardown_reap(void *arg)
 	/* Only now is the cgroup empty. */
 	cgroup_run_destroy(&t->cgroup);
 	return NULL;
-}
-
-/* The arena init reads its plan from: its first bytes are the
- * child_early, the rest the plan's copy. Pages never touched cost nothing;
- * a larger plan (a huge environment) takes the order without the early
- * clone. */
-#define PRESTART_ARENA_BYTES (4UL << 20)
-
-struct sandbox_prestart {
-	struct supervisor_fds fds; /* init's and the supervisor's; the run takes them */
-	sigset_t old_mask; /* the caller's, before SIGCHLD was blocked */
-	bool share_net;
-	struct planarena arena; /* MAP_SHARED; NULL base once unmapped */
-	struct child_early *early; /* at the arena's start */
-	pid_t init_pid; /* 0 once reaped */
-	bool killed;
-};
-
-static void sandbox_prestart_unmap(struct sandbox_prestart *p)
-{
-	if (p->arena.base)
-		munmap(p->arena.base, PRESTART_ARENA_BYTES);
-	p->arena.base = NULL;
-	p->early = NULL;
-}
-
-/* The early init killed (once) and reaped (waits for the kernel's teardown
- * of its namespaces when reap). */
-static void sandbox_prestart_kill(struct sandbox_prestart *p, bool reap)
-{
-	if (p->init_pid > 0 && !p->killed) {
-		(void)kill(p->init_pid, SIGKILL);
-		p->killed = true;
-	}
-	if (p->init_pid > 0 && reap) {
-		while (waitpid(p->init_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		p->init_pid = 0;
-	}
-}
-
-/* An early init not used (the run takes today's order): killed and
- * reaped. The descriptors stay the caller's. */
-static void sandbox_prestart_discard(struct sandbox_prestart *p)
-{
-	sandbox_prestart_kill(p, true);
-	sandbox_prestart_unmap(p);
-	free(p);
-}
-
-/* Only user and pid namespaces here, on the caller's path: the pid
- * namespace must be made by the clone (init is its pid 1) and the user
- * namespace with it (the others are owned by it). Init makes the network,
- * ipc, uts and cgroup namespaces itself while the supervisor plans
- * (child_init_early()), and its mount namespace once it has the plan. */
-static pid_t clone_init_early(void)
-{
-	struct {
-		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
-	} args = {
-		.flags = CLONE_NEWUSER | CLONE_NEWPID,
-		.exit_signal = SIGCHLD,
-	};
-	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-}
-
-int sandbox_prestart(bool share_net, struct sandbox_prestart **ret, struct error *err)
-{
-	struct sandbox_prestart *p = calloc(1, sizeof(*p));
-	if (!p)
-		return error_set(err, ENOMEM, "out of memory");
-	p->fds = (struct supervisor_fds)SUPERVISOR_FDS_INIT;
-	p->share_net = share_net;
-
-	sigset_t sigchld;
-	sigemptyset(&sigchld);
-	sigaddset(&sigchld, SIGCHLD);
-	int r;
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
-		r = error_set_errno(err, errno, "cannot become child subreaper");
-		free(p);
-		return r;
-	}
-	if (sigprocmask(SIG_BLOCK, &sigchld, &p->old_mask) < 0) {
-		r = error_set_errno(err, errno, "cannot block SIGCHLD");
-		free(p);
-		return r;
-	}
-	r = supervisor_fds_open(&p->fds, &sigchld, true, err);
-	if (r < 0)
-		goto fail;
-	void *arena = mmap(NULL, PRESTART_ARENA_BYTES, PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (arena == MAP_FAILED) {
-		r = error_set_errno(err, errno, "cannot map the plan's arena");
-		goto fail;
-	}
-	p->arena = (struct planarena){ .base = arena, .size = PRESTART_ARENA_BYTES };
-	p->early = (struct child_early *)arena;
-	p->arena.used = sizeof(*p->early);
-	*p->early = (struct child_early){
-		.go_fd = p->fds.go[0],
-		.report_fd = p->fds.report[1],
-		.supervisor_fds = { p->fds.notify[0], p->fds.status[0], p->fds.go[1] },
-		.share_net = share_net,
-	};
-	/* A new process starts on its creator's CPU and waits there while the
-	 * creator runs (the load balancer moved it after ~2 ms here): init is
-	 * moved to the other CPUs at once, and takes back the caller's
-	 * (early->cpus) once it has the plan, before it starts anything. */
-	int cpu = sched_getcpu();
-	cpu_set_t others;
-	bool move = cpu >= 0 && sched_getaffinity(0, sizeof(p->early->cpus), &p->early->cpus) == 0 &&
-		    CPU_ISSET(cpu, &p->early->cpus) && CPU_COUNT(&p->early->cpus) > 1;
-	p->early->restore_cpus = move;
-	pid_t pid = clone_init_early();
-	if (pid == 0)
-		child_init_early(p->early);
-	if (pid < 0) {
-		r = error_set_errno(err, errno, "cannot start the quarantine's init");
-		goto fail;
-	}
-	p->init_pid = pid;
-	if (move) {
-		others = p->early->cpus;
-		CPU_CLR(cpu, &others);
-		(void)sched_setaffinity(pid, sizeof(others), &others);
-	}
-	*ret = p;
-	return 0;
-fail:
-	if (p->arena.base)
-		munmap(p->arena.base, PRESTART_ARENA_BYTES);
-	supervisor_fds_close(&p->fds);
-	(void)sigprocmask(SIG_SETMASK, &p->old_mask, NULL);
-	free(p);
-	return r;
-}
-
-void sandbox_prestart_stop(struct sandbox_prestart *p)
-{
-	if (p)
-		sandbox_prestart_kill(p, false);
-}
-
-void sandbox_prestart_cancel(struct sandbox_prestart *p)
-{
-	if (!p)
-		return;
-	sigset_t old_mask = p->old_mask;
-	sandbox_prestart_kill(p, true);
-	supervisor_fds_close(&p->fds);
-	sandbox_prestart_unmap(p);
-	free(p);
-	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
 }
 
 /* Starts the reaper on a thread of its own, or leaves it to the finish. */
@@ -1437,63 +1277,18 @@ static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
 }
 
 /* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd. */
-/* The plan to the early clone's init: copied into the arena, then the one
- * byte it waits for. false when it does not fit (nothing sent). */
-static bool supervisor_send_plan(struct sandbox_prestart *pre, const struct child_setup *setup, int go_fd)
-{
-	const struct child_setup *shared;
-
-#if AIRLOCK_TEST_HOOKS
-	/* A test build's smaller arena, for the fallback to today's order. */
-	const char *bytes = getenv("AIRLOCK_TEST_PLAN_ARENA");
-	if (bytes && strtoul(bytes, NULL, 10) < pre->arena.size)
-		pre->arena.size = strtoul(bytes, NULL, 10);
-#endif
-	if (planarena_copy(&pre->arena, setup, &shared) < 0)
-		return false;
-	pre->early->setup = shared;
-	char plan = CHILD_PLAN;
-	(void)fd_write_all(go_fd, &plan, 1);
-	/* Init has its own mapping; nothing here writes the plan again. */
-	sandbox_prestart_unmap(pre);
-	return true;
-}
-
-/* Runs with SIGCHLD blocked, so its arrival is only seen on the signalfd.
- * pre (the early clone, or NULL) is taken whatever happens. */
-static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
-				       struct sandbox_prestart *pre, const sigset_t *sigchld,
+static int sandbox_spawn_and_supervise(const struct sandbox_config *config, const sigset_t *sigchld,
 				       struct sandbox_result *result,
 				       struct sandbox_teardown **ret_teardown, struct error *err)
 {
 	bool isolated = config->isolation.enabled;
 	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = SUPERVISOR_FDS_INIT;
-	int r;
-	if (pre && (!isolated || pre->share_net != config->isolation.share_net)) {
-		fds = pre->fds; /* closed with the rest */
-		sandbox_prestart_discard(TAKE_PTR(pre));
-		supervisor_fds_close(&fds);
-	}
-	if (pre) {
-		fds = pre->fds;
-		pre->fds = (struct supervisor_fds)SUPERVISOR_FDS_INIT;
-	} else {
-		r = supervisor_fds_open(&fds, sigchld, isolated, err);
-		if (r < 0)
-			return r;
-	}
+	int r = supervisor_fds_open(&fds, sigchld, isolated, err);
+	if (r < 0)
+		return r;
 	cleanup_with(sandbox_teardown_finishp) struct sandbox_teardown *td = NULL;
 	if (isolated) {
 		r = supervisor_plan(config, &fds, result, &td, err);
-		if (pre && td) {
-			/* The teardown kills and reaps it whatever happens next. */
-			td->init_pid = pre->init_pid;
-			pre->init_pid = 0;
-		}
-		if (pre && (r != 0 || !td)) {
-			sandbox_prestart_discard(TAKE_PTR(pre));
-			return r < 0 ? r : 0; /* init killed: no run, as before */
-		}
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
@@ -1522,19 +1317,9 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config,
 	if (isolated && after_plan && system(after_plan) != 0)
 		return error_set(err, EIO, "AIRLOCK_TEST_AFTER_PLAN failed");
 #endif
-	pid_t early_pid = 0;
-	if (pre && supervisor_send_plan(pre, &setup, fds.go[1])) {
-		early_pid = td->init_pid;
-		sandbox_prestart_discard(TAKE_PTR(pre)); /* its init is the teardown's */
-	} else if (pre) {
-		/* Too large for the arena: today's order, with a clone here. */
-		pre->init_pid = td->init_pid;
-		td->init_pid = 0;
-		sandbox_prestart_discard(TAKE_PTR(pre));
-	}
 	result->started_realtime_ns = clock_realtime_ns();
 	uint64_t started_ns = clock_monotonic_ns();
-	pid_t pid = early_pid > 0 ? early_pid : clone_child(&setup);
+	pid_t pid = clone_child(&setup);
 	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
@@ -1596,25 +1381,18 @@ int sandbox_run_until_result(const struct sandbox_config *config, struct sandbox
 {
 	struct sandbox_result result = { .outcome = SANDBOX_EXITED };
 	struct sandbox_teardown *teardown = NULL;
-	struct sandbox_prestart *pre = config->prestart;
 	sigset_t sigchld, old_mask;
 
 	/* Orphaned descendants come back to airlock, so none can escape the
 	 * final kill by double-forking or calling setsid(). */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
-		sandbox_prestart_cancel(pre);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return error_set_errno(err, errno, "cannot become child subreaper");
-	}
 
 	sigemptyset(&sigchld);
 	sigaddset(&sigchld, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &sigchld, &old_mask) < 0) {
-		sandbox_prestart_cancel(pre);
+	if (sigprocmask(SIG_BLOCK, &sigchld, &old_mask) < 0)
 		return error_set_errno(err, errno, "cannot block SIGCHLD");
-	}
-	if (pre)
-		old_mask = pre->old_mask; /* as it was before sandbox_prestart() */
-	int r = sandbox_spawn_and_supervise(config, pre, &sigchld, &result, &teardown, err);
+	int r = sandbox_spawn_and_supervise(config, &sigchld, &result, &teardown, err);
 	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (r < 0) {
 		sandbox_result_release(&result);

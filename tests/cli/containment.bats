@@ -708,11 +708,11 @@ gone_within() { # marker
 	no_process_with "$1"
 }
 
-@test "60 the supervisor killed at any moment of the start (init cloned before the plan, waiting for it) leaves no process behind" {
+@test "60 the supervisor killed at any moment of the start leaves no process behind" {
 	# init is a fork of airlock: its command line is the supervisor's, so
 	# the marker finds init, the command and the supervisor alike.
 	local marker="60.$$$RANDOM" i pid
-	# After the plan, before init has it (a test build's hook; in a
+	# After the plan, before init is cloned (a test build's hook; in a
 	# release build the run just goes on and is killed below).
 	AIRLOCK_TEST_AFTER_PLAN='kill -KILL $PPID' "$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 || true
 	gone_within "$marker"
@@ -727,7 +727,7 @@ gone_within() { # marker
 	gone_within "$marker"
 }
 
-@test "61 a run refused after its quarantine's init was cloned (no such command) leaves no process and is refused as before" {
+@test "61 a run refused (no such command) leaves no process, and the next run is whole" {
 	local marker="61.$$$RANDOM"
 	run -127 --separate-stderr "$AIRLOCK" run -- "./no-such-command-$marker"
 	[ "$(rq .status)" != exited ]
@@ -738,26 +738,7 @@ gone_within() { # marker
 	[ "$(rq .stdout)" = ok ]
 }
 
-@test "62 a plan larger than the shared arena takes the order without the early clone: the same quarantine" {
-	local marker="62.$$$RANDOM"
-	AIRLOCK_TEST_PLAN_ARENA=64 al run -- sh -c "cat /proc/self/status | grep -c NoNewPrivs:.*1; ls /tmp | wc -l; echo $marker"
-	[ "$status" -eq 0 ]
-	[ "$(rq .stdout | head -1)" = 1 ]
-	[[ "$(rq .stdout)" == *"$marker"* ]]
-	AIRLOCK_TEST_PLAN_ARENA=64 probe_blocked mount mount
-	AIRLOCK_TEST_PLAN_ARENA=64 probe_blocked unshare unshare
-	gone_within "$marker"
-	command -v strace >/dev/null || return 0
-	grep -q AIRLOCK_TEST_PLAN_ARENA "$AIRLOCK" 2>/dev/null || return 0
-	# With the small arena, init is cloned by the supervisor's main thread
-	# (the cloning thread's early init, if it made one, killed).
-	local log="$TEST_DIR/clone.log" main
-	AIRLOCK_TEST_PLAN_ARENA=64 strace -f -qq -o "$log" -e trace=clone3 "$AIRLOCK" run -- true >/dev/null
-	main=$(head -1 "$log" | awk '{print $1}')
-	grep CLONE_NEWUSER "$log" | awk -v m="$main" '$1 == m { ok = 1 } END { exit !ok }'
-}
-
-@test "63 the command runs on the caller's CPUs (the early init, moved off the supervisor's CPU to start at once, takes them back)" {
+@test "62 the command runs on the caller's CPUs" {
 	local mine
 	mine=$(grep Cpus_allowed_list /proc/self/status)
 	al run -- grep Cpus_allowed_list /proc/self/status

@@ -94,9 +94,6 @@ struct run_quarantine {
 	char **hide, **read_only, **exposed;
 	struct receipt_sandbox sandbox; /* the receipt's "sandbox" */
 	char denial_names[32][32];
-	/* The quarantine's init, cloned while the run is checked and planned
-	 * (sandbox_prestart()); the run takes it, a refused run cancels it. */
-	struct sandbox_prestart *prestart;
 	/* The quarantine's teardown, finished once the receipt is written. */
 	struct sandbox_teardown *teardown;
 };
@@ -193,7 +190,6 @@ static void run_on_output(void *userdata, enum sandbox_stream stream, const void
 
 static void run_quarantine_release(struct run_quarantine *q)
 {
-	sandbox_prestart_cancel(q->prestart);
 	sandbox_teardown_finish(q->teardown);
 	for (size_t i = 0; i < q->sandbox.n_socket_denials; i++)
 		free(q->sandbox.socket_denials[i].path);
@@ -992,7 +988,6 @@ static int run_spawn(struct run_state *st, struct error *err)
 	}
 
 	struct sandbox_result res;
-	config.prestart = TAKE_PTR(st->quarantine.prestart);
 	r = sandbox_run_until_result(&config, &res, &st->quarantine.teardown, err);
 	if (st->net_proxy) {
 		run_net_stop(&st->net, r < 0 ? clock_realtime_ns() : res.ended_realtime_ns);
@@ -1276,20 +1271,6 @@ static int run_command(struct run_state *st, struct error *err)
 	return 0;
 }
 
-/* The quarantine's namespaces made while the run is checked and planned
- * (sandbox.h, the early clone). Best effort: without it, the sandbox clones
- * init after the plan. */
-static void run_prestart(struct run_state *st)
-{
-	struct error err = { 0 };
-
-	if (!st->quarantine.enabled)
-		return;
-	if (sandbox_prestart(st->req->share_net || st->policy->share_net, &st->quarantine.prestart,
-			     &err) < 0)
-		st->quarantine.prestart = NULL;
-}
-
 /* The stages of one attempt: the policy, the settings, the checks that may
  * refuse it, the command, the receipt (written for a refusal too). */
 static int run_execute_with_store(struct run_state *st, const struct run_context *ctx,
@@ -1302,20 +1283,14 @@ static int run_execute_with_store(struct run_state *st, const struct run_context
 		refused = run_check_rerun_policy(st);
 	/* run_settle() opens the path cache, once the quarantine is decided. */
 	int r = run_settle(st, ctx, err);
-	if (r == 0 && refused == 0)
-		run_prestart(st);
 	if (r == 0 && refused == 0 && run_check_request(st, ctx->session->environ_) == 0 &&
 	    run_resolve_command(st) == 0)
 		r = run_command(st, err);
-	/* A run refused after its quarantine was cloned: init is not needed,
-	 * and is torn down while the receipt is written. */
-	sandbox_prestart_stop(st->quarantine.prestart);
 	pathcache_close();
 	if (r < 0)
 		return r;
 	/* The receipt is written while the kernel tears the quarantine down. */
 	r = run_write_receipt(st, ret, err);
-	sandbox_prestart_cancel(TAKE_PTR(st->quarantine.prestart));
 	sandbox_teardown_finish(TAKE_PTR(st->quarantine.teardown));
 	return r;
 }
