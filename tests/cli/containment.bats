@@ -697,3 +697,56 @@ print("held", os.fstat(fd).st_size >> 20)'
 	[ "$planted" = no ]
 	[ "$config" = '[core]' ]
 }
+
+# Whether a process whose command line holds $1 is left, waiting up to 5 s
+# for the kernel to finish a kill (a wait, not a timed assertion).
+gone_within() { # marker
+	local until=$((SECONDS + 5))
+	while pgrep -f -- "$1" >/dev/null && [ "$SECONDS" -lt "$until" ]; do
+		sleep 0.1
+	done
+	no_process_with "$1"
+}
+
+@test "60 the supervisor killed at any moment of the start leaves no process behind" {
+	# init is a fork of airlock: its command line is the supervisor's, so
+	# the marker finds init, the command and the supervisor alike.
+	local marker="60.$$$RANDOM" i pid
+	# After the plan, before init is cloned (a test build's hook; in a
+	# release build the run just goes on and is killed below).
+	AIRLOCK_TEST_AFTER_PLAN='kill -KILL $PPID' "$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 || true
+	gone_within "$marker"
+	# Spread over the policy, the plan, init's set-up and the command.
+	for i in 0 1 2 3 4 5 6 7 8 9 10 12 14 16 20 25 30 40 60; do
+		"$AIRLOCK" run -- sleep "$marker" >/dev/null 2>&1 &
+		pid=$!
+		sleep "$(printf '0.%03d' "$i")"
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	gone_within "$marker"
+}
+
+@test "61 a run refused (no such command) leaves no process, and the next run is whole" {
+	local marker="61.$$$RANDOM"
+	run -127 --separate-stderr "$AIRLOCK" run -- "./no-such-command-$marker"
+	[ "$(rq .status)" != exited ]
+	gone_within "$marker"
+	# the next run is whole
+	al run -- sh -c 'echo ok'
+	[ "$status" -eq 0 ]
+	[ "$(rq .stdout)" = ok ]
+}
+
+@test "62 the command runs on the caller's CPUs" {
+	local mine
+	mine=$(grep Cpus_allowed_list /proc/self/status)
+	al run -- grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ]
+	[ "$(rq .stdout)" = "$mine" ]
+	command -v taskset >/dev/null || return 0
+	[ "$(nproc)" -gt 1 ] || return 0
+	run --separate-stderr taskset -c 0 "$AIRLOCK" run -- grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ]
+	[[ "$(rq .stdout)" == *$'\t'0 ]]
+}
