@@ -234,7 +234,8 @@ static void pathcache_list(struct pathcache_entry *e, const char *dir)
 			goto out;
 		l.names[l.n++] = (struct pathcache_name){ .name = name, .type = de.type };
 	}
-	qsort(l.names, l.n, sizeof(l.names[0]), pathcache_name_cmp);
+	if (l.n > 1) /* an empty directory's names are NULL, which qsort() may not take */
+		qsort(l.names, l.n, sizeof(l.names[0]), pathcache_name_cmp);
 	e->listing = l;
 	e->dir_listed = 1;
 	l = (struct pathcache_listing){ 0 };
@@ -260,8 +261,10 @@ static int pathcache_dir_says(const char *dir, const char *name, size_t nlen)
 	if (e->dir_listed <= 0)
 		return -1;
 	struct pathcache_name key = { .name = (char *)name };
-	const struct pathcache_name *found =
-		bsearch(&key, e->listing.names, e->listing.n, sizeof(key), pathcache_name_cmp);
+	const struct pathcache_name *found = e->listing.n
+						     ? bsearch(&key, e->listing.names, e->listing.n,
+							       sizeof(key), pathcache_name_cmp)
+						     : NULL;
 	if (!found)
 		return 0;
 	return found->type == DT_DIR ? 1 : -1;
