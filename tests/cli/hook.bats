@@ -1542,3 +1542,59 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	[ "$status" -eq 2 ] || { echo "passed ($status): $stderr"; return 1; }
 	[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
 }
+
+# Gemini's read_many_files globs its paths (node-glob: a component named
+# or matched goes through a symlink, a symlink to a file is read; nocase),
+# and search_file_content's last fallback reads every file below its
+# directory, a symlink to one too. The hook checked only the directories
+# named: a link below one to a hidden path passed. Those tools' roots are
+# looked through for symlinks, each checked like a path the tool names.
+@test "attack: a symlink below a directory or glob a Gemini tool reads is checked like a named path" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" sub deep/a/b plain
+	echo key >"$H/.ssh/id_ed25519"
+	echo notes >plain/notes.txt
+	ln -s "$H/.ssh/id_ed25519" sub/k
+	ln -s "$H/.ssh" keys
+	ln -s "$H" deep/a/b/home
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* && "$stderr" == *"$H"* ]] || { echo "$stderr"; return 1; }
+	}
+	for p in sub "s*/k" "ke*/id_ed25519" "SUB/k" "deep/**" "./sub/../sub" "$WORK/s?b/k" "{sub,x}/k"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused gemini read_many_files "{\"paths\": [\"plain/notes.txt\", $j]}"
+		refused gemini read_many_files "{\"include\": [$j]}"
+	done
+	for d in sub . deep "$WORK"; do
+		j=$(jq -nc --arg p "$d" '$p')
+		refused gemini search_file_content "{\"pattern\": \"x\", \"dir_path\": $j}"
+		refused gemini grep_search "{\"pattern\": \"x\", \"dir_path\": $j, \"include\": \"*.txt\"}"
+	done
+	refused gemini search_file_content '{"pattern": "x"}'
+	# a directory without such links passes, and so does a link into it
+	ln -s notes.txt plain/also
+	HOME=$H tool_status gemini read_many_files '{"paths": ["plain/*.txt", "plain"]}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	HOME=$H tool_status gemini search_file_content '{"pattern": "x", "dir_path": "plain"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	# ripgrep without --follow does not read below a link it finds (Claude's
+	# Grep, Codex's grep_files, Copilot's grep): not looked through
+	HOME=$H tool_status claude Grep '{"pattern": "x", "path": "sub"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# The walk is bounded: a directory with more entries than it looks through
+# is refused with a reason, not passed unlooked at.
+@test "attack: a Gemini search of a directory too big to look through for symlinks is refused" {
+	mkdir big
+	(cd big && seq 1 20001 | xargs touch)
+	tool_status gemini search_file_content '{"pattern": "x", "dir_path": "big"}'
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"more than 20000 entries"* ]] || { echo "$stderr"; return 1; }
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	rm big/1 big/2
+	tool_status gemini search_file_content '{"pattern": "x", "dir_path": "big"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
