@@ -1598,3 +1598,35 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	tool_status gemini search_file_content '{"pattern": "x", "dir_path": "big"}'
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
+
+# A process's environment (the host's API keys), command line, memory and
+# descriptors in /proc are no file tool's to read: only its name, state and
+# usage are.
+@test "attack: a file tool reads no process's environ, cmdline or mem in /proc" {
+	sleep 60 &
+	local pid=$!
+	refused() { # dialect tool input-json
+		tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	for p in "/proc/$pid/environ" "/proc/$pid/cmdline" "/proc/$pid/mem" "/proc/$pid/auxv" \
+		"/proc/$pid/task/$pid/environ" "/proc/$pid/./environ" "/proc/$pid/fd/0" "/proc/$$/environ" \
+		"/proc/1/environ" "/proc/$pid/task/$pid/../$pid/environ"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	ln -s "/proc/$pid" proc_link
+	refused claude Read '{"file_path": "proc_link/environ"}'
+	for d in /proc "/proc/$pid" "/proc/$pid/task" "/proc/$pid/task/$pid" proc_link; do
+		refused claude Grep "{\"pattern\": \"KEY\", \"path\": \"$d\"}"
+	done
+	# its name, state and usage, and the system's files, are read
+	for p in "/proc/$pid/status" "/proc/$pid/stat" "/proc/$pid/comm" /proc/cpuinfo /proc/meminfo; do
+		tool_status claude Read "{\"file_path\": \"$p\"}"
+		[ "$status" -eq 0 ] || { echo "$p: $stderr"; kill "$pid"; return 1; }
+	done
+	kill "$pid"
+}

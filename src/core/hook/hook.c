@@ -1108,6 +1108,56 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 	return 0;
 }
 
+/* The entries of a process's directory in /proc that a file tool reads:
+ * its name, state, usage and limits. Any other is hidden: environ (the
+ * host's API keys), cmdline, mem, auxv, maps, fd/, the links out of it
+ * (root, cwd, exe: resolved to where they lead, as the tool reads them). */
+static const char *const hook_proc_shown[] = {
+	"comm",	     "stat",	      "statm",	  "status",    "limits", "cgroup",    "io",
+	"oom_score", "oom_score_adj", "loginuid", "sessionid", "wchan",	 "schedstat", NULL
+};
+
+/* The n bytes at s: a number (a pid or a thread's id). */
+static bool hook_proc_is_id(const char *s, size_t n)
+{
+	return n > 0 && strspn(s, "0123456789") >= n;
+}
+
+/* Whether p (resolved) is a process's own in /proc: /proc/PID/NAME or
+ * /proc/PID/task/TID/NAME (and below), NAME not one of hook_proc_shown;
+ * or, when root (a directory the tool reads below), one that holds such:
+ * "/", /proc, /proc/PID, its task/ and task/TID. /proc/self is the hook's
+ * own and never resolved (hookpath_resolve()). */
+static bool hook_proc_hidden(const char *p, bool root)
+{
+	if (root && (strcmp(p, "/") == 0 || strcmp(p, "/proc") == 0))
+		return true;
+	if (strncmp(p, "/proc/", 6) != 0)
+		return false;
+	p += 6;
+	size_t n = strcspn(p, "/");
+	if (!hook_proc_is_id(p, n))
+		return false;
+	p += n;
+	if (!*p)
+		return root;
+	p++;
+	n = strcspn(p, "/");
+	if (n == 4 && strncmp(p, "task", 4) == 0) {
+		if (!p[n])
+			return root;
+		p += n + 1;
+		n = strcspn(p, "/");
+		if (!hook_proc_is_id(p, n))
+			return true; /* no thread: nothing the kernel finds there */
+		if (!p[n])
+			return root;
+		p += n + 1;
+		n = strcspn(p, "/");
+	}
+	return p[n] != '\0' || !agenthost_tool_in(hook_proc_shown, p);
+}
+
 /* What a run never sees (hostview_build(): every state directory, the
  * policy's hide list, other users' homes and in "hidden" home mode the
  * caller's, but what a mask leaves visible and the workspace) no tool
@@ -1146,6 +1196,8 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
 		const char *p = t->resolved[i];
 		bool root = strv_contains(t->roots, p);
+		if (hook_proc_hidden(p, root))
+			*ret_path = t->named[i];
 		for (size_t k = 0; hidden && hidden[k] && !*ret_path; k++)
 			if (path_is_under(p, hidden[k]) || (root && path_is_under(hidden[k], p)))
 				*ret_path = t->named[i];
@@ -1606,7 +1658,7 @@ static int hook_pre_check(struct hook_state *st, const char *tool, bool shell, b
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, or another user's home: what no quarantined command sees); no tool reads it.",
+			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, another user's home, or a process's environment, command line or memory in /proc: what no quarantined command sees); no tool reads it.",
 			    tool ? tool : "the tool", target);
 		return 1;
 	}
