@@ -1542,3 +1542,91 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	[ "$status" -eq 2 ] || { echo "passed ($status): $stderr"; return 1; }
 	[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
 }
+
+# Gemini's read_many_files globs its paths (node-glob: a component named
+# or matched goes through a symlink, a symlink to a file is read; nocase),
+# and search_file_content's last fallback reads every file below its
+# directory, a symlink to one too. The hook checked only the directories
+# named: a link below one to a hidden path passed. Those tools' roots are
+# looked through for symlinks, each checked like a path the tool names.
+@test "attack: a symlink below a directory or glob a Gemini tool reads is checked like a named path" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" sub deep/a/b plain
+	echo key >"$H/.ssh/id_ed25519"
+	echo notes >plain/notes.txt
+	ln -s "$H/.ssh/id_ed25519" sub/k
+	ln -s "$H/.ssh" keys
+	ln -s "$H" deep/a/b/home
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* && "$stderr" == *"$H"* ]] || { echo "$stderr"; return 1; }
+	}
+	for p in sub "s*/k" "ke*/id_ed25519" "SUB/k" "deep/**" "./sub/../sub" "$WORK/s?b/k" "{sub,x}/k"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused gemini read_many_files "{\"paths\": [\"plain/notes.txt\", $j]}"
+		refused gemini read_many_files "{\"include\": [$j]}"
+	done
+	for d in sub . deep "$WORK"; do
+		j=$(jq -nc --arg p "$d" '$p')
+		refused gemini search_file_content "{\"pattern\": \"x\", \"dir_path\": $j}"
+		refused gemini grep_search "{\"pattern\": \"x\", \"dir_path\": $j, \"include\": \"*.txt\"}"
+	done
+	refused gemini search_file_content '{"pattern": "x"}'
+	# a directory without such links passes, and so does a link into it
+	ln -s notes.txt plain/also
+	HOME=$H tool_status gemini read_many_files '{"paths": ["plain/*.txt", "plain"]}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	HOME=$H tool_status gemini search_file_content '{"pattern": "x", "dir_path": "plain"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	# ripgrep without --follow does not read below a link it finds (Claude's
+	# Grep, Codex's grep_files, Copilot's grep): not looked through
+	HOME=$H tool_status claude Grep '{"pattern": "x", "path": "sub"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# The walk is bounded: a directory with more entries than it looks through
+# is refused with a reason, not passed unlooked at.
+@test "attack: a Gemini search of a directory too big to look through for symlinks is refused" {
+	mkdir big
+	(cd big && seq 1 20001 | xargs touch)
+	tool_status gemini search_file_content '{"pattern": "x", "dir_path": "big"}'
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"more than 20000 entries"* ]] || { echo "$stderr"; return 1; }
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	rm big/1 big/2
+	tool_status gemini search_file_content '{"pattern": "x", "dir_path": "big"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
+
+# A process's environment (the host's API keys), command line, memory and
+# descriptors in /proc are no file tool's to read: only its name, state and
+# usage are.
+@test "attack: a file tool reads no process's environ, cmdline or mem in /proc" {
+	sleep 60 &
+	local pid=$!
+	refused() { # dialect tool input-json
+		tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	for p in "/proc/$pid/environ" "/proc/$pid/cmdline" "/proc/$pid/mem" "/proc/$pid/auxv" \
+		"/proc/$pid/task/$pid/environ" "/proc/$pid/./environ" "/proc/$pid/fd/0" "/proc/$$/environ" \
+		"/proc/1/environ" "/proc/$pid/task/$pid/../$pid/environ"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	ln -s "/proc/$pid" proc_link
+	refused claude Read '{"file_path": "proc_link/environ"}'
+	for d in /proc "/proc/$pid" "/proc/$pid/task" "/proc/$pid/task/$pid" proc_link; do
+		refused claude Grep "{\"pattern\": \"KEY\", \"path\": \"$d\"}"
+	done
+	# its name, state and usage, and the system's files, are read
+	for p in "/proc/$pid/status" "/proc/$pid/stat" "/proc/$pid/comm" /proc/cpuinfo /proc/meminfo; do
+		tool_status claude Read "{\"file_path\": \"$p\"}"
+		[ "$status" -eq 0 ] || { echo "$p: $stderr"; kill "$pid"; return 1; }
+	done
+	kill "$pid"
+}

@@ -29,9 +29,11 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "core/host/hostview.h"
+#include "core/hook/hooklinks.h"
 #include "core/hook/hookpath.h"
 #include "sandbox/pathcache.h"
 #include "harness.h"
@@ -1078,4 +1080,71 @@ static void test_resolve_host_paths_as_before(void)
 	hookpath_cache_free(nc);
 }
 
-RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before))
+/* hooklinks_walk(): every symlink below a directory, none followed (a
+ * loop to the directory itself, a link to a directory, a dangling one),
+ * a start walked once, the bound on entries. */
+static void test_links_walk(void)
+{
+	char root[] = "/tmp/test-hooklinks.XXXXXX";
+	char path[PATH_MAX];
+	struct hooklinks w = { .max = HOOKLINKS_MAX };
+	cleanup_strv char **links = NULL, **again = NULL, **few = NULL;
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	snprintf(path, sizeof(path), "%s/a/b/c", root);
+	ASSERT_TRUE(mkdir_parents(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/a/b/file", root);
+	ASSERT_TRUE(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+	snprintf(path, sizeof(path), "%s/a/b/c/loop", root);
+	ASSERT_TRUE(symlink(root, path) == 0);
+	snprintf(path, sizeof(path), "%s/a/etc", root);
+	ASSERT_TRUE(symlink("/etc", path) == 0);
+	snprintf(path, sizeof(path), "%s/dangling", root);
+	ASSERT_TRUE(symlink("nowhere/x", path) == 0);
+
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, &links), 0);
+	ASSERT_EQ_INT(strv_length(links), 3);
+	snprintf(path, sizeof(path), "%s/a/b/c/loop", root);
+	ASSERT_TRUE(strv_contains(links, path));
+	snprintf(path, sizeof(path), "%s/a/etc", root);
+	ASSERT_TRUE(strv_contains(links, path));
+	snprintf(path, sizeof(path), "%s/dangling", root);
+	ASSERT_TRUE(strv_contains(links, path));
+	ASSERT_EQ_INT(w.entries, 7); /* a, dangling, b, etc, c, file, loop */
+	/* the loop's target, a start before: not walked again */
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, &again), 0);
+	ASSERT_TRUE(again == NULL);
+	hooklinks_release(&w);
+	/* past the bound: -E2BIG, not a partial answer taken for whole */
+	struct hooklinks small = { .max = 4 };
+	ASSERT_EQ_INT(hooklinks_walk(&small, root, &few), -E2BIG);
+	hooklinks_release(&small);
+	/* a missing directory holds none */
+	snprintf(path, sizeof(path), "%s/none", root);
+	struct hooklinks none = { .max = 10 };
+	ASSERT_EQ_INT(hooklinks_walk(&none, path, &few), 0);
+	hooklinks_release(&none);
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+/* A process's open file in /proc is kept as named, not taken for the
+ * path its target reads as (a deleted file, a pipe, a memfd have none). */
+static void test_resolve_proc_fd_as_named(void)
+{
+	char path[64];
+	cleanup_close int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	ASSERT_TRUE(fd >= 0);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
+	cleanup_free char *r = hookpath_resolve(NULL, path, NULL);
+	ASSERT_EQ_STR(r, path);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd/%d/x", (int)getpid(), (int)getpid(), fd);
+	cleanup_free char *below = hookpath_resolve(NULL, path, NULL);
+	ASSERT_EQ_STR(below, path);
+}
+
+RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before), T_(test_links_walk),
+	  T_(test_resolve_proc_fd_as_named))

@@ -121,6 +121,14 @@ struct agent_host {
 	 * three lists (MCP tools, new ones) is taken as mutating. Every tool's
 	 * paths are checked against the state directory and the hidden paths. */
 	const char *const *read_tools;
+	/* The tools that follow the symlinks below a directory they read (a
+	 * path key of hook_root_keys in core/hook/hook.c) and take such a path
+	 * as a glob pattern (NULL: none): the hook looks through the
+	 * directories for symlinks (core/hook/hooklinks.c). A tool that
+	 * searches with ripgrep without --follow is none (Claude's Grep,
+	 * Codex's grep_files, Copilot's grep: docs/gate.md, "Links below a
+	 * directory"). */
+	const char *const *link_tools;
 	/* The key of a shell tool's input naming the directory it runs the
 	 * command in, relative to the payload's cwd (NULL: it runs in cwd). */
 	const char *shell_dir_key;

@@ -17,6 +17,17 @@ static const char *const gemini_read[] = {
 	"read_file",   "read_many_files",   "list_directory", "glob",	     "search_file_content",
 	"grep_search", "google_web_search", "web_fetch",      "write_todos", NULL
 };
+/* read_many_files globs its paths with node-glob (no `follow`: `**` does
+ * not descend a symlinked directory, but a named or matched component
+ * does, and a symlink to a file is matched and read; `nocase`, `dot`:
+ * packages/core/src/tools/read-many-files.ts, glob(processedPatterns, {
+ * cwd: dir, nodir: true, dot: true, absolute: true, nocase: true })).
+ * search_file_content (grep_search in newer releases) runs ripgrep without
+ * --follow (ripGrep.ts), else git grep, else `grep -r .`, else
+ * globStream() of every file below and readFile() of each, which reads a
+ * symlink to a file (grep.ts, "Strategy 3: Pure JavaScript Fallback"). */
+static const char *const gemini_links[] = { "read_many_files", "search_file_content", "grep_search",
+					    NULL };
 static const char *const gemini_dirs[] = { ".gemini", NULL };
 static const char *const gemini_project[] = { ".gemini/settings.json", ".gemini/extensions",
 					      ".gemini/.env", NULL };
@@ -293,6 +304,7 @@ const struct agent_host agenthost_gemini = {
 	.shell_tools = gemini_shell,
 	.write_tools = gemini_write,
 	.read_tools = gemini_read,
+	.link_tools = gemini_links,
 	.shell_dir_key = "dir_path",
 	.project_dirs = gemini_dirs,
 	.project_config = gemini_project,

@@ -27,6 +27,7 @@
 #include "core/host/hostview.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
+#include "core/hook/hooklinks.h"
 #include "core/hook/hookpath.h"
 #include "core/hook/patchpaths.h"
 #include "core/policy/policy.h"
@@ -648,6 +649,9 @@ struct hook_targets {
 	char **roots; /* resolved directories the tool reads below: a search or a listing */
 	char *run_dir; /* a shell tool's own directory (Gemini's dir_path), resolved */
 	char *run_dir_lexical; /* its other reading (hookpath_resolve_both()), or NULL */
+	/* a tool that follows symlinks below its roots: the directories to
+	 * look through for them (hook_targets_links()); NULL: none */
+	char **link_dirs;
 };
 
 static void hook_targets_release(struct hook_targets *t)
@@ -655,6 +659,7 @@ static void hook_targets_release(struct hook_targets *t)
 	strv_free(t->named);
 	strv_free(t->resolved);
 	strv_free(t->roots);
+	strv_free(t->link_dirs);
 	free(t->run_dir);
 	free(t->run_dir_lexical);
 }
@@ -849,6 +854,147 @@ static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, 
 	return 0;
 }
 
+/* The directory a link tool (agent_host.link_tools) reads below for a
+ * root it names, from base: named up to its first component with a glob
+ * character (read_many_files takes a path that is no file as node-glob's
+ * pattern: * ? [ ] { } ( ) ! + @ and \ escapes), resolved, and from there
+ * up to the nearest directory that exists (its matching ignores case: a
+ * name that is not there may match one that is). 0 with *ret (NULL: a
+ * file, read as named, nothing below it), -ENOMEM, -ELOOP (not resolved). */
+static int hook_link_root(struct hook_state *st, const char *base, const char *named, char **ret)
+{
+	cleanup_free char *prefix = strdup(named);
+	struct stat sb;
+
+	*ret = NULL;
+	if (!prefix)
+		return -ENOMEM;
+	for (char *c = prefix; *c;) {
+		size_t n = strcspn(c, "/");
+		if (strcspn(c, "*?[]{}()!+@\\") < n) {
+			*c = '\0';
+			break;
+		}
+		c += n;
+		while (*c == '/')
+			c++;
+	}
+	char *dir = hookpath_resolve(base, prefix[0] ? prefix : ".", hook_walk_cache(st));
+	if (!dir)
+		return -ELOOP;
+	while (lstat(dir, &sb) < 0) {
+		char *up = path_dirname(dir); /* "/" is there */
+		free(dir);
+		dir = up;
+		if (!dir)
+			return -ENOMEM;
+	}
+	if (S_ISDIR(sb.st_mode))
+		*ret = dir;
+	else
+		free(dir);
+	return 0;
+}
+
+/* For a tool that follows the symlinks below a directory it reads (a
+ * host's link_tools): the directory each root it names (roots, from base;
+ * read_many_files's include patterns, a search's include filter below its
+ * dir_path; none: the workspace) leads it to (hook_link_root()), appended
+ * to t as roots and kept as t->link_dirs for hook_targets_links(). */
+static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t, const char *base,
+				   char **roots, json_t *input, struct error *err)
+{
+	cleanup_strv char **dirs = NULL, **patterns = NULL;
+	const char *dir_path = jsonutil_str(input, "dir_path");
+	json_t *include = json_object_get(input, "include");
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && roots && roots[i]; i++)
+		r = strv_push(&patterns, roots[i]);
+	for (size_t i = 0; r == 0 && i < (json_is_array(include) ? json_array_size(include) : 1); i++) {
+		const char *s = json_string_value(json_is_array(include) ? json_array_get(include, i)
+									 : include);
+		if (s && *s)
+			r = strv_consume(&patterns, s[0] != '/' && dir_path && *dir_path
+							    ? path_join(dir_path, s)
+							    : strdup(s));
+	}
+	if (r == 0 && !patterns)
+		r = strv_push(&patterns, ".");
+	if (r < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; patterns[i]; i++) {
+		char *dir = NULL;
+		r = hook_link_root(st, base, patterns[i], &dir);
+		if (r == -ELOOP)
+			return error_set(err, ELOOP,
+					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
+					 patterns[i]);
+		if (r == 0 && dir && !strv_contains(dirs, dir))
+			r = strv_consume(&dirs, dir);
+		else
+			free(dir);
+		if (r < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	/* what a glob's directory holds is read */
+	for (size_t i = 0; dirs && dirs[i]; i++) {
+		r = hook_targets_push(st, t, NULL, dirs[i], true, err);
+		if (r < 0)
+			return r;
+	}
+	t->link_dirs = TAKE_PTR(dirs);
+	return 0;
+}
+
+/* Every symlink below t->link_dirs, appended to t as a root, resolved
+ * (where the tool reads through it), named "LINK (a symlink to TARGET)";
+ * a directory a link leads to is walked in turn. At most HOOKLINKS_MAX
+ * entries over the call: past them, -E2BIG (refused, not passed unlooked
+ * at). After the checks of the paths named: a call refused for those
+ * walks nothing. */
+static int hook_targets_links(struct hook_state *st, struct hook_targets *t, struct error *err)
+{
+	struct hooklinks w = { .max = HOOKLINKS_MAX };
+	size_t n_roots = strv_length(t->link_dirs), n_resolved = strv_length(t->resolved);
+	cleanup_strv char **dirs = TAKE_PTR(t->link_dirs);
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && dirs && dirs[i]; i++) {
+		cleanup_strv char **links = NULL;
+		r = hooklinks_walk(&w, dirs[i], &links);
+		if (r == -E2BIG) {
+			r = error_set(err, E2BIG,
+				      "the tool reads below %.300s: more than %d entries there to look through for symlinks to hidden paths; name a smaller directory",
+				      dirs[i < n_roots ? i : 0], HOOKLINKS_MAX);
+			break;
+		}
+		if (r < 0) {
+			r = error_set(err, -r, "cannot list '%.300s' for symlinks", dirs[i]);
+			break;
+		}
+		for (size_t k = 0; r == 0 && links && links[k]; k++) {
+			struct stat sb;
+			r = hook_targets_push(st, t, NULL, links[k], true, err);
+			for (; r == 0 && t->resolved[n_resolved]; n_resolved++) {
+				const char *to = t->resolved[n_resolved];
+				char *label = NULL;
+				if (asprintf(&label, "%s (a symlink to %s)", links[k], to) < 0) {
+					r = error_set(err, ENOMEM, "out of memory");
+					break;
+				}
+				free(t->named[n_resolved]);
+				t->named[n_resolved] = label;
+				if (stat(to, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+				    strv_push(&dirs, to) < 0)
+					r = error_set(err, ENOMEM, "out of memory");
+			}
+		}
+	}
+	hooklinks_release(&w);
+	return r;
+}
+
 /* The paths a tool call names. A shell tool: the path keys of its input, the
  * paths of an apply_patch text it feeds (and Codex's apply_patch's own), and
  * Gemini's dir_path as run_dir; its command runs in the quarantine. Any
@@ -919,6 +1065,10 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 		if (r < 0)
 			return r;
 	}
+	/* the walk only for a tool that follows links below its roots: never
+	 * for a Read, an Edit or a shell command */
+	if (!shell && agenthost_tool_in(st->host->link_tools, tool))
+		return hook_targets_link_roots(st, t, cwd, roots, input, err);
 	return 0;
 }
 
@@ -956,6 +1106,56 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 			return 1;
 		}
 	return 0;
+}
+
+/* The entries of a process's directory in /proc that a file tool reads:
+ * its name, state, usage and limits. Any other is hidden: environ (the
+ * host's API keys), cmdline, mem, auxv, maps, fd/, the links out of it
+ * (root, cwd, exe: resolved to where they lead, as the tool reads them). */
+static const char *const hook_proc_shown[] = {
+	"comm",	     "stat",	      "statm",	  "status",    "limits", "cgroup",    "io",
+	"oom_score", "oom_score_adj", "loginuid", "sessionid", "wchan",	 "schedstat", NULL
+};
+
+/* The n bytes at s: a number (a pid or a thread's id). */
+static bool hook_proc_is_id(const char *s, size_t n)
+{
+	return n > 0 && strspn(s, "0123456789") >= n;
+}
+
+/* Whether p (resolved) is a process's own in /proc: /proc/PID/NAME or
+ * /proc/PID/task/TID/NAME (and below), NAME not one of hook_proc_shown;
+ * or, when root (a directory the tool reads below), one that holds such:
+ * "/", /proc, /proc/PID, its task/ and task/TID. /proc/self is the hook's
+ * own and never resolved (hookpath_resolve()). */
+static bool hook_proc_hidden(const char *p, bool root)
+{
+	if (root && (strcmp(p, "/") == 0 || strcmp(p, "/proc") == 0))
+		return true;
+	if (strncmp(p, "/proc/", 6) != 0)
+		return false;
+	p += 6;
+	size_t n = strcspn(p, "/");
+	if (!hook_proc_is_id(p, n))
+		return false;
+	p += n;
+	if (!*p)
+		return root;
+	p++;
+	n = strcspn(p, "/");
+	if (n == 4 && strncmp(p, "task", 4) == 0) {
+		if (!p[n])
+			return root;
+		p += n + 1;
+		n = strcspn(p, "/");
+		if (!hook_proc_is_id(p, n))
+			return true; /* no thread: nothing the kernel finds there */
+		if (!p[n])
+			return root;
+		p += n + 1;
+		n = strcspn(p, "/");
+	}
+	return p[n] != '\0' || !agenthost_tool_in(hook_proc_shown, p);
 }
 
 /* What a run never sees (hostview_build(): every state directory, the
@@ -996,6 +1196,8 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
 		const char *p = t->resolved[i];
 		bool root = strv_contains(t->roots, p);
+		if (hook_proc_hidden(p, root))
+			*ret_path = t->named[i];
 		for (size_t k = 0; hidden && hidden[k] && !*ret_path; k++)
 			if (path_is_under(p, hidden[k]) || (root && path_is_under(hidden[k], p)))
 				*ret_path = t->named[i];
@@ -1422,19 +1624,14 @@ static int hook_run_as_self(struct hook_state *st, json_t *input, char *const *a
 	return hook_set_command(input, text, ret, err);
 }
 
-/* pre-tool-use, first step: the tool's paths (every tool's, when its input
- * is an object). 1: refused (ret says why), 0: none is refused. */
-static int hook_pre_paths(struct hook_state *st, const char *tool, json_t *input, bool shell,
-			  bool reads, struct hook_targets *t, struct hook_outcome *ret,
-			  struct error *err)
+/* The checks of t's paths. 1: refused (ret says why), 0: none is
+ * refused. */
+static int hook_pre_check(struct hook_state *st, const char *tool, bool shell, bool reads,
+			  const struct hook_targets *t, struct hook_outcome *ret, struct error *err)
 {
 	const char *target = NULL;
+	int r = hook_targets_state_dir(st, t, &target, err);
 
-	if (!json_is_object(input))
-		return 0;
-	int r = hook_targets_collect(st, tool, input, t, err);
-	if (r == 0)
-		r = hook_targets_state_dir(st, t, &target, err);
 	if (r < 0)
 		return r;
 	if (target) {
@@ -1461,11 +1658,30 @@ static int hook_pre_paths(struct hook_state *st, const char *tool, json_t *input
 		return r;
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
-			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, or another user's home: what no quarantined command sees); no tool reads it.",
+			    "airlock: %s would reach %s, which is hidden from the agent (a state directory, a credential on the policy's hide list, another user's home, or a process's environment, command line or memory in /proc: what no quarantined command sees); no tool reads it.",
 			    tool ? tool : "the tool", target);
 		return 1;
 	}
 	return 0;
+}
+
+/* pre-tool-use, first step: the tool's paths (every tool's, when its input
+ * is an object), and then, for a tool that follows symlinks below the
+ * directories it reads, the paths those lead to. 1: refused (ret says
+ * why), 0: none is refused. */
+static int hook_pre_paths(struct hook_state *st, const char *tool, json_t *input, bool shell,
+			  bool reads, struct hook_targets *t, struct hook_outcome *ret,
+			  struct error *err)
+{
+	if (!json_is_object(input))
+		return 0;
+	int r = hook_targets_collect(st, tool, input, t, err);
+	if (r == 0)
+		r = hook_pre_check(st, tool, shell, reads, t, ret, err);
+	if (r != 0 || !t->link_dirs)
+		return r;
+	r = hook_targets_links(st, t, err);
+	return r < 0 ? r : hook_pre_check(st, tool, shell, reads, t, ret, err);
 }
 
 /* A conflict with the ledger's mirror is open (core/store/remotes.h): it

@@ -361,6 +361,34 @@ static bool hookpath_is_self(const char *out)
 	return strcmp(out, "/proc/self") == 0 || strcmp(out, "/proc/thread-self") == 0;
 }
 
+/* Whether the symlink out is a process's open file in /proc
+ * (/proc/PID/fd/N, /proc/PID/map_files/RANGE, the same below
+ * task/TID/): what opening it reaches is the file itself, which may have
+ * no name (deleted, a pipe, a memfd), not the path its target reads as.
+ * Kept as named, a file (hook.c hides it). */
+static bool hookpath_is_proc_fd(const char *out)
+{
+	const char *p = out;
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return false;
+	p += 6;
+	size_t n = strspn(p, "0123456789");
+	if (n == 0 || p[n] != '/')
+		return false;
+	p += n + 1;
+	if (strncmp(p, "task/", 5) == 0) {
+		p += 5;
+		n = strspn(p, "0123456789");
+		if (n == 0 || p[n] != '/')
+			return false;
+		p += n + 1;
+	}
+	n = strcspn(p, "/");
+	return p[n] == '/' && strchr(p + n + 1, '/') == NULL &&
+	       ((n == 2 && strncmp(p, "fd", 2) == 0) || (n == 9 && strncmp(p, "map_files", 9) == 0));
+}
+
 /* An absolute path as the kernel resolves it once the tool has made what
  * is missing, in one walk from the root: each component is lstat()ed once
  * (or known from cache: struct hookpath_cache), a symlink (dangling or not)
@@ -456,6 +484,10 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 		if (hookpath_is_self(out)) {
 			failed = true; /* the hook's, not the host's */
 			break;
+		}
+		if (hookpath_is_proc_fd(out)) {
+			in_other = true; /* the open file itself: nothing below it */
+			continue;
 		}
 		char target[PATH_MAX];
 		ssize_t t = ++links > 40 ? -1 : readlink(out, target, sizeof(target) - 1);

@@ -22,7 +22,9 @@ void hookpath_cache_hint(struct hookpath_cache *c, const char *dir);
 
 /* path as the kernel will resolve it once the tool has created what is
  * missing: every symlink followed (a dangling one too: writing it creates
- * its target; a ".." after a symlink goes to its target's parent), a
+ * its target; a ".." after a symlink goes to its target's parent) but a
+ * process's open file in /proc (/proc/PID/fd/N, map_files/: kept as
+ * named, a file; what opening it reaches may have no name), a
  * component that does not exist taken as a directory the tool makes, as a
  * plain one, and everything below it as text, until a ".." drops it: from
  * there on, lookups go on (x/../link follows link). A relative path is
