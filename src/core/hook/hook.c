@@ -726,6 +726,15 @@ static int hook_tilde_user(const char *path, char **ret)
 	return asprintf(ret, "%s%s", pw.pw_dir, path + 1 + n) < 0 ? -ENOMEM : 1;
 }
 
+/* Appends path as written, and before it expanded (taken; NULL: none),
+ * that user's home for a "~user" path (hook_tilde_user()). */
+static int hook_targets_add_user(char ***list, const char *path, char *expanded)
+{
+	int r = expanded ? strv_consume(list, expanded) : 0;
+
+	return r < 0 ? r : strv_push(list, path);
+}
+
 /* Appends path with "~" and "~/" in the caller's home; "~user" and
  * "~user/..." twice, in that user's home (a tool that expands them:
  * Python's os.path.expanduser(), a shell) and as written (one that does
@@ -744,9 +753,7 @@ static int hook_targets_add(struct hook_state *st, char ***list, const char *pat
 	}
 	char *expanded = NULL;
 	int r = hook_tilde_user(path, &expanded);
-	if (r > 0)
-		r = strv_consume(list, expanded);
-	return r < 0 ? r : strv_push(list, path);
+	return r < 0 ? r : hook_targets_add_user(list, path, expanded);
 }
 
 /* Appends the n bytes of a file: URL's path at q, percent-decoded, with
@@ -845,11 +852,9 @@ static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, 
 	     (s[0] == '/' || (s[0] == '~' && (s[1] == '/' || !s[1])))))
 		return hook_targets_add(st, named, s);
 	if ((!key || !agenthost_tool_in(hook_text_keys, key)) && s[0] == '~') {
-		cleanup_free char *expanded = NULL;
+		char *expanded = NULL;
 		r = hook_tilde_user(s, &expanded); /* "~user/...": a path */
-		if (r > 0)
-			r = hook_targets_add(st, named, s);
-		return r;
+		return r <= 0 ? r : hook_targets_add_user(named, s, expanded);
 	}
 	return 0;
 }

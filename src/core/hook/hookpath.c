@@ -82,10 +82,10 @@ struct hookpath_cache {
 };
 
 /* Lookups in a directory before it is read whole instead, and the most
- * entries a listing holds ("." and ".." counted, though not kept): reading pays when the names still to be looked
- * up in it are more than its entries. Measured on ext4: a failing lookup
- * ~1 us; a listing ~12 us and ~0.7 us an entry. A file edit's check looks
- * up ~85 names in the home (16 entries here: 19 us to read), ~25 in
+ * entries a listing holds ("." and ".." counted, though not kept):
+ * reading pays when the names still to be looked up in it are more than
+ * its entries. Measured on ext4: a failing lookup ~1 us; a listing ~12 us
+ * and ~0.7 us an entry. A file edit's check looks up ~85 names in the home (16 entries here: 19 us to read), ~25 in
  * .config, ~20 in /etc (160 entries, 130 us: not read, more than a
  * listing holds), under 16 in the workspace and each host's directory. A
  * directory found to hold more than HOOKPATH_LIST_MAX costs one read of
