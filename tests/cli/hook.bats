@@ -1630,3 +1630,125 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	done
 	kill "$pid"
 }
+
+# A process's links in /proc (root, cwd, exe, fd/N, map_files/, ns/, the
+# same below task/TID/) reach what that process holds, in its own mount
+# namespace, by no name the hook can look up: its root there may have a
+# hidden directory bound over an empty one, its cwd is where it is, and
+# it (the agent's) moves them at will once the hook has looked. And a ".."
+# after one goes to the parent of what it reaches, not back to /proc.
+@test "attack: a process's root or cwd in another mount namespace, or a .. after its link in /proc, reaches no hidden file" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" "$H/a/b/c" "$TEST_DIR/empty"
+	echo key >"$H/.ssh/id_ed25519"
+	(cd "$H/a/b/c" && exec 5<. sleep 60) 3>&- &
+	local dir=$! ns=
+	if unshare -rm true 2>/dev/null; then
+		unshare -rm sh -c "mount --bind '$H/.ssh' '$TEST_DIR/empty' && cd '$TEST_DIR/empty' && exec sleep 60" 3>&- &
+		ns=$!
+	fi
+	for _ in $(seq 50); do
+		[ -e "/proc/$dir/fd/5" ] && { [ -z "$ns" ] || [ -e "/proc/$ns/cwd/id_ed25519" ]; } && break
+		sleep 0.1
+	done
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* || "$stderr" == *"cannot resolve"* ]] || { echo "$stderr"; return 1; }
+	}
+	local paths=("/proc/$dir/fd/5/../../../.ssh/id_ed25519" "/proc/$dir/task/$dir/fd/5/../../../.ssh/id_ed25519"
+		"/proc/$dir/cwd/../../../.ssh/id_ed25519" "/proc/$dir/fd/5/x/../../../../.ssh/id_ed25519")
+	[ -z "$ns" ] || paths+=("/proc/$ns/root$TEST_DIR/empty/id_ed25519" "/proc/$ns/cwd/id_ed25519"
+		"/proc/$ns/task/$ns/root$TEST_DIR/empty/id_ed25519" "/proc/$ns/task/$ns/cwd/./id_ed25519")
+	for p in "${paths[@]}"; do
+		[ "$(cat "${p/x\/..\//}")" = key ] || { echo "the kernel does not reach the key by $p"; return 1; }
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+		refused claude mcp__fs__read_multiple_files "{\"paths\": [\"notes.txt\", $j]}"
+	done
+	if [ -n "$ns" ]; then
+		ln -s "/proc/$ns/root" other_root
+		ln -s "/proc/$ns/cwd" other_cwd
+		refused claude Read "{\"file_path\": \"other_root$TEST_DIR/empty/id_ed25519\"}"
+		refused claude Read '{"file_path": "other_cwd/id_ed25519"}'
+		for d in "/proc/$ns/root$TEST_DIR/empty" "/proc/$ns/cwd" other_cwd; do
+			refused claude Grep "{\"pattern\": \"k\", \"path\": \"$d\"}"
+		done
+	fi
+	kill "$dir" $ns
+}
+
+# A hide entry for one file (~/.netrc) names it; a process that holds it
+# open, or runs it, after it was deleted has a link in /proc that reads
+# "~/.netrc (deleted)", a name under no hide entry, and opening it reads
+# the file all the same.
+@test "attack: a hidden file a process holds open or runs, deleted since, is not read through /proc" {
+	H=$TEST_DIR/home
+	mkdir -p "$H"
+	echo secret >"$H/.netrc"
+	(exec 5<"$H/.netrc" && rm "$H/.netrc" && exec sleep 60) 3>&- &
+	local open=$!
+	cp "$(command -v sleep)" "$H/.git-credentials"
+	"$H/.git-credentials" 60 3>&- &
+	local runs=$!
+	for _ in $(seq 50); do
+		[[ "$(readlink "/proc/$open/fd/5")" == *" (deleted)" && "$(readlink "/proc/$runs/exe")" == "$H/"* ]] && break
+		sleep 0.1
+	done
+	rm "$H/.git-credentials"
+	[ "$(cat "/proc/$open/fd/5")" = secret ]
+	[[ "$(readlink "/proc/$runs/exe")" == "$H/.git-credentials (deleted)" ]]
+	refused() { # dialect tool input-json
+		HOME=$H tool_status "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* ]] || { echo "$stderr"; return 1; }
+	}
+	ln -s "/proc/$open/fd/5" fd_link
+	ln -s "/proc/$runs/exe" exe_link
+	for p in "/proc/$open/fd/5" "/proc/$open/task/$open/fd/5" "/proc/$open/fdinfo/5" fd_link \
+		"/proc/$runs/exe" "/proc/$runs/task/$runs/exe" exe_link; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused claude Read "{\"file_path\": $j}"
+		refused gemini read_file "{\"absolute_path\": $j}"
+	done
+	for d in "/proc/$open/fd" "/proc/$open/map_files" "/proc/$runs/map_files"; do
+		refused claude Grep "{\"pattern\": \"s\", \"path\": \"$d\"}"
+	done
+	kill "$open" "$runs"
+}
+
+# A shell tool's own paths (a patch fed to apply_patch, which Codex applies
+# itself, and Gemini's dir_path, where the host starts the command) are
+# the host's, outside the quarantine: through a process's link in /proc
+# they reach the state directory or the project's policy by a name that
+# is neither.
+@test "attack: a shell tool's patch or directory through a process's link in /proc is refused" {
+	"$AIRLOCK" run -- true >/dev/null
+	S=$AIRLOCK_STATE_DIR
+	(cd "$S" && exec 5<. sleep 60) 3>&- &
+	local in_state=$!
+	sleep 60 3>&- &
+	local in_work=$!
+	for _ in $(seq 50); do
+		[ -e "/proc/$in_state/fd/5" ] && [ -e "/proc/$in_work/cwd" ] && break
+		sleep 0.1
+	done
+	[ "/proc/$in_state/cwd/approver.json" -ef "$S/approver.json" ] || [ -e "/proc/$in_state/cwd/receipts" ]
+	refused() { # dialect payload
+		run --separate-stderr "$AIRLOCK" hook "$1" pre-tool-use <<<"$2"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $2"; return 1; }
+		[ -n "$stderr" ]
+	}
+	for p in "/proc/$in_state/cwd/approver.json" "/proc/$in_state/fd/5/approver.json" \
+		"/proc/$in_state/task/$in_state/fd/5/gate/x" "/proc/$in_work/cwd/.airlock/policy.json"; do
+		refused codex "$(captured codex/0.169/pre-tool-use.json '.tool_input.command = $c' \
+			--arg c "apply_patch <<'EOF'"$'\n'"*** Begin Patch"$'\n'"*** Add File: $p"$'\n'"+{}"$'\n'"*** End Patch"$'\n'"EOF")"
+		refused codex "$(captured codex/0.171.0/pre-tool-use-apply-patch.json '.tool_input.command = $p' \
+			--arg p "*** Begin Patch"$'\n'"*** Add File: $p"$'\n'"+{}"$'\n'"*** End Patch")"
+	done
+	for d in "/proc/$in_state/cwd" "/proc/$in_state/fd/5/gate" "/proc/$in_state/root$S"; do
+		refused gemini "$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = "ls" | .tool_input.dir_path = $d' --arg d "$d")"
+	done
+	kill "$in_state" "$in_work"
+}

@@ -1146,5 +1146,396 @@ static void test_resolve_proc_fd_as_named(void)
 	ASSERT_EQ_STR(below, path);
 }
 
+/* ---- /proc: the one parser both the walk and the hide check use ---- */
+
+/* The two parsers it replaced, verbatim but for their names (hookpath.c's
+ * hookpath_is_self() and hookpath_is_proc_fd(), hook.c's
+ * hook_proc_hidden() as of ddf0c6b): the new one must keep as named, and
+ * hide, at least what they did. */
+static bool oracle_is_self(const char *out)
+{
+	return strcmp(out, "/proc/self") == 0 || strcmp(out, "/proc/thread-self") == 0;
+}
+
+static bool oracle_is_proc_fd(const char *out)
+{
+	const char *p = out;
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return false;
+	p += 6;
+	size_t n = strspn(p, "0123456789");
+	if (n == 0 || p[n] != '/')
+		return false;
+	p += n + 1;
+	if (strncmp(p, "task/", 5) == 0) {
+		p += 5;
+		n = strspn(p, "0123456789");
+		if (n == 0 || p[n] != '/')
+			return false;
+		p += n + 1;
+	}
+	n = strcspn(p, "/");
+	return p[n] == '/' && strchr(p + n + 1, '/') == NULL &&
+	       ((n == 2 && strncmp(p, "fd", 2) == 0) || (n == 9 && strncmp(p, "map_files", 9) == 0));
+}
+
+static const char *const oracle_proc_shown[] = {
+	"comm",	     "stat",	      "statm",	  "status",    "limits", "cgroup",    "io",
+	"oom_score", "oom_score_adj", "loginuid", "sessionid", "wchan",	 "schedstat", NULL
+};
+
+static bool oracle_proc_is_id(const char *s, size_t n)
+{
+	return n > 0 && strspn(s, "0123456789") >= n;
+}
+
+static bool oracle_proc_hidden(const char *p, bool root)
+{
+	if (root && (strcmp(p, "/") == 0 || strcmp(p, "/proc") == 0))
+		return true;
+	if (strncmp(p, "/proc/", 6) != 0)
+		return false;
+	p += 6;
+	size_t n = strcspn(p, "/");
+	if (!oracle_proc_is_id(p, n))
+		return false;
+	p += n;
+	if (!*p)
+		return root;
+	p++;
+	n = strcspn(p, "/");
+	if (n == 4 && strncmp(p, "task", 4) == 0) {
+		if (!p[n])
+			return root;
+		p += n + 1;
+		n = strcspn(p, "/");
+		if (!oracle_proc_is_id(p, n))
+			return true; /* no thread: nothing the kernel finds there */
+		if (!p[n])
+			return root;
+		p += n + 1;
+		n = strcspn(p, "/");
+	}
+	return p[n] != '\0' || !strv_contains((char **)oracle_proc_shown, p);
+}
+
+/* Whether the parse of path is who, pid, tid (NULL: none) and rest. */
+static bool proc_parsed(const char *path, enum hookpath_proc_who who, const char *pid,
+			const char *tid, const char *rest)
+{
+	struct hookpath_proc r;
+
+	hookpath_proc_parse(path, &r);
+	bool ok = r.who == who && strcmp(r.rest, rest) == 0 &&
+		  (pid ? r.pid && r.pid_len == strlen(pid) && strncmp(r.pid, pid, r.pid_len) == 0
+		       : !r.pid) &&
+		  (tid ? r.tid && r.tid_len == strlen(tid) && strncmp(r.tid, tid, r.tid_len) == 0
+		       : !r.tid);
+	if (!ok)
+		printf("# %s: who %d, pid %.*s, tid %.*s, rest \"%s\"\n", path, (int)r.who,
+		       (int)r.pid_len, r.pid ? r.pid : "", (int)r.tid_len, r.tid ? r.tid : "", r.rest);
+	return ok;
+}
+
+static void test_proc_parse(void)
+{
+	static const struct {
+		const char *path;
+		enum hookpath_proc_who who;
+		const char *pid, *tid, *rest;
+	} rows[] = {
+		{ "/", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/cpuinfo", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/sys/kernel", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/procs/1/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/home/proc/1/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "proc/1/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/+1/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/-1/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/1x/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/ 1/environ", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/1", HOOKPATH_PROC_PID, "1", NULL, "" },
+		{ "/proc/1/", HOOKPATH_PROC_PID, "1", NULL, "" },
+		{ "/proc/1//", HOOKPATH_PROC_PID, "1", NULL, "" },
+		{ "/proc/1/environ", HOOKPATH_PROC_PID, "1", NULL, "environ" },
+		{ "//proc//1//environ", HOOKPATH_PROC_PID, "1", NULL, "environ" },
+		{ "/./proc/./1/./environ", HOOKPATH_PROC_PID, "1", NULL, "environ" },
+		{ "/proc/1/environ/", HOOKPATH_PROC_PID, "1", NULL, "environ/" },
+		{ "/proc/01/environ", HOOKPATH_PROC_PID, "01", NULL, "environ" },
+		{ "/proc/0/environ", HOOKPATH_PROC_PID, "0", NULL, "environ" },
+		{ "/proc/99999999999999999999999/environ", HOOKPATH_PROC_PID,
+		  "99999999999999999999999", NULL, "environ" },
+		{ "/proc/1/fd/3", HOOKPATH_PROC_PID, "1", NULL, "fd/3" },
+		{ "/proc/1/task", HOOKPATH_PROC_PID, "1", NULL, "task" },
+		{ "/proc/1/task/", HOOKPATH_PROC_PID, "1", NULL, "task/" },
+		{ "/proc/1/task/x", HOOKPATH_PROC_PID, "1", NULL, "task/x" },
+		{ "/proc/1/task/2", HOOKPATH_PROC_PID, "1", "2", "" },
+		{ "/proc/1/task/2/", HOOKPATH_PROC_PID, "1", "2", "" },
+		{ "/proc/1//task//2//environ", HOOKPATH_PROC_PID, "1", "2", "environ" },
+		{ "/proc/1/task/2/fd/3", HOOKPATH_PROC_PID, "1", "2", "fd/3" },
+		{ "/proc/1/task/1/task/1", HOOKPATH_PROC_PID, "1", "1", "task/1" },
+		{ "/proc/1/task/+2/environ", HOOKPATH_PROC_PID, "1", NULL, "task/+2/environ" },
+		{ "/proc/self", HOOKPATH_PROC_SELF, NULL, NULL, "" },
+		{ "/proc/self/environ", HOOKPATH_PROC_SELF, NULL, NULL, "environ" },
+		{ "/proc/self/task/7/root", HOOKPATH_PROC_SELF, NULL, "7", "root" },
+		{ "/proc/thread-self", HOOKPATH_PROC_THREAD_SELF, NULL, NULL, "" },
+		{ "/proc/thread-self/task/7", HOOKPATH_PROC_THREAD_SELF, NULL, NULL, "task/7" },
+		{ "/proc/selfish", HOOKPATH_PROC_NONE, NULL, NULL, "" },
+		{ "/proc/self/../1/environ", HOOKPATH_PROC_UNKNOWN, NULL, NULL, "" },
+		{ "/proc/1/cwd/../../.ssh/k", HOOKPATH_PROC_UNKNOWN, NULL, NULL, "" },
+		{ "/x/../proc/1/environ", HOOKPATH_PROC_UNKNOWN, NULL, NULL, "" },
+		{ "/proc/1/..", HOOKPATH_PROC_UNKNOWN, NULL, NULL, "" },
+		{ "/proc/1/x..", HOOKPATH_PROC_PID, "1", NULL, "x.." },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ASSERT_TRUE(proc_parsed(rows[i].path, rows[i].who, rows[i].pid, rows[i].tid,
+					rows[i].rest));
+}
+
+static void test_proc_hidden(void)
+{
+	static const struct {
+		const char *path;
+		bool root, hidden;
+	} rows[] = {
+		{ "/", true, true },
+		{ "/", false, false },
+		{ "/proc", true, true },
+		{ "//proc/", true, true },
+		{ "/proc", false, false },
+		{ "/proc/cpuinfo", false, false },
+		{ "/proc/sys", true, false },
+		{ "/proc/+1/environ", false, false },
+		{ "/home/u", true, false },
+		{ "/proc/1", false, false },
+		{ "/proc/1", true, true },
+		{ "/proc/1/", true, true },
+		{ "/proc/1/task", false, true },
+		{ "/proc/1/task", true, true },
+		{ "/proc/1/task/1", true, true },
+		{ "/proc/1/task/1", false, false },
+		{ "/proc/1/status", false, false },
+		{ "/proc/1/status", true, false },
+		{ "/proc//1//status", false, false },
+		{ "/proc/1/./status", false, false },
+		{ "/proc/1/status/", false, true },
+		{ "/proc/1/status/x", false, true },
+		{ "/proc/1/task/1/status", false, false },
+		{ "/proc/1/task/1/oom_score_adj", false, false },
+		{ "/proc/1/environ", false, true },
+		{ "//proc//1//environ", false, true },
+		{ "/proc/01/environ", false, true },
+		{ "/proc/99999999999999999999999/environ", false, true },
+		{ "/proc/1/task/1/environ", false, true },
+		{ "/proc/1/task/1/task/1", false, true },
+		{ "/proc/1/task/x/status", false, true },
+		{ "/proc/1/cmdline", false, true },
+		{ "/proc/1/mem", false, true },
+		{ "/proc/1/fdinfo/0", false, true },
+		{ "/proc/1/fd", true, true },
+		{ "/proc/1/fd/0", false, true },
+		{ "/proc/1/map_files", true, true },
+		{ "/proc/1/root", false, true },
+		{ "/proc/1/root/etc/passwd", false, true },
+		{ "/proc/1/cwd", true, true },
+		{ "/proc/1/exe", false, true },
+		{ "/proc/1/ns/mnt", false, true },
+		{ "/proc/1/task/2/cwd/x", false, true },
+		{ "/proc/self/status", false, true },
+		{ "/proc/thread-self/status", false, true },
+		{ "/proc/self/../1/status", false, true },
+		{ "/proc/1/cwd/../../etc/passwd", false, true },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (hookpath_proc_hidden(rows[i].path, rows[i].root) != rows[i].hidden) {
+			printf("# %s (root %d): hidden %d\n", rows[i].path, rows[i].root,
+			       !rows[i].hidden);
+			ASSERT_TRUE(false);
+		}
+}
+
+/* Over generated paths (as the walk spells them: absolute, no empty, "."
+ * or ".." component), the new parser keeps as named and hides at least
+ * what the two it replaced did, and each spelling of a path with "//",
+ * "/./" or a trailing "/" more is parsed, and hidden, alike. */
+static void test_proc_as_before(void)
+{
+	static const char *const parts[] = {
+		"proc",
+		"self",
+		"thread-self",
+		"1",
+		"01",
+		"42",
+		"+1",
+		"99999999999999999999",
+		"task",
+		"fd",
+		"3",
+		"map_files",
+		"environ",
+		"status",
+		"comm",
+		"root",
+		"cwd",
+		"exe",
+		"x",
+		"ns",
+		"mnt",
+		"stat",
+		"",
+		NULL,
+	};
+	size_t n_parts = 0, hidden = 0, links = 0;
+
+	while (parts[n_parts])
+		n_parts++;
+	rng_state = 0x9e3779b97f4a7c15ULL;
+	for (unsigned i = 0; i < 200000; i++) {
+		char path[256] = "", spelled[512] = "";
+		unsigned depth = rnd(7);
+		for (unsigned k = 0; k < depth; k++) {
+			const char *c =
+				k == 0 && rnd(4) != 0 ? "proc" : parts[rnd((uint32_t)n_parts - 1)];
+			strcat(path, "/");
+			strcat(path, c);
+			strcat(spelled, rnd(3) == 0 ? "//" : rnd(3) == 0 ? "/./" : "/");
+			strcat(spelled, c);
+		}
+		if (!path[0])
+			strcpy(path, "/");
+		if (rnd(3) == 0)
+			strcat(spelled, "/");
+		if (!spelled[0])
+			strcpy(spelled, "/");
+		bool root = rnd(2) == 0;
+		struct hookpath_proc a, b;
+		hookpath_proc_parse(path, &a);
+		hookpath_proc_parse(spelled, &b);
+		bool is_link = a.who == HOOKPATH_PROC_PID && a.rest[0];
+		bool is_self = a.who != HOOKPATH_PROC_NONE && a.who != HOOKPATH_PROC_PID && !a.rest[0];
+		bool hides = hookpath_proc_hidden(path, root);
+		hidden += hides;
+		links += is_link;
+		if ((oracle_proc_hidden(path, root) && !hides) ||
+		    (oracle_is_proc_fd(path) && !is_link) || (oracle_is_self(path) && !is_self)) {
+			printf("# %s (root %d): hidden %d, a link %d, self %d\n", path, root, hides,
+			       is_link, is_self);
+			ASSERT_TRUE(false);
+		}
+		size_t rest_len = strlen(a.rest);
+		bool same = a.who == b.who && a.pid_len == b.pid_len && a.tid_len == b.tid_len &&
+			    (a.pid == NULL) == (b.pid == NULL) && (a.tid == NULL) == (b.tid == NULL) &&
+			    (a.pid == NULL || strncmp(a.pid, b.pid, a.pid_len) == 0) &&
+			    (a.tid == NULL || strncmp(a.tid, b.tid, a.tid_len) == 0) &&
+			    (rest_len == 0) == (b.rest[0] == '\0');
+		/* a trailing "/" makes a shown file a directory: ENOTDIR, hidden */
+		if (!same || (hookpath_proc_hidden(spelled, root) != hides &&
+			      !(spelled[strlen(spelled) - 1] == '/' && !hides && rest_len))) {
+			printf("# %s as %s (root %d)\n", path, spelled, root);
+			ASSERT_TRUE(false);
+		}
+	}
+	printf("# 200000 paths: %zu hidden, %zu a process's links\n", hidden, links);
+	ASSERT_TRUE(hidden > 10000 && links > 10000);
+}
+
+/* The walk keeps every link in a process's directory as named (root,
+ * cwd, exe, ns/ as fd/ and map_files/ were), and refuses a ".." that
+ * leaves one: its parent is that of what the link reaches. */
+static void test_resolve_proc_links(void)
+{
+	char pid[32], path[PATH_MAX], want[PATH_MAX];
+	cleanup_close int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	static const struct {
+		const char *tail; /* after /proc/PID */
+		const char *want; /* NULL: refused; "=": as named */
+	} rows[] = {
+		{ "/cwd", "=" },
+		{ "/cwd/x/y", "=" },
+		{ "/cwd/x/..", "/cwd" },
+		{ "/cwd/x/../y", "/cwd/y" },
+		{ "/cwd/..", NULL },
+		{ "/cwd/x/../..", NULL },
+		{ "/cwd/../../etc", NULL },
+		{ "/root", "=" },
+		{ "/root/etc/passwd", "=" },
+		{ "/root/..", NULL },
+		{ "/exe", "=" },
+		{ "/ns/mnt", "=" },
+		{ "/fd/FD", "=" },
+		{ "/fd/FD/..", NULL },
+		{ "/fd/FD/x/../../etc", NULL },
+		{ "/task/PID/cwd", "=" },
+		{ "/task/PID/root/..", NULL },
+		{ "/task/PID/fd/FD/etc", "=" },
+		{ "/status", "=" },
+		{ "/environ", "=" },
+		{ "/../cpuinfo", "-/proc/cpuinfo" },
+		{ "/task/../status", "=/status" },
+	};
+
+	ASSERT_TRUE(fd >= 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char tail[256] = "";
+		for (const char *t = rows[i].tail; *t;) {
+			if (strncmp(t, "PID", 3) == 0)
+				strcat(tail, pid), t += 3;
+			else if (strncmp(t, "FD", 2) == 0)
+				snprintf(tail + strlen(tail), 16, "%d", fd), t += 2;
+			else
+				strncat(tail, t++, 1);
+		}
+		snprintf(path, sizeof(path), "/proc/%s%s", pid, tail);
+		cleanup_free char *r = hookpath_resolve(NULL, path, NULL);
+		if (!rows[i].want) {
+			if (r)
+				printf("# %s: %s\n", path, r);
+			ASSERT_TRUE(!r);
+			continue;
+		}
+		if (rows[i].want[0] == '-')
+			snprintf(want, sizeof(want), "%s", rows[i].want + 1);
+		else if (rows[i].want[0] == '=' && rows[i].want[1])
+			snprintf(want, sizeof(want), "/proc/%s%s", pid, rows[i].want + 1);
+		else if (rows[i].want[0] == '=')
+			snprintf(want, sizeof(want), "%s", path);
+		else
+			snprintf(want, sizeof(want), "/proc/%s%s", pid, rows[i].want);
+		ASSERT_EQ_STR(r, want);
+	}
+	/* the hook's own, by any name */
+	for (const char *const *p = (const char *const[]){ "/proc/self", "/proc/self/status",
+							   "/proc/thread-self/cwd", "/dev/fd/0",
+							   "/proc/self/../1", NULL };
+	     *p; p++) {
+		cleanup_free char *r = hookpath_resolve(NULL, *p, NULL);
+		if (r)
+			printf("# %s: %s\n", *p, r);
+		ASSERT_TRUE(!r);
+	}
+	/* a symlink to one, and a relative one after it that climbs out */
+	char dir[] = "/tmp/airlock-proc.XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/cwd", dir);
+	snprintf(want, sizeof(want), "/proc/%s/cwd", pid);
+	ASSERT_EQ_INT(symlink(want, path), 0);
+	cleanup_free char *via = hookpath_resolve(NULL, path, NULL);
+	snprintf(path, sizeof(path), "%s/cwd/..", dir);
+	cleanup_free char *up = hookpath_resolve(NULL, path, NULL);
+	char cmd[PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ_INT(system(cmd), 0);
+	ASSERT_EQ_STR(via, want);
+	ASSERT_TRUE(!up);
+}
+
 RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before), T_(test_links_walk),
-	  T_(test_resolve_proc_fd_as_named))
+	  T_(test_resolve_proc_fd_as_named), T_(test_proc_parse), T_(test_proc_hidden),
+	  T_(test_proc_as_before), T_(test_resolve_proc_links))

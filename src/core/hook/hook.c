@@ -675,7 +675,7 @@ static int hook_targets_push(struct hook_state *st, struct hook_targets *t, cons
 
 	if (r < 0)
 		return error_set(err, -r,
-				 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
+				 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, /proc/self, or a .. after a process's link in /proc)",
 				 named);
 	for (size_t k = 0; k < 2; k++) {
 		if (!p[k])
@@ -933,7 +933,7 @@ static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t
 		r = hook_link_root(st, base, patterns[i], &dir);
 		if (r == -ELOOP)
 			return error_set(err, ELOOP,
-					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
+					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, /proc/self, or a .. after a process's link in /proc)",
 					 patterns[i]);
 		if (r == 0 && dir && !strv_contains(dirs, dir))
 			r = strv_consume(&dirs, dir);
@@ -1055,7 +1055,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 		r = hookpath_resolve_both(cwd, dir_path, NULL, &t->run_dir, &t->run_dir_lexical);
 		if (r < 0)
 			return error_set(err, -r,
-					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, or /proc/self)",
+					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, /proc/self, or a .. after a process's link in /proc)",
 					 dir_path);
 	}
 	cleanup_strv char **named = TAKE_PTR(t->named);
@@ -1113,54 +1113,28 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 	return 0;
 }
 
-/* The entries of a process's directory in /proc that a file tool reads:
- * its name, state, usage and limits. Any other is hidden: environ (the
- * host's API keys), cmdline, mem, auxv, maps, fd/, the links out of it
- * (root, cwd, exe: resolved to where they lead, as the tool reads them). */
-static const char *const hook_proc_shown[] = {
-	"comm",	     "stat",	      "statm",	  "status",    "limits", "cgroup",    "io",
-	"oom_score", "oom_score_adj", "loginuid", "sessionid", "wchan",	 "schedstat", NULL
-};
-
-/* The n bytes at s: a number (a pid or a thread's id). */
-static bool hook_proc_is_id(const char *s, size_t n)
+/* A process's own in /proc (hookpath_proc_hidden()) is no tool's to
+ * reach, the shell's included: its patch (which Codex applies itself) and
+ * its directory (where the host starts the command) are the host's, and
+ * a process's links there (root, cwd, fd/N) lead to what that process
+ * holds (the state directory, the project's policy) by a name that is
+ * neither. Returns 1 with *ret_path. */
+static int hook_targets_proc(const struct hook_targets *t, const char **ret_path)
 {
-	return n > 0 && strspn(s, "0123456789") >= n;
-}
+	const char *run[] = { t->run_dir, t->run_dir_lexical };
 
-/* Whether p (resolved) is a process's own in /proc: /proc/PID/NAME or
- * /proc/PID/task/TID/NAME (and below), NAME not one of hook_proc_shown;
- * or, when root (a directory the tool reads below), one that holds such:
- * "/", /proc, /proc/PID, its task/ and task/TID. /proc/self is the hook's
- * own and never resolved (hookpath_resolve()). */
-static bool hook_proc_hidden(const char *p, bool root)
-{
-	if (root && (strcmp(p, "/") == 0 || strcmp(p, "/proc") == 0))
-		return true;
-	if (strncmp(p, "/proc/", 6) != 0)
-		return false;
-	p += 6;
-	size_t n = strcspn(p, "/");
-	if (!hook_proc_is_id(p, n))
-		return false;
-	p += n;
-	if (!*p)
-		return root;
-	p++;
-	n = strcspn(p, "/");
-	if (n == 4 && strncmp(p, "task", 4) == 0) {
-		if (!p[n])
-			return root;
-		p += n + 1;
-		n = strcspn(p, "/");
-		if (!hook_proc_is_id(p, n))
-			return true; /* no thread: nothing the kernel finds there */
-		if (!p[n])
-			return root;
-		p += n + 1;
-		n = strcspn(p, "/");
-	}
-	return p[n] != '\0' || !agenthost_tool_in(hook_proc_shown, p);
+	*ret_path = NULL;
+	for (size_t i = 0; i < 2; i++)
+		if (run[i] && hookpath_proc_hidden(run[i], false)) {
+			*ret_path = run[i];
+			return 1;
+		}
+	for (size_t i = 0; t->resolved[i]; i++)
+		if (hookpath_proc_hidden(t->resolved[i], strv_contains(t->roots, t->resolved[i]))) {
+			*ret_path = t->named[i];
+			return 1;
+		}
+	return 0;
 }
 
 /* What a run never sees (hostview_build(): every state directory, the
@@ -1201,7 +1175,7 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 	for (size_t i = 0; t->resolved[i] && !*ret_path; i++) {
 		const char *p = t->resolved[i];
 		bool root = strv_contains(t->roots, p);
-		if (hook_proc_hidden(p, root))
+		if (hookpath_proc_hidden(p, root))
 			*ret_path = t->named[i];
 		for (size_t k = 0; hidden && hidden[k] && !*ret_path; k++)
 			if (path_is_under(p, hidden[k]) || (root && path_is_under(hidden[k], p)))
@@ -1642,6 +1616,12 @@ static int hook_pre_check(struct hook_state *st, const char *tool, bool shell, b
 	if (target) {
 		outcome_set(ret, HOOK_BLOCK,
 			    "airlock: %s would reach %s, inside airlock's state directory; receipts, the gate's state and the approver are airlock's alone, neither read nor written by the agent.",
+			    tool ? tool : "the tool", target);
+		return 1;
+	}
+	if (hook_targets_proc(t, &target)) {
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock: %s would reach %s, which is hidden from the agent: a process's own in /proc (its environment, command line, memory, open files, root or cwd, which lead where its name does not tell); no tool reaches it.",
 			    tool ? tool : "the tool", target);
 		return 1;
 	}

@@ -353,40 +353,138 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 	return 0;
 }
 
-/* Whether the symlink out is /proc/self or /proc/thread-self: the process
- * that looks, which is this hook to the walk and the host to its tool (a
- * thread of the host, /proc/self/task/PID, is none of the hook's). */
-static bool hookpath_is_self(const char *out)
+/* Whether path has a ".." component. */
+static bool hookpath_has_dotdot(const char *path)
 {
-	return strcmp(out, "/proc/self") == 0 || strcmp(out, "/proc/thread-self") == 0;
+	for (const char *p = path; (p = strstr(p, "..")); p++)
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return true;
+	return false;
 }
 
-/* Whether the symlink out is a process's open file in /proc
- * (/proc/PID/fd/N, /proc/PID/map_files/RANGE, the same below
- * task/TID/): what opening it reaches is the file itself, which may have
- * no name (deleted, a pipe, a memfd), not the path its target reads as.
- * Kept as named, a file (hook.c hides it). */
-static bool hookpath_is_proc_fd(const char *out)
+/* The next component of *p (empty ones and "." skipped), *p moved to it
+ * and its length in *n; false: none left. */
+static bool hookpath_proc_next(const char **p, size_t *n)
 {
-	const char *p = out;
-
-	if (strncmp(p, "/proc/", 6) != 0)
-		return false;
-	p += 6;
-	size_t n = strspn(p, "0123456789");
-	if (n == 0 || p[n] != '/')
-		return false;
-	p += n + 1;
-	if (strncmp(p, "task/", 5) == 0) {
-		p += 5;
-		n = strspn(p, "0123456789");
-		if (n == 0 || p[n] != '/')
+	for (;;) {
+		while (**p == '/')
+			(*p)++;
+		*n = strcspn(*p, "/");
+		if (*n == 0)
 			return false;
-		p += n + 1;
+		if (*n != 1 || **p != '.')
+			return true;
+		(*p)++;
 	}
-	n = strcspn(p, "/");
-	return p[n] == '/' && strchr(p + n + 1, '/') == NULL &&
-	       ((n == 2 && strncmp(p, "fd", 2) == 0) || (n == 9 && strncmp(p, "map_files", 9) == 0));
+}
+
+/* Whether the n bytes at s are a name of digits only. */
+static bool hookpath_proc_is_id(const char *s, size_t n)
+{
+	return n > 0 && strspn(s, "0123456789") >= n;
+}
+
+void hookpath_proc_parse(const char *path, struct hookpath_proc *ret)
+{
+	const char *p = path;
+	size_t n;
+
+	*ret = (struct hookpath_proc){ .who = HOOKPATH_PROC_NONE, .rest = "" };
+	if (path[0] != '/')
+		return;
+	if (hookpath_has_dotdot(path)) {
+		/* /proc/self/../1 is /proc/1 (self is the hook's, a
+		 * directory in /proc); after a process's link, .. is the
+		 * parent of what it reaches: nothing the text tells */
+		ret->who = HOOKPATH_PROC_UNKNOWN;
+		return;
+	}
+	if (!hookpath_proc_next(&p, &n) || n != 4 || strncmp(p, "proc", 4) != 0)
+		return;
+	p += n;
+	if (!hookpath_proc_next(&p, &n))
+		return; /* /proc itself */
+	if (n == 4 && strncmp(p, "self", 4) == 0) {
+		ret->who = HOOKPATH_PROC_SELF;
+	} else if (n == 11 && strncmp(p, "thread-self", 11) == 0) {
+		ret->who = HOOKPATH_PROC_THREAD_SELF;
+	} else if (hookpath_proc_is_id(p, n)) {
+		ret->who = HOOKPATH_PROC_PID;
+		ret->pid = p;
+		ret->pid_len = n;
+	} else {
+		return; /* /proc/cpuinfo, /proc/+1: no process's */
+	}
+	p += n;
+	/* a thread below it: thread-self is one, and has no task/ */
+	const char *t = p;
+	if (ret->who != HOOKPATH_PROC_THREAD_SELF && hookpath_proc_next(&t, &n) && n == 4 &&
+	    strncmp(t, "task", 4) == 0) {
+		t += n;
+		if (hookpath_proc_next(&t, &n) && hookpath_proc_is_id(t, n)) {
+			ret->tid = t;
+			ret->tid_len = n;
+			p = t + n;
+		}
+	}
+	if (hookpath_proc_next(&p, &n))
+		ret->rest = p;
+}
+
+/* The entries of a process's directory in /proc that a file tool reads:
+ * its name, state, usage and limits. */
+static const char *const hookpath_proc_shown[] = {
+	"comm",	     "stat",	      "statm",	  "status",    "limits", "cgroup",    "io",
+	"oom_score", "oom_score_adj", "loginuid", "sessionid", "wchan",	 "schedstat", NULL
+};
+
+bool hookpath_proc_hidden(const char *path, bool root)
+{
+	struct hookpath_proc proc;
+	const char *p = path;
+	size_t n;
+
+	hookpath_proc_parse(path, &proc);
+	switch (proc.who) {
+	case HOOKPATH_PROC_NONE:
+		/* "/" and /proc hold every process's directory */
+		if (!root || !hookpath_proc_next(&p, &n))
+			return root;
+		if (n != 4 || strncmp(p, "proc", 4) != 0)
+			return false;
+		p += n;
+		return !hookpath_proc_next(&p, &n);
+	case HOOKPATH_PROC_PID:
+		if (!proc.rest[0])
+			return root;
+		n = strcspn(proc.rest, "/");
+		if (proc.rest[n])
+			return true; /* below an entry, or task/ (no thread) */
+		for (size_t i = 0; hookpath_proc_shown[i]; i++)
+			if (strlen(hookpath_proc_shown[i]) == n &&
+			    strncmp(hookpath_proc_shown[i], proc.rest, n) == 0)
+				return false;
+		return true;
+	case HOOKPATH_PROC_SELF:
+	case HOOKPATH_PROC_THREAD_SELF:
+	case HOOKPATH_PROC_UNKNOWN:
+		break;
+	}
+	return true;
+}
+
+/* What the walk does at the symlink out in /proc (hookpath_proc_parse()):
+ * 1, keep it as named: a process's link, the kernel's to what that
+ * process holds (an open file, its root, cwd, exe); -1, refuse it:
+ * /proc/self or thread-self, the hook's; 0: follow it. */
+static int hookpath_walk_proc(const char *out)
+{
+	struct hookpath_proc proc;
+
+	hookpath_proc_parse(out, &proc);
+	if (proc.who == HOOKPATH_PROC_PID)
+		return proc.rest[0] ? 1 : 0;
+	return proc.who == HOOKPATH_PROC_NONE ? 0 : -1;
 }
 
 /* An absolute path as the kernel resolves it once the tool has made what
@@ -414,6 +512,9 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 	size_t missing = 0;
 	bool failed = false;
 	bool in_other = false; /* out is neither a directory nor a symlink */
+	/* out's length up to the last process's link in /proc kept as named
+	 * (0: none): a ".." that drops it goes where the text does not tell */
+	size_t proc_link = 0;
 	unsigned links = 0;
 	size_t hash = HOOKPATH_HASH0, hashed = 0; /* FNV-1a of out's first hashed bytes */
 
@@ -429,6 +530,10 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 			continue;
 		}
 		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (proc_link > 0 && len == proc_link) {
+				failed = true; /* the parent of what the link reaches */
+				break;
+			}
 			hookpath_up(out, &len);
 			if (missing > 0)
 				missing--;
@@ -481,12 +586,14 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 			continue;
 		}
 		in_other = false;
-		if (hookpath_is_self(out)) {
-			failed = true; /* the hook's, not the host's */
+		int proc = hookpath_walk_proc(out);
+		if (proc < 0) {
+			failed = true; /* /proc/self: the hook's, not the host's */
 			break;
 		}
-		if (hookpath_is_proc_fd(out)) {
-			in_other = true; /* the open file itself: nothing below it */
+		if (proc > 0) {
+			in_other = true; /* a file, nothing below it */
+			proc_link = len;
 			continue;
 		}
 		char target[PATH_MAX];
@@ -499,6 +606,8 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 		hookpath_up(out, &len);
 		if (target[0] == '/')
 			len = 0, out[0] = '\0';
+		if (len < proc_link)
+			proc_link = 0; /* out left the link */
 		char *next = NULL;
 		if (asprintf(&next, "%s/%s", target, p) < 0) {
 			failed = true;
@@ -563,15 +672,6 @@ static char *hookpath_lexical(const char *path)
 	if (len == 0)
 		strcpy(out, "/");
 	return out;
-}
-
-/* Whether path has a ".." component. */
-static bool hookpath_has_dotdot(const char *path)
-{
-	for (const char *p = path; (p = strstr(p, "..")); p++)
-		if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
-			return true;
-	return false;
 }
 
 /* In one walk (hookpath_walk()). cache (when not NULL) holds the

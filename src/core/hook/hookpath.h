@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Paths as a file tool's write will reach them (the hook's checks,
  * core/hook/hook.c): what a path names once the tool has created what is
  * missing. */
@@ -23,18 +26,22 @@ void hookpath_cache_hint(struct hookpath_cache *c, const char *dir);
 /* path as the kernel will resolve it once the tool has created what is
  * missing: every symlink followed (a dangling one too: writing it creates
  * its target; a ".." after a symlink goes to its target's parent) but a
- * process's open file in /proc (/proc/PID/fd/N, map_files/: kept as
- * named, a file; what opening it reaches may have no name), a
- * component that does not exist taken as a directory the tool makes, as a
- * plain one, and everything below it as text, until a ".." drops it: from
- * there on, lookups go on (x/../link follows link). A relative path is
- * relative to base (the process's cwd when NULL, or below it when base is
- * relative). cache (may be NULL) holds what earlier walks of the same call
- * found: the check of one tool call takes the host's paths as they were
- * when first looked at. NULL: out of memory, more than 40 symlinks, a
+ * link in a process's directory in /proc (hookpath_proc_parse(): fd/N,
+ * map_files/, root, cwd, exe, ns/, the same below task/TID/: kept as
+ * named, a file; what it reaches is what that process holds, in its mount
+ * namespace, maybe by no name, and it moves at will), a component that
+ * does not exist taken as a directory the tool makes, as a plain one, and
+ * everything below it as text, until a ".." drops it: from there on,
+ * lookups go on (x/../link follows link). A relative path is relative to
+ * base (the process's cwd when NULL, or below it when base is relative).
+ * cache (may be NULL) holds what earlier walks of the same call found:
+ * the check of one tool call takes the host's paths as they were when
+ * first looked at. NULL: out of memory, more than 40 symlinks, a
  * component lstat() cannot tell of (one deeper than PATH_MAX, reached
- * through links: the kernel follows what is there), or /proc/self (or
- * thread-self): the hook's own, not the tool's. */
+ * through links: the kernel follows what is there), /proc/self (or
+ * thread-self): the hook's own, not the tool's, or a ".." that leaves a
+ * process's link in /proc (its parent is that of what the link reaches,
+ * which its name does not tell). */
 char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache *cache);
 
 /* hookpath_resolve() of a path an agent's tool names, in both readings a
@@ -46,3 +53,45 @@ char *hookpath_resolve(const char *base, const char *path, struct hookpath_cache
  * 0, -ENOMEM, or -ELOOP (hookpath_resolve() returned NULL). */
 int hookpath_resolve_both(const char *base, const char *path, struct hookpath_cache *cache,
 			  char **ret, char **ret_lexical);
+
+/* What a path in /proc names (proc(5)), read as text by the one parser
+ * both the walk (which links it keeps as named) and the hook (which
+ * entries it hides) use, so their edge rules cannot drift. Empty and "."
+ * components are skipped, as the kernel does. */
+enum hookpath_proc_who {
+	HOOKPATH_PROC_NONE, /* no process's directory: not below /proc, /proc itself, /proc/cpuinfo */
+	HOOKPATH_PROC_SELF, /* /proc/self: the process that looks (the hook's, not the tool's) */
+	HOOKPATH_PROC_THREAD_SELF, /* /proc/thread-self */
+	HOOKPATH_PROC_PID, /* /proc/PID: any name of digits only */
+	HOOKPATH_PROC_UNKNOWN, /* a ".." in the path: where it leads is the kernel's to tell */
+};
+
+struct hookpath_proc {
+	enum hookpath_proc_who who;
+	/* HOOKPATH_PROC_PID: PID's digits in the path (the kernel takes
+	 * none with a leading 0 or past 32 bits, or a thread's id, as the
+	 * thread's own directory: more taken is only more hidden) */
+	const char *pid;
+	size_t pid_len;
+	/* task/TID below /proc/PID or /proc/self: TID's digits; NULL: none */
+	const char *tid;
+	size_t tid_len;
+	/* what follows the process's directory (task/TID when there is one)
+	 * in the path, from its first component on: "" for none; a trailing
+	 * "/" kept */
+	const char *rest;
+};
+
+/* Parses the absolute path into *ret (its pointers into path). */
+void hookpath_proc_parse(const char *path, struct hookpath_proc *ret);
+
+/* Whether the path (resolved) is hidden from a file tool as a process's
+ * own in /proc (core/hook/hook.c): /proc/PID/NAME or /proc/PID/task/TID/NAME
+ * (and below), NAME none of its name, state, usage and limits (comm, stat,
+ * status, ...): environ holds the host's API keys; cmdline, mem, auxv,
+ * maps, fd/ and the links out of it (root, cwd, exe: hookpath_resolve()
+ * keeps them as named) what else it holds. Also /proc/self and
+ * thread-self, and a path with a "..". When root (a directory the tool
+ * reads below), also one that holds such: "/", /proc, /proc/PID, its
+ * task/ and task/TID. */
+bool hookpath_proc_hidden(const char *path, bool root);
