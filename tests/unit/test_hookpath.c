@@ -19,12 +19,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1536,6 +1538,46 @@ static void test_resolve_proc_links(void)
 	ASSERT_TRUE(!up);
 }
 
+/* A thread that is not its process's leader: its id names it in /proc as
+ * a pid does (the kernel finds /proc/TID, though it does not list it). */
+static pthread_mutex_t proc_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static long proc_thread_tid;
+
+static void *proc_thread(void *arg)
+{
+	(void)arg;
+	proc_thread_tid = syscall(SYS_gettid);
+	pthread_mutex_lock(&proc_thread_lock); /* held by the test until it is done */
+	pthread_mutex_unlock(&proc_thread_lock);
+	return NULL;
+}
+
+static void test_resolve_proc_thread(void)
+{
+	pthread_t th;
+	char path[64], environ_[64];
+	struct stat sb;
+
+	pthread_mutex_lock(&proc_thread_lock);
+	ASSERT_EQ_INT(pthread_create(&th, NULL, proc_thread, NULL), 0);
+	while (__atomic_load_n(&proc_thread_tid, __ATOMIC_SEQ_CST) == 0)
+		usleep(1000);
+	snprintf(path, sizeof(path), "/proc/%ld/cwd", proc_thread_tid);
+	snprintf(environ_, sizeof(environ_), "/proc/%ld/environ", proc_thread_tid);
+	bool found = lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode);
+	char *kept = hookpath_resolve(NULL, path, NULL);
+	snprintf(path, sizeof(path), "/proc/%ld/cwd/..", proc_thread_tid);
+	char *up = hookpath_resolve(NULL, path, NULL);
+	pthread_mutex_unlock(&proc_thread_lock);
+	pthread_join(th, NULL);
+	snprintf(path, sizeof(path), "/proc/%ld/cwd", proc_thread_tid);
+	ASSERT_TRUE(found && (long)getpid() != proc_thread_tid);
+	ASSERT_EQ_STR(kept, path);
+	free(kept);
+	ASSERT_TRUE(!up);
+	ASSERT_TRUE(hookpath_proc_hidden(environ_, false));
+}
+
 RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before), T_(test_links_walk),
 	  T_(test_resolve_proc_fd_as_named), T_(test_proc_parse), T_(test_proc_hidden),
-	  T_(test_proc_as_before), T_(test_resolve_proc_links))
+	  T_(test_proc_as_before), T_(test_resolve_proc_links), T_(test_resolve_proc_thread))
