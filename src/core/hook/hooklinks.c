@@ -83,7 +83,7 @@ static int hooklinks_push(struct hooklinks_stack *s, char *dir)
 static bool hooklinks_is_pruned(const struct dirread_entry *de)
 {
 	for (size_t i = 0; hooklinks_pruned[i]; i++)
-		if (strlen(hooklinks_pruned[i]) == de->len &&
+		if (hooklinks_pruned[i][0] == de->name[0] && strlen(hooklinks_pruned[i]) == de->len &&
 		    memcmp(hooklinks_pruned[i], de->name, de->len) == 0)
 			return true;
 	return false;
