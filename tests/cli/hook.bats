@@ -1638,9 +1638,9 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 # glob's cwd and does not descend there. The hook's walk skips those
 # directories where every Gemini release since 0.12 provably does not read
 # them: a search of a workspace with a big node_modules passes. Where the
-# inputs make the tool read one (useDefaultExcludes false, a directory or
-# pattern inside it, a pattern that leaves the glob's directory) it is
-# walked as before.
+# inputs make the tool read one (useDefaultExcludes false, a dir_path
+# inside it, a pattern that leaves the glob's directory) it is walked as
+# before, and so is one a pattern leads into (the walk starts there).
 @test "attack: a Gemini search skips the node_modules its tool never reads, and looks through one it does" {
 	H=$TEST_DIR/home
 	mkdir -p "$H/.ssh" src/node_modules/deep .git/objects node_modules/bulk node_modules/pkg other
