@@ -1752,3 +1752,72 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	done
 	kill "$in_state" "$in_work"
 }
+
+# Gemini's link tools never read below a node_modules, .git,
+# bower_components, .svn or .hg under their glob's directory: node-glob's
+# ignore "**/node_modules/**" (COMMON_IGNORE_PATTERNS, getGlobExcludes(),
+# and read_many_files' default excludes) matches the path relative to the
+# glob's cwd and does not descend there. The hook's walk skips those
+# directories where every Gemini release since 0.12 provably does not read
+# them: a search of a workspace with a big node_modules passes. Where the
+# inputs make the tool read one (useDefaultExcludes false, a dir_path
+# inside it, a pattern that leaves the glob's directory) it is walked as
+# before, and so is one a pattern leads into (the walk starts there).
+@test "attack: a Gemini search skips the node_modules its tool never reads, and looks through one it does" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" src/node_modules/deep .git/objects node_modules/bulk node_modules/pkg other
+	echo key >"$H/.ssh/id_ed25519"
+	echo notes >src/notes.txt
+	(cd node_modules/bulk && seq 1 20001 | xargs touch)
+	ln -s "$H/.ssh/id_ed25519" node_modules/pkg/k
+	ln -s "$H/.ssh" src/node_modules/deep/keys
+	ln -s "$H/.ssh/id_ed25519" .git/objects/k
+	passes() { # tool input-json
+		HOME=$H tool_status gemini "$@"
+		[ "$status" -eq 0 ] || { echo "refused: $* $stderr"; return 1; }
+	}
+	refused() { # message tool input-json
+		local want=$1
+		shift
+		HOME=$H tool_status gemini "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"$want"* ]] || { echo "$*: $stderr"; return 1; }
+	}
+	w=$(basename "$WORK")
+	check() { # message: what a refused call says
+		passes search_file_content '{"pattern": "x"}'
+		passes grep_search '{"pattern": "x", "dir_path": "."}'
+		passes grep_search "{\"pattern\": \"x\", \"dir_path\": \"$WORK\", \"include\": \"**/*.txt\"}"
+		passes grep_search '{"pattern": "x", "dir_path": "src"}'
+		passes read_many_files '{"include": ["**"]}'
+		passes read_many_files '{"include": ["**/*.txt", "src"], "useDefaultExcludes": true}'
+		passes read_many_files '{"paths": ["src/**"], "exclude": ["*.md"]}'
+		# the tool reads below the node_modules
+		refused "$1" read_many_files '{"include": ["**"], "useDefaultExcludes": false}'
+		refused "$1" read_many_files '{"include": ["**"], "useDefaultExcludes": null}'
+		refused hidden read_many_files '{"include": ["node_modules/pkg/k"]}'
+		refused hidden read_many_files '{"paths": ["node_modules/p*/*"]}'
+		refused hidden read_many_files '{"include": ["src/node_modules/**"]}'
+		refused "$1" read_many_files '{"include": ["node_modules/**"]}'
+		# read_many_files globs from the workspace, whatever dir_path says
+		refused "$1" read_many_files '{"dir_path": "other", "include": ["node_modules/p*/k"]}'
+		# a pattern that leaves the glob's directory is matched outside it,
+		# where the ignore does not hold
+		refused "$1" read_many_files "{\"include\": [\"../$w/**\"]}"
+		refused "$1" read_many_files "{\"include\": [\"**/*.txt\", \"{..,x}/$w/**\"]}"
+		refused "$1" read_many_files "{\"include\": [\"$WORK/**\"]}"
+		refused hidden grep_search '{"pattern": "x", "dir_path": "node_modules/pkg"}'
+		refused hidden grep_search '{"pattern": "x", "dir_path": "src/node_modules"}'
+		refused hidden grep_search '{"pattern": "x", "dir_path": ".git"}'
+		refused "$1" search_file_content '{"pattern": "x", "dir_path": "node_modules"}'
+		refused "$1" grep_search '{"pattern": "x", "include": "node_modules/**"}'
+		refused "$1" grep_search "{\"pattern\": \"x\", \"include\": \"../$w/**\"}"
+	}
+	check "more than 20000 entries"
+	rm -r node_modules/bulk
+	check hidden
+	# a symlink named node_modules is no directory the tool skips
+	mkdir src/x && ln -s "$H/.ssh" src/x/node_modules
+	refused hidden search_file_content '{"pattern": "x"}'
+	refused hidden read_many_files '{"include": ["**"]}'
+}

@@ -282,6 +282,39 @@ state_read_refused() { # host
 	state_read_refused gemini
 }
 
+# The hook's walk for symlinks below a Gemini search skips the node_modules
+# the host never reads (node-glob's ignore of "**" "/node_modules/" "**",
+# docs/gate.md, "Links below a directory"): a grep_search of the whole
+# workspace passes with a node_modules past the walk's bound, and the host
+# reads nothing below it, neither a file nor a symlink to a secret, also in
+# its JavaScript fallback (which reads a symlink to a file; the pattern
+# takes it there: git grep -E and grep -E refuse the back reference to a
+# group that is not there, JavaScript takes it for an octal escape). With
+# an include naming node_modules the walk is whole, and refused.
+@test "gemini: grep_search of a workspace with a big node_modules passes, and reads nothing below it" {
+	mkdir -p "$HOME/.ssh" node_modules/bulk node_modules/pkg src
+	echo SECRET-KEY-7f3a >"$HOME/.ssh/id_ed25519"
+	ln -s "$HOME/.ssh/id_ed25519" node_modules/pkg/k
+	ln -s "$HOME/.ssh/id_ed25519" node_modules/pkg/k.txt
+	echo IN-NODE-MODULES-5c1 >node_modules/pkg/index.js
+	echo IN-SRC-9d2 >src/a.txt
+	(cd node_modules/bulk && seq 1 20001 | xargs touch)
+	local re='(SECRET|IN)-[A-Z]+|\2'
+	mock "$(jq -cn --arg re "$re" '[{call: "grep_search", args: {pattern: $re}},
+		{call: "grep_search", args: {pattern: $re, include: "node_modules/**"}}]')"
+	hooks gemini
+	go gemini
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	local text
+	text=$(tool_result gemini 0)
+	[[ "$text" == *IN-SRC-9d2* ]] || { echo "$text"; return 1; }
+	[[ "$text" != *7f3a* && "$text" != *5c1* && "$text" != *node_modules* ]] ||
+		{ echo "$text"; return 1; }
+	text=$(tool_result gemini 1)
+	[[ "$text" == *"more than 20000 entries"* ]] || { echo "$text"; return 1; }
+	[[ "$text" != *7f3a* && "$text" != *5c1* ]]
+}
+
 # GitHub Copilot CLI (issue 21: a fourth host through the agents seam). Its
 # hooks are .github/hooks/*.json (version 1: preToolUse, postToolUse,
 # agentStop), loaded only in a trusted folder (--trust-folder), and

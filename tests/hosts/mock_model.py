@@ -19,6 +19,7 @@ and every host's retries and side requests get a consistent answer. A step:
   {"patch": "TEXT"}                     Codex: apply_patch with this patch
   {"mcp": "TOOL", "args": {...}}        Claude: the tool of the MCP server named
                                         airlock (mcp__airlock__TOOL)
+  {"call": "TOOL", "args": {...}}       Gemini: its tool TOOL with these args
 After the last step the model answers with text and ends its turn.
 
 Every request is appended to LOG (one JSON object a line: path, body) so
@@ -221,6 +222,8 @@ def gemini_reply(path, body):
         elif "read" in step:
             part = {"functionCall": {"name": "read_file",
                                      "args": {"file_path": step["read"]}}}
+        elif "call" in step:
+            part = {"functionCall": {"name": step["call"], "args": step.get("args", {})}}
         else:
             raise ValueError("step %r has nothing for Gemini" % step)
     elif "responseSchema" in json.dumps(body.get("generationConfig", {})) or \

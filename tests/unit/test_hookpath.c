@@ -1104,7 +1104,7 @@ static void test_links_walk(void)
 	snprintf(path, sizeof(path), "%s/dangling", root);
 	ASSERT_TRUE(symlink("nowhere/x", path) == 0);
 
-	ASSERT_EQ_INT(hooklinks_walk(&w, root, &links), 0);
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, false, &links), 0);
 	ASSERT_EQ_INT(strv_length(links), 3);
 	snprintf(path, sizeof(path), "%s/a/b/c/loop", root);
 	ASSERT_TRUE(strv_contains(links, path));
@@ -1114,18 +1114,70 @@ static void test_links_walk(void)
 	ASSERT_TRUE(strv_contains(links, path));
 	ASSERT_EQ_INT(w.entries, 7); /* a, dangling, b, etc, c, file, loop */
 	/* the loop's target, a start before: not walked again */
-	ASSERT_EQ_INT(hooklinks_walk(&w, root, &again), 0);
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, false, &again), 0);
 	ASSERT_TRUE(again == NULL);
 	hooklinks_release(&w);
 	/* past the bound: -E2BIG, not a partial answer taken for whole */
 	struct hooklinks small = { .max = 4 };
-	ASSERT_EQ_INT(hooklinks_walk(&small, root, &few), -E2BIG);
+	ASSERT_EQ_INT(hooklinks_walk(&small, root, false, &few), -E2BIG);
 	hooklinks_release(&small);
 	/* a missing directory holds none */
 	snprintf(path, sizeof(path), "%s/none", root);
 	struct hooklinks none = { .max = 10 };
-	ASSERT_EQ_INT(hooklinks_walk(&none, path, &few), 0);
+	ASSERT_EQ_INT(hooklinks_walk(&none, path, false, &few), 0);
 	hooklinks_release(&none);
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+/* hooklinks_walk() with prune: a node_modules or .git directory below the
+ * start is not listed, the start itself is (however named), a symlink
+ * named so is found, a name differing in case is listed, and a start
+ * walked pruned is walked again whole. */
+static void test_links_walk_prune(void)
+{
+	char root[] = "/tmp/test-hooklinks.XXXXXX";
+	char path[PATH_MAX];
+	struct hooklinks w = { .max = HOOKLINKS_MAX };
+	cleanup_strv char **links = NULL, **again = NULL, **whole = NULL, **inside = NULL;
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	snprintf(path, sizeof(path), "%s/a/node_modules/p", root);
+	ASSERT_TRUE(mkdir_parents(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/a/node_modules/p/k", root);
+	ASSERT_TRUE(symlink("/etc", path) == 0);
+	snprintf(path, sizeof(path), "%s/.git", root);
+	ASSERT_TRUE(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/.git/k", root);
+	ASSERT_TRUE(symlink("/etc", path) == 0);
+	snprintf(path, sizeof(path), "%s/Node_Modules", root);
+	ASSERT_TRUE(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/Node_Modules/k", root);
+	ASSERT_TRUE(symlink("/etc", path) == 0);
+	snprintf(path, sizeof(path), "%s/bower_components", root);
+	ASSERT_TRUE(symlink("/etc", path) == 0);
+
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, true, &links), 0);
+	ASSERT_EQ_INT(strv_length(links), 2);
+	snprintf(path, sizeof(path), "%s/Node_Modules/k", root);
+	ASSERT_TRUE(strv_contains(links, path));
+	snprintf(path, sizeof(path), "%s/bower_components", root);
+	ASSERT_TRUE(strv_contains(links, path));
+	/* pruned before, pruned again: not walked */
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, true, &again), 0);
+	ASSERT_TRUE(again == NULL);
+	/* pruned before, whole now: walked again */
+	ASSERT_EQ_INT(hooklinks_walk(&w, root, false, &whole), 0);
+	ASSERT_EQ_INT(strv_length(whole), 4);
+	hooklinks_release(&w);
+	/* a start named node_modules is listed */
+	struct hooklinks w2 = { .max = HOOKLINKS_MAX };
+	snprintf(path, sizeof(path), "%s/a/node_modules", root);
+	ASSERT_EQ_INT(hooklinks_walk(&w2, path, true, &inside), 0);
+	ASSERT_EQ_INT(strv_length(inside), 1);
+	hooklinks_release(&w2);
 
 	char cmd[PATH_MAX + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
@@ -1579,5 +1631,6 @@ static void test_resolve_proc_thread(void)
 }
 
 RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before), T_(test_links_walk),
-	  T_(test_resolve_proc_fd_as_named), T_(test_proc_parse), T_(test_proc_hidden),
-	  T_(test_proc_as_before), T_(test_resolve_proc_links), T_(test_resolve_proc_thread))
+	  T_(test_links_walk_prune), T_(test_resolve_proc_fd_as_named), T_(test_proc_parse),
+	  T_(test_proc_hidden), T_(test_proc_as_before), T_(test_resolve_proc_links),
+	  T_(test_resolve_proc_thread))

@@ -652,6 +652,7 @@ struct hook_targets {
 	/* a tool that follows symlinks below its roots: the directories to
 	 * look through for them (hook_targets_links()); NULL: none */
 	char **link_dirs;
+	bool *link_prune; /* for each of link_dirs: walked with prune (hooklinks_walk()) */
 };
 
 static void hook_targets_release(struct hook_targets *t)
@@ -660,6 +661,7 @@ static void hook_targets_release(struct hook_targets *t)
 	strv_free(t->resolved);
 	strv_free(t->roots);
 	strv_free(t->link_dirs);
+	free(t->link_prune);
 	free(t->run_dir);
 	free(t->run_dir_lexical);
 }
@@ -901,45 +903,113 @@ static int hook_link_root(struct hook_state *st, const char *base, const char *n
 	return 0;
 }
 
+/* Whether Gemini's tool never reads below a directory hooklinks_pruned
+ * names under its glob's cwd, for this input: node-glob's ignore of
+ * COMMON_IGNORE_PATTERNS (a node_modules, .git, bower_components, .svn or
+ * .hg at any depth) in the JavaScript fallback of search_file_content /
+ * grep_search (getGlobExcludes(), always) and in read_many_files (its
+ * default excludes, unless useDefaultExcludes is anything but absent or
+ * true: the tool tests it as a JavaScript truth value). Every release
+ * since 0.12 (docs/gate.md, "Links below a directory"). */
+static bool hook_link_prunes(const struct hook_state *st, const char *tool, json_t *input)
+{
+	if (strcmp(st->host->name, "gemini") != 0)
+		return false;
+	if (strcmp(tool, "read_many_files") == 0) {
+		json_t *defaults = json_object_get(input, "useDefaultExcludes");
+		return !defaults || json_is_true(defaults);
+	}
+	return strcmp(tool, "search_file_content") == 0 || strcmp(tool, "grep_search") == 0;
+}
+
+/* Whether every path the glob pattern p (relative to the glob's cwd)
+ * matches lies below that cwd and has no "..": then the ignore, which
+ * matches the path relative to the cwd, holds for it (one leaving the
+ * cwd, "../w/node_modules/k" or "/w/node_modules/k", is not ignored). Not
+ * so: an absolute p, a "\" (read_many_files turns it into "/"), a "..",
+ * two dots with only glob syntax between them, a leading "{" or "!", and
+ * two dots with a "{" anywhere (a brace expansion may join them). */
+static bool hook_link_plain(const char *p)
+{
+	const char *dot = strchr(p, '.');
+
+	if (p[0] == '/' || p[0] == '{' || p[0] == '!' || strchr(p, '\\') || strstr(p, ".."))
+		return false;
+	if (strchr(p, '{') && dot && strchr(dot + 1, '.'))
+		return false;
+	for (const char *c = dot; c; c = strchr(c + 1, '.'))
+		if (c[1 + strspn(c + 1, "[](){}|@!+*?,")] == '.')
+			return false;
+	return true;
+}
+
 /* For a tool that follows the symlinks below a directory it reads (a
  * host's link_tools): the directory each root it names (roots, from base;
- * read_many_files's include patterns, a search's include filter below its
+ * read_many_files's include patterns; a search's include filter below its
  * dir_path; none: the workspace) leads it to (hook_link_root()), appended
- * to t as roots and kept as t->link_dirs for hook_targets_links(). */
-static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t, const char *base,
-				   char **roots, json_t *input, struct error *err)
+ * to t as roots and kept as t->link_dirs for hook_targets_links(), each
+ * pruned where hook_link_prunes() and every pattern leading there is
+ * plain (hook_link_plain(); a search's dir_path is its glob's cwd). */
+static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t, const char *tool,
+				   const char *base, char **roots, json_t *input, struct error *err)
 {
 	cleanup_strv char **dirs = NULL, **patterns = NULL;
+	cleanup_free bool *plain = NULL;
+	cleanup_free bool *prune = NULL;
 	const char *dir_path = jsonutil_str(input, "dir_path");
 	json_t *include = json_object_get(input, "include");
+	size_t n_include = json_is_array(include) ? json_array_size(include) : 1;
+	/* read_many_files globs its include from the workspace, never a dir_path */
+	bool below = dir_path && *dir_path && strcmp(tool, "read_many_files") != 0;
+	bool prunes = hook_link_prunes(st, tool, input);
+	size_t n = strv_length(roots) + n_include + 1, n_patterns = 0, n_dirs = 0;
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && roots && roots[i]; i++)
+	plain = calloc(n, sizeof(*plain));
+	prune = calloc(n, sizeof(*prune));
+	if (!plain || !prune)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; r == 0 && roots && roots[i]; i++) {
+		plain[n_patterns++] =
+			(below && strcmp(roots[i], dir_path) == 0) || hook_link_plain(roots[i]);
 		r = strv_push(&patterns, roots[i]);
-	for (size_t i = 0; r == 0 && i < (json_is_array(include) ? json_array_size(include) : 1); i++) {
+	}
+	for (size_t i = 0; r == 0 && i < n_include; i++) {
 		const char *s = json_string_value(json_is_array(include) ? json_array_get(include, i)
 									 : include);
-		if (s && *s)
-			r = strv_consume(&patterns, s[0] != '/' && dir_path && *dir_path
-							    ? path_join(dir_path, s)
-							    : strdup(s));
+		if (!s || !*s)
+			continue;
+		plain[n_patterns++] = hook_link_plain(s);
+		r = strv_consume(&patterns, s[0] != '/' && below ? path_join(dir_path, s) : strdup(s));
 	}
-	if (r == 0 && !patterns)
+	if (r == 0 && !patterns) {
+		plain[n_patterns++] = true;
 		r = strv_push(&patterns, ".");
+	}
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; patterns[i]; i++) {
 		char *dir = NULL;
+		size_t k = 0;
 		r = hook_link_root(st, base, patterns[i], &dir);
 		if (r == -ELOOP)
 			return error_set(err, ELOOP,
 					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, /proc/self, or a .. after a process's link in /proc)",
 					 patterns[i]);
-		if (r == 0 && dir && !strv_contains(dirs, dir))
-			r = strv_consume(&dirs, dir);
-		else
-			free(dir);
 		if (r < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		if (!dir)
+			continue;
+		/* pruned only where every pattern leading there may be */
+		while (k < n_dirs && strcmp(dirs[k], dir) != 0)
+			k++;
+		if (k < n_dirs) {
+			prune[k] = prune[k] && prunes && plain[i];
+			free(dir);
+			continue;
+		}
+		prune[n_dirs++] = prunes && plain[i];
+		if (strv_consume(&dirs, dir) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 	}
 	/* what a glob's directory holds is read */
@@ -949,25 +1019,50 @@ static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t
 			return r;
 	}
 	t->link_dirs = TAKE_PTR(dirs);
+	t->link_prune = TAKE_PTR(prune);
 	return 0;
 }
 
-/* Every symlink below t->link_dirs, appended to t as a root, resolved
- * (where the tool reads through it), named "LINK (a symlink to TARGET)";
- * a directory a link leads to is walked in turn. At most HOOKLINKS_MAX
- * entries over the call: past them, -E2BIG (refused, not passed unlooked
- * at). After the checks of the paths named: a call refused for those
- * walks nothing. */
+/* Appends dir to *dirs and pruned to *prune (*cap flags held). */
+static int hook_links_push_dir(char ***dirs, bool **prune, size_t *cap, const char *dir,
+			       bool pruned, struct error *err)
+{
+	size_t n = strv_length(*dirs);
+
+	if (n == *cap) {
+		size_t grown_cap = *cap ? 2 * *cap : 8;
+		bool *grown = realloc(*prune, grown_cap * sizeof(*grown));
+		if (!grown)
+			return error_set(err, ENOMEM, "out of memory");
+		*prune = grown;
+		*cap = grown_cap;
+	}
+	(*prune)[n] = pruned;
+	if (strv_push(dirs, dir) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Every symlink below t->link_dirs (pruned as t->link_prune says),
+ * appended to t as a root, resolved (where the tool reads through it),
+ * named "LINK (a symlink to TARGET)"; a directory a link leads to is
+ * walked in turn, pruned as the walk that found the link (the tool reads
+ * it through that link's path, below the glob's cwd). At most
+ * HOOKLINKS_MAX entries over the call: past them, -E2BIG (refused, not
+ * passed unlooked at). After the checks of the paths named: a call
+ * refused for those walks nothing. */
 static int hook_targets_links(struct hook_state *st, struct hook_targets *t, struct error *err)
 {
 	struct hooklinks w = { .max = HOOKLINKS_MAX };
 	size_t n_roots = strv_length(t->link_dirs), n_resolved = strv_length(t->resolved);
 	cleanup_strv char **dirs = TAKE_PTR(t->link_dirs);
+	cleanup_free bool *prune = TAKE_PTR(t->link_prune);
+	size_t cap = n_roots;
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && dirs && dirs[i]; i++) {
 		cleanup_strv char **links = NULL;
-		r = hooklinks_walk(&w, dirs[i], &links);
+		r = hooklinks_walk(&w, dirs[i], prune[i], &links);
 		if (r == -E2BIG) {
 			r = error_set(err, E2BIG,
 				      "the tool reads below %.300s: more than %d entries there to look through for symlinks to hidden paths; name a smaller directory",
@@ -990,9 +1085,8 @@ static int hook_targets_links(struct hook_state *st, struct hook_targets *t, str
 				}
 				free(t->named[n_resolved]);
 				t->named[n_resolved] = label;
-				if (stat(to, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-				    strv_push(&dirs, to) < 0)
-					r = error_set(err, ENOMEM, "out of memory");
+				if (stat(to, &sb) == 0 && S_ISDIR(sb.st_mode))
+					r = hook_links_push_dir(&dirs, &prune, &cap, to, prune[i], err);
 			}
 		}
 	}
@@ -1073,7 +1167,7 @@ static int hook_targets_collect(struct hook_state *st, const char *tool, json_t 
 	/* the walk only for a tool that follows links below its roots: never
 	 * for a Read, an Edit or a shell command */
 	if (!shell && agenthost_tool_in(st->host->link_tools, tool))
-		return hook_targets_link_roots(st, t, cwd, roots, input, err);
+		return hook_targets_link_roots(st, t, tool, cwd, roots, input, err);
 	return 0;
 }
 
