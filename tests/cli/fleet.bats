@@ -426,6 +426,11 @@ cosign_by() { # host witness
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$w1name (verified as w1)"*"quorum met"* ]]
 	[[ "$output" == *"quorum NOT met: no quorum"* ]]
+	# The hosts' keys pinned here (--keys): the same quorums, under them.
+	for h in alpha beta gamma; do "$AIRLOCK" ledger key --state-dir "$TEST_DIR/$h/state"; done >"$TEST_DIR/all.keys"
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy" --keys "$TEST_DIR/all.keys"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '[.hosts[] | "\(.host):\(.quorum_met):\(.log.key):\(.log.verified)"] | join(",")' <<<"$output")" = "alpha:true:pinned:true,beta:false:pinned:true,gamma:false:pinned:true" ]
 
 	# A policy without w2: its cosignature is by a key not in the policy.
 	{

@@ -137,10 +137,11 @@ static int fleet_on_cosignature(void *arg, int n, const char *const *v, struct e
 }
 
 /* Each cosignature of h checked against the policy's witnesses, and the
- * quorum with the host's own log key as the log: the policy's when its log
- * line is this host's origin, else the key the mirror pinned at the host's
- * first push. */
-static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *policy)
+ * quorum with the host's own log key as the log: the console's pin of it
+ * when keys names its origin, else the policy's when its log line is this
+ * host's origin, else the key the mirror pinned at the host's first push. */
+static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *policy,
+			     const struct fleet_keys *keys)
 {
 	const char *cp = h->cosigned_checkpoint;
 	const char *split = cp ? strstr(cp, "\n\n") : NULL;
@@ -166,10 +167,17 @@ static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *
 	*p = *policy;
 	struct error err = { 0 };
 	size_t n_valid;
-	/* The policy's own log, when it is this host's: its key, not the
-	 * mirror's pin, must have signed the checkpoint. */
-	int r = strcmp(policy->log.name, h->origin) == 0 ? 0
-							 : ledger_vkey_parse(h->vkey, &p->log, &err);
+	/* The console's pin, or the policy's own log when it is this host's:
+	 * its key, not the mirror's pin, must have signed the checkpoint. */
+	const struct ledger_vkey *pinned = NULL;
+	for (size_t i = 0; keys && i < keys->n && !pinned; i++)
+		if (strcmp(keys->keys[i].name, h->origin) == 0)
+			pinned = &keys->keys[i];
+	if (pinned)
+		p->log = *pinned;
+	int r = pinned || strcmp(policy->log.name, h->origin) == 0
+			? 0
+			: ledger_vkey_parse(h->vkey, &p->log, &err);
 	if (r == 0) {
 		p->has_log = true;
 		for (size_t i = 0; i < h->n_cosignatures; i++)
@@ -518,7 +526,7 @@ int fleet_load(const struct fleet_query *q, struct fleet *ret, struct error *err
 				   " ORDER BY origin, witness, line",
 				   0, NULL, fleet_on_cosignature, ret, err);
 	for (size_t i = 0; r == 0 && q->policy && i < ret->n_hosts; i++)
-		if (fleet_verify_host(&ret->hosts[i], q->policy) < 0)
+		if (fleet_verify_host(&ret->hosts[i], q->policy, q->keys) < 0)
 			r = error_set(err, ENOMEM, "out of memory");
 	struct fleet_reader rd = { .f = ret };
 	/* Each host's log checked against its latest checkpoint, with the
