@@ -25,16 +25,20 @@
 
 static const char fleet_usage[] =
 	"usage: airlock fleet [--mirror CONNINFO] [--host NAME] [--since TIME] [--runs N] [--json]\n"
-	"                     [--policy FILE] [--state-dir DIR]\n"
+	"                     [--policy FILE] [--keys KEYS] [--state-dir DIR]\n"
 	"  CONNINFO defaults to the configured mirror's (`airlock ledger mirror set`);\n"
 	"  a role that may read the mirror (airlock_reader) is needed.\n"
 	"  TIME is a date, a UTC time (2026-12-05T14:00:00Z) or an age (2h, 7d).\n"
 	"  FILE is a tlog-policy file (`ledger verify --policy`): each host's cosignatures\n"
 	"  are verified against its witnesses and quorum; without it, \"unverified\".\n"
-	"       airlock fleet approve HOST PERMIT-ID [--mirror CONNINFO] [--approver FILE] [--state-dir DIR]\n"
+	"  Every line shown is checked against its host's signed checkpoint; KEYS pins the\n"
+	"  hosts' log keys (one `airlock ledger key` a line), else the mirror's are used.\n"
+	"       airlock fleet approve HOST PERMIT-ID --keys KEYS [--mirror CONNINFO] [--approver FILE]\n"
+	"                     [--state-dir DIR]\n"
 	"  signs HOST's pending permit from here: CONNINFO's role must be airlock_approver;\n"
 	"  FILE is a copy of HOST's approver.json (default: /etc/airlock/approver.json, else\n"
-	"  the state directory's), which HOST's ledger must pin; the passphrase from a terminal.\n";
+	"  the state directory's), which HOST's ledger must pin; the passphrase from a terminal;\n"
+	"  KEYS must pin HOST's log key, and the permit's lines must verify under it.\n";
 
 #define FLEET_RUNS_DEFAULT 20
 
@@ -91,48 +95,57 @@ static int fleet_print_json(const struct fleet *f, bool policy)
 	       *permits = json_array(), *approvals = json_array();
 	for (size_t i = 0; i < f->n_hosts; i++) {
 		const struct fleet_host *h = &f->hosts[i];
+		json_t *log = json_pack("{s:s, s:b, s:I, s:s?, s:I}", "key",
+					fleet_key_source_name(h->key_source), "verified",
+					h->log_verified, "signed_size", (json_int_t)h->signed_size,
+					"failure", h->log_failure, "forged", (json_int_t)h->n_forged);
 		json_array_append_new(hosts,
-				      json_pack("{s:s, s:s, s:I, s:s?, s:s?, s:o, s:o, s:s?}",
+				      json_pack("{s:s, s:s, s:I, s:s?, s:s?, s:o, s:o, s:s?, s:o}",
 						"host", h->host, "origin", h->origin,
 						"verified_size", (json_int_t)h->size, "checkpoint",
 						h->checkpoint, "pushed", h->pushed, "cosigned",
 						fleet_json_cosigned(h), "quorum_met",
 						policy ? json_boolean(!h->quorum_failure) : json_null(),
-						"quorum_failure", h->quorum_failure));
+						"quorum_failure", h->quorum_failure, "log", log));
 	}
 	for (size_t i = 0; i < f->n_runs; i++) {
 		const struct fleet_run *r = &f->runs[i];
 		json_array_append_new(runs,
-				      json_pack("{s:s, s:I, s:s, s:s?, s:s?, s:o, s:b, s:o}",
+				      json_pack("{s:s, s:I, s:s, s:s?, s:s?, s:o, s:b, s:o, s:s}",
 						"host", r->host, "id", (json_int_t)r->id, "time",
 						r->time, "source", r->source, "status", r->status,
 						"exit", fleet_json_exit(r->has_exit, r->exit_code),
-						"ok", r->ok, "argv", fleet_json_argv(r->argv)));
+						"ok", r->ok, "argv", fleet_json_argv(r->argv),
+						"line", fleet_line_state_name(r->line)));
 	}
 	for (size_t i = 0; i < f->n_failures; i++) {
 		const struct fleet_failure *x = &f->failures[i];
-		json_array_append_new(failures, json_pack("{s:s, s:I, s:s, s:s?, s:o, s:o}", "host",
-							  x->host, "receipt", (json_int_t)x->receipt,
-							  "opened", x->time, "status", x->status, "exit",
-							  fleet_json_exit(x->has_exit, x->exit_code),
-							  "argv", fleet_json_argv(x->argv)));
+		json_array_append_new(failures,
+				      json_pack("{s:s, s:I, s:s, s:s?, s:o, s:o, s:s}", "host",
+						x->host, "receipt", (json_int_t)x->receipt,
+						"opened", x->time, "status", x->status, "exit",
+						fleet_json_exit(x->has_exit, x->exit_code), "argv",
+						fleet_json_argv(x->argv), "line",
+						fleet_line_state_name(x->line)));
 	}
 	for (size_t i = 0; i < f->n_permits; i++) {
 		const struct fleet_permit *p = &f->permits[i];
 		if (!p->pending)
 			continue;
-		json_array_append_new(permits,
-				      json_pack("{s:s, s:I, s:s, s:I, s:s, s:b, s:o}", "host", p->host,
-						"id", (json_int_t)p->id, "state", p->state, "risk",
-						(json_int_t)p->risk, "time", p->time, "approved",
-						p->approved, "argv", fleet_json_argv(p->argv)));
+		json_array_append_new(permits, json_pack("{s:s, s:I, s:s, s:I, s:s, s:b, s:o, s:s}",
+							 "host", p->host, "id", (json_int_t)p->id,
+							 "state", p->state, "risk", (json_int_t)p->risk,
+							 "time", p->time, "approved", p->approved,
+							 "argv", fleet_json_argv(p->argv), "line",
+							 fleet_line_state_name(p->line)));
 	}
 	for (size_t i = 0; i < f->n_approvals; i++) {
 		const struct fleet_approval *a = &f->approvals[i];
-		json_array_append_new(approvals, json_pack("{s:s, s:I, s:s?, s:s?, s:s?}", "host",
-							   a->host, "permit", (json_int_t)a->permit,
-							   "approver", a->approver, "public_key",
-							   a->public_key, "at", a->at));
+		json_array_append_new(approvals,
+				      json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:s}", "host",
+						a->host, "permit", (json_int_t)a->permit, "approver",
+						a->approver, "public_key", a->public_key, "at",
+						a->at, "line", fleet_line_state_name(a->line)));
 	}
 	json_t *doc = json_pack("{s:o, s:o, s:o, s:o, s:o, s:I}", "hosts", hosts, "runs", runs,
 				"open_failures", failures, "pending_permits", permits, "approvals",
@@ -153,6 +166,16 @@ static void fleet_print_exit(const char *status, bool has, int64_t code)
 		cli_print("exit %-4lld", (long long)code);
 	else
 		cli_print("%-9s", status ? status : "-");
+}
+
+/* A line not the host's signed log's is marked first, in capitals for a
+ * forged one. */
+static void fleet_print_line_state(enum fleet_line_state s)
+{
+	if (s == FLEET_LINE_FORGED)
+		cli_print("  FORGED (not the host's signed line):");
+	else if (s != FLEET_LINE_VERIFIED)
+		cli_print("  (%s)", fleet_line_state_name(s));
 }
 
 static int fleet_print_table(const struct fleet *f, bool policy)
@@ -177,11 +200,24 @@ static int fleet_print_table(const struct fleet *f, bool policy)
 				  h->quorum_failure ? h->quorum_failure : "");
 		else
 			cli_print("\n");
+		if (h->log_verified)
+			cli_print("    log: verified to size %llu with %s key%s\n",
+				  (unsigned long long)h->signed_size,
+				  fleet_key_source_name(h->key_source),
+				  h->key_source == FLEET_KEY_MIRROR ? " (not pinned here: --keys)"
+								    : "");
+		else
+			cli_print("    log: NOT verified (%s key): %s\n",
+				  fleet_key_source_name(h->key_source),
+				  h->log_failure ? h->log_failure : "?");
+		if (h->n_forged)
+			cli_print("    %llu FORGED lines\n", (unsigned long long)h->n_forged);
 	}
 	cli_print("\nrecent runs (%zu)\n", f->n_runs);
 	for (size_t i = 0; i < f->n_runs; i++) {
 		const struct fleet_run *r = &f->runs[i];
 		cleanup_free char *argv = fleet_join(r->argv);
+		fleet_print_line_state(r->line);
 		cli_print("  %s  #%llu  %s  %s  ", r->host, (unsigned long long)r->id, r->time,
 			  r->ok ? "ok    " : "FAILED");
 		fleet_print_exit(r->status, r->has_exit, r->exit_code);
@@ -191,6 +227,7 @@ static int fleet_print_table(const struct fleet *f, bool policy)
 	for (size_t i = 0; i < f->n_failures; i++) {
 		const struct fleet_failure *x = &f->failures[i];
 		cleanup_free char *argv = fleet_join(x->argv);
+		fleet_print_line_state(x->line);
 		cli_print("  %s  receipt %llu  opened %s  ", x->host,
 			  (unsigned long long)x->receipt, x->time);
 		fleet_print_exit(x->status, x->has_exit, x->exit_code);
@@ -205,6 +242,7 @@ static int fleet_print_table(const struct fleet *f, bool policy)
 		if (!p->pending)
 			continue;
 		cleanup_free char *argv = fleet_join(p->argv);
+		fleet_print_line_state(p->line);
 		cli_print("  %s  permit %llu  %s  risk %lld  %s  %s\n", p->host,
 			  (unsigned long long)p->id, p->state, (long long)p->risk, p->time,
 			  argv ? argv : "");
@@ -212,12 +250,30 @@ static int fleet_print_table(const struct fleet *f, bool policy)
 	cli_print("\napprovals (%zu)\n", f->n_approvals);
 	for (size_t i = 0; i < f->n_approvals; i++) {
 		const struct fleet_approval *a = &f->approvals[i];
+		fleet_print_line_state(a->line);
 		cli_print("  %s  permit %llu  approved by %s  at %s\n", a->host,
 			  (unsigned long long)a->permit, a->approver ? a->approver : "?",
 			  a->at ? a->at : "?");
 	}
 	if (f->n_unreadable)
 		cli_print("\n%zu entries of the mirror could not be read\n", f->n_unreadable);
+	return EXIT_OK;
+}
+
+/* The console's pins of the hosts' log keys (--keys FILE): EXIT_OK, or
+ * the error said. */
+static int fleet_read_keys(const char *verb, const char *path, struct fleet_keys *ret)
+{
+	cleanup_free char *text = NULL;
+	size_t n = 0;
+	struct error err = { 0 };
+	int r = file_read_capped(AT_FDCWD, path, 1 << 20, &text, &n, &err);
+	if (r == 0)
+		r = fleet_keys_parse(text, n, ret, &err);
+	if (r < 0) {
+		cli_error("%s: %s: %s", verb, path, err.msg);
+		return EXIT_AIRLOCK_ERROR;
+	}
 	return EXIT_OK;
 }
 
@@ -247,8 +303,9 @@ static void fleet_print_request(const char *host, const struct fleetapprove_requ
 {
 	const struct permit *p = &q->permit;
 	cleanup_free char *argv = fleet_join(p->p.argv);
-	cli_print("permit %llu of host %s (log %s), as its ledger in the mirror records it:\n",
-		  (unsigned long long)p->id, host, q->origin);
+	cli_print("permit %llu of host %s (log %s), as its ledger in the mirror records it,\n"
+		  "verified against its checkpoint of size %llu signed by its pinned key:\n",
+		  (unsigned long long)p->id, host, q->origin, (unsigned long long)q->signed_size);
 	cli_print("  state      %s\n", permit_state_to_string(p->state));
 	cli_print("  risk       %d (%s)\n", p->risk, p->classify_reason);
 	if (p->p.label)
@@ -273,11 +330,12 @@ static int fleet_approve_main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "mirror", required_argument, NULL, 'm' },
 		{ "approver", required_argument, NULL, 'a' },
+		{ "keys", required_argument, NULL, 'k' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *conninfo = NULL, *approver_path = NULL, *state_dir = NULL;
+	const char *conninfo = NULL, *approver_path = NULL, *state_dir = NULL, *keys_path = NULL;
 	int opt;
 	while ((opt = cli_option(argc, argv, "h", options)) != -1) {
 		switch (opt) {
@@ -286,6 +344,9 @@ static int fleet_approve_main(int argc, char **argv)
 			break;
 		case 'a':
 			approver_path = optarg;
+			break;
+		case 'k':
+			keys_path = optarg;
 			break;
 		case 's':
 			state_dir = optarg;
@@ -303,6 +364,16 @@ static int fleet_approve_main(int argc, char **argv)
 		return EXIT_AIRLOCK_ERROR;
 	}
 	const char *host = argv[optind];
+	/* The host's log key, pinned here: the mirror's own pin is a database
+	 * superuser's to replace, with a whole log signed by a key of its own. */
+	if (!keys_path) {
+		cli_error("fleet approve: pass --keys FILE naming the host's log key (`airlock ledger key` on it): its permit is checked against the checkpoint it signed");
+		return EXIT_NOT_APPROVED;
+	}
+	cleanup_with(fleet_keys_release) struct fleet_keys keys = { 0 };
+	int kstatus = fleet_read_keys("fleet approve", keys_path, &keys);
+	if (kstatus != EXIT_OK)
+		return kstatus;
 	cleanup_with(session_free) struct session session = { 0 };
 	struct remotes_mirror cfg = { 0 };
 	struct error err = { 0 };
@@ -330,13 +401,14 @@ static int fleet_approve_main(int argc, char **argv)
 			approver_path = state_approver;
 	}
 	struct fleetapprove_request q;
-	int r = fleetapprove_load(conninfo, host, id, &q, &err);
+	int r = fleetapprove_load(conninfo, host, id, &keys, &q, &err);
 	if (r < 0) {
 		cli_error("%s", err.msg);
 		remotes_mirror_release(&cfg);
-		return r == -ENOENT  ? EXIT_NOT_FOUND_ITEM
-		       : r == -EPERM ? EXIT_REFUSED
-				     : EXIT_AIRLOCK_ERROR;
+		return r == -ENOENT	    ? EXIT_NOT_FOUND_ITEM
+		       : r == -EPERM	    ? EXIT_REFUSED
+		       : r == -EKEYREJECTED ? EXIT_NOT_APPROVED
+					    : EXIT_AIRLOCK_ERROR;
 	}
 	cleanup_free char *doc = NULL;
 	size_t doc_n = 0;
@@ -414,11 +486,12 @@ int cmd_fleet(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "policy", required_argument, NULL, 'p' },
+		{ "keys", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct fleet_query q = { .runs_max = FLEET_RUNS_DEFAULT };
-	const char *state_dir = NULL, *policy_path = NULL;
+	const char *state_dir = NULL, *policy_path = NULL, *keys_path = NULL;
 	char since[32];
 	bool json = false;
 	uint64_t n;
@@ -455,6 +528,9 @@ int cmd_fleet(int argc, char **argv)
 		case 'p':
 			policy_path = optarg;
 			break;
+		case 'k':
+			keys_path = optarg;
+			break;
 		case 'h':
 			fputs(fleet_usage, stdout);
 			return EXIT_OK;
@@ -482,6 +558,13 @@ int cmd_fleet(int argc, char **argv)
 			return EXIT_AIRLOCK_ERROR;
 		}
 		q.policy = policy;
+	}
+	cleanup_with(fleet_keys_release) struct fleet_keys keys = { 0 };
+	if (keys_path) {
+		int status = fleet_read_keys("fleet", keys_path, &keys);
+		if (status != EXIT_OK)
+			return status;
+		q.keys = &keys;
 	}
 	if (!q.conninfo) {
 		struct store *store = NULL;

@@ -44,6 +44,31 @@ q() {
 	psql -X -q -A -t -v ON_ERROR_STOP=1 "host=$PGDIR dbname=$DB user=${2:-postgres}" -c "$1"
 }
 
+# A line of the mirror with $2 replaced by $3 in it, its sha256 made the
+# SHA-256 of its record's new bytes: what a database superuser can write
+# (the ledger's parser accepts it; only the host's signed tree refutes it).
+forged_text() { # line old new
+	OLD=$2 NEW=$3 python3 -c '
+import hashlib, json, os, sys
+line = sys.argv[1]
+old, new = os.environ["OLD"], os.environ["NEW"]
+rec = json.loads(line)["record"].replace(old, new)
+h = json.loads(line)["sha256"]
+print(line.replace(old, new).replace(h, hashlib.sha256(rec.encode()).hexdigest()))
+' "$1"
+}
+
+# The line at seq $2 of host $1's log in the mirror so altered by the
+# superuser, its leaf column left as pushed.
+forge_line() { # host seq old new
+	local origin line new
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = '$1'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND seq = $2")
+	new=$(forged_text "$line" "$3" "$4")
+	[ "$new" != "$line" ]
+	q "SET session_replication_role = replica; UPDATE airlock.entries SET line = \$l\$$new\$l\$ WHERE origin = '$origin' AND seq = $2" >/dev/null
+}
+
 # A host named $1: its own state directory and workspace, an approver, two
 # runs that pass and one that fails (left open), a permit pending approval
 # and one approved, all pushed to the mirror.
@@ -210,6 +235,149 @@ cosign_by() { # host witness
 	"$AIRLOCK" ledger push --state-dir "$TEST_DIR/$1/state"
 }
 
+@test "fleet attack: a permit's command altered in the mirror by the database's superuser is shown FORGED, never as the host's" {
+	host alpha
+	host beta
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$origin' AND kind = 'permit-transition' AND id = '1'")
+	forge_line alpha "$seq" "echo pending" "echo harmless"
+	al fleet --mirror "$READER" --json
+	[ "$status" -eq 0 ]
+	doc=$output
+	# The altered command is listed, marked forged.
+	[ "$(jq -r '.pending_permits[] | select(.host == "alpha" and .id == 1) | "\(.argv[-1]) \(.line)"' <<<"$doc")" = "make gen && echo harmless forged" ]
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | "\(.log.verified) \(.log.forged) \(.log.key)"' <<<"$doc")" = "true 1 the mirror's" ]
+	# Every other line of both hosts verifies against its host's checkpoint.
+	[ "$(jq -r '[.runs[], .open_failures[], .pending_permits[], .approvals[]] | map(select(.line != "verified")) | length' <<<"$doc")" = 1 ]
+	[ "$(jq -r '[.runs[], .pending_permits[]] | map(select(.host == "beta" and .line == "verified")) | length' <<<"$doc")" = 7 ]
+	al fleet --mirror "$READER"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"FORGED (not the host's signed line):  alpha  permit 1  DRY_RUN_OK"*"echo harmless"* ]]
+	[[ "$output" == *"1 FORGED lines"* ]]
+	[[ "$output" == *"log: verified to size"*"the mirror's key (not pinned here: --keys)"* ]]
+	# The leaf column made to match the forged line too: the tree is no
+	# longer the one alpha signed, and nothing of alpha's is believed.
+	q "SET session_replication_role = replica; UPDATE airlock.entries SET leaf = sha256('\\x00'::bytea || convert_to(line, 'UTF8')) WHERE origin = '$origin' AND seq = $seq" >/dev/null
+	al fleet --mirror "$READER" --json
+	[ "$status" -eq 0 ]
+	doc=$output
+	[ "$(jq -r '.hosts[] | select(.host == "alpha") | "\(.log.verified) \(.log.failure)"' <<<"$doc")" = "false the mirror's leaf hashes do not make the root its checkpoint signs" ]
+	[ "$(jq -r '[.runs[], .open_failures[], .pending_permits[], .approvals[]] | map(select(.host == "alpha") | .line) | unique | join(",")' <<<"$doc")" = unverified ]
+	[ "$(jq -r '[.runs[], .open_failures[], .pending_permits[], .approvals[]] | map(select(.host == "beta") | .line) | unique | join(",")' <<<"$doc")" = verified ]
+	al fleet --mirror "$READER"
+	[[ "$output" == *"log: NOT verified (the mirror's key): the mirror's leaf hashes do not make the root"* ]]
+	[[ "$output" == *"(unverified)  alpha  permit 1"* ]]
+}
+
+@test "fleet: a line the mirror holds beyond the host's signed checkpoint is shown as not covered" {
+	host alpha
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	size=$(q "SELECT size FROM airlock.log_heads WHERE host = 'alpha'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND kind = 'receipt' AND id = '2'")
+	new=$(forged_text "$line" "alpha" "omega")
+	# Written past airlock.push() at the next place, its leaf its own:
+	# no checkpoint of alpha's covers it.
+	q "INSERT INTO airlock.entries (origin, seq, leaf, kind, id, path, line) VALUES ('$origin', $size, sha256('\\x00'::bytea || convert_to(\$l\$$new\$l\$, 'UTF8')), 'receipt', '2', 'x', \$l\$$new\$l\$)" >/dev/null
+	al fleet --mirror "$READER" --json --runs 0
+	[ "$status" -eq 0 ]
+	doc=$output
+	[ "$(jq -r '.runs[] | select(.argv == ["echo", "omega"]) | .line' <<<"$doc")" = "not covered" ]
+	[ "$(jq -r '[.runs[] | select(.line == "verified")] | length' <<<"$doc")" = "$(($(jq -r '.runs | length' <<<"$doc") - 1))" ]
+	[ "$(jq -r '.hosts[0] | "\(.log.verified) \(.log.signed_size)"' <<<"$doc")" = "true $size" ]
+	al fleet --mirror "$READER" --runs 0
+	[[ "$output" == *"(not covered)  alpha  #2"*"echo omega"* ]]
+}
+
+@test "fleet: a checkpoint the database's superuser replaced under another key is refused; --keys pins the hosts' keys" {
+	risky_host alpha
+	host beta
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	size=$(q "SELECT size FROM airlock.log_heads WHERE host = 'alpha'")
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.keys"
+	AIRLOCK_STATE_DIR="$TEST_DIR/beta/state" "$AIRLOCK" ledger key >"$TEST_DIR/beta.keys"
+
+	# beta's checkpoint in place of alpha's: not signed by alpha's key.
+	saved=$(q "SELECT checkpoint FROM airlock.checkpoints WHERE origin = '$origin' AND size = $size")
+	q "SET session_replication_role = replica; UPDATE airlock.checkpoints SET checkpoint = (SELECT checkpoint FROM airlock.log_heads WHERE host = 'beta') WHERE origin = '$origin' AND size = $size" >/dev/null
+	al fleet --mirror "$READER" --json --host alpha
+	[ "$status" -eq 0 ]
+	[[ "$(jq -r '.hosts[0].log | "\(.verified) \(.failure)"' <<<"$output")" == "false its latest checkpoint in the mirror is not signed by the mirror's key $origin"* ]]
+	[ "$(jq -r '[.runs[], .pending_permits[]] | map(.line) | unique | join(",")' <<<"$output")" = unverified ]
+	fleet_approve alpha 1
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"permit 1 of host alpha in the mirror is unverified: its latest checkpoint in the mirror is not signed by pinned key"* ]]
+	q "SET session_replication_role = replica; UPDATE airlock.checkpoints SET checkpoint = \$c\$$saved\$c\$ WHERE origin = '$origin' AND size = $size" >/dev/null
+
+	# The whole log replaced: a key of the superuser's own, named as
+	# alpha's log (its id made to match), the mirror's pin of alpha's key
+	# replaced with it, the permit's command altered and the tree signed.
+	m="$TEST_DIR/mallory/state"
+	mkdir -p "$m"
+	AIRLOCK_STATE_DIR="$m" "$AIRLOCK" ledger key >"$TEST_DIR/mallory.keys"
+	python3 - "$m/ledger" "$origin" <<-'PY'
+		import base64, hashlib, sys
+		d, name = sys.argv[1], sys.argv[2]
+		seed = open(d + "/key").read().strip().split("+", 4)[4]
+		pub = base64.b64decode(open(d + "/key.pub").read().strip().split("+", 2)[2])
+		kid = hashlib.sha256(name.encode() + b"\n" + pub).digest()[:4].hex()
+		open(d + "/key", "w").write("PRIVATE+KEY+%s+%s+%s\n" % (name, kid, seed))
+		open(d + "/key.pub", "w").write("%s+%s+%s\n" % (name, kid, base64.b64encode(pub).decode()))
+	PY
+	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$origin' AND kind = 'permit-transition' AND id = '1'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND seq = $seq")
+	new=$(forged_text "$line" "out1.txt" "../../etc/cron.d/x")
+	q "SELECT line FROM airlock.entries WHERE origin = '$origin' ORDER BY seq" |
+		python3 -c 'import sys; ls = sys.stdin.read().split("\n"); ls[int(sys.argv[1])] = sys.argv[2]; sys.stdout.write("\n".join(ls))' "$seq" "$new" >"$m/ledger/log"
+	rm -f "$m/ledger/checkpoint" "$m/ledger/index"
+	rm -rf "$m/ledger/checkpoints"
+	AIRLOCK_STATE_DIR="$m" "$AIRLOCK" ledger checkpoint >/dev/null
+	forged=$(cat "$m/ledger/checkpoint" && echo .)
+	forged=${forged%.}
+	[[ "$forged" == "$origin"$'\n'"$size"$'\n'* ]]
+	q "SET session_replication_role = replica;
+	   UPDATE airlock.logs SET vkey = '$(cat "$m/ledger/key.pub")' WHERE origin = '$origin';
+	   UPDATE airlock.entries SET line = \$l\$$new\$l\$, leaf = sha256('\\x00'::bytea || convert_to(\$l\$$new\$l\$, 'UTF8')) WHERE origin = '$origin' AND seq = $seq;
+	   UPDATE airlock.checkpoints SET checkpoint = \$c\$$forged\$c\$ WHERE origin = '$origin' AND size = $size" >/dev/null
+	# With the mirror's pin alone, the console cannot tell: what it says
+	# is whose key it took (docs/fleet.md, "What a superuser can forge").
+	al fleet --mirror "$READER" --json --host alpha
+	[ "$(jq -r '.hosts[0].log | "\(.verified) \(.key)"' <<<"$output")" = "true the mirror's" ]
+	[[ "$(jq -r '.pending_permits[] | select(.id == 1) | .argv[-1]' <<<"$output")" == *"../../etc/cron.d/x"* ]]
+	# Pinned here (--keys), alpha's own key: refused, nothing believed.
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$status" -eq 0 ]
+	doc=$output
+	[[ "$(jq -r '.hosts[] | select(.host == "alpha") | .log | "\(.verified) \(.key) \(.failure)"' <<<"$doc")" == "false pinned its latest checkpoint in the mirror is not signed by pinned key $origin"* ]]
+	[ "$(jq -r '[.runs[], .pending_permits[]] | map(select(.host == "alpha") | .line) | unique | join(",")' <<<"$doc")" = unverified ]
+	# beta is not named by that file: not pinned, nothing of it verifies.
+	[ "$(jq -r '.hosts[] | select(.host == "beta") | .log | "\(.verified) \(.key)"' <<<"$doc")" = "false not pinned" ]
+	[ "$(jq -r '[.runs[], .pending_permits[]] | map(select(.host == "beta") | .line) | unique | join(",")' <<<"$doc")" = unverified ]
+	cat "$TEST_DIR/alpha.keys" "$TEST_DIR/beta.keys" >"$TEST_DIR/both.keys"
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/both.keys"
+	[ "$(jq -r '.hosts[] | select(.host == "beta") | .log | "\(.verified) \(.key)"' <<<"$output")" = "true pinned" ]
+	[ "$(jq -r '[.runs[], .pending_permits[]] | map(select(.host == "beta") | .line) | unique | join(",")' <<<"$output")" = verified ]
+	al fleet --mirror "$READER" --keys "$TEST_DIR/both.keys"
+	[[ "$output" == *"log: NOT verified (pinned key): its latest checkpoint in the mirror is not signed by pinned key"* ]]
+	# The approver's console pins alpha's key: it refuses to sign.
+	fleet_approve alpha 1
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"permit 1 of host alpha in the mirror is unverified: its latest checkpoint in the mirror is not signed by pinned key"* ]]
+	[[ "$output" != *"cron.d"* ]]
+	# A console without alpha's key pinned does not sign either.
+	run script -qec "'$AIRLOCK' fleet approve alpha 1 --mirror '$APPROVER' --approver '$TEST_DIR/alpha/state/approver.json' --keys '$TEST_DIR/mallory.keys'" /dev/null <<<"$PASS"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"host alpha: its log $origin is not among the console's --keys"* ]]
+	run script -qec "'$AIRLOCK' fleet approve alpha 1 --mirror '$APPROVER' --approver '$TEST_DIR/alpha/state/approver.json'" /dev/null <<<"$PASS"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"pass --keys FILE"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 0 ]
+	# A keys file that is not one is refused.
+	echo "not a key" >"$TEST_DIR/bad.keys"
+	al fleet --mirror "$READER" --keys "$TEST_DIR/bad.keys"
+	[ "$status" -eq 125 ]
+	[[ "$stderr" == *"bad.keys: line 1"* ]]
+}
+
 @test "fleet: each host's last cosigned checkpoint and its witnesses, unverified or checked against a policy" {
 	host alpha
 	host beta
@@ -258,6 +426,11 @@ cosign_by() { # host witness
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$w1name (verified as w1)"*"quorum met"* ]]
 	[[ "$output" == *"quorum NOT met: no quorum"* ]]
+	# The hosts' keys pinned here (--keys): the same quorums, under them.
+	for h in alpha beta gamma; do "$AIRLOCK" ledger key --state-dir "$TEST_DIR/$h/state"; done >"$TEST_DIR/all.keys"
+	al fleet --mirror "$READER" --json --policy "$TEST_DIR/policy" --keys "$TEST_DIR/all.keys"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '[.hosts[] | "\(.host):\(.quorum_met):\(.log.key):\(.log.verified)"] | join(",")' <<<"$output")" = "alpha:true:pinned:true,beta:false:pinned:true,gamma:false:pinned:true" ]
 
 	# A policy without w2: its cosignature is by a key not in the policy.
 	{
@@ -346,8 +519,10 @@ risky_host() { # name [count]
 
 # `airlock fleet approve HOST ID` on a terminal, with the passphrase $3
 # (default $PASS) and the approver document $4 (default the host's own).
+# The console pins the host's log key: KEYS names it (`ledger key` on it).
 fleet_approve() { # host id [passphrase] [approver.json]
-	run script -qec "'$AIRLOCK' fleet approve $1 $2 --mirror '$APPROVER' --approver '${4:-$TEST_DIR/$1/state/approver.json}'" /dev/null <<<"${3:-$PASS}"
+	AIRLOCK_STATE_DIR="$TEST_DIR/$1/state" "$AIRLOCK" ledger key >"$TEST_DIR/$1.keys"
+	run script -qec "'$AIRLOCK' fleet approve $1 $2 --mirror '$APPROVER' --approver '${4:-$TEST_DIR/$1/state/approver.json}' --keys '$TEST_DIR/$1.keys'" /dev/null <<<"${3:-$PASS}"
 }
 
 # On host $1: `airlock permit exec $2`, its status and stderr.
@@ -393,11 +568,11 @@ approved_entries() { # host
 	[[ "$output" == *"not the approver's passphrase"* ]]
 	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 1 ]
 	# Without a terminal: refused.
-	run "$AIRLOCK" fleet approve beta 1 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json" </dev/null
+	run "$AIRLOCK" fleet approve beta 1 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json" --keys "$TEST_DIR/beta.keys" </dev/null
 	[ "$status" -eq 77 ]
 	[[ "$output" == *"from a terminal"* ]]
 	# A permit the mirror does not hold.
-	run "$AIRLOCK" fleet approve beta 9 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json"
+	run "$AIRLOCK" fleet approve beta 9 --mirror "$APPROVER" --approver "$TEST_DIR/beta/state/approver.json" --keys "$TEST_DIR/beta.keys"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"no permit 9 of host beta"* ]]
 }
@@ -489,27 +664,29 @@ refused_on_host() { # host id reason
 	[[ "$output" == *'"state":"APPLIED"'* ]]
 }
 
-@test "fleet approve attack: the mirror's record altered by the database's superuser before signing is refused on the host" {
+@test "fleet approve attack: the mirror's record altered by the database's superuser is refused at the console" {
 	risky_host alpha
 	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
 	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$origin' AND kind = 'permit-transition' AND id = '1'")
-	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND seq = $seq")
+	digest=$(jq -r .changeset_sha256 "$TEST_DIR/alpha/state/permits/1.json")
 	# Another change set digest in the record, the entry's sha256 made to
-	# match (the leaf no longer does: nobody here checks it).
-	new=$(python3 -c '
-import hashlib, json, sys
-line = sys.stdin.read().rstrip("\n")
-rec = json.loads(line)["record"]
-old = json.loads(rec)["changeset_sha256"]
-rec2 = rec.replace(old, "f" * 64)
-h = json.loads(line)["sha256"]
-print(line.replace(old, "f" * 64).replace(h, hashlib.sha256(rec2.encode()).hexdigest()))
-' <<<"$line")
-	q "SET session_replication_role = replica; UPDATE airlock.entries SET line = \$l\$$new\$l\$ WHERE origin = '$origin' AND seq = $seq" >/dev/null
+	# match: the line's leaf is no longer the one alpha signed.
+	forge_line alpha "$seq" "$digest" "$(printf 'f%.0s' $(seq 64))"
 	fleet_approve alpha 1
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"change set sha256 $(printf 'f%.0s' $(seq 64))"* ]]
-	refused_on_host alpha 1 "the approval does not cover this permit as it is now"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"permit 1 of host alpha in the mirror is FORGED"* ]]
+	[[ "$output" != *"change set sha256"* ]]
+	[[ "$output" != *"passphrase"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 0 ]
+	# The leaf column made to match too: the tree no longer makes the
+	# signed root, and nothing of alpha's log is believed.
+	q "SET session_replication_role = replica; UPDATE airlock.entries SET leaf = sha256('\\x00'::bytea || convert_to(line, 'UTF8')) WHERE origin = '$origin' AND seq = $seq" >/dev/null
+	fleet_approve alpha 1
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"permit 1 of host alpha in the mirror is unverified: the mirror's leaf hashes do not make the root its checkpoint signs"* ]]
+	[ "$(q "SELECT count(*) FROM airlock.approvals")" = 0 ]
+	# (An approval of a permit other than the host's own is refused on
+	# the host too: "re-proposed with other changes since", above.)
 }
 
 @test "fleet approve attack: alpha's approval copied to beta's log (one approver, the same workspace path and permit) is refused on beta" {

@@ -24,6 +24,10 @@
 #include "core/record/receipt.h"
 #include "core/permit/record.h"
 #include "core/store/store.h"
+#include "basic/fileio.h"
+#include "basic/text.h"
+#include "core/fleet/fleetlog.h"
+#include "core/store/ledger.h"
 #include "harness.h"
 
 static void test_default_policy_loads(void)
@@ -1315,8 +1319,163 @@ static void test_permit_message_origin(void)
 	free(local);
 }
 
-RUN_TESTS(T_(test_permit_message_origin), T_(test_netallow_pattern_parse), T_(test_netallow_match),
-	  T_(test_netallow_addresses), T_(test_policy_net_allowlist), T_(test_default_policy_loads),
+/* The fleet console's check of a host's mirrored lines (core/fleet/fleetlog.h)
+ * against a real ledger's signed checkpoint: each line's state, and what a
+ * database superuser's edits turn them into. */
+struct fleet_rows {
+	char *lines[8];
+	size_t n_lines[8];
+	char leaves[8][2 * MERKLE_HASH_BYTES + 1];
+	size_t n;
+};
+
+static void fleet_rows_leaf(struct fleet_rows *r, size_t i, const char *line, size_t n)
+{
+	merkle_hash h;
+	merkle_leaf_hash(line, n, h);
+	hex_encode(h, sizeof(h), r->leaves[i]);
+}
+
+/* Adds every row (seq from first_seq, one skipped at skip when not -1) and
+ * finishes; states into out. */
+static void fleet_rows_check(struct fleet_log *l, const struct fleet_rows *r, long skip,
+			     enum fleet_line_state *out)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		char seq[24];
+		snprintf(seq, sizeof(seq), "%zu", (long)i >= skip && skip >= 0 ? i + 1 : i);
+		out[i] = fleet_log_add(l, seq, r->leaves[i], r->lines[i], r->n_lines[i]);
+	}
+	fleet_log_finish(l);
+	for (size_t i = 0; i < r->n; i++)
+		out[i] = fleet_log_state(l, out[i]);
+}
+
+static void test_fleet_log_checks_lines(void)
+{
+	char dir[] = "/tmp/test-fleetlog-XXXXXX";
+	struct ledger *ledger = NULL;
+	struct error err = { 0 };
+	char *cp = NULL, *vkey = NULL, *log = NULL;
+	size_t cp_n = 0, log_n = 0;
+	ASSERT_TRUE(mkdtemp(dir));
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(ledger_open(fd, dir, &ledger_state_schema, &ledger, &err), 0);
+	for (unsigned i = 0; i < 6; i++) {
+		char id[16], path[64], hex[SHA256_HEX_SIZE];
+		snprintf(id, sizeof(id), "%u", i + 1);
+		snprintf(path, sizeof(path), "receipts/%u.json", i + 1);
+		sha256_hex(id, strlen(id), hex);
+		/* the checkpoint signs 5: the sixth line is beyond it */
+		ASSERT_EQ_INT(ledger_append(ledger, LEDGER_RECEIPT, id, path, hex, i == 4, NULL, &err),
+			      0);
+		if (i == 4)
+			ASSERT_EQ_INT(ledger_checkpoint_text(ledger, &cp, &cp_n, &err), 0);
+	}
+	ASSERT_EQ_INT(ledger_public_key(ledger, false, &vkey, &err), 0);
+	ASSERT_EQ_INT(file_read_capped(fd, "ledger/log", 1 << 20, &log, &log_n, &err), 0);
+	struct fleet_rows r = { 0 };
+	for (char *p = log, *nl; r.n < 8 && (nl = strchr(p, '\n')); p = nl + 1) {
+		r.lines[r.n] = p;
+		r.n_lines[r.n] = (size_t)(nl - p);
+		fleet_rows_leaf(&r, r.n, p, r.n_lines[r.n]);
+		r.n++;
+	}
+	ASSERT_EQ_INT(r.n, 6);
+	char *origin = strndup(vkey, strcspn(vkey, "+"));
+	ASSERT_TRUE(origin);
+	struct fleet_log l;
+	enum fleet_line_state st[8];
+
+	/* Genuine: five verified, the sixth not covered; the mirror's key. */
+	fleet_log_begin(&l, origin, cp, vkey, NULL, NULL);
+	ASSERT_EQ_INT(l.key_source, FLEET_KEY_MIRROR);
+	fleet_rows_check(&l, &r, -1, st);
+	ASSERT_TRUE(l.tree_ok);
+	for (size_t i = 0; i < 5; i++)
+		ASSERT_EQ_INT(st[i], FLEET_LINE_VERIFIED);
+	ASSERT_EQ_INT(st[5], FLEET_LINE_UNCOVERED);
+	fleet_log_release(&l);
+
+	/* Pinned by --keys: the same; --keys naming no key of this log: none. */
+	struct fleet_keys keys = { 0 };
+	ASSERT_EQ_INT(fleet_keys_parse(vkey, strlen(vkey), &keys, &err), 0);
+	fleet_log_begin(&l, origin, cp, NULL, &keys, NULL);
+	ASSERT_EQ_INT(l.key_source, FLEET_KEY_PINNED);
+	fleet_rows_check(&l, &r, -1, st);
+	ASSERT_EQ_INT(st[0], FLEET_LINE_VERIFIED);
+	fleet_log_release(&l);
+	struct fleet_keys none = { 0 };
+	fleet_log_begin(&l, origin, cp, vkey, &none, NULL);
+	ASSERT_EQ_INT(l.key_source, FLEET_KEY_UNPINNED);
+	fleet_rows_check(&l, &r, -1, st);
+	ASSERT_EQ_INT(st[0], FLEET_LINE_UNVERIFIED);
+	ASSERT_EQ_INT(st[5], FLEET_LINE_UNVERIFIED);
+	fleet_log_release(&l);
+
+	/* A line altered, its stored leaf as pushed: that line forged. */
+	char *orig = r.lines[2];
+	size_t orig_n = r.n_lines[2];
+	char *altered = strndup(orig, orig_n);
+	ASSERT_TRUE(altered);
+	altered[orig_n - 3] ^= 1;
+	r.lines[2] = altered;
+	fleet_log_begin(&l, origin, cp, vkey, NULL, NULL);
+	fleet_rows_check(&l, &r, -1, st);
+	ASSERT_TRUE(l.tree_ok);
+	ASSERT_EQ_INT(l.n_mismatched, 1);
+	ASSERT_EQ_INT(st[1], FLEET_LINE_VERIFIED);
+	ASSERT_EQ_INT(st[2], FLEET_LINE_FORGED);
+	fleet_log_release(&l);
+	/* ... and its leaf too: the root breaks, nothing verifies. */
+	fleet_rows_leaf(&r, 2, altered, orig_n);
+	fleet_log_begin(&l, origin, cp, vkey, NULL, NULL);
+	fleet_rows_check(&l, &r, -1, st);
+	ASSERT_TRUE(!l.tree_ok);
+	ASSERT_TRUE(strstr(l.failure, "do not make the root") != NULL);
+	for (size_t i = 0; i < 5; i++)
+		ASSERT_EQ_INT(st[i], FLEET_LINE_UNVERIFIED);
+	fleet_log_release(&l);
+	r.lines[2] = orig;
+	fleet_rows_leaf(&r, 2, orig, orig_n);
+
+	/* A row missing (a gap in the sequence): nothing verifies. */
+	fleet_log_begin(&l, origin, cp, vkey, NULL, NULL);
+	fleet_rows_check(&l, &r, 3, st);
+	ASSERT_TRUE(!l.tree_ok);
+	ASSERT_EQ_INT(st[0], FLEET_LINE_UNVERIFIED);
+	fleet_log_release(&l);
+
+	/* The checkpoint's signature altered, or another origin's name. */
+	cp[cp_n - 4] = cp[cp_n - 4] == 'A' ? 'B' : 'A';
+	fleet_log_begin(&l, origin, cp, vkey, NULL, NULL);
+	fleet_rows_check(&l, &r, -1, st);
+	ASSERT_TRUE(!l.checkpoint_ok);
+	ASSERT_EQ_INT(st[0], FLEET_LINE_UNVERIFIED);
+	fleet_log_release(&l);
+	fleet_log_begin(&l, "another", NULL, vkey, NULL, NULL);
+	ASSERT_TRUE(!l.checkpoint_ok);
+	fleet_log_release(&l);
+
+	/* A keys file: comments, blank lines; a line that is not a key. */
+	ASSERT_TRUE(fleet_keys_parse("# pins\n\nnot a key\n", 18, &none, &err) < 0);
+	ASSERT_TRUE(strstr(err.msg, "line 3") != NULL);
+
+	fleet_keys_release(&keys);
+	free(altered);
+	free(origin);
+	free(cp);
+	free(vkey);
+	free(log);
+	ledger_free(ledger);
+	close(fd);
+	(void)remove_tree_at(AT_FDCWD, dir);
+}
+
+RUN_TESTS(T_(test_fleet_log_checks_lines), T_(test_permit_message_origin),
+	  T_(test_netallow_pattern_parse), T_(test_netallow_match), T_(test_netallow_addresses),
+	  T_(test_policy_net_allowlist), T_(test_default_policy_loads),
 	  T_(test_default_policy_compact_is_the_document),
 	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
 	  T_(test_hostview_resolve_follows_links_to_missing_paths),

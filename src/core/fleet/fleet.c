@@ -137,10 +137,11 @@ static int fleet_on_cosignature(void *arg, int n, const char *const *v, struct e
 }
 
 /* Each cosignature of h checked against the policy's witnesses, and the
- * quorum with the host's own log key as the log: the policy's when its log
- * line is this host's origin, else the key the mirror pinned at the host's
- * first push. */
-static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *policy)
+ * quorum with the host's own log key as the log: the console's pin of it
+ * when keys names its origin, else the policy's when its log line is this
+ * host's origin, else the key the mirror pinned at the host's first push. */
+static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *policy,
+			     const struct fleet_keys *keys)
 {
 	const char *cp = h->cosigned_checkpoint;
 	const char *split = cp ? strstr(cp, "\n\n") : NULL;
@@ -166,10 +167,17 @@ static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *
 	*p = *policy;
 	struct error err = { 0 };
 	size_t n_valid;
-	/* The policy's own log, when it is this host's: its key, not the
-	 * mirror's pin, must have signed the checkpoint. */
-	int r = strcmp(policy->log.name, h->origin) == 0 ? 0
-							 : ledger_vkey_parse(h->vkey, &p->log, &err);
+	/* The console's pin, or the policy's own log when it is this host's:
+	 * its key, not the mirror's pin, must have signed the checkpoint. */
+	const struct ledger_vkey *pinned = NULL;
+	for (size_t i = 0; keys && i < keys->n && !pinned; i++)
+		if (strcmp(keys->keys[i].name, h->origin) == 0)
+			pinned = &keys->keys[i];
+	if (pinned)
+		p->log = *pinned;
+	int r = pinned || strcmp(policy->log.name, h->origin) == 0
+			? 0
+			: ledger_vkey_parse(h->vkey, &p->log, &err);
 	if (r == 0) {
 		p->has_log = true;
 		for (size_t i = 0; i < h->n_cosignatures; i++)
@@ -185,13 +193,16 @@ static int fleet_verify_host(struct fleet_host *h, const struct witness_policy *
 
 struct fleet_reader {
 	struct fleet *f;
+	/* each host's log being checked, by its index in f->hosts */
+	struct fleet_log *logs;
+	size_t current; /* the host of the rows being read */
 	/* every receipt, before --since and the count cut them */
 	struct fleet_run *runs;
 	size_t n_runs;
 };
 
 static int fleet_add_run(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
-			 const char *record, size_t n)
+			 const char *record, size_t n, enum fleet_line_state line)
 {
 	cleanup_with(json_decrefp) json_t *doc = json_loadb(record, n, 0, NULL);
 	uint64_t id = 0;
@@ -212,7 +223,8 @@ static int fleet_add_run(struct fleet_reader *rd, const char *host, const struct
 				 .has_exit = json_is_integer(code),
 				 .exit_code = json_integer_value(code),
 				 .ok = json_is_true(ok),
-				 .argv = fleet_argv(doc) };
+				 .argv = fleet_argv(doc),
+				 .line = line };
 	return r->host && r->time && r->argv ? 0 : -ENOMEM;
 }
 
@@ -234,7 +246,7 @@ static void fleet_permit_clear(struct fleet_permit *p)
 }
 
 static int fleet_add_permit(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
-			    const char *record, size_t n)
+			    const char *record, size_t n, enum fleet_line_state line)
 {
 	struct fleet *f = rd->f;
 	uint64_t id = 0;
@@ -253,6 +265,7 @@ static int fleet_add_permit(struct fleet_reader *rd, const char *host, const str
 	}
 	fleet_permit_clear(p);
 	p->time = strdup(e->time);
+	p->line = line;
 	cleanup_with(json_decrefp) json_t *doc = record ? json_loadb(record, n, 0, NULL) : NULL;
 	if (record && !json_is_object(doc))
 		f->n_unreadable++;
@@ -294,10 +307,12 @@ static int fleet_add_permit(struct fleet_reader *rd, const char *host, const str
 	a->approver = fleet_strdup0(fleet_string(approval, "approver"));
 	a->public_key = fleet_strdup0(fleet_string(approval, "public_key"));
 	a->at = fleet_strdup0(at);
+	a->line = line;
 	return 0;
 }
 
-static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struct ledger_entry *e)
+static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
+			  enum fleet_line_state line)
 {
 	struct fleet *f = rd->f;
 	uint64_t id = 0;
@@ -305,7 +320,8 @@ static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struc
 		f->n_unreadable++;
 		return 0;
 	}
-	if (e->kind == LEDGER_GATE_CLOSE) {
+	/* A close that is not the signed tree's leaf closes nothing. */
+	if (e->kind == LEDGER_GATE_CLOSE && line != FLEET_LINE_FORGED) {
 		for (size_t i = 0; i < f->n_failures; i++)
 			if (f->failures[i].receipt == id && strcmp(f->failures[i].host, host) == 0) {
 				free(f->failures[i].host);
@@ -315,20 +331,37 @@ static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struc
 			}
 		return 0;
 	}
+	if (e->kind == LEDGER_GATE_CLOSE)
+		return 0;
 	struct fleet_failure *x = FLEET_PUSH(f->failures, f->n_failures);
 	if (!x)
 		return -ENOMEM;
-	*x = (struct fleet_failure){ .host = strdup(host), .receipt = id, .time = strdup(e->time) };
+	*x = (struct fleet_failure){
+		.host = strdup(host), .receipt = id, .time = strdup(e->time), .line = line
+	};
 	return x->host && x->time ? 0 : -ENOMEM;
 }
 
 static int fleet_on_entry(void *arg, int n, const char *const *v, struct error *err)
 {
 	struct fleet_reader *rd = arg;
-	if (n != 2 || !v[0] || !v[1])
+	struct fleet *f = rd->f;
+	if (n != 4 || !v[0] || !v[3])
 		return error_set(err, EPROTO, "the mirror's entries are not as expected");
-	const char *host = v[0], *line = v[1];
+	const char *line = v[3];
 	size_t len = strlen(line);
+	/* The rows come by log: the host of this one, by its origin (a log
+	 * the heads did not list, pushed since, is left out). */
+	if (rd->current >= f->n_hosts || strcmp(f->hosts[rd->current].origin, v[0]) != 0) {
+		rd->current = f->n_hosts;
+		for (size_t i = 0; i < f->n_hosts && rd->current == f->n_hosts; i++)
+			if (strcmp(f->hosts[i].origin, v[0]) == 0)
+				rd->current = i;
+		if (rd->current == f->n_hosts)
+			return 0;
+	}
+	const char *host = f->hosts[rd->current].host;
+	enum fleet_line_state state = fleet_log_add(&rd->logs[rd->current], v[1], v[2], line, len);
 	struct ledger_entry e;
 	struct error ignored = { 0 };
 	if (ledger_entry_parse(&ledger_state_schema, line, len, &e, &ignored) < 0) {
@@ -347,14 +380,14 @@ static int fleet_on_entry(void *arg, int n, const char *const *v, struct error *
 	switch (e.kind) {
 	case LEDGER_RECEIPT:
 		if (record)
-			r = fleet_add_run(rd, host, &e, record, record_n);
+			r = fleet_add_run(rd, host, &e, record, record_n, state);
 		break;
 	case LEDGER_GATE_OPEN:
 	case LEDGER_GATE_CLOSE:
-		r = fleet_add_gate(rd, host, &e);
+		r = fleet_add_gate(rd, host, &e, state);
 		break;
 	case LEDGER_PERMIT_TRANSITION:
-		r = fleet_add_permit(rd, host, &e, record, record_n);
+		r = fleet_add_permit(rd, host, &e, record, record_n, state);
 		break;
 	default:
 		break;
@@ -382,11 +415,60 @@ static int fleet_run_compare(const void *a, const void *b)
 	return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
+/* The state of a line of host's log, from what fleet_log_add() said. */
+static enum fleet_line_state fleet_line(const struct fleet_reader *rd, const char *host,
+					enum fleet_line_state added)
+{
+	for (size_t i = 0; i < rd->f->n_hosts; i++)
+		if (strcmp(rd->f->hosts[i].host, host) == 0)
+			return fleet_log_state(&rd->logs[i], added);
+	return FLEET_LINE_UNVERIFIED;
+}
+
+/* Of two lines' states, the one that says less for what both show. */
+static enum fleet_line_state fleet_line_worse(enum fleet_line_state a, enum fleet_line_state b)
+{
+	if (a == FLEET_LINE_FORGED || b == FLEET_LINE_FORGED)
+		return FLEET_LINE_FORGED;
+	return a > b ? a : b;
+}
+
+/* Each host's log checked to its end, and each line's state from it. */
+static int fleet_resolve(struct fleet_reader *rd)
+{
+	struct fleet *f = rd->f;
+	for (size_t i = 0; i < f->n_hosts; i++) {
+		struct fleet_host *h = &f->hosts[i];
+		struct fleet_log *l = &rd->logs[i];
+		fleet_log_finish(l);
+		h->key_source = l->key_source;
+		h->log_verified = l->tree_ok;
+		h->signed_size = l->checkpoint_ok ? l->checkpoint.size : 0;
+		h->n_forged = l->tree_ok ? l->n_mismatched : 0;
+		if (!l->tree_ok && !(h->log_failure = strdup(l->failure)))
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < rd->n_runs; k++)
+		rd->runs[k].line = fleet_line(rd, rd->runs[k].host, rd->runs[k].line);
+	for (size_t k = 0; k < f->n_failures; k++)
+		f->failures[k].line = fleet_line(rd, f->failures[k].host, f->failures[k].line);
+	for (size_t k = 0; k < f->n_permits; k++) {
+		struct fleet_permit *p = &f->permits[k];
+		p->line = fleet_line(rd, p->host, p->line);
+	}
+	for (size_t k = 0; k < f->n_approvals; k++)
+		f->approvals[k].line = fleet_line(rd, f->approvals[k].host, f->approvals[k].line);
+	return 0;
+}
+
 /* Each open failure with its receipt's argv and end; the runs the query
  * asks for moved into f (the newest runs_max at or after since). */
 static int fleet_finish(struct fleet_reader *rd, const struct fleet_query *q)
 {
 	struct fleet *f = rd->f;
+	int r = fleet_resolve(rd);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < f->n_failures; i++) {
 		struct fleet_failure *x = &f->failures[i];
 		const struct fleet_run *run = NULL;
@@ -397,6 +479,8 @@ static int fleet_finish(struct fleet_reader *rd, const struct fleet_query *q)
 		if (!x->argv || (run && run->status && !(x->status = strdup(run->status))))
 			return -ENOMEM;
 		x->has_exit = run && run->has_exit;
+		if (run)
+			x->line = fleet_line_worse(x->line, run->line);
 		x->exit_code = run ? run->exit_code : 0;
 	}
 	if (rd->n_runs)
@@ -442,18 +526,28 @@ int fleet_load(const struct fleet_query *q, struct fleet *ret, struct error *err
 				   " ORDER BY origin, witness, line",
 				   0, NULL, fleet_on_cosignature, ret, err);
 	for (size_t i = 0; r == 0 && q->policy && i < ret->n_hosts; i++)
-		if (fleet_verify_host(&ret->hosts[i], q->policy) < 0)
+		if (fleet_verify_host(&ret->hosts[i], q->policy, q->keys) < 0)
 			r = error_set(err, ENOMEM, "out of memory");
 	struct fleet_reader rd = { .f = ret };
-	/* By log and sequence: a record's last entry is its state. Only the
-	 * kinds read below. Both reads see what the mirror held at each;
-	 * a push between them adds entries, never changes one. */
+	/* Each host's log checked against its latest checkpoint, with the
+	 * key the console pins (or the policy names) for its origin, else the
+	 * mirror's. */
+	if (r == 0 && ret->n_hosts && !(rd.logs = calloc(ret->n_hosts, sizeof(*rd.logs))))
+		r = error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; r == 0 && i < ret->n_hosts; i++)
+		fleet_log_begin(&rd.logs[i], ret->hosts[i].origin, ret->hosts[i].checkpoint,
+				ret->hosts[i].vkey, q->keys,
+				q->policy && q->policy->has_log ? &q->policy->log : NULL);
+	/* By log and sequence: a record's last entry is its state. Every
+	 * line, whatever the database's kind column says: the tree is made of
+	 * them all. Both reads see what the mirror held at each; a push
+	 * between them adds entries (beyond the checkpoint read: not covered),
+	 * never changes one. */
 	if (r == 0)
 		r = pgmirror_query(q->conninfo,
-				   "SELECT l.host, e.line FROM airlock.entries e"
+				   "SELECT e.origin, e.seq, encode(e.leaf, 'hex'), e.line FROM airlock.entries e"
 				   " JOIN airlock.logs l ON l.origin = e.origin"
-				   " WHERE e.kind IN ('receipt', 'gate-open', 'gate-close', 'permit-transition')"
-				   " AND ($1::text IS NULL OR l.host = $1)"
+				   " WHERE $1::text IS NULL OR l.host = $1"
 				   " ORDER BY e.origin, e.seq",
 				   1, params, fleet_on_entry, &rd, err);
 	if (r == 0) {
@@ -464,6 +558,9 @@ int fleet_load(const struct fleet_query *q, struct fleet *ret, struct error *err
 	for (size_t k = 0; k < rd.n_runs; k++)
 		fleet_run_release(&rd.runs[k]);
 	free(rd.runs);
+	for (size_t i = 0; rd.logs && i < ret->n_hosts; i++)
+		fleet_log_release(&rd.logs[i]);
+	free(rd.logs);
 	if (r < 0)
 		fleet_release(ret);
 	return r < 0 ? error_prefix(err, "fleet") : 0;
@@ -479,6 +576,7 @@ void fleet_release(struct fleet *f)
 		free(f->hosts[i].vkey);
 		free(f->hosts[i].cosigned_checkpoint);
 		free(f->hosts[i].quorum_failure);
+		free(f->hosts[i].log_failure);
 		for (size_t k = 0; k < f->hosts[i].n_cosignatures; k++) {
 			free(f->hosts[i].cosignatures[k].witness);
 			free(f->hosts[i].cosignatures[k].line);

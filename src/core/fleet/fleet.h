@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/fleet/fleetlog.h"
 #include "ledger/witness.h"
 
 /* Many hosts, one place (docs/fleet.md): what the ledger mirror on
@@ -14,7 +15,10 @@
  * database keeps. Every string is the database's, written by the hosts'
  * agents in part (argv, labels): the front end sanitises it for a terminal.
  * Only what the database's own checks accepted is read: an entry is stored
- * with the checkpoint that covers it, in one transaction. */
+ * with the checkpoint that covers it, in one transaction. And none of it is
+ * taken on the database's word: every line shown carries its state against
+ * the host's own signed checkpoint (core/fleet/fleetlog.h), which a
+ * database superuser cannot forge without the host's key. */
 
 struct fleet_cosignature;
 
@@ -34,6 +38,14 @@ struct fleet_host {
 	 * the checkpoint's signature by vkey verifies), else the one-line
 	 * reason (witness_policy_check()'s). */
 	char *quorum_failure;
+	/* Its log checked against its latest checkpoint (fleetlog.h): the key
+	 * that checkpoint was checked with, whether every line up to its
+	 * signed size is the host's (else why not), and that size. */
+	enum fleet_key_source key_source;
+	bool log_verified;
+	char *log_failure;
+	uint64_t signed_size;
+	uint64_t n_forged; /* lines whose leaf is not the signed tree's (any kind) */
 };
 
 /* One cosignature line the mirror keeps; its witness is the line's own key
@@ -60,6 +72,7 @@ struct fleet_run {
 	int64_t exit_code;
 	bool ok; /* it matched what it was expected to do */
 	char **argv; /* NULL terminated */
+	enum fleet_line_state line; /* its receipt entry's */
 };
 
 struct fleet_failure {
@@ -72,6 +85,8 @@ struct fleet_failure {
 	bool has_exit;
 	int64_t exit_code;
 	char **argv; /* NULL terminated */
+	/* Its gate-open entry's, and its receipt's when read: the worse. */
+	enum fleet_line_state line;
 };
 
 struct fleet_approval {
@@ -79,6 +94,7 @@ struct fleet_approval {
 	uint64_t permit;
 	char *approver, *public_key;
 	char *at; /* the "approve" event of the permit's history; NULL: unknown */
+	enum fleet_line_state line; /* the permit's last transition entry's */
 };
 
 struct fleet_permit {
@@ -90,6 +106,7 @@ struct fleet_permit {
 	char **argv; /* NULL terminated; empty when not recorded */
 	bool pending; /* its state is not final (docs/permit-format.md, "States") */
 	bool approved; /* it carries an approval */
+	enum fleet_line_state line; /* its last transition entry's */
 };
 
 struct fleet {
@@ -115,6 +132,10 @@ struct fleet_query {
 	 * against the policy's witnesses and the quorum with the host's log
 	 * key in place of the policy's log (the fleet has many logs). */
 	const struct witness_policy *policy;
+	/* NULL: each host's checkpoint is checked with the key the policy
+	 * names for its origin, else the mirror's pin; else the console's own
+	 * pins, a host whose origin it does not name verifying nothing. */
+	const struct fleet_keys *keys;
 };
 
 /* Reads the mirror at q->conninfo. -ECONNREFUSED when it cannot be reached,

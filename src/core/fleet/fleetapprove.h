@@ -6,6 +6,7 @@
 
 #include "basic/error.h"
 #include "basic/sha256.h"
+#include "core/fleet/fleetlog.h"
 #include "core/gate/approver.h"
 #include "core/permit/record.h"
 #include "ledger/ledger.h"
@@ -28,16 +29,23 @@ struct fleetapprove_request {
 	 * mirror holds none). */
 	char approver_path[LEDGER_PATH_MAX + 1];
 	char approver_sha256[SHA256_HEX_SIZE];
+	uint64_t signed_size; /* the host's checkpoint every line read was checked against */
 };
 void fleetapprove_release(struct fleetapprove_request *q);
 
 /* Reads permit id of host from the mirror at conninfo (a role that may
- * read: airlock_approver). -ENOENT when the mirror holds no such host or
- * permit, or no record of it; -EPERM when its state is not one an approval
- * is for (DRY_RUN_OK, REJECTED_WITHOUT_APPROVAL); -ECONNREFUSED, -EPROTO as
+ * read: airlock_approver), every line of the host's log checked against
+ * its latest checkpoint signed by the key keys pins for its origin
+ * (core/fleet/fleetlog.h). -ENOENT when the mirror holds no such host or
+ * permit, or no record of it; -EKEYREJECTED when keys does not name the
+ * host's log, or the permit's last transition or the approver's pin is not
+ * a line of the tree the host signed (forged, not covered yet, or a log
+ * that does not verify); -EPERM when its state is not one an approval is
+ * for (DRY_RUN_OK, REJECTED_WITHOUT_APPROVAL); -ECONNREFUSED, -EPROTO as
  * fleet_load(). */
 int fleetapprove_load(const char *conninfo, const char *host, uint64_t id,
-		      struct fleetapprove_request *ret, struct error *err);
+		      const struct fleet_keys *keys, struct fleetapprove_request *ret,
+		      struct error *err);
 
 /* The approver document's bytes (a copy of the host's approver.json) as an
  * approver, when their SHA-256 is the one the host's ledger pins: -EACCES
