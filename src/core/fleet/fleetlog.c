@@ -69,9 +69,11 @@ int fleet_keys_parse(const char *text, size_t n, struct fleet_keys *ret, struct 
 		}
 		for (size_t i = 0; i < ret->n; i++)
 			if (strcmp(ret->keys[i].name, ret->keys[ret->n].name) == 0) {
+				/* The message names the log before the keys are freed. */
+				r = error_set(err, EBADMSG, "line %zu: a second key for log %s",
+					      lineno, ret->keys[i].name);
 				fleet_keys_release(ret);
-				return error_set(err, EBADMSG, "line %zu: a second key for log %s",
-						 lineno, keys[i].name);
+				return r;
 			}
 		ret->n++;
 	}
