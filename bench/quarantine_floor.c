@@ -15,6 +15,15 @@
  *        /tmp, /dev)
  *   5  + airlock's seccomp program (build/syscall_filter_bpf.h, the one a
  *        default run loads) with a listener
+ *   6  + what airlock's supervisor does that bubblewrap does not: the run's
+ *        memory and pids cgroups (cgroup v1, as root: made with their
+ *        limits before the clone, init moves itself in through the tasks
+ *        files, their counters read and the directories removed after),
+ *        the seccomp listener sent to the parent (SCM_RIGHTS) and polled
+ *        with the command's stdout and stderr, which go to pipes, and
+ *        init's report of the command's status on a pipe
+ *   7  + a durable receipt: one ~1 KiB append to $QUARANTINE_FLOOR_LOG
+ *        (default /tmp/quarantine_floor.log) and its fdatasync
  * With -t, each step's time (us) goes to stderr, one line per run.
  *   quarantine_floor [-t] LEVEL COMMAND [ARG...]
  * Build: cc -O2 -I BUILD_DIR -o quarantine_floor bench/quarantine_floor.c
@@ -36,9 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,6 +69,14 @@ static char uid_map[64], gid_map[64];
 static uint64_t marks[32];
 static const char *mark_names[32];
 static int n_marks;
+/* level 6: the run's cgroups (empty where there are none), the tasks files
+ * init writes, the listener's socket, the command's output and init's
+ * report */
+static char cgroup_dirs[2][256];
+static int cgroup_tasks[2] = { -1, -1 };
+static int notify_sock[2] = { -1, -1 };
+static int out_pipe[2][2] = { { -1, -1 }, { -1, -1 } };
+static int status_pipe[2] = { -1, -1 };
 
 static uint64_t now_us(void)
 {
@@ -257,6 +276,20 @@ static void seccomp_filter(void)
 	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	need(listener, "seccomp");
+	if (level >= 6) { /* to the parent, as init does (child.c) */
+		char byte = 0, control[CMSG_SPACE(sizeof(int))] = { 0 };
+		struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+		struct msghdr msg = { .msg_iov = &iov,
+				      .msg_iovlen = 1,
+				      .msg_control = control,
+				      .msg_controllen = sizeof(control) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+		need(sendmsg(notify_sock[1], &msg, 0), "send the listener");
+	}
 	close(listener);
 	mark("seccomp");
 }
@@ -267,6 +300,12 @@ static int run_command(void)
 	pid_t pid = vfork();
 
 	if (pid == 0) {
+		if (level >= 6) { /* stdin from /dev/null, output to the parent's pipes */
+			int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (null < 0 || dup2(null, 0) < 0 || dup2(out_pipe[0][1], 1) < 0 ||
+			    dup2(out_pipe[1][1], 2) < 0)
+				_exit(126);
+		}
 		execvp(command[0], command);
 		_exit(127);
 	}
@@ -291,9 +330,23 @@ static int init_main(void)
 		network_host_caps();
 	if (level >= 4)
 		landlock();
+	if (level >= 6) { /* init moves itself: no cgroup.procs write (cgroup.c) */
+		for (int i = 0; i < 2; i++)
+			if (cgroup_tasks[i] >= 0)
+				need(write(cgroup_tasks[i], "0", 1), "tasks");
+		mark("cgroups entered");
+	}
 	if (level >= 5)
 		seccomp_filter();
 	int rc = run_command();
+	if (level >= 6) { /* the command's status and usage, as init reports them */
+		struct {
+			int rc;
+			struct rusage ru;
+		} report = { .rc = rc };
+		getrusage(RUSAGE_CHILDREN, &report.ru);
+		need(write(status_pipe[1], &report, sizeof(report)), "report");
+	}
 	if (timed) {
 		char line[2048];
 		size_t n = 0;
@@ -305,6 +358,147 @@ static int init_main(void)
 		fputs(line, stderr);
 	}
 	return rc;
+}
+
+/* <controller>/airlock-floor/<pid>, its limit written, its tasks file
+ * opened for init; nothing where the controller is not mounted (v2, or not
+ * root). */
+static void cgroup_make(int i, const char *controller, const char *file, const char *limit)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/tasks", controller);
+	if (geteuid() != 0 || access(path, F_OK) < 0)
+		return;
+	snprintf(cgroup_dirs[i], sizeof(cgroup_dirs[i]), "/sys/fs/cgroup/%s/airlock-floor", controller);
+	if (mkdir(cgroup_dirs[i], 0755) < 0 && errno != EEXIST)
+		die(cgroup_dirs[i]);
+	snprintf(cgroup_dirs[i] + strlen(cgroup_dirs[i]), 32, "/%d", (int)getpid());
+	need(mkdir(cgroup_dirs[i], 0755), cgroup_dirs[i]);
+	snprintf(path, sizeof(path), "%s/%s", cgroup_dirs[i], file);
+	write_file(path, limit);
+	snprintf(path, sizeof(path), "%s/tasks", cgroup_dirs[i]);
+	cgroup_tasks[i] = open(path, O_WRONLY | O_CLOEXEC);
+	need(cgroup_tasks[i], path);
+}
+
+static void supervisor_open(void)
+{
+	need(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper");
+	need(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, notify_sock), "socketpair");
+	need(pipe2(out_pipe[0], O_CLOEXEC), "pipe");
+	need(pipe2(out_pipe[1], O_CLOEXEC), "pipe");
+	need(pipe2(status_pipe, O_CLOEXEC), "pipe");
+	cgroup_make(0, "memory", "memory.limit_in_bytes", "8589934592");
+	cgroup_make(1, "pids", "pids.max", "512");
+}
+
+/* Polls the output, the listener (answering each call with EPERM) and
+ * init's report until the output ends; returns the reported status. */
+static int supervise(void)
+{
+	char buf[65536];
+	int listener = -1, reported = -1; /* listener -1: not received yet, -2: closed */
+
+	close(out_pipe[0][1]);
+	close(out_pipe[1][1]);
+	close(status_pipe[1]);
+	close(notify_sock[1]);
+	for (;;) {
+		struct pollfd p[4] = { { .fd = out_pipe[0][0], .events = POLLIN },
+				       { .fd = out_pipe[1][0], .events = POLLIN },
+				       { .fd = status_pipe[0], .events = POLLIN },
+				       { .fd = listener >= 0	? listener
+					       : listener == -1 ? notify_sock[0]
+								: -1,
+					 .events = POLLIN } };
+		if (p[0].fd < 0 && p[1].fd < 0 && p[2].fd < 0)
+			break;
+		need(poll(p, 4, -1), "poll");
+		for (int i = 0; i < 2; i++)
+			if (p[i].revents && read(p[i].fd, buf, sizeof(buf)) <= 0) {
+				close(out_pipe[i][0]);
+				out_pipe[i][0] = -1;
+			}
+		if (p[2].revents) {
+			struct {
+				int rc;
+				struct rusage ru;
+			} report;
+			if (read(status_pipe[0], &report, sizeof(report)) == sizeof(report))
+				reported = report.rc;
+			close(status_pipe[0]);
+			status_pipe[0] = -1;
+		}
+		if (p[3].revents && listener == -1) {
+			char byte, control[CMSG_SPACE(sizeof(int))];
+			struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+			struct msghdr msg = { .msg_iov = &iov,
+					      .msg_iovlen = 1,
+					      .msg_control = control,
+					      .msg_controllen = sizeof(control) };
+			struct cmsghdr *cm;
+			if (recvmsg(notify_sock[0], &msg, MSG_CMSG_CLOEXEC) > 0 &&
+			    (cm = CMSG_FIRSTHDR(&msg)) && cm->cmsg_type == SCM_RIGHTS)
+				memcpy(&listener, CMSG_DATA(cm), sizeof(int));
+			else
+				need(-1, "the listener");
+		} else if (p[3].revents & (POLLHUP | POLLERR)) { /* no process left under the filter */
+			close(listener);
+			listener = -2;
+		} else if (p[3].revents) {
+			struct seccomp_notif req = { 0 };
+			struct seccomp_notif_resp resp = { 0 };
+			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
+				resp.id = req.id;
+				resp.error = -EPERM;
+				(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+			}
+		}
+	}
+	if (listener >= 0)
+		close(listener);
+	close(notify_sock[0]);
+	return reported;
+}
+
+/* The limits' counters read (the receipt says whether one fired), then the
+ * cgroups removed, as the teardown does. */
+static void supervisor_close(void)
+{
+	static const char *const counters[] = { "memory.oom_control", "pids.events" };
+	char path[600], text[512];
+
+	for (int i = 0; i < 2; i++) {
+		if (!cgroup_dirs[i][0])
+			continue;
+		close(cgroup_tasks[i]);
+		snprintf(path, sizeof(path), "%s/%s", cgroup_dirs[i], counters[i]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		need(fd, path);
+		need(read(fd, text, sizeof(text)), path);
+		close(fd);
+		for (int attempt = 0; rmdir(cgroup_dirs[i]) < 0 && errno == EBUSY && attempt < 50;
+		     attempt++)
+			usleep(1000);
+	}
+}
+
+/* One ~1 KiB line appended and synced: the least a durable receipt costs. */
+static void receipt(int rc)
+{
+	const char *log = getenv("QUARANTINE_FLOOR_LOG");
+	char line[1024];
+	int fd = open(log ? log : "/tmp/quarantine_floor.log",
+		      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+	need(fd, "receipt log");
+	int n = snprintf(line, sizeof(line), "{\"exit\":%d,\"pad\":\"", rc);
+	memset(line + n, 'x', sizeof(line) - (size_t)n - 3);
+	memcpy(line + sizeof(line) - 3, "\"}\n", 3);
+	need(write(fd, line, sizeof(line)), "receipt");
+	need(fdatasync(fd), "fdatasync");
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -326,6 +520,8 @@ int main(int argc, char **argv)
 	snprintf(uid_map, sizeof(uid_map), "%u %u 1\n", geteuid(), geteuid());
 	snprintf(gid_map, sizeof(gid_map), "%u %u 1\n", getegid(), getegid());
 
+	if (level >= 6)
+		supervisor_open();
 	struct clone_args args = { .exit_signal = SIGCHLD };
 	if (level >= 1)
 		args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
@@ -336,10 +532,24 @@ int main(int argc, char **argv)
 		_exit(init_main());
 	need(pid, "clone3");
 	uint64_t t1 = now_us();
+	int reported = -1;
+	if (level >= 6)
+		reported = supervise();
+	uint64_t t2 = now_us();
 	int status;
 	need(waitpid(pid, &status, 0), "wait");
+	uint64_t t3 = now_us();
+	if (level >= 6)
+		supervisor_close();
+	if (level >= 7)
+		receipt(reported);
 	if (timed)
-		fprintf(stderr, "clone3 in the parent=%llu,init exit reaped=%llu\n",
-			(unsigned long long)(t1 - t0), (unsigned long long)(now_us() - t1));
+		fprintf(stderr,
+			"clone3 in the parent=%llu,supervised until the report=%llu,"
+			"init exit reaped=%llu,counters read and cgroups removed (+ receipt at 7)=%llu\n",
+			(unsigned long long)(t1 - t0), (unsigned long long)(t2 - t1),
+			(unsigned long long)(t3 - t2), (unsigned long long)(now_us() - t3));
+	if (reported >= 0)
+		return reported;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
