@@ -904,6 +904,48 @@ traced_gen_project() {
 		{ grep 'libcrypto' "$TEST_DIR/trace"; return 1; }
 }
 
+# Before its apply, an exec finishes whatever a crash left of any dry run's
+# apply (apply_recover(): a pass over every dry run the state directory
+# keeps): an apply of another dry run killed half-way is rolled back (its
+# files gone, its state pending), then the permit's change lands; by
+# `propose --exec`, and by the exec of a permit dry-run before.
+crash_other_apply() {
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'echo a > other1.txt; echo b > other2.txt'
+	[ "$status" -eq 0 ]
+	other=$(jq -r .id <<<"$output")
+	run env AIRLOCK_TEST_CRASH_AFTER=1 "$AIRLOCK" apply "$other"
+	[ "$status" -eq 137 ]
+	[ -e other1.txt ] || [ -e other2.txt ]
+}
+
+other_rolled_back() {
+	[ "$(cat gen.txt)" = new ]
+	[ ! -e other1.txt ] && [ ! -e other2.txt ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$other/state")" = pending ]
+	rm gen.txt
+}
+
+@test "an exec rolls back another dry run's apply that a crash cut, then applies" {
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	printf 'gen.txt\nother*.txt\n' >.gitignore
+	commit_all init
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	crash_other_apply
+	run --separate-stderr "$AIRLOCK" permit propose --exec - <<<"$json"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .state <<<"$output")" = APPLIED ]
+	other_rolled_back
+	propose "$json"
+	pstep dryrun "$PID"
+	[ "$(state "$PID")" = DRY_RUN_OK ]
+	crash_other_apply
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(state "$PID")" = APPLIED ]
+	other_rolled_back
+}
+
 # A power loss at any moment of a `propose --exec`, whose PROPOSED, change
 # set and apply's state entries wait for the next synced append
 # (store_sync_defer). The exec is killed at the entry of its K-th write of

@@ -142,12 +142,17 @@ static int dryruns_open(struct store *store, DIR **ret, struct error *err)
  * the one the ledger committed (what store_settle() checks). Anything else
  * (no final mark, a state a crash kept from following it, a state whose
  * commit a crash cut) takes the whole way. A dry run that changes while it
- * is read is in use: its lock holder finishes it, as with the lock's try. */
+ * is read is in use: its lock holder finishes it, as with the lock's try.
+ * Every dry run the state directory keeps is read here once a pass (its
+ * caller has stat'ed the journal), each in the fewest calls: the journal
+ * opened, stat'ed and the longer mark's bytes read once; the state file
+ * opened and read with one read() of one byte more than its cap. */
 static bool recover_settled(struct store *store, struct ledger_lookup **lk, int dir_fd,
 			    const char *name, uint64_t id)
 {
 	static const char committed[] = "\n{\"mark\":\"committed\"}\n";
 	static const char rolled_back[] = "\n{\"mark\":\"rolled_back\"}\n";
+	const size_t n_committed = strlen(committed), n_rolled_back = strlen(rolled_back);
 	char path[PATH_MAX], tail[sizeof(rolled_back)];
 	struct stat st;
 
@@ -155,32 +160,31 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
-	bool is_committed = false;
-	if (st.st_size >= (off_t)strlen(committed) &&
-	    pread(fd, tail, strlen(committed), st.st_size - (off_t)strlen(committed)) ==
-		    (ssize_t)strlen(committed) &&
-	    memcmp(tail, committed, strlen(committed)) == 0)
-		is_committed = true;
-	else if (!(st.st_size >= (off_t)strlen(rolled_back) &&
-		   pread(fd, tail, strlen(rolled_back), st.st_size - (off_t)strlen(rolled_back)) ==
-			   (ssize_t)strlen(rolled_back) &&
-		   memcmp(tail, rolled_back, strlen(rolled_back)) == 0))
+	/* The shorter mark is the end of the longer one's bytes. */
+	size_t want = (size_t)MIN(st.st_size, (off_t)n_rolled_back);
+	if (pread(fd, tail, want, st.st_size - (off_t)want) != (ssize_t)want)
 		return false;
-	cleanup_free char *state = NULL;
-	size_t n;
-	struct error ignored = { 0 };
+	bool is_committed = want >= n_committed &&
+			    memcmp(tail + want - n_committed, committed, n_committed) == 0;
+	if (!is_committed && !(want == n_rolled_back && memcmp(tail, rolled_back, want) == 0))
+		return false;
+	char state[65];
 	snprintf(path, sizeof(path), "%s/" STATEPATH_STATE, name);
-	int r = file_read_capped(dir_fd, path, 64, &state, &n, &ignored);
-	if (r == -ENOENT) /* pending: nothing to settle */
-		return !is_committed;
-	if (r < 0)
+	cleanup_close int state_fd =
+		openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (state_fd < 0)
+		return errno == ENOENT && !is_committed; /* pending: nothing to settle */
+	ssize_t n = read(state_fd, state, sizeof(state));
+	if (n < 0 || (size_t)n >= sizeof(state)) /* unreadable, or longer than 64 bytes */
 		return false;
 	char hex[SHA256_HEX_SIZE];
-	sha256_hex(state, n, hex);
+	sha256_hex(state, (size_t)n, hex);
+	state[n] = '\0';
 	state[strcspn(state, "\n")] = '\0';
 	if (is_committed != (strcmp(state, "applied") == 0))
 		return false;
 	struct statepath rel = statepath_dryrun_state(id);
+	struct error ignored = { 0 };
 	/* One reader for the pass (*lk, opened here the first time). */
 	if (!*lk && ledger_lookup_open(store_ledger(store), lk, &ignored) < 0)
 		return false;
