@@ -1821,3 +1821,39 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	refused hidden search_file_content '{"pattern": "x"}'
 	refused hidden read_many_files '{"include": ["**"]}'
 }
+
+# A search's dir_path is no pattern: Gemini takes it as text
+# (path.resolve() of the workspace and it, then realpath(); grep.ts) and
+# globs every file below it. The hook cut it as a pattern at its first
+# component with a glob character ("lib@1", "a{b}"): the walk started
+# above the tool's cwd and skipped the node_modules that cwd is in. And a
+# ".." after a symlink was read as the kernel does, not as path.resolve()
+# and node-glob (the parent of the link's own path) do: the walk looked
+# through another directory than the one the tool reads.
+@test "attack: a Gemini search's dir_path with a glob character, or a .. after a symlink, is looked through where the tool reads" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" "x/lib@1/node_modules/pkg" "x/a{b}/node_modules/pkg" y/a/b y/pkgs/one
+	echo key >"$H/.ssh/id_ed25519"
+	ln -s "$H/.ssh/id_ed25519" "x/lib@1/node_modules/pkg/k"
+	ln -s "$H/.ssh/id_ed25519" "x/a{b}/node_modules/pkg/k"
+	ln -s "$H/.ssh/id_ed25519" y/pkgs/one/k
+	ln -s "$WORK/y/a/b" y/L
+	refused() { # tool input-json
+		HOME=$H tool_status gemini "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* && "$stderr" == *"$H"* ]] || { echo "$stderr"; return 1; }
+	}
+	for d in "x/lib@1/node_modules/pkg" "x/lib@1/node_modules" "x/a{b}/node_modules" \
+		"$WORK/x/a{b}/node_modules/pkg" y/L/../pkgs/one y/L/../pkgs "$WORK/y/L/../pkgs"; do
+		j=$(jq -nc --arg p "$d" '$p')
+		refused search_file_content "{\"pattern\": \"x\", \"dir_path\": $j}"
+		refused grep_search "{\"pattern\": \"x\", \"dir_path\": $j, \"include\": \"*\"}"
+	done
+	refused read_many_files '{"paths": ["y/L/../pk*/one/*"]}'
+	refused read_many_files '{"include": ["y/L/../pkgs/**"]}'
+	# the directory above them: the node_modules below its glob's cwd is
+	# skipped, as the tool's ignore does
+	HOME=$H tool_status gemini grep_search '{"pattern": "x", "dir_path": "x"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	refused grep_search '{"pattern": "x", "dir_path": "y/pkgs"}'
+}
