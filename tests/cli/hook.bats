@@ -1857,3 +1857,54 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	refused grep_search '{"pattern": "x", "dir_path": "y/pkgs"}'
 }
+
+# A procfs mounted elsewhere than /proc (a chroot's, a container's
+# /host/proc; here one in a user namespace, where the hook runs too) holds
+# the same processes' environ and links, and its self is the tool's own
+# process. The /proc parser read only the text "/proc": P/PID/environ
+# passed, P/self/environ was followed to the hook's pid, P/PID/fd/N of a
+# hidden file deleted since read "... (deleted)", and a search of P, or of
+# a directory holding it, passed.
+@test "attack: a procfs mounted elsewhere than /proc reaches no process's environ, self or links" {
+	unshare -Urmpf true 2>/dev/null || skip "no user namespaces"
+	H=$TEST_DIR/home
+	P=$WORK/sub/p
+	mkdir -p "$H/.ssh" "$P"
+	echo key >"$H/.ssh/id_ed25519"
+	echo secret >"$H/.git-credentials"
+	calls=()
+	add() { # dialect tool input-json
+		calls+=("$1 $(tool_call "$@")")
+	}
+	for p in "$P/@PID@/environ" "$P/self/environ" "$P/@PID@/fd/3" "$P/@PID@/cmdline" "$P/thread-self/environ"; do
+		add gemini read_file "$(jq -nc --arg p "$p" '{absolute_path: $p}')"
+		add claude Read "$(jq -nc --arg p "$p" '{file_path: $p}')"
+	done
+	for d in "$P" "$P/@PID@" sub .; do
+		add gemini grep_search "$(jq -nc --arg p "$d" '{pattern: "x", dir_path: $p}')"
+		add claude Grep "$(jq -nc --arg p "$d" '{pattern: "x", path: $p}')"
+	done
+	# in the namespace: the procfs at P, a process holding a hidden file
+	# deleted since, and each call's status
+	run --separate-stderr env HOME="$H" unshare -Urmpf bash -c '
+		P=$1 H=$2 AIRLOCK=$3
+		shift 3
+		mount -t proc proc "$P" || exit 99
+		exec 3<"$H/.git-credentials"
+		sleep 60 &
+		pid=$!
+		exec 3<&-
+		rm "$H/.git-credentials"
+		for c in "$@"; do
+			d=${c%% *}
+			c=${c//@PID@/$pid}
+			"$AIRLOCK" hook "$d" pre-tool-use <<<"${c#* }" >/dev/null 2>&1
+			echo "$? $d $(jq -c "[.tool_name, .tool_input]" <<<"${c#* }")"
+		done
+		kill $pid' _ "$P" "$H" "$AIRLOCK" "${calls[@]}"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(grep -c . <<<"$output")" -eq "${#calls[@]}" ] || { echo "$output"; return 1; }
+	if grep -v '^2 ' <<<"$output"; then
+		return 1
+	fi
+}

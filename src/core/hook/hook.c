@@ -1254,11 +1254,17 @@ static int hook_targets_proc(const struct hook_targets *t, const char **ret_path
 			*ret_path = run[i];
 			return 1;
 		}
-	for (size_t i = 0; t->resolved[i]; i++)
-		if (hookpath_proc_hidden(t->resolved[i], strv_contains(t->roots, t->resolved[i]))) {
+	for (size_t i = 0; t->resolved[i]; i++) {
+		const char *p = t->resolved[i];
+		bool root = strv_contains(t->roots, p);
+		/* a procfs elsewhere than /proc holds the same; a directory the
+		 * tool reads below, one mounted there (mountinfo not read: one) */
+		if (hookpath_proc_hidden(p, root) || hookpath_on_procfs(p) ||
+		    (root && hookpath_procfs_below(p) != 0)) {
 			*ret_path = t->named[i];
 			return 1;
 		}
+	}
 	return 0;
 }
 
