@@ -1804,7 +1804,8 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 		# a pattern that leaves the glob's directory is matched outside it,
 		# where the ignore does not hold
 		refused "$1" read_many_files "{\"include\": [\"../$w/**\"]}"
-		refused "$1" read_many_files "{\"include\": [\"**/*.txt\", \"{..,x}/$w/**\"]}"
+		# (looked through from the workspace's parent, which holds the state directory)
+		refused "would reach" read_many_files "{\"include\": [\"**/*.txt\", \"{..,x}/$w/**\"]}"
 		refused "$1" read_many_files "{\"include\": [\"$WORK/**\"]}"
 		refused hidden grep_search '{"pattern": "x", "dir_path": "node_modules/pkg"}'
 		refused hidden grep_search '{"pattern": "x", "dir_path": "src/node_modules"}'
@@ -1907,4 +1908,44 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	if grep -v '^2 ' <<<"$output"; then
 		return 1
 	fi
+}
+
+# node-glob walks a ".." in a pattern (the parent of the path it has), and
+# a brace expansion or an escape makes one where the text has none:
+# "x/{..,y}/keys/*" reads ./keys/*, "{/elsewhere,x}/*" an absolute path,
+# and read_many_files turns "\" into "/" ("\\elsewhere\\k" is
+# /elsewhere/k). The walk started at the pattern's text up to its first
+# component with a glob character (x, the workspace): a link to a hidden
+# path above it, or anywhere, passed.
+@test "attack: a Gemini glob whose braces, escapes or .. lead above where its text starts is looked through from there" {
+	H=$TEST_DIR/home
+	O=$TEST_DIR/outside
+	mkdir -p "$H/.ssh" x/y keys "$O"
+	echo key >"$H/.ssh/id_ed25519"
+	ln -s "$H/.ssh/id_ed25519" keys/k
+	ln -s "$H/.ssh" "$O/keys"
+	refused() { # tool input-json
+		HOME=$H tool_status gemini "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+	}
+	for p in "x/{..,y}/keys/*" "x/{.,y}./keys/*" "x/y/{..,z}/../keys/*" 'x/\.\./keys/*' \
+		"x/{a.,b}{.,c}/keys/*" "x/{..,y}/../${O##*/}/keys/*"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused read_many_files "{\"paths\": [$j]}"
+		refused read_many_files "{\"include\": [\"x/y\", $j]}"
+		refused grep_search "{\"pattern\": \"x\", \"include\": $j}"
+	done
+	# from x/y, which holds no link: a pattern that may be absolute
+	for p in "{$O,x}/keys/*" "{${O%/*}/out*,x}/keys/*"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused read_many_files "{\"paths\": [$j]}" "$WORK/x/y"
+		refused grep_search "{\"pattern\": \"x\", \"include\": $j}" "$WORK/x/y"
+	done
+	refused search_file_content '{"pattern": "x", "dir_path": "x", "include": "{..,y}/keys/*"}'
+	refused search_file_content '{"pattern": "x", "dir_path": "x/y", "include": "{.,z}./{..,z}/keys/*"}'
+	j=$(jq -nc --arg p "$O/keys/id_ed25519" '$p | gsub("/"; "\\")')
+	refused read_many_files "{\"paths\": [$j]}" "$WORK/x/y"
+	# dots that cannot meet: looked through from where the text starts
+	HOME=$H tool_status gemini read_many_files '{"paths": ["x/{a,b}/*.min.js", "x/*.d.ts"]}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }

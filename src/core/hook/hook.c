@@ -861,6 +861,29 @@ static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, 
 	return 0;
 }
 
+/* How many directories above the one it starts in a pattern's glob part
+ * (tail: from its first component with a glob character) may lead: node-
+ * glob walks a ".." it meets (as the parent of the path it has), and a
+ * brace expansion or a "\\" escape (read_many_files also turns "\\" into
+ * "/") may make one ("{..,x}", "{.,x}.", "\\.\\."). Only where two dots can
+ * meet: a ".." or a dot next to brace or escape syntax; then at most one
+ * ".." per two dots (an expansion takes each character once). SIZE_MAX:
+ * it may become absolute (a leading "\\", or a leading brace with an
+ * alternative that starts with "/"). */
+static size_t hook_link_ups(const char *tail)
+{
+	size_t dots = 0;
+	bool meet = strstr(tail, "..") != NULL;
+
+	if (tail[0] == '\\' || (tail[0] == '{' && (strstr(tail, "{/") || strstr(tail, ",/"))))
+		return SIZE_MAX;
+	for (const char *c = strchr(tail, '.'); c; c = strchr(c + 1, '.')) {
+		dots++;
+		meet = meet || (c[1] && strchr(",{}\\", c[1])) || (c > tail && strchr(",{}\\", c[-1]));
+	}
+	return meet && (strchr(tail, '{') || strchr(tail, '\\') || strstr(tail, "..")) ? dots / 2 : 0;
+}
+
 /* The directories a link tool (agent_host.link_tools) reads below for a
  * root it names, from base: named up to its first component with a glob
  * character (read_many_files takes a path that is no file as node-glob's
@@ -883,9 +906,11 @@ static int hook_link_root(struct hook_state *st, const char *base, const char *l
 	ret[0] = ret[1] = NULL;
 	if (!prefix)
 		return -ENOMEM;
+	size_t ups = 0;
 	for (char *c = prefix; *c;) {
 		size_t n = strcspn(c, "/");
 		if (strcspn(c, "*?[]{}()!+@\\") < n) {
+			ups = hook_link_ups(named + (c - prefix));
 			*c = '\0';
 			break;
 		}
@@ -894,8 +919,16 @@ static int hook_link_root(struct hook_state *st, const char *base, const char *l
 			c++;
 	}
 	const char *path = prefix[0] ? prefix : ".";
-	if (lit) {
-		joined = path_join(lit, path);
+	if (ups == SIZE_MAX) {
+		path = "/"; /* "{/elsewhere,x}/k": anywhere */
+	} else if (lit || ups > 0) {
+		/* below lit, then up as far as the pattern's ".."s may go */
+		joined = lit ? path_join(lit, path) : strdup(path);
+		for (size_t i = 0; joined && i < ups; i++) {
+			char *up = path_join(joined, "..");
+			free(joined);
+			joined = up;
+		}
 		if (!joined)
 			return -ENOMEM;
 		path = joined;
