@@ -1289,14 +1289,21 @@ static int hook_targets_proc(const struct hook_targets *t, const char **ret_path
 		}
 	for (size_t i = 0; t->resolved[i]; i++) {
 		const char *p = t->resolved[i];
-		bool root = strv_contains(t->roots, p);
-		/* a procfs elsewhere than /proc holds the same; a directory the
-		 * tool reads below, one mounted there (mountinfo not read: one) */
-		if (hookpath_proc_hidden(p, root) || hookpath_on_procfs(p) ||
-		    (root && hookpath_procfs_below(p) != 0)) {
+		/* a procfs elsewhere than /proc holds the same */
+		if (hookpath_proc_hidden(p, strv_contains(t->roots, p)) || hookpath_on_procfs(p)) {
 			*ret_path = t->named[i];
 			return 1;
 		}
+	}
+	/* a directory the tool reads below, one mounted there (mountinfo not
+	 * read: one) */
+	size_t k = 0;
+	if (t->roots && t->roots[0] && hookpath_procfs_below(t->roots, &k) != 0) {
+		*ret_path = t->roots[k];
+		for (size_t i = 0; t->resolved[i]; i++)
+			if (strcmp(t->resolved[i], t->roots[k]) == 0)
+				*ret_path = t->named[i];
+		return 1;
 	}
 	return 0;
 }

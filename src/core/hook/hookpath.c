@@ -810,7 +810,7 @@ static void hookpath_unescape(char *s)
 	*out = '\0';
 }
 
-int hookpath_procfs_below(const char *dir)
+int hookpath_procfs_below(char *const *dirs, size_t *ret_index)
 {
 	cleanup_free char *text = NULL;
 	size_t size = 0;
@@ -820,6 +820,7 @@ int hookpath_procfs_below(const char *dir)
 
 	if (r < 0)
 		return r;
+	*ret_index = 0;
 	for (char *line = text; line && *line;) {
 		char *next = strchr(line, '\n');
 		if (next)
@@ -835,8 +836,11 @@ int hookpath_procfs_below(const char *dir)
 		if (sep && point && point < sep && strncmp(sep + 3, "proc ", 5) == 0) {
 			point[strcspn(point, " ")] = '\0';
 			hookpath_unescape(point);
-			if (path_is_under(point, dir))
-				return 1;
+			for (size_t i = 0; dirs[i]; i++)
+				if (path_is_under(point, dirs[i])) {
+					*ret_index = i;
+					return 1;
+				}
 		}
 		line = next;
 	}

@@ -103,7 +103,8 @@ bool hookpath_proc_hidden(const char *path, bool root);
  * "/proc"). A path below /proc: false (that is hookpath_proc_hidden()'s). */
 bool hookpath_on_procfs(const char *path);
 
-/* Whether a procfs is mounted at or below the directory dir (in the
- * hook's mount namespace, /proc/self/mountinfo): a tool that reads below
- * dir reads it. 1, 0, or -errno of reading mountinfo. */
-int hookpath_procfs_below(const char *dir);
+/* Whether a procfs is mounted at or below one of the directories dirs (in
+ * the hook's mount namespace, /proc/self/mountinfo, read once): a tool
+ * that reads below it reads that. 1 with *ret_index, 0, or -errno of
+ * reading mountinfo. */
+int hookpath_procfs_below(char *const *dirs, size_t *ret_index);
