@@ -1804,7 +1804,8 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 		# a pattern that leaves the glob's directory is matched outside it,
 		# where the ignore does not hold
 		refused "$1" read_many_files "{\"include\": [\"../$w/**\"]}"
-		refused "$1" read_many_files "{\"include\": [\"**/*.txt\", \"{..,x}/$w/**\"]}"
+		# (looked through from the workspace's parent, which holds the state directory)
+		refused "would reach" read_many_files "{\"include\": [\"**/*.txt\", \"{..,x}/$w/**\"]}"
 		refused "$1" read_many_files "{\"include\": [\"$WORK/**\"]}"
 		refused hidden grep_search '{"pattern": "x", "dir_path": "node_modules/pkg"}'
 		refused hidden grep_search '{"pattern": "x", "dir_path": "src/node_modules"}'
@@ -1820,4 +1821,131 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	mkdir src/x && ln -s "$H/.ssh" src/x/node_modules
 	refused hidden search_file_content '{"pattern": "x"}'
 	refused hidden read_many_files '{"include": ["**"]}'
+}
+
+# A search's dir_path is no pattern: Gemini takes it as text
+# (path.resolve() of the workspace and it, then realpath(); grep.ts) and
+# globs every file below it. The hook cut it as a pattern at its first
+# component with a glob character ("lib@1", "a{b}"): the walk started
+# above the tool's cwd and skipped the node_modules that cwd is in. And a
+# ".." after a symlink was read as the kernel does, not as path.resolve()
+# and node-glob (the parent of the link's own path) do: the walk looked
+# through another directory than the one the tool reads.
+@test "attack: a Gemini search's dir_path with a glob character, or a .. after a symlink, is looked through where the tool reads" {
+	H=$TEST_DIR/home
+	mkdir -p "$H/.ssh" "x/lib@1/node_modules/pkg" "x/a{b}/node_modules/pkg" y/a/b y/pkgs/one
+	echo key >"$H/.ssh/id_ed25519"
+	ln -s "$H/.ssh/id_ed25519" "x/lib@1/node_modules/pkg/k"
+	ln -s "$H/.ssh/id_ed25519" "x/a{b}/node_modules/pkg/k"
+	ln -s "$H/.ssh/id_ed25519" y/pkgs/one/k
+	ln -s "$WORK/y/a/b" y/L
+	refused() { # tool input-json
+		HOME=$H tool_status gemini "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+		[[ "$stderr" == *"hidden"* && "$stderr" == *"$H"* ]] || { echo "$stderr"; return 1; }
+	}
+	for d in "x/lib@1/node_modules/pkg" "x/lib@1/node_modules" "x/a{b}/node_modules" \
+		"$WORK/x/a{b}/node_modules/pkg" y/L/../pkgs/one y/L/../pkgs "$WORK/y/L/../pkgs"; do
+		j=$(jq -nc --arg p "$d" '$p')
+		refused search_file_content "{\"pattern\": \"x\", \"dir_path\": $j}"
+		refused grep_search "{\"pattern\": \"x\", \"dir_path\": $j, \"include\": \"*\"}"
+	done
+	refused read_many_files '{"paths": ["y/L/../pk*/one/*"]}'
+	refused read_many_files '{"include": ["y/L/../pkgs/**"]}'
+	# the directory above them: the node_modules below its glob's cwd is
+	# skipped, as the tool's ignore does
+	HOME=$H tool_status gemini grep_search '{"pattern": "x", "dir_path": "x"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	refused grep_search '{"pattern": "x", "dir_path": "y/pkgs"}'
+}
+
+# A procfs mounted elsewhere than /proc (a chroot's, a container's
+# /host/proc; here one in a user namespace, where the hook runs too) holds
+# the same processes' environ and links, and its self is the tool's own
+# process. The /proc parser read only the text "/proc": P/PID/environ
+# passed, P/self/environ was followed to the hook's pid, P/PID/fd/N of a
+# hidden file deleted since read "... (deleted)", and a search of P, or of
+# a directory holding it, passed.
+@test "attack: a procfs mounted elsewhere than /proc reaches no process's environ, self or links" {
+	unshare -Urmpf true 2>/dev/null || skip "no user namespaces"
+	H=$TEST_DIR/home
+	P=$WORK/sub/p
+	mkdir -p "$H/.ssh" "$P"
+	echo key >"$H/.ssh/id_ed25519"
+	echo secret >"$H/.git-credentials"
+	calls=()
+	add() { # dialect tool input-json
+		calls+=("$1 $(tool_call "$@")")
+	}
+	for p in "$P/@PID@/environ" "$P/self/environ" "$P/@PID@/fd/3" "$P/@PID@/cmdline" "$P/thread-self/environ"; do
+		add gemini read_file "$(jq -nc --arg p "$p" '{absolute_path: $p}')"
+		add claude Read "$(jq -nc --arg p "$p" '{file_path: $p}')"
+	done
+	for d in "$P" "$P/@PID@" sub .; do
+		add gemini grep_search "$(jq -nc --arg p "$d" '{pattern: "x", dir_path: $p}')"
+		add claude Grep "$(jq -nc --arg p "$d" '{pattern: "x", path: $p}')"
+	done
+	# in the namespace: the procfs at P, a process holding a hidden file
+	# deleted since, and each call's status
+	run --separate-stderr env HOME="$H" unshare -Urmpf bash -c '
+		P=$1 H=$2 AIRLOCK=$3
+		shift 3
+		mount -t proc proc "$P" || exit 99
+		exec 3<"$H/.git-credentials"
+		sleep 60 &
+		pid=$!
+		exec 3<&-
+		rm "$H/.git-credentials"
+		for c in "$@"; do
+			d=${c%% *}
+			c=${c//@PID@/$pid}
+			"$AIRLOCK" hook "$d" pre-tool-use <<<"${c#* }" >/dev/null 2>&1
+			echo "$? $d $(jq -c "[.tool_name, .tool_input]" <<<"${c#* }")"
+		done
+		kill $pid' _ "$P" "$H" "$AIRLOCK" "${calls[@]}"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(grep -c . <<<"$output")" -eq "${#calls[@]}" ] || { echo "$output"; return 1; }
+	if grep -v '^2 ' <<<"$output"; then
+		return 1
+	fi
+}
+
+# node-glob walks a ".." in a pattern (the parent of the path it has), and
+# a brace expansion or an escape makes one where the text has none:
+# "x/{..,y}/keys/*" reads ./keys/*, "{/elsewhere,x}/*" an absolute path,
+# and read_many_files turns "\" into "/" ("\\elsewhere\\k" is
+# /elsewhere/k). The walk started at the pattern's text up to its first
+# component with a glob character (x, the workspace): a link to a hidden
+# path above it, or anywhere, passed.
+@test "attack: a Gemini glob whose braces, escapes or .. lead above where its text starts is looked through from there" {
+	H=$TEST_DIR/home
+	O=$TEST_DIR/outside
+	mkdir -p "$H/.ssh" x/y keys "$O"
+	echo key >"$H/.ssh/id_ed25519"
+	ln -s "$H/.ssh/id_ed25519" keys/k
+	ln -s "$H/.ssh" "$O/keys"
+	refused() { # tool input-json
+		HOME=$H tool_status gemini "$@"
+		[ "$status" -eq 2 ] || { echo "passed ($status): $*"; return 1; }
+	}
+	for p in "x/{..,y}/keys/*" "x/{.,y}./keys/*" "x/y/{..,z}/../keys/*" 'x/\.\./keys/*' \
+		"x/{a.,b}{.,c}/keys/*" "x/{..,y}/../${O##*/}/keys/*"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused read_many_files "{\"paths\": [$j]}"
+		refused read_many_files "{\"include\": [\"x/y\", $j]}"
+		refused grep_search "{\"pattern\": \"x\", \"include\": $j}"
+	done
+	# from x/y, which holds no link: a pattern that may be absolute
+	for p in "{$O,x}/keys/*" "{${O%/*}/out*,x}/keys/*"; do
+		j=$(jq -nc --arg p "$p" '$p')
+		refused read_many_files "{\"paths\": [$j]}" "$WORK/x/y"
+		refused grep_search "{\"pattern\": \"x\", \"include\": $j}" "$WORK/x/y"
+	done
+	refused search_file_content '{"pattern": "x", "dir_path": "x", "include": "{..,y}/keys/*"}'
+	refused search_file_content '{"pattern": "x", "dir_path": "x/y", "include": "{.,z}./{..,z}/keys/*"}'
+	j=$(jq -nc --arg p "$O/keys/id_ed25519" '$p | gsub("/"; "\\")')
+	refused read_many_files "{\"paths\": [$j]}" "$WORK/x/y"
+	# dots that cannot meet: looked through from where the text starts
+	HOME=$H tool_status gemini read_many_files '{"paths": ["x/{a,b}/*.min.js", "x/*.d.ts"]}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }

@@ -861,24 +861,56 @@ static int hook_targets_walk(struct hook_state *st, json_t *v, const char *key, 
 	return 0;
 }
 
-/* The directory a link tool (agent_host.link_tools) reads below for a
+/* How many directories above the one it starts in a pattern's glob part
+ * (tail: from its first component with a glob character) may lead: node-
+ * glob walks a ".." it meets (as the parent of the path it has), and a
+ * brace expansion or a "\\" escape (read_many_files also turns "\\" into
+ * "/") may make one ("{..,x}", "{.,x}.", "\\.\\."). Only where two dots can
+ * meet: a ".." or a dot next to brace or escape syntax; then at most one
+ * ".." per two dots (an expansion takes each character once). SIZE_MAX:
+ * it may become absolute (a leading "\\", or a leading brace with an
+ * alternative that starts with "/"). */
+static size_t hook_link_ups(const char *tail)
+{
+	size_t dots = 0;
+	bool meet = strstr(tail, "..") != NULL;
+
+	if (tail[0] == '\\' || (tail[0] == '{' && (strstr(tail, "{/") || strstr(tail, ",/"))))
+		return SIZE_MAX;
+	for (const char *c = strchr(tail, '.'); c; c = strchr(c + 1, '.')) {
+		dots++;
+		meet = meet || (c[1] && strchr(",{}\\", c[1])) || (c > tail && strchr(",{}\\", c[-1]));
+	}
+	return meet && (strchr(tail, '{') || strchr(tail, '\\') || strstr(tail, "..")) ? dots / 2 : 0;
+}
+
+/* The directories a link tool (agent_host.link_tools) reads below for a
  * root it names, from base: named up to its first component with a glob
  * character (read_many_files takes a path that is no file as node-glob's
- * pattern: * ? [ ] { } ( ) ! + @ and \ escapes), resolved, and from there
- * up to the nearest directory that exists (its matching ignores case: a
- * name that is not there may match one that is). 0 with *ret (NULL: a
- * file, read as named, nothing below it), -ENOMEM, -ELOOP (not resolved). */
-static int hook_link_root(struct hook_state *st, const char *base, const char *named, char **ret)
+ * pattern: * ? [ ] { } ( ) ! + @ and \ escapes), below lit when not NULL
+ * (a directory taken as text, not as a pattern: a search's dir_path, its
+ * glob's cwd), resolved in both readings (hookpath_resolve_both(): Node's
+ * path.resolve() and node-glob take a ".." after a symlink as text), and
+ * from each up to the nearest directory that exists (its matching ignores
+ * case: a name that is not there may match one that is). 0 with ret[0],
+ * ret[1] (NULL: a file, read as named, nothing below it; or ret[1] the
+ * same place), -ENOMEM, -ELOOP (not resolved). */
+static int hook_link_root(struct hook_state *st, const char *base, const char *lit,
+			  const char *named, char *ret[2])
 {
 	cleanup_free char *prefix = strdup(named);
+	cleanup_free char *joined = NULL;
+	char *dirs[2] = { NULL, NULL };
 	struct stat sb;
 
-	*ret = NULL;
+	ret[0] = ret[1] = NULL;
 	if (!prefix)
 		return -ENOMEM;
+	size_t ups = 0;
 	for (char *c = prefix; *c;) {
 		size_t n = strcspn(c, "/");
 		if (strcspn(c, "*?[]{}()!+@\\") < n) {
+			ups = hook_link_ups(named + (c - prefix));
 			*c = '\0';
 			break;
 		}
@@ -886,20 +918,41 @@ static int hook_link_root(struct hook_state *st, const char *base, const char *n
 		while (*c == '/')
 			c++;
 	}
-	char *dir = hookpath_resolve(base, prefix[0] ? prefix : ".", hook_walk_cache(st));
-	if (!dir)
-		return -ELOOP;
-	while (lstat(dir, &sb) < 0) {
-		char *up = path_dirname(dir); /* "/" is there */
-		free(dir);
-		dir = up;
-		if (!dir)
+	const char *path = prefix[0] ? prefix : ".";
+	if (ups == SIZE_MAX) {
+		path = "/"; /* "{/elsewhere,x}/k": anywhere */
+	} else if (lit || ups > 0) {
+		/* below lit, then up as far as the pattern's ".."s may go */
+		joined = lit ? path_join(lit, path) : strdup(path);
+		for (size_t i = 0; joined && i < ups; i++) {
+			char *up = path_join(joined, "..");
+			free(joined);
+			joined = up;
+		}
+		if (!joined)
 			return -ENOMEM;
+		path = joined;
 	}
-	if (S_ISDIR(sb.st_mode))
-		*ret = dir;
-	else
-		free(dir);
+	int r = hookpath_resolve_both(base, path, hook_walk_cache(st), &dirs[0], &dirs[1]);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < 2; i++) {
+		char *dir = dirs[i];
+		while (dir && lstat(dir, &sb) < 0) {
+			char *up = path_dirname(dir); /* "/" is there */
+			free(dir);
+			dir = up;
+			if (!dir) {
+				free(i == 0 ? dirs[1] : ret[0]);
+				ret[0] = NULL;
+				return -ENOMEM;
+			}
+		}
+		if (dir && S_ISDIR(sb.st_mode))
+			ret[i] = dir;
+		else
+			free(dir);
+	}
 	return 0;
 }
 
@@ -956,6 +1009,7 @@ static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t
 	cleanup_strv char **dirs = NULL, **patterns = NULL;
 	cleanup_free bool *plain = NULL;
 	cleanup_free bool *prune = NULL;
+	cleanup_free const char **lit = NULL; /* what patterns[i] is below, as text */
 	const char *dir_path = jsonutil_str(input, "dir_path");
 	json_t *include = json_object_get(input, "include");
 	size_t n_include = json_is_array(include) ? json_array_size(include) : 1;
@@ -966,21 +1020,25 @@ static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t
 	int r = 0;
 
 	plain = calloc(n, sizeof(*plain));
-	prune = calloc(n, sizeof(*prune));
-	if (!plain || !prune)
+	prune = calloc(2 * n, sizeof(*prune)); /* a pattern's two readings */
+	lit = calloc(n, sizeof(*lit));
+	if (!plain || !prune || !lit)
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; r == 0 && roots && roots[i]; i++) {
-		plain[n_patterns++] =
-			(below && strcmp(roots[i], dir_path) == 0) || hook_link_plain(roots[i]);
-		r = strv_push(&patterns, roots[i]);
+		/* a search's dir_path is its glob's cwd, named as text */
+		bool cwd = below && strcmp(roots[i], dir_path) == 0;
+		lit[n_patterns] = cwd ? dir_path : NULL;
+		plain[n_patterns++] = cwd || hook_link_plain(roots[i]);
+		r = strv_push(&patterns, cwd ? "." : roots[i]);
 	}
 	for (size_t i = 0; r == 0 && i < n_include; i++) {
 		const char *s = json_string_value(json_is_array(include) ? json_array_get(include, i)
 									 : include);
 		if (!s || !*s)
 			continue;
+		lit[n_patterns] = s[0] != '/' && below ? dir_path : NULL;
 		plain[n_patterns++] = hook_link_plain(s);
-		r = strv_consume(&patterns, s[0] != '/' && below ? path_join(dir_path, s) : strdup(s));
+		r = strv_push(&patterns, s);
 	}
 	if (r == 0 && !patterns) {
 		plain[n_patterns++] = true;
@@ -989,28 +1047,34 @@ static int hook_targets_link_roots(struct hook_state *st, struct hook_targets *t
 	if (r < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; patterns[i]; i++) {
-		char *dir = NULL;
-		size_t k = 0;
-		r = hook_link_root(st, base, patterns[i], &dir);
+		char *found[2];
+		r = hook_link_root(st, base, lit[i], patterns[i], found);
 		if (r == -ELOOP)
 			return error_set(err, ELOOP,
-					 "cannot resolve '%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, /proc/self, or a .. after a process's link in /proc)",
-					 patterns[i]);
+					 "cannot resolve '%.300s%s%.300s' (out of memory, a symlink loop, deeper than PATH_MAX, /proc/self, or a .. after a process's link in /proc)",
+					 lit[i] ? lit[i] : "", lit[i] ? "/" : "", patterns[i]);
 		if (r < 0)
 			return error_set(err, ENOMEM, "out of memory");
-		if (!dir)
-			continue;
-		/* pruned only where every pattern leading there may be */
-		while (k < n_dirs && strcmp(dirs[k], dir) != 0)
-			k++;
-		if (k < n_dirs) {
-			prune[k] = prune[k] && prunes && plain[i];
-			free(dir);
-			continue;
+		for (size_t j = 0; j < 2; j++) {
+			char *dir = found[j];
+			size_t k = 0;
+			if (!dir)
+				continue;
+			/* pruned only where every pattern leading there may be */
+			while (k < n_dirs && strcmp(dirs[k], dir) != 0)
+				k++;
+			if (k < n_dirs) {
+				prune[k] = prune[k] && prunes && plain[i];
+				free(dir);
+				continue;
+			}
+			prune[n_dirs++] = prunes && plain[i];
+			if (strv_consume(&dirs, dir) < 0) {
+				if (j == 0)
+					free(found[1]); /* not taken yet */
+				return error_set(err, ENOMEM, "out of memory");
+			}
 		}
-		prune[n_dirs++] = prunes && plain[i];
-		if (strv_consume(&dirs, dir) < 0)
-			return error_set(err, ENOMEM, "out of memory");
 	}
 	/* what a glob's directory holds is read */
 	for (size_t i = 0; dirs && dirs[i]; i++) {
@@ -1223,11 +1287,24 @@ static int hook_targets_proc(const struct hook_targets *t, const char **ret_path
 			*ret_path = run[i];
 			return 1;
 		}
-	for (size_t i = 0; t->resolved[i]; i++)
-		if (hookpath_proc_hidden(t->resolved[i], strv_contains(t->roots, t->resolved[i]))) {
+	for (size_t i = 0; t->resolved[i]; i++) {
+		const char *p = t->resolved[i];
+		/* a procfs elsewhere than /proc holds the same */
+		if (hookpath_proc_hidden(p, strv_contains(t->roots, p)) || hookpath_on_procfs(p)) {
 			*ret_path = t->named[i];
 			return 1;
 		}
+	}
+	/* a directory the tool reads below, one mounted there (mountinfo not
+	 * read: one) */
+	size_t k = 0;
+	if (t->roots && t->roots[0] && hookpath_procfs_below(t->roots, &k) != 0) {
+		*ret_path = t->roots[k];
+		for (size_t i = 0; t->resolved[i]; i++)
+			if (strcmp(t->resolved[i], t->roots[k]) == 0)
+				*ret_path = t->named[i];
+		return 1;
+	}
 	return 0;
 }
 

@@ -10,10 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "basic/cleanup.h"
 #include "basic/dirread.h"
+#include "basic/error.h"
+#include "basic/fileio.h"
 #include "basic/path.h"
 
 /* What the walks of one hook call found (hookpath_walk()): each resolved
@@ -487,6 +492,26 @@ static int hookpath_walk_proc(const char *out)
 	return proc.who == HOOKPATH_PROC_NONE ? 0 : -1;
 }
 
+/* Whether the symlink at out (its parent: out's first before bytes) is in
+ * a procfs the text does not name /proc (one mounted elsewhere, a bind
+ * mount of part of one): its self, thread-self and each process's links
+ * are what hookpath_walk_proc() tells of /proc's. A statfs() per symlink
+ * met, none per other component. */
+static bool hookpath_proc_elsewhere(char *out, size_t before)
+{
+	struct statfs sf;
+	char saved = out[before];
+	bool in_proc =
+		out[0] == '/' && strncmp(out, "/proc", 5) == 0 && (out[5] == '/' || out[5] == '\0');
+
+	if (in_proc || before == 0)
+		return false;
+	out[before] = '\0';
+	int r = statfs(out, &sf);
+	out[before] = saved;
+	return r == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 /* An absolute path as the kernel resolves it once the tool has made what
  * is missing, in one walk from the root: each component is lstat()ed once
  * (or known from cache: struct hookpath_cache), a symlink (dangling or not)
@@ -587,6 +612,10 @@ static char *hookpath_walk(const char *path, struct hookpath_cache *cache)
 		}
 		in_other = false;
 		int proc = hookpath_walk_proc(out);
+		if (proc == 0 && hookpath_proc_elsewhere(out, before)) {
+			failed = true; /* its self and links: not told by the text */
+			break;
+		}
 		if (proc < 0) {
 			failed = true; /* /proc/self: the hook's, not the host's */
 			break;
@@ -739,4 +768,81 @@ void hookpath_cache_hint(struct hookpath_cache *c, const char *dir)
 		return; /* only a hint */
 	c->hints[c->n_hints] = copy;
 	c->hint_len[c->n_hints++] = len;
+}
+
+bool hookpath_on_procfs(const char *path)
+{
+	cleanup_free char *dir = NULL;
+	struct statfs sf;
+
+	if (path[0] != '/' || (strncmp(path, "/proc", 5) == 0 && (path[5] == '/' || !path[5])))
+		return false; /* read by hookpath_proc_hidden() */
+	if (statfs(path, &sf) == 0)
+		return sf.f_type == PROC_SUPER_MAGIC;
+	/* what a tool makes (or cannot reach): in its nearest directory
+	 * that statfs() tells of */
+	dir = path_dirname(path);
+	while (dir && strcmp(dir, "/") != 0 && statfs(dir, &sf) < 0) {
+		char *up = path_dirname(dir);
+		free(dir);
+		dir = up;
+	}
+	if (!dir)
+		return true;
+	return strcmp(dir, "/") != 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+/* A mount point field of mountinfo (proc(5): space, tab, newline and
+ * backslash as \ooo), unescaped in place. */
+static void hookpath_unescape(char *s)
+{
+	char *out = s;
+
+	for (char *c = s; *c;) {
+		if (c[0] == '\\' && c[1] >= '0' && c[1] <= '3' && c[2] >= '0' && c[2] <= '7' &&
+		    c[3] >= '0' && c[3] <= '7') {
+			*out++ = (char)((c[1] - '0') * 64 + (c[2] - '0') * 8 + (c[3] - '0'));
+			c += 4;
+		} else {
+			*out++ = *c++;
+		}
+	}
+	*out = '\0';
+}
+
+int hookpath_procfs_below(char *const *dirs, size_t *ret_index)
+{
+	cleanup_free char *text = NULL;
+	size_t size = 0;
+	struct error ignored = { 0 };
+	int r = file_read_capped(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &text, &size,
+				 &ignored);
+
+	if (r < 0)
+		return r;
+	*ret_index = 0;
+	for (char *line = text; line && *line;) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		/* ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS... - FSTYPE SOURCE ... */
+		char *sep = strstr(line, " - ");
+		char *point = line;
+		for (int field = 0; field < 4 && point; field++) {
+			point = strchr(point, ' ');
+			if (point)
+				point++;
+		}
+		if (sep && point && point < sep && strncmp(sep + 3, "proc ", 5) == 0) {
+			point[strcspn(point, " ")] = '\0';
+			hookpath_unescape(point);
+			for (size_t i = 0; dirs[i]; i++)
+				if (path_is_under(point, dirs[i])) {
+					*ret_index = i;
+					return 1;
+				}
+		}
+		line = next;
+	}
+	return 0;
 }

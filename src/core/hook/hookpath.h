@@ -95,3 +95,16 @@ void hookpath_proc_parse(const char *path, struct hookpath_proc *ret);
  * reads below), also one that holds such: "/", /proc, /proc/PID, its
  * task/ and task/TID. */
 bool hookpath_proc_hidden(const char *path, bool root);
+
+/* Whether the path (resolved; for one that is not there, the nearest
+ * directory that is) is on a procfs the text does not name /proc: one
+ * mounted elsewhere or a bind mount of part of one, which holds every
+ * process's environ and links (hookpath_proc_hidden() reads only the text
+ * "/proc"). A path below /proc: false (that is hookpath_proc_hidden()'s). */
+bool hookpath_on_procfs(const char *path);
+
+/* Whether a procfs is mounted at or below one of the directories dirs (in
+ * the hook's mount namespace, /proc/self/mountinfo, read once): a tool
+ * that reads below it reads that. 1 with *ret_index, 0, or -errno of
+ * reading mountinfo. */
+int hookpath_procfs_below(char *const *dirs, size_t *ret_index);
