@@ -18,14 +18,20 @@
 enum apply_action { APPLY, ROLLBACK, DISCARD };
 
 /* A test build's fault point for crash safety: AIRLOCK_TEST_CRASH_AFTER=N
- * stops the process before the apply's operation N, after N of them. A
- * release build reads no such variable. */
+ * stops the process before the apply's operation N, after N of them;
+ * =marked once the dry run is named under way (dryruns/.applying), before
+ * its journal; =committed once its state is committed, before that name is
+ * removed. A release build reads no such variable. */
 static void apply_arm_faultpoints(void)
 {
 #if AIRLOCK_TEST_HOOKS
 	const char *s = getenv("AIRLOCK_TEST_CRASH_AFTER");
 	int n;
-	if (s && parse_int(s, 0, 1 << 30, &n) == 0)
+	if (s && !strcmp(s, "marked"))
+		faultpoint_arm("apply.marked", 0);
+	else if (s && !strcmp(s, "committed"))
+		faultpoint_arm("apply.committed", 0);
+	else if (s && parse_int(s, 0, 1 << 30, &n) == 0)
 		faultpoint_arm("apply.operation", (unsigned)n);
 #endif
 }

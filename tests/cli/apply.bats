@@ -1070,3 +1070,100 @@ links_vs_real() { # $1: the script
 	[[ "$stderr" == *"not applied"* ]] || { echo "$stderr"; return 1; }
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state")" = rolled_back ]
 }
+
+# The journals of other dry runs the recovery pass of one `airlock apply`
+# touches (the pass names them dryruns/<id>/journal, relative to dryruns/;
+# the apply's own dry run is read by its name alone).
+pass_journals() {
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'w/**' -- sh -c "echo $1 > w/f"
+	[ "$status" -eq 0 ]
+	local id
+	id=$(jq -r .id <<<"$output")
+	strace -f -qq -e trace=openat,newfstatat,statx,open,stat -o "$TEST_DIR/trace" \
+		"$AIRLOCK" apply "$id" >/dev/null
+	grep -cE '"[0-9]+/journal"' "$TEST_DIR/trace" || true
+}
+
+@test "the recovery pass reads only the applies under way: its work does not grow with settled dry runs" {
+	command -v strace >/dev/null || skip "no strace"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	mkdir w && echo 0 > w/f
+	for i in 1 2; do pass_journals "$i" >/dev/null; done
+	few=$(pass_journals 3)
+	for i in 4 5 6 7 8 9; do pass_journals "$i" >/dev/null; done
+	many=$(pass_journals 10)
+	[ "$(cat w/f)" = 10 ]
+	[ "$few" -eq "$many" ] || { echo "journals read at 3 dry runs: $few, at 10: $many"; return 1; }
+	[ "$many" -eq 0 ]
+}
+
+# An apply is "under way" from its marker dryruns/.applying/<id>, made (and
+# its directory synced) before the first operation, removed once its state
+# is committed; the pass lists that directory alone.
+@test "a crash between the apply's marker and its journal, and between its commit and the marker's removal" {
+	mkdir b && echo 1 > b/f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'b/**' -- sh -c 'echo 2 > b/f; echo 3 > b/g'
+	B=$(jq -r .id <<<"$output")
+	before=$(snap)
+	# Marked, no operation journaled: nothing to undo; the marker goes.
+	run env AIRLOCK_TEST_CRASH_AFTER=marked "$AIRLOCK" apply "$B"
+	[ "$status" -eq 137 ]
+	[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+	"$AIRLOCK" gc --older-than 3650d >/dev/null
+	[ "$(snap)" = "$before" ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+	# Journaled and marked, killed before the first operation, then after
+	# one: the next command's pass (not gc's whole one) finds it.
+	for k in 0 1; do
+		run env AIRLOCK_TEST_CRASH_AFTER="$k" "$AIRLOCK" apply "$B"
+		[ "$status" -eq 137 ]
+		[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+		run --separate-stderr "$AIRLOCK" dryrun --json --expect 'x' -- sh -c 'echo x > x'
+		X=$(jq -r .id <<<"$output")
+		al discard "$X"
+		[ "$status" -eq 0 ]
+		[ "$(snap)" = "$before" ] || { echo "step $k: the tree is mixed"; return 1; }
+		[ ! -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+		[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state" 2>/dev/null || echo pending)" = pending ]
+	done
+	# Committed, killed before the marker's removal: the apply stands, the
+	# next pass removes the marker.
+	run env AIRLOCK_TEST_CRASH_AFTER=committed "$AIRLOCK" apply "$B"
+	[ "$status" -eq 137 ]
+	[ "$(cat b/f)" = 2 ] && [ "$(cat b/g)" = 3 ]
+	[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'x' -- sh -c 'echo x > x'
+	X=$(jq -r .id <<<"$output")
+	al discard "$X"
+	[ "$status" -eq 0 ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+	[ "$(cat b/f)" = 2 ] && [ "$(cat b/g)" = 3 ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state")" = applied ]
+	al rollback "$B"
+	[ "$status" -eq 0 ]
+	[ "$(snap)" = "$before" ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
+}
+
+@test "a state directory of the older layout (journals only in dryruns/<id>/): its cut-short apply is found, once, by a whole pass" {
+	mkdir a b && echo 1 > a/f && echo 1 > b/f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'a/**' -- sh -c 'echo 2 > a/f'
+	A=$(jq -r .id <<<"$output")
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'b/**' -- sh -c 'echo 2 > b/f; echo 3 > b/g'
+	B=$(jq -r .id <<<"$output")
+	run env AIRLOCK_TEST_CRASH_AFTER=1 "$AIRLOCK" apply "$B"
+	[ "$status" -eq 137 ]
+	[ "$(cat b/f)" = 2 ] || [ -e b/g ]
+	# What an older airlock leaves: no dryruns/.applying at all.
+	rm -rf "$AIRLOCK_STATE_DIR/dryruns/.applying"
+	al apply "$A"
+	[ "$status" -eq 0 ]
+	[ "$(cat b/f)" = 1 ] && [ ! -e b/g ] && [ "$(cat a/f)" = 2 ]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state" 2>/dev/null || echo pending)" = pending ]
+	# The whole pass left the layout's mark: the next passes list
+	# dryruns/.applying alone.
+	[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/.complete" ]
+	al apply "$B"
+	[ "$status" -eq 0 ]
+	[ "$(cat b/f)" = 2 ] && [ "$(cat b/g)" = 3 ]
+}

@@ -484,14 +484,26 @@ EOF
 	git checkout -q notes.txt && rm gen.txt
 	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
 	pstep dryrun "$PID"
+	DRY=$(jq -r .dryrun <<<"$output")
 	AIRLOCK_TEST_PERMIT_CRASH=apply run "$AIRLOCK" permit exec "$PID"
 	[ "$status" -eq 137 ]
 	[ "$(state "$PID")" = DRY_RUN_OK ]
 	[ "$(cat gen.txt)" = new ]
+	# The apply stays named under way until APPLIED's sync: the next
+	# exec's recovery pass visits it, finds it committed, removes the name.
+	[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$DRY" ]
 	pstep exec "$PID"
 	[ "$status" -eq 0 ]
 	jq -e '.history[-1].to == "APPLIED" and (.history[-1].event | contains("crashed"))' \
 		"$AIRLOCK_STATE_DIR/permits/$PID.json"
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$DRY" ]
+	# An exec that is not cut removes its name after APPLIED.
+	rm gen.txt
+	propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep exec "$PID"
+	[ "$status" -eq 0 ]
+	[ "$(cat gen.txt)" = new ]
+	[ -z "$(ls "$AIRLOCK_STATE_DIR/dryruns/.applying")" ]
 }
 
 # Sets $lib to the fault-injection shim (tests/helpers/faultfs.c).

@@ -725,7 +725,8 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 		if (r < 0)
 			return r;
 		store_sync_defer(store);
-		r = apply_changes_reviewed(store, p->dryrun_id, 0, p->changeset_sha256, &out, err);
+		r = apply_changes_reviewed(store, p->dryrun_id, APPLY_LEAVE_MARK,
+					   p->changeset_sha256, &out, err);
 		store_sync_resume(store);
 	}
 	if (r == -EBUSY) {
@@ -749,6 +750,10 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 	json_decref(detail);
 	if (r < 0)
 		return r;
+	/* APPLIED's sync committed the apply's state too: it is no longer
+	 * under way. */
+	if (!recovered)
+		apply_unmark(store, p->dryrun_id);
 	if (check && (r = permit_verify_applied(ctx, store, p, check, res, err)) < 0)
 		return r;
 	return 0;

@@ -29,6 +29,7 @@
 #include "core/snapshot/dryrun_dir.h"
 #include "core/snapshot/applycheck.h"
 #include "core/snapshot/applyplan.h"
+#include "core/snapshot/applymark.h"
 #include "core/snapshot/applyop.h"
 #include "core/snapshot/journal.h"
 #include "core/store/jsonutil.h"
@@ -52,13 +53,15 @@ static int conflict(struct apply_outcome *ret, struct error *err, const char *fm
  * "rolling_back", a rollback cut short, is finished; and a state that the
  * crash kept from following its mark ("committed" but not "applied",
  * "rolled_back" but still "applied") is committed now. */
-static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct error *err)
+static int recover_locked_do(struct dryrun_dir *d, bool *ret_recovered, bool *ret_left,
+			     struct error *err)
 {
 	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	char mark[32];
 	struct apply_outcome ignored = { 0 };
 
 	*ret_recovered = false;
+	*ret_left = false;
 	int r = journal_read(d, &ops, mark, sizeof(mark), err);
 	if (r == -ENOENT) {
 		*err = (struct error){ 0 };
@@ -82,8 +85,10 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 	if (r < 0 || (mark[0] && strcmp(mark, "rolling_back") != 0))
 		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id)
 			     : 0;
-	if (d->ws_fd < 0)
+	if (d->ws_fd < 0) {
+		*ret_left = true;
 		return 0; /* not the workspace it ran on: left for when it is back */
+	}
 	if (mark[0]) {
 		/* Each undo step checks the tree, so what the cut rollback
 		 * already undid is skipped. */
@@ -103,12 +108,27 @@ static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct erro
 	return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id) : 0;
 }
 
+/* recover_locked_do(), then the dry run's name in dryruns/.applying removed
+ * once nothing of an apply or rollback is left unfinished (the lock is
+ * held: no apply of it is making its name meanwhile). */
+static int recover_locked(struct dryrun_dir *d, bool *ret_recovered, struct error *err)
+{
+	bool left;
+	int r = recover_locked_do(d, ret_recovered, &left, err);
+
+	if (r == 0 && !left)
+		applymark_remove(d->store, d->id);
+	return r;
+}
+
 static int recover_one(struct store *store, uint64_t id, bool *ret_recovered, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 
 	*ret_recovered = false;
 	int r = dryrun_dir_open(store, id, DRYRUN_DIR_LOCK_TRY, &d, err);
+	if (r == -ENOENT)
+		applymark_remove(store, id); /* gone, or never applied: nothing under way */
 	if (r == -EAGAIN || r == -ENOENT) {
 		*err = (struct error){ 0 };
 		return 0; /* in use by a live process, or gone */
@@ -191,51 +211,124 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 	return ledger_lookup_backs(*lk, LEDGER_KIND_MAX, NULL, rel.s, hex) == 0;
 }
 
-/* The store whose dry runs this process has recovered: one pass a
- * process. A crash after it (a lock holder killed since) is what the next
- * command finds, as a crash after any command is; a permit's exec (apply,
- * verify, rollback) would otherwise pass over every dry run up to four
- * times. */
-static const struct store *apply_recovered_store;
-
-int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
+/* The whole pass, over every dry run dryruns/ (dir_fd) keeps: for a state
+ * directory that dryruns/.applying (mark_fd) does not yet cover (made by an
+ * older airlock), and for gc. What it cannot settle (in use, its workspace
+ * gone) is named in dryruns/.applying first; those names synced, the
+ * directory is marked complete. */
+static int recover_all(struct store *store, int dir_fd, int mark_fd, size_t *ret_recovered,
+		       struct error *err)
 {
-	DIR *dir = NULL;
-	*ret_recovered = 0;
-	if (apply_recovered_store == store)
-		return 0;
-	int r = dryruns_open(store, &dir, err);
-	if (r < 0 || !dir)
-		return r;
-	/* The recovery lock: one recovery pass at a time. It only ever tries
-	 * a dry run's lock, never waits for one, so it cannot deadlock with a
-	 * command that holds a dry run's lock and then recovers. */
-	if (flock(dirfd(dir), LOCK_EX) < 0) {
-		r = error_set_errno(err, errno, "lock %s/dryruns", store_path(store));
-		closedir(dir);
-		return r;
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+	if (!dir) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return error_set_errno(err, e, "read %s/dryruns", store_path(store));
 	}
 	struct dirent *de;
 	struct ledger_lookup *lk = NULL;
+	bool named = false;
+	int r = 0;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
 		struct stat jst;
 		uint64_t id = strtoull(de->d_name, NULL, 10);
 		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
 		/* No journal, or the dry run's empty one: no apply began. */
-		if (id == 0 || fstatat(dirfd(dir), journal, &jst, 0) < 0 || jst.st_size == 0 ||
-		    recover_settled(store, &lk, dirfd(dir), de->d_name, id))
+		if (id == 0 || fstatat(dir_fd, journal, &jst, 0) < 0 || jst.st_size == 0 ||
+		    recover_settled(store, &lk, dir_fd, de->d_name, id))
 			continue;
 		/* The reader holds the ledger's shared lock: let it go before a
 		 * recovery that commits. */
 		ledger_lookup_free(lk);
 		lk = NULL;
-		bool recovered;
-		r = recover_one(store, id, &recovered, err);
+		r = applymark_add(mark_fd, id, err);
+		named = named || r == 0;
+		bool recovered = false;
+		if (r == 0)
+			r = recover_one(store, id, &recovered, err);
 		*ret_recovered += recovered;
 	}
 	ledger_lookup_free(lk);
 	closedir(dir);
+	if (r == 0 && named && fsync(mark_fd) < 0)
+		r = error_set_errno(err, errno, "sync %s/" APPLYMARK_DIR, store_path(store));
+	return r < 0 ? r : applymark_set_complete(mark_fd, err);
+}
+
+/* The pass over dryruns/.applying alone: each dry run named there taken
+ * the whole way, under its lock (tried: one in use is its holder's). */
+static int recover_marked(struct store *store, int mark_fd, size_t *ret_recovered, struct error *err)
+{
+	int fd = openat(mark_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+	if (!dir) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return error_set_errno(err, e, "read %s/" APPLYMARK_DIR, store_path(store));
+	}
+	struct dirent *de;
+	int r = 0;
+	while (r == 0 && (de = readdir(dir))) {
+		uint64_t id = strtoull(de->d_name, NULL, 10);
+		bool recovered = false;
+		if (id == 0)
+			continue;
+		r = recover_one(store, id, &recovered, err);
+		*ret_recovered += recovered;
+	}
+	closedir(dir);
+	return r;
+}
+
+/* whole: every dry run kept, not only those dryruns/.applying names. */
+static int recover_pass(struct store *store, bool whole, size_t *ret_recovered, struct error *err)
+{
+	*ret_recovered = 0;
+	cleanup_close int dir_fd =
+		openat(store_dir_fd(store), STATEPATH_DRYRUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return errno == ENOENT
+			       ? 0
+			       : error_set_errno(err, errno, "open %s/dryruns", store_path(store));
+	/* The recovery lock: one recovery pass at a time. It only ever tries
+	 * a dry run's lock, never waits for one, so it cannot deadlock with a
+	 * command that holds a dry run's lock and then recovers. */
+	if (flock(dir_fd, LOCK_EX) < 0)
+		return error_set_errno(err, errno, "lock %s/dryruns", store_path(store));
+	cleanup_close int mark_fd = -1;
+	int r = applymark_open(store, &mark_fd, err);
+	if (r < 0)
+		return r;
+	/* The whole pass leaves names of its own only for what it could not
+	 * settle; a name whose journal it passed over (an apply marked, cut
+	 * before its journal) is visited after it. */
+	if (whole || !applymark_complete(mark_fd))
+		r = recover_all(store, dir_fd, mark_fd, ret_recovered, err);
+	size_t n = 0;
+	if (r == 0)
+		r = recover_marked(store, mark_fd, &n, err);
+	*ret_recovered += n;
+	return r;
+}
+
+/* The store whose dry runs this process has recovered: one pass a
+ * process. A crash after it (a lock holder killed since) is what the next
+ * command finds, as a crash after any command is; a permit's exec (apply,
+ * verify, rollback) would otherwise pass over every dry run up to four
+ * times. The pass lists dryruns/.applying (applymark.h): its cost follows
+ * the applies under way, not the dry runs kept. */
+static const struct store *apply_recovered_store;
+
+int apply_recover(struct store *store, size_t *ret_recovered, struct error *err)
+{
+	*ret_recovered = 0;
+	if (apply_recovered_store == store)
+		return 0;
+	int r = recover_pass(store, false, ret_recovered, err);
 	if (r == 0)
 		apply_recovered_store = store;
 	return r;
@@ -399,9 +492,34 @@ static int apply_check_workspace(struct dryrun_dir *d, struct apply_outcome *ret
 	return 0;
 }
 
+/* Before an apply's or rollback's first operation: its dry run named in
+ * dryruns/.applying (applymark.h) by a link of its journal, then the
+ * journal written (ops) or its "rolling_back" mark appended (mark), synced:
+ * that fsync makes the name durable too (applymark_link()). */
+static int apply_mark_begin(struct dryrun_dir *d, const struct applyop_list *ops, const char *mark,
+			    struct error *err)
+{
+	cleanup_close int mark_fd = -1;
+	int r = applymark_open(d->store, &mark_fd, err);
+
+	if (r < 0)
+		return r;
+	return ops ? journal_write(d, ops, mark_fd, err)
+		   : journal_append_marked(d, mark, mark_fd, err);
+}
+
+/* Once the state is committed: nothing of the apply or rollback is left to
+ * finish. The name's removal is not synced (applymark.h). */
+static void apply_mark_end(struct dryrun_dir *d)
+{
+	FAULT_POINT("apply.committed"); /* a crash between the commit and the removal */
+	applymark_remove(d->store, d->id);
+}
+
 /* The operations: planned, journaled and synced, carried out one by one
  * (undone, all of them, when one fails), then the "committed" mark. */
-static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome *ret, struct error *err)
+static int apply_run_ops(struct dryrun_dir *d, uint64_t id, unsigned flags,
+			 struct apply_outcome *ret, struct error *err)
 {
 	cleanup_with(applyop_list_release) struct applyop_list ops = { 0 };
 	int r = applyplan_ops(d, &ops);
@@ -410,7 +528,7 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome
 				 (unsigned long long)id);
 	if (mkdirat(d->fd, "backup", 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the backup directory");
-	r = journal_write(d, &ops, err);
+	r = apply_mark_begin(d, &ops, NULL, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ops.n; i++) {
@@ -425,6 +543,7 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome
 				return error_prefix(err,
 						    "apply %llu stopped, and undoing it failed too (%s)",
 						    (unsigned long long)id, undo_err.msg);
+			applymark_remove(d->store, id); /* its journal ends "rolled_back" */
 			return error_prefix(err, "apply %llu stopped and was undone",
 					    (unsigned long long)id);
 		}
@@ -443,6 +562,8 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, struct apply_outcome
 	r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", false, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(d, "applied", err);
+	if (r == 0 && !(flags & APPLY_LEAVE_MARK))
+		apply_mark_end(d);
 	return r;
 }
 
@@ -463,7 +584,7 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 	if (r == 0)
 		r = apply_check_workspace(&d, ret, err);
 	if (r == 0)
-		r = apply_run_ops(&d, id, ret, err);
+		r = apply_run_ops(&d, id, flags, ret, err);
 	return r;
 }
 
@@ -517,12 +638,25 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
 	}
 	/* From here a crash leaves a tree part undone, which no longer matches
 	 * the apply: recovery finishes the rollback (recover_locked). */
-	r = journal_append(d.fd, "{\"mark\":\"rolling_back\"}\n", true, err);
+	r = apply_mark_begin(&d, NULL, "{\"mark\":\"rolling_back\"}\n", err);
 	if (r == 0)
 		r = journal_undo_all(&d, &ops, &ret->ops, err);
 	if (r == 0)
 		r = dryrun_dir_set_state(&d, "rolled_back", err);
+	if (r == 0)
+		apply_mark_end(&d);
 	return r;
+}
+
+void apply_unmark(struct store *store, uint64_t id)
+{
+	bool recovered;
+	struct error ignored = { 0 };
+
+	/* The dry run's lock was let go since the apply: what another
+	 * process's rollback of it, cut short meanwhile, named under way stays
+	 * so until it is finished, as in a pass. */
+	(void)recover_one(store, id, &recovered, &ignored);
 }
 
 /* A discard entry names the dry run's directory (the digest of nothing):
@@ -558,6 +692,8 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	if (r < 0)
 		return r;
 	r = remove_tree_at(store_dir_fd(store), rel.s);
+	if (r == 0)
+		applymark_remove(store, id);
 	return r < 0 ? error_set_errno(err, -r, "remove %s/%s", store_path(store), rel.s) : 0;
 }
 
@@ -566,9 +702,13 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied, 
 {
 	size_t recovered;
 	*ret_removed = 0;
-	int r = apply_recover(store, &recovered, err);
+	/* gc lists every dry run anyway: its pass is the whole one, which
+	 * also settles what a power loss left unnamed in dryruns/.applying
+	 * (a state file and mark lost after the name's removal was kept). */
+	int r = recover_pass(store, true, &recovered, err);
 	if (r < 0)
 		return r;
+	apply_recovered_store = store;
 	DIR *dir = NULL;
 	r = dryruns_open(store, &dir, err);
 	if (r < 0 || !dir)
@@ -600,10 +740,12 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied, 
 			break;
 		}
 		q = remove_tree_at(dirfd(dir), de->d_name);
-		if (q < 0)
+		if (q < 0) {
 			r = error_set_errno(err, -q, "remove dry run %s", de->d_name);
-		else
+		} else {
+			applymark_remove(store, id);
 			++*ret_removed;
+		}
 	}
 	closedir(dir);
 	return r;

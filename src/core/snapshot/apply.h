@@ -28,7 +28,8 @@
  * entirely old or entirely new. The journal is written and synced before the
  * first operation; an apply that did not reach its "committed" mark (a
  * crash) is rolled back by apply_recover(), which every apply, rollback,
- * discard and gc runs first. Undo steps inspect the tree (inode numbers,
+ * discard and gc runs first. It visits the dry runs named in
+ * dryruns/.applying (applymark.h), not every one kept. Undo steps inspect the tree (inode numbers,
  * presence) so that running them twice is harmless. */
 
 struct apply_outcome {
@@ -41,13 +42,20 @@ enum {
 	 * attempted writes outside the workspace, and the caller accepts that
 	 * only the workspace's part lands. */
 	APPLY_ALLOW_OUTSIDE_WRITES = 1 << 0,
+	/* The state's entry is synced later by the caller (store_sync_defer):
+	 * the dry run's name in dryruns/.applying (the apply under way) is
+	 * left for apply_unmark() after that sync. */
+	APPLY_LEAVE_MARK = 1 << 1,
 };
 
 /* -ENOENT: no such dry run; -EPERM: its verdict or state does not allow it
  * (the message says which), or it belongs to a permit (dryruns/<id>/permit:
  * only apply_changes_reviewed() applies it); -EBUSY: CONFLICT. flags: APPLY_*.
- * Fault point (basic/faultpoint.h): "apply.operation", before each
- * operation on the workspace. */
+ * Fault points (basic/faultpoint.h): "apply.operation", before each
+ * operation on the workspace; "apply.marked", once the dry run is named
+ * under way (dryruns/.applying, core/snapshot/applymark.h), before its
+ * journal; "apply.committed", once its state is committed, before that name
+ * is removed (rollback's too). */
 int apply_changes(struct store *store, uint64_t id, unsigned flags, struct apply_outcome *ret,
 		  struct error *err);
 /* apply_changes(), only when changeset.json, read under the dry run's lock,
@@ -56,6 +64,10 @@ int apply_changes(struct store *store, uint64_t id, unsigned flags, struct apply
 int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
 			   const char *changeset_sha256, struct apply_outcome *ret, struct error *err);
 int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, struct error *err);
+/* After APPLY_LEAVE_MARK's sync: the dry run no longer named under way,
+ * taken as a recovery pass takes it (its lock tried: one in use keeps its
+ * name, which the next pass visits; errors are left to that pass). */
+void apply_unmark(struct store *store, uint64_t id);
 /* The dry run's state ("pending", "applied", "rolled_back"), read under its
  * lock once whatever a crash left of its apply or rollback is finished. */
 int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err);

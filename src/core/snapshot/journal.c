@@ -20,12 +20,14 @@
 
 #include "basic/cleanup.h"
 #include "basic/clock.h"
+#include "basic/faultpoint.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "core/snapshot/changeset.h"
 #include "core/snapshot/applyfs.h"
 #include "core/snapshot/dryrun_dir.h"
 #include "core/snapshot/applyop.h"
+#include "core/snapshot/applymark.h"
 #include "core/store/jsonutil.h"
 
 #define JOURNAL_SCHEMA "airlock.journal/4"
@@ -43,7 +45,23 @@ int journal_append(int dir_fd, const char *text, bool sync, struct error *err)
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
 
-int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct error *err)
+int journal_append_marked(struct dryrun_dir *d, const char *text, int mark_fd, struct error *err)
+{
+	cleanup_close int fd = openat(d->fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0)
+		return error_set_errno(err, errno, "open the journal");
+	int r = applymark_link(d->fd, "journal", mark_fd, d->id, err);
+	if (r < 0)
+		return r;
+	r = fd_write_all(fd, text, strlen(text));
+	/* fsync, not fdatasync: the link's durability rides on it. */
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
+}
+
+int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, int mark_fd, struct error *err)
 {
 	cleanup_with(json_decrefp) json_t *head =
 		json_pack("{s:s, s:I, s:s, s:I}", "schema", JOURNAL_SCHEMA, "dryrun", (json_int_t)d->id,
@@ -52,7 +70,7 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct e
 	if (!first)
 		return error_set(err, ENOMEM, "out of memory");
 	/* The empty journal the dry run made (dryrun_prepare()), whose name its
-	 * change set's commit made durable: only its bytes need a sync. A
+	 * change set's commit made durable: only it needs a sync. A
 	 * journal of an earlier apply is kept as journal.previous and a new
 	 * one made, its name synced too. */
 	bool fresh = false;
@@ -70,7 +88,13 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct e
 	}
 	if (fd < 0)
 		return error_set_errno(err, errno, "create the journal");
-	int r = fd_write_all(fd, first, strlen(first));
+	int r = applymark_link(d->fd, "journal", mark_fd, d->id, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	FAULT_POINT("apply.marked"); /* a crash between the name and the journal */
+	r = fd_write_all(fd, first, strlen(first));
 	for (size_t i = 0; i < ops->n; i++) {
 		json_t *op = applyop_to_json(&ops->items[i]);
 		json_t *encoded = op ? changeset_encode_bytes(op) : NULL;
@@ -80,8 +104,9 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, struct e
 		if (r == 0)
 			r = line ? fd_write_all(fd, line, strlen(line)) : -ENOMEM;
 	}
-	/* One sync for the whole journal, before the first operation. */
-	if (r == 0 && fdatasync(fd) < 0)
+	/* One sync for the whole journal, before the first operation: an
+	 * fsync, which makes its link in dryruns/.applying durable too. */
+	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	close(fd);
 	if (r == 0 && fresh && fsync(d->fd) < 0)
