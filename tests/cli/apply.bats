@@ -1097,6 +1097,27 @@ pass_journals() {
 	[ "$many" -eq 0 ]
 }
 
+# The marker's name must be durable before the apply's first operation, or
+# a power loss after one leaves an apply the pass never finds. An fsync of
+# the journal does not make a second link to it durable on every file
+# system (ext4 without a journal syncs a new file's first parent only), so
+# the directory is synced itself.
+@test "the apply's marker directory is synced between the marker's link and the first operation" {
+	command -v strace >/dev/null || skip "no strace"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	mkdir w && echo 0 > w/f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'w/f' -- sh -c 'echo 1 > w/f'
+	D=$(jq -r .id <<<"$output")
+	strace -f -qq -y -e trace=linkat,fsync,fdatasync,renameat2 -o "$TEST_DIR/trace" "$AIRLOCK" apply "$D" >/dev/null
+	[ "$(cat w/f)" = 1 ]
+	link=$(grep -n 'linkat(.*\.applying' "$TEST_DIR/trace" | head -1 | cut -d: -f1)
+	dsync=$(grep -n 'fsync([0-9]*</.*/dryruns/\.applying>)' "$TEST_DIR/trace" | head -1 | cut -d: -f1)
+	first=$(grep -n "renameat2(.*$PWD/w" "$TEST_DIR/trace" | head -1 | cut -d: -f1)
+	[ -n "$link" ] && [ -n "$first" ] || { cat "$TEST_DIR/trace"; return 1; }
+	[ -n "$dsync" ] || { echo "the marker's directory is never synced"; cat "$TEST_DIR/trace"; return 1; }
+	[ "$link" -lt "$dsync" ] && [ "$dsync" -lt "$first" ]
+}
+
 # An apply is "under way" from its marker dryruns/.applying/<id>, made (and
 # its directory synced) before the first operation, removed once its state
 # is committed; the pass lists that directory alone.

@@ -494,8 +494,8 @@ static int apply_check_workspace(struct dryrun_dir *d, struct apply_outcome *ret
 
 /* Before an apply's or rollback's first operation: its dry run named in
  * dryruns/.applying (applymark.h) by a link of its journal, then the
- * journal written (ops) or its "rolling_back" mark appended (mark), synced:
- * that fsync makes the name durable too (applymark_link()). */
+ * journal written (ops) or its "rolling_back" mark appended (mark), synced,
+ * and dryruns/.applying synced for the name (journal.h). */
 static int apply_mark_begin(struct dryrun_dir *d, const struct applyop_list *ops, const char *mark,
 			    struct error *err)
 {

@@ -46,7 +46,8 @@ int applymark_link(int journal_dir_fd, const char *name, int dir_fd, uint64_t id
 
 	snprintf(mark, sizeof(mark), "%llu", (unsigned long long)id);
 	/* An older name (a removal a crash lost) may link an older journal:
-	 * replaced, so that this journal's fsync is what makes it durable. */
+	 * replaced, so that the name durable after the caller's sync of dir_fd
+	 * links this journal. */
 	int r = linkat(journal_dir_fd, name, dir_fd, mark, 0);
 	if (r < 0 && errno == EEXIST && unlinkat(dir_fd, mark, 0) == 0)
 		r = linkat(journal_dir_fd, name, dir_fd, mark, 0);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/store/statepath.h"
 #include "core/store/store.h"
 
 /* The applies under way (docs/state-dir.md, "Recovery"): dryruns/.applying/
@@ -20,7 +21,7 @@
  * the mark. The directory's name is no number: every lister of dryruns/
  * (this airlock's and older ones) passes over it. */
 
-#define APPLYMARK_DIR	   "dryruns/.applying"
+#define APPLYMARK_DIR	   STATEPATH_APPLYING
 #define APPLYMARK_COMPLETE ".complete"
 
 /* dryruns/.applying opened (created when missing) into *ret_fd. Its own

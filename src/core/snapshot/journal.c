@@ -55,8 +55,12 @@ int journal_append_marked(struct dryrun_dir *d, const char *text, int mark_fd, s
 	if (r < 0)
 		return r;
 	r = fd_write_all(fd, text, strlen(text));
-	/* fsync, not fdatasync: the link's durability rides on it. */
-	if (r == 0 && fsync(fd) < 0)
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	/* The marker's name, durable before the first operation: a file's
+	 * fsync does not make a second link to it durable everywhere (ext4
+	 * without a journal syncs a new file's first parent only). */
+	if (r == 0 && fsync(mark_fd) < 0)
 		r = -errno;
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }
@@ -104,12 +108,16 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, int mark
 		if (r == 0)
 			r = line ? fd_write_all(fd, line, strlen(line)) : -ENOMEM;
 	}
-	/* One sync for the whole journal, before the first operation: an
-	 * fsync, which makes its link in dryruns/.applying durable too. */
-	if (r == 0 && fsync(fd) < 0)
+	/* One sync for the whole journal, before the first operation, and
+	 * one of dryruns/.applying for the marker's name (a file's fsync does
+	 * not make a second link to it durable everywhere: ext4 without a
+	 * journal syncs a new file's first parent only). */
+	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
 	close(fd);
 	if (r == 0 && fresh && fsync(d->fd) < 0)
+		r = -errno;
+	if (r == 0 && fsync(mark_fd) < 0)
 		r = -errno;
 	return r < 0 ? error_set_errno(err, -r, "write the journal") : 0;
 }

@@ -21,12 +21,12 @@ int journal_parse(char *text, struct applyop_list *ret_ops, char *mark, size_t m
 int journal_append(int dir_fd, const char *text, bool sync, struct error *err);
 /* A mark appended to the journal and synced, the journal linked first as
  * dryruns/.applying/<id> in mark_fd (applymark_link()): the rollback's
- * "rolling_back", its name durable with the mark's fsync. */
+ * "rolling_back"; mark_fd is synced after it for the name. */
 int journal_append_marked(struct dryrun_dir *d, const char *text, int mark_fd, struct error *err);
 /* A new journal: its header, then one line per operation
  * (applyop_to_json(), names encoded), synced; linked first as
- * dryruns/.applying/<id> in mark_fd (applymark_link()), the name durable
- * with the journal's fsync. */
+ * dryruns/.applying/<id> in mark_fd (applymark_link()), which is synced
+ * after the journal for the name. */
 int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, int mark_fd, struct error *err);
 /* The operations of the journal, and its mark ("" when there is none). */
 int journal_read(struct dryrun_dir *d, struct applyop_list *ret_ops, char *mark, size_t mark_size,

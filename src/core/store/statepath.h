@@ -15,6 +15,7 @@
 #define STATEPATH_QUARANTINE	"quarantine" /* store: N/ (core/host/hostsafety.h) */
 #define STATEPATH_PERMITS	"permits" /* permit: N.json, N.lock, lock, seq */
 #define STATEPATH_DRYRUNS	"dryruns" /* snapshot: N/ (changeset.json, state, ...) */
+#define STATEPATH_APPLYING	"dryruns/.applying" /* snapshot: <id>, .complete (applymark.h) */
 #define STATEPATH_POLICIES	"policies" /* gate: <sha256>.json policy approvals */
 #define STATEPATH_GATE		"gate"
 #define STATEPATH_GATE_OPEN	"gate/open" /* gate: <scope key>/<id>.json */
