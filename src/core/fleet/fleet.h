@@ -64,6 +64,7 @@ struct fleet_cosignature {
 
 struct fleet_run {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t id;
 	char *time; /* the entry's time (the run's commit) */
 	char *source; /* run, dryrun, permit, ... */
@@ -77,6 +78,7 @@ struct fleet_run {
 
 struct fleet_failure {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t receipt; /* the failed run's receipt id */
 	char *time; /* when it opened */
 	/* Its receipt's, when the mirror holds it (else argv is empty and
@@ -91,6 +93,7 @@ struct fleet_failure {
 
 struct fleet_approval {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t permit;
 	char *approver, *public_key;
 	char *at; /* the "approve" event of the permit's history; NULL: unknown */
@@ -99,6 +102,7 @@ struct fleet_approval {
 
 struct fleet_permit {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t id;
 	char *state; /* "not recorded" when the entry carries no record */
 	int64_t risk;
