@@ -799,3 +799,21 @@ refused_on_host() { # host id reason
 	[ "$(jq -r "$lines | map(.[0].line) | join(\",\")" <<<"$doc")" = "unverified,verified" ]
 	[ "$(jq -r "$lines | map(length) | unique | length" <<<"$doc")" = 1 ]
 }
+
+@test "fleet attack: a gate-close beyond the host's signed checkpoint does not hide an open failure" {
+	host alpha
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.keys"
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	size=$(q "SELECT size FROM airlock.log_heads WHERE host = 'alpha'")
+	id=$(q "SELECT id FROM airlock.entries WHERE origin = '$origin' AND kind = 'gate-open'")
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$(jq -r '.open_failures | map("\(.receipt) \(.line)") | join(",")' <<<"$output")" = "$id verified" ]
+	# Written past airlock.push(), its leaf its own: no checkpoint of
+	# alpha's covers it, and the tree below the signed size verifies.
+	close="{\"v\":1,\"seq\":$size,\"kind\":\"gate-close\",\"id\":\"$id\",\"path\":\"gate/closed/$id.json\",\"sha256\":\"$(printf x | sha256sum | cut -c1-64)\",\"time\":\"2099-01-01T00:00:00.000Z\"}"
+	q "INSERT INTO airlock.entries (origin, seq, leaf, kind, id, path, line) VALUES ('$origin', $size, sha256('\\x00'::bytea || convert_to(\$l\$$close\$l\$, 'UTF8')), 'gate-close', '$id', 'x', \$l\$$close\$l\$)" >/dev/null
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.hosts[0].log.verified' <<<"$output")" = true ]
+	[ "$(jq -r '.open_failures | map("\(.receipt) \(.line)") | join(",")' <<<"$output")" = "$id verified" ]
+}

@@ -322,19 +322,17 @@ static int fleet_add_gate(struct fleet_reader *rd, size_t log, const struct ledg
 		f->n_unreadable++;
 		return 0;
 	}
-	/* A close that is not the signed tree's leaf closes nothing. */
-	if (e->kind == LEDGER_GATE_CLOSE && line != FLEET_LINE_FORGED) {
+	/* A close is weighed once the tree is checked (fleet_resolve()). */
+	if (e->kind == LEDGER_GATE_CLOSE) {
 		for (size_t i = 0; i < f->n_failures; i++)
-			if (f->failures[i].receipt == id && f->failures[i].log == log) {
-				free(f->failures[i].host);
-				free(f->failures[i].time);
-				f->failures[i] = f->failures[--f->n_failures];
+			if (f->failures[i].receipt == id && f->failures[i].log == log &&
+			    !f->failures[i].closed) {
+				f->failures[i].closed = true;
+				f->failures[i].close_line = line;
 				break;
 			}
 		return 0;
 	}
-	if (e->kind == LEDGER_GATE_CLOSE)
-		return 0;
 	struct fleet_failure *x = FLEET_PUSH(f->failures, f->n_failures);
 	if (!x)
 		return -ENOMEM;
@@ -454,8 +452,21 @@ static int fleet_resolve(struct fleet_reader *rd)
 	}
 	for (size_t k = 0; k < rd->n_runs; k++)
 		rd->runs[k].line = fleet_line(rd, rd->runs[k].log, rd->runs[k].line);
-	for (size_t k = 0; k < f->n_failures; k++)
-		f->failures[k].line = fleet_line(rd, f->failures[k].log, f->failures[k].line);
+	/* A gate-close closes its failure when its line says as much as the
+	 * gate-open's: one forged, not covered by the signed checkpoint or
+	 * unverified leaves a verified failure open. */
+	for (size_t k = 0; k < f->n_failures;) {
+		struct fleet_failure *x = &f->failures[k];
+		x->line = fleet_line(rd, x->log, x->line);
+		enum fleet_line_state close = fleet_line(rd, x->log, x->close_line);
+		if (!x->closed || close == FLEET_LINE_FORGED || close > x->line) {
+			k++;
+			continue;
+		}
+		free(x->host);
+		free(x->time);
+		*x = f->failures[--f->n_failures];
+	}
 	for (size_t k = 0; k < f->n_permits; k++) {
 		struct fleet_permit *p = &f->permits[k];
 		p->line = fleet_line(rd, p->log, p->line);

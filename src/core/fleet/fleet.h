@@ -89,6 +89,11 @@ struct fleet_failure {
 	char **argv; /* NULL terminated */
 	/* Its gate-open entry's, and its receipt's when read: the worse. */
 	enum fleet_line_state line;
+	/* A gate-close of it the mirror holds, and that entry's line: it
+	 * closes the failure only when its line says as much as the
+	 * gate-open's (one not covered leaves a verified failure open). */
+	bool closed;
+	enum fleet_line_state close_line;
 };
 
 struct fleet_approval {
