@@ -817,3 +817,20 @@ refused_on_host() { # host id reason
 	[ "$(jq -r '.hosts[0].log.verified' <<<"$output")" = true ]
 	[ "$(jq -r '.open_failures | map("\(.receipt) \(.line)") | join(",")' <<<"$output")" = "$id verified" ]
 }
+
+@test "fleet attack: a permit transition beyond the host's signed checkpoint does not take a verified pending permit off the list" {
+	host alpha
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.keys"
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	size=$(q "SELECT size FROM airlock.log_heads WHERE host = 'alpha'")
+	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$origin' AND kind = 'permit-transition' AND id = '1'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND seq = $seq")
+	new=$(forged_text "$line" "DRY_RUN_OK" "APPLIED")
+	new=${new/\"seq\":$seq,/\"seq\":$size,}
+	# Written past airlock.push() at the next place, its leaf its own.
+	q "INSERT INTO airlock.entries (origin, seq, leaf, kind, id, path, line) VALUES ('$origin', $size, sha256('\\x00'::bytea || convert_to(\$l\$$new\$l\$, 'UTF8')), 'permit-transition', '1', 'x', \$l\$$new\$l\$)" >/dev/null
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '"\(.hosts[0].log.verified) \(.unreadable)"' <<<"$output")" = "true 0" ]
+	[ "$(jq -r '.pending_permits[] | select(.id == 1) | "\(.state) \(.line)"' <<<"$output")" = "DRY_RUN_OK verified" ]
+}

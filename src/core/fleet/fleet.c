@@ -257,6 +257,11 @@ static int fleet_add_permit(struct fleet_reader *rd, size_t log, const struct le
 		return 0;
 	}
 	struct fleet_permit *p = fleet_permit_find(f, log, id);
+	/* A transition past the signed size does not replace one the
+	 * checkpoint covers: a row written past airlock.push() would take a
+	 * verified pending permit off the list, or its approval with it. */
+	if (p && line == FLEET_LINE_UNCOVERED && p->line != FLEET_LINE_UNCOVERED)
+		return 0;
 	if (!p) {
 		p = FLEET_PUSH(f->permits, f->n_permits);
 		if (!p)
