@@ -770,3 +770,67 @@ refused_on_host() { # host id reason
 	q "INSERT INTO airlock.approvals (origin, permit, message, approval) SELECT origin, 1, \$a\$m\$a\$, \$a\$$approval\$a\$ FROM airlock.logs WHERE host = 'alpha'" >/dev/null
 	refused_on_host alpha 1 "the approval names no log origin"
 }
+
+@test "fleet attack: a second log labelled with a verified host's name is judged by its own tree, never the other's" {
+	host alpha
+	host beta
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/both.keys"
+	AIRLOCK_STATE_DIR="$TEST_DIR/beta/state" "$AIRLOCK" ledger key >>"$TEST_DIR/both.keys"
+	# The log read last (the greater origin) labelled with the other's
+	# host name by the superuser, its pending permit altered, the leaf
+	# column too: its tree no longer makes its root.
+	late=$(q "SELECT max(origin) FROM airlock.logs")
+	name=$(q "SELECT host FROM airlock.logs WHERE origin <> '$late'")
+	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$late' AND kind = 'permit-transition' AND id = '1'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$late' AND seq = $seq")
+	new=$(forged_text "$line" "echo pending" "echo harmless")
+	q "ALTER TABLE airlock.logs DROP CONSTRAINT logs_host_key;
+	   SET session_replication_role = replica;
+	   UPDATE airlock.logs SET host = '$name' WHERE origin = '$late';
+	   UPDATE airlock.entries SET line = \$l\$$new\$l\$, leaf = sha256('\\x00'::bytea || convert_to(\$l\$$new\$l\$, 'UTF8')) WHERE origin = '$late' AND seq = $seq" >/dev/null
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/both.keys"
+	[ "$status" -eq 0 ]
+	doc=$output
+	[ "$(jq -r '.hosts | map("\(.host) \(.log.verified)") | sort | join(",")' <<<"$doc")" = "$name false,$name true" ]
+	# The altered permit is never shown as verified, nor anything of the
+	# relabelled log.
+	[ "$(jq -r '[.pending_permits[] | select(.argv[-1] == "make gen && echo harmless") | .line] | join(",")' <<<"$doc")" = unverified ]
+	lines='[.runs[], .open_failures[], .pending_permits[], .approvals[]] | group_by(.line)'
+	[ "$(jq -r "$lines | map(.[0].line) | join(\",\")" <<<"$doc")" = "unverified,verified" ]
+	[ "$(jq -r "$lines | map(length) | unique | length" <<<"$doc")" = 1 ]
+}
+
+@test "fleet attack: a gate-close beyond the host's signed checkpoint does not hide an open failure" {
+	host alpha
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.keys"
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	size=$(q "SELECT size FROM airlock.log_heads WHERE host = 'alpha'")
+	id=$(q "SELECT id FROM airlock.entries WHERE origin = '$origin' AND kind = 'gate-open'")
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$(jq -r '.open_failures | map("\(.receipt) \(.line)") | join(",")' <<<"$output")" = "$id verified" ]
+	# Written past airlock.push(), its leaf its own: no checkpoint of
+	# alpha's covers it, and the tree below the signed size verifies.
+	close="{\"v\":1,\"seq\":$size,\"kind\":\"gate-close\",\"id\":\"$id\",\"path\":\"gate/closed/$id.json\",\"sha256\":\"$(printf x | sha256sum | cut -c1-64)\",\"time\":\"2099-01-01T00:00:00.000Z\"}"
+	q "INSERT INTO airlock.entries (origin, seq, leaf, kind, id, path, line) VALUES ('$origin', $size, sha256('\\x00'::bytea || convert_to(\$l\$$close\$l\$, 'UTF8')), 'gate-close', '$id', 'x', \$l\$$close\$l\$)" >/dev/null
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.hosts[0].log.verified' <<<"$output")" = true ]
+	[ "$(jq -r '.open_failures | map("\(.receipt) \(.line)") | join(",")' <<<"$output")" = "$id verified" ]
+}
+
+@test "fleet attack: a permit transition beyond the host's signed checkpoint does not take a verified pending permit off the list" {
+	host alpha
+	AIRLOCK_STATE_DIR="$TEST_DIR/alpha/state" "$AIRLOCK" ledger key >"$TEST_DIR/alpha.keys"
+	origin=$(q "SELECT origin FROM airlock.logs WHERE host = 'alpha'")
+	size=$(q "SELECT size FROM airlock.log_heads WHERE host = 'alpha'")
+	seq=$(q "SELECT max(seq) FROM airlock.entries WHERE origin = '$origin' AND kind = 'permit-transition' AND id = '1'")
+	line=$(q "SELECT line FROM airlock.entries WHERE origin = '$origin' AND seq = $seq")
+	new=$(forged_text "$line" "DRY_RUN_OK" "APPLIED")
+	new=${new/\"seq\":$seq,/\"seq\":$size,}
+	# Written past airlock.push() at the next place, its leaf its own.
+	q "INSERT INTO airlock.entries (origin, seq, leaf, kind, id, path, line) VALUES ('$origin', $size, sha256('\\x00'::bytea || convert_to(\$l\$$new\$l\$, 'UTF8')), 'permit-transition', '1', 'x', \$l\$$new\$l\$)" >/dev/null
+	al fleet --mirror "$READER" --json --keys "$TEST_DIR/alpha.keys"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '"\(.hosts[0].log.verified) \(.unreadable)"' <<<"$output")" = "true 0" ]
+	[ "$(jq -r '.pending_permits[] | select(.id == 1) | "\(.state) \(.line)"' <<<"$output")" = "DRY_RUN_OK verified" ]
+}

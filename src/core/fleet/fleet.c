@@ -201,7 +201,7 @@ struct fleet_reader {
 	size_t n_runs;
 };
 
-static int fleet_add_run(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
+static int fleet_add_run(struct fleet_reader *rd, size_t log, const struct ledger_entry *e,
 			 const char *record, size_t n, enum fleet_line_state line)
 {
 	cleanup_with(json_decrefp) json_t *doc = json_loadb(record, n, 0, NULL);
@@ -215,7 +215,8 @@ static int fleet_add_run(struct fleet_reader *rd, const char *host, const struct
 		return -ENOMEM;
 	json_t *code = json_object_get(doc, "exit_code");
 	json_t *ok = json_object_get(doc, "match_expected");
-	*r = (struct fleet_run){ .host = strdup(host),
+	*r = (struct fleet_run){ .host = strdup(rd->f->hosts[log].host),
+				 .log = log,
 				 .id = id,
 				 .time = strdup(e->time),
 				 .source = fleet_strdup0(fleet_string(doc, "source")),
@@ -228,10 +229,10 @@ static int fleet_add_run(struct fleet_reader *rd, const char *host, const struct
 	return r->host && r->time && r->argv ? 0 : -ENOMEM;
 }
 
-static struct fleet_permit *fleet_permit_find(struct fleet *f, const char *host, uint64_t id)
+static struct fleet_permit *fleet_permit_find(struct fleet *f, size_t log, uint64_t id)
 {
 	for (size_t i = 0; i < f->n_permits; i++)
-		if (f->permits[i].id == id && strcmp(f->permits[i].host, host) == 0)
+		if (f->permits[i].id == id && f->permits[i].log == log)
 			return &f->permits[i];
 	return NULL;
 }
@@ -245,21 +246,27 @@ static void fleet_permit_clear(struct fleet_permit *p)
 	p->argv = NULL;
 }
 
-static int fleet_add_permit(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
+static int fleet_add_permit(struct fleet_reader *rd, size_t log, const struct ledger_entry *e,
 			    const char *record, size_t n, enum fleet_line_state line)
 {
 	struct fleet *f = rd->f;
+	const char *host = f->hosts[log].host;
 	uint64_t id = 0;
 	if (parse_u64(e->id, &id) < 0) {
 		f->n_unreadable++;
 		return 0;
 	}
-	struct fleet_permit *p = fleet_permit_find(f, host, id);
+	struct fleet_permit *p = fleet_permit_find(f, log, id);
+	/* A transition past the signed size does not replace one the
+	 * checkpoint covers: a row written past airlock.push() would take a
+	 * verified pending permit off the list, or its approval with it. */
+	if (p && line == FLEET_LINE_UNCOVERED && p->line != FLEET_LINE_UNCOVERED)
+		return 0;
 	if (!p) {
 		p = FLEET_PUSH(f->permits, f->n_permits);
 		if (!p)
 			return -ENOMEM;
-		*p = (struct fleet_permit){ .host = strdup(host), .id = id };
+		*p = (struct fleet_permit){ .host = strdup(host), .log = log, .id = id };
 		if (!p->host)
 			return -ENOMEM;
 	}
@@ -291,13 +298,13 @@ static int fleet_add_permit(struct fleet_reader *rd, const char *host, const str
 			at = fleet_string(ev, "at");
 	struct fleet_approval *a = NULL;
 	for (size_t k = 0; k < f->n_approvals && !a; k++)
-		if (f->approvals[k].permit == id && strcmp(f->approvals[k].host, host) == 0)
+		if (f->approvals[k].permit == id && f->approvals[k].log == log)
 			a = &f->approvals[k];
 	if (!a) {
 		a = FLEET_PUSH(f->approvals, f->n_approvals);
 		if (!a)
 			return -ENOMEM;
-		*a = (struct fleet_approval){ .host = strdup(host), .permit = id };
+		*a = (struct fleet_approval){ .host = strdup(host), .log = log, .permit = id };
 		if (!a->host)
 			return -ENOMEM;
 	}
@@ -311,7 +318,7 @@ static int fleet_add_permit(struct fleet_reader *rd, const char *host, const str
 	return 0;
 }
 
-static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struct ledger_entry *e,
+static int fleet_add_gate(struct fleet_reader *rd, size_t log, const struct ledger_entry *e,
 			  enum fleet_line_state line)
 {
 	struct fleet *f = rd->f;
@@ -320,25 +327,25 @@ static int fleet_add_gate(struct fleet_reader *rd, const char *host, const struc
 		f->n_unreadable++;
 		return 0;
 	}
-	/* A close that is not the signed tree's leaf closes nothing. */
-	if (e->kind == LEDGER_GATE_CLOSE && line != FLEET_LINE_FORGED) {
+	/* A close is weighed once the tree is checked (fleet_resolve()). */
+	if (e->kind == LEDGER_GATE_CLOSE) {
 		for (size_t i = 0; i < f->n_failures; i++)
-			if (f->failures[i].receipt == id && strcmp(f->failures[i].host, host) == 0) {
-				free(f->failures[i].host);
-				free(f->failures[i].time);
-				f->failures[i] = f->failures[--f->n_failures];
+			if (f->failures[i].receipt == id && f->failures[i].log == log &&
+			    !f->failures[i].closed) {
+				f->failures[i].closed = true;
+				f->failures[i].close_line = line;
 				break;
 			}
 		return 0;
 	}
-	if (e->kind == LEDGER_GATE_CLOSE)
-		return 0;
 	struct fleet_failure *x = FLEET_PUSH(f->failures, f->n_failures);
 	if (!x)
 		return -ENOMEM;
-	*x = (struct fleet_failure){
-		.host = strdup(host), .receipt = id, .time = strdup(e->time), .line = line
-	};
+	*x = (struct fleet_failure){ .host = strdup(f->hosts[log].host),
+				     .log = log,
+				     .receipt = id,
+				     .time = strdup(e->time),
+				     .line = line };
 	return x->host && x->time ? 0 : -ENOMEM;
 }
 
@@ -360,7 +367,7 @@ static int fleet_on_entry(void *arg, int n, const char *const *v, struct error *
 		if (rd->current == f->n_hosts)
 			return 0;
 	}
-	const char *host = f->hosts[rd->current].host;
+	size_t log = rd->current;
 	enum fleet_line_state state = fleet_log_add(&rd->logs[rd->current], v[1], v[2], line, len);
 	struct ledger_entry e;
 	struct error ignored = { 0 };
@@ -380,14 +387,14 @@ static int fleet_on_entry(void *arg, int n, const char *const *v, struct error *
 	switch (e.kind) {
 	case LEDGER_RECEIPT:
 		if (record)
-			r = fleet_add_run(rd, host, &e, record, record_n, state);
+			r = fleet_add_run(rd, log, &e, record, record_n, state);
 		break;
 	case LEDGER_GATE_OPEN:
 	case LEDGER_GATE_CLOSE:
-		r = fleet_add_gate(rd, host, &e, state);
+		r = fleet_add_gate(rd, log, &e, state);
 		break;
 	case LEDGER_PERMIT_TRANSITION:
-		r = fleet_add_permit(rd, host, &e, record, record_n, state);
+		r = fleet_add_permit(rd, log, &e, record, record_n, state);
 		break;
 	default:
 		break;
@@ -412,17 +419,17 @@ static int fleet_run_compare(const void *a, const void *b)
 	int c = strcmp(x->time, y->time);
 	if (!c)
 		c = strcmp(x->host, y->host);
+	if (!c)
+		c = (x->log > y->log) - (x->log < y->log);
 	return c ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-/* The state of a line of host's log, from what fleet_log_add() said. */
-static enum fleet_line_state fleet_line(const struct fleet_reader *rd, const char *host,
+/* The state of a line of log's, from what fleet_log_add() said: by the
+ * log's own tree (two logs the mirror labels with one host name are two). */
+static enum fleet_line_state fleet_line(const struct fleet_reader *rd, size_t log,
 					enum fleet_line_state added)
 {
-	for (size_t i = 0; i < rd->f->n_hosts; i++)
-		if (strcmp(rd->f->hosts[i].host, host) == 0)
-			return fleet_log_state(&rd->logs[i], added);
-	return FLEET_LINE_UNVERIFIED;
+	return log < rd->f->n_hosts ? fleet_log_state(&rd->logs[log], added) : FLEET_LINE_UNVERIFIED;
 }
 
 /* Of two lines' states, the one that says less for what both show. */
@@ -449,15 +456,28 @@ static int fleet_resolve(struct fleet_reader *rd)
 			return -ENOMEM;
 	}
 	for (size_t k = 0; k < rd->n_runs; k++)
-		rd->runs[k].line = fleet_line(rd, rd->runs[k].host, rd->runs[k].line);
-	for (size_t k = 0; k < f->n_failures; k++)
-		f->failures[k].line = fleet_line(rd, f->failures[k].host, f->failures[k].line);
+		rd->runs[k].line = fleet_line(rd, rd->runs[k].log, rd->runs[k].line);
+	/* A gate-close closes its failure when its line says as much as the
+	 * gate-open's: one forged, not covered by the signed checkpoint or
+	 * unverified leaves a verified failure open. */
+	for (size_t k = 0; k < f->n_failures;) {
+		struct fleet_failure *x = &f->failures[k];
+		x->line = fleet_line(rd, x->log, x->line);
+		enum fleet_line_state close = fleet_line(rd, x->log, x->close_line);
+		if (!x->closed || close == FLEET_LINE_FORGED || close > x->line) {
+			k++;
+			continue;
+		}
+		free(x->host);
+		free(x->time);
+		*x = f->failures[--f->n_failures];
+	}
 	for (size_t k = 0; k < f->n_permits; k++) {
 		struct fleet_permit *p = &f->permits[k];
-		p->line = fleet_line(rd, p->host, p->line);
+		p->line = fleet_line(rd, p->log, p->line);
 	}
 	for (size_t k = 0; k < f->n_approvals; k++)
-		f->approvals[k].line = fleet_line(rd, f->approvals[k].host, f->approvals[k].line);
+		f->approvals[k].line = fleet_line(rd, f->approvals[k].log, f->approvals[k].line);
 	return 0;
 }
 
@@ -473,7 +493,7 @@ static int fleet_finish(struct fleet_reader *rd, const struct fleet_query *q)
 		struct fleet_failure *x = &f->failures[i];
 		const struct fleet_run *run = NULL;
 		for (size_t k = 0; k < rd->n_runs && !run; k++)
-			if (rd->runs[k].id == x->receipt && strcmp(rd->runs[k].host, x->host) == 0)
+			if (rd->runs[k].id == x->receipt && rd->runs[k].log == x->log)
 				run = &rd->runs[k];
 		x->argv = run ? fleet_strv_copy(run->argv) : calloc(1, sizeof(char *));
 		if (!x->argv || (run && run->status && !(x->status = strdup(run->status))))

@@ -64,6 +64,7 @@ struct fleet_cosignature {
 
 struct fleet_run {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t id;
 	char *time; /* the entry's time (the run's commit) */
 	char *source; /* run, dryrun, permit, ... */
@@ -77,6 +78,7 @@ struct fleet_run {
 
 struct fleet_failure {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t receipt; /* the failed run's receipt id */
 	char *time; /* when it opened */
 	/* Its receipt's, when the mirror holds it (else argv is empty and
@@ -87,10 +89,16 @@ struct fleet_failure {
 	char **argv; /* NULL terminated */
 	/* Its gate-open entry's, and its receipt's when read: the worse. */
 	enum fleet_line_state line;
+	/* A gate-close of it the mirror holds, and that entry's line: it
+	 * closes the failure only when its line says as much as the
+	 * gate-open's (one not covered leaves a verified failure open). */
+	bool closed;
+	enum fleet_line_state close_line;
 };
 
 struct fleet_approval {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t permit;
 	char *approver, *public_key;
 	char *at; /* the "approve" event of the permit's history; NULL: unknown */
@@ -99,6 +107,7 @@ struct fleet_approval {
 
 struct fleet_permit {
 	char *host;
+	size_t log; /* its log, its host's index in hosts (labels are the mirror's word) */
 	uint64_t id;
 	char *state; /* "not recorded" when the entry carries no record */
 	int64_t risk;
