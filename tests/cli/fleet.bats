@@ -795,9 +795,9 @@ refused_on_host() { # host id reason
 	# The altered permit is never shown as verified, nor anything of the
 	# relabelled log.
 	[ "$(jq -r '[.pending_permits[] | select(.argv[-1] == "make gen && echo harmless") | .line] | join(",")' <<<"$doc")" = unverified ]
-	lines='[.runs[], .open_failures[], .pending_permits[], .approvals[]] | group_by(.line)'
-	[ "$(jq -r "$lines | map(.[0].line) | join(\",\")" <<<"$doc")" = "unverified,verified" ]
-	[ "$(jq -r "$lines | map(length) | unique | length" <<<"$doc")" = 1 ]
+	by_line='[.runs[], .open_failures[], .pending_permits[], .approvals[]] | group_by(.line)'
+	[ "$(jq -r "$by_line | map(.[0].line) | join(\",\")" <<<"$doc")" = "unverified,verified" ]
+	[ "$(jq -r "$by_line | map(length) | unique | length" <<<"$doc")" = 1 ]
 }
 
 @test "fleet attack: a gate-close beyond the host's signed checkpoint does not hide an open failure" {
