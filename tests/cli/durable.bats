@@ -55,6 +55,20 @@ every_committed_receipt_readable() {
 	[ "$status" -eq 0 ]
 }
 
+@test "the cache file made while the command runs holds the entry's bytes, quarantined or not; no temporary is left" {
+	key
+	for sandbox in none default; do
+		al run --sandbox=$sandbox -- true
+		[ "$status" -eq 0 ]
+		id=$(jq -r .receipt <<<"$output")
+		[ -n "$id" ] && [ "$id" != null ]
+		jq -j "select(.kind == \"receipt\" and .id == \"$id\") | .record" "$(LOG)" | cmp - "$(receipt_file "$id")"
+	done
+	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts" | grep -v '^[0-9]*\.json$')" ]
+	verify
+	[ "$status" -eq 0 ]
+}
+
 @test "a deleted receipt file is rebuilt from the log and verify stays OK; an edited one is DIFFERS" {
 	key
 	al run --sandbox=none -- echo hello

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "basic/strv.h"
 #include "core/snapshot/apply.h"
 #include "core/snapshot/changeset.h"
@@ -546,6 +548,80 @@ static void test_store_ids_increase_and_skip_existing(void)
 	ASSERT_EQ_INT(store_allocate_id(s, &c, &err), 0);
 	ASSERT_TRUE(c != 3);
 	store_free(s);
+	remove_state_dir(dir);
+}
+
+/* The names in dir_fd's directory other than . and .., joined by ' '. */
+static void list_dir(int dir_fd, char *ret, size_t size)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	ret[0] = '\0';
+	ASSERT_TRUE(d != NULL);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, ".."))
+			snprintf(ret + strlen(ret), size - strlen(ret), "%s%s", ret[0] ? " " : "",
+				 de->d_name);
+	closedir(d);
+}
+
+/* A receipt's cache made ahead (store_prepare_receipt(), while the command
+ * runs) ends as the committed bytes under receipts/<id>.json, as one written
+ * at the commit; one never committed, or prepared for another id, leaves no
+ * file behind; the commit never replaces a file already there. */
+static void test_store_prepared_receipt_cache(void)
+{
+	char dir[64], names[512];
+	struct store *s = NULL;
+	struct error err = { 0 };
+	cleanup_free char *text = NULL;
+	size_t n;
+
+	make_state_dir(dir);
+	ASSERT_EQ_INT(store_open(dir, true, &s, &err), 0);
+	int rfd = store_receipts_fd(s);
+	store_prepare_receipt(s, 1);
+	ASSERT_EQ_INT(store_write_receipt(s, 1, "{\"id\":1}\n", 9, &err), 0);
+	ASSERT_EQ_INT(file_read_capped(rfd, "1.json", 1024, &text, &n, &err), 0);
+	ASSERT_TRUE(n == 9 && memcmp(text, "{\"id\":1}\n", 9) == 0);
+	list_dir(rfd, names, sizeof(names));
+	ASSERT_EQ_STR(names, "1.json");
+	/* Prepared for 2, committed 3: 3 as usual, 2's temporary gone with the store. */
+	store_prepare_receipt(s, 2);
+	ASSERT_EQ_INT(store_write_receipt(s, 3, "{}\n", 3, &err), 0);
+	/* Prepared twice: the first is let go. */
+	store_prepare_receipt(s, 4);
+	store_prepare_receipt(s, 5);
+	/* Never over a file already there, prepared or not. */
+	int fd = openat(rfd, "5.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ_INT(write(fd, "x", 1), 1);
+	close(fd);
+	ASSERT_EQ_INT(store_write_receipt(s, 5, "{}\n", 3, &err), -EEXIST);
+	store_free(s);
+	s = NULL;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(dfd >= 0);
+	int r2 = openat(dfd, "receipts", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(r2 >= 0);
+	list_dir(r2, names, sizeof(names));
+	/* readdir's order is the file system's: each name looked up. */
+	static const char *const want[] = { "1.json", "3.json", "5.json" };
+	int listed = 0, known = 0;
+	for (char *tok = strtok(names, " "); tok; tok = strtok(NULL, " ")) {
+		listed++;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			known += strcmp(tok, want[i]) == 0;
+	}
+	ASSERT_EQ_INT(listed, 3);
+	ASSERT_EQ_INT(known, 3);
+	free(TAKE_PTR(text));
+	ASSERT_EQ_INT(file_read_capped(r2, "5.json", 1024, &text, &n, &err), 0);
+	ASSERT_TRUE(n == 1 && text[0] == 'x');
+	close(r2);
+	close(dfd);
 	remove_state_dir(dir);
 }
 
@@ -1478,14 +1554,14 @@ RUN_TESTS(T_(test_fleet_log_checks_lines), T_(test_permit_message_origin),
 	  T_(test_policy_net_allowlist), T_(test_default_policy_loads),
 	  T_(test_default_policy_compact_is_the_document),
 	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
-	  T_(test_hostview_resolve_follows_links_to_missing_paths),
-	  T_(test_hostview_check_workspace), T_(test_policy_home_mode),
-	  T_(test_policy_partial_document_keeps_floor), T_(test_policy_errors_name_the_key),
-	  T_(test_policy_empty_list_clears_default), T_(test_policy_denials),
-	  T_(test_policy_widenings), T_(test_job_seed_format), T_(test_job_codex_format),
-	  T_(test_job_timeout_sec_rounds_up), T_(test_job_errors_name_the_key),
-	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
-	  T_(test_store_ids_increase_and_skip_existing), T_(test_store_ids_unique_across_processes),
+	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
+	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
+	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default),
+	  T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
+	  T_(test_job_codex_format), T_(test_job_timeout_sec_rounds_up),
+	  T_(test_job_errors_name_the_key), T_(test_env_allowlist_and_fixed_settings),
+	  T_(test_env_refuses_secret_unless_forced), T_(test_store_ids_increase_and_skip_existing),
+	  T_(test_store_ids_unique_across_processes), T_(test_store_prepared_receipt_cache),
 	  T_(test_receipt_keeps_non_utf8_argv), T_(test_receipt_clips_long_output),
 	  T_(test_receipt_reads_back), T_(test_changeset_acls_by_version),
 	  T_(test_changeset_identity_by_version), T_(test_changeset_also_names),

@@ -625,11 +625,14 @@ static bool run_on_net_records(void *userdata, int fd)
 	return run_net_read(&st->net);
 }
 
+/* While the command starts on the other core: the executable's digest, and
+ * the inode of the receipt's cache file (store_prepare_receipt()). */
 static void run_on_started(void *userdata)
 {
 	struct run_state *st = userdata;
 
 	run_exec_hash(&st->exec);
+	store_prepare_receipt(st->store, st->receipt.id);
 }
 
 static int run_open_streams(struct run_state *st, struct error *err)

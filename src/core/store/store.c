@@ -30,6 +30,11 @@ struct store {
 	bool checkpoint_preloading; /* ed25519_preload() started by a defer */
 	bool sync_deferred; /* store_sync_defer() until store_sync_resume() */
 	bool sync_owed; /* an entry appended while deferred awaits its sync */
+	/* store_prepare_receipt(): the made-ahead inode of receipt pre_id's
+	 * cache, receipts_fd/pre_name open as pre_fd; -1 when none. */
+	int pre_fd;
+	uint64_t pre_id;
+	char pre_name[64];
 };
 
 /* The largest record store_settle() reads: a permit record's cap. */
@@ -55,6 +60,15 @@ char *store_default_path(void)
 	return NULL;
 }
 
+/* Lets go of a made-ahead receipt cache that no commit took. */
+static void store_prepared_drop(struct store *store)
+{
+	if (store->pre_fd < 0)
+		return;
+	close(TAKE_FD(store->pre_fd));
+	(void)unlinkat(store->receipts_fd, store->pre_name, 0);
+}
+
 void store_free(struct store *store)
 {
 	if (!store)
@@ -63,6 +77,7 @@ void store_free(struct store *store)
 	 * the store that started it. */
 	if (store->checkpoint_preloading)
 		ed25519_preload_wait();
+	store_prepared_drop(store);
 	if (store->dir_fd >= 0)
 		close(store->dir_fd);
 	if (store->receipts_fd >= 0)
@@ -90,7 +105,7 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 	cleanup_with(store_freep) struct store *store = calloc(1, sizeof(*store));
 	if (!store)
 		return error_set(err, ENOMEM, "out of memory");
-	store->dir_fd = store->receipts_fd = -1;
+	store->dir_fd = store->receipts_fd = store->pre_fd = -1;
 	store->durable = true;
 	store->path = strdup(path);
 	if (!store->path)
@@ -451,6 +466,39 @@ static int store_write_cache(int dir_fd, const char *name, const void *data, siz
 	return r;
 }
 
+void store_prepare_receipt(struct store *store, uint64_t id)
+{
+	store_prepared_drop(store);
+	snprintf(store->pre_name, sizeof(store->pre_name), ".%llu.json.%d.pre",
+		 (unsigned long long)id, (int)getpid());
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = openat(store->receipts_fd, store->pre_name, flags, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by a process of this pid killed before its commit. */
+		(void)unlinkat(store->receipts_fd, store->pre_name, 0);
+		fd = openat(store->receipts_fd, store->pre_name, flags, 0600);
+	}
+	store->pre_fd = fd;
+	store->pre_id = id;
+}
+
+/* The cache of receipt id written into its made-ahead inode and renamed to
+ * dir_fd/name, never over a file there: 0, or a negative errno (none made
+ * for id, or it failed) after which the caller writes it the usual way. */
+static int store_write_prepared(struct store *store, uint64_t id, int dir_fd, const char *name,
+				const void *data, size_t n)
+{
+	if (store->pre_fd < 0 || store->pre_id != id)
+		return -ENOENT;
+	cleanup_close int fd = TAKE_FD(store->pre_fd);
+	int r = fd_write_all(fd, data, n);
+	if (r == 0 && renameat2(store->receipts_fd, store->pre_name, dir_fd, name, RENAME_NOREPLACE) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(store->receipts_fd, store->pre_name, 0);
+	return r;
+}
+
 /* The commit of a record its entry carries: the append first (one write,
  * one fdatasync shared with the appenders at the same moment: the commit
  * point), then the cache, unsynced. A kill between the two leaves no file,
@@ -470,8 +518,11 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 		return r;
 	if (r < 0)
 		return error_prefix(err, "%s %s was not committed", ledger_kind_name(kind), id);
+	uint64_t rid;
 	struct error cache_err = { 0 };
-	(void)store_write_cache(dir_fd, name, data, n, &cache_err);
+	if (kind != LEDGER_RECEIPT || parse_u64(id, &rid) < 0 ||
+	    store_write_prepared(store, rid, dir_fd, name, data, n) < 0)
+		(void)store_write_cache(dir_fd, name, data, n, &cache_err);
 	return 0;
 }
 

@@ -129,6 +129,16 @@ int store_sync_flush(struct store *store, struct error *err);
  * holds the record's lock, so no commit of it is in flight. */
 int store_settle(struct store *store, const char *path, struct error *err);
 
+/* Makes receipt id's cache file (receipts/<id>.json, unsynced, written
+ * after its entry's append) ahead of the commit, under a temporary name:
+ * its inode's allocation (~0.05-1 ms on ext4 without a journal, which
+ * scans past recently deleted inodes) is taken while the command runs, and
+ * the commit only writes and renames it. Best effort: without it the
+ * commit makes the file itself. A temporary no commit takes goes with the
+ * store (store_free); a kill leaves it as a kill inside any file's atomic
+ * write does (a dot file, which no reader lists). */
+void store_prepare_receipt(struct store *store, uint64_t id);
+
 /* Writes receipts/<id>.json through store_commit(); never replaces one. */
 int store_write_receipt(struct store *store, uint64_t id, const char *text, size_t n,
 			struct error *err);
