@@ -64,7 +64,32 @@ every_committed_receipt_readable() {
 		[ -n "$id" ] && [ "$id" != null ]
 		jq -j "select(.kind == \"receipt\" and .id == \"$id\") | .record" "$(LOG)" | cmp - "$(receipt_file "$id")"
 	done
-	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts" | grep -v '^[0-9]*\.json$')" ]
+	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts" | grep -v -e '^[0-9]*\.json$' -e '^\.pre$')" ]
+	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts/.pre")" ]
+	verify
+	[ "$status" -eq 0 ]
+}
+
+# The cache file is made while the command runs (store_prepare_receipt());
+# a run killed then leaves it, empty, in receipts/.pre, which the next
+# run's prepare sweeps (its maker's pid gone), so kills do not pile files up.
+@test "a run killed while its command runs leaves its made-ahead cache file for the next run to remove" {
+	key
+	"$AIRLOCK" run --sandbox=none -- sleep 30 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -n "$(ls -A "$AIRLOCK_STATE_DIR/receipts/.pre" 2>/dev/null)" ] && break
+		sleep 0.05
+	done
+	left=$(ls -A "$AIRLOCK_STATE_DIR/receipts/.pre")
+	[[ "$left" =~ ^[0-9]+\.$pid$ ]] || { echo "made ahead: '$left'"; return 1; }
+	kill -9 "$pid"
+	wait "$pid" || true
+	pkill -9 -f 'sleep 30' || true
+	[ -e "$AIRLOCK_STATE_DIR/receipts/.pre/$left" ]
+	al run --sandbox=none -- true
+	[ "$status" -eq 0 ]
+	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts/.pre")" ] || { ls -la "$AIRLOCK_STATE_DIR/receipts/.pre"; return 1; }
 	verify
 	[ "$status" -eq 0 ]
 }

@@ -587,7 +587,11 @@ static void test_store_prepared_receipt_cache(void)
 	ASSERT_EQ_INT(file_read_capped(rfd, "1.json", 1024, &text, &n, &err), 0);
 	ASSERT_TRUE(n == 9 && memcmp(text, "{\"id\":1}\n", 9) == 0);
 	list_dir(rfd, names, sizeof(names));
-	ASSERT_EQ_STR(names, "1.json");
+	ASSERT_TRUE(strcmp(names, "1.json .pre") == 0 || strcmp(names, ".pre 1.json") == 0);
+	int pre = openat(rfd, ".pre", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(pre >= 0);
+	list_dir(pre, names, sizeof(names));
+	ASSERT_EQ_STR(names, "");
 	/* Prepared for 2, committed 3: 3 as usual, 2's temporary gone with the store. */
 	store_prepare_receipt(s, 2);
 	ASSERT_EQ_INT(store_write_receipt(s, 3, "{}\n", 3, &err), 0);
@@ -608,15 +612,18 @@ static void test_store_prepared_receipt_cache(void)
 	ASSERT_TRUE(r2 >= 0);
 	list_dir(r2, names, sizeof(names));
 	/* readdir's order is the file system's: each name looked up. */
-	static const char *const want[] = { "1.json", "3.json", "5.json" };
+	static const char *const want[] = { "1.json", "3.json", "5.json", ".pre" };
 	int listed = 0, known = 0;
 	for (char *tok = strtok(names, " "); tok; tok = strtok(NULL, " ")) {
 		listed++;
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 			known += strcmp(tok, want[i]) == 0;
 	}
-	ASSERT_EQ_INT(listed, 3);
-	ASSERT_EQ_INT(known, 3);
+	ASSERT_EQ_INT(listed, 4);
+	ASSERT_EQ_INT(known, 4);
+	list_dir(pre, names, sizeof(names)); /* every made-ahead file let go */
+	ASSERT_EQ_STR(names, "");
+	close(pre);
 	free(TAKE_PTR(text));
 	ASSERT_EQ_INT(file_read_capped(r2, "5.json", 1024, &text, &n, &err), 0);
 	ASSERT_TRUE(n == 1 && text[0] == 'x');

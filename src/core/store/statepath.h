@@ -12,6 +12,7 @@
 
 /* The directories, created mode 0700 by their owner when first needed. */
 #define STATEPATH_RECEIPTS	"receipts" /* store: N.json, N.stdout, N.stderr */
+#define STATEPATH_RECEIPTS_PRE	".pre" /* in receipts/: store_prepare_receipt()'s <id>.<pid> */
 #define STATEPATH_QUARANTINE	"quarantine" /* store: N/ (core/host/hostsafety.h) */
 #define STATEPATH_PERMITS	"permits" /* permit: N.json, N.lock, lock, seq */
 #define STATEPATH_DRYRUNS	"dryruns" /* snapshot: N/ (changeset.json, state, ...) */

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/dirread.h"
 #include "basic/clock.h"
 #include "basic/ed25519.h"
 #include "basic/fileio.h"
@@ -31,8 +33,9 @@ struct store {
 	bool sync_deferred; /* store_sync_defer() until store_sync_resume() */
 	bool sync_owed; /* an entry appended while deferred awaits its sync */
 	/* store_prepare_receipt(): the made-ahead inode of receipt pre_id's
-	 * cache, receipts_fd/pre_name open as pre_fd; -1 when none. */
-	int pre_fd;
+	 * cache, pre_dir_fd/pre_name (receipts/.pre) open as pre_fd; -1 when
+	 * none. */
+	int pre_dir_fd, pre_fd;
 	uint64_t pre_id;
 	char pre_name[64];
 };
@@ -63,10 +66,12 @@ char *store_default_path(void)
 /* Lets go of a made-ahead receipt cache that no commit took. */
 static void store_prepared_drop(struct store *store)
 {
-	if (store->pre_fd < 0)
-		return;
-	close(TAKE_FD(store->pre_fd));
-	(void)unlinkat(store->receipts_fd, store->pre_name, 0);
+	if (store->pre_fd >= 0) {
+		close(TAKE_FD(store->pre_fd));
+		(void)unlinkat(store->pre_dir_fd, store->pre_name, 0);
+	}
+	if (store->pre_dir_fd >= 0)
+		close(TAKE_FD(store->pre_dir_fd));
 }
 
 void store_free(struct store *store)
@@ -105,7 +110,7 @@ int store_open(const char *path, bool create, struct store **ret, struct error *
 	cleanup_with(store_freep) struct store *store = calloc(1, sizeof(*store));
 	if (!store)
 		return error_set(err, ENOMEM, "out of memory");
-	store->dir_fd = store->receipts_fd = store->pre_fd = -1;
+	store->dir_fd = store->receipts_fd = store->pre_dir_fd = store->pre_fd = -1;
 	store->durable = true;
 	store->path = strdup(path);
 	if (!store->path)
@@ -466,19 +471,51 @@ static int store_write_cache(int dir_fd, const char *name, const void *data, siz
 	return r;
 }
 
+/* Removes the made-ahead files of processes that are gone (killed before
+ * their commit): "<id>.<pid>" in receipts/.pre, open at dir_fd. A pid that
+ * lives again, or one of another pid namespace, keeps or loses a file that
+ * is only ever an empty inode: its maker's rename then fails and it writes
+ * its cache the usual way. */
+static void store_prepared_sweep(int dir_fd)
+{
+	char buf[4096];
+	struct dirread dr;
+	struct dirread_entry de;
+	cleanup_close int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	dirread_init(&dr, fd, buf, sizeof(buf));
+	for (size_t seen = 0; seen < 64 && dirread_next(&dr, &de) > 0; seen++) {
+		char name[64];
+		if (de.len >= sizeof(name))
+			continue;
+		memcpy(name, de.name, de.len);
+		name[de.len] = '\0';
+		const char *dot = strrchr(name, '.');
+		uint64_t pid;
+		if (!dot || parse_u64(dot + 1, &pid) < 0 || pid == 0 || pid > INT32_MAX ||
+		    (pid_t)pid == getpid())
+			continue;
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			(void)unlinkat(dir_fd, name, 0);
+	}
+}
+
 void store_prepare_receipt(struct store *store, uint64_t id)
 {
 	store_prepared_drop(store);
-	snprintf(store->pre_name, sizeof(store->pre_name), ".%llu.json.%d.pre",
-		 (unsigned long long)id, (int)getpid());
+	if (mkdirat(store->receipts_fd, STATEPATH_RECEIPTS_PRE, 0700) < 0 && errno != EEXIST)
+		return;
+	store->pre_dir_fd = openat(store->receipts_fd, STATEPATH_RECEIPTS_PRE,
+				   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (store->pre_dir_fd < 0)
+		return;
+	store_prepared_sweep(store->pre_dir_fd);
+	snprintf(store->pre_name, sizeof(store->pre_name), "%llu.%d", (unsigned long long)id,
+		 (int)getpid());
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int fd = openat(store->receipts_fd, store->pre_name, flags, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by a process of this pid killed before its commit. */
-		(void)unlinkat(store->receipts_fd, store->pre_name, 0);
-		fd = openat(store->receipts_fd, store->pre_name, flags, 0600);
-	}
-	store->pre_fd = fd;
+	store->pre_fd = openat(store->pre_dir_fd, store->pre_name, flags, 0600);
 	store->pre_id = id;
 }
 
@@ -492,10 +529,10 @@ static int store_write_prepared(struct store *store, uint64_t id, int dir_fd, co
 		return -ENOENT;
 	cleanup_close int fd = TAKE_FD(store->pre_fd);
 	int r = fd_write_all(fd, data, n);
-	if (r == 0 && renameat2(store->receipts_fd, store->pre_name, dir_fd, name, RENAME_NOREPLACE) < 0)
+	if (r == 0 && renameat2(store->pre_dir_fd, store->pre_name, dir_fd, name, RENAME_NOREPLACE) < 0)
 		r = -errno;
 	if (r < 0)
-		(void)unlinkat(store->receipts_fd, store->pre_name, 0);
+		(void)unlinkat(store->pre_dir_fd, store->pre_name, 0);
 	return r;
 }
 
