@@ -1949,3 +1949,21 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	HOME=$H tool_status gemini read_many_files '{"paths": ["x/{a,b}/*.min.js", "x/*.d.ts"]}'
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
+
+# A procfs is mounted only on a directory: a key that names a file or a
+# directory (Copilot's `path`) naming a file has none below it, and the
+# hook reads no mountinfo for it (a file edit's cost, issue 22 goal 3);
+# naming a directory, it does, and a procfs there is refused (above).
+@test "a file named by a key that may name a directory costs no read of mountinfo; a directory does" {
+	command -v strace >/dev/null || skip "no strace"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	echo a >README
+	mkdir -p sub
+	for target in "$WORK/README:0" "$WORK/sub:1"; do
+		p=${target%:*}
+		jq -nc --arg ws "$WORK" --arg p "$p" \
+			'{sessionId: "b", timestamp: 1796175431905, cwd: $ws, toolName: "view", toolArgs: {path: $p}}' >"$TEST_DIR/payload"
+		strace -f -qq -e trace=openat -o "$TEST_DIR/trace" "$AIRLOCK" hook copilot pre-tool-use <"$TEST_DIR/payload" >/dev/null
+		[ "$(grep -c 'mountinfo' "$TEST_DIR/trace")" -eq "${target##*:}" ] || { echo "$p"; grep mountinfo "$TEST_DIR/trace"; return 1; }
+	done
+}

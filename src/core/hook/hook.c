@@ -1271,6 +1271,20 @@ static int hook_targets_state_dir(struct hook_state *st, const struct hook_targe
 	return 0;
 }
 
+/* Whether one of roots is a directory: a procfs is mounted only on one, so
+ * below a file (a key that names a file or a directory, such as Copilot's
+ * `path`, naming a file) or below nothing there is none, and mountinfo
+ * is not read for it. */
+static bool hook_roots_any_dir(char *const *roots)
+{
+	struct stat sb;
+
+	for (size_t i = 0; roots && roots[i]; i++)
+		if (stat(roots[i], &sb) == 0 && S_ISDIR(sb.st_mode))
+			return true;
+	return false;
+}
+
 /* A process's own in /proc (hookpath_proc_hidden()) is no tool's to
  * reach, the shell's included: its patch (which Codex applies itself) and
  * its directory (where the host starts the command) are the host's, and
@@ -1298,7 +1312,7 @@ static int hook_targets_proc(const struct hook_targets *t, const char **ret_path
 	/* a directory the tool reads below, one mounted there (mountinfo not
 	 * read: one) */
 	size_t k = 0;
-	if (t->roots && t->roots[0] && hookpath_procfs_below(t->roots, &k) != 0) {
+	if (hook_roots_any_dir(t->roots) && hookpath_procfs_below(t->roots, &k) != 0) {
 		*ret_path = t->roots[k];
 		for (size_t i = 0; t->resolved[i]; i++)
 			if (strcmp(t->resolved[i], t->roots[k]) == 0)
