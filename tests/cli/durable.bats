@@ -64,7 +64,8 @@ every_committed_receipt_readable() {
 		[ -n "$id" ] && [ "$id" != null ]
 		jq -j "select(.kind == \"receipt\" and .id == \"$id\") | .record" "$(LOG)" | cmp - "$(receipt_file "$id")"
 	done
-	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts" | grep -v -e '^[0-9]*\.json$' -e '^\.pre$')" ]
+	[ -z "$(find "$AIRLOCK_STATE_DIR/receipts" -mindepth 1 -maxdepth 1 -regextype posix-extended \
+		! -regex '.*/([0-9]+\.json|\.pre)')" ]
 	[ -z "$(ls -A "$AIRLOCK_STATE_DIR/receipts/.pre")" ]
 	verify
 	[ "$status" -eq 0 ]
