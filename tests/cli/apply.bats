@@ -1079,7 +1079,7 @@ pass_journals() {
 	[ "$status" -eq 0 ]
 	local id
 	id=$(jq -r .id <<<"$output")
-	strace -f -qq -e trace=openat,newfstatat,statx,open,stat -o "$TEST_DIR/trace" \
+	traced -f -qq -e trace=openat,newfstatat,statx,open,stat -o "$TEST_DIR/trace" \
 		"$AIRLOCK" apply "$id" >/dev/null
 	grep -cE '"[0-9]+/journal"' "$TEST_DIR/trace" || true
 }
@@ -1108,7 +1108,7 @@ pass_journals() {
 	mkdir w && echo 0 > w/f
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'w/f' -- sh -c 'echo 1 > w/f'
 	D=$(jq -r .id <<<"$output")
-	strace -f -qq -y -e trace=linkat,fsync,fdatasync,renameat2 -o "$TEST_DIR/trace" "$AIRLOCK" apply "$D" >/dev/null
+	traced -f -qq -y -e trace=linkat,fsync,fdatasync,renameat2 -o "$TEST_DIR/trace" "$AIRLOCK" apply "$D" >/dev/null
 	[ "$(cat w/f)" = 1 ]
 	link=$(grep -n 'linkat(.*\.applying' "$TEST_DIR/trace" | head -1 | cut -d: -f1)
 	dsync=$(grep -n 'fsync([0-9]*</.*/dryruns/\.applying>)' "$TEST_DIR/trace" | head -1 | cut -d: -f1)

@@ -1963,7 +1963,7 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 		p=${target%:*}
 		jq -nc --arg ws "$WORK" --arg p "$p" \
 			'{sessionId: "b", timestamp: 1796175431905, cwd: $ws, toolName: "view", toolArgs: {path: $p}}' >"$TEST_DIR/payload"
-		strace -f -qq -e trace=openat -o "$TEST_DIR/trace" "$AIRLOCK" hook copilot pre-tool-use <"$TEST_DIR/payload" >/dev/null
+		traced -f -qq -e trace=openat -o "$TEST_DIR/trace" "$AIRLOCK" hook copilot pre-tool-use <"$TEST_DIR/payload" >/dev/null
 		[ "$(grep -c 'mountinfo' "$TEST_DIR/trace")" -eq "${target##*:}" ] || { echo "$p"; grep mountinfo "$TEST_DIR/trace"; return 1; }
 	done
 }

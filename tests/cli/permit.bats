@@ -863,11 +863,6 @@ ends_rolled_back() { # label
 # receipt's, the apply's state with APPLIED's; the checkpoint at the end
 # finds the log synced. Three fdatasyncs of the log, where each entry had
 # its own (six).
-# strace(1) of airlock: in an ASan build LeakSanitizer cannot run under
-# ptrace and aborts the traced command at its exit, so leaks go unchecked there.
-traced() {
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace "$@"
-}
 
 # For the strace'd tests below: a project whose `make gen` writes gen.txt,
 # its permit $json proposed and run once (the log's first entry signs a
