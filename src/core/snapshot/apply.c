@@ -211,6 +211,20 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 	return ledger_lookup_backs(*lk, LEDGER_KIND_MAX, NULL, rel.s, hex) == 0;
 }
 
+/* The directory open at fd (the state directory's name, for the error)
+ * for readdir(), on a descriptor of its own. */
+static int recover_opendir(struct store *store, int fd, const char *name, DIR **ret, struct error *err)
+{
+	int own = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*ret = own < 0 ? NULL : fdopendir(own);
+	if (*ret)
+		return 0;
+	int e = errno;
+	if (own >= 0)
+		close(own);
+	return error_set_errno(err, e, "read %s/%s", store_path(store), name);
+}
+
 /* The whole pass, over every dry run dryruns/ (dir_fd) keeps: for a state
  * directory that dryruns/.applying (mark_fd) does not yet cover (made by an
  * older airlock), and for gc. What it cannot settle (in use, its workspace
@@ -219,18 +233,13 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 static int recover_all(struct store *store, int dir_fd, int mark_fd, size_t *ret_recovered,
 		       struct error *err)
 {
-	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
-	if (!dir) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return error_set_errno(err, e, "read %s/dryruns", store_path(store));
-	}
+	DIR *dir = NULL;
+	int r = recover_opendir(store, dir_fd, STATEPATH_DRYRUNS, &dir, err);
+	if (r < 0)
+		return r;
 	struct dirent *de;
 	struct ledger_lookup *lk = NULL;
 	bool named = false;
-	int r = 0;
 	while (r == 0 && (de = readdir(dir))) {
 		char journal[PATH_MAX];
 		struct stat jst;
@@ -262,16 +271,11 @@ static int recover_all(struct store *store, int dir_fd, int mark_fd, size_t *ret
  * the whole way, under its lock (tried: one in use is its holder's). */
 static int recover_marked(struct store *store, int mark_fd, size_t *ret_recovered, struct error *err)
 {
-	int fd = openat(mark_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
-	if (!dir) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return error_set_errno(err, e, "read %s/" APPLYMARK_DIR, store_path(store));
-	}
+	DIR *dir = NULL;
+	int r = recover_opendir(store, mark_fd, APPLYMARK_DIR, &dir, err);
+	if (r < 0)
+		return r;
 	struct dirent *de;
-	int r = 0;
 	while (r == 0 && (de = readdir(dir))) {
 		uint64_t id = strtoull(de->d_name, NULL, 10);
 		bool recovered = false;
