@@ -913,7 +913,8 @@ traced_gen_project() {
 
 # The observed risk asks `git ls-files` which files are tracked (about 1.5
 # ms, mostly git's start). It is started once the dry run's change set is
-# judged and needs it, before the change set's and the receipt's syncs, and
+# judged and needs it, before the change set's and the receipt's syncs, by a
+# thread of its own (posix_spawn() holds its caller until git's execve), and
 # collected where the risk is judged: git runs beside those syncs (the
 # quarantine is over by then: no supervisor reaps or kills it). Every path
 # that does not collect it kills and reaps it.
@@ -929,20 +930,25 @@ git_in_trace() {
 	gitline=$(grep -n 'execve("[^"]*/git", \["git"' "$TEST_DIR/trace" | cut -d: -f1)
 }
 
-@test "propose --exec: git ls-files runs beside the change set's and the receipt's syncs, reaped before the apply" {
+@test "propose --exec: git ls-files is started before the change set's and the receipt's syncs, on a thread, and reaped before the apply" {
 	traced_gen_project
-	out=$(traced -f -qq -z -y -e trace=execve,fsync,fdatasync,syncfs,wait4,kill -o "$TEST_DIR/trace" \
+	out=$(traced -f -qq -z -y -e trace=execve,clone,clone3,fsync,fdatasync,syncfs,wait4,kill -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit propose --exec - <<<"$json")
 	[ "$(cat gen.txt)" = new ]
 	git_in_trace
-	# started before the change set's first sync (its temporary file) and the
-	# receipt's (the log's first fdatasync: PROPOSED's and the change set's
-	# entries wait for it)
+	# git's posix_spawn is a thread's, which the main thread made before the
+	# change set's first sync (its temporary file) and the receipt's (the
+	# log's first fdatasync: PROPOSED's and the change set's entries wait
+	# for it)
+	spawner=$(grep "clone3\?(.*CLONE_VFORK.*= $git\$" "$TEST_DIR/trace" | awk '{ print $1 }')
+	echo "main $main, spawner $spawner, git $git"
+	[ -n "$spawner" ] && [ "$spawner" != "$main" ]
+	made=$(grep -n "^$main clone3\?(.*CLONE_THREAD.*= $spawner\$" "$TEST_DIR/trace" | cut -d: -f1)
 	cs=$(grep -n "^$main fsync(.*changeset\.json" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
 	receipt=$(grep -n "^$main fdatasync(.*ledger/log>" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
-	echo "git $gitline, change set $cs, receipt $receipt"
-	[ -n "$cs" ] && [ "$gitline" -lt "$cs" ]
-	[ -n "$receipt" ] && [ "$gitline" -lt "$receipt" ]
+	echo "thread $made, change set $cs, receipt $receipt"
+	[ -n "$made" ] && [ -n "$cs" ] && [ "$made" -lt "$cs" ]
+	[ -n "$receipt" ] && [ "$made" -lt "$receipt" ]
 	# collected (not killed): reaped by the main thread before the apply's syncfs
 	reaped=$(grep -n "^$main wait4($git, .*WEXITSTATUS(s) == 0.*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
 	apply=$(grep -n "^$main syncfs(" "$TEST_DIR/trace" | cut -d: -f1)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -43,7 +44,9 @@ struct permit_check {
  * permit_git_stop() (also where it is not needed after all). */
 struct permit_git {
 	const char *workspace; /* borrowed: the permit's */
-	bool started; /* started, or found not startable (r) */
+	bool started; /* being started, started, or found not startable (r) */
+	bool threaded; /* thread starts it: pid, fd, r and err are its until joined */
+	pthread_t thread;
 	pid_t pid; /* running or exited, not reaped; 0: none */
 	int fd; /* its stdout's read end; -1: none */
 	int r; /* the start's failure: -ESRCH (no git), or another, err set */
