@@ -911,6 +911,93 @@ traced_gen_project() {
 		{ grep 'libcrypto' "$TEST_DIR/trace"; return 1; }
 }
 
+# The observed risk asks `git ls-files` which files are tracked (about 1.5
+# ms, mostly git's start). It is started once the dry run's change set is
+# judged and needs it, before the change set's and the receipt's syncs, by a
+# thread of its own (posix_spawn() holds its caller until git's execve), and
+# collected where the risk is judged: git runs beside those syncs (the
+# quarantine is over by then: no supervisor reaps or kills it). Every path
+# that does not collect it kills and reaps it.
+
+# The lines of $TEST_DIR/trace (strace -f -z) for git's execve and the main
+# thread: $main, $git (git's pid), $gitline (its line number).
+git_in_trace() {
+	sed -i 's/^\([0-9]*\)  */\1 /' "$TEST_DIR/trace" # strace pads short pids
+	main=$(awk '/execve\(/ { print $1; exit }' "$TEST_DIR/trace")
+	grep 'execve("[^"]*/git", \["git", "--no-optional-locks"' "$TEST_DIR/trace"
+	[ "$(grep -c 'execve("[^"]*/git", \["git", "--no-optional-locks"' "$TEST_DIR/trace")" -eq 1 ]
+	git=$(grep 'execve("[^"]*/git", \["git"' "$TEST_DIR/trace" | awk '{ print $1 }')
+	gitline=$(grep -n 'execve("[^"]*/git", \["git"' "$TEST_DIR/trace" | cut -d: -f1)
+}
+
+@test "propose --exec: git ls-files is started before the change set's and the receipt's syncs, on a thread, and reaped before the apply" {
+	traced_gen_project
+	out=$(traced -f -qq -z -y -e trace=execve,clone,clone3,fsync,fdatasync,syncfs,wait4,kill -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<"$json")
+	[ "$(cat gen.txt)" = new ]
+	git_in_trace
+	# git's posix_spawn is a thread's, which the main thread made before the
+	# change set's first sync (its temporary file) and the receipt's (the
+	# log's first fdatasync: PROPOSED's and the change set's entries wait
+	# for it)
+	spawner=$(grep "clone3\?(.*CLONE_VFORK.*= $git\$" "$TEST_DIR/trace" | awk '{ print $1 }')
+	echo "main $main, spawner $spawner, git $git"
+	[ -n "$spawner" ] && [ "$spawner" != "$main" ]
+	made=$(grep -n "^$main clone3\?(.*CLONE_THREAD.*= $spawner\$" "$TEST_DIR/trace" | cut -d: -f1)
+	cs=$(grep -n "^$main fsync(.*changeset\.json" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
+	receipt=$(grep -n "^$main fdatasync(.*ledger/log>" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
+	echo "thread $made, change set $cs, receipt $receipt"
+	[ -n "$made" ] && [ -n "$cs" ] && [ "$made" -lt "$cs" ]
+	[ -n "$receipt" ] && [ "$made" -lt "$receipt" ]
+	# collected (not killed): reaped by the main thread before the apply's syncfs
+	reaped=$(grep -n "^$main wait4($git, .*WEXITSTATUS(s) == 0.*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
+	apply=$(grep -n "^$main syncfs(" "$TEST_DIR/trace" | cut -d: -f1)
+	echo "reaped $reaped, apply $apply"
+	[ -n "$reaped" ] && [ -n "$apply" ] && [ "$reaped" -lt "$apply" ]
+	run ! grep -q "kill($git," "$TEST_DIR/trace"
+	# the risk is still git's: gen.txt is ignored
+	[ "$(jq -r .risk_observed "$AIRLOCK_STATE_DIR/permits/$(jq -r .permit <<<"$out").json")" = 3 ]
+}
+
+@test "a permit's dry run that fails after git ls-files started kills and reaps git" {
+	faultfs
+	traced_gen_project
+	propose "$json"
+	[ "$(state "$PID")" = PROPOSED ]
+	# The receipt's sync fails (EIO): the dry run fails after the change set
+	# was judged, git started.
+	run traced -f -qq -z -E LD_PRELOAD="$lib" -E FAULTFS_FDATASYNC_EIO=1 \
+		-e trace=execve,fdatasync,wait4,kill,exit_group -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit dryrun "$PID"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"receipt"*"not committed"*"could not be synced"* ]]
+	git_in_trace
+	# killed, then reaped by airlock before it exits: no zombie, no orphan
+	grep "^$main kill($git, SIGKILL)" "$TEST_DIR/trace"
+	reaped=$(grep -n "^$main wait4($git, .*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
+	end=$(grep -n "^$main exit_group(" "$TEST_DIR/trace" | cut -d: -f1)
+	echo "git $gitline, reaped $reaped, exit $end"
+	[ -n "$reaped" ] && [ -n "$end" ] && [ "$reaped" -lt "$end" ]
+	[ "$(ps -o comm= -p "$git" || true)" != git ]
+	"$AIRLOCK" ledger recover >/dev/null
+}
+
+@test "a permit's dry run whose change set needs no git does not start it" {
+	traced_gen_project
+	# nothing changes: risk 1, no git
+	run --separate-stderr traced -f -qq -z -e trace=execve -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<'{"argv":["true"],"reason":"r","expected_paths":[]}'
+	[ "$(jq -r .state <<<"$output")" = NO_EFFECT ]
+	run ! grep 'execve("[^"]*/git"' "$TEST_DIR/trace"
+	# the command fails, having written gen.txt: DRY_RUN_FAILED, no git
+	printf 'bad:\n\techo x > gen.txt; exit 3\n' >>Makefile
+	run --separate-stderr traced -f -qq -z -e trace=execve -o "$TEST_DIR/trace" \
+		"$AIRLOCK" permit propose --exec - <<<'{"argv":["make","-s","bad"],"reason":"r","expected_paths":["gen.txt"]}'
+	[ "$(jq -r .state <<<"$output")" = DRY_RUN_FAILED ]
+	run ! grep 'execve("[^"]*/git"' "$TEST_DIR/trace"
+}
+
 # Before its apply, an exec finishes whatever a crash left of any dry run's
 # apply (apply_recover(): a pass over every dry run the state directory
 # keeps): an apply of another dry run killed half-way is rolled back (its

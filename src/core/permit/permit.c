@@ -157,10 +157,12 @@ static int permit_refuse_state(const struct permit *p, const char *step, struct 
 			 (unsigned long long)p->id, permit_state_to_string(p->state), step);
 }
 
-/* A dry run of argv in the permit's workspace; its receipt's outcome. */
+/* A dry run of argv in the permit's workspace; its receipt's outcome. git
+ * (not NULL): started by the dry run once its change set is judged, when
+ * that needs it (permit_git_judged()). */
 static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 			     const struct permit *p, char *const *argv, bool expect,
-			     struct run_outcome *ret, struct error *err)
+			     struct permit_git *git, struct run_outcome *ret, struct error *err)
 {
 	struct run_request req;
 	struct run_context c = *ctx;
@@ -168,6 +170,8 @@ static int permit_run_dryrun(const struct run_context *ctx, struct store *store,
 	int r = 0;
 
 	(void)store; /* the session's, which the run uses */
+	if (git)
+		c.dryrun_judged = (struct dryrun_judged_hook){ permit_git_judged, git };
 	run_request_init(&req);
 	req.source = "dryrun";
 	req.dryrun = true;
@@ -201,6 +205,11 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 {
 	cleanup_with(run_outcome_release) struct run_outcome o = { 0 };
 	cleanup_with(json_decrefp) json_t *detail = NULL;
+	/* The observed risk's `git ls-files`, started by the dry run once its
+	 * change set is judged: it runs beside the change set's and the
+	 * receipt's syncs, collected by permit_recheck(); killed and reaped
+	 * on any path that does not get there. */
+	cleanup_with(permit_git_stop) struct permit_git git = PERMIT_GIT_INIT(p->workspace);
 
 	if (p->state != PERMIT_PROPOSED && p->state != PERMIT_DRY_RUN_FAILED &&
 	    p->state != PERMIT_CONFLICT) {
@@ -222,7 +231,7 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 	 * moves the change set aside (tests/cli/permit.bats, "a power loss at
 	 * any log write of a propose --exec"). */
 	store_sync_defer(store);
-	int r = permit_run_dryrun(ctx, store, p, p->p.argv, true, &o, err);
+	int r = permit_run_dryrun(ctx, store, p, p->p.argv, true, &git, &o, err);
 	store_sync_resume(store);
 	if (r < 0)
 		return r;
@@ -241,7 +250,7 @@ static int permit_dryrun_locked(const struct run_context *ctx, struct store *sto
 		json_object_set_new(detail, "message", json_string(o.message));
 	if (ran) {
 		struct permit_check c;
-		r = permit_recheck(store, rules, p, &c, err);
+		r = permit_recheck(store, rules, p, &git, &c, err);
 		if (r < 0) {
 			permit_check_release(&c);
 			return r;
@@ -315,7 +324,7 @@ static int permit_verify_current(struct store *store, const struct rules *rules,
 				 const char *step, struct error *err)
 {
 	struct permit_check c;
-	int r = permit_recheck(store, rules, p, &c, err);
+	int r = permit_recheck(store, rules, p, NULL, &c, err);
 	if (r < 0) {
 		permit_check_release(&c);
 		return r;
@@ -363,7 +372,7 @@ int permit_approval_message(struct store *store, const struct rules *rules, uint
 		r = permit_refuse_state(&p, "approval", err);
 	struct permit_check c = { 0 };
 	if (r == 0)
-		r = permit_recheck(store, rules, &p, &c, err);
+		r = permit_recheck(store, rules, &p, NULL, &c, err);
 	if (r == 0 && (strcmp(c.changeset_sha256, p.changeset_sha256) != 0 ||
 		       c.verdict != DRYRUN_VERDICT_DRY_RUN_OK || c.risk >= 5))
 		r = error_set(err, EPERM,
@@ -605,7 +614,7 @@ static int permit_verify_applied(const struct run_context *ctx, struct store *st
 	struct run_outcome o = { 0 };
 	/* verify runs on a snapshot of the applied tree: it judges, it cannot
 	 * change what a rollback must restore. */
-	int r = permit_run_dryrun(ctx, store, p, check, false, &o, err);
+	int r = permit_run_dryrun(ctx, store, p, check, false, NULL, &o, err);
 	if (r < 0)
 		return r;
 	res->verify_receipt = o.id;

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,26 +30,31 @@
 #define PERMIT_CHANGESET_MAX (256 << 20)
 #define PERMIT_GIT_MAX	     (256 << 20)
 
-/* The workspace's tracked files, as `git ls-files -z --cached` prints them
- * (relative to the workspace, sorted by bytes). git runs on the host, on a
- * tree the command may have written, so nothing in it may run code: no
- * system or global configuration, the repository's fsmonitor and untracked
- * cache off (the only settings through which ls-files starts a program), no
- * optional locks. -ESRCH when there is no git or no repository. */
-static int permit_git_tracked(const char *workspace, char ***ret, struct error *err)
+/* Starts `git ls-files -z --cached` in g->workspace; its answer is the
+ * tracked files (relative to the workspace, sorted by bytes), read by
+ * permit_git_collect(). git runs on the host, on a tree the command may have
+ * written, so nothing in it may run code: no system or global
+ * configuration, the repository's fsmonitor and untracked cache off (the
+ * only settings through which ls-files starts a program), no optional
+ * locks. A failure is kept in g for the collect: -ESRCH when there is no
+ * git (or it cannot be started). */
+static void permit_git_start(struct permit_git *g)
 {
 	static const char *const gits[] = { "/usr/bin/git", "/bin/git", "/usr/local/bin/git" };
 	const char *git = NULL;
+
 	for (size_t i = 0; i < ARRAY_SIZE(gits) && !git; i++)
 		if (access(gits[i], X_OK) == 0)
 			git = gits[i];
-	if (!git)
-		return -ESRCH;
+	if (!git) {
+		g->r = -ESRCH;
+		return;
+	}
 	char *const argv[] = { (char *)"git",	   (char *)"--no-optional-locks",
 			       (char *)"-c",	   (char *)"core.fsmonitor=false",
 			       (char *)"-c",	   (char *)"core.untrackedCache=false",
 			       (char *)"-c",	   (char *)"safe.directory=*",
-			       (char *)"-C",	   (char *)workspace,
+			       (char *)"-C",	   (char *)g->workspace,
 			       (char *)"ls-files", (char *)"-z",
 			       (char *)"--cached", NULL };
 	char *const envp[] = { (char *)"PATH=/usr/bin:/bin",
@@ -57,8 +64,10 @@ static int permit_git_tracked(const char *workspace, char ***ret, struct error *
 			       (char *)"LC_ALL=C",
 			       NULL };
 	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return error_set_errno(err, errno, "pipe");
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		g->r = error_set_errno(&g->err, errno, "pipe");
+		return;
+	}
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -70,16 +79,123 @@ static int permit_git_tracked(const char *workspace, char ***ret, struct error *
 	close(pipefd[1]);
 	if (r != 0) {
 		close(pipefd[0]);
-		return -ESRCH;
+		g->r = -ESRCH;
+		return;
+	}
+	g->pid = pid;
+	g->fd = pipefd[0];
+}
+
+/* The verdicts that are risk 5 whatever changed (docs/permit-format.md,
+ * "Risk"); one without a name too, the safer answer. */
+static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
+{
+	switch (verdict) {
+	case DRYRUN_VERDICT_OUTSIDE_WRITE:
+	case DRYRUN_VERDICT_HOST_CODE:
+	case DRYRUN_VERDICT_PRIVILEGED_FILE:
+	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
+	case DRYRUN_VERDICT_ATTRS_LOST:
+	case DRYRUN_VERDICT_LINK_GROUP:
+	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
+	case DRYRUN_VERDICT_NONE:
+	case _DRYRUN_VERDICT_MAX:
+		return true;
+	case DRYRUN_VERDICT_DRY_RUN_OK:
+	case DRYRUN_VERDICT_DRY_RUN_FAILED:
+	case DRYRUN_VERDICT_NO_EFFECT:
+	case DRYRUN_VERDICT_UNEXPECTED_PATH:
+	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
+		return false;
+	}
+	return true;
+}
+
+/* Whether permit_observe() asks git about cs: what a verdict of risk 5 or
+ * an empty change set decides needs no index. */
+static bool permit_observe_needs_git(enum dryrun_verdict verdict, const struct changeset *cs)
+{
+	return !permit_verdict_is_risk_5(verdict) && cs->n_entries > 0;
+}
+
+static void *permit_git_start_main(void *data)
+{
+	permit_git_start(data);
+	return NULL;
+}
+
+/* After it, g's pid, fd and r are this thread's to read. */
+static void permit_git_join(struct permit_git *g)
+{
+	if (g->threaded)
+		(void)pthread_join(g->thread, NULL);
+	g->threaded = false;
+}
+
+void permit_git_judged(void *data, enum dryrun_verdict verdict, const struct changeset *cs)
+{
+	struct permit_git *g = data;
+
+	/* A failed dry run's risk is not observed (permit_dryrun_locked()). */
+	if (g->started || verdict == DRYRUN_VERDICT_DRY_RUN_FAILED ||
+	    !permit_observe_needs_git(verdict, cs))
+		return;
+	g->started = true;
+	/* posix_spawn() holds its caller until git's execve: a vfork'd child
+	 * that waits for a CPU held this thread 0.2-4 ms here. A thread of its
+	 * own waits instead, created under a full signal mask (this process's
+	 * signals, a supervisor's SIGCHLD among them, are never taken by it);
+	 * it forks nothing else and touches only g. Without one, git is
+	 * started here. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	g->threaded = pthread_create(&g->thread, NULL, permit_git_start_main, g) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!g->threaded)
+		permit_git_start(g);
+}
+
+void permit_git_stop(struct permit_git *g)
+{
+	permit_git_join(g);
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
+	if (g->pid > 0) {
+		/* Not reaped yet: the pid is still git's, exited or not. */
+		(void)kill(g->pid, SIGKILL);
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	g->pid = 0;
+}
+
+/* git's answer (started now if it was not), read to its end and git
+ * reaped: the tracked files in *ret. -ESRCH when there is no git or no
+ * repository. */
+static int permit_git_collect(struct permit_git *g, char ***ret, struct error *err)
+{
+	permit_git_join(g);
+	if (!g->started) {
+		g->started = true;
+		permit_git_start(g);
+	}
+	if (g->r < 0) {
+		if (g->r != -ESRCH)
+			*err = g->err;
+		return g->r;
 	}
 	cleanup_free char *out = NULL;
 	size_t n = 0;
 	struct error read_err = { 0 };
-	int rr = fd_read_capped(pipefd[0], PERMIT_GIT_MAX, &out, &n, &read_err);
-	close(pipefd[0]);
+	int rr = fd_read_capped(g->fd, PERMIT_GIT_MAX, &out, &n, &read_err);
+	close(g->fd);
+	g->fd = -1;
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	g->pid = 0;
 	if (rr < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -ESRCH;
 	char **list = NULL;
@@ -125,38 +241,15 @@ static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
 }
 
-/* The verdicts that are risk 5 whatever changed (docs/permit-format.md,
- * "Risk"); one without a name too, the safer answer. */
-static bool permit_verdict_is_risk_5(enum dryrun_verdict verdict)
-{
-	switch (verdict) {
-	case DRYRUN_VERDICT_OUTSIDE_WRITE:
-	case DRYRUN_VERDICT_HOST_CODE:
-	case DRYRUN_VERDICT_PRIVILEGED_FILE:
-	case DRYRUN_VERDICT_NEEDS_PRIVILEGE:
-	case DRYRUN_VERDICT_ATTRS_LOST:
-	case DRYRUN_VERDICT_LINK_GROUP:
-	case DRYRUN_VERDICT_RENAME_INCOMPLETE:
-	case DRYRUN_VERDICT_NONE:
-	case _DRYRUN_VERDICT_MAX:
-		return true;
-	case DRYRUN_VERDICT_DRY_RUN_OK:
-	case DRYRUN_VERDICT_DRY_RUN_FAILED:
-	case DRYRUN_VERDICT_NO_EFFECT:
-	case DRYRUN_VERDICT_UNEXPECTED_PATH:
-	case DRYRUN_VERDICT_EXPECTED_PATH_MISSING:
-		return false;
-	}
-	return true;
-}
-
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
  * the change set's entries are the workspace's, its scratch the count of
  * what the command left in its private /tmp (absent: not counted). */
-static int permit_observe(const char *workspace, const struct changeset *cs,
+static int permit_observe(struct permit_git *git, const struct changeset *cs,
 			  enum dryrun_verdict verdict, int *ret, char *why, size_t why_size,
 			  struct error *err)
 {
+	if (!permit_observe_needs_git(verdict, cs))
+		permit_git_stop(git); /* started for a verdict judged otherwise now */
 	if (permit_verdict_is_risk_5(verdict)) {
 		const char *name = dryrun_verdict_name(verdict);
 		snprintf(why, why_size, "the dry run's verdict is %s", name ? name : "unknown");
@@ -181,7 +274,7 @@ static int permit_observe(const char *workspace, const struct changeset *cs,
 		return 0;
 	}
 	cleanup_with(strv_freep) char **tracked = NULL;
-	int r = permit_git_tracked(workspace, &tracked, err);
+	int r = permit_git_collect(git, &tracked, err);
 	if (r < 0 && r != -ESRCH)
 		return r;
 	size_t n_tracked = strv_length(tracked);
@@ -232,8 +325,9 @@ void permit_check_release(struct permit_check *c)
 }
 
 int permit_recheck(struct store *store, const struct rules *rules, const struct permit *p,
-		   struct permit_check *c, struct error *err)
+		   struct permit_git *git, struct permit_check *c, struct error *err)
 {
+	cleanup_with(permit_git_stop) struct permit_git own = PERMIT_GIT_INIT(p->workspace);
 	cleanup_free char *text = NULL;
 	size_t n;
 	struct rules_verdict rv;
@@ -260,7 +354,8 @@ int permit_recheck(struct store *store, const struct rules *rules, const struct 
 	if (recorded == DRYRUN_VERDICT_DRY_RUN_OK)
 		c->verdict = changeset_verdict_of(c->cs, true, p->p.expected_paths,
 						  p->p.expected_paths, &c->problems);
-	r = permit_observe(p->workspace, c->cs, c->verdict, &c->observed, c->why, sizeof(c->why), err);
+	r = permit_observe(git ? git : &own, c->cs, c->verdict, &c->observed, c->why,
+			   sizeof(c->why), err);
 	if (r < 0)
 		return r;
 	c->risk = MAX(MAX(p->p.declared_risk, c->classified), c->observed);

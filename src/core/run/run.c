@@ -118,6 +118,7 @@ struct run_state {
 	char *state_dir_real;
 	struct run_gate_state gate;
 	struct run_dryrun dry; /* a dry run's snapshot (run_dryrun.h) */
+	struct dryrun_judged_hook dryrun_judged; /* the context's (run.h) */
 	struct run_hostcode host_code; /* the host-code check (run_hostcode.h) */
 	bool net_proxy; /* sandbox.net's allowlist form applies: the proxy runs (run_net.h) */
 	struct run_net net;
@@ -1098,6 +1099,7 @@ static int run_dryrun_summary(struct run_state *st, json_t **ret_summary,
 		.expect = st->req->expect_paths,
 		.expect_delete = st->req->expect_delete,
 		.host_code = st->host_code.checked ? &st->host_code.report : NULL,
+		.judged = st->dryrun_judged,
 	};
 	return run_dryrun_finish(&st->dry, &base, st->store, st->receipt.id, doc, ret_summary,
 				 ret_verdict, err);
@@ -1305,6 +1307,7 @@ static int run_execute_one(const struct run_context *ctx, const struct run_reque
 {
 	struct run_state st = {
 		.req = req,
+		.dryrun_judged = ctx->dryrun_judged,
 		.rerun = rerun ? *rerun : (struct run_rerun){ 0 },
 		.streams = { { .spill_fd = -1, .tee_fd = -1 }, { .spill_fd = -1, .tee_fd = -1 } },
 		.receipt = {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "basic/error.h"
+#include "core/snapshot/dryrun.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/record/receipt.h"
 #include "core/record/request.h"
@@ -51,6 +52,9 @@ struct run_context {
 	/* This run's policy, NULL: the built-in one (a re-run takes the failed
 	 * attempt's, not the session's) */
 	const char *policy_path;
+	/* A dry run's change set judged, before its syncs (dryrun_finish()):
+	 * a permit starts `git ls-files` there. {NULL}: none. */
+	struct dryrun_judged_hook dryrun_judged;
 };
 
 /* Runs req and writes its receipt, or records why it did not run (invalid

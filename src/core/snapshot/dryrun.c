@@ -510,6 +510,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 	int r = dryrun_collect(id, req, &ret->cs, &link_problems, err);
 	if (r == 0)
 		r = dryrun_judge(req, ret->cs, link_problems, &ret->verdict, &ret->problems, err);
+	if (r == 0 && req->judged.fn)
+		req->judged.fn(req->judged.data, ret->verdict, ret->cs);
 	if (r == 0) {
 		ret->cs->verdict = ret->verdict;
 		r = dryrun_write_changeset(store, id, ret->cs, err);

@@ -47,6 +47,19 @@ int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const c
  * upper hold descriptors per level (CHANGESET_MAX_DEPTH). */
 int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err);
 
+/* Called by dryrun_finish() once the change set is read and judged, before
+ * it is written (its file and directory synced) and before the receipt that
+ * carries the summary is committed: a caller starts there what it will
+ * need beside those syncs (a permit's `git ls-files`, core/permit/risk.h).
+ * Every process of the quarantine is gone by then, reaped by the
+ * supervisor, which reaps and kills nothing more. cs is borrowed for the
+ * call; the hook may do nothing, and what it starts is the caller's to end
+ * on every path, dryrun_finish() failing after it included. */
+struct dryrun_judged_hook {
+	void (*fn)(void *data, enum dryrun_verdict verdict, const struct changeset *cs);
+	void *data;
+};
+
 struct dryrun_request {
 	const char *upper, *work, *workspace;
 	mode_t root_mode; /* dryrun_settle(); 0: read the upper's root */
@@ -83,6 +96,7 @@ struct dryrun_request {
 	 * holds host code. */
 	unsigned setid_refused;
 	const char *setid_syscall;
+	struct dryrun_judged_hook judged; /* {NULL}: none */
 };
 
 /* What a dry run found: the receipt's "dryrun" object as a C type, with
