@@ -476,6 +476,31 @@ int ledger_file_digest(struct ledger *ledger, const char *path, char hex[SHA256_
 	return sha256_fd_hex(fd, hex);
 }
 
+bool ledger_file_torn(struct ledger *ledger, const char *path, const char *want, size_t want_n)
+{
+	cleanup_close int fd = path[0] == '/' ? -1 : fd_open_beneath(ledger->root_fd, path, O_RDONLY);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > want_n)
+		return false;
+	cleanup_free char *have = malloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	while (have && n < (size_t)st.st_size) {
+		ssize_t k = pread(fd, have + n, (size_t)st.st_size - n, (off_t)n);
+		if (k <= 0)
+			return false;
+		n += (size_t)k;
+	}
+	if (!have)
+		return false;
+	if (n < want_n && memcmp(have, want, n) == 0)
+		return true;
+	size_t zeros = 0;
+	while (zeros < n && have[zeros] == '\0')
+		zeros++;
+	return zeros == n;
+}
+
 int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const char *path,
 		      struct error *err)
 {

@@ -481,14 +481,27 @@ struct ledger_digest {
 	char hex[SHA256_HEX_SIZE];
 };
 
+/* Whether the file at path is a torn copy of the bytes entry i carries (a
+ * cache a power loss cut: written after its entry, never synced). */
+static bool ledger_check_torn(struct ledger *ledger, const struct ledger_log *l, size_t i,
+			      const char *path)
+{
+	cleanup_free char *bytes = NULL;
+	size_t n;
+	struct error ignored = { 0 };
+
+	return ledger_log_record(ledger->schema, l, i, &bytes, &n, &ignored) == 0 &&
+	       ledger_file_torn(ledger, path, bytes, n);
+}
+
 /* One record against the log l: the file at path must hold the bytes its
  * last entry e (entry i) committed, but for an open record since closed,
  * and a record since retired. d is the file's digest, taken when
  * ledger_record_compared(). A file that is a cache of the bytes its entry
  * carries may be missing (a kill after the commit, before the cache was
- * written; a cache deleted): the log holds the record, and its readers
- * rebuild it; such entries go to caches when not NULL (recover writes them
- * back). */
+ * written; a cache deleted) or torn (a power loss cut an unsynced cache):
+ * the log holds the record, and its readers rebuild it; such entries go to
+ * caches when not NULL (recover writes them back). */
 static void ledger_check_record(struct ledger *ledger, const struct ledger_named *named,
 				const struct ledger_log *l, const char *path,
 				const struct ledger_entry *e, size_t i, const struct ledger_digest *d,
@@ -525,7 +538,8 @@ static void ledger_check_record(struct ledger *ledger, const struct ledger_named
 		 * when the entry's fdatasync was). Its readers rebuild it from
 		 * the log, as a missing one; bytes no entry ever carried are a
 		 * rewritten record. */
-		if (e->has_record && ledger_scan_digest(s, &l->map, l->offsets[i], path, d->hex)) {
+		if (e->has_record && (ledger_scan_digest(s, &l->map, l->offsets[i], path, d->hex) ||
+				      ledger_check_torn(ledger, l, i, path))) {
 			if (caches)
 				ledger_caches_push(caches, i);
 			return;
@@ -709,7 +723,8 @@ int ledger_verify(struct ledger *ledger, const struct ledger_vkey *vkey, const c
 
 /* ledger_recover_cache() of a file that is there: replaced by the bytes
  * entry i (of e) carries when it still holds those of an earlier entry for
- * the same record (a stale cache, ledger_check_record()), durably; left
+ * the same record (a stale cache, ledger_check_record()) or a torn copy of
+ * them (ledger_file_torn()), durably; left
  * alone otherwise (written meanwhile, or rewritten: verify reports it). */
 static int ledger_recover_stale(struct ledger_writer *w, const struct ledger_log *l, size_t i,
 				const struct ledger_entry *e, int dir_fd, const char *name,
@@ -718,7 +733,8 @@ static int ledger_recover_stale(struct ledger_writer *w, const struct ledger_log
 	char hex[SHA256_HEX_SIZE], tmp[NAME_MAX + 1];
 
 	if (ledger_file_digest(w->ledger, e->path, hex) < 0 || strcmp(hex, e->sha256) == 0 ||
-	    !ledger_scan_digest(w->ledger->schema, &l->map, l->offsets[i], e->path, hex))
+	    (!ledger_scan_digest(w->ledger->schema, &l->map, l->offsets[i], e->path, hex) &&
+	     !ledger_file_torn(w->ledger, e->path, bytes, n)))
 		return 0;
 	snprintf(tmp, sizeof(tmp), ".%.200s.%d.stale", name, (int)getpid());
 	(void)unlinkat(dir_fd, tmp, 0);

@@ -24,6 +24,7 @@
 #include "core/permit/record.h"
 #include "core/snapshot/changeset.h"
 #include "core/snapshot/changeset_json.h"
+#include "core/snapshot/dryrun_dir.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
 
@@ -337,8 +338,7 @@ int permit_recheck(struct store *store, const struct rules *rules, const struct 
 	c->classified = rv.risk;
 	snprintf(c->rule, sizeof(c->rule), "%s", rv.rule);
 	snprintf(c->reason, sizeof(c->reason), "%s", rv.reason);
-	struct statepath rel = statepath_dryrun_changeset(p->dryrun_id);
-	int r = file_read_capped(store_dir_fd(store), rel.s, PERMIT_CHANGESET_MAX, &text, &n, err);
+	int r = dryrun_dir_read_changeset(store, p->dryrun_id, PERMIT_CHANGESET_MAX, &text, &n, err);
 	if (r < 0)
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);

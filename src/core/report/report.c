@@ -28,6 +28,7 @@
 #include "core/report/diff.h"
 #include "core/report/report.h"
 #include "core/snapshot/applyop.h"
+#include "core/snapshot/dryrun_dir.h"
 #include "core/snapshot/journal.h"
 #include "core/store/statepath.h"
 #include "core/store/store.h"
@@ -572,7 +573,7 @@ static int report_changeset(struct report_permit *p, struct store *store)
 		dr.state = p->dryrun_state;
 	}
 	cleanup_with(json_decrefp) json_t *cs = NULL;
-	if (file_read_capped(dr.dir_fd, STATEPATH_CHANGESET, 256u << 20, &text, &n, &err) < 0 ||
+	if (dryrun_dir_read_changeset(store, p->dryrun_id, 256u << 20, &text, &n, &err) < 0 ||
 	    !(cs = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL))) {
 		ret = asprintf(&p->files_error, "the change set cannot be read: %s",
 			       err.msg[0] ? err.msg : "not JSON") < 0

@@ -120,8 +120,9 @@ int dryrun_settle(const char *upper, mode_t *ret_root_mode, struct error *err)
 
 /* dryruns/<id>/permit, holding the permit's id for a reader. What apply
  * refuses by is its existence (apply.c), so it is created in place: a
- * crash leaves it whole, empty or absent, and the change set's commit
- * (store_commit: the directory's fsync) makes its name durable first. */
+ * crash leaves it whole, empty or absent, and the directory's fsync before
+ * the change set's commit (dryrun_write_changeset()) makes its name
+ * durable first. */
 static int dryrun_mark_permit(struct store *store, const char *rel, uint64_t permit_id,
 			      struct error *err)
 {
@@ -154,8 +155,8 @@ int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const c
 			return r;
 	}
 	/* The apply's journal, empty (no apply yet: journal_read() takes it
-	 * as none): the change set's commit (store_commit: the directory's
-	 * fsync) makes its name durable, so an apply syncs its bytes alone
+	 * as none): the directory's fsync before the change set's commit
+	 * (dryrun_write_changeset()) makes its name durable, so an apply syncs its bytes alone
 	 * (journal_write()). */
 	char journal[STATEPATH_MAX + 16];
 	snprintf(journal, sizeof(journal), "%s/journal", rel.s);
@@ -487,6 +488,12 @@ static int dryrun_write_changeset(struct store *store, uint64_t id, const struct
 	char id_text[24];
 	struct statepath path = statepath_dryrun_changeset(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	/* The names dryrun_prepare() made (the permit's mark, the empty
+	 * journal) durable before the commit: the change set's entry carries
+	 * its bytes (store_commit()), and changeset.json, a cache of it, is
+	 * written after, unsynced. */
+	if (store_durable(store) && fsync(dir_fd) < 0)
+		return error_set_errno(err, errno, "sync %s/%s", store_path(store), rel.s);
 	int r = store_commit(store, LEDGER_DRYRUN, id_text, path.s, text, strlen(text), false, err);
 	if (r < 0)
 		return r;

@@ -149,6 +149,16 @@ int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
 	return 0;
 }
 
+int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char **ret_text,
+			      size_t *ret_n, struct error *err)
+{
+	char id_text[24];
+	struct statepath path = statepath_dryrun_changeset(id);
+
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	return store_read_record(store, LEDGER_DRYRUN, id_text, path.s, max, ret_text, ret_n, err);
+}
+
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		    struct dryrun_dir *d, struct error *err)
 {
@@ -171,7 +181,7 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	/* Removed (discard, gc) while this process waited for the lock. */
 	if (fstat(d->fd, &dst) < 0 || dst.st_nlink == 0)
 		return error_set(err, ENOENT, "no dry run %llu", (unsigned long long)id);
-	int r = file_read_capped(d->fd, STATEPATH_CHANGESET, CHANGESET_MAX, &text, &n, err);
+	int r = dryrun_dir_read_changeset(store, id, CHANGESET_MAX, &text, &n, err);
 	if (r == -ENOENT)
 		return error_set(err, ENOENT, "dry run %llu has no change set (it did not run)",
 				 (unsigned long long)id);

@@ -58,6 +58,13 @@ bool dryrun_dir_is_meta(const char *change);
  * from version 4 (identity) a mode_changed entry lists `xattrs` alone when
  * its attributes did not change. */
 bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which, bool identity);
+/* dryruns/<id>/changeset.json's bytes (at most max), NUL terminated: the
+ * file, a cache of the dry run's entry, which carries them
+ * (store_commit()); or, when the file is missing or a torn copy (an
+ * unsynced cache a power loss cut), the entry's (store_read_record(),
+ * which writes the cache back). -ENOENT, err set, when neither has them. */
+int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char **ret_text,
+			      size_t *ret_n, struct error *err);
 /* Opens dryruns/<id> and takes its lock (flock on the directory, held until
  * d is released), then reads it. Every command that reads or changes a dry
  * run holds its lock, so apply, rollback, discard, gc and recovery never

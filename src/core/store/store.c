@@ -38,6 +38,18 @@ struct store {
 	int pre_dir_fd, pre_fd;
 	uint64_t pre_id;
 	char pre_name[64];
+	/* The caches of carried records whose entries were appended while
+	 * deferred (a change set's): written once a sync covers the entry, so
+	 * that no cache outlives its entry; dropped when none does (a reader
+	 * then reads the log, store_read_record()). */
+	struct store_pending_cache *pending;
+	size_t n_pending;
+};
+
+struct store_pending_cache {
+	int dir_fd;
+	char *name, *data;
+	size_t n;
 };
 
 /* The largest record store_settle() reads: a permit record's cap. */
@@ -74,6 +86,57 @@ static void store_prepared_drop(struct store *store)
 		close(TAKE_FD(store->pre_dir_fd));
 }
 
+static void store_pending_drop(struct store *store)
+{
+	for (size_t i = 0; i < store->n_pending; i++) {
+		close(store->pending[i].dir_fd);
+		free(store->pending[i].name);
+		free(store->pending[i].data);
+	}
+	free(store->pending);
+	store->pending = NULL;
+	store->n_pending = 0;
+}
+
+static int store_write_cache(int dir_fd, const char *name, const void *data, size_t n,
+			     struct error *err);
+
+/* Once a sync has covered their entries: best effort, as any cache. */
+static void store_pending_write(struct store *store)
+{
+	for (size_t i = 0; i < store->n_pending; i++) {
+		struct store_pending_cache *c = &store->pending[i];
+		struct error ignored = { 0 };
+		(void)store_write_cache(c->dir_fd, c->name, c->data, c->n, &ignored);
+	}
+	store_pending_drop(store);
+}
+
+/* Keeps a cache for store_pending_write(); none kept (out of memory) is
+ * a cache lost, which the log makes up for. */
+static void store_pending_add(struct store *store, int dir_fd, const char *name, const void *data,
+			      size_t n)
+{
+	struct store_pending_cache c = { .dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3),
+					 .name = strdup(name),
+					 .data = malloc(n ? n : 1),
+					 .n = n };
+	struct store_pending_cache *grown =
+		c.dir_fd < 0 || !c.name || !c.data
+			? NULL
+			: realloc(store->pending, (store->n_pending + 1) * sizeof(*grown));
+	if (!grown) {
+		if (c.dir_fd >= 0)
+			close(c.dir_fd);
+		free(c.name);
+		free(c.data);
+		return;
+	}
+	memcpy(c.data, data, n);
+	store->pending = grown;
+	store->pending[store->n_pending++] = c;
+}
+
 void store_free(struct store *store)
 {
 	if (!store)
@@ -83,6 +146,7 @@ void store_free(struct store *store)
 	if (store->checkpoint_preloading)
 		ed25519_preload_wait();
 	store_prepared_drop(store);
+	store_pending_drop(store);
 	if (store->dir_fd >= 0)
 		close(store->dir_fd);
 	if (store->receipts_fd >= 0)
@@ -378,6 +442,7 @@ int store_sync_flush(struct store *store, struct error *err)
 	if (r < 0)
 		return error_prefix(err, "committed, but not yet durable");
 	store->sync_owed = false;
+	store_pending_write(store);
 	return 0;
 }
 
@@ -402,6 +467,8 @@ static int store_append(struct store *store, enum ledger_kind kind, const char *
 	ledger_defer_sync(ledger, false);
 	if (r == 0)
 		store->sync_owed = defer;
+	if (r == 0 && !defer)
+		store_pending_write(store); /* this sync covers their entries */
 	return r;
 }
 
@@ -423,12 +490,14 @@ int store_checkpoint_flush(struct store *store, struct error *err)
 /* The kinds whose entry carries the record's bytes, so that the one append
  * commits it and the file is a cache of the log (docs/ledger.md, "One
  * commit path"): a run's receipt, whose commit is the one durable write of
- * a run. Records that move on (replace), the system approver outside the
+ * a run, and a dry run's change set (its readers go through
+ * dryrun_read_changeset(), which reads a missing or torn cache from the
+ * log). Records that move on (replace), the system approver outside the
  * state directory and the records whose readers take the file alone (gate
- * entries, change sets, permits) keep the file written first. */
+ * entries, permits) keep the file written first. */
 static bool store_commit_embeds(enum ledger_kind kind, const char *path, bool replace)
 {
-	return kind == LEDGER_RECEIPT && !replace && path[0] != '/';
+	return (kind == LEDGER_RECEIPT || kind == LEDGER_DRYRUN) && !replace && path[0] != '/';
 }
 
 /* The records that move on (replace) whose entry carries their bytes: a
@@ -550,13 +619,22 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 	if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return error_set_errno(err, EEXIST, "cannot write '%s'", name);
 	sha256_hex(data, n, hex);
-	int r = store_append(store, kind, id, path, hex, data, n, false, err);
+	/* A receipt's entry is synced at once: its cache is written next, and
+	 * a run reports on it. A change set's may share the next sync
+	 * (store_sync_defer()): a power loss before it leaves at most a cache
+	 * no entry backs, which apply refuses, as a kill before the append of
+	 * the other order left. */
+	int r = store_append(store, kind, id, path, hex, data, n, kind != LEDGER_RECEIPT, err);
 	if (r == -E2BIG)
 		return r;
 	if (r < 0)
 		return error_prefix(err, "%s %s was not committed", ledger_kind_name(kind), id);
 	uint64_t rid;
 	struct error cache_err = { 0 };
+	if (store->sync_owed) {
+		store_pending_add(store, dir_fd, name, data, n); /* this entry awaits its sync */
+		return 0;
+	}
 	if (kind != LEDGER_RECEIPT || parse_u64(id, &rid) < 0 ||
 	    store_write_prepared(store, rid, dir_fd, name, data, n) < 0)
 		(void)store_write_cache(dir_fd, name, data, n, &cache_err);
@@ -694,6 +772,24 @@ static bool store_torn_copy(const char *have, size_t have_n, const char *want, s
 	return i == have_n;
 }
 
+/* A cache put back over what is at name: a temporary renamed over it,
+ * unsynced (the log holds the record). 1 when it was, 0 when not. */
+static int store_rewrite_cache(int dir_fd, const char *name, const char *data, size_t n)
+{
+	char tmp[NAME_MAX + 1];
+	struct error ignored = { 0 };
+
+	snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
+	(void)unlinkat(dir_fd, tmp, 0);
+	if (store_write_temporary(dir_fd, tmp, data, n, 0600, false, &ignored) < 0)
+		return 0;
+	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+		(void)unlinkat(dir_fd, tmp, 0);
+		return 0;
+	}
+	return 1;
+}
+
 /* store_settle() of a record whose entry carries its bytes (a permit's,
  * store_commit_carries_replaced()) and whose file is a cache the log has
  * moved past: the bytes of an earlier entry for it (a power loss kept the
@@ -707,7 +803,7 @@ static int store_settle_cache(struct store *store, int dir_fd, const char *name,
 {
 	cleanup_free char *have = NULL, *want = NULL;
 	size_t have_n, want_n = 0;
-	char tmp[NAME_MAX + 1], hex[SHA256_HEX_SIZE];
+	char hex[SHA256_HEX_SIZE];
 	struct error ignored = { 0 };
 
 	if (file_read_capped(dir_fd, name, STORE_SETTLE_MAX, &have, &have_n, &ignored) < 0)
@@ -721,15 +817,7 @@ static int store_settle_cache(struct store *store, int dir_fd, const char *name,
 		    !store_torn_copy(have, have_n, want, want_n))
 			return 0;
 	}
-	snprintf(tmp, sizeof(tmp), ".%.200s.%d.new", name, (int)getpid());
-	(void)unlinkat(dir_fd, tmp, 0);
-	if (store_write_temporary(dir_fd, tmp, want, want_n, 0600, false, &ignored) < 0)
-		return 0;
-	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
-		(void)unlinkat(dir_fd, tmp, 0);
-		return 0;
-	}
-	return 1;
+	return store_rewrite_cache(dir_fd, name, want, want_n);
 }
 
 int store_settle(struct store *store, const char *path, struct error *err)
@@ -796,6 +884,18 @@ int store_append_index(struct store *store, const char *line, struct error *err)
 	return 0;
 }
 
+/* A carried record is a JSON document (a receipt, a change set): a cache
+ * that is not one may be a torn copy, worth the log's lookup. One larger
+ * than any entry carries is the record's own file, written first. */
+static bool store_cache_looks_torn(const char *text, size_t n)
+{
+	if (n > LEDGER_ENTRY_MAX)
+		return false;
+	json_t *doc = json_loadb(text, n, 0, NULL);
+	json_decref(doc);
+	return !doc;
+}
+
 int store_read_record(struct store *store, enum ledger_kind kind, const char *id, const char *path,
 		      size_t max, char **ret_text, size_t *ret_n, struct error *err)
 {
@@ -827,6 +927,21 @@ int store_read_record(struct store *store, enum ledger_kind kind, const char *id
 			n = newer_n;
 		} else {
 			free(newer);
+		}
+	}
+	if (r == 0 && store_commit_embeds(kind, path, false) && store_cache_looks_torn(*ret_text, n)) {
+		/* An unsynced cache a power loss cut: the log's bytes, when the
+		 * file is a torn copy of them, written back (best effort). */
+		cleanup_free char *bytes = NULL;
+		size_t bytes_n = 0;
+		struct error ignored = { 0 };
+		if (ledger_record(store_ledger(store), (int)kind, id, path, &bytes, &bytes_n,
+				  &ignored) == 0 &&
+		    bytes_n <= max && store_torn_copy(*ret_text, n, bytes, bytes_n)) {
+			(void)store_rewrite_cache(dir_fd, name, bytes, bytes_n);
+			free(*ret_text);
+			*ret_text = TAKE_PTR(bytes);
+			n = bytes_n;
 		}
 	}
 	if (r != -ENOENT) {
