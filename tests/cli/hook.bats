@@ -1967,3 +1967,27 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 		[ "$(grep -c 'mountinfo' "$TEST_DIR/trace")" -eq "${target##*:}" ] || { echo "$p"; grep mountinfo "$TEST_DIR/trace"; return 1; }
 	done
 }
+
+# The caller's passwd home (hidden however $HOME is set) is read from
+# /etc/passwd where nsswitch.conf asks the files service first and nothing
+# goes on past its answer: then that is NSS's answer, and the hook makes no
+# connection to nscd nor NSS's other checks (~20 us of a file edit's check,
+# issue 22 goal 3). Elsewhere NSS is asked, as before.
+@test "a file edit's check reads the passwd home without NSS where nsswitch.conf asks files first" {
+	command -v strace >/dev/null || skip "no strace"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	awk '!/^[ \t]*#/ && $1 ~ /^passwd:?$/' /etc/nsswitch.conf 2>/dev/null | grep -Eq '^passwd:?[[:space:]]+files([[:space:]]+[^[[:space:]]|[[:space:]]*$)' ||
+		skip "nsswitch.conf does not ask files first for passwd"
+	echo a >README
+	jq -nc --arg ws "$WORK" \
+		'{session_id: "b", cwd: $ws, hook_event_name: "PreToolUse", tool_name: "Edit",
+		  tool_input: {file_path: ($ws + "/README"), old_string: "a", new_string: "b"}}' >"$TEST_DIR/payload"
+	traced -f -qq -e trace=connect,openat -o "$TEST_DIR/trace" "$AIRLOCK" hook claude pre-tool-use <"$TEST_DIR/payload" >/dev/null
+	! grep -E 'connect\(|nscd' "$TEST_DIR/trace" || return 1
+	grep -q '"/etc/passwd"' "$TEST_DIR/trace"
+	# and its answer is the one NSS gives: the home stays hidden however $HOME is set
+	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	[ -n "$home" ] && [ -d "$home" ] || return 0
+	HOME=$TEST_DIR tool_status claude Read "$(jq -nc --arg p "$home/.ssh/id_ed25519" '{file_path: $p}')"
+	[ "$status" -eq 2 ] && [[ "$stderr" == *"hidden"* ]] || { echo "$status $stderr"; return 1; }
+}
