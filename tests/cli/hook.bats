@@ -1991,3 +1991,26 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	HOME=$TEST_DIR tool_status claude Read "$(jq -nc --arg p "$home/.ssh/id_ed25519" '{file_path: $p}')"
 	[ "$status" -eq 2 ] && [[ "$stderr" == *"hidden"* ]] || { echo "$status $stderr"; return 1; }
 }
+
+# The configuration check looks at the settings of every directory from the
+# scope down to the file's; the file's own (file/.claude, ...) only where
+# the path a tool names is a directory: below a file or below nothing they
+# are paths that do not exist, which the file never lies in (issue 22 goal
+# 3: half of an edit's walks). A directory named whose settings lead back
+# above it, and a settings file in a directory still to be made, stay
+# refused.
+@test "attack: a directory a tool names is held to its own settings; a new settings directory is refused" {
+	mkdir -p d sub
+	ln -s .. d/.claude
+	echo a >sub/README
+	refused_config() { # tool input-json
+		tool_status claude "$1" "$2"
+		[ "$status" -eq 2 ] && [[ "$stderr" == *"airlock's configuration"* ]] || { echo "passed ($status): $*"; return 1; }
+	}
+	refused_config mcp__x__touch '{"file_path": "d"}'
+	refused_config Write '{"file_path": "new/.claude/settings.json", "content": "x"}'
+	refused_config Write '{"file_path": "sub/new/.gemini/settings.json", "content": "x"}'
+	refused_config Write '{"file_path": "sub/.mcp.json", "content": "x"}'
+	tool_status claude Edit '{"file_path": "sub/README", "old_string": "a", "new_string": "b"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}
