@@ -1967,3 +1967,50 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 		[ "$(grep -c 'mountinfo' "$TEST_DIR/trace")" -eq "${target##*:}" ] || { echo "$p"; grep mountinfo "$TEST_DIR/trace"; return 1; }
 	done
 }
+
+# The caller's passwd home (hidden however $HOME is set) is read from
+# /etc/passwd where nsswitch.conf asks the files service first and nothing
+# goes on past its answer: then that is NSS's answer, and the hook makes no
+# connection to nscd nor NSS's other checks (~20 us of a file edit's check,
+# issue 22 goal 3). Elsewhere NSS is asked, as before.
+@test "a file edit's check reads the passwd home without NSS where nsswitch.conf asks files first" {
+	command -v strace >/dev/null || skip "no strace"
+	strace -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	awk '!/^[ \t]*#/ && $1 ~ /^passwd:?$/' /etc/nsswitch.conf 2>/dev/null | grep -Eq '^passwd:?[[:space:]]+files([[:space:]]+[^[[:space:]]|[[:space:]]*$)' ||
+		skip "nsswitch.conf does not ask files first for passwd"
+	echo a >README
+	jq -nc --arg ws "$WORK" \
+		'{session_id: "b", cwd: $ws, hook_event_name: "PreToolUse", tool_name: "Edit",
+		  tool_input: {file_path: ($ws + "/README"), old_string: "a", new_string: "b"}}' >"$TEST_DIR/payload"
+	traced -f -qq -e trace=connect,openat -o "$TEST_DIR/trace" "$AIRLOCK" hook claude pre-tool-use <"$TEST_DIR/payload" >/dev/null
+	! grep -E 'connect\(|nscd' "$TEST_DIR/trace" || return 1
+	grep -q '"/etc/passwd"' "$TEST_DIR/trace"
+	# and its answer is the one NSS gives: the home stays hidden however $HOME is set
+	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	[ -n "$home" ] && [ -d "$home" ] || return 0
+	HOME=$TEST_DIR tool_status claude Read "$(jq -nc --arg p "$home/.ssh/id_ed25519" '{file_path: $p}')"
+	[ "$status" -eq 2 ] && [[ "$stderr" == *"hidden"* ]] || { echo "$status $stderr"; return 1; }
+}
+
+# The configuration check looks at the settings of every directory from the
+# scope down to the file's; the file's own (file/.claude, ...) only where
+# the path a tool names is a directory: below a file or below nothing they
+# are paths that do not exist, which the file never lies in (issue 22 goal
+# 3: half of an edit's walks). A directory named whose settings lead back
+# above it, and a settings file in a directory still to be made, stay
+# refused.
+@test "attack: a directory a tool names is held to its own settings; a new settings directory is refused" {
+	mkdir -p d sub
+	ln -s .. d/.claude
+	echo a >sub/README
+	refused_config() { # tool input-json
+		tool_status claude "$1" "$2"
+		[ "$status" -eq 2 ] && [[ "$stderr" == *"airlock's configuration"* ]] || { echo "passed ($status): $*"; return 1; }
+	}
+	refused_config mcp__x__touch '{"file_path": "d"}'
+	refused_config Write '{"file_path": "new/.claude/settings.json", "content": "x"}'
+	refused_config Write '{"file_path": "sub/new/.gemini/settings.json", "content": "x"}'
+	refused_config Write '{"file_path": "sub/.mcp.json", "content": "x"}'
+	tool_status claude Edit '{"file_path": "sub/README", "old_string": "a", "new_string": "b"}'
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+}

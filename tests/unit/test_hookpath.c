@@ -20,6 +20,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/macro.h"
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "core/host/hostview.h"
@@ -1630,7 +1632,68 @@ static void test_resolve_proc_thread(void)
 	ASSERT_TRUE(hookpath_proc_hidden(environ_, false));
 }
 
-RUN_TESTS(T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before), T_(test_links_walk),
-	  T_(test_links_walk_prune), T_(test_resolve_proc_fd_as_named), T_(test_proc_parse),
-	  T_(test_proc_hidden), T_(test_proc_as_before), T_(test_resolve_proc_links),
-	  T_(test_resolve_proc_thread))
+/* hostview_nss_files_first(): glibc asks the files service first, and
+ * nothing goes on past its answer, only when every passwd line says so. */
+static void test_nss_files_first(void)
+{
+	static const struct {
+		const char *text;
+		bool first;
+	} cases[] = {
+		{ "passwd:         files systemd\ngroup: files\n", true },
+		{ "# comment\npasswd: files\n", true },
+		{ "  passwd :\tfiles # and a comment\n", true },
+		{ "passwd files", true }, /* glibc reads a name without ':' too */
+		{ "passwd: files\n# passwd: ldap\n", true },
+		{ "passwd: sss files\n", false },
+		{ "passwd: ldap [NOTFOUND=return] files\n", false },
+		{ "passwd: files [SUCCESS=continue] ldap\n", false },
+		{ "passwd: files[SUCCESS=merge] ldap\n", false },
+		{ "passwd: compat\n", false },
+		{ "passwd: filesx\n", false },
+		{ "passwd: FILES\n", false },
+		{ "Passwd: files\n", false }, /* glibc's, or its default's */
+		{ "passwd: files\nPASSWD: ldap\n", false }, /* any line glibc might read */
+		{ "passwd: files\npasswd: sss files\n", false },
+		{ "passwd:\n", false },
+		{ "group: files\n", false }, /* none: NSS's default, asked */
+		{ "passwdx: files\nshadow: files\n", false },
+		{ "", false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (hostview_nss_files_first(cases[i].text) != cases[i].first)
+			printf("# case %zu: %s\n", i, cases[i].text);
+		ASSERT_TRUE(hostview_nss_files_first(cases[i].text) == cases[i].first);
+	}
+}
+
+/* The caller's home from the password database (hostview_caller_keep_homes()
+ * without $HOME) is getpwuid_r()'s, whether /etc/passwd was read directly
+ * (nsswitch.conf asks files first) or NSS was asked. */
+static void test_passwd_home_as_nss(void)
+{
+	const uid_t uids[] = { geteuid(), 0, 65534, 4000000 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(uids); i++) {
+		struct hostview_caller c = { .uid = uids[i] };
+		struct passwd pw, *found = NULL;
+		char buf[16384];
+		const char *want = getpwuid_r(uids[i], &pw, buf, sizeof(buf), &found) == 0 &&
+						   found && pw.pw_dir && pw.pw_dir[0] == '/'
+					   ? pw.pw_dir
+					   : NULL;
+		ASSERT_EQ_INT(hostview_caller_keep_homes(&c), 0);
+		ASSERT_TRUE(c.homes != NULL);
+		if (want)
+			ASSERT_EQ_STR(c.homes[0], want);
+		else
+			ASSERT_TRUE(c.homes[0] == NULL);
+		strv_free(c.homes);
+	}
+}
+
+RUN_TESTS(T_(test_nss_files_first), T_(test_passwd_home_as_nss), T_(test_resolve_host_paths_as_before),
+	  T_(test_resolve_as_before), T_(test_links_walk), T_(test_links_walk_prune),
+	  T_(test_resolve_proc_fd_as_named), T_(test_proc_parse), T_(test_proc_hidden),
+	  T_(test_proc_as_before), T_(test_resolve_proc_links), T_(test_resolve_proc_thread))

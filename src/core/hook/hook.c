@@ -52,6 +52,7 @@ struct hook_state {
 	struct hookpath_cache *walk; /* what the paths' walks looked at (hookpath_resolve()) */
 	struct hostview_caller caller; /* hook_caller(), once asked */
 	char *scope_of, *scope_for; /* hook_path_scope()'s last path and answer */
+	bool scope_of_dir; /* scope_of is a directory */
 	char *scope_dir, *scope_dir_for; /* what scope was asked of, and scope */
 	bool have_caller;
 	bool hinted; /* hook_walk_hint() done */
@@ -1380,12 +1381,16 @@ static int hook_targets_hidden(struct hook_state *st, const struct hook_targets 
 
 /* The scope (gate_scope()) of the nearest directory that exists at or
  * above the resolved path p: the workspace whose gate a write to p answers
- * to. The last answer is kept for the call: the configuration check and
- * the gate ask it of the same file, and the call takes the host's paths
- * as they were when first looked at. */
-static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scope, struct error *err)
+ * to; *ret_dir (may be NULL): whether that directory is p itself. The last
+ * answer is kept for the call: the configuration check and the gate ask it
+ * of the same file, and the call takes the host's paths as they were when
+ * first looked at. */
+static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scope, bool *ret_dir,
+			   struct error *err)
 {
 	if (st->scope_of && strcmp(st->scope_of, p) == 0) {
+		if (ret_dir)
+			*ret_dir = st->scope_of_dir;
 		*ret_scope = strdup(st->scope_for);
 		return *ret_scope ? 0 : error_set(err, ENOMEM, "out of memory");
 	}
@@ -1399,6 +1404,9 @@ static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scop
 	}
 	if (!dir)
 		return error_set(err, ENOMEM, "out of memory");
+	bool is_dir = strcmp(dir, p) == 0;
+	if (ret_dir)
+		*ret_dir = is_dir;
 	int r;
 	if (st->scope_dir && strcmp(dir, st->scope_dir) == 0) /* the payload's cwd */
 		r = (*ret_scope = strdup(st->scope_dir_for))
@@ -1419,6 +1427,7 @@ static int hook_path_scope(struct hook_state *st, const char *p, char **ret_scop
 	free(st->scope_for);
 	st->scope_of = of;
 	st->scope_for = scope;
+	st->scope_of_dir = is_dir;
 	return r;
 }
 
@@ -1469,20 +1478,29 @@ static int hook_targets_config(struct hook_state *st, const struct hook_targets 
 	if (t->resolved[0])
 		hook_walk_hint(st);
 	for (size_t i = 0; t->resolved[i]; i++) {
-		cleanup_free char *scope = NULL;
+		cleanup_free char *scope = NULL, *parent = NULL;
 		cleanup_strv char **configs = NULL;
+		bool is_dir = false;
 		int r = hook_load_policy(st, err);
 		if (r == 0)
-			r = hook_path_scope(st, t->resolved[i], &scope, err);
+			r = hook_path_scope(st, t->resolved[i], &scope, &is_dir, err);
 		/* the payload's scope's own entries, when the file's scope is
 		 * it, are in the second list too: walked once */
 		bool once = r == 0 && strcmp(scope, st->scope) == 0 &&
 			    hostview_config_in_workspace_covers(scope);
 		if (r == 0)
 			r = hostview_config_files(once ? NULL : st->scope, caller, &configs, err);
+		/* The settings of the directories from the scope down to the
+		 * file's: the file's own (file/.claude, ...) only where it is a
+		 * directory. Below a file, or below nothing, each is a path
+		 * that does not exist, resolved as written (hookpath_resolve()),
+		 * which the file, a prefix of it, never lies in. */
+		if (r == 0 && !is_dir && !(parent = path_dirname(t->resolved[i])))
+			r = error_set(err, ENOMEM, "out of memory");
 		if (r == 0) {
 			cleanup_strv char **more = NULL;
-			r = hostview_config_in_workspace(scope, t->resolved[i], caller, &more, err);
+			r = hostview_config_in_workspace(scope, parent ? parent : t->resolved[i],
+							 caller, &more, err);
 			for (size_t k = 0; r == 0 && more && more[k]; k++)
 				if (strv_push(&configs, more[k]) < 0)
 					r = error_set(err, ENOMEM, "out of memory");
@@ -1521,7 +1539,7 @@ static int hook_targets_open(struct hook_state *st, const struct hook_targets *t
 	*ret_scope = NULL;
 	for (size_t i = 0; st->store && t->resolved && t->resolved[i]; i++) {
 		cleanup_free char *scope = NULL;
-		int r = hook_path_scope(st, t->resolved[i], &scope, err);
+		int r = hook_path_scope(st, t->resolved[i], &scope, NULL, err);
 		if (r < 0)
 			return r;
 		if (strcmp(scope, st->scope) == 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/host/hostview.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -113,11 +114,102 @@ static int hostview_push_resolved(const struct hostview_caller *caller, char ***
 	return strv_consume(list, resolved);
 }
 
+/* /etc/nsswitch.conf and /etc/passwd are read whole up to this size;
+ * a larger one is NSS's to read. */
+#define HOSTVIEW_NSS_FILE_MAX (1u << 20)
+
+bool hostview_nss_files_first(const char *nsswitch)
+{
+	bool seen = false;
+
+	for (const char *line = nsswitch; line && *line;) {
+		const char *end = line + strcspn(line, "\n");
+		const char *hash = memchr(line, '#', (size_t)(end - line));
+		const char *stop = hash ? hash : end;
+		const char *p = line;
+		line = *end ? end + 1 : end;
+		while (p < stop && isspace((unsigned char)*p))
+			p++;
+		const char *name = p;
+		while (p < stop && !isspace((unsigned char)*p) && *p != ':')
+			p++;
+		/* the database's name, as glibc reads it (nss_database.c's
+		 * process_line()); in any case, so that one line glibc might
+		 * read as passwd's is never left out, and then only as
+		 * written: "PASSWD" is glibc's or not, whichever way it reads
+		 * names, and its database then its own default */
+		if (p == name || p == stop || (size_t)(p - name) != 6 ||
+		    strncasecmp(name, "passwd", 6) != 0)
+			continue;
+		if (strncmp(name, "passwd", 6) != 0)
+			return false;
+		while (p < stop && (isspace((unsigned char)*p) || *p == ':'))
+			p++;
+		/* "files", then the end of the line or another service: not
+		 * an action ("[SUCCESS=continue]"), which could go on past it */
+		if (stop - p < 5 || strncmp(p, "files", 5) != 0)
+			return false;
+		p += 5;
+		if (p < stop && !isspace((unsigned char)*p))
+			return false;
+		while (p < stop && isspace((unsigned char)*p))
+			p++;
+		if (p < stop && *p == '[')
+			return false;
+		seen = true;
+	}
+	return seen;
+}
+
+/* uid's home in /etc/passwd when that is NSS's answer: nsswitch.conf asks
+ * the files service first for passwd (hostview_nss_files_first()), and
+ * /etc/passwd has uid, whose first entry (not a "+" or "-" one, as the
+ * files service skips them) is then what getpwuid_r() returns, from the
+ * file or from nscd's copy of it. Without NSS's sockets to nscd and its
+ * reload checks: ~20 us a hook call. 1 with *ret (NULL: that entry has no
+ * absolute home), 0: NSS must be asked, -ENOMEM. */
+static int hostview_passwd_home_files(uid_t uid, char **ret)
+{
+	cleanup_free char *conf = NULL, *passwd = NULL;
+	size_t n_conf = 0, n_passwd = 0;
+	struct error ignored = { 0 };
+
+	*ret = NULL;
+	if (file_read_capped(AT_FDCWD, "/etc/nsswitch.conf", HOSTVIEW_NSS_FILE_MAX, &conf, &n_conf,
+			     &ignored) < 0 ||
+	    strlen(conf) != n_conf || !hostview_nss_files_first(conf))
+		return 0;
+	if (file_read_capped(AT_FDCWD, "/etc/passwd", HOSTVIEW_NSS_FILE_MAX, &passwd, &n_passwd,
+			     &ignored) < 0 ||
+	    n_passwd == 0)
+		return 0;
+	cleanup_fclose FILE *f = fmemopen(passwd, n_passwd, "r");
+	if (!f)
+		return 0;
+	char buf[4096];
+	struct passwd pw, *found = NULL;
+	while (fgetpwent_r(f, &pw, buf, sizeof(buf), &found) == 0 && found) {
+		if (pw.pw_uid != uid || pw.pw_name[0] == '+' || pw.pw_name[0] == '-')
+			continue;
+		if (!pw.pw_dir || pw.pw_dir[0] != '/')
+			return 1;
+		*ret = strdup(pw.pw_dir);
+		return *ret ? 1 : -ENOMEM;
+	}
+	/* not there, or an entry longer than buf: the other services */
+	return 0;
+}
+
 /* The home the password database gives uid, or NULL. Through NSS, not
  * /etc/passwd alone: a home known only to LDAP or sssd is the caller's as
- * much as one in /etc/passwd, and must be hidden as carefully. */
+ * much as one in /etc/passwd, and must be hidden as carefully; /etc/passwd
+ * read directly only where it is NSS's answer (hostview_passwd_home_files()). */
 static char *hostview_passwd_home_lookup(uid_t uid)
 {
+	char *files = NULL;
+
+	if (hostview_passwd_home_files(uid, &files) != 0)
+		return files;
 	long max = sysconf(_SC_GETPW_R_SIZE_MAX);
 	size_t size = max > 0 ? (size_t)max : 16384;
 

@@ -56,6 +56,15 @@ struct hostview_caller {
 /* The caller a run, doctor and the hook judge paths for: $HOME and each
  * host's home_env of environ_ (pointing into it) and the effective uid. */
 struct hostview_caller hostview_caller_from_env(char *const *environ_);
+
+/* Whether the text of an nsswitch.conf has glibc ask the files service
+ * first for passwd, with nothing that goes on past its answer: a line of
+ * the passwd database, every such line written "passwd" (one in another
+ * case: false), names "files" first, no action after it; false without
+ * such a line. Then a uid /etc/passwd has is NSS's answer from there
+ * (core/host/hostview.c). */
+bool hostview_nss_files_first(const char *nsswitch);
+
 /* Finds the caller's homes ($HOME, and the passwd home unless it resolves
  * where $HOME does) into caller->homes: the lists made after it, for this
  * caller, take them from there instead of each finding them again. */
