@@ -135,7 +135,7 @@ static void close_fd(int fd)
 }
 
 /* The read scan's answer (isolate.h, ISOLATE_SCAN_NO_LINKS), waited for
- * ISOLATE_SCAN_WAIT_MS at most: ISOLATE_READS_UNTRACED when the workspace
+ * plan->scan_wait_ms at most: ISOLATE_READS_UNTRACED when the workspace
  * held no hard-linked file, else 0, the reads traced (none in time, EOF,
  * an error, no scan). The descriptor is closed either way. */
 static uint8_t init_read_scan(const struct isolate_plan *plan)
@@ -143,7 +143,8 @@ static uint8_t init_read_scan(const struct isolate_plan *plan)
 	if (plan->scan_fd < 0)
 		return 0;
 	struct pollfd p = { .fd = plan->scan_fd, .events = POLLIN };
-	struct timespec wait = { .tv_nsec = ISOLATE_SCAN_WAIT_MS * 1000000L };
+	struct timespec wait = { .tv_sec = plan->scan_wait_ms / 1000,
+				 .tv_nsec = plan->scan_wait_ms % 1000 * 1000000L };
 	char answer = 0;
 	if (syscall(SYS_ppoll, &p, 1, &wait, NULL, 0) == 1 && (p.revents & POLLIN) &&
 	    syscall(SYS_read, plan->scan_fd, &answer, 1) != 1)

@@ -412,6 +412,14 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 				 err);
 	if (r == 0 && isolate_reads_scanned(iso))
 		r = syscall_filter_build(&plan->filter_untraced_reads, flags, err);
+	plan->scan_wait_ms = ISOLATE_SCAN_WAIT_MS;
+#if AIRLOCK_TEST_HOOKS
+	/* A test build's wait for the scan's answer, so that a suite on a busy
+	 * machine sees the answer the workspace calls for. */
+	const char *wait = getenv("AIRLOCK_TEST_READSCAN_WAIT_MS");
+	if (wait)
+		plan->scan_wait_ms = strtol(wait, NULL, 10);
+#endif
 	if (r < 0)
 		return r;
 	return 0;

@@ -67,9 +67,10 @@ struct isolate_plan {
 	struct syscall_filter filter_untraced_reads;
 	/* init's end of the read scan's socket (-1: none): one byte,
 	 * ISOLATE_SCAN_NO_LINKS or another, from the supervisor's scanning
-	 * thread (src/sandbox/readscan.c), waited for ISOLATE_SCAN_WAIT_MS at
-	 * most once init is ready for its seccomp filter */
+	 * thread (src/sandbox/readscan.c), waited for scan_wait_ms at most
+	 * once init is ready for its seccomp filter */
 	int scan_fd;
+	long scan_wait_ms; /* ISOLATE_SCAN_WAIT_MS; a test build's AIRLOCK_TEST_READSCAN_WAIT_MS */
 	int notify_fd; /* child's end of the socket the listener travels on */
 	int status_fd; /* init's end of the status pipe */
 	int go_fd; /* init waits on it before it starts the command; EOF: the supervisor is gone */

@@ -6,6 +6,10 @@
 # with reads untraced, is judged as if the read happened.
 load helpers
 
+# The scan's answer is best effort: on a busy machine it may come after init
+# stopped waiting, and reads are traced. A test build waits for it here.
+export AIRLOCK_TEST_READSCAN_WAIT_MS=20000
+
 snap() { # the tree: names, types, modes, sizes, link targets, contents
 	(cd "$WORK" && find . -printf '%p %y %m %s %l\n' | sort &&
 		find . -type f -print0 | sort -z | xargs -0r sha256sum)
