@@ -97,11 +97,6 @@ static void *readscan_thread(void *arg)
 {
 	struct readscan *s = arg;
 	char answer = 'l'; /* may hold links */
-	/* Only on a CPU nothing else wants: the scan never slows init, the
-	 * command or the machine's other work; starved, it answers late and
-	 * reads are traced, as without it. */
-	struct sched_param idle = { 0 };
-	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 
 	if (!readscan_may_hold_links(s->dir_fd, &s->stop, s->fd)) {
 		answer = ISOLATE_SCAN_NO_LINKS;
@@ -119,6 +114,21 @@ static void *readscan_thread(void *arg)
 	return NULL;
 }
 
+/* The thread, at SCHED_IDLE: only on a CPU nothing else wants, so the
+ * scan never slows init, the command or the machine's other work; starved,
+ * it answers late and reads are traced, as without it. Set here, by the
+ * thread that later calls readscan_stop() (whose SCHED_OTHER it then
+ * cannot follow; glibc's attributes refuse the class); where it cannot be
+ * had, at normal priority. */
+static int readscan_spawn(struct readscan *s)
+{
+	struct sched_param idle = { 0 };
+	int r = pthread_create(&s->thread, NULL, readscan_thread, s);
+	if (r == 0)
+		(void)pthread_setschedparam(s->thread, SCHED_IDLE, &idle);
+	return -r;
+}
+
 int readscan_start(struct readscan **ret, const char *workspace, int fd)
 {
 	struct readscan *s = calloc(1, sizeof(*s));
@@ -133,7 +143,7 @@ int readscan_start(struct readscan **ret, const char *workspace, int fd)
 	const char *link_after = getenv("AIRLOCK_TEST_READSCAN_LINK");
 	s->link_after = link_after ? strdup(link_after) : NULL;
 #endif
-	int r = s->dir_fd < 0 ? -errno : -pthread_create(&s->thread, NULL, readscan_thread, s);
+	int r = s->dir_fd < 0 ? -errno : readscan_spawn(s);
 	if (r < 0) {
 		if (s->dir_fd >= 0)
 			close(s->dir_fd);
@@ -147,11 +157,19 @@ int readscan_start(struct readscan **ret, const char *workspace, int fd)
 	return 0;
 }
 
+void readscan_cancel(struct readscan *s)
+{
+	if (s)
+		atomic_store(&s->stop, true);
+}
+
 void readscan_stop(struct readscan *s)
 {
 	if (!s)
 		return;
-	atomic_store(&s->stop, true);
+	readscan_cancel(s);
+	struct sched_param normal = { 0 };
+	(void)pthread_setschedparam(s->thread, SCHED_OTHER, &normal);
 	(void)pthread_join(s->thread, NULL);
 	close(s->dir_fd);
 	close(s->fd);

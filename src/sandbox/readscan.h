@@ -24,8 +24,11 @@ struct readscan;
  * negative errno with fd left to the caller. */
 int readscan_start(struct readscan **ret, const char *workspace, int fd);
 
-/* Stops the walk where it is (its answer, if not sent yet, is then "may
- * hold links"), joins the thread and closes fd. NULL: nothing. */
+/* Asks the walk to stop where it is (its answer, if not sent yet, is then
+ * "may hold links"), without waiting. NULL: nothing. */
+void readscan_cancel(struct readscan *scan);
+/* Cancels, joins the thread (back at normal priority, so that a starved
+ * idle thread does not hold the caller up) and closes fd. NULL: nothing. */
 void readscan_stop(struct readscan *scan);
 static inline void readscan_stopp(struct readscan **scan)
 {

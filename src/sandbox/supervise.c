@@ -1220,9 +1220,9 @@ static void supervisor_run(struct supervisor *s, struct supervisor_fds *fds,
 		report = (struct child_report){ .stage = SANDBOX_STAGE_INIT, .error = send_errno };
 	}
 	/* Init has loaded its seccomp program, or failed: the scan's answer
-	 * is moot now. */
-	readscan_stop(s->scan);
-	s->scan = NULL;
+	 * is moot now. Joined at the end, not while the command waits for
+	 * its first notifications to be answered. */
+	readscan_cancel(s->scan);
 
 	if (isolated)
 		supervisor_read_cgroups(fds->notify[0], td, result);
@@ -1291,6 +1291,8 @@ static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
 	} else {
 		supervisor_count_killed(s);
 	}
+	readscan_stop(s->scan);
+	s->scan = NULL;
 	pid_set_release(&s->killed);
 	free(s->event_slots);
 	for (int i = 0; i < 2; i++)
