@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -133,11 +134,31 @@ static void close_fd(int fd)
 		(void)syscall(SYS_close, fd);
 }
 
+/* The read scan's answer (isolate.h, ISOLATE_SCAN_NO_LINKS), waited for
+ * plan->scan_wait_ms at most: ISOLATE_READS_UNTRACED when the workspace
+ * held no hard-linked file, else 0, the reads traced (none in time, EOF,
+ * an error, no scan). The descriptor is closed either way. */
+static uint8_t init_read_scan(const struct isolate_plan *plan)
+{
+	if (plan->scan_fd < 0)
+		return 0;
+	struct pollfd p = { .fd = plan->scan_fd, .events = POLLIN };
+	struct timespec wait = { .tv_sec = plan->scan_wait_ms / 1000,
+				 .tv_nsec = plan->scan_wait_ms % 1000 * 1000000L };
+	char answer = 0;
+	if (syscall(SYS_ppoll, &p, 1, &wait, NULL, 0) == 1 && (p.revents & POLLIN) &&
+	    syscall(SYS_read, plan->scan_fd, &answer, 1) != 1)
+		answer = 0;
+	close_fd(plan->scan_fd);
+	return answer == ISOLATE_SCAN_NO_LINKS ? ISOLATE_READS_UNTRACED : 0;
+}
+
 /* Into the run's cgroups (isolate.h, ISOLATE_CGROUP_*), before the command
  * starts: the supervisor made them while init built the rest. Writing "0"
  * to a `tasks` file moves the writer, init's only thread, without the
  * kernel lock that moving another process takes (cgroup.h). Returns the
- * bits of the moves that held, which the supervisor is told too. */
+ * bits of the moves that held and ISOLATE_READS_UNTRACED, which the
+ * supervisor is told too. */
 static uint8_t init_enter_cgroups(const struct child_setup *setup)
 {
 	int notify_fd = setup->plan->notify_fd;
@@ -182,6 +203,9 @@ static uint8_t init_enter_cgroups(const struct child_setup *setup)
 	}
 	for (size_t i = 0; i < n_fds && i < 2; i++)
 		close_fd(fds[i]);
+	/* The answer that decides init's seccomp program travels with the
+	 * moves, so that the supervisor records what init loads. */
+	moved |= init_read_scan(setup->plan);
 	if (syscall(SYS_sendto, notify_fd, &moved, 1, MSG_NOSIGNAL, NULL, 0) != 1)
 		child_fail(setup->report_fd, SANDBOX_STAGE_INIT);
 	return moved;
@@ -192,7 +216,7 @@ static uint8_t init_enter_cgroups(const struct child_setup *setup)
  * seccomp comes last because it refuses the mount API. The cgroups are
  * entered late, so the supervisor makes them meanwhile, and before seccomp,
  * whose listener follows init's answer on the socket. Returns the
- * ISOLATE_CGROUP_* bits init is in. */
+ * ISOLATE_CGROUP_* bits init is in, and ISOLATE_READS_UNTRACED. */
 static uint8_t init_build_quarantine(const struct child_setup *setup)
 {
 	const struct isolate_plan *plan = setup->plan;
@@ -222,7 +246,7 @@ static uint8_t init_build_quarantine(const struct child_setup *setup)
 	if (!isolate_landlock(plan))
 		child_fail(report_fd, SANDBOX_STAGE_LANDLOCK);
 	uint8_t moved = init_enter_cgroups(setup);
-	if (!isolate_seccomp(plan, proxy_fd))
+	if (!isolate_seccomp(plan, proxy_fd, moved & ISOLATE_READS_UNTRACED))
 		child_fail(report_fd, SANDBOX_STAGE_SECCOMP);
 	return moved;
 }

@@ -341,6 +341,11 @@ int isolate_write_child_maps(const struct isolate_plan *plan, pid_t pid)
 	return 0;
 }
 
+bool isolate_reads_scanned(const struct sandbox_isolation *iso)
+{
+	return iso->enabled && iso->overlay_upper && iso->trace_outside_writes && iso->workspace;
+}
+
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
 			 enum sandbox_stage *ret_stage, struct error *err)
 {
@@ -350,7 +355,8 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 				       .notify_fd = -1,
 				       .status_fd = -1,
 				       .go_fd = -1,
-				       .supervisor_fds = { -1, -1, -1 } };
+				       .scan_fd = -1,
+				       .supervisor_fds = { -1, -1, -1, -1 } };
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", geteuid(), geteuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getegid(), getegid());
 	/* Only a dry run as root maps every id (struct
@@ -399,10 +405,21 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 		return error_set(err, EOPNOTSUPP,
 				 "the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
 	*ret_stage = SANDBOX_STAGE_SECCOMP;
+	unsigned flags = (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_WRITES : 0) |
+			 (plan->mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0);
 	r = syscall_filter_build(&plan->filter,
-				 (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_WRITES : 0) |
-					 (plan->mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0),
+				 flags | (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_READS : 0),
 				 err);
+	if (r == 0 && isolate_reads_scanned(iso))
+		r = syscall_filter_build(&plan->filter_untraced_reads, flags, err);
+	plan->scan_wait_ms = ISOLATE_SCAN_WAIT_MS;
+#if AIRLOCK_TEST_HOOKS
+	/* A test build's wait for the scan's answer, so that a suite on a busy
+	 * machine sees the answer the workspace calls for. */
+	const char *wait = getenv("AIRLOCK_TEST_READSCAN_WAIT_MS");
+	if (wait)
+		plan->scan_wait_ms = strtol(wait, NULL, 10);
+#endif
 	if (r < 0)
 		return r;
 	return 0;
@@ -429,9 +446,12 @@ void isolate_plan_release(struct isolate_plan *plan)
 	free(plan->parent_uid_map);
 	free(plan->parent_gid_map);
 	syscall_filter_release(&plan->filter);
-	*plan = (struct isolate_plan){
-		.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
-	};
+	syscall_filter_release(&plan->filter_untraced_reads);
+	*plan = (struct isolate_plan){ .notify_fd = -1,
+				       .status_fd = -1,
+				       .go_fd = -1,
+				       .scan_fd = -1,
+				       .supervisor_fds = { -1, -1, -1, -1 } };
 }
 
 /* ---- child side: raw syscalls only ------------------------------------ */
@@ -1027,11 +1047,13 @@ bool isolate_landlock(const struct isolate_plan *plan)
 	return done;
 }
 
-bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd)
+bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd, bool untraced_reads)
 {
+	const struct syscall_filter *f = untraced_reads && plan->filter_untraced_reads.len
+						 ? &plan->filter_untraced_reads
+						 : &plan->filter;
 	/* The kernel only reads the program. */
-	struct sock_fprog prog = { .len = plan->filter.len,
-				   .filter = (struct sock_filter *)plan->filter.insns };
+	struct sock_fprog prog = { .len = f->len, .filter = (struct sock_filter *)f->insns };
 	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	bool sent = listener >= 0 && fdpass_send(plan->notify_fd, listener);

@@ -58,14 +58,26 @@ struct isolate_plan {
 	/* Landlock cannot scope pathname Unix sockets (ABI < 9): the seccomp
 	 * filter sends connect() to the supervisor (src/sandbox/sockbroker.c) */
 	bool mediate_connect;
+	/* The program init loads: in a dry run's trace, it traces the opens
+	 * that only read too (SYSCALL_FILTER_TRACE_READS) ... */
 	struct syscall_filter filter;
+	/* ... unless the read scan found no hard-linked file in the workspace
+	 * in time: then this one, without them (docs/sandbox.md, "Read
+	 * tracing"); len 0 when the run has no read scan. */
+	struct syscall_filter filter_untraced_reads;
+	/* init's end of the read scan's socket (-1: none): one byte,
+	 * ISOLATE_SCAN_NO_LINKS or another, from the supervisor's scanning
+	 * thread (src/sandbox/readscan.c), waited for scan_wait_ms at most
+	 * once init is ready for its seccomp filter */
+	int scan_fd;
+	long scan_wait_ms; /* ISOLATE_SCAN_WAIT_MS; a test build's AIRLOCK_TEST_READSCAN_WAIT_MS */
 	int notify_fd; /* child's end of the socket the listener travels on */
 	int status_fd; /* init's end of the status pipe */
 	int go_fd; /* init waits on it before it starts the command; EOF: the supervisor is gone */
 	/* The supervisor's ends of the three above, which init inherits with the
 	 * descriptor table and closes first: while it holds them, the supervisor's
 	 * death shows no EOF on go_fd and no hang-up on notify_fd. */
-	int supervisor_fds[3];
+	int supervisor_fds[4];
 };
 
 /* The run's cgroups travel on notify_fd: the supervisor, once it made them
@@ -75,6 +87,17 @@ struct isolate_plan {
  * moves that held, before it sends the seccomp listener. */
 #define ISOLATE_CGROUP_MEMORY 1u
 #define ISOLATE_CGROUP_PIDS   2u
+/* In init's answer only: it loads filter_untraced_reads, the scan having
+ * said ISOLATE_SCAN_NO_LINKS (the supervisor records what init chose). */
+#define ISOLATE_READS_UNTRACED 4u
+
+/* The read scan's answer that the workspace holds no regular file with
+ * more than one link; any other byte, none in time, or EOF: it may. */
+#define ISOLATE_SCAN_NO_LINKS 'n'
+/* How long init waits for the scan's answer once it is ready for its
+ * seccomp filter: the scan runs while init builds the quarantine, and a
+ * late answer only costs the round trips of traced reads. */
+#define ISOLATE_SCAN_WAIT_MS 1
 
 /* The init process's final word on the status pipe. */
 struct isolate_status {
@@ -101,6 +124,10 @@ struct isolate_status {
  * (setgroups "deny" first). 0 or -errno. */
 int isolate_write_child_maps(const struct isolate_plan *plan, pid_t pid);
 
+/* Whether a run's workspace is scanned for hard-linked files so that its
+ * read-only opens may go untraced: a dry run (an overlay) with the trace. */
+bool isolate_reads_scanned(const struct sandbox_isolation *iso);
+
 /* On failure, *ret_stage names the layer that could not be prepared. */
 int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_plan *plan,
 			 enum sandbox_stage *ret_stage, struct error *err);
@@ -117,9 +144,10 @@ bool isolate_hostname(const struct isolate_plan *plan);
 bool isolate_drop_capabilities(const struct isolate_plan *plan);
 bool isolate_no_new_privs(void);
 bool isolate_landlock(const struct isolate_plan *plan);
-/* Sends the seccomp listener on notify_fd, then proxy_fd when >= 0
- * (closed here either way). */
-bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd);
+/* Loads plan->filter (filter_untraced_reads when untraced_reads), sends
+ * the seccomp listener on notify_fd, then proxy_fd when >= 0 (closed here
+ * either way). */
+bool isolate_seccomp(const struct isolate_plan *plan, int proxy_fd, bool untraced_reads);
 /* Processes in this pid namespace other than the caller (pid 1): init's
  * alone, read with raw syscalls (basic/dirread is glibc's getdents64()). */
 unsigned isolate_count_processes(void);

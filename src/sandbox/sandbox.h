@@ -304,6 +304,12 @@ struct sandbox_result {
 	struct sandbox_path_event *path_events;
 	size_t n_path_events;
 	bool path_events_overflow;
+	/* A traced run's opens that only read came to the supervisor too
+	 * (SANDBOX_PATH_READ). Not in a dry run whose workspace held no
+	 * regular file with more than one link when the run started (a
+	 * bounded scan while the quarantine was built, docs/sandbox.md, "Read
+	 * tracing"): a link made after it has no reads in the trace. */
+	bool reads_traced;
 };
 
 void sandbox_result_release(struct sandbox_result *result);

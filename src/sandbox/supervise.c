@@ -44,6 +44,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/readscan.h"
 #include "sandbox/child.h"
 #include "sandbox/isolate.h"
 #include "sandbox/pathcache.h"
@@ -98,6 +99,7 @@ struct supervisor {
 	bool isolated; /* main_pid is the quarantine's init */
 	int listener_fd; /* seccomp notifications; -1 when none */
 	struct sockbroker *broker; /* connect() on the command's behalf; NULL when Landlock scopes it */
+	struct readscan *scan; /* a dry run's read scan until init loaded its filter; NULL: none */
 	int status_fd; /* init's report of the command's status; -1 once read */
 	bool command_done; /* init reported: the command and its tree are gone */
 	uint64_t timeout_at_ns, kill_at_ns, drain_until_ns; /* 0: not armed */
@@ -935,14 +937,15 @@ struct supervisor_fds {
 	int notify[2]; /* socketpair: the seccomp listener travels on it */
 	int status[2]; /* init -> supervisor */
 	int go[2]; /* supervisor -> init: placed in the cgroups */
+	int scan[2]; /* socketpair: the read scan's answer to init (readscan.h) */
 };
 
-#define SUPERVISOR_FDS_INIT                                                             \
-	{                                                                               \
-		-1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 }, \
-		{                                                                       \
-			-1, -1                                                          \
-		}                                                                       \
+#define SUPERVISOR_FDS_INIT                                                                         \
+	{                                                                                           \
+		-1, { { -1, -1 }, { -1, -1 } }, { -1, -1 }, -1, { -1, -1 }, { -1, -1 }, { -1, -1 }, \
+		{                                                                                   \
+			-1, -1                                                                      \
+		}                                                                                   \
 	}
 
 static void close_and_invalidate(int *fd)
@@ -954,18 +957,20 @@ static void close_and_invalidate(int *fd)
 
 static void supervisor_fds_close(struct supervisor_fds *f)
 {
-	int *all[] = { &f->stdin_fd,  &f->out[0][0], &f->out[0][1], &f->out[1][0], &f->out[1][1],
-		       &f->report[0], &f->report[1], &f->signal_fd, &f->notify[0], &f->notify[1],
-		       &f->status[0], &f->status[1], &f->go[0],	    &f->go[1] };
+	int *all[] = { &f->stdin_fd,  &f->out[0][0], &f->out[0][1], &f->out[1][0],
+		       &f->out[1][1], &f->report[0], &f->report[1], &f->signal_fd,
+		       &f->notify[0], &f->notify[1], &f->status[0], &f->status[1],
+		       &f->go[0],     &f->go[1],     &f->scan[0],   &f->scan[1] };
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 		close_and_invalidate(all[i]);
 }
 
 static int supervisor_fds_open(struct supervisor_fds *f, const sigset_t *sigchld, bool isolated,
-			       struct error *err)
+			       bool scan, struct error *err)
 {
 	if (isolated && (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->notify) < 0 ||
-			 pipe2(f->status, O_CLOEXEC) < 0 || pipe2(f->go, O_CLOEXEC) < 0))
+			 pipe2(f->status, O_CLOEXEC) < 0 || pipe2(f->go, O_CLOEXEC) < 0 ||
+			 (scan && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->scan) < 0)))
 		return error_set_errno(err, errno, "cannot create quarantine pipes");
 	f->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (f->stdin_fd < 0)
@@ -1095,14 +1100,19 @@ static int supervisor_send_cgroups(int notify_fd, const int tasks[2])
 	}
 }
 
-/* Which cgroups init entered: its answer on the notify socket, sent before
- * the seccomp listener and before the command starts, so it is there once
- * the report is (the report pipe's EOF or a failure) if init got that far.
- * A controller init is not in is not in force: the receipt does not name
- * it, and its limit is not read. */
-static void supervisor_read_cgroups(int notify_fd, struct cgroup_run *cg,
-				    struct sandbox_manifest *manifest)
+/* Which cgroups init entered, and which seccomp program it loads: its
+ * answer on the notify socket, sent before the seccomp listener and before
+ * the command starts, so it is there once the report is (the report pipe's
+ * EOF or a failure) if init got that far. A controller init is not in is
+ * not in force: the receipt does not name it, and its limit is not read.
+ * Reads count as traced only when init said it loads the program that
+ * traces them (a missing answer: not traced, which linkgroups judges the
+ * conservative way). */
+static void supervisor_read_cgroups(int notify_fd, struct sandbox_teardown *td,
+				    struct sandbox_result *result)
 {
+	struct cgroup_run *cg = &td->cgroup;
+	struct sandbox_manifest *manifest = &result->manifest;
 	uint8_t moved = 0;
 	ssize_t n;
 
@@ -1114,6 +1124,10 @@ static void supervisor_read_cgroups(int notify_fd, struct cgroup_run *cg,
 	cg->pids = cg->pids && (moved & ISOLATE_CGROUP_PIDS);
 	manifest->cgroup_memory = cg->memory;
 	manifest->cgroup_pids = cg->pids;
+	bool untraced = (moved & ISOLATE_READS_UNTRACED) && td->plan.filter_untraced_reads.len;
+	if (untraced)
+		manifest->n_seccomp_rules = td->plan.filter_untraced_reads.n_rules;
+	result->reads_traced = n == 1 && !untraced && td->plan.iso->trace_outside_writes;
 }
 
 /* The quarantine's plan, in a teardown made for it (*ret_td, set at once so
@@ -1127,9 +1141,11 @@ static int supervisor_plan(const struct sandbox_config *config, const struct sup
 	if (!td)
 		return error_set(err, ENOMEM, "out of memory");
 	*ret_td = td;
-	td->plan = (struct isolate_plan){
-		.notify_fd = -1, .status_fd = -1, .go_fd = -1, .supervisor_fds = { -1, -1, -1 }
-	};
+	td->plan = (struct isolate_plan){ .notify_fd = -1,
+					  .status_fd = -1,
+					  .go_fd = -1,
+					  .scan_fd = -1,
+					  .supervisor_fds = { -1, -1, -1, -1 } };
 	struct error plan_err = { 0 };
 	enum sandbox_stage stage;
 	if (isolate_plan_prepare(config, &td->plan, &stage, &plan_err) < 0) {
@@ -1147,6 +1163,7 @@ static int supervisor_plan(const struct sandbox_config *config, const struct sup
 	td->plan.supervisor_fds[0] = fds->notify[0];
 	td->plan.supervisor_fds[1] = fds->status[0];
 	td->plan.supervisor_fds[2] = fds->go[1];
+	td->plan.scan_fd = fds->scan[0];
 	result->manifest = (struct sandbox_manifest){
 		.isolated = true,
 		.landlock_abi = td->plan.landlock_abi,
@@ -1202,8 +1219,13 @@ static void supervisor_run(struct supervisor *s, struct supervisor_fds *fds,
 		failed = true;
 		report = (struct child_report){ .stage = SANDBOX_STAGE_INIT, .error = send_errno };
 	}
+	/* Init has loaded its seccomp program, or failed: the scan's answer
+	 * is moot now. Joined at the end, not while the command waits for
+	 * its first notifications to be answered. */
+	readscan_cancel(s->scan);
+
 	if (isolated)
-		supervisor_read_cgroups(fds->notify[0], &td->cgroup, &result->manifest);
+		supervisor_read_cgroups(fds->notify[0], td, result);
 	if (failed) {
 		supervisor_kill_all(s);
 		result->outcome = SANDBOX_SETUP_FAILED;
@@ -1269,6 +1291,8 @@ static void supervisor_finish(struct supervisor *s, struct sandbox_teardown *td)
 	} else {
 		supervisor_count_killed(s);
 	}
+	readscan_stop(s->scan);
+	s->scan = NULL;
 	pid_set_release(&s->killed);
 	free(s->event_slots);
 	for (int i = 0; i < 2; i++)
@@ -1283,14 +1307,25 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 {
 	bool isolated = config->isolation.enabled;
 	cleanup_with(supervisor_fds_closep) struct supervisor_fds fds = SUPERVISOR_FDS_INIT;
-	int r = supervisor_fds_open(&fds, sigchld, isolated, err);
+	bool scan = isolated && isolate_reads_scanned(&config->isolation);
+	int r = supervisor_fds_open(&fds, sigchld, isolated, scan, err);
 	if (r < 0)
 		return r;
+	/* The read scan first, so that it runs while the plan is made and
+	 * init builds the quarantine. It keeps its end of the socket until
+	 * it is stopped, so that the number init closes is still that end;
+	 * a scan that cannot start leaves init no answer: reads traced. */
+	cleanup_with(readscan_stopp) struct readscan *readscan = NULL;
+	int scan_end = -1;
+	if (scan && readscan_start(&readscan, config->isolation.workspace, fds.scan[1]) == 0)
+		scan_end = TAKE_FD(fds.scan[1]);
+	close_and_invalidate(&fds.scan[1]); /* not started: EOF to init */
 	cleanup_with(sandbox_teardown_finishp) struct sandbox_teardown *td = NULL;
 	if (isolated) {
 		r = supervisor_plan(config, &fds, result, &td, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
+		td->plan.supervisor_fds[3] = scan_end;
 	}
 	cleanup_free char *buf = malloc(READ_CHUNK_BYTES);
 	if (!buf)
@@ -1323,6 +1358,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 	int send_errno = 0;
 	if (pid < 0)
 		return error_set_errno(err, errno, "cannot start the command");
+	close_and_invalidate(&fds.scan[0]);
 	if (isolated)
 		send_errno = supervisor_start_init(config, &fds, td, pid, result);
 
@@ -1347,6 +1383,7 @@ static int sandbox_spawn_and_supervise(const struct sandbox_config *config, cons
 		.status_fd = TAKE_FD(fds.status[0]),
 		.cancel_fd = config->cancel_fd > 0 ? config->cancel_fd : -1,
 		.watch_fd = config->watch_fd > 0 && config->on_watch ? config->watch_fd : -1,
+		.scan = TAKE_PTR(readscan),
 	};
 	supervisor_run(&s, &fds, td, send_errno, started_ns);
 	supervisor_finish(&s, td);

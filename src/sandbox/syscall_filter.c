@@ -110,7 +110,7 @@ const struct syscall_trace *syscall_filter_traced(int nr)
 	return NULL;
 }
 
-static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned *n_rules)
+static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned flags, unsigned *n_rules)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(traced_syscalls); i++) {
 		const struct syscall_trace *t = &traced_syscalls[i];
@@ -125,10 +125,11 @@ static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned *n_rules)
 			(*n_rules)++;
 			continue;
 		}
-		/* Every open: those that can write (write access, O_CREAT,
-		 * O_TRUNC) to be recorded, and those that only read so that
-		 * the supervisor can note a read of a hard-linked file of the
-		 * workspace (a name whose snapshot view may be stale). */
+		/* The opens that can write (write access, O_CREAT, O_TRUNC),
+		 * to be recorded; with SYSCALL_FILTER_TRACE_READS those that
+		 * only read too (the last rule), so that the supervisor can
+		 * note a read of a hard-linked file of the workspace (a name
+		 * whose snapshot view may be stale). */
 		const struct {
 			uint64_t mask, value;
 		} writes[] = { { O_ACCMODE, O_WRONLY },
@@ -136,7 +137,8 @@ static int syscall_filter_add_traces(scmp_filter_ctx ctx, unsigned *n_rules)
 			       { O_CREAT, O_CREAT },
 			       { O_TRUNC, O_TRUNC },
 			       { O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY } };
-		for (size_t k = 0; k < ARRAY_SIZE(writes); k++) {
+		size_t n_writes = ARRAY_SIZE(writes) - ((flags & SYSCALL_FILTER_TRACE_READS) ? 0 : 1);
+		for (size_t k = 0; k < n_writes; k++) {
 			struct scmp_arg_cmp cmp = { .arg = (unsigned)t->flags_arg,
 						    .op = SCMP_CMP_MASKED_EQ,
 						    .datum_a = writes[k].mask,
@@ -380,7 +382,7 @@ int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct er
 	if (r == 0)
 		r = syscall_filter_add_families(ctx, &n_rules);
 	if (r == 0 && (flags & SYSCALL_FILTER_TRACE_WRITES))
-		r = syscall_filter_add_traces(ctx, &n_rules);
+		r = syscall_filter_add_traces(ctx, flags, &n_rules);
 	if (r == 0 && (flags & SYSCALL_FILTER_MEDIATE_CONNECT))
 		r = syscall_filter_add_socket_rules(ctx, &n_rules);
 	if (r < 0)

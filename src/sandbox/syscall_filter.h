@@ -31,6 +31,12 @@ struct syscall_filter {
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): for a record of what was attempted,
  * never for a decision, since the path can change after it is read.
  *
+ * SYSCALL_FILTER_TRACE_READS (with SYSCALL_FILTER_TRACE_WRITES): the opens
+ * that only read come to the supervisor too, for the reads of a
+ * hard-linked file of the workspace (docs/sandbox.md, "Read tracing"); a
+ * round trip per open, which a dry run of a workspace that held no such
+ * file leaves out.
+ *
  * SYSCALL_FILTER_MEDIATE_CONNECT: for kernels whose Landlock cannot scope
  * pathname Unix sockets (ABI < 9). Every connect() comes to the supervisor,
  * which performs it on the command's behalf (src/sandbox/sockbroker.c), and
@@ -40,7 +46,8 @@ struct syscall_filter {
 enum {
 	SYSCALL_FILTER_TRACE_WRITES = 1U << 0,
 	SYSCALL_FILTER_MEDIATE_CONNECT = 1U << 1,
-	_SYSCALL_FILTER_FLAGS_ALL = (1U << 2) - 1,
+	SYSCALL_FILTER_TRACE_READS = 1U << 2,
+	_SYSCALL_FILTER_FLAGS_ALL = (1U << 3) - 1,
 };
 int syscall_filter_build(struct syscall_filter *ret, unsigned flags, struct error *err);
 int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err);

@@ -906,9 +906,11 @@ traced_gen_project() {
 		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null
 	[ "$(cat gen.txt)" = new ]
 	main=$(awk '/execve\(/ { print $1; exit }' "$TEST_DIR/trace")
-	# the main thread's calls that start a thread or the quarantine, in order
-	starts=$(grep "^$main .*clone3\?(" "$TEST_DIR/trace" | grep -oE 'CLONE_THREAD|CLONE_NEWNS' | head -2)
-	[ "$(paste -sd ' ' <<<"$starts")" = "CLONE_THREAD CLONE_NEWNS" ]
+	# the main thread's calls that start a thread or the quarantine, in
+	# order: the preload's thread, the read scan's (docs/sandbox.md, "Read
+	# tracing"), the quarantine
+	starts=$(grep "^$main .*clone3\?(" "$TEST_DIR/trace" | grep -oE 'CLONE_THREAD|CLONE_NEWNS' | head -3)
+	[ "$(paste -sd ' ' <<<"$starts")" = "CLONE_THREAD CLONE_THREAD CLONE_NEWNS" ]
 	# opened once
 	[ "$(grep -c 'openat(.*libcrypto\.so' "$TEST_DIR/trace")" -eq 1 ] ||
 		{ grep 'libcrypto' "$TEST_DIR/trace"; return 1; }

@@ -491,6 +491,47 @@ static void test_filter_mediates_connect_and_refuses_unix_datagrams(void)
 	assert_child_succeeds(socket_filter_child, NULL);
 }
 
+/* With SYSCALL_FILTER_TRACE_WRITES, the opens that can write come to the
+ * supervisor (ENOSYS with no listener); an open that only reads does only
+ * with SYSCALL_FILTER_TRACE_READS too: a dry run of a workspace without a
+ * hard-linked file has no rule for it (docs/sandbox.md, "Read tracing").
+ * arg: "r" to load the program that traces reads. */
+static int read_trace_filter_child(const char *arg)
+{
+	bool reads = arg[0] == 'r';
+	int r = filter_child_load(SYSCALL_FILTER_TRACE_WRITES |
+				  (reads ? SYSCALL_FILTER_TRACE_READS : 0));
+	if (r)
+		return r;
+#define E(call) ((call) < 0 ? -(long)errno : 0L)
+	long rd = E(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC));
+	long rd_open = E(syscall(SYS_open, "/dev/null", O_RDONLY | O_CLOEXEC));
+	const struct filter_call calls[] = {
+		{ rd, reads },
+		{ rd_open, reads },
+		{ E(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_WRONLY | O_CLOEXEC)), true },
+		{ E(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC)), true },
+		{ E(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_TRUNC | O_CLOEXEC)), true },
+		{ E(syscall(SYS_open, "/dev/null", O_RDONLY | O_CREAT | O_CLOEXEC, 0644)), true },
+	};
+#undef E
+	return filter_first_wrong(calls, sizeof(calls) / sizeof(calls[0]));
+}
+
+static void test_filter_traces_read_only_opens_only_when_asked(void)
+{
+	assert_child_succeeds(read_trace_filter_child, "r");
+	assert_child_succeeds(read_trace_filter_child, "-");
+	struct syscall_filter with, without;
+	struct error err = { 0 };
+	ASSERT_EQ_INT(syscall_filter_build(&with,
+					   SYSCALL_FILTER_TRACE_WRITES | SYSCALL_FILTER_TRACE_READS,
+					   &err),
+		      0);
+	ASSERT_EQ_INT(syscall_filter_build(&without, SYSCALL_FILTER_TRACE_WRITES, &err), 0);
+	ASSERT_EQ_INT(with.n_rules, without.n_rules + 2); /* open, openat */
+}
+
 /* In every program, socket() and socketpair() of any family but Unix, IPv4,
  * IPv6 and netlink route come to the supervisor (ENOSYS with no listener),
  * whatever the kernel offers, and high bits of the family do not pass. */
@@ -904,6 +945,7 @@ static void test_pathcache_forget_below(void)
 }
 
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
+	  T_(test_filter_traces_read_only_opens_only_when_asked),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument),

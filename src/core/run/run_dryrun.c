@@ -52,6 +52,7 @@ int run_dryrun_collect(struct run_dryrun *dr, struct sandbox_result *res, struct
 	dr->path_events = TAKE_PTR(res->path_events);
 	dr->n_path_events = res->n_path_events;
 	dr->path_events_overflow = res->path_events_overflow;
+	dr->reads_traced = res->reads_traced;
 	res->n_path_events = 0;
 	dr->scratch_counted = res->scratch_counted;
 	dr->owners = res->manifest.ids_mapped;
@@ -82,6 +83,7 @@ int run_dryrun_finish(const struct run_dryrun *dr, const struct dryrun_request *
 		req.path_events = dr->path_events;
 		req.n_path_events = dr->n_path_events;
 		req.path_events_overflow = dr->path_events_overflow;
+		req.reads_traced = dr->reads_traced;
 		req.scratch_counted = dr->scratch_counted;
 		req.scratch_entries = dr->scratch_entries;
 		req.scratch_bytes = dr->scratch_bytes;

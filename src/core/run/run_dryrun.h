@@ -31,6 +31,7 @@ struct run_dryrun {
 	struct sandbox_path_event *path_events;
 	size_t n_path_events;
 	bool path_events_overflow;
+	bool reads_traced;
 	/* what the command left in the private /tmp */
 	bool scratch_counted;
 	uint64_t scratch_entries, scratch_bytes;

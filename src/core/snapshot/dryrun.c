@@ -353,7 +353,8 @@ static int dryrun_collect(uint64_t id, const struct dryrun_request *req, struct 
 {
 	struct linkgroups_trace trace = { .events = req->path_events,
 					  .n_events = req->n_path_events,
-					  .overflow = req->path_events_overflow };
+					  .overflow = req->path_events_overflow,
+					  .reads_traced = req->reads_traced };
 	struct changeset_collect_request creq = { .upper = req->upper,
 						  .workspace = req->workspace,
 						  .root_mode = req->root_mode,
@@ -513,7 +514,8 @@ int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request 
 					.expect_delete = req->expect_delete,
 					.upper = req->upper,
 					.outside_writes = req->outside_writes,
-					.outside_writes_dropped = req->outside_writes_dropped };
+					.outside_writes_dropped = req->outside_writes_dropped,
+					.reads_traced = req->reads_traced };
 	int r = dryrun_collect(id, req, &ret->cs, &link_problems, err);
 	if (r == 0)
 		r = dryrun_judge(req, ret->cs, link_problems, &ret->verdict, &ret->problems, err);
@@ -604,7 +606,8 @@ json_t *dryrun_summary_to_json(const struct dryrun_summary *s)
 		return NULL;
 	if (json_object_set_new(o, "problems", s->problems ? json_incref(s->problems) : json_array()) < 0)
 		return NULL;
-	if (s->cs && json_object_set_new(o, "upper", json_string(s->upper)) < 0)
+	if (s->cs && (json_object_set_new(o, "upper", json_string(s->upper)) < 0 ||
+		      json_object_set_new(o, "reads_traced", json_boolean(s->reads_traced)) < 0))
 		return NULL;
 	if (s->cs && changeset_keys_has(&s->cs->keys, CHANGESET_KEY_SCRATCH) &&
 	    json_object_set_new(o, "scratch",

@@ -77,6 +77,7 @@ struct dryrun_request {
 	const struct sandbox_path_event *path_events;
 	size_t n_path_events;
 	bool path_events_overflow;
+	bool reads_traced; /* struct sandbox_result.reads_traced */
 	/* What the command left in the quarantine's private /tmp, a count of
 	 * objects and bytes (no names, no contents): recorded as "scratch" in
 	 * the change set and the receipt when counted. */
@@ -117,6 +118,9 @@ struct dryrun_summary {
 	 * (NULL: none listed), and how many were not listed. */
 	const json_t *outside_writes;
 	unsigned outside_writes_dropped;
+	/* The trace saw the opens that only read (docs/sandbox.md, "Read
+	 * tracing"): the receipt's reads_traced, written with the change set */
+	bool reads_traced;
 };
 
 /* Reads the change set, writes dryruns/<id>/changeset.json, removes the

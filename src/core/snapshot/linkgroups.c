@@ -697,6 +697,13 @@ static int linkgroups_judge_group(struct linkgroups *g, const struct linkgroups_
 	if (gr.n_in_place == 1 && gr.touched)
 		return linkgroups_problem(g, gr.touched,
 					  "linked to a new name, or changed in place with no effect in the snapshot, while another name of its hard-link group changed in place: the snapshot holds a copy for each");
+	/* Reads went untraced (the workspace held no linked file when the
+	 * dry run started: this group was linked since, outside the
+	 * quarantine): the read that linkgroups_read_after() looks for may
+	 * have happened unseen, so it is taken as having happened. */
+	if (gr.in_place_name && !g->trace->reads_traced)
+		return linkgroups_problem(g, gr.in_place_name,
+					  "changed in place under one name of a hard-link group made after the dry run began (the workspace had none then, so reads were not traced): a read of another name after the change, which the snapshot showed the old object, cannot be ruled out");
 	r = linkgroups_read_after(g, idx, n, gr.in_place_name);
 	if (r != 0)
 		return r < 0 ? r : 0;

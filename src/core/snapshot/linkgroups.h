@@ -43,6 +43,12 @@ struct linkgroups_trace {
 	const struct sandbox_path_event *events;
 	size_t n_events;
 	bool overflow; /* incomplete: every touched group is a problem */
+	/* The opens that only read were traced (struct
+	 * sandbox_result.reads_traced). Not: a group the workspace holds now
+	 * was linked after the dry run's scan found none, and a read of
+	 * another name after an in-place change cannot be ruled out, so any
+	 * name changed in place is a problem. */
+	bool reads_traced;
 };
 
 /* Rewrites the change set (read from changeset_compute()'s sorted array)
