@@ -102,3 +102,27 @@ rules() { # the seccomp rules the receipt in $output names
 	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.dryrun.reads_traced == false and .dryrun.verdict == "DRY_RUN_OK"' <<<"$output"
 }
+
+# Attack (attackread29): a directory of the workspace its user cannot read
+# (mode 000; root reads it anyway) hides the lower layer from the change
+# set's walk, which ran as that user: the command's `chmod 755 d; rm d/a`
+# came out DRY_RUN_OK with the mode change alone, and the apply left d/a
+# (the real run removes it); `echo more >> d/b` of a linked pair came out
+# "created" and `cat d/c` read the old bytes, DRY_RUN_OK (apply then found
+# a CONFLICT). A lower the walk cannot read is an error (DRY_RUN_FAILED),
+# never "absent".
+@test "read tracing: a workspace directory its user cannot read: the change set never takes it for empty" {
+	mkdir d && echo one > d/a && echo two > d/b && ln d/b d/c && chmod 000 d
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'chmod 755 d; rm d/a'
+	echo "$status $output $stderr"
+	if [ "$status" -eq 0 ]; then
+		jq -e '.dryrun.changes | any(.path == "d/a" and .change == "deleted")' <<<"$output"
+	else
+		jq -e '.dryrun.verdict == "DRY_RUN_FAILED" and
+			(.dryrun.problems | any(.changeset_error // "" | test("open d in the workspace")))' <<<"$output"
+	fi
+	al dryrun --json --expect '**' -- sh -c 'chmod 755 d; echo more >> d/b; cat d/c > e'
+	echo "$status $output $stderr"
+	[ "$status" -ne 0 ]
+	run ! jq -e '.dryrun.verdict == "DRY_RUN_OK"' <<<"$output"
+}
