@@ -1384,3 +1384,29 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	[ "$(jq -r .risk_observed "$AIRLOCK_STATE_DIR/permits/$PID.json")" = 3 ]
 	no_process_with "$WORK ls-files"
 }
+
+# Attack (attackread29): the agent kills airlock (SIGKILL) at any moment of
+# propose --exec, git's thread and git among them: no git is left running,
+# the log recovers, and the next propose applies.
+@test "propose --exec killed at random moments leaves no git, and the next one applies" {
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	for _ in 1 2 3 4 5 6 7 8; do
+		rm -f gen.txt
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null 2>&1 &
+		p=$!
+		sleep "0.0$((RANDOM % 8))"
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" || true
+	done
+	no_process_with "$WORK ls-files"
+	"$AIRLOCK" ledger recover >/dev/null
+	rm -f gen.txt
+	run --separate-stderr "$AIRLOCK" permit propose --exec - <<<"$json"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .state <<<"$output")" = APPLIED ]
+	[ "$(cat gen.txt)" = new ]
+}
