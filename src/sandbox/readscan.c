@@ -8,8 +8,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -25,6 +28,9 @@ struct readscan {
 	/* A test build's stand-in for the agent linking a file in the
 	 * workspace after the scan: "NAME NEW", relative to the workspace. */
 	char *link_after;
+	/* A test build's stand-in for a thread that gets no CPU: it waits
+	 * for a byte on this descriptor (the test's) before the walk. */
+	int hold_fd;
 #endif
 };
 
@@ -98,6 +104,11 @@ static void *readscan_thread(void *arg)
 	struct readscan *s = arg;
 	char answer = 'l'; /* may hold links */
 
+#if AIRLOCK_TEST_HOOKS
+	char held;
+	if (s->hold_fd >= 0 && read(s->hold_fd, &held, 1) < 0)
+		answer = 'e';
+#endif
 	if (!readscan_may_hold_links(s->dir_fd, &s->stop, s->fd)) {
 		answer = ISOLATE_SCAN_NO_LINKS;
 #if AIRLOCK_TEST_HOOKS
@@ -114,17 +125,39 @@ static void *readscan_thread(void *arg)
 	return NULL;
 }
 
+/* Whether the calling thread may take a thread of its process from
+ * SCHED_IDLE back to SCHED_OTHER at its nice value: the kernel lets it
+ * where RLIMIT_NICE allows that nice value (can_nice()) or with
+ * CAP_SYS_NICE. */
+static bool readscan_idle_revertible(void)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 }, { 0 } };
+	struct rlimit rl;
+
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && getrlimit(RLIMIT_NICE, &rl) == 0 &&
+	    (rl.rlim_cur == RLIM_INFINITY || (rlim_t)(20 - nice) <= rl.rlim_cur))
+		return true;
+	return syscall(SYS_capget, &header, data) == 0 && (data[0].effective & (1U << CAP_SYS_NICE));
+}
+
 /* The thread, at SCHED_IDLE: only on a CPU nothing else wants, so the
  * scan never slows init, the command or the machine's other work; starved,
  * it answers late and reads are traced, as without it. Set here, by the
  * thread that later calls readscan_stop() (whose SCHED_OTHER it then
- * cannot follow; glibc's attributes refuse the class); where it cannot be
- * had, at normal priority. */
+ * cannot follow; glibc's attributes refuse the class), and only where that
+ * thread can take it back: an unprivileged one cannot (RLIMIT_NICE 0), and
+ * the join then waited for a thread at SCHED_IDLE to get a CPU (a dry run
+ * as nobody under two CPU hogs took 420 ms instead of 28 here). There it
+ * stays at normal priority: it is stopped once init loaded its filter,
+ * before the command runs. */
 static int readscan_spawn(struct readscan *s)
 {
 	struct sched_param idle = { 0 };
 	int r = pthread_create(&s->thread, NULL, readscan_thread, s);
-	if (r == 0)
+	if (r == 0 && readscan_idle_revertible())
 		(void)pthread_setschedparam(s->thread, SCHED_IDLE, &idle);
 	return -r;
 }
@@ -142,6 +175,8 @@ int readscan_start(struct readscan **ret, const char *workspace, int fd)
 #if AIRLOCK_TEST_HOOKS
 	const char *link_after = getenv("AIRLOCK_TEST_READSCAN_LINK");
 	s->link_after = link_after ? strdup(link_after) : NULL;
+	const char *hold = getenv("AIRLOCK_TEST_READSCAN_HOLD_FD");
+	s->hold_fd = hold ? (int)strtol(hold, NULL, 10) : -1;
 #endif
 	int r = s->dir_fd < 0 ? -errno : readscan_spawn(s);
 	if (r < 0) {

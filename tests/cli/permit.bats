@@ -1359,3 +1359,54 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	[ "$status" -ne 0 ]
 	[ ! -e gen.txt ]
 }
+
+# Attack (attackread29): git on the host reads the workspace's .git, which
+# the agent controls. An index that is a FIFO (or a config include of one)
+# holds `git ls-files` in open() for ever: the permit waited for it with no
+# end, and git outlived an airlock stopped by a signal. git gets a deadline
+# (a test build's AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS), then is killed and
+# reaped, and the risk is judged as without an index.
+@test "a permit's git ls-files that hangs (.git/index a FIFO) is killed at its deadline: no index, no git left" {
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	rm .git/index && mkfifo .git/index
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS=500 run --separate-stderr timeout 20 "$AIRLOCK" permit propose --exec - <<<"$json"
+	echo "$status $output $stderr"
+	# Before: hung until timeout(1) ended it; let a left git go.
+	[ "$status" -ne 124 ] || { timeout 2 sh -c ': > .git/index' || true; return 1; }
+	[ "$status" -eq 0 ]
+	[ "$(cat gen.txt)" = new ]
+	PID=$(jq -r .permit <<<"$output")
+	# Without the index gen.txt, created, is risk 3 still.
+	[ "$(jq -r .risk_observed "$AIRLOCK_STATE_DIR/permits/$PID.json")" = 3 ]
+	no_process_with "$WORK ls-files"
+}
+
+# Attack (attackread29): the agent kills airlock (SIGKILL) at any moment of
+# propose --exec, git's thread and git among them: no git is left running,
+# the log recovers, and the next propose applies.
+@test "propose --exec killed at random moments leaves no git, and the next one applies" {
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	for _ in 1 2 3 4 5 6 7 8; do
+		rm -f gen.txt
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null 2>&1 &
+		p=$!
+		sleep "0.0$((RANDOM % 8))"
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" || true
+	done
+	no_process_with "$WORK ls-files"
+	"$AIRLOCK" ledger recover >/dev/null
+	rm -f gen.txt
+	run --separate-stderr "$AIRLOCK" permit propose --exec - <<<"$json"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	[ "$(jq -r .state <<<"$output")" = APPLIED ]
+	[ "$(cat gen.txt)" = new ]
+}

@@ -4,6 +4,10 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <dirent.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -24,6 +28,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/pathcache.h"
 #include "sandbox/protect.h"
+#include "sandbox/readscan.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/syscall_filter.h"
 
@@ -944,8 +949,77 @@ static void test_pathcache_forget_below(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* The read scan's thread runs at SCHED_IDLE only where readscan_stop() can
+ * take it back to SCHED_OTHER: an unprivileged thread cannot leave
+ * SCHED_IDLE (RLIMIT_NICE), and on a busy machine a thread there gets no
+ * CPU for hundreds of ms, which the join, or the process's exit, waits
+ * out. Here, without CAP_SYS_NICE and with RLIMIT_NICE 0 (as nobody), the
+ * thread, held (a test build's AIRLOCK_TEST_READSCAN_HOLD_FD), must not be
+ * at SCHED_IDLE. */
+#if AIRLOCK_TEST_HOOKS
+static int readscan_idle_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.' && sched_getscheduler(atoi(de->d_name)) == SCHED_IDLE)
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int readscan_child(const char *ws)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	struct rlimit rl = { 0, 0 };
+	int hold[2], sv[2];
+	char env[32];
+
+	if (syscall(SYS_capget, &header, data) < 0)
+		return 10;
+	data[0].effective &= ~(1U << CAP_SYS_NICE);
+	if (syscall(SYS_capset, &header, data) < 0 || setrlimit(RLIMIT_NICE, &rl) < 0 ||
+	    pipe2(hold, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return 11;
+	snprintf(env, sizeof(env), "%d", hold[0]);
+	setenv("AIRLOCK_TEST_READSCAN_HOLD_FD", env, 1);
+	struct readscan *scan = NULL;
+	if (readscan_start(&scan, ws, sv[1]) < 0)
+		return 12;
+	int idle = readscan_idle_threads();
+	if (write(hold[1], "x", 1) != 1)
+		return 13;
+	alarm(10);
+	readscan_stop(scan);
+	return idle ? 1 : 0;
+}
+#endif
+
+static void test_readscan_idle_only_where_stop_can_take_it_back(void)
+{
+#if AIRLOCK_TEST_HOOKS
+	char ws[] = "/tmp/airlock-readscan.XXXXXX";
+	int status;
+
+	ASSERT_TRUE(mkdtemp(ws) != NULL);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(readscan_child(ws));
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	rmdir(ws);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+#endif
+}
+
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_traces_read_only_opens_only_when_asked),
+	  T_(test_readscan_idle_only_where_stop_can_take_it_back),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument),

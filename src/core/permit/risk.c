@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/clock.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
@@ -30,6 +32,11 @@
 
 #define PERMIT_CHANGESET_MAX (256 << 20)
 #define PERMIT_GIT_MAX	     (256 << 20)
+/* How long the collect waits for git's output to its end (git started
+ * before it): ls-files of a large index takes tens of ms. The agent
+ * controls .git: an index or a config include that is a FIFO holds git in
+ * open() for ever. */
+#define PERMIT_GIT_TIMEOUT_MS 10000
 
 /* Starts `git ls-files -z --cached` in g->workspace; its answer is the
  * tracked files (relative to the workspace, sorted by bytes), read by
@@ -172,9 +179,61 @@ void permit_git_stop(struct permit_git *g)
 	g->pid = 0;
 }
 
+static uint64_t permit_git_timeout_ms(void)
+{
+#if AIRLOCK_TEST_HOOKS
+	const char *t = getenv("AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS");
+	if (t)
+		return strtoull(t, NULL, 10);
+#endif
+	return PERMIT_GIT_TIMEOUT_MS;
+}
+
+/* fd (git's stdout) read to its end, PERMIT_GIT_MAX at most, until
+ * deadline_ns (monotonic): -ETIMEDOUT past it. */
+static int permit_git_read(int fd, uint64_t deadline_ns, char **ret, size_t *ret_size)
+{
+	size_t cap = 0, size = 0;
+	cleanup_free char *data = NULL;
+
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
+	for (;;) {
+		uint64_t now = clock_monotonic_ns();
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int wait_ms = (int)((deadline_ns - now + 999999) / 1000000);
+		if (poll(&p, 1, wait_ms) < 0 && errno != EINTR)
+			return -errno;
+		if (size == cap) {
+			if (cap > PERMIT_GIT_MAX)
+				return -EFBIG;
+			size_t grown_cap = cap ? 2 * cap : 65536;
+			char *grown = realloc(data, grown_cap + 1);
+			if (!grown)
+				return -ENOMEM;
+			data = grown;
+			cap = grown_cap;
+		}
+		ssize_t n = read(fd, data + size, cap - size);
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			size += (size_t)n;
+	}
+	data[size] = '\0';
+	*ret_size = size;
+	*ret = TAKE_PTR(data);
+	return 0;
+}
+
 /* git's answer (started now if it was not), read to its end and git
  * reaped: the tracked files in *ret. -ESRCH when there is no git or no
- * repository. */
+ * repository, or git did not answer by PERMIT_GIT_TIMEOUT_MS after the
+ * collect began (then killed and reaped): as without an index. */
 static int permit_git_collect(struct permit_git *g, char ***ret, struct error *err)
 {
 	permit_git_join(g);
@@ -189,10 +248,12 @@ static int permit_git_collect(struct permit_git *g, char ***ret, struct error *e
 	}
 	cleanup_free char *out = NULL;
 	size_t n = 0;
-	struct error read_err = { 0 };
-	int rr = fd_read_capped(g->fd, PERMIT_GIT_MAX, &out, &n, &read_err);
+	int rr = permit_git_read(g->fd, clock_monotonic_ns() + permit_git_timeout_ms() * 1000000,
+				 &out, &n);
 	close(g->fd);
 	g->fd = -1;
+	if (rr < 0)
+		(void)kill(g->pid, SIGKILL); /* not reaped yet: still git's pid */
 	int status;
 	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
 		;

@@ -603,7 +603,12 @@ static int entry_dir(struct walk *w, int upper_fd, int lower_fd, const char *nam
 		if (r == 0)
 			r = carried_identity(w, upper_fd, name, rel, c, ust, lst);
 	} else {
+		/* A directory its user cannot read (mode 000) is not an empty
+		 * one: what the command removed or changed below it would
+		 * come out missing or "created". */
 		lower_sub = openat(lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (lower_sub < 0)
+			return error_set_errno(w->err, errno, "open %s in the workspace", rel);
 		r = meta_change(w, upper_fd, lower_fd, name, rel, ust, lst, NULL);
 	}
 	if (r < 0)
@@ -677,12 +682,12 @@ static int entry(struct walk *w, int upper_fd, int lower_fd, const char *name, c
 		 bool parent_opaque, int depth)
 {
 	struct stat ust, lst;
-	bool has_lower = lower_fd >= 0 && !parent_opaque &&
-			 fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 	/* Under an opaque directory the lower is hidden, but a file recreated
-	 * with the same content is still no change: compare with it. */
-	if (lower_fd >= 0 && parent_opaque)
-		has_lower = fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	 * with the same content is still no change: compare with it. Only a
+	 * name the lower lacks is absent from it (not one it cannot show). */
+	bool has_lower = lower_fd >= 0 && fstatat(lower_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (lower_fd >= 0 && !has_lower && errno != ENOENT)
+		return error_set_errno(w->err, errno, "stat %s in the workspace", rel);
 
 	if (fstatat(upper_fd, name, &ust, AT_SYMLINK_NOFOLLOW) < 0)
 		return error_set_errno(w->err, errno, "stat %s in the snapshot", rel);
