@@ -884,13 +884,18 @@ int store_append_index(struct store *store, const char *line, struct error *err)
 	return 0;
 }
 
-/* A carried record is a JSON document (a receipt, a change set): a cache
- * that is not one may be a torn copy, worth the log's lookup. One larger
- * than any entry carries is the record's own file, written first. */
+/* A carried record is a JSON document ending in a newline (a receipt, a
+ * change set): a cache that is not one may be a torn copy, worth the log's
+ * lookup. A cut just before the newline is still a JSON document, and
+ * ledger verify calls it torn: taken as one here too, else a reader would
+ * use bytes no entry carries. One larger than any entry carries is the
+ * record's own file, written first. */
 static bool store_cache_looks_torn(const char *text, size_t n)
 {
 	if (n > LEDGER_ENTRY_MAX)
 		return false;
+	if (n == 0 || text[n - 1] != '\n')
+		return true;
 	json_t *doc = json_loadb(text, n, 0, NULL);
 	json_decref(doc);
 	return !doc;
