@@ -313,6 +313,46 @@ cut_cache() {
 	[ ! -e i ] && [ ! -e h ]
 }
 
+# A dry run killed at each point of its commit: its directory's sync, the
+# change set's entry, the receipt's, the covering sync, the cache's
+# temporary and its rename, the receipt's cache. After any of them `ledger verify` is OK with no
+# manual step, and apply either applies the change set the ledger carries
+# or refuses with a message; nothing is applied that the ledger does not
+# back.
+@test "a dry run killed at every point of its commit: verify OK with no step; apply applies the carried change set or refuses" {
+	faultfs
+	key
+	n=0
+	for point in 'write:"kind":"dryrun"' 'write:"kind":"receipt"' 'write:{"schema":"airlock.changeset' \
+		'rename:changeset.json' 'write:"schema": "airlock.receipt'; do
+		n=$((n + 1))
+		kind=${point%%:*} what=${point#*:}
+		before=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -n | tail -1)
+		if [ "$kind" = write ]; then
+			LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$what run "$AIRLOCK" dryrun --expect "k$n" -- sh -c "echo $n > k$n"
+		else
+			LD_PRELOAD=$lib FAULTFS_KILL_AFTER_RENAME=$what run "$AIRLOCK" dryrun --expect "k$n" -- sh -c "echo $n > k$n"
+		fi
+		[ "$status" -eq 137 ] || { echo "$point: not killed ($status): $output"; return 1; }
+		id=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
+		[ -n "$id" ] && [ "$id" != "$before" ]
+		verify
+		[ "$status" -eq 0 ] || { echo "$point: verify: $output $stderr"; return 1; }
+		[ ! -e "k$n" ]
+		al apply "$id"
+		echo "$point: apply $id: $status $stderr"
+		if [ "$status" -eq 0 ]; then
+			[ "$(cat "k$n")" = "$n" ]
+			# What was applied is what the entry carries.
+			jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
+				cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+		else
+			[ -n "$stderr" ] && [ ! -e "k$n" ]
+		fi
+		verify
+		[ "$status" -eq 0 ] || { echo "$point: verify after apply: $output $stderr"; return 1; }
+	done
+}
 
 # A cut that leaves a cache still a JSON document: all of it but its last
 # newline (a power loss at a block boundary one byte before the end). It is
@@ -359,4 +399,41 @@ cut_cache() {
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	[ "$(cat f)" = 1 ]
 	cmp "$TEST_DIR/cut" "$cs"
+}
+
+# A change set too large for its entry (over 64 KiB) is written first, as
+# every change set was before: durable before its entry, which carries no
+# record. It applies; cut, it is a finding and refused (the log has no
+# bytes to read instead).
+@test "a change set over 64 KiB is written first: its entry has no record, apply works, a cut one is refused and DIFFERS" {
+	key
+	al dryrun --json --expect 'big-*' -- sh -c 'i=0; while [ $i -lt 700 ]; do echo $i > big-$i-padding-padding-padding-padding-padding; i=$((i+1)); done'
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; return 1; }
+	id=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	[ "$(stat -c %s "$cs")" -gt 65536 ]
+	line=$(jq -c "select(.kind == \"dryrun\" and .id == \"$id\")" "$(LOG)")
+	[ "$(jq -r 'has("record")' <<<"$line")" = false ]
+	[ "$(jq -r .sha256 <<<"$line")" = "$(sha256sum <"$cs" | cut -d' ' -f1)" ]
+	verify
+	[ "$status" -eq 0 ]
+	cp "$cs" "$TEST_DIR/whole"
+	# A prefix small enough to be a carried record's torn cache is no cut
+	# of any record here: a finding, and apply refuses it.
+	head -c 1000 "$TEST_DIR/whole" >"$cs"
+	verify
+	[ "$status" -ne 0 ] && [[ "$output" == *DIFFERS* ]]
+	al apply "$id"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"invalid JSON"* ]]
+	[ ! -e big-1-padding-padding-padding-padding-padding ]
+	# All but its newline: the same.
+	head -c -1 "$TEST_DIR/whole" >"$cs"
+	al apply "$id"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"does not back"* ]]
+	cp "$TEST_DIR/whole" "$cs"
+	al apply "$id"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(cat big-699-padding-padding-padding-padding-padding)" = 699 ]
+	verify
+	[ "$status" -eq 0 ]
 }
