@@ -437,3 +437,29 @@ cut_cache() {
 	verify
 	[ "$status" -eq 0 ]
 }
+
+# ATTACK: bytes an entry did carry, but not this path's: dry run B's cache
+# replaced by dry run A's change set (a valid document the ledger backs
+# elsewhere, whole or cut), or by a prefix of its own that is a document.
+@test "attack: a change set's cache holding an earlier dry run's carried bytes is refused, and DIFFERS" {
+	key
+	al dryrun --json --expect a -- sh -c 'echo 1 > a'
+	a=$(jq -r .id <<<"$output")
+	al dryrun --json --expect b -- sh -c 'echo 1 > b'
+	b=$(jq -r .id <<<"$output")
+	csa="$AIRLOCK_STATE_DIR/dryruns/$a/changeset.json"
+	csb="$AIRLOCK_STATE_DIR/dryruns/$b/changeset.json"
+	cp "$csb" "$TEST_DIR/b"
+	for forged in whole cut; do
+		if [ $forged = whole ]; then cp "$csa" "$csb"; else head -c -1 "$csa" >"$csb"; fi
+		verify
+		[ "$status" -ne 0 ] && [[ "$output" == *"DIFFERS dryruns/$b/changeset.json"* ]] ||
+			{ echo "$forged: $output"; return 1; }
+		al apply "$b"
+		[ "$status" -ne 0 ] && [[ "$stderr" == *"does not back"* ]] || { echo "$forged: $status $stderr"; return 1; }
+		[ ! -e a ] && [ ! -e b ]
+	done
+	cp "$TEST_DIR/b" "$csb"
+	al apply "$b"
+	[ "$status" -eq 0 ] && [ -e b ] && [ ! -e a ]
+}

@@ -1400,3 +1400,40 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 		[ "$status" -eq 0 ] || { echo "$point: verify after exec: $output $stderr"; return 1; }
 	done
 }
+
+# ATTACK: the change set a permit reviewed (changeset_sha256) swapped after
+# the review for another one the ledger carries (another permit's dry run
+# of the same workspace), whole or cut to a document: exec applies nothing
+# (and rejects the permit). A torn copy of its own is read from the log:
+# exec applies the reviewed bytes.
+@test "attack: a permit's change set swapped after review for another carried one is not applied; a torn one applies the reviewed bytes" {
+	make_project
+	printf 'other:\n\techo other > gen.txt\n' >>Makefile
+	commit_all other
+	propose '{"argv":["make","-s","other"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	other="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun <<<"$output")/changeset.json"
+	for forged in whole cut torn; do
+		propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+		pstep dryrun "$PID"
+		[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+		cs="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun <<<"$output")/changeset.json"
+		cp "$cs" "$TEST_DIR/reviewed"
+		case $forged in
+		whole) cp "$other" "$cs" ;;
+		cut) head -c -1 "$other" >"$cs" ;;
+		torn) head -c 40 "$TEST_DIR/reviewed" >"$cs" ;;
+		esac
+		pstep exec "$PID"
+		echo "$forged: $status $stderr"
+		if [ $forged = torn ]; then
+			[ "$status" -eq 0 ] && [ "$(cat gen.txt)" = new ]
+			cmp "$TEST_DIR/reviewed" "$cs"
+			[ "$(sha256sum <"$cs" | cut -d' ' -f1)" = "$(jq -r .changeset_sha256 "$AIRLOCK_STATE_DIR/permits/$PID.json")" ]
+		else
+			[ "$status" -ne 0 ] && [ -n "$stderr" ] && [ ! -e gen.txt ]
+			[ "$(state "$PID")" = REJECTED ]
+		fi
+	done
+}
