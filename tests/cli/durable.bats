@@ -463,3 +463,38 @@ cut_cache() {
 	al apply "$b"
 	[ "$status" -eq 0 ] && [ -e b ] && [ ! -e a ]
 }
+
+# A reader racing the writer: apply of a dry run whose change set's entry is
+# appended but not yet synced, its cache not yet written (the writer's
+# pending write, after the sync). The reader takes the log's bytes and
+# writes the cache back; the writer's later write of the same bytes finds
+# it there and leaves it. Whatever the interleaving: verify OK, each cache
+# is its entry's bytes, each change applied once.
+@test "apply racing its dry run's pending cache write: the log serves it, one cache, verify OK" {
+	key
+	for i in $(seq 12); do
+		id=$(($(jq -r 'select(.kind == "receipt") | .id' "$(LOG)" | sort -n | tail -1) + 1))
+		"$AIRLOCK" dryrun --expect "r$i" -- sh -c "echo $i > r$i" >/dev/null 2>&1 &
+		pid=$!
+		applied=no
+		while :; do
+			if grep -q "\"kind\":\"dryrun\",\"id\":\"$id\"" "$(LOG)" 2>/dev/null; then
+				[ -e "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json" ] && cache=yes || cache=no
+				if "$AIRLOCK" apply "$id" >/dev/null 2>"$TEST_DIR/err"; then
+					applied="yes (a cache before: $cache)"
+					break
+				fi
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+		done
+		wait "$pid"
+		[ "$applied" != no ] || "$AIRLOCK" apply "$id"
+		[ "$(cat "r$i")" = "$i" ]
+		jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
+			cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+		[ -z "$(find "$AIRLOCK_STATE_DIR/dryruns/$id" -maxdepth 1 -name '.changeset.json.*')" ]
+		echo "# $i: applied while the dry run ran: $applied"
+	done
+	verify
+	[ "$status" -eq 0 ]
+}
