@@ -140,6 +140,11 @@ bool ledger_record_embeddable(const void *data, size_t n);
 
 /* ---- appending, backing ---------------------------------------------------- */
 
+/* Whether an fsync error poisoned the ledger (until `airlock ledger
+ * recover`, which syncs the log): an entry appended since, or whose sync
+ * failed, may not be durable, so nothing only it backs is to be acted on. */
+bool ledger_poisoned(struct ledger *ledger);
+
 /* Appends an entry for the record at path (relative to the root directory)
  * whose bytes have digest sha256, under the ledger's lock, durably
  * (fdatasync). A torn tail left by a crash is first moved to torn/ and

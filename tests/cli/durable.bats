@@ -498,3 +498,35 @@ cut_cache() {
 	verify
 	[ "$status" -eq 0 ]
 }
+
+# A deferral whose sync never comes: the dry run's change set was appended,
+# the covering fdatasync failed (the ledger is poisoned), so its cache is
+# never written. Its entry may not be durable: apply refuses before it
+# touches the tree until `ledger recover` (which syncs the log); then the
+# log serves the change set.
+@test "a dry run whose covering sync fails: no cache; apply refuses while the ledger is poisoned, then the log serves it" {
+	faultfs
+	key
+	LD_PRELOAD=$lib FAULTFS_FDATASYNC_EIO=1 run "$AIRLOCK" dryrun --expect e -- sh -c 'echo 1 > e'
+	[ "$status" -ne 0 ]
+	id=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json" ]
+	[ -e "$AIRLOCK_STATE_DIR/ledger/poisoned" ]
+	al apply "$id"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"ledger recover"* ]] || { echo "$status $stderr"; return 1; }
+	[ ! -e e ]
+	[ ! -s "$AIRLOCK_STATE_DIR/dryruns/$id/journal" ]
+	al ledger recover
+	[ "$status" -eq 0 ]
+	verify
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; return 1; }
+	if grep -q "\"kind\":\"dryrun\",\"id\":\"$id\"" "$(LOG)"; then
+		al apply "$id"
+		[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+		[ "$(cat e)" = 1 ]
+		jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
+			cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	fi
+	verify
+	[ "$status" -eq 0 ]
+}

@@ -590,6 +590,12 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 
 	*ret = (struct apply_outcome){ 0 };
 	int r = dryrun_begin(store, id, &d, err);
+	/* The change set's entry (and this apply's commit) may not be durable:
+	 * nothing is put into the tree on it. */
+	if (r == 0 && ledger_poisoned(store_ledger(store)))
+		r = error_set(err, EIO,
+			      "the ledger is poisoned after an fsync error (dry run %llu's change set may not be durable): nothing was changed; run `airlock ledger recover`",
+			      (unsigned long long)id);
 	if (r == 0)
 		r = apply_changeset_backed(store, &d, err);
 	if (r == 0)
