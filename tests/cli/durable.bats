@@ -530,3 +530,45 @@ cut_cache() {
 	verify
 	[ "$status" -eq 0 ]
 }
+
+# What a power loss leaves of an unsynced cache can also be its size with
+# some blocks never written: the entry's bytes with NUL runs where those
+# blocks are (a block written after the one before it, or not at all). A
+# torn copy too: no finding, and its readers take the log's bytes. Bytes
+# that are neither the entry's nor NUL are still DIFFERS.
+@test "a cache whose size survived a power loss but some of its blocks did not (NULs among its bytes) is torn: no finding, read from the log" {
+	key
+	al dryrun --json --expect 'b*' -- sh -c 'for i in $(seq 80); do echo $i > b$i; done'
+	[ "$status" -eq 0 ]
+	id=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	size=$(stat -c %s "$cs")
+	[ "$size" -gt 8192 ]
+	cp "$cs" "$TEST_DIR/whole"
+	for hole in tail head middle; do
+		case $hole in
+		tail) { head -c 4096 "$TEST_DIR/whole"; head -c $((size - 4096)) /dev/zero; } >"$cs" ;;
+		head) { head -c 4096 /dev/zero; tail -c +4097 "$TEST_DIR/whole"; } >"$cs" ;;
+		middle) { head -c 4096 "$TEST_DIR/whole"; head -c 4096 /dev/zero; tail -c +8193 "$TEST_DIR/whole"; } >"$cs" ;;
+		esac
+		[ "$(stat -c %s "$cs")" -eq "$size" ]
+		verify
+		[ "$status" -eq 0 ] || { echo "$hole: $output"; return 1; }
+		al ledger recover
+		[ "$status" -eq 0 ]
+		cmp "$TEST_DIR/whole" "$cs"
+	done
+	{ head -c 4096 "$TEST_DIR/whole"; head -c $((size - 4096)) /dev/zero; } >"$cs"
+	al apply "$id"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(cat b80)" = 80 ]
+	cmp "$TEST_DIR/whole" "$cs"
+	# A NUL run over bytes that are not the entry's is a rewrite.
+	al run --sandbox=none -- echo hi
+	rid=$(receipt_id)
+	r=$(receipt_file "$rid")
+	{ head -c 20 /dev/zero; tail -c +21 "$r" | sed 's/"exit_code": 0/"exit_code": 7/'; } >"$TEST_DIR/forged"
+	cp "$TEST_DIR/forged" "$r"
+	verify
+	[ "$status" -ne 0 ] && [[ "$output" == *"DIFFERS receipts/$rid.json"* ]]
+}
