@@ -80,6 +80,11 @@ int ledger_tail_read(const struct ledger_schema *schema, int fd, struct ledger_t
 	return error_set(err, EBADMSG, "the ledger's end is unreadable");
 }
 
+bool ledger_poisoned(struct ledger *ledger)
+{
+	return faccessat(ledger->root_fd, LEDGER_DIR "/poisoned", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static int ledger_poison(struct ledger_writer *w, int e)
 {
 	char text[128];

@@ -476,6 +476,22 @@ int ledger_file_digest(struct ledger *ledger, const char *path, char hex[SHA256_
 	return sha256_fd_hex(fd, hex);
 }
 
+bool ledger_torn_copy(const char *have, size_t have_n, const char *want, size_t want_n)
+{
+	bool holes = false;
+
+	if (have_n > want_n)
+		return false;
+	for (size_t i = 0; i < have_n; i++) {
+		if (have[i] == want[i])
+			continue;
+		if (have[i] != '\0')
+			return false;
+		holes = true;
+	}
+	return holes || have_n < want_n;
+}
+
 bool ledger_file_torn(struct ledger *ledger, const char *path, const char *want, size_t want_n)
 {
 	cleanup_close int fd = path[0] == '/' ? -1 : fd_open_beneath(ledger->root_fd, path, O_RDONLY);
@@ -491,14 +507,7 @@ bool ledger_file_torn(struct ledger *ledger, const char *path, const char *want,
 			return false;
 		n += (size_t)k;
 	}
-	if (!have)
-		return false;
-	if (n < want_n && memcmp(have, want, n) == 0)
-		return true;
-	size_t zeros = 0;
-	while (zeros < n && have[zeros] == '\0')
-		zeros++;
-	return zeros == n;
+	return have && ledger_torn_copy(have, n, want, want_n);
 }
 
 int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const char *path,

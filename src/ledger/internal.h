@@ -185,9 +185,8 @@ void ledger_index_update(struct ledger_writer *w);
 /* backing.c */
 int ledger_file_digest(struct ledger *ledger, const char *path, char hex[SHA256_HEX_SIZE]);
 /* Whether the file at path (below the root, never through a symlink) is a
- * torn copy of want: a strict prefix of it, or nothing but NULs (blocks a
- * power loss left allocated and never written), as an unsynced cache of a
- * record its entry carries can be after a power loss. */
+ * torn copy of want (ledger_torn_copy()), as an unsynced cache of a record
+ * its entry carries can be after a power loss. */
 bool ledger_file_torn(struct ledger *ledger, const char *path, const char *want, size_t want_n);
 /* Whether a line of m in [0, end) is an entry for path whose digest is
  * sha256 (an earlier version of a record whose last entry is at end): a

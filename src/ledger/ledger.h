@@ -140,6 +140,11 @@ bool ledger_record_embeddable(const void *data, size_t n);
 
 /* ---- appending, backing ---------------------------------------------------- */
 
+/* Whether an fsync error poisoned the ledger (until `airlock ledger
+ * recover`, which syncs the log): an entry appended since, or whose sync
+ * failed, may not be durable, so nothing only it backs is to be acted on. */
+bool ledger_poisoned(struct ledger *ledger);
+
 /* Appends an entry for the record at path (relative to the root directory)
  * whose bytes have digest sha256, under the ledger's lock, durably
  * (fdatasync). A torn tail left by a crash is first moved to torn/ and
@@ -216,6 +221,12 @@ int ledger_lookup_record_since(struct ledger_lookup *lk, int kind, const char *i
 /* The largest decimal id of the log's entries of kind (0 without one): a
  * scan of the whole log. */
 int ledger_max_id(struct ledger *ledger, int kind, uint64_t *ret, struct error *err);
+/* Whether have (a cache of a record its entry carries, want) is a torn
+ * copy of want, as a power loss leaves an unsynced file: no longer than
+ * want, and each byte want's at its offset or NUL (blocks allocated and
+ * never written, wherever they are), short of or unlike want. A strict
+ * prefix, or nothing but NULs, is one. */
+bool ledger_torn_copy(const char *have, size_t have_n, const char *want, size_t want_n);
 /* ledger_backs() of the current bytes of the file at path. */
 int ledger_backs_file(struct ledger *ledger, int kind, const char *id, const char *path,
 		      struct error *err);

@@ -312,3 +312,263 @@ cut_cache() {
 	[ "$status" -ne 0 ]
 	[ ! -e i ] && [ ! -e h ]
 }
+
+# A dry run killed at each point of its commit: its directory's sync, the
+# change set's entry, the receipt's, the covering sync, the cache's
+# temporary and its rename, the receipt's cache. After any of them `ledger verify` is OK with no
+# manual step, and apply either applies the change set the ledger carries
+# or refuses with a message; nothing is applied that the ledger does not
+# back.
+@test "a dry run killed at every point of its commit: verify OK with no step; apply applies the carried change set or refuses" {
+	faultfs
+	key
+	n=0
+	for point in 'write:"kind":"dryrun"' 'write:"kind":"receipt"' 'write:{"schema":"airlock.changeset' \
+		'rename:changeset.json' 'write:"schema": "airlock.receipt'; do
+		n=$((n + 1))
+		kind=${point%%:*} what=${point#*:}
+		before=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -n | tail -1)
+		if [ "$kind" = write ]; then
+			LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$what run "$AIRLOCK" dryrun --expect "k$n" -- sh -c "echo $n > k$n"
+		else
+			LD_PRELOAD=$lib FAULTFS_KILL_AFTER_RENAME=$what run "$AIRLOCK" dryrun --expect "k$n" -- sh -c "echo $n > k$n"
+		fi
+		[ "$status" -eq 137 ] || { echo "$point: not killed ($status): $output"; return 1; }
+		id=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
+		[ -n "$id" ] && [ "$id" != "$before" ]
+		verify
+		[ "$status" -eq 0 ] || { echo "$point: verify: $output $stderr"; return 1; }
+		[ ! -e "k$n" ]
+		al apply "$id"
+		echo "$point: apply $id: $status $stderr"
+		if [ "$status" -eq 0 ]; then
+			[ "$(cat "k$n")" = "$n" ]
+			# What was applied is what the entry carries.
+			jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
+				cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+		else
+			[ -n "$stderr" ] && [ ! -e "k$n" ]
+		fi
+		verify
+		[ "$status" -eq 0 ] || { echo "$point: verify after apply: $output $stderr"; return 1; }
+	done
+}
+
+# A cut that leaves a cache still a JSON document: all of it but its last
+# newline (a power loss at a block boundary one byte before the end). It is
+# a torn copy to verify; to readers too, so apply does not refuse what
+# verify calls no finding.
+@test "a change set's or receipt's cache cut to all but its newline (still JSON): readers take the log's bytes, as verify does" {
+	key
+	al dryrun --json --expect f -- sh -c 'echo 1 > f'
+	id=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	cp "$cs" "$TEST_DIR/whole"
+	head -c -1 "$TEST_DIR/whole" >"$cs"
+	jq -e . "$cs" >/dev/null
+	verify
+	[ "$status" -eq 0 ]
+	al apply "$id"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(cat f)" = 1 ]
+	cmp "$TEST_DIR/whole" "$cs"
+	al run --sandbox=none -- echo hi
+	rid=$(receipt_id)
+	cp "$(receipt_file "$rid")" "$TEST_DIR/receipt"
+	head -c -1 "$TEST_DIR/receipt" >"$(receipt_file "$rid")"
+	verify
+	[ "$status" -eq 0 ]
+	al show "$rid"
+	[ "$status" -eq 0 ]
+	cmp "$TEST_DIR/receipt" "$(receipt_file "$rid")"
+}
+
+# Apply checks that the ledger backs the bytes it parsed, not the file as it
+# is at the check: a torn cache the reader could not write back (here an
+# immutable file; as well a cache swapped between the read and the check)
+# is no reason to refuse the log's bytes, nor a way past the check.
+@test "apply checks the change set it read against the ledger, not the file at the check" {
+	key
+	al dryrun --json --expect f -- sh -c 'echo 1 > f'
+	id=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	head -c 100 "$cs" >"$TEST_DIR/cut" && cat "$TEST_DIR/cut" >"$cs"
+	chattr +i "$cs" 2>/dev/null || skip "no immutable files here (root on ext4 or the like)"
+	al apply "$id"
+	chattr -i "$cs"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(cat f)" = 1 ]
+	cmp "$TEST_DIR/cut" "$cs"
+}
+
+# A change set too large for its entry (over 64 KiB) is written first, as
+# every change set was before: durable before its entry, which carries no
+# record. It applies; cut, it is a finding and refused (the log has no
+# bytes to read instead).
+@test "a change set over 64 KiB is written first: its entry has no record, apply works, a cut one is refused and DIFFERS" {
+	key
+	al dryrun --json --expect 'big-*' -- sh -c 'i=0; while [ $i -lt 700 ]; do echo $i > big-$i-padding-padding-padding-padding-padding; i=$((i+1)); done'
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; return 1; }
+	id=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	[ "$(stat -c %s "$cs")" -gt 65536 ]
+	line=$(jq -c "select(.kind == \"dryrun\" and .id == \"$id\")" "$(LOG)")
+	[ "$(jq -r 'has("record")' <<<"$line")" = false ]
+	[ "$(jq -r .sha256 <<<"$line")" = "$(sha256sum <"$cs" | cut -d' ' -f1)" ]
+	verify
+	[ "$status" -eq 0 ]
+	cp "$cs" "$TEST_DIR/whole"
+	# A prefix small enough to be a carried record's torn cache is no cut
+	# of any record here: a finding, and apply refuses it.
+	head -c 1000 "$TEST_DIR/whole" >"$cs"
+	verify
+	[ "$status" -ne 0 ] && [[ "$output" == *DIFFERS* ]]
+	al apply "$id"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"invalid JSON"* ]]
+	[ ! -e big-1-padding-padding-padding-padding-padding ]
+	# All but its newline: the same.
+	head -c -1 "$TEST_DIR/whole" >"$cs"
+	al apply "$id"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"does not back"* ]]
+	cp "$TEST_DIR/whole" "$cs"
+	al apply "$id"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(cat big-699-padding-padding-padding-padding-padding)" = 699 ]
+	verify
+	[ "$status" -eq 0 ]
+}
+
+# ATTACK: bytes an entry did carry, but not this path's: dry run B's cache
+# replaced by dry run A's change set (a valid document the ledger backs
+# elsewhere, whole or cut), or by a prefix of its own that is a document.
+@test "attack: a change set's cache holding an earlier dry run's carried bytes is refused, and DIFFERS" {
+	key
+	al dryrun --json --expect a -- sh -c 'echo 1 > a'
+	a=$(jq -r .id <<<"$output")
+	al dryrun --json --expect b -- sh -c 'echo 1 > b'
+	b=$(jq -r .id <<<"$output")
+	csa="$AIRLOCK_STATE_DIR/dryruns/$a/changeset.json"
+	csb="$AIRLOCK_STATE_DIR/dryruns/$b/changeset.json"
+	cp "$csb" "$TEST_DIR/b"
+	for forged in whole cut; do
+		if [ $forged = whole ]; then cp "$csa" "$csb"; else head -c -1 "$csa" >"$csb"; fi
+		verify
+		[ "$status" -ne 0 ] && [[ "$output" == *"DIFFERS dryruns/$b/changeset.json"* ]] ||
+			{ echo "$forged: $output"; return 1; }
+		al apply "$b"
+		[ "$status" -ne 0 ] && [[ "$stderr" == *"does not back"* ]] || { echo "$forged: $status $stderr"; return 1; }
+		[ ! -e a ] && [ ! -e b ]
+	done
+	cp "$TEST_DIR/b" "$csb"
+	al apply "$b"
+	[ "$status" -eq 0 ] && [ -e b ] && [ ! -e a ]
+}
+
+# A reader racing the writer: apply of a dry run whose change set's entry is
+# appended but not yet synced, its cache not yet written (the writer's
+# pending write, after the sync). The reader takes the log's bytes and
+# writes the cache back; the writer's later write of the same bytes finds
+# it there and leaves it. Whatever the interleaving: verify OK, each cache
+# is its entry's bytes, each change applied once.
+@test "apply racing its dry run's pending cache write: the log serves it, one cache, verify OK" {
+	key
+	for i in $(seq 12); do
+		id=$(($(jq -r 'select(.kind == "receipt") | .id' "$(LOG)" | sort -n | tail -1) + 1))
+		"$AIRLOCK" dryrun --expect "r$i" -- sh -c "echo $i > r$i" >/dev/null 2>&1 &
+		pid=$!
+		applied=no
+		while :; do
+			if grep -q "\"kind\":\"dryrun\",\"id\":\"$id\"" "$(LOG)" 2>/dev/null; then
+				[ -e "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json" ] && cache=yes || cache=no
+				if "$AIRLOCK" apply "$id" >/dev/null 2>"$TEST_DIR/err"; then
+					applied="yes (a cache before: $cache)"
+					break
+				fi
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+		done
+		wait "$pid"
+		[ "$applied" != no ] || "$AIRLOCK" apply "$id"
+		[ "$(cat "r$i")" = "$i" ]
+		jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
+			cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+		[ -z "$(find "$AIRLOCK_STATE_DIR/dryruns/$id" -maxdepth 1 -name '.changeset.json.*')" ]
+		echo "# $i: applied while the dry run ran: $applied"
+	done
+	verify
+	[ "$status" -eq 0 ]
+}
+
+# A deferral whose sync never comes: the dry run's change set was appended,
+# the covering fdatasync failed (the ledger is poisoned), so its cache is
+# never written. Its entry may not be durable: apply refuses before it
+# touches the tree until `ledger recover` (which syncs the log); then the
+# log serves the change set.
+@test "a dry run whose covering sync fails: no cache; apply refuses while the ledger is poisoned, then the log serves it" {
+	faultfs
+	key
+	LD_PRELOAD=$lib FAULTFS_FDATASYNC_EIO=1 run "$AIRLOCK" dryrun --expect e -- sh -c 'echo 1 > e'
+	[ "$status" -ne 0 ]
+	id=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json" ]
+	[ -e "$AIRLOCK_STATE_DIR/ledger/poisoned" ]
+	al apply "$id"
+	[ "$status" -ne 0 ] && [[ "$stderr" == *"ledger recover"* ]] || { echo "$status $stderr"; return 1; }
+	[ ! -e e ]
+	[ ! -s "$AIRLOCK_STATE_DIR/dryruns/$id/journal" ]
+	al ledger recover
+	[ "$status" -eq 0 ]
+	verify
+	[ "$status" -eq 0 ] || { echo "$output $stderr"; return 1; }
+	if grep -q "\"kind\":\"dryrun\",\"id\":\"$id\"" "$(LOG)"; then
+		al apply "$id"
+		[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+		[ "$(cat e)" = 1 ]
+		jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
+			cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	fi
+	verify
+	[ "$status" -eq 0 ]
+}
+
+# What a power loss leaves of an unsynced cache can also be its size with
+# some blocks never written: the entry's bytes with NUL runs where those
+# blocks are (a block written after the one before it, or not at all). A
+# torn copy too: no finding, and its readers take the log's bytes. Bytes
+# that are neither the entry's nor NUL are still DIFFERS.
+@test "a cache whose size survived a power loss but some of its blocks did not (NULs among its bytes) is torn: no finding, read from the log" {
+	key
+	al dryrun --json --expect 'b*' -- sh -c 'for i in $(seq 80); do echo $i > b$i; done'
+	[ "$status" -eq 0 ]
+	id=$(jq -r .id <<<"$output")
+	cs="$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
+	size=$(stat -c %s "$cs")
+	[ "$size" -gt 8192 ]
+	cp "$cs" "$TEST_DIR/whole"
+	for hole in tail head middle; do
+		case $hole in
+		tail) { head -c 4096 "$TEST_DIR/whole"; head -c $((size - 4096)) /dev/zero; } >"$cs" ;;
+		head) { head -c 4096 /dev/zero; tail -c +4097 "$TEST_DIR/whole"; } >"$cs" ;;
+		middle) { head -c 4096 "$TEST_DIR/whole"; head -c 4096 /dev/zero; tail -c +8193 "$TEST_DIR/whole"; } >"$cs" ;;
+		esac
+		[ "$(stat -c %s "$cs")" -eq "$size" ]
+		verify
+		[ "$status" -eq 0 ] || { echo "$hole: $output"; return 1; }
+		al ledger recover
+		[ "$status" -eq 0 ]
+		cmp "$TEST_DIR/whole" "$cs"
+	done
+	{ head -c 4096 "$TEST_DIR/whole"; head -c $((size - 4096)) /dev/zero; } >"$cs"
+	al apply "$id"
+	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+	[ "$(cat b80)" = 80 ]
+	cmp "$TEST_DIR/whole" "$cs"
+	# A NUL run over bytes that are not the entry's is a rewrite.
+	al run --sandbox=none -- echo hi
+	rid=$(receipt_id)
+	r=$(receipt_file "$rid")
+	{ head -c 20 /dev/zero; tail -c +21 "$r" | sed 's/"exit_code": 0/"exit_code": 7/'; } >"$TEST_DIR/forged"
+	cp "$TEST_DIR/forged" "$r"
+	verify
+	[ "$status" -ne 0 ] && [[ "$output" == *"DIFFERS receipts/$rid.json"* ]]
+}

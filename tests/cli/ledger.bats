@@ -389,3 +389,33 @@ faultfs() {
 	[ "$status" -eq 1 ]
 	one_error_line "does not extend its kept checkpoint of size 9"
 }
+
+# ATTACK on verify's leniency (a cut cache is no finding): it covers only a
+# record its entry carries, and a cut copy is never what a reader uses. A
+# failed run's receipt cut to hide its tail (or all but its newline) passes
+# verify, but show, the gate and ack see the log's whole bytes; an open
+# failure (written first, its entry carries no bytes) cut is DIFFERS.
+@test "attack: a cut cache hides nothing: a cut receipt is read whole from the log; a cut written-first record is DIFFERS" {
+	commit_some
+	r="$AIRLOCK_STATE_DIR/receipts/5.json"
+	cp "$r" "$TEST_DIR/whole"
+	for cut in half newline; do
+		if [ $cut = half ]; then head -c $(($(stat -c %s "$r") / 2)) "$TEST_DIR/whole" >"$r"; else head -c -1 "$TEST_DIR/whole" >"$r"; fi
+		verify
+		[ "$status" -eq 0 ] || { echo "$cut: $output"; return 1; }
+		run "$AIRLOCK" gate
+		[ "$status" -eq 2 ]
+		al show 5
+		[ "$status" -eq 0 ] || { echo "$cut: $status $stderr"; return 1; }
+		cmp "$TEST_DIR/whole" "$r"
+	done
+	jq -e '.exit_code == 1' "$r"
+	open=$(find "$AIRLOCK_STATE_DIR/gate/open" -name 5.json)
+	[ -n "$open" ]
+	cp "$open" "$TEST_DIR/open"
+	head -c 20 "$TEST_DIR/open" >"$open"
+	verify
+	[ "$status" -eq 2 ] && [[ "$output" == *"DIFFERS gate/open/"* ]] || { echo "$output"; return 1; }
+	run "$AIRLOCK" gate
+	[ "$status" -eq 2 ]
+}

@@ -1410,3 +1410,81 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	[ "$(jq -r .state <<<"$output")" = APPLIED ]
 	[ "$(cat gen.txt)" = new ]
 }
+
+# A permit's dry run killed at each point of its commit (the change set's
+# entry, the receipt's, the cache's temporary and rename, the permit's
+# transition): `ledger verify` is OK with no manual step; plain apply never
+# applies the permit's dry run; the next exec either applies a change set
+# whose digest is the permit's reviewed one and the ledger's, or refuses
+# with a message, and nothing reaches the tree the permit did not judge.
+@test "a permit's dry run killed at every point of its commit: verify OK, apply refuses, exec applies only the carried, reviewed change set" {
+	faultfs
+	make_project
+	"$AIRLOCK" ledger key >"$TEST_DIR/ledger.pub"
+	for point in '"kind":"dryrun"' '"kind":"receipt"' '{"schema":"airlock.changeset' \
+		'rename:changeset.json' '"kind":"permit-transition"'; do
+		rm -f gen.txt
+		propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+		if [ "${point%%:*}" = rename ]; then
+			LD_PRELOAD=$lib FAULTFS_KILL_AFTER_RENAME=${point#rename:} run "$AIRLOCK" permit dryrun "$PID"
+		else
+			LD_PRELOAD=$lib FAULTFS_KILL_AFTER_WRITE=$point run "$AIRLOCK" permit dryrun "$PID"
+		fi
+		[ "$status" -eq 137 ] || { echo "$point: not killed: $status $output"; return 1; }
+		dry=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
+		run --separate-stderr "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+		[ "$status" -eq 0 ] || { echo "$point: verify: $output $stderr"; return 1; }
+		run --separate-stderr "$AIRLOCK" apply "$dry"
+		[ "$status" -ne 0 ] && [ -n "$stderr" ] && [ ! -e gen.txt ]
+		pstep exec "$PID"
+		echo "$point: exec $PID (dry run $dry, $(state "$PID")): $status $stderr"
+		if [ "$status" -eq 0 ]; then
+			[ "$(cat gen.txt)" = new ]
+			d=$(jq -r .dryrun "$AIRLOCK_STATE_DIR/permits/$PID.json")
+			want=$(jq -r .changeset_sha256 "$AIRLOCK_STATE_DIR/permits/$PID.json")
+			[ "$(jq -r "select(.kind == \"dryrun\" and .id == \"$d\") | .sha256" "$AIRLOCK_STATE_DIR/ledger/log" | tail -1)" = "$want" ]
+			[ "$(sha256sum <"$AIRLOCK_STATE_DIR/dryruns/$d/changeset.json" | cut -d' ' -f1)" = "$want" ]
+		else
+			[ -n "$stderr" ] && [ ! -e gen.txt ]
+		fi
+		run --separate-stderr "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
+		[ "$status" -eq 0 ] || { echo "$point: verify after exec: $output $stderr"; return 1; }
+	done
+}
+
+# ATTACK: the change set a permit reviewed (changeset_sha256) swapped after
+# the review for another one the ledger carries (another permit's dry run
+# of the same workspace), whole or cut to a document: exec applies nothing
+# (and rejects the permit). A torn copy of its own is read from the log:
+# exec applies the reviewed bytes.
+@test "attack: a permit's change set swapped after review for another carried one is not applied; a torn one applies the reviewed bytes" {
+	make_project
+	printf 'other:\n\techo other > gen.txt\n' >>Makefile
+	commit_all other
+	propose '{"argv":["make","-s","other"],"reason":"r","expected_paths":["gen.txt"]}'
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	other="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun <<<"$output")/changeset.json"
+	for forged in whole cut torn; do
+		propose '{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+		pstep dryrun "$PID"
+		[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+		cs="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun <<<"$output")/changeset.json"
+		cp "$cs" "$TEST_DIR/reviewed"
+		case $forged in
+		whole) cp "$other" "$cs" ;;
+		cut) head -c -1 "$other" >"$cs" ;;
+		torn) head -c 40 "$TEST_DIR/reviewed" >"$cs" ;;
+		esac
+		pstep exec "$PID"
+		echo "$forged: $status $stderr"
+		if [ $forged = torn ]; then
+			[ "$status" -eq 0 ] && [ "$(cat gen.txt)" = new ]
+			cmp "$TEST_DIR/reviewed" "$cs"
+			[ "$(sha256sum <"$cs" | cut -d' ' -f1)" = "$(jq -r .changeset_sha256 "$AIRLOCK_STATE_DIR/permits/$PID.json")" ]
+		else
+			[ "$status" -ne 0 ] && [ -n "$stderr" ] && [ ! -e gen.txt ]
+			[ "$(state "$PID")" = REJECTED ]
+		fi
+	done
+}

@@ -1020,10 +1020,31 @@ static void test_ledger_entry_format(void)
 	ASSERT_TRUE(written > 2000 && refused > 200);
 }
 
+/* A torn copy is what a power loss leaves of an unsynced cache: no longer
+ * than the record, each byte the record's or NUL, and not the record. */
+static void test_ledger_torn_copy(void)
+{
+	static const char want[] = "{\"a\": 1}\n";
+	size_t n = sizeof(want) - 1;
+
+	ASSERT_TRUE(ledger_torn_copy("", 0, want, n));
+	ASSERT_TRUE(ledger_torn_copy(want, n - 1, want, n));
+	ASSERT_TRUE(ledger_torn_copy("\0\0\0", 3, want, n));
+	ASSERT_TRUE(ledger_torn_copy("\0\0\0\0\0\0\0\0\0", n, want, n));
+	ASSERT_TRUE(ledger_torn_copy("{\"a\"\0\0\0\0\0\0", n, want, n));
+	ASSERT_TRUE(ledger_torn_copy("\0\0\0\0: 1}\n", n, want, n));
+	ASSERT_TRUE(!ledger_torn_copy(want, n, want, n));
+	ASSERT_TRUE(!ledger_torn_copy("{\"a\": 2}\n", n, want, n));
+	ASSERT_TRUE(!ledger_torn_copy("{\"a\": 2", n - 1, want, n));
+	ASSERT_TRUE(!ledger_torn_copy("{\"a\"\0\0\0\0\0\0\0", n + 1, want, n));
+	ASSERT_TRUE(!ledger_torn_copy("\0\0\0\0\0\0\0\0\0\0", n + 1, want, n));
+}
+
 RUN_TESTS(T_(test_merkle_known_roots), T_(test_merkle_proof_shapes),
 	  T_(test_merkle_inclusion_every_index), T_(test_merkle_consistency_every_pair),
 	  T_(test_ledger_entry_parser), T_(test_ledger_commit_checkpoint_verify),
 	  T_(test_ledger_checkpoint_signatures), T_(test_ledger_entry_record),
 	  T_(test_ledger_record_cache), T_(test_store_sync_defer), T_(test_ledger_record_since),
 	  T_(test_ledger_open_ids_lines), T_(test_ledger_concurrent_appenders),
-	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format))
+	  T_(test_ledger_entryscan_differential), T_(test_ledger_entry_format),
+	  T_(test_ledger_torn_copy))

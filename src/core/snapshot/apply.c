@@ -352,16 +352,27 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d, 
 }
 
 /* Apply puts what the change set says into the real tree: one the ledger
- * does not back (rewritten after the dry run) is refused. */
-static int apply_changeset_backed(struct store *store, uint64_t id, struct error *err)
+ * does not back (rewritten after the dry run) is refused. The bytes asked
+ * about are those d was read from (d->changeset_sha256), not the file as
+ * it is now: the log's when the cache was missing or torn (and perhaps not
+ * written back), and never a file swapped in after the read. */
+static int apply_changeset_backed(struct store *store, const struct dryrun_dir *d, struct error *err)
 {
-	char id_text[24], what[64];
+	char id_text[24];
+	struct error why = { 0 };
 
-	struct statepath path = statepath_dryrun_changeset(id);
-	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	snprintf(what, sizeof(what), "the change set of dry run %llu", (unsigned long long)id);
-	return ledger_require(store_ledger(store), LEDGER_DRYRUN, id_text, path.s, EPERM, what,
-			      NULL, "refusing to apply it", err);
+	struct statepath path = statepath_dryrun_changeset(d->id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)d->id);
+	int r = ledger_backs(store_ledger(store), LEDGER_DRYRUN, id_text, path.s,
+			     d->changeset_sha256, &why);
+	if (r == 0)
+		return 0;
+	return error_set(err, EPERM,
+			 "the ledger does not back the change set of dry run %llu (%s): refusing to apply it; `airlock ledger verify` says more",
+			 (unsigned long long)d->id,
+			 r == -EBADMSG	? "rewritten"
+			 : r == -ENOENT ? "never committed"
+					: why.msg);
 }
 
 /* Whether the dry run may be applied at all: whose it is, the change set
@@ -579,8 +590,14 @@ static int apply_changes_checked(struct store *store, uint64_t id, unsigned flag
 
 	*ret = (struct apply_outcome){ 0 };
 	int r = dryrun_begin(store, id, &d, err);
+	/* The change set's entry (and this apply's commit) may not be durable:
+	 * nothing is put into the tree on it. */
+	if (r == 0 && ledger_poisoned(store_ledger(store)))
+		r = error_set(err, EIO,
+			      "the ledger is poisoned after an fsync error (dry run %llu's change set may not be durable): nothing was changed; run `airlock ledger recover`",
+			      (unsigned long long)id);
 	if (r == 0)
-		r = apply_changeset_backed(store, id, err);
+		r = apply_changeset_backed(store, &d, err);
 	if (r == 0)
 		r = apply_admit(&d, id, flags, changeset_sha256, ret, err);
 	if (r == 0)

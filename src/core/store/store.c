@@ -758,20 +758,6 @@ static int store_file_sha256(int dir_fd, const char *name, char hex[SHA256_HEX_S
 	return r;
 }
 
-/* Whether have (the file) is a torn copy of want (the committed bytes): a
- * strict prefix of them, or nothing but NULs (blocks a power loss left
- * allocated and never written). */
-static bool store_torn_copy(const char *have, size_t have_n, const char *want, size_t want_n)
-{
-	size_t i = 0;
-
-	if (have_n < want_n && memcmp(have, want, have_n) == 0)
-		return true;
-	while (i < have_n && have[i] == '\0')
-		i++;
-	return i == have_n;
-}
-
 /* A cache put back over what is at name: a temporary renamed over it,
  * unsynced (the log holds the record). 1 when it was, 0 when not. */
 static int store_rewrite_cache(int dir_fd, const char *name, const char *data, size_t n)
@@ -814,7 +800,7 @@ static int store_settle_cache(struct store *store, int dir_fd, const char *name,
 		free(TAKE_PTR(want));
 		if (ledger_record(store_ledger(store), LEDGER_KIND_MAX, NULL, path, &want, &want_n,
 				  &ignored) < 0 ||
-		    !store_torn_copy(have, have_n, want, want_n))
+		    !ledger_torn_copy(have, have_n, want, want_n))
 			return 0;
 	}
 	return store_rewrite_cache(dir_fd, name, want, want_n);
@@ -884,13 +870,18 @@ int store_append_index(struct store *store, const char *line, struct error *err)
 	return 0;
 }
 
-/* A carried record is a JSON document (a receipt, a change set): a cache
- * that is not one may be a torn copy, worth the log's lookup. One larger
- * than any entry carries is the record's own file, written first. */
+/* A carried record is a JSON document ending in a newline (a receipt, a
+ * change set): a cache that is not one may be a torn copy, worth the log's
+ * lookup. A cut just before the newline is still a JSON document, and
+ * ledger verify calls it torn: taken as one here too, else a reader would
+ * use bytes no entry carries. One larger than any entry carries is the
+ * record's own file, written first. */
 static bool store_cache_looks_torn(const char *text, size_t n)
 {
 	if (n > LEDGER_ENTRY_MAX)
 		return false;
+	if (n == 0 || text[n - 1] != '\n')
+		return true;
 	json_t *doc = json_loadb(text, n, 0, NULL);
 	json_decref(doc);
 	return !doc;
@@ -937,7 +928,7 @@ int store_read_record(struct store *store, enum ledger_kind kind, const char *id
 		struct error ignored = { 0 };
 		if (ledger_record(store_ledger(store), (int)kind, id, path, &bytes, &bytes_n,
 				  &ignored) == 0 &&
-		    bytes_n <= max && store_torn_copy(*ret_text, n, bytes, bytes_n)) {
+		    bytes_n <= max && ledger_torn_copy(*ret_text, n, bytes, bytes_n)) {
 			(void)store_rewrite_cache(dir_fd, name, bytes, bytes_n);
 			free(*ret_text);
 			*ret_text = TAKE_PTR(bytes);
