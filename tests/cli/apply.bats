@@ -39,9 +39,15 @@ dryrun_all() {
 	al apply "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(cat src/a.c)" = "$(printf 'one\nmore')" ]
-	[ ! -e old ] && [ ! -e src/b.c ] && [ "$(cat src/c.c)" = keep ]
-	[ "$(readlink src/l)" = c.c ] && [ -p pipe ] && [ "$(cat new/deep/f)" = x ]
-	[ "$(stat -c %a same.txt)" = 700 ] && [ ! -e d/b ] && [ "$(cat d/c)" = c ]
+	[ ! -e old ]
+	[ ! -e src/b.c ]
+	[ "$(cat src/c.c)" = keep ]
+	[ "$(readlink src/l)" = c.c ]
+	[ -p pipe ]
+	[ "$(cat new/deep/f)" = x ]
+	[ "$(stat -c %a same.txt)" = 700 ]
+	[ ! -e d/b ]
+	[ "$(cat d/c)" = c ]
 	after=$(snap)
 	al rollback "$ID"
 	[ "$status" -eq 0 ]
@@ -60,7 +66,9 @@ dryrun_all() {
 	[ "$(jq -r '[.dryrun.changes[] | "\(.change) \(.path)"] | join(",")' <<<"$output")" = "deleted f,created g" ]
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	[ "$(cat g)" = content ] && [ "$(stat -c %a g)" = 640 ] && [ ! -e f ]
+	[ "$(cat g)" = content ]
+	[ "$(stat -c %a g)" = 640 ]
+	[ ! -e f ]
 }
 
 @test "no overlay attribute reaches the real tree" {
@@ -174,7 +182,9 @@ dryrun_all() {
 	ID=$(jq -r .id <<<"$output")
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	[ ! -e dir ] && [ "$(cat moved/sub/f)" = one ] && [ "$(cat moved/g)" = two ]
+	[ ! -e dir ]
+	[ "$(cat moved/sub/f)" = one ]
+	[ "$(cat moved/g)" = two ]
 	al rollback "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(snap)" = "$before" ]
@@ -258,7 +268,8 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	done
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	[ "$(cat f)" = two ] && [ "$(cat n/a)" = x ]
+	[ "$(cat f)" = two ]
+	[ "$(cat n/a)" = x ]
 }
 
 @test "a workspace replaced by a symlink, or by another directory, after the dry run: nothing is written" {
@@ -271,7 +282,8 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	al apply "$ID"
 	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
 	[[ "$stderr" == *"not the directory the dry run saw"* ]]
-	[ "$(cat outside/f)" = one ] && [ ! -e outside/new ]
+	[ "$(cat outside/f)" = one ]
+	[ ! -e outside/new ]
 	rm work && mkdir work && echo one > work/f
 	al apply "$ID"
 	[ "$status" -eq 20 ]
@@ -365,7 +377,8 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	al apply "$ID"
 	[ "$status" -eq 21 ]
 	one_error_line "dev0 (device)"
-	[ ! -e plain ] && [ ! -e dev0 ]
+	[ ! -e plain ]
+	[ ! -e dev0 ]
 }
 
 @test "the workspace root's own mode: seen as it is, carried (chmod 700 .), applied and rolled back" {
@@ -377,12 +390,15 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	ID=$(jq -r .id <<<"$output")
 	chmod 770 .
 	al apply "$ID"
-	[ "$status" -eq 20 ] && [ "$(stat -c %a .)" = 770 ]
+	[ "$status" -eq 20 ]
+	[ "$(stat -c %a .)" = 770 ]
 	chmod 775 .
 	al apply "$ID"
-	[ "$status" -eq 0 ] && [ "$(stat -c %a .)" = 750 ]
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a .)" = 750 ]
 	al rollback "$ID"
-	[ "$status" -eq 0 ] && [ "$(stat -c %a .)" = 775 ]
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a .)" = 775 ]
 }
 
 @test "extended attributes changed alone (set, changed, removed) are carried; rollback restores them" {
@@ -395,7 +411,8 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 	[ "$(getfattr -h --only-values -n user.note f)" = one ]
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	[ "$(getfattr -h --only-values -n user.note f)" = two ] && [ "$(getfattr -h --only-values -n user.root .)" = r ]
+	[ "$(getfattr -h --only-values -n user.note f)" = two ]
+	[ "$(getfattr -h --only-values -n user.root .)" = r ]
 	! getfattr -h -d -m - -R . 2>/dev/null | grep -q overlay || false
 	jq -e '[.changes[] | select(.change == "xattrs_changed") | .path] == [".", "d", "f", "g"]' \
 		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
@@ -426,7 +443,8 @@ real_vs_apply() { # $1: the script; the tree is set up in $WORK already
 		"setfattr -x user.tag $up/n" "setfattr -n user.evil -v 1 $up/m" "setfattr -n user.evil -v 1 $up/nd"
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
-	[ "$(getfattr -h --only-values -n user.tag n)" = ok ] && [ "$(getfattr -h --only-values -n user.note f)" = two ]
+	[ "$(getfattr -h --only-values -n user.tag n)" = ok ]
+	[ "$(getfattr -h --only-values -n user.note f)" = two ]
 	! getfattr -h -n user.evil m 2>/dev/null || false
 }
 
@@ -585,10 +603,13 @@ crash_each_step_lifted() { # $1 $ID's snap before, $2 after
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	after=$(snapx)
-	[ "$(stat -c %a g)" = 400 ] && [ "$(getfattr -h --only-values -n user.b g)" = 2 ]
-	[ "$(stat -c %a d)" = 555 ] && [ "$(getfattr -h --only-values -n user.c d)" = 2 ]
+	[ "$(stat -c %a g)" = 400 ]
+	[ "$(getfattr -h --only-values -n user.b g)" = 2 ]
+	[ "$(stat -c %a d)" = 555 ]
+	[ "$(getfattr -h --only-values -n user.c d)" = 2 ]
 	al rollback "$ID"
-	[ "$status" -eq 0 ] && [ "$(snapx)" = "$before" ]
+	[ "$status" -eq 0 ]
+	[ "$(snapx)" = "$before" ]
 	SNAP=snapx crash_each_step_lifted "$before" "$after"
 }
 
@@ -601,7 +622,8 @@ crash_each_step_lifted() { # $1 $ID's snap before, $2 after
 	real_vs_apply "setfacl -m u:$(id -u):w f 2>/dev/null || setfacl -m u:65534:w f; chmod 444 g"
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
-	[ "$(stat -c %a g)" = 444 ] && [ "$(getfattr -h --only-values -n user.a f)" = 1 ]
+	[ "$(stat -c %a g)" = 444 ]
+	[ "$(getfattr -h --only-values -n user.a f)" = 1 ]
 	al rollback "$ID"
 	[ "$status" -eq 0 ]
 }
@@ -615,9 +637,13 @@ crash_each_step_lifted() { # $1 $ID's snap before, $2 after
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 	after=$(snap)
-	[ "$(stat -c %a t)" = 555 ] && [ "$(stat -c %a u)" = 555 ] && [ ! -e old ] && [ "$(stat -c %a src/r)" = 555 ]
+	[ "$(stat -c %a t)" = 555 ]
+	[ "$(stat -c %a u)" = 555 ]
+	[ ! -e old ]
+	[ "$(stat -c %a src/r)" = 555 ]
 	al rollback "$ID"
-	[ "$status" -eq 0 ] && [ "$(snap)" = "$before" ]
+	[ "$status" -eq 0 ]
+	[ "$(snap)" = "$before" ]
 	crash_each_step_lifted "$before" "$after"
 }
 
@@ -643,7 +669,9 @@ crash_each_step_lifted() { # $1 $ID's snap before, $2 after
 	done
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
-	[ "$(cat f)" = two ] && [ "$(stat -c %a c)" = 600 ] && [ -d t ]
+	[ "$(cat f)" = two ]
+	[ "$(stat -c %a c)" = 600 ]
+	[ -d t ]
 }
 
 @test "a modified file's mode and attributes edited in the staged copy: refused, the message names the path and what differs" {
@@ -667,7 +695,8 @@ crash_each_step_lifted() { # $1 $ID's snap before, $2 after
 	setfattr -n user.note -v one "$up/f"
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "final: $status $stderr"; return 1; }
-	[ "$(stat -c %a f)" = 755 ] && [ "$(getfattr -h --only-values -n user.note f)" = one ]
+	[ "$(stat -c %a f)" = 755 ]
+	[ "$(getfattr -h --only-values -n user.note f)" = one ]
 }
 
 # Hard-link groups of the tree (docs/dryrun.md, "Hard links of the tree"):
@@ -719,14 +748,17 @@ links_vs_real() { # $1: the script
 		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	[ "$(stat -c %h a)" = 3 ] && [ "$(stat -c %i a)" = "$(stat -c %i d/c)" ] && [ "$(cat b)" = "$(printf 'one\nmore')" ]
+	[ "$(stat -c %h a)" = 3 ]
+	[ "$(stat -c %i a)" = "$(stat -c %i d/c)" ]
+	[ "$(cat b)" = "$(printf 'one\nmore')" ]
 	# The names no longer one group: apply refuses, nothing changed.
 	al rollback "$ID"
 	[ "$status" -eq 0 ]
 	rm b && echo one > b
 	al apply "$ID"
 	[ "$status" -eq 20 ]
-	[ "$(cat a)" = one ] && [ "$(stat -c %h a)" = 2 ]
+	[ "$(cat a)" = one ]
+	[ "$(stat -c %h a)" = 2 ]
 }
 
 @test "link group: chmod or an attribute set on one name is the shared inode's" {
@@ -750,11 +782,14 @@ links_vs_real() { # $1: the script
 	al apply "$ID"
 	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
 	[[ "$stderr" == *"b is no longer a hard link of a"* ]] || { echo "$stderr"; return 1; }
-	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %a d/c)" = 644 ]
+	[ "$(stat -c %a a)" = 644 ]
+	[ "$(stat -c %a d/c)" = 644 ]
 	# Rollback checks them again: after the apply, b split off.
 	rm b && ln a b
 	al apply "$ID"
-	[ "$status" -eq 0 ] && [ "$(stat -c %a b)" = 600 ] && [ "$(stat -c %a d/c)" = 600 ]
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a b)" = 600 ]
+	[ "$(stat -c %a d/c)" = 600 ]
 	rm b && echo one > b
 	al rollback "$ID"
 	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
@@ -978,7 +1013,8 @@ links_vs_real() { # $1: the script
 	[ "$status" -eq 0 ] || { echo "dryrun: $status $output $stderr"; return 1; }
 	ID=$(jq -r .id <<<"$output")
 	al apply "$ID"
-	[ "$status" -eq 0 ] && [ "$(stat -c %g f)" = 4242 ]
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %g f)" = 4242 ]
 	al rollback "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(stat -c '%a %g' f)" = "6755 0" ]
@@ -999,7 +1035,8 @@ links_vs_real() { # $1: the script
 	id=$(jq -r .id <<<"$output")
 	run env AIRLOCK_TEST_CRASH_AFTER=0 "$AIRLOCK_RELEASE" apply "$id"
 	[ "$status" -eq 0 ] || { echo "$status $output"; return 1; }
-	[ "$(cat f)" = two ] && [ "$(cat g)" = new ]
+	[ "$(cat f)" = two ]
+	[ "$(cat g)" = new ]
 	# The same under test stops at once.
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'echo three > f'
 	id=$(jq -r .id <<<"$output")
@@ -1023,7 +1060,9 @@ links_vs_real() { # $1: the script
 	[ "$(snap)" != "$before" ]
 	# A command on A recovers B first: entirely old again.
 	"$AIRLOCK" rollback "$A" >/dev/null
-	[ "$(cat b/f)" = 1 ] && [ ! -e b/g ] && [ "$(cat a/f)" = 1 ]
+	[ "$(cat b/f)" = 1 ]
+	[ ! -e b/g ]
+	[ "$(cat a/f)" = 1 ]
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state" 2>/dev/null || echo pending)" = pending ]
 	# B applied, then its state lost (as a crash between the journal's mark
 	# and the state's commit leaves it): a gc commits "applied" again.
@@ -1033,7 +1072,8 @@ links_vs_real() { # $1: the script
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state")" = applied ]
 	al rollback "$B"
 	[ "$status" -eq 0 ]
-	[ "$(cat b/f)" = 1 ] && [ ! -e b/g ]
+	[ "$(cat b/f)" = 1 ]
+	[ ! -e b/g ]
 }
 
 # The apply's "committed" mark is written, not synced: the state's ledger
@@ -1115,7 +1155,8 @@ pass_journals() {
 	first=$(grep -n "renameat2(.*$PWD/w" "$TEST_DIR/trace" | head -1 | cut -d: -f1)
 	[ -n "$link" ] && [ -n "$first" ] || { cat "$TEST_DIR/trace"; return 1; }
 	[ -n "$dsync" ] || { echo "the marker's directory is never synced"; cat "$TEST_DIR/trace"; return 1; }
-	[ "$link" -lt "$dsync" ] && [ "$dsync" -lt "$first" ]
+	[ "$link" -lt "$dsync" ]
+	[ "$dsync" -lt "$first" ]
 }
 
 # An apply is "under way" from its marker dryruns/.applying/<id>, made (and
@@ -1151,14 +1192,16 @@ pass_journals() {
 	# next pass removes the marker.
 	run env AIRLOCK_TEST_CRASH_AFTER=committed "$AIRLOCK" apply "$B"
 	[ "$status" -eq 137 ]
-	[ "$(cat b/f)" = 2 ] && [ "$(cat b/g)" = 3 ]
+	[ "$(cat b/f)" = 2 ]
+	[ "$(cat b/g)" = 3 ]
 	[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'x' -- sh -c 'echo x > x'
 	X=$(jq -r .id <<<"$output")
 	al discard "$X"
 	[ "$status" -eq 0 ]
 	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/.applying/$B" ]
-	[ "$(cat b/f)" = 2 ] && [ "$(cat b/g)" = 3 ]
+	[ "$(cat b/f)" = 2 ]
+	[ "$(cat b/g)" = 3 ]
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state")" = applied ]
 	al rollback "$B"
 	[ "$status" -eq 0 ]
@@ -1179,12 +1222,15 @@ pass_journals() {
 	rm -rf "$AIRLOCK_STATE_DIR/dryruns/.applying"
 	al apply "$A"
 	[ "$status" -eq 0 ]
-	[ "$(cat b/f)" = 1 ] && [ ! -e b/g ] && [ "$(cat a/f)" = 2 ]
+	[ "$(cat b/f)" = 1 ]
+	[ ! -e b/g ]
+	[ "$(cat a/f)" = 2 ]
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$B/state" 2>/dev/null || echo pending)" = pending ]
 	# The whole pass left the layout's mark: the next passes list
 	# dryruns/.applying alone.
 	[ -e "$AIRLOCK_STATE_DIR/dryruns/.applying/.complete" ]
 	al apply "$B"
 	[ "$status" -eq 0 ]
-	[ "$(cat b/f)" = 2 ] && [ "$(cat b/g)" = 3 ]
+	[ "$(cat b/f)" = 2 ]
+	[ "$(cat b/g)" = 3 ]
 }

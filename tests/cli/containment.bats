@@ -191,7 +191,8 @@ probe_blocked() { # mode, syscall name expected in denials ("" for none)
 if read -t 1 line; then eval "\$line"; fi
 SH
 	script -qec "sh inject.sh" /dev/null </dev/null >/dev/null 2>&1 || true
-	[ ! -e x ] && [ ! -e PWNED ]
+	[ ! -e x ]
+	[ ! -e PWNED ]
 	run jq -s 'map(.sandbox.denials[]?.syscall) | index("ioctl") != null' "$AIRLOCK_STATE_DIR"/receipts/*.json
 	[ "$output" = true ]
 }
@@ -385,7 +386,8 @@ while True:
 	[ "$status" -eq 125 ]
 	[ "$(rq .status)" = invalid ]
 	[[ "$(rq .error)" == *"holds airlock's state directory"* ]]
-	[ ! -e ran ] && [ ! -e .old ]
+	[ ! -e ran ]
+	[ ! -e .old ]
 	al run --allow-workspace=home,system -- true
 	[ "$status" -eq 125 ]
 	[ "$(rq '.sandbox.allow_workspace | join(",")')" = home,system ]
@@ -420,7 +422,8 @@ while True:
 @test "42 argv injection is executed verbatim, never by a shell" {
 	al run -- echo '$(touch PWNED)' ';' 'touch PWNED2' '&&' '`id`'
 	[ "$status" -eq 0 ]
-	[ ! -e PWNED ] && [ ! -e PWNED2 ]
+	[ ! -e PWNED ]
+	[ ! -e PWNED2 ]
 	[ "$(rq .stdout)" = '$(touch PWNED) ; touch PWNED2 && `id`' ]
 }
 
@@ -483,7 +486,8 @@ while True:
 	al run -- sh -c 'mv .git .gitx; mkdir -p .git/hooks; echo "touch PWNED" > .git/hooks/pre-commit; mv .git/hooks .git/h2; rmdir .git/hooks'
 	[ ! -e .gitx ]
 	[ ! -e .git/h2 ]
-	[ -d .git/hooks ] && [ -z "$(ls -A .git/hooks)" ]
+	[ -d .git/hooks ]
+	[ -z "$(ls -A .git/hooks)" ]
 	[ "$(cat .git/config)" = '[core]' ]
 }
 
@@ -493,7 +497,8 @@ while True:
 	[ "$status" -eq 14 ]
 	[ "$(rq .stdout)" = "" ]
 	[ "$(cat allowed.txt)" = ok ]
-	[ ! -e .envrc ] && [ ! -e .airlock ]
+	[ ! -e .envrc ]
+	[ ! -e .airlock ]
 	[ ! -e .git ]
 	[ "$(cat "$AIRLOCK_STATE_DIR/quarantine/$(receipt_id)/.envrc")" = evil ]
 	[ -d "$AIRLOCK_STATE_DIR/quarantine/$(receipt_id)/.airlock/x" ]
@@ -502,7 +507,9 @@ while True:
 	mkdir .git
 	al run -- sh -c 'mkdir -p .git/hooks; echo "touch PWNED" > .git/hooks/pre-commit; echo evil > .git/config; mv .git .gitx'
 	[ "$status" -ne 0 ]
-	[ -d .git ] && [ "$(ls -A .git)" = hooks ] && [ -z "$(ls -A .git/hooks)" ]
+	[ -d .git ]
+	[ "$(ls -A .git)" = hooks ]
+	[ -z "$(ls -A .git/hooks)" ]
 	[ ! -e .gitx ]
 	rq '.host_code.moved_aside[].path' | sort | tr '\n' ' ' | grep -qx '.git/config .git/hooks/pre-commit '
 	rq '.sandbox.enforced.read_only | join(" ")' | grep -q '\.git/hooks'
@@ -512,7 +519,8 @@ while True:
 	mkdir -p .git tools/hooks
 	ln -s ../tools/hooks .git/hooks
 	al run -- sh -c 'echo "touch PWNED" > .git/hooks/pre-commit; echo "touch PWNED" > tools/hooks/pre-commit; rm .git/hooks; mv .git/hooks .git/h2'
-	[ -L .git/hooks ] && [ "$(readlink .git/hooks)" = ../tools/hooks ]
+	[ -L .git/hooks ]
+	[ "$(readlink .git/hooks)" = ../tools/hooks ]
 	[ ! -e tools/hooks/pre-commit ]
 	[ ! -e .git/h2 ]
 }

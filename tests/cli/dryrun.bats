@@ -144,7 +144,8 @@ EOF
 	dr --expect '**' -- sh -c 'cat h2; echo more >> h1'
 	[ "$(changes)" = "$(printf 'modified h1\nmodified h2')" ]
 	jq -e '.dryrun.changes[] | select(.path == "h2") | .link_to == "h1" and .hard_link' <<<"$output"
-	[ "$(cat h1)" = hard ] && [ "$(cat h2)" = hard ]
+	[ "$(cat h1)" = hard ]
+	[ "$(cat h2)" = hard ]
 	[ "$(stat -c %h h1)" -eq 2 ]
 }
 
@@ -365,7 +366,8 @@ kept_or_lost() { # dryrun ARGS...
 	else
 		LOST=n/t/g attrs_lost --expect n --expect-delete d/s -- sh -c 'mkdir n && mv d/s/t n/'
 	fi
-	[ -e d/f ] && [ "$(getfattr -h --only-values -n user.b d/s/t/g)" = 2 ]
+	[ -e d/f ]
+	[ "$(getfattr -h --only-values -n user.b d/s/t/g)" = 2 ]
 	# A directory's own user.* attribute is copied (the copy is still
 	# writable then); a writable file's too: no loss, no refusal.
 	mkdir w ro && echo z > w/z && setfattr -n user.c -v 3 w && setfattr -n user.c -v 3 w/z

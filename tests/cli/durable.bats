@@ -61,7 +61,8 @@ every_committed_receipt_readable() {
 		al run --sandbox=$sandbox -- true
 		[ "$status" -eq 0 ]
 		id=$(jq -r .receipt <<<"$output")
-		[ -n "$id" ] && [ "$id" != null ]
+		[ -n "$id" ]
+		[ "$id" != null ]
 		jq -j "select(.kind == \"receipt\" and .id == \"$id\") | .record" "$(LOG)" | cmp - "$(receipt_file "$id")"
 	done
 	[ -z "$(find "$AIRLOCK_STATE_DIR/receipts" -mindepth 1 -maxdepth 1 -regextype posix-extended \
@@ -310,7 +311,8 @@ cut_cache() {
 	sed -i 's/"h"/"i"/' "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 	al apply "$id"
 	[ "$status" -ne 0 ]
-	[ ! -e i ] && [ ! -e h ]
+	[ ! -e i ]
+	[ ! -e h ]
 }
 
 # A dry run killed at each point of its commit: its directory's sync, the
@@ -335,7 +337,8 @@ cut_cache() {
 		fi
 		[ "$status" -eq 137 ] || { echo "$point: not killed ($status): $output"; return 1; }
 		id=$(find "$AIRLOCK_STATE_DIR/dryruns" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -n | tail -1)
-		[ -n "$id" ] && [ "$id" != "$before" ]
+		[ -n "$id" ]
+		[ "$id" != "$before" ]
 		verify
 		[ "$status" -eq 0 ] || { echo "$point: verify: $output $stderr"; return 1; }
 		[ ! -e "k$n" ]
@@ -347,7 +350,8 @@ cut_cache() {
 			jq -j "select(.kind == \"dryrun\" and .id == \"$id\") | .record" "$(LOG)" |
 				cmp - "$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 		else
-			[ -n "$stderr" ] && [ ! -e "k$n" ]
+			[ -n "$stderr" ]
+			[ ! -e "k$n" ]
 		fi
 		verify
 		[ "$status" -eq 0 ] || { echo "$point: verify after apply: $output $stderr"; return 1; }
@@ -422,14 +426,17 @@ cut_cache() {
 	# of any record here: a finding, and apply refuses it.
 	head -c 1000 "$TEST_DIR/whole" >"$cs"
 	verify
-	[ "$status" -ne 0 ] && [[ "$output" == *DIFFERS* ]]
+	[ "$status" -ne 0 ]
+	[[ "$output" == *DIFFERS* ]]
 	al apply "$id"
-	[ "$status" -ne 0 ] && [[ "$stderr" == *"invalid JSON"* ]]
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"invalid JSON"* ]]
 	[ ! -e big-1-padding-padding-padding-padding-padding ]
 	# All but its newline: the same.
 	head -c -1 "$TEST_DIR/whole" >"$cs"
 	al apply "$id"
-	[ "$status" -ne 0 ] && [[ "$stderr" == *"does not back"* ]]
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"does not back"* ]]
 	cp "$TEST_DIR/whole" "$cs"
 	al apply "$id"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
@@ -457,11 +464,14 @@ cut_cache() {
 			{ echo "$forged: $output"; return 1; }
 		al apply "$b"
 		[ "$status" -ne 0 ] && [[ "$stderr" == *"does not back"* ]] || { echo "$forged: $status $stderr"; return 1; }
-		[ ! -e a ] && [ ! -e b ]
+		[ ! -e a ]
+		[ ! -e b ]
 	done
 	cp "$TEST_DIR/b" "$csb"
 	al apply "$b"
-	[ "$status" -eq 0 ] && [ -e b ] && [ ! -e a ]
+	[ "$status" -eq 0 ]
+	[ -e b ]
+	[ ! -e a ]
 }
 
 # A reader racing the writer: apply of a dry run whose change set's entry is
@@ -570,5 +580,6 @@ cut_cache() {
 	{ head -c 20 /dev/zero; tail -c +21 "$r" | sed 's/"exit_code": 0/"exit_code": 7/'; } >"$TEST_DIR/forged"
 	cp "$TEST_DIR/forged" "$r"
 	verify
-	[ "$status" -ne 0 ] && [[ "$output" == *"DIFFERS receipts/$rid.json"* ]]
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"DIFFERS receipts/$rid.json"* ]]
 }

@@ -66,7 +66,8 @@ echo ran > $MARK"
 		echo ../c > .git/commondir"
 	host_git_runs_nothing .
 	[ "$status" -eq 14 ]
-	[ "$(rq .status)" = exited ] && [ "$(rq .exit_code)" = 0 ]
+	[ "$(rq .status)" = exited ]
+	[ "$(rq .exit_code)" = 0 ]
 	[ ! -e .git/commondir ]
 	moved_aside .git/commondir
 	[ "$(rq '.host_code.moved_aside[] | select(.path == ".git/commondir") | .kind')" = git_indirection ]
@@ -86,7 +87,8 @@ echo ran > $MARK"
 	[ "$status" -eq 14 ]
 	moved_aside sub/.git/config
 	[ "$(rq '.host_code.moved_aside | length')" = 1 ]
-	[ -f plain/.git/config ] && [ -f plain/.git/HEAD ]
+	[ -f plain/.git/config ]
+	[ -f plain/.git/HEAD ]
 	failure_open
 }
 
@@ -111,7 +113,8 @@ echo ran > $MARK"
 	[ "$status" -eq 14 ]
 	moved_aside b/config
 	moved_aside b/hooks/pre-receive
-	[ ! -e b/config ] && [ -f b/HEAD ]
+	[ ! -e b/config ]
+	[ -f b/HEAD ]
 }
 
 @test "a gitfile pointing at a directory the command made is moved aside, with that directory's config" {
@@ -129,7 +132,8 @@ echo ran > $MARK"
 	host_repo
 	git -c protocol.file.allow=always submodule add -q "$TEST_DIR/src" m >/dev/null 2>&1
 	git commit -qm sub
-	[ -f .git/modules/m/config ] && [ -f m/.git ]
+	[ -f .git/modules/m/config ]
+	[ -f m/.git ]
 	cp .git/modules/m/config "$TEST_DIR/config.before"
 	al run -- sh -c "git config --file .git/modules/m/config core.fsmonitor '$FSMON' || echo refused1
 		printf '%s\n' '$HOOK' > .git/modules/m/hooks/pre-commit || echo refused2
@@ -224,7 +228,8 @@ echo ran > $MARK"
 		git init -q .airlock/x && git -C .airlock/x config core.fsmonitor '$FSMON'"
 	[ "$status" -eq 14 ]
 	[[ "$(rq .stdout)" == *.envrc* ]]
-	[ ! -e .envrc ] && [ ! -e .airlock ]
+	[ ! -e .envrc ]
+	[ ! -e .airlock ]
 	moved_aside .envrc
 	moved_aside .airlock
 	moved_aside .airlock/x/.git/config # went along with .airlock
@@ -241,7 +246,8 @@ echo ran > $MARK"
 	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx sub/.git/config
 	jq -r '.dryrun.problems[].host_code' <<<"$output" | grep -qx .git/commondir
 	[ "$(jq -r .host_code <<<"$output")" = null ]
-	[ ! -e sub ] && [ ! -e .git/commondir ]
+	[ ! -e sub ]
+	[ ! -e .git/commondir ]
 	id=$(jq -r .id <<<"$output")
 	run "$AIRLOCK" dryrun -- sh -c "echo ../c > .git/commondir"
 	[ "$status" -eq 14 ]

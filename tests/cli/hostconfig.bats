@@ -119,7 +119,8 @@ every_attack() { # step
 	[ "$status" -eq 0 ]
 	[[ "$(rq .stdout)" == *refused1*refused2*refused3*refused4* ]]
 	[ "$(cat notes.txt)" = ok ]
-	[ ! -e .claude/settings.local.json ] && [ ! -e .claude.off ]
+	[ ! -e .claude/settings.local.json ]
+	[ ! -e .claude.off ]
 	grep -q 'airlock hook claude' .claude/settings.json
 	rq '.sandbox.enforced.read_only[]' | grep -qx "$WORK/.claude"
 }
@@ -130,7 +131,8 @@ every_attack() { # step
 	sleep 0.7
 	echo '{"permissions":{"allow":["Bash(ls)"]}}' >.claude/settings.local.json
 	wait $! || true
-	[ -f .claude/settings.local.json ] && [ -f .claude/settings.json ]
+	[ -f .claude/settings.local.json ]
+	[ -f .claude/settings.json ]
 	[ "$(jq -r '.host_code.moved_aside | length' "$AIRLOCK_STATE_DIR/receipts/$(jq -r .receipt "$TEST_DIR/out").json")" = 0 ]
 }
 
@@ -162,7 +164,8 @@ every_attack() { # step
 		echo "{}" > .mcp.json'
 	[ "$status" -eq 14 ]
 	[[ "$(rq .stdout)" == *refused* ]]
-	[ ! -e .claude/settings.local.json ] && [ ! -e .mcp.json ]
+	[ ! -e .claude/settings.local.json ]
+	[ ! -e .mcp.json ]
 	[ "$(rq '.host_code.moved_aside[].path')" = sub/.mcp.json ]
 }
 
@@ -179,8 +182,11 @@ every_attack() { # step
 		ln -s ../elsewhere sub/.gemini
 		echo "{\"sandbox\":{\"net\":\"host\"}}" > sub/.airlock/policy.json'
 	[ "$status" -eq 14 ]
-	[ ! -e sub/.claude ] && [ ! -e sub/deep/.codex ] && [ ! -e sub/deep/.mcp.json ]
-	[ ! -L sub/.gemini ] && [ ! -e sub/.airlock ]
+	[ ! -e sub/.claude ]
+	[ ! -e sub/deep/.codex ]
+	[ ! -e sub/deep/.mcp.json ]
+	[ ! -L sub/.gemini ]
+	[ ! -e sub/.airlock ]
 	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "sub/.airlock sub/.claude sub/.gemini sub/deep/.codex sub/deep/.mcp.json" ]
 	run "$AIRLOCK" gate
 	[ "$status" -eq 2 ]
@@ -199,7 +205,8 @@ every_attack() { # step
 	! grep -qs "hooks = false" sub/deep/.codex/config.toml || false
 	# What the run changed goes, the rest of the user's directory stays.
 	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "sub/.claude/settings.json sub/deep/.codex/config.toml" ]
-	[ -d sub/.claude ] && [ -d sub/deep/.codex ]
+	[ -d sub/.claude ]
+	[ -d sub/deep/.codex ]
 }
 
 @test "dryrun + apply: a host's settings created in a subdirectory are not DRY_RUN_OK and apply installs nothing" {
@@ -219,7 +226,8 @@ every_attack() { # step
 	before=$(cat "$HOME/.claude/settings.json")
 	al run -- sh -c 'echo "{\"disableAllHooks\":true}" > "$HOME/.claude/settings.json"; echo x > "$HOME/.claude.json"; echo x > "$HOME/.codex/hooks.json"; true'
 	[ "$(cat "$HOME/.claude/settings.json")" = "$before" ]
-	[ ! -e "$HOME/.claude.json" ] && [ ! -e "$HOME/.codex/hooks.json" ]
+	[ ! -e "$HOME/.claude.json" ]
+	[ ! -e "$HOME/.codex/hooks.json" ]
 }
 
 # dryrun + apply: the dry run does not say DRY_RUN_OK, apply installs nothing.
@@ -321,8 +329,12 @@ attack_permit() { # script
 		mkdir -p a/b && echo "{}" > a/b/.mcp.json && echo "{}" > a/.gemini
 		echo ok > pkg/notes.txt'
 	[ "$status" -eq 14 ]
-	[ ! -e lib/.claude ] && [ ! -e pkg/.claude/settings.json ] && [ ! -e a/b/.mcp.json ] && [ ! -e a/.gemini ]
-	[ "$(cat pkg/notes.txt)" = ok ] && [ -f old/keep.json ]
+	[ ! -e lib/.claude ]
+	[ ! -e pkg/.claude/settings.json ]
+	[ ! -e a/b/.mcp.json ]
+	[ ! -e a/.gemini ]
+	[ "$(cat pkg/notes.txt)" = ok ]
+	[ -f old/keep.json ]
 	[ "$(rq '[.host_code.moved_aside[].path] | sort | join(" ")')" = "a/.gemini a/b/.mcp.json lib/.claude pkg/.claude/settings.json" ]
 	[ "$(rq '.host_code.moved_aside[0].kind')" = host_config ]
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'mkdir -p lib/.codex && echo x > lib/.codex/config.toml'

@@ -55,7 +55,9 @@ settings_of() {
 		.hooks.AfterAgent[0].hooks[0].command == $s' <<<"$output"
 	[[ "$stderr" == *"trusted folder"* ]]
 	[[ "$stderr" == *"enableHooks"* ]]
-	[ ! -e "$WORK/.claude" ] && [ ! -e "$WORK/.codex" ] && [ ! -e "$WORK/.gemini" ]
+	[ ! -e "$WORK/.claude" ]
+	[ ! -e "$WORK/.codex" ]
+	[ ! -e "$WORK/.gemini" ]
 }
 
 @test "install --write merges into the existing settings, keeps every other key, backs up the original, and a second run changes nothing" {
@@ -111,7 +113,8 @@ JSON
 	mkdir -p "$HOME"
 	HOME=$HOME al install claude --write
 	[ "$status" -eq 0 ]
-	[ -f "$HOME/.claude/settings.json" ] && [ ! -e "$HOME/.claude/settings.json.airlock-backup" ]
+	[ -f "$HOME/.claude/settings.json" ]
+	[ ! -e "$HOME/.claude/settings.json.airlock-backup" ]
 	HOME=$HOME CODEX_HOME=$TEST_DIR/codex-home al install codex --write
 	[ -f "$TEST_DIR/codex-home/hooks.json" ]
 	HOME=$HOME al install gemini --write
@@ -233,7 +236,8 @@ pre_payload() { # host
 		printf 'x' >"$A"
 		chmod 0644 "$A"
 		run --separate-stderr sh -c "$c" <"$TEST_DIR/payload.json"
-		[ "$status" -eq 2 ] && [[ "$stderr" == *"(status 126)"* ]]
+		[ "$status" -eq 2 ]
+		[[ "$stderr" == *"(status 126)"* ]]
 	done
 	# What airlock says is kept: 0 with its reply, 1 (a broken invocation
 	# with no failure open lets the tool run), 2; anything else blocks.
@@ -247,7 +251,8 @@ pre_payload() { # host
 	done
 	printf '#!/bin/sh\nkill -9 $$\n' >"$A"
 	run --separate-stderr sh -c "$c" </dev/null
-	[ "$status" -eq 2 ] && [[ "$stderr" == *"(status 137)"* ]]
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"(status 137)"* ]]
 	# The arguments reach airlock as they were written, quotes and all.
 	printf '#!/bin/sh\nfor a; do printf "[%%s]" "$a"; done\n' >"$A"
 	"$AIRLOCK" install codex --project "$WORK" --write --state-dir "$TEST_DIR/it's a \$dir" 2>/dev/null

@@ -345,7 +345,8 @@ faultfs() {
 	"$AIRLOCK" ledger checkpoint >/dev/null
 	for _ in 1 2; do "$AIRLOCK" run -- true >/dev/null; done
 	"$AIRLOCK" ledger checkpoint >/dev/null
-	[ -s "$cps/9" ] && [ -s "$cps/11" ]
+	[ -s "$cps/9" ]
+	[ -s "$cps/11" ]
 	al ledger consistency 6 9
 	[ "$status" -eq 0 ]
 	echo "$output" >"$TEST_DIR/p69"
@@ -400,7 +401,8 @@ faultfs() {
 	r="$AIRLOCK_STATE_DIR/receipts/5.json"
 	cp "$r" "$TEST_DIR/whole"
 	for cut in half newline; do
-		if [ $cut = half ]; then head -c $(($(stat -c %s "$r") / 2)) "$TEST_DIR/whole" >"$r"; else head -c -1 "$TEST_DIR/whole" >"$r"; fi
+		size=$(stat -c %s "$TEST_DIR/whole")
+		if [ $cut = half ]; then head -c $((size / 2)) "$TEST_DIR/whole" >"$r"; else head -c -1 "$TEST_DIR/whole" >"$r"; fi
 		verify
 		[ "$status" -eq 0 ] || { echo "$cut: $output"; return 1; }
 		run "$AIRLOCK" gate

@@ -476,7 +476,8 @@ EOF
 	[ "$(state "$PID")" = APPROVED ]
 	pstep exec "$PID"
 	[ "$status" -eq 0 ]
-	[ "$(cat gen.txt)" = new ] && [ "$(tail -1 notes.txt)" = changed ]
+	[ "$(cat gen.txt)" = new ]
+	[ "$(tail -1 notes.txt)" = changed ]
 	[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPROVED APPLIED" ]
 
 	# Killed after the apply, before APPLIED is committed: the next exec
@@ -663,10 +664,12 @@ ends_rolled_back() { # label
 		pstep exec "$PID" --verify -- "$verdict"
 		echo "verify $verdict again: $status $stderr"
 		if [ "$verdict" = true ]; then
-			[ "$status" -eq 0 ] && [ "$(snap)" = "$APPLIED" ]
+			[ "$status" -eq 0 ]
+			[ "$(snap)" = "$APPLIED" ]
 			[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED APPLIED" ]
 		else
-			[ "$status" -eq 37 ] && [ "$(snap)" = "$ORIG" ]
+			[ "$status" -eq 37 ]
+			[ "$(snap)" = "$ORIG" ]
 			[ "$(transitions "$PID")" = "PROPOSED DRY_RUN_OK APPLIED ROLLED_BACK" ]
 		fi
 		run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
@@ -735,7 +738,8 @@ ends_rolled_back() { # label
 	head -c 300 /dev/zero >"$rec"
 	# A torn cache is no finding (the log holds the record) ...
 	run "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
-	[ "$status" -eq 0 ] && [[ "$output" != *DIFFERS* ]]
+	[ "$status" -eq 0 ]
+	[[ "$output" != *DIFFERS* ]]
 	# ... and the next step writes it back.
 	pstep exec "$PID"
 	[ "$status" -eq 21 ]
@@ -924,10 +928,23 @@ traced_gen_project() {
 # quarantine is over by then: no supervisor reaps or kills it). Every path
 # that does not collect it kills and reaps it.
 
-# The lines of $TEST_DIR/trace (strace -f -z) for git's execve and the main
-# thread: $main, $git (git's pid), $gitline (its line number).
-git_in_trace() {
+# $TEST_DIR/trace (strace -f) with each call that another thread's call
+# split ("<unfinished ...>", then "<... NAME resumed>") joined into one line,
+# at the place of its end: -z would print only the first half of such a
+# call, and drop its result.
+join_trace() {
 	sed -i 's/^\([0-9]*\)  */\1 /' "$TEST_DIR/trace" # strace pads short pids
+	awk '/ <unfinished \.\.\.>$/ { sub(/ <unfinished \.\.\.>$/, ""); open[$1] = $0; next }
+		$2 == "<..." { pid = $1; rest = $0; sub(/^[0-9]+ <\.\.\. [a-z0-9_]+ resumed> ?/, "", rest)
+			print open[pid] rest; delete open[pid]; next }
+		{ print }' "$TEST_DIR/trace" >"$TEST_DIR/trace.joined"
+	mv "$TEST_DIR/trace.joined" "$TEST_DIR/trace"
+}
+
+# The lines of $TEST_DIR/trace (strace -f, joined) for git's execve and the
+# main thread: $main, $git (git's pid), $gitline (its line number).
+git_in_trace() {
+	join_trace
 	main=$(awk '/execve\(/ { print $1; exit }' "$TEST_DIR/trace")
 	grep 'execve("[^"]*/git", \["git", "--no-optional-locks"' "$TEST_DIR/trace"
 	[ "$(grep -c 'execve("[^"]*/git", \["git", "--no-optional-locks"' "$TEST_DIR/trace")" -eq 1 ]
@@ -937,28 +954,34 @@ git_in_trace() {
 
 @test "propose --exec: git ls-files is started before the change set's and the receipt's syncs, on a thread, and reaped before the apply" {
 	traced_gen_project
-	out=$(traced -f -qq -z -y -e trace=execve,clone,clone3,fsync,fdatasync,syncfs,wait4,kill -o "$TEST_DIR/trace" \
+	out=$(traced -f -qq -y -e trace=execve,clone,clone3,fsync,fdatasync,syncfs,wait4,kill -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit propose --exec - <<<"$json")
 	[ "$(cat gen.txt)" = new ]
 	git_in_trace
 	# git's posix_spawn is a thread's, which the main thread made before the
-	# change set's first sync (its temporary file) and the receipt's (the
-	# log's first fdatasync: PROPOSED's and the change set's entries wait
-	# for it)
+	# change set's first sync (its dry run's directory, before its entry)
+	# and the receipt's (the log's first fdatasync: PROPOSED's and the
+	# change set's entries wait for it)
 	spawner=$(grep "clone3\?(.*CLONE_VFORK.*= $git\$" "$TEST_DIR/trace" | awk '{ print $1 }')
 	echo "main $main, spawner $spawner, git $git"
-	[ -n "$spawner" ] && [ "$spawner" != "$main" ]
+	[ -n "$spawner" ]
+	[ "$spawner" != "$main" ]
 	made=$(grep -n "^$main clone3\?(.*CLONE_THREAD.*= $spawner\$" "$TEST_DIR/trace" | cut -d: -f1)
-	cs=$(grep -n "^$main fsync(.*changeset\.json" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
+	cs=$(grep -n "^$main fsync(.*/dryruns/[0-9]*>)" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
 	receipt=$(grep -n "^$main fdatasync(.*ledger/log>" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
 	echo "thread $made, change set $cs, receipt $receipt"
-	[ -n "$made" ] && [ -n "$cs" ] && [ "$made" -lt "$cs" ]
-	[ -n "$receipt" ] && [ "$made" -lt "$receipt" ]
+	[ -n "$made" ]
+	[ -n "$cs" ]
+	[ "$made" -lt "$cs" ]
+	[ -n "$receipt" ]
+	[ "$made" -lt "$receipt" ]
 	# collected (not killed): reaped by the main thread before the apply's syncfs
 	reaped=$(grep -n "^$main wait4($git, .*WEXITSTATUS(s) == 0.*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
 	apply=$(grep -n "^$main syncfs(" "$TEST_DIR/trace" | cut -d: -f1)
 	echo "reaped $reaped, apply $apply"
-	[ -n "$reaped" ] && [ -n "$apply" ] && [ "$reaped" -lt "$apply" ]
+	[ -n "$reaped" ]
+	[ -n "$apply" ]
+	[ "$reaped" -lt "$apply" ]
 	run ! grep -q "kill($git," "$TEST_DIR/trace"
 	# the risk is still git's: gen.txt is ignored
 	[ "$(jq -r .risk_observed "$AIRLOCK_STATE_DIR/permits/$(jq -r .permit <<<"$out").json")" = 3 ]
@@ -971,7 +994,7 @@ git_in_trace() {
 	[ "$(state "$PID")" = PROPOSED ]
 	# The receipt's sync fails (EIO): the dry run fails after the change set
 	# was judged, git started.
-	run traced -f -qq -z -E LD_PRELOAD="$lib" -E FAULTFS_FDATASYNC_EIO=1 \
+	run traced -f -qq -E LD_PRELOAD="$lib" -E FAULTFS_FDATASYNC_EIO=1 \
 		-e trace=execve,fdatasync,wait4,kill,exit_group -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit dryrun "$PID"
 	echo "$output"
@@ -983,7 +1006,9 @@ git_in_trace() {
 	reaped=$(grep -n "^$main wait4($git, .*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
 	end=$(grep -n "^$main exit_group(" "$TEST_DIR/trace" | cut -d: -f1)
 	echo "git $gitline, reaped $reaped, exit $end"
-	[ -n "$reaped" ] && [ -n "$end" ] && [ "$reaped" -lt "$end" ]
+	[ -n "$reaped" ]
+	[ -n "$end" ]
+	[ "$reaped" -lt "$end" ]
 	[ "$(ps -o comm= -p "$git" || true)" != git ]
 	"$AIRLOCK" ledger recover >/dev/null
 }
@@ -991,15 +1016,17 @@ git_in_trace() {
 @test "a permit's dry run whose change set needs no git does not start it" {
 	traced_gen_project
 	# nothing changes: risk 1, no git
-	run --separate-stderr traced -f -qq -z -e trace=execve -o "$TEST_DIR/trace" \
+	run --separate-stderr traced -f -qq -e trace=execve -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit propose --exec - <<<'{"argv":["true"],"reason":"r","expected_paths":[]}'
 	[ "$(jq -r .state <<<"$output")" = NO_EFFECT ]
+	join_trace
 	run ! grep 'execve("[^"]*/git"' "$TEST_DIR/trace"
 	# the command fails, having written gen.txt: DRY_RUN_FAILED, no git
 	printf 'bad:\n\techo x > gen.txt; exit 3\n' >>Makefile
-	run --separate-stderr traced -f -qq -z -e trace=execve -o "$TEST_DIR/trace" \
+	run --separate-stderr traced -f -qq -e trace=execve -o "$TEST_DIR/trace" \
 		"$AIRLOCK" permit propose --exec - <<<'{"argv":["make","-s","bad"],"reason":"r","expected_paths":["gen.txt"]}'
 	[ "$(jq -r .state <<<"$output")" = DRY_RUN_FAILED ]
+	join_trace
 	run ! grep 'execve("[^"]*/git"' "$TEST_DIR/trace"
 }
 
@@ -1238,7 +1265,8 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	[ "$status" -eq 35 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.state == "REJECTED" and .risk_observed == 5 and (.observed | contains("ATTRS_LOST"))' \
 		"$AIRLOCK_STATE_DIR/permits/$PID.json"
-	[ -d d ] && [ ! -e e ]
+	[ -d d ]
+	[ ! -e e ]
 }
 
 # One step where three were: exec of a PROPOSED permit of risk 3 or less
@@ -1289,7 +1317,8 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	pstep exec "$PID"
 	[ "$status" -eq 21 ] || { echo "$status $output $stderr"; return 1; }
 	[[ "$stderr" == *"airlock permit dryrun $PID"* ]]
-	[ "$(state "$PID")" = PROPOSED ] && [ ! -e gen.txt ]
+	[ "$(state "$PID")" = PROPOSED ]
+	[ ! -e gen.txt ]
 }
 
 @test "propose --exec: propose, dry run and apply in one command, one line for the final state" {
@@ -1336,7 +1365,8 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	[ "$(state "$PID")" = DRY_RUN_OK ]
 	pstep exec "$PID"
 	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
-	[ "$(cat gen.txt)" = a ] && [ "$(cat gen2.txt)" = b ]
+	[ "$(cat gen.txt)" = a ]
+	[ "$(cat gen2.txt)" = b ]
 }
 
 # ATTACK: a permit's dry run used to be marked the permit's only after its
@@ -1435,7 +1465,9 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 		run --separate-stderr "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
 		[ "$status" -eq 0 ] || { echo "$point: verify: $output $stderr"; return 1; }
 		run --separate-stderr "$AIRLOCK" apply "$dry"
-		[ "$status" -ne 0 ] && [ -n "$stderr" ] && [ ! -e gen.txt ]
+		[ "$status" -ne 0 ]
+		[ -n "$stderr" ]
+		[ ! -e gen.txt ]
 		pstep exec "$PID"
 		echo "$point: exec $PID (dry run $dry, $(state "$PID")): $status $stderr"
 		if [ "$status" -eq 0 ]; then
@@ -1445,7 +1477,8 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 			[ "$(jq -r "select(.kind == \"dryrun\" and .id == \"$d\") | .sha256" "$AIRLOCK_STATE_DIR/ledger/log" | tail -1)" = "$want" ]
 			[ "$(sha256sum <"$AIRLOCK_STATE_DIR/dryruns/$d/changeset.json" | cut -d' ' -f1)" = "$want" ]
 		else
-			[ -n "$stderr" ] && [ ! -e gen.txt ]
+			[ -n "$stderr" ]
+			[ ! -e gen.txt ]
 		fi
 		run --separate-stderr "$AIRLOCK" ledger verify --key "$TEST_DIR/ledger.pub"
 		[ "$status" -eq 0 ] || { echo "$point: verify after exec: $output $stderr"; return 1; }
@@ -1479,11 +1512,14 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 		pstep exec "$PID"
 		echo "$forged: $status $stderr"
 		if [ $forged = torn ]; then
-			[ "$status" -eq 0 ] && [ "$(cat gen.txt)" = new ]
+			[ "$status" -eq 0 ]
+			[ "$(cat gen.txt)" = new ]
 			cmp "$TEST_DIR/reviewed" "$cs"
 			[ "$(sha256sum <"$cs" | cut -d' ' -f1)" = "$(jq -r .changeset_sha256 "$AIRLOCK_STATE_DIR/permits/$PID.json")" ]
 		else
-			[ "$status" -ne 0 ] && [ -n "$stderr" ] && [ ! -e gen.txt ]
+			[ "$status" -ne 0 ]
+			[ -n "$stderr" ]
+			[ ! -e gen.txt ]
 			[ "$(state "$PID")" = REJECTED ]
 		fi
 	done

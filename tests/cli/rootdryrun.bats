@@ -74,7 +74,9 @@ y" ]
 	[ "$status" -eq 0 ] || { echo "$output $stderr"; return 1; }
 	run "$AIRLOCK" apply "$(dr_id)"
 	[ "$status" -eq 0 ]
-	[ ! -e ro ] && [ "$(cat rw/a)" = a ] && [ "$(stat -c %a rw)" = 555 ]
+	[ ! -e ro ]
+	[ "$(cat rw/a)" = a ]
+	[ "$(stat -c %a rw)" = 555 ]
 }
 
 @test "chown alone is a change, owner_changed: applied with fchownat, checked, rolled back" {

@@ -52,7 +52,9 @@ denied() {
 	mkdir host && cp /bin/true host/suid && chmod 6755 host/suid
 	al run -- sh -c 'cp -p host/suid p1; cp -a host/suid p2; cp -p /usr/bin/passwd p3; cp -a /usr/bin/passwd p4; true'
 	[ "$status" -eq 0 ]
-	[ -f p1 ] && [ -f p2 ] && [ -f p3 ]
+	[ -f p1 ]
+	[ -f p2 ]
+	[ -f p3 ]
 	no_setid_on_host
 	denied chmod fchmod fchmodat fchmodat2
 }
@@ -70,7 +72,8 @@ with tarfile.open(sys.argv[1], "w") as t:
 EOF
 	al run -- sh -c 'tar -xpf host/t.tar; tar -xf host/t.tar --same-permissions -C host 2>/dev/null; true'
 	[ "$status" -eq 0 ]
-	[ -f tsuid ] && [ -f both ]
+	[ -f tsuid ]
+	[ -f both ]
 	no_setid_on_host
 	[ -z "$(find host -perm /6000 -type f)" ]
 	denied chmod fchmod fchmodat fchmodat2 open openat creat
@@ -118,7 +121,10 @@ EOF
 	grep -qx "openat2 ENOSYS" <<<"$out"
 	grep -qx "plain_open ok" <<<"$out"
 	grep -qx "plain_chmod ok" <<<"$out"
-	[ ! -e o3 ] && [ ! -e o1 ] && [ ! -e n1 ] && [ ! -e d1 ]
+	[ ! -e o3 ]
+	[ ! -e o1 ]
+	[ ! -e n1 ]
+	[ ! -e d1 ]
 	[ "$(stat -c %a plain)" = 700 ]
 	no_setid_on_host
 	[ -z "$(find "$WORK" -perm /6000)" ]
@@ -132,7 +138,8 @@ EOF
 @test "a hard link to a set-id file outside the workspace fails (another mount)" {
 	al run -- sh -c 'ln /usr/bin/passwd p 2>&1; ln /usr/bin/su s 2>&1; true'
 	[ "$status" -eq 0 ]
-	[ ! -e p ] && [ ! -e s ]
+	[ ! -e p ]
+	[ ! -e s ]
 	[[ "$(rq .stdout)" == *"Invalid cross-device link"* ]]
 	no_setid_on_host
 }
@@ -154,7 +161,8 @@ EOF
 	echo "$(rq .stdout)"
 	[[ "$(rq .stdout)" != *"setcap 0"* ]]
 	[[ "$(rq .stdout)" != *"setxattr ok"* ]]
-	[ -f c1 ] && [ -f c2 ]
+	[ -f c1 ]
+	[ -f c2 ]
 	[ -z "$(/usr/sbin/getcap c1 c2)" ]
 	! getfattr -n security.capability c1 c2 2>/dev/null | grep -q capability || false
 }
@@ -195,7 +203,8 @@ os.chmod("host/shared/f", 0o775)
 EOF
 	al run -- "$PY" sgid.py
 	[ "$status" -eq 0 ]
-	[ -f host/shared/f ] && [ -f host/shared/sub/g ]
+	[ -f host/shared/f ]
+	[ -f host/shared/sub/g ]
 	[ -z "$(find host -type f -perm /6000)" ]
 	# The directory inherits the bit: it runs nothing (docs/sandbox.md).
 	[ "$(stat -c %a host/shared/sub)" = 2755 ]
@@ -233,7 +242,8 @@ EOF
 	one_error_line "verdict is PRIVILEGED_FILE"
 	[ "$(cat f)" = x ]
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- sh -c 'install -m 4755 /bin/true i1; true'
-	[ "$status" -eq 13 ] && [ "$(dv)" = PRIVILEGED_FILE ]
+	[ "$status" -eq 13 ]
+	[ "$(dv)" = PRIVILEGED_FILE ]
 	jq -e '[.dryrun.problems[] | select(.refused_setid)] | length == 1' <<<"$output"
 	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' -- $PY -c 'import os
 for what in (lambda: os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755), lambda: os.mkdir("d1", 0o2755)):
@@ -297,7 +307,8 @@ for what in (lambda: os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755), lambda: os
 	al apply "$ID"
 	[ "$status" -eq 21 ]
 	one_error_line "verdict is PRIVILEGED_FILE"
-	[ ! -e tool2 ] && [ ! -e plain ]
+	[ ! -e tool2 ]
+	[ ! -e plain ]
 	no_setid_on_host
 	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
 		"$AIRLOCK_STATE_DIR"/receipts/*.json
@@ -315,7 +326,8 @@ for what in (lambda: os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755), lambda: os
 	al apply "$ID"
 	[ "$status" -eq 21 ]
 	one_error_line "d/t (setgid): apply never installs a set-id file"
-	[ ! -e newtool ] && [ ! -e d ]
+	[ ! -e newtool ]
+	[ ! -e d ]
 	chmod 755 "$upper/d/t"
 	chmod 4755 "$upper/newtool"
 	al apply "$ID"
@@ -331,7 +343,8 @@ for what in (lambda: os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755), lambda: os
 	fi
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	[ -f newtool ] && [ -f d/t ]
+	[ -f newtool ]
+	[ -f d/t ]
 	no_setid_on_host
 }
 
