@@ -406,7 +406,8 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 				 "the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
 	*ret_stage = SANDBOX_STAGE_SECCOMP;
 	unsigned flags = (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_WRITES : 0) |
-			 (plan->mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0);
+			 (plan->mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0) |
+			 (iso->overlay_upper ? SYSCALL_FILTER_NO_COPY_OFFLOAD : 0);
 	r = syscall_filter_build(&plan->filter,
 				 flags | (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_READS : 0),
 				 err);

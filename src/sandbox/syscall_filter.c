@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/netlink.h>
 
 #include "basic/cleanup.h"
@@ -366,6 +367,29 @@ static int syscall_filter_add_socket_rules(scmp_filter_ctx ctx, unsigned *n_rule
 	return 0;
 }
 
+/* The rules of SYSCALL_FILTER_NO_COPY_OFFLOAD. Answered by the filter
+ * (SCMP_ACT_ERRNO), never the supervisor: each is a plain errno a program
+ * falls back from (coreutils' cat and cp on EXDEV and on any failed clone,
+ * the kernel's own answer across file systems or on one without reflinks),
+ * not a refusal for the receipt's denials. The ioctl requests are compared
+ * on their low 32 bits, as the kernel reads them. */
+static int syscall_filter_add_copy_offload(scmp_filter_ctx ctx, unsigned *n_rules)
+{
+	int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EXDEV), SCMP_SYS(copy_file_range), 0);
+	if (r < 0)
+		return r;
+	(*n_rules)++;
+	const unsigned long ioctls[] = { FICLONE, FICLONERANGE, FIDEDUPERANGE };
+	for (size_t i = 0; i < ARRAY_SIZE(ioctls); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(ioctl), 1,
+				     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, ioctls[i]));
+		if (r < 0)
+			return r;
+		(*n_rules)++;
+	}
+	return 0;
+}
+
 int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err)
 {
 	cleanup_with(seccomp_ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -385,6 +409,8 @@ int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct er
 		r = syscall_filter_add_traces(ctx, flags, &n_rules);
 	if (r == 0 && (flags & SYSCALL_FILTER_MEDIATE_CONNECT))
 		r = syscall_filter_add_socket_rules(ctx, &n_rules);
+	if (r == 0 && (flags & SYSCALL_FILTER_NO_COPY_OFFLOAD))
+		r = syscall_filter_add_copy_offload(ctx, &n_rules);
 	if (r < 0)
 		return error_set_errno(err, -r, "cannot build seccomp filter");
 

@@ -42,12 +42,21 @@ struct syscall_filter {
  * which performs it on the command's behalf (src/sandbox/sockbroker.c), and
  * AF_UNIX datagram sockets (SOCK_DGRAM, and SOCK_RAW, which the kernel makes
  * a datagram socket) are refused in socket() and socketpair(): a datagram's
- * destination is in sendmsg()'s memory, which the filter cannot read. */
+ * destination is in sendmsg()'s memory, which the filter cannot read.
+ *
+ * SYSCALL_FILTER_NO_COPY_OFFLOAD: for a workspace that is a dry run's
+ * overlay. copy_file_range() answers EXDEV and the FICLONE, FICLONERANGE
+ * and FIDEDUPERANGE ioctls EOPNOTSUPP, in the filter itself (no
+ * notification, nothing recorded: what a copy across file systems gets),
+ * so that programs copy with read() and write(): the overlay checks a
+ * copy's range against its own inode's size, which is stale for a name
+ * whose other name was written (docs/sandbox.md, "Read tracing"). */
 enum {
 	SYSCALL_FILTER_TRACE_WRITES = 1U << 0,
 	SYSCALL_FILTER_MEDIATE_CONNECT = 1U << 1,
 	SYSCALL_FILTER_TRACE_READS = 1U << 2,
-	_SYSCALL_FILTER_FLAGS_ALL = (1U << 3) - 1,
+	SYSCALL_FILTER_NO_COPY_OFFLOAD = 1U << 3,
+	_SYSCALL_FILTER_FLAGS_ALL = (1U << 4) - 1,
 };
 int syscall_filter_build(struct syscall_filter *ret, unsigned flags, struct error *err);
 int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err);

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
 #include <sched.h>
 #include <dirent.h>
 #include <sys/socket.h>
@@ -537,6 +539,53 @@ static void test_filter_traces_read_only_opens_only_when_asked(void)
 	ASSERT_EQ_INT(with.n_rules, without.n_rules + 2); /* open, openat */
 }
 
+/* With SYSCALL_FILTER_NO_COPY_OFFLOAD (a dry run's overlay), the filter
+ * itself answers copy_file_range() EXDEV and the clone and dedupe ioctls
+ * EOPNOTSUPP, high bits of the request or not, before the kernel looks at
+ * a descriptor (EBADF without the flag); TIOCSTI still comes to the
+ * supervisor (ENOSYS with no listener). arg: "o" to load it. */
+static int copy_offload_filter_child(const char *arg)
+{
+	bool offload_off = arg[0] == 'o';
+	int r = filter_child_load(SYSCALL_FILTER_TRACE_WRITES |
+				  (offload_off ? SYSCALL_FILTER_NO_COPY_OFFLOAD : 0));
+	if (r)
+		return r;
+#define E(call) ((call) < 0 ? -(long)errno : 0L)
+	const long want[] = {
+		offload_off ? -EXDEV : -EBADF,	    offload_off ? -EOPNOTSUPP : -EBADF,
+		offload_off ? -EOPNOTSUPP : -EBADF, offload_off ? -EOPNOTSUPP : -EBADF,
+		offload_off ? -EOPNOTSUPP : -EBADF, -ENOSYS,
+	};
+	const long got[] = {
+		E(syscall(SYS_copy_file_range, -1, NULL, -1, NULL, 1UL, 0U)),
+		E(syscall(SYS_ioctl, -1, (unsigned long)FICLONE, -1L)),
+		E(syscall(SYS_ioctl, -1, (unsigned long)FICLONE | (1UL << 32), -1L)),
+		E(syscall(SYS_ioctl, -1, (unsigned long)FICLONERANGE, NULL)),
+		E(syscall(SYS_ioctl, -1, (unsigned long)FIDEDUPERANGE, NULL)),
+		E(syscall(SYS_ioctl, -1, (unsigned long)TIOCSTI, NULL)),
+	};
+#undef E
+	for (size_t i = 0; i < sizeof(got) / sizeof(got[0]); i++)
+		if (got[i] != want[i])
+			return (int)i + 1;
+	return 0;
+}
+
+static void test_filter_refuses_copy_offload_only_when_asked(void)
+{
+	assert_child_succeeds(copy_offload_filter_child, "o");
+	assert_child_succeeds(copy_offload_filter_child, "-");
+	struct syscall_filter with, without;
+	struct error err = { 0 };
+	ASSERT_EQ_INT(syscall_filter_build(&with,
+					   SYSCALL_FILTER_TRACE_WRITES | SYSCALL_FILTER_NO_COPY_OFFLOAD,
+					   &err),
+		      0);
+	ASSERT_EQ_INT(syscall_filter_build(&without, SYSCALL_FILTER_TRACE_WRITES, &err), 0);
+	ASSERT_EQ_INT(with.n_rules, without.n_rules + 4); /* copy_file_range, 3 ioctls */
+}
+
 /* In every program, socket() and socketpair() of any family but Unix, IPv4,
  * IPv6 and netlink route come to the supervisor (ENOSYS with no listener),
  * whatever the kernel offers, and high bits of the family do not pass. */
@@ -1019,6 +1068,7 @@ static void test_readscan_idle_only_where_stop_can_take_it_back(void)
 
 RUN_TESTS(T_(test_embedded_filter_matches_the_rules), T_(test_filter_refuses_setid_modes),
 	  T_(test_filter_traces_read_only_opens_only_when_asked),
+	  T_(test_filter_refuses_copy_offload_only_when_asked),
 	  T_(test_readscan_idle_only_where_stop_can_take_it_back),
 	  T_(test_filter_refuses_socket_families), T_(test_refusal_errno_names_the_family),
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
