@@ -3,11 +3,7 @@
 # real tree without running anything, each path switched atomically, undone
 # exactly, and a crash at any step leaves the tree entirely old.
 load helpers
-
-snap() { # the tree: names, types, modes, sizes, link targets, contents
-	(cd "$WORK" && find . -printf '%p %y %m %s %l\n' | sort &&
-		find . -type f -print0 | sort -z | xargs -0r sha256sum)
-}
+load realrun
 
 make_tree() {
 	mkdir -p src old d
@@ -193,36 +189,6 @@ dryrun_all() {
 # Issue 11: what dryrun + apply lands is what the command would have done.
 # Each case runs the script for real in one copy and through dryrun + apply
 # in another, and compares the trees.
-snap_links() { # snap, and the hard-link groups inside the tree
-	(cd "$WORK" && find . ! -type d -printf '%i %p\n' | sort -k2 |
-		awk '{ g[$1] = g[$1] " " $2; n[$1]++ } END { for (i in g) if (n[i] > 1) print g[i] }' | sort) && snap
-}
-
-snap_xattrs() { # the user.* extended attributes, when the tools are there
-	command -v getfattr >/dev/null || return 0
-	(cd "$WORK" && getfattr -R -h -d -m '^user\.' . 2>/dev/null)
-}
-
-real_vs_apply() { # $1: the script; the tree is set up in $WORK already
-	local real="$TEST_DIR/real"
-	rm -rf "$real"
-	cp -a "$WORK" "$real"
-	(cd "$real" && sh -c "$1")
-	before=$(snap)
-	xattrs_before=$(snap_xattrs)
-	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$1"
-	[ "$status" -eq 0 ] || { echo "dryrun: $status $stderr"; return 1; }
-	ID=$(jq -r .id <<<"$output")
-	al apply "$ID"
-	[ "$status" -eq 0 ] || { echo "apply: $status $stderr"; return 1; }
-	diff <(snap_links) <(WORK=$real snap_links)
-	diff <(snap_xattrs) <(WORK=$real snap_xattrs)
-	al rollback "$ID"
-	[ "$status" -eq 0 ] || { echo "rollback: $status $stderr"; return 1; }
-	[ "$(snap)" = "$before" ]
-	[ "$(snap_xattrs)" = "$xattrs_before" ]
-}
-
 @test "deletions under a recreated directory are applied (rm -r d; mkdir -p d/sub)" {
 	mkdir -p d/sub && echo old > d/sub/old && echo keep > d/keep
 	real_vs_apply 'rm -r d; mkdir -p d/sub; echo new > d/sub/new'

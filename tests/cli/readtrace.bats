@@ -5,38 +5,11 @@
 # after an in-place change is still seen; a group linked after the scan,
 # with reads untraced, is judged as if the read happened.
 load helpers
+load realrun
 
 # The scan's answer is best effort: on a busy machine it may come after init
 # stopped waiting, and reads are traced. A test build waits for it here.
 export AIRLOCK_TEST_READSCAN_WAIT_MS=20000
-
-snap() { # the tree: names, types, modes, sizes, link targets, contents
-	(cd "$WORK" && find . -printf '%p %y %m %s %l\n' | sort &&
-		find . -type f -print0 | sort -z | xargs -0r sha256sum)
-}
-
-snap_links() { # snap, and the hard-link groups inside the tree
-	(cd "$WORK" && find . ! -type d -printf '%i %p\n' | sort -k2 |
-		awk '{ g[$1] = g[$1] " " $2; n[$1]++ } END { for (i in g) if (n[i] > 1) print g[i] }' | sort) && snap
-}
-
-real_vs_apply() { # $1: the script; the tree is set up in $WORK already
-	local real="$TEST_DIR/real"
-	rm -rf "$real"
-	cp -a "$WORK" "$real"
-	(cd "$real" && sh -c "$1")
-	before=$(snap)
-	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$1"
-	[ "$status" -eq 0 ] || { echo "dryrun: $status $output $stderr"; return 1; }
-	ID=$(jq -r .id <<<"$output")
-	receipt_json=$output
-	al apply "$ID"
-	[ "$status" -eq 0 ] || { echo "apply: $status $stderr"; return 1; }
-	diff <(snap_links) <(WORK=$real snap_links)
-	al rollback "$ID"
-	[ "$status" -eq 0 ] || { echo "rollback: $status $stderr"; return 1; }
-	[ "$(snap)" = "$before" ]
-}
 
 rules() { # the seccomp rules the receipt in $output names
 	jq -r .sandbox.enforced.seccomp.rules <<<"$output"
