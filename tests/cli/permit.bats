@@ -941,6 +941,16 @@ join_trace() {
 	mv "$TEST_DIR/trace.joined" "$TEST_DIR/trace"
 }
 
+# Asserts that every line number given is there and smaller than the next.
+in_order() {
+	local prev='' n
+	for n in "$@"; do
+		[ -n "$n" ]
+		[ -z "$prev" ] || [ "$prev" -lt "$n" ]
+		prev=$n
+	done
+}
+
 # The lines of $TEST_DIR/trace (strace -f, joined) for git's execve and the
 # main thread: $main, $git (git's pid), $gitline (its line number).
 git_in_trace() {
@@ -970,18 +980,13 @@ git_in_trace() {
 	cs=$(grep -n "^$main fsync(.*/dryruns/[0-9]*>)" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
 	receipt=$(grep -n "^$main fdatasync(.*ledger/log>" "$TEST_DIR/trace" | head -n 1 | cut -d: -f1)
 	echo "thread $made, change set $cs, receipt $receipt"
-	[ -n "$made" ]
-	[ -n "$cs" ]
-	[ "$made" -lt "$cs" ]
-	[ -n "$receipt" ]
-	[ "$made" -lt "$receipt" ]
+	in_order "$made" "$cs"
+	in_order "$made" "$receipt"
 	# collected (not killed): reaped by the main thread before the apply's syncfs
 	reaped=$(grep -n "^$main wait4($git, .*WEXITSTATUS(s) == 0.*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
 	apply=$(grep -n "^$main syncfs(" "$TEST_DIR/trace" | cut -d: -f1)
 	echo "reaped $reaped, apply $apply"
-	[ -n "$reaped" ]
-	[ -n "$apply" ]
-	[ "$reaped" -lt "$apply" ]
+	in_order "$reaped" "$apply"
 	run ! grep -q "kill($git," "$TEST_DIR/trace"
 	# the risk is still git's: gen.txt is ignored
 	[ "$(jq -r .risk_observed "$AIRLOCK_STATE_DIR/permits/$(jq -r .permit <<<"$out").json")" = 3 ]
@@ -1006,9 +1011,7 @@ git_in_trace() {
 	reaped=$(grep -n "^$main wait4($git, .*= $git\$" "$TEST_DIR/trace" | cut -d: -f1)
 	end=$(grep -n "^$main exit_group(" "$TEST_DIR/trace" | cut -d: -f1)
 	echo "git $gitline, reaped $reaped, exit $end"
-	[ -n "$reaped" ]
-	[ -n "$end" ]
-	[ "$reaped" -lt "$end" ]
+	in_order "$reaped" "$end"
 	[ "$(ps -o comm= -p "$git" || true)" != git ]
 	"$AIRLOCK" ledger recover >/dev/null
 }
