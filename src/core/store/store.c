@@ -491,7 +491,7 @@ int store_checkpoint_flush(struct store *store, struct error *err)
  * commits it and the file is a cache of the log (docs/ledger.md, "One
  * commit path"): a run's receipt, whose commit is the one durable write of
  * a run, and a dry run's change set (its readers go through
- * dryrun_read_changeset(), which reads a missing or torn cache from the
+ * dryrun_dir_read_changeset(), which reads a missing or torn cache from the
  * log). Records that move on (replace), the system approver outside the
  * state directory and the records whose readers take the file alone (gate
  * entries, permits) keep the file written first. */
@@ -621,9 +621,8 @@ static int store_commit_embedded(struct store *store, enum ledger_kind kind, con
 	sha256_hex(data, n, hex);
 	/* A receipt's entry is synced at once: its cache is written next, and
 	 * a run reports on it. A change set's may share the next sync
-	 * (store_sync_defer()): a power loss before it leaves at most a cache
-	 * no entry backs, which apply refuses, as a kill before the append of
-	 * the other order left. */
+	 * (store_sync_defer()): its cache waits for that sync
+	 * (store_pending_add()), so a power loss before it leaves neither. */
 	int r = store_append(store, kind, id, path, hex, data, n, kind != LEDGER_RECEIPT, err);
 	if (r == -E2BIG)
 		return r;
