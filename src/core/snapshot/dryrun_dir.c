@@ -159,6 +159,26 @@ int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char
 	return store_read_record(store, LEDGER_DRYRUN, id_text, path.s, max, ret_text, ret_n, err);
 }
 
+int dryrun_dir_changeset_backed(struct store *store, uint64_t id, const char sha256[SHA256_HEX_SIZE],
+				const char *refusal, struct error *err)
+{
+	char id_text[24];
+	struct error why = { 0 };
+
+	struct statepath path = statepath_dryrun_changeset(id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	int r = ledger_backs(store_ledger(store), LEDGER_DRYRUN, id_text, path.s, sha256, &why);
+	if (r == 0)
+		return 0;
+	return error_set(err, EPERM,
+			 "the ledger does not back the change set of dry run %llu (%s): %s; `airlock ledger verify` says more",
+			 (unsigned long long)id,
+			 r == -EBADMSG	? "rewritten"
+			 : r == -ENOENT ? "never committed"
+					: why.msg,
+			 refusal);
+}
+
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		    struct dryrun_dir *d, struct error *err)
 {

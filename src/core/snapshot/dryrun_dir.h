@@ -65,6 +65,15 @@ bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which
  * which writes the cache back). -ENOENT, err set, when neither has them. */
 int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char **ret_text,
 			      size_t *ret_n, struct error *err);
+/* Whether the ledger backs a change set of dry run id read as bytes whose
+ * SHA-256 is sha256: the dry run's entry commits (or carries) them. Asked
+ * of the bytes a reader read (dryrun_dir_read_changeset(): the log's for a
+ * missing or torn cache), never of the file as it is at the check, so a
+ * file swapped in after the read is no way past it. 0, or -EPERM with
+ * "the ledger does not back the change set of dry run <id> (<why>):
+ * <refusal>; `airlock ledger verify` says more". */
+int dryrun_dir_changeset_backed(struct store *store, uint64_t id, const char sha256[SHA256_HEX_SIZE],
+				const char *refusal, struct error *err);
 /* Opens dryruns/<id> and takes its lock (flock on the directory, held until
  * d is released), then reads it. Every command that reads or changes a dry
  * run holds its lock, so apply, rollback, discard, gc and recovery never
