@@ -405,14 +405,15 @@ int isolate_plan_prepare(const struct sandbox_config *config, struct isolate_pla
 		return error_set(err, EOPNOTSUPP,
 				 "the kernel offers no Landlock ABI; boot with lsm=...,landlock or run with --sandbox=none on a disposable machine");
 	*ret_stage = SANDBOX_STAGE_SECCOMP;
-	unsigned flags = (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_WRITES : 0) |
-			 (plan->mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0) |
-			 (iso->overlay_upper ? SYSCALL_FILTER_NO_COPY_OFFLOAD : 0);
+	bool writes = iso->trace_outside_writes, offload_off = iso->overlay_upper != NULL;
 	r = syscall_filter_build(&plan->filter,
-				 flags | (iso->trace_outside_writes ? SYSCALL_FILTER_TRACE_READS : 0),
+				 syscall_filter_flags(writes, true, plan->mediate_connect, offload_off),
 				 err);
 	if (r == 0 && isolate_reads_scanned(iso))
-		r = syscall_filter_build(&plan->filter_untraced_reads, flags, err);
+		r = syscall_filter_build(&plan->filter_untraced_reads,
+					 syscall_filter_flags(writes, false, plan->mediate_connect,
+							      offload_off),
+					 err);
 	plan->scan_wait_ms = ISOLATE_SCAN_WAIT_MS;
 #if AIRLOCK_TEST_HOOKS
 	/* A test build's wait for the scan's answer, so that a suite on a busy

@@ -390,8 +390,28 @@ static int syscall_filter_add_copy_offload(scmp_filter_ctx ctx, unsigned *n_rule
 	return 0;
 }
 
+unsigned syscall_filter_flags(bool trace_writes, bool trace_reads, bool mediate_connect,
+			      bool no_copy_offload)
+{
+	return (trace_writes ? SYSCALL_FILTER_TRACE_WRITES : 0) |
+	       (trace_writes && trace_reads ? SYSCALL_FILTER_TRACE_READS : 0) |
+	       (mediate_connect ? SYSCALL_FILTER_MEDIATE_CONNECT : 0) |
+	       (no_copy_offload ? SYSCALL_FILTER_NO_COPY_OFFLOAD : 0);
+}
+
+bool syscall_filter_flags_valid(unsigned flags)
+{
+	if (flags & ~(unsigned)_SYSCALL_FILTER_FLAGS_ALL)
+		return false;
+	/* Read tracing is a part of write tracing's notifications: alone it
+	 * would build the program without it again. */
+	return !(flags & SYSCALL_FILTER_TRACE_READS) || (flags & SYSCALL_FILTER_TRACE_WRITES);
+}
+
 int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err)
 {
+	if (!syscall_filter_flags_valid(flags))
+		return error_set(err, EINVAL, "no seccomp filter is built for flags 0x%x", flags);
 	cleanup_with(seccomp_ctx_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return error_set(err, ENOMEM, "cannot create seccomp filter");

@@ -58,7 +58,22 @@ enum {
 	SYSCALL_FILTER_NO_COPY_OFFLOAD = 1U << 3,
 	_SYSCALL_FILTER_FLAGS_ALL = (1U << 4) - 1,
 };
+/* The flags of the program a run loads: the one selector (isolate.c asks
+ * it for a run's program and, when reads may go untraced, for the one
+ * without read tracing). Read tracing comes only with write tracing. */
+unsigned syscall_filter_flags(bool trace_writes, bool trace_reads, bool mediate_connect,
+			      bool no_copy_offload);
+/* Whether flags are a combination syscall_filter_flags() gives: the
+ * programs tools/gen_syscall_filter.c embeds, and no other. */
+bool syscall_filter_flags_valid(unsigned flags);
+/* Whether a program for flags is embedded (syscall_filter_bpf.c). */
+bool syscall_filter_embedded(unsigned flags);
+/* The embedded program for flags, handed out without a copy; -EINVAL for
+ * flags none is embedded for. */
 int syscall_filter_build(struct syscall_filter *ret, unsigned flags, struct error *err);
+/* The program for flags compiled now with libseccomp (the generator's,
+ * and the unit tests'); -EINVAL for flags syscall_filter_flags_valid()
+ * refuses. */
 int syscall_filter_compile(struct syscall_filter *ret, unsigned flags, struct error *err);
 
 /* A traced system call: which arguments are paths, and the directory

@@ -335,15 +335,16 @@ forge_backing() { # file id
 	[ "$status" -eq 21 ]
 	[ "$(cat notes.txt)" = notes ]
 
-	# The change set edited under the approval: rejected.
+	# The change set edited under the approval: bytes its dry run's entry
+	# does not back, refused by name before anything is judged or recorded.
 	cp "$TEST_DIR/approved.json" "$rec"
 	forge_backing "$rec" "$A"
 	cs="$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun "$rec")/changeset.json"
 	jq -c '.changes[0].size += 1' "$cs" > "$TEST_DIR/cs" && cat "$TEST_DIR/cs" > "$cs"
 	pstep exec "$A"
-	[ "$status" -eq 35 ]
-	[[ "$stderr" == *"not the one the permit recorded"* ]]
-	[ "$(state "$A")" = REJECTED ]
+	[ "$status" -eq 21 ]
+	one_error_line "permit $A: the ledger does not back the change set of dry run $(jq -r .dryrun "$rec") (rewritten)"
+	[ "$(state "$A")" = APPROVED ]
 	[ "$(cat notes.txt)" = notes ]
 }
 
@@ -1520,10 +1521,65 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 			cmp "$TEST_DIR/reviewed" "$cs"
 			[ "$(sha256sum <"$cs" | cut -d' ' -f1)" = "$(jq -r .changeset_sha256 "$AIRLOCK_STATE_DIR/permits/$PID.json")" ]
 		else
+			# Refused by the permit's own check, as apply's: bytes no
+			# entry backs are not judged, and nothing is recorded.
 			[ "$status" -ne 0 ]
-			[ -n "$stderr" ]
+			[[ "$stderr" == *"the ledger does not back the change set of dry run"* ]]
 			[ ! -e gen.txt ]
-			[ "$(state "$PID")" = REJECTED ]
+			[ "$(state "$PID")" = DRY_RUN_OK ]
 		fi
 	done
+}
+
+# The change set a permit records, shows and has the approver sign is the one
+# its dry run's entry commits (or carries), as apply's: bytes planted in
+# dryruns/<id>/changeset.json (by whoever can write the state directory; here
+# a test build's hook, between the dry run's commit and the permit's read, and
+# then after an honest dry run) are refused by name, nothing recorded.
+@test "attack: a change set planted in a permit's dry run is refused before anything is recorded, shown or signed" {
+	enrol
+	make_project
+	# A valid change set of another dry run of this workspace.
+	al dryrun --json --expect notes.txt -- sh -c 'echo evil >> notes.txt'
+	[ "$status" -eq 0 ]
+	cp "$AIRLOCK_STATE_DIR/dryruns/$(jq -r .id <<<"$output")/changeset.json" "$TEST_DIR/evil.json"
+	evil=$(sha256sum <"$TEST_DIR/evil.json" | cut -d' ' -f1)
+	propose '{"argv":["make","-s","tracked"],"reason":"r","expected_paths":["notes.txt"]}'
+	rec="$AIRLOCK_STATE_DIR/permits/$PID.json"
+	dryruns="$AIRLOCK_STATE_DIR/dryruns"
+	plant="cp '$TEST_DIR/evil.json' '$dryruns/'\$(ls '$dryruns' | sort -n | tail -1)/changeset.json"
+	run --separate-stderr env AIRLOCK_TEST_PERMIT_RECHECK="$plant" "$AIRLOCK" permit dryrun "$PID"
+	echo "planted at the dry run: $status $output $stderr"
+	d=$(ls "$dryruns" | sort -n | tail -1)
+	cmp "$TEST_DIR/evil.json" "$dryruns/$d/changeset.json"
+	[ "$status" -ne 0 ]
+	one_error_line "permit $PID: the ledger does not back the change set of dry run $d (rewritten)"
+	[ "$(transitions "$PID")" = PROPOSED ]
+	[ "$(jq -r .changeset_sha256 "$rec")" != "$evil" ]
+	pstep show "$PID"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"$evil"* ]]
+	approve "$PID"
+	[ "$status" -ne 0 ]
+	[[ "$output" != *"$evil"* ]]
+	[ "$(transitions "$PID")" = PROPOSED ]
+
+	# Planted after an honest dry run: approve and exec refuse it, nothing
+	# recorded (the permit is not rejected over bytes no entry backs).
+	pstep dryrun "$PID"
+	[ "$status" -eq 0 ] || { echo "$status $output $stderr"; return 1; }
+	d=$(jq -r .dryrun <<<"$output")
+	cp "$rec" "$TEST_DIR/dryrun-ok.json"
+	cp "$TEST_DIR/evil.json" "$dryruns/$d/changeset.json"
+	approve "$PID"
+	echo "approve: $status $output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"permit $PID: the ledger does not back the change set of dry run $d (rewritten)"* ]]
+	[[ "$output" != *"$evil"* ]]
+	pstep exec "$PID"
+	echo "exec: $status $stderr"
+	[ "$status" -ne 0 ]
+	one_error_line "permit $PID: the ledger does not back the change set of dry run $d (rewritten)"
+	cmp "$rec" "$TEST_DIR/dryrun-ok.json"
+	[ "$(cat notes.txt)" = notes ]
 }

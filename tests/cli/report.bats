@@ -198,6 +198,25 @@ session() {
 	grep -q 'new content: 400000 bytes, above the 256 KiB a diff shows' r.html
 }
 
+# A dry run's state is a cache its apply and rollback entries carry
+# (docs/ledger.md): one a power loss lost is read from the log, through the
+# dry run's own reader, as apply reads it; an applied permit's change set
+# still diffs against its backup, and the page is the page it was.
+@test "an applied dry run whose state cache was lost: the page reads its state from the log" {
+	session
+	d=$(jq -r .dryrun "$AIRLOCK_STATE_DIR/permits/1.json")
+	report -o "$TEST_DIR/before.html"
+	[ "$status" -eq 0 ]
+	grep -q "receipt $d</a>, verdict DRY_RUN_OK, applied</dd>" "$TEST_DIR/before.html"
+	rm "$AIRLOCK_STATE_DIR/dryruns/$d/state"
+	report -o "$TEST_DIR/r.html"
+	[ "$status" -eq 0 ]
+	grep -q "receipt $d</a>, verdict DRY_RUN_OK, applied</dd>" "$TEST_DIR/r.html"
+	grep -q '<span class="add">+new</span>' "$TEST_DIR/r.html"
+	diff <(sed 's/generated [0-9T:.Z-]*\././' "$TEST_DIR/before.html") \
+		<(sed 's/generated [0-9T:.Z-]*\././' "$TEST_DIR/r.html")
+}
+
 @test "a ledger that does not verify says so" {
 	"$AIRLOCK" run -- true >/dev/null
 	"$AIRLOCK" ledger checkpoint >/dev/null

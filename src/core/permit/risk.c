@@ -399,11 +399,24 @@ int permit_recheck(struct store *store, const struct rules *rules, const struct 
 	c->classified = rv.risk;
 	snprintf(c->rule, sizeof(c->rule), "%s", rv.rule);
 	snprintf(c->reason, sizeof(c->reason), "%s", rv.reason);
+#if AIRLOCK_TEST_HOOKS
+	/* A test build's stand-in for another writer of the state directory
+	 * between the dry run's commit and this read. */
+	const char *before = getenv("AIRLOCK_TEST_PERMIT_RECHECK");
+	/* NOLINTNEXTLINE(cert-env33-c): a test build runs the test's own shell command here */
+	if (before && system(before) != 0)
+		return error_set(err, EIO, "AIRLOCK_TEST_PERMIT_RECHECK failed");
+#endif
 	int r = dryrun_dir_read_changeset(store, p->dryrun_id, PERMIT_CHANGESET_MAX, &text, &n, err);
 	if (r < 0)
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,
 				    (unsigned long long)p->dryrun_id);
+	/* Nothing is judged, recorded or signed of bytes no entry backs: the
+	 * cache is a file whoever writes the state directory may replace. */
 	sha256_hex(text, n, c->changeset_sha256);
+	r = dryrun_dir_changeset_backed(store, p->dryrun_id, c->changeset_sha256, "refusing it", err);
+	if (r < 0)
+		return error_prefix(err, "permit %llu", (unsigned long long)p->id);
 	r = changeset_parse(text, n, &c->cs, err);
 	if (r < 0)
 		return error_prefix(err, "permit %llu: dry run %llu", (unsigned long long)p->id,

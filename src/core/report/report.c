@@ -508,7 +508,7 @@ static char *report_journal_backup(const struct applyop_list *ops, const char *p
 
 struct report_dryrun {
 	int dir_fd, ws_fd, upper_fd;
-	const char *state;
+	enum dryrun_state state;
 	struct applyop_list ops; /* applied: the journal's operations */
 };
 
@@ -532,7 +532,7 @@ static int report_change(struct report_permit *p, json_t *c, struct report_dryru
 		return report_file_summary(f, "the name is not UTF-8: no diff");
 	struct report_side old = { -1, f->path, json_string_value(json_object_get(c, "old_sha256")) };
 	struct report_side new = { -1, f->path, json_string_value(json_object_get(c, "sha256")) };
-	if (dr->state && strcmp(dr->state, "applied") == 0) {
+	if (dr->state == DRYRUN_STATE_APPLIED) {
 		/* The new object is in the tree, the old one in the backup. */
 		if (!deleted)
 			new.dir_fd = dr->ws_fd;
@@ -557,7 +557,7 @@ static int report_changeset(struct report_permit *p, struct store *store)
 {
 	struct statepath dir = statepath_dryrun(p->dryrun_id);
 	struct report_dryrun dr = { .dir_fd = -1, .ws_fd = -1, .upper_fd = -1 };
-	cleanup_free char *text = NULL, *state = NULL, *journal = NULL;
+	cleanup_free char *text = NULL, *journal = NULL;
 	size_t n;
 	struct error err = { 0 };
 	int ret = 0;
@@ -567,11 +567,10 @@ static int report_changeset(struct report_permit *p, struct store *store)
 		return asprintf(&p->files_error, "the dry run's directory is gone (gc or discard)") < 0
 			       ? -ENOMEM
 			       : 0;
-	if (file_read_capped(dr.dir_fd, STATEPATH_STATE, 64, &state, &n, &err) == 0) {
-		state[strcspn(state, "\n")] = '\0';
-		p->dryrun_state = strdup(state);
-		dr.state = p->dryrun_state;
-	}
+	/* Shown, never acted on: a state the reader refuses is not shown. */
+	if (dryrun_dir_read_state(store, p->dryrun_id, &dr.state, &err) == 0)
+		p->dryrun_state = dryrun_state_name(dr.state);
+	error_clear(&err);
 	cleanup_with(json_decrefp) json_t *cs = NULL;
 	if (dryrun_dir_read_changeset(store, p->dryrun_id, 256u << 20, &text, &n, &err) < 0 ||
 	    !(cs = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL))) {
@@ -586,7 +585,7 @@ static int report_changeset(struct report_permit *p, struct store *store)
 	if (ws)
 		dr.ws_fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dr.upper_fd = openat(dr.dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dr.state && strcmp(dr.state, "applied") == 0 &&
+	if (dr.state == DRYRUN_STATE_APPLIED &&
 	    file_read_capped(dr.dir_fd, "journal", 64u << 20, &journal, &n, &err) == 0) {
 		char mark[64];
 		if (journal_parse(journal, &dr.ops, mark, sizeof(mark), &err) < 0)
@@ -805,7 +804,6 @@ static void report_permit_release(struct report_permit *p)
 	free(p->created_at);
 	free(p->classify_rule);
 	free(p->observed_why);
-	free(p->dryrun_state);
 	free(p->verdict);
 	free(p->approver_key);
 	free(p->files_error);

@@ -86,7 +86,7 @@ struct report_permit {
 	int risk, risk_declared, risk_classified, risk_observed;
 	char *classify_rule, *observed_why;
 	uint64_t dryrun_id; /* 0: none */
-	char *dryrun_state; /* pending, applied, rolled_back; NULL: gone */
+	const char *dryrun_state; /* dryrun_state_name(): NULL when none is recorded, or gone */
 	char *verdict;
 	char *approver_key; /* the approval's public key (hex), or NULL */
 	struct report_event *history;

@@ -358,21 +358,8 @@ static int dryrun_begin(struct store *store, uint64_t id, struct dryrun_dir *d, 
  * written back), and never a file swapped in after the read. */
 static int apply_changeset_backed(struct store *store, const struct dryrun_dir *d, struct error *err)
 {
-	char id_text[24];
-	struct error why = { 0 };
-
-	struct statepath path = statepath_dryrun_changeset(d->id);
-	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)d->id);
-	int r = ledger_backs(store_ledger(store), LEDGER_DRYRUN, id_text, path.s,
-			     d->changeset_sha256, &why);
-	if (r == 0)
-		return 0;
-	return error_set(err, EPERM,
-			 "the ledger does not back the change set of dry run %llu (%s): refusing to apply it; `airlock ledger verify` says more",
-			 (unsigned long long)d->id,
-			 r == -EBADMSG	? "rewritten"
-			 : r == -ENOENT ? "never committed"
-					: why.msg);
+	return dryrun_dir_changeset_backed(store, d->id, d->changeset_sha256,
+					   "refusing to apply it", err);
 }
 
 /* Whether the dry run may be applied at all: whose it is, the change set

@@ -159,6 +159,47 @@ int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char
 	return store_read_record(store, LEDGER_DRYRUN, id_text, path.s, max, ret_text, ret_n, err);
 }
 
+int dryrun_dir_changeset_backed(struct store *store, uint64_t id, const char sha256[SHA256_HEX_SIZE],
+				const char *refusal, struct error *err)
+{
+	char id_text[24];
+	struct error why = { 0 };
+
+	struct statepath path = statepath_dryrun_changeset(id);
+	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
+	int r = ledger_backs(store_ledger(store), LEDGER_DRYRUN, id_text, path.s, sha256, &why);
+	if (r == 0)
+		return 0;
+	return error_set(err, EPERM,
+			 "the ledger does not back the change set of dry run %llu (%s): %s; `airlock ledger verify` says more",
+			 (unsigned long long)id,
+			 r == -EBADMSG	? "rewritten"
+			 : r == -ENOENT ? "never committed"
+					: why.msg,
+			 refusal);
+}
+
+/* The state recorded in dryruns/<id> (open at fd), NUL terminated, its
+ * newline cut. It is carried by its ledger entry (store_commit()), its file
+ * a cache a power loss may have lost: a dry run with a journal was applied
+ * at least once, so its state is then asked of the ledger (and the file
+ * written back); one without (or with the dry run's empty one) has none.
+ * -ENOENT when none is recorded. */
+static int dryrun_dir_state_text(struct store *store, int fd, uint64_t id, char **ret, struct error *err)
+{
+	size_t n;
+	struct stat jst;
+
+	int r = file_read_capped(fd, STATEPATH_STATE, 64, ret, &n, err);
+	if (r == -ENOENT && fstatat(fd, "journal", &jst, AT_SYMLINK_NOFOLLOW) == 0 && jst.st_size > 0) {
+		struct statepath path = statepath_dryrun_state(id);
+		r = store_read_record(store, LEDGER_KIND_MAX, NULL, path.s, 64, ret, &n, err);
+	}
+	if (r == 0)
+		(*ret)[strcspn(*ret, "\n")] = '\0';
+	return r;
+}
+
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		    struct dryrun_dir *d, struct error *err)
 {
@@ -226,26 +267,57 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	struct statepath state_path = statepath_dryrun_state(id);
 	if (store_settle(store, state_path.s, err) < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	int r_state = file_read_capped(d->fd, STATEPATH_STATE, 64, &state, &n, err);
-	/* The state is carried by its ledger entry (store_commit()), its file a
-	 * cache a power loss may have lost: a dry run with a journal was
-	 * applied at least once, so its state is asked of the ledger (and the
-	 * file written back); one without (or with the dry run's empty one) is
-	 * pending. */
-	struct stat jst;
-	if (r_state == -ENOENT && fstatat(d->fd, "journal", &jst, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    jst.st_size > 0) {
-		r_state = store_read_record(store, LEDGER_KIND_MAX, NULL, state_path.s, 64, &state,
-					    &n, err);
-	}
-	if (r_state == 0) {
-		state[strcspn(state, "\n")] = '\0';
+	if (dryrun_dir_state_text(store, d->fd, id, &state, err) == 0)
 		snprintf(d->state, sizeof(d->state), "%s", state);
-	} else {
+	else
 		snprintf(d->state, sizeof(d->state), "pending");
-	}
 	*err = (struct error){ 0 };
 	return 0;
+}
+
+const char *dryrun_state_name(enum dryrun_state state)
+{
+	switch (state) {
+	case DRYRUN_STATE_PENDING:
+		return "pending";
+	case DRYRUN_STATE_APPLIED:
+		return "applied";
+	case DRYRUN_STATE_ROLLED_BACK:
+		return "rolled_back";
+	case DRYRUN_STATE_NONE:
+		break;
+	}
+	return NULL;
+}
+
+int dryrun_dir_read_state(struct store *store, uint64_t id, enum dryrun_state *ret, struct error *err)
+{
+	static const enum dryrun_state recorded[] = { DRYRUN_STATE_PENDING, DRYRUN_STATE_APPLIED,
+						      DRYRUN_STATE_ROLLED_BACK };
+	cleanup_free char *state = NULL;
+
+	struct statepath rel = statepath_dryrun(id);
+	cleanup_close int fd =
+		openat(store_dir_fd(store), rel.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT
+			       ? -ENOENT
+			       : error_set_errno(err, errno, "open %s/%s", store_path(store), rel.s);
+	int r = dryrun_dir_state_text(store, fd, id, &state, err);
+	if (r == -ENOENT) {
+		error_clear(err);
+		*ret = DRYRUN_STATE_NONE;
+		return 0;
+	}
+	if (r < 0)
+		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	for (size_t i = 0; i < ARRAY_SIZE(recorded); i++)
+		if (strcmp(state, dryrun_state_name(recorded[i])) == 0) {
+			*ret = recorded[i];
+			return 0;
+		}
+	return error_set(err, EBADMSG, "dry run %llu: its state is none airlock records",
+			 (unsigned long long)id);
 }
 
 int dryrun_dir_set_state(struct dryrun_dir *d, const char *state, struct error *err)

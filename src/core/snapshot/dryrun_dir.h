@@ -40,6 +40,15 @@ struct dryrun_dir {
 
 enum dryrun_dir_lock { DRYRUN_DIR_LOCK_WAIT, DRYRUN_DIR_LOCK_TRY };
 
+/* A dry run's state, as its last apply, rollback or recovery recorded it
+ * (dryrun_dir_set_state()). */
+enum dryrun_state {
+	DRYRUN_STATE_NONE, /* none recorded: never applied, so pending */
+	DRYRUN_STATE_PENDING, /* recorded: a recovery undid an apply */
+	DRYRUN_STATE_APPLIED,
+	DRYRUN_STATE_ROLLED_BACK,
+};
+
 int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
 			       enum dryrun_verdict *ret_verdict, struct error *err);
 void dryrun_dir_release(struct dryrun_dir *d);
@@ -65,6 +74,23 @@ bool dryrun_dir_meta_valid(json_t *c, bool required, enum changeset_xattrs which
  * which writes the cache back). -ENOENT, err set, when neither has them. */
 int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char **ret_text,
 			      size_t *ret_n, struct error *err);
+/* Whether the ledger backs a change set of dry run id read as bytes whose
+ * SHA-256 is sha256: the dry run's entry commits (or carries) them. Asked
+ * of the bytes a reader read (dryrun_dir_read_changeset(): the log's for a
+ * missing or torn cache), never of the file as it is at the check, so a
+ * file swapped in after the read is no way past it. 0, or -EPERM with
+ * "the ledger does not back the change set of dry run <id> (<why>):
+ * <refusal>; `airlock ledger verify` says more". */
+int dryrun_dir_changeset_backed(struct store *store, uint64_t id, const char sha256[SHA256_HEX_SIZE],
+				const char *refusal, struct error *err);
+/* The state's name as recorded ("pending", "applied", "rolled_back");
+ * NULL for DRYRUN_STATE_NONE. */
+const char *dryrun_state_name(enum dryrun_state state);
+/* Dry run id's state for a reader that only shows it (the report): read
+ * as dryrun_dir_open() reads it (a cache a power loss lost is the log's),
+ * without its lock and settling nothing. -ENOENT (no message) when the dry
+ * run is gone; -EBADMSG a state airlock never records. */
+int dryrun_dir_read_state(struct store *store, uint64_t id, enum dryrun_state *ret, struct error *err);
 /* Opens dryruns/<id> and takes its lock (flock on the directory, held until
  * d is released), then reads it. Every command that reads or changes a dry
  * run holds its lock, so apply, rollback, discard, gc and recovery never
