@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/clock.h"
 
 int fd_write_all(int fd, const void *buf, size_t n)
 {
@@ -36,7 +38,24 @@ int fd_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, struct error *err)
+int fd_wait_readable_until(int fd, uint64_t deadline_ns)
+{
+	for (;;) {
+		uint64_t now = clock_monotonic_ns();
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t wait_ms = (deadline_ns - now + 999999) / 1000000;
+		int n = poll(&p, 1, (int)MIN(wait_ms, (uint64_t)INT_MAX));
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int fd_read_capped_until(int fd, size_t max_bytes, uint64_t deadline_ns, char **ret_data,
+			 size_t *ret_size, struct error *err)
 {
 	size_t cap = 4096, size = 0;
 	cleanup_free char *data = malloc(cap + 1);
@@ -54,9 +73,18 @@ int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, 
 			data = grown;
 			cap = new_cap;
 		}
+		if (deadline_ns != FD_NO_DEADLINE) {
+			int r = fd_wait_readable_until(fd, deadline_ns);
+			if (r == -ETIMEDOUT)
+				return error_set(err, ETIMEDOUT, "no end by the deadline");
+			if (r < 0)
+				return error_set_errno(err, -r, "poll");
+		}
 		ssize_t n = read(fd, data + size, cap - size);
 		if (n < 0) {
-			if (errno == EINTR)
+			/* EAGAIN: a non-blocking fd that another reader drained
+			 * since the poll; it is polled again. */
+			if (errno == EINTR || (errno == EAGAIN && deadline_ns != FD_NO_DEADLINE))
 				continue;
 			return error_set_errno(err, errno, "read");
 		}
@@ -71,6 +99,11 @@ int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, 
 	if (ret_size)
 		*ret_size = size;
 	return 0;
+}
+
+int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, struct error *err)
+{
+	return fd_read_capped_until(fd, max_bytes, FD_NO_DEADLINE, ret_data, ret_size, err);
 }
 
 int file_read_capped(int dir_fd, const char *path, size_t max_bytes, char **ret_data,

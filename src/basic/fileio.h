@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "basic/error.h"
@@ -17,6 +18,23 @@ int file_read_capped(int dir_fd, const char *path, size_t max_bytes, char **ret_
 
 /* Reads all of fd (at most max_bytes, else -EFBIG). */
 int fd_read_capped(int fd, size_t max_bytes, char **ret_data, size_t *ret_size, struct error *err);
+
+/* fd_read_capped_until()'s deadline for none: each read blocks. */
+#define FD_NO_DEADLINE UINT64_MAX
+
+/* fd_read_capped() that ends at deadline_ns (CLOCK_MONOTONIC, as
+ * clock_monotonic_ns()) with -ETIMEDOUT if fd has not reached its end by
+ * then; a deadline already past fails at once. With a deadline fd is
+ * polled before each read, so a read never waits: fd is a pipe or socket
+ * no one else reads (a regular file is always readable). */
+int fd_read_capped_until(int fd, size_t max_bytes, uint64_t deadline_ns, char **ret_data,
+			 size_t *ret_size, struct error *err);
+
+/* Waits until fd is readable, at its end or in error (poll(2) POLLIN or
+ * more; a pidfd: its process exited), by deadline_ns (CLOCK_MONOTONIC),
+ * through signals: 0, -ETIMEDOUT past it (a deadline already past: at
+ * once), or the poll's -errno. */
+int fd_wait_readable_until(int fd, uint64_t deadline_ns);
 
 /* Writes data to dir_fd/name atomically and durably: a temporary file in the
  * same directory, fsync (when durable), then renameat2(RENAME_NOREPLACE) so an

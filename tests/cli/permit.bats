@@ -924,7 +924,8 @@ traced_gen_project() {
 # The observed risk asks `git ls-files` which files are tracked (about 1.5
 # ms, mostly git's start). It is started once the dry run's change set is
 # judged and needs it, before the change set's and the receipt's syncs, by a
-# thread of its own (posix_spawn() holds its caller until git's execve), and
+# thread of its own (the vfork-style clone holds its caller until git's
+# execve; the thread stays until git has exited, and git dies with it), and
 # collected where the risk is judged: git runs beside those syncs (the
 # quarantine is over by then: no supervisor reaps or kills it). Every path
 # that does not collect it kills and reaps it.
@@ -969,7 +970,7 @@ git_in_trace() {
 		"$AIRLOCK" permit propose --exec - <<<"$json")
 	[ "$(cat gen.txt)" = new ]
 	git_in_trace
-	# git's posix_spawn is a thread's, which the main thread made before the
+	# git's clone is a thread's, which the main thread made before the
 	# change set's first sync (its dry run's directory, before its entry)
 	# and the receipt's (the log's first fdatasync: PROPOSED's and the
 	# change set's entries wait for it)
@@ -1417,6 +1418,55 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	# Without the index gen.txt, created, is risk 3 still.
 	[ "$(jq -r .risk_observed "$AIRLOCK_STATE_DIR/permits/$PID.json")" = 3 ]
 	no_process_with "$WORK ls-files"
+}
+
+# Attack (issue 22): airlock stopped by a signal while git hangs on a FIFO
+# index. git dies with airlock whatever killed it: it is started by a thread
+# that lives until git has exited, with PR_SET_PDEATHSIG(SIGKILL).
+git_dies_with_airlock() { # signal
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	rm .git/index && mkfifo .git/index
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	# A background job ignores SIGINT unless told otherwise.
+	AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS=60000 env --default-signal=INT \
+		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null 2>&1 &
+	p=$!
+	for _ in $(seq 100); do
+		pgrep -f -- "$WORK ls-files" >/dev/null && break
+		sleep 0.1
+	done
+	pgrep -f -- "$WORK ls-files" >/dev/null
+	kill "-$1" "$p"
+	wait "$p" || true
+	for _ in $(seq 10); do
+		pgrep -f -- "$WORK ls-files" >/dev/null || break
+		sleep 0.1
+	done
+	# Before: git hung on the FIFO for ever; let it go.
+	if pgrep -f -- "$WORK ls-files" >/dev/null; then
+		pgrep -af -- "$WORK ls-files" >&2
+		timeout 2 sh -c ': > .git/index' || true
+		return 1
+	fi
+}
+
+@test "git ls-files dies with airlock: SIGTERM" {
+	git_dies_with_airlock TERM
+}
+
+@test "git ls-files dies with airlock: SIGKILL" {
+	git_dies_with_airlock KILL
+}
+
+@test "git ls-files dies with airlock: SIGINT" {
+	git_dies_with_airlock INT
+}
+
+@test "git ls-files dies with airlock: SIGHUP" {
+	git_dies_with_airlock HUP
 }
 
 # Attack (attackread29): the agent kills airlock (SIGKILL) at any moment of

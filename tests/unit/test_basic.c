@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -329,6 +332,105 @@ static void test_file_write_atomic_never_replaces(void)
 	rmdir(dir);
 }
 
+/* A pipe whose writer never closes: the reader's deadline ends it. */
+static void test_fd_read_capped_until_deadline(void)
+{
+	struct error err = { 0 };
+	char *data = NULL;
+	size_t n = 0;
+	int p[2];
+
+	ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+	ASSERT_EQ_INT(write(p[1], "ab", 2), 2);
+	uint64_t deadline = clock_monotonic_ns() + 50 * 1000000ULL;
+	ASSERT_EQ_INT(fd_read_capped_until(p[0], 100, deadline, &data, &n, &err), -ETIMEDOUT);
+	ASSERT_TRUE(clock_monotonic_ns() >= deadline);
+	ASSERT_TRUE(data == NULL);
+	/* A deadline already past: -ETIMEDOUT at once, even with bytes there. */
+	ASSERT_EQ_INT(fd_read_capped_until(p[0], 100, 0, &data, &n, &err), -ETIMEDOUT);
+	close(p[1]);
+	/* Closed: the rest to its end, the deadline not reached. */
+	deadline = clock_monotonic_ns() + 10000 * 1000000ULL;
+	ASSERT_EQ_INT(fd_read_capped_until(p[0], 100, deadline, &data, &n, &err), 0);
+	ASSERT_EQ_INT(n, 0); /* "ab" went with the first read */
+	ASSERT_EQ_STR(data, "");
+	free(data);
+	close(p[0]);
+}
+
+/* Over the cap: -EFBIG, with a deadline or without; the cap itself fits. */
+static void test_fd_read_capped_until_cap(void)
+{
+	struct error err = { 0 };
+	char *data = NULL;
+	size_t n = 0;
+	uint64_t deadlines[] = { FD_NO_DEADLINE, clock_monotonic_ns() + 10000 * 1000000ULL };
+
+	for (size_t i = 0; i < 2; i++) {
+		int p[2];
+		ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+		ASSERT_EQ_INT(write(p[1], "0123456789", 10), 10);
+		close(p[1]);
+		ASSERT_EQ_INT(fd_read_capped_until(p[0], 9, deadlines[i], &data, &n, &err), -EFBIG);
+		close(p[0]);
+		ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+		ASSERT_EQ_INT(write(p[1], "0123456789", 10), 10);
+		close(p[1]);
+		ASSERT_EQ_INT(fd_read_capped_until(p[0], 10, deadlines[i], &data, &n, &err), 0);
+		ASSERT_EQ_INT(n, 10);
+		ASSERT_EQ_STR(data, "0123456789");
+		free(data);
+		data = NULL;
+		close(p[0]);
+	}
+}
+
+static volatile sig_atomic_t test_basic_alarms;
+
+static void test_basic_on_alarm(int sig)
+{
+	(void)sig;
+	test_basic_alarms++;
+}
+
+/* Signals (no SA_RESTART) interrupt the wait many times over: the read goes
+ * on to the writer's end. */
+static void test_fd_read_capped_until_eintr(void)
+{
+	struct error err = { 0 };
+	char *data = NULL;
+	size_t n = 0;
+	int p[2];
+
+	ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		usleep(100 * 1000);
+		_exit(write(p[1], "late", 4) == 4 ? 0 : 1);
+	}
+	close(p[1]);
+	struct sigaction sa = { .sa_handler = test_basic_on_alarm }, old;
+	ASSERT_EQ_INT(sigaction(SIGALRM, &sa, &old), 0);
+	struct itimerval every = { .it_interval = { .tv_usec = 5000 }, .it_value = { .tv_usec = 5000 } };
+	struct itimerval off = { 0 };
+	test_basic_alarms = 0;
+	ASSERT_EQ_INT(setitimer(ITIMER_REAL, &every, NULL), 0);
+	uint64_t deadline = clock_monotonic_ns() + 10000 * 1000000ULL;
+	int r = fd_read_capped_until(p[0], 100, deadline, &data, &n, &err);
+	(void)setitimer(ITIMER_REAL, &off, NULL);
+	(void)sigaction(SIGALRM, &old, NULL);
+	close(p[0]);
+	int status;
+	ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+	ASSERT_EQ_INT(r, 0);
+	ASSERT_EQ_STR(data, "late");
+	ASSERT_EQ_INT(n, 4);
+	ASSERT_TRUE(test_basic_alarms > 0);
+	free(data);
+}
+
 static void test_path_helpers(void)
 {
 	ASSERT_TRUE(path_is_under("/a/b", "/a"));
@@ -629,6 +731,8 @@ RUN_TESTS(T_(test_clock_format_rfc3339), T_(test_path_helpers), T_(test_parse_du
 	  T_(test_capture_keeps_head_and_tail), T_(test_capture_tail_wraps_byte_by_byte),
 	  T_(test_capture_short_stream_is_whole), T_(test_utf8_validation),
 	  T_(test_text_for_terminal), T_(test_base64), T_(test_env_names), T_(test_strv),
-	  T_(test_strv_env), T_(test_file_write_atomic_never_replaces), T_(test_dynlib_loads_once),
+	  T_(test_strv_env), T_(test_file_write_atomic_never_replaces),
+	  T_(test_fd_read_capped_until_deadline), T_(test_fd_read_capped_until_cap),
+	  T_(test_fd_read_capped_until_eintr), T_(test_dynlib_loads_once),
 	  T_(test_dynlib_absent_soname), T_(test_dynlib_missing_symbol), T_(test_dynlib_init_failure),
 	  T_(test_dirread_many_names), T_(test_dirread_name_max), T_(test_dirread_empty_and_errors))

@@ -5,15 +5,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,21 +33,71 @@
 
 #define PERMIT_CHANGESET_MAX (256 << 20)
 #define PERMIT_GIT_MAX	     (256 << 20)
-/* How long the collect waits for git's output to its end (git started
- * before it): ls-files of a large index takes tens of ms. The agent
- * controls .git: an index or a config include that is a FIFO holds git in
- * open() for ever. */
+/* How long the collect waits for git's output to its end, and its exit
+ * (git started before it): ls-files of a large index takes tens of ms.
+ * The agent controls .git: an index or a config include that is a FIFO
+ * holds git in open() for ever. */
 #define PERMIT_GIT_TIMEOUT_MS 10000
 
-/* Starts `git ls-files -z --cached` in g->workspace; its answer is the
- * tracked files (relative to the workspace, sorted by bytes), read by
- * permit_git_collect(). git runs on the host, on a tree the command may have
- * written, so nothing in it may run code: no system or global
- * configuration, the repository's fsmonitor and untracked cache off (the
- * only settings through which ls-files starts a program), no optional
- * locks. A failure is kept in g for the collect: -ESRCH when there is no
- * git (or it cannot be started). */
-static void permit_git_start(struct permit_git *g)
+/* What git's process needs between clone() and execve(), prepared before:
+ * it shares airlock's memory then (CLONE_VM). */
+struct permit_git_exec {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	int out_fd; /* the pipe's write end: stdout */
+	int null_in, null_out; /* /dev/null: stdin, stderr */
+	pid_t parent; /* airlock's pid */
+};
+
+/* The kernel's struct sigaction for rt_sigaction(2) on x86-64 and arm64. */
+struct permit_kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+/* git's process from clone() to execve(), on the starting thread's stack
+ * and memory while that thread is suspended (CLONE_VFORK): raw syscalls
+ * only, as sandbox/child.c makes (no libc state, nothing a sanitizer
+ * intercepts). git dies with the thread that started it (the parent death
+ * signal is the creating thread's), armed, then checked: a parent already
+ * gone leaves a getppid() that is not airlock. Every signal was blocked
+ * by the clone's caller and is reset (dispositions and mask) before the
+ * execve. The fds above 2 are all close-on-exec. */
+__attribute__((no_sanitize("address", "undefined"))) static int permit_git_exec(void *data)
+{
+	const struct permit_git_exec *x = data;
+	struct permit_kernel_sigaction dfl = { .handler = SIG_DFL };
+	uint64_t none = 0;
+
+	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+	    syscall(SYS_getppid) != x->parent)
+		syscall(SYS_exit_group, 127);
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(uint64_t));
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t)) < 0 ||
+	    syscall(SYS_dup3, x->null_in, 0, 0) < 0 || syscall(SYS_dup3, x->out_fd, 1, 0) < 0 ||
+	    syscall(SYS_dup3, x->null_out, 2, 0) < 0)
+		syscall(SYS_exit_group, 127);
+	(void)syscall(SYS_execve, x->path, x->argv, x->envp);
+	syscall(SYS_exit_group, 127);
+	__builtin_unreachable();
+}
+
+/* Starts `git ls-files -z --cached` in g->workspace: git's pid in g->pid,
+ * its stdout's read end in g->fd, a pidfd of it in g->pidfd, and one more
+ * in *ret_guard when ret_guard is not NULL; g->r -ESRCH when there is no
+ * git (or it cannot be started), another failure with g->err. Its answer
+ * is the tracked files (relative to the workspace, sorted by bytes). git
+ * runs on the host, on a tree the command may have written, so nothing in
+ * it may run code: no system or global configuration, the repository's
+ * fsmonitor and untracked cache off (the only settings through which
+ * ls-files starts a program), no optional locks. git dies with the
+ * calling thread (permit_git_exec()). */
+static void permit_git_spawn(struct permit_git *g, int *ret_guard)
 {
 	static const char *const gits[] = { "/usr/bin/git", "/bin/git", "/usr/local/bin/git" };
 	const char *git = NULL;
@@ -71,27 +122,41 @@ static void permit_git_start(struct permit_git *g)
 			       (char *)"GIT_CONFIG_GLOBAL=/dev/null",
 			       (char *)"LC_ALL=C",
 			       NULL };
+	cleanup_close int null_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cleanup_close int null_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		g->r = error_set_errno(&g->err, errno, "pipe");
+	if (null_in < 0 || null_out < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+		g->r = error_set_errno(&g->err, errno, "git's stdio");
 		return;
 	}
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	pid_t pid;
-	int r = posix_spawn(&pid, git, &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
+	struct permit_git_exec x = { .path = git,
+				     .argv = argv,
+				     .envp = envp,
+				     .out_fd = pipefd[1],
+				     .null_in = null_in,
+				     .null_out = null_out,
+				     .parent = getpid() };
+	/* The child's stack while this thread is suspended (CLONE_VFORK); it
+	 * makes a few raw syscalls. */
+	_Alignas(64) char stack[16384];
+	int pidfd = -1;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* no handler runs in the child */
+	pid_t pid = clone(permit_git_exec, stack + sizeof(stack),
+			  CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &x, &pidfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(pipefd[1]);
-	if (r != 0) {
+	if (pid < 0) {
 		close(pipefd[0]);
 		g->r = -ESRCH;
 		return;
 	}
 	g->pid = pid;
 	g->fd = pipefd[0];
+	g->pidfd = pidfd;
+	if (ret_guard)
+		*ret_guard = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
 }
 
 /* The verdicts that are risk 5 whatever changed (docs/permit-format.md,
@@ -126,17 +191,43 @@ static bool permit_observe_needs_git(enum dryrun_verdict verdict, const struct c
 	return !permit_verdict_is_risk_5(verdict) && cs->n_entries > 0;
 }
 
-static void *permit_git_start_main(void *data)
+/* git's thread: it starts git, hands it to the owner (spawned), and
+ * lives until git has exited, so that git dies with airlock and never
+ * before its answer is whole. It is detached: past the hand-over g may be
+ * gone, and the owner, which reads git's answer and reaps it, waits for no
+ * more of it (a join would add this thread's wake-up after git's exit to
+ * the collect). Every signal is blocked in it. */
+static void *permit_git_main(void *data)
 {
-	permit_git_start(data);
+	struct permit_git *g = data;
+	int guard = -1;
+
+	permit_git_spawn(g, &guard);
+	pthread_mutex_lock(&g->lock);
+	g->spawned = true;
+	pthread_cond_signal(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+	/* Without a guard (no descriptor for it) git dies now: no answer, as
+	 * without an index. */
+	if (guard >= 0) {
+		/* Until git has exited (the owner reaps it: WNOWAIT; ECHILD
+		 * once reaped), or anything else ends the wait. */
+		siginfo_t info;
+		(void)waitid(P_PIDFD, (id_t)guard, &info, WEXITED | WNOWAIT);
+		close(guard);
+	}
 	return NULL;
 }
 
-/* After it, g's pid, fd and r are this thread's to read. */
-static void permit_git_join(struct permit_git *g)
+/* After it, g's pid, fd, pidfd, r and err are this thread's to read. */
+static void permit_git_handed(struct permit_git *g)
 {
-	if (g->threaded)
-		(void)pthread_join(g->thread, NULL);
+	if (!g->threaded)
+		return;
+	pthread_mutex_lock(&g->lock);
+	while (!g->spawned)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
 	g->threaded = false;
 }
 
@@ -149,24 +240,29 @@ void permit_git_judged(void *data, enum dryrun_verdict verdict, const struct cha
 	    !permit_observe_needs_git(verdict, cs))
 		return;
 	g->started = true;
-	/* posix_spawn() holds its caller until git's execve: a vfork'd child
-	 * that waits for a CPU held this thread 0.2-4 ms here. A thread of its
-	 * own waits instead, created under a full signal mask (this process's
-	 * signals, a supervisor's SIGCHLD among them, are never taken by it);
-	 * it forks nothing else and touches only g. Without one, git is
-	 * started here. */
+	/* The clone holds its caller until git's execve (a vfork'd child that
+	 * waits for a CPU held this thread 0.2-4 ms here): a thread of its own
+	 * (permit_git_main()) waits instead, created under a full signal mask
+	 * (this process's signals, a supervisor's SIGCHLD among them, are
+	 * never taken by it); it forks nothing else and touches only g, until
+	 * the hand-over. Without one, git is started here. */
+	pthread_attr_t attr;
 	sigset_t all, old;
 	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	g->threaded = pthread_create(&g->thread, NULL, permit_git_start_main, g) == 0;
+	pthread_t thread;
+	g->threaded = pthread_create(&thread, &attr, permit_git_main, g) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (!g->threaded)
-		permit_git_start(g);
+		permit_git_spawn(g, NULL);
 }
 
 void permit_git_stop(struct permit_git *g)
 {
-	permit_git_join(g);
+	permit_git_handed(g);
 	if (g->fd >= 0)
 		close(g->fd);
 	g->fd = -1;
@@ -177,6 +273,9 @@ void permit_git_stop(struct permit_git *g)
 			;
 	}
 	g->pid = 0;
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	g->pidfd = -1;
 }
 
 static uint64_t permit_git_timeout_ms(void)
@@ -189,76 +288,48 @@ static uint64_t permit_git_timeout_ms(void)
 	return PERMIT_GIT_TIMEOUT_MS;
 }
 
-/* fd (git's stdout) read to its end, PERMIT_GIT_MAX at most, until
- * deadline_ns (monotonic): -ETIMEDOUT past it. */
-static int permit_git_read(int fd, uint64_t deadline_ns, char **ret, size_t *ret_size)
-{
-	size_t cap = 0, size = 0;
-	cleanup_free char *data = NULL;
-
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-		return -errno;
-	for (;;) {
-		uint64_t now = clock_monotonic_ns();
-		if (now >= deadline_ns)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int wait_ms = (int)((deadline_ns - now + 999999) / 1000000);
-		if (poll(&p, 1, wait_ms) < 0 && errno != EINTR)
-			return -errno;
-		if (size == cap) {
-			if (cap > PERMIT_GIT_MAX)
-				return -EFBIG;
-			size_t grown_cap = cap ? 2 * cap : 65536;
-			char *grown = realloc(data, grown_cap + 1);
-			if (!grown)
-				return -ENOMEM;
-			data = grown;
-			cap = grown_cap;
-		}
-		ssize_t n = read(fd, data + size, cap - size);
-		if (n == 0)
-			break;
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (n > 0)
-			size += (size_t)n;
-	}
-	data[size] = '\0';
-	*ret_size = size;
-	*ret = TAKE_PTR(data);
-	return 0;
-}
-
 /* git's answer (started now if it was not), read to its end and git
  * reaped: the tracked files in *ret. -ESRCH when there is no git or no
- * repository, or git did not answer by PERMIT_GIT_TIMEOUT_MS after the
- * collect began (then killed and reaped): as without an index. */
+ * repository, or git did not answer (its output to the end, and its exit)
+ * by PERMIT_GIT_TIMEOUT_MS after the collect began (then killed and
+ * reaped): as without an index. */
 static int permit_git_collect(struct permit_git *g, char ***ret, struct error *err)
 {
-	permit_git_join(g);
+	permit_git_handed(g);
 	if (!g->started) {
 		g->started = true;
-		permit_git_start(g);
+		permit_git_spawn(g, NULL);
 	}
 	if (g->r < 0) {
 		if (g->r != -ESRCH)
 			*err = g->err;
 		return g->r;
 	}
+	uint64_t deadline = clock_monotonic_ns() + permit_git_timeout_ms() * 1000000;
 	cleanup_free char *out = NULL;
 	size_t n = 0;
-	int rr = permit_git_read(g->fd, clock_monotonic_ns() + permit_git_timeout_ms() * 1000000,
-				 &out, &n);
-	close(g->fd);
-	g->fd = -1;
-	if (rr < 0)
-		(void)kill(g->pid, SIGKILL); /* not reaped yet: still git's pid */
-	int status;
-	while (waitpid(g->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	struct error ignored = { 0 };
+	pid_t pid = g->pid, reaped = 0;
+	int status = 0;
+	/* Its stdout to the end, then its exit by the deadline too: git
+	 * closes stdout before it exits, and a kill in between would fail an
+	 * answer that is whole. Mostly it has exited by now. */
+	int rr = fd_read_capped_until(g->fd, PERMIT_GIT_MAX, deadline, &out, &n, &ignored);
+	if (rr == 0) {
+		while ((reaped = waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (reaped == 0)
+			rr = fd_wait_readable_until(g->pidfd, deadline);
+	}
+	if (reaped == 0) {
+		if (rr < 0)
+			(void)kill(pid, SIGKILL); /* not reaped yet: still git's pid */
+		while ((reaped = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+			;
+	}
 	g->pid = 0;
-	if (rr < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	permit_git_stop(g); /* its fds */
+	if (rr < 0 || reaped != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -ESRCH;
 	char **list = NULL;
 	for (size_t off = 0; off < n;) {

@@ -41,19 +41,31 @@ struct permit_check {
  * up to the apply: the agent can stage a file at any moment before the
  * apply, and the exec of a permit dry-run earlier asks git again. The
  * owner ends it on every path: collected by permit_recheck(), or
- * permit_git_stop() (also where it is not needed after all). */
+ * permit_git_stop() (also where it is not needed after all).
+ *
+ * git never outlives airlock: it dies (PR_SET_PDEATHSIG, SIGKILL) with the
+ * thread that started it, which lives until git has exited; so with
+ * airlock, whatever ends it. */
 struct permit_git {
 	const char *workspace; /* borrowed: the permit's */
 	bool started; /* being started, started, or found not startable (r) */
-	bool threaded; /* thread starts it: pid, fd, r and err are its until joined */
-	pthread_t thread;
+	bool threaded; /* a thread starts it: pid to err are its until spawned */
+	pthread_mutex_t lock; /* spawned, with cond */
+	pthread_cond_t cond;
+	bool spawned; /* the thread has started git or failed (r) */
 	pid_t pid; /* running or exited, not reaped; 0: none */
 	int fd; /* its stdout's read end; -1: none */
+	int pidfd; /* git's; -1: none */
 	int r; /* the start's failure: -ESRCH (no git), or another, err set */
 	struct error err;
 };
 
-#define PERMIT_GIT_INIT(ws) ((struct permit_git){ .workspace = (ws), .fd = -1 })
+#define PERMIT_GIT_INIT(ws)                                      \
+	((struct permit_git){ .workspace = (ws),                 \
+			      .lock = PTHREAD_MUTEX_INITIALIZER, \
+			      .cond = PTHREAD_COND_INITIALIZER,  \
+			      .fd = -1,                          \
+			      .pidfd = -1 })
 
 /* The dry run's judged hook (struct dryrun_judged_hook), data a struct
  * permit_git. */
