@@ -100,6 +100,24 @@ cache_whole() {
 	run_check ./small
 }
 
+@test "the threshold: a file of 256 KiB is cached, one a byte smaller is hashed with no look-up" {
+	command -v strace >/dev/null || skip "no strace"
+	for n in 262144 262143; do
+		printf '#!/bin/sh\nexit 0\n' >"exe$n"
+		head -c $((n - 17)) /dev/zero | tr '\0' '#' >>"exe$n"
+		chmod 755 "exe$n"
+		[ "$(stat -c %s "exe$n")" -eq "$n" ]
+	done
+	settle
+	[ "$(bytes_read ./exe262144)" -ge 262144 ]
+	[ "$(bytes_read ./exe262144)" -lt 65536 ]
+	[ "$(bytes_read ./exe262143)" -ge 262143 ]
+	strace -o "$TEST_DIR/strace" -e trace=%file,fstatfs,%desc "$AIRLOCK" run --sandbox=none -- ./exe262143 >/dev/null
+	! grep -E 'exe-digests|fstatfs' "$TEST_DIR/strace"
+	run_check ./exe262144
+	run_check ./exe262143
+}
+
 @test "a file changed less than 2 s ago is hashed and not stored (racy timestamps)" {
 	make_exe ./exe 2
 	run_check ./exe

@@ -28,7 +28,7 @@
  * after the hash as before it. */
 
 /* Smaller files are hashed every time, with no look-up (docs/bench22/exehash.md). */
-#define EXEDIGEST_MIN_SIZE    (1024 * 1024)
+#define EXEDIGEST_MIN_SIZE    (256 * 1024)
 #define EXEDIGEST_MAX_ENTRIES 64
 #define EXEDIGEST_SETTLE_NS   (2ULL * 1000000000ULL)
 #define EXEDIGEST_BOOT_SIZE   36 /* /proc/sys/kernel/random/boot_id without its newline */
