@@ -132,6 +132,41 @@ cache_whole() {
 	[ ! -e "$(cache_file)" ]
 }
 
+@test "a write through a shared mapping's dirty page after the entry was stored is seen (its pages were cleaned)" {
+	make_exe ./exe 3
+	settle
+	# A writer keeps the file mapped: its page dirty since well over 2 s,
+	# where further writes move no timestamp until the page is written back.
+	python3 - "$PWD/exe" "$TEST_DIR" <<-'EOF' &
+		import mmap, os, sys, time
+		path, d = sys.argv[1], sys.argv[2]
+		fd = os.open(path, os.O_RDWR)
+		m = mmap.mmap(fd, 0)
+		m[40960:40961] = b"A"
+		time.sleep(0.6)
+		m[40961:40962] = b"B"
+		time.sleep(2.4)
+		open(d + "/ready", "w").close()
+		while not os.path.exists(d + "/go"):
+		    time.sleep(0.05)
+		m[40962:40963] = b"C"
+		m.close()
+		os.close(fd)
+	EOF
+	writer=$!
+	for _ in $(seq 1 200); do
+		[ -e "$TEST_DIR/ready" ] || ! kill -0 "$writer" 2>/dev/null && break
+		sleep 0.05
+	done
+	[ -e "$TEST_DIR/ready" ]
+	# Open for writing: the exec fails (ETXTBSY), its digest is taken.
+	al run --sandbox=none -- ./exe
+	[ "$(rq .exec_identity.sha256)" = "$(sha256sum <exe | cut -d' ' -f1)" ]
+	touch "$TEST_DIR/go"
+	wait "$writer"
+	run_check ./exe
+}
+
 # Differential: generated sequences of changes to a large executable, each
 # followed by a run (after a settle or not, once or twice); every receipt's
 # digest is sha256sum's of the file at that run.
