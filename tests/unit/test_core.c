@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #include "core/policy/policy_embed.h"
 #include "core/record/receipt.h"
 #include "core/permit/record.h"
+#include "core/store/exedigest.h"
 #include "core/store/store.h"
 #include "basic/fileio.h"
 #include "basic/text.h"
@@ -628,6 +630,139 @@ static void test_store_prepared_receipt_cache(void)
 	ASSERT_EQ_INT(file_read_capped(r2, "5.json", 1024, &text, &n, &err), 0);
 	ASSERT_TRUE(n == 1 && text[0] == 'x');
 	close(r2);
+	close(dfd);
+	remove_state_dir(dir);
+}
+
+static void test_exedigest_fs_allowlist(void)
+{
+	/* The local kernel's own: ext2/3/4 (one magic), xfs, btrfs. */
+	ASSERT_TRUE(exedigest_fs_cacheable(EXT4_SUPER_MAGIC));
+	ASSERT_TRUE(exedigest_fs_cacheable(EXT2_SUPER_MAGIC));
+	ASSERT_TRUE(exedigest_fs_cacheable(XFS_SUPER_MAGIC));
+	ASSERT_TRUE(exedigest_fs_cacheable(BTRFS_SUPER_MAGIC));
+	/* A server's or a lower layer's times, or none kept for a mapping's
+	 * writes: FUSE, NFS, 9p, CIFS and SMB2, overlay, tmpfs, and the rest. */
+	static const int64_t refused[] = {
+		FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC,	 V9FS_MAGIC,  CIFS_SUPER_MAGIC,
+		SMB2_SUPER_MAGIC, OVERLAYFS_SUPER_MAGIC, TMPFS_MAGIC, RAMFS_MAGIC,
+		SQUASHFS_MAGIC,	  PROC_SUPER_MAGIC,	 0,	      -1
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ASSERT_TRUE(!exedigest_fs_cacheable(refused[i]));
+}
+
+static struct exedigest_entry exedigest_test_entry(uint64_t ino)
+{
+	struct exedigest_entry e = { .key = { .dev = 65024,
+					      .ino = ino,
+					      .size = 4 << 20,
+					      .mnt_id = 0x100000000ULL + ino % 3,
+					      .mtime_sec = 1700000000,
+					      .ctime_sec = 1700000001,
+					      .mtime_nsec = 5,
+					      .ctime_nsec = 999999999 } };
+	memset(e.sha256, (int)(ino & 0xff), sizeof(e.sha256));
+	return e;
+}
+
+static void test_exedigest_table_bounded_newest_first(void)
+{
+	static struct exedigest_table t, back;
+	static uint8_t buf[EXEDIGEST_FILE_MAX + 1];
+
+	memset(&t, 0, sizeof(t));
+	memcpy(t.boot, "0123456789abcdef0123456789abcdef0123", EXEDIGEST_BOOT_SIZE);
+	size_t n = exedigest_format(&t, buf);
+	ASSERT_EQ_INT(n, EXEDIGEST_HEADER_SIZE + SHA256_DIGEST_BYTES);
+	ASSERT_EQ_INT(exedigest_parse(buf, n, &back), 0);
+	ASSERT_EQ_INT(back.n, 0);
+	for (uint64_t ino = 1; ino <= EXEDIGEST_MAX_ENTRIES + 6; ino++) {
+		struct exedigest_entry e = exedigest_test_entry(ino);
+		exedigest_insert(&t, &e);
+	}
+	ASSERT_EQ_INT(t.n, EXEDIGEST_MAX_ENTRIES);
+	ASSERT_EQ_INT(t.entries[0].key.ino, EXEDIGEST_MAX_ENTRIES + 6);
+	ASSERT_EQ_INT(t.entries[EXEDIGEST_MAX_ENTRIES - 1].key.ino, 7); /* 1..6 dropped */
+	/* The same file again, with a new key: its old entry goes, the new one first. */
+	struct exedigest_entry again = exedigest_test_entry(30);
+	again.key.ctime_nsec = 1;
+	exedigest_insert(&t, &again);
+	ASSERT_EQ_INT(t.n, EXEDIGEST_MAX_ENTRIES);
+	ASSERT_EQ_INT(t.entries[0].key.ino, 30);
+	ASSERT_EQ_INT(t.entries[EXEDIGEST_MAX_ENTRIES - 1].key.ino, 7);
+	struct exedigest_entry old = exedigest_test_entry(30);
+	ASSERT_TRUE(exedigest_find(&t, &old.key) == NULL);
+	ASSERT_TRUE(exedigest_find(&t, &again.key) == &t.entries[0]);
+	/* Every field is in the key. */
+	struct exedigest_entry probe = exedigest_test_entry(50);
+	ASSERT_TRUE(exedigest_find(&t, &probe.key) != NULL);
+	uint64_t *u64[] = { &probe.key.dev, &probe.key.ino, &probe.key.size, &probe.key.mnt_id };
+	for (size_t i = 0; i < 4; i++) {
+		(*u64[i])++;
+		ASSERT_TRUE(exedigest_find(&t, &probe.key) == NULL);
+		(*u64[i])--;
+	}
+	int64_t *s64[] = { &probe.key.mtime_sec, &probe.key.ctime_sec };
+	uint32_t *u32[] = { &probe.key.mtime_nsec, &probe.key.ctime_nsec };
+	for (size_t i = 0; i < 2; i++) {
+		(*s64[i])++;
+		ASSERT_TRUE(exedigest_find(&t, &probe.key) == NULL);
+		(*s64[i])--;
+		(*u32[i])--;
+		ASSERT_TRUE(exedigest_find(&t, &probe.key) == NULL);
+		(*u32[i])++;
+	}
+	ASSERT_TRUE(exedigest_find(&t, &probe.key) != NULL);
+
+	/* The file: read back as written; any cut, any flipped byte, any
+	 * byte more is not a file. */
+	n = exedigest_format(&t, buf);
+	ASSERT_EQ_INT(n, EXEDIGEST_FILE_MAX);
+	ASSERT_EQ_INT(exedigest_parse(buf, n, &back), 0);
+	ASSERT_EQ_INT(back.n, t.n);
+	ASSERT_TRUE(memcmp(back.boot, t.boot, EXEDIGEST_BOOT_SIZE) == 0);
+	ASSERT_TRUE(memcmp(back.entries, t.entries, t.n * sizeof(t.entries[0])) == 0);
+	for (size_t cut = 0; cut < n; cut += 7)
+		ASSERT_EQ_INT(exedigest_parse(buf, cut, &back), -EBADMSG);
+	ASSERT_EQ_INT(exedigest_parse(buf, n + 1, &back), -EBADMSG);
+	for (size_t at = 0; at < n; at += 5) {
+		buf[at] ^= 0x40;
+		ASSERT_EQ_INT(exedigest_parse(buf, n, &back), -EBADMSG);
+		buf[at] ^= 0x40;
+	}
+	ASSERT_EQ_INT(exedigest_parse(buf, n, &back), 0);
+}
+
+/* A file written just now is hashed, never stored: a write in the same
+ * clock tick would leave its times as they are. Small or large. */
+static void test_exedigest_fresh_file_not_stored(void)
+{
+	char dir[64], path[128];
+	uint8_t chunk[65536];
+	char hex[SHA256_HEX_SIZE], want[SHA256_HEX_SIZE];
+
+	make_state_dir(dir);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(dfd >= 0);
+	snprintf(path, sizeof(path), "%s/exe", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	ASSERT_TRUE(fd >= 0);
+	struct sha256 *h = sha256_new();
+	ASSERT_TRUE(h != NULL);
+	for (int i = 0; i < 32; i++) {
+		memset(chunk, 'a' + i, sizeof(chunk));
+		ASSERT_EQ_INT(write(fd, chunk, sizeof(chunk)), (long long)sizeof(chunk));
+		sha256_update(h, chunk, sizeof(chunk));
+	}
+	sha256_final_hex(h, want);
+	sha256_free(h);
+	ASSERT_EQ_INT(lseek(fd, 0, SEEK_SET), 0);
+	ASSERT_EQ_INT(exedigest_sha256_fd(dfd, fd, hex), 0);
+	ASSERT_EQ_STR(hex, want);
+	struct stat sb;
+	ASSERT_TRUE(fstatat(dfd, "cache", &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+	close(fd);
 	close(dfd);
 	remove_state_dir(dir);
 }
@@ -1561,15 +1696,17 @@ RUN_TESTS(T_(test_fleet_log_checks_lines), T_(test_permit_message_origin),
 	  T_(test_policy_net_allowlist), T_(test_default_policy_loads),
 	  T_(test_default_policy_compact_is_the_document),
 	  T_(test_default_policy_struct_is_the_parsed_document), T_(test_hostview_parse_allow),
-	  T_(test_hostview_resolve_follows_links_to_missing_paths), T_(test_hostview_check_workspace),
-	  T_(test_policy_home_mode), T_(test_policy_partial_document_keeps_floor),
-	  T_(test_policy_errors_name_the_key), T_(test_policy_empty_list_clears_default),
-	  T_(test_policy_denials), T_(test_policy_widenings), T_(test_job_seed_format),
-	  T_(test_job_codex_format), T_(test_job_timeout_sec_rounds_up),
-	  T_(test_job_errors_name_the_key), T_(test_env_allowlist_and_fixed_settings),
-	  T_(test_env_refuses_secret_unless_forced), T_(test_store_ids_increase_and_skip_existing),
-	  T_(test_store_ids_unique_across_processes), T_(test_store_prepared_receipt_cache),
-	  T_(test_receipt_keeps_non_utf8_argv), T_(test_receipt_clips_long_output),
-	  T_(test_receipt_reads_back), T_(test_changeset_acls_by_version),
-	  T_(test_changeset_identity_by_version), T_(test_changeset_also_names),
-	  T_(test_dryrun_verdict_names), T_(test_changeset_verdict_read_back))
+	  T_(test_hostview_resolve_follows_links_to_missing_paths),
+	  T_(test_hostview_check_workspace), T_(test_policy_home_mode),
+	  T_(test_policy_partial_document_keeps_floor), T_(test_policy_errors_name_the_key),
+	  T_(test_policy_empty_list_clears_default), T_(test_policy_denials),
+	  T_(test_policy_widenings), T_(test_job_seed_format), T_(test_job_codex_format),
+	  T_(test_job_timeout_sec_rounds_up), T_(test_job_errors_name_the_key),
+	  T_(test_env_allowlist_and_fixed_settings), T_(test_env_refuses_secret_unless_forced),
+	  T_(test_store_ids_increase_and_skip_existing), T_(test_store_ids_unique_across_processes),
+	  T_(test_store_prepared_receipt_cache), T_(test_receipt_keeps_non_utf8_argv),
+	  T_(test_receipt_clips_long_output), T_(test_receipt_reads_back),
+	  T_(test_changeset_acls_by_version), T_(test_changeset_identity_by_version),
+	  T_(test_changeset_also_names), T_(test_dryrun_verdict_names),
+	  T_(test_changeset_verdict_read_back), T_(test_exedigest_fs_allowlist),
+	  T_(test_exedigest_table_bounded_newest_first), T_(test_exedigest_fresh_file_not_stored))

@@ -31,6 +31,7 @@
 #include "core/gate/gate.h"
 #include "core/host/hostsafety.h"
 #include "core/host/hostview.h"
+#include "core/store/exedigest.h"
 #include "core/store/jsonutil.h"
 #include "core/policy/policy.h"
 #include "core/gate/policyapproval.h"
@@ -67,6 +68,9 @@ struct run_exec {
 	 * before the start needs it. */
 	int hash_fd;
 	bool hash_pending;
+	/* The state directory whose digest cache a large file's hash goes
+	 * through (core/store/exedigest.h); -1: hashed, as a re-run's is. */
+	int cache_dir_fd;
 };
 
 /* A re-run (airlock run --fixes): the failed attempt it repeats, its id,
@@ -512,7 +516,10 @@ static void run_exec_hash(struct run_exec *ex)
 {
 	if (!ex->hash_pending)
 		return;
-	if (sha256_fd_hex(ex->hash_fd, ex->id.sha256) < 0)
+	int r = ex->id.size >= EXEDIGEST_MIN_SIZE && ex->cache_dir_fd >= 0
+			? exedigest_sha256_fd(ex->cache_dir_fd, ex->hash_fd, ex->id.sha256)
+			: sha256_fd_hex(ex->hash_fd, ex->id.sha256);
+	if (r < 0)
 		ex->id.sha256[0] = '\0';
 	close(ex->hash_fd);
 	ex->hash_fd = -1;
@@ -609,8 +616,10 @@ static int run_resolve_command(struct run_state *st)
 		return -1;
 	}
 	st->receipt.exec_path = st->exec.path;
-	/* A re-run compares the digest before it starts; any other run takes
-	 * it while the command starts (run_on_started()). */
+	/* A re-run compares the digest before it starts, read from the file
+	 * itself; any other run takes it while the command starts
+	 * (run_on_started()), a large file's through the cache. */
+	st->exec.cache_dir_fd = st->rerun.failed ? -1 : store_dir_fd(st->store);
 	run_exec_identify(&st->exec, st->cwd, !st->rerun.failed);
 	if (st->exec.has_id)
 		st->receipt.exec_identity = &st->exec.id;

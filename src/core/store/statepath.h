@@ -32,6 +32,11 @@
 #define STATEPATH_MIRROR_LOCK	  "mirror/lock" /* flock()ed by the one background pusher */
 #define STATEPATH_MIRROR_PENDING  "mirror/pending" /* a push asked for since */
 #define STATEPATH_LEDGER_REMOTES  "ledger/remotes" /* ledger: what each remote acknowledged */
+/* A cache, whose loss costs only time: run's digests of large executables
+ * (core/store/exedigest.h). */
+#define STATEPATH_CACHE		   "cache"
+#define STATEPATH_EXE_DIGESTS_NAME "exe-digests"
+#define STATEPATH_EXE_DIGESTS	   STATEPATH_CACHE "/" STATEPATH_EXE_DIGESTS_NAME
 /* The files at the top. */
 #define STATEPATH_INDEX	       "index.jsonl"
 #define STATEPATH_APPROVER     "approver.json" /* gate: the enrolled approver */
