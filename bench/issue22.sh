@@ -10,6 +10,8 @@
 #                                                        (bench/hooks.sh)
 #   4. `ledger verify` against `sha256sum` of the log   (bench/verify.sh)
 #   5. a risk-3 permit against one `airlock run`        (bench/permit.sh)
+#   and a large executable's run against the executable alone, before and
+#   after the digest cache                               (bench/exehash.sh)
 # Prints Markdown (docs/BENCHMARKS.md, "Issue 22"), with the load average
 # before each part.
 #   bench/issue22.sh [BASE_COMMIT]      (default 78c9ee8, main before issue 22)
@@ -42,3 +44,6 @@ sh bench/verify.sh "$build" "$base"
 echo
 load
 PERMIT_BENCH_ONLY=interleaved sh bench/permit.sh "$build/airlock" 10 "$base"
+echo
+load
+sh bench/exehash.sh 7e7c89a 3 10

@@ -94,7 +94,7 @@ cache_whole() {
 	for _ in 1 2; do
 		strace -o "$TEST_DIR/strace" -e trace=%file,fstatfs,sync_file_range,%desc \
 			"$AIRLOCK" run --sandbox=none -- ./small >/dev/null
-		! grep -E 'exe-digests|"cache"|fstatfs|sync_file_range' "$TEST_DIR/strace"
+		run ! grep -E 'exe-digests|"cache"|fstatfs|sync_file_range' "$TEST_DIR/strace"
 	done
 	[ ! -e "$AIRLOCK_STATE_DIR/cache" ]
 	run_check ./small
@@ -113,7 +113,7 @@ cache_whole() {
 	[ "$(bytes_read ./exe262144)" -lt 65536 ]
 	[ "$(bytes_read ./exe262143)" -ge 262143 ]
 	strace -o "$TEST_DIR/strace" -e trace=%file,fstatfs,%desc "$AIRLOCK" run --sandbox=none -- ./exe262143 >/dev/null
-	! grep -E 'exe-digests|fstatfs' "$TEST_DIR/strace"
+	run ! grep -E 'exe-digests|fstatfs' "$TEST_DIR/strace"
 	run_check ./exe262144
 	run_check ./exe262143
 }
