@@ -1395,6 +1395,17 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 	[ ! -e gen.txt ]
 }
 
+# A repository whose index is a FIFO (git ls-files hangs in open()), a
+# Makefile that makes the ignored gen.txt, and its proposal in $json.
+fifo_index_repo() {
+	git_init
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	rm .git/index && mkfifo .git/index
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+}
+
 # Attack (attackread29): git on the host reads the workspace's .git, which
 # the agent controls. An index that is a FIFO (or a config include of one)
 # holds `git ls-files` in open() for ever: the permit waited for it with no
@@ -1402,12 +1413,7 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 # (a test build's AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS), then is killed and
 # reaped, and the risk is judged as without an index.
 @test "a permit's git ls-files that hangs (.git/index a FIFO) is killed at its deadline: no index, no git left" {
-	git_init
-	printf 'gen:\n\techo new > gen.txt\n' >Makefile
-	echo gen.txt >.gitignore
-	commit_all init
-	rm .git/index && mkfifo .git/index
-	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	fifo_index_repo
 	AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS=500 run --separate-stderr timeout 20 "$AIRLOCK" permit propose --exec - <<<"$json"
 	echo "$status $output $stderr"
 	# Before: hung until timeout(1) ended it; let a left git go.
@@ -1424,12 +1430,7 @@ power_loss_synced() { # ledger dir: the byte count the sync mark says is durable
 # index. git dies with airlock whatever killed it: it is started by a thread
 # that lives until git has exited, with PR_SET_PDEATHSIG(SIGKILL).
 git_dies_with_airlock() { # signal
-	git_init
-	printf 'gen:\n\techo new > gen.txt\n' >Makefile
-	echo gen.txt >.gitignore
-	commit_all init
-	rm .git/index && mkfifo .git/index
-	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	fifo_index_repo
 	# A background job ignores SIGINT unless told otherwise.
 	AIRLOCK_TEST_PERMIT_GIT_TIMEOUT_MS=60000 env --default-signal=INT \
 		"$AIRLOCK" permit propose --exec - <<<"$json" >/dev/null 2>&1 &
