@@ -167,6 +167,36 @@ cache_whole() {
 	run_check ./exe
 }
 
+@test "a write whose bytes land seconds after its time update is not cached with the bytes before it" {
+	make_exe ./exe 3
+	settle
+	# A kernel moves mtime and ctime when a write begins, then copies; the
+	# copy waits here for a FUSE server's answer (its source is a mapping of
+	# the server's file) while the times are already over 2 s old.
+	python3 "$BATS_TEST_DIRNAME/fuse-stall-write.py" "$PWD/exe" 5 40960 "$TEST_DIR/ready" \
+		2>"$TEST_DIR/writer.err" &
+	writer=$!
+	for _ in $(seq 1 100); do
+		[ -e "$TEST_DIR/ready" ] || ! kill -0 "$writer" 2>/dev/null && break
+		sleep 0.05
+	done
+	if [ ! -e "$TEST_DIR/ready" ]; then
+		wait "$writer" && r=0 || r=$?
+		[ "$r" -eq 77 ] && skip "no FUSE mount for this user: $(cat "$TEST_DIR/writer.err")"
+		cat "$TEST_DIR/writer.err" >&2
+		return 1
+	fi
+	settle
+	# Open for writing: the exec fails (ETXTBSY), its digest is taken from
+	# the bytes before the write.
+	al run --sandbox=none -- ./exe
+	wait "$writer"
+	cat "$TEST_DIR/writer.err" >&2
+	[ "$(head -c 45056 exe | tail -c 4096 | tr -cd Z | wc -c)" -eq 4096 ]
+	run_check ./exe
+	run_check ./exe
+}
+
 # Differential: generated sequences of changes to a large executable, each
 # followed by a run (after a settle or not, once or twice); every receipt's
 # digest is sha256sum's of the file at that run.

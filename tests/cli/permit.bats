@@ -1426,6 +1426,41 @@ fifo_index_repo() {
 	no_process_with "$WORK ls-files"
 }
 
+# Attack (attackexe30): an index is the agent's (.git/index and .git/objects
+# are writable in the quarantine). In a partial clone (a legitimate
+# configuration: extensions.partialClone), an index with a sparse directory
+# whose tree is missing makes `git ls-files` expand it and fetch the tree
+# from the promisor remote: a `git fetch` on the host, outside the
+# quarantine's network policy, that starts the transport (here a local
+# upload-pack, through a shell) in processes PR_SET_PDEATHSIG does not
+# reach. git may start no program: none of its subcommands is found.
+@test "a permit's git ls-files starts no program: a partial clone's lazy fetch of a sparse index's missing tree" {
+	git_init
+	mkdir a b
+	echo 1 >a/x
+	echo 2 >b/y
+	printf 'gen:\n\techo new > gen.txt\n' >Makefile
+	echo gen.txt >.gitignore
+	commit_all init
+	git sparse-checkout init --cone --sparse-index 2>/dev/null || skip "git has no sparse index"
+	git sparse-checkout set a
+	tree=$(git ls-files -s --sparse | awk '$4 == "b/" { print $2 }')
+	[ -n "$tree" ] || skip "git wrote no sparse directory"
+	rm ".git/objects/${tree:0:2}/${tree:2}"
+	git config core.repositoryformatversion 1
+	git config extensions.partialClone origin
+	git config remote.origin.url "$WORK"
+	git config remote.origin.promisor true
+	git config remote.origin.uploadpack "sh -c 'echo \$\$ >$TEST_DIR/fetched; exit 1'"
+	json='{"argv":["make","-s","gen"],"reason":"r","expected_paths":["gen.txt"]}'
+	run --separate-stderr timeout 60 "$AIRLOCK" permit propose --exec - <<<"$json"
+	echo "$status $output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(cat gen.txt)" = new ]
+	[ ! -e "$TEST_DIR/fetched" ]
+	no_process_with "$WORK ls-files"
+}
+
 # Attack (issue 22): airlock stopped by a signal while git hangs on a FIFO
 # index. git dies with airlock whatever killed it: it is started by a thread
 # that lives until git has exited, with PR_SET_PDEATHSIG(SIGKILL).

@@ -116,7 +116,13 @@ static void permit_git_spawn(struct permit_git *g, int *ret_guard)
 			       (char *)"-C",	   (char *)g->workspace,
 			       (char *)"ls-files", (char *)"-z",
 			       (char *)"--cached", NULL };
-	char *const envp[] = { (char *)"PATH=/usr/bin:/bin",
+	/* No program git could start is found: a partial clone's lazy fetch
+	 * (an index with a sparse directory whose tree is missing, which the
+	 * agent can write) would run `git fetch` and its transport. git looks
+	 * for its subcommands in GIT_EXEC_PATH, then PATH; ls-files is built in. */
+	char *const envp[] = { (char *)"PATH=/nonexistent",
+			       (char *)"GIT_EXEC_PATH=/nonexistent",
+			       (char *)"GIT_NO_LAZY_FETCH=1",
 			       (char *)"HOME=/nonexistent",
 			       (char *)"GIT_CONFIG_NOSYSTEM=1",
 			       (char *)"GIT_CONFIG_GLOBAL=/dev/null",

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,9 +149,10 @@ void exedigest_insert(struct exedigest_table *t, const struct exedigest_entry *e
 	t->n = n + 1;
 }
 
-/* fd's key, or -EOPNOTSUPP where a key cannot be trusted: a file system off
- * the allowlist, a kernel without unique mount ids (before 6.8). */
-static int exedigest_key_of(int fd, struct exedigest_key *ret)
+/* fd's key (and its statx in ret_stx, when not NULL), or -EOPNOTSUPP where
+ * a key cannot be trusted: a file system off the allowlist, a kernel without
+ * unique mount ids (before 6.8). */
+static int exedigest_key_of(int fd, struct exedigest_key *ret, struct statx *ret_stx)
 {
 	struct statx stx;
 
@@ -169,6 +171,8 @@ static int exedigest_key_of(int fd, struct exedigest_key *ret)
 		.mtime_nsec = stx.stx_mtime.tv_nsec,
 		.ctime_nsec = stx.stx_ctime.tv_nsec,
 	};
+	if (ret_stx)
+		*ret_stx = stx;
 	return 0;
 }
 
@@ -239,15 +243,38 @@ static int exedigest_clean_pages(int fd)
 #endif
 }
 
+/* Whether no one can be writing to fd's file now: a write's bytes may land
+ * long after it moved the times (a kernel moves them first, then copies from
+ * a source that may fault on, say, a FUSE server's mapping), so a file with
+ * a writer is not stored, however old its times. A read lease is refused
+ * while any descriptor or mapping has the file open for writing (EAGAIN); it
+ * is dropped at once, and a break of it in between signals SIGURG (ignored
+ * by default) instead of SIGIO, which would kill. The lease is its owner's
+ * (or CAP_LEASE's): a file of another owner that neither its group nor others
+ * may write can be written by that owner and root only, never by the agent
+ * (a user's, not root). Anything else, leases disabled included, says no. */
+static bool exedigest_no_writer(int fd, const struct statx *stx)
+{
+	if (fcntl(fd, F_SETSIG, SIGURG) < 0)
+		return false;
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+		(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+		return true;
+	}
+	return errno == EACCES && stx->stx_uid != geteuid() &&
+	       (stx->stx_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 int exedigest_sha256_fd(int dir_fd, int fd, char hex[SHA256_HEX_SIZE])
 {
 	struct exedigest_key key, after;
+	struct statx stx;
 	struct statfs sfs;
 	char boot[40];
 	struct exedigest_table table;
 
 	clock_boot_id(boot);
-	if (dir_fd < 0 || strlen(boot) < EXEDIGEST_BOOT_SIZE || exedigest_key_of(fd, &key) < 0 ||
+	if (dir_fd < 0 || strlen(boot) < EXEDIGEST_BOOT_SIZE || exedigest_key_of(fd, &key, &stx) < 0 ||
 	    fstatfs(fd, &sfs) < 0 || !exedigest_fs_cacheable((int64_t)sfs.f_type))
 		return sha256_fd_hex(fd, hex);
 	exedigest_load(dir_fd, boot, &table);
@@ -263,10 +290,13 @@ int exedigest_sha256_fd(int dir_fd, int fd, char hex[SHA256_HEX_SIZE])
 	uint64_t ctime = (uint64_t)key.ctime_sec * 1000000000ULL + key.ctime_nsec;
 	bool settled = key.mtime_sec >= 0 && key.ctime_sec >= 0 && start > EXEDIGEST_SETTLE_NS &&
 		       mtime < start - EXEDIGEST_SETTLE_NS && ctime < start - EXEDIGEST_SETTLE_NS &&
+		       /* No writer: a write under way lands after its times. */
+		       exedigest_no_writer(fd, &stx) &&
 		       /* Clean pages: a later write through a mapping moves ctime. */
 		       exedigest_clean_pages(fd) == 0;
 	int r = sha256_fd_hex(fd, hex);
-	if (r < 0 || !settled || exedigest_key_of(fd, &after) < 0 || !exedigest_key_equal(&key, &after))
+	if (r < 0 || !settled || exedigest_key_of(fd, &after, NULL) < 0 ||
+	    !exedigest_key_equal(&key, &after))
 		return r;
 	struct exedigest_entry e = { .key = key };
 	if (!hex_decode(hex, e.sha256, sizeof(e.sha256)))

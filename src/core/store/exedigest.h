@@ -20,7 +20,9 @@
  * it only (after a crash a file may hold new bytes under its old ctime).
  * Userspace cannot set a ctime, and a write through a shared mapping moves
  * it only at a clean page's first write, so an entry is made only after
- * sync_file_range() cleaned the file's pages; only on file systems whose
+ * sync_file_range() cleaned the file's pages, and only while no one has the
+ * file open for writing (a write moves the times before its bytes land,
+ * which may be seconds later); only on file systems whose
  * timestamps the local kernel keeps that way (exedigest_fs_cacheable());
  * only for a file whose mtime and ctime are older than the hash's start
  * minus EXEDIGEST_SETTLE_NS (coarse timestamps: a write in the same tick
