@@ -239,6 +239,38 @@ static int exedigest_clean_pages(int fd)
 #endif
 }
 
+/* cachestat(2) (Linux 6.5; the headers of Debian 12 predate it). */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct exedigest_cachestat_range {
+	uint64_t off, len;
+};
+struct exedigest_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* Whether no write through a shared mapping of fd can have gone unseen by
+ * the key: a page dirtied through one moves the times at its first write
+ * only, and stays writable until written back. A file whose pages are all
+ * clean (none dirty, none under writeback: cachestat(2), which answers
+ * for a file the caller may write) has none; one with dirty pages is not
+ * stored, rather than waiting for its writeback (a program just built may
+ * hold hundreds of MiB not yet written; it is stored at a run after the
+ * kernel has written it). Where cachestat does not answer (a file the
+ * caller may not write, which the agent cannot have mapped for writing
+ * either; an older kernel), the pages are cleaned and waited for: such a
+ * file has dirty pages only when another user is writing it. */
+static bool exedigest_pages_settled(int fd)
+{
+	struct exedigest_cachestat_range range = { 0, 0 }; /* the whole file */
+	struct exedigest_cachestat cs;
+
+	if (syscall(__NR_cachestat, fd, &range, &cs, 0) == 0)
+		return cs.nr_dirty == 0 && cs.nr_writeback == 0;
+	return exedigest_clean_pages(fd) == 0;
+}
+
 int exedigest_sha256_fd(int dir_fd, int fd, char hex[SHA256_HEX_SIZE])
 {
 	struct exedigest_key key, after;
@@ -264,7 +296,7 @@ int exedigest_sha256_fd(int dir_fd, int fd, char hex[SHA256_HEX_SIZE])
 	bool settled = key.mtime_sec >= 0 && key.ctime_sec >= 0 && start > EXEDIGEST_SETTLE_NS &&
 		       mtime < start - EXEDIGEST_SETTLE_NS && ctime < start - EXEDIGEST_SETTLE_NS &&
 		       /* Clean pages: a later write through a mapping moves ctime. */
-		       exedigest_clean_pages(fd) == 0;
+		       exedigest_pages_settled(fd);
 	int r = sha256_fd_hex(fd, hex);
 	if (r < 0 || !settled || exedigest_key_of(fd, &after) < 0 || !exedigest_key_equal(&key, &after))
 		return r;

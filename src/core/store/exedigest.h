@@ -19,8 +19,10 @@
  * not meet the old entries); the file holds entries of the boot that wrote
  * it only (after a crash a file may hold new bytes under its old ctime).
  * Userspace cannot set a ctime, and a write through a shared mapping moves
- * it only at a clean page's first write, so an entry is made only after
- * sync_file_range() cleaned the file's pages; only on file systems whose
+ * it only at a clean page's first write, so an entry is made only for a
+ * file with no dirty page and none under writeback (cachestat(2); where
+ * that is refused, for a file the caller may not write, after
+ * sync_file_range() cleaned its pages); only on file systems whose
  * timestamps the local kernel keeps that way (exedigest_fs_cacheable());
  * only for a file whose mtime and ctime are older than the hash's start
  * minus EXEDIGEST_SETTLE_NS (coarse timestamps: a write in the same tick
