@@ -19,10 +19,12 @@
  * not meet the old entries); the file holds entries of the boot that wrote
  * it only (after a crash a file may hold new bytes under its old ctime).
  * Userspace cannot set a ctime, and a write through a shared mapping moves
- * it only at a clean page's first write, so an entry is made only after
- * sync_file_range() cleaned the file's pages, and only while no one has the
- * file open for writing (a write moves the times before its bytes land,
- * which may be seconds later); only on file systems whose
+ * it only at a clean page's first write, so an entry is made only while
+ * no one has the file open for writing (a write moves the times before its
+ * bytes land, which may be seconds later) and for a file with no dirty page
+ * and none under writeback (cachestat(2); where that is refused, for a
+ * file the caller may not write, after sync_file_range() cleaned its
+ * pages); only on file systems whose
  * timestamps the local kernel keeps that way (exedigest_fs_cacheable());
  * only for a file whose mtime and ctime are older than the hash's start
  * minus EXEDIGEST_SETTLE_NS (coarse timestamps: a write in the same tick
@@ -62,10 +64,13 @@ struct exedigest_table {
 	(EXEDIGEST_HEADER_SIZE + EXEDIGEST_MAX_ENTRIES * EXEDIGEST_RECORD_SIZE + SHA256_DIGEST_BYTES)
 
 /* Whether a file system of this statfs f_type keeps timestamps as the key
- * needs: one the local kernel maintains on a local device (ext2/3/4, xfs,
- * btrfs). Not FUSE, NFS, 9p, CIFS, overlay, ... (their server or lower
- * layer reports what times it likes), nor tmpfs (a write through a shared
- * mapping never moves its times). */
+ * needs: one the local kernel maintains on a local device, and whose rules
+ * were tried here: ext2/3/4. Not FUSE, NFS, 9p, CIFS, overlay, ... (their
+ * server or lower layer reports what times it likes), nor tmpfs (a write
+ * through a shared mapping never moves its times), nor btrfs (a snapshot
+ * keeps inode and times, and a deleted subvolume's device number comes back:
+ * a new snapshot of other bytes may meet an old one's key) or xfs (not tried
+ * here: its exchange-range and reflink calls not checked against the key). */
 bool exedigest_fs_cacheable(int64_t f_type);
 
 /* 0 and the table, or -EBADMSG for anything that is not a whole file in
