@@ -176,7 +176,7 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 	char path[PATH_MAX], tail[sizeof(rolled_back)];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/journal", name);
+	snprintf(path, sizeof(path), "%s/" STATEPATH_JOURNAL, name);
 	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
@@ -236,7 +236,7 @@ static int recover_all(struct store *store, int dir_fd, int mark_fd, size_t *ret
 		char journal[PATH_MAX];
 		struct stat jst;
 		uint64_t id = strtoull(de->d_name, NULL, 10);
-		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
+		snprintf(journal, sizeof(journal), "%s/" STATEPATH_JOURNAL, de->d_name);
 		/* No journal, or the dry run's empty one: no apply began. */
 		if (id == 0 || fstatat(dir_fd, journal, &jst, 0) < 0 || jst.st_size == 0 ||
 		    recover_settled(store, &lk, dir_fd, de->d_name, id))
@@ -402,7 +402,7 @@ static int apply_admit(struct dryrun_dir *d, uint64_t id, unsigned flags,
 		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id,
 				 dryrun_state_describe(d->state));
 	struct stat ws, up;
-	if (fstat(d->ws_fd, &ws) < 0 || fstatat(d->fd, "upper", &up, 0) < 0)
+	if (fstat(d->ws_fd, &ws) < 0 || fstatat(d->fd, STATEPATH_UPPER, &up, 0) < 0)
 		return error_set_errno(err, errno, "dry run %llu: stat its snapshot",
 				       (unsigned long long)id);
 	if (ws.st_dev != up.st_dev)

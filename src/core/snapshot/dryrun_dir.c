@@ -204,7 +204,8 @@ static int dryrun_dir_state_text(struct store *store, int fd, uint64_t id, char 
 	struct stat jst;
 
 	int r = file_read_capped(fd, STATEPATH_STATE, 64, ret, &n, err);
-	if (r == -ENOENT && fstatat(fd, "journal", &jst, AT_SYMLINK_NOFOLLOW) == 0 && jst.st_size > 0) {
+	if (r == -ENOENT && fstatat(fd, STATEPATH_JOURNAL, &jst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    jst.st_size > 0) {
 		struct statepath path = statepath_dryrun_state(id);
 		r = store_read_record(store, LEDGER_KIND_MAX, NULL, path.s, 64, ret, &n, err);
 	}
