@@ -1200,3 +1200,22 @@ pass_journals() {
 	[ "$(cat b/f)" = 2 ]
 	[ "$(cat b/g)" = 3 ]
 }
+
+@test "a state file airlock never wrote: apply refuses it by no name of its own, and the tree stays" {
+	mkdir -p b && echo 1 > b/f
+	run --separate-stderr "$AIRLOCK" dryrun --json --expect 'b/**' -- sh -c 'echo 2 > b/f'
+	ID=$(jq -r .id <<<"$output")
+	"$AIRLOCK" apply "$ID" >/dev/null
+	"$AIRLOCK" rollback "$ID" >/dev/null
+	# Not what the ledger committed, nor a torn copy of it: left for the
+	# reader, which takes it for neither pending nor applied.
+	printf 'bogus\n' > "$AIRLOCK_STATE_DIR/dryruns/$ID/state"
+	run --separate-stderr "$AIRLOCK" apply "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"dry run $ID is in a state airlock never records"* ]]
+	[ "$(cat b/f)" = 1 ]
+	run --separate-stderr "$AIRLOCK" rollback "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$stderr" == *"dry run $ID is in a state airlock never records, not applied"* ]]
+	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$ID/state")" = bogus ]
+}

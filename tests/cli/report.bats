@@ -217,6 +217,46 @@ session() {
 		<(sed 's/generated [0-9T:.Z-]*\././' "$TEST_DIR/r.html")
 }
 
+# The note the page shows for file $1 of the change set.
+file_note() {
+	grep -o "<code>$1</code> &#x2014; [^<]*</summary><p class=\"note\">[^<]*" r.html |
+		sed 's/.*class="note">//'
+}
+
+# Where each side of a file's change is kept is the dry run's to say
+# (core/snapshot/dryrun_view.h): before the apply the tree holds the old and
+# the upper layer the new; after it the tree the new and the backups the
+# journal names the old. A side whose place is gone says which it is.
+@test "a change set whose kept contents are gone: each file says which side it lost" {
+	git init -q . && git config user.email t@t && git config user.name t
+	printf 'gen:\n\techo more >> a.txt; rm b.txt; echo c > c.txt\n' >Makefile
+	git add -A . && git commit -qm init
+	echo one >a.txt && echo bee >b.txt
+	"$AIRLOCK" permit propose - >/dev/null <<<'{"argv":["make","-s","gen"],"reason":"r","expected_paths":["a.txt","b.txt","c.txt"]}'
+	"$AIRLOCK" permit dryrun 1 >/dev/null
+	dir=$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun "$AIRLOCK_STATE_DIR/permits/1.json")
+	mv "$dir/upper" "$TEST_DIR/upper"
+	report -o r.html
+	[ "$status" -eq 0 ]
+	[ "$(file_note a.txt)" = "the dry run&#39;s new content is no longer kept" ]
+	[ "$(file_note c.txt)" = "the dry run&#39;s new content is no longer kept" ]
+	[ "$(file_note b.txt)" = "--- a/b.txt +++ b/b.txt" ]
+	mv "$TEST_DIR/upper" "$dir/upper"
+	"$AIRLOCK" permit exec 1 >/dev/null
+	report -o r.html
+	[ "$(file_note a.txt)" = "--- a/a.txt +++ b/a.txt" ]
+	[ "$(file_note b.txt)" = "--- a/b.txt +++ b/b.txt" ]
+	mv "$dir/journal" "$TEST_DIR/journal"
+	report -o r.html
+	[ "$(file_note a.txt)" = "the dry run&#39;s old content is no longer kept" ]
+	[ "$(file_note c.txt)" = "--- a/c.txt +++ b/c.txt" ]
+	mv "$TEST_DIR/journal" "$dir/journal"
+	mv "$dir/backup" "$TEST_DIR/backup"
+	report -o r.html
+	[ "$(file_note a.txt)" = "old content is no longer kept: No such file or directory" ]
+	[ "$(file_note b.txt)" = "old content is no longer kept: No such file or directory" ]
+}
+
 @test "a ledger that does not verify says so" {
 	"$AIRLOCK" run -- true >/dev/null
 	"$AIRLOCK" ledger checkpoint >/dev/null

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "basic/fdpass.h"
+#include "basic/fileio.h"
 #include "basic/cleanup.h"
 #include "basic/strv.h"
 #include "core/net/netconfine.h"
@@ -619,26 +620,20 @@ char *netproxy_config_json(char *const *allow, char *const *deny)
 	return text;
 }
 
-/* The lists of the config document, as netallow_compile() takes them. */
+/* The lists of the config document, as netallow_compile() takes them:
+ * the document is under 1 MiB (E2BIG from that size on). */
+#define NETPROXY_CONFIG_MAX ((1 << 20) - 1)
 static int netproxy_read_config(int fd, struct netallow *ret, struct error *err)
 {
-	size_t cap = 1 << 20, n = 0;
-	cleanup_free char *text = malloc(cap);
-	if (!text)
-		return error_set(err, ENOMEM, "out of memory");
-	for (;;) {
-		ssize_t got = read(fd, text + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return error_set(err, errno, "the proxy's configuration cannot be read");
-		if (got == 0)
-			break;
-		n += (size_t)got;
-		if (n == cap)
-			return error_set(err, E2BIG, "the proxy's configuration is over 1 MiB");
-	}
-	int r;
+	cleanup_free char *text = NULL;
+	size_t n;
+	int r = fd_read_capped(fd, NETPROXY_CONFIG_MAX, &text, &n, err);
+	if (r == -EFBIG)
+		return error_set(err, E2BIG, "the proxy's configuration is over 1 MiB");
+	if (r == -ENOMEM)
+		return r; /* "out of memory" */
+	if (r < 0)
+		return error_set(err, -r, "the proxy's configuration cannot be read");
 	json_error_t jerr;
 	json_t *o = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o)

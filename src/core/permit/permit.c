@@ -654,12 +654,12 @@ static int permit_verify_applied(const struct run_context *ctx, struct store *st
  * `airlock rollback` by hand) is recorded ROLLED_BACK; an apply whose
  * verify never finished is verified now. */
 static int permit_exec_applied(const struct run_context *ctx, struct store *store, struct permit *p,
-			       char *const *check, const char *dstate,
+			       char *const *check, enum dryrun_state dstate,
 			       struct permit_exec_result *res, struct error *err)
 {
-	if (!strcmp(dstate, "rolled_back") || !strcmp(dstate, "pending")) {
+	if (dstate == DRYRUN_STATE_ROLLED_BACK || dstate == DRYRUN_STATE_PENDING) {
 		json_t *detail = json_pack("{s:I, s:s}", "dryrun", (json_int_t)p->dryrun_id,
-					   "dryrun_state", dstate);
+					   "dryrun_state", dryrun_state_name(dstate));
 		int r = permit_commit_transition(store, p, PERMIT_ROLLED_BACK,
 						 "exec: found rolled back (by an exec that crashed before its commit, or by hand)",
 						 detail, err);
@@ -685,7 +685,8 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 			     bool judged, struct permit_exec_result *res, struct error *err)
 {
 	struct apply_outcome out = { 0 };
-	char why[512], dstate[32];
+	char why[512];
+	enum dryrun_state dstate = DRYRUN_STATE_PENDING;
 	int r = 0;
 
 	if (p->state != PERMIT_DRY_RUN_OK && p->state != PERMIT_APPROVED &&
@@ -707,12 +708,11 @@ static int permit_exec_apply(const struct run_context *ctx, struct store *store,
 	/* An exec that crashed between its apply and its commit: the dry run's
 	 * state, once apply has finished what the crash left (apply_state). A
 	 * dry run this process has just made was applied by no exec. */
-	snprintf(dstate, sizeof(dstate), "pending");
 	if (!judged)
-		r = apply_state(store, p->dryrun_id, dstate, sizeof(dstate), err);
+		r = apply_state(store, p->dryrun_id, &dstate, err);
 	if (r < 0)
 		return r;
-	bool recovered = !strcmp(dstate, "applied");
+	bool recovered = dstate == DRYRUN_STATE_APPLIED;
 	if (!recovered) {
 		/* The apply's state and APPLIED share one fdatasync, APPLIED's
 		 * (store_sync_defer): the state is renamed in before its entry
@@ -779,7 +779,7 @@ static int permit_exec_command(const struct run_context *ctx, struct store *stor
 {
 	cleanup_close int lock = -1;
 	cleanup_with(permit_release) struct permit p = { 0 };
-	char dstate[32];
+	enum dryrun_state dstate;
 
 	*ret = (struct permit){ 0 };
 	*res = (struct permit_exec_result){ .verify_exit = -1 };
@@ -788,7 +788,7 @@ static int permit_exec_command(const struct run_context *ctx, struct store *stor
 		return r;
 	char *const *check = verify && verify[0] ? verify : p.p.verify;
 	if (p.state == PERMIT_APPLIED) {
-		r = apply_state(store, p.dryrun_id, dstate, sizeof(dstate), err);
+		r = apply_state(store, p.dryrun_id, &dstate, err);
 		if (r == 0)
 			r = permit_exec_applied(ctx, store, &p, check, dstate, res, err);
 	} else if (p.state == PERMIT_PROPOSED) {

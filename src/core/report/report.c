@@ -27,9 +27,8 @@
 #include "core/permit/storage.h"
 #include "core/report/diff.h"
 #include "core/report/report.h"
-#include "core/snapshot/applyop.h"
 #include "core/snapshot/dryrun_dir.h"
-#include "core/snapshot/journal.h"
+#include "core/snapshot/dryrun_view.h"
 #include "core/store/statepath.h"
 #include "core/store/store.h"
 #include "ledger/ledger.h"
@@ -431,7 +430,7 @@ static bool report_is_text(const char *s, size_t n)
 /* Where one side of a file's change is: a directory and a path below it. */
 struct report_side {
 	int dir_fd; /* -1: this side is empty (created, deleted) */
-	char *path;
+	const char *path;
 	const char *sha256; /* what the change set recorded, or NULL */
 };
 
@@ -497,22 +496,7 @@ static int report_file_diff(struct report_file *f, const struct report_side *old
 	return r;
 }
 
-/* The backup an applied dry run's journal moved path's old object to. */
-static char *report_journal_backup(const struct applyop_list *ops, const char *path)
-{
-	for (size_t i = 0; i < ops->n; i++)
-		if (ops->items[i].backup && ops->items[i].path && strcmp(ops->items[i].path, path) == 0)
-			return ops->items[i].backup;
-	return NULL;
-}
-
-struct report_dryrun {
-	int dir_fd, ws_fd, upper_fd;
-	enum dryrun_state state;
-	struct applyop_list ops; /* applied: the journal's operations */
-};
-
-static int report_change(struct report_permit *p, json_t *c, struct report_dryrun *dr)
+static int report_change(struct report_permit *p, json_t *c, const struct dryrun_view *dr)
 {
 	struct report_file *f = &p->files[p->n_files++];
 	json_t *size = json_object_get(c, "size"), *old_size = json_object_get(c, "old_size");
@@ -532,84 +516,51 @@ static int report_change(struct report_permit *p, json_t *c, struct report_dryru
 		return report_file_summary(f, "the name is not UTF-8: no diff");
 	struct report_side old = { -1, f->path, json_string_value(json_object_get(c, "old_sha256")) };
 	struct report_side new = { -1, f->path, json_string_value(json_object_get(c, "sha256")) };
-	if (dr->state == DRYRUN_STATE_APPLIED) {
-		/* The new object is in the tree, the old one in the backup. */
-		if (!deleted)
-			new.dir_fd = dr->ws_fd;
-		if (!created) {
-			old.path = report_journal_backup(&dr->ops, f->path);
-			old.dir_fd = old.path ? dr->dir_fd : -2;
-		}
-	} else {
-		/* pending, rolled back: the tree holds the old, the upper the new. */
-		if (!created)
-			old.dir_fd = dr->ws_fd;
-		if (!deleted)
-			new.dir_fd = dr->upper_fd;
-	}
-	if (old.dir_fd == -2 || (!created && old.dir_fd < 0) || (!deleted && new.dir_fd < 0))
+	struct dryrun_view_place place;
+	bool old_kept = true, new_kept = true;
+	if (!created && (old_kept = dryrun_view_old(dr, f->path, &place)))
+		old = (struct report_side){ place.dir_fd, place.path, old.sha256 };
+	if (!deleted && (new_kept = dryrun_view_new(dr, f->path, &place)))
+		new = (struct report_side){ place.dir_fd, place.path, new.sha256 };
+	if (!old_kept || !new_kept)
 		return report_file_summary(f, "the dry run's %s content is no longer kept",
-					   created || new.dir_fd < 0 ? "new" : "old");
+					   created || deleted || !new_kept ? "new" : "old");
 	return report_file_diff(f, &old, &new);
 }
 
 static int report_changeset(struct report_permit *p, struct store *store)
 {
-	struct statepath dir = statepath_dryrun(p->dryrun_id);
-	struct report_dryrun dr = { .dir_fd = -1, .ws_fd = -1, .upper_fd = -1 };
-	cleanup_free char *text = NULL, *journal = NULL;
+	cleanup_with(dryrun_view_release) struct dryrun_view dr = { .dir_fd = -1,
+								    .ws_fd = -1,
+								    .upper_fd = -1 };
+	cleanup_free char *text = NULL;
 	size_t n;
 	struct error err = { 0 };
-	int ret = 0;
+	int ret;
 
-	dr.dir_fd = openat(store_dir_fd(store), dir.s, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dr.dir_fd < 0)
+	if (dryrun_view_open(store, p->dryrun_id, &dr) < 0)
 		return asprintf(&p->files_error, "the dry run's directory is gone (gc or discard)") < 0
 			       ? -ENOMEM
 			       : 0;
-	/* Shown, never acted on: a state the reader refuses is not shown. */
-	if (dryrun_dir_read_state(store, p->dryrun_id, &dr.state, &err) == 0)
-		p->dryrun_state = dryrun_state_name(dr.state);
-	error_clear(&err);
+	p->dryrun_state = dryrun_state_name(dr.state);
 	cleanup_with(json_decrefp) json_t *cs = NULL;
 	if (dryrun_dir_read_changeset(store, p->dryrun_id, 256u << 20, &text, &n, &err) < 0 ||
-	    !(cs = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL))) {
-		ret = asprintf(&p->files_error, "the change set cannot be read: %s",
-			       err.msg[0] ? err.msg : "not JSON") < 0
-			      ? -ENOMEM
-			      : 0;
-		goto out;
-	}
+	    !(cs = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL)))
+		return asprintf(&p->files_error, "the change set cannot be read: %s",
+				err.msg[0] ? err.msg : "not JSON") < 0
+			       ? -ENOMEM
+			       : 0;
 	p->verdict = report_json_strdup(cs, "verdict");
-	const char *ws = json_string_value(json_object_get(cs, "workspace"));
-	if (ws)
-		dr.ws_fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dr.upper_fd = openat(dr.dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dr.state == DRYRUN_STATE_APPLIED &&
-	    file_read_capped(dr.dir_fd, "journal", 64u << 20, &journal, &n, &err) == 0) {
-		char mark[64];
-		if (journal_parse(journal, &dr.ops, mark, sizeof(mark), &err) < 0)
-			dr.ops = (struct applyop_list){ 0 };
-	}
+	dryrun_view_open_contents(&dr, json_string_value(json_object_get(cs, "workspace")));
 	json_t *changes = json_object_get(cs, "changes");
 	p->files_total = json_array_size(changes);
 	p->files = calloc(MIN(p->files_total, (size_t)REPORT_DIFF_MAX_FILES) + 1, sizeof(*p->files));
-	if (!p->files) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!p->files)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->files_total && i < REPORT_DIFF_MAX_FILES; i++)
 		if ((ret = report_change(p, json_array_get(changes, i), &dr)) < 0)
-			goto out;
-	ret = 0;
-out:
-	applyop_list_release(&dr.ops);
-	if (dr.upper_fd >= 0)
-		close(dr.upper_fd);
-	if (dr.ws_fd >= 0)
-		close(dr.ws_fd);
-	close(dr.dir_fd);
-	return ret;
+			return ret;
+	return 0;
 }
 
 static int report_history(struct report_permit *x, json_t *history)

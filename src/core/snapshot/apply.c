@@ -73,15 +73,15 @@ static int recover_locked_do(struct dryrun_dir *d, bool *ret_recovered, bool *re
 	 * dryrun_dir_open()) is "applied": the apply's "committed" mark, not
 	 * synced (apply_run_ops()), was lost after its state's entry was
 	 * committed. The apply stands; its mark is put back, synced. */
-	if (!mark[0] && !strcmp(d->state, "applied")) {
+	if (!mark[0] && d->state == DRYRUN_STATE_APPLIED) {
 		r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", true, err);
 		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id)
 			     : 0;
 	}
-	if (!strcmp(mark, "committed") && strcmp(d->state, "applied") != 0)
-		r = dryrun_dir_set_state(d, "applied", err);
-	else if (!strcmp(mark, "rolled_back") && !strcmp(d->state, "applied"))
-		r = dryrun_dir_set_state(d, "rolled_back", err);
+	if (!strcmp(mark, "committed") && d->state != DRYRUN_STATE_APPLIED)
+		r = dryrun_dir_set_state(d, DRYRUN_STATE_APPLIED, err);
+	else if (!strcmp(mark, "rolled_back") && d->state == DRYRUN_STATE_APPLIED)
+		r = dryrun_dir_set_state(d, DRYRUN_STATE_ROLLED_BACK, err);
 	if (r < 0 || (mark[0] && strcmp(mark, "rolling_back") != 0))
 		return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id)
 			     : 0;
@@ -94,7 +94,7 @@ static int recover_locked_do(struct dryrun_dir *d, bool *ret_recovered, bool *re
 		 * already undid is skipped. */
 		r = journal_undo_all(d, &ops, &ignored.ops, err);
 		if (r == 0)
-			r = dryrun_dir_set_state(d, "rolled_back", err);
+			r = dryrun_dir_set_state(d, DRYRUN_STATE_ROLLED_BACK, err);
 		*ret_recovered = r == 0;
 		return r < 0 ? error_prefix(err, "finish the rollback of dry run %llu",
 					    (unsigned long long)d->id)
@@ -103,7 +103,7 @@ static int recover_locked_do(struct dryrun_dir *d, bool *ret_recovered, bool *re
 	/* An apply that never reached "committed": back to entirely old. */
 	r = journal_undo_all(d, &ops, &ignored.ops, err);
 	if (r == 0)
-		r = dryrun_dir_set_state(d, "pending", err);
+		r = dryrun_dir_set_state(d, DRYRUN_STATE_PENDING, err);
 	*ret_recovered = r == 0;
 	return r < 0 ? error_prefix(err, "recover dry run %llu", (unsigned long long)d->id) : 0;
 }
@@ -176,7 +176,7 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 	char path[PATH_MAX], tail[sizeof(rolled_back)];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/journal", name);
+	snprintf(path, sizeof(path), "%s/" STATEPATH_JOURNAL, name);
 	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return false;
@@ -188,20 +188,12 @@ static bool recover_settled(struct store *store, struct ledger_lookup **lk, int 
 			    memcmp(tail + want - n_committed, committed, n_committed) == 0;
 	if (!is_committed && !(want == n_rolled_back && memcmp(tail, rolled_back, want) == 0))
 		return false;
-	char state[65];
-	snprintf(path, sizeof(path), "%s/" STATEPATH_STATE, name);
-	cleanup_close int state_fd =
-		openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (state_fd < 0)
-		return errno == ENOENT && !is_committed; /* pending: nothing to settle */
-	ssize_t n = read(state_fd, state, sizeof(state));
-	if (n < 0 || (size_t)n >= sizeof(state)) /* unreadable, or longer than 64 bytes */
-		return false;
+	enum dryrun_state state;
 	char hex[SHA256_HEX_SIZE];
-	sha256_hex(state, (size_t)n, hex);
-	state[n] = '\0';
-	state[strcspn(state, "\n")] = '\0';
-	if (is_committed != (strcmp(state, "applied") == 0))
+	int r = dryrun_dir_peek_state(dir_fd, name, &state, hex);
+	if (r == -ENOENT)
+		return !is_committed; /* pending: nothing to settle */
+	if (r < 0 || is_committed != (state == DRYRUN_STATE_APPLIED))
 		return false;
 	struct statepath rel = statepath_dryrun_state(id);
 	struct error ignored = { 0 };
@@ -244,7 +236,7 @@ static int recover_all(struct store *store, int dir_fd, int mark_fd, size_t *ret
 		char journal[PATH_MAX];
 		struct stat jst;
 		uint64_t id = strtoull(de->d_name, NULL, 10);
-		snprintf(journal, sizeof(journal), "%s/journal", de->d_name);
+		snprintf(journal, sizeof(journal), "%s/" STATEPATH_JOURNAL, de->d_name);
 		/* No journal, or the dry run's empty one: no apply began. */
 		if (id == 0 || fstatat(dir_fd, journal, &jst, 0) < 0 || jst.st_size == 0 ||
 		    recover_settled(store, &lk, dir_fd, de->d_name, id))
@@ -406,10 +398,11 @@ static int apply_admit(struct dryrun_dir *d, uint64_t id, unsigned flags,
 		return error_set(err, EINVAL, "dry run %llu has no known verdict",
 				 (unsigned long long)id);
 	}
-	if (strcmp(d->state, "pending") != 0 && strcmp(d->state, "rolled_back") != 0)
-		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id, d->state);
+	if (d->state != DRYRUN_STATE_PENDING && d->state != DRYRUN_STATE_ROLLED_BACK)
+		return error_set(err, EPERM, "dry run %llu is %s", (unsigned long long)id,
+				 dryrun_state_describe(d->state));
 	struct stat ws, up;
-	if (fstat(d->ws_fd, &ws) < 0 || fstatat(d->fd, "upper", &up, 0) < 0)
+	if (fstat(d->ws_fd, &ws) < 0 || fstatat(d->fd, STATEPATH_UPPER, &up, 0) < 0)
 		return error_set_errno(err, errno, "dry run %llu: stat its snapshot",
 				       (unsigned long long)id);
 	if (ws.st_dev != up.st_dev)
@@ -563,7 +556,7 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, unsigned flags,
 	 * before the mark always did. */
 	r = journal_append(d->fd, "{\"mark\":\"committed\"}\n", false, err);
 	if (r == 0)
-		r = dryrun_dir_set_state(d, "applied", err);
+		r = dryrun_dir_set_state(d, DRYRUN_STATE_APPLIED, err);
 	if (r == 0 && !(flags & APPLY_LEAVE_MARK))
 		apply_mark_end(d);
 	return r;
@@ -608,13 +601,13 @@ int apply_changes_reviewed(struct store *store, uint64_t id, unsigned flags,
 	return apply_changes_checked(store, id, flags, changeset_sha256, ret, err);
 }
 
-int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err)
+int apply_state(struct store *store, uint64_t id, enum dryrun_state *ret, struct error *err)
 {
 	cleanup_with(dryrun_dir_release) struct dryrun_dir d = { .fd = -1, .ws_fd = -1 };
 	int r = dryrun_begin(store, id, &d, err);
 
 	if (r == 0)
-		snprintf(ret, size, "%s", d.state);
+		*ret = d.state;
 	return r;
 }
 
@@ -628,9 +621,9 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
 	int r = dryrun_begin(store, id, &d, err);
 	if (r < 0)
 		return r;
-	if (strcmp(d.state, "applied") != 0)
+	if (d.state != DRYRUN_STATE_APPLIED)
 		return error_set(err, EPERM, "dry run %llu is %s, not applied",
-				 (unsigned long long)id, d.state);
+				 (unsigned long long)id, dryrun_state_describe(d.state));
 	if (d.ws_fd < 0)
 		return conflict(ret, err, "%s", d.ws_mismatch);
 	r = journal_read(&d, &ops, mark, sizeof(mark), err);
@@ -650,7 +643,7 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
 	if (r == 0)
 		r = journal_undo_all(&d, &ops, &ret->ops, err);
 	if (r == 0)
-		r = dryrun_dir_set_state(&d, "rolled_back", err);
+		r = dryrun_dir_set_state(&d, DRYRUN_STATE_ROLLED_BACK, err);
 	if (r == 0)
 		apply_mark_end(&d);
 	return r;
@@ -692,7 +685,7 @@ int apply_discard(struct store *store, uint64_t id, struct error *err)
 	r = dryrun_dir_open(store, id, DRYRUN_DIR_LOCK_WAIT, &d, err);
 	if (r == -ENOENT && (d.fd < 0 || faccessat(store_dir_fd(store), rel.s, F_OK, 0) < 0))
 		return r;
-	if (r == 0 && strcmp(d.state, "applied") == 0)
+	if (r == 0 && d.state == DRYRUN_STATE_APPLIED)
 		return error_set(err, EPERM, "dry run %llu is applied: roll it back first",
 				 (unsigned long long)id);
 	/* Recorded, then removed with its lock held (d is released after). */
@@ -729,18 +722,16 @@ int apply_gc(struct store *store, uint64_t older_than_ms, bool include_applied, 
 		if (id == 0 || fstatat(dirfd(dir), de->d_name, &st, 0) < 0)
 			continue;
 		uint64_t age_ms = now_ms - (uint64_t)st.st_mtim.tv_sec * 1000;
-		char state[32] = "pending";
-		cleanup_free char *text = NULL;
-		size_t n;
-		struct error ignored;
+		enum dryrun_state state = DRYRUN_STATE_PENDING;
 		/* Its lock, or leave it: a dry run in use is not garbage. */
 		cleanup_close int fd =
 			openat(dirfd(dir), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		if (file_read_capped(fd, STATEPATH_STATE, 64, &text, &n, &ignored) == 0)
-			snprintf(state, sizeof(state), "%.*s", (int)strcspn(text, "\n"), text);
-		if (age_ms < older_than_ms || (!include_applied && !strcmp(state, "applied")))
+		/* A file that cannot be read: pending. */
+		if (dryrun_dir_peek_state(fd, ".", &state, NULL) < 0)
+			state = DRYRUN_STATE_PENDING;
+		if (age_ms < older_than_ms || (!include_applied && state == DRYRUN_STATE_APPLIED))
 			continue;
 		int q = apply_commit_discard(store, id, err);
 		if (q < 0) {

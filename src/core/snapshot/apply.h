@@ -9,6 +9,7 @@
 
 #include "basic/error.h"
 #include "core/snapshot/applyop.h"
+#include "core/snapshot/dryrun_dir.h"
 #include "core/snapshot/dryrun_verdict.h"
 #include "core/store/store.h"
 
@@ -68,9 +69,10 @@ int apply_rollback(struct store *store, uint64_t id, struct apply_outcome *ret, 
  * taken as a recovery pass takes it (its lock tried: one in use keeps its
  * name, which the next pass visits; errors are left to that pass). */
 void apply_unmark(struct store *store, uint64_t id);
-/* The dry run's state ("pending", "applied", "rolled_back"), read under its
- * lock once whatever a crash left of its apply or rollback is finished. */
-int apply_state(struct store *store, uint64_t id, char *ret, size_t size, struct error *err);
+/* The dry run's state (pending when none is recorded: never
+ * DRYRUN_STATE_NONE), read under its lock once whatever a crash left of its
+ * apply or rollback is finished. */
+int apply_state(struct store *store, uint64_t id, enum dryrun_state *ret, struct error *err);
 /* Drops a dry run that was not applied (or was rolled back). */
 int apply_discard(struct store *store, uint64_t id, struct error *err);
 /* Removes the dry runs last changed more than older_than_ms ago, except one

@@ -159,13 +159,13 @@ int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const c
 	 * (dryrun_write_changeset()) makes its name durable, so an apply syncs its bytes alone
 	 * (journal_write()). */
 	char journal[STATEPATH_MAX + 16];
-	snprintf(journal, sizeof(journal), "%s/journal", rel.s);
+	snprintf(journal, sizeof(journal), "%s/" STATEPATH_JOURNAL, rel.s);
 	int jfd = openat(store_dir_fd(store), journal,
 			 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (jfd < 0)
 		return error_set_errno(err, errno, "create %s/%s", store_path(store), journal);
 	close(jfd);
-	if (asprintf(&upper, "%s/%s/upper", store_path(store), rel.s) < 0 ||
+	if (asprintf(&upper, "%s/%s/" STATEPATH_UPPER, store_path(store), rel.s) < 0 ||
 	    asprintf(&work, "%s/%s/work", store_path(store), rel.s) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)

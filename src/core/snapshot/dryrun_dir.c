@@ -179,6 +179,19 @@ int dryrun_dir_changeset_backed(struct store *store, uint64_t id, const char sha
 			 refusal);
 }
 
+/* The state a state file's text (its newline cut) names: the one parse of
+ * it. */
+static enum dryrun_state dryrun_state_parse(const char *text)
+{
+	static const enum dryrun_state recorded[] = { DRYRUN_STATE_PENDING, DRYRUN_STATE_APPLIED,
+						      DRYRUN_STATE_ROLLED_BACK };
+
+	for (size_t i = 0; i < ARRAY_SIZE(recorded); i++)
+		if (strcmp(text, dryrun_state_name(recorded[i])) == 0)
+			return recorded[i];
+	return DRYRUN_STATE_UNKNOWN;
+}
+
 /* The state recorded in dryruns/<id> (open at fd), NUL terminated, its
  * newline cut. It is carried by its ledger entry (store_commit()), its file
  * a cache a power loss may have lost: a dry run with a journal was applied
@@ -191,7 +204,8 @@ static int dryrun_dir_state_text(struct store *store, int fd, uint64_t id, char 
 	struct stat jst;
 
 	int r = file_read_capped(fd, STATEPATH_STATE, 64, ret, &n, err);
-	if (r == -ENOENT && fstatat(fd, "journal", &jst, AT_SYMLINK_NOFOLLOW) == 0 && jst.st_size > 0) {
+	if (r == -ENOENT && fstatat(fd, STATEPATH_JOURNAL, &jst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    jst.st_size > 0) {
 		struct statepath path = statepath_dryrun_state(id);
 		r = store_read_record(store, LEDGER_KIND_MAX, NULL, path.s, 64, ret, &n, err);
 	}
@@ -267,10 +281,10 @@ int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 	struct statepath state_path = statepath_dryrun_state(id);
 	if (store_settle(store, state_path.s, err) < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
+	/* None recorded, or a file that cannot be read: pending. */
+	d->state = DRYRUN_STATE_PENDING;
 	if (dryrun_dir_state_text(store, d->fd, id, &state, err) == 0)
-		snprintf(d->state, sizeof(d->state), "%s", state);
-	else
-		snprintf(d->state, sizeof(d->state), "pending");
+		d->state = dryrun_state_parse(state);
 	*err = (struct error){ 0 };
 	return 0;
 }
@@ -285,15 +299,21 @@ const char *dryrun_state_name(enum dryrun_state state)
 	case DRYRUN_STATE_ROLLED_BACK:
 		return "rolled_back";
 	case DRYRUN_STATE_NONE:
+	case DRYRUN_STATE_UNKNOWN:
 		break;
 	}
 	return NULL;
 }
 
+const char *dryrun_state_describe(enum dryrun_state state)
+{
+	if (state == DRYRUN_STATE_NONE)
+		return "pending";
+	return dryrun_state_name(state) ? dryrun_state_name(state) : "in a state airlock never records";
+}
+
 int dryrun_dir_read_state(struct store *store, uint64_t id, enum dryrun_state *ret, struct error *err)
 {
-	static const enum dryrun_state recorded[] = { DRYRUN_STATE_PENDING, DRYRUN_STATE_APPLIED,
-						      DRYRUN_STATE_ROLLED_BACK };
 	cleanup_free char *state = NULL;
 
 	struct statepath rel = statepath_dryrun(id);
@@ -311,27 +331,52 @@ int dryrun_dir_read_state(struct store *store, uint64_t id, enum dryrun_state *r
 	}
 	if (r < 0)
 		return error_prefix(err, "dry run %llu", (unsigned long long)id);
-	for (size_t i = 0; i < ARRAY_SIZE(recorded); i++)
-		if (strcmp(state, dryrun_state_name(recorded[i])) == 0) {
-			*ret = recorded[i];
-			return 0;
-		}
-	return error_set(err, EBADMSG, "dry run %llu: its state is none airlock records",
-			 (unsigned long long)id);
+	*ret = dryrun_state_parse(state);
+	if (*ret == DRYRUN_STATE_UNKNOWN)
+		return error_set(err, EBADMSG, "dry run %llu: its state is none airlock records",
+				 (unsigned long long)id);
+	return 0;
 }
 
-int dryrun_dir_set_state(struct dryrun_dir *d, const char *state, struct error *err)
+int dryrun_dir_peek_state(int dir_fd, const char *name, enum dryrun_state *ret,
+			  char hex[SHA256_HEX_SIZE])
+{
+	char path[PATH_MAX], text[65];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/" STATEPATH_STATE, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	cleanup_close int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, text, sizeof(text));
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(text)) /* longer than 64 bytes */
+		return -EFBIG;
+	if (hex)
+		sha256_hex(text, (size_t)n, hex);
+	text[n] = '\0';
+	text[strcspn(text, "\n")] = '\0';
+	*ret = dryrun_state_parse(text);
+	return 0;
+}
+
+int dryrun_dir_set_state(struct dryrun_dir *d, enum dryrun_state state, struct error *err)
 {
 	char line[64], id_text[24];
-	int n = snprintf(line, sizeof(line), "%s\n", state);
+	const char *name = dryrun_state_name(state);
 
+	if (!name)
+		return error_set(err, EINVAL, "dry run %llu: a state airlock never records",
+				 (unsigned long long)d->id);
+	int n = snprintf(line, sizeof(line), "%s\n", name);
 	struct statepath path = statepath_dryrun_state(d->id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)d->id);
-	int r = store_commit(d->store, strcmp(state, "applied") == 0 ? LEDGER_APPLY : LEDGER_ROLLBACK,
+	int r = store_commit(d->store, state == DRYRUN_STATE_APPLIED ? LEDGER_APPLY : LEDGER_ROLLBACK,
 			     id_text, path.s, line, (size_t)n, true, err);
 	if (r < 0)
 		r = error_prefix(err, "dry run %llu: write its state", (unsigned long long)d->id);
 	if (r == 0)
-		snprintf(d->state, sizeof(d->state), "%s", state);
+		d->state = state;
 	return r;
 }

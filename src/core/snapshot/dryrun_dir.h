@@ -18,6 +18,17 @@
 /* A dry run's directory as apply reads it: dryruns/<id>/ locked, its
  * change set parsed and checked, its workspace opened, its state. */
 
+/* A dry run's state, as its last apply, rollback or recovery recorded it
+ * (dryrun_dir_set_state()); parsed from its file in one place,
+ * dryrun_dir.c. */
+enum dryrun_state {
+	DRYRUN_STATE_NONE, /* none recorded: never applied, so pending */
+	DRYRUN_STATE_PENDING, /* recorded: a recovery undid an apply */
+	DRYRUN_STATE_APPLIED,
+	DRYRUN_STATE_ROLLED_BACK,
+	DRYRUN_STATE_UNKNOWN, /* a state airlock never records (a damaged file) */
+};
+
 /* One dry run's directory and the workspace it belongs to. */
 struct dryrun_dir {
 	struct store *store;
@@ -29,7 +40,9 @@ struct dryrun_dir {
 	struct changeset *cs; /* its change set, names as their exact bytes */
 	enum changeset_xattrs xattrs; /* which attributes its version carries */
 	bool identity; /* its entries carry the whole identity (changeset_carries_identity) */
-	char state[32];
+	/* Never DRYRUN_STATE_NONE: none recorded (or a state file that cannot
+	 * be read) is DRYRUN_STATE_PENDING here. */
+	enum dryrun_state state;
 	char changeset_sha256[SHA256_HEX_SIZE]; /* of changeset.json as read */
 	char ws_mismatch[PATH_MAX + 128]; /* set when ws_fd is -1: why the workspace is not opened */
 	/* The paths of created and type-changed directories, sorted (strcmp):
@@ -39,15 +52,6 @@ struct dryrun_dir {
 };
 
 enum dryrun_dir_lock { DRYRUN_DIR_LOCK_WAIT, DRYRUN_DIR_LOCK_TRY };
-
-/* A dry run's state, as its last apply, rollback or recovery recorded it
- * (dryrun_dir_set_state()). */
-enum dryrun_state {
-	DRYRUN_STATE_NONE, /* none recorded: never applied, so pending */
-	DRYRUN_STATE_PENDING, /* recorded: a recovery undid an apply */
-	DRYRUN_STATE_APPLIED,
-	DRYRUN_STATE_ROLLED_BACK,
-};
 
 int dryrun_dir_parse_changeset(const char *text, size_t n, json_t **ret,
 			       enum dryrun_verdict *ret_verdict, struct error *err);
@@ -84,13 +88,24 @@ int dryrun_dir_read_changeset(struct store *store, uint64_t id, size_t max, char
 int dryrun_dir_changeset_backed(struct store *store, uint64_t id, const char sha256[SHA256_HEX_SIZE],
 				const char *refusal, struct error *err);
 /* The state's name as recorded ("pending", "applied", "rolled_back");
- * NULL for DRYRUN_STATE_NONE. */
+ * NULL for DRYRUN_STATE_NONE and DRYRUN_STATE_UNKNOWN. */
 const char *dryrun_state_name(enum dryrun_state state);
+/* The state for a message: its name, or what stands for none. */
+const char *dryrun_state_describe(enum dryrun_state state);
 /* Dry run id's state for a reader that only shows it (the report): read
  * as dryrun_dir_open() reads it (a cache a power loss lost is the log's),
  * without its lock and settling nothing. -ENOENT (no message) when the dry
  * run is gone; -EBADMSG a state airlock never records. */
 int dryrun_dir_read_state(struct store *store, uint64_t id, enum dryrun_state *ret, struct error *err);
+/* For a pass over dry runs that settles nothing itself: the state file of
+ * the dry run <name> in the directory open at dir_fd (dryruns/, or "." in
+ * the dry run's own directory), read with one read() of one byte more than
+ * its cap of 64 bytes; *ret its state (DRYRUN_STATE_UNKNOWN: none airlock
+ * records) and, when hex is not NULL, the SHA-256 of its bytes (what the
+ * ledger's entry for it commits). -ENOENT when there is none; another
+ * -errno (-EFBIG: over the cap) when it cannot be read. */
+int dryrun_dir_peek_state(int dir_fd, const char *name, enum dryrun_state *ret,
+			  char hex[SHA256_HEX_SIZE]);
 /* Opens dryruns/<id> and takes its lock (flock on the directory, held until
  * d is released), then reads it. Every command that reads or changes a dry
  * run holds its lock, so apply, rollback, discard, gc and recovery never
@@ -99,7 +114,8 @@ int dryrun_dir_read_state(struct store *store, uint64_t id, enum dryrun_state *r
  * (no message) when another process holds it. */
 int dryrun_dir_open(struct store *store, uint64_t id, enum dryrun_dir_lock lock,
 		    struct dryrun_dir *d, struct error *err);
-/* The state moves on through the one commit path: "applied" is an apply
- * record, "rolled_back" (and "pending" after a recovery undid an apply)
- * a rollback record. */
-int dryrun_dir_set_state(struct dryrun_dir *d, const char *state, struct error *err);
+/* The state moves on through the one commit path: DRYRUN_STATE_APPLIED is
+ * an apply record, DRYRUN_STATE_ROLLED_BACK (and DRYRUN_STATE_PENDING after
+ * a recovery undid an apply) a rollback record; the file holds its name
+ * and a newline. -EINVAL for a state that is never recorded. */
+int dryrun_dir_set_state(struct dryrun_dir *d, enum dryrun_state state, struct error *err);

@@ -29,13 +29,14 @@
 #include "core/snapshot/applyop.h"
 #include "core/snapshot/applymark.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 #define JOURNAL_SCHEMA "airlock.journal/4"
 #define JOURNAL_MAX    (256 << 20)
 
 int journal_append(int dir_fd, const char *text, bool sync, struct error *err)
 {
-	cleanup_close int fd = openat(dir_fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
+	cleanup_close int fd = openat(dir_fd, STATEPATH_JOURNAL, O_WRONLY | O_APPEND | O_CLOEXEC);
 
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the journal");
@@ -47,11 +48,11 @@ int journal_append(int dir_fd, const char *text, bool sync, struct error *err)
 
 int journal_append_marked(struct dryrun_dir *d, const char *text, int mark_fd, struct error *err)
 {
-	cleanup_close int fd = openat(d->fd, "journal", O_WRONLY | O_APPEND | O_CLOEXEC);
+	cleanup_close int fd = openat(d->fd, STATEPATH_JOURNAL, O_WRONLY | O_APPEND | O_CLOEXEC);
 
 	if (fd < 0)
 		return error_set_errno(err, errno, "open the journal");
-	int r = applymark_link(d->fd, "journal", mark_fd, d->id, err);
+	int r = applymark_link(d->fd, STATEPATH_JOURNAL, mark_fd, d->id, err);
 	if (r < 0)
 		return r;
 	r = fd_write_all(fd, text, strlen(text));
@@ -79,20 +80,20 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, int mark
 	 * one made, its name synced too. */
 	bool fresh = false;
 	struct stat st;
-	int fd = openat(d->fd, "journal", O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(d->fd, STATEPATH_JOURNAL, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0)) {
 		close(fd);
 		fd = -1;
 	}
 	if (fd < 0) {
-		if (faccessat(d->fd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-			(void)renameat(d->fd, "journal", d->fd, "journal.previous");
-		fd = openat(d->fd, "journal", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (faccessat(d->fd, STATEPATH_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			(void)renameat(d->fd, STATEPATH_JOURNAL, d->fd, STATEPATH_JOURNAL ".previous");
+		fd = openat(d->fd, STATEPATH_JOURNAL, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		fresh = true;
 	}
 	if (fd < 0)
 		return error_set_errno(err, errno, "create the journal");
-	int r = applymark_link(d->fd, "journal", mark_fd, d->id, err);
+	int r = applymark_link(d->fd, STATEPATH_JOURNAL, mark_fd, d->id, err);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -127,7 +128,7 @@ int journal_read(struct dryrun_dir *d, struct applyop_list *ret_ops, char *mark,
 {
 	cleanup_free char *text = NULL;
 	size_t n;
-	int r = file_read_capped(d->fd, "journal", JOURNAL_MAX, &text, &n, err);
+	int r = file_read_capped(d->fd, STATEPATH_JOURNAL, JOURNAL_MAX, &text, &n, err);
 	if (r < 0)
 		return r;
 	if (n == 0) /* the dry run's empty journal: no apply began */

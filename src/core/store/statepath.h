@@ -45,6 +45,8 @@
 /* The files in a dry run's directory. */
 #define STATEPATH_CHANGESET "changeset.json"
 #define STATEPATH_STATE	    "state"
+#define STATEPATH_JOURNAL   "journal" /* the last apply's operations, then its mark */
+#define STATEPATH_UPPER	    "upper" /* the snapshot's upper layer */
 
 /* Every input below is bounded (a 64-bit id, at most 64 hex digits), so a
  * path always fits: no truncation is possible. */
