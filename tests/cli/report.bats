@@ -249,6 +249,7 @@ file_note() {
 	mv "$dir/journal" "$TEST_DIR/journal"
 	report -o r.html
 	[ "$(file_note a.txt)" = "the dry run&#39;s old content is no longer kept" ]
+	[ "$(file_note b.txt)" = "the dry run&#39;s old content is no longer kept" ]
 	[ "$(file_note c.txt)" = "--- a/c.txt +++ b/c.txt" ]
 	mv "$TEST_DIR/journal" "$dir/journal"
 	mv "$dir/backup" "$TEST_DIR/backup"

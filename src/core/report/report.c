@@ -524,7 +524,7 @@ static int report_change(struct report_permit *p, json_t *c, const struct dryrun
 		new = (struct report_side){ place.dir_fd, place.path, new.sha256 };
 	if (!old_kept || !new_kept)
 		return report_file_summary(f, "the dry run's %s content is no longer kept",
-					   created || deleted || !new_kept ? "new" : "old");
+					   !new_kept ? "new" : "old");
 	return report_file_diff(f, &old, &new);
 }
 
