@@ -39,18 +39,20 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ws"
 cd "$work/ws"
 case "$(stat -f -c %T .)" in
-ext2/ext3 | xfs | btrfs) ;;
-*) echo "exehash: $(stat -f -c %T .) keeps no cache: set TMPDIR to an ext4, xfs or btrfs directory" >&2 ;;
+ext2/ext3) ;;
+*) echo "exehash: $(stat -f -c %T .) keeps no cache: set TMPDIR to an ext4 directory" >&2 ;;
 esac
 # Scripts of 256 KiB (the smallest the cache keeps), 1 and 4 MiB: a line
-# that exits, then a comment. Old enough to be cached once the warm-up ran
-# (the cache stores files settled for 2 s).
+# that exits, then a comment. Written back and old enough to be cached once
+# the warm-up ran (the cache stores files settled for 2 s, with no page
+# waiting to be written).
 for kib in 256 1024 4096; do
 	{
 		printf '#!/bin/sh\nexit 0\n# '
 		head -c $((kib * 1024)) /dev/zero | tr '\0' 'x'
 	} >"exe$kib"
 	chmod 755 "exe$kib"
+	sync "exe$kib"
 done
 sleep 2.5
 # Each binary its own state directory, as two installations.
