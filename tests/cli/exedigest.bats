@@ -62,7 +62,7 @@ run_check() {
 
 # The bytes airlock itself (not the command: no -f) read while running $1.
 bytes_read() {
-	strace -o "$TEST_DIR/strace" -e trace=read,pread64 -e signal=none \
+	traced -o "$TEST_DIR/strace" -e trace=read,pread64 -e signal=none \
 		"$AIRLOCK" run --sandbox=none -- "$1" x >/dev/null 2>&1
 	awk -F'= ' '/^(read|pread64)\(/ { s += $NF } END { print s + 0 }' "$TEST_DIR/strace"
 }
@@ -101,7 +101,7 @@ cache_whole() {
 	chmod 755 small
 	settle
 	for _ in 1 2; do
-		strace -o "$TEST_DIR/strace" -e trace=%file,fstatfs,sync_file_range,%desc \
+		traced -o "$TEST_DIR/strace" -e trace=%file,fstatfs,sync_file_range,%desc \
 			"$AIRLOCK" run --sandbox=none -- ./small >/dev/null
 		run ! grep -E 'exe-digests|"cache"|fstatfs|sync_file_range' "$TEST_DIR/strace"
 	done
@@ -121,7 +121,7 @@ cache_whole() {
 	[ "$(bytes_read ./exe262144)" -ge 262144 ]
 	[ "$(bytes_read ./exe262144)" -lt 65536 ]
 	[ "$(bytes_read ./exe262143)" -ge 262143 ]
-	strace -o "$TEST_DIR/strace" -e trace=%file,fstatfs,%desc "$AIRLOCK" run --sandbox=none -- ./exe262143 >/dev/null
+	traced -o "$TEST_DIR/strace" -e trace=%file,fstatfs,%desc "$AIRLOCK" run --sandbox=none -- ./exe262143 >/dev/null
 	run ! grep -E 'exe-digests|fstatfs' "$TEST_DIR/strace"
 	run_check ./exe262144
 	run_check ./exe262143
@@ -159,7 +159,7 @@ cache_whole() {
 	# Whether they still are when the run looks depends on the machine (an
 	# apply's syncfs anywhere writes them): stored or not, the run must not
 	# write them back itself.
-	strace -o "$TEST_DIR/strace" -e trace=sync_file_range,read,pread64 -e signal=none \
+	traced -o "$TEST_DIR/strace" -e trace=sync_file_range,read,pread64 -e signal=none \
 		"$AIRLOCK" run --sandbox=none -- ./exe >/dev/null
 	run ! grep sync_file_range "$TEST_DIR/strace"
 	[ "$(awk -F'= ' '/^(read|pread64)\(/ { s += $NF } END { print s + 0 }' "$TEST_DIR/strace")" \
@@ -395,7 +395,7 @@ cache_whole() {
 	[ "$status" -ne 0 ]
 	failed=$(receipt_id)
 	[ "$(bytes_read ./exe)" -lt $((1024 * 1024)) ] # cached
-	run strace -o "$TEST_DIR/strace" -e trace=read,pread64 -e signal=none \
+	run traced -o "$TEST_DIR/strace" -e trace=read,pread64 -e signal=none \
 		"$AIRLOCK" run --sandbox=none --fixes "$failed" -- true
 	[[ "$output" == *'"receipt":'*'"receipt":'* ]] # the fix, then the re-run
 	# The re-run compared the digest of the bytes it read.
