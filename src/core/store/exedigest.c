@@ -148,8 +148,9 @@ void exedigest_insert(struct exedigest_table *t, const struct exedigest_entry *e
 }
 
 /* fd's key (and its statx in ret_stx, when not NULL), or -EOPNOTSUPP where
- * a key cannot be trusted: a file system off the allowlist, a kernel without
- * unique mount ids (before 6.8). */
+ * statx cannot give all of it: a kernel without unique mount ids (before
+ * 6.8). The file system's allowlist is the caller's check
+ * (exedigest_fs_cacheable()). */
 static int exedigest_key_of(int fd, struct exedigest_key *ret, struct statx *ret_stx)
 {
 	struct statx stx;
