@@ -74,6 +74,11 @@ struct statepath statepath_dryrun_changeset(uint64_t id);
 struct statepath statepath_dryrun_state(uint64_t id);
 /* permits/<id>.json */
 struct statepath statepath_permit(uint64_t id);
+/* The same names in permits/ (for a caller holding it open): <id>.json,
+ * each permit's record, whose suffix its listing matches, and <id>.lock. */
+#define STATEPATH_PERMIT_SUFFIX ".json"
+struct statepath statepath_permit_name(uint64_t id);
+struct statepath statepath_permit_lock_name(uint64_t id);
 /* policies/<sha256>.json */
 struct statepath statepath_policy(const char sha256[SHA256_HEX_SIZE]);
 /* gate/open/<first 32 hex digits of sha256(scope)> */
