@@ -173,9 +173,6 @@ static bool pathcache_plain(const char *path, size_t len)
  * readlink() each: the read costs ~6 calls (open, fstatfs, ioctl, two
  * getdents64, close), and most directories are asked one or two names. */
 #define PATHCACHE_LIST_AFTER 4
-/* Larger directories are not kept: their names are asked one by one.
- * Entries, "." and ".." counted (the listing holds neither). */
-#define PATHCACHE_LIST_MAX 4096
 
 static void pathcache_listing_free(struct pathcache_listing *l)
 {
@@ -220,7 +217,7 @@ void pathcache_forget_below(const char *dir)
 /* Reads dir's names into e->listing (dir_listed 1), or marks it as not to
  * be read (-1). Only where a listing holds exactly the names a lookup
  * finds (dirread_exact(): not overlayfs, nor a case-folded or encrypted
- * directory), and at most PATHCACHE_LIST_MAX names. Anything else is asked
+ * directory), and at most PATHCACHE_LIST_MAX_NAMES names. Anything else is asked
  * name by name. */
 static void pathcache_list(struct pathcache_entry *e, const char *dir)
 {
@@ -244,7 +241,7 @@ static void pathcache_list(struct pathcache_entry *e, const char *dir)
 			break;
 		if (got < 0)
 			goto out;
-		if (n == PATHCACHE_LIST_MAX - 2)
+		if (n == PATHCACHE_LIST_MAX_NAMES) /* one more: not kept */
 			goto out;
 		if (n == room) {
 			room = room ? room * 2 : 64;

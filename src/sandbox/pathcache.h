@@ -24,6 +24,9 @@
  * paths: how many paths the plan is expected to ask about; the table is
  * made for that many (zeroed at once, ~180 bytes a path) and grows past it. */
 void pathcache_open(size_t paths);
+/* The most names a directory's listing holds ("." and ".." are none of
+ * them): a directory with more is asked name by name. */
+#define PATHCACHE_LIST_MAX_NAMES 4096
 void pathcache_close(void);
 /* Drops every answer for dir and the paths below it, spelled as asked,
  * and the listings of those directories: for a caller that has made

@@ -424,6 +424,16 @@ snap_acls() { # every ACL of the tree, numeric, in path order
 snap_with_xattrs() { snap; snap_xattrs; }
 snap_with_acls() { snap; snap_acls; }
 
+acl_real_run() { # $1: the script. Root's real run is the script run by
+	# root (its dry run maps every id: u:65534 can be named); anyone
+	# else's, a run in the quarantine.
+	if [ "$(id -u)" -eq 0 ]; then
+		sh -c "$1" >/dev/null 2>&1
+	else
+		AIRLOCK_STATE_DIR=$TEST_DIR/state.real "$AIRLOCK" run -- sh -c "$1" >/dev/null
+	fi
+}
+
 # Tampers with dry run ID's staged objects, one shell command at a time
 # (each undone after), and checks that apply refuses each with exit 21 and
 # leaves the tree as VIEW (a function printing it) showed it before.
@@ -453,31 +463,11 @@ apply_refuses_tampered() { # id view tamper...
 		setfacl -d -m u::rwx,g::rx,o::-,u:$u:rwx d; touch d/new; mkdir d/sub;
 		echo n > p/new; mkdir p/sub; echo more >> p/old; setfacl -x u:$u q; setfacl -m u:$u:rwx .;
 		setfacl -d -m u::rwx,g::rwx,o::r . && echo top > top; true"
-	real=$TEST_DIR/real
-	cp -a "$WORK" "$real"
-	before=$(snap; snap_acls)
-	# Root's real run is the script run by root (its dry run maps every id:
-	# u:65534 can be named); anyone else's, a run in the quarantine.
-	if [ "$(id -u)" -eq 0 ]; then
-		(cd "$real" && sh -c "$script" >/dev/null 2>&1)
-	else
-		(cd "$real" && AIRLOCK_STATE_DIR=$TEST_DIR/state.real "$AIRLOCK" run -- sh -c "$script" >/dev/null)
-	fi
-	[ "$(WORK=$real snap_acls)" != "$(snap_acls)" ] # the real run did change ACLs
-	run --separate-stderr "$AIRLOCK" dryrun --json --expect '**' --expect-delete '**' -- sh -c "$script"
-	[ "$status" -eq 0 ] || { echo "dryrun: $status $stderr $output"; return 1; }
-	ID=$(jq -r .id <<<"$output")
-	[ "$(snap; snap_acls)" = "$before" ]
-	al apply "$ID"
-	[ "$status" -eq 0 ] || { echo "apply: $status $stderr"; return 1; }
-	diff <(snap) <(WORK=$real snap)
-	diff <(snap_acls) <(WORK=$real snap_acls)
-	al rollback "$ID"
-	[ "$status" -eq 0 ] || { echo "rollback: $status $stderr"; return 1; }
-	[ "$(snap; snap_acls)" = "$before" ]
+	real_vs_apply "$script" snap_with_acls acl_real_run
+	[ "$(WORK=$TEST_DIR/real snap_acls)" != "$(snap_acls)" ] # the real run did change ACLs
 	al apply "$ID"
 	[ "$status" -eq 0 ]
-	diff <(snap_acls) <(WORK=$real snap_acls)
+	diff <(snap_acls) <(WORK=$TEST_DIR/real snap_acls)
 }
 
 @test "a workspace root with ACLs: untouched it is no change; chmod 500 . lands with its ACL exact" {

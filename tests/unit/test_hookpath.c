@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1693,7 +1694,146 @@ static void test_passwd_home_as_nss(void)
 	}
 }
 
-RUN_TESTS(T_(test_nss_files_first), T_(test_passwd_home_as_nss), T_(test_resolve_host_paths_as_before),
-	  T_(test_resolve_as_before), T_(test_links_walk), T_(test_links_walk_prune),
-	  T_(test_resolve_proc_fd_as_named), T_(test_proc_parse), T_(test_proc_hidden),
-	  T_(test_proc_as_before), T_(test_resolve_proc_links), T_(test_resolve_proc_thread))
+/* A directory of n names (files n0, n1, ...) in root, each looked up
+ * through a cache (answered as without one); then a symlink made there
+ * after the lookups: read whole, the directory's listing answers it
+ * (missing, so the path is as written); looked up name by name, it is
+ * followed. */
+static void hookpath_cap_one(const char *root, size_t n, bool listed)
+{
+	char dir[256], path[512], target[256], want[512];
+
+	snprintf(dir, sizeof(dir), "%s/d%zu", root, n);
+	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/n%zu", dir, i);
+		ASSERT_TRUE(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+	}
+	struct hookpath_cache *c = hookpath_cache_new();
+	ASSERT_TRUE(c != NULL);
+	for (size_t i = 0; i <= n; i++) { /* n<n> is missing */
+		snprintf(path, sizeof(path), "%s/n%zu", dir, i);
+		cleanup_free char *a = hookpath_resolve(NULL, path, c);
+		cleanup_free char *b = hookpath_resolve(NULL, path, NULL);
+		ASSERT_TRUE(a && same(a, b));
+	}
+	snprintf(target, sizeof(target), "%s/target", root);
+	snprintf(path, sizeof(path), "%s/late", dir);
+	ASSERT_EQ_INT(symlink(target, path), 0);
+	snprintf(path, sizeof(path), "%s/late/x", dir);
+	if (listed)
+		snprintf(want, sizeof(want), "%s", path);
+	else
+		snprintf(want, sizeof(want), "%s/x", target);
+	cleanup_free char *late = hookpath_resolve(NULL, path, c);
+	ASSERT_TRUE(late && strcmp(late, want) == 0);
+	hookpath_cache_free(c);
+}
+
+/* The listing's cap counts names: a directory of exactly
+ * HOOKPATH_LIST_MAX_NAMES is read whole, one of one more is not. */
+static void test_hookpath_list_cap(void)
+{
+	char root[] = "/tmp/test-hookcap.XXXXXX", cmd[64];
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	hookpath_cap_one(root, HOOKPATH_LIST_MAX_NAMES, true);
+	hookpath_cap_one(root, HOOKPATH_LIST_MAX_NAMES + 1, false);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
+/* Writes text to the file at path (one of /proc/self's): whether all of
+ * it was taken. */
+static bool write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* In a child chrooted to dir (in a user namespace of its own, the caller
+ * mapped to 0), whose n names are directories n0, n1, ...: each "/n<i>/x"
+ * through a cache as without one, then "/late/x", late a symlink to n0
+ * made after: read whole, the root's listing answers it (missing, so the
+ * path is as written), else it is followed. The child's exit status: 0,
+ * 77 without user namespaces, else the step that failed. */
+static int hostview_cap_child(const char *dir, size_t n, bool listed)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return 77;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (!write_proc("/proc/self/setgroups", "deny") || !write_proc("/proc/self/uid_map", map))
+		return 2;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	if (!write_proc("/proc/self/gid_map", map))
+		return 3;
+	if (chroot(dir) < 0 || chdir("/") < 0)
+		return 4;
+	struct hostview_cache *c = hostview_cache_new();
+	if (!c)
+		return 5;
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/n%zu/x", i);
+		char *a = hostview_resolve_in(c, path), *b = hostview_resolve(path);
+		bool ok = a && b && strcmp(a, b) == 0;
+		free(a);
+		free(b);
+		if (!ok)
+			return 6;
+	}
+	if (symlink("n0", "/late") < 0)
+		return 7;
+	char *late = hostview_resolve_in(c, "/late/x");
+	bool ok = late && strcmp(late, listed ? "/late/x" : "/n0/x") == 0;
+	free(late);
+	hostview_cache_free(c);
+	return ok ? 0 : 8;
+}
+
+/* The root's listing cap counts names: a root of exactly
+ * HOSTVIEW_ROOT_MAX_NAMES is read whole, one of one more is not (a
+ * chroot in a child's user namespace stands for the root). */
+static void test_hostview_root_cap(void)
+{
+	for (size_t n = HOSTVIEW_ROOT_MAX_NAMES; n <= HOSTVIEW_ROOT_MAX_NAMES + 1; n++) {
+		char root[] = "/tmp/test-hostcap.XXXXXX", path[128], cmd[64];
+		ASSERT_TRUE(mkdtemp(root) != NULL);
+		ASSERT_EQ_INT(chmod(root, 0755), 0);
+		for (size_t i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/n%zu", root, i);
+			ASSERT_EQ_INT(mkdir(path, 0755), 0);
+		}
+		fflush(NULL);
+		pid_t pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0)
+			_exit(hostview_cap_child(root, n, n == HOSTVIEW_ROOT_MAX_NAMES));
+		int status;
+		ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		ASSERT_EQ_INT(system(cmd), 0);
+		ASSERT_TRUE(WIFEXITED(status));
+		if (WEXITSTATUS(status) == 77) {
+			printf("# skipped: no user namespaces\n");
+			return;
+		}
+		if (WEXITSTATUS(status) != 0)
+			printf("# %zu names: the child failed at step %d\n", n, WEXITSTATUS(status));
+		ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+	}
+}
+
+RUN_TESTS(T_(test_nss_files_first), T_(test_passwd_home_as_nss),
+	  T_(test_resolve_host_paths_as_before), T_(test_resolve_as_before), T_(test_links_walk),
+	  T_(test_links_walk_prune), T_(test_resolve_proc_fd_as_named), T_(test_proc_parse),
+	  T_(test_proc_hidden), T_(test_proc_as_before), T_(test_resolve_proc_links),
+	  T_(test_resolve_proc_thread), T_(test_hookpath_list_cap), T_(test_hostview_root_cap))

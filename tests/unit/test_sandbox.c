@@ -882,6 +882,52 @@ static void test_pathcache_lists_as_libc(void)
 	ASSERT_EQ_INT(system(cmd), 0);
 }
 
+/* A directory of n names (files n0, n1, ...) in root, asked each name
+ * through a cache (as realpath() answers); then a name made there after
+ * the asks: read whole, the directory's listing answers it (missing, as
+ * the directory was); asked name by name, realpath() does. */
+static void pathcache_cap_one(const char *root, size_t n, bool listed)
+{
+	char dir[256], path[512];
+
+	snprintf(dir, sizeof(dir), "%s/d%zu", root, n);
+	ASSERT_EQ_INT(mkdir(dir, 0755), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/n%zu", dir, i);
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		ASSERT_TRUE(fd >= 0);
+		close(fd);
+	}
+	pathcache_open(8);
+	for (size_t i = 0; i <= n; i++) { /* n<n> is missing */
+		snprintf(path, sizeof(path), "%s/n%zu", dir, i);
+		pathcache_check_one(path);
+	}
+	snprintf(path, sizeof(path), "%s/late", dir);
+	ASSERT_EQ_INT(mkdir(path, 0755), 0);
+	errno = 0;
+	char *late = pathcache_realpath(path);
+	if (listed)
+		ASSERT_TRUE(late == NULL && errno == ENOENT);
+	else
+		ASSERT_TRUE(late != NULL);
+	free(late);
+	pathcache_close();
+}
+
+/* The listing's cap counts names: a directory of exactly
+ * PATHCACHE_LIST_MAX_NAMES is read whole, one of one more is not. */
+static void test_pathcache_list_cap(void)
+{
+	char root[] = "/tmp/airlock-pathcap.XXXXXX", cmd[64];
+
+	ASSERT_TRUE(mkdtemp(root) != NULL);
+	pathcache_cap_one(root, PATHCACHE_LIST_MAX_NAMES, true);
+	pathcache_cap_one(root, PATHCACHE_LIST_MAX_NAMES + 1, false);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ASSERT_EQ_INT(system(cmd), 0);
+}
+
 /* The allowlist proxy's socket (docs/network.md): made by init in the
  * private namespace, handed out through net_listener_to; connects made
  * inside wait in its backlog for whoever holds it, and the command never
@@ -1099,7 +1145,8 @@ RUN_TESTS(T_(test_embedded_programs_are_the_selectors), T_(test_embedded_filter_
 	  T_(test_filter_mediates_connect_and_refuses_unix_datagrams),
 	  T_(test_sets_id_reads_the_mode_argument),
 	  T_(test_cgroup_sweep_removes_only_dead_supervisors), T_(test_pathcache_answers_as_libc),
-	  T_(test_pathcache_lists_as_libc), T_(test_pathcache_forget_below),
+	  T_(test_pathcache_lists_as_libc), T_(test_pathcache_list_cap),
+	  T_(test_pathcache_forget_below),
 	  T_(test_protect_plans_pins_links_and_leaves_missing_paths_alone),
 	  T_(test_protect_rejects_relative_and_loops), T_(test_resolve_uses_given_path),
 	  T_(test_run_reports_exit_and_output), T_(test_run_stdin_is_null_and_fds_closed),

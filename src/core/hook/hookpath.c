@@ -87,17 +87,16 @@ struct hookpath_cache {
 };
 
 /* Lookups in a directory before it is read whole instead, and the most
- * entries a listing holds ("." and ".." counted, though not kept):
+ * names a listing holds (HOOKPATH_LIST_MAX_NAMES, hookpath.h):
  * reading pays when the names still to be looked up in it are more than
  * its entries. Measured on ext4: a failing lookup ~1 us; a listing ~12 us
  * and ~0.7 us an entry. A file edit's check looks up ~85 names in the home (16 entries here: 19 us to read), ~25 in
  * .config, ~20 in /etc (160 entries, 130 us: not read, more than a
  * listing holds), under 16 in the workspace and each host's directory. A
- * directory found to hold more than HOOKPATH_LIST_MAX costs one read of
+ * directory found to hold more than HOOKPATH_LIST_MAX_NAMES costs one read of
  * 4 KiB of entries for nothing, once per hook call; one of more than a
  * block, or with more subdirectories, is never read. */
 #define HOOKPATH_LIST_AFTER 16
-#define HOOKPATH_LIST_MAX   64
 
 void hookpath_cache_free(struct hookpath_cache *c)
 {
@@ -234,7 +233,7 @@ static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, con
 	d->listed = -1;
 	if (fd < 0 || !dirread_exact(fd))
 		return;
-	names.cap = 2 * HOOKPATH_LIST_MAX;
+	names.cap = 2 * HOOKPATH_LIST_MAX_NAMES;
 	names.slots = calloc(names.cap, sizeof(*names.slots));
 	if (!names.slots)
 		return;
@@ -245,7 +244,7 @@ static void hookpath_list(struct hookpath_cache *c, struct hookpath_slot *d, con
 			break;
 		if (got < 0)
 			goto fail;
-		if (++n > HOOKPATH_LIST_MAX - 2) /* "." and ".." count */
+		if (++n > HOOKPATH_LIST_MAX_NAMES)
 			goto fail;
 		const char *name = hookpath_keep(c, de.name, de.len);
 		if (!name)
@@ -348,9 +347,10 @@ static int hookpath_lookup(struct hookpath_cache *c, char *out, size_t before, s
 	} else if (S_ISDIR(sb.st_mode)) {
 		/* more than a block (ext4), or more subdirectories than a
 		 * listing holds: never read whole (reading even part of it
-		 * costs more than the lookups it could save) */
+		 * costs more than the lookups it could save); st_nlink is 2
+		 * and one a subdirectory */
 		*ret = HOOKPATH_DIR;
-		*ret_big = sb.st_size > 4096 || sb.st_nlink > HOOKPATH_LIST_MAX + 2;
+		*ret_big = sb.st_size > 4096 || sb.st_nlink > HOOKPATH_LIST_MAX_NAMES + 2;
 	} else if (!S_ISLNK(sb.st_mode))
 		*ret = HOOKPATH_OTHER;
 	else

@@ -22,6 +22,9 @@ void hookpath_cache_free(struct hookpath_cache *c);
  * not after the 16th (at its next, when walked already). At most 8; an
  * answer is the same either way. */
 void hookpath_cache_hint(struct hookpath_cache *c, const char *dir);
+/* The most names of a directory a cache reads whole ("." and ".." are none
+ * of them); one that holds more is looked up name by name. */
+#define HOOKPATH_LIST_MAX_NAMES 64
 
 /* path as the kernel will resolve it once the tool has created what is
  * missing: every symlink followed (a dangling one too: writing it creates

@@ -1087,10 +1087,6 @@ struct hostview_block {
 #define HOSTVIEW_LINKS_MAX     40 /* glibc's __eloop_threshold(): MAXSYMLINKS */
 #define HOSTVIEW_LINKS_UNKNOWN (HOSTVIEW_LINKS_MAX + 1)
 
-/* The most entries of the root directory read whole (hostview_root_list()),
- * "." and ".." counted (the listing holds neither); a root that holds more
- * is looked up name by name. */
-#define HOSTVIEW_ROOT_MAX 128
 /* Names in the root resolved by readlink() before it is read whole: a
  * check that resolves a few of them (a shell call: the homes) reads
  * nothing; one that resolves the system directories (24 names, and the
@@ -1111,7 +1107,7 @@ struct hostview_cache {
 		const char *name; /* in the arena */
 		size_t len;
 		unsigned char type; /* d_type */
-	} root[HOSTVIEW_ROOT_MAX];
+	} root[HOSTVIEW_ROOT_MAX_NAMES];
 };
 
 /* Deeper than this, glibc's realpath() answers (a path of that many
@@ -1290,7 +1286,7 @@ static void hostview_root_list(struct hostview_cache *c)
 			break;
 		if (got < 0)
 			return;
-		if (n == HOSTVIEW_ROOT_MAX - 2)
+		if (n == HOSTVIEW_ROOT_MAX_NAMES) /* one more: asked name by name */
 			return;
 		const char *name = hostview_keep(c, de.name);
 		if (!name)

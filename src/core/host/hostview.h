@@ -175,6 +175,9 @@ char *hostview_resolve(const char *path);
  * NULL: hostview_resolve(). Only for one check: a cache holds what the
  * host looked like, not what it looks like now. */
 struct hostview_cache *hostview_cache_new(void);
+/* The most names of the root directory a cache reads whole ("." and ".."
+ * are none of them); a root that holds more is asked name by name. */
+#define HOSTVIEW_ROOT_MAX_NAMES 128
 void hostview_cache_free(struct hostview_cache *c);
 char *hostview_resolve_in(struct hostview_cache *c, const char *path);
 /* "~/x" in the caller's home, any other path copied; NULL when there is no

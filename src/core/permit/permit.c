@@ -115,11 +115,10 @@ static int permit_begin(struct store *store, uint64_t id, int *ret_lock, struct 
 		return error_set(err, ENOENT, "no permit %llu", (unsigned long long)id);
 	if (r < 0)
 		return r;
-	char name[64], id_text[24], what[40];
-	struct statepath path = statepath_permit(id);
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
+	char id_text[24], what[40];
+	struct statepath path = statepath_permit(id), name = statepath_permit_name(id);
 	snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
-	if (faccessat(dir_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (faccessat(dir_fd, name.s, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* The record is a cache of its last entry, which carries its
 		 * bytes: a file lost (a power loss, a deletion) is written back
 		 * from the log, never over one that exists (store_read_record). */

@@ -31,9 +31,8 @@ int permit_open_dir(struct store *store, bool create, int *ret_fd, struct error 
 
 int permit_lock(int dir_fd, uint64_t id, int *ret_fd, struct error *err)
 {
-	char name[64];
-	snprintf(name, sizeof(name), "%llu.lock", (unsigned long long)id);
-	int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct statepath name = statepath_permit_lock_name(id);
+	int fd = openat(dir_fd, name.s, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
 		int e = errno;
 		if (fd >= 0)
@@ -120,12 +119,11 @@ static int permit_load_text(int r, const char *text, size_t n, uint64_t id, stru
 
 int permit_load_at(int dir_fd, uint64_t id, struct permit *ret, struct error *err)
 {
-	char name[64];
 	cleanup_free char *text = NULL;
 	size_t n = 0;
+	struct statepath name = statepath_permit_name(id);
 
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	int r = file_read_capped(dir_fd, name, PERMIT_RECORD_MAX, &text, &n, err);
+	int r = file_read_capped(dir_fd, name.s, PERMIT_RECORD_MAX, &text, &n, err);
 	return permit_load_text(r, text, n, id, ret, err);
 }
 
@@ -156,18 +154,17 @@ static int permit_compare_id(const void *a, const void *b)
 static int permit_list_load(struct store *store, struct ledger_lookup **lk, int dir_fd, uint64_t id,
 			    struct permit *ret, struct error *err)
 {
-	char name[64], hex[SHA256_HEX_SIZE];
+	char id_text[24], hex[SHA256_HEX_SIZE];
 	cleanup_free char *text = NULL, *newer = NULL;
 	size_t n = 0, newer_n = 0;
-	struct statepath path = statepath_permit(id);
+	struct statepath path = statepath_permit(id), name = statepath_permit_name(id);
 	struct error ignored = { 0 };
 
-	snprintf(name, sizeof(name), "%llu.json", (unsigned long long)id);
-	int r = file_read_capped(dir_fd, name, PERMIT_RECORD_MAX, &text, &n, err);
+	int r = file_read_capped(dir_fd, name.s, PERMIT_RECORD_MAX, &text, &n, err);
 	if (r == 0 && (*lk || ledger_lookup_open(store_ledger(store), lk, &ignored) == 0)) {
-		snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+		snprintf(id_text, sizeof(id_text), "%llu", (unsigned long long)id);
 		sha256_hex(text, n, hex);
-		if (ledger_lookup_record_since(*lk, LEDGER_PERMIT_TRANSITION, name, path.s, hex,
+		if (ledger_lookup_record_since(*lk, LEDGER_PERMIT_TRANSITION, id_text, path.s, hex,
 					       &newer, &newer_n, &ignored) == 1 &&
 		    newer_n <= PERMIT_RECORD_MAX)
 			return permit_load_text(0, newer, newer_n, id, ret, err);
@@ -202,7 +199,7 @@ int permit_list(struct store *store, struct permit **ret, size_t *ret_n, size_t 
 	while ((de = readdir(d))) {
 		uint64_t id;
 		char *dot = strchr(de->d_name, '.');
-		if (!dot || strcmp(dot, ".json") != 0)
+		if (!dot || strcmp(dot, STATEPATH_PERMIT_SUFFIX) != 0)
 			continue;
 		*dot = '\0';
 		if (parse_u64(de->d_name, &id) < 0 || id == 0)

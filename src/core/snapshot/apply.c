@@ -360,7 +360,7 @@ static int apply_admit(struct dryrun_dir *d, uint64_t id, unsigned flags,
 		       const char *changeset_sha256, struct apply_outcome *ret, struct error *err)
 {
 	/* A permit's dry run is applied by its permit, after its checks. */
-	if (!changeset_sha256 && faccessat(d->fd, "permit", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+	if (!changeset_sha256 && faccessat(d->fd, STATEPATH_PERMIT_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return error_set(err, EPERM,
 				 "dry run %llu belongs to a permit: airlock permit exec applies it, after its checks",
 				 (unsigned long long)id);
@@ -454,7 +454,7 @@ static int apply_check_staged(struct dryrun_dir *d, uint64_t id, struct error *e
 		} else if (c->type == CHANGESET_TYPE_DIR &&
 			   (c->change == CHANGESET_CREATED || c->change == CHANGESET_TYPE_CHANGED)) {
 			char staged[PATH_MAX];
-			snprintf(staged, sizeof(staged), "upper/%s", path);
+			snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", path);
 			staged_below += MAX(applyfs_count_entries_at(d->fd, staged), 0L);
 		}
 	}
@@ -521,7 +521,7 @@ static int apply_run_ops(struct dryrun_dir *d, uint64_t id, unsigned flags,
 	if (r < 0)
 		return error_set(err, -r, "dry run %llu: its snapshot is incomplete",
 				 (unsigned long long)id);
-	if (mkdirat(d->fd, "backup", 0700) < 0 && errno != EEXIST)
+	if (mkdirat(d->fd, STATEPATH_BACKUP, 0700) < 0 && errno != EEXIST)
 		return error_set_errno(err, errno, "create the backup directory");
 	r = apply_mark_begin(d, &ops, NULL, err);
 	if (r < 0)

@@ -27,6 +27,7 @@
 #include "core/snapshot/applyfs.h"
 #include "core/snapshot/dryrun_dir.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 /* Whether dir_fd/path carries exactly the attributes want. */
 static bool applycheck_xattrs_match(int dir_fd, const char *path, enum changeset_xattrs which,
@@ -120,7 +121,7 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
  * (`link_to`, core/snapshot/linkgroups.h): before the apply both names must still
  * be one inode, as at the dry run (else the group changed since); after it,
  * too (both hold the object the apply moved in). root_fd is the workspace
- * or the dry run's directory (prefix "upper/" for the staged side). */
+ * or the dry run's directory (prefix STATEPATH_UPPER "/" for the staged side). */
 static bool applycheck_link_group_matches(int root_fd, const char *prefix,
 					  const struct changeset_entry *e, const char *path,
 					  char *why, size_t why_size)
@@ -319,7 +320,8 @@ const char *applycheck_staged_privilege(struct dryrun_dir *d, const struct chang
 		return changeset_entry_has(e, CHANGESET_KEY_MODE) && (e->mode & S_ISUID) ? "setuid"
 											 : NULL;
 	if (e->change == CHANGESET_DELETED ||
-	    (size_t)snprintf(staged, sizeof(staged), "upper/%s", e->path.bytes) >= sizeof(staged))
+	    (size_t)snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", e->path.bytes) >=
+		    sizeof(staged))
 		return NULL;
 	cleanup_close int fd = fd_open_parent(d->fd, staged, O_PATH, &name);
 	if (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -368,7 +370,7 @@ bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entr
 
 	if (e->change == CHANGESET_DELETED || (meta && (!d->identity || dryrun_dir_is_root(path))))
 		return true;
-	if ((size_t)snprintf(staged, sizeof(staged), "upper/%s", path) >= sizeof(staged)) {
+	if ((size_t)snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", path) >= sizeof(staged)) {
 		snprintf(why, why_size, "%s: the path is too long", path);
 		return false;
 	}
@@ -421,5 +423,5 @@ bool applycheck_staged_matches(struct dryrun_dir *d, const struct changeset_entr
 			 path, what);
 		return false;
 	}
-	return applycheck_link_group_matches(d->fd, "upper/", e, path, why, why_size);
+	return applycheck_link_group_matches(d->fd, STATEPATH_UPPER "/", e, path, why, why_size);
 }

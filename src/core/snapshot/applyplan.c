@@ -24,6 +24,7 @@
 #include "core/snapshot/applyfs.h"
 #include "core/snapshot/dryrun_dir.h"
 #include "core/store/jsonutil.h"
+#include "core/store/statepath.h"
 
 static int compare_strings(const void *a, const void *b)
 {
@@ -156,7 +157,7 @@ static int applyplan_removals(struct dryrun_dir *d, struct applyop_list *ops, si
 		    !renamed_into_new_dir)
 			continue;
 		char backup[64];
-		snprintf(backup, sizeof(backup), "backup/%zu", (*backups)++);
+		snprintf(backup, sizeof(backup), STATEPATH_BACKUP "/%zu", (*backups)++);
 		int r = applyplan_op_note_mode(applyplan_op_new(ops, APPLYOP_BACKUP, path, NULL,
 								NULL, backup),
 					       d->ws_fd, path, true);
@@ -176,7 +177,7 @@ static int applyplan_creations(struct dryrun_dir *d, struct applyop_list *ops)
 		    (e->change != CHANGESET_CREATED && e->change != CHANGESET_TYPE_CHANGED))
 			continue;
 		char staged[PATH_MAX];
-		snprintf(staged, sizeof(staged), "upper/%s", path);
+		snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", path);
 		int r = applyplan_op_note_mode(applyplan_op_new(ops, APPLYOP_CREATE, path, NULL,
 								staged, NULL),
 					       d->fd, staged, true);
@@ -195,8 +196,8 @@ static int applyplan_exchanges(struct dryrun_dir *d, struct applyop_list *ops, s
 		if (e->change != CHANGESET_MODIFIED)
 			continue;
 		char staged[PATH_MAX], backup[64];
-		snprintf(staged, sizeof(staged), "upper/%s", path);
-		snprintf(backup, sizeof(backup), "backup/%zu", (*backups)++);
+		snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", path);
+		snprintf(backup, sizeof(backup), STATEPATH_BACKUP "/%zu", (*backups)++);
 		struct stat st;
 		if (applyfs_stat_at(d->fd, staged, &st) < 0)
 			return -ENOENT;

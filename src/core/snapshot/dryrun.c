@@ -129,7 +129,7 @@ static int dryrun_mark_permit(struct store *store, const char *rel, uint64_t per
 	char path[STATEPATH_MAX + 16], text[32];
 	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)permit_id);
 
-	snprintf(path, sizeof(path), "%s/permit", rel);
+	snprintf(path, sizeof(path), "%s/" STATEPATH_PERMIT_MARK, rel);
 	int fd = openat(store_dir_fd(store), path,
 			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -166,7 +166,7 @@ int dryrun_prepare(struct store *store, uint64_t id, uint64_t permit_id, const c
 		return error_set_errno(err, errno, "create %s/%s", store_path(store), journal);
 	close(jfd);
 	if (asprintf(&upper, "%s/%s/" STATEPATH_UPPER, store_path(store), rel.s) < 0 ||
-	    asprintf(&work, "%s/%s/work", store_path(store), rel.s) < 0)
+	    asprintf(&work, "%s/%s/" STATEPATH_WORK, store_path(store), rel.s) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
 		return error_set_errno(err, errno, "create the snapshot directories in %s/%s",
@@ -500,7 +500,7 @@ static int dryrun_write_changeset(struct store *store, uint64_t id, const struct
 		return r;
 	/* The overlay leaves work/work (and with volatile, work/incompat) mode
 	 * 000; nothing in it is needed once the snapshot is gone. */
-	(void)remove_tree_at(dir_fd, "work");
+	(void)remove_tree_at(dir_fd, STATEPATH_WORK);
 	return 0;
 }
 

@@ -87,7 +87,7 @@ int journal_write(struct dryrun_dir *d, const struct applyop_list *ops, int mark
 	}
 	if (fd < 0) {
 		if (faccessat(d->fd, STATEPATH_JOURNAL, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-			(void)renameat(d->fd, STATEPATH_JOURNAL, d->fd, STATEPATH_JOURNAL ".previous");
+			(void)renameat(d->fd, STATEPATH_JOURNAL, d->fd, STATEPATH_JOURNAL_PREVIOUS);
 		fd = openat(d->fd, STATEPATH_JOURNAL, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		fresh = true;
 	}

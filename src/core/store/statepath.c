@@ -63,7 +63,23 @@ struct statepath statepath_dryrun_state(uint64_t id)
 
 struct statepath statepath_permit(uint64_t id)
 {
-	return statepath_id(STATEPATH_PERMITS, id, ".json");
+	return statepath_id(STATEPATH_PERMITS, id, STATEPATH_PERMIT_SUFFIX);
+}
+
+struct statepath statepath_permit_name(uint64_t id)
+{
+	struct statepath p;
+
+	snprintf(p.s, sizeof(p.s), "%llu" STATEPATH_PERMIT_SUFFIX, (unsigned long long)id);
+	return p;
+}
+
+struct statepath statepath_permit_lock_name(uint64_t id)
+{
+	struct statepath p;
+
+	snprintf(p.s, sizeof(p.s), "%llu.lock", (unsigned long long)id);
+	return p;
 }
 
 struct statepath statepath_policy(const char sha256[SHA256_HEX_SIZE])

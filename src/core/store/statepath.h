@@ -42,11 +42,16 @@
 #define STATEPATH_APPROVER     "approver.json" /* gate: the enrolled approver */
 #define STATEPATH_APPROVER_PIN "approver-pin.json" /* gate: its pin (core/gate/approver.h) */
 #define STATEPATH_WITNESSES    "witnesses.json" /* store: core/store/remotes.h */
-/* The files in a dry run's directory. */
-#define STATEPATH_CHANGESET "changeset.json"
-#define STATEPATH_STATE	    "state"
-#define STATEPATH_JOURNAL   "journal" /* the last apply's operations, then its mark */
-#define STATEPATH_UPPER	    "upper" /* the snapshot's upper layer */
+/* The files in a dry run's directory (docs/state-dir.md says what each
+ * holds). */
+#define STATEPATH_CHANGESET	   "changeset.json"
+#define STATEPATH_STATE		   "state"
+#define STATEPATH_JOURNAL	   "journal" /* the last apply's operations, then its mark */
+#define STATEPATH_JOURNAL_PREVIOUS STATEPATH_JOURNAL ".previous" /* the one it replaced */
+#define STATEPATH_UPPER		   "upper" /* the snapshot's upper layer */
+#define STATEPATH_WORK		   "work" /* the overlay's work directory */
+#define STATEPATH_BACKUP	   "backup" /* backup/<n>: what an apply replaced or removed */
+#define STATEPATH_PERMIT_MARK	   "permit" /* the permit whose dry run this is */
 
 /* Every input below is bounded (a 64-bit id, at most 64 hex digits), so a
  * path always fits: no truncation is possible. */
@@ -69,6 +74,11 @@ struct statepath statepath_dryrun_changeset(uint64_t id);
 struct statepath statepath_dryrun_state(uint64_t id);
 /* permits/<id>.json */
 struct statepath statepath_permit(uint64_t id);
+/* The same names in permits/ (for a caller holding it open): <id>.json,
+ * each permit's record, whose suffix its listing matches, and <id>.lock. */
+#define STATEPATH_PERMIT_SUFFIX ".json"
+struct statepath statepath_permit_name(uint64_t id);
+struct statepath statepath_permit_lock_name(uint64_t id);
 /* policies/<sha256>.json */
 struct statepath statepath_policy(const char sha256[SHA256_HEX_SIZE]);
 /* gate/open/<first 32 hex digits of sha256(scope)> */
