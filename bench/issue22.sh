@@ -24,7 +24,8 @@ build="build-bench"
 bench_build_here "$build" >/dev/null
 base=$(bench_build_commit "$base_commit" "$PWD/$build/issue22-base")
 
-load() { echo "Load average before this part: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)."; echo; }
+# Each part starts after the one before has settled (bench/lib.sh).
+load() { bench_settle; echo "Load average before this part: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)."; echo; }
 
 echo "# Issue 22: the door's costs against the kernel's"
 echo

@@ -15,6 +15,19 @@ ratio() {
 # command `runs` times, and the rounds alternate, so this VM's drift (20% over
 # minutes) falls on every command alike. Writes one JSON in hyperfine's shape
 # whose medians are over all rounds.
+# Before a timed part: what the parts before it deleted is written out and
+# left to age. On ext4 without a journal (this machine's disk) every inode
+# allocation steps over each inode freed in the last 5 s, or 300 s while its
+# table block is unwritten (recently_deleted()): after a part's `rm -rf` of
+# thousands of inodes the next part's runs paid 14-24x per allocation, the
+# permit's 23 allocations most (docs/bench22/permit.md, "tenth session").
+#   BENCH_SETTLE: seconds to wait after the sync (default 6; 0 skips both)
+bench_settle() {
+	[ "${BENCH_SETTLE:-6}" != 0 ] || return 0
+	sync
+	sleep "${BENCH_SETTLE:-6}"
+}
+
 hyperfine_rounds() { # out.json, rounds, runs, command...
 	out=$1 rounds=$2 runs=$3
 	shift 3

@@ -158,6 +158,7 @@ for which in new base; do
 		labels="$labels $which-$form"
 	done
 done
+bench_settle
 hyperfine_rounds "$work/inter.json" "${PERMIT_BENCH_INTER_ROUNDS:-5}" "${PERMIT_BENCH_INTER_RUNS:-10}" "$@"
 echo
 echo "## Permits, risk 3, the whole path against one \`airlock run\`, interleaved"
