@@ -197,7 +197,7 @@ line'"
 	command -v strace >/dev/null || skip "strace is not installed"
 	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
 	echo x > f
-	run --separate-stderr strace -f -qq -y -o "$TEST_DIR/trace" -e trace=unlink,unlinkat,rmdir \
+	run --separate-stderr traced -f -qq -y -o "$TEST_DIR/trace" -e trace=unlink,unlinkat,rmdir \
 		"$AIRLOCK" dryrun --json --expect f -- sh -c 'echo y > f'
 	[ "$status" -eq 0 ]
 	id=$(jq -r .id <<<"$output")
