@@ -245,3 +245,21 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 	answer 4 | jq -r '.result.content[0].text' | grep -q "airlock permit approve 1"
 	[ ! -e p ]
 }
+
+@test "attack: a run whose cwd is outside the failure's scope writes the workspace while the failure is open" {
+	# a nested repository of its own, older than the failure
+	mkdir sub
+	git init -q sub
+	sleep 0.1
+	mcp_io "$INIT" "$(call 1 run '{"argv":["sh","-c","exit 3"]}')"
+	answer 1 | jq -e '.result.structuredContent.failure_opened == true'
+	# a cwd beside the workspace (one the quarantine shows), whose scope
+	# has no failure open
+	mcp_io "$INIT" "$(call 2 run '{"argv":["touch","'"$WORK"'/made"],"cwd":"/usr"}')"
+	[ ! -e made ]
+	answer 2 | jq -e '.result.isError == true'
+	# the nested repository's scope does not see the workspace's failure
+	mcp_io "$INIT" "$(call 3 run '{"argv":["touch","../made2"],"cwd":"sub"}')"
+	[ ! -e made2 ]
+	answer 3 | jq -e '.result.isError == true'
+}
