@@ -250,10 +250,16 @@ static json_t *tool_run_or_dryrun(const struct mcp_tools_ctx *ctx, json_t *args,
 		run_request_set_invalid(&req, "%s", err.msg);
 
 	/* The gate, as the hooks apply it to a shell tool: a mutating command
-	 * does not run while a failure is open (a dry run changes nothing). */
-	if (!dryrun && !run_request_is_invalid(&req)) {
+	 * does not run while a failure is open (a dry run changes nothing).
+	 * At the cwd's scope and at the workspace's: the run writes the
+	 * workspace whatever its cwd, and a cwd outside it, or in a nested
+	 * repository older than the failure, sees none of its failures. */
+	const char *const gate_dirs[] = { req.cwd, req.workspace };
+	for (size_t i = 0; !dryrun && !run_request_is_invalid(&req) && i < ARRAY_SIZE(gate_dirs); i++) {
 		struct hook_outcome gate;
-		if (hook_gate_argv(ctx->session, req.cwd, req.argv, req.fixes, &gate, &err) < 0) {
+		if (i > 0 && strcmp(gate_dirs[i], gate_dirs[0]) == 0)
+			break;
+		if (hook_gate_argv(ctx->session, gate_dirs[i], req.argv, req.fixes, &gate, &err) < 0) {
 			run_request_release(&req);
 			return tool_error("airlock: the gate could not be read: %s", err.msg);
 		}
