@@ -263,3 +263,23 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 	[ ! -e made2 ]
 	answer 3 | jq -e '.result.isError == true'
 }
+
+@test "attack: permit_exec applies a risk-3 permit while a failure is open" {
+	command -v make >/dev/null || skip "make is not installed"
+	printf 'all:\n\techo made > made\n' >Makefile
+	mcp_io "$INIT" "$(call 1 run '{"argv":["test","-e","ok"]}')"
+	answer 1 | jq -e '.result.structuredContent.failure_opened == true'
+	failed=$(answer 1 | jq .result.structuredContent.receipt)
+	mcp_io -h 3 "$INIT" "$(call 2 permit_propose '{"proposal":{"argv":["make"],"reason":"bats","expected_paths":["made"]}}')" \
+		"$(call 3 permit_exec '{"id":1}')"
+	answer 2 | jq -e '.result.structuredContent.permit.risk == 3'
+	[ ! -e made ]
+	answer 3 | jq -e '.result.isError == true'
+	answer 3 | jq -r '.result.content[0].text' | grep -q "airlock receipt $failed is an open failure"
+	# once it is closed, the same permit applies
+	mcp_io -h 3 "$INIT" "$(call 4 run '{"argv":["touch","ok"],"fixes":'"$failed"'}')" \
+		"$(call 5 permit_exec '{"id":1}')"
+	answer 4 | jq -e '.result.structuredContent.rerun.closes == ['"$failed"']'
+	answer 5 | jq -e '.result.isError == false and .result.structuredContent.permit.state == "APPLIED"'
+	[ -e made ]
+}
