@@ -283,3 +283,14 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 	answer 5 | jq -e '.result.isError == false and .result.structuredContent.permit.state == "APPLIED"'
 	[ -e made ]
 }
+
+@test "attack: a run whose cwd is outside the workspace files its failure where the workspace's gate does not look" {
+	mcp_io "$INIT" "$(call 1 run '{"argv":["test","-e","'"$WORK"'/ok"],"cwd":"/usr"}')" \
+		"$(call 2 run '{"argv":["test","-e","'"$WORK"'/ok"],"cwd":"../.."}')" "$(call 3 gate '{}')"
+	answer 1 | jq -e '.result.structuredContent.status == "invalid"'
+	answer 1 | jq -r '.result.structuredContent.message' | grep -q "outside the workspace"
+	answer 2 | jq -e '.result.structuredContent.status == "invalid"'
+	# the runs did not run; what was refused is open where the server's
+	# workspace sees it
+	answer 3 | jq -e '.result.structuredContent.open == 2'
+}
