@@ -37,7 +37,7 @@ struct mcp_tool {
 #define SCHEMA_RUN_COMMON                                                                                                      \
 	SCHEMA_ARGV                                                                                                            \
 	","                                                                                                                    \
-	"\"cwd\":{\"type\":\"string\",\"description\":\"where it runs, relative to the workspace (default: the workspace)\"}," \
+	"\"cwd\":{\"type\":\"string\",\"description\":\"where it runs, relative to the workspace and inside it (default: the workspace)\"}," \
 	"\"timeout\":{\"type\":\"string\",\"description\":\"a duration like 30s or 500ms (default: the policy's)\"},"          \
 	"\"env\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"names of the server's environment variables to pass in, besides the policy's allowlist\"}"
 #define SCHEMA_ID(what) "{\"type\":\"integer\",\"minimum\":1,\"description\":\"" what "\"}"
@@ -155,6 +155,7 @@ static void tools_fill_request(const struct mcp_tools_ctx *ctx, json_t *args,
 		run_request_set_invalid(req, "'cwd' must be a string");
 	req->cwd = tools_cwd(ctx, jsonutil_str(args, "cwd"));
 	req->workspace = strdup(ctx->workspace);
+	req->cwd_in_workspace = true;
 	if (!req->cwd || !req->workspace)
 		run_request_set_invalid(req, "out of memory");
 	if (json_object_get(args, "timeout")) {

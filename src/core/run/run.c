@@ -306,6 +306,14 @@ static int run_resolve_workspace(struct run_state *st)
 	st->workspace = run_resolve_dir(st, "workspace", st->req->workspace, st->cwd);
 	if (!st->workspace)
 		return -1;
+	if (st->req->cwd_in_workspace && !path_is_under(st->cwd, st->workspace)) {
+		/* Refused, and filed where the workspace's gate looks. */
+		struct error ignored = { 0 };
+		(void)gate_scope(st->workspace, &st->gate.scope, &ignored);
+		run_refuse(st, RECEIPT_INVALID, "cwd '%.300s' is outside the workspace %.300s",
+			   st->cwd, st->workspace);
+		return -1;
+	}
 	st->quarantine.sandbox.workspace = st->workspace;
 	return run_check_workspace(st);
 }
