@@ -2051,3 +2051,17 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	run "$AIRLOCK" gate --json
 	jq -e '.open == 1' <<<"$output"
 }
+
+# `--cwd` passed as a harmless option of the exception whatever its value:
+# from the parent directory (not a repository) the failure, nested below,
+# is visible, so the run took it, and its workspace, the cwd by default,
+# was the parent with every project beside this one.
+@test "attack: the --fixes exception with --cwd outside the project writes the parent directory (all three hosts)" {
+	git init -q .
+	exact_exception_setup
+	for cmd in "airlock run --fixes $FAILED --cwd .. -- true" "airlock run --cwd=.. --fixes $FAILED -- true" \
+		"airlock run --fixes $FAILED --cwd / -- true" "airlock run --fixes $FAILED --cwd $TEST_DIR -- true"; do
+		all_hosts 2 "$cmd"
+	done
+	all_hosts 0 "airlock run --fixes $FAILED --cwd . -- true"
+}
