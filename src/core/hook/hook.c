@@ -314,8 +314,10 @@ static bool hook_is_this_airlock(struct hook_state *st, const char *argv0)
 	       found.st_dev == self.st_dev && found.st_ino == self.st_ino;
 }
 
-/* --workspace DIR for a --fixes run: inside the scope, resolved from the
- * payload's cwd (a narrower writable tree weakens nothing). */
+/* --workspace DIR or --cwd DIR for a --fixes run: inside the scope,
+ * resolved from the payload's cwd (a narrower writable tree weakens
+ * nothing). Judged by path now: a symlink swapped before the run starts
+ * moves it (docs/gate.md, the threat model). */
 static bool hook_workspace_in_scope(struct hook_state *st, const char *dir)
 {
 	cleanup_free char *here = NULL, *joined = NULL, *real = NULL;
@@ -367,7 +369,10 @@ static bool hook_fix_option(struct hook_state *st, char *const *argv, size_t *re
 			return strcmp(value, "default") == 0;
 		if (strcmp(name, "net") == 0)
 			return strcmp(value, "none") == 0;
-		if (strcmp(name, "workspace") == 0)
+		/* Either would take the fix's workspace (the cwd by default)
+		 * past the project: from a parent directory that is not a
+		 * repository the failure, nested below, is still visible. */
+		if (strcmp(name, "workspace") == 0 || strcmp(name, "cwd") == 0)
 			return hook_workspace_in_scope(st, value);
 		if (strcmp(name, "fixes") == 0) {
 			if (*ret_fixes)
