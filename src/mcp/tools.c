@@ -34,11 +34,11 @@ struct mcp_tool {
 #define SCHEMA_ARGV                                                                    \
 	"\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1," \
 	"\"description\":\"the command and its arguments, not a shell string (use [\\\"sh\\\",\\\"-c\\\",SCRIPT] for one)\"}"
-#define SCHEMA_RUN_COMMON                                                                                                      \
-	SCHEMA_ARGV                                                                                                            \
-	","                                                                                                                    \
+#define SCHEMA_RUN_COMMON                                                                                                                    \
+	SCHEMA_ARGV                                                                                                                          \
+	","                                                                                                                                  \
 	"\"cwd\":{\"type\":\"string\",\"description\":\"where it runs, relative to the workspace and inside it (default: the workspace)\"}," \
-	"\"timeout\":{\"type\":\"string\",\"description\":\"a duration like 30s or 500ms (default: the policy's)\"},"          \
+	"\"timeout\":{\"type\":\"string\",\"description\":\"a duration like 30s or 500ms (default: the policy's)\"},"                        \
 	"\"env\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"names of the server's environment variables to pass in, besides the policy's allowlist\"}"
 #define SCHEMA_ID(what) "{\"type\":\"integer\",\"minimum\":1,\"description\":\"" what "\"}"
 
