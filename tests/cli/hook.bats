@@ -2065,3 +2065,18 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	done
 	all_hosts 0 "airlock run --fixes $FAILED --cwd . -- true"
 }
+
+# The exception's --workspace is judged by path when the hook runs; a
+# symlink swapped before the host starts the command moved it outside the
+# project. The run itself now holds a --fixes run's workspace to its scope.
+@test "attack: a --fixes run's workspace swapped outside the scope after the hook judged it is refused by the run" {
+	git init -q .
+	exact_exception_setup
+	mkdir sub "$TEST_DIR/other"
+	ln -s sub wl
+	all_hosts 0 "airlock run --fixes $FAILED --workspace wl -- touch $TEST_DIR/other/pwn"
+	ln -sfn "$TEST_DIR/other" wl
+	al run --fixes "$FAILED" --workspace wl -- touch "$TEST_DIR/other/pwn"
+	[ ! -e "$TEST_DIR/other/pwn" ]
+	[[ "$stderr" == *"outside the scope"* ]] || { echo "$output $stderr"; false; }
+}
