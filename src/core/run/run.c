@@ -410,6 +410,16 @@ static int run_check_fixes(struct run_state *st)
 			   (unsigned long long)st->req->fixes, err.msg);
 		return -1;
 	}
+	/* A fix writes its own scope: a --workspace elsewhere (the hook
+	 * judged its path, which a symlink swapped since may move) is refused.
+	 * MCP's workspace is the server's, not the request's. */
+	if (st->req->workspace && !st->req->cwd_in_workspace &&
+	    !path_is_under(st->workspace, st->gate.scope)) {
+		run_refuse(st, RECEIPT_INVALID,
+			   "--fixes %llu: the workspace %.300s is outside the scope %.300s",
+			   (unsigned long long)st->req->fixes, st->workspace, st->gate.scope);
+		return -1;
+	}
 	const char *scope = entry.scope;
 	if (scope && strcmp(scope, st->gate.scope) != 0 && run_fixes_visible(st, &err))
 		return 0; /* a failure of a nested scope, which this one's gate sees */
