@@ -177,6 +177,9 @@ static int run_cli_apply_parsed(struct run_cli *cli, int opt, const char *arg)
 						agenthost_names(false));
 		cli->routed = true;
 		cli->tee = true;
+		/* The hook judged the scope of its cwd: a run directory
+		 * swapped since then (Gemini's dir_path) is refused here. */
+		req->cwd_in_workspace = true;
 		break;
 	case OPT_SANDBOX:
 		if (strcmp(arg, "default") == 0)

@@ -34,11 +34,11 @@ struct mcp_tool {
 #define SCHEMA_ARGV                                                                    \
 	"\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1," \
 	"\"description\":\"the command and its arguments, not a shell string (use [\\\"sh\\\",\\\"-c\\\",SCRIPT] for one)\"}"
-#define SCHEMA_RUN_COMMON                                                                                                      \
-	SCHEMA_ARGV                                                                                                            \
-	","                                                                                                                    \
-	"\"cwd\":{\"type\":\"string\",\"description\":\"where it runs, relative to the workspace (default: the workspace)\"}," \
-	"\"timeout\":{\"type\":\"string\",\"description\":\"a duration like 30s or 500ms (default: the policy's)\"},"          \
+#define SCHEMA_RUN_COMMON                                                                                                                    \
+	SCHEMA_ARGV                                                                                                                          \
+	","                                                                                                                                  \
+	"\"cwd\":{\"type\":\"string\",\"description\":\"where it runs, relative to the workspace and inside it (default: the workspace)\"}," \
+	"\"timeout\":{\"type\":\"string\",\"description\":\"a duration like 30s or 500ms (default: the policy's)\"},"                        \
 	"\"env\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"names of the server's environment variables to pass in, besides the policy's allowlist\"}"
 #define SCHEMA_ID(what) "{\"type\":\"integer\",\"minimum\":1,\"description\":\"" what "\"}"
 
@@ -155,6 +155,7 @@ static void tools_fill_request(const struct mcp_tools_ctx *ctx, json_t *args,
 		run_request_set_invalid(req, "'cwd' must be a string");
 	req->cwd = tools_cwd(ctx, jsonutil_str(args, "cwd"));
 	req->workspace = strdup(ctx->workspace);
+	req->cwd_in_workspace = true;
 	if (!req->cwd || !req->workspace)
 		run_request_set_invalid(req, "out of memory");
 	if (json_object_get(args, "timeout")) {
@@ -250,10 +251,16 @@ static json_t *tool_run_or_dryrun(const struct mcp_tools_ctx *ctx, json_t *args,
 		run_request_set_invalid(&req, "%s", err.msg);
 
 	/* The gate, as the hooks apply it to a shell tool: a mutating command
-	 * does not run while a failure is open (a dry run changes nothing). */
-	if (!dryrun && !run_request_is_invalid(&req)) {
+	 * does not run while a failure is open (a dry run changes nothing).
+	 * At the cwd's scope and at the workspace's: the run writes the
+	 * workspace whatever its cwd, and a cwd outside it, or in a nested
+	 * repository older than the failure, sees none of its failures. */
+	const char *const gate_dirs[] = { req.cwd, req.workspace };
+	for (size_t i = 0; !dryrun && !run_request_is_invalid(&req) && i < ARRAY_SIZE(gate_dirs); i++) {
 		struct hook_outcome gate;
-		if (hook_gate_argv(ctx->session, req.cwd, req.argv, req.fixes, &gate, &err) < 0) {
+		if (i > 0 && strcmp(gate_dirs[i], gate_dirs[0]) == 0)
+			break;
+		if (hook_gate_argv(ctx->session, gate_dirs[i], req.argv, req.fixes, &gate, &err) < 0) {
 			run_request_release(&req);
 			return tool_error("airlock: the gate could not be read: %s", err.msg);
 		}
@@ -516,6 +523,37 @@ static json_t *tool_permit_status(const struct mcp_tools_ctx *ctx, json_t *args,
 	return ret;
 }
 
+/* The gate, as run passes it: a permit the approver has not approved (risk
+ * 3 or less, which permit_exec dry-runs and applies itself) changes its
+ * workspace, so it is not applied while a failure is open there, whatever
+ * its command is classified (the dry run judges what it changed). NULL when
+ * it may go on, else the tool's error. An approved permit is the human's
+ * decision, and one that cannot be loaded is permit_exec's to refuse. */
+static json_t *tools_permit_gate(const struct mcp_tools_ctx *ctx, struct store *store, uint64_t id)
+{
+	cleanup_with(gate_status_release) struct gate_status st = { 0 };
+	struct error err = { 0 };
+	struct permit p;
+
+	if (permit_load(store, id, &p, &err) < 0)
+		return NULL;
+	json_t *ret = NULL;
+	if (!p.approval && gate_status(ctx->session, p.workspace, &st, &err) < 0)
+		ret = tool_error("airlock: the gate could not be read: %s", err.msg);
+	else if (!p.approval && st.open.n > 0)
+		ret = tool_error("airlock receipt %" PRIu64 " is an open failure in %s: permit %" PRIu64
+				 " changes that workspace, so it is not applied while the failure is open. It closes when the same command succeeds again, when a run with fixes=%" PRIu64
+				 " exits 0 and the failed command, which airlock then re-runs, succeeds, or when the human acknowledges it (airlock ack %" PRIu64
+				 ", in their terminal).",
+				 st.open.v[0].receipt, st.scope, id, st.open.v[0].receipt,
+				 st.open.v[0].receipt);
+	else if (!p.approval && st.mirror_conflict[0])
+		ret = tool_error("airlock: permit %" PRIu64 " is not applied: %s", id,
+				 st.mirror_conflict);
+	permit_release(&p);
+	return ret;
+}
+
 static json_t *tool_permit_exec(const struct mcp_tools_ctx *ctx, json_t *args, int cancel_fd)
 {
 	static const char *const keys[] = { "id", NULL };
@@ -533,6 +571,9 @@ static json_t *tool_permit_exec(const struct mcp_tools_ctx *ctx, json_t *args, i
 		return tool_error("airlock: %s", err.msg);
 	if (!store)
 		return tool_error("permit %" PRIu64 ": no such permit", id);
+	json_t *refused = tools_permit_gate(ctx, store, id);
+	if (refused)
+		return refused;
 	int r = permit_exec(&(struct run_context){ .session = ctx->session,
 						   .policy_path = ctx->session->policy_path },
 			    store, rules, id, NULL, &p, &res, &err);

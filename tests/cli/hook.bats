@@ -2014,3 +2014,69 @@ time.sleep(60)' ov "$TEST_DIR/held" &
 	tool_status claude Edit '{"file_path": "sub/README", "old_string": "a", "new_string": "b"}'
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
 }
+
+# Gemini runs its shell tool in dir_path. One outside the project's scope
+# gave a routed run a cwd whose scope the project's gate does not see (its
+# failure hid there), and the exception `airlock run --fixes ID` a
+# workspace beyond the project (the parent, with its other projects).
+@test "attack: gemini's dir_path outside the project: the call is refused, and a routed run refuses a cwd outside its workspace" {
+	git init -q .
+	# the exception, run in the parent directory
+	exact_exception_setup
+	run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+		<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = $c | .tool_input.dir_path = ".."' \
+			--arg c "airlock run --fixes $FAILED -- true")"
+	[ "$status" -eq 2 ] || { echo "$output"; false; }
+	[[ "$stderr" == *"outside the project"* ]]
+	# a routed call, nothing open
+	export AIRLOCK_STATE_DIR="$TEST_DIR/state-2"
+	for d in .. / "$TEST_DIR"; do
+		run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+			<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = "false" | .tool_input.dir_path = $d' --arg d "$d")"
+		[ "$status" -eq 2 ] || { echo "$d: $output"; false; }
+		[[ "$stderr" == *"outside the project"* ]]
+	done
+	# inside it is routed as before
+	mkdir sub
+	run --separate-stderr "$AIRLOCK" hook gemini pre-tool-use \
+		<<<"$(captured gemini-cli/0.20/before-tool.json '.tool_input.command = "false" | .tool_input.dir_path = "sub"')"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"run --routed gemini"* ]]
+	# the routed run itself, whatever the hook saw (a symlink swapped
+	# between them): refused, and filed where the project's gate looks
+	line=$(cd "$TEST_DIR" && "$AIRLOCK" run --routed gemini --workspace "$WORK" -- bash -c false) || true
+	id=$(jq -r '.receipt // empty' <<<"$line")
+	[ -n "$id" ] || id=$(jq -s 'max_by(.id) | .id' "$AIRLOCK_STATE_DIR"/receipts/*.json)
+	jq -e '.status == "invalid" and (.error | test("outside the workspace"))' "$AIRLOCK_STATE_DIR/receipts/$id.json"
+	run "$AIRLOCK" gate --json
+	jq -e '.open == 1' <<<"$output"
+}
+
+# `--cwd` passed as a harmless option of the exception whatever its value:
+# from the parent directory (not a repository) the failure, nested below,
+# is visible, so the run took it, and its workspace, the cwd by default,
+# was the parent with every project beside this one.
+@test "attack: the --fixes exception with --cwd outside the project writes the parent directory (all three hosts)" {
+	git init -q .
+	exact_exception_setup
+	for cmd in "airlock run --fixes $FAILED --cwd .. -- true" "airlock run --cwd=.. --fixes $FAILED -- true" \
+		"airlock run --fixes $FAILED --cwd / -- true" "airlock run --fixes $FAILED --cwd $TEST_DIR -- true"; do
+		all_hosts 2 "$cmd"
+	done
+	all_hosts 0 "airlock run --fixes $FAILED --cwd . -- true"
+}
+
+# The exception's --workspace is judged by path when the hook runs; a
+# symlink swapped before the host starts the command moved it outside the
+# project. The run itself now holds a --fixes run's workspace to its scope.
+@test "attack: a --fixes run's workspace swapped outside the scope after the hook judged it is refused by the run" {
+	git init -q .
+	exact_exception_setup
+	mkdir sub "$TEST_DIR/other"
+	ln -s sub wl
+	all_hosts 0 "airlock run --fixes $FAILED --workspace wl -- touch $TEST_DIR/other/pwn"
+	ln -sfn "$TEST_DIR/other" wl
+	al run --fixes "$FAILED" --workspace wl -- touch "$TEST_DIR/other/pwn"
+	[ ! -e "$TEST_DIR/other/pwn" ]
+	[[ "$stderr" == *"outside the scope"* ]] || { echo "$output $stderr"; false; }
+}

@@ -245,3 +245,52 @@ call() { # call ID TOOL ARGS-JSON: a tools/call request line
 	answer 4 | jq -r '.result.content[0].text' | grep -q "airlock permit approve 1"
 	[ ! -e p ]
 }
+
+@test "attack: a run whose cwd is outside the failure's scope writes the workspace while the failure is open" {
+	# a nested repository of its own, older than the failure
+	mkdir sub
+	git init -q sub
+	sleep 0.1
+	mcp_io "$INIT" "$(call 1 run '{"argv":["sh","-c","exit 3"]}')"
+	answer 1 | jq -e '.result.structuredContent.failure_opened == true'
+	# a cwd beside the workspace (one the quarantine shows), whose scope
+	# has no failure open
+	mcp_io "$INIT" "$(call 2 run '{"argv":["touch","'"$WORK"'/made"],"cwd":"/usr"}')"
+	[ ! -e made ]
+	answer 2 | jq -e '.result.isError == true'
+	# the nested repository's scope does not see the workspace's failure
+	mcp_io "$INIT" "$(call 3 run '{"argv":["touch","../made2"],"cwd":"sub"}')"
+	[ ! -e made2 ]
+	answer 3 | jq -e '.result.isError == true'
+}
+
+@test "attack: permit_exec applies a risk-3 permit while a failure is open" {
+	command -v make >/dev/null || skip "make is not installed"
+	printf 'all:\n\techo made > made\n' >Makefile
+	mcp_io "$INIT" "$(call 1 run '{"argv":["test","-e","ok"]}')"
+	answer 1 | jq -e '.result.structuredContent.failure_opened == true'
+	failed=$(answer 1 | jq .result.structuredContent.receipt)
+	mcp_io -h 3 "$INIT" "$(call 2 permit_propose '{"proposal":{"argv":["make"],"reason":"bats","expected_paths":["made"]}}')" \
+		"$(call 3 permit_exec '{"id":1}')"
+	answer 2 | jq -e '.result.structuredContent.permit.risk == 3'
+	[ ! -e made ]
+	answer 3 | jq -e '.result.isError == true'
+	answer 3 | jq -r '.result.content[0].text' | grep -q "airlock receipt $failed is an open failure"
+	# once it is closed, the same permit applies
+	mcp_io -h 3 "$INIT" "$(call 4 run '{"argv":["touch","ok"],"fixes":'"$failed"'}')" \
+		"$(call 5 permit_exec '{"id":1}')"
+	answer 4 | jq -e '.result.structuredContent.rerun.closes == ['"$failed"']'
+	answer 5 | jq -e '.result.isError == false and .result.structuredContent.permit.state == "APPLIED"'
+	[ -e made ]
+}
+
+@test "attack: a run whose cwd is outside the workspace files its failure where the workspace's gate does not look" {
+	mcp_io "$INIT" "$(call 1 run '{"argv":["test","-e","'"$WORK"'/ok"],"cwd":"/usr"}')" \
+		"$(call 2 run '{"argv":["test","-e","'"$WORK"'/ok"],"cwd":"../.."}')" "$(call 3 gate '{}')"
+	answer 1 | jq -e '.result.structuredContent.status == "invalid"'
+	answer 1 | jq -r '.result.structuredContent.message' | grep -q "outside the workspace"
+	answer 2 | jq -e '.result.structuredContent.status == "invalid"'
+	# the runs did not run; what was refused is open where the server's
+	# workspace sees it
+	answer 3 | jq -e '.result.structuredContent.open == 2'
+}

@@ -314,8 +314,10 @@ static bool hook_is_this_airlock(struct hook_state *st, const char *argv0)
 	       found.st_dev == self.st_dev && found.st_ino == self.st_ino;
 }
 
-/* --workspace DIR for a --fixes run: inside the scope, resolved from the
- * payload's cwd (a narrower writable tree weakens nothing). */
+/* --workspace DIR or --cwd DIR for a --fixes run: inside the scope,
+ * resolved from the payload's cwd (a narrower writable tree weakens
+ * nothing). Judged by path now: a symlink swapped before the run starts
+ * moves it (docs/gate.md, the threat model). */
 static bool hook_workspace_in_scope(struct hook_state *st, const char *dir)
 {
 	cleanup_free char *here = NULL, *joined = NULL, *real = NULL;
@@ -367,7 +369,10 @@ static bool hook_fix_option(struct hook_state *st, char *const *argv, size_t *re
 			return strcmp(value, "default") == 0;
 		if (strcmp(name, "net") == 0)
 			return strcmp(value, "none") == 0;
-		if (strcmp(name, "workspace") == 0)
+		/* Either would take the fix's workspace (the cwd by default)
+		 * past the project: from a parent directory that is not a
+		 * repository the failure, nested below, is still visible. */
+		if (strcmp(name, "workspace") == 0 || strcmp(name, "cwd") == 0)
 			return hook_workspace_in_scope(st, value);
 		if (strcmp(name, "fixes") == 0) {
 			if (*ret_fixes)
@@ -2026,6 +2031,25 @@ static int hook_shell_refuse(struct hook_state *st, const struct hook_shell *sh,
 	return 1;
 }
 
+/* Whether the host would run the command (in Gemini's dir_path) outside
+ * the payload cwd's scope, and so it is refused: a routed run's failure
+ * would file in a scope this one's gate does not see, and the --fixes
+ * exception's workspace (its cwd) would reach beyond the project. A
+ * directory that cannot be resolved now cannot be judged either. */
+static bool hook_run_cwd_outside(struct hook_state *st, struct hook_outcome *ret)
+{
+	cleanup_free char *dir = hook_run_cwd(st);
+	if (!dir || !st->scope)
+		return false;
+	cleanup_free char *real = realpath(dir, NULL);
+	if (real && path_is_under(real, st->scope))
+		return false;
+	outcome_set(ret, HOOK_BLOCK,
+		    "airlock: the command would run in %.300s, outside the project (%.300s): its receipt and any failure belong to the project's gate, so it runs in the project or below.",
+		    real ? real : dir, st->scope);
+	return true;
+}
+
 /* pre-tool-use of a shell tool: refused, run as this airlock (its own
  * harmless commands), routed through `airlock run`, or passed. */
 static int hook_pre_shell(struct hook_state *st, json_t *input, struct hook_outcome *ret,
@@ -2049,6 +2073,8 @@ static int hook_pre_shell(struct hook_state *st, json_t *input, struct hook_outc
 	r = hook_shell_refuse(st, &sh, exempt, ret, err);
 	if (r != 0)
 		return r < 0 ? r : 0;
+	if (hook_run_cwd_outside(st, ret))
+		return 0;
 	if (exempt) {
 		outcome_set(ret, HOOK_PASS,
 			    "airlock: airlock's own %s, run unrouted by this airlock binary.",

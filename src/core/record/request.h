@@ -29,6 +29,11 @@ struct run_request {
 	bool spill;
 	const char *sandbox_profile; /* NULL: the policy's; else "default" or "none" */
 	char *workspace; /* NULL: the cwd */
+	/* The cwd must lie in the workspace (MCP, whose workspace is the
+	 * server's; a routed run, whose workspace is the scope the hook
+	 * judged): a failure files in its cwd's scope, which the workspace's
+	 * gate would not see from outside. */
+	bool cwd_in_workspace;
 	unsigned allow_workspace; /* enum hostview_allow: workspaces allowed despite the checks */
 	bool share_net; /* --net host */
 	int tee_stdout_fd, tee_stderr_fd; /* -1: no tee */

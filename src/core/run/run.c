@@ -306,6 +306,14 @@ static int run_resolve_workspace(struct run_state *st)
 	st->workspace = run_resolve_dir(st, "workspace", st->req->workspace, st->cwd);
 	if (!st->workspace)
 		return -1;
+	if (st->req->cwd_in_workspace && !path_is_under(st->cwd, st->workspace)) {
+		/* Refused, and filed where the workspace's gate looks. */
+		struct error ignored = { 0 };
+		(void)gate_scope(st->workspace, &st->gate.scope, &ignored);
+		run_refuse(st, RECEIPT_INVALID, "cwd '%.300s' is outside the workspace %.300s",
+			   st->cwd, st->workspace);
+		return -1;
+	}
 	st->quarantine.sandbox.workspace = st->workspace;
 	return run_check_workspace(st);
 }
@@ -400,6 +408,16 @@ static int run_check_fixes(struct run_state *st)
 	if (r < 0) {
 		run_refuse(st, RECEIPT_INVALID, "--fixes %llu: %s",
 			   (unsigned long long)st->req->fixes, err.msg);
+		return -1;
+	}
+	/* A fix writes its own scope: a --workspace elsewhere (the hook
+	 * judged its path, which a symlink swapped since may move) is refused.
+	 * MCP's workspace is the server's, not the request's. */
+	if (st->req->workspace && !st->req->cwd_in_workspace &&
+	    !path_is_under(st->workspace, st->gate.scope)) {
+		run_refuse(st, RECEIPT_INVALID,
+			   "--fixes %llu: the workspace %.300s is outside the scope %.300s",
+			   (unsigned long long)st->req->fixes, st->workspace, st->gate.scope);
 		return -1;
 	}
 	const char *scope = entry.scope;
