@@ -1209,3 +1209,36 @@ pass_journals() {
 	[[ "$stderr" == *"dry run $ID is in a state airlock never records, not applied"* ]]
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$ID/state")" = bogus ]
 }
+
+@test "attack: a mode-changed file swapped for a hard link of a file outside the workspace after the dry run: CONFLICT, the outside file keeps its mode" {
+	# The dry run saw a lone a (no other name): the change shown is a's mode
+	# alone. The agent then makes a a name of a file outside the workspace,
+	# same bytes, mode and attributes: apply's chmod in place would reach it.
+	mkdir "$TEST_DIR/outside"
+	echo one > "$TEST_DIR/outside/victim" && chmod 644 "$TEST_DIR/outside/victim"
+	echo one > a && chmod 644 a
+	al dryrun --json --expect a -- chmod 600 a
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.changes[] | select(.path == "a") | .change == "mode_changed" and (has("also_outside") | not)' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	rm a && ln "$TEST_DIR/outside/victim" a
+	al apply "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+	[[ "$stderr" == *"a has other hard links now"* ]] || { echo "$stderr"; return 1; }
+}
+
+@test "attack: a mode-changed group member gains a name outside the workspace after the dry run: CONFLICT" {
+	mkdir "$TEST_DIR/outside"
+	echo one > a && ln a b && chmod 644 a
+	al dryrun --json --expect a -- chmod 600 a
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	# a's group was {a, b}; now a and b are names of a file outside with the same bytes.
+	echo one > "$TEST_DIR/outside/victim" && chmod 644 "$TEST_DIR/outside/victim"
+	rm a b && ln "$TEST_DIR/outside/victim" a && ln a b
+	al apply "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+}
