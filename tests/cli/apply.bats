@@ -1242,3 +1242,34 @@ pass_journals() {
 	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
 	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
 }
+
+@test "attack: after the apply of a mode change, the file swapped for a hard link of a file outside: rollback is CONFLICT, the outside file keeps its mode" {
+	mkdir "$TEST_DIR/outside"
+	echo one > a && chmod 600 a
+	al dryrun --json --expect a -- chmod 644 a
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	# rollback would chmod 600 back: a readable file outside made private,
+	# or (the other way round) a private one made readable.
+	echo one > "$TEST_DIR/outside/victim" && chmod 644 "$TEST_DIR/outside/victim"
+	rm a && ln "$TEST_DIR/outside/victim" a
+	al rollback "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+}
+
+@test "link group: a mode change of one name with the group's other names removed or replaced by the command applies and rolls back" {
+	echo one > a && ln a b && mkdir -p d/e && ln a d/e/c && ln a k && chmod 644 a
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'chmod 600 a; rm -rf d; rm b; echo x > b'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.changes[] | select(.path == "a") | [.also_names[].path] == ["k"]' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a k)" = 600 ] && [ ! -e d ] && [ "$(cat b)" = x ]
+	al rollback "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %h a)" = 4 ] && [ "$(stat -c %i d/e/c)" = "$(stat -c %i a)" ]
+}
