@@ -1687,7 +1687,7 @@ git_dies_with_airlock() { # signal
 	[ "$(git ls-files notes.txt)" = notes.txt ]
 	# A .git of a directory below (a nested repository's, a submodule's work tree) is the same.
 	mkdir sub && (cd sub && git init -q . && echo s > s.txt && git add s.txt)
-	printf 'untracksub:\n\tcd sub && git rm --cached -q s.txt\n' >> Makefile && commit_all untracksub
+	printf 'untracksub:\n\tcd sub && git rm --cached -q s.txt\n' >> Makefile && git add Makefile && git commit -qm untracksub
 	propose '{"argv":["make","-s","untracksub"],"reason":"r","expected_paths":["sub/.git/**"]}'
 	pstep dryrun "$PID"
 	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }

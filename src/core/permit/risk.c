@@ -366,6 +366,18 @@ static size_t permit_lower_bound(char *const *tracked, size_t n, const char *key
 	return lo;
 }
 
+/* Whether path is a repository's own data: a component ".git" (the
+ * workspace's, or a nested repository's or submodule's). git does not track
+ * it, but its index is what tells tracked from generated: a change there
+ * (`git rm --cached`) would judge the next change of the file generated. */
+static bool permit_in_git_dir(const char *path)
+{
+	for (const char *p = path; p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
+		if (strncmp(p, ".git", 4) == 0 && (p[4] == '\0' || p[4] == '/'))
+			return true;
+	return false;
+}
+
 /* Whether a tracked file is path or lies below it. git lists the index in
  * byte order; "a/" sorts after "a-b", so the two are looked up apart. */
 static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
@@ -426,6 +438,12 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 		for (size_t k = 0; k < 2; k++) {
 			if (!paths[k])
 				continue;
+			if (permit_in_git_dir(paths[k])) {
+				snprintf(why, why_size, "the repository's own data changed: %s (%s)",
+					 paths[k], change);
+				*ret = 4;
+				return 0;
+			}
 			if (tracked && permit_tracked_at(tracked, n_tracked, paths[k])) {
 				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k],
 					 change);
@@ -444,7 +462,8 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 		 * reach the shared inode: its other names change too. */
 		for (size_t k = 0; k < c->n_also_names; k++) {
 			const char *name = c->also_names[k].path.bytes;
-			if (tracked && name && permit_tracked_at(tracked, n_tracked, name)) {
+			if (name && (permit_in_git_dir(name) ||
+				     (tracked && permit_tracked_at(tracked, n_tracked, name)))) {
 				snprintf(why, why_size,
 					 "a tracked file changed: %s (%s, a hard link of %s)", name,
 					 change, paths[0]);
