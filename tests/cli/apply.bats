@@ -1273,3 +1273,28 @@ pass_journals() {
 	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
 	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %h a)" = 4 ] && [ "$(stat -c %i d/e/c)" = "$(stat -c %i a)" ]
 }
+
+@test "attack: an apply of a mode change killed after its chmod, the file swapped for a hard link of a private file outside: recovery's undo leaves that file alone" {
+	mkdir "$TEST_DIR/outside"
+	echo secret > "$TEST_DIR/outside/key" && chmod 600 "$TEST_DIR/outside/key"
+	echo one > a && echo two > b && chmod 644 a b
+	al dryrun --json --expect a --expect b -- chmod 600 a b
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	# Killed before the second chmod, after the first.
+	run env AIRLOCK_TEST_CRASH_AFTER=1 "$AIRLOCK" apply "$ID"
+	[ "$status" -eq 137 ] || { echo "$status $output"; return 1; }
+	a=a && [ "$(stat -c %a a)" = 600 ] || a=b
+	[ "$(stat -c %a $a)" = 600 ]
+	# The undo would chmod 644 whatever $a names now: no content to match.
+	rm $a && ln "$TEST_DIR/outside/key" $a
+	"$AIRLOCK" gc --older-than 3650d >/dev/null 2>&1 || true
+	al apply "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/key")" = 600 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -ne 0 ]
+	# The agent's name gone again, recovery finishes: the tree entirely old, then the apply.
+	rm $a && { [ $a = a ] && echo one > a || echo two > b; } && chmod 600 $a
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a a)" = 600 ] && [ "$(stat -c %a b)" = 600 ] && [ "$(stat -c %a "$TEST_DIR/outside/key")" = 600 ]
+}
