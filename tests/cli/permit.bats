@@ -1692,3 +1692,16 @@ git_dies_with_airlock() { # signal
 	pstep dryrun "$PID"
 	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
 }
+
+@test "attack: a tracked file of a submodule (below a gitlink) changed by a build is risk 4, not generated" {
+	make_project
+	mkdir sub && (cd sub && git init -q . && git config user.email t@t && git config user.name t &&
+		echo lib > lib.c && git add lib.c && git commit -qm lib)
+	git add sub 2>/dev/null && git commit -qm sub
+	[ "$(git ls-files -s sub | cut -c1-6)" = 160000 ]
+	printf 'sublib:\n\techo evil >> sub/lib.c\n' >> Makefile && git add Makefile && git commit -qm sublib
+	propose '{"argv":["make","-s","sublib"],"reason":"r","expected_paths":["sub/lib.c"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.risk_observed == 4 and (.observed | contains("sub/lib.c"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+}
