@@ -378,13 +378,24 @@ static bool permit_in_git_dir(const char *path)
 	return false;
 }
 
-/* Whether a tracked file is path or lies below it. git lists the index in
- * byte order; "a/" sorts after "a-b", so the two are looked up apart. */
+/* Whether a tracked file is path or lies below it, or path lies below a
+ * tracked entry: a submodule's gitlink (`sub`), whose files its own
+ * repository tracks, not the index listed (a file of the index cannot
+ * have names below it otherwise). git lists the index in byte order; "a/"
+ * sorts after "a-b", so the two are looked up apart. */
 static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 {
 	size_t i = permit_lower_bound(tracked, n, path);
 	if (i < n && strcmp(tracked[i], path) == 0)
 		return true;
+	for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
+		cleanup_free char *up = strndup(path, (size_t)(slash - path));
+		if (!up)
+			return true; /* out of memory: the safer answer */
+		i = permit_lower_bound(tracked, n, up);
+		if (i < n && strcmp(tracked[i], up) == 0)
+			return true;
+	}
 	cleanup_free char *dir = NULL;
 	if (asprintf(&dir, "%s/", path) < 0)
 		return true; /* out of memory: the safer answer */
