@@ -1705,3 +1705,21 @@ git_dies_with_airlock() { # signal
 	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
 	jq -e '.risk_observed == 4 and (.observed | contains("sub/lib.c"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
 }
+
+@test "attack: a tracked file of a repository nested in the workspace (a clone, no gitlink) changed by a build is risk 4" {
+	make_project
+	mkdir -p vendor/lib && (cd vendor/lib && git init -q . && git config user.email t@t &&
+		git config user.name t && echo lib > lib.c && git add lib.c && git commit -qm lib)
+	printf 'vendorlib:\n\techo evil >> vendor/lib/lib.c\n\techo new > vendor/lib/new.c\n' >> Makefile &&
+		git add Makefile && git commit -qm vendorlib
+	[ -z "$(git ls-files vendor)" ]
+	propose '{"argv":["make","-s","vendorlib"],"reason":"r","expected_paths":["vendor/lib/*.c"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.risk_observed == 4 and (.observed | contains("vendor/lib/lib.c"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	# A file it creates there is nobody's: generated.
+	printf 'vendornew:\n\techo new > vendor/lib/new.c\n' >> Makefile && git add Makefile && git commit -qm vendornew
+	propose '{"argv":["make","-s","vendornew"],"reason":"r","expected_paths":["vendor/lib/new.c"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 3 ] || { echo "$status $output $stderr"; return 1; }
+}
