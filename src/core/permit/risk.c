@@ -403,6 +403,57 @@ static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
 }
 
+/* The workspace the change set names, as the dry run saw it (its device
+ * and inode): -1 when it is not (moved, replaced: then every change is
+ * taken as a nested repository's, the safer answer). */
+static int permit_open_workspace(const struct changeset *cs)
+{
+	struct stat st;
+	int fd = open(cs->workspace, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (int64_t)st.st_dev != cs->workspace_dev ||
+			(int64_t)st.st_ino != cs->workspace_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Whether path lies in a repository nested in the workspace that the index
+ * does not list (a clone inside it, no gitlink): a directory above it holds
+ * `.git`, so its files are that repository's tracked ones. *clean (of
+ * clean_size bytes): the last directory found outside any, whose
+ * ancestors are not looked at again (entries come sorted). What cannot be
+ * told is taken as a repository's. */
+static bool permit_in_nested_repo(int ws_fd, const char *path, char *clean, size_t clean_size)
+{
+	size_t n = strlen(clean);
+	const char *from = n && strncmp(path, clean, n) == 0 && path[n] == '/' ? path + n : path;
+	char probe[PATH_MAX];
+
+	if (ws_fd < 0)
+		return true;
+	for (const char *slash = strchr(from + (from != path), '/'); slash;
+	     slash = strchr(slash + 1, '/')) {
+		size_t len = (size_t)(slash - path);
+		struct stat st;
+		if (len + sizeof("/.git") > sizeof(probe))
+			return true;
+		memcpy(probe, path, len);
+		memcpy(probe + len, "/.git", sizeof("/.git"));
+		if (fstatat(ws_fd, probe, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    (errno != ENOENT && errno != ENOTDIR))
+			return true;
+	}
+	const char *last = strrchr(path, '/');
+	size_t len = last ? (size_t)(last - path) : 0;
+	if (len < clean_size) {
+		memcpy(clean, path, len);
+		clean[len] = '\0';
+	}
+	return false;
+}
+
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
  * the change set's entries are the workspace's, its scratch the count of
  * what the command left in its private /tmp (absent: not counted). */
@@ -440,6 +491,8 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 	if (r < 0 && r != -ESRCH)
 		return r;
 	size_t n_tracked = strv_length(tracked);
+	cleanup_close int ws_fd = tracked ? permit_open_workspace(cs) : -1;
+	char clean[PATH_MAX] = "";
 	*ret = 3;
 	snprintf(why, why_size, "only untracked or ignored (generated) files changed");
 	for (size_t i = 0; i < cs->n_entries; i++) {
@@ -458,6 +511,14 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 			if (tracked && permit_tracked_at(tracked, n_tracked, paths[k])) {
 				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k],
 					 change);
+				*ret = 4;
+				return 0;
+			}
+			if (tracked && (k == 1 || strcmp(change, "created") != 0) &&
+			    permit_in_nested_repo(ws_fd, paths[k], clean, sizeof(clean))) {
+				snprintf(why, why_size,
+					 "a file of a repository nested in the workspace changed: %s (%s)",
+					 paths[k], change);
 				*ret = 4;
 				return 0;
 			}
