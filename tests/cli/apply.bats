@@ -1209,3 +1209,92 @@ pass_journals() {
 	[[ "$stderr" == *"dry run $ID is in a state airlock never records, not applied"* ]]
 	[ "$(cat "$AIRLOCK_STATE_DIR/dryruns/$ID/state")" = bogus ]
 }
+
+@test "attack: a mode-changed file swapped for a hard link of a file outside the workspace after the dry run: CONFLICT, the outside file keeps its mode" {
+	# The dry run saw a lone a (no other name): the change shown is a's mode
+	# alone. The agent then makes a a name of a file outside the workspace,
+	# same bytes, mode and attributes: apply's chmod in place would reach it.
+	mkdir "$TEST_DIR/outside"
+	echo one > "$TEST_DIR/outside/victim" && chmod 644 "$TEST_DIR/outside/victim"
+	echo one > a && chmod 644 a
+	al dryrun --json --expect a -- chmod 600 a
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.changes[] | select(.path == "a") | .change == "mode_changed" and (has("also_outside") | not)' \
+		"$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	rm a && ln "$TEST_DIR/outside/victim" a
+	al apply "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+	[[ "$stderr" == *"a has other hard links now"* ]] || { echo "$stderr"; return 1; }
+}
+
+@test "attack: a mode-changed group member gains a name outside the workspace after the dry run: CONFLICT" {
+	mkdir "$TEST_DIR/outside"
+	echo one > a && ln a b && chmod 644 a
+	al dryrun --json --expect a -- chmod 600 a
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	# a's group was {a, b}; now a and b are names of a file outside with the same bytes.
+	echo one > "$TEST_DIR/outside/victim" && chmod 644 "$TEST_DIR/outside/victim"
+	rm a b && ln "$TEST_DIR/outside/victim" a && ln a b
+	al apply "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+}
+
+@test "attack: after the apply of a mode change, the file swapped for a hard link of a file outside: rollback is CONFLICT, the outside file keeps its mode" {
+	mkdir "$TEST_DIR/outside"
+	echo one > a && chmod 600 a
+	al dryrun --json --expect a -- chmod 644 a
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	# rollback would chmod 600 back: a readable file outside made private,
+	# or (the other way round) a private one made readable.
+	echo one > "$TEST_DIR/outside/victim" && chmod 644 "$TEST_DIR/outside/victim"
+	rm a && ln "$TEST_DIR/outside/victim" a
+	al rollback "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/victim")" = 644 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -eq 20 ] || { echo "$status $stderr"; return 1; }
+}
+
+@test "link group: a mode change of one name with the group's other names removed or replaced by the command applies and rolls back" {
+	echo one > a && ln a b && mkdir -p d/e && ln a d/e/c && ln a k && chmod 644 a
+	al dryrun --json --expect '**' --expect-delete '**' -- sh -c 'chmod 600 a; rm -rf d; rm b; echo x > b'
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	jq -e '.changes[] | select(.path == "a") | [.also_names[].path] == ["k"]' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a k)" = 600 ] && [ ! -e d ] && [ "$(cat b)" = x ]
+	al rollback "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %h a)" = 4 ] && [ "$(stat -c %i d/e/c)" = "$(stat -c %i a)" ]
+}
+
+@test "attack: an apply of a mode change killed after its chmod, the file swapped for a hard link of a private file outside: recovery's undo leaves that file alone" {
+	mkdir "$TEST_DIR/outside"
+	echo secret > "$TEST_DIR/outside/key" && chmod 600 "$TEST_DIR/outside/key"
+	echo one > a && echo two > b && chmod 644 a b
+	al dryrun --json --expect a --expect b -- chmod 600 a b
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	ID=$(jq -r .id <<<"$output")
+	# Killed before the second chmod, after the first.
+	run env AIRLOCK_TEST_CRASH_AFTER=1 "$AIRLOCK" apply "$ID"
+	[ "$status" -eq 137 ] || { echo "$status $output"; return 1; }
+	a=a && [ "$(stat -c %a a)" = 600 ] || a=b
+	[ "$(stat -c %a $a)" = 600 ]
+	# The undo would chmod 644 whatever $a names now: no content to match.
+	rm $a && ln "$TEST_DIR/outside/key" $a
+	"$AIRLOCK" gc --older-than 3650d >/dev/null 2>&1 || true
+	al apply "$ID"
+	[ "$(stat -c %a "$TEST_DIR/outside/key")" = 600 ] || { echo "the outside file's mode changed: $status $stderr"; return 1; }
+	[ "$status" -ne 0 ]
+	# The agent's name gone again, recovery finishes: the tree entirely old, then the apply.
+	rm $a && { [ $a = a ] && echo one > a || echo two > b; } && chmod 600 $a
+	al apply "$ID"
+	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
+	[ "$(stat -c %a a)" = 600 ] && [ "$(stat -c %a b)" = 600 ] && [ "$(stat -c %a "$TEST_DIR/outside/key")" = 600 ]
+}

@@ -1669,3 +1669,57 @@ git_dies_with_airlock() { # signal
 	cmp "$rec" "$TEST_DIR/dryrun-ok.json"
 	[ "$(cat notes.txt)" = notes ]
 }
+
+@test "attack: a risk-3 build that un-tracks a file (its index) is risk 4, so the next one cannot change the file without the approver" {
+	make_project
+	# The build, the agent's Makefile, takes notes.txt out of the index: a
+	# change of .git/index alone, which git does not track. Were it
+	# generated (3), it would apply without the approver, and the next
+	# build's change of notes.txt would be an untracked file's (3) too.
+	printf 'untrack:\n\tgit rm --cached -q notes.txt\n' >> Makefile && commit_all untrack
+	propose '{"argv":["make","-s","untrack"],"reason":"r","expected_paths":[".git/**"]}'
+	[ "$(jq -r .risk <<<"$output")" -eq 3 ]
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.risk_observed == 4 and (.observed | contains(".git/index"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	pstep exec "$PID"
+	[ "$status" -ne 0 ]
+	[ "$(git ls-files notes.txt)" = notes.txt ]
+	# A .git of a directory below (a nested repository's, a submodule's work tree) is the same.
+	mkdir sub && (cd sub && git init -q . && echo s > s.txt && git add s.txt)
+	printf 'untracksub:\n\tcd sub && git rm --cached -q s.txt\n' >> Makefile && git add Makefile && git commit -qm untracksub
+	propose '{"argv":["make","-s","untracksub"],"reason":"r","expected_paths":["sub/.git/**"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+}
+
+@test "attack: a tracked file of a submodule (below a gitlink) changed by a build is risk 4, not generated" {
+	make_project
+	mkdir sub && (cd sub && git init -q . && git config user.email t@t && git config user.name t &&
+		echo lib > lib.c && git add lib.c && git commit -qm lib)
+	git add sub 2>/dev/null && git commit -qm sub
+	[ "$(git ls-files -s sub | cut -c1-6)" = 160000 ]
+	printf 'sublib:\n\techo evil >> sub/lib.c\n' >> Makefile && git add Makefile && git commit -qm sublib
+	propose '{"argv":["make","-s","sublib"],"reason":"r","expected_paths":["sub/lib.c"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.risk_observed == 4 and (.observed | contains("sub/lib.c"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+}
+
+@test "attack: a tracked file of a repository nested in the workspace (a clone, no gitlink) changed by a build is risk 4" {
+	make_project
+	mkdir -p vendor/lib && (cd vendor/lib && git init -q . && git config user.email t@t &&
+		git config user.name t && echo lib > lib.c && git add lib.c && git commit -qm lib)
+	printf 'vendorlib:\n\techo evil >> vendor/lib/lib.c\n\techo new > vendor/lib/new.c\n' >> Makefile &&
+		git add Makefile && git commit -qm vendorlib
+	[ -z "$(git ls-files vendor)" ]
+	propose '{"argv":["make","-s","vendorlib"],"reason":"r","expected_paths":["vendor/lib/*.c"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.risk_observed == 4 and (.observed | contains("vendor/lib/lib.c"))' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+	# A file it creates there is nobody's: generated.
+	printf 'vendornew:\n\techo new > vendor/lib/new.c\n' >> Makefile && git add Makefile && git commit -qm vendornew
+	propose '{"argv":["make","-s","vendornew"],"reason":"r","expected_paths":["vendor/lib/new.c"]}'
+	pstep dryrun "$PID"
+	[ "$(jq -r .risk <<<"$output")" -eq 3 ] || { echo "$status $output $stderr"; return 1; }
+}

@@ -366,18 +366,92 @@ static size_t permit_lower_bound(char *const *tracked, size_t n, const char *key
 	return lo;
 }
 
-/* Whether a tracked file is path or lies below it. git lists the index in
- * byte order; "a/" sorts after "a-b", so the two are looked up apart. */
+/* Whether path is a repository's own data: a component ".git" (the
+ * workspace's, or a nested repository's or submodule's). git does not track
+ * it, but its index is what tells tracked from generated: a change there
+ * (`git rm --cached`) would judge the next change of the file generated. */
+static bool permit_in_git_dir(const char *path)
+{
+	for (const char *p = path; p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
+		if (strncmp(p, ".git", 4) == 0 && (p[4] == '\0' || p[4] == '/'))
+			return true;
+	return false;
+}
+
+/* Whether a tracked file is path or lies below it, or path lies below a
+ * tracked entry: a submodule's gitlink (`sub`), whose files its own
+ * repository tracks, not the index listed (a file of the index cannot
+ * have names below it otherwise). git lists the index in byte order; "a/"
+ * sorts after "a-b", so the two are looked up apart. */
 static bool permit_tracked_at(char *const *tracked, size_t n, const char *path)
 {
 	size_t i = permit_lower_bound(tracked, n, path);
 	if (i < n && strcmp(tracked[i], path) == 0)
 		return true;
+	for (const char *slash = strchr(path, '/'); slash; slash = strchr(slash + 1, '/')) {
+		cleanup_free char *up = strndup(path, (size_t)(slash - path));
+		if (!up)
+			return true; /* out of memory: the safer answer */
+		i = permit_lower_bound(tracked, n, up);
+		if (i < n && strcmp(tracked[i], up) == 0)
+			return true;
+	}
 	cleanup_free char *dir = NULL;
 	if (asprintf(&dir, "%s/", path) < 0)
 		return true; /* out of memory: the safer answer */
 	i = permit_lower_bound(tracked, n, dir);
 	return i < n && strncmp(tracked[i], dir, strlen(dir)) == 0;
+}
+
+/* The workspace the change set names, as the dry run saw it (its device
+ * and inode): -1 when it is not (moved, replaced: then every change is
+ * taken as a nested repository's, the safer answer). */
+static int permit_open_workspace(const struct changeset *cs)
+{
+	struct stat st;
+	int fd = open(cs->workspace, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (int64_t)st.st_dev != cs->workspace_dev ||
+			(int64_t)st.st_ino != cs->workspace_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Whether path lies in a repository nested in the workspace that the index
+ * does not list (a clone inside it, no gitlink): a directory above it holds
+ * `.git`, so its files are that repository's tracked ones. *clean (of
+ * clean_size bytes): the last directory found outside any, whose
+ * ancestors are not looked at again (entries come sorted). What cannot be
+ * told is taken as a repository's. */
+static bool permit_in_nested_repo(int ws_fd, const char *path, char *clean, size_t clean_size)
+{
+	size_t n = strlen(clean);
+	const char *from = n && strncmp(path, clean, n) == 0 && path[n] == '/' ? path + n : path;
+	char probe[PATH_MAX];
+
+	if (ws_fd < 0)
+		return true;
+	for (const char *slash = strchr(from + (from != path), '/'); slash;
+	     slash = strchr(slash + 1, '/')) {
+		size_t len = (size_t)(slash - path);
+		struct stat st;
+		if (len + sizeof("/.git") > sizeof(probe))
+			return true;
+		memcpy(probe, path, len);
+		memcpy(probe + len, "/.git", sizeof("/.git"));
+		if (fstatat(ws_fd, probe, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    (errno != ENOENT && errno != ENOTDIR))
+			return true;
+	}
+	const char *last = strrchr(path, '/');
+	size_t len = last ? (size_t)(last - path) : 0;
+	if (len < clean_size) {
+		memcpy(clean, path, len);
+		clean[len] = '\0';
+	}
+	return false;
 }
 
 /* What the dry run changed, as a level (docs/permit-format.md, "Risk"):
@@ -417,6 +491,8 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 	if (r < 0 && r != -ESRCH)
 		return r;
 	size_t n_tracked = strv_length(tracked);
+	cleanup_close int ws_fd = tracked ? permit_open_workspace(cs) : -1;
+	char clean[PATH_MAX] = "";
 	*ret = 3;
 	snprintf(why, why_size, "only untracked or ignored (generated) files changed");
 	for (size_t i = 0; i < cs->n_entries; i++) {
@@ -426,9 +502,23 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 		for (size_t k = 0; k < 2; k++) {
 			if (!paths[k])
 				continue;
+			if (permit_in_git_dir(paths[k])) {
+				snprintf(why, why_size, "the repository's own data changed: %s (%s)",
+					 paths[k], change);
+				*ret = 4;
+				return 0;
+			}
 			if (tracked && permit_tracked_at(tracked, n_tracked, paths[k])) {
 				snprintf(why, why_size, "a tracked file changed: %s (%s)", paths[k],
 					 change);
+				*ret = 4;
+				return 0;
+			}
+			if (tracked && (k == 1 || strcmp(change, "created") != 0) &&
+			    permit_in_nested_repo(ws_fd, paths[k], clean, sizeof(clean))) {
+				snprintf(why, why_size,
+					 "a file of a repository nested in the workspace changed: %s (%s)",
+					 paths[k], change);
 				*ret = 4;
 				return 0;
 			}
@@ -444,7 +534,8 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 		 * reach the shared inode: its other names change too. */
 		for (size_t k = 0; k < c->n_also_names; k++) {
 			const char *name = c->also_names[k].path.bytes;
-			if (tracked && name && permit_tracked_at(tracked, n_tracked, name)) {
+			if (name && (permit_in_git_dir(name) ||
+				     (tracked && permit_tracked_at(tracked, n_tracked, name)))) {
 				snprintf(why, why_size,
 					 "a tracked file changed: %s (%s, a hard link of %s)", name,
 					 change, paths[0]);

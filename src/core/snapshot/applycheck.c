@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/dirread.h"
 #include "basic/fileio.h"
 #include "basic/macro.h"
 #include "basic/sha256.h"
@@ -62,11 +63,12 @@ static const char *applycheck_list_value(const struct changeset_xattr_list *want
 	return NULL;
 }
 
-int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which,
+int applycheck_xattrs_set_at(struct dryrun_dir *d, const char *path,
 			     const struct changeset_xattr_list *want)
 {
+	enum changeset_xattrs which = d->xattrs;
 	const char *name;
-	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_close int fd = fd_open_parent(d->ws_fd, path, O_PATH, &name);
 	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	cleanup_with(json_decrefp) json_t *have = NULL;
 	char proc[64];
@@ -78,7 +80,10 @@ int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs
 	if (target < 0)
 		return -errno;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
-	int r = changeset_read_xattrs(target, "", which, &have);
+	int r = applycheck_reach_known(d, path, target);
+	if (r < 0)
+		return r;
+	r = changeset_read_xattrs(target, "", which, &have);
 	if (r < 0)
 		return r;
 	struct applyfs_lift l = { .target = target };
@@ -143,6 +148,10 @@ static bool applycheck_link_group_matches(int root_fd, const char *prefix,
 	return true;
 }
 
+/* How deep the walk for a hard-link group's removed names goes: a name
+ * deeper is missed, and the change refused (CONFLICT), never let through. */
+#define APPLYCHECK_LINKS_DEPTH 64
+
 /* A mode as the change set writes it. */
 static const char *applycheck_mode(char buf[16], mode_t mode)
 {
@@ -189,6 +198,87 @@ static bool applycheck_mode_matches(struct dryrun_dir *d, const struct changeset
 	return true;
 }
 
+/* How many names at dir_fd/path and below it are the inode want: a
+ * regular file's name, a directory's names walked without following a
+ * symlink, at most depth levels down. What cannot be read counts nothing:
+ * a name missed is a name the caller takes for an unreviewed one. */
+static uint64_t applycheck_links_below(int dir_fd, const char *path, const struct stat *want, int depth)
+{
+	struct stat st;
+
+	if (applyfs_stat_at(dir_fd, path, &st) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+	if (!S_ISDIR(st.st_mode) || depth <= 0 || st.st_dev != want->st_dev)
+		return 0;
+	cleanup_close int fd = fd_open_beneath(dir_fd, path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return 0;
+	char buf[DIRREAD_BUF_MIN * 2];
+	struct dirread r;
+	struct dirread_entry de;
+	uint64_t n = 0;
+	dirread_init(&r, fd, buf, sizeof(buf));
+	while (dirread_next(&r, &de) == 1) {
+		char name[NAME_MAX + 1];
+		if ((de.type != DT_DIR && de.type != DT_REG && de.type != DT_UNKNOWN) ||
+		    de.len > NAME_MAX)
+			continue;
+		memcpy(name, de.name, de.len);
+		name[de.len] = '\0';
+		n += applycheck_links_below(fd, name, want, depth - 1);
+	}
+	return n;
+}
+
+/* A change made in place reaches every name of the inode. The names it
+ * was shown to reach are the path, also_names and also_outside (a count);
+ * the names of the group the command removed or replaced are, before the
+ * apply, the paths of deleted, modified and type-changed entries (and below
+ * them), after it in backup/, in between (an exchange's old object) at the
+ * entry's staged path. Any other name was linked since the dry run (a name
+ * outside the workspace made the path's, the same bytes, mode and
+ * attributes): the change would reach a file nobody reviewed. Every name
+ * counted is one of the inode's, each place counted once, so the count
+ * never exceeds the names there are. */
+static bool applycheck_names_known(struct dryrun_dir *d, const struct changeset_entry *e,
+				   const struct stat *st)
+{
+	uint64_t known = 1 + (e ? e->n_also_names + (uint64_t)MAX(e->also_outside, (int64_t)0) : 0);
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink <= known)
+		return true;
+	known += applycheck_links_below(d->fd, STATEPATH_BACKUP, st, APPLYCHECK_LINKS_DEPTH);
+	for (size_t i = 0; i < d->cs->n_entries && st->st_nlink > known; i++) {
+		const struct changeset_entry *f = &d->cs->entries[i];
+		char staged[PATH_MAX];
+		if (f == e || (f->change != CHANGESET_DELETED && f->change != CHANGESET_MODIFIED &&
+			       f->change != CHANGESET_TYPE_CHANGED))
+			continue;
+		known += applycheck_links_below(d->ws_fd, f->path.bytes, st, APPLYCHECK_LINKS_DEPTH);
+		if ((size_t)snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", f->path.bytes) <
+		    sizeof(staged))
+			known += applycheck_links_below(d->fd, staged, st, APPLYCHECK_LINKS_DEPTH);
+	}
+	return st->st_nlink <= known;
+}
+
+int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target)
+{
+	const struct changeset_entry *e = NULL;
+	struct stat st;
+
+	if (fstat(target, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_nlink <= 1)
+		return 0;
+	for (size_t i = 0; i < d->cs->n_entries && !e; i++)
+		if (strcmp(d->cs->entries[i].path.bytes, path) == 0)
+			e = &d->cs->entries[i];
+	return applycheck_names_known(d, e, &st) ? 0 : -EMLINK;
+}
+
 /* A change made in place (mode, attributes, owner): the same object,
  * type, attributes, names of its group and content before and after. */
 static bool applycheck_meta_matches(struct dryrun_dir *d, const struct changeset_entry *e,
@@ -221,6 +311,10 @@ static bool applycheck_meta_matches(struct dryrun_dir *d, const struct changeset
 			snprintf(why, why_size, "%s is no longer a hard link of %s", name, path);
 			return false;
 		}
+	}
+	if (!applycheck_names_known(d, e, st)) {
+		snprintf(why, why_size, "%s has other hard links now", path);
+		return false;
 	}
 	/* The content is the same before and after (version 4 gives it). */
 	char have[SHA256_HEX_SIZE];

@@ -11,14 +11,23 @@
 /* Checking the tree against the change set: the workspace still as the
  * dry run saw it, the staged objects as the change set lists them. */
 
-/* Sets the carried attributes of dir_fd/path to exactly want, touching only
+/* Whether a change made in place on the object open as target (the
+ * workspace's path, O_PATH) reaches only names the dry run showed: its
+ * path, its entry's also_names and also_outside, and the names of its
+ * group the command removed or replaced (wherever the apply has them then).
+ * 0, or -EMLINK when the inode has another name: one linked since (a file
+ * outside the workspace made the path's), which the change would reach. */
+int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target);
+/* Sets the carried attributes of the workspace's path to exactly want (the
+ * change set's kinds of attributes), touching only
  * those that differ: those not in it removed, the others set, the ACLs last
  * (setting one sets the mode's bits too). Setting or removing a user.*
  * attribute needs write access to the object, which its owner may lack (a
  * read-only file): then the owner's write bit is lifted for those calls and
  * put back before the ACLs (struct applyfs_lift). Through an O_PATH descriptor of
- * the object itself (never a symlink's target). */
-int applycheck_xattrs_set_at(int dir_fd, const char *path, enum changeset_xattrs which,
+ * the object itself (never a symlink's target), refused (-EMLINK) where it
+ * would reach a name not shown (applycheck_reach_known()). */
+int applycheck_xattrs_set_at(struct dryrun_dir *d, const char *path,
 			     const struct changeset_xattr_list *want);
 /* Whether the workspace holds at path what the change says was there before
  * (after == false) or what the apply put there (after == true). */

@@ -26,30 +26,42 @@
 #include "core/snapshot/applycheck.h"
 #include "core/store/jsonutil.h"
 
-static int applyop_chmod_at(int dir_fd, const char *path, mode_t mode)
+/* The workspace's path, opened as an object of its own (O_PATH, never a
+ * symlink's target) for a change made in place, refused (-EMLINK) where
+ * that change would reach a name the dry run did not show: a hard link of
+ * a file outside swapped in since, before the operation or before its undo
+ * after a crash (applycheck_reach_known()). */
+static int applyop_open_in_place(struct dryrun_dir *d, const char *path)
 {
 	const char *name;
-	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
+	cleanup_close int fd = fd_open_parent(d->ws_fd, path, O_PATH, &name);
 
 	if (fd < 0)
 		return fd;
-	/* fchmodat() has no AT_SYMLINK_NOFOLLOW on Linux; the change set only
-	 * holds mode changes of files and directories. */
 	cleanup_close int target = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (target < 0)
 		return -errno;
+	int r = applycheck_reach_known(d, path, target);
+	return r < 0 ? r : TAKE_FD(target);
+}
+
+static int applyop_chmod_at(struct dryrun_dir *d, const char *path, mode_t mode)
+{
+	/* fchmodat() has no AT_SYMLINK_NOFOLLOW on Linux; the change set only
+	 * holds mode changes of files and directories. */
+	cleanup_close int target = applyop_open_in_place(d, path);
+	if (target < 0)
+		return target;
 	return applyfs_mode_set_fd(target, mode);
 }
 
 /* The object itself, never a symlink's target. */
-static int applyop_chown_at(int dir_fd, const char *path, uid_t uid, gid_t gid)
+static int applyop_chown_at(struct dryrun_dir *d, const char *path, uid_t uid, gid_t gid)
 {
-	const char *name;
-	cleanup_close int fd = fd_open_parent(dir_fd, path, O_PATH, &name);
-
-	if (fd < 0)
-		return fd;
-	return fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	cleanup_close int target = applyop_open_in_place(d, path);
+	if (target < 0)
+		return target;
+	return fchownat(target, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
 static const char *const applyop_kinds[_APPLYOP_KIND_MAX] = {
@@ -234,11 +246,11 @@ int applyop_do(struct dryrun_dir *d, const struct applyop *op)
 	case APPLYOP_BACKUP:
 		return applyfs_move_lifted(d->ws_fd, path, d->fd, op->backup, RENAME_NOREPLACE);
 	case APPLYOP_CHMOD:
-		return applyop_chmod_at(d->ws_fd, path, op->mode);
+		return applyop_chmod_at(d, path, op->mode);
 	case APPLYOP_XATTRS:
-		return applycheck_xattrs_set_at(d->ws_fd, path, d->xattrs, &op->xattrs);
+		return applycheck_xattrs_set_at(d, path, &op->xattrs);
 	case APPLYOP_CHOWN:
-		return applyop_chown_at(d->ws_fd, path, op->uid, op->gid);
+		return applyop_chown_at(d, path, op->uid, op->gid);
 	default:
 		break;
 	}
@@ -318,22 +330,21 @@ int applyop_undo(struct dryrun_dir *d, const struct applyop *op)
 		return applyop_undo_move(d, op);
 	case APPLYOP_CHMOD:
 		return applyop_exists_at(d->ws_fd, path, NULL)
-			       ? applyop_chmod_at(d->ws_fd, path, op->old_mode)
+			       ? applyop_chmod_at(d, path, op->old_mode)
 			       : 0;
 	case APPLYOP_XATTRS:
 		if (!applyop_exists_at(d->ws_fd, path, NULL))
 			return 0;
 		r = applyfs_lift_repair(d->ws_fd, path, applyop_lift(op));
-		return r < 0 ? r
-			     : applycheck_xattrs_set_at(d->ws_fd, path, d->xattrs, &op->old_xattrs);
+		return r < 0 ? r : applycheck_xattrs_set_at(d, path, &op->old_xattrs);
 	case APPLYOP_CHOWN:
 		if (!applyop_exists_at(d->ws_fd, path, &st))
 			return 0;
-		r = applyop_chown_at(d->ws_fd, path, op->old_uid, op->old_gid);
+		r = applyop_chown_at(d, path, op->old_uid, op->old_gid);
 		/* The chown back clears set-id bits: the mode before it (the
 		 * later ops already undone) is the workspace's. */
 		if (r == 0 && !S_ISLNK(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)))
-			r = applyop_chmod_at(d->ws_fd, path, st.st_mode & 07777);
+			r = applyop_chmod_at(d, path, st.st_mode & 07777);
 		return r;
 	default:
 		break;
