@@ -1268,10 +1268,14 @@ pass_journals() {
 	jq -e '.changes[] | select(.path == "a") | [.also_names[].path] == ["k"]' "$AIRLOCK_STATE_DIR/dryruns/$ID/changeset.json"
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
-	[ "$(stat -c %a k)" = 600 ] && [ ! -e d ] && [ "$(cat b)" = x ]
+	[ "$(stat -c %a k)" = 600 ]
+	[ ! -e d ]
+	[ "$(cat b)" = x ]
 	al rollback "$ID"
 	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
-	[ "$(stat -c %a a)" = 644 ] && [ "$(stat -c %h a)" = 4 ] && [ "$(stat -c %i d/e/c)" = "$(stat -c %i a)" ]
+	[ "$(stat -c %a a)" = 644 ]
+	[ "$(stat -c %h a)" = 4 ]
+	[ "$(stat -c %i d/e/c)" = "$(stat -c %i a)" ]
 }
 
 @test "attack: an apply of a mode change killed after its chmod, the file swapped for a hard link of a private file outside: recovery's undo leaves that file alone" {
@@ -1296,5 +1300,7 @@ pass_journals() {
 	rm $a && { [ $a = a ] && echo one > a || echo two > b; } && chmod 600 $a
 	al apply "$ID"
 	[ "$status" -eq 0 ] || { echo "$status $stderr"; return 1; }
-	[ "$(stat -c %a a)" = 600 ] && [ "$(stat -c %a b)" = 600 ] && [ "$(stat -c %a "$TEST_DIR/outside/key")" = 600 ]
+	[ "$(stat -c %a a)" = 600 ]
+	[ "$(stat -c %a b)" = 600 ]
+	[ "$(stat -c %a "$TEST_DIR/outside/key")" = 600 ]
 }
