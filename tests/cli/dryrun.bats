@@ -182,31 +182,25 @@ line'"
 	jq -e ".schema == \"airlock.changeset/4\" and .receipt == $id and (.changes | length) == 1" \
 		"$AIRLOCK_STATE_DIR/dryruns/$id/changeset.json"
 	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/upper/src" ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
 	run "$BATS_TEST_DIRNAME/validate-receipt.py" "$BATS_TEST_DIRNAME/../../docs/receipt.schema.json" \
 		"$AIRLOCK_STATE_DIR"/receipts/*.json
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
 
-# The overlay's work tree lives for one command, but removing it frees four
-# directory blocks (on ext4 without a journal, mounted `discard`, four
-# synchronous discards) and five inodes that every inode allocation of the
-# next seconds skips; discard and gc remove it with the dry run, off the
-# path of the command (docs/dryrun.md, "The snapshot").
-@test "the overlay's work tree is left to discard and gc: the dry run removes nothing in its directory" {
-	command -v strace >/dev/null || skip "strace is not installed"
-	strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+# The overlay's work tree holds a directory of mode 000 (work/work) that
+# only its owner may open after a chmod: left behind, the owner's own `cp -a`
+# or `rm -rf` of the state directory fails on it as any user but root
+# (fleet.bats copies a host's state directory). The dry run removes it.
+@test "a dry run leaves nothing in the state directory its owner cannot copy or remove" {
 	echo x > f
-	run --separate-stderr traced -f -qq -y -o "$TEST_DIR/trace" -e trace=unlink,unlinkat,rmdir \
-		"$AIRLOCK" dryrun --json --expect f -- sh -c 'echo y > f'
+	dr --expect f -- sh -c 'echo y > f'
 	[ "$status" -eq 0 ]
 	id=$(jq -r .id <<<"$output")
-	dir=$(cd "$AIRLOCK_STATE_DIR/dryruns/$id" && pwd -P)
-	[ "$(grep -cF "$dir" "$TEST_DIR/trace")" -eq 0 ]
-	[ -d "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
-	run "$AIRLOCK" discard "$id"
-	[ "$status" -eq 0 ]
-	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id" ]
+	[ ! -e "$AIRLOCK_STATE_DIR/dryruns/$id/work" ]
+	cp -a "$AIRLOCK_STATE_DIR" "$TEST_DIR/state.copy"
+	rm -rf "$TEST_DIR/state.copy"
 }
 
 @test "more changes than the receipt holds: counted, listed in changeset.json" {

@@ -473,9 +473,7 @@ static int dryrun_judge(const struct dryrun_request *req, const struct changeset
 }
 
 /* The whole change set beside the upper, committed (the receipt keeps the
- * first DRYRUN_MAX_IN_RECEIPT). The overlay's work directory stays: its
- * removal is discard's and gc's, with the dry run (docs/dryrun.md, "The
- * snapshot"). */
+ * first DRYRUN_MAX_IN_RECEIPT); the overlay's work directory removed. */
 static int dryrun_write_changeset(struct store *store, uint64_t id, const struct changeset *cs,
 				  struct error *err)
 {
@@ -497,7 +495,13 @@ static int dryrun_write_changeset(struct store *store, uint64_t id, const struct
 	 * written after, unsynced. */
 	if (store_durable(store) && fsync(dir_fd) < 0)
 		return error_set_errno(err, errno, "sync %s/%s", store_path(store), rel.s);
-	return store_commit(store, LEDGER_DRYRUN, id_text, path.s, text, strlen(text), false, err);
+	int r = store_commit(store, LEDGER_DRYRUN, id_text, path.s, text, strlen(text), false, err);
+	if (r < 0)
+		return r;
+	/* The overlay leaves work/work (and with volatile, work/incompat) mode
+	 * 000; nothing in it is needed once the snapshot is gone. */
+	(void)remove_tree_at(dir_fd, STATEPATH_WORK);
+	return 0;
 }
 
 int dryrun_finish(struct store *store, uint64_t id, const struct dryrun_request *req,
