@@ -1723,3 +1723,18 @@ git_dies_with_airlock() { # signal
 	pstep dryrun "$PID"
 	[ "$(jq -r .risk <<<"$output")" -eq 3 ] || { echo "$status $output $stderr"; return 1; }
 }
+
+@test "attack: a mode change of an untracked name reaches a nested repository's tracked file through a hard link: risk 4" {
+	make_project
+	mkdir -p vendor/lib && (cd vendor/lib && git init -q . && git config user.email t@t &&
+		git config user.name t && echo lib > lib.c && git add lib.c && git commit -qm lib)
+	ln vendor/lib/lib.c handle.c
+	printf 'handle:\n\tchmod 600 handle.c\n' >> Makefile && git add Makefile && git commit -qm handle
+	[ -z "$(git ls-files vendor handle.c)" ]
+	propose '{"argv":["make","-s","handle"],"reason":"r","expected_paths":["handle.c"]}'
+	pstep dryrun "$PID"
+	jq -e '.changes[] | select(.path == "handle.c") | [.also_names[].path] == ["vendor/lib/lib.c"]' \
+		"$AIRLOCK_STATE_DIR/dryruns/$(jq -r .dryrun "$AIRLOCK_STATE_DIR/permits/$PID.json")/changeset.json"
+	[ "$(jq -r .risk <<<"$output")" -eq 4 ] || { echo "$status $output $stderr"; return 1; }
+	jq -e '.observed | contains("vendor/lib/lib.c")' "$AIRLOCK_STATE_DIR/permits/$PID.json"
+}
