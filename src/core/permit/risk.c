@@ -514,7 +514,7 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 				*ret = 4;
 				return 0;
 			}
-			if (tracked && (k == 1 || strcmp(change, "created") != 0) &&
+			if (tracked && (k == 1 || c->change != CHANGESET_CREATED) &&
 			    permit_in_nested_repo(ws_fd, paths[k], clean, sizeof(clean))) {
 				snprintf(why, why_size,
 					 "a file of a repository nested in the workspace changed: %s (%s)",
@@ -522,7 +522,7 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 				*ret = 4;
 				return 0;
 			}
-			if (!tracked && (k == 1 || strcmp(change, "created") != 0)) {
+			if (!tracked && (k == 1 || c->change != CHANGESET_CREATED)) {
 				snprintf(why, why_size,
 					 "no git index to tell generated files apart: %s existed (%s)",
 					 paths[k], change);
@@ -534,8 +534,10 @@ static int permit_observe(struct permit_git *git, const struct changeset *cs,
 		 * reach the shared inode: its other names change too. */
 		for (size_t k = 0; k < c->n_also_names; k++) {
 			const char *name = c->also_names[k].path.bytes;
-			if (name && (permit_in_git_dir(name) ||
-				     (tracked && permit_tracked_at(tracked, n_tracked, name)))) {
+			if (name &&
+			    (permit_in_git_dir(name) ||
+			     (tracked && (permit_tracked_at(tracked, n_tracked, name) ||
+					  permit_in_nested_repo(ws_fd, name, clean, sizeof(clean)))))) {
 				snprintf(why, why_size,
 					 "a tracked file changed: %s (%s, a hard link of %s)", name,
 					 change, paths[0]);
