@@ -66,24 +66,16 @@ static const char *applycheck_list_value(const struct changeset_xattr_list *want
 int applycheck_xattrs_set_at(struct dryrun_dir *d, const char *path,
 			     const struct changeset_xattr_list *want)
 {
-	enum changeset_xattrs which = d->xattrs;
-	const char *name;
-	cleanup_close int fd = fd_open_parent(d->ws_fd, path, O_PATH, &name);
-	cleanup_close int target = fd < 0 ? -1 : openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int target = applycheck_open_in_place(d, path);
 	cleanup_with(json_decrefp) json_t *have = NULL;
 	char proc[64];
 	size_t i, n;
 	json_t *x;
 
-	if (fd < 0)
-		return fd;
 	if (target < 0)
-		return -errno;
+		return target;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", target);
-	int r = applycheck_reach_known(d, path, target);
-	if (r < 0)
-		return r;
-	r = changeset_read_xattrs(target, "", which, &have);
+	int r = changeset_read_xattrs(target, "", d->xattrs, &have);
 	if (r < 0)
 		return r;
 	struct applyfs_lift l = { .target = target };
@@ -232,6 +224,29 @@ static uint64_t applycheck_links_below(int dir_fd, const char *path, const struc
 	return n;
 }
 
+/* Whether the change set's entry f is one whose names the command removed
+ * or replaced (walked by applycheck_names_known()). */
+static bool applycheck_removes_names(const struct changeset_entry *f)
+{
+	return f->change == CHANGESET_DELETED || f->change == CHANGESET_MODIFIED ||
+	       f->change == CHANGESET_TYPE_CHANGED;
+}
+
+/* Whether another such entry lies above f: its walk counted f's names. */
+static bool applycheck_walked_above(const struct changeset *cs, const struct changeset_entry *f)
+{
+	size_t len = strlen(f->path.bytes);
+
+	for (size_t i = 0; i < cs->n_entries; i++) {
+		const struct changeset_entry *g = &cs->entries[i];
+		size_t n = strlen(g->path.bytes);
+		if (g != f && n < len && f->path.bytes[n] == '/' &&
+		    memcmp(g->path.bytes, f->path.bytes, n) == 0 && applycheck_removes_names(g))
+			return true;
+	}
+	return false;
+}
+
 /* A change made in place reaches every name of the inode. The names it
  * was shown to reach are the path, also_names and also_outside (a count);
  * the names of the group the command removed or replaced are, before the
@@ -240,8 +255,10 @@ static uint64_t applycheck_links_below(int dir_fd, const char *path, const struc
  * entry's staged path. Any other name was linked since the dry run (a name
  * outside the workspace made the path's, the same bytes, mode and
  * attributes): the change would reach a file nobody reviewed. Every name
- * counted is one of the inode's, each place counted once, so the count
- * never exceeds the names there are. */
+ * counted is one of the inode's, and each place is counted once (an entry
+ * below one walked is left to that walk: quadratic in the change set, paid
+ * only for a file linked beyond its shown names), so the count never
+ * exceeds the names there are. */
 static bool applycheck_names_known(struct dryrun_dir *d, const struct changeset_entry *e,
 				   const struct stat *st)
 {
@@ -253,8 +270,7 @@ static bool applycheck_names_known(struct dryrun_dir *d, const struct changeset_
 	for (size_t i = 0; i < d->cs->n_entries && st->st_nlink > known; i++) {
 		const struct changeset_entry *f = &d->cs->entries[i];
 		char staged[PATH_MAX];
-		if (f == e || (f->change != CHANGESET_DELETED && f->change != CHANGESET_MODIFIED &&
-			       f->change != CHANGESET_TYPE_CHANGED))
+		if (f == e || !applycheck_removes_names(f) || applycheck_walked_above(d->cs, f))
 			continue;
 		known += applycheck_links_below(d->ws_fd, f->path.bytes, st, APPLYCHECK_LINKS_DEPTH);
 		if ((size_t)snprintf(staged, sizeof(staged), STATEPATH_UPPER "/%s", f->path.bytes) <
@@ -264,7 +280,11 @@ static bool applycheck_names_known(struct dryrun_dir *d, const struct changeset_
 	return st->st_nlink <= known;
 }
 
-int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target)
+
+/* 0 when the names of the object open as target (the workspace's path)
+ * are all ones the dry run showed (applycheck_names_known()), else
+ * -EMLINK, or a negative errno. */
+static int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target)
 {
 	const struct changeset_entry *e = NULL;
 	struct stat st;
@@ -277,6 +297,20 @@ int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target)
 		if (strcmp(d->cs->entries[i].path.bytes, path) == 0)
 			e = &d->cs->entries[i];
 	return applycheck_names_known(d, e, &st) ? 0 : -EMLINK;
+}
+
+int applycheck_open_in_place(struct dryrun_dir *d, const char *path)
+{
+	const char *name;
+	cleanup_close int fd = fd_open_parent(d->ws_fd, path, O_PATH, &name);
+
+	if (fd < 0)
+		return fd;
+	cleanup_close int target = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (target < 0)
+		return -errno;
+	int r = applycheck_reach_known(d, path, target);
+	return r < 0 ? r : TAKE_FD(target);
 }
 
 /* A change made in place (mode, attributes, owner): the same object,

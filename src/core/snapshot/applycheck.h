@@ -11,13 +11,15 @@
 /* Checking the tree against the change set: the workspace still as the
  * dry run saw it, the staged objects as the change set lists them. */
 
-/* Whether a change made in place on the object open as target (the
- * workspace's path, O_PATH) reaches only names the dry run showed: its
- * path, its entry's also_names and also_outside, and the names of its
- * group the command removed or replaced (wherever the apply has them then).
- * 0, or -EMLINK when the inode has another name: one linked since (a file
- * outside the workspace made the path's), which the change would reach. */
-int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target);
+/* The workspace's path opened as an object of its own (O_PATH, never a
+ * symlink's target) for a change made in place (mode, attributes, owner)
+ * or its undo: the descriptor, or -EMLINK when that change would reach a
+ * name the dry run did not show, or a negative errno. The names shown are
+ * its path, its entry's also_names and also_outside, and the names of its
+ * group the command removed or replaced (wherever the apply has them then);
+ * any other was linked since (a file outside the workspace made the
+ * path's). */
+int applycheck_open_in_place(struct dryrun_dir *d, const char *path);
 /* Sets the carried attributes of the workspace's path to exactly want (the
  * change set's kinds of attributes), touching only
  * those that differ: those not in it removed, the others set, the ACLs last
@@ -26,7 +28,7 @@ int applycheck_reach_known(struct dryrun_dir *d, const char *path, int target);
  * read-only file): then the owner's write bit is lifted for those calls and
  * put back before the ACLs (struct applyfs_lift). Through an O_PATH descriptor of
  * the object itself (never a symlink's target), refused (-EMLINK) where it
- * would reach a name not shown (applycheck_reach_known()). */
+ * would reach a name not shown (applycheck_open_in_place()). */
 int applycheck_xattrs_set_at(struct dryrun_dir *d, const char *path,
 			     const struct changeset_xattr_list *want);
 /* Whether the workspace holds at path what the change says was there before

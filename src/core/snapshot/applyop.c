@@ -26,30 +26,11 @@
 #include "core/snapshot/applycheck.h"
 #include "core/store/jsonutil.h"
 
-/* The workspace's path, opened as an object of its own (O_PATH, never a
- * symlink's target) for a change made in place, refused (-EMLINK) where
- * that change would reach a name the dry run did not show: a hard link of
- * a file outside swapped in since, before the operation or before its undo
- * after a crash (applycheck_reach_known()). */
-static int applyop_open_in_place(struct dryrun_dir *d, const char *path)
-{
-	const char *name;
-	cleanup_close int fd = fd_open_parent(d->ws_fd, path, O_PATH, &name);
-
-	if (fd < 0)
-		return fd;
-	cleanup_close int target = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (target < 0)
-		return -errno;
-	int r = applycheck_reach_known(d, path, target);
-	return r < 0 ? r : TAKE_FD(target);
-}
-
 static int applyop_chmod_at(struct dryrun_dir *d, const char *path, mode_t mode)
 {
 	/* fchmodat() has no AT_SYMLINK_NOFOLLOW on Linux; the change set only
 	 * holds mode changes of files and directories. */
-	cleanup_close int target = applyop_open_in_place(d, path);
+	cleanup_close int target = applycheck_open_in_place(d, path);
 	if (target < 0)
 		return target;
 	return applyfs_mode_set_fd(target, mode);
@@ -58,7 +39,7 @@ static int applyop_chmod_at(struct dryrun_dir *d, const char *path, mode_t mode)
 /* The object itself, never a symlink's target. */
 static int applyop_chown_at(struct dryrun_dir *d, const char *path, uid_t uid, gid_t gid)
 {
-	cleanup_close int target = applyop_open_in_place(d, path);
+	cleanup_close int target = applycheck_open_in_place(d, path);
 	if (target < 0)
 		return target;
 	return fchownat(target, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
