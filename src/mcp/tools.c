@@ -523,37 +523,6 @@ static json_t *tool_permit_status(const struct mcp_tools_ctx *ctx, json_t *args,
 	return ret;
 }
 
-/* The gate, as run passes it: a permit the approver has not approved (risk
- * 3 or less, which permit_exec dry-runs and applies itself) changes its
- * workspace, so it is not applied while a failure is open there, whatever
- * its command is classified (the dry run judges what it changed). NULL when
- * it may go on, else the tool's error. An approved permit is the human's
- * decision, and one that cannot be loaded is permit_exec's to refuse. */
-static json_t *tools_permit_gate(const struct mcp_tools_ctx *ctx, struct store *store, uint64_t id)
-{
-	cleanup_with(gate_status_release) struct gate_status st = { 0 };
-	struct error err = { 0 };
-	struct permit p;
-
-	if (permit_load(store, id, &p, &err) < 0)
-		return NULL;
-	json_t *ret = NULL;
-	if (!p.approval && gate_status(ctx->session, p.workspace, &st, &err) < 0)
-		ret = tool_error("airlock: the gate could not be read: %s", err.msg);
-	else if (!p.approval && st.open.n > 0)
-		ret = tool_error("airlock receipt %" PRIu64 " is an open failure in %s: permit %" PRIu64
-				 " changes that workspace, so it is not applied while the failure is open. It closes when the same command succeeds again, when a run with fixes=%" PRIu64
-				 " exits 0 and the failed command, which airlock then re-runs, succeeds, or when the human acknowledges it (airlock ack %" PRIu64
-				 ", in their terminal).",
-				 st.open.v[0].receipt, st.scope, id, st.open.v[0].receipt,
-				 st.open.v[0].receipt);
-	else if (!p.approval && st.mirror_conflict[0])
-		ret = tool_error("airlock: permit %" PRIu64 " is not applied: %s", id,
-				 st.mirror_conflict);
-	permit_release(&p);
-	return ret;
-}
-
 static json_t *tool_permit_exec(const struct mcp_tools_ctx *ctx, json_t *args, int cancel_fd)
 {
 	static const char *const keys[] = { "id", NULL };
@@ -571,9 +540,15 @@ static json_t *tool_permit_exec(const struct mcp_tools_ctx *ctx, json_t *args, i
 		return tool_error("airlock: %s", err.msg);
 	if (!store)
 		return tool_error("permit %" PRIu64 ": no such permit", id);
-	json_t *refused = tools_permit_gate(ctx, store, id);
-	if (refused)
+	struct hook_outcome gate;
+	if (hook_gate_permit(ctx->session, store, id, &gate, &err) < 0)
+		return tool_error("airlock: the gate could not be read: %s", err.msg);
+	if (gate.decision == HOOK_BLOCK) {
+		json_t *refused = tool_error("%s", gate.message);
+		hook_outcome_release(&gate);
 		return refused;
+	}
+	hook_outcome_release(&gate);
 	int r = permit_exec(&(struct run_context){ .session = ctx->session,
 						   .policy_path = ctx->session->policy_path },
 			    store, rules, id, NULL, &p, &res, &err);

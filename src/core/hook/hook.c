@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pwd.h>
@@ -24,6 +25,8 @@
 #include "basic/strv.h"
 #include "basic/text.h"
 #include "core/gate/gate.h"
+#include "core/gate/status.h"
+#include "core/permit/permit.h"
 #include "core/host/hostview.h"
 #include "core/store/jsonutil.h"
 #include "core/store/statepath.h"
@@ -2537,4 +2540,30 @@ int hook_gate_argv(struct session *s, const char *cwd, char *const *argv, uint64
 	bool exempt = fixes && hook_is_open_id(&st, id_text);
 	r = hook_shell_refuse(&st, &sh, exempt, ret, err);
 	return r < 0 ? r : 0;
+}
+
+int hook_gate_permit(struct session *s, struct store *store, uint64_t id, struct hook_outcome *ret,
+		     struct error *err)
+{
+	cleanup_with(gate_status_release) struct gate_status st = { 0 };
+	struct error ignored = { 0 };
+	struct permit p;
+
+	*ret = (struct hook_outcome){ .decision = HOOK_PASS };
+	if (permit_load(store, id, &p, &ignored) < 0)
+		return 0; /* permit_exec's to refuse, with its own words */
+	int r = p.approval ? 0 : gate_status(s, p.workspace, &st, err);
+	if (r == 0 && !p.approval && st.open.n > 0)
+		outcome_set(ret, HOOK_BLOCK,
+			    "airlock receipt %" PRIu64 " is an open failure in %s: permit %" PRIu64
+			    " changes that workspace, so it is not applied while the failure is open. It closes when the same command succeeds again, when a run with fixes=%" PRIu64
+			    " exits 0 and the failed command, which airlock then re-runs, succeeds, or when the human acknowledges it (airlock ack %" PRIu64
+			    ", in their terminal).",
+			    st.open.v[0].receipt, st.scope, id, st.open.v[0].receipt,
+			    st.open.v[0].receipt);
+	else if (r == 0 && !p.approval && st.mirror_conflict[0])
+		outcome_set(ret, HOOK_BLOCK, "airlock: permit %" PRIu64 " is not applied: %s", id,
+			    st.mirror_conflict);
+	permit_release(&p);
+	return r;
 }

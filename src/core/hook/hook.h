@@ -29,6 +29,7 @@ enum hook_decision {
 #define HOOK_MAX_PAYLOAD (1 << 20)
 
 struct session;
+struct store;
 
 /* How a host's shell command is routed through `airlock run` (docs/gate.md,
  * "Routing"). */
@@ -76,6 +77,16 @@ int hook_handle(struct session *s, const struct hook_route *route, const struct 
  * first. The state directory is not created. */
 int hook_gate_argv(struct session *s, const char *cwd, char *const *argv, uint64_t fixes,
 		   struct hook_outcome *ret, struct error *err);
+
+/* The gate a front end's exec of permit id passes (MCP's permit_exec): a
+ * permit the approver has not approved (risk 3 or less, which exec
+ * dry-runs and applies itself) changes its workspace, so ret->decision is
+ * HOOK_BLOCK while a failure is open in that workspace's scope (or the
+ * mirror holds a conflict), whatever its command is classified. An
+ * approved permit is the human's decision; one that cannot be loaded is
+ * permit_exec()'s to refuse (HOOK_PASS). */
+int hook_gate_permit(struct session *s, struct store *store, uint64_t id, struct hook_outcome *ret,
+		     struct error *err);
 
 /* How many failures are open in the scope of the payload's cwd (the
  * process's own when the payload has none or is not JSON), for a hook
